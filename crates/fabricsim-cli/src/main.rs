@@ -1,0 +1,23 @@
+//! The `fabricsim` command: parse, call the library, show progress, print.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "fabricsim",
+    version,
+    about = "Plan, simulate and compare AI training fabrics (InfiniBand, RoCEv2, Ultra Ethernet)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {}
+}

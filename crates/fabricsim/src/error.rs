@@ -1,0 +1,273 @@
+//! Input errors that name the file, line, key, the bad value and what is allowed.
+//!
+//! Every user-facing input (scenario files, catalog overrides, CLI flags, ns-3 topology and flow
+//! files) reports problems through [`InputError`]; the CLI prints it and exits with code 2.
+
+use std::fmt;
+
+/// Where an input came from: a file with its text (for line numbers), or the command line.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub name: String,
+    pub text: String,
+}
+
+impl Source {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Source {
+        Source {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    /// 1-based (line, column) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let upto = &self.text[..offset.min(self.text.len())];
+        let line = upto.matches('\n').count() + 1;
+        let col = upto.len() - upto.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+        (line, col)
+    }
+
+    /// The line (1-based) on which the TOML key `dotted` ("cluster.gpus") is written, found by
+    /// scanning table headers and `key =` lines. Arrays of tables match their first entry.
+    pub fn locate_key(&self, dotted: &str) -> Option<usize> {
+        let (table, key) = match dotted.rfind('.') {
+            Some(i) => (&dotted[..i], &dotted[i + 1..]),
+            None => ("", dotted),
+        };
+        let mut current = String::new();
+        for (i, raw) in self.text.lines().enumerate() {
+            let line = raw.trim();
+            if let Some(h) = line.strip_prefix('[') {
+                current = h
+                    .trim_start_matches('[')
+                    .split(']')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                if current == dotted {
+                    return Some(i + 1);
+                }
+                continue;
+            }
+            if let Some((k, _)) = line.split_once('=') {
+                let k = k.trim().trim_matches('"');
+                let full = if current.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{current}.{k}")
+                };
+                if (current == table && k == key) || full == dotted {
+                    return Some(i + 1);
+                }
+            }
+        }
+        None
+    }
+
+    /// The dotted key of the `key = value` entry on a line, with its enclosing table header.
+    fn key_at_line(&self, line_no: usize) -> Option<String> {
+        let mut current = String::new();
+        for (i, raw) in self.text.lines().enumerate() {
+            let line = raw.trim();
+            if let Some(h) = line.strip_prefix('[') {
+                current = h
+                    .trim_start_matches('[')
+                    .split(']')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+            }
+            if i + 1 == line_no {
+                if line.starts_with('[') {
+                    return Some(current);
+                }
+                let k = line.split_once('=')?.0.trim().trim_matches('"');
+                return Some(if current.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{current}.{k}")
+                });
+            }
+        }
+        None
+    }
+
+    /// The value written for `dotted`, as it appears in the file (for error messages).
+    pub fn value_text(&self, line_no: usize) -> Option<String> {
+        let line = self.text.lines().nth(line_no.checked_sub(1)?)?;
+        let v = line.split_once('=')?.1;
+        let v = v.split(" #").next().unwrap_or(v).trim();
+        Some(v.to_string())
+    }
+}
+
+/// A problem with user input, precise enough to fix without reading the code.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputError {
+    /// File name, or `command line` for flags.
+    pub file: String,
+    /// 1-based line, when the input is a file.
+    pub line: Option<usize>,
+    /// The key or flag (`cluster.gpus`, `--gpus`), or the record (`link 12`).
+    pub key: String,
+    /// The offending value as written.
+    pub value: String,
+    /// What is wrong.
+    pub problem: String,
+    /// What is allowed.
+    pub allowed: String,
+}
+
+impl InputError {
+    /// An error for `dotted` in `src`, located by scanning the file for the key.
+    pub fn at_key(
+        src: &Source,
+        dotted: &str,
+        value: impl fmt::Display,
+        problem: impl Into<String>,
+        allowed: impl Into<String>,
+    ) -> InputError {
+        InputError {
+            file: src.name.clone(),
+            line: src.locate_key(dotted),
+            key: dotted.to_string(),
+            value: value.to_string(),
+            problem: problem.into(),
+            allowed: allowed.into(),
+        }
+    }
+
+    /// An error for a command-line flag.
+    pub fn flag(
+        flag: &str,
+        value: impl fmt::Display,
+        problem: impl Into<String>,
+        allowed: impl Into<String>,
+    ) -> InputError {
+        InputError {
+            file: "command line".into(),
+            line: None,
+            key: flag.to_string(),
+            value: value.to_string(),
+            problem: problem.into(),
+            allowed: allowed.into(),
+        }
+    }
+
+    /// An error at a given line of a line-oriented file (ns-3 topology or flow files).
+    pub fn at_line(
+        src: &Source,
+        line: usize,
+        key: impl Into<String>,
+        value: impl fmt::Display,
+        problem: impl Into<String>,
+        allowed: impl Into<String>,
+    ) -> InputError {
+        InputError {
+            file: src.name.clone(),
+            line: Some(line),
+            key: key.into(),
+            value: value.to_string(),
+            problem: problem.into(),
+            allowed: allowed.into(),
+        }
+    }
+
+    /// Converts a TOML syntax or type error (unknown key, wrong type) into an input error.
+    pub fn from_toml(src: &Source, err: &toml::de::Error) -> InputError {
+        let (line, key, value) = match err.span() {
+            Some(span) => {
+                let (line, _) = src.line_col(span.start);
+                let key = src.key_at_line(line).unwrap_or_default();
+                let written = src.text.get(span.clone()).unwrap_or("").trim().to_string();
+                (Some(line), key, written)
+            }
+            None => (None, String::new(), String::new()),
+        };
+        let msg = err.message().trim().to_string();
+        let (problem, allowed) = split_expected(&msg);
+        InputError {
+            file: src.name.clone(),
+            line,
+            key,
+            value,
+            problem,
+            allowed,
+        }
+    }
+
+    /// Wraps an I/O failure to read an input file.
+    pub fn io(path: &str, err: &std::io::Error) -> InputError {
+        InputError {
+            file: path.to_string(),
+            line: None,
+            key: String::new(),
+            value: String::new(),
+            problem: format!("cannot read the file: {err}"),
+            allowed: "a readable file".into(),
+        }
+    }
+}
+
+/// serde messages read "unknown field `x`, expected one of `a`, `b`" or "invalid type: string
+/// \"a\", expected u32": split them into the problem and what is allowed.
+fn split_expected(msg: &str) -> (String, String) {
+    match msg.split_once(", expected ") {
+        Some((p, a)) => (p.to_string(), a.to_string()),
+        None => (msg.to_string(), String::new()),
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        write!(f, ":")?;
+        if !self.key.is_empty() {
+            write!(f, " `{}`", self.key)?;
+        }
+        if !self.value.is_empty() {
+            write!(f, " = {}", self.value)?;
+        }
+        write!(f, ": {}", self.problem)?;
+        if !self.allowed.is_empty() {
+            write!(f, "; allowed: {}", self.allowed)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for InputError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locates_keys_under_tables() {
+        let src = Source::new(
+            "s.toml",
+            "# c\n[cluster]\ngpus = 0\n\n[fabric]\nprofile = \"x\"\n",
+        );
+        assert_eq!(src.locate_key("cluster.gpus"), Some(3));
+        assert_eq!(src.locate_key("fabric.profile"), Some(6));
+        assert_eq!(src.locate_key("fabric"), Some(5));
+        assert_eq!(src.locate_key("cluster.nope"), None);
+        let e = InputError::at_key(
+            &src,
+            "cluster.gpus",
+            0,
+            "must be at least 8",
+            "8 to 1000000",
+        );
+        assert_eq!(
+            e.to_string(),
+            "s.toml:3: `cluster.gpus` = 0: must be at least 8; allowed: 8 to 1000000"
+        );
+    }
+}

@@ -1,0 +1,10 @@
+//! fabricsim: plan, simulate and compare the networks of AI training clusters.
+//!
+//! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
+
+pub mod error;
+pub mod rng;
+pub mod topology;
+pub mod units;
+
+pub use error::{InputError, Source};

@@ -1,0 +1,122 @@
+//! Deterministic random streams: SplitMix64 to derive seeds, xoshiro256++ to draw numbers.
+//!
+//! Algorithms are written out here (Blackman & Vigna, "Scrambled linear pseudorandom number
+//! generators", 2021) so results never change with a dependency's version. Each component takes
+//! its own stream: `Rng::stream(seed, kind, id)`.
+
+/// SplitMix64 step (Steele, Lea & Flood, OOPSLA 2014): a good 64-bit mixer for seeding.
+#[inline]
+pub fn splitmix64(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Mixes several words into one seed (order-sensitive).
+pub fn mix(words: &[u64]) -> u64 {
+    let mut s = 0x5EED_F00D_CAFE_BABEu64;
+    let mut out = 0;
+    for &w in words {
+        s ^= w;
+        out = splitmix64(&mut s);
+    }
+    out
+}
+
+/// xoshiro256++ generator.
+#[derive(Clone, Debug)]
+pub struct Rng {
+    s: [u64; 4],
+}
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        let mut x = seed;
+        Rng {
+            s: [
+                splitmix64(&mut x),
+                splitmix64(&mut x),
+                splitmix64(&mut x),
+                splitmix64(&mut x),
+            ],
+        }
+    }
+
+    /// An independent stream for component `id` of kind `kind` under a run's `seed`.
+    pub fn stream(seed: u64, kind: u64, id: u64) -> Rng {
+        Rng::new(mix(&[seed, kind, id]))
+    }
+
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        let s = &mut self.s;
+        let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
+        result
+    }
+
+    /// Uniform in [0, 1) with 53 bits.
+    #[inline]
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform integer in [0, n) (Lemire's multiply-shift; n > 0).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// True with probability `p`.
+    #[inline]
+    pub fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.next_f64() < p
+    }
+
+    /// Exponential with the given mean.
+    pub fn exp(&mut self, mean: f64) -> f64 {
+        -mean * (1.0 - self.next_f64()).ln()
+    }
+
+    /// Fisher-Yates shuffle.
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_values_are_stable() {
+        // xoshiro256++ from state seeded by SplitMix64(0): fixed forever, so results are too.
+        let mut r = Rng::new(0);
+        let a = r.next_u64();
+        let mut r2 = Rng::new(0);
+        assert_eq!(a, r2.next_u64());
+        assert_ne!(
+            Rng::stream(1, 2, 3).next_u64(),
+            Rng::stream(1, 2, 4).next_u64()
+        );
+    }
+
+    #[test]
+    fn uniform_mean() {
+        let mut r = Rng::new(42);
+        let n = 100_000;
+        let m: f64 = (0..n).map(|_| r.next_f64()).sum::<f64>() / n as f64;
+        assert!((m - 0.5).abs() < 0.01, "{m}");
+    }
+}

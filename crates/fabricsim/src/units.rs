@@ -1,0 +1,296 @@
+//! Units as newtypes: time in integer picoseconds, sizes in bytes, rates in bits per second.
+//!
+//! Engines never use floating-point time. At the standard rates a byte takes a whole number of
+//! picoseconds (100G: 80 ps, 400G: 20 ps, 800G: 10 ps, 1.6T: 5 ps), so serialization is exact.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Mul, Sub, SubAssign};
+
+/// A point in time or a duration, in picoseconds. 2^64 ps is about 213 days.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+    pub const fn from_ps(ps: u64) -> Time {
+        Time(ps)
+    }
+    pub const fn from_ns(ns: u64) -> Time {
+        Time(ns * 1_000)
+    }
+    pub const fn from_us(us: u64) -> Time {
+        Time(us * 1_000_000)
+    }
+    pub const fn from_ms(ms: u64) -> Time {
+        Time(ms * 1_000_000_000)
+    }
+    /// From seconds given as a float (input parsing only, never inside an engine); rounds to
+    /// the nearest picosecond.
+    pub fn from_secs_f64(s: f64) -> Time {
+        Time((s * 1e12).round() as u64)
+    }
+    pub const fn ps(self) -> u64 {
+        self.0
+    }
+    pub fn as_ns_f64(self) -> f64 {
+        self.0 as f64 / 1e3
+    }
+    pub fn as_us_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e12
+    }
+    pub fn saturating_sub(self, o: Time) -> Time {
+        Time(self.0.saturating_sub(o.0))
+    }
+}
+
+impl Add for Time {
+    type Output = Time;
+    #[inline]
+    fn add(self, o: Time) -> Time {
+        Time(self.0 + o.0)
+    }
+}
+impl AddAssign for Time {
+    #[inline]
+    fn add_assign(&mut self, o: Time) {
+        self.0 += o.0
+    }
+}
+impl Sub for Time {
+    type Output = Time;
+    #[inline]
+    fn sub(self, o: Time) -> Time {
+        Time(self.0 - o.0)
+    }
+}
+impl SubAssign for Time {
+    #[inline]
+    fn sub_assign(&mut self, o: Time) {
+        self.0 -= o.0
+    }
+}
+impl Mul<u64> for Time {
+    type Output = Time;
+    #[inline]
+    fn mul(self, k: u64) -> Time {
+        Time(self.0 * k)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.0;
+        if ps >= 1_000_000_000_000 {
+            write!(f, "{:.6} s", ps as f64 / 1e12)
+        } else if ps >= 1_000_000_000 {
+            write!(f, "{:.3} ms", ps as f64 / 1e9)
+        } else if ps >= 1_000_000 {
+            write!(f, "{:.3} us", ps as f64 / 1e6)
+        } else if ps >= 1_000 {
+            write!(f, "{:.3} ns", ps as f64 / 1e3)
+        } else {
+            write!(f, "{ps} ps")
+        }
+    }
+}
+
+/// A size in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(pub u64);
+
+impl Add for Bytes {
+    type Output = Bytes;
+    #[inline]
+    fn add(self, o: Bytes) -> Bytes {
+        Bytes(self.0 + o.0)
+    }
+}
+impl AddAssign for Bytes {
+    #[inline]
+    fn add_assign(&mut self, o: Bytes) {
+        self.0 += o.0
+    }
+}
+impl Sub for Bytes {
+    type Output = Bytes;
+    #[inline]
+    fn sub(self, o: Bytes) -> Bytes {
+        Bytes(self.0 - o.0)
+    }
+}
+
+/// A link or flow rate in bits per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BitRate(pub u64);
+
+impl BitRate {
+    pub const fn gbps(g: u64) -> BitRate {
+        BitRate(g * 1_000_000_000)
+    }
+    pub const fn mbps(m: u64) -> BitRate {
+        BitRate(m * 1_000_000)
+    }
+    pub const fn bps(self) -> u64 {
+        self.0
+    }
+    pub fn as_gbps_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    /// Picoseconds to put `bytes` on the wire at this rate, rounded up to a whole picosecond.
+    #[inline]
+    pub fn serialize(self, bytes: u64) -> Time {
+        debug_assert!(self.0 > 0);
+        let num = bytes as u128 * 8 * 1_000_000_000_000u128;
+        Time(num.div_ceil(self.0 as u128) as u64)
+    }
+    /// Picoseconds per byte when exact (the standard rates), else `None`.
+    pub fn ps_per_byte(self) -> Option<u64> {
+        let num = 8_000_000_000_000u64;
+        (self.0 > 0 && num % self.0 == 0).then(|| num / self.0)
+    }
+    /// Bytes that fit in `t` at this rate, rounded down.
+    pub fn bytes_in(self, t: Time) -> u64 {
+        (t.0 as u128 * self.0 as u128 / 8_000_000_000_000u128) as u64
+    }
+}
+
+impl fmt::Display for BitRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b % 1_000_000_000 == 0 {
+            write!(f, "{}Gbps", b / 1_000_000_000)
+        } else if b % 1_000_000 == 0 {
+            write!(f, "{}Mbps", b / 1_000_000)
+        } else {
+            write!(f, "{b}bps")
+        }
+    }
+}
+
+/// Parses a size such as `2MB`, `1M`, `64KiB`, `4096` into bytes. Decimal suffixes (K, M, G, T
+/// with optional B) are powers of 1000; binary ones (KiB, MiB, GiB) are powers of 1024.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suf) = t.split_at(split);
+    let mult: f64 = match suf.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(format!(
+                "unknown size unit `{suf}` (allowed: B, K/KB, M/MB, G/GB, T/TB, KiB, MiB, GiB)"
+            ));
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (examples: 4096, 64KB, 2MB, 1GiB)"))?;
+    let bytes = v * mult;
+    if !bytes.is_finite() || bytes < 0.0 || bytes.fract() != 0.0 {
+        return Err(format!("`{s}` is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a duration such as `10us`, `1.5ms`, `1000ns`, `2s`, `500ps` into a [`Time`].
+pub fn parse_time(s: &str) -> Result<Time, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-'))
+        .unwrap_or(t.len());
+    let (num, suf) = t.split_at(split);
+    let ps_per_unit: f64 = match suf.trim() {
+        "ps" => 1.0,
+        "ns" => 1e3,
+        "us" | "µs" => 1e6,
+        "ms" => 1e9,
+        "s" => 1e12,
+        "" => return Err(format!("`{s}` has no unit (allowed: ps, ns, us, ms, s)")),
+        other => {
+            return Err(format!(
+                "unknown time unit `{other}` (allowed: ps, ns, us, ms, s)"
+            ));
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (examples: 500ns, 10us, 1.5ms)"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("`{s}` must be a non-negative duration"));
+    }
+    Ok(Time((v * ps_per_unit).round() as u64))
+}
+
+/// Parses a rate such as `100Gbps`, `400G`, `25Gb/s`, `800` (Gb/s assumed only when `bare_gbps`).
+pub fn parse_rate(s: &str) -> Result<BitRate, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suf) = t.split_at(split);
+    let mult: f64 = match suf.trim().to_ascii_lowercase().as_str() {
+        "bps" | "b/s" => 1.0,
+        "k" | "kbps" | "kb/s" => 1e3,
+        "m" | "mbps" | "mb/s" => 1e6,
+        "g" | "gbps" | "gb/s" => 1e9,
+        "t" | "tbps" | "tb/s" => 1e12,
+        _ => {
+            return Err(format!(
+                "`{s}` is not a rate (examples: 100Gbps, 400G, 25Gb/s)"
+            ));
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a rate (examples: 100Gbps, 400G)"))?;
+    let bps = (v * mult).round();
+    if bps <= 0.0 {
+        return Err(format!("`{s}` must be a positive rate"));
+    }
+    Ok(BitRate(bps as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_times_are_whole_picoseconds_at_standard_rates() {
+        assert_eq!(BitRate::gbps(100).ps_per_byte(), Some(80));
+        assert_eq!(BitRate::gbps(400).ps_per_byte(), Some(20));
+        assert_eq!(BitRate::gbps(800).ps_per_byte(), Some(10));
+        assert_eq!(BitRate::gbps(1600).ps_per_byte(), Some(5));
+        assert_eq!(BitRate::gbps(400).serialize(4096), Time(81_920));
+    }
+
+    #[test]
+    fn serialization_rounds_up() {
+        // 1 byte at 3 bit/s = 8/3 s -> rounded up to the next picosecond.
+        assert_eq!(BitRate(3).serialize(1), Time(2_666_666_666_667));
+    }
+
+    #[test]
+    fn parsing() {
+        assert_eq!(parse_bytes("2MB").unwrap(), 2_000_000);
+        assert_eq!(parse_bytes("1M").unwrap(), 1_000_000);
+        assert_eq!(parse_bytes("64KiB").unwrap(), 65_536);
+        assert!(parse_bytes("12parsecs").is_err());
+        assert_eq!(parse_time("1000ns").unwrap(), Time::from_us(1));
+        assert_eq!(parse_time("1.5ms").unwrap(), Time(1_500_000_000));
+        assert!(parse_time("10").is_err());
+        assert_eq!(parse_rate("100Gbps").unwrap(), BitRate::gbps(100));
+        assert_eq!(parse_rate("400G").unwrap(), BitRate::gbps(400));
+    }
+}
