@@ -3,7 +3,9 @@
 //! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
 
 pub mod error;
+pub mod message;
 pub mod rng;
+pub mod scenario;
 pub mod topology;
 pub mod units;
 

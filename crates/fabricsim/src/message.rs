@@ -1,0 +1,77 @@
+//! The traffic contract between workloads and engines: a DAG of messages.
+//!
+//! A message is posted at `max(start, finish of every dependency) + delay`; `Net` messages go
+//! from one host's NIC (a queue pair) to another's over the fabric, `NvLink` ones between two
+//! GPUs of the same server over its scale-up domain. Traffic generators (permutation, incast,
+//! flow files) produce DAGs without dependencies; collectives and training steps produce DAGs
+//! with them.
+
+use crate::topology::HostId;
+use crate::units::{BitRate, Time};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// Over the scale-out fabric, NIC to NIC.
+    Net,
+    /// Inside a server over NVLink/NVSwitch.
+    NvLink,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub src: HostId,
+    pub dst: HostId,
+    pub bytes: u64,
+    /// Earliest post time.
+    pub start: Time,
+    /// Extra wait after the last dependency finishes (compute between steps, for example).
+    pub delay: Time,
+    /// Dependencies: `MessageDag::deps[deps_start .. deps_start + deps_len]`.
+    pub deps_start: u32,
+    pub deps_len: u32,
+    /// Which queue pair of the (src, dst) connection carries it (ECMP entropy; NCCL channels).
+    pub qp: u16,
+    pub path: Path,
+    /// Free tag for the producer (collective step, flow id from a file, ...).
+    pub tag: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MessageDag {
+    pub messages: Vec<Message>,
+    pub deps: Vec<u32>,
+    /// Rate of NVLink transfers (per GPU, one direction); `None` when there are none.
+    pub nvlink_rate: Option<BitRate>,
+}
+
+impl MessageDag {
+    /// Adds a message that depends on `deps` (indices of earlier messages); returns its index.
+    pub fn push(&mut self, src: HostId, dst: HostId, bytes: u64, start: Time, deps: &[u32]) -> u32 {
+        let id = self.messages.len() as u32;
+        debug_assert!(deps.iter().all(|&d| d < id), "dependencies must come first");
+        let deps_start = self.deps.len() as u32;
+        self.deps.extend_from_slice(deps);
+        self.messages.push(Message {
+            src,
+            dst,
+            bytes,
+            start,
+            delay: Time::ZERO,
+            deps_start,
+            deps_len: deps.len() as u32,
+            qp: 0,
+            path: Path::Net,
+            tag: id,
+        });
+        id
+    }
+
+    pub fn deps_of(&self, m: u32) -> &[u32] {
+        let msg = &self.messages[m as usize];
+        &self.deps[msg.deps_start as usize..(msg.deps_start + msg.deps_len) as usize]
+    }
+
+    pub fn total_bytes(&self) -> u64 {
+        self.messages.iter().map(|m| m.bytes).sum()
+    }
+}
