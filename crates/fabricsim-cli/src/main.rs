@@ -1,4 +1,8 @@
 //! The `fabricsim` command: parse, call the library, show progress, print.
+//!
+//! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
+
+mod outcome;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -19,5 +23,6 @@ enum Cmd {}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.cmd {}
+    let outcome: outcome::Outcome = match cli.cmd {};
+    outcome::exit_code(outcome)
 }
