@@ -322,3 +322,46 @@ fn too_large(spec: &TopologySpec, servers: u32) -> BuildError {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_ports_follow_the_rule() {
+        let shape = |kind, k, o, nics| LeafShape::new(kind, k, 2, o, nics);
+        // 64 ports: 1:1 → 32 + 32; 3:1 → 48 + 16; 2:1 → 64 − ⌈64/3⌉ = 42 host ports, 21 up.
+        assert_eq!(shape(Kind::RailOptimized, 64, (1, 1), 8).hosts, 32);
+        assert_eq!(shape(Kind::RailOptimized, 64, (1, 1), 8).up, 32);
+        assert_eq!(shape(Kind::RailOptimized, 64, (3, 1), 8).up, 16);
+        let s = shape(Kind::RailOptimized, 64, (2, 1), 8);
+        assert_eq!(
+            (s.hosts, s.up, s.leaves_per_group, s.servers_per_group),
+            (42, 21, 8, 42)
+        );
+        // A fat-tree leaf takes whole 8-NIC servers: 5 of them in 42 ports, 20 uplinks.
+        let s = shape(Kind::FatTree, 64, (2, 1), 8);
+        assert_eq!((s.hosts, s.up, s.servers_per_group), (40, 20, 5));
+        // One tier: every port for hosts, no uplinks.
+        let s = LeafShape::new(Kind::FatTree, 64, 1, (3, 1), 8);
+        assert_eq!((s.hosts, s.up), (64, 0));
+    }
+
+    #[test]
+    fn spine_and_core_counts() {
+        // 2 tiers, 32 uplinks on 64 ports: 1 leaf → 1 spine; 8 → 4; 24 → 12 → 16; 64 → 32.
+        let s: Vec<u32> = [1, 8, 24, 64]
+            .iter()
+            .map(|&l| spines_2tier(l, 32, 64))
+            .collect();
+        assert_eq!(s, [1, 4, 16, 32]);
+        // k pods of k/2 leaves need k/2 cores per plane; 3 pods of 32 on 64 ports need 2.
+        assert_eq!(cores_per_plane(&[32; 64], 64), Some(32));
+        assert_eq!(cores_per_plane(&[32, 32, 32], 64), Some(2));
+        assert_eq!(cores_per_plane(&[32; 65], 64), None);
+        // A full pod keeps one spine per plane; a 1-leaf pod with 2 cores per plane needs
+        // (32/Sp)·(1 + 2) ≤ 64 → Sp = 2.
+        assert_eq!(pod_spines(32, 32, 32, 64), 32);
+        assert_eq!(pod_spines(1, 32, 2, 64), 2);
+    }
+}
