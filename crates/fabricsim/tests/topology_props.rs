@@ -128,7 +128,7 @@ fn count_updown_paths(t: &Topology, a: HostId, b: HostId) -> u64 {
         return ups(la).map(|s| links_down(s, lb)).sum();
     }
     ups(la)
-        .flat_map(|s| ups(s))
+        .flat_map(ups)
         .map(|core| {
             t.node(core)
                 .down_ports()
@@ -429,13 +429,11 @@ fn bisection_bps(t: &Topology, side_a: &[bool]) -> u64 {
         let (a, b) = (t.port(l.ends[0]).node.idx(), t.port(l.ends[1]).node.idx());
         f.undirected(a, b, l.rate.bps());
     }
-    for h in 0..t.num_hosts() {
-        let nic = t.host_node(HostId(h as u32)).idx();
-        let rate = t
-            .link(t.port(t.host_port(HostId(h as u32))).link)
-            .rate
-            .bps();
-        if side_a[h] {
+    for (h, &in_a) in side_a.iter().enumerate() {
+        let h = HostId(h as u32);
+        let nic = t.host_node(h).idx();
+        let rate = t.link(t.port(t.host_port(h)).link).rate.bps();
+        if in_a {
             f.directed(s, nic, rate);
         } else {
             f.directed(nic, sink, rate);

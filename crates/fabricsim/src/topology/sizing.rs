@@ -103,17 +103,15 @@ pub fn max_hosts(kind: Kind, radix: u32, tiers: u8, oversub: (u32, u32), nics: u
     LeafShape::new(kind, radix, tiers, oversub, nics).max_servers(radix, tiers) * nics as u64
 }
 
-/// The smallest divisor of `n` that is at least `at_least` (`n` itself when none is smaller).
-fn smallest_divisor_at_least(n: u32, at_least: u64) -> u32 {
-    (1..=n)
-        .find(|&d| n % d == 0 && d as u64 >= at_least)
-        .unwrap_or(n)
+/// The smallest divisor `d` of `n` with `ok(d)` (`n` itself when none smaller qualifies).
+fn smallest_divisor(n: u32, ok: impl Fn(u32) -> bool) -> u32 {
+    (1..=n).find(|&d| n.is_multiple_of(d) && ok(d)).unwrap_or(n)
 }
 
 /// Spines of a 2-tier fabric with `leaves` leaves of `up` uplinks each: the smallest divisor
 /// `S` of `up` with `S·radix ≥ leaves·up`.
 pub fn spines_2tier(leaves: u32, up: u32, radix: u32) -> u32 {
-    smallest_divisor_at_least(up, (leaves as u64 * up as u64).div_ceil(radix as u64))
+    smallest_divisor(up, |s| s as u64 * radix as u64 >= leaves as u64 * up as u64)
 }
 
 /// Cores per plane of a 3-tier fabric whose pods hold `pod_leaves` leaves (full pods first):
@@ -130,9 +128,7 @@ pub fn cores_per_plane(pod_leaves: &[u32], radix: u32) -> Option<u32> {
 /// divisor `Sp` of `up` with `(up/Sp)·(leaves + max(leaves, cores)) ≤ radix`.
 pub fn pod_spines(leaves: u32, up: u32, cores: u32, radix: u32) -> u32 {
     let ports_per_plane = (leaves + leaves.max(cores)) as u64;
-    (1..=up)
-        .find(|&s| up % s == 0 && (up / s) as u64 * ports_per_plane <= radix as u64)
-        .unwrap_or(up)
+    smallest_divisor(up, |s| (up / s) as u64 * ports_per_plane <= radix as u64)
 }
 
 /// What the builder builds: a validated spec's tier count, leaf shape and server count.
