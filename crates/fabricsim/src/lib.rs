@@ -3,10 +3,13 @@
 //! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
 
 pub mod error;
+pub mod io;
 pub mod message;
 pub mod rng;
 pub mod scenario;
+pub mod sim;
 pub mod topology;
+pub mod traffic;
 pub mod units;
 
 pub use error::{InputError, Source};

@@ -3,6 +3,11 @@
 //! Each `[section]` has its own file and type. Unknown keys, wrong types and out-of-range values
 //! are [`InputError`]s naming the file, line, key, value and what is allowed.
 
+pub mod faults;
+pub mod sim;
+pub mod traffic;
+pub mod value;
+
 use serde::Deserialize;
 
 use crate::error::{InputError, Source};
@@ -14,6 +19,15 @@ pub struct ScenarioFile {
     /// Free text shown in reports.
     #[serde(default)]
     pub name: Option<String>,
+    /// How `fabricsim sim` runs (topology file, engine parameters, seed, end time).
+    #[serde(default)]
+    pub sim: Option<sim::SimSection>,
+    /// The traffic `fabricsim sim` offers.
+    #[serde(default)]
+    pub traffic: Option<traffic::TrafficSection>,
+    /// Injected link faults.
+    #[serde(default)]
+    pub faults: Option<faults::FaultsSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).
