@@ -5,6 +5,8 @@
 //! avoid polarization) and takes the result modulo the number of usable ports.
 
 use super::params::RoutePolicy;
+use crate::message::{Message, Path};
+use crate::topology::{HostId, NodeId, PortId, Topology};
 
 /// CRC-32 (IEEE, reflected, polynomial 0xEDB88320), bitwise: computed once per flow.
 pub fn crc32(bytes: &[u8]) -> u32 {
@@ -61,6 +63,62 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32) -> 
         // D-mod-K: the destination id modulo the number of up ports (Zahavi, "D-Mod-K routing
         // providing non-blocking traffic for shift permutations on real life fat trees", 2010).
         RoutePolicy::DestStatic => dst as usize % n,
+    }
+}
+
+/// Queue pairs of the `Net` messages: one per (src, dst, qp index), numbered in order of first
+/// use. Returns each message's QP (`u32::MAX` for NVLink messages) and each QP's (src, dst).
+/// Shared by the packet and flow engines so a QP gets the same number, source port and hash.
+pub fn number_qps(messages: &[Message]) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let key = |m: &Message| (m.src.0, m.dst.0, m.qp);
+    let mut keys: Vec<(u32, u32, u16)> = messages
+        .iter()
+        .filter(|m| m.path == Path::Net)
+        .map(key)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut id_of_key = vec![u32::MAX; keys.len()];
+    let mut ends = Vec::with_capacity(keys.len());
+    let mut msg_qp = vec![u32::MAX; messages.len()];
+    for (i, m) in messages.iter().enumerate() {
+        if m.path != Path::Net {
+            continue;
+        }
+        let k = keys.binary_search(&key(m)).expect("key present");
+        if id_of_key[k] == u32::MAX {
+            id_of_key[k] = ends.len() as u32;
+            ends.push((m.src.0, m.dst.0));
+        }
+        msg_qp[i] = id_of_key[k];
+    }
+    (msg_qp, ends)
+}
+
+/// The packet engine's next-hop choice as a picker for [`walk`]: `choose` with the switch's
+/// salt, for a flow with `hash` towards `dst`.
+pub fn hashed(policy: RoutePolicy, hash: u32, dst: u32) -> impl Fn(NodeId, &[PortId]) -> usize {
+    move |node, c| choose(policy, c.len(), hash, dst, switch_salt(node.0))
+}
+
+/// Walks the up/down route from host `src` to `dst`: at each switch `pick` chooses among
+/// `Routing::next_hops` (see [`hashed`] for the packet engine's choice on a fabric without
+/// failed links). Calls `visit` with each egress port, the source NIC's first.
+pub fn walk(
+    topo: &Topology,
+    src: u32,
+    dst: u32,
+    mut pick: impl FnMut(NodeId, &[PortId]) -> usize,
+    mut visit: impl FnMut(PortId),
+) {
+    let first = topo.host_port(HostId(src));
+    visit(first);
+    let mut node = topo.peer_node(first);
+    while topo.nics[dst as usize] != node {
+        let c = topo.routing.next_hops(node, HostId(dst));
+        let p = c[pick(node, c)];
+        visit(p);
+        node = topo.peer_node(p);
     }
 }
 
