@@ -18,7 +18,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
-use super::maxmin::{MaxMin, Routes, SolveStats};
+use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 use super::paths::{self, PathModel};
 use super::rate_model::RateModel;
 use super::report;
@@ -82,8 +82,11 @@ struct Loop<'a> {
     fp: &'a FlowParams,
     dag: &'a MessageDag,
     solver: MaxMin,
-    /// Per route: cap (bit/s) and one-way latency after the sender's NIC (ps).
+    /// Per route: cap given to the solver (bit/s, `NO_CAP` when the links are the limit), the
+    /// rate it reaches alone (min of cap and slowest link), and one-way latency after the
+    /// sender's NIC (ps).
     route_cap: Vec<u64>,
+    route_line: Vec<u64>,
     route_lat: Vec<u32>,
     /// Per QP: the ACK path's latency (ps) and flow hash.
     qp_ack: Vec<u32>,
@@ -122,7 +125,7 @@ pub fn run(
     let Loop {
         msgs,
         msg_qp,
-        route_cap,
+        route_line,
         route_lat,
         qp_ack,
         solver,
@@ -138,7 +141,7 @@ pub fn run(
         &report::Timeline {
             msgs: &msgs,
             msg_qp: &msg_qp,
-            route_cap: &route_cap,
+            route_line: &route_line,
             route_lat: &route_lat,
             qp_ack: &qp_ack,
             subflows: fp.paths.subflows(),
@@ -165,7 +168,7 @@ impl<'a> Loop<'a> {
         let (msg_qp, ends) = route::number_qps(&dag.messages);
         let nq = ends.len();
         let mut routes = Routes::new();
-        let (mut route_cap, mut route_lat) = (Vec::new(), Vec::new());
+        let (mut route_cap, mut route_line, mut route_lat) = (Vec::new(), Vec::new(), Vec::new());
         let (mut qp_ack, mut qp_hash) = (Vec::with_capacity(nq), Vec::with_capacity(nq));
         let caps = paths::capacities(topo);
         let mut links = Vec::new();
@@ -192,7 +195,9 @@ impl<'a> Loop<'a> {
                 links.clear();
                 paths::subflow_links(topo, p.routing, fp.paths, s, d, fwd, j, |_| 0, &mut links);
                 routes.push(&links);
-                route_cap.push(fp.rates.cap(bottleneck(&caps, &links)));
+                let (cap, line) = route_limits(&fp.rates, &caps, &links);
+                route_cap.push(cap);
+                route_line.push(line);
                 route_lat.push(paths::one_way_ps(topo, p, &links) as u32);
             }
         }
@@ -233,6 +238,7 @@ impl<'a> Loop<'a> {
             dag,
             solver,
             route_cap,
+            route_line,
             route_lat,
             qp_ack,
             qp_hash,
@@ -385,10 +391,11 @@ impl<'a> Loop<'a> {
             |l| solver.load(l),
             &mut links,
         );
-        let caps: Vec<u64> = links.iter().map(|&l| self.solver.capacity(l)).collect();
+        let slowest = links.iter().map(|&l| self.solver.capacity(l)).min();
         let r = self.solver.push_route(&links);
-        self.route_cap
-            .push(self.fp.rates.cap(caps.iter().copied().min().unwrap_or(0)));
+        let (cap, line) = limits(&self.fp.rates, slowest.unwrap_or(0));
+        self.route_cap.push(cap);
+        self.route_line.push(line);
         self.route_lat
             .push(paths::one_way_ps(self.topo, self.p, &links) as u32);
         self.scratch = links;
@@ -445,9 +452,23 @@ impl<'a> Loop<'a> {
     }
 }
 
-/// The slowest link's capacity on a route.
-fn bottleneck(caps: &[u64], links: &[u32]) -> u64 {
-    links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0)
+/// A route's solver cap and alone rate, from its slowest link's capacity.
+fn route_limits(rates: &RateModel, caps: &[u64], links: &[u32]) -> (u64, u64) {
+    limits(
+        rates,
+        links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0),
+    )
+}
+
+/// The cap the rate model sets (`NO_CAP` when the slowest link binds first) and the rate a
+/// flow reaches alone.
+fn limits(rates: &RateModel, slowest: u64) -> (u64, u64) {
+    let cap = rates.cap(slowest);
+    if cap < slowest {
+        (cap, cap)
+    } else {
+        (NO_CAP, slowest)
+    }
 }
 
 /// Checks that the DAG fits the topology (the packet engine's rules).

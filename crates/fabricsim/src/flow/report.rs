@@ -17,7 +17,7 @@ const NONE: u64 = u64::MAX;
 pub(super) struct Timeline<'a> {
     pub msgs: &'a [MsgState],
     pub msg_qp: &'a [u32],
-    pub route_cap: &'a [u64],
+    pub route_line: &'a [u64],
     pub route_lat: &'a [u32],
     pub qp_ack: &'a [u32],
     pub subflows: u32,
@@ -41,7 +41,7 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
             // the path and the ACK back.
             Path::Net => {
                 let r = (qp * tl.subflows) as usize;
-                let cap = tl.route_cap.get(r).copied().unwrap_or(0);
+                let cap = tl.route_line.get(r).copied().unwrap_or(0);
                 let lat = tl.route_lat.get(r).copied().unwrap_or(0) as u64;
                 let wire = paths::wire_bytes(p, m.bytes);
                 let line = (cap != 0)
