@@ -96,8 +96,8 @@ pub struct MaxMin {
     set_flows: Vec<u32>,
     set_links: Vec<u32>,
     capped: Vec<(u64, u32)>,
-    dirty: Vec<u32>,
-    is_dirty: Vec<bool>,
+    /// Whether a link's flow list is sorted by current rate (for threshold searches).
+    sorted: Vec<bool>,
     cache: Option<RateCache>,
     stats: SolveStats,
 }
@@ -141,8 +141,7 @@ impl MaxMin {
             set_flows: Vec::new(),
             set_links: Vec::new(),
             capped: Vec::new(),
-            dirty: Vec::new(),
-            is_dirty: vec![false; nl],
+            sorted: vec![true; nl],
             cache: None,
             stats: SolveStats::default(),
         }
@@ -201,6 +200,7 @@ impl MaxMin {
         for &l in self.routes.get(route) {
             self.link_flows[l as usize].push(f);
             self.link_active[l as usize] += 1;
+            self.sorted[l as usize] = false;
         }
         self.added.push(f);
     }
@@ -297,27 +297,11 @@ impl MaxMin {
         while head < self.bfs.len() {
             let l = self.bfs[head] as usize;
             head += 1;
-            let active = &self.active;
-            self.link_flows[l].retain(|&f| active[f as usize]);
-            let (mut count, mut set_sum) = (0u32, 0u64);
-            for k in 0..self.link_flows[l].len() {
-                let f = self.link_flows[l][k] as usize;
-                if self.rate[f] < threshold {
-                    continue;
-                }
-                count += 1;
-                set_sum += self.rate[f];
-                if self.in_set[f] != ep {
-                    self.in_set[f] = ep;
-                    self.set_flows.push(f as u32);
-                    for &m in self.routes.get(self.route[f]) {
-                        if self.link_mark[m as usize] != ep {
-                            self.link_mark[m as usize] = ep;
-                            self.bfs.push(m);
-                        }
-                    }
-                }
-            }
+            let (count, set_sum) = if threshold == 0 {
+                self.scan_all(l)
+            } else {
+                self.scan_top(l, threshold)
+            };
             self.count[l] = count;
             self.residual[l] = self.capacity[l] - (self.link_sum[l] - set_sum);
             if count > 0 {
@@ -327,6 +311,67 @@ impl MaxMin {
         // Deterministic order regardless of how the search met them.
         self.set_flows.sort_unstable();
         self.set_links.sort_unstable();
+    }
+
+    /// Puts flow `f` in the set (and its links in the search) unless it is there already.
+    #[inline]
+    fn enter(&mut self, f: usize) {
+        let ep = self.epoch;
+        if self.in_set[f] != ep {
+            self.in_set[f] = ep;
+            self.set_flows.push(f as u32);
+            for &m in self.routes.get(self.route[f]) {
+                if self.link_mark[m as usize] != ep {
+                    self.link_mark[m as usize] = ep;
+                    self.bfs.push(m);
+                }
+            }
+        }
+    }
+
+    /// Every active flow of link `l` joins the set; returns their count and rate sum.
+    fn scan_all(&mut self, l: usize) -> (u32, u64) {
+        let active = &self.active;
+        self.link_flows[l].retain(|&f| active[f as usize]);
+        let mut sum = 0u64;
+        for k in 0..self.link_flows[l].len() {
+            let f = self.link_flows[l][k] as usize;
+            sum += self.rate[f];
+            self.enter(f);
+        }
+        (self.link_flows[l].len() as u32, sum)
+    }
+
+    /// The active flows of link `l` at or above `threshold` join the set; returns their count
+    /// and rate sum. The link's list is kept sorted by rate (re-sorted only after its rates
+    /// changed), so this reads only the flows it returns and the finished ones on top.
+    fn scan_top(&mut self, l: usize, threshold: u64) -> (u32, u64) {
+        if !self.sorted[l] {
+            let (active, rate) = (&self.active, &self.rate);
+            self.link_flows[l].retain(|&f| active[f as usize]);
+            self.link_flows[l].sort_unstable_by_key(|&f| (rate[f as usize], f));
+            self.sorted[l] = true;
+        }
+        let (mut count, mut sum) = (0u32, 0u64);
+        let mut i = self.link_flows[l].len();
+        while i > 0 {
+            let f = self.link_flows[l][i - 1] as usize;
+            if !self.active[f] {
+                if i == self.link_flows[l].len() {
+                    self.link_flows[l].pop();
+                }
+                i -= 1;
+                continue;
+            }
+            if self.rate[f] < threshold {
+                break;
+            }
+            count += 1;
+            sum += self.rate[f];
+            self.enter(f);
+            i -= 1;
+        }
+        (count, sum)
     }
 
     /// Progressive filling of `set_flows` on the residual capacities of `set_links`.
@@ -352,15 +397,22 @@ impl MaxMin {
             {
                 next_cap += 1;
             }
-            // The lowest valid link share (stale heap entries are skipped).
+            // The lowest link share. Shares only grow as flows freeze, so an entry is a lower
+            // bound of its link's share: a stale one is re-pushed at the current share when
+            // it reaches the top (no push per frozen flow).
             let top = loop {
                 match self.heap.peek() {
                     Some(&Reverse((s, l))) => {
                         let li = l as usize;
-                        if self.count[li] > 0 && self.residual[li] / self.count[li] as u64 == s {
+                        self.heap.pop();
+                        if self.count[li] == 0 {
+                            continue;
+                        }
+                        let cur = self.residual[li] / self.count[li] as u64;
+                        if cur == s {
                             break Some((s, l));
                         }
-                        self.heap.pop();
+                        self.heap.push(Reverse((cur, l)));
                     }
                     None => break None,
                 }
@@ -373,9 +425,10 @@ impl MaxMin {
             if cap_first {
                 let (c, f) = self.capped[next_cap];
                 self.freeze(f, c, changed);
-                self.push_dirty();
+                if let Some((s, l)) = top {
+                    self.heap.push(Reverse((s, l)));
+                }
             } else if let Some((s, l)) = top {
-                self.heap.pop();
                 let li = l as usize;
                 for k in 0..self.link_flows[li].len() {
                     let f = self.link_flows[li][k];
@@ -384,7 +437,6 @@ impl MaxMin {
                         self.freeze(f, s, changed);
                     }
                 }
-                self.push_dirty();
             } else {
                 break;
             }
@@ -402,27 +454,10 @@ impl MaxMin {
         for &l in self.routes.get(self.route[fi]) {
             let li = l as usize;
             self.link_sum[li] = self.link_sum[li] - old + r;
+            self.sorted[li] &= old == r;
             self.residual[li] -= r;
             self.count[li] -= 1;
-            if self.count[li] > 0 && !self.is_dirty[li] {
-                self.is_dirty[li] = true;
-                self.dirty.push(l);
-            }
         }
-    }
-
-    /// Pushes the new shares of the links touched since the last push (one heap entry each).
-    fn push_dirty(&mut self) {
-        for i in 0..self.dirty.len() {
-            let l = self.dirty[i];
-            let li = l as usize;
-            self.is_dirty[li] = false;
-            if self.count[li] > 0 {
-                self.heap
-                    .push(Reverse((self.residual[li] / self.count[li] as u64, l)));
-            }
-        }
-        self.dirty.clear();
     }
 
     /// Applies cached rates when this component was solved before; false on a miss.
@@ -439,6 +474,7 @@ impl MaxMin {
                 self.rate[fi] = r;
                 for &l in self.routes.get(self.route[fi]) {
                     self.link_sum[l as usize] = self.link_sum[l as usize] - old + r;
+                    self.sorted[l as usize] = false;
                 }
             }
         }
