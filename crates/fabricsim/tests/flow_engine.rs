@@ -311,3 +311,36 @@ fn bad_dags_are_refused() {
     let e = flow::run(&topo, &SimParams::roce(), &dag, &FlowParams::default()).unwrap_err();
     assert!(e.contains("32 hosts"), "{e}");
 }
+
+#[test]
+fn qps_are_numbered_in_order_of_first_use() {
+    // The naive definition: scan messages in order, a new (src, dst, qp) key gets the next
+    // number. Random keys with repeats, and NVLink messages without a QP.
+    let mut rng = fabricsim::rng::Rng::stream(3, 9, 0);
+    let mut dag = MessageDag::default();
+    for _ in 0..2_000 {
+        let (s, d) = (rng.below(12) as u32, rng.below(12) as u32);
+        let m = dag.push(HostId(s), HostId(d), 1, Time::ZERO, &[]);
+        dag.messages[m as usize].qp = rng.below(3) as u16;
+        if rng.below(10) == 0 {
+            dag.messages[m as usize].path = fabricsim::message::Path::NvLink;
+        }
+    }
+    let mut keys: Vec<(u32, u32, u16)> = Vec::new();
+    let mut want = Vec::new();
+    for m in &dag.messages {
+        if m.path != fabricsim::message::Path::Net {
+            want.push(u32::MAX);
+            continue;
+        }
+        let k = (m.src.0, m.dst.0, m.qp);
+        let id = keys.iter().position(|&x| x == k).unwrap_or_else(|| {
+            keys.push(k);
+            keys.len() - 1
+        });
+        want.push(id as u32);
+    }
+    let (got, ends) = sim::route::number_qps(&dag.messages);
+    assert_eq!(got, want);
+    assert_eq!(ends, keys.iter().map(|k| (k.0, k.1)).collect::<Vec<_>>());
+}

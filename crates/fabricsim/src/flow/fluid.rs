@@ -14,8 +14,7 @@
 //! `ceil(work / r)` ps: integer, deterministic, rounded up to the picosecond.
 //! All events at the same picosecond form one batch and one incremental solve.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
@@ -59,7 +58,7 @@ pub struct FlowStats {
     pub batches: u64,
 }
 
-/// Event kinds (the order of a picosecond's events: finished flows first).
+/// Event kinds.
 const DRAINED: u8 = 0;
 const DONE: u8 = 1;
 const START: u8 = 2;
@@ -102,7 +101,10 @@ struct Loop<'a> {
     work: Vec<u128>,
     last: Vec<u64>,
     ver: Vec<u32>,
-    events: BinaryHeap<Reverse<(u64, u8, u32, u32)>>,
+    /// Pending events by time: (kind, id, version). Flows sharing a bottleneck drain at the
+    /// same picosecond, so there are far fewer distinct times than events, and a time's
+    /// events sit together.
+    events: BTreeMap<u64, Vec<(u8, u32, u32)>>,
     /// Messages without dependencies, by (start, id).
     initial: Vec<u32>,
     next_initial: usize,
@@ -252,7 +254,7 @@ impl<'a> Loop<'a> {
             work: vec![0; nf],
             last: vec![0; nf],
             ver: vec![0; nf],
-            events: BinaryHeap::new(),
+            events: BTreeMap::new(),
             initial,
             next_initial: 0,
             now: 0,
@@ -267,7 +269,7 @@ impl<'a> Loop<'a> {
 
     /// The time of the next event, initial posts included.
     fn next_time(&self) -> Option<u64> {
-        let heap = self.events.peek().map(|e| e.0.0);
+        let heap = self.events.first_key_value().map(|e| *e.0);
         let init = self
             .initial
             .get(self.next_initial)
@@ -292,15 +294,17 @@ impl<'a> Loop<'a> {
             self.now = t;
             self.stats.batches += 1;
             // Events first (a release at a zero delay joins this batch), then initial posts.
-            while let Some(&Reverse((te, kind, id, ver))) = self.events.peek() {
-                if te != t {
+            while let Some(entry) = self.events.first_entry() {
+                if *entry.key() != t {
                     break;
                 }
-                self.events.pop();
-                match kind {
-                    DRAINED => self.drained(id, ver),
-                    DONE => self.done(id),
-                    _ => self.start(id),
+                let batch = entry.remove();
+                for &(kind, id, ver) in &batch {
+                    match kind {
+                        DRAINED => self.drained(id, ver),
+                        DONE => self.done(id),
+                        _ => self.start(id),
+                    }
                 }
             }
             while self.initial_due(t) {
@@ -319,6 +323,11 @@ impl<'a> Loop<'a> {
         self.stats.routes = self.solver.routes().len() as u64;
     }
 
+    #[inline]
+    fn push(&mut self, t: u64, kind: u8, id: u32, ver: u32) {
+        self.events.entry(t).or_default().push((kind, id, ver));
+    }
+
     fn initial_due(&self, t: u64) -> bool {
         self.initial
             .get(self.next_initial)
@@ -335,8 +344,7 @@ impl<'a> Loop<'a> {
         let r = self.solver.rate(f) as u128;
         debug_assert!(r > 0, "max-min gives every flow a positive rate");
         let dt = self.work[fi].div_ceil(r) as u64;
-        self.events
-            .push(Reverse((self.now + dt, DRAINED, f, self.ver[fi])));
+        self.push(self.now + dt, DRAINED, f, self.ver[fi]);
     }
 
     fn start(&mut self, m: u32) {
@@ -345,7 +353,7 @@ impl<'a> Loop<'a> {
             let rate = self.dag.nvlink_rate.expect("checked in `check`");
             let end = self.now + rate.serialize(msg.bytes).ps();
             self.msgs[m as usize].recv = end;
-            self.events.push(Reverse((end, DONE, m, 0)));
+            self.push(end, DONE, m, 0);
             return;
         }
         let k = self.fp.paths.subflows();
@@ -426,7 +434,7 @@ impl<'a> Loop<'a> {
         if st.subflows_left == 0 {
             let qp = self.msg_qp[m as usize];
             let finish = st.recv + self.qp_ack[qp as usize] as u64;
-            self.events.push(Reverse((finish, DONE, m, 0)));
+            self.push(finish, DONE, m, 0);
         }
     }
 
@@ -446,7 +454,7 @@ impl<'a> Loop<'a> {
                 let post = msg.start.max(Time(self.now) + msg.delay).ps();
                 self.msgs[c as usize].post = post;
                 let at = self.start_time(c, post);
-                self.events.push(Reverse((at, START, c, 0)));
+                self.push(at, START, c, 0);
             }
         }
     }

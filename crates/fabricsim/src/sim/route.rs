@@ -70,27 +70,52 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32) -> 
 /// use. Returns each message's QP (`u32::MAX` for NVLink messages) and each QP's (src, dst).
 /// Shared by the packet and flow engines so a QP gets the same number, source port and hash.
 pub fn number_qps(messages: &[Message]) -> (Vec<u32>, Vec<(u32, u32)>) {
-    let key = |m: &Message| (m.src.0, m.dst.0, m.qp);
-    let mut keys: Vec<(u32, u32, u16)> = messages
-        .iter()
-        .filter(|m| m.path == Path::Net)
-        .map(key)
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    let mut id_of_key = vec![u32::MAX; keys.len()];
-    let mut ends = Vec::with_capacity(keys.len());
-    let mut msg_qp = vec![u32::MAX; messages.len()];
+    // Bucket the Net messages by source (counting sort), then sort each bucket by (dst, qp,
+    // index) in cache: a group of equal (dst, qp) is one QP, first used by its first member.
+    let hosts = messages.iter().map(|m| m.src.0 + 1).max().unwrap_or(0) as usize;
+    let mut start = vec![0u32; hosts + 1];
+    for m in messages.iter().filter(|m| m.path == Path::Net) {
+        start[m.src.0 as usize + 1] += 1;
+    }
+    for h in 0..hosts {
+        start[h + 1] += start[h];
+    }
+    let mut fill = start.clone();
+    let mut by_src = vec![(0u32, 0u16, 0u32); start[hosts] as usize];
     for (i, m) in messages.iter().enumerate() {
-        if m.path != Path::Net {
+        if m.path == Path::Net {
+            let at = &mut fill[m.src.0 as usize];
+            by_src[*at as usize] = (m.dst.0, m.qp, i as u32);
+            *at += 1;
+        }
+    }
+    // Each message's group, groups numbered in (src, dst, qp) order.
+    let mut group = vec![u32::MAX; messages.len()];
+    let mut group_ends: Vec<(u32, u32)> = Vec::new();
+    for h in 0..hosts {
+        let bucket = &mut by_src[start[h] as usize..start[h + 1] as usize];
+        bucket.sort_unstable();
+        for (k, &(d, q, i)) in bucket.iter().enumerate() {
+            if k == 0 || (bucket[k - 1].0, bucket[k - 1].1) != (d, q) {
+                group_ends.push((h as u32, d));
+            }
+            group[i as usize] = group_ends.len() as u32 - 1;
+        }
+    }
+    // QP numbers in order of first use.
+    let mut qp_of_group = vec![u32::MAX; group_ends.len()];
+    let mut ends = Vec::with_capacity(group_ends.len());
+    let mut msg_qp = vec![u32::MAX; messages.len()];
+    for (i, &g) in group.iter().enumerate() {
+        if g == u32::MAX {
             continue;
         }
-        let k = keys.binary_search(&key(m)).expect("key present");
-        if id_of_key[k] == u32::MAX {
-            id_of_key[k] = ends.len() as u32;
-            ends.push((m.src.0, m.dst.0));
+        let q = &mut qp_of_group[g as usize];
+        if *q == u32::MAX {
+            *q = ends.len() as u32;
+            ends.push(group_ends[g as usize]);
         }
-        msg_qp[i] = id_of_key[k];
+        msg_qp[i] = *q;
     }
     (msg_qp, ends)
 }
