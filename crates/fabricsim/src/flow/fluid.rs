@@ -174,28 +174,35 @@ impl<'a> Loop<'a> {
         let (mut qp_ack, mut qp_hash) = (Vec::with_capacity(nq), Vec::with_capacity(nq));
         let caps = paths::capacities(topo);
         let mut links = Vec::new();
+        // With the same delay on every link of a tier, an ACK's path (same tiers, reverse
+        // order) has its data path's latency: no reverse walk needed.
+        let symmetric = paths::delays_uniform_per_tier(topo);
         for (q, &(s, d)) in ends.iter().enumerate() {
             let (fwd, rev) = paths::qp_hashes(p, q as u32, s, d);
             qp_hash.push(fwd);
             links.clear();
-            paths::subflow_links(
-                topo,
-                p.routing,
-                PathModel::Hash,
-                d,
-                s,
-                rev,
-                0,
-                |_| 0,
-                &mut links,
-            );
+            let (from, to, hash) = if symmetric { (s, d, fwd) } else { (d, s, rev) };
+            let h = PathModel::Hash;
+            paths::subflow_links(topo, p.routing, h, from, to, hash, 0, |_| 0, &mut links);
             qp_ack.push(paths::one_way_ps(topo, p, &links) as u32);
             if matches!(fp.paths, PathModel::Adaptive { .. }) {
                 continue; // placed when each subflow starts
             }
             for j in 0..k {
-                links.clear();
-                paths::subflow_links(topo, p.routing, fp.paths, s, d, fwd, j, |_| 0, &mut links);
+                if !(symmetric && fp.paths == PathModel::Hash) {
+                    links.clear();
+                    paths::subflow_links(
+                        topo,
+                        p.routing,
+                        fp.paths,
+                        s,
+                        d,
+                        fwd,
+                        j,
+                        |_| 0,
+                        &mut links,
+                    );
+                }
                 routes.push(&links);
                 let (cap, line) = route_limits(&fp.rates, &caps, &links);
                 route_cap.push(cap);

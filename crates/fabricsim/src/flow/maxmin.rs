@@ -308,9 +308,8 @@ impl MaxMin {
                 self.set_links.push(l as u32);
             }
         }
-        // Deterministic order regardless of how the search met them.
-        self.set_flows.sort_unstable();
-        self.set_links.sort_unstable();
+        // The order of `set_flows` and `set_links` does not reach the result: the fill orders
+        // links by (share, id) and caps by (cap, flow).
     }
 
     /// Puts flow `f` in the set (and its links in the search) unless it is there already.

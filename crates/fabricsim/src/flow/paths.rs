@@ -116,6 +116,16 @@ pub fn one_way_ps(topo: &Topology, p: &SimParams, links: &[u32]) -> u64 {
         .sum()
 }
 
+/// Whether every link of a tier has the same propagation delay (then a path and its reverse,
+/// which cross the same tiers, have the same latency).
+pub fn delays_uniform_per_tier(topo: &Topology) -> bool {
+    let mut delay: [Option<crate::units::Time>; 4] = [None; 4];
+    topo.links.iter().all(|l| {
+        let d = &mut delay[(l.tier as usize).min(3)];
+        *d.get_or_insert(l.delay) == l.delay
+    })
+}
+
 /// Bytes a message of `bytes` payload puts on the wire: full MTU packets and a last partial
 /// one, each with the profile's header and per-frame wire overhead (the payload efficiency
 /// `mtu / (mtu + overhead)` of full packets, exact for the last one).
