@@ -109,6 +109,8 @@ struct Loop<'a> {
     initial: Vec<u32>,
     next_initial: usize,
     now: u64,
+    /// The latest completion recorded without an event.
+    last_finish: u64,
     active: u64,
     stats: FlowStats,
     scratch: Vec<u32>,
@@ -132,6 +134,7 @@ pub fn run(
         qp_ack,
         solver,
         now,
+        last_finish,
         stats,
         ..
     } = lp;
@@ -147,7 +150,7 @@ pub fn run(
             route_lat: &route_lat,
             qp_ack: &qp_ack,
             subflows: fp.paths.subflows(),
-            end_ps: now,
+            end_ps: now.max(last_finish),
             events,
         },
         wall,
@@ -265,6 +268,7 @@ impl<'a> Loop<'a> {
             initial,
             next_initial: 0,
             now: 0,
+            last_finish: 0,
             active: 0,
             stats: FlowStats {
                 flows: nflows as u64,
@@ -360,7 +364,7 @@ impl<'a> Loop<'a> {
             let rate = self.dag.nvlink_rate.expect("checked in `check`");
             let end = self.now + rate.serialize(msg.bytes).ps();
             self.msgs[m as usize].recv = end;
-            self.push(end, DONE, m, 0);
+            self.complete_at(m, end);
             return;
         }
         let k = self.fp.paths.subflows();
@@ -441,7 +445,17 @@ impl<'a> Loop<'a> {
         if st.subflows_left == 0 {
             let qp = self.msg_qp[m as usize];
             let finish = st.recv + self.qp_ack[qp as usize] as u64;
-            self.push(finish, DONE, m, 0);
+            self.complete_at(m, finish);
+        }
+    }
+
+    /// `m` completes at `t`: an event when it has dependants to release, else just recorded.
+    fn complete_at(&mut self, m: u32, t: u64) {
+        if self.children_start[m as usize] == self.children_start[m as usize + 1] {
+            self.msgs[m as usize].finish = t;
+            self.last_finish = self.last_finish.max(t);
+        } else {
+            self.push(t, DONE, m, 0);
         }
     }
 
