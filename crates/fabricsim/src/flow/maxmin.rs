@@ -96,6 +96,7 @@ pub struct MaxMin {
     set_flows: Vec<u32>,
     set_links: Vec<u32>,
     capped: Vec<(u64, u32)>,
+    sort_buf: Vec<(u64, u32)>,
     /// Whether a link's flow list is sorted by current rate (for threshold searches).
     sorted: Vec<bool>,
     cache: Option<RateCache>,
@@ -141,6 +142,7 @@ impl MaxMin {
             set_flows: Vec::new(),
             set_links: Vec::new(),
             capped: Vec::new(),
+            sort_buf: Vec::new(),
             sorted: vec![true; nl],
             cache: None,
             stats: SolveStats::default(),
@@ -346,9 +348,17 @@ impl MaxMin {
     /// changed), so this reads only the flows it returns and the finished ones on top.
     fn scan_top(&mut self, l: usize, threshold: u64) -> (u32, u64) {
         if !self.sorted[l] {
-            let (active, rate) = (&self.active, &self.rate);
-            self.link_flows[l].retain(|&f| active[f as usize]);
-            self.link_flows[l].sort_unstable_by_key(|&f| (rate[f as usize], f));
+            // Sort (rate, flow) pairs: one rate read per flow, not one per comparison.
+            let keyed = &mut self.sort_buf;
+            keyed.clear();
+            for &f in &self.link_flows[l] {
+                if self.active[f as usize] {
+                    keyed.push((self.rate[f as usize], f));
+                }
+            }
+            keyed.sort_unstable();
+            self.link_flows[l].clear();
+            self.link_flows[l].extend(keyed.iter().map(|k| k.1));
             self.sorted[l] = true;
         }
         let (mut count, mut sum) = (0u32, 0u64);
