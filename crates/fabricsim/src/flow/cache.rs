@@ -76,7 +76,9 @@ impl RateCache {
 
     /// Stores the rates just computed for `flows`, while the budget allows.
     pub fn store(&mut self, flows: &[u32], route: &[u32], cap: &[u64], rate: &[u64]) {
-        if flows.len() < MIN_FLOWS {
+        // Deduplication only shrinks the entry: a set larger than the room left is skipped
+        // before it is copied.
+        if flows.len() < MIN_FLOWS || self.stored + flows.len() > self.budget {
             return;
         }
         let mut rates: Vec<(u32, u64, u64)> = flows
@@ -85,9 +87,6 @@ impl RateCache {
             .collect();
         rates.sort_unstable();
         rates.dedup();
-        if self.stored + rates.len() > self.budget {
-            return;
-        }
         self.stored += rates.len();
         self.entries
             .insert(signature(flows, route, cap), Entry { rates });

@@ -57,10 +57,6 @@ impl Routes {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Bytes held (for the memory report).
-    pub fn heap_bytes(&self) -> usize {
-        (self.start.capacity() + self.links.capacity()) * 4
-    }
 }
 
 /// Incremental max-min solver over links with capacities and flows on routes.
@@ -183,9 +179,6 @@ impl MaxMin {
     pub fn stats(&self) -> SolveStats {
         self.stats
     }
-    pub fn num_links(&self) -> usize {
-        self.capacity.len()
-    }
 
     /// Starts flow `f` on route `route`, limited to `cap` bit/s (`NO_CAP`: no limit).
     pub fn add(&mut self, f: u32, route: u32, cap: u64) {
@@ -255,7 +248,7 @@ impl MaxMin {
         // A full component (threshold 0) is the same problem whenever the same routes and caps
         // meet on it: ring steps, repeated collectives.
         let cacheable = threshold == 0 && self.cache.is_some();
-        if cacheable && self.from_cache(changed) {
+        if cacheable && self.apply_cached(changed) {
             self.stats.cache_hits += 1;
             return;
         }
@@ -264,20 +257,6 @@ impl MaxMin {
             let cache = self.cache.as_mut().expect("checked");
             cache.store(&self.set_flows, &self.route, &self.cap, &self.rate);
         }
-    }
-
-    /// Recomputes every active flow's rate from scratch (tests, and a cross-check).
-    pub fn resolve_all(&mut self, changed: &mut Vec<(u32, u64)>) {
-        for l in 0..self.capacity.len() {
-            if !self.link_flows[l].is_empty() {
-                self.seed_links.push(l as u32);
-            }
-        }
-        // Every flow is at or above a threshold of 0; the cache is bypassed.
-        self.removed_min_rate = 0;
-        let cache = self.cache.take();
-        self.resolve(changed);
-        self.cache = cache;
     }
 
     /// Breadth-first search from the seed links over flows with rate >= `threshold` (new
@@ -470,7 +449,7 @@ impl MaxMin {
     }
 
     /// Applies cached rates when this component was solved before; false on a miss.
-    fn from_cache(&mut self, changed: &mut Vec<(u32, u64)>) -> bool {
+    fn apply_cached(&mut self, changed: &mut Vec<(u32, u64)>) -> bool {
         let cache = self.cache.as_mut().expect("checked");
         let Some(rates) = cache.lookup(&self.set_flows, &self.route, &self.cap) else {
             return false;
