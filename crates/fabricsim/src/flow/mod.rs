@@ -2,7 +2,10 @@
 //! 131K GPUs where a packet run would take hours.
 //!
 //! It takes what the packet engine takes (topology, `SimParams`, a `MessageDag`) plus
-//! [`FlowParams`], and returns the same `RunResult` schema, so the two compare record by record.
+//! [`FlowParams`], and returns the same `RunResult` schema, so the two compare record by record:
+//! `flow::run(&topo, &params, &dag, &FlowParams::default())` gives `(RunResult, FlowStats)`.
+//! It places every flow where the packet engine sends its packets (same QP numbering, hash and
+//! per-switch choice, through `sim::route`), so ECMP collisions are the same.
 //!
 //! - `maxmin`: the incremental max-min solver (progressive filling, integer rates);
 //! - `cache`: rates of repeated components (ring steps) by flow-set signature;
