@@ -2,7 +2,9 @@
 //!
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
+mod bench;
 mod outcome;
+mod sim;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -19,10 +21,18 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Cmd {}
+enum Cmd {
+    /// Run the packet-level simulator on a scenario.
+    Sim(sim::SimArgs),
+    /// Time the packet engine on the fixed peer scenarios.
+    Bench(bench::BenchArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome: outcome::Outcome = match cli.cmd {};
+    let outcome: outcome::Outcome = match cli.cmd {
+        Cmd::Sim(a) => sim::run(a),
+        Cmd::Bench(a) => bench::run(a),
+    };
     outcome::exit_code(outcome)
 }

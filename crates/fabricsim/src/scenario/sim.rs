@@ -226,11 +226,14 @@ fn read_rel(base: &Path, src: &Source, key: &str, name: &str) -> Result<Source, 
 }
 
 /// Builds a run from a scenario's [sim], [traffic] and [faults]; files are found relative to
-/// `base` (the scenario's directory).
-pub fn build(sc: &Scenario, base: &Path) -> Result<SimSetup, InputError> {
+/// `base` (the scenario's directory). `seed` (the `--seed` flag) overrides `sim.seed`.
+pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, InputError> {
     let src = &sc.source;
     let section = sc.file.sim.clone().unwrap_or_default();
-    let params = section.params(src)?;
+    let mut params = section.params(src)?;
+    if let Some(s) = seed {
+        params.seed = s;
+    }
     let Some(topo_name) = &section.topology_file else {
         return Err(InputError::at_key(
             src,

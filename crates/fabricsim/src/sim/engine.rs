@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use super::faults::{Dir, Fault, Faults, LinkLoss};
-use super::packet::{F_CORRUPT, Fifo, Kind, NIL, Packet, Slab};
+use super::packet::{F_CORRUPT, F_LAST, Fifo, Kind, NIL, Packet, Slab};
 use super::params::{MAX_TC, Scheduling, SimParams};
 use super::queue::RadixQueue;
 use super::results::{
@@ -23,8 +23,6 @@ use crate::rng::Rng;
 use crate::topology::{HostId, NodeId, NodeKind, PortId, Topology};
 use crate::units::Time;
 
-/// Set on the last packet of a message.
-const F_LAST: u8 = 4;
 const NO_TIME: u64 = u64::MAX;
 /// Events between progress checks (stop flag, progress callback).
 const CHECK_EVERY: u64 = 1 << 18;
@@ -450,7 +448,15 @@ impl<'a> Engine<'a> {
         let until = opts.until.map(|t| t.0).unwrap_or(u64::MAX);
         let mut status = Status::Complete;
         let mut next_check = CHECK_EVERY;
-        while let Some((t, ev)) = self.q.pop() {
+        loop {
+            let pkts = &self.pkts;
+            let Some((t, ev)) = self.q.pop_with(|e| {
+                if let Ev::Arrive { pkt } = e {
+                    pkts.prefetch(*pkt);
+                }
+            }) else {
+                break;
+            };
             if t > until {
                 self.q.push(t, ev);
                 self.now = Time(until);
@@ -462,9 +468,6 @@ impl<'a> Engine<'a> {
             self.dispatch(ev);
             if self.remaining == 0 {
                 break;
-            }
-            if let Some((_, Ev::Arrive { pkt })) = self.q.peek_next() {
-                self.pkts.prefetch(*pkt);
             }
             if self.events >= next_check {
                 next_check += CHECK_EVERY;
@@ -598,7 +601,7 @@ impl<'a> Engine<'a> {
         let now = self.now;
         let port = &mut self.ports[pi];
         let pk = self.pkts.get_mut(id);
-        let wire = pk.frame + self.wire_extra;
+        let wire = pk.frame as u32 + self.wire_extra;
         let ser = port.ser(wire);
         port.busy_until = now + ser;
         port.tx_bytes += wire as u64;
@@ -656,7 +659,7 @@ impl<'a> Engine<'a> {
                         port.deficit[c] += quantum_bytes[c].max(1);
                         port.dwrr_fresh = false;
                     }
-                    let head = self.pkts.get(self.tcq[base + c].head).frame;
+                    let head = self.tcq[base + c].head().expect("eligible").1 as u32;
                     if port.deficit[c] >= head {
                         port.deficit[c] -= head;
                         break c;
@@ -666,7 +669,7 @@ impl<'a> Engine<'a> {
                 }
             }
         };
-        let id = self.tcq[base + tc].pop(&self.pkts)?;
+        let (id, frame) = self.tcq[base + tc].pop()?;
         if let Scheduling::Dwrr { .. } = self.p.scheduling
             && self.tcq[base + tc].is_empty()
         {
@@ -675,7 +678,7 @@ impl<'a> Engine<'a> {
             port.dwrr_fresh = true;
         }
         // The buffer is released at dequeue (as ns-3's switch MMU does).
-        let frame = self.pkts.get(id).frame as u64;
+        let frame = frame as u64;
         port.queued -= frame;
         self.buf_used[port.node as usize] -= frame;
         Some(id)
@@ -684,7 +687,7 @@ impl<'a> Engine<'a> {
     /// The next packet a NIC sends: ACK/NAKs first, then its QPs round robin.
     #[inline]
     fn nic_next(&mut self, h: usize) -> Option<u32> {
-        if let Some(id) = self.nics[h].ctrl.pop(&self.pkts) {
+        if let Some((id, _)) = self.nics[h].ctrl.pop() {
             self.c.ack_packets += 1;
             return Some(id);
         }
@@ -722,14 +725,13 @@ impl<'a> Engine<'a> {
                     .push(qp.rto_deadline.0.max(self.now.0), Ev::Timer { qp: qi });
             }
             let pkt = Packet {
-                next: NIL,
                 qp: qi,
                 psn,
                 aux: 0,
                 dst: qp.dst,
                 hash: qp.hash_fwd,
-                payload,
-                frame,
+                payload: payload as u16,
+                frame: frame as u16,
                 port: NIL,
                 kind: Kind::Data,
                 tc: self.p.data_tc,
@@ -803,7 +805,7 @@ impl<'a> Engine<'a> {
         }
         self.buf_used[node as usize] = used + frame;
         self.ports[out].queued += frame;
-        self.tcq[qi].push(&mut self.pkts, id);
+        self.tcq[qi].push(id, pk.frame);
         self.kick(out);
     }
 
@@ -847,14 +849,13 @@ impl<'a> Engine<'a> {
                 }
                 let qp = &self.qps[qi as usize];
                 let ack = Packet {
-                    next: NIL,
                     qp: qi,
                     psn,
                     aux,
                     dst: qp.src,
                     hash: qp.hash_rev,
                     payload: 0,
-                    frame: self.p.ack_frame_bytes(),
+                    frame: self.p.ack_frame_bytes() as u16,
                     port: NIL,
                     kind: k,
                     tc: self.p.ack_tc,
@@ -862,7 +863,7 @@ impl<'a> Engine<'a> {
                 };
                 let h = qp.dst as usize;
                 let aid = self.pkts.alloc(ack);
-                self.nics[h].ctrl.push(&mut self.pkts, aid);
+                self.nics[h].ctrl.push(aid, self.p.ack_frame_bytes() as u16);
                 let port = self.topo.host_port(HostId(h as u32)).idx();
                 self.kick(port);
             }
@@ -955,8 +956,8 @@ impl<'a> Engine<'a> {
             if !up {
                 // Packets queued for a dead link are lost.
                 for tc in 0..self.ntc {
-                    while let Some(id) = self.tcq[pi * self.ntc + tc].pop(&self.pkts) {
-                        let frame = self.pkts.get(id).frame as u64;
+                    while let Some((id, frame)) = self.tcq[pi * self.ntc + tc].pop() {
+                        let frame = frame as u64;
                         self.ports[pi].queued -= frame;
                         let node = self.ports[pi].node as usize;
                         self.buf_used[node] -= frame;
@@ -999,12 +1000,10 @@ impl<'a> Engine<'a> {
     fn payload_in_flight(&self) -> u64 {
         let mut total = 0;
         for f in &self.tcq {
-            let mut id = f.head;
-            while id != NIL {
-                let p = self.pkts.get(id);
-                total += p.payload as u64;
-                id = p.next;
-            }
+            total += f
+                .ids()
+                .map(|id| self.pkts.get(id).payload as u64)
+                .sum::<u64>();
         }
         for (_, ev) in self.q.iter() {
             if let Ev::Arrive { pkt } = ev {

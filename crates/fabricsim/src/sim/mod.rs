@@ -13,6 +13,7 @@
 //! (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
 //! adaptive routing and spraying are new `RoutePolicy` variants chosen in `route::choose`.
 
+pub mod bench;
 pub mod engine;
 pub mod faults;
 pub mod packet;

@@ -167,8 +167,15 @@ impl SimParams {
     /// Checks ranges; `Err((field, problem, allowed))` names the offending field.
     pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
         let err = |f: &'static str, p: String, a: &str| Err((f, p, a.to_string()));
-        if self.mtu_bytes == 0 {
-            return err("mtu_bytes", "must be positive".into(), "256 to 9000");
+        if self.mtu_bytes == 0 || self.mtu_bytes > 9000 || self.header_bytes > 512 {
+            return err(
+                "mtu_bytes",
+                format!(
+                    "MTU {} B with {} B headers",
+                    self.mtu_bytes, self.header_bytes
+                ),
+                "1 to 9000 bytes of payload, up to 512 B of headers",
+            );
         }
         if self.traffic_classes == 0 || self.traffic_classes as usize > MAX_TC {
             return err(

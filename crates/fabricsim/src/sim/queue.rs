@@ -54,12 +54,6 @@ impl<E: Copy> RadixQueue<E> {
         self.buckets[bucket_of(t, self.last)].push((t, e));
     }
 
-    /// The entry `pop` would return next, when it is already known without a refill.
-    #[inline]
-    pub fn peek_next(&self) -> Option<&(u64, E)> {
-        self.buckets[0].get(self.head)
-    }
-
     /// Every pending entry, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &(u64, E)> {
         self.buckets[0][self.head..]
@@ -70,11 +64,18 @@ impl<E: Copy> RadixQueue<E> {
     /// Removes and returns the earliest entry (FIFO among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
+        self.pop_with(|_| {})
+    }
+
+    /// As `pop`; `ready` sees each entry that becomes next in line at a refill (the engine
+    /// prefetches their packets, so the memory loads overlap).
+    #[inline]
+    pub fn pop_with(&mut self, ready: impl FnMut(&E)) -> Option<(u64, E)> {
         if self.head == self.buckets[0].len() {
             if self.len == 0 {
                 return None;
             }
-            self.refill();
+            self.refill(ready);
         }
         let e = self.buckets[0][self.head];
         self.head += 1;
@@ -83,8 +84,7 @@ impl<E: Copy> RadixQueue<E> {
     }
 
     /// Bucket 0 is exhausted: move the lowest non-empty bucket down around its minimum.
-    #[cold]
-    fn refill(&mut self) {
+    fn refill(&mut self, mut ready: impl FnMut(&E)) {
         self.buckets[0].clear();
         self.head = 0;
         let i = (1..65)
@@ -97,6 +97,9 @@ impl<E: Copy> RadixQueue<E> {
             self.buckets[bucket_of(t, min)].push((t, e));
         }
         self.scratch.clear();
+        for e in &self.buckets[0] {
+            ready(&e.1);
+        }
     }
 }
 
