@@ -1026,8 +1026,9 @@ impl<'a> Engine<'a> {
         let full = p.data_frame_bytes(p.mtu_bytes.min(bytes.max(1) as u32)) + self.wire_extra;
         let last = p.data_frame_bytes(last_payload) + self.wire_extra;
         let ack = p.ack_frame_bytes() + self.wire_extra;
+        // From the head of the sender's NIC pipeline to the receiver's processing of the packet.
         let one_way = |path: &[usize], wire: u32| {
-            let mut t = p.nic_latency;
+            let mut t = Time::ZERO;
             for &pi in path {
                 let s = &self.ports[pi];
                 t += if s.peer_cut_through {
@@ -1053,7 +1054,18 @@ impl<'a> Engine<'a> {
         } else {
             Time::ZERO
         };
-        by_host.max(by_bottleneck) + one_way(&rev, ack)
+        let mut rx_last = by_host.max(by_bottleneck);
+        // The ACK of the last packet may wait behind the previous ACK on the receiver's link
+        // (ACKs go every `ack_every` packets: packet j, 1-based, arrives at one_way + (j-1) x
+        // bottleneck serialization).
+        let k = p.ack_every as u64;
+        let prev_acked = (n - 1) / k * k;
+        if prev_acked >= 1 {
+            let prev = one_way(&fwd, full) + bottleneck.ser(full) * (prev_acked - 1);
+            rx_last = rx_last.max(prev + self.ports[rev[0]].ser(ack));
+        }
+        // Data wait for the sender NIC's latency; the receiver NIC returns the ACK at once.
+        p.nic_latency + rx_last + one_way(&rev, ack)
     }
 
     /// Egress ports along the route of a flow with `hash` from host `src` to `dst`.
