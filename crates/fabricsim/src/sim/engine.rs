@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use super::faults::{Dir, Fault, Faults, LinkLoss};
-use super::packet::{F_CORRUPT, F_LAST, Fifo, Kind, NIL, Packet, Slab};
+use super::packet::{F_CORRUPT, F_LAST, Fifo, Kind, NIL, Packet, Slab, prefetch};
 use super::params::{MAX_TC, Scheduling, SimParams};
 use super::queue::RadixQueue;
 use super::results::{
@@ -71,34 +71,39 @@ enum Ev {
     Sample,
 }
 
+/// An egress port. The fields the packet path reads come first and fill one cache line.
 #[derive(Clone, Debug)]
+#[repr(C)]
 struct PortState {
+    busy_until: Time,
+    /// Propagation plus the latency of the node at the other end (switch pipeline or NIC).
+    hop_delay: Time,
+    /// Bytes queued in all classes.
+    queued: u64,
+    tx_bytes: u64,
+    /// Loss per packet as a fraction of 2^64 (0: none).
+    loss_threshold: u64,
+    /// Picoseconds per byte when exact at this rate (0: compute from `rate`).
+    ps_per_byte: u32,
     node: u32,
     peer: u32,
     /// Host index when the node is a NIC, else NIL.
     host: u32,
-    ps_per_byte: u64,
-    rate: crate::units::BitRate,
-    prop: Time,
-    /// Latency of the node at the other end (switch pipeline or NIC).
-    peer_latency: Time,
-    /// The peer switch cuts through (all its ports at one rate).
-    peer_cut_through: bool,
-    busy_until: Time,
     /// A `TxFree` is scheduled.
     wake: bool,
     link_up: bool,
     route_ok: bool,
     /// Link-level flow control: bit `tc` set = that class may not send (credits, PFC).
     blocked: u8,
-    /// Loss per packet as a fraction of 2^64 (0: none), or a BER.
-    loss_threshold: u64,
+    /// The peer switch cuts through (all its ports at one rate).
+    peer_cut_through: bool,
+    // Colder fields.
+    rate: crate::units::BitRate,
+    /// Bit error rate (0: none).
     ber: f64,
+    /// Corrupt the n-th packet sent (0: none); `tx_packets` counts only while it is set.
     drop_nth: u64,
     tx_packets: u64,
-    tx_bytes: u64,
-    /// Bytes queued in all classes.
-    queued: u64,
     dwrr_next: u8,
     dwrr_fresh: bool,
     deficit: [u32; MAX_TC],
@@ -108,7 +113,7 @@ impl PortState {
     #[inline]
     fn ser(&self, bytes: u32) -> Time {
         if self.ps_per_byte != 0 {
-            Time(bytes as u64 * self.ps_per_byte)
+            Time(bytes as u64 * self.ps_per_byte as u64)
         } else {
             self.rate.serialize(bytes as u64)
         }
@@ -224,14 +229,14 @@ impl<'a> Engine<'a> {
                 node: port.node.0,
                 peer: port.peer.0,
                 host,
-                ps_per_byte: link.rate.ps_per_byte().unwrap_or(0),
+                ps_per_byte: link.rate.ps_per_byte().unwrap_or(0) as u32,
                 rate: link.rate,
-                prop: link.delay,
-                peer_latency: if peer_is_switch {
-                    p.switch_latency
-                } else {
-                    p.nic_latency
-                },
+                hop_delay: link.delay
+                    + if peer_is_switch {
+                        p.switch_latency
+                    } else {
+                        p.nic_latency
+                    },
                 peer_cut_through: p.cut_through && peer_is_switch && uniform[peer_node.idx()],
                 busy_until: Time::ZERO,
                 wake: false,
@@ -449,11 +454,11 @@ impl<'a> Engine<'a> {
         let mut status = Status::Complete;
         let mut next_check = CHECK_EVERY;
         loop {
-            let pkts = &self.pkts;
-            let Some((t, ev)) = self.q.pop_with(|e| {
-                if let Ev::Arrive { pkt } = e {
-                    pkts.prefetch(*pkt);
-                }
+            let (pkts, ports) = (&self.pkts, &self.ports);
+            let Some((t, ev)) = self.q.pop_with(|e| match e {
+                Ev::Arrive { pkt } => pkts.prefetch(*pkt),
+                Ev::TxFree { port } => prefetch(&ports[*port as usize]),
+                _ => {}
             }) else {
                 break;
             };
@@ -605,7 +610,7 @@ impl<'a> Engine<'a> {
         let ser = port.ser(wire);
         port.busy_until = now + ser;
         port.tx_bytes += wire as u64;
-        port.tx_packets += 1;
+
         if port.loss_threshold != 0 && self.rngs[pi].next_u64() < port.loss_threshold {
             pk.flags |= F_CORRUPT;
         } else if port.ber > 0.0 {
@@ -614,8 +619,11 @@ impl<'a> Engine<'a> {
                 pk.flags |= F_CORRUPT;
             }
         }
-        if port.tx_packets == port.drop_nth {
-            pk.flags |= F_CORRUPT;
+        if port.drop_nth != 0 {
+            port.tx_packets += 1;
+            if port.tx_packets == port.drop_nth {
+                pk.flags |= F_CORRUPT;
+            }
         }
         let head_start = if port.peer_cut_through {
             Time::ZERO
@@ -623,7 +631,7 @@ impl<'a> Engine<'a> {
             ser
         };
         pk.port = port.peer;
-        let at = now + head_start + port.prop + port.peer_latency;
+        let at = now + head_start + port.hop_delay;
         self.q.push(at.0, Ev::Arrive { pkt: id });
     }
 
@@ -798,6 +806,16 @@ impl<'a> Engine<'a> {
         let frame = pk.frame as u64;
         let used = self.buf_used[node as usize];
         let size = self.p.switch_buffer_bytes;
+        let port = &self.ports[out];
+        let idle = port.queued == 0 && !port.wake && port.busy_until <= self.now;
+        if idle && port.blocked & (1 << pk.tc) == 0 {
+            // An idle egress with empty queues: straight to the wire (the packet passes through
+            // the buffer in no time, so admission sees an empty queue).
+            if used + frame > size || frame * 1024 > self.alpha_x1024 * (size - used) {
+                return self.drop_pkt(id, DropReason::Buffer);
+            }
+            return self.transmit(out, id);
+        }
         let qi = out * self.ntc + pk.tc as usize;
         let qlen = self.tcq[qi].bytes;
         if used + frame > size || (qlen + frame) * 1024 > self.alpha_x1024 * (size - used) {
@@ -1035,8 +1053,7 @@ impl<'a> Engine<'a> {
                     Time::ZERO
                 } else {
                     s.ser(wire)
-                } + s.prop
-                    + s.peer_latency;
+                } + s.hop_delay;
             }
             t
         };

@@ -45,6 +45,19 @@ pub struct Packet {
     pub flags: u8,
 }
 
+/// Hints the CPU to bring `r`'s first cache line into cache (no effect off x86_64).
+#[inline]
+pub fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch is a hint that never faults; SSE is part of x86_64.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 pub struct Slab {
     pkts: Vec<Packet>,
     free: Vec<u32>,
@@ -80,14 +93,9 @@ impl Slab {
     /// Hints the CPU to fetch packet `id` (the next event's) into cache.
     #[inline]
     pub fn prefetch(&self, id: u32) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(p) = self.pkts.get(id as usize) {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            // SAFETY: a prefetch is a hint that never faults; SSE is part of x86_64.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((p as *const Packet).cast::<i8>()) };
+            prefetch(p);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = id;
     }
 
     #[inline]
