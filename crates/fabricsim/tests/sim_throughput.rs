@@ -1,5 +1,6 @@
 //! One long flow reaches line rate x payload / (payload + per-packet overhead) within 0.5%
-//! (the overhead being the fabric's headers plus, on Ethernet, preamble and inter-frame gap).
+//! (the overhead being the fabric's headers plus, on Ethernet, preamble and inter-frame gap);
+//! a QP under the NIC's rate limiter runs at the limit x the same efficiency.
 
 mod sim_util;
 
@@ -42,4 +43,17 @@ fn long_flow_runs_at_line_rate_times_payload_efficiency() {
             "{name}: goodput {got:.5} of line rate, closed form {expect:.5}"
         );
     }
+}
+
+#[test]
+fn rate_limited_qp_runs_at_its_limit() {
+    let mut p = SimParams::roce();
+    p.qp_rate_limit = Some(BitRate::gbps(25));
+    let expect = 0.25 * p.payload_efficiency();
+    let got = goodput_fraction(&p, BitRate::gbps(100));
+    eprintln!("25G limit on 100G: goodput {got:.5} of line rate, closed form {expect:.5}");
+    assert!(
+        (got / expect - 1.0).abs() < 0.005,
+        "{got:.5} vs {expect:.5}"
+    );
 }

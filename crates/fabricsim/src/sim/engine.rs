@@ -10,13 +10,14 @@ use std::time::Instant;
 
 use super::faults::{Dir, Fault, Faults, LinkLoss};
 use super::packet::{F_CORRUPT, F_LAST, Fifo, Kind, NIL, Packet, Slab, prefetch};
-use super::params::{MAX_TC, Scheduling, SimParams};
+use super::params::SimParams;
 use super::queue::RadixQueue;
 use super::results::{
     Counters, DropReason, MessageResult, PortSeries, RunResult, Series, SimInfo, Status, Summary,
     percentile,
 };
 use super::route;
+use super::sched::{self, SchedState};
 use super::transport::{Qp, Reply, Rx};
 use crate::message::{MessageDag, Path};
 use crate::rng::Rng;
@@ -104,9 +105,7 @@ struct PortState {
     /// Corrupt the n-th packet sent (0: none); `tx_packets` counts only while it is set.
     drop_nth: u64,
     tx_packets: u64,
-    dwrr_next: u8,
-    dwrr_fresh: bool,
-    deficit: [u32; MAX_TC],
+    sched: SchedState,
 }
 
 impl PortState {
@@ -249,9 +248,7 @@ impl<'a> Engine<'a> {
                 tx_packets: 0,
                 tx_bytes: 0,
                 queued: 0,
-                dwrr_next: 0,
-                dwrr_fresh: true,
-                deficit: [0; MAX_TC],
+                sched: SchedState::default(),
             });
         }
         let rngs = (0..nports)
@@ -353,14 +350,16 @@ impl<'a> Engine<'a> {
                 qp_id_of_key[k] = id;
                 let sport = route::qp_sport(id);
                 let (s, d) = (key.0, key.1);
-                qps.push(Qp::new(
+                let mut qp = Qp::new(
                     s,
                     d,
                     route::five_tuple_hash(s, d, sport, p.udp_dport),
                     route::five_tuple_hash(d, s, sport, p.udp_dport),
                     p.transport,
                     p.window_packets,
-                ));
+                );
+                qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
+                qps.push(qp);
             }
             msg_qp[mi as usize] = qp_id_of_key[k];
         }
@@ -643,48 +642,11 @@ impl<'a> Engine<'a> {
         if port.queued == 0 {
             return None;
         }
-        let tc = match self.p.scheduling {
-            Scheduling::StrictPriority => (0..self.ntc)
-                .find(|&c| port.blocked & (1 << c) == 0 && !self.tcq[base + c].is_empty())?,
-            Scheduling::Dwrr { quantum_bytes } => {
-                let eligible = |c: usize, port: &PortState, tcq: &[Fifo]| {
-                    port.blocked & (1 << c) == 0 && !tcq[base + c].is_empty()
-                };
-                if !(0..self.ntc).any(|c| eligible(c, port, &self.tcq)) {
-                    return None;
-                }
-                loop {
-                    let c = port.dwrr_next as usize;
-                    if !eligible(c, port, &self.tcq) {
-                        if self.tcq[base + c].is_empty() {
-                            port.deficit[c] = 0;
-                        }
-                        port.dwrr_next = ((c + 1) % self.ntc) as u8;
-                        port.dwrr_fresh = true;
-                        continue;
-                    }
-                    if port.dwrr_fresh {
-                        port.deficit[c] += quantum_bytes[c].max(1);
-                        port.dwrr_fresh = false;
-                    }
-                    let head = self.tcq[base + c].head().expect("eligible").1 as u32;
-                    if port.deficit[c] >= head {
-                        port.deficit[c] -= head;
-                        break c;
-                    }
-                    port.dwrr_next = ((c + 1) % self.ntc) as u8;
-                    port.dwrr_fresh = true;
-                }
-            }
-        };
+        let queues = &self.tcq[base..base + self.ntc];
+        let how = self.p.scheduling;
+        let tc = sched::pick(how, &mut port.sched, port.blocked, queues)?;
         let (id, frame) = self.tcq[base + tc].pop()?;
-        if let Scheduling::Dwrr { .. } = self.p.scheduling
-            && self.tcq[base + tc].is_empty()
-        {
-            port.deficit[tc] = 0;
-            port.dwrr_next = ((tc + 1) % self.ntc) as u8;
-            port.dwrr_fresh = true;
-        }
+        sched::served(how, &mut port.sched, tc, &self.tcq[base..base + self.ntc]);
         // The buffer is released at dequeue (as ns-3's switch MMU does).
         let frame = frame as u64;
         port.queued -= frame;

@@ -85,6 +85,9 @@ pub struct SimParams {
     /// Bit error rate on every link, turned into a per-frame loss 1-(1-BER)^(8 L) (physics D1).
     pub ber: f64,
     pub routing: RoutePolicy,
+    /// Initial per-QP rate limit (the NIC's rate limiter, as `ibv_modify_qp_rate_limit` sets
+    /// it); `None`: line rate. Congestion control drives the same limiter.
+    pub qp_rate_limit: Option<BitRate>,
     /// UDP destination port of RoCEv2 (IANA 4791) and the base of per-QP source ports.
     pub udp_dport: u16,
     pub seed: u64,
@@ -119,6 +122,7 @@ impl SimParams {
             loss_rate: 0.0,
             ber: 0.0,
             routing: RoutePolicy::EcmpFlowHash,
+            qp_rate_limit: None,
             udp_dport: 4791,
             seed: 1,
             sample_interval: None,
@@ -162,6 +166,12 @@ impl SimParams {
     pub fn payload_efficiency(&self) -> f64 {
         let p = self.mtu_bytes as f64;
         p / (self.data_frame_bytes(self.mtu_bytes) + self.wire_overhead_bytes) as f64
+    }
+
+    /// The rate limiter's picoseconds per wire byte for `rate` (0: unlimited).
+    pub fn limiter_ps_per_byte(rate: Option<BitRate>) -> u64 {
+        rate.map(|r| 8_000_000_000_000u64.div_ceil(r.bps().max(1)))
+            .unwrap_or(0)
     }
 
     /// Checks ranges; `Err((field, problem, allowed))` names the offending field.
