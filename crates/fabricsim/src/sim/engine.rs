@@ -72,6 +72,13 @@ enum Ev {
     Sample,
 }
 
+/// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
+const P_LINK_UP: u8 = 1;
+/// Routing may choose the port (its link is up, or went down less than the reroute delay ago).
+const P_ROUTE_OK: u8 = 2;
+/// The port is a NIC's.
+const P_NIC: u8 = 4;
+
 /// An egress port. The fields the packet path reads come first and fill one cache line.
 #[derive(Clone, Debug)]
 #[repr(C)]
@@ -92,8 +99,6 @@ struct PortState {
     host: u32,
     /// A `TxFree` is scheduled.
     wake: bool,
-    link_up: bool,
-    route_ok: bool,
     /// Link-level flow control: bit `tc` set = that class may not send (credits, PFC).
     blocked: u8,
     /// The peer switch cuts through (all its ports at one rate).
@@ -170,6 +175,8 @@ pub struct Engine<'a> {
     q: RadixQueue<Ev>,
     pkts: Slab,
     ports: Vec<PortState>,
+    /// Per port: `P_*` bits.
+    pflags: Vec<u8>,
     tcq: Vec<Fifo>,
     ntc: usize,
     buf_used: Vec<u64>,
@@ -239,8 +246,6 @@ impl<'a> Engine<'a> {
                 peer_cut_through: p.cut_through && peer_is_switch && uniform[peer_node.idx()],
                 busy_until: Time::ZERO,
                 wake: false,
-                link_up: true,
-                route_ok: true,
                 blocked: 0,
                 loss_threshold: prob_threshold(p.loss_rate),
                 ber: p.ber,
@@ -421,6 +426,10 @@ impl<'a> Engine<'a> {
             now: Time::ZERO,
             q,
             pkts: Slab::new(),
+            pflags: ports
+                .iter()
+                .map(|ps| P_LINK_UP | P_ROUTE_OK | if ps.host != NIL { P_NIC } else { 0 })
+                .collect(),
             ports,
             tcq: vec![Fifo::default(); nports * ntc],
             ntc,
@@ -527,7 +536,7 @@ impl<'a> Engine<'a> {
             Ev::Link { link, up } => self.link_state(link, up),
             Ev::Route { link, up } => {
                 for e in self.topo.links[link as usize].ends {
-                    self.ports[e.idx()].route_ok = up;
+                    set_bit(&mut self.pflags[e.idx()], P_ROUTE_OK, up);
                 }
             }
             Ev::Sample => self.sample(),
@@ -567,7 +576,7 @@ impl<'a> Engine<'a> {
     #[inline]
     fn kick(&mut self, pi: usize) {
         let port = &mut self.ports[pi];
-        if port.wake || !port.link_up {
+        if port.wake || self.pflags[pi] & P_LINK_UP == 0 {
             return;
         }
         if port.busy_until > self.now {
@@ -734,33 +743,33 @@ impl<'a> Engine<'a> {
         if pk.flags & F_CORRUPT != 0 {
             return self.drop_pkt(id, DropReason::Corruption);
         }
-        if !self.ports[in_port].link_up {
+        let flags = self.pflags[in_port];
+        if flags & P_LINK_UP == 0 {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
-        let host = self.ports[in_port].host;
-        if host != NIL {
+        if flags & P_NIC != 0 {
             return self.nic_receive(id, &pk);
         }
         // Switch: route, admit, enqueue.
         let topo = self.topo;
-        let node = self.ports[in_port].node;
+        let node = topo.ports[in_port].node.0;
         let cands = topo.routing.next_hops(NodeId(node), HostId(pk.dst));
         if cands.is_empty() {
             return self.drop_pkt(id, DropReason::NoRoute);
         }
         let n = cands.len();
         let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, self.salt[node as usize]);
-        if !self.ports[cands[k].idx()].route_ok {
+        if self.pflags[cands[k].idx()] & P_ROUTE_OK == 0 {
             match (1..n)
                 .map(|j| (k + j) % n)
-                .find(|&j| self.ports[cands[j].idx()].route_ok)
+                .find(|&j| self.pflags[cands[j].idx()] & P_ROUTE_OK != 0)
             {
                 Some(j) => k = j,
                 None => return self.drop_pkt(id, DropReason::NoRoute),
             }
         }
         let out = cands[k].idx();
-        if !self.ports[out].link_up {
+        if self.pflags[out] & P_LINK_UP == 0 {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
         // Shared buffer with dynamic thresholds: a queue may grow to alpha x free buffer
@@ -932,7 +941,7 @@ impl<'a> Engine<'a> {
         let ends = self.topo.links[link as usize].ends;
         for e in ends {
             let pi = e.idx();
-            self.ports[pi].link_up = up;
+            set_bit(&mut self.pflags[pi], P_LINK_UP, up);
             if !up {
                 // Packets queued for a dead link are lost.
                 for tc in 0..self.ntc {
@@ -1139,6 +1148,14 @@ impl<'a> Engine<'a> {
                 ports,
             }),
         }
+    }
+}
+
+fn set_bit(flags: &mut u8, bit: u8, on: bool) {
+    if on {
+        *flags |= bit;
+    } else {
+        *flags &= !bit;
     }
 }
 
