@@ -11,3 +11,4 @@ pub mod gpu;
 pub mod placement;
 pub mod sweep;
 pub mod table;
+pub mod train;
