@@ -39,15 +39,15 @@ pub fn to_text(r: &StepReport) -> String {
         r.memory.activations_gb
     ));
     let st = r.step_time_s;
-    s.push_str(&format!("step time          {:>14}\n", ms(st)));
+    s.push_str(&format!("step time                    {:>14}\n", ms(st)));
     s.push_str(&format!(
-        "  compute          {:>14}  {}\n",
+        "  compute                    {:>14}  {}\n",
         ms(r.compute_s),
         pct(r.compute_s, st)
     ));
     for c in &r.collectives {
         s.push_str(&format!(
-            "  {:<16} {:>14}  {}   ({} on {} GPUs / {} servers, {} B x {})\n",
+            "  {:<26} {:>14}  {}   ({} on {} GPUs / {} servers, {} B x {})\n",
             c.name,
             ms(c.exposed_s),
             pct(c.exposed_s, st),
@@ -59,7 +59,7 @@ pub fn to_text(r: &StepReport) -> String {
         ));
     }
     s.push_str(&format!(
-        "  pipeline bubble  {:>14}  {}\n\n",
+        "  pipeline bubble            {:>14}  {}\n\n",
         ms(r.bubble_s),
         pct(r.bubble_s, st)
     ));
