@@ -8,6 +8,7 @@ pub mod collective;
 pub mod comm_model;
 pub mod fabric_estimate;
 pub mod gpu;
+pub mod measure;
 pub mod placement;
 pub mod sweep;
 pub mod table;
