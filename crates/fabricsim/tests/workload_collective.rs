@@ -106,7 +106,7 @@ fn ring_steps_wait_for_the_neighbours_previous_step() {
             assert_eq!(d.tag, m.tag - 1);
             assert_eq!(d.dst, m.src, "a step forwards what the rank just received");
             assert_eq!(d.qp, m.qp, "within one channel");
-            assert_eq!(d.bytes.abs_diff(m.bytes) <= 1, true);
+            assert!(d.bytes.abs_diff(m.bytes) <= 1);
         }
     }
 }
