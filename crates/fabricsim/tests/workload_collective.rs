@@ -63,6 +63,11 @@ fn all_gather_reduce_scatter_all_to_all_bytes_equal_their_formulas() {
         assert_per_rank(Op::AllGather, Algo::HalvingDoubling, servers, gpn, 2);
         assert_per_rank(Op::ReduceScatter, Algo::HalvingDoubling, servers, gpn, 2);
     }
+    for (servers, gpn) in [(1, 8), (4, 1), (3, 8), (16, 4)] {
+        assert_per_rank(Op::AllGather, Algo::Hierarchical, servers, gpn, 2);
+        assert_per_rank(Op::ReduceScatter, Algo::Hierarchical, servers, gpn, 2);
+        assert_per_rank(Op::AllReduce, Algo::Hierarchical, servers, gpn, 2);
+    }
 }
 
 #[test]
@@ -184,6 +189,8 @@ fn dependencies_point_backwards_and_every_message_is_reachable_from_a_source() {
         (Op::AllReduce, Algo::Tree),
         (Op::AllReduce, Algo::HalvingDoubling),
         (Op::AllReduce, Algo::Hierarchical),
+        (Op::AllGather, Algo::Hierarchical),
+        (Op::ReduceScatter, Algo::Hierarchical),
         (Op::Broadcast, Algo::Chain),
     ] {
         let dag = build(op, algo, 4, 4, 1 << 20, 2);

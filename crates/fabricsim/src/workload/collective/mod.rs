@@ -95,8 +95,8 @@ pub enum Algo {
     Tree,
     /// Recursive halving (reduce-scatter) and doubling (all-gather); power-of-two ranks.
     HalvingDoubling,
-    /// Reduce-scatter inside each server over NVLink, all-reduce across servers on each rail,
-    /// all-gather inside each server (all-reduce only).
+    /// NVLink inside each server, the rails across servers (all-reduce, all-gather,
+    /// reduce-scatter).
     Hierarchical,
     /// Pipelined chain from/to the root (broadcast, reduce), as NCCL's ring broadcast.
     Chain,
@@ -148,7 +148,9 @@ impl Algo {
                 Algo::HalvingDoubling,
                 Algo::Hierarchical,
             ],
-            Op::AllGather | Op::ReduceScatter => &[Algo::Ring, Algo::HalvingDoubling],
+            Op::AllGather | Op::ReduceScatter => {
+                &[Algo::Ring, Algo::HalvingDoubling, Algo::Hierarchical]
+            }
             Op::Broadcast | Op::Reduce => &[Algo::Chain],
             Op::AllToAll | Op::SendRecv => &[Algo::Direct],
         }
@@ -282,6 +284,22 @@ pub struct CollectiveSpec {
     pub chunk_bytes: u64,
 }
 
+impl CollectiveSpec {
+    /// `op` with its default algorithm, root 0, `channels` channels and NCCL's Simple-protocol
+    /// chunk: NCCL_BUFFSIZE 4 MiB over NCCL_STEPS 8 slots = 512 KiB (NCCL src/include/
+    /// device.h, `ncclParamBuffSize`).
+    pub fn with_defaults(op: Op, bytes: u64, channels: u32) -> CollectiveSpec {
+        CollectiveSpec {
+            op,
+            algo: Algo::for_op(op)[0],
+            bytes,
+            root: 0,
+            channels,
+            chunk_bytes: 512 << 10,
+        }
+    }
+}
+
 /// Compiles a collective over `comm` into a message DAG (every rank starts at time zero).
 pub fn compile(
     spec: &CollectiveSpec,
@@ -325,6 +343,12 @@ pub fn append(
             }
             (Op::AllReduce, Algo::Hierarchical) => {
                 hierarchical::all_reduce(b, comm, bytes, lane, ready)
+            }
+            (Op::AllGather, Algo::Hierarchical) => {
+                hierarchical::all_gather(b, comm, bytes, lane, ready)
+            }
+            (Op::ReduceScatter, Algo::Hierarchical) => {
+                hierarchical::reduce_scatter(b, comm, bytes, lane, ready)
             }
             (Op::Broadcast, Algo::Chain) => {
                 chain::broadcast(b, comm, spec.root as usize, bytes, lane, ready)
