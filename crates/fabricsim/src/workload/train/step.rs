@@ -1,31 +1,30 @@
 //! One training step: compute from the measured efficiency table, the communication of each
 //! parallelism timed by a [`CommModel`], the 1F1B pipeline bubble, and data-parallel overlap.
 //!
-//! Per micro-batch, on the slowest (last) pipeline stage: forward and backward GEMMs (backward
-//! = data + weight gradients = 2 x forward, at the forward shapes' efficiency) and causal flash
-//! attention, plus the communication on the critical path: TP all-reduces (2 forward + 2
-//! backward per layer, Megatron; with sequence parallelism the all-gather + reduce-scatter
-//! pair moves the same bytes), EP all-to-alls (dispatch + combine, forward and backward), CP
-//! K/V all-gathers and dK/dV reduce-scatters overlapped with the attention kernel, and the PP
-//! activation and gradient sends (physics.md F4). 1F1B runs (m + pp - 1) micro-batch slots of
-//! which pp - 1 are the bubble (Narayanan et al. 2021, bubble fraction (pp-1)/m). Data-parallel
-//! gradients are reduced in buckets as the last micro-batch's backward produces them, so
-//! only what outlasts the backward (at least the last bucket) is exposed; ZeRO-1/2 parameter
-//! all-gathers overlap the next forward the same way; with overlap off all of it is exposed.
+//! Every micro-batch has on its critical path, besides its compute (`compute`): TP
+//! all-reduces (2 forward + 2 backward per layer, 2 more when the forward is recomputed;
+//! Megatron, with sequence parallelism the all-gather + reduce-scatter pair moves the same
+//! bytes), EP all-to-alls (dispatch and combine, forward and backward), CP K/V all-gathers
+//! and dK/dV reduce-scatters less what the attention kernel hides, the PP activation and
+//! gradient sends (physics.md F4), and ZeRO-3 parameter gathers less what the layer compute
+//! hides. 1F1B runs m + pp - 1 such slots, pp - 1 of them the bubble (Narayanan et al. 2021:
+//! bubble fraction (pp-1)/m). Gradients are reduced in buckets as the last micro-batch's
+//! backward produces them and ZeRO-1/2 parameters gathered as the next forward needs them, so
+//! only what outlasts that compute (at least one bucket) is exposed; with overlap off, all.
 
 use serde::Serialize;
 
+use super::compute::{self, MicroBatch};
 use super::config::{Recompute, TrainConfig};
 use super::efficiency::{Efficiency, MEASURED_ON};
-use super::flops::{attention_flops, flops_per_token, layer_gemms, logits_gemm};
-use super::groups::{Groups, groups};
+use super::flops::flops_per_token;
+use super::groups::groups;
 use super::memory::{self, Memory};
 use crate::error::InputError;
-use crate::workload::collective::Op;
-use crate::workload::collective::piece;
+use crate::workload::collective::{Op, piece};
 use crate::workload::comm_model::{CommModel, GroupShape};
 
-/// Bytes per activation and gradient element (bf16).
+/// Bytes per activation, gradient and parameter element on the wire (bf16).
 const ELEM: f64 = 2.0;
 
 /// One collective of the step.
@@ -37,17 +36,11 @@ pub struct CommRow {
     pub servers: u32,
     pub bytes_per_call: u64,
     pub calls_per_step: u64,
+    /// Time of one call (data-parallel rows: all buckets of one call).
     pub time_per_call_s: f64,
     pub total_s: f64,
+    /// What compute does not hide (the steady-state part; the bubble is reported apart).
     pub exposed_s: f64,
-}
-
-/// Compute time of one micro-batch on the slowest stage, seconds.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct MicroBatch {
-    pub forward_s: f64,
-    pub backward_s: f64,
-    pub recompute_s: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -74,7 +67,7 @@ pub struct StepReport {
     pub exposed_comm_s: f64,
     pub tokens_per_s: f64,
     pub tflops_per_gpu: f64,
-    /// Model FLOPs / (step time x GPUs x peak), Megatron's MFU.
+    /// Model FLOPs / (step time x GPUs x peak): Megatron's MFU.
     pub mfu: f64,
     /// Model FLOPs / (compute time x GPUs x peak): the MFU with a free network and no bubble.
     pub compute_efficiency: f64,
@@ -85,60 +78,113 @@ pub struct StepReport {
     pub comm_source: String,
 }
 
-/// Time the collectives of `ops` (bucket times, in order) take when bucket j becomes available
-/// after (j+1)/n of a `window` of compute; returns the part that outlasts the window.
-fn exposed_after(bucket_times: &[f64], window: f64) -> f64 {
+/// Exposed time of collectives issued in buckets while `window` seconds of compute run:
+/// bucket j becomes available after (j+1)/n of the window (gradients of a backward; by time
+/// reversal also parameters needed by a forward), the network runs them one after another.
+pub fn exposed_after(bucket_times: &[f64], window: f64) -> f64 {
     let n = bucket_times.len() as f64;
     let mut finish: f64 = 0.0;
     for (j, t) in bucket_times.iter().enumerate() {
-        let ready = window * (j + 1) as f64 / n;
-        finish = finish.max(ready) + t;
+        finish = finish.max(window * (j + 1) as f64 / n) + t;
     }
     (finish - window).max(0.0)
 }
 
-struct Ctx<'a> {
-    comm: &'a dyn CommModel,
-    rows: Vec<CommRow>,
-}
-
-impl Ctx<'_> {
-    fn per_micro_batch(
-        &mut self,
-        name: &'static str,
-        op: Op,
-        bytes: f64,
-        group: GroupShape,
-        calls: u64,
-        exposed_each: Option<f64>,
-    ) -> f64 {
-        if group.ranks <= 1 || calls == 0 {
-            return 0.0;
-        }
-        let b = bytes.round() as u64;
-        let t = self.comm.time_s(op, b, group);
-        let exposed = exposed_each.unwrap_or(t);
-        self.rows.push(CommRow {
-            name,
-            op: op.name(),
-            ranks: group.ranks,
-            servers: group.servers,
-            bytes_per_call: b,
-            calls_per_step: calls,
-            time_per_call_s: t,
-            total_s: t * calls as f64,
-            exposed_s: exposed * calls as f64,
-        });
-        exposed
-    }
-}
-
-/// Bucketed data-parallel collectives: one entry per (name, op, bytes, group).
-struct Bucketed {
+/// A collective of the step, before timing.
+struct Coll {
     name: &'static str,
     op: Op,
     bytes: f64,
     group: GroupShape,
+}
+
+struct Step<'a> {
+    comm: &'a dyn CommModel,
+    micro_batches: u64,
+    bucket_bytes: u64,
+    overlap: bool,
+    rows: Vec<CommRow>,
+}
+
+impl Step<'_> {
+    /// `calls` of `c` per micro-batch, on its critical path; `hidden_by` seconds of compute
+    /// can hide them (per micro-batch). Returns the exposed seconds per micro-batch.
+    fn per_micro_batch(&mut self, c: Coll, calls: f64, hidden_by: f64) -> f64 {
+        if c.group.ranks <= 1 || calls == 0.0 {
+            return 0.0;
+        }
+        let bytes = c.bytes.round() as u64;
+        let t = self.comm.time_s(c.op, bytes, c.group);
+        let exposed = (t * calls - hidden_by).max(0.0);
+        self.push(
+            &c,
+            bytes,
+            (calls * self.micro_batches as f64).round() as u64,
+            t,
+            exposed * self.micro_batches as f64,
+        );
+        exposed
+    }
+
+    /// Collectives issued in buckets during `window` seconds of compute, `times` per step.
+    /// Returns the exposed seconds of one issue.
+    fn bucketed(&mut self, colls: Vec<Coll>, window: f64, times: u64) -> f64 {
+        let mut buckets = Vec::new();
+        let mut per_coll = Vec::new();
+        for c in colls {
+            if c.group.ranks <= 1 || c.bytes <= 0.0 {
+                continue;
+            }
+            let total = c.bytes.round() as u64;
+            let nb = total.div_ceil(self.bucket_bytes).max(1);
+            let before = buckets.len();
+            buckets.extend((0..nb).map(|j| self.comm.time_s(c.op, piece(total, nb, j), c.group)));
+            per_coll.push((c, total, buckets[before..].iter().sum::<f64>()));
+        }
+        let sum: f64 = buckets.iter().sum();
+        let exposed = if self.overlap {
+            exposed_after(&buckets, window)
+        } else {
+            sum
+        };
+        for (c, bytes, t) in per_coll {
+            let share = if sum > 0.0 { t / sum } else { 0.0 };
+            self.push(&c, bytes, times, t, exposed * share * times as f64);
+        }
+        exposed
+    }
+
+    fn push(&mut self, c: &Coll, bytes: u64, calls: u64, per_call: f64, exposed: f64) {
+        self.rows.push(CommRow {
+            name: c.name,
+            op: c.op.name(),
+            ranks: c.group.ranks,
+            servers: c.group.servers,
+            bytes_per_call: bytes,
+            calls_per_step: calls,
+            time_per_call_s: per_call,
+            total_s: per_call * calls as f64,
+            exposed_s: exposed,
+        });
+    }
+}
+
+fn out_of_memory(cfg: &TrainConfig, mem: &Memory) -> InputError {
+    cfg.origin.error(
+        "gpu",
+        &cfg.gpu.id,
+        format!(
+            "the plan needs {:.1} GB per GPU (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}) but a {} has {} GB",
+            mem.total_gb,
+            mem.weights_gb,
+            mem.grads_gb,
+            mem.optimizer_gb,
+            mem.activations_gb,
+            cfg.gpu.id,
+            mem.hbm_gb
+        ),
+        "a plan that fits: more tp or pp, a higher zero stage, recompute = full, a smaller micro_batch, or a GPU with more memory",
+    )
 }
 
 /// Models one step of `cfg` with `comm` timing the collectives.
@@ -150,252 +196,145 @@ pub fn step(
     let (m, p) = (&cfg.model, &cfg.par);
     let mem = memory::per_gpu(cfg);
     if mem.total_gb > mem.hbm_gb {
-        return Err(cfg.origin.error(
-            "gpu",
-            &cfg.gpu.id,
-            format!(
-                "the plan needs {:.1} GB per GPU (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}) but a {} has {} GB",
-                mem.total_gb, mem.weights_gb, mem.grads_gb, mem.optimizer_gb, mem.activations_gb, cfg.gpu.id, mem.hbm_gb
-            ),
-            "a plan that fits: more tp or pp, a higher zero stage, recompute = full, a smaller micro_batch, or a GPU with more memory",
-        ));
+        return Err(out_of_memory(cfg, &mem));
     }
-    let g: Groups = groups(cfg);
-    let peak = cfg.gpu.peak_flops();
+    let g = groups(cfg);
+    let mb = compute::micro_batch(cfg, eff);
     let mbs = p.micro_batches(m.global_batch);
-    let stage_layers = (m.layers / p.pp) as f64;
+    let layers = (m.layers / p.pp) as f64;
     let tokens = (p.micro_batch * m.seq) as f64 / p.cp as f64;
-
-    // Compute per micro-batch.
-    let gemm_time = |gm: &super::flops::Gemm| gm.flops() / (eff.gemm(gm.m, gm.n, gm.k) * peak);
-    let layer_fwd: f64 = layer_gemms(m, tokens, p.tp, p.ep)
-        .iter()
-        .map(gemm_time)
-        .sum();
-    // Causal flash attention does half the full score FLOPs forward, 3.5x that with backward.
-    let attn_causal_fwd = attention_flops(m, tokens, p.tp) / 2.0;
-    let attn_fwd = attn_causal_fwd / (eff.attention(m.seq as f64, false) * peak);
-    let attn_fwd_bwd = 3.5 * attn_causal_fwd / (eff.attention(m.seq as f64, true) * peak);
-    let logits_fwd = gemm_time(&logits_gemm(m, tokens, p.tp));
-    let mb = MicroBatch {
-        forward_s: stage_layers * (layer_fwd + attn_fwd) + logits_fwd,
-        backward_s: stage_layers * (2.0 * layer_fwd + attn_fwd_bwd - attn_fwd) + 2.0 * logits_fwd,
-        recompute_s: match p.recompute {
-            Recompute::None => 0.0,
-            Recompute::Full => stage_layers * (layer_fwd + attn_fwd),
-        },
-    };
-    let mb_compute = mb.forward_s + mb.backward_s + mb.recompute_s;
-
-    // Communication on the critical path of every micro-batch.
-    let mut ctx = Ctx {
+    let act = tokens * m.hidden as f64 * ELEM;
+    let mut st = Step {
         comm,
+        micro_batches: mbs,
+        bucket_bytes: p.dp_bucket_bytes,
+        overlap: p.dp_overlap,
         rows: Vec::new(),
     };
-    let calls = |per_mb: f64| (per_mb * mbs as f64).round() as u64;
-    let recompute_fwd = if p.recompute == Recompute::Full {
+    let coll = |name, op, bytes, group| Coll {
+        name,
+        op,
+        bytes,
+        group,
+    };
+
+    // The critical path of one micro-batch.
+    let mut slot = mb.total_s();
+    let recompute = if p.recompute == Recompute::Full {
         1.0
     } else {
         0.0
     };
-    let act = tokens * m.hidden as f64 * ELEM;
-    let mut mb_comm = 0.0;
-    mb_comm += (2.0 * (2.0 + recompute_fwd))
-        * stage_layers
-        * ctx.per_micro_batch(
-            "tp_all_reduce",
-            Op::AllReduce,
-            act,
-            g.tp,
-            calls((4.0 + 2.0 * recompute_fwd) * stage_layers),
-            None,
-        );
+    slot += st.per_micro_batch(
+        coll("tp_all_reduce", Op::AllReduce, act, g.tp),
+        (4.0 + 2.0 * recompute) * layers,
+        0.0,
+    );
     if m.is_moe() {
-        let dispatch = tokens * m.top_k as f64 * m.hidden as f64 * ELEM / p.tp as f64;
-        mb_comm += 4.0
-            * stage_layers
-            * ctx.per_micro_batch(
-                "ep_all_to_all",
-                Op::AllToAll,
-                dispatch,
-                g.ep,
-                calls(4.0 * stage_layers),
-                None,
-            );
+        let dispatch = act * m.top_k as f64 / p.tp as f64;
+        slot += st.per_micro_batch(
+            coll("ep_all_to_all", Op::AllToAll, dispatch, g.ep),
+            4.0 * layers,
+            0.0,
+        );
     }
     if p.cp > 1 {
         let kv_local = (m.kv_heads as f64 / p.tp as f64).max(1.0) * m.head_dim() as f64;
         let kv = (p.micro_batch * m.seq) as f64 * 2.0 * kv_local * ELEM;
-        let t_ag = comm.time_s(Op::AllGather, kv.round() as u64, g.cp);
-        let t_rs = comm.time_s(Op::ReduceScatter, kv.round() as u64, g.cp);
-        let fwd_exposed = (t_ag - attn_fwd).max(0.0);
-        let bwd_exposed = (t_ag + t_rs - (attn_fwd_bwd - attn_fwd)).max(0.0);
-        // The backward exposure is shared by its all-gather and reduce-scatter by time.
-        let ag_share = if t_ag + t_rs > 0.0 {
-            t_ag / (t_ag + t_rs)
-        } else {
-            0.5
-        };
-        let ag_each = (fwd_exposed + bwd_exposed * ag_share) / 2.0;
-        let rs_each = bwd_exposed * (1.0 - ag_share);
-        mb_comm += 2.0
-            * stage_layers
-            * ctx.per_micro_batch(
-                "cp_kv_all_gather",
-                Op::AllGather,
-                kv,
-                g.cp,
-                calls(2.0 * stage_layers),
-                Some(ag_each),
-            );
-        mb_comm += stage_layers
-            * ctx.per_micro_batch(
-                "cp_dkv_reduce_scatter",
-                Op::ReduceScatter,
-                kv,
-                g.cp,
-                calls(stage_layers),
-                Some(rs_each),
-            );
+        // Forward gathers hide behind forward attention; the backward's gather and
+        // reduce-scatter behind backward attention (split by their share of the calls).
+        slot += st.per_micro_batch(
+            coll("cp_kv_all_gather", Op::AllGather, kv, g.cp),
+            2.0 * layers,
+            mb.attention_forward_s + mb.attention_backward_s / 2.0,
+        );
+        slot += st.per_micro_batch(
+            coll("cp_dkv_reduce_scatter", Op::ReduceScatter, kv, g.cp),
+            layers,
+            mb.attention_backward_s / 2.0,
+        );
     }
     if p.pp > 1 {
-        mb_comm += 2.0
-            * ctx.per_micro_batch(
-                "pp_send_recv",
-                Op::SendRecv,
-                act / p.tp as f64,
-                g.pp_pair,
-                calls(2.0),
-                None,
-            );
+        slot += st.per_micro_batch(
+            coll("pp_send_recv", Op::SendRecv, act / p.tp as f64, g.pp_pair),
+            2.0,
+            0.0,
+        );
     }
-    let slot = mb_compute + mb_comm;
-    let compute = mbs as f64 * mb_compute;
-    let bubble = (p.pp - 1) as f64 * slot;
 
-    // Data parallelism, bucketed and overlapped.
+    // Data parallelism: dense weights over dp, expert weights over dp / ep.
     let (psi_d, psi_e) = memory::params_per_gpu(cfg);
-    let grads = |op: Op, name_d: &'static str, name_e: &'static str| {
-        let mut v = vec![Bucketed {
-            name: name_d,
-            op,
-            bytes: psi_d * ELEM,
-            group: g.dp,
-        }];
-        if psi_e > 0.0 {
-            v.push(Bucketed {
-                name: name_e,
-                op,
-                bytes: psi_e * ELEM,
-                group: g.edp,
-            });
-        }
-        v
+    let dp_colls = |op: Op, dense: &'static str, expert: &'static str| {
+        vec![
+            coll(dense, op, psi_d * ELEM, g.dp),
+            coll(expert, op, psi_e * ELEM, g.edp),
+        ]
     };
     let last_bwd = mb.backward_s + mb.recompute_s;
-    let mut phases: Vec<(Vec<Bucketed>, f64, u64)> = Vec::new(); // (collectives, window, times per step)
+    let mut dp_exposed = 0.0;
     match p.zero {
-        0 => phases.push((
-            grads(Op::AllReduce, "dp_grad_all_reduce", "edp_grad_all_reduce"),
-            last_bwd,
-            1,
-        )),
+        0 => {
+            dp_exposed += st.bucketed(
+                dp_colls(Op::AllReduce, "dp_grad_all_reduce", "edp_grad_all_reduce"),
+                last_bwd,
+                1,
+            )
+        }
         1 | 2 => {
-            phases.push((
-                grads(
+            dp_exposed += st.bucketed(
+                dp_colls(
                     Op::ReduceScatter,
                     "dp_grad_reduce_scatter",
                     "edp_grad_reduce_scatter",
                 ),
                 last_bwd,
                 1,
-            ));
-            phases.push((
-                grads(Op::AllGather, "dp_param_all_gather", "edp_param_all_gather"),
+            );
+            dp_exposed += st.bucketed(
+                dp_colls(Op::AllGather, "dp_param_all_gather", "edp_param_all_gather"),
                 mb.forward_s,
                 1,
-            ));
+            );
         }
         _ => {
-            phases.push((
-                grads(
+            // FSDP gathers the parameters again for every micro-batch, forward and backward.
+            slot += st.bucketed(
+                dp_colls(
                     Op::AllGather,
                     "dp_param_all_gather_fwd",
                     "edp_param_all_gather_fwd",
                 ),
                 mb.forward_s,
                 mbs,
-            ));
-            phases.push((
-                grads(
+            );
+            slot += st.bucketed(
+                dp_colls(
                     Op::AllGather,
                     "dp_param_all_gather_bwd",
                     "edp_param_all_gather_bwd",
                 ),
                 last_bwd,
                 mbs,
-            ));
-            phases.push((
-                grads(
+            );
+            dp_exposed += st.bucketed(
+                dp_colls(
                     Op::ReduceScatter,
                     "dp_grad_reduce_scatter",
                     "edp_grad_reduce_scatter",
                 ),
                 last_bwd,
                 1,
-            ));
-        }
-    }
-    let mut dp_exposed = 0.0;
-    for (colls, window, times) in phases {
-        let mut buckets = Vec::new(); // (collective index, time) in the order they are issued
-        let mut totals = vec![0.0; colls.len()];
-        for (i, c) in colls.iter().enumerate() {
-            if c.group.ranks <= 1 || c.bytes <= 0.0 {
-                continue;
-            }
-            let total = c.bytes.round() as u64;
-            let nb = total.div_ceil(p.dp_bucket_bytes).max(1);
-            for j in 0..nb {
-                let t = comm.time_s(c.op, piece(total, nb, j), c.group);
-                buckets.push((i, t));
-                totals[i] += t;
-            }
-        }
-        let times_only: Vec<f64> = buckets.iter().map(|b| b.1).collect();
-        let sum: f64 = times_only.iter().sum();
-        let exposed = if p.dp_overlap {
-            exposed_after(&times_only, window)
-        } else {
-            sum
-        };
-        dp_exposed += exposed * times as f64;
-        for (i, c) in colls.iter().enumerate() {
-            if totals[i] == 0.0 {
-                continue;
-            }
-            let share = if sum > 0.0 { totals[i] / sum } else { 0.0 };
-            let bytes = c.bytes.round() as u64;
-            ctx.rows.push(CommRow {
-                name: c.name,
-                op: c.op.name(),
-                ranks: c.group.ranks,
-                servers: c.group.servers,
-                bytes_per_call: bytes,
-                calls_per_step: times,
-                time_per_call_s: totals[i],
-                total_s: totals[i] * times as f64,
-                exposed_s: exposed * share * times as f64,
-            });
+            );
         }
     }
 
+    let compute = mbs as f64 * mb.total_s();
+    let bubble = (p.pp - 1) as f64 * slot;
     let step = mbs as f64 * slot + bubble + dp_exposed;
     let fpt = flops_per_token(m);
     let tokens_step = (m.global_batch * m.seq) as f64;
     let model_flops = fpt * tokens_step;
-    let n = cfg.gpus as f64;
-    let exposed_comm: f64 = ctx.rows.iter().map(|r| r.exposed_s).sum();
+    let (n, peak) = (cfg.gpus as f64, cfg.gpu.peak_flops());
     Ok(StepReport {
         model: m.id.clone(),
         params: m.params(),
@@ -416,13 +355,13 @@ pub fn step(
         step_time_s: step,
         compute_s: compute,
         bubble_s: bubble,
-        exposed_comm_s: exposed_comm,
+        exposed_comm_s: st.rows.iter().map(|r| r.exposed_s).sum(),
         tokens_per_s: tokens_step / step,
         tflops_per_gpu: model_flops / step / n / 1e12,
         mfu: model_flops / (step * n * peak),
         compute_efficiency: model_flops / (compute * n * peak),
         per_micro_batch: mb,
-        collectives: ctx.rows,
+        collectives: st.rows,
         memory: mem,
         compute_source: if cfg.gpu.id == MEASURED_ON {
             "measured H200 efficiency table (data/compute/h200.csv)".into()
