@@ -183,7 +183,7 @@ fn tree_and_chain_volumes() {
 }
 
 #[test]
-fn dependencies_point_backwards_and_every_message_is_reachable_from_a_source() {
+fn dependencies_point_backwards_and_nvlink_rate_is_recorded() {
     for (op, algo) in [
         (Op::AllReduce, Algo::Ring),
         (Op::AllReduce, Algo::Tree),
@@ -226,4 +226,33 @@ fn invalid_requests_are_input_errors() {
     spec.channels = 1;
     spec.root = 3;
     assert_eq!(compile(&spec, &comm, NVLINK).unwrap_err().key, "--root");
+}
+
+#[test]
+fn placement_maps_ranks_through_the_topology_host_table() {
+    // A topology that numbers hosts rail-major (host = local * servers + server): the DAG
+    // addresses the same GPUs through that table, so the hierarchical rail phase still pairs
+    // GPU i of each server (hosts i*servers ..) and NVLink stays inside a server.
+    let (servers, gpn) = (4u32, 8u32);
+    let place = Placement::new(servers, gpn, |s, l| {
+        fabricsim::topology::HostId(l * servers + s)
+    });
+    let spec = CollectiveSpec {
+        op: Op::AllReduce,
+        algo: Algo::Hierarchical,
+        bytes: 1 << 20,
+        root: 0,
+        channels: 1,
+        chunk_bytes: 0,
+    };
+    let dag = compile(&spec, &Comm::world(&place), NVLINK).unwrap();
+    let server = |h: u32| h % servers;
+    let local = |h: u32| h / servers;
+    for m in &dag.messages {
+        match m.path {
+            Path::Net => assert_eq!(local(m.src.0), local(m.dst.0), "rail-aligned"),
+            Path::NvLink => assert_eq!(server(m.src.0), server(m.dst.0)),
+        }
+    }
+    assert_eq!(place.host(9), fabricsim::topology::HostId(4 + 1));
 }

@@ -183,15 +183,17 @@ impl<'a> Comm<'a> {
 
     /// Comm ranks grouped by server, servers in order of first appearance, ranks in comm order.
     pub fn by_server(&self) -> Vec<Vec<usize>> {
-        let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
+        let mut slot: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
         for (p, &g) in self.gpus.iter().enumerate() {
-            let s = self.place.server(g);
-            match groups.iter_mut().find(|(srv, _)| *srv == s) {
-                Some((_, v)) => v.push(p),
-                None => groups.push((s, vec![p])),
+            let next = groups.len();
+            let i = *slot.entry(self.place.server(g)).or_insert(next);
+            if i == next {
+                groups.push(Vec::new());
             }
+            groups[i].push(p);
         }
-        groups.into_iter().map(|(_, v)| v).collect()
+        groups
     }
 
     /// The sub-communicator of the given comm ranks.

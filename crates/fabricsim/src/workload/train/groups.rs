@@ -39,3 +39,57 @@ pub fn groups(cfg: &TrainConfig) -> Groups {
         pp_pair: shape(p.tp * p.cp * p.dp, p.pp.min(2), g),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_groups_land_on_the_expected_servers() {
+        // 8 GPUs per server: tp 8 fills one server; dp strides by 8, one GPU per server;
+        // tp 2 with dp 16 strides by 2: 4 per server over 4 servers; a pipeline hop of 256
+        // GPUs crosses servers.
+        assert_eq!(
+            shape(1, 8, 8),
+            GroupShape {
+                ranks: 8,
+                servers: 1
+            }
+        );
+        assert_eq!(
+            shape(8, 32, 8),
+            GroupShape {
+                ranks: 32,
+                servers: 32
+            }
+        );
+        assert_eq!(
+            shape(2, 16, 8),
+            GroupShape {
+                ranks: 16,
+                servers: 4
+            }
+        );
+        assert_eq!(
+            shape(1, 16, 8),
+            GroupShape {
+                ranks: 16,
+                servers: 2
+            }
+        );
+        assert_eq!(
+            shape(256, 2, 8),
+            GroupShape {
+                ranks: 2,
+                servers: 2
+            }
+        );
+        assert_eq!(
+            shape(2, 1, 8),
+            GroupShape {
+                ranks: 1,
+                servers: 1
+            }
+        );
+    }
+}

@@ -374,3 +374,20 @@ pub fn step(
         comm_source: comm.describe(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::exposed_after;
+
+    #[test]
+    fn bucket_overlap_closed_forms() {
+        // n buckets of t seconds released evenly over a window W: when t <= W/n the network
+        // keeps up and only the last bucket shows (t); otherwise it is the bottleneck from the
+        // first release on: W/n + n t - W.
+        let (w, n) = (10.0, 5);
+        assert!((exposed_after(&vec![1.0; n], w) - 1.0).abs() < 1e-12);
+        assert!((exposed_after(&vec![3.0; n], w) - (w / n as f64 + 15.0 - w)).abs() < 1e-12);
+        assert_eq!(exposed_after(&[], w), 0.0);
+        assert_eq!(exposed_after(&[4.0], 0.0), 4.0);
+    }
+}
