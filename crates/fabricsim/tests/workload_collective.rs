@@ -33,7 +33,7 @@ fn sent_by(dag: &MessageDag, host: u32) -> u64 {
 /// Every rank sends exactly factor * S (S divisible by everything involved).
 fn assert_per_rank(op: Op, algo: Algo, servers: u32, gpn: u32, channels: u32) {
     let n = servers * gpn;
-    let s: u64 = 3 * 5 * 7 * 64 << 14;
+    let s: u64 = (3 * 5 * 7 * 64) << 14;
     let dag = build(op, algo, servers, gpn, s, channels);
     let want = busbw::bytes_per_rank(op, n, s);
     for h in 0..n {

@@ -104,7 +104,7 @@ pub fn fit(points: &[(u64, f64)]) -> Result<Fit, FitError> {
         a = 0.0;
         b = swst / swss;
     }
-    if !(b > 0.0) {
+    if b.is_nan() || b <= 0.0 {
         return Err(FitError::NoBandwidth);
     }
     let model = AlphaBeta {
