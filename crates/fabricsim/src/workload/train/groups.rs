@@ -5,17 +5,40 @@
 use super::config::TrainConfig;
 use crate::workload::comm_model::GroupShape;
 
-/// The communicator shapes of one training job (those of the group containing GPU 0).
+/// One communicator: `shape.ranks` GPUs `stride` apart, starting at GPU 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layout {
+    pub shape: GroupShape,
+    pub stride: u64,
+}
+
+impl Layout {
+    fn new(stride: u64, size: u64, gpn: u64) -> Layout {
+        Layout {
+            shape: shape(stride, size, gpn),
+            stride,
+        }
+    }
+
+    /// The global GPU indices of the group containing GPU 0.
+    pub fn members(&self) -> Vec<u32> {
+        (0..self.shape.ranks as u64)
+            .map(|i| (i * self.stride) as u32)
+            .collect()
+    }
+}
+
+/// The communicators of one training job (those of the group containing GPU 0).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Groups {
-    pub tp: GroupShape,
-    pub cp: GroupShape,
-    pub dp: GroupShape,
-    pub ep: GroupShape,
+    pub tp: Layout,
+    pub cp: Layout,
+    pub dp: Layout,
+    pub ep: Layout,
     /// Data parallelism of the expert weights: dp / ep ranks.
-    pub edp: GroupShape,
+    pub edp: Layout,
     /// Two adjacent pipeline stages (a send/recv pair).
-    pub pp_pair: GroupShape,
+    pub pp_pair: Layout,
 }
 
 /// `size` GPUs `stride` apart from GPU 0 on servers of `gpn` GPUs.
@@ -31,12 +54,12 @@ pub fn shape(stride: u64, size: u64, gpn: u64) -> GroupShape {
 pub fn groups(cfg: &TrainConfig) -> Groups {
     let (p, g) = (&cfg.par, cfg.gpus_per_node);
     Groups {
-        tp: shape(1, p.tp, g),
-        cp: shape(p.tp, p.cp, g),
-        dp: shape(p.tp * p.cp, p.dp, g),
-        ep: shape(p.tp * p.cp, p.ep, g),
-        edp: shape(p.tp * p.cp * p.ep, p.dp / p.ep, g),
-        pp_pair: shape(p.tp * p.cp * p.dp, p.pp.min(2), g),
+        tp: Layout::new(1, p.tp, g),
+        cp: Layout::new(p.tp, p.cp, g),
+        dp: Layout::new(p.tp * p.cp, p.dp, g),
+        ep: Layout::new(p.tp * p.cp, p.ep, g),
+        edp: Layout::new(p.tp * p.cp * p.ep, p.dp / p.ep, g),
+        pp_pair: Layout::new(p.tp * p.cp * p.dp, p.pp.min(2), g),
     }
 }
 

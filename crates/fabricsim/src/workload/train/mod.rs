@@ -2,6 +2,7 @@
 //! collectives; the result is the step time split into compute, exposed communication and
 //! pipeline bubble, with tokens/s, TFLOP/s per GPU and MFU.
 
+pub mod calibrate;
 pub mod compute;
 pub mod config;
 pub mod efficiency;

@@ -18,7 +18,7 @@ use super::compute::{self, MicroBatch};
 use super::config::{Recompute, TrainConfig};
 use super::efficiency::{Efficiency, MEASURED_ON};
 use super::flops::flops_per_token;
-use super::groups::groups;
+use super::groups::{Layout, groups};
 use super::memory::{self, Memory};
 use crate::error::InputError;
 use crate::workload::collective::{Op, piece};
@@ -34,6 +34,8 @@ pub struct CommRow {
     pub op: &'static str,
     pub ranks: u32,
     pub servers: u32,
+    /// GPUs between consecutive ranks of the group (Megatron layout; the group of GPU 0).
+    pub gpu_stride: u64,
     pub bytes_per_call: u64,
     pub calls_per_step: u64,
     /// Time of one call (data-parallel rows: all buckets of one call).
@@ -95,7 +97,13 @@ struct Coll {
     name: &'static str,
     op: Op,
     bytes: f64,
-    group: GroupShape,
+    layout: Layout,
+}
+
+impl Coll {
+    fn group(&self) -> GroupShape {
+        self.layout.shape
+    }
 }
 
 struct Step<'a> {
@@ -110,11 +118,11 @@ impl Step<'_> {
     /// `calls` of `c` per micro-batch, on its critical path; `hidden_by` seconds of compute
     /// can hide them (per micro-batch). Returns the exposed seconds per micro-batch.
     fn per_micro_batch(&mut self, c: Coll, calls: f64, hidden_by: f64) -> f64 {
-        if c.group.ranks <= 1 || calls == 0.0 {
+        if c.group().ranks <= 1 || calls == 0.0 {
             return 0.0;
         }
         let bytes = c.bytes.round() as u64;
-        let t = self.comm.time_s(c.op, bytes, c.group);
+        let t = self.comm.time_s(c.op, bytes, c.group());
         let exposed = (t * calls - hidden_by).max(0.0);
         self.push(
             &c,
@@ -132,13 +140,13 @@ impl Step<'_> {
         let mut buckets = Vec::new();
         let mut per_coll = Vec::new();
         for c in colls {
-            if c.group.ranks <= 1 || c.bytes <= 0.0 {
+            if c.group().ranks <= 1 || c.bytes <= 0.0 {
                 continue;
             }
             let total = c.bytes.round() as u64;
             let nb = total.div_ceil(self.bucket_bytes).max(1);
             let before = buckets.len();
-            buckets.extend((0..nb).map(|j| self.comm.time_s(c.op, piece(total, nb, j), c.group)));
+            buckets.extend((0..nb).map(|j| self.comm.time_s(c.op, piece(total, nb, j), c.group())));
             per_coll.push((c, total, buckets[before..].iter().sum::<f64>()));
         }
         let sum: f64 = buckets.iter().sum();
@@ -158,8 +166,9 @@ impl Step<'_> {
         self.rows.push(CommRow {
             name: c.name,
             op: c.op.name(),
-            ranks: c.group.ranks,
-            servers: c.group.servers,
+            ranks: c.group().ranks,
+            servers: c.group().servers,
+            gpu_stride: c.layout.stride,
             bytes_per_call: bytes,
             calls_per_step: calls,
             time_per_call_s: per_call,
@@ -211,11 +220,11 @@ pub fn step(
         overlap: p.dp_overlap,
         rows: Vec::new(),
     };
-    let coll = |name, op, bytes, group| Coll {
+    let coll = |name, op, bytes, layout| Coll {
         name,
         op,
         bytes,
-        group,
+        layout,
     };
 
     // The critical path of one micro-batch.
