@@ -241,7 +241,30 @@ impl<'a> Builder<'a> {
 
     /// A message of `bytes` from GPU `from` to GPU `to`, posted when `deps` have finished.
     pub fn send(&mut self, from: u32, to: u32, bytes: u64, deps: &[u32], qp: u32, tag: u32) -> u32 {
-        let (src, dst) = (self.place.host(from), self.place.host(to));
+        self.send_via(from, from, to, bytes, deps, qp, tag)
+    }
+
+    /// Like [`Builder::send`], but a message to another server leaves through the NIC of GPU
+    /// `nic` of the sender's server (NCCL's rings leave a node through the NIC they entered by,
+    /// the sending GPU reaching it over PCIe/NVLink: NCCL_CROSS_NIC=0, PXN).
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_via(
+        &mut self,
+        nic: u32,
+        from: u32,
+        to: u32,
+        bytes: u64,
+        deps: &[u32],
+        qp: u32,
+        tag: u32,
+    ) -> u32 {
+        debug_assert!(self.place.same_server(nic, from));
+        let src = if self.place.same_server(from, to) {
+            self.place.host(from)
+        } else {
+            self.place.host(nic)
+        };
+        let dst = self.place.host(to);
         let id = self.dag.push(src, dst, bytes, Time::ZERO, deps);
         let m = &mut self.dag.messages[id as usize];
         m.qp = qp as u16;

@@ -6,8 +6,9 @@
 //! `prims.recvReduceSend` / `directRecvCopySend`; Patarasuk and Yuan 2009). Each rank sends
 //! (n-1)/n of the buffer per phase, so all-reduce moves 2(n-1)/n * S per rank (nccl-tests
 //! PERFORMANCE.md). Each channel rotates the GPUs inside every server by `channel * k /
-//! channels`, so the hop between servers leaves through a different GPU and NIC per channel,
-//! as NCCL spreads its rings over the NICs.
+//! channels`; the hop to the next server leaves through the NIC of the GPU the ring entered
+//! the server by, and arrives at the same rail's GPU there (NCCL rings use one NIC per node
+//! and channel, NCCL_CROSS_NIC=0), so channels spread over the rails and stay rail-aligned.
 
 use super::{Builder, Comm, Frontier, Lane, piece, start_frontier};
 
@@ -115,6 +116,17 @@ fn pass(
 ) -> Frontier {
     let n = comm.len();
     let order = ring_order(comm, lane);
+    // The GPU each ring position's server was entered by (the first of its block).
+    let place = comm.place;
+    let mut entry = vec![0u32; n];
+    for i in 0..n {
+        let g = comm.gpus[order[i]];
+        entry[i] = if i > 0 && place.same_server(g, comm.gpus[order[i - 1]]) {
+            entry[i - 1]
+        } else {
+            g
+        };
+    }
     let chunks = chunks_per_segment(bytes, n, lane.chunk_bytes);
     // Per step, the shift a: ring position i sends segment (i + a) mod n.
     let mut steps: Vec<usize> = Vec::new();
@@ -141,7 +153,8 @@ fn pass(
                 }
                 let from = comm.gpus[order[i]];
                 let to = comm.gpus[order[(i + 1) % n]];
-                cur[c as usize * n + i] = b.send(from, to, len, &deps, lane.channel, t as u32);
+                cur[c as usize * n + i] =
+                    b.send_via(entry[i], from, to, len, &deps, lane.channel, t as u32);
             }
         }
         std::mem::swap(&mut prev, &mut cur);
