@@ -47,13 +47,14 @@ pub fn to_text(r: &StepReport) -> String {
     ));
     for c in &r.collectives {
         s.push_str(&format!(
-            "  {:<26} {:>14}  {}   ({} on {} GPUs / {} servers, {} B x {})\n",
+            "  {:<26} {:>14}  {}   ({} on {} GPUs in {} server{}, {} B x {})\n",
             c.name,
             ms(c.exposed_s),
             pct(c.exposed_s, st),
             c.op,
             c.ranks,
             c.servers,
+            if c.servers == 1 { "" } else { "s" },
             c.bytes_per_call,
             c.calls_per_step
         ));
