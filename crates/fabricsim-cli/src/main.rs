@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
 mod outcome;
+mod train;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -19,10 +20,15 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Cmd {}
+enum Cmd {
+    /// Step time, tokens/s and MFU of a model on a cluster.
+    Train(train::TrainArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome: outcome::Outcome = match cli.cmd {};
+    let outcome: outcome::Outcome = match cli.cmd {
+        Cmd::Train(a) => train::run(a),
+    };
     outcome::exit_code(outcome)
 }

@@ -8,5 +8,6 @@ pub mod rng;
 pub mod scenario;
 pub mod topology;
 pub mod units;
+pub mod workload;
 
 pub use error::{InputError, Source};

@@ -3,6 +3,8 @@
 //! Each `[section]` has its own file and type. Unknown keys, wrong types and out-of-range values
 //! are [`InputError`]s naming the file, line, key, value and what is allowed.
 
+pub mod train;
+
 use serde::Deserialize;
 
 use crate::error::{InputError, Source};
@@ -14,6 +16,9 @@ pub struct ScenarioFile {
     /// Free text shown in reports.
     #[serde(default)]
     pub name: Option<String>,
+    /// `fabricsim train`: model, parallelism and cluster size.
+    #[serde(default)]
+    pub train: Option<train::TrainSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).
