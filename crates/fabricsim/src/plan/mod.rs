@@ -12,7 +12,7 @@ pub mod power;
 
 use crate::error::InputError;
 use crate::scenario::{Design, Scenario};
-use crate::topology::{BuildError, Topology, TopologySpec};
+use crate::topology::Topology;
 
 /// Everything `fabricsim plan` reports.
 #[derive(Clone, Debug)]
@@ -91,13 +91,10 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
     })
 }
 
-/// The whole pipeline from a scenario: validate, build the topology with `build`, plan.
-pub fn run(
-    s: &Scenario,
-    build: impl FnOnce(&TopologySpec) -> Result<Topology, BuildError>,
-) -> Result<(Design, Topology, Plan), InputError> {
+/// The whole pipeline from a scenario: validate, build the topology, plan.
+pub fn run(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
     let d = s.design()?;
-    let mut t = build(&d.spec).map_err(|e| s.build_error(&e, &d))?;
+    let mut t = crate::topology::build(&d.spec).map_err(|e| s.build_error(&e, &d))?;
     let p = make(s, &d, &mut t)?;
     Ok((d, t, p))
 }
