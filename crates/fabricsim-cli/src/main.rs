@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
 mod outcome;
+mod plan;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -19,10 +20,15 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Cmd {}
+enum Cmd {
+    /// Bill of materials, power and cost of a cluster's fabric.
+    Plan(plan::PlanArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome: outcome::Outcome = match cli.cmd {};
+    let outcome: outcome::Outcome = match cli.cmd {
+        Cmd::Plan(a) => plan::run(a),
+    };
     outcome::exit_code(outcome)
 }

@@ -83,7 +83,16 @@ fn unique<'a>(
     let mut seen: Vec<&str> = Vec::new();
     for (i, id) in ids.enumerate() {
         if id.trim().is_empty() {
-            return Err(err(src, table, i, id, "id", "\"\"", "is empty", "a non-empty id"));
+            return Err(err(
+                src,
+                table,
+                i,
+                id,
+                "id",
+                "\"\"",
+                "is empty",
+                "a non-empty id",
+            ));
         }
         if seen.contains(&id) {
             return Err(err(
@@ -106,7 +115,11 @@ fn unique<'a>(
 pub(super) fn file(src: &Source, f: &CatalogFile) -> Result<(), InputError> {
     unique(src, "switch", f.switch.iter().map(|x| x.id.as_str()))?;
     unique(src, "nic", f.nic.iter().map(|x| x.id.as_str()))?;
-    unique(src, "transceiver", f.transceiver.iter().map(|x| x.id.as_str()))?;
+    unique(
+        src,
+        "transceiver",
+        f.transceiver.iter().map(|x| x.id.as_str()),
+    )?;
     unique(src, "cable", f.cable.iter().map(|x| x.id.as_str()))?;
     unique(src, "fiber", f.fiber.iter().map(|x| x.id.as_str()))?;
     unique(src, "gpu", f.gpu.iter().map(|x| x.id.as_str()))?;
@@ -128,7 +141,16 @@ pub(super) fn file(src: &Source, f: &CatalogFile) -> Result<(), InputError> {
             ],
         )?;
         if s.modes.is_empty() {
-            return Err(err(src, t, i, &s.id, "modes", "[]", "is empty", "at least one port mode"));
+            return Err(err(
+                src,
+                t,
+                i,
+                &s.id,
+                "modes",
+                "[]",
+                "is empty",
+                "at least one port mode",
+            ));
         }
         for m in &s.modes {
             if m.port_gbps == 0 || m.ports == 0 || s.cages == 0 || m.ports % s.cages != 0 {

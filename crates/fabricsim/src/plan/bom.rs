@@ -109,7 +109,9 @@ impl Bom {
         self.lines
             .iter()
             .filter(|l| l.category == cat)
-            .fold((0, 0.0, 0.0), |a, l| (a.0 + l.count, a.1 + l.usd, a.2 + l.watts))
+            .fold((0, 0.0, 0.0), |a, l| {
+                (a.0 + l.count, a.1 + l.usd, a.2 + l.watts)
+            })
     }
 }
 
@@ -206,7 +208,11 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
     // Modules: ceil(ports / ports per module) per (node, module type).
     module_ports.sort_unstable();
     let mut modules = vec![0u64; c.transceivers.len()];
-    let gbps = t.links.first().map(|l| (l.rate.bps() / 1_000_000_000) as u32).unwrap_or(0);
+    let gbps = t
+        .links
+        .first()
+        .map(|l| (l.rate.bps() / 1_000_000_000) as u32)
+        .unwrap_or(0);
     for run in module_ports.chunk_by(|a, b| a == b) {
         let x = &c.transceivers[run[0].1 as usize];
         let per = x.ports_at(gbps).unwrap_or(1) as u64;
@@ -224,11 +230,27 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
     let mut lengths = Vec::new();
     if let Some(sw) = c.switch(switch_id) {
         let n: u64 = tiers.iter().map(|x| x.switches).sum();
-        lines.push(line(Category::Switch, &sw.id, &sw.name, None, n, sw.price_usd, sw.power_w));
+        lines.push(line(
+            Category::Switch,
+            &sw.id,
+            &sw.name,
+            None,
+            n,
+            sw.price_usd,
+            sw.power_w,
+        ));
     }
     if let Some(nic) = c.nic(nic_id) {
         let n = t.num_hosts() as u64;
-        lines.push(line(Category::Nic, &nic.id, &nic.name, None, n, nic.price_usd, nic.power_w));
+        lines.push(line(
+            Category::Nic,
+            &nic.id,
+            &nic.name,
+            None,
+            n,
+            nic.price_usd,
+            nic.power_w,
+        ));
     }
     for (i, x) in c.transceivers.iter().enumerate() {
         if modules[i] > 0 {
@@ -249,7 +271,15 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
             .collect();
         let n: u64 = bins.iter().sum();
         if n > 0 {
-            lines.push(line(Category::Cable, &x.id, &x.name, Some(x.class), n, x.price_usd, x.power_w));
+            lines.push(line(
+                Category::Cable,
+                &x.id,
+                &x.name,
+                Some(x.class),
+                n,
+                x.price_usd,
+                x.power_w,
+            ));
             push_bins(&mut lengths, &x.id, &bins);
         }
     }

@@ -169,10 +169,7 @@ fn home_servers(t: &Topology) -> Vec<u32> {
             NodeKind::Nic { server, .. } => home[i] = server,
             NodeKind::Switch { .. } => {
                 below.clear();
-                below.extend(
-                    n.down_ports()
-                        .map(|p| home[t.peer_node(PortId(p)).idx()]),
-                );
+                below.extend(n.down_ports().map(|p| home[t.peer_node(PortId(p)).idx()]));
                 below.sort_unstable();
                 home[i] = below.get(below.len() / 2).copied().unwrap_or(0);
             }
@@ -211,7 +208,14 @@ mod tests {
         let sp = b.add_switch(2, 0, 0, 16);
         let r = BitRate::gbps(400);
         for (s, &n) in nics.iter().enumerate() {
-            b.connect(n, if s < 8 { l0 } else { l1 }, r, 0.0, Time::ZERO, Medium::Unspecified);
+            b.connect(
+                n,
+                if s < 8 { l0 } else { l1 },
+                r,
+                0.0,
+                Time::ZERO,
+                Medium::Unspecified,
+            );
         }
         b.connect(l0, sp, r, 0.0, Time::ZERO, Medium::Unspecified);
         b.connect(l1, sp, r, 0.0, Time::ZERO, Medium::Unspecified);

@@ -1,1 +1,4 @@
-//! Report formatting.
+//! Reports: formatting of plans (and, later, run results) as text, JSON and CSV. Reports read
+//! results; they never compute the model.
+
+pub mod plan;

@@ -40,8 +40,13 @@ pub const FLAGS: &[(&str, &str)] = &[
 
 fn kind(key: &str) -> Kind {
     match key {
-        "cluster.gpus" | "cluster.gpus_per_node" | "cluster.nics_per_node" | "fabric.mtu_bytes"
-        | "layout.servers_per_rack" | "layout.racks_per_row" | "cost.years" => Kind::Int,
+        "cluster.gpus"
+        | "cluster.gpus_per_node"
+        | "cluster.nics_per_node"
+        | "fabric.mtu_bytes"
+        | "layout.servers_per_rack"
+        | "layout.racks_per_row"
+        | "cost.years" => Kind::Int,
         "cost.usd_per_kwh" | "cost.pue" => Kind::Float,
         "topology.tiers" => Kind::IntOrText,
         _ => Kind::Text,

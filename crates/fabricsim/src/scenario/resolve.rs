@@ -73,8 +73,9 @@ impl Scenario {
     pub fn design(&self) -> Result<Design, InputError> {
         let f = &self.file;
         let profile_id = f.fabric.profile.trim();
-        let mut profile = Profile::builtin(profile_id)
-            .map_err(|(problem, allowed)| self.error("fabric.profile", profile_id, problem, allowed))?;
+        let mut profile = Profile::builtin(profile_id).map_err(|(problem, allowed)| {
+            self.error("fabric.profile", profile_id, problem, allowed)
+        })?;
         if let Some(mtu) = f.fabric.mtu_bytes {
             if ![256, 512, 1024, 2048, 4096].contains(&mtu) {
                 return Err(self.error(
@@ -143,7 +144,10 @@ impl Scenario {
                     return Err(self.error(
                         "cluster.server",
                         id,
-                        format!("holds {} x {}, not {gpus_per_node} x {}", s.gpus, s.gpu, gpu.id),
+                        format!(
+                            "holds {} x {}, not {gpus_per_node} x {}",
+                            s.gpus, s.gpu, gpu.id
+                        ),
                         "a server whose gpu and gpus match [cluster] gpu and gpus_per_node",
                     ));
                 }
@@ -230,7 +234,10 @@ impl Scenario {
                 "\"D:U\" with whole numbers D >= U >= 1, e.g. \"1:1\", \"2:1\", \"3:1\"",
             )
         })?;
-        let switch_id = t.switch.clone().unwrap_or_else(|| profile.ports.switch.clone());
+        let switch_id = t
+            .switch
+            .clone()
+            .unwrap_or_else(|| profile.ports.switch.clone());
         let switch = catalog.switch(&switch_id).cloned().ok_or_else(|| {
             self.error(
                 "topology.switch",
@@ -277,12 +284,26 @@ impl Scenario {
             rack_width_m: self.real("layout.rack_width_m", l.rack_width_m, 0.3, 3.0)?,
             row_pitch_m: self.real("layout.row_pitch_m", l.row_pitch_m, 1.0, 10.0)?,
             rack_height_m: self.real("layout.rack_height_m", l.rack_height_m, 0.5, 4.0)?,
-            tray_above_rack_m: self.real("layout.tray_above_rack_m", l.tray_above_rack_m, 0.0, 3.0)?,
-            switches_per_rack: self.count("layout.switches_per_rack", l.switches_per_rack, 1, 64)?,
+            tray_above_rack_m: self.real(
+                "layout.tray_above_rack_m",
+                l.tray_above_rack_m,
+                0.0,
+                3.0,
+            )?,
+            switches_per_rack: self.count(
+                "layout.switches_per_rack",
+                l.switches_per_rack,
+                1,
+                64,
+            )?,
             leaf: self.placement(
                 "layout.leaf",
                 &l.leaf,
-                &[Placement::TopOfRack, Placement::EndOfRow, Placement::NetworkRow],
+                &[
+                    Placement::TopOfRack,
+                    Placement::EndOfRow,
+                    Placement::NetworkRow,
+                ],
             )?,
             spine: self.placement(
                 "layout.spine",
@@ -301,9 +322,10 @@ impl Scenario {
         };
 
         Ok(Design {
-            name: f.name.clone().unwrap_or_else(|| {
-                format!("{gpus} x {} on {}", gpu.id, profile.id)
-            }),
+            name: f
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{gpus} x {} on {}", gpu.id, profile.id)),
             catalog,
             profile,
             gpu,
@@ -320,8 +342,14 @@ impl Scenario {
     pub fn build_error(&self, e: &BuildError, design: &Design) -> InputError {
         let (key, value) = match e.field {
             "gpus" => ("cluster.gpus", design.spec.gpus.to_string()),
-            "gpus_per_node" => ("cluster.gpus_per_node", design.spec.gpus_per_node.to_string()),
-            "nics_per_node" => ("cluster.nics_per_node", design.spec.nics_per_node.to_string()),
+            "gpus_per_node" => (
+                "cluster.gpus_per_node",
+                design.spec.gpus_per_node.to_string(),
+            ),
+            "nics_per_node" => (
+                "cluster.nics_per_node",
+                design.spec.nics_per_node.to_string(),
+            ),
             "tiers" => ("topology.tiers", self.file.topology.tiers.to_string()),
             "oversubscription" => (
                 "topology.oversubscription",
@@ -340,7 +368,12 @@ impl Scenario {
         if (lo..=hi).contains(&v) {
             Ok(v as u32)
         } else {
-            Err(self.error(key, v, "is out of range", format!("a whole number from {lo} to {hi}")))
+            Err(self.error(
+                key,
+                v,
+                "is out of range",
+                format!("a whole number from {lo} to {hi}"),
+            ))
         }
     }
 
@@ -348,15 +381,29 @@ impl Scenario {
         if v.is_finite() && (lo..=hi).contains(&v) {
             Ok(v)
         } else {
-            Err(self.error(key, v, "is out of range", format!("a number from {lo} to {hi}")))
+            Err(self.error(
+                key,
+                v,
+                "is out of range",
+                format!("a number from {lo} to {hi}"),
+            ))
         }
     }
 
-    fn placement(&self, key: &str, v: &str, allowed: &[Placement]) -> Result<Placement, InputError> {
-        allowed.iter().copied().find(|p| p.name() == v.trim()).ok_or_else(|| {
-            let names: Vec<&str> = allowed.iter().map(|p| p.name()).collect();
-            self.error(key, v, "is not a placement", names.join(", "))
-        })
+    fn placement(
+        &self,
+        key: &str,
+        v: &str,
+        allowed: &[Placement],
+    ) -> Result<Placement, InputError> {
+        allowed
+            .iter()
+            .copied()
+            .find(|p| p.name() == v.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = allowed.iter().map(|p| p.name()).collect();
+                self.error(key, v, "is not a placement", names.join(", "))
+            })
     }
 }
 

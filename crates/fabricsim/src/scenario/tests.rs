@@ -54,12 +54,18 @@ fn every_flag_has_a_setter() {
 #[test]
 fn range_errors_name_the_file_line_and_key() {
     let e = design("[cluster]\ngpus = -8\n").unwrap_err();
-    assert_eq!((e.file.as_str(), e.line, e.key.as_str()), ("s.toml", Some(2), "cluster.gpus"));
+    assert_eq!(
+        (e.file.as_str(), e.line, e.key.as_str()),
+        ("s.toml", Some(2), "cluster.gpus")
+    );
     assert_eq!(e.value, "-8");
     assert!(e.allowed.contains("1 to"));
 
     let e = design("[topology]\noversubscription = \"2-1\"\n").unwrap_err();
-    assert_eq!((e.line, e.key.as_str()), (Some(2), "topology.oversubscription"));
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (Some(2), "topology.oversubscription")
+    );
 
     let e = design("[fabric]\nprofile = \"uec-800g\"\n").unwrap_err();
     assert!(e.problem.contains("not available yet"));
@@ -76,12 +82,20 @@ fn range_errors_name_the_file_line_and_key() {
 #[test]
 fn flag_errors_name_the_flag() {
     let mut s = Scenario::defaults();
-    let e = s.apply_flags(&[("--gpus".into(), "lots".into())]).unwrap_err();
-    assert_eq!((e.file.as_str(), e.key.as_str()), ("command line", "--gpus"));
+    let e = s
+        .apply_flags(&[("--gpus".into(), "lots".into())])
+        .unwrap_err();
+    assert_eq!(
+        (e.file.as_str(), e.key.as_str()),
+        ("command line", "--gpus")
+    );
     let mut s = Scenario::parse("s.toml", "[cluster]\ngpus = 64\n").unwrap();
     s.apply_flags(&[("--gpus".into(), "0".into())]).unwrap();
     let e = s.design().unwrap_err();
-    assert_eq!((e.file.as_str(), e.key.as_str()), ("command line", "--gpus"));
+    assert_eq!(
+        (e.file.as_str(), e.key.as_str()),
+        ("command line", "--gpus")
+    );
 }
 
 #[test]
