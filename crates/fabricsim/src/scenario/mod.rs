@@ -53,8 +53,11 @@ impl Scenario {
     /// Parses scenario text; `name` is used in error messages.
     pub fn parse(name: &str, text: &str) -> Result<Scenario, InputError> {
         let source = Source::new(name, text);
-        let file: ScenarioFile =
-            toml::from_str(text).map_err(|e| InputError::from_toml(&source, &e))?;
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| {
+            let mut err = InputError::from_toml(&source, &e);
+            err.allowed = plain_type_name(&err.allowed);
+            err
+        })?;
         Ok(Scenario {
             file,
             source,
@@ -100,6 +103,16 @@ impl Scenario {
             Some(dir) if !dir.as_os_str().is_empty() => dir.join(path).display().to_string(),
             _ => path.to_string(),
         }
+    }
+}
+
+/// serde names Rust types ("expected i64"); say what a user writes instead.
+fn plain_type_name(allowed: &str) -> String {
+    match allowed {
+        "i64" => "a whole number".into(),
+        "f64" => "a number".into(),
+        "a string" | "string" => "a quoted string".into(),
+        other => other.to_string(),
     }
 }
 
