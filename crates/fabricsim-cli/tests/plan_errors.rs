@@ -15,7 +15,11 @@ fn plan_file(case: &str, text: &str) -> (i32, String, String) {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    (out.status.code().unwrap_or(-1), stderr, path.display().to_string())
+    (
+        out.status.code().unwrap_or(-1),
+        stderr,
+        path.display().to_string(),
+    )
 }
 
 /// Asserts exit code 2 and that the message holds `file:line:`, the key, the value and an
@@ -23,22 +27,42 @@ fn plan_file(case: &str, text: &str) -> (i32, String, String) {
 fn check(case: &str, text: &str, line: usize, key: &str, value: &str, allowed: &str) {
     let (code, err, path) = plan_file(case, text);
     assert_eq!(code, 2, "{case}: {err}");
-    assert!(err.contains(&format!("{path}:{line}:")), "{case}: no file:line in {err}");
+    assert!(
+        err.contains(&format!("{path}:{line}:")),
+        "{case}: no file:line in {err}"
+    );
     assert!(err.contains(&format!("`{key}`")), "{case}: no key in {err}");
     assert!(err.contains(value), "{case}: no value in {err}");
     let (_, after) = err.split_once("allowed: ").expect("an allowed part");
-    assert!(after.contains(allowed), "{case}: allowed part lacks {allowed}: {err}");
+    assert!(
+        after.contains(allowed),
+        "{case}: allowed part lacks {allowed}: {err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]
 fn zero_gpus() {
-    check("zero", "[cluster]\ngpus = 0\n", 2, "cluster.gpus", "= 0", "1 to 1048576");
+    check(
+        "zero",
+        "[cluster]\ngpus = 0\n",
+        2,
+        "cluster.gpus",
+        "= 0",
+        "1 to 1048576",
+    );
 }
 
 #[test]
 fn negative_gpus() {
-    check("neg", "[cluster]\ngpus = -64\n", 2, "cluster.gpus", "= -64", "1 to 1048576");
+    check(
+        "neg",
+        "[cluster]\ngpus = -64\n",
+        2,
+        "cluster.gpus",
+        "= -64",
+        "1 to 1048576",
+    );
 }
 
 #[test]

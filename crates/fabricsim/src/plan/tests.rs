@@ -14,12 +14,24 @@ fn star(lengths: &[f64]) -> crate::topology::Topology {
     let nics: Vec<NodeId> = (0..lengths.len() as u32).map(|s| b.add_nic(s, 0)).collect();
     let leaf = b.add_switch(1, 0, 0, 64);
     for (&n, &len) in nics.iter().zip(lengths) {
-        b.connect(n, leaf, BitRate::gbps(400), len, Time::ZERO, Medium::Unspecified);
+        b.connect(
+            n,
+            leaf,
+            BitRate::gbps(400),
+            len,
+            Time::ZERO,
+            Medium::Unspecified,
+        );
     }
     b.finish(Shape::FatTree, 1, lengths.len() as u32)
 }
 
-fn class_of(t: &crate::topology::Topology, m: &media::Media, c: &Catalog, link: usize) -> MediumClass {
+fn class_of(
+    t: &crate::topology::Topology,
+    m: &media::Media,
+    c: &Catalog,
+    link: usize,
+) -> MediumClass {
     let Medium::Catalog(d) = t.links[link].medium else {
         panic!("link {link} has no medium");
     };
@@ -35,7 +47,9 @@ fn each_link_gets_the_cheapest_medium_that_reaches() {
     let lengths = [2.5, 4.0, 30.0, 80.0, 400.0, 1500.0];
     let mut t = star(&lengths);
     let m = media::assign(&mut t, &c, "qm9700").unwrap();
-    let got: Vec<MediumClass> = (0..lengths.len()).map(|i| class_of(&t, &m, &c, i)).collect();
+    let got: Vec<MediumClass> = (0..lengths.len())
+        .map(|i| class_of(&t, &m, &c, i))
+        .collect();
     use MediumClass::*;
     assert_eq!(got, vec![Dac, Acc, Sr, Dr, Dr, Fr]);
     // Delay = length x propagation: 4.5 ns/m copper (MCP4Y10 spec), 5 ns/m fibre.
@@ -90,11 +104,30 @@ fn reproduces_the_dgx_superpod_compute_fabric_counts() {
             "[cluster]\ngpus = {gpus}\n[fabric]\nprofile = \"ib-ndr\"\n[topology]\nkind = \"rail-optimized\"\n"
         ));
         let (_, _, p) = run(&s).unwrap();
-        let sw = |tier| p.bom.tiers.iter().find(|x| x.tier == tier).map_or(0, |x| x.switches);
-        let ln = |tier| p.bom.links.iter().find(|x| x.tier == tier).map_or(0, |x| x.links);
-        assert_eq!((sw(1), sw(2), sw(3)), (leaves, spines, cores), "{gpus} GPUs");
+        let sw = |tier| {
+            p.bom
+                .tiers
+                .iter()
+                .find(|x| x.tier == tier)
+                .map_or(0, |x| x.switches)
+        };
+        let ln = |tier| {
+            p.bom
+                .links
+                .iter()
+                .find(|x| x.tier == tier)
+                .map_or(0, |x| x.links)
+        };
+        assert_eq!(
+            (sw(1), sw(2), sw(3)),
+            (leaves, spines, cores),
+            "{gpus} GPUs"
+        );
         assert_eq!([ln(1), ln(2), ln(3)], links, "{gpus} GPUs");
-        assert_eq!(p.bom.total(bom::Category::Switch).0, leaves + spines + cores);
+        assert_eq!(
+            p.bom.total(bom::Category::Switch).0,
+            leaves + spines + cores
+        );
     }
 }
 
@@ -104,16 +137,29 @@ fn reproduces_the_dgx_superpod_compute_fabric_counts() {
 fn changing_a_catalog_price_changes_capex_accordingly() {
     let base = "[cluster]\ngpus = 2048\n[fabric]\nprofile = \"roce-400g\"\n";
     let (_, _, p0) = run(&scenario(base)).unwrap();
-    let s1 = scenario(&format!("{base}[cost]\nprices_usd = {{ sn5600 = 60000, cx7 = 2100 }}\n"));
+    let s1 = scenario(&format!(
+        "{base}[cost]\nprices_usd = {{ sn5600 = 60000, cx7 = 2100 }}\n"
+    ));
     let (_, _, p1) = run(&s1).unwrap();
     let switches = p0.bom.total(bom::Category::Switch).0 as f64;
     let nics = p0.bom.total(bom::Category::Nic).0 as f64;
     let delta = p1.cost.network_capex_usd - p0.cost.network_capex_usd;
-    assert!((delta - (10_000.0 * switches + 100.0 * nics)).abs() < 1e-6, "{delta}");
+    assert!(
+        (delta - (10_000.0 * switches + 100.0 * nics)).abs() < 1e-6,
+        "{delta}"
+    );
     assert_eq!(p1.cost.optics_usd, p0.cost.optics_usd);
     // A cheaper transceiver lowers optics CAPEX by at least its saving on the modules in use.
-    let used = p0.bom.lines.iter().find(|l| l.id == "sr8-2x400g").unwrap().count as f64;
-    let s2 = scenario(&format!("{base}[cost]\nprices_usd = {{ \"sr8-2x400g\" = 700 }}\n"));
+    let used = p0
+        .bom
+        .lines
+        .iter()
+        .find(|l| l.id == "sr8-2x400g")
+        .unwrap()
+        .count as f64;
+    let s2 = scenario(&format!(
+        "{base}[cost]\nprices_usd = {{ \"sr8-2x400g\" = 700 }}\n"
+    ));
     let (_, _, p2) = run(&s2).unwrap();
     assert!(p0.cost.optics_usd - p2.cost.optics_usd >= 100.0 * used - 1e-6);
 }
@@ -135,7 +181,9 @@ fn opex_and_tco_follow_their_formulas() {
 /// Every link of a planned fabric has a length, a medium and delay = length x ns/m.
 #[test]
 fn every_planned_link_has_length_medium_and_delay() {
-    let s = scenario("[cluster]\ngpus = 512\n[fabric]\nprofile = \"ib-ndr\"\n[layout]\nleaf = \"top-of-rack\"\n");
+    let s = scenario(
+        "[cluster]\ngpus = 512\n[fabric]\nprofile = \"ib-ndr\"\n[layout]\nleaf = \"top-of-rack\"\n",
+    );
     let (d, t, _) = run(&s).unwrap();
     for l in &t.links {
         assert!(l.length_m > 0.0);
@@ -151,8 +199,12 @@ fn every_planned_link_has_length_medium_and_delay() {
 /// A build error (radix too small for the fixed tier count) is reported on the scenario key.
 #[test]
 fn topology_errors_point_at_the_scenario_key() {
-    let s = scenario("[cluster]\ngpus = 8192\n[fabric]\nprofile = \"ib-ndr\"\n[topology]\ntiers = 2\n");
+    let s =
+        scenario("[cluster]\ngpus = 8192\n[fabric]\nprofile = \"ib-ndr\"\n[topology]\ntiers = 2\n");
     let e = run(&s).unwrap_err();
     assert_eq!(e.file, "t.toml");
-    assert!(e.key == "topology.tiers" || e.key == "topology.switch" || e.key == "cluster.gpus", "{e}");
+    assert!(
+        e.key == "topology.tiers" || e.key == "topology.switch" || e.key == "cluster.gpus",
+        "{e}"
+    );
 }
