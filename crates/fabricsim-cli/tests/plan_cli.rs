@@ -154,3 +154,34 @@ fn the_largest_size_plans() {
         assert_eq!(v["topology"]["tiers"], 3);
     }
 }
+
+/// A user catalog replaces an entry by id: QM9700 at the FS.com price ($36k, physics.md A2)
+/// instead of $50k lowers switch CAPEX by $14k per switch.
+#[test]
+fn a_user_catalog_replaces_entries_by_id() {
+    let cat = tmp("my-catalog.toml");
+    std::fs::write(
+        &cat,
+        "[[switch]]\nid = \"qm9700\"\nname = \"QM9700 (FS.com)\"\nfamily = \"infiniband\"\ncages = 32\nmodes = [{ port_gbps = 400, ports = 64 }]\nlatency_ns = 130\nbuffer_mb = 0\npower_w = 1000\nrack_units = 1\nprice_usd = 36000\n",
+    )
+    .unwrap();
+    let args = [
+        "plan", "--gpus", "1024", "--fabric", "ib-ndr", "--format", "json",
+    ];
+    let (_, base, _) = fabricsim(&args);
+    let mut with = args.to_vec();
+    with.extend(["--catalog", &cat]);
+    let (code, out, err) = fabricsim(&with);
+    assert_eq!(code, 0, "{err}");
+    let a: serde_json::Value = serde_json::from_str(&base).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let switches = 48.0; // 32 leaves + 16 spines for 1,024 GPUs on 64-port switches
+    let drop = a["cost"]["capex_usd"]["switches"].as_f64().unwrap()
+        - b["cost"]["capex_usd"]["switches"].as_f64().unwrap();
+    assert_eq!(drop, 14_000.0 * switches);
+    // A broken catalog file is an input error naming the file.
+    std::fs::write(&cat, "[[switch]]\nid = 3\n").unwrap();
+    let (code, _, err) = fabricsim(&with);
+    assert_eq!(code, 2);
+    assert!(err.contains("my-catalog.toml:2"), "{err}");
+}

@@ -34,6 +34,8 @@ pub struct Plan {
     pub compute_racks: u32,
     pub end_of_row_racks: u32,
     pub network_racks: u32,
+    /// What `Medium::Catalog(i)` on a link means: `media.defs[i]`.
+    pub media: media::Media,
     pub bom: bom::Bom,
     pub power: power::Power,
     pub cost: cost::Cost,
@@ -85,6 +87,7 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         compute_racks: floor.compute_racks,
         end_of_row_racks: floor.end_of_row_racks,
         network_racks: floor.network_racks,
+        media,
         bom,
         power,
         cost,
