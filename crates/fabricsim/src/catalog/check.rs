@@ -36,7 +36,8 @@ fn locate(src: &Source, table: &str, index: usize, key: &str) -> Option<usize> {
     header_line
 }
 
-/// An error for `key` of the `index`-th entry of `table`.
+/// An error for `key` of the `index`-th entry of `table` (whose id is `id`).
+#[allow(clippy::too_many_arguments)] // each argument is one field of the message
 fn err(
     src: &Source,
     table: &str,

@@ -11,8 +11,8 @@
 //!   hall, between the first and second half of the compute rows, `racks_per_row` racks each,
 //!   `switches_per_rack` switches per rack, filled tier by tier (leaves, spines, cores), in
 //!   node order.
-//! - `end-of-row` switches sit in extra racks after the last compute rack of a row: the row of
-//!   the median server below them.
+//! - `end-of-row` switches sit in extra racks right after the last compute rack of a row (the
+//!   row of the median server below them).
 //! - `top-of-rack` leaves sit at the top of the rack of the median server below them.
 //! - A cable inside one rack runs vertically: |dz| + slack. Between racks it runs up to the
 //!   overhead tray (`tray_above_rack_m` above the rack top), along x and y (Manhattan), and
@@ -126,11 +126,13 @@ pub fn place(t: &Topology, p: &LayoutParams) -> Floor {
     }
     let mut next_rack = compute_racks;
     for (row, list) in eor_per_row.iter().enumerate() {
+        // The row's last compute rack (a partial last row is shorter).
+        let racks_in_row = (compute_racks - row as u32 * rpr).min(rpr);
         for (k, id) in list.iter().enumerate() {
             let j = k as u32 / p.switches_per_rack;
             spots[id.idx()] = Spot {
                 rack: next_rack + j,
-                x: x_of(rpr + j),
+                x: x_of(racks_in_row + j),
                 y: row_y(row as u32),
                 z: slot_z(k as u32 % p.switches_per_rack, p.switches_per_rack),
             };
@@ -241,6 +243,20 @@ mod tests {
         let tray = 2.5;
         let want = 0.6 + (tray - z_server) + (tray - z_top) + 1.0;
         assert!((f.cable_m(&p, NodeId(0), l0) - want).abs() < 1e-9);
+    }
+
+    #[test]
+    fn end_of_row_switches_follow_the_rows_last_rack() {
+        let t = small();
+        let f = place(&t, &params(Placement::EndOfRow));
+        // Leaf 0 (median server 4, rack 1, row 0) and leaf 1 (median server 12, rack 3, row 1):
+        // each in the rack after its row's 2 compute racks, x = 2.5 racks x 0.6 m; row 1 sits
+        // beyond the network row of the spine (y = 2 pitches).
+        for (leaf, y) in [(16usize, 0.0), (17, 4.8)] {
+            let s = f.spots[leaf];
+            assert!((s.x - 1.5).abs() < 1e-9 && s.y == y, "{s:?}");
+        }
+        assert_eq!(f.end_of_row_racks, 2);
     }
 
     #[test]

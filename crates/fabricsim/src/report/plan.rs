@@ -18,7 +18,7 @@ fn thousands(x: f64) -> String {
     let s = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -298,8 +298,8 @@ pub fn text(p: &Plan, d: &crate::scenario::Design) -> String {
     let _ = writeln!(w, "\nBill of materials");
     let _ = writeln!(
         w,
-        "  {:<12} {:<18} {:>9} {:>15} {:>10}  {}",
-        "category", "id", "count", "total USD", "total kW", "name"
+        "  {:<12} {:<18} {:>9} {:>15} {:>10}  name",
+        "category", "id", "count", "total USD", "total kW"
     );
     for l in &p.bom.lines {
         let _ = writeln!(
