@@ -103,17 +103,15 @@ pub fn max_hosts(kind: Kind, radix: u32, tiers: u8, oversub: (u32, u32), nics: u
     LeafShape::new(kind, radix, tiers, oversub, nics).max_servers(radix, tiers) * nics as u64
 }
 
-/// The smallest divisor of `n` that is at least `at_least` (`n` itself when none is smaller).
-fn smallest_divisor_at_least(n: u32, at_least: u64) -> u32 {
-    (1..=n)
-        .find(|&d| n % d == 0 && d as u64 >= at_least)
-        .unwrap_or(n)
+/// The smallest divisor `d` of `n` with `ok(d)` (`n` itself when none smaller qualifies).
+fn smallest_divisor(n: u32, ok: impl Fn(u32) -> bool) -> u32 {
+    (1..=n).find(|&d| n.is_multiple_of(d) && ok(d)).unwrap_or(n)
 }
 
 /// Spines of a 2-tier fabric with `leaves` leaves of `up` uplinks each: the smallest divisor
 /// `S` of `up` with `S·radix ≥ leaves·up`.
 pub fn spines_2tier(leaves: u32, up: u32, radix: u32) -> u32 {
-    smallest_divisor_at_least(up, (leaves as u64 * up as u64).div_ceil(radix as u64))
+    smallest_divisor(up, |s| s as u64 * radix as u64 >= leaves as u64 * up as u64)
 }
 
 /// Cores per plane of a 3-tier fabric whose pods hold `pod_leaves` leaves (full pods first):
@@ -130,9 +128,7 @@ pub fn cores_per_plane(pod_leaves: &[u32], radix: u32) -> Option<u32> {
 /// divisor `Sp` of `up` with `(up/Sp)·(leaves + max(leaves, cores)) ≤ radix`.
 pub fn pod_spines(leaves: u32, up: u32, cores: u32, radix: u32) -> u32 {
     let ports_per_plane = (leaves + leaves.max(cores)) as u64;
-    (1..=up)
-        .find(|&s| up % s == 0 && (up / s) as u64 * ports_per_plane <= radix as u64)
-        .unwrap_or(up)
+    smallest_divisor(up, |s| (up / s) as u64 * ports_per_plane <= radix as u64)
 }
 
 /// What the builder builds: a validated spec's tier count, leaf shape and server count.
@@ -320,5 +316,48 @@ fn too_large(spec: &TopologySpec, servers: u32) -> BuildError {
                 max_gpus(spec, 3)
             ),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_ports_follow_the_rule() {
+        let shape = |kind, k, o, nics| LeafShape::new(kind, k, 2, o, nics);
+        // 64 ports: 1:1 → 32 + 32; 3:1 → 48 + 16; 2:1 → 64 − ⌈64/3⌉ = 42 host ports, 21 up.
+        assert_eq!(shape(Kind::RailOptimized, 64, (1, 1), 8).hosts, 32);
+        assert_eq!(shape(Kind::RailOptimized, 64, (1, 1), 8).up, 32);
+        assert_eq!(shape(Kind::RailOptimized, 64, (3, 1), 8).up, 16);
+        let s = shape(Kind::RailOptimized, 64, (2, 1), 8);
+        assert_eq!(
+            (s.hosts, s.up, s.leaves_per_group, s.servers_per_group),
+            (42, 21, 8, 42)
+        );
+        // A fat-tree leaf takes whole 8-NIC servers: 5 of them in 42 ports, 20 uplinks.
+        let s = shape(Kind::FatTree, 64, (2, 1), 8);
+        assert_eq!((s.hosts, s.up, s.servers_per_group), (40, 20, 5));
+        // One tier: every port for hosts, no uplinks.
+        let s = LeafShape::new(Kind::FatTree, 64, 1, (3, 1), 8);
+        assert_eq!((s.hosts, s.up), (64, 0));
+    }
+
+    #[test]
+    fn spine_and_core_counts() {
+        // 2 tiers, 32 uplinks on 64 ports: 1 leaf → 1 spine; 8 → 4; 24 → 12 → 16; 64 → 32.
+        let s: Vec<u32> = [1, 8, 24, 64]
+            .iter()
+            .map(|&l| spines_2tier(l, 32, 64))
+            .collect();
+        assert_eq!(s, [1, 4, 16, 32]);
+        // k pods of k/2 leaves need k/2 cores per plane; 3 pods of 32 on 64 ports need 2.
+        assert_eq!(cores_per_plane(&[32; 64], 64), Some(32));
+        assert_eq!(cores_per_plane(&[32, 32, 32], 64), Some(2));
+        assert_eq!(cores_per_plane(&[32; 65], 64), None);
+        // A full pod keeps one spine per plane; a 1-leaf pod with 2 cores per plane needs
+        // (32/Sp)·(1 + 2) ≤ 64 → Sp = 2.
+        assert_eq!(pod_spines(32, 32, 32, 64), 32);
+        assert_eq!(pod_spines(1, 32, 2, 64), 2);
     }
 }
