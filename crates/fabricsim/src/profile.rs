@@ -161,6 +161,41 @@ mod tests {
         assert_eq!(roce.wire_bytes(4096), 4096 + 14 + 20 + 8 + 12 + 4 + 4 + 20);
     }
 
+    /// Every number in the shipped profiles carries a source tag in its comment.
+    #[test]
+    fn every_profile_number_cites_a_source() {
+        for (_, name, text) in BUILTIN {
+            for line in text.lines() {
+                let code = line.split('#').next().unwrap_or("");
+                if code.contains('=')
+                    && code.chars().any(|c| c.is_ascii_digit())
+                    && !code.contains('"')
+                {
+                    let comment = line.split_once('#').map(|x| x.1).unwrap_or("");
+                    assert!(
+                        ["[V", "[S", "[E", "[U", "[P"]
+                            .iter()
+                            .any(|t| comment.contains(t)),
+                        "{name}: {line}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_user_profile_file_parses_and_bad_ones_are_located() {
+        let text = BUILTIN[0].2.replace("id = \"ib-ndr\"", "id = \"my-ndr\"");
+        let p = Profile::parse(&Source::new("my.toml", text)).unwrap();
+        assert_eq!(p.id, "my-ndr");
+        let bad = BUILTIN[0]
+            .2
+            .replace("[packet]", "[packet]\nflow_control = 1");
+        let e = Profile::parse(&Source::new("my.toml", bad)).unwrap_err();
+        assert_eq!(e.key, "packet.flow_control");
+        assert!(e.line.is_some());
+    }
+
     #[test]
     fn reserved_and_unknown_profiles_are_clear_errors() {
         let (p, allowed) = Profile::builtin("uec-800g").unwrap_err();

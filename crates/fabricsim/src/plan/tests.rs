@@ -208,3 +208,98 @@ fn topology_errors_point_at_the_scenario_key() {
         "{e}"
     );
 }
+
+/// Property test over random scenarios (sizes, fabrics, kinds, oversubscription, placements):
+/// the bill of materials is consistent with the graph it counts.
+/// - one NIC per NIC port; switch ports used never exceed the radix;
+/// - transceivers: module ports cover both ends of every optical link, and waste at most one
+///   partly used module per (node, module type);
+/// - two-link cables: at least half the links they carry, at most that plus one per group;
+/// - CAPEX is the sum of its parts; every link has a length, a medium and a delay.
+#[test]
+fn bom_is_consistent_with_the_graph_for_random_scenarios() {
+    let mut rng = crate::rng::Rng::new(2026);
+    let fabrics = ["ib-ndr", "ib-xdr", "roce-400g", "roce-800g"];
+    let kinds = ["fat-tree", "rail-optimized"];
+    let leaves = ["top-of-rack", "end-of-row", "network-row"];
+    let spines = ["end-of-row", "network-row"];
+    for _ in 0..24 {
+        let gpus = 8 * (1 + rng.below(1500));
+        let fabric = fabrics[rng.below(4) as usize];
+        let text = format!(
+            "[cluster]\ngpus = {gpus}\n[fabric]\nprofile = \"{fabric}\"\n[topology]\nkind = \"{}\"\noversubscription = \"{}:1\"\n[layout]\nservers_per_rack = {}\nracks_per_row = {}\nleaf = \"{}\"\nspine = \"{}\"\n",
+            kinds[rng.below(2) as usize],
+            1 + rng.below(3),
+            1 + rng.below(8),
+            4 + rng.below(20),
+            leaves[rng.below(3) as usize],
+            spines[rng.below(2) as usize],
+        );
+        let s = scenario(&text);
+        let (d, t, p) = run(&s).unwrap_or_else(|e| panic!("{text}\n{e}"));
+        let c = &d.catalog;
+        assert_eq!(
+            p.bom.total(bom::Category::Nic).0,
+            t.num_hosts() as u64,
+            "{text}"
+        );
+        for x in &p.bom.tiers {
+            assert!(x.ports_used <= x.ports_total, "{text}");
+        }
+        let rate = d.profile.ports.rate_gbps;
+        let mut optical_ends = 0u64;
+        let mut per_switch: Vec<(u32, usize)> = Vec::new();
+        let mut pair_links = 0u64;
+        for l in &t.links {
+            assert!(l.length_m > 0.0 && l.delay.ps() > 0, "{text}");
+            let Medium::Catalog(def) = l.medium else {
+                panic!("{text}: link without medium");
+            };
+            match &p.media.defs[def as usize] {
+                MediumDef::Optics { lower, upper, .. } => {
+                    optical_ends += 2;
+                    for (end, m) in [(0, lower), (1, upper)] {
+                        let node = t.ports[l.ends[end].idx()].node.0;
+                        per_switch.push((node, *m));
+                    }
+                }
+                MediumDef::Cable { shape, .. } if shape.links() == 2 => pair_links += 1,
+                MediumDef::Cable { .. } => {}
+            }
+        }
+        per_switch.sort_unstable();
+        per_switch.dedup();
+        let module_groups = per_switch.len() as u64;
+        let module_ports: u64 = p
+            .bom
+            .lines
+            .iter()
+            .filter(|l| l.category == bom::Category::Transceiver)
+            .map(|l| {
+                let x = c.transceivers.iter().find(|x| x.id == l.id).unwrap();
+                l.count * x.ports_at(rate).unwrap() as u64
+            })
+            .sum();
+        assert!(module_ports >= optical_ends, "{text}");
+        assert!(module_ports <= optical_ends + module_groups, "{text}");
+        let paired_cables: u64 = p
+            .bom
+            .lines
+            .iter()
+            .filter(|l| l.category == bom::Category::Cable)
+            .filter(|l| {
+                let x = c.cables.iter().find(|x| x.id == l.id).unwrap();
+                x.shape_at(rate).unwrap().links() == 2
+            })
+            .map(|l| l.count)
+            .sum();
+        assert!(2 * paired_cables >= pair_links, "{text}");
+        assert!(paired_cables <= pair_links, "{text}");
+        let k = &p.cost;
+        let parts = k.switches_usd + k.nics_usd + k.optics_usd + k.cables_usd;
+        assert!(
+            (parts - k.network_capex_usd).abs() < 1e-3 * parts.max(1.0),
+            "{text}"
+        );
+    }
+}

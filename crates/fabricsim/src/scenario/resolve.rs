@@ -73,9 +73,16 @@ impl Scenario {
     pub fn design(&self) -> Result<Design, InputError> {
         let f = &self.file;
         let profile_id = f.fabric.profile.trim();
-        let mut profile = Profile::builtin(profile_id).map_err(|(problem, allowed)| {
-            self.error("fabric.profile", profile_id, problem, allowed)
-        })?;
+        let mut profile = if profile_id.ends_with(".toml") {
+            // A user profile file, same layout as data/profiles/*.toml.
+            let path = self.relative_path("fabric.profile", profile_id);
+            let text = std::fs::read_to_string(&path).map_err(|e| InputError::io(&path, &e))?;
+            Profile::parse(&crate::error::Source::new(path, text))?
+        } else {
+            Profile::builtin(profile_id).map_err(|(problem, allowed)| {
+                self.error("fabric.profile", profile_id, problem, allowed)
+            })?
+        };
         if let Some(mtu) = f.fabric.mtu_bytes {
             if ![256, 512, 1024, 2048, 4096].contains(&mtu) {
                 return Err(self.error(
