@@ -233,8 +233,12 @@ pub fn text(p: &Plan, d: &crate::scenario::Design) -> String {
     );
     let _ = writeln!(
         w,
-        "  cluster   {} x {} GPUs in {} servers ({})",
-        p.gpus, p.gpu, p.servers, p.server
+        "  cluster   {} x {} GPUs in {} server{} ({})",
+        p.gpus,
+        p.gpu,
+        p.servers,
+        if p.servers == 1 { "" } else { "s" },
+        p.server
     );
     let _ = writeln!(
         w,

@@ -106,3 +106,30 @@ fn unknown_keys_and_wrong_types_are_located() {
     let e = Scenario::parse("s.toml", "[cost]\nyears = \"five\"\n").unwrap_err();
     assert_eq!((e.line, e.key.as_str()), (Some(2), "cost.years"));
 }
+
+#[test]
+fn unknown_or_mismatched_catalog_ids_are_errors() {
+    let e = design("[cluster]\ngpu = \"mi300x\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(2), "cluster.gpu"));
+    assert!(e.allowed.contains("h100"));
+    let e = design("[cluster]\nnic = \"cx6\"\n").unwrap_err();
+    assert_eq!(e.key, "cluster.nic");
+    // A 400G NIC on an 800G fabric.
+    let e = design("[fabric]\nprofile = \"roce-800g\"\n[cluster]\nnic = \"cx7\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(4), "cluster.nic"));
+    assert!(e.allowed.contains("cx8"), "{e}");
+    // An Ethernet-only NIC on InfiniBand.
+    let e = design("[fabric]\nprofile = \"ib-ndr\"\n[cluster]\nnic = \"thor2\"\n").unwrap_err();
+    assert_eq!(e.key, "cluster.nic");
+    // No 4-GPU B200 server in the catalog.
+    let e = design("[cluster]\ngpu = \"b200\"\ngpus = 64\ngpus_per_node = 4\n").unwrap_err();
+    assert_eq!(e.key, "cluster.gpu");
+    let e = design("[cluster]\ngpus = 100\n").unwrap_err();
+    assert!(e.problem.contains("whole number of 8-GPU servers"), "{e}");
+    let e = design("[topology]\ntiers = 4\n").unwrap_err();
+    assert_eq!((e.key.as_str(), e.value.as_str()), ("topology.tiers", "4"));
+    let e = design("[layout]\nleaf = \"under-the-floor\"\n").unwrap_err();
+    assert!(e.allowed.contains("top-of-rack"));
+    let e = design("[cost]\npue = 0.5\n").unwrap_err();
+    assert_eq!(e.key, "cost.pue");
+}
