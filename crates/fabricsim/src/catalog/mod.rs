@@ -97,8 +97,11 @@ impl Catalog {
 
     /// Parses, checks and merges one catalog file.
     pub fn merge(&mut self, src: &Source) -> Result<(), InputError> {
-        let file: CatalogFile =
-            toml::from_str(&src.text).map_err(|e| InputError::from_toml(src, &e))?;
+        let file: CatalogFile = toml::from_str(&src.text).map_err(|e| {
+            let mut err = InputError::from_toml(src, &e);
+            err.allowed = crate::scenario::plain_type_name(&err.allowed);
+            err
+        })?;
         check::file(src, &file)?;
         let CatalogFile {
             switch,

@@ -107,9 +107,9 @@ impl Scenario {
 }
 
 /// serde names Rust types ("expected i64"); say what a user writes instead.
-fn plain_type_name(allowed: &str) -> String {
+pub(crate) fn plain_type_name(allowed: &str) -> String {
     match allowed {
-        "i64" => "a whole number".into(),
+        "i64" | "u32" | "u64" => "a whole number".into(),
         "f64" => "a number".into(),
         "a string" | "string" => "a quoted string".into(),
         other => other.to_string(),
