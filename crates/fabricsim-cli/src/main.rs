@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
 mod outcome;
+mod plan;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Bill of materials, power and cost of a cluster's fabric.
+    Plan(plan::PlanArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
 }
@@ -28,6 +31,7 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome: outcome::Outcome = match cli.cmd {
+        Cmd::Plan(a) => plan::run(a),
         Cmd::Train(a) => train::run(a),
     };
     outcome::exit_code(outcome)

@@ -2,8 +2,12 @@
 //!
 //! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
 
+pub mod catalog;
 pub mod error;
 pub mod message;
+pub mod plan;
+pub mod profile;
+pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod topology;
