@@ -4,7 +4,9 @@
 
 mod bench;
 mod outcome;
+mod plan;
 mod sim;
+mod train;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -22,6 +24,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Bill of materials, power and cost of a cluster's fabric.
+    Plan(plan::PlanArgs),
+    /// Step time, tokens/s and MFU of a model on a cluster.
+    Train(train::TrainArgs),
     /// Run the packet-level simulator on a scenario.
     Sim(sim::SimArgs),
     /// Time the packet engine on the fixed peer scenarios.
@@ -31,6 +37,8 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome: outcome::Outcome = match cli.cmd {
+        Cmd::Plan(a) => plan::run(a),
+        Cmd::Train(a) => train::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Bench(a) => bench::run(a),
     };

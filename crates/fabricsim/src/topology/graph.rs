@@ -144,6 +144,10 @@ pub struct Topology {
     pub servers: u32,
     /// Routing structure derived from the graph (`routing::Routing::derive`).
     pub routing: super::routing::Routing,
+    /// (server, rail) -> host: `host_index[server * rails_per_server + rail]`, `u32::MAX` where
+    /// a server has no NIC for that rail (see [`Topology::host_of`]).
+    host_index: Vec<u32>,
+    rails_per_server: u32,
 }
 
 impl Topology {
@@ -170,6 +174,20 @@ impl Topology {
     }
     pub fn num_hosts(&self) -> usize {
         self.nics.len()
+    }
+    /// The host of NIC `rail` of `server` (where workloads place GPU ranks), if it exists.
+    #[inline]
+    pub fn host_of(&self, server: u32, rail: u16) -> Option<HostId> {
+        if rail as u32 >= self.rails_per_server {
+            return None;
+        }
+        let i = server as usize * self.rails_per_server as usize + rail as usize;
+        let h = *self.host_index.get(i)?;
+        (h != u32::MAX).then_some(HostId(h))
+    }
+    /// NICs per server (the largest rail index plus one).
+    pub fn rails_per_server(&self) -> u32 {
+        self.rails_per_server
     }
     pub fn switches(&self) -> impl Iterator<Item = (NodeId, &Node)> {
         self.nodes
@@ -348,6 +366,7 @@ impl GraphBuilder {
             link.ends = [a, b];
             out_links.push(link);
         }
+        let (host_index, rails_per_server) = host_index(&nodes, &nics, servers);
         let mut topo = Topology {
             shape,
             tiers,
@@ -357,8 +376,26 @@ impl GraphBuilder {
             nics,
             servers,
             routing: super::routing::Routing::default(),
+            host_index,
+            rails_per_server,
         };
         topo.routing = super::routing::Routing::derive(&topo);
         topo
     }
+}
+
+/// The dense (server, rail) -> host table behind [`Topology::host_of`].
+fn host_index(nodes: &[Node], nics: &[NodeId], servers: u32) -> (Vec<u32>, u32) {
+    let nic = |n: &NodeId| match nodes[n.idx()].kind {
+        NodeKind::Nic { server, rail, host } => (server, rail as u32, host.0),
+        NodeKind::Switch { .. } => unreachable!("nics holds NIC nodes only"),
+    };
+    let rails = nics.iter().map(|n| nic(n).1 + 1).max().unwrap_or(0);
+    let servers = servers.max(nics.iter().map(|n| nic(n).0 + 1).max().unwrap_or(0));
+    let mut index = vec![u32::MAX; servers as usize * rails as usize];
+    for n in nics {
+        let (server, rail, host) = nic(n);
+        index[server as usize * rails as usize + rail as usize] = host;
+    }
+    (index, rails)
 }

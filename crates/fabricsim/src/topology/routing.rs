@@ -62,9 +62,9 @@ impl Routing {
             r.port_list.extend(node.up_ports().map(PortId));
             r.up[i] = (start, node.up_ports().len() as u32);
         }
-        for i in 0..n {
+        for (i, ranges) in per_node.iter().enumerate() {
             r.range_start[i] = r.ranges.len() as u32;
-            r.ranges.extend_from_slice(&per_node[i]);
+            r.ranges.extend_from_slice(ranges);
         }
         r.range_start[n] = r.ranges.len() as u32;
         r

@@ -1,0 +1,353 @@
+//! Closed-form switch counts and ECMP path counts of the topology builders (full k-ary
+//! fat-trees after Al-Fares et al., SIGCOMM 2008, and the partial-fabric rules documented in
+//! `topology::sizing`), rail-optimized placement, tier choice, build errors and DOT export.
+
+use fabricsim::topology::{
+    HostId, Kind, NodeId, NodeKind, Tiers, Topology, TopologySpec, build, dot, max_hosts,
+};
+use fabricsim::units::BitRate;
+
+fn spec(gpus: u32, gpn: u32, nics: u32, kind: Kind, tiers: Tiers, radix: u32) -> TopologySpec {
+    TopologySpec {
+        gpus,
+        gpus_per_node: gpn,
+        nics_per_node: nics,
+        kind,
+        tiers,
+        oversubscription: (1, 1),
+        switch_radix: radix,
+        port_rate: BitRate::gbps(400),
+    }
+}
+
+/// Switches per tier: [leaves, spines, cores].
+fn per_tier(t: &Topology) -> [usize; 3] {
+    let mut c = [0; 3];
+    for (_, n) in t.switches() {
+        c[n.tier() as usize - 1] += 1;
+    }
+    c
+}
+
+fn leaf_of(t: &Topology, h: HostId) -> NodeId {
+    t.peer_node(t.host_port(h))
+}
+
+#[test]
+fn full_two_tier_has_k_leaves_k_over_2_spines_k2_over_2_hosts() {
+    for k in [8u32, 16, 32, 64] {
+        let t = build(&spec(k * k / 2, 1, 1, Kind::FatTree, Tiers::Auto, k)).unwrap();
+        assert_eq!(t.tiers, 2);
+        assert_eq!(per_tier(&t), [k as usize, k as usize / 2, 0], "k={k}");
+        assert_eq!(t.num_hosts() as u32, k * k / 2);
+        // Every switch port used: k leaves·k ports + k/2 spines·k ports.
+        assert!(t.switches().all(|(_, n)| n.num_ports == k));
+        // ECMP: k/2 spine paths between hosts on different leaves, 1 on the same leaf.
+        let (a, b, c) = (HostId(0), HostId(1), HostId(k * k / 2 - 1));
+        assert_eq!(leaf_of(&t, a), leaf_of(&t, b));
+        assert_eq!(t.routing.path_count(&t, a, b), 1);
+        assert_eq!(t.routing.path_count(&t, a, c), k as u64 / 2);
+    }
+}
+
+#[test]
+fn full_three_tier_has_5k2_over_4_switches_for_k3_over_4_hosts() {
+    for k in [8u32, 16, 32] {
+        let hosts = k * k * k / 4;
+        let t = build(&spec(hosts, 1, 1, Kind::FatTree, Tiers::Auto, k)).unwrap();
+        assert_eq!(t.tiers, 3);
+        let [l, s, c] = per_tier(&t);
+        // k pods × k/2 leaves, k pods × k/2 spines, (k/2)² cores: 5k²/4 in all.
+        assert_eq!(
+            (l, s, c),
+            (
+                k as usize * k as usize / 2,
+                k as usize * k as usize / 2,
+                k as usize * k as usize / 4
+            )
+        );
+        assert_eq!(l + s + c, 5 * k as usize * k as usize / 4);
+        assert!(t.switches().all(|(_, n)| n.num_ports == k));
+        // ECMP: same leaf 1; same pod (leaves 0 and 1 of pod 0) k/2; other pod (k/2)².
+        let per_leaf = k / 2;
+        let same_pod = HostId(per_leaf);
+        let other_pod = HostId(hosts - 1);
+        assert_eq!(t.routing.path_count(&t, HostId(0), HostId(1)), 1);
+        assert_eq!(t.routing.path_count(&t, HostId(0), same_pod), k as u64 / 2);
+        assert_eq!(
+            t.routing.path_count(&t, HostId(0), other_pod),
+            (k as u64 / 2).pow(2)
+        );
+    }
+}
+
+#[test]
+fn max_hosts_closed_forms() {
+    for k in [8u32, 16, 64, 128] {
+        let k64 = k as u64;
+        // One switch: k hosts; 2 tiers: k²/2; 3 tiers: k³/4 (1:1, one NIC per server).
+        assert_eq!(max_hosts(Kind::FatTree, k, 1, (1, 1), 1), k64);
+        assert_eq!(max_hosts(Kind::FatTree, k, 2, (1, 1), 1), k64 * k64 / 2);
+        assert_eq!(
+            max_hosts(Kind::FatTree, k, 3, (1, 1), 1),
+            k64 * k64 * k64 / 4
+        );
+        assert_eq!(
+            max_hosts(Kind::RailOptimized, k, 3, (1, 1), 1),
+            k64 * k64 * k64 / 4
+        );
+    }
+    // 3:1 on 64 ports: 48 host ports per leaf; 64·48 = 3072 in 2 tiers, 64·32·48 = 98,304 in 3.
+    assert_eq!(max_hosts(Kind::FatTree, 64, 2, (3, 1), 1), 3072);
+    assert_eq!(max_hosts(Kind::FatTree, 64, 3, (3, 1), 1), 98_304);
+    // 2:1 on 64 ports: 64 − ⌈64/3⌉ = 42 host ports; 8-NIC servers fit 5 per leaf (40 hosts).
+    assert_eq!(max_hosts(Kind::FatTree, 64, 2, (2, 1), 8), 64 * 40);
+    assert_eq!(max_hosts(Kind::RailOptimized, 64, 2, (2, 1), 8), 8 * 42 * 8);
+    // Rail, 8 rails on 64 ports at 1:1: 2 tiers hold 64/8 = 8 SUs of 32 servers.
+    assert_eq!(max_hosts(Kind::RailOptimized, 64, 2, (1, 1), 8), 8 * 32 * 8);
+    // 1 tier cannot join 8 rails.
+    assert_eq!(max_hosts(Kind::RailOptimized, 64, 1, (1, 1), 8), 0);
+}
+
+#[test]
+fn partial_two_tier_uses_fewest_spines_dividing_the_uplinks() {
+    // 64 ports, 8 NICs per server: 4 servers (32 hosts) and 32 uplinks per leaf.
+    // 1,000 GPUs = 125 servers → ⌈125/4⌉ = 32 leaves (the last with 1 server);
+    // spines: smallest divisor S of 32 with 64·S ≥ 32·32 = 1024 → S = 16.
+    let t = build(&spec(1000, 8, 8, Kind::FatTree, Tiers::Auto, 64)).unwrap();
+    assert_eq!(per_tier(&t), [32, 16, 0]);
+    assert_eq!(t.num_hosts(), 125 * 8);
+    let tier2_links = t.links.iter().filter(|l| l.tier == 2).count();
+    assert_eq!(tier2_links, 32 * 32);
+    // 136 GPUs = 17 servers → 5 leaves; S: 64·S ≥ 5·32 = 160 → S ≥ 3 → divisor 4; 8 parallel
+    // links per leaf-spine pair, so 32 uplinks × 8 down ports = 256 port paths between leaves.
+    let t = build(&spec(136, 8, 8, Kind::FatTree, Tiers::Auto, 64)).unwrap();
+    assert_eq!(per_tier(&t), [5, 4, 0]);
+    let last = HostId(t.num_hosts() as u32 - 1);
+    assert_eq!(t.routing.path_count(&t, HostId(0), last), 32 * 8);
+}
+
+#[test]
+fn partial_three_tier_counts() {
+    // k=8, 1:1, one NIC: 4 hosts per leaf, pods of 4 leaves; 2 tiers reach 32 hosts.
+    // 50 hosts → 13 leaves in pods [4, 4, 4, 1].
+    // Cores per plane C: smallest c ≤ 4 with Σ max(Lp, c) ≤ 8c: c=1: 13 > 8; c=2: 14 ≤ 16.
+    // → 4 planes × 2 = 8 cores. Pod spines: full pods (4/Sp)(4+4) ≤ 8 → 4; last pod
+    // (4/Sp)(1+2) ≤ 8 → Sp = 2. Spines 4+4+4+2 = 14. Switches 13 + 14 + 8 = 35.
+    let t = build(&spec(50, 1, 1, Kind::FatTree, Tiers::Auto, 8)).unwrap();
+    assert_eq!(t.tiers, 3);
+    assert_eq!(per_tier(&t), [13, 14, 8]);
+
+    // k=64, 8 NICs, 40,000 GPUs: 5,000 servers, 4 per leaf → 1,250 leaves = 39 full pods of
+    // 32 + 2. C: 39·32 + max(2, c) ≤ 64c → c = 20 (1268 ≤ 1280; c=19: 1267 > 1216).
+    // Cores 32 planes × 20 = 640. Spines: 39·32 + last pod (32/Sp)(2+20) ≤ 64 → Sp ≥ 11 → 16.
+    let t = build(&spec(40_000, 8, 8, Kind::FatTree, Tiers::Auto, 64)).unwrap();
+    assert_eq!(per_tier(&t), [1250, 39 * 32 + 16, 640]);
+    assert!(t.switches().all(|(_, n)| n.num_ports <= 64));
+}
+
+#[test]
+fn gpus_131072_on_128_port_switches() {
+    // 128 ports, 8 NICs: 8 servers (64 hosts) per leaf → 2,048 leaves in 32 pods of 64.
+    // C: 32·64 ≤ 128c → 16 cores per plane, 64 planes → 1,024 cores; 32 × 64 spines.
+    let t = build(&spec(131_072, 8, 8, Kind::FatTree, Tiers::Auto, 128)).unwrap();
+    t.check().unwrap();
+    assert_eq!(t.tiers, 3);
+    assert_eq!(per_tier(&t), [2048, 2048, 1024]);
+    assert_eq!(t.num_hosts(), 131_072);
+    // Every switch has a few down ranges (one per host on a leaf, one per leaf or pod above).
+    for (id, n) in t.switches() {
+        assert!(t.routing.down_ranges(id).len() <= 64, "tier {}", n.tier());
+    }
+}
+
+#[test]
+fn auto_picks_the_fewest_tiers() {
+    let tiers = |gpus, nics, kind| {
+        build(&spec(gpus, nics, nics, kind, Tiers::Auto, 64))
+            .unwrap()
+            .tiers
+    };
+    // One 64-port switch: 64 hosts; 2 tiers: 64²/2 = 2,048; then 3 tiers.
+    assert_eq!(tiers(64, 1, Kind::FatTree), 1);
+    assert_eq!(tiers(65, 1, Kind::FatTree), 2);
+    assert_eq!(tiers(2048, 1, Kind::FatTree), 2);
+    assert_eq!(tiers(2049, 1, Kind::FatTree), 3);
+    // 8 servers of 8 NICs fill one switch; rails need a spine tier to meet.
+    assert_eq!(tiers(64, 8, Kind::FatTree), 1);
+    assert_eq!(tiers(64, 8, Kind::RailOptimized), 2);
+}
+
+#[test]
+fn rail_optimized_lands_nic_i_on_the_rail_i_leaf_of_its_su() {
+    // 64 ports, 1:1, 8 rails: SU = 32 servers, 8 leaves. 1,016 GPUs = 127 servers → 4 SUs
+    // (the last with 31 servers), 32 leaves; spines: 64·S ≥ 32·32 → 16.
+    let t = build(&spec(1016, 8, 8, Kind::RailOptimized, Tiers::Auto, 64)).unwrap();
+    assert_eq!(t.tiers, 2);
+    assert_eq!(per_tier(&t), [32, 16, 0]);
+    for server in 0..127u32 {
+        for rail in 0..8u16 {
+            let h = t.host_of(server, rail).unwrap();
+            match t.node(leaf_of(&t, h)).kind {
+                NodeKind::Switch {
+                    tier: 1,
+                    group,
+                    index,
+                } => {
+                    assert_eq!((group, index), (server / 32, rail as u32));
+                }
+                k => panic!("{k:?}"),
+            }
+        }
+    }
+    let h = |s, r| t.host_of(s, r).unwrap();
+    // Same rail, same SU: one leaf, one path.
+    assert_eq!(leaf_of(&t, h(0, 3)), leaf_of(&t, h(31, 3)));
+    assert_eq!(t.routing.path_count(&t, h(0, 3), h(31, 3)), 1);
+    // Same rail in different SUs, or another rail of the same server: leaf-spine-leaf, over
+    // 32 uplinks × 2 parallel spine-to-leaf links (32 uplinks / 16 spines) = 64 paths.
+    for (a, b) in [(h(0, 3), h(100, 3)), (h(0, 3), h(0, 4))] {
+        assert_ne!(leaf_of(&t, a), leaf_of(&t, b));
+        assert_eq!(t.routing.path_count(&t, a, b), 64);
+    }
+}
+
+#[test]
+fn rail_optimized_three_tier_pods_hold_whole_sus() {
+    // 64 ports, 8 rails: 2 tiers reach 8 SUs = 2,048 GPUs. 16,384 GPUs = 2,048 servers = 64
+    // SUs; a pod holds ⌊32/8⌋ = 4 SUs (32 leaves) → 16 pods. C: 16·32 ≤ 64c → 8 cores per
+    // plane, 32 planes → 256 cores; 16 × 32 spines.
+    let t = build(&spec(16_384, 8, 8, Kind::RailOptimized, Tiers::Auto, 64)).unwrap();
+    assert_eq!(t.tiers, 3);
+    assert_eq!(per_tier(&t), [512, 512, 256]);
+    let h = |s, r| t.host_of(s, r).unwrap();
+    // Other pod: 32 leaf uplinks × 32 spine uplinks × 4 parallel core-to-spine links
+    // (each spine deals 32 links over 8 cores) × 1 spine-to-leaf link.
+    assert_eq!(t.routing.path_count(&t, h(0, 0), h(2047, 0)), 32 * 32 * 4);
+    // Same pod (SU 0 and SU 3), same rail: 32 spines.
+    assert_eq!(t.routing.path_count(&t, h(0, 0), h(127, 0)), 32);
+}
+
+fn error(s: TopologySpec) -> fabricsim::topology::BuildError {
+    build(&s).expect_err("must not build")
+}
+
+#[test]
+fn build_errors_name_the_field() {
+    let ok = spec(64, 8, 8, Kind::FatTree, Tiers::Auto, 64);
+    assert_eq!(
+        error(TopologySpec {
+            gpus: 0,
+            ..ok.clone()
+        })
+        .field,
+        "gpus"
+    );
+    assert_eq!(
+        error(TopologySpec {
+            nics_per_node: 0,
+            ..ok.clone()
+        })
+        .field,
+        "nics_per_node"
+    );
+    assert_eq!(
+        error(TopologySpec {
+            gpus_per_node: 0,
+            ..ok.clone()
+        })
+        .field,
+        "gpus_per_node"
+    );
+    for o in [(0, 1), (1, 0), (0, 0), (1, 2)] {
+        let e = error(TopologySpec {
+            oversubscription: o,
+            ..ok.clone()
+        });
+        assert_eq!(e.field, "oversubscription", "{o:?}");
+    }
+    for t in [0, 4] {
+        assert_eq!(
+            error(TopologySpec {
+                tiers: Tiers::Fixed(t),
+                ..ok.clone()
+            })
+            .field,
+            "tiers"
+        );
+    }
+    assert_eq!(
+        error(TopologySpec {
+            switch_radix: 1,
+            ..ok.clone()
+        })
+        .field,
+        "switch_radix"
+    );
+    // A fat-tree leaf of 8 ports at 1:1 has 4 host ports: an 8-NIC server does not fit.
+    let e = error(TopologySpec {
+        switch_radix: 8,
+        ..ok.clone()
+    });
+    assert_eq!(e.field, "nics_per_node");
+    assert!(e.problem.contains("4 host ports"), "{}", e.problem);
+    // 8 rails cannot meet on one switch.
+    let rail1 = spec(64, 8, 8, Kind::RailOptimized, Tiers::Fixed(1), 64);
+    assert_eq!(error(rail1).field, "tiers");
+}
+
+#[test]
+fn radix_too_small_for_the_tiers_reports_the_reach() {
+    // k=8, one NIC: 2 tiers reach 32 hosts, 3 tiers 128.
+    let e = error(spec(100, 1, 1, Kind::FatTree, Tiers::Fixed(2), 8));
+    assert_eq!(e.field, "tiers");
+    assert!(e.problem.contains("32 GPUs in 2 tiers"), "{}", e.problem);
+    assert!(e.allowed.contains("tiers = 3"), "{}", e.allowed);
+    for tiers in [Tiers::Auto, Tiers::Fixed(3)] {
+        let e = error(spec(200, 1, 1, Kind::FatTree, tiers, 8));
+        assert_eq!(e.field, "switch_radix");
+        assert!(e.problem.contains("128 GPUs in 3 tiers"), "{}", e.problem);
+        assert!(e.allowed.contains("at most 128 GPUs"), "{}", e.allowed);
+    }
+    // 64-port switches with 8-NIC servers: 65,536 GPUs in 3 tiers, not 131,072.
+    let e = error(spec(131_072, 8, 8, Kind::FatTree, Tiers::Auto, 64));
+    assert!(e.allowed.contains("at most 65536 GPUs"), "{}", e.allowed);
+}
+
+#[test]
+fn nics_fewer_than_gpus() {
+    // 4 NICs for 8 GPUs: 1,001 GPUs → ⌈1001/8⌉ = 126 servers, 504 NIC ports.
+    let t = build(&spec(1001, 8, 4, Kind::FatTree, Tiers::Auto, 64)).unwrap();
+    assert_eq!((t.servers, t.num_hosts()), (126, 504));
+    assert_eq!(t.rails_per_server(), 4);
+    assert_eq!(t.host_of(125, 3), Some(HostId(503)));
+    assert_eq!(t.host_of(125, 4), None);
+    assert_eq!(t.host_of(126, 0), None);
+}
+
+#[test]
+fn dot_export_names_nodes_and_is_deterministic() {
+    // k=4, one NIC: 2 host ports per leaf; 8 hosts → 4 leaves, 2 spines.
+    let s = spec(8, 1, 1, Kind::FatTree, Tiers::Auto, 4);
+    let t = build(&s).unwrap();
+    let mut out = Vec::new();
+    dot::write(&t, &mut out).unwrap();
+    let text = String::from_utf8(out.clone()).unwrap();
+    assert!(text.starts_with("graph fabric {"));
+    assert!(
+        text.contains("\"nic_s7_r0\" -- \"leaf_p0_3\" [label=\"400Gbps\"];"),
+        "{text}"
+    );
+    assert!(text.contains("\"leaf_p0_0\" -- \"spine_p0_1\""));
+    assert_eq!(text.matches(" -- ").count(), t.links.len());
+    assert_eq!(t.links.len(), 8 + 4 * 2);
+    let mut again = Vec::new();
+    dot::write(&build(&s).unwrap(), &mut again).unwrap();
+    assert_eq!(out, again);
+    let r = build(&spec(16, 4, 4, Kind::RailOptimized, Tiers::Fixed(3), 8)).unwrap();
+    let mut out = Vec::new();
+    dot::write(&r, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("\"nic_s1_r2\" -- \"leaf_su0_r2\""), "{text}");
+    assert!(text.contains("core_pl"));
+}
