@@ -151,20 +151,12 @@ pub struct Progress {
 }
 
 /// Options of one run.
+#[derive(Default)]
 pub struct RunOptions<'a> {
     /// Stop at this simulated time (results are then partial).
     pub until: Option<Time>,
     /// Called every few hundred thousand events (never per event); false stops the run.
     pub progress: Option<&'a mut dyn FnMut(&Progress) -> bool>,
-}
-
-impl Default for RunOptions<'_> {
-    fn default() -> Self {
-        RunOptions {
-            until: None,
-            progress: None,
-        }
-    }
 }
 
 pub struct Engine<'a> {

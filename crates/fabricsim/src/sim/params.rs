@@ -214,7 +214,7 @@ impl SimParams {
         if !(0.0..1.0).contains(&self.loss_rate) || !(0.0..1.0).contains(&self.ber) {
             return err("loss_rate", "probability out of range".into(), "0 <= p < 1");
         }
-        if !(self.dt_alpha > 0.0) || !self.dt_alpha.is_finite() {
+        if !self.dt_alpha.is_finite() || self.dt_alpha <= 0.0 {
             return err(
                 "dt_alpha",
                 format!("{}", self.dt_alpha),
