@@ -4,6 +4,7 @@
 
 mod outcome;
 mod plan;
+mod scenario_flags;
 mod train;
 
 use clap::{Parser, Subcommand};

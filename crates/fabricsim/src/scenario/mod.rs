@@ -40,7 +40,7 @@ pub struct ScenarioFile {
     pub layout: layout::LayoutSection,
     #[serde(default)]
     pub cost: cost::CostSection,
-    /// `fabricsim train`: model, parallelism and cluster size.
+    /// `fabricsim train`: the model, its parallelism and overlap (the cluster is above).
     #[serde(default)]
     pub train: Option<train::TrainSection>,
 }
@@ -52,21 +52,26 @@ pub struct Scenario {
     pub source: Source,
     /// Keys set from the command line, with the flag that set them.
     pub flags: BTreeMap<String, String>,
+    /// The file's TOML tree with the flags written in (`file` is read from it).
+    doc: toml::Table,
 }
 
 impl Scenario {
     /// Parses scenario text; `name` is used in error messages.
     pub fn parse(name: &str, text: &str) -> Result<Scenario, InputError> {
         let source = Source::new(name, text);
-        let file: ScenarioFile = toml::from_str(text).map_err(|e| {
+        let located = |e: toml::de::Error| {
             let mut err = InputError::from_toml(&source, &e);
             err.allowed = plain_type_name(&err.allowed);
             err
-        })?;
+        };
+        let file: ScenarioFile = toml::from_str(text).map_err(located)?;
+        let doc: toml::Table = toml::from_str(text).map_err(located)?;
         Ok(Scenario {
             file,
             source,
             flags: BTreeMap::new(),
+            doc,
         })
     }
 
@@ -82,6 +87,7 @@ impl Scenario {
             file: ScenarioFile::default(),
             source: Source::new("(built-in defaults)", ""),
             flags: BTreeMap::new(),
+            doc: toml::Table::new(),
         }
     }
 

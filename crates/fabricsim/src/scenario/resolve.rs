@@ -5,7 +5,7 @@ use super::Scenario;
 use crate::catalog::{Catalog, Gpu, Nic, Server, Switch, id_list};
 use crate::error::InputError;
 use crate::profile::Profile;
-use crate::topology::{BuildError, Kind, Tiers, TopologySpec};
+use crate::topology::{BuildError, Kind, Tiers, Topology, TopologySpec};
 use crate::units::BitRate;
 
 /// Where a tier of switches is placed (see `plan::layout`).
@@ -345,8 +345,15 @@ impl Scenario {
         })
     }
 
+    /// The validated design and the topology it describes: what `plan` and `train` start from.
+    pub fn design_and_topology(&self) -> Result<(Design, Topology), InputError> {
+        let d = self.design()?;
+        let t = crate::topology::build(&d.spec).map_err(|e| self.build_error(&e, &d))?;
+        Ok((d, t))
+    }
+
     /// The scenario key a topology build error is about.
-    pub fn build_error(&self, e: &BuildError, design: &Design) -> InputError {
+    fn build_error(&self, e: &BuildError, design: &Design) -> InputError {
         let (key, value) = match e.field {
             "gpus" => ("cluster.gpus", design.spec.gpus.to_string()),
             "gpus_per_node" => (

@@ -3,9 +3,9 @@
 //! GPUs are numbered server-major (`gpu = server * gpus_per_node + local`), as NCCL and
 //! Megatron number ranks when one process drives one GPU. Each GPU is paired with its rail NIC
 //! (GPU i of a server uses NIC i), so a GPU is addressed by the [`HostId`] of that NIC; the
-//! table comes from the topology builder's (server, nic index) -> HostId lookup.
+//! table comes from the topology's (server, rail) -> HostId lookup ([`Topology::host_of`]).
 
-use crate::topology::HostId;
+use crate::topology::{HostId, Topology};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placement {
@@ -32,6 +32,19 @@ impl Placement {
             gpus_per_node,
             host_of: table,
         }
+    }
+
+    /// The GPUs of `topo`'s servers, `gpus_per_node` each, on the hosts the topology numbered.
+    /// Local GPU `l` uses rail `l * nics / gpus_per_node`: its own NIC when every GPU has one
+    /// (HGX: GPU i and NIC i share a PCIe switch), neighbouring GPUs sharing one when NICs are
+    /// fewer.
+    pub fn on_topology(topo: &Topology, gpus_per_node: u32) -> Placement {
+        let nics = topo.rails_per_server();
+        Placement::new(topo.servers, gpus_per_node, |s, l| {
+            let rail = (l as u64 * nics as u64 / gpus_per_node as u64) as u16;
+            topo.host_of(s, rail)
+                .expect("the topology builder gives every server a NIC on every rail")
+        })
     }
 
     /// Hosts numbered like the GPUs (`HostId(server * gpus_per_node + local)`).
