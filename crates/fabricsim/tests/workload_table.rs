@@ -130,9 +130,10 @@ fn ring_all_reduce_on_an_ideal_fabric_meets_the_closed_form_and_fits_alpha_beta(
 
 #[test]
 fn fitting_the_closed_form_returns_it() {
-    let cat = fabricsim::catalog::Catalog::builtin().unwrap();
-    let profile = fabricsim::profile::Profile::builtin("roce-400g").unwrap();
-    let model = AlphaBetaModel::new(FabricParams::of(&profile, cat.gpu("h200").unwrap()));
+    let mut s = fabricsim::scenario::Scenario::defaults();
+    s.apply_flags(&[("--fabric".into(), "roce-400g".into())])
+        .unwrap();
+    let model = AlphaBetaModel::new(FabricParams::of(&s.design().unwrap()));
     for op in Op::ALL {
         for g in [
             GroupShape {

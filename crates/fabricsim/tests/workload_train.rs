@@ -3,7 +3,6 @@
 
 use fabricsim::InputError;
 use fabricsim::catalog::Catalog;
-use fabricsim::profile::Profile;
 use fabricsim::scenario::Scenario;
 use fabricsim::workload::busbw;
 use fabricsim::workload::collective::Op;
@@ -54,9 +53,10 @@ fn run(s: &Scenario, comm: &dyn CommModel) -> StepReport {
 
 /// The closed-form model on `fabric`'s profile with the H200's NVLink.
 fn real(fabric: &str) -> AlphaBetaModel {
-    let cat = Catalog::builtin().unwrap();
-    let profile = Profile::builtin(fabric).unwrap();
-    AlphaBetaModel::new(FabricParams::of(&profile, cat.gpu("h200").unwrap()))
+    let mut s = Scenario::defaults();
+    set(&mut s, "--fabric", fabric);
+    set(&mut s, "--gpu", "h200");
+    AlphaBetaModel::new(FabricParams::of(&s.design().unwrap()))
 }
 
 fn close(a: f64, b: f64, rel: f64) -> bool {

@@ -28,7 +28,7 @@ pub fn run(s: &Scenario) -> Result<TrainRun, InputError> {
     let (design, topology) = s.design_and_topology()?;
     let place = Placement::on_topology(&topology, design.spec.gpus_per_node);
     let config = TrainConfig::resolve(s, &design, place)?;
-    let comm = AlphaBetaModel::new(FabricParams::of(&design.profile, &design.gpu));
+    let comm = AlphaBetaModel::new(FabricParams::of(&design));
     let report = step(&config, &Efficiency::h200(&design.catalog), &comm);
     Ok(TrainRun {
         design,
