@@ -124,11 +124,7 @@ impl Profile {
 
     /// Parses a profile file.
     pub fn parse(src: &Source) -> Result<Profile, InputError> {
-        let p: Profile = toml::from_str(&src.text).map_err(|e| {
-            let mut err = InputError::from_toml(src, &e);
-            err.allowed = crate::scenario::plain_type_name(&err.allowed);
-            err
-        })?;
+        let p: Profile = toml::from_str(&src.text).map_err(|e| InputError::from_toml(src, &e))?;
         for (key, v) in [
             ("ports.rate_gbps", p.ports.rate_gbps),
             ("packet.mtu_bytes", p.packet.mtu_bytes),

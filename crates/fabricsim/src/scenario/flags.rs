@@ -5,7 +5,7 @@
 
 use toml::Value;
 
-use super::{Scenario, ScenarioFile, plain_type_name};
+use super::{Scenario, ScenarioFile};
 use crate::error::{InputError, Source};
 
 /// One overridable key: the flag, the scenario key it sets, and its help line.
@@ -210,12 +210,11 @@ impl Scenario {
                 Ok((doc, file)) => (self.doc, self.file) = (doc, file),
                 Err(e) => {
                     let e = InputError::from_toml(&Source::new("command line", ""), &e);
-                    let allowed = plain_type_name(&e.allowed);
                     return Err(InputError::flag(
                         flag,
                         raw,
-                        format!("is not {allowed}"),
-                        allowed,
+                        format!("is not {}", e.allowed),
+                        e.allowed,
                     ));
                 }
             }

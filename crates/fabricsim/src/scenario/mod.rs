@@ -60,11 +60,7 @@ impl Scenario {
     /// Parses scenario text; `name` is used in error messages.
     pub fn parse(name: &str, text: &str) -> Result<Scenario, InputError> {
         let source = Source::new(name, text);
-        let located = |e: toml::de::Error| {
-            let mut err = InputError::from_toml(&source, &e);
-            err.allowed = plain_type_name(&err.allowed);
-            err
-        };
+        let located = |e: toml::de::Error| InputError::from_toml(&source, &e);
         let file: ScenarioFile = toml::from_str(text).map_err(located)?;
         let doc: toml::Table = toml::from_str(text).map_err(located)?;
         Ok(Scenario {
@@ -114,16 +110,6 @@ impl Scenario {
             Some(dir) if !dir.as_os_str().is_empty() => dir.join(path).display().to_string(),
             _ => path.to_string(),
         }
-    }
-}
-
-/// serde names Rust types ("expected i64"); say what a user writes instead.
-pub(crate) fn plain_type_name(allowed: &str) -> String {
-    match allowed {
-        "i64" | "u32" | "u64" => "a whole number".into(),
-        "f64" => "a number".into(),
-        "a string" | "string" => "a quoted string".into(),
-        other => other.to_string(),
     }
 }
 
