@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
 mod outcome;
+mod output;
 mod plan;
 mod scenario_flags;
 mod train;

@@ -4,6 +4,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 use crate::outcome::{Failure, Outcome};
+use crate::output;
 use crate::scenario_flags::{self, ScenarioFlags};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -30,32 +31,22 @@ pub struct PlanArgs {
     pub export_dot: Option<PathBuf>,
 }
 
-fn write_file(path: &PathBuf, bytes: &[u8]) -> Result<(), Failure> {
-    std::fs::write(path, bytes)
-        .map_err(|e| Failure::Run(format!("cannot write {}: {e}", path.display())))
-}
-
 pub fn run(args: PlanArgs) -> Outcome {
     let scenario = args.flags.load(args.scenario.as_deref())?;
     let (design, topo, plan) = fabricsim::plan::run(&scenario)?;
     let report = match args.format {
         Format::Text => fabricsim::report::plan::text(&plan, &design),
-        Format::Json => {
-            let v = fabricsim::report::plan::json(&plan, &design);
-            serde_json::to_string_pretty(&v).map_err(|e| Failure::Run(e.to_string()))? + "\n"
-        }
+        Format::Json => output::json(serde_json::to_string_pretty(
+            &fabricsim::report::plan::json(&plan, &design),
+        ))?,
         Format::Csv => fabricsim::report::plan::csv(&plan, &design),
     };
     if let Some(path) = &args.export_dot {
         let mut buf = Vec::new();
         fabricsim::topology::dot::write(&topo, &mut buf)
             .map_err(|e| Failure::Run(e.to_string()))?;
-        write_file(path, &buf)?;
+        output::write_file(path, &buf)?;
     }
     // The ns-3 topology export (`--export-ns3 FILE`, src/io) is wired here once it lands.
-    match &args.out {
-        Some(path) => write_file(path, report.as_bytes())?,
-        None => print!("{report}"),
-    }
-    Ok(())
+    output::emit(args.out.as_deref(), &report)
 }

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use fabricsim::workload::train::{report, run};
 
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::Outcome;
+use crate::output;
 use crate::scenario_flags::{self, ScenarioFlags};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -21,19 +22,20 @@ pub struct TrainArgs {
     pub scenario: Option<PathBuf>,
     #[command(flatten)]
     pub flags: ScenarioFlags<scenario_flags::Train>,
+    /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 pub fn run(args: TrainArgs) -> Outcome {
     let scenario = args.flags.load(args.scenario.as_deref())?;
     let r = run::run(&scenario)?.report;
-    match args.format {
-        Format::Text => print!("{}", report::to_text(&r)),
-        Format::Json => {
-            let text = serde_json::to_string_pretty(&r).map_err(|e| Failure::Run(e.to_string()))?;
-            println!("{text}");
-        }
-    }
-    Ok(())
+    let text = match args.format {
+        Format::Text => report::to_text(&r),
+        Format::Json => output::json(serde_json::to_string_pretty(&r))?,
+    };
+    output::emit(args.out.as_deref(), &text)
 }

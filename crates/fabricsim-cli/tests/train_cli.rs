@@ -185,6 +185,19 @@ fn plan_and_train_read_the_same_cluster_and_flags() {
         "{p}"
     );
     assert!(t["comm_source"].as_str().unwrap().contains("roce-400g"));
+    // --out as in plan: the same bytes in the file, nothing on standard output.
+    let out = std::env::temp_dir().join(format!("fabricsim-train-{}.json", std::process::id()));
+    let o = fabricsim(&[
+        "train",
+        f,
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{}", text(&o).1);
+    assert_eq!(std::fs::read(&out).unwrap(), train.stdout);
+    std::fs::remove_file(&out).unwrap();
     // A shared flag is the same flag in both: same override, same error.
     for bad in [["--gpus", "lots"], ["--fabric", "fddi"], ["--gpus", "-8"]] {
         let e_plan = text(&fabricsim(&["plan", f, bad[0], bad[1]])).1;
