@@ -21,72 +21,29 @@ const fn f(flag: &'static str, key: &'static str, help: &'static str) -> Flag {
 }
 
 /// Every overridable key. The CLI builds its scenario flags from this table.
+#[rustfmt::skip]
 pub const FLAGS: &[Flag] = &[
     f("--gpus", "cluster.gpus", "GPUs in the cluster"),
-    f(
-        "--gpus-per-node",
-        "cluster.gpus_per_node",
-        "GPUs per server",
-    ),
-    f(
-        "--nics-per-node",
-        "cluster.nics_per_node",
-        "Scale-out NIC ports per server",
-    ),
-    f(
-        "--gpu",
-        "cluster.gpu",
-        "GPU catalog id: a100, h100, h200, b200",
-    ),
+    f("--gpus-per-node", "cluster.gpus_per_node", "GPUs per server"),
+    f("--nics-per-node", "cluster.nics_per_node", "Scale-out NIC ports per server"),
+    f("--gpu", "cluster.gpu", "GPU catalog id: a100, h100, h200, b200"),
     f("--nic", "cluster.nic", "NIC catalog id"),
     f("--server", "cluster.server", "Server catalog id"),
-    f(
-        "--fabric",
-        "fabric.profile",
-        "Fabric profile: ib-ndr, ib-xdr, roce-400g, roce-800g, or a .toml file",
-    ),
+    f("--fabric", "fabric.profile", "Fabric profile: ib-ndr, ib-xdr, roce-400g, roce-800g, or a .toml file"),
     f("--mtu", "fabric.mtu_bytes", "MTU in bytes"),
     f("--topology", "topology.kind", "fat-tree or rail-optimized"),
     f("--tiers", "topology.tiers", "auto, 2 or 3"),
-    f(
-        "--oversubscription",
-        "topology.oversubscription",
-        "Leaf down:up ratio such as 1:1, 2:1",
-    ),
+    f("--oversubscription", "topology.oversubscription", "Leaf down:up ratio such as 1:1, 2:1"),
     f("--switch", "topology.switch", "Switch catalog id"),
-    f(
-        "--servers-per-rack",
-        "layout.servers_per_rack",
-        "Servers per rack",
-    ),
+    f("--servers-per-rack", "layout.servers_per_rack", "Servers per rack"),
     f("--racks-per-row", "layout.racks_per_row", "Racks per row"),
-    f(
-        "--leaf-placement",
-        "layout.leaf",
-        "top-of-rack, end-of-row or network-row",
-    ),
-    f(
-        "--spine-placement",
-        "layout.spine",
-        "end-of-row or network-row",
-    ),
+    f("--leaf-placement", "layout.leaf", "top-of-rack, end-of-row or network-row"),
+    f("--spine-placement", "layout.spine", "end-of-row or network-row"),
     f("--years", "cost.years", "Years for the TCO"),
-    f(
-        "--usd-per-kwh",
-        "cost.usd_per_kwh",
-        "Electricity price, USD per kWh",
-    ),
+    f("--usd-per-kwh", "cost.usd_per_kwh", "Electricity price, USD per kWh"),
     f("--pue", "cost.pue", "Power usage effectiveness"),
-    f(
-        "--catalog",
-        "catalog",
-        "A catalog file merged over the built-in one (same ids replace, new ids add)",
-    ),
-    f(
-        "--model",
-        "train.model",
-        "Model preset: llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, deepseek-v3",
-    ),
+    f("--catalog", "catalog", "A catalog file merged over the built-in one (same ids replace, new ids add)"),
+    f("--model", "train.model", "Model preset: llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, deepseek-v3"),
     f("--layers", "train.layers", "Transformer layers"),
     f("--hidden", "train.hidden", "Hidden size"),
     f("--ffn", "train.ffn", "FFN hidden size (per expert for MoE)"),
@@ -96,56 +53,20 @@ pub const FLAGS: &[Flag] = &[
     f("--vocab", "train.vocab", "Vocabulary size"),
     f("--seq", "train.seq", "Sequence length, tokens"),
     f("--global-batch", "train.global_batch", "Sequences per step"),
-    f(
-        "--micro-batch",
-        "train.micro_batch",
-        "Sequences per micro-batch (default 1)",
-    ),
+    f("--micro-batch", "train.micro_batch", "Sequences per micro-batch (default 1)"),
     f("--experts", "train.experts", "Routed experts per MoE layer"),
     f("--top-k", "train.top_k", "Experts per token"),
-    f(
-        "--shared-ffn",
-        "train.shared_ffn",
-        "FFN size of the shared experts",
-    ),
-    f(
-        "--swiglu",
-        "train.swiglu",
-        "Gated (SwiGLU) MLP: true or false",
-    ),
+    f("--shared-ffn", "train.shared_ffn", "FFN size of the shared experts"),
+    f("--swiglu", "train.swiglu", "Gated (SwiGLU) MLP: true or false"),
     f("--tp", "train.tp", "Tensor-parallel degree"),
     f("--pp", "train.pp", "Pipeline-parallel degree (1F1B)"),
-    f(
-        "--dp",
-        "train.dp",
-        "Data-parallel degree (default: GPUs / (tp*pp*cp))",
-    ),
-    f(
-        "--ep",
-        "train.ep",
-        "Expert-parallel degree, inside dp (Megatron)",
-    ),
+    f("--dp", "train.dp", "Data-parallel degree (default: GPUs / (tp*pp*cp))"),
+    f("--ep", "train.ep", "Expert-parallel degree, inside dp (Megatron)"),
     f("--cp", "train.cp", "Context-parallel degree"),
-    f(
-        "--zero",
-        "train.zero",
-        "ZeRO stage 0-3 (3 = FSDP; default 1)",
-    ),
-    f(
-        "--dp-overlap",
-        "train.dp_overlap",
-        "Overlap data-parallel communication with compute: true (default) or false",
-    ),
-    f(
-        "--dp-bucket-mb",
-        "train.dp_bucket_mb",
-        "Gradient bucket, MB (default Megatron's max(40M, 1M*dp) bf16 parameters)",
-    ),
-    f(
-        "--recompute",
-        "train.recompute",
-        "Activation recomputation: none (default) or full",
-    ),
+    f("--zero", "train.zero", "ZeRO stage 0-3 (3 = FSDP; default 1)"),
+    f("--dp-overlap", "train.dp_overlap", "Overlap data-parallel communication with compute: true (default) or false"),
+    f("--dp-bucket-mb", "train.dp_bucket_mb", "Gradient bucket, MB (default Megatron's max(40M, 1M*dp) bf16 parameters)"),
+    f("--recompute", "train.recompute", "Activation recomputation: none (default) or full"),
 ];
 
 /// Sets the dotted `key` in `doc`, creating its table.

@@ -113,7 +113,7 @@ impl TrainConfig {
                             s,
                             stringify!($f),
                             "(missing)",
-                            "a custom model needs this key (or choose a preset with model)",
+                            "a custom model needs this key (or a preset: [train] model, --model)",
                             "a positive integer",
                         ));
                     }
