@@ -74,3 +74,54 @@ impl Placement {
         self.server(a) == self.server(b)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+    use crate::topology::NodeKind;
+
+    fn topology(flags: &[(&str, &str)]) -> Topology {
+        let mut s = Scenario::defaults();
+        let pairs: Vec<_> = flags
+            .iter()
+            .map(|(f, v)| (f.to_string(), v.to_string()))
+            .collect();
+        s.apply_flags(&pairs).unwrap();
+        s.design_and_topology().unwrap().1
+    }
+
+    /// The (server, rail) the NIC node behind `h` was built for.
+    fn nic_of(t: &Topology, h: HostId) -> (u32, u16) {
+        match t.node(t.host_node(h)).kind {
+            NodeKind::Nic { server, rail, .. } => (server, rail),
+            NodeKind::Switch { .. } => panic!("hosts are NICs"),
+        }
+    }
+
+    #[test]
+    fn ranks_land_on_their_servers_rail_nic_as_the_topology_numbered_it() {
+        for kind in ["fat-tree", "rail-optimized"] {
+            let t = topology(&[("--gpus", "256"), ("--topology", kind)]);
+            let p = Placement::on_topology(&t, 8);
+            assert_eq!(p.gpus(), 256);
+            for g in 0..p.gpus() {
+                assert_eq!(nic_of(&t, p.host(g)), (p.server(g), p.local(g) as u16));
+            }
+            // Rail-optimized numbers hosts leaf by leaf (one rail per leaf), not like ranks.
+            assert_eq!(p == Placement::dense(32, 8), kind == "fat-tree", "{kind}");
+        }
+    }
+
+    #[test]
+    fn neighbouring_gpus_share_a_nic_when_a_server_has_fewer() {
+        let t = topology(&[("--gpus", "64"), ("--nics-per-node", "4")]);
+        let p = Placement::on_topology(&t, 8);
+        for g in 0..p.gpus() {
+            assert_eq!(
+                nic_of(&t, p.host(g)),
+                (p.server(g), (p.local(g) / 2) as u16)
+            );
+        }
+    }
+}
