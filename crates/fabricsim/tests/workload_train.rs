@@ -295,6 +295,15 @@ fn invalid_parallelism_is_an_error_naming_the_flag() {
     let mut s = job("llama3-70b", 1024, 8, 4);
     set(&mut s, "--global-batch", 100);
     assert_eq!(err(s).key, "--global-batch");
+    // The preset's batch of 2048 sequences does not split over dp 1536: set neither by the
+    // file nor a flag, so the error says how to set it.
+    let e = err(job("llama3-70b", 12288, 8, 1));
+    assert_eq!(e.key, "train.global_batch");
+    assert!(
+        e.problem
+            .contains("set [train] global_batch or --global-batch"),
+        "{e}"
+    );
     let mut s = job("llama3-8b", 64, 1, 1);
     set(&mut s, "--ep", 2);
     assert_eq!(err(s).key, "--ep");

@@ -56,7 +56,8 @@ pub struct TrainConfig {
     pub par: Parallelism,
 }
 
-/// An error about `[train] field`: against the flag that set it, or else the file.
+/// An error about `[train] field`: against the flag that set it, or else the file; a value
+/// set by neither (a default, or the model preset's) says how to set it.
 fn train_error(
     s: &Scenario,
     field: &str,
@@ -64,7 +65,15 @@ fn train_error(
     problem: impl Into<String>,
     allowed: impl Into<String>,
 ) -> InputError {
-    s.error(&format!("train.{field}"), value, problem, allowed)
+    let key = format!("train.{field}");
+    let mut e = s.error(&key, value, problem, allowed);
+    if !s.flags.contains_key(&key) && s.source.locate_key(&key).is_none() {
+        e.problem += &format!(
+            " (a default or the model preset's value: set [train] {field} or --{})",
+            field.replace('_', "-")
+        );
+    }
+    e
 }
 
 /// Megatron's default gradient bucket: max(40M, 1M * dp) parameters (DistributedDataParallel
@@ -109,9 +118,8 @@ impl TrainConfig {
                 match t.$f {
                     Some(v) => model.$f = v,
                     None if custom => {
-                        return Err(train_error(
-                            s,
-                            stringify!($f),
+                        return Err(s.error(
+                            concat!("train.", stringify!($f)),
                             "(missing)",
                             "a custom model needs this key (or a preset: [train] model, --model)",
                             "a positive integer",
