@@ -2,7 +2,13 @@
 //!
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
+mod bench;
 mod outcome;
+mod output;
+mod plan;
+mod scenario_flags;
+mod sim;
+mod train;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -19,10 +25,24 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Cmd {}
+enum Cmd {
+    /// Bill of materials, power and cost of a cluster's fabric.
+    Plan(plan::PlanArgs),
+    /// Step time, tokens/s and MFU of a model on a cluster.
+    Train(train::TrainArgs),
+    /// Run the packet-level simulator on a scenario.
+    Sim(sim::SimArgs),
+    /// Time the packet engine on the fixed peer scenarios.
+    Bench(bench::BenchArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome: outcome::Outcome = match cli.cmd {};
+    let outcome: outcome::Outcome = match cli.cmd {
+        Cmd::Plan(a) => plan::run(a),
+        Cmd::Train(a) => train::run(a),
+        Cmd::Sim(a) => sim::run(a),
+        Cmd::Bench(a) => bench::run(a),
+    };
     outcome::exit_code(outcome)
 }

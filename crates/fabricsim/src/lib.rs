@@ -2,15 +2,20 @@
 //!
 //! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
 
+pub mod catalog;
 pub mod error;
 pub mod flow;
 pub mod io;
 pub mod message;
+pub mod plan;
+pub mod profile;
+pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod topology;
 pub mod traffic;
 pub mod units;
+pub mod workload;
 
 pub use error::{InputError, Source};

@@ -404,7 +404,7 @@ mod tests {
         let e = read_topology(&Source::new("t.txt", &bad)).unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (Some(5), "link_delay"));
         let e =
-            read_topology(&Source::new("t.txt", &SMALL.replace("3 5 100", "3 9 100"))).unwrap_err();
+            read_topology(&Source::new("t.txt", SMALL.replace("3 5 100", "3 9 100"))).unwrap_err();
         assert_eq!(
             (e.line, e.key.as_str(), e.value.as_str()),
             (Some(6), "link end", "9")

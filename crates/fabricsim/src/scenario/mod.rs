@@ -1,7 +1,18 @@
 //! The scenario: what the user asks for, from a TOML file and/or CLI flags, validated once.
 //!
 //! Each `[section]` has its own file and type. Unknown keys, wrong types and out-of-range values
-//! are [`InputError`]s naming the file, line, key, value and what is allowed.
+//! are [`InputError`]s naming the file, line, key, value and what is allowed; a value set by a
+//! command-line flag is reported against that flag.
+
+pub mod cluster;
+pub mod cost;
+pub mod fabric;
+pub mod flags;
+pub mod layout;
+pub mod resolve;
+pub mod topology;
+
+pub mod train;
 
 pub mod faults;
 pub mod sim;
@@ -9,8 +20,10 @@ pub mod traffic;
 pub mod value;
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 use crate::error::{InputError, Source};
+pub use resolve::Design;
 
 /// The whole scenario file. Every section is optional; defaults are documented per field.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -19,6 +32,22 @@ pub struct ScenarioFile {
     /// Free text shown in reports.
     #[serde(default)]
     pub name: Option<String>,
+    /// A user catalog file merged over the built-in one (path relative to the scenario file).
+    #[serde(default)]
+    pub catalog: Option<String>,
+    #[serde(default)]
+    pub cluster: cluster::ClusterSection,
+    #[serde(default)]
+    pub fabric: fabric::FabricSection,
+    #[serde(default)]
+    pub topology: topology::TopologySection,
+    #[serde(default)]
+    pub layout: layout::LayoutSection,
+    #[serde(default)]
+    pub cost: cost::CostSection,
+    /// `fabricsim train`: the model, its parallelism and overlap (the cluster is above).
+    #[serde(default)]
+    pub train: Option<train::TrainSection>,
     /// How `fabricsim sim` runs (topology file, engine parameters, seed, end time).
     #[serde(default)]
     pub sim: Option<sim::SimSection>,
@@ -35,15 +64,25 @@ pub struct ScenarioFile {
 pub struct Scenario {
     pub file: ScenarioFile,
     pub source: Source,
+    /// Keys set from the command line, with the flag that set them.
+    pub flags: BTreeMap<String, String>,
+    /// The file's TOML tree with the flags written in (`file` is read from it).
+    doc: toml::Table,
 }
 
 impl Scenario {
-    /// Parses and validates scenario text; `name` is used in error messages.
+    /// Parses scenario text; `name` is used in error messages.
     pub fn parse(name: &str, text: &str) -> Result<Scenario, InputError> {
         let source = Source::new(name, text);
-        let file: ScenarioFile =
-            toml::from_str(text).map_err(|e| InputError::from_toml(&source, &e))?;
-        Ok(Scenario { file, source })
+        let located = |e: toml::de::Error| InputError::from_toml(&source, &e);
+        let file: ScenarioFile = toml::from_str(text).map_err(located)?;
+        let doc: toml::Table = toml::from_str(text).map_err(located)?;
+        Ok(Scenario {
+            file,
+            source,
+            flags: BTreeMap::new(),
+            doc,
+        })
     }
 
     /// Reads and parses a scenario file.
@@ -51,4 +90,42 @@ impl Scenario {
         let text = std::fs::read_to_string(path).map_err(|e| InputError::io(path, &e))?;
         Scenario::parse(path, &text)
     }
+
+    /// The built-in defaults, for runs without a scenario file.
+    pub fn defaults() -> Scenario {
+        Scenario {
+            file: ScenarioFile::default(),
+            source: Source::new("(built-in defaults)", ""),
+            flags: BTreeMap::new(),
+            doc: toml::Table::new(),
+        }
+    }
+
+    /// An error about `key`: against the flag that set it, or else against the file.
+    pub fn error(
+        &self,
+        key: &str,
+        value: impl std::fmt::Display,
+        problem: impl Into<String>,
+        allowed: impl Into<String>,
+    ) -> InputError {
+        match self.flags.get(key) {
+            Some(flag) => InputError::flag(flag, value, problem, allowed),
+            None => InputError::at_key(&self.source, key, value, problem, allowed),
+        }
+    }
+
+    /// A path written in the scenario file, taken relative to the file's directory.
+    pub fn relative_path(&self, key: &str, path: &str) -> String {
+        if self.flags.contains_key(key) || std::path::Path::new(path).is_absolute() {
+            return path.to_string();
+        }
+        match std::path::Path::new(&self.source.name).parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.join(path).display().to_string(),
+            _ => path.to_string(),
+        }
+    }
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,7 @@
 //! sample_interval = "10us"         # per-port time series
 //! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
-//! # loss_rate, ber, routing (ecmp | static)
+//! # loss_rate, ber, routing (ecmp | static), qp_rate_limit
 //! ```
 
 use std::path::Path;
@@ -50,6 +50,7 @@ pub struct SimSection {
     pub loss_rate: Option<f64>,
     pub ber: Option<f64>,
     pub routing: Option<String>,
+    pub qp_rate_limit: Option<String>,
 }
 
 /// Everything one packet-level run needs.
@@ -181,6 +182,18 @@ impl SimSection {
                 }
             };
         }
+        if let Some(r) = &self.qp_rate_limit {
+            let rate = crate::units::parse_rate(r).map_err(|p| {
+                InputError::at_key(
+                    src,
+                    "sim.qp_rate_limit",
+                    format!("\"{r}\""),
+                    p,
+                    "a rate such as 25Gbps",
+                )
+            })?;
+            p.qp_rate_limit = Some(rate);
+        }
         if let Some(s) = &self.sample_interval {
             let t = time(src, "sim.sample_interval", s)?;
             if t == Time::ZERO {
@@ -226,11 +239,14 @@ fn read_rel(base: &Path, src: &Source, key: &str, name: &str) -> Result<Source, 
 }
 
 /// Builds a run from a scenario's [sim], [traffic] and [faults]; files are found relative to
-/// `base` (the scenario's directory).
-pub fn build(sc: &Scenario, base: &Path) -> Result<SimSetup, InputError> {
+/// `base` (the scenario's directory). `seed` (the `--seed` flag) overrides `sim.seed`.
+pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, InputError> {
     let src = &sc.source;
     let section = sc.file.sim.clone().unwrap_or_default();
-    let params = section.params(src)?;
+    let mut params = section.params(src)?;
+    if let Some(s) = seed {
+        params.seed = s;
+    }
     let Some(topo_name) = &section.topology_file else {
         return Err(InputError::at_key(
             src,

@@ -9,22 +9,21 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use super::faults::{Dir, Fault, Faults, LinkLoss};
-use super::packet::{F_CORRUPT, Fifo, Kind, NIL, Packet, Slab};
-use super::params::{MAX_TC, Scheduling, SimParams};
+use super::packet::{F_CORRUPT, F_LAST, Fifo, Kind, NIL, Packet, Slab, prefetch};
+use super::params::SimParams;
 use super::queue::RadixQueue;
 use super::results::{
     Counters, DropReason, MessageResult, PortSeries, RunResult, Series, SimInfo, Status, Summary,
     percentile,
 };
 use super::route;
+use super::sched::{self, SchedState};
 use super::transport::{Qp, Reply, Rx};
 use crate::message::{MessageDag, Path};
 use crate::rng::Rng;
 use crate::topology::{HostId, NodeId, NodeKind, PortId, Topology};
 use crate::units::Time;
 
-/// Set on the last packet of a message.
-const F_LAST: u8 = 4;
 const NO_TIME: u64 = u64::MAX;
 /// Events between progress checks (stop flag, progress callback).
 const CHECK_EVERY: u64 = 1 << 18;
@@ -73,44 +72,52 @@ enum Ev {
     Sample,
 }
 
+/// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
+const P_LINK_UP: u8 = 1;
+/// Routing may choose the port (its link is up, or went down less than the reroute delay ago).
+const P_ROUTE_OK: u8 = 2;
+/// The port is a NIC's.
+const P_NIC: u8 = 4;
+
+/// An egress port. The fields the packet path reads come first and fill one cache line.
 #[derive(Clone, Debug)]
+#[repr(C)]
 struct PortState {
+    busy_until: Time,
+    /// Propagation plus the latency of the node at the other end (switch pipeline or NIC).
+    hop_delay: Time,
+    /// Bytes queued in all classes.
+    queued: u64,
+    tx_bytes: u64,
+    /// Loss per packet as a fraction of 2^64 (0: none).
+    loss_threshold: u64,
+    /// Picoseconds per byte when exact at this rate (0: compute from `rate`).
+    ps_per_byte: u32,
     node: u32,
     peer: u32,
     /// Host index when the node is a NIC, else NIL.
     host: u32,
-    ps_per_byte: u64,
-    rate: crate::units::BitRate,
-    prop: Time,
-    /// Latency of the node at the other end (switch pipeline or NIC).
-    peer_latency: Time,
-    /// The peer switch cuts through (all its ports at one rate).
-    peer_cut_through: bool,
-    busy_until: Time,
     /// A `TxFree` is scheduled.
     wake: bool,
-    link_up: bool,
-    route_ok: bool,
     /// Link-level flow control: bit `tc` set = that class may not send (credits, PFC).
     blocked: u8,
-    /// Loss per packet as a fraction of 2^64 (0: none), or a BER.
-    loss_threshold: u64,
+    /// The peer switch cuts through (all its ports at one rate).
+    peer_cut_through: bool,
+    // Colder fields.
+    rate: crate::units::BitRate,
+    /// Bit error rate (0: none).
     ber: f64,
+    /// Corrupt the n-th packet sent (0: none); `tx_packets` counts only while it is set.
     drop_nth: u64,
     tx_packets: u64,
-    tx_bytes: u64,
-    /// Bytes queued in all classes.
-    queued: u64,
-    dwrr_next: u8,
-    dwrr_fresh: bool,
-    deficit: [u32; MAX_TC],
+    sched: SchedState,
 }
 
 impl PortState {
     #[inline]
     fn ser(&self, bytes: u32) -> Time {
         if self.ps_per_byte != 0 {
-            Time(bytes as u64 * self.ps_per_byte)
+            Time(bytes as u64 * self.ps_per_byte as u64)
         } else {
             self.rate.serialize(bytes as u64)
         }
@@ -144,20 +151,12 @@ pub struct Progress {
 }
 
 /// Options of one run.
+#[derive(Default)]
 pub struct RunOptions<'a> {
     /// Stop at this simulated time (results are then partial).
     pub until: Option<Time>,
     /// Called every few hundred thousand events (never per event); false stops the run.
     pub progress: Option<&'a mut dyn FnMut(&Progress) -> bool>,
-}
-
-impl Default for RunOptions<'_> {
-    fn default() -> Self {
-        RunOptions {
-            until: None,
-            progress: None,
-        }
-    }
 }
 
 pub struct Engine<'a> {
@@ -168,6 +167,8 @@ pub struct Engine<'a> {
     q: RadixQueue<Ev>,
     pkts: Slab,
     ports: Vec<PortState>,
+    /// Per port: `P_*` bits.
+    pflags: Vec<u8>,
     tcq: Vec<Fifo>,
     ntc: usize,
     buf_used: Vec<u64>,
@@ -226,19 +227,17 @@ impl<'a> Engine<'a> {
                 node: port.node.0,
                 peer: port.peer.0,
                 host,
-                ps_per_byte: link.rate.ps_per_byte().unwrap_or(0),
+                ps_per_byte: link.rate.ps_per_byte().unwrap_or(0) as u32,
                 rate: link.rate,
-                prop: link.delay,
-                peer_latency: if peer_is_switch {
-                    p.switch_latency
-                } else {
-                    p.nic_latency
-                },
+                hop_delay: link.delay
+                    + if peer_is_switch {
+                        p.switch_latency
+                    } else {
+                        p.nic_latency
+                    },
                 peer_cut_through: p.cut_through && peer_is_switch && uniform[peer_node.idx()],
                 busy_until: Time::ZERO,
                 wake: false,
-                link_up: true,
-                route_ok: true,
                 blocked: 0,
                 loss_threshold: prob_threshold(p.loss_rate),
                 ber: p.ber,
@@ -246,9 +245,7 @@ impl<'a> Engine<'a> {
                 tx_packets: 0,
                 tx_bytes: 0,
                 queued: 0,
-                dwrr_next: 0,
-                dwrr_fresh: true,
-                deficit: [0; MAX_TC],
+                sched: SchedState::default(),
             });
         }
         let rngs = (0..nports)
@@ -350,14 +347,16 @@ impl<'a> Engine<'a> {
                 qp_id_of_key[k] = id;
                 let sport = route::qp_sport(id);
                 let (s, d) = (key.0, key.1);
-                qps.push(Qp::new(
+                let mut qp = Qp::new(
                     s,
                     d,
                     route::five_tuple_hash(s, d, sport, p.udp_dport),
                     route::five_tuple_hash(d, s, sport, p.udp_dport),
                     p.transport,
                     p.window_packets,
-                ));
+                );
+                qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
+                qps.push(qp);
             }
             msg_qp[mi as usize] = qp_id_of_key[k];
         }
@@ -419,6 +418,10 @@ impl<'a> Engine<'a> {
             now: Time::ZERO,
             q,
             pkts: Slab::new(),
+            pflags: ports
+                .iter()
+                .map(|ps| P_LINK_UP | P_ROUTE_OK | if ps.host != NIL { P_NIC } else { 0 })
+                .collect(),
             ports,
             tcq: vec![Fifo::default(); nports * ntc],
             ntc,
@@ -450,7 +453,15 @@ impl<'a> Engine<'a> {
         let until = opts.until.map(|t| t.0).unwrap_or(u64::MAX);
         let mut status = Status::Complete;
         let mut next_check = CHECK_EVERY;
-        while let Some((t, ev)) = self.q.pop() {
+        loop {
+            let (pkts, ports) = (&self.pkts, &self.ports);
+            let Some((t, ev)) = self.q.pop_with(|e| match e {
+                Ev::Arrive { pkt } => pkts.prefetch(*pkt),
+                Ev::TxFree { port } => prefetch(&ports[*port as usize]),
+                _ => {}
+            }) else {
+                break;
+            };
             if t > until {
                 self.q.push(t, ev);
                 self.now = Time(until);
@@ -462,9 +473,6 @@ impl<'a> Engine<'a> {
             self.dispatch(ev);
             if self.remaining == 0 {
                 break;
-            }
-            if let Some((_, Ev::Arrive { pkt })) = self.q.peek_next() {
-                self.pkts.prefetch(*pkt);
             }
             if self.events >= next_check {
                 next_check += CHECK_EVERY;
@@ -520,7 +528,7 @@ impl<'a> Engine<'a> {
             Ev::Link { link, up } => self.link_state(link, up),
             Ev::Route { link, up } => {
                 for e in self.topo.links[link as usize].ends {
-                    self.ports[e.idx()].route_ok = up;
+                    set_bit(&mut self.pflags[e.idx()], P_ROUTE_OK, up);
                 }
             }
             Ev::Sample => self.sample(),
@@ -560,7 +568,7 @@ impl<'a> Engine<'a> {
     #[inline]
     fn kick(&mut self, pi: usize) {
         let port = &mut self.ports[pi];
-        if port.wake || !port.link_up {
+        if port.wake || self.pflags[pi] & P_LINK_UP == 0 {
             return;
         }
         if port.busy_until > self.now {
@@ -598,11 +606,11 @@ impl<'a> Engine<'a> {
         let now = self.now;
         let port = &mut self.ports[pi];
         let pk = self.pkts.get_mut(id);
-        let wire = pk.frame + self.wire_extra;
+        let wire = pk.frame as u32 + self.wire_extra;
         let ser = port.ser(wire);
         port.busy_until = now + ser;
         port.tx_bytes += wire as u64;
-        port.tx_packets += 1;
+
         if port.loss_threshold != 0 && self.rngs[pi].next_u64() < port.loss_threshold {
             pk.flags |= F_CORRUPT;
         } else if port.ber > 0.0 {
@@ -611,8 +619,11 @@ impl<'a> Engine<'a> {
                 pk.flags |= F_CORRUPT;
             }
         }
-        if port.tx_packets == port.drop_nth {
-            pk.flags |= F_CORRUPT;
+        if port.drop_nth != 0 {
+            port.tx_packets += 1;
+            if port.tx_packets == port.drop_nth {
+                pk.flags |= F_CORRUPT;
+            }
         }
         let head_start = if port.peer_cut_through {
             Time::ZERO
@@ -620,7 +631,7 @@ impl<'a> Engine<'a> {
             ser
         };
         pk.port = port.peer;
-        let at = now + head_start + port.prop + port.peer_latency;
+        let at = now + head_start + port.hop_delay;
         self.q.push(at.0, Ev::Arrive { pkt: id });
     }
 
@@ -632,50 +643,13 @@ impl<'a> Engine<'a> {
         if port.queued == 0 {
             return None;
         }
-        let tc = match self.p.scheduling {
-            Scheduling::StrictPriority => (0..self.ntc)
-                .find(|&c| port.blocked & (1 << c) == 0 && !self.tcq[base + c].is_empty())?,
-            Scheduling::Dwrr { quantum_bytes } => {
-                let eligible = |c: usize, port: &PortState, tcq: &[Fifo]| {
-                    port.blocked & (1 << c) == 0 && !tcq[base + c].is_empty()
-                };
-                if !(0..self.ntc).any(|c| eligible(c, port, &self.tcq)) {
-                    return None;
-                }
-                loop {
-                    let c = port.dwrr_next as usize;
-                    if !eligible(c, port, &self.tcq) {
-                        if self.tcq[base + c].is_empty() {
-                            port.deficit[c] = 0;
-                        }
-                        port.dwrr_next = ((c + 1) % self.ntc) as u8;
-                        port.dwrr_fresh = true;
-                        continue;
-                    }
-                    if port.dwrr_fresh {
-                        port.deficit[c] += quantum_bytes[c].max(1);
-                        port.dwrr_fresh = false;
-                    }
-                    let head = self.pkts.get(self.tcq[base + c].head).frame;
-                    if port.deficit[c] >= head {
-                        port.deficit[c] -= head;
-                        break c;
-                    }
-                    port.dwrr_next = ((c + 1) % self.ntc) as u8;
-                    port.dwrr_fresh = true;
-                }
-            }
-        };
-        let id = self.tcq[base + tc].pop(&self.pkts)?;
-        if let Scheduling::Dwrr { .. } = self.p.scheduling
-            && self.tcq[base + tc].is_empty()
-        {
-            port.deficit[tc] = 0;
-            port.dwrr_next = ((tc + 1) % self.ntc) as u8;
-            port.dwrr_fresh = true;
-        }
+        let queues = &self.tcq[base..base + self.ntc];
+        let how = self.p.scheduling;
+        let tc = sched::pick(how, &mut port.sched, port.blocked, queues)?;
+        let (id, frame) = self.tcq[base + tc].pop()?;
+        sched::served(how, &mut port.sched, tc, &self.tcq[base..base + self.ntc]);
         // The buffer is released at dequeue (as ns-3's switch MMU does).
-        let frame = self.pkts.get(id).frame as u64;
+        let frame = frame as u64;
         port.queued -= frame;
         self.buf_used[port.node as usize] -= frame;
         Some(id)
@@ -684,7 +658,7 @@ impl<'a> Engine<'a> {
     /// The next packet a NIC sends: ACK/NAKs first, then its QPs round robin.
     #[inline]
     fn nic_next(&mut self, h: usize) -> Option<u32> {
-        if let Some(id) = self.nics[h].ctrl.pop(&self.pkts) {
+        if let Some((id, _)) = self.nics[h].ctrl.pop() {
             self.c.ack_packets += 1;
             return Some(id);
         }
@@ -722,14 +696,13 @@ impl<'a> Engine<'a> {
                     .push(qp.rto_deadline.0.max(self.now.0), Ev::Timer { qp: qi });
             }
             let pkt = Packet {
-                next: NIL,
                 qp: qi,
                 psn,
                 aux: 0,
                 dst: qp.dst,
                 hash: qp.hash_fwd,
-                payload,
-                frame,
+                payload: payload as u16,
+                frame: frame as u16,
                 port: NIL,
                 kind: Kind::Data,
                 tc: self.p.data_tc,
@@ -762,33 +735,33 @@ impl<'a> Engine<'a> {
         if pk.flags & F_CORRUPT != 0 {
             return self.drop_pkt(id, DropReason::Corruption);
         }
-        if !self.ports[in_port].link_up {
+        let flags = self.pflags[in_port];
+        if flags & P_LINK_UP == 0 {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
-        let host = self.ports[in_port].host;
-        if host != NIL {
+        if flags & P_NIC != 0 {
             return self.nic_receive(id, &pk);
         }
         // Switch: route, admit, enqueue.
         let topo = self.topo;
-        let node = self.ports[in_port].node;
+        let node = topo.ports[in_port].node.0;
         let cands = topo.routing.next_hops(NodeId(node), HostId(pk.dst));
         if cands.is_empty() {
             return self.drop_pkt(id, DropReason::NoRoute);
         }
         let n = cands.len();
         let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, self.salt[node as usize]);
-        if !self.ports[cands[k].idx()].route_ok {
+        if self.pflags[cands[k].idx()] & P_ROUTE_OK == 0 {
             match (1..n)
                 .map(|j| (k + j) % n)
-                .find(|&j| self.ports[cands[j].idx()].route_ok)
+                .find(|&j| self.pflags[cands[j].idx()] & P_ROUTE_OK != 0)
             {
                 Some(j) => k = j,
                 None => return self.drop_pkt(id, DropReason::NoRoute),
             }
         }
         let out = cands[k].idx();
-        if !self.ports[out].link_up {
+        if self.pflags[out] & P_LINK_UP == 0 {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
         // Shared buffer with dynamic thresholds: a queue may grow to alpha x free buffer
@@ -796,6 +769,16 @@ impl<'a> Engine<'a> {
         let frame = pk.frame as u64;
         let used = self.buf_used[node as usize];
         let size = self.p.switch_buffer_bytes;
+        let port = &self.ports[out];
+        let idle = port.queued == 0 && !port.wake && port.busy_until <= self.now;
+        if idle && port.blocked & (1 << pk.tc) == 0 {
+            // An idle egress with empty queues: straight to the wire (the packet passes through
+            // the buffer in no time, so admission sees an empty queue).
+            if used + frame > size || frame * 1024 > self.alpha_x1024 * (size - used) {
+                return self.drop_pkt(id, DropReason::Buffer);
+            }
+            return self.transmit(out, id);
+        }
         let qi = out * self.ntc + pk.tc as usize;
         let qlen = self.tcq[qi].bytes;
         if used + frame > size || (qlen + frame) * 1024 > self.alpha_x1024 * (size - used) {
@@ -803,7 +786,7 @@ impl<'a> Engine<'a> {
         }
         self.buf_used[node as usize] = used + frame;
         self.ports[out].queued += frame;
-        self.tcq[qi].push(&mut self.pkts, id);
+        self.tcq[qi].push(id, pk.frame);
         self.kick(out);
     }
 
@@ -847,14 +830,13 @@ impl<'a> Engine<'a> {
                 }
                 let qp = &self.qps[qi as usize];
                 let ack = Packet {
-                    next: NIL,
                     qp: qi,
                     psn,
                     aux,
                     dst: qp.src,
                     hash: qp.hash_rev,
                     payload: 0,
-                    frame: self.p.ack_frame_bytes(),
+                    frame: self.p.ack_frame_bytes() as u16,
                     port: NIL,
                     kind: k,
                     tc: self.p.ack_tc,
@@ -862,7 +844,7 @@ impl<'a> Engine<'a> {
                 };
                 let h = qp.dst as usize;
                 let aid = self.pkts.alloc(ack);
-                self.nics[h].ctrl.push(&mut self.pkts, aid);
+                self.nics[h].ctrl.push(aid, self.p.ack_frame_bytes() as u16);
                 let port = self.topo.host_port(HostId(h as u32)).idx();
                 self.kick(port);
             }
@@ -951,12 +933,12 @@ impl<'a> Engine<'a> {
         let ends = self.topo.links[link as usize].ends;
         for e in ends {
             let pi = e.idx();
-            self.ports[pi].link_up = up;
+            set_bit(&mut self.pflags[pi], P_LINK_UP, up);
             if !up {
                 // Packets queued for a dead link are lost.
                 for tc in 0..self.ntc {
-                    while let Some(id) = self.tcq[pi * self.ntc + tc].pop(&self.pkts) {
-                        let frame = self.pkts.get(id).frame as u64;
+                    while let Some((id, frame)) = self.tcq[pi * self.ntc + tc].pop() {
+                        let frame = frame as u64;
                         self.ports[pi].queued -= frame;
                         let node = self.ports[pi].node as usize;
                         self.buf_used[node] -= frame;
@@ -999,12 +981,10 @@ impl<'a> Engine<'a> {
     fn payload_in_flight(&self) -> u64 {
         let mut total = 0;
         for f in &self.tcq {
-            let mut id = f.head;
-            while id != NIL {
-                let p = self.pkts.get(id);
-                total += p.payload as u64;
-                id = p.next;
-            }
+            total += f
+                .ids()
+                .map(|id| self.pkts.get(id).payload as u64)
+                .sum::<u64>();
         }
         for (_, ev) in self.q.iter() {
             if let Ev::Arrive { pkt } = ev {
@@ -1027,16 +1007,16 @@ impl<'a> Engine<'a> {
         let full = p.data_frame_bytes(p.mtu_bytes.min(bytes.max(1) as u32)) + self.wire_extra;
         let last = p.data_frame_bytes(last_payload) + self.wire_extra;
         let ack = p.ack_frame_bytes() + self.wire_extra;
+        // From the head of the sender's NIC pipeline to the receiver's processing of the packet.
         let one_way = |path: &[usize], wire: u32| {
-            let mut t = p.nic_latency;
+            let mut t = Time::ZERO;
             for &pi in path {
                 let s = &self.ports[pi];
                 t += if s.peer_cut_through {
                     Time::ZERO
                 } else {
                     s.ser(wire)
-                } + s.prop
-                    + s.peer_latency;
+                } + s.hop_delay;
             }
             t
         };
@@ -1054,7 +1034,18 @@ impl<'a> Engine<'a> {
         } else {
             Time::ZERO
         };
-        by_host.max(by_bottleneck) + one_way(&rev, ack)
+        let mut rx_last = by_host.max(by_bottleneck);
+        // The ACK of the last packet may wait behind the previous ACK on the receiver's link
+        // (ACKs go every `ack_every` packets: packet j, 1-based, arrives at one_way + (j-1) x
+        // bottleneck serialization).
+        let k = p.ack_every as u64;
+        let prev_acked = (n - 1) / k * k;
+        if prev_acked >= 1 {
+            let prev = one_way(&fwd, full) + bottleneck.ser(full) * (prev_acked - 1);
+            rx_last = rx_last.max(prev + self.ports[rev[0]].ser(ack));
+        }
+        // Data wait for the sender NIC's latency; the receiver NIC returns the ACK at once.
+        p.nic_latency + rx_last + one_way(&rev, ack)
     }
 
     /// Egress ports along the route of a flow with `hash` from host `src` to `dst`.
@@ -1149,6 +1140,14 @@ impl<'a> Engine<'a> {
                 ports,
             }),
         }
+    }
+}
+
+fn set_bit(flags: &mut u8, bit: u8, on: bool) {
+    if on {
+        *flags |= bit;
+    } else {
+        *flags &= !bit;
     }
 }
 

@@ -1,5 +1,10 @@
 //! Injected faults: per-link corruption loss (a rate or a BER), a chosen packet dropped, links
 //! going down and up, and the delay before routing steers around a change.
+//!
+//! Rerouting is local: after the delay, the failed link's two ends stop choosing it among their
+//! equal-cost ports. Switches further away still forward towards it, and a packet left with no
+//! way down is dropped as `no_route`; recomputing routes fabric-wide (a subnet manager, a routing
+//! protocol withdrawing prefixes) is not modelled yet.
 
 use crate::topology::LinkId;
 use crate::units::Time;

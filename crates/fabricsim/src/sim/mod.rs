@@ -4,6 +4,7 @@
 //! - `params`: what the engine is told (a plain struct; fabric profiles map onto it);
 //! - `queue`: the monotone radix-heap event queue; `packet`: the packet slab and FIFOs;
 //! - `route`: next-hop choice (ECMP 5-tuple hash, static destination routing);
+//! - `sched`: egress scheduling between traffic classes (strict priority, DWRR);
 //! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts);
 //! - `engine`: the event loop and the packet path; `faults`: injected faults;
 //! - `results`: counters, completion times, time series, the JSON written.
@@ -13,6 +14,7 @@
 //! (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
 //! adaptive routing and spraying are new `RoutePolicy` variants chosen in `route::choose`.
 
+pub mod bench;
 pub mod engine;
 pub mod faults;
 pub mod packet;
@@ -20,6 +22,7 @@ pub mod params;
 pub mod queue;
 pub mod results;
 pub mod route;
+pub mod sched;
 pub mod transport;
 
 pub use engine::{Engine, Progress, RunOptions};

@@ -85,6 +85,9 @@ pub struct SimParams {
     /// Bit error rate on every link, turned into a per-frame loss 1-(1-BER)^(8 L) (physics D1).
     pub ber: f64,
     pub routing: RoutePolicy,
+    /// Initial per-QP rate limit (the NIC's rate limiter, as `ibv_modify_qp_rate_limit` sets
+    /// it); `None`: line rate. Congestion control drives the same limiter.
+    pub qp_rate_limit: Option<BitRate>,
     /// UDP destination port of RoCEv2 (IANA 4791) and the base of per-QP source ports.
     pub udp_dport: u16,
     pub seed: u64,
@@ -119,6 +122,7 @@ impl SimParams {
             loss_rate: 0.0,
             ber: 0.0,
             routing: RoutePolicy::EcmpFlowHash,
+            qp_rate_limit: None,
             udp_dport: 4791,
             seed: 1,
             sample_interval: None,
@@ -164,11 +168,24 @@ impl SimParams {
         p / (self.data_frame_bytes(self.mtu_bytes) + self.wire_overhead_bytes) as f64
     }
 
+    /// The rate limiter's picoseconds per wire byte for `rate` (0: unlimited).
+    pub fn limiter_ps_per_byte(rate: Option<BitRate>) -> u64 {
+        rate.map(|r| 8_000_000_000_000u64.div_ceil(r.bps().max(1)))
+            .unwrap_or(0)
+    }
+
     /// Checks ranges; `Err((field, problem, allowed))` names the offending field.
     pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
         let err = |f: &'static str, p: String, a: &str| Err((f, p, a.to_string()));
-        if self.mtu_bytes == 0 {
-            return err("mtu_bytes", "must be positive".into(), "256 to 9000");
+        if self.mtu_bytes == 0 || self.mtu_bytes > 9000 || self.header_bytes > 512 {
+            return err(
+                "mtu_bytes",
+                format!(
+                    "MTU {} B with {} B headers",
+                    self.mtu_bytes, self.header_bytes
+                ),
+                "1 to 9000 bytes of payload, up to 512 B of headers",
+            );
         }
         if self.traffic_classes == 0 || self.traffic_classes as usize > MAX_TC {
             return err(
@@ -197,7 +214,7 @@ impl SimParams {
         if !(0.0..1.0).contains(&self.loss_rate) || !(0.0..1.0).contains(&self.ber) {
             return err("loss_rate", "probability out of range".into(), "0 <= p < 1");
         }
-        if !(self.dt_alpha > 0.0) || !self.dt_alpha.is_finite() {
+        if !self.dt_alpha.is_finite() || self.dt_alpha <= 0.0 {
             return err(
                 "dt_alpha",
                 format!("{}", self.dt_alpha),

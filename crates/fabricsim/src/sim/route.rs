@@ -58,7 +58,8 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32) -> 
     match policy {
         RoutePolicy::EcmpFlowHash => {
             let h = (hash ^ salt).wrapping_mul(0x8578_2d29);
-            ((h >> 16) as usize) % n
+            // Lemire's multiply-shift range reduction: uniform like `% n`, without a division.
+            ((h as u64 * n as u64) >> 32) as usize
         }
         // D-mod-K: the destination id modulo the number of up ports (Zahavi, "D-Mod-K routing
         // providing non-blocking traffic for shift permutations on real life fat trees", 2010).

@@ -1,0 +1,57 @@
+//! `fabricsim plan`: the bill of materials, power and cost of a cluster's fabric.
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+use crate::outcome::{Failure, Outcome};
+use crate::output;
+use crate::scenario_flags::{self, ScenarioFlags};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Csv,
+}
+
+#[derive(Args)]
+pub struct PlanArgs {
+    /// Scenario file (TOML); without one, the built-in defaults and the flags below are used.
+    pub scenario: Option<PathBuf>,
+    #[command(flatten)]
+    pub flags: ScenarioFlags<scenario_flags::Plan>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write the topology as a Graphviz DOT file.
+    #[arg(long, value_name = "FILE")]
+    pub export_dot: Option<PathBuf>,
+    /// Also write the topology as an ns-3 HPCC topology file (link delays from the layout).
+    #[arg(long, value_name = "FILE")]
+    pub export_ns3: Option<PathBuf>,
+}
+
+pub fn run(args: PlanArgs) -> Outcome {
+    let scenario = args.flags.load(args.scenario.as_deref())?;
+    let (design, topo, plan) = fabricsim::plan::run(&scenario)?;
+    let report = match args.format {
+        Format::Text => fabricsim::report::plan::text(&plan, &design),
+        Format::Json => output::json(serde_json::to_string_pretty(
+            &fabricsim::report::plan::json(&plan, &design),
+        ))?,
+        Format::Csv => fabricsim::report::plan::csv(&plan, &design),
+    };
+    if let Some(path) = &args.export_dot {
+        let mut buf = Vec::new();
+        fabricsim::topology::dot::write(&topo, &mut buf)
+            .map_err(|e| Failure::Run(e.to_string()))?;
+        output::write_file(path, &buf)?;
+    }
+    if let Some(path) = &args.export_ns3 {
+        output::write_file(path, fabricsim::io::ns3::write_topology(&topo).as_bytes())?;
+    }
+    output::emit(args.out.as_deref(), &report)
+}

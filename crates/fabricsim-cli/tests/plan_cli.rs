@@ -1,0 +1,238 @@
+//! End-to-end runs of the `fabricsim plan` binary: formats, output files, DOT export, flags
+//! over files, and the largest size.
+
+use std::process::Command;
+
+fn fabricsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fabricsim"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+fn tmp(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("fabricsim-plan-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).display().to_string()
+}
+
+#[test]
+fn plan_works_without_a_file() {
+    let (code, out, err) = fabricsim(&["plan", "--gpus", "1024", "--fabric", "roce-400g"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1024 x h100 GPUs in 128 servers"));
+    assert!(out.contains("CAPEX total"));
+    assert!(out.contains(" kW"));
+}
+
+#[test]
+fn json_keys_carry_units_and_numbers_add_up() {
+    let (code, out, err) = fabricsim(&[
+        "plan", "--gpus", "2048", "--fabric", "ib-ndr", "--format", "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let capex = &v["cost"]["capex_usd"];
+    let sum: f64 = ["switches", "nics", "optics", "cables"]
+        .iter()
+        .map(|k| capex[k].as_f64().unwrap())
+        .sum();
+    assert!((sum - capex["total"].as_f64().unwrap()).abs() < 0.05);
+    assert!(v["power_kW"]["total"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["cluster"]["gpus"], 2048);
+    // 2,048 GPUs on 64-port switches: 2 tiers, 64 leaves and 32 spines (k^2/2 = 2048).
+    assert_eq!(v["switch_tiers"][0]["switches"], 64);
+    assert_eq!(v["switch_tiers"][1]["switches"], 32);
+}
+
+#[test]
+fn csv_out_file_and_dot_export() {
+    let out_path = tmp("plan.csv");
+    let dot_path = tmp("fabric.dot");
+    let (code, stdout, err) = fabricsim(&[
+        "plan",
+        "examples/ib-ndr-1024-fat-tree.toml",
+        "--format",
+        "csv",
+        "--out",
+        &out_path,
+        "--export-dot",
+        &dot_path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.is_empty());
+    let csv = std::fs::read_to_string(&out_path).unwrap();
+    assert!(csv.starts_with("key,value\n"));
+    assert!(csv.contains("\ncost.capex_usd.total,"));
+    assert!(csv.contains("\npower_kW.total,"));
+    let dot = std::fs::read_to_string(&dot_path).unwrap();
+    assert!(dot.contains("graph") && dot.contains("--"));
+}
+
+#[test]
+fn flags_override_the_file() {
+    let (_, file_only, _) = fabricsim(&[
+        "plan",
+        "examples/ib-ndr-1024-fat-tree.toml",
+        "--format",
+        "json",
+    ]);
+    let (code, flagged, err) = fabricsim(&[
+        "plan",
+        "examples/ib-ndr-1024-fat-tree.toml",
+        "--gpus",
+        "512",
+        "--years",
+        "3",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let a: serde_json::Value = serde_json::from_str(&file_only).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&flagged).unwrap();
+    assert_eq!(a["cluster"]["gpus"], 1024);
+    assert_eq!(b["cluster"]["gpus"], 512);
+    assert_eq!(b["cost"]["years"], 3);
+    assert_eq!(b["fabric"]["profile"], "ib-ndr");
+}
+
+#[test]
+fn same_input_gives_the_same_bytes() {
+    let args = [
+        "plan",
+        "--gpus",
+        "4096",
+        "--fabric",
+        "roce-800g",
+        "--format",
+        "json",
+    ];
+    assert_eq!(fabricsim(&args).1, fabricsim(&args).1);
+}
+
+/// 131,072 GPUs: a radix-64 switch reaches k^3/4 = 65,536 hosts in 3 tiers (Al-Fares et al.
+/// 2008), too few, so the plan needs a 128- or 144-port switch: Tomahawk 6 in 128 x 800G mode,
+/// or Quantum-X800 (144 x 800G), both in 3 tiers (k^2/2 = 8,192 or 10,368 in 2 tiers).
+#[test]
+fn the_largest_size_plans() {
+    let (code, out, err) = fabricsim(&[
+        "plan",
+        "--gpus",
+        "131072",
+        "--fabric",
+        "roce-800g",
+        "--switch",
+        "q3400",
+        "--format",
+        "json",
+    ]);
+    // q3400 is InfiniBand: the flag is rejected by name.
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("`--switch` = q3400"), "{err}");
+    let (code, _, err) = fabricsim(&["plan", "--gpus", "131072", "--fabric", "roce-800g"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("`topology.switch` = sn5600 (64 ports)"),
+        "{err}"
+    );
+    for args in [
+        ["--fabric", "ib-xdr", "--switch", "q3400"],
+        ["--fabric", "roce-800g", "--switch", "th6-64x1600"],
+    ] {
+        let mut all = vec!["plan", "--gpus", "131072", "--format", "json"];
+        all.extend(args);
+        let (code, out, err) = fabricsim(&all);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["cluster"]["gpus"], 131072);
+        assert_eq!(v["topology"]["tiers"], 3);
+    }
+}
+
+/// A user catalog replaces an entry by id: QM9700 at the FS.com price ($36k, physics.md A2)
+/// instead of $50k lowers switch CAPEX by $14k per switch.
+#[test]
+fn a_user_catalog_replaces_entries_by_id() {
+    let cat = tmp("my-catalog.toml");
+    std::fs::write(
+        &cat,
+        "[[switch]]\nid = \"qm9700\"\nname = \"QM9700 (FS.com)\"\nfamily = \"infiniband\"\ncages = 32\nmodes = [{ port_gbps = 400, ports = 64 }]\nlatency_ns = 130\nbuffer_mb = 0\npower_w = 1000\nrack_units = 1\nprice_usd = 36000\n",
+    )
+    .unwrap();
+    let args = [
+        "plan", "--gpus", "1024", "--fabric", "ib-ndr", "--format", "json",
+    ];
+    let (_, base, _) = fabricsim(&args);
+    let mut with = args.to_vec();
+    with.extend(["--catalog", &cat]);
+    let (code, out, err) = fabricsim(&with);
+    assert_eq!(code, 0, "{err}");
+    let a: serde_json::Value = serde_json::from_str(&base).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let switches = 48.0; // 32 leaves + 16 spines for 1,024 GPUs on 64-port switches
+    let drop = a["cost"]["capex_usd"]["switches"].as_f64().unwrap()
+        - b["cost"]["capex_usd"]["switches"].as_f64().unwrap();
+    assert_eq!(drop, 14_000.0 * switches);
+    // A broken catalog file is an input error naming the file.
+    std::fs::write(&cat, "[[switch]]\nid = 3\n").unwrap();
+    let (code, _, err) = fabricsim(&with);
+    assert_eq!(code, 2);
+    assert!(err.contains("my-catalog.toml:2"), "{err}");
+}
+
+/// The ns-3 HPCC topology export (formats.md 4.1) reads back as the same fabric: node, switch
+/// and link counts, and the layout's link delays (5 ns/m class media, never zero).
+#[test]
+fn ns3_export_reads_back() {
+    let path = tmp("plan.ns3.txt");
+    let (code, _, err) = fabricsim(&[
+        "plan",
+        "--gpus",
+        "256",
+        "--fabric",
+        "ib-ndr",
+        "--export-ns3",
+        &path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let src = fabricsim::Source::new(path.as_str(), text.as_str());
+    let read = fabricsim::io::ns3::read_topology(&src).expect("the export parses");
+    let (_, json, _) = fabricsim(&[
+        "plan", "--gpus", "256", "--fabric", "ib-ndr", "--format", "json",
+    ]);
+    let plan: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(read.topo.num_hosts(), 256);
+    let header: Vec<usize> = text
+        .lines()
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(header[0], 256 + header[1]);
+    assert_eq!(read.topo.links.len(), header[2]);
+    let switches: u64 = plan["bill_of_materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["category"] == "switch")
+        .map(|i| i["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        header[1] as u64, switches,
+        "the export has the plan's switches"
+    );
+    assert!(
+        read.topo
+            .links
+            .iter()
+            .all(|l| l.delay.0 > 0 && l.rate.as_gbps_f64() == 400.0)
+    );
+}

@@ -1,0 +1,160 @@
+//! Bad input to `fabricsim plan`: each case exits with code 2 and a message naming the file,
+//! line, key, the bad value and what is allowed. No panics.
+
+use std::process::Command;
+
+/// Writes `text` to a scenario file of its own and runs `fabricsim plan` on it.
+fn plan_file(case: &str, text: &str) -> (i32, String, String) {
+    let dir = std::env::temp_dir().join(format!("fabricsim-plan-errors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{case}.toml"));
+    std::fs::write(&path, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fabricsim"))
+        .arg("plan")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    (
+        out.status.code().unwrap_or(-1),
+        stderr,
+        path.display().to_string(),
+    )
+}
+
+/// Asserts exit code 2 and that the message holds `file:line:`, the key, the value and an
+/// `allowed:` part containing `allowed`.
+fn check(case: &str, text: &str, line: usize, key: &str, value: &str, allowed: &str) {
+    let (code, err, path) = plan_file(case, text);
+    assert_eq!(code, 2, "{case}: {err}");
+    assert!(
+        err.contains(&format!("{path}:{line}:")),
+        "{case}: no file:line in {err}"
+    );
+    assert!(err.contains(&format!("`{key}`")), "{case}: no key in {err}");
+    assert!(err.contains(value), "{case}: no value in {err}");
+    let (_, after) = err.split_once("allowed: ").expect("an allowed part");
+    assert!(
+        after.contains(allowed),
+        "{case}: allowed part lacks {allowed}: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn zero_gpus() {
+    check(
+        "zero",
+        "[cluster]\ngpus = 0\n",
+        2,
+        "cluster.gpus",
+        "= 0",
+        "1 to 1048576",
+    );
+}
+
+#[test]
+fn negative_gpus() {
+    check(
+        "neg",
+        "[cluster]\ngpus = -64\n",
+        2,
+        "cluster.gpus",
+        "= -64",
+        "1 to 1048576",
+    );
+}
+
+#[test]
+fn unknown_profile_id() {
+    check(
+        "profile",
+        "# test\n[fabric]\nprofile = \"ib-hdr\"\n",
+        3,
+        "fabric.profile",
+        "ib-hdr",
+        "ib-ndr, ib-xdr, roce-400g, roce-800g",
+    );
+}
+
+#[test]
+fn unknown_switch_id() {
+    check(
+        "switch",
+        "[topology]\nkind = \"fat-tree\"\nswitch = \"qm8700\"\n",
+        3,
+        "topology.switch",
+        "qm8700",
+        "sn5600",
+    );
+}
+
+#[test]
+fn radix_too_small_for_the_tiers() {
+    check(
+        "radix",
+        "[cluster]\ngpus = 8192\n[fabric]\nprofile = \"ib-ndr\"\n[topology]\ntiers = 2\n",
+        6,
+        "topology.tiers",
+        "= 2",
+        "3",
+    );
+}
+
+#[test]
+fn malformed_oversubscription() {
+    check(
+        "oversub",
+        "[topology]\noversubscription = \"2 to 1\"\n",
+        2,
+        "topology.oversubscription",
+        "2 to 1",
+        "\"2:1\"",
+    );
+}
+
+#[test]
+fn unknown_key() {
+    check(
+        "unknown",
+        "[cluster]\ngpus = 64\ngpu_count = 64\n",
+        3,
+        "cluster.gpu_count",
+        "gpu_count",
+        "gpus_per_node",
+    );
+}
+
+#[test]
+fn wrong_type() {
+    check(
+        "type",
+        "[cost]\nyears = \"five\"\n",
+        2,
+        "cost.years",
+        "five",
+        "a whole number",
+    );
+}
+
+#[test]
+fn bad_flag_names_the_flag() {
+    let out = Command::new(env!("CARGO_BIN_EXE_fabricsim"))
+        .args(["plan", "--gpus", "-8", "--fabric", "roce-400g"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("command line: `--gpus` = -8"), "{err}");
+    assert!(err.contains("allowed: a whole number from 1 to"), "{err}");
+}
+
+#[test]
+fn missing_scenario_file() {
+    let out = Command::new(env!("CARGO_BIN_EXE_fabricsim"))
+        .args(["plan", "/nonexistent/scenario.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/scenario.toml"));
+}

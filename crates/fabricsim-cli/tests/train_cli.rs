@@ -1,0 +1,216 @@
+//! End-to-end: `fabricsim train` with flags, with scenario files, and with bad input.
+
+use std::process::{Command, Output};
+
+fn fabricsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const LLAMA: [&str; 10] = [
+    "train",
+    "--model",
+    "llama3-70b",
+    "--gpus",
+    "1024",
+    "--tp",
+    "8",
+    "--pp",
+    "4",
+    "--dp",
+];
+
+#[test]
+fn the_issue_command_prints_the_step_split_and_mfu() {
+    let mut args = LLAMA.to_vec();
+    args.push("32");
+    let o = fabricsim(&args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    for want in [
+        "step time",
+        "compute",
+        "tp_all_reduce",
+        "pipeline bubble",
+        "tokens/s",
+        "MFU",
+    ] {
+        assert!(out.contains(want), "missing {want}:\n{out}");
+    }
+    // Same input, same bytes.
+    assert_eq!(fabricsim(&args).stdout, o.stdout);
+}
+
+#[test]
+fn json_output_has_units_in_its_keys() {
+    let mut args = LLAMA.to_vec();
+    args.extend(["32", "--fabric", "roce-800g", "--format", "json"]);
+    let o = fabricsim(&args);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let step = v["step_time_s"].as_f64().unwrap();
+    let compute = v["compute_s"].as_f64().unwrap();
+    assert!(step >= compute && compute > 0.0);
+    assert!(v["mfu"].as_f64().unwrap() > 0.0 && v["mfu"].as_f64().unwrap() < 1.0);
+    assert!(v["memory"]["total_GB"].as_f64().unwrap() < 141.0);
+    assert!(
+        v["collectives"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "tp_all_reduce")
+    );
+    assert!(v["comm_source"].as_str().unwrap().contains("roce-800g"));
+}
+
+#[test]
+fn invalid_parallelism_exits_2_naming_the_flag() {
+    let mut args = LLAMA.to_vec();
+    args.push("16");
+    let o = fabricsim(&args);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("`--dp` = 16") && err.contains("1024 GPUs"),
+        "{err}"
+    );
+}
+
+#[test]
+fn out_of_memory_exits_2() {
+    let o = fabricsim(&[
+        "train",
+        "--model",
+        "llama3-405b",
+        "--gpus",
+        "64",
+        "--tp",
+        "8",
+        "--gpu",
+        "h200",
+        "--zero",
+        "0",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("GB per GPU") && err.contains("`--gpu` = h200"),
+        "{err}"
+    );
+}
+
+#[test]
+fn example_scenarios_run_and_flags_override_them() {
+    for f in [
+        "examples/train-llama3-70b.toml",
+        "examples/train-mixtral-8x7b.toml",
+        "examples/train-custom.toml",
+    ] {
+        let o = fabricsim(&["train", f]);
+        assert!(o.status.success(), "{f}: {}", text(&o).1);
+    }
+    let o = fabricsim(&[
+        "train",
+        "examples/train-llama3-70b.toml",
+        "--pp",
+        "8",
+        "--dp",
+        "16",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["pp"].as_u64(), v["dp"].as_u64()), (Some(8), Some(16)));
+}
+
+#[test]
+fn scenario_errors_name_file_line_and_key() {
+    let dir = std::env::temp_dir().join(format!("fabricsim-train-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(
+        &path,
+        "[cluster]\ngpus = 1024\n[train]\nmodel = \"llama3-70b\"\ntp = 8\npp = 4\nzero = 5\n",
+    )
+    .unwrap();
+    let o = fabricsim(&["train", path.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("bad.toml:7: `train.zero` = 5"), "{err}");
+    std::fs::write(
+        &path,
+        "[train]\nmodel = \"llama3-70b\"\n[cluster]\ngpus = \"many\"\n",
+    )
+    .unwrap();
+    let o = fabricsim(&["train", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("bad.toml:4"), "{}", text(&o).1);
+    // The cluster is described once, in [cluster]: [train] has no GPU count.
+    std::fs::write(&path, "[train]\nmodel = \"llama3-70b\"\ngpus = 64\n").unwrap();
+    let o = fabricsim(&["train", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("bad.toml:3: `train.gpus`"),
+        "{}",
+        text(&o).1
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn plan_and_train_read_the_same_cluster_and_flags() {
+    // One scenario file: plan prices the cluster that train runs on.
+    let f = "examples/train-llama3-70b.toml";
+    let plan = fabricsim(&["plan", f, "--format", "json"]);
+    assert!(plan.status.success(), "{}", text(&plan).1);
+    let p: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let train = fabricsim(&["train", f, "--format", "json"]);
+    assert!(train.status.success(), "{}", text(&train).1);
+    let t: serde_json::Value = serde_json::from_slice(&train.stdout).unwrap();
+    assert_eq!(t["gpus"].as_u64(), Some(1024));
+    assert_eq!(t["gpu"], "h200");
+    assert!(
+        p.to_string().contains("\"h200\"") && p.to_string().contains("1024"),
+        "{p}"
+    );
+    assert!(t["comm_source"].as_str().unwrap().contains("roce-400g"));
+    // --out as in plan: the same bytes in the file, nothing on standard output.
+    let out = std::env::temp_dir().join(format!("fabricsim-train-{}.json", std::process::id()));
+    let o = fabricsim(&[
+        "train",
+        f,
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{}", text(&o).1);
+    assert_eq!(std::fs::read(&out).unwrap(), train.stdout);
+    std::fs::remove_file(&out).unwrap();
+    // A shared flag is the same flag in both: same override, same error.
+    for bad in [["--gpus", "lots"], ["--fabric", "fddi"], ["--gpus", "-8"]] {
+        let e_plan = text(&fabricsim(&["plan", f, bad[0], bad[1]])).1;
+        let e_train = text(&fabricsim(&["train", f, bad[0], bad[1]])).1;
+        assert!(e_plan.contains(&format!("`{}`", bad[0])), "{e_plan}");
+        assert_eq!(e_plan, e_train);
+    }
+    let t8: serde_json::Value = serde_json::from_slice(
+        &fabricsim(&[
+            "train", f, "--gpus", "2048", "--dp", "64", "--format", "json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(t8["gpus"].as_u64(), Some(2048));
+}

@@ -1,0 +1,128 @@
+use super::*;
+
+#[test]
+fn builtin_catalog_loads_with_the_required_items() {
+    let c = Catalog::builtin().unwrap();
+    for id in ["qm9700", "q3400", "sn5600", "th5-64x800", "th4-64x400"] {
+        assert!(c.switch(id).is_some(), "switch {id}");
+    }
+    for id in ["cx7", "cx8", "thor2"] {
+        assert!(c.nic(id).is_some(), "nic {id}");
+    }
+    for id in ["a100", "h100", "h200", "b200"] {
+        assert!(c.gpu(id).is_some(), "gpu {id}");
+        assert!(c.servers.iter().any(|s| s.gpu == id), "server with {id}");
+    }
+    // QM9700: 64 x 400G on 32 twin-port cages (physics.md A1).
+    assert_eq!(c.switch("qm9700").unwrap().ports_per_cage(400), Some(2));
+    assert_eq!(c.switch("th4-64x400").unwrap().ports_per_cage(400), Some(1));
+    for class in [
+        MediumClass::Dac,
+        MediumClass::Acc,
+        MediumClass::Aoc,
+        MediumClass::Sr,
+        MediumClass::Dr,
+        MediumClass::Fr,
+    ] {
+        let n = c.cables.iter().filter(|x| x.class == class).count()
+            + c.transceivers.iter().filter(|x| x.class == class).count();
+        assert!(n > 0, "no {class:?} medium");
+    }
+}
+
+/// Every number in the shipped data files carries a source or the word estimate: each line
+/// that assigns a number has a trailing comment with a source tag, and each entry a `source`.
+#[test]
+fn every_shipped_number_cites_a_source() {
+    for (name, text) in BUILTIN {
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split('#').next().unwrap_or("");
+            let Some((_, v)) = code.split_once('=') else {
+                continue;
+            };
+            let has_number = v.chars().any(|ch| ch.is_ascii_digit()) && !v.contains('"');
+            if has_number {
+                let comment = line.split_once('#').map(|x| x.1).unwrap_or("");
+                assert!(
+                    ["[V", "[S", "[E", "[U", "[P"]
+                        .iter()
+                        .any(|t| comment.contains(t)),
+                    "{name}:{}: number without a source tag: {line}",
+                    i + 1
+                );
+            }
+        }
+    }
+    let c = Catalog::builtin().unwrap();
+    let sources = c
+        .switches
+        .iter()
+        .map(|x| &x.source)
+        .chain(c.nics.iter().map(|x| &x.source))
+        .chain(c.transceivers.iter().map(|x| &x.source))
+        .chain(c.cables.iter().map(|x| &x.source))
+        .chain(c.fibers.iter().map(|x| &x.source))
+        .chain(c.gpus.iter().map(|x| &x.source))
+        .chain(c.servers.iter().map(|x| &x.source));
+    for s in sources {
+        assert!(!s.trim().is_empty());
+    }
+}
+
+#[test]
+fn a_user_file_replaces_same_ids_and_adds_new_ones() {
+    let mut c = Catalog::builtin().unwrap();
+    let before = c.switches.len();
+    let user = r#"
+[[switch]]
+id = "qm9700"
+name = "QM9700 at a negotiated price"
+family = "infiniband"
+cages = 32
+modes = [{ port_gbps = 400, ports = 64 }]
+latency_ns = 130
+buffer_mb = 0
+power_w = 1000
+rack_units = 1
+price_usd = 36000
+
+[[fiber]]
+id = "om5"
+name = "OM5"
+usd_per_m = 4
+usd_fixed = 40
+ns_per_m = 5
+"#;
+    c.merge(&Source::new("mine.toml", user)).unwrap();
+    assert_eq!(c.switches.len(), before);
+    assert_eq!(c.switch("qm9700").unwrap().price_usd, 36000.0);
+    assert_eq!(c.fibers.last().unwrap().id, "om5");
+}
+
+#[test]
+fn bad_catalog_entries_name_file_line_and_key() {
+    let mut c = Catalog::builtin().unwrap();
+    let user = "[[nic]]\nid = \"x\"\nname = \"x\"\nfamilies = [\"ethernet\"]\nport_gbps = 400\nlatency_ns = 1\npower_w = -3\nprice_usd = 1\n";
+    let e = c.merge(&Source::new("mine.toml", user)).unwrap_err();
+    assert_eq!(e.file, "mine.toml");
+    assert_eq!(e.line, Some(7));
+    assert_eq!(e.key, "nic[id=x].power_w");
+    assert_eq!(e.value, "-3");
+
+    let unknown = "[[gpu]]\nid = \"g\"\nname = \"g\"\nbf16_tflops = 1\nhbm_gb = 1\nnvlink_GBps = 1\ntdp_w = 1\ncolour = \"red\"\n";
+    let e = c.merge(&Source::new("mine.toml", unknown)).unwrap_err();
+    assert_eq!(e.line, Some(8));
+    assert!(e.problem.contains("unknown field"), "{e}");
+
+    let dangling = "[[server]]\nid = \"s\"\nname = \"s\"\ngpu = \"tpu\"\ngpus = 8\npower_w = 1\nprice_usd = 1\nincludes_nics = false\n";
+    let e = c.merge(&Source::new("mine.toml", dangling)).unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(4), "server[id=s].gpu"));
+}
+
+#[test]
+fn set_price_reaches_every_kind_and_rejects_unknown_ids() {
+    let mut c = Catalog::builtin().unwrap();
+    assert!(c.set_price("sr4-400g", 1.0));
+    assert_eq!(c.transceivers[0].price_usd, 1.0);
+    assert!(!c.set_price("nope", 1.0));
+}

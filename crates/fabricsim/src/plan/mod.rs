@@ -1,0 +1,105 @@
+//! `plan`: from a validated design and its topology to a bill of materials, power and cost.
+//!
+//! Pure functions of (Topology, Catalog, Design): [`layout`] places every device and gives each
+//! link a length, [`media`] picks the cheapest cable or transceiver pair that reaches and sets
+//! each link's delay, [`bom`] counts, [`power`] and [`cost`] add up.
+
+pub mod bom;
+pub mod cost;
+pub mod layout;
+pub mod media;
+pub mod power;
+
+use crate::error::InputError;
+use crate::scenario::{Design, Scenario};
+use crate::topology::Topology;
+
+/// Everything `fabricsim plan` reports.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub name: String,
+    pub profile: String,
+    pub family: &'static str,
+    pub rate_gbps: u32,
+    pub gpu: String,
+    pub server: String,
+    pub nic: String,
+    pub switch: String,
+    pub switch_radix: u32,
+    pub kind: &'static str,
+    pub tiers: u8,
+    pub oversubscription: (u32, u32),
+    pub gpus: u32,
+    pub servers: u32,
+    pub compute_racks: u32,
+    pub end_of_row_racks: u32,
+    pub network_racks: u32,
+    /// What `Medium::Catalog(i)` on a link means: `media.defs[i]`.
+    pub media: media::Media,
+    pub bom: bom::Bom,
+    pub power: power::Power,
+    pub cost: cost::Cost,
+}
+
+/// A link no catalog medium can carry, as an input error on the layout or switch choice.
+fn no_medium(s: &Scenario, e: &media::NoMedium) -> InputError {
+    s.error(
+        "layout",
+        format!("a {}G link of {:.1} m", e.rate_gbps, e.length_m),
+        format!(
+            "no cable or transceiver pair in the catalog reaches it between {:?} and {:?} cages",
+            e.ends.0, e.ends.1
+        ),
+        "a denser layout (servers_per_rack, racks_per_row, placements), or a catalog item with that reach",
+    )
+}
+
+/// Lays out `t`, sets every link's length, medium and delay, and counts and prices the result.
+pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputError> {
+    let floor = layout::place(t, &d.layout);
+    for li in 0..t.links.len() {
+        let l = &t.links[li];
+        let (a, b) = (t.ports[l.ends[0].idx()].node, t.ports[l.ends[1].idx()].node);
+        t.links[li].length_m = floor.cable_m(&d.layout, a, b);
+    }
+    let media = media::assign(t, &d.catalog, &d.switch.id).map_err(|e| no_medium(s, &e))?;
+    let bom = bom::count(t, &d.catalog, &media, &d.switch.id, &d.nic.id);
+    let power = power::of(&bom);
+    let cost = cost::of(d, &bom, &power, t.servers as u64);
+    Ok(Plan {
+        name: d.name.clone(),
+        profile: d.profile.id.clone(),
+        family: d.profile.family.name(),
+        rate_gbps: d.profile.ports.rate_gbps,
+        gpu: d.gpu.id.clone(),
+        server: d.server.id.clone(),
+        nic: d.nic.id.clone(),
+        switch: d.switch.id.clone(),
+        switch_radix: d.spec.switch_radix,
+        kind: match d.spec.kind {
+            crate::topology::Kind::FatTree => "fat-tree",
+            crate::topology::Kind::RailOptimized => "rail-optimized",
+        },
+        tiers: t.tiers,
+        oversubscription: d.spec.oversubscription,
+        gpus: d.spec.gpus,
+        servers: t.servers,
+        compute_racks: floor.compute_racks,
+        end_of_row_racks: floor.end_of_row_racks,
+        network_racks: floor.network_racks,
+        media,
+        bom,
+        power,
+        cost,
+    })
+}
+
+/// The whole pipeline from a scenario: validate, build the topology, plan.
+pub fn run(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
+    let (d, mut t) = s.design_and_topology()?;
+    let p = make(s, &d, &mut t)?;
+    Ok((d, t, p))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,233 @@
+//! Fabric profiles: which link layer, port rate, switch and NIC, and the packet format.
+//!
+//! Profiles are data (`data/profiles/*.toml`, embedded). A profile is a set of sub-tables;
+//! `[ports]`, `[packet]` and `[comm]` exist now, and the issues that model flow control, congestion
+//! control, routing and transport add their own sub-tables (and fields here) without touching
+//! these.
+
+use serde::Deserialize;
+
+use crate::error::{InputError, Source};
+
+/// The shipped profiles: (id, file name, text).
+const BUILTIN: [(&str, &str, &str); 4] = [
+    (
+        "ib-ndr",
+        "data/profiles/ib-ndr.toml",
+        include_str!("../../../data/profiles/ib-ndr.toml"),
+    ),
+    (
+        "ib-xdr",
+        "data/profiles/ib-xdr.toml",
+        include_str!("../../../data/profiles/ib-xdr.toml"),
+    ),
+    (
+        "roce-400g",
+        "data/profiles/roce-400g.toml",
+        include_str!("../../../data/profiles/roce-400g.toml"),
+    ),
+    (
+        "roce-800g",
+        "data/profiles/roce-800g.toml",
+        include_str!("../../../data/profiles/roce-800g.toml"),
+    ),
+];
+
+/// Profile ids that are planned but not modelled yet.
+const RESERVED: [&str; 1] = ["uec-800g"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    Infiniband,
+    Roce,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Infiniband => "infiniband",
+            Family::Roce => "roce",
+        }
+    }
+    /// The switch/NIC link layer this family runs on.
+    pub fn link_layer(self) -> crate::catalog::LinkLayer {
+        match self {
+            Family::Infiniband => crate::catalog::LinkLayer::Infiniband,
+            Family::Roce => crate::catalog::LinkLayer::Ethernet,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ports {
+    /// Rate of every switch port and NIC port.
+    pub rate_gbps: u32,
+    /// Default switch (catalog id).
+    pub switch: String,
+    /// Default NIC (catalog id).
+    pub nic: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Packet {
+    /// Largest payload per packet.
+    pub mtu_bytes: u32,
+    /// Per-packet header and trailer bytes (IB: LRH+BTH+ICRC+VCRC; RoCEv2: Eth+IP+UDP+BTH+
+    /// ICRC+FCS).
+    pub header_bytes: u32,
+    /// Extra wire bytes per packet that are not a header (Ethernet preamble, SFD and IFG).
+    pub wire_overhead_bytes: u32,
+}
+
+/// Estimates for the closed-form communication model (`workload::comm_model`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comm {
+    /// Per-message latency (alpha) of a collective step across the fabric, microseconds.
+    pub message_latency_us: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub id: String,
+    pub name: String,
+    pub family: Family,
+    pub ports: Ports,
+    pub packet: Packet,
+    pub comm: Comm,
+}
+
+impl Profile {
+    /// Ids of the shipped profiles.
+    pub fn ids() -> Vec<&'static str> {
+        BUILTIN.iter().map(|b| b.0).collect()
+    }
+
+    /// A shipped profile by id. Errors are `(problem, allowed)` for the caller to place.
+    pub fn builtin(id: &str) -> Result<Profile, (String, String)> {
+        let allowed = Profile::ids().join(", ");
+        if RESERVED.contains(&id) {
+            return Err((
+                format!("profile `{id}` is reserved for Ultra Ethernet and not available yet"),
+                allowed,
+            ));
+        }
+        let Some((_, name, text)) = BUILTIN.iter().find(|b| b.0 == id) else {
+            return Err((format!("unknown fabric profile `{id}`"), allowed));
+        };
+        Profile::parse(&Source::new(*name, *text)).map_err(|e| (e.to_string(), allowed))
+    }
+
+    /// Parses a profile file.
+    pub fn parse(src: &Source) -> Result<Profile, InputError> {
+        let p: Profile = toml::from_str(&src.text).map_err(|e| InputError::from_toml(src, &e))?;
+        for (key, v) in [
+            ("ports.rate_gbps", p.ports.rate_gbps),
+            ("packet.mtu_bytes", p.packet.mtu_bytes),
+        ] {
+            if v == 0 {
+                return Err(InputError::at_key(src, key, v, "must be positive", "> 0"));
+            }
+        }
+        let alpha = p.comm.message_latency_us;
+        if !(alpha.is_finite() && alpha >= 0.0) {
+            return Err(InputError::at_key(
+                src,
+                "comm.message_latency_us",
+                alpha,
+                "is not a latency",
+                "a number of microseconds >= 0",
+            ));
+        }
+        Ok(p)
+    }
+
+    /// Wire bytes of one full packet: payload + headers + preamble/IFG.
+    pub fn wire_bytes(&self, payload: u32) -> u32 {
+        payload + self.packet.header_bytes + self.packet.wire_overhead_bytes
+    }
+
+    /// Payload bytes per second of one port sending full-MTU packets: line rate x MTU / wire
+    /// bytes per packet.
+    pub fn payload_bytes_per_s(&self) -> f64 {
+        let mtu = self.packet.mtu_bytes;
+        self.ports.rate_gbps as f64 * 1e9 / 8.0 * mtu as f64 / self.wire_bytes(mtu) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_profiles_parse_and_reference_catalog_items() {
+        let cat = crate::catalog::Catalog::builtin().unwrap();
+        for id in Profile::ids() {
+            let p = Profile::builtin(id).unwrap();
+            assert_eq!(p.id, id);
+            let sw = cat.switch(&p.ports.switch).unwrap();
+            assert!(sw.mode(p.ports.rate_gbps).is_some(), "{id}");
+            assert_eq!(sw.family, p.family.link_layer(), "{id}");
+            let nic = cat.nic(&p.ports.nic).unwrap();
+            assert_eq!(nic.port_gbps, p.ports.rate_gbps, "{id}");
+        }
+    }
+
+    /// IB: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 = 26 B; RoCEv2: Eth 14 + IPv4 20 + UDP 8 + BTH 12 +
+    /// ICRC 4 + FCS 4 = 62 B, plus 20 B preamble/SFD/IFG (IEEE 802.3).
+    #[test]
+    fn header_bytes_match_the_header_arithmetic() {
+        let ib = Profile::builtin("ib-ndr").unwrap();
+        assert_eq!(ib.wire_bytes(4096), 4096 + 8 + 12 + 4 + 2);
+        let roce = Profile::builtin("roce-400g").unwrap();
+        assert_eq!(roce.wire_bytes(4096), 4096 + 14 + 20 + 8 + 12 + 4 + 4 + 20);
+    }
+
+    /// Every number in the shipped profiles carries a source tag in its comment.
+    #[test]
+    fn every_profile_number_cites_a_source() {
+        for (_, name, text) in BUILTIN {
+            for line in text.lines() {
+                let code = line.split('#').next().unwrap_or("");
+                if code.contains('=')
+                    && code.chars().any(|c| c.is_ascii_digit())
+                    && !code.contains('"')
+                {
+                    let comment = line.split_once('#').map(|x| x.1).unwrap_or("");
+                    assert!(
+                        ["[V", "[S", "[E", "[U", "[P"]
+                            .iter()
+                            .any(|t| comment.contains(t)),
+                        "{name}: {line}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_user_profile_file_parses_and_bad_ones_are_located() {
+        let text = BUILTIN[0].2.replace("id = \"ib-ndr\"", "id = \"my-ndr\"");
+        let p = Profile::parse(&Source::new("my.toml", text)).unwrap();
+        assert_eq!(p.id, "my-ndr");
+        let bad = BUILTIN[0]
+            .2
+            .replace("[packet]", "[packet]\nflow_control = 1");
+        let e = Profile::parse(&Source::new("my.toml", bad)).unwrap_err();
+        assert_eq!(e.key, "packet.flow_control");
+        assert!(e.line.is_some());
+    }
+
+    #[test]
+    fn reserved_and_unknown_profiles_are_clear_errors() {
+        let (p, allowed) = Profile::builtin("uec-800g").unwrap_err();
+        assert!(p.contains("not available yet"), "{p}");
+        assert!(allowed.contains("roce-800g"));
+        let (p, _) = Profile::builtin("fddi").unwrap_err();
+        assert!(p.contains("unknown"));
+    }
+}

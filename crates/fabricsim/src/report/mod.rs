@@ -1,0 +1,4 @@
+//! Reports: formatting of plans (and, later, run results) as text, JSON and CSV. Reports read
+//! results; they never compute the model.
+
+pub mod plan;

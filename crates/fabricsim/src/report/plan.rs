@@ -1,0 +1,402 @@
+//! `fabricsim plan` output: a readable text report with units, JSON whose keys carry their
+//! units (`power_kW`, `capex_usd`), and CSV (`key,value` rows, the JSON flattened).
+
+use serde_json::{Map, Value, json};
+use std::fmt::Write;
+
+use crate::plan::Plan;
+use crate::plan::cost::HOURS_PER_YEAR;
+
+/// Rounds to 2 decimals so reports are stable and readable.
+fn r2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// 1234567.8 -> "1,234,568".
+fn thousands(x: f64) -> String {
+    let n = x.round() as i64;
+    let s = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+fn tier_role(tier: u8, tiers: u8) -> &'static str {
+    match (tier, tiers) {
+        (1, 1) => "single switch",
+        (1, _) => "leaf",
+        (2, _) => "spine",
+        _ => "core",
+    }
+}
+
+fn link_role(tier: u8) -> &'static str {
+    match tier {
+        1 => "NIC-leaf",
+        2 => "leaf-spine",
+        _ => "spine-core",
+    }
+}
+
+/// The plan as a JSON value (keys carry units).
+pub fn json(p: &Plan, d: &crate::scenario::Design) -> Value {
+    let k = &d.cost;
+    let c = &p.cost;
+    let tiers: Vec<Value> = p
+        .bom
+        .tiers
+        .iter()
+        .map(|t| {
+            json!({
+                "tier": t.tier,
+                "role": tier_role(t.tier, p.tiers),
+                "switches": t.switches,
+                "ports_total": t.ports_total,
+                "ports_used": t.ports_used,
+                "ports_free": t.ports_free,
+            })
+        })
+        .collect();
+    let links: Vec<Value> = p
+        .bom
+        .links
+        .iter()
+        .map(|l| {
+            json!({
+                "tier": l.tier,
+                "between": link_role(l.tier),
+                "links": l.links,
+                "mean_length_m": r2(l.total_length_m / l.links.max(1) as f64),
+                "max_length_m": r2(l.max_length_m),
+            })
+        })
+        .collect();
+    let by_class: Vec<Value> = p
+        .bom
+        .links_by_class
+        .iter()
+        .map(|(cl, n)| json!({"medium": cl.name(), "links": n}))
+        .collect();
+    let lines: Vec<Value> = p
+        .bom
+        .lines
+        .iter()
+        .map(|l| {
+            json!({
+                "category": l.category.name(),
+                "id": l.id,
+                "name": l.name,
+                "medium": l.class.map(|c| c.name()),
+                "count": l.count,
+                "total_usd": r2(l.usd),
+                "total_power_kW": r2(l.watts / 1000.0),
+            })
+        })
+        .collect();
+    let lengths: Vec<Value> = p
+        .bom
+        .lengths
+        .iter()
+        .map(|b| json!({"id": b.id, "length_bin": b.bin, "count": b.count}))
+        .collect();
+    json!({
+        "name": p.name,
+        "fabric": {
+            "profile": p.profile,
+            "family": p.family,
+            "port_rate_Gbps": p.rate_gbps,
+            "switch": p.switch,
+            "switch_ports": p.switch_radix,
+            "nic": p.nic,
+        },
+        "cluster": {
+            "gpus": p.gpus,
+            "gpu": p.gpu,
+            "servers": p.servers,
+            "server": p.server,
+        },
+        "topology": {
+            "kind": p.kind,
+            "tiers": p.tiers,
+            "oversubscription": format!("{}:{}", p.oversubscription.0, p.oversubscription.1),
+        },
+        "floor": {
+            "compute_racks": p.compute_racks,
+            "end_of_row_racks": p.end_of_row_racks,
+            "network_racks": p.network_racks,
+        },
+        "switch_tiers": tiers,
+        "link_tiers": links,
+        "links_by_medium": by_class,
+        "bill_of_materials": lines,
+        "cable_lengths": lengths,
+        "power_kW": {
+            "switches": r2(p.power.switches_kw),
+            "optics": r2(p.power.optics_kw),
+            "nics": r2(p.power.nics_kw),
+            "total": r2(p.power.total_kw()),
+        },
+        "cost": {
+            "capex_usd": {
+                "switches": r2(c.switches_usd),
+                "nics": r2(c.nics_usd),
+                "optics": r2(c.optics_usd),
+                "cables": r2(c.cables_usd),
+                "total": r2(c.network_capex_usd),
+            },
+            "pue": k.pue,
+            "usd_per_kWh": k.usd_per_kwh,
+            "years": k.years,
+            "opex_usd_per_year": r2(c.network_opex_usd_per_year),
+            "tco_usd": r2(c.network_tco_usd),
+            "capex_usd_per_gpu": r2(c.network_capex_usd_per_gpu),
+            "tco_usd_per_gpu": r2(c.network_tco_usd_per_gpu),
+        },
+        "cluster_cost": {
+            "compute_capex_usd": r2(c.compute_capex_usd),
+            "compute_power_kW": r2(c.compute_power_kw),
+            "capex_usd": r2(c.cluster_capex_usd),
+            "opex_usd_per_year": r2(c.cluster_opex_usd_per_year),
+            "tco_usd": r2(c.cluster_tco_usd),
+            "network_share_of_capex_pct": r2(100.0 * c.network_share_of_capex),
+            "network_share_of_tco_pct": r2(100.0 * c.network_share_of_tco),
+        },
+    })
+}
+
+/// The plan as CSV: one `key,value` row per JSON leaf, arrays indexed by position.
+pub fn csv(p: &Plan, d: &crate::scenario::Design) -> String {
+    let mut out = String::from("key,value\n");
+    flatten("", &json(p, d), &mut out);
+    out
+}
+
+fn flatten(prefix: &str, v: &Value, out: &mut String) {
+    let join = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        Value::Object(m) => flatten_map(m, prefix, out),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(&join(&i.to_string()), x, out);
+            }
+        }
+        Value::String(s) => {
+            let q = if s.contains([',', '"', '\n']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.clone()
+            };
+            let _ = writeln!(out, "{prefix},{q}");
+        }
+        Value::Null => {
+            let _ = writeln!(out, "{prefix},");
+        }
+        other => {
+            let _ = writeln!(out, "{prefix},{other}");
+        }
+    }
+}
+
+fn flatten_map(m: &Map<String, Value>, prefix: &str, out: &mut String) {
+    for (k, v) in m {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        flatten(&key, v, out);
+    }
+}
+
+/// The plan as a readable text report.
+pub fn text(p: &Plan, d: &crate::scenario::Design) -> String {
+    let c = &p.cost;
+    let k = &d.cost;
+    let mut o = String::new();
+    let w = &mut o;
+    let _ = writeln!(w, "fabricsim plan: {}", p.name);
+    let _ = writeln!(
+        w,
+        "  fabric    {} ({}, {}G ports); switch {} ({} ports at {}G); NIC {}",
+        p.profile, p.family, p.rate_gbps, p.switch, p.switch_radix, p.rate_gbps, p.nic
+    );
+    let _ = writeln!(
+        w,
+        "  cluster   {} x {} GPUs in {} server{} ({})",
+        p.gpus,
+        p.gpu,
+        p.servers,
+        if p.servers == 1 { "" } else { "s" },
+        p.server
+    );
+    let _ = writeln!(
+        w,
+        "  topology  {}, {} tier{}, leaf oversubscription {}:{}",
+        p.kind,
+        p.tiers,
+        if p.tiers == 1 { "" } else { "s" },
+        p.oversubscription.0,
+        p.oversubscription.1
+    );
+    let _ = writeln!(
+        w,
+        "  floor     {} compute racks, {} end-of-row racks, {} network racks",
+        p.compute_racks, p.end_of_row_racks, p.network_racks
+    );
+
+    let _ = writeln!(w, "\nSwitches");
+    let _ = writeln!(
+        w,
+        "  {:<4} {:<13} {:>9} {:>10} {:>10} {:>10}",
+        "tier", "role", "switches", "ports", "used", "free"
+    );
+    for t in &p.bom.tiers {
+        let _ = writeln!(
+            w,
+            "  {:<4} {:<13} {:>9} {:>10} {:>10} {:>10}",
+            t.tier,
+            tier_role(t.tier, p.tiers),
+            t.switches,
+            t.ports_total,
+            t.ports_used,
+            t.ports_free
+        );
+    }
+
+    let _ = writeln!(w, "\nLinks");
+    let _ = writeln!(
+        w,
+        "  {:<4} {:<11} {:>9} {:>14} {:>13}",
+        "tier", "between", "links", "mean length m", "max length m"
+    );
+    for l in &p.bom.links {
+        let _ = writeln!(
+            w,
+            "  {:<4} {:<11} {:>9} {:>14.1} {:>13.1}",
+            l.tier,
+            link_role(l.tier),
+            l.links,
+            l.total_length_m / l.links.max(1) as f64,
+            l.max_length_m
+        );
+    }
+    let classes: Vec<String> = p
+        .bom
+        .links_by_class
+        .iter()
+        .map(|(cl, n)| format!("{} {}", cl.name(), n))
+        .collect();
+    let _ = writeln!(w, "  by medium: {}", classes.join(", "));
+
+    let _ = writeln!(w, "\nBill of materials");
+    let _ = writeln!(
+        w,
+        "  {:<12} {:<18} {:>9} {:>15} {:>10}  name",
+        "category", "id", "count", "total USD", "total kW"
+    );
+    for l in &p.bom.lines {
+        let _ = writeln!(
+            w,
+            "  {:<12} {:<18} {:>9} {:>15} {:>10.2}  {}",
+            l.category.name(),
+            l.id,
+            l.count,
+            thousands(l.usd),
+            l.watts / 1000.0,
+            l.name
+        );
+    }
+
+    let _ = writeln!(w, "\nCables and fibre cords by length");
+    for b in &p.bom.lengths {
+        let _ = writeln!(w, "  {:<18} {:>12} {:>9}", b.id, b.bin, b.count);
+    }
+
+    let _ = writeln!(w, "\nPower (network)");
+    let _ = writeln!(w, "  switches  {:>12.2} kW", p.power.switches_kw);
+    let _ = writeln!(w, "  optics    {:>12.2} kW", p.power.optics_kw);
+    let _ = writeln!(w, "  NICs      {:>12.2} kW", p.power.nics_kw);
+    let _ = writeln!(w, "  total     {:>12.2} kW", p.power.total_kw());
+
+    let _ = writeln!(w, "\nCost (network)");
+    for (label, v) in [
+        ("switches", c.switches_usd),
+        ("NICs", c.nics_usd),
+        ("optics", c.optics_usd),
+        ("cables", c.cables_usd),
+    ] {
+        let _ = writeln!(w, "  CAPEX {:<9} {:>16} USD", label, thousands(v));
+    }
+    let _ = writeln!(
+        w,
+        "  CAPEX total     {:>16} USD",
+        thousands(c.network_capex_usd)
+    );
+    let _ = writeln!(
+        w,
+        "  OPEX per year   {:>16} USD  ({:.2} kW x PUE {} x {} USD/kWh x {} h)",
+        thousands(c.network_opex_usd_per_year),
+        p.power.total_kw(),
+        k.pue,
+        k.usd_per_kwh,
+        HOURS_PER_YEAR
+    );
+    let _ = writeln!(
+        w,
+        "  TCO {:>2} years    {:>16} USD",
+        k.years,
+        thousands(c.network_tco_usd)
+    );
+    let _ = writeln!(
+        w,
+        "  per GPU         {:>16} USD CAPEX, {} USD TCO",
+        thousands(c.network_capex_usd_per_gpu),
+        thousands(c.network_tco_usd_per_gpu)
+    );
+
+    let _ = writeln!(
+        w,
+        "\nCluster (servers from the catalog, NICs counted under network)"
+    );
+    let _ = writeln!(
+        w,
+        "  compute CAPEX   {:>16} USD  ({} x {})",
+        thousands(c.compute_capex_usd),
+        c.servers,
+        p.server
+    );
+    let _ = writeln!(w, "  compute power   {:>16.2} kW", c.compute_power_kw);
+    let _ = writeln!(
+        w,
+        "  cluster CAPEX   {:>16} USD",
+        thousands(c.cluster_capex_usd)
+    );
+    let _ = writeln!(
+        w,
+        "  cluster TCO     {:>16} USD over {} years",
+        thousands(c.cluster_tco_usd),
+        k.years
+    );
+    let _ = writeln!(
+        w,
+        "  network share   {:>15.1} % of CAPEX, {:.1} % of TCO",
+        100.0 * c.network_share_of_capex,
+        100.0 * c.network_share_of_tco
+    );
+    let _ = writeln!(
+        w,
+        "\nMany prices and powers are estimates (tagged [E]/[U] in data/catalog); override them with\n[cost] prices_usd or a user catalog (--catalog FILE)."
+    );
+    o
+}

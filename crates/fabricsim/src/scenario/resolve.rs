@@ -1,0 +1,413 @@
+//! Validation: turns a [`Scenario`] into a [`Design`] every later stage can trust (catalog
+//! items resolved, numbers in range, the topology spec filled in).
+
+use super::Scenario;
+use crate::catalog::{Catalog, Gpu, Item, Nic, Server, Switch, find, id_list};
+use crate::error::InputError;
+use crate::profile::Profile;
+use crate::topology::{BuildError, Kind, Tiers, Topology, TopologySpec};
+use crate::units::BitRate;
+
+/// Where a tier of switches is placed (see `plan::layout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    TopOfRack,
+    EndOfRow,
+    NetworkRow,
+}
+
+impl Placement {
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::TopOfRack => "top-of-rack",
+            Placement::EndOfRow => "end-of-row",
+            Placement::NetworkRow => "network-row",
+        }
+    }
+}
+
+/// The validated rack-and-row parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayoutParams {
+    pub servers_per_rack: u32,
+    pub racks_per_row: u32,
+    pub rack_width_m: f64,
+    pub row_pitch_m: f64,
+    pub rack_height_m: f64,
+    pub tray_above_rack_m: f64,
+    pub switches_per_rack: u32,
+    pub leaf: Placement,
+    pub spine: Placement,
+    pub slack_m: f64,
+}
+
+/// The validated operating-cost parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostParams {
+    pub years: u32,
+    pub usd_per_kwh: f64,
+    pub pue: f64,
+}
+
+/// A validated cluster design: what `plan` (and the simulators) start from.
+#[derive(Clone, Debug)]
+pub struct Design {
+    pub name: String,
+    /// The catalog with the user's file and price overrides applied.
+    pub catalog: Catalog,
+    /// The fabric profile with the scenario's overrides applied.
+    pub profile: Profile,
+    pub gpu: Gpu,
+    pub server: Server,
+    pub nic: Nic,
+    pub switch: Switch,
+    pub spec: TopologySpec,
+    pub layout: LayoutParams,
+    pub cost: CostParams,
+}
+
+const MAX_GPUS: i64 = 1 << 20;
+
+impl Scenario {
+    /// Validates the scenario and resolves every catalog reference.
+    pub fn design(&self) -> Result<Design, InputError> {
+        let f = &self.file;
+        let profile_id = f.fabric.profile.trim();
+        let mut profile = if profile_id.ends_with(".toml") {
+            // A user profile file, same layout as data/profiles/*.toml.
+            let path = self.relative_path("fabric.profile", profile_id);
+            let text = std::fs::read_to_string(&path).map_err(|e| InputError::io(&path, &e))?;
+            Profile::parse(&crate::error::Source::new(path, text))?
+        } else {
+            Profile::builtin(profile_id).map_err(|(problem, allowed)| {
+                self.error("fabric.profile", profile_id, problem, allowed)
+            })?
+        };
+        if let Some(mtu) = f.fabric.mtu_bytes {
+            if ![256, 512, 1024, 2048, 4096].contains(&mtu) {
+                return Err(self.error(
+                    "fabric.mtu_bytes",
+                    mtu,
+                    "is not an InfiniBand/RoCE MTU",
+                    "256, 512, 1024, 2048, 4096",
+                ));
+            }
+            profile.packet.mtu_bytes = mtu as u32;
+        }
+        let rate = profile.ports.rate_gbps;
+        let layer = profile.family.link_layer();
+
+        let mut catalog = match &f.catalog {
+            Some(p) => Catalog::with_user_file(&self.relative_path("catalog", p))?,
+            None => Catalog::builtin()?,
+        };
+        for (id, &usd) in &f.cost.prices_usd {
+            let key = format!("cost.prices_usd.{id}");
+            if !(usd.is_finite() && usd >= 0.0) {
+                return Err(self.error(&key, usd, "must not be negative", "a price >= 0"));
+            }
+            if !catalog.set_price(id, usd) {
+                return Err(self.error(
+                    &key,
+                    id,
+                    "is not a catalog id",
+                    id_list(catalog.ids().into_iter()),
+                ));
+            }
+        }
+
+        // [cluster]
+        let c = &f.cluster;
+        let gpus_per_node = self.count("cluster.gpus_per_node", c.gpus_per_node, 1, 72)?;
+        let nics_per_node = self.count("cluster.nics_per_node", c.nics_per_node, 1, 16)?;
+        let gpus = self.count("cluster.gpus", c.gpus, 1, MAX_GPUS)?;
+        if gpus % gpus_per_node != 0 {
+            return Err(self.error(
+                "cluster.gpus",
+                gpus,
+                format!("is not a whole number of {gpus_per_node}-GPU servers"),
+                format!("a multiple of gpus_per_node ({gpus_per_node})"),
+            ));
+        }
+        let gpu = self.item("cluster.gpu", &c.gpu, "a GPU", &catalog.gpus)?;
+        let server = match &c.server {
+            Some(id) => {
+                let s = self.item("cluster.server", id, "a server", &catalog.servers)?;
+                if s.gpu != gpu.id || s.gpus != gpus_per_node {
+                    return Err(self.error(
+                        "cluster.server",
+                        id,
+                        format!(
+                            "holds {} x {}, not {gpus_per_node} x {}",
+                            s.gpus, s.gpu, gpu.id
+                        ),
+                        "a server whose gpu and gpus match [cluster] gpu and gpus_per_node",
+                    ));
+                }
+                s
+            }
+            None => catalog
+                .servers
+                .iter()
+                .find(|s| s.gpu == gpu.id && s.gpus == gpus_per_node)
+                .cloned()
+                .ok_or_else(|| {
+                    self.error(
+                        "cluster.gpu",
+                        &gpu.id,
+                        format!("no catalog server holds {gpus_per_node} x {}", gpu.id),
+                        "add a [[server]] to a user catalog, or pick a gpu/gpus_per_node pair of: "
+                            .to_string()
+                            + &id_list(catalog.servers.iter().map(Item::id)),
+                    )
+                })?,
+        };
+        let nic_id = c.nic.clone().unwrap_or_else(|| profile.ports.nic.clone());
+        let nic = self.item("cluster.nic", &nic_id, "a NIC", &catalog.nics)?;
+        let fitting_nics = || {
+            id_list(
+                catalog
+                    .nics
+                    .iter()
+                    .filter(|n| n.port_gbps == rate && n.families.contains(&layer))
+                    .map(Item::id),
+            )
+        };
+        if nic.port_gbps != rate || !nic.families.contains(&layer) {
+            return Err(self.error(
+                "cluster.nic",
+                &nic.id,
+                format!(
+                    "does not run {} at {rate}G (fabric profile {})",
+                    layer.name(),
+                    profile.id
+                ),
+                fitting_nics(),
+            ));
+        }
+
+        // [topology]
+        let t = &f.topology;
+        let kind = match t.kind.trim() {
+            "fat-tree" => Kind::FatTree,
+            "rail-optimized" => Kind::RailOptimized,
+            other => {
+                return Err(self.error(
+                    "topology.kind",
+                    other,
+                    "is not a topology kind",
+                    "fat-tree, rail-optimized",
+                ));
+            }
+        };
+        let tiers = match &t.tiers {
+            toml::Value::String(s) if s == "auto" => Tiers::Auto,
+            toml::Value::Integer(i @ (2 | 3)) => Tiers::Fixed(*i as u8),
+            other => {
+                return Err(self.error(
+                    "topology.tiers",
+                    other,
+                    "is not a tier count",
+                    "\"auto\", 2, 3",
+                ));
+            }
+        };
+        let oversubscription = parse_ratio(&t.oversubscription).ok_or_else(|| {
+            self.error(
+                "topology.oversubscription",
+                format!("\"{}\"", t.oversubscription),
+                "is not a leaf down:up ratio",
+                "\"D:U\" with whole numbers D >= U >= 1, e.g. \"1:1\", \"2:1\", \"3:1\"",
+            )
+        })?;
+        let switch_id = t
+            .switch
+            .clone()
+            .unwrap_or_else(|| profile.ports.switch.clone());
+        let switch = self.item("topology.switch", &switch_id, "a switch", &catalog.switches)?;
+        let Some(mode) = switch.mode(rate).filter(|_| switch.family == layer) else {
+            return Err(self.error(
+                "topology.switch",
+                &switch.id,
+                format!(
+                    "has no {} ports at {rate}G (it offers {} {})",
+                    layer.name(),
+                    switch.family.name(),
+                    switch.rates()
+                ),
+                id_list(
+                    catalog
+                        .switches
+                        .iter()
+                        .filter(|s| s.family == layer && s.mode(rate).is_some())
+                        .map(Item::id),
+                ),
+            ));
+        };
+        let spec = TopologySpec {
+            gpus,
+            gpus_per_node,
+            nics_per_node,
+            kind,
+            tiers,
+            oversubscription,
+            switch_radix: mode.ports,
+            port_rate: BitRate::gbps(rate as u64),
+        };
+
+        // [layout]
+        let l = &f.layout;
+        let layout = LayoutParams {
+            servers_per_rack: self.count("layout.servers_per_rack", l.servers_per_rack, 1, 64)?,
+            racks_per_row: self.count("layout.racks_per_row", l.racks_per_row, 1, 1000)?,
+            rack_width_m: self.real("layout.rack_width_m", l.rack_width_m, 0.3, 3.0)?,
+            row_pitch_m: self.real("layout.row_pitch_m", l.row_pitch_m, 1.0, 10.0)?,
+            rack_height_m: self.real("layout.rack_height_m", l.rack_height_m, 0.5, 4.0)?,
+            tray_above_rack_m: self.real(
+                "layout.tray_above_rack_m",
+                l.tray_above_rack_m,
+                0.0,
+                3.0,
+            )?,
+            switches_per_rack: self.count(
+                "layout.switches_per_rack",
+                l.switches_per_rack,
+                1,
+                64,
+            )?,
+            leaf: self.placement(
+                "layout.leaf",
+                &l.leaf,
+                &[
+                    Placement::TopOfRack,
+                    Placement::EndOfRow,
+                    Placement::NetworkRow,
+                ],
+            )?,
+            spine: self.placement(
+                "layout.spine",
+                &l.spine,
+                &[Placement::EndOfRow, Placement::NetworkRow],
+            )?,
+            slack_m: self.real("layout.slack_m", l.slack_m, 0.0, 20.0)?,
+        };
+
+        // [cost]
+        let k = &f.cost;
+        let cost = CostParams {
+            years: self.count("cost.years", k.years, 1, 30)?,
+            usd_per_kwh: self.real("cost.usd_per_kwh", k.usd_per_kwh, 0.0, 10.0)?,
+            pue: self.real("cost.pue", k.pue, 1.0, 3.0)?,
+        };
+
+        Ok(Design {
+            name: f
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{gpus} x {} on {}", gpu.id, profile.id)),
+            catalog,
+            profile,
+            gpu,
+            server,
+            nic,
+            switch,
+            spec,
+            layout,
+            cost,
+        })
+    }
+
+    /// The validated design and the topology it describes: what `plan` and `train` start from.
+    pub fn design_and_topology(&self) -> Result<(Design, Topology), InputError> {
+        let d = self.design()?;
+        let t = crate::topology::build(&d.spec).map_err(|e| self.build_error(&e, &d))?;
+        Ok((d, t))
+    }
+
+    /// The scenario key a topology build error is about.
+    fn build_error(&self, e: &BuildError, design: &Design) -> InputError {
+        let (key, value) = match e.field {
+            "gpus" => ("cluster.gpus", design.spec.gpus.to_string()),
+            "gpus_per_node" => (
+                "cluster.gpus_per_node",
+                design.spec.gpus_per_node.to_string(),
+            ),
+            "nics_per_node" => (
+                "cluster.nics_per_node",
+                design.spec.nics_per_node.to_string(),
+            ),
+            "tiers" => ("topology.tiers", self.file.topology.tiers.to_string()),
+            "oversubscription" => (
+                "topology.oversubscription",
+                self.file.topology.oversubscription.clone(),
+            ),
+            "kind" => ("topology.kind", self.file.topology.kind.clone()),
+            _ => (
+                "topology.switch",
+                format!("{} ({} ports)", design.switch.id, design.spec.switch_radix),
+            ),
+        };
+        self.error(key, value, e.problem.clone(), e.allowed.clone())
+    }
+
+    /// The catalog entry `id` of `items`; `what` names the kind in the error.
+    fn item<T: Item>(&self, key: &str, id: &str, what: &str, items: &[T]) -> Result<T, InputError> {
+        find(items, id).cloned().ok_or_else(|| {
+            self.error(
+                key,
+                id,
+                format!("is not {what} in the catalog"),
+                id_list(items.iter().map(Item::id)),
+            )
+        })
+    }
+
+    fn count(&self, key: &str, v: i64, lo: i64, hi: i64) -> Result<u32, InputError> {
+        if (lo..=hi).contains(&v) {
+            Ok(v as u32)
+        } else {
+            Err(self.error(
+                key,
+                v,
+                "is out of range",
+                format!("a whole number from {lo} to {hi}"),
+            ))
+        }
+    }
+
+    fn real(&self, key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, InputError> {
+        if v.is_finite() && (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.error(
+                key,
+                v,
+                "is out of range",
+                format!("a number from {lo} to {hi}"),
+            ))
+        }
+    }
+
+    fn placement(
+        &self,
+        key: &str,
+        v: &str,
+        allowed: &[Placement],
+    ) -> Result<Placement, InputError> {
+        allowed
+            .iter()
+            .copied()
+            .find(|p| p.name() == v.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = allowed.iter().map(|p| p.name()).collect();
+                self.error(key, v, "is not a placement", names.join(", "))
+            })
+    }
+}
+
+/// Parses `"D:U"` with D >= U >= 1.
+fn parse_ratio(s: &str) -> Option<(u32, u32)> {
+    let (d, u) = s.trim().split_once(':')?;
+    let (d, u): (u32, u32) = (d.trim().parse().ok()?, u.trim().parse().ok()?);
+    (u >= 1 && d >= u).then_some((d, u))
+}

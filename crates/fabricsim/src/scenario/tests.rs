@@ -1,0 +1,171 @@
+use super::*;
+
+fn design(text: &str) -> Result<Design, InputError> {
+    Scenario::parse("s.toml", text)?.design()
+}
+
+#[test]
+fn defaults_resolve_from_the_profile() {
+    let d = Scenario::defaults().design().unwrap();
+    assert_eq!(d.profile.id, "roce-400g");
+    assert_eq!(d.switch.id, "sn5600");
+    assert_eq!(d.nic.id, "cx7");
+    // SN5600 in 128 x 400G mode (sn5000/data+interfaces).
+    assert_eq!(d.spec.switch_radix, 128);
+    assert_eq!(d.spec.gpus, 1024);
+    assert_eq!(d.server.id, "hgx-h100-8");
+}
+
+#[test]
+fn sections_and_flags_set_the_design() {
+    let mut s = Scenario::parse(
+        "s.toml",
+        "[cluster]\ngpus = 512\n[fabric]\nprofile = \"ib-ndr\"\n[topology]\nkind = \"rail-optimized\"\ntiers = 2\noversubscription = \"2:1\"\n",
+    )
+    .unwrap();
+    s.apply_flags(&[
+        ("--gpus".into(), "2048".into()),
+        ("--years".into(), "3".into()),
+    ])
+    .unwrap();
+    let d = s.design().unwrap();
+    assert_eq!(d.spec.gpus, 2048);
+    assert_eq!(d.spec.oversubscription, (2, 1));
+    assert_eq!(d.spec.tiers, crate::topology::Tiers::Fixed(2));
+    assert_eq!(d.spec.switch_radix, 64);
+    assert_eq!(d.cost.years, 3);
+}
+
+#[test]
+fn every_flag_sets_its_key() {
+    // Each flag's value lands on its scenario key, typed as the file's value would be.
+    for f in flags::FLAGS {
+        let mut s = Scenario::defaults();
+        let v = match f.key {
+            "cost.usd_per_kwh" | "cost.pue" | "train.dp_bucket_mb" => "1.5",
+            "train.swiglu" | "train.dp_overlap" => "false",
+            k if k.starts_with("train.") && k != "train.model" && k != "train.recompute" => "2",
+            "cluster.gpus"
+            | "cluster.gpus_per_node"
+            | "cluster.nics_per_node"
+            | "fabric.mtu_bytes"
+            | "layout.servers_per_rack"
+            | "layout.racks_per_row"
+            | "cost.years"
+            | "topology.tiers" => "2",
+            _ => "x",
+        };
+        s.apply_flags(&[(f.flag.to_string(), v.to_string())])
+            .unwrap_or_else(|e| panic!("{}: {e}", f.flag));
+        assert_eq!(s.flags.get(f.key).map(String::as_str), Some(f.flag));
+        let mut path = f.key.split('.');
+        let mut node = &s.doc[path.next().unwrap()];
+        for part in path {
+            node = &node[part];
+        }
+        assert_eq!(node.to_string().trim_matches('"'), v, "{}", f.flag);
+    }
+    // The typed file was read again from the tree: a spot check per kind.
+    let mut s = Scenario::defaults();
+    s.apply_flags(&[
+        ("--gpus".into(), "64".into()),
+        ("--pue".into(), "1.2".into()),
+        ("--tiers".into(), "auto".into()),
+        ("--swiglu".into(), "false".into()),
+        ("--fabric".into(), "400".into()),
+    ])
+    .unwrap();
+    assert_eq!(s.file.cluster.gpus, 64);
+    assert_eq!(s.file.cost.pue, 1.2);
+    assert_eq!(s.file.topology.tiers, toml::Value::String("auto".into()));
+    assert_eq!(s.file.train.as_ref().unwrap().swiglu, Some(false));
+    assert_eq!(s.file.fabric.profile, "400");
+}
+
+#[test]
+fn range_errors_name_the_file_line_and_key() {
+    let e = design("[cluster]\ngpus = -8\n").unwrap_err();
+    assert_eq!(
+        (e.file.as_str(), e.line, e.key.as_str()),
+        ("s.toml", Some(2), "cluster.gpus")
+    );
+    assert_eq!(e.value, "-8");
+    assert!(e.allowed.contains("1 to"));
+
+    let e = design("[topology]\noversubscription = \"2-1\"\n").unwrap_err();
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (Some(2), "topology.oversubscription")
+    );
+
+    let e = design("[fabric]\nprofile = \"uec-800g\"\n").unwrap_err();
+    assert!(e.problem.contains("not available yet"));
+
+    let e = design("[topology]\nswitch = \"th4-64x400\"\n[fabric]\nprofile = \"ib-ndr\"\n")
+        .unwrap_err();
+    assert_eq!(e.key, "topology.switch");
+    assert!(e.allowed.contains("qm9700"), "{e}");
+
+    let e = design("[cost]\nprices_usd = { nope = 3 }\n").unwrap_err();
+    assert_eq!(e.key, "cost.prices_usd.nope");
+}
+
+#[test]
+fn flag_errors_name_the_flag() {
+    let mut s = Scenario::defaults();
+    let e = s
+        .apply_flags(&[("--gpus".into(), "lots".into())])
+        .unwrap_err();
+    assert_eq!(
+        (e.file.as_str(), e.key.as_str()),
+        ("command line", "--gpus")
+    );
+    assert_eq!(e.allowed, "a whole number");
+    let e = Scenario::defaults()
+        .apply_flags(&[("--tp".into(), "-2".into())])
+        .unwrap_err();
+    assert_eq!(e.key, "--tp");
+    let mut s = Scenario::parse("s.toml", "[cluster]\ngpus = 64\n").unwrap();
+    s.apply_flags(&[("--gpus".into(), "0".into())]).unwrap();
+    let e = s.design().unwrap_err();
+    assert_eq!(
+        (e.file.as_str(), e.key.as_str()),
+        ("command line", "--gpus")
+    );
+}
+
+#[test]
+fn unknown_keys_and_wrong_types_are_located() {
+    let e = Scenario::parse("s.toml", "[layout]\nracks = 3\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(2), "layout.racks"));
+    assert!(e.allowed.contains("racks_per_row"), "{e}");
+    let e = Scenario::parse("s.toml", "[cost]\nyears = \"five\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(2), "cost.years"));
+}
+
+#[test]
+fn unknown_or_mismatched_catalog_ids_are_errors() {
+    let e = design("[cluster]\ngpu = \"mi300x\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(2), "cluster.gpu"));
+    assert!(e.allowed.contains("h100"));
+    let e = design("[cluster]\nnic = \"cx6\"\n").unwrap_err();
+    assert_eq!(e.key, "cluster.nic");
+    // A 400G NIC on an 800G fabric.
+    let e = design("[fabric]\nprofile = \"roce-800g\"\n[cluster]\nnic = \"cx7\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(4), "cluster.nic"));
+    assert!(e.allowed.contains("cx8"), "{e}");
+    // An Ethernet-only NIC on InfiniBand.
+    let e = design("[fabric]\nprofile = \"ib-ndr\"\n[cluster]\nnic = \"thor2\"\n").unwrap_err();
+    assert_eq!(e.key, "cluster.nic");
+    // No 4-GPU B200 server in the catalog.
+    let e = design("[cluster]\ngpu = \"b200\"\ngpus = 64\ngpus_per_node = 4\n").unwrap_err();
+    assert_eq!(e.key, "cluster.gpu");
+    let e = design("[cluster]\ngpus = 100\n").unwrap_err();
+    assert!(e.problem.contains("whole number of 8-GPU servers"), "{e}");
+    let e = design("[topology]\ntiers = 4\n").unwrap_err();
+    assert_eq!((e.key.as_str(), e.value.as_str()), ("topology.tiers", "4"));
+    let e = design("[layout]\nleaf = \"under-the-floor\"\n").unwrap_err();
+    assert!(e.allowed.contains("top-of-rack"));
+    let e = design("[cost]\npue = 0.5\n").unwrap_err();
+    assert_eq!(e.key, "cost.pue");
+}

@@ -1,0 +1,39 @@
+//! The `[train]` section: a training job for `fabricsim train` (model, parallelism, overlap).
+//! The cluster it runs on is `[cluster]`, `[fabric]` and `[topology]`, shared with `plan`.
+//! Every key is optional here; `workload::train::config` fills defaults and validates.
+
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrainSection {
+    /// Preset id (data/models/*.toml); the model keys below override its values.
+    pub model: Option<String>,
+    pub layers: Option<u64>,
+    pub hidden: Option<u64>,
+    pub ffn: Option<u64>,
+    pub heads: Option<u64>,
+    pub kv_heads: Option<u64>,
+    pub head_dim: Option<u64>,
+    pub vocab: Option<u64>,
+    pub seq: Option<u64>,
+    pub global_batch: Option<u64>,
+    pub micro_batch: Option<u64>,
+    pub experts: Option<u64>,
+    pub top_k: Option<u64>,
+    pub shared_ffn: Option<u64>,
+    pub swiglu: Option<bool>,
+    pub tp: Option<u64>,
+    pub pp: Option<u64>,
+    pub dp: Option<u64>,
+    pub ep: Option<u64>,
+    pub cp: Option<u64>,
+    /// ZeRO stage 0-3 (3 = FSDP).
+    pub zero: Option<u64>,
+    /// Hide data-parallel communication behind compute except the last bucket.
+    pub dp_overlap: Option<bool>,
+    /// Gradient bucket size, MB (1e6 bytes).
+    pub dp_bucket_mb: Option<f64>,
+    /// Activation recomputation: "none" or "full".
+    pub recompute: Option<String>,
+}

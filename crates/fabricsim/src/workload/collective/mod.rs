@@ -1,0 +1,472 @@
+//! Collectives compiled into message DAGs, one algorithm per file, as NCCL runs them.
+//!
+//! Every builder appends to a [`Builder`] the messages of one channel of one collective over a
+//! [`Comm`] (an ordered set of GPUs on a [`Placement`]). Dependencies carry the algorithm's real
+//! step structure: a message is posted when the data it forwards has arrived. `ready[p]` lists
+//! the messages comm rank `p` waits for before it starts; each builder returns the frontier
+//! after it (per rank, the messages whose completion means the rank holds its result), so
+//! collectives chain into larger DAGs.
+
+pub mod all_to_all;
+pub mod chain;
+pub mod halving_doubling;
+pub mod hierarchical;
+pub mod ring;
+pub mod send_recv;
+pub mod tree;
+
+use std::fmt;
+
+use crate::error::InputError;
+use crate::message::{MessageDag, Path};
+use crate::units::{BitRate, Time};
+use crate::workload::placement::Placement;
+
+/// A collective operation, named as nccl-tests names its binaries (`all_reduce_perf`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Op {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Reduce,
+    AllToAll,
+    SendRecv,
+}
+
+impl Op {
+    pub const ALL: [Op; 7] = [
+        Op::AllReduce,
+        Op::AllGather,
+        Op::ReduceScatter,
+        Op::Broadcast,
+        Op::Reduce,
+        Op::AllToAll,
+        Op::SendRecv,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::AllReduce => "all_reduce",
+            Op::AllGather => "all_gather",
+            Op::ReduceScatter => "reduce_scatter",
+            Op::Broadcast => "broadcast",
+            Op::Reduce => "reduce",
+            Op::AllToAll => "alltoall",
+            Op::SendRecv => "sendrecv",
+        }
+    }
+
+    /// Parses an op name; `key` names the flag or file key for the error.
+    pub fn parse(key: &str, s: &str) -> Result<Op, InputError> {
+        Op::ALL.into_iter().find(|o| o.name() == s).ok_or_else(|| {
+            InputError::flag(
+                key,
+                s,
+                "unknown collective",
+                Op::ALL.map(Op::name).join(", "),
+            )
+        })
+    }
+
+    /// Whether the op combines data (nccl-tests prints the reduction op for these, else `none`).
+    pub fn reduces(self) -> bool {
+        matches!(self, Op::AllReduce | Op::ReduceScatter | Op::Reduce)
+    }
+
+    /// Whether the op has a root rank (nccl-tests prints it, else -1).
+    pub fn rooted(self) -> bool {
+        matches!(self, Op::Broadcast | Op::Reduce)
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a collective is carried out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Algo {
+    /// NCCL ring (reduce-scatter then all-gather for all-reduce), chunked and pipelined.
+    Ring,
+    /// NCCL double binary tree (all-reduce only).
+    Tree,
+    /// Recursive halving (reduce-scatter) and doubling (all-gather); power-of-two ranks.
+    HalvingDoubling,
+    /// NVLink inside each server, the rails across servers (all-reduce, all-gather,
+    /// reduce-scatter).
+    Hierarchical,
+    /// Pipelined chain from/to the root (broadcast, reduce), as NCCL's ring broadcast.
+    Chain,
+    /// Every pair at once (all-to-all, send/recv).
+    Direct,
+}
+
+impl Algo {
+    pub const ALL: [Algo; 6] = [
+        Algo::Ring,
+        Algo::Tree,
+        Algo::HalvingDoubling,
+        Algo::Hierarchical,
+        Algo::Chain,
+        Algo::Direct,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algo::Ring => "ring",
+            Algo::Tree => "tree",
+            Algo::HalvingDoubling => "halving-doubling",
+            Algo::Hierarchical => "hierarchical",
+            Algo::Chain => "chain",
+            Algo::Direct => "direct",
+        }
+    }
+
+    pub fn parse(key: &str, s: &str) -> Result<Algo, InputError> {
+        Algo::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| {
+                InputError::flag(
+                    key,
+                    s,
+                    "unknown algorithm",
+                    Algo::ALL.map(Algo::name).join(", "),
+                )
+            })
+    }
+
+    /// The algorithms that implement `op`; the first is the default.
+    pub fn for_op(op: Op) -> &'static [Algo] {
+        match op {
+            Op::AllReduce => &[
+                Algo::Ring,
+                Algo::Tree,
+                Algo::HalvingDoubling,
+                Algo::Hierarchical,
+            ],
+            Op::AllGather | Op::ReduceScatter => {
+                &[Algo::Ring, Algo::HalvingDoubling, Algo::Hierarchical]
+            }
+            Op::Broadcast | Op::Reduce => &[Algo::Chain],
+            Op::AllToAll | Op::SendRecv => &[Algo::Direct],
+        }
+    }
+}
+
+/// An ordered group of GPUs (a communicator): comm rank `i` is global GPU `gpus[i]`.
+#[derive(Clone, Debug)]
+pub struct Comm<'a> {
+    pub place: &'a Placement,
+    pub gpus: Vec<u32>,
+}
+
+impl<'a> Comm<'a> {
+    /// All GPUs of the placement, in order.
+    pub fn world(place: &'a Placement) -> Comm<'a> {
+        Comm {
+            place,
+            gpus: (0..place.gpus()).collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.gpus.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.gpus.is_empty()
+    }
+
+    /// Comm ranks grouped by server, servers in order of first appearance, ranks in comm order.
+    pub fn by_server(&self) -> Vec<Vec<usize>> {
+        let mut slot: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (p, &g) in self.gpus.iter().enumerate() {
+            let next = groups.len();
+            let i = *slot.entry(self.place.server(g)).or_insert(next);
+            if i == next {
+                groups.push(Vec::new());
+            }
+            groups[i].push(p);
+        }
+        groups
+    }
+
+    /// The sub-communicator of the given comm ranks.
+    pub fn sub(&self, ranks: &[usize]) -> Comm<'a> {
+        Comm {
+            place: self.place,
+            gpus: ranks.iter().map(|&p| self.gpus[p]).collect(),
+        }
+    }
+}
+
+/// Per comm rank: the messages whose completion the rank waits for (before) or holds (after).
+pub type Frontier = Vec<Vec<u32>>;
+
+/// An empty frontier: every rank may start at time zero.
+pub fn start_frontier(ranks: usize) -> Frontier {
+    vec![Vec::new(); ranks]
+}
+
+/// How one channel is cut: its index (the queue pair), the channel count, the pipeline chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lane {
+    pub channel: u32,
+    pub channels: u32,
+    /// Largest message of a pipelined algorithm (NCCL's chunk); 0 = no chunking.
+    pub chunk_bytes: u64,
+}
+
+/// Appends messages to a DAG, choosing NVLink inside a server and the fabric across servers.
+pub struct Builder<'a> {
+    pub dag: MessageDag,
+    place: &'a Placement,
+    nvlink: BitRate,
+}
+
+impl<'a> Builder<'a> {
+    /// `nvlink` is the one-way NVLink rate per GPU (recorded in the DAG when used).
+    pub fn new(place: &'a Placement, nvlink: BitRate) -> Builder<'a> {
+        Builder {
+            dag: MessageDag::default(),
+            place,
+            nvlink,
+        }
+    }
+
+    /// A message of `bytes` from GPU `from` to GPU `to`, posted when `deps` have finished.
+    pub fn send(&mut self, from: u32, to: u32, bytes: u64, deps: &[u32], qp: u32, tag: u32) -> u32 {
+        self.send_via(from, from, to, bytes, deps, qp, tag)
+    }
+
+    /// Like [`Builder::send`], but a message to another server leaves through the NIC of GPU
+    /// `nic` of the sender's server (NCCL's rings leave a node through the NIC they entered by,
+    /// the sending GPU reaching it over PCIe/NVLink: NCCL_CROSS_NIC=0, PXN).
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_via(
+        &mut self,
+        nic: u32,
+        from: u32,
+        to: u32,
+        bytes: u64,
+        deps: &[u32],
+        qp: u32,
+        tag: u32,
+    ) -> u32 {
+        debug_assert!(self.place.same_server(nic, from));
+        let src = if self.place.same_server(from, to) {
+            self.place.host(from)
+        } else {
+            self.place.host(nic)
+        };
+        let dst = self.place.host(to);
+        let id = self.dag.push(src, dst, bytes, Time::ZERO, deps);
+        let m = &mut self.dag.messages[id as usize];
+        m.qp = qp as u16;
+        m.tag = tag;
+        if self.place.same_server(from, to) {
+            m.path = Path::NvLink;
+            self.dag.nvlink_rate = Some(self.nvlink);
+        }
+        id
+    }
+
+    pub fn finish(self) -> MessageDag {
+        self.dag
+    }
+}
+
+/// `total` cut into `parts` pieces that differ by at most one byte and sum to `total`
+/// (the larger pieces first).
+pub fn split(total: u64, parts: u64) -> impl Iterator<Item = u64> {
+    let (q, r) = (total / parts, total % parts);
+    (0..parts).map(move |i| q + u64::from(i < r))
+}
+
+/// Piece `i` of [`split`].
+pub fn piece(total: u64, parts: u64, i: u64) -> u64 {
+    total / parts + u64::from(i < total % parts)
+}
+
+/// What to compile: `bytes` is nccl-tests' `size`, one rank's buffer: the receive buffer (all
+/// ranks' blocks) for all-gather, the send buffer for reduce-scatter and all-to-all.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CollectiveSpec {
+    pub op: Op,
+    pub algo: Algo,
+    pub bytes: u64,
+    /// Root comm rank (broadcast, reduce).
+    pub root: u32,
+    /// NCCL channels; each carries `1/channels` of the data on its own queue pair and, for the
+    /// ring, its own rotation of the GPUs inside each server (so channels leave through
+    /// different NICs).
+    pub channels: u32,
+    pub chunk_bytes: u64,
+}
+
+impl CollectiveSpec {
+    /// `op` with its default algorithm, root 0, `channels` channels and NCCL's Simple-protocol
+    /// chunk: NCCL_BUFFSIZE 4 MiB over NCCL_STEPS 8 slots = 512 KiB (NCCL src/include/
+    /// device.h, `ncclParamBuffSize`).
+    pub fn with_defaults(op: Op, bytes: u64, channels: u32) -> CollectiveSpec {
+        CollectiveSpec {
+            op,
+            algo: Algo::for_op(op)[0],
+            bytes,
+            root: 0,
+            channels,
+            chunk_bytes: 512 << 10,
+        }
+    }
+}
+
+/// Compiles a collective over `comm` into a message DAG (every rank starts at time zero).
+pub fn compile(
+    spec: &CollectiveSpec,
+    comm: &Comm,
+    nvlink: BitRate,
+) -> Result<MessageDag, InputError> {
+    let mut b = Builder::new(comm.place, nvlink);
+    append(&mut b, spec, comm, &start_frontier(comm.len()))?;
+    Ok(b.finish())
+}
+
+/// Appends a collective after `ready`; returns the frontier after it.
+pub fn append(
+    b: &mut Builder,
+    spec: &CollectiveSpec,
+    comm: &Comm,
+    ready: &Frontier,
+) -> Result<Frontier, InputError> {
+    validate(spec, comm)?;
+    let mut out = start_frontier(comm.len());
+    for channel in 0..spec.channels {
+        let lane = Lane {
+            channel,
+            channels: spec.channels,
+            chunk_bytes: spec.chunk_bytes,
+        };
+        let bytes = piece(spec.bytes, spec.channels as u64, channel as u64);
+        let f = match (spec.op, spec.algo) {
+            (Op::AllReduce, Algo::Ring) => ring::all_reduce(b, comm, bytes, lane, ready),
+            (Op::AllGather, Algo::Ring) => ring::all_gather(b, comm, bytes, lane, ready),
+            (Op::ReduceScatter, Algo::Ring) => ring::reduce_scatter(b, comm, bytes, lane, ready),
+            (Op::AllReduce, Algo::Tree) => tree::all_reduce(b, comm, bytes, lane, ready),
+            (Op::AllReduce, Algo::HalvingDoubling) => {
+                halving_doubling::all_reduce(b, comm, bytes, lane, ready)
+            }
+            (Op::AllGather, Algo::HalvingDoubling) => {
+                halving_doubling::all_gather(b, comm, bytes, lane, ready)
+            }
+            (Op::ReduceScatter, Algo::HalvingDoubling) => {
+                halving_doubling::reduce_scatter(b, comm, bytes, lane, ready)
+            }
+            (Op::AllReduce, Algo::Hierarchical) => {
+                hierarchical::all_reduce(b, comm, bytes, lane, ready)
+            }
+            (Op::AllGather, Algo::Hierarchical) => {
+                hierarchical::all_gather(b, comm, bytes, lane, ready)
+            }
+            (Op::ReduceScatter, Algo::Hierarchical) => {
+                hierarchical::reduce_scatter(b, comm, bytes, lane, ready)
+            }
+            (Op::Broadcast, Algo::Chain) => {
+                chain::broadcast(b, comm, spec.root as usize, bytes, lane, ready)
+            }
+            (Op::Reduce, Algo::Chain) => {
+                chain::reduce(b, comm, spec.root as usize, bytes, lane, ready)
+            }
+            (Op::AllToAll, Algo::Direct) => all_to_all::all_to_all(b, comm, bytes, lane, ready),
+            (Op::SendRecv, Algo::Direct) => send_recv::shift(b, comm, bytes, lane, ready),
+            _ => unreachable!("validate() admits only the pairs above"),
+        };
+        for (o, f) in out.iter_mut().zip(f) {
+            o.extend(f);
+        }
+    }
+    Ok(out)
+}
+
+fn validate(spec: &CollectiveSpec, comm: &Comm) -> Result<(), InputError> {
+    let algos = Algo::for_op(spec.op);
+    if !algos.contains(&spec.algo) {
+        return Err(InputError::flag(
+            "--algo",
+            spec.algo.name(),
+            format!("{} has no {} algorithm", spec.op, spec.algo.name()),
+            algos
+                .iter()
+                .map(|a| a.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+    }
+    let n = comm.len();
+    if n < 2 {
+        return Err(InputError::flag(
+            "--gpus",
+            n,
+            "a collective needs at least two ranks",
+            "2 or more",
+        ));
+    }
+    if spec.channels == 0 || spec.channels > 64 {
+        return Err(InputError::flag(
+            "--channels",
+            spec.channels,
+            "channel count out of range",
+            "1 to 64 (NCCL's MAXCHANNELS)",
+        ));
+    }
+    if spec.op.rooted() && spec.root as usize >= n {
+        return Err(InputError::flag(
+            "--root",
+            spec.root,
+            "root is not a rank of the communicator",
+            format!("0 to {}", n - 1),
+        ));
+    }
+    if spec.algo == Algo::HalvingDoubling && !n.is_power_of_two() {
+        return Err(InputError::flag(
+            "--algo",
+            "halving-doubling",
+            format!("recursive halving-doubling needs a power-of-two rank count, got {n}"),
+            "ring or tree, or 2, 4, 8, ... ranks",
+        ));
+    }
+    if spec.algo == Algo::Hierarchical {
+        let servers = comm.by_server();
+        let k = servers[0].len();
+        if servers.iter().any(|s| s.len() != k) {
+            return Err(InputError::flag(
+                "--algo",
+                "hierarchical",
+                "the hierarchical algorithm needs the same number of ranks on every server",
+                "ring or tree, or whole servers",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_sums_to_total_and_differs_by_at_most_one() {
+        for (t, p) in [(10u64, 3u64), (0, 4), (7, 7), (5, 8), (1 << 30, 24)] {
+            let v: Vec<u64> = split(t, p).collect();
+            assert_eq!(v.iter().sum::<u64>(), t);
+            assert!(v.iter().max().unwrap() - v.iter().min().unwrap() <= 1);
+            for (i, &x) in v.iter().enumerate() {
+                assert_eq!(piece(t, p, i as u64), x);
+            }
+        }
+    }
+}

@@ -1,0 +1,414 @@
+//! A training job resolved from the scenario's `[train]` section (command-line flags already
+//! applied) on its `[cluster]`, with defaults, and validated: every violation is an
+//! [`InputError`] naming the file line and key, or the flag.
+//!
+//! Rank layout (Megatron-LM `RankGenerator`, order tp-cp-dp-pp): GPU = tp_i + tp * (cp_i + cp *
+//! (dp_i + dp * pp_i)), so TP groups are consecutive GPUs (inside a server when tp <= GPUs
+//! per server). Expert parallelism lives inside data parallelism as in Megatron: the ep GPUs
+//! of an EP group are ep consecutive DP ranks, and tp * pp * dp * cp must equal the GPU count.
+
+use std::fmt;
+
+use super::memory;
+use super::model::ModelSpec;
+use crate::catalog::Gpu;
+use crate::error::InputError;
+use crate::scenario::{Design, Scenario};
+use crate::workload::placement::Placement;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recompute {
+    None,
+    /// Store only each layer's input; redo the forward in the backward (Korthikanti et al.
+    /// 2022, arXiv 2205.05198).
+    Full,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parallelism {
+    pub tp: u64,
+    pub pp: u64,
+    pub dp: u64,
+    pub ep: u64,
+    pub cp: u64,
+    pub micro_batch: u64,
+    pub zero: u64,
+    pub dp_overlap: bool,
+    pub dp_bucket_bytes: u64,
+    pub recompute: Recompute,
+}
+
+impl Parallelism {
+    /// Micro-batches per pipeline per step.
+    pub fn micro_batches(&self, global_batch: u64) -> u64 {
+        global_batch / (self.dp * self.micro_batch)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct TrainConfig {
+    pub model: ModelSpec,
+    pub gpus: u64,
+    /// The catalog GPU of `[cluster] gpu`.
+    pub gpu: Gpu,
+    /// Where each GPU sits (server, host) on the cluster's topology.
+    pub place: Placement,
+    pub par: Parallelism,
+}
+
+/// An error about `[train] field`: against the flag that set it, or else the file; a value
+/// set by neither (a default, or the model preset's) says how to set it.
+fn train_error(
+    s: &Scenario,
+    field: &str,
+    value: impl fmt::Display,
+    problem: impl Into<String>,
+    allowed: impl Into<String>,
+) -> InputError {
+    let key = format!("train.{field}");
+    let mut e = s.error(&key, value, problem, allowed);
+    if !s.flags.contains_key(&key) && s.source.locate_key(&key).is_none() {
+        e.problem += &format!(
+            " (a default or the model preset's value: set [train] {field} or --{})",
+            field.replace('_', "-")
+        );
+    }
+    e
+}
+
+/// Megatron's default gradient bucket: max(40M, 1M * dp) parameters (DistributedDataParallel
+/// `bucket_size`), 2 bytes each (bf16 gradients).
+fn default_bucket_bytes(dp: u64) -> u64 {
+    40_000_000u64.max(1_000_000 * dp) * 2
+}
+
+impl TrainConfig {
+    /// Resolves the scenario's `[train]` section (command-line flags already applied) on the
+    /// cluster of `design`, whose GPUs sit where `place` says; errors name the key or flag.
+    pub fn resolve(
+        s: &Scenario,
+        design: &Design,
+        place: Placement,
+    ) -> Result<TrainConfig, InputError> {
+        let t = s.file.train.clone().unwrap_or_default();
+        let mut model = match &t.model {
+            Some(id) => ModelSpec::preset("", id)
+                .map_err(|e| s.error("train.model", id, e.problem, e.allowed))?,
+            None => ModelSpec {
+                id: "custom".into(),
+                name: "custom model".into(),
+                layers: 0,
+                hidden: 0,
+                ffn: 0,
+                heads: 0,
+                kv_heads: 0,
+                head_dim: None,
+                vocab: 0,
+                swiglu: true,
+                experts: 0,
+                top_k: 1,
+                shared_ffn: 0,
+                seq: 0,
+                global_batch: 0,
+            },
+        };
+        let custom = t.model.is_none();
+        macro_rules! model_key {
+            ($f:ident, required) => {{
+                match t.$f {
+                    Some(v) => model.$f = v,
+                    None if custom => {
+                        return Err(s.error(
+                            concat!("train.", stringify!($f)),
+                            "(missing)",
+                            "a custom model needs this key (or a preset: [train] model, --model)",
+                            "a positive integer",
+                        ));
+                    }
+                    None => {}
+                }
+            }};
+            ($f:ident) => {{
+                if let Some(v) = t.$f {
+                    model.$f = v;
+                }
+            }};
+        }
+        model_key!(layers, required);
+        model_key!(hidden, required);
+        model_key!(ffn, required);
+        model_key!(heads, required);
+        model_key!(vocab, required);
+        model_key!(seq, required);
+        model_key!(global_batch, required);
+        if let Some(v) = t.kv_heads {
+            model.kv_heads = v;
+        } else if custom {
+            model.kv_heads = model.heads;
+        }
+        if let Some(v) = t.head_dim {
+            model.head_dim = Some(v);
+        }
+        model_key!(experts);
+        model_key!(top_k);
+        model_key!(shared_ffn);
+        model_key!(swiglu);
+        let gpus = design.spec.gpus as u64;
+        let (tp, pp, ep, cp) = (
+            t.tp.unwrap_or(1),
+            t.pp.unwrap_or(1),
+            t.ep.unwrap_or(1),
+            t.cp.unwrap_or(1),
+        );
+        let micro_batch = t.micro_batch.unwrap_or(1);
+        let recompute = match t.recompute.as_deref() {
+            None | Some("none") => Recompute::None,
+            Some("full") => Recompute::Full,
+            Some(other) => {
+                return Err(train_error(
+                    s,
+                    "recompute",
+                    other,
+                    "unknown recomputation",
+                    "none, full",
+                ));
+            }
+        };
+        for (f, v) in [
+            ("tp", tp),
+            ("pp", pp),
+            ("ep", ep),
+            ("cp", cp),
+            ("micro_batch", micro_batch),
+            ("layers", model.layers),
+            ("hidden", model.hidden),
+            ("ffn", model.ffn),
+            ("heads", model.heads),
+            ("kv_heads", model.kv_heads),
+            ("vocab", model.vocab),
+            ("seq", model.seq),
+            ("global_batch", model.global_batch),
+            ("top_k", model.top_k),
+        ] {
+            if v == 0 {
+                return Err(train_error(
+                    s,
+                    f,
+                    v,
+                    "must be positive",
+                    "an integer of 1 or more",
+                ));
+            }
+        }
+        let inner = tp * pp * cp;
+        let dp = match t.dp {
+            Some(dp) if dp == 0 || inner * dp != gpus => {
+                return Err(train_error(
+                    s,
+                    "dp",
+                    dp,
+                    format!(
+                        "tp*pp*dp*cp = {tp}*{pp}*{dp}*{cp} = {} but there are {gpus} GPUs",
+                        inner * dp
+                    ),
+                    format!(
+                        "tp*pp*dp*cp equal to the GPU count{}",
+                        if gpus.is_multiple_of(inner) {
+                            format!(" (dp = {})", gpus / inner)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                ));
+            }
+            Some(dp) => dp,
+            None if gpus.is_multiple_of(inner) => gpus / inner,
+            None => {
+                return Err(s.error(
+                    "cluster.gpus",
+                    gpus,
+                    format!("not a multiple of tp*pp*cp = {inner}"),
+                    format!("a multiple of {inner}"),
+                ));
+            }
+        };
+        let dp_bucket_bytes = match t.dp_bucket_mb {
+            Some(mb) if mb.is_finite() && mb > 0.0 => (mb * 1e6) as u64,
+            Some(mb) => {
+                return Err(train_error(
+                    s,
+                    "dp_bucket_mb",
+                    mb,
+                    "must be positive",
+                    "a size in MB, e.g. 80",
+                ));
+            }
+            None => default_bucket_bytes(dp),
+        };
+        let cfg = TrainConfig {
+            gpus,
+            gpu: design.gpu.clone(),
+            place,
+            par: Parallelism {
+                tp,
+                pp,
+                dp,
+                ep,
+                cp,
+                micro_batch,
+                zero: t.zero.unwrap_or(1),
+                dp_overlap: t.dp_overlap.unwrap_or(true),
+                dp_bucket_bytes,
+                recompute,
+            },
+            model,
+        };
+        cfg.validate(s)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, s: &Scenario) -> Result<(), InputError> {
+        let (m, p) = (&self.model, &self.par);
+        let div = |field: &str, v: u64, by: u64, what: &str| {
+            if !v.is_multiple_of(by) {
+                Err(train_error(
+                    s,
+                    field,
+                    v,
+                    format!("not divisible by {what} = {by}"),
+                    format!("a multiple of {by}"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        if p.zero > 3 {
+            return Err(train_error(
+                s,
+                "zero",
+                p.zero,
+                "no such ZeRO stage",
+                "0, 1, 2 or 3 (3 = FSDP)",
+            ));
+        }
+        if m.layers % p.pp != 0 {
+            return Err(train_error(
+                s,
+                "pp",
+                p.pp,
+                format!(
+                    "{} layers do not split evenly into {} stages",
+                    m.layers, p.pp
+                ),
+                "a divisor of the layer count",
+            ));
+        }
+        if m.heads % p.tp != 0 {
+            return Err(train_error(
+                s,
+                "tp",
+                p.tp,
+                format!(
+                    "{} attention heads do not split over {} GPUs",
+                    m.heads, p.tp
+                ),
+                "a divisor of the head count",
+            ));
+        }
+        if m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0 {
+            return Err(train_error(
+                s,
+                "tp",
+                p.tp,
+                format!(
+                    "{} K/V heads neither split over nor replicate onto {} GPUs",
+                    m.kv_heads, p.tp
+                ),
+                "a divisor or a multiple of the K/V head count",
+            ));
+        }
+        if m.heads % m.kv_heads != 0 {
+            return Err(train_error(
+                s,
+                "kv_heads",
+                m.kv_heads,
+                format!("{} query heads do not form equal groups", m.heads),
+                "a divisor of the head count",
+            ));
+        }
+        div("ffn", m.ffn, p.tp, "tp")?;
+        div("seq", m.seq, p.cp, "cp")?;
+        let per_step = p.dp * p.micro_batch;
+        if m.global_batch % per_step != 0 {
+            return Err(train_error(
+                s,
+                "global_batch",
+                m.global_batch,
+                format!(
+                    "not divisible by dp*micro_batch = {}*{} = {per_step}",
+                    p.dp, p.micro_batch
+                ),
+                format!("a multiple of {per_step}"),
+            ));
+        }
+        if m.is_moe() {
+            div("experts", m.experts, p.ep, "ep")?;
+            if m.top_k > m.experts {
+                return Err(train_error(
+                    s,
+                    "top_k",
+                    m.top_k,
+                    format!("more than the {} experts", m.experts),
+                    format!("1 to {}", m.experts),
+                ));
+            }
+            if p.dp % p.ep != 0 {
+                return Err(train_error(
+                    s,
+                    "ep",
+                    p.ep,
+                    format!(
+                        "expert parallelism lives inside data parallelism (Megatron), and dp = {} is not a multiple of it",
+                        p.dp
+                    ),
+                    "a divisor of dp",
+                ));
+            }
+        } else if p.ep > 1 {
+            return Err(train_error(
+                s,
+                "ep",
+                p.ep,
+                format!("{} is a dense model (no experts)", m.id),
+                "1 for dense models",
+            ));
+        } else if m.top_k != 1 {
+            return Err(train_error(
+                s,
+                "top_k",
+                m.top_k,
+                "a dense model routes each token to its one MLP",
+                "1 (or set experts)",
+            ));
+        }
+        let mem = memory::per_gpu(self);
+        if mem.total_gb > mem.hbm_gb {
+            return Err(s.error(
+                "cluster.gpu",
+                &self.gpu.id,
+                format!(
+                    "the plan needs {:.1} GB per GPU (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}) but a {} has {} GB",
+                    mem.total_gb,
+                    mem.weights_gb,
+                    mem.grads_gb,
+                    mem.optimizer_gb,
+                    mem.activations_gb,
+                    self.gpu.id,
+                    mem.hbm_gb
+                ),
+                "a plan that fits: more tp or pp, a higher zero stage, recompute = full, a smaller micro_batch, or a GPU with more memory",
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,15 @@
+//! The training-step model: a transformer and its parallelism become compute phases and
+//! collectives; the result is the step time split into compute, exposed communication and
+//! pipeline bubble, with tokens/s, TFLOP/s per GPU and MFU.
+
+pub mod calibrate;
+pub mod compute;
+pub mod config;
+pub mod efficiency;
+pub mod flops;
+pub mod groups;
+pub mod memory;
+pub mod model;
+pub mod report;
+pub mod run;
+pub mod step;

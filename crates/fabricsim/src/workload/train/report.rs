@@ -1,0 +1,79 @@
+//! The training-step result as text (the JSON form is the serde serialisation of
+//! [`StepReport`]).
+
+use super::step::StepReport;
+
+fn ms(s: f64) -> String {
+    format!("{:.3} ms", s * 1e3)
+}
+
+fn pct(part: f64, whole: f64) -> String {
+    if whole > 0.0 {
+        format!("{:5.1}%", 100.0 * part / whole)
+    } else {
+        "    -".into()
+    }
+}
+
+pub fn to_text(r: &StepReport) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "model {}: {:.1}B parameters, {:.3e} FLOPs per token (Megatron), seq {}, global batch {}\n",
+        r.model,
+        r.params as f64 / 1e9,
+        r.flops_per_token,
+        r.seq,
+        r.global_batch
+    ));
+    s.push_str(&format!(
+        "cluster: {} x {}; tp {} pp {} dp {} ep {} cp {}; ZeRO {}; micro-batch {} x {} per step\n",
+        r.gpus, r.gpu, r.tp, r.pp, r.dp, r.ep, r.cp, r.zero, r.micro_batch, r.micro_batches
+    ));
+    s.push_str(&format!(
+        "memory per GPU: {:.1} of {:.0} GB (weights {:.1}, grads {:.1}, optimizer {:.1}, activations {:.1})\n\n",
+        r.memory.total_gb,
+        r.memory.hbm_gb,
+        r.memory.weights_gb,
+        r.memory.grads_gb,
+        r.memory.optimizer_gb,
+        r.memory.activations_gb
+    ));
+    let st = r.step_time_s;
+    s.push_str(&format!("step time                    {:>14}\n", ms(st)));
+    s.push_str(&format!(
+        "  compute                    {:>14}  {}\n",
+        ms(r.compute_s),
+        pct(r.compute_s, st)
+    ));
+    for c in &r.collectives {
+        s.push_str(&format!(
+            "  {:<26} {:>14}  {}   ({} on {} GPUs in {} server{}, {} B x {})\n",
+            c.name,
+            ms(c.exposed_s),
+            pct(c.exposed_s, st),
+            c.op,
+            c.ranks,
+            c.servers,
+            if c.servers == 1 { "" } else { "s" },
+            c.bytes_per_call,
+            c.calls_per_step
+        ));
+    }
+    s.push_str(&format!(
+        "  pipeline bubble            {:>14}  {}\n\n",
+        ms(r.bubble_s),
+        pct(r.bubble_s, st)
+    ));
+    s.push_str(&format!("tokens/s           {:>14.0}\n", r.tokens_per_s));
+    s.push_str(&format!("TFLOP/s per GPU    {:>14.1}\n", r.tflops_per_gpu));
+    s.push_str(&format!("MFU                {:>13.1}%\n", 100.0 * r.mfu));
+    s.push_str(&format!(
+        "compute efficiency {:>13.1}%\n\n",
+        100.0 * r.compute_efficiency
+    ));
+    s.push_str(&format!(
+        "compute: {}\ncommunication: {}\n",
+        r.compute_source, r.comm_source
+    ));
+    s
+}

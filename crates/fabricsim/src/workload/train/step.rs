@@ -1,0 +1,377 @@
+//! One training step: compute from the measured efficiency table, the communication of each
+//! parallelism timed by a [`CommModel`], the 1F1B pipeline bubble, and data-parallel overlap.
+//!
+//! Every micro-batch has on its critical path, besides its compute (`compute`): TP
+//! all-reduces (2 forward + 2 backward per layer, 2 more when the forward is recomputed;
+//! Megatron, with sequence parallelism the all-gather + reduce-scatter pair moves the same
+//! bytes), EP all-to-alls (dispatch and combine, forward and backward), CP K/V all-gathers
+//! and dK/dV reduce-scatters less what the attention kernel hides, the PP activation and
+//! gradient sends (physics.md F4), and ZeRO-3 parameter gathers less what the layer compute
+//! hides. 1F1B runs m + pp - 1 such slots, pp - 1 of them the bubble (Narayanan et al. 2021:
+//! bubble fraction (pp-1)/m). Gradients are reduced in buckets as the last micro-batch's
+//! backward produces them and ZeRO-1/2 parameters gathered as the next forward needs them, so
+//! only what outlasts that compute (at least one bucket) is exposed; with overlap off, all.
+
+use serde::Serialize;
+
+use super::compute::{self, MicroBatch};
+use super::config::{Recompute, TrainConfig};
+use super::efficiency::{Efficiency, MEASURED_ON};
+use super::flops::flops_per_token;
+use super::groups::{Layout, groups};
+use super::memory::{self, Memory};
+use crate::workload::collective::{Op, piece};
+use crate::workload::comm_model::{CommModel, GroupShape};
+
+/// Bytes per activation, gradient and parameter element on the wire (bf16).
+const ELEM: f64 = 2.0;
+
+/// One collective of the step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CommRow {
+    pub name: &'static str,
+    pub op: &'static str,
+    pub ranks: u32,
+    pub servers: u32,
+    /// GPUs between consecutive ranks of the group (Megatron layout; the group of GPU 0).
+    pub gpu_stride: u64,
+    pub bytes_per_call: u64,
+    pub calls_per_step: u64,
+    /// Time of one call (data-parallel rows: all buckets of one call).
+    pub time_per_call_s: f64,
+    pub total_s: f64,
+    /// What compute does not hide (the steady-state part; the bubble is reported apart).
+    pub exposed_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepReport {
+    pub model: String,
+    pub params: u64,
+    pub gpus: u64,
+    pub gpu: String,
+    pub tp: u64,
+    pub pp: u64,
+    pub dp: u64,
+    pub ep: u64,
+    pub cp: u64,
+    pub zero: u64,
+    pub micro_batch: u64,
+    pub micro_batches: u64,
+    pub global_batch: u64,
+    pub seq: u64,
+    pub flops_per_token: f64,
+    pub model_flops_per_step: f64,
+    pub step_time_s: f64,
+    pub compute_s: f64,
+    pub bubble_s: f64,
+    pub exposed_comm_s: f64,
+    pub tokens_per_s: f64,
+    pub tflops_per_gpu: f64,
+    /// Model FLOPs / (step time x GPUs x peak): Megatron's MFU.
+    pub mfu: f64,
+    /// Model FLOPs / (compute time x GPUs x peak): the MFU with a free network and no bubble.
+    pub compute_efficiency: f64,
+    pub per_micro_batch: MicroBatch,
+    pub collectives: Vec<CommRow>,
+    pub memory: Memory,
+    pub compute_source: String,
+    pub comm_source: String,
+}
+
+/// Exposed time of collectives issued in buckets while `window` seconds of compute run:
+/// bucket j becomes available after (j+1)/n of the window (gradients of a backward; by time
+/// reversal also parameters needed by a forward), the network runs them one after another.
+pub fn exposed_after(bucket_times: &[f64], window: f64) -> f64 {
+    let n = bucket_times.len() as f64;
+    let mut finish: f64 = 0.0;
+    for (j, t) in bucket_times.iter().enumerate() {
+        finish = finish.max(window * (j + 1) as f64 / n) + t;
+    }
+    (finish - window).max(0.0)
+}
+
+/// A collective of the step, before timing.
+struct Coll {
+    name: &'static str,
+    op: Op,
+    bytes: f64,
+    layout: Layout,
+}
+
+impl Coll {
+    fn group(&self) -> GroupShape {
+        self.layout.shape
+    }
+}
+
+struct Step<'a> {
+    comm: &'a dyn CommModel,
+    micro_batches: u64,
+    bucket_bytes: u64,
+    overlap: bool,
+    rows: Vec<CommRow>,
+}
+
+impl Step<'_> {
+    /// `calls` of `c` per micro-batch, on its critical path; `hidden_by` seconds of compute
+    /// can hide them (per micro-batch). Returns the exposed seconds per micro-batch.
+    fn per_micro_batch(&mut self, c: Coll, calls: f64, hidden_by: f64) -> f64 {
+        if c.group().ranks <= 1 || calls == 0.0 {
+            return 0.0;
+        }
+        let bytes = c.bytes.round() as u64;
+        let t = self.comm.time_s(c.op, bytes, c.group());
+        let exposed = (t * calls - hidden_by).max(0.0);
+        self.push(
+            &c,
+            bytes,
+            (calls * self.micro_batches as f64).round() as u64,
+            t,
+            exposed * self.micro_batches as f64,
+        );
+        exposed
+    }
+
+    /// Collectives issued in buckets during `window` seconds of compute, `times` per step.
+    /// Returns the exposed seconds of one issue.
+    fn bucketed(&mut self, colls: Vec<Coll>, window: f64, times: u64) -> f64 {
+        let mut buckets = Vec::new();
+        let mut per_coll = Vec::new();
+        for c in colls {
+            if c.group().ranks <= 1 || c.bytes <= 0.0 {
+                continue;
+            }
+            let total = c.bytes.round() as u64;
+            let nb = total.div_ceil(self.bucket_bytes).max(1);
+            let before = buckets.len();
+            buckets.extend((0..nb).map(|j| self.comm.time_s(c.op, piece(total, nb, j), c.group())));
+            per_coll.push((c, total, buckets[before..].iter().sum::<f64>()));
+        }
+        let sum: f64 = buckets.iter().sum();
+        let exposed = if self.overlap {
+            exposed_after(&buckets, window)
+        } else {
+            sum
+        };
+        for (c, bytes, t) in per_coll {
+            let share = if sum > 0.0 { t / sum } else { 0.0 };
+            self.push(&c, bytes, times, t, exposed * share * times as f64);
+        }
+        exposed
+    }
+
+    fn push(&mut self, c: &Coll, bytes: u64, calls: u64, per_call: f64, exposed: f64) {
+        self.rows.push(CommRow {
+            name: c.name,
+            op: c.op.name(),
+            ranks: c.group().ranks,
+            servers: c.group().servers,
+            gpu_stride: c.layout.stride,
+            bytes_per_call: bytes,
+            calls_per_step: calls,
+            time_per_call_s: per_call,
+            total_s: per_call * calls as f64,
+            exposed_s: exposed,
+        });
+    }
+}
+
+/// Models one step of `cfg` (validated, so it fits in memory) with `comm` timing the
+/// collectives.
+pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepReport {
+    let (m, p) = (&cfg.model, &cfg.par);
+    let mem = memory::per_gpu(cfg);
+    let g = groups(cfg);
+    let mb = compute::micro_batch(cfg, eff);
+    let mbs = p.micro_batches(m.global_batch);
+    let layers = (m.layers / p.pp) as f64;
+    let tokens = (p.micro_batch * m.seq) as f64 / p.cp as f64;
+    let act = tokens * m.hidden as f64 * ELEM;
+    let mut st = Step {
+        comm,
+        micro_batches: mbs,
+        bucket_bytes: p.dp_bucket_bytes,
+        overlap: p.dp_overlap,
+        rows: Vec::new(),
+    };
+    let coll = |name, op, bytes, layout| Coll {
+        name,
+        op,
+        bytes,
+        layout,
+    };
+
+    // The critical path of one micro-batch.
+    let mut slot = mb.total_s();
+    let recompute = if p.recompute == Recompute::Full {
+        1.0
+    } else {
+        0.0
+    };
+    slot += st.per_micro_batch(
+        coll("tp_all_reduce", Op::AllReduce, act, g.tp),
+        (4.0 + 2.0 * recompute) * layers,
+        0.0,
+    );
+    if m.is_moe() {
+        let dispatch = act * m.top_k as f64 / p.tp as f64;
+        slot += st.per_micro_batch(
+            coll("ep_all_to_all", Op::AllToAll, dispatch, g.ep),
+            4.0 * layers,
+            0.0,
+        );
+    }
+    if p.cp > 1 {
+        let kv_local = (m.kv_heads as f64 / p.tp as f64).max(1.0) * m.head_dim() as f64;
+        let kv = (p.micro_batch * m.seq) as f64 * 2.0 * kv_local * ELEM;
+        // Forward gathers hide behind forward attention; the backward's gather and
+        // reduce-scatter behind backward attention (split by their share of the calls).
+        slot += st.per_micro_batch(
+            coll("cp_kv_all_gather", Op::AllGather, kv, g.cp),
+            2.0 * layers,
+            mb.attention_forward_s + mb.attention_backward_s / 2.0,
+        );
+        slot += st.per_micro_batch(
+            coll("cp_dkv_reduce_scatter", Op::ReduceScatter, kv, g.cp),
+            layers,
+            mb.attention_backward_s / 2.0,
+        );
+    }
+    if p.pp > 1 {
+        slot += st.per_micro_batch(
+            coll("pp_send_recv", Op::SendRecv, act / p.tp as f64, g.pp_pair),
+            2.0,
+            0.0,
+        );
+    }
+
+    // Data parallelism: dense weights over dp, expert weights over dp / ep.
+    let (psi_d, psi_e) = memory::params_per_gpu(cfg);
+    let dp_colls = |op: Op, dense: &'static str, expert: &'static str| {
+        vec![
+            coll(dense, op, psi_d * ELEM, g.dp),
+            coll(expert, op, psi_e * ELEM, g.edp),
+        ]
+    };
+    let last_bwd = mb.backward_s + mb.recompute_s;
+    let mut dp_exposed = 0.0;
+    match p.zero {
+        0 => {
+            dp_exposed += st.bucketed(
+                dp_colls(Op::AllReduce, "dp_grad_all_reduce", "edp_grad_all_reduce"),
+                last_bwd,
+                1,
+            )
+        }
+        1 | 2 => {
+            dp_exposed += st.bucketed(
+                dp_colls(
+                    Op::ReduceScatter,
+                    "dp_grad_reduce_scatter",
+                    "edp_grad_reduce_scatter",
+                ),
+                last_bwd,
+                1,
+            );
+            dp_exposed += st.bucketed(
+                dp_colls(Op::AllGather, "dp_param_all_gather", "edp_param_all_gather"),
+                mb.forward_s,
+                1,
+            );
+        }
+        _ => {
+            // FSDP gathers the parameters again for every micro-batch, forward and backward.
+            slot += st.bucketed(
+                dp_colls(
+                    Op::AllGather,
+                    "dp_param_all_gather_fwd",
+                    "edp_param_all_gather_fwd",
+                ),
+                mb.forward_s,
+                mbs,
+            );
+            slot += st.bucketed(
+                dp_colls(
+                    Op::AllGather,
+                    "dp_param_all_gather_bwd",
+                    "edp_param_all_gather_bwd",
+                ),
+                last_bwd,
+                mbs,
+            );
+            dp_exposed += st.bucketed(
+                dp_colls(
+                    Op::ReduceScatter,
+                    "dp_grad_reduce_scatter",
+                    "edp_grad_reduce_scatter",
+                ),
+                last_bwd,
+                1,
+            );
+        }
+    }
+
+    let compute = mbs as f64 * mb.total_s();
+    let bubble = (p.pp - 1) as f64 * slot;
+    let step = mbs as f64 * slot + bubble + dp_exposed;
+    let fpt = flops_per_token(m);
+    let tokens_step = (m.global_batch * m.seq) as f64;
+    let model_flops = fpt * tokens_step;
+    let (n, peak) = (cfg.gpus as f64, cfg.gpu.peak_flops());
+    StepReport {
+        model: m.id.clone(),
+        params: m.params(),
+        gpus: cfg.gpus,
+        gpu: cfg.gpu.id.clone(),
+        tp: p.tp,
+        pp: p.pp,
+        dp: p.dp,
+        ep: p.ep,
+        cp: p.cp,
+        zero: p.zero,
+        micro_batch: p.micro_batch,
+        micro_batches: mbs,
+        global_batch: m.global_batch,
+        seq: m.seq,
+        flops_per_token: fpt,
+        model_flops_per_step: model_flops,
+        step_time_s: step,
+        compute_s: compute,
+        bubble_s: bubble,
+        exposed_comm_s: st.rows.iter().map(|r| r.exposed_s).sum(),
+        tokens_per_s: tokens_step / step,
+        tflops_per_gpu: model_flops / step / n / 1e12,
+        mfu: model_flops / (step * n * peak),
+        compute_efficiency: model_flops / (compute * n * peak),
+        per_micro_batch: mb,
+        collectives: st.rows,
+        memory: mem,
+        compute_source: if cfg.gpu.id == MEASURED_ON {
+            "measured H200 efficiency table (data/compute/h200.csv)".into()
+        } else {
+            format!(
+                "estimate: H200 measured efficiency applied to the {} peak of {} TFLOP/s",
+                cfg.gpu.id, cfg.gpu.bf16_tflops
+            )
+        },
+        comm_source: comm.describe(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exposed_after;
+
+    #[test]
+    fn bucket_overlap_closed_forms() {
+        // n buckets of t seconds released evenly over a window W: when t <= W/n the network
+        // keeps up and only the last bucket shows (t); otherwise it is the bottleneck from the
+        // first release on: W/n + n t - W.
+        let (w, n) = (10.0, 5);
+        assert!((exposed_after(&vec![1.0; n], w) - 1.0).abs() < 1e-12);
+        assert!((exposed_after(&vec![3.0; n], w) - (w / n as f64 + 15.0 - w)).abs() < 1e-12);
+        assert_eq!(exposed_after(&[], w), 0.0);
+        assert_eq!(exposed_after(&[4.0], 0.0), 4.0);
+    }
+}
