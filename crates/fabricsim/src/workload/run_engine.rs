@@ -3,10 +3,55 @@
 //! every rank then holds its result, as nccl-tests times a collective from launch to the end
 //! of its last rank).
 
+use crate::error::InputError;
 use crate::message::{MessageDag, Path};
-use crate::sim::{self, Faults, Progress, RunOptions, SimParams, Status};
+use crate::scenario::{Design, Scenario};
+use crate::sim::{self, Faults, Progress, RunOptions, SimParams, Status, params_from_design};
 use crate::topology::Topology;
-use crate::units::Time;
+use crate::units::{BitRate, Time};
+use crate::workload::placement::Placement;
+
+/// A scenario ready for packet runs: its design, topology, engine parameters and rank placement.
+pub struct PacketCluster {
+    pub design: Design,
+    pub topology: Topology,
+    pub params: SimParams,
+    pub place: Placement,
+}
+
+impl PacketCluster {
+    /// Builds the scenario's topology and places one rank per GPU on it.
+    pub fn new(s: &Scenario) -> Result<PacketCluster, InputError> {
+        let (design, topology) = s.design_and_topology()?;
+        Ok(PacketCluster::of(design, topology))
+    }
+
+    /// The same from a design and topology already built.
+    pub fn of(design: Design, topology: Topology) -> PacketCluster {
+        let params = params_from_design(&design);
+        let place = Placement::on_topology(&topology, design.spec.gpus_per_node);
+        PacketCluster {
+            design,
+            topology,
+            params,
+            place,
+        }
+    }
+
+    /// The catalog GPU's one-way NVLink rate, as the collective DAGs record it.
+    pub fn nvlink(&self) -> BitRate {
+        BitRate((self.design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64)
+    }
+
+    /// Runs a collective's DAG on this cluster ([`run_collective`]).
+    pub fn run(
+        &self,
+        dag: &MessageDag,
+        progress: Option<&mut dyn FnMut(&Progress) -> bool>,
+    ) -> Result<CollectiveRun, String> {
+        run_collective(&self.topology, &self.params, dag, progress)
+    }
+}
 
 /// Packets the DAG puts on the fabric (NVLink transfers excluded), the engine's work measure.
 pub fn fabric_packets(params: &SimParams, dag: &MessageDag) -> u64 {
