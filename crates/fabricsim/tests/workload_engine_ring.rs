@@ -19,18 +19,19 @@ fn cluster(flags: &[(&str, &str)]) -> PacketCluster {
     PacketCluster::new(&s).unwrap()
 }
 
-/// The first `per_server` GPUs of every server, as one communicator.
-fn comm(c: &PacketCluster, per_server: u32) -> Comm<'_> {
+/// The first `per_server` GPUs of each of the first `servers` servers, as one communicator.
+fn comm(c: &PacketCluster, servers: u32, per_server: u32) -> Comm<'_> {
     let g = c.place.gpus_per_node();
     Comm {
         place: &c.place,
-        gpus: (0..c.place.gpus()).filter(|x| x % g < per_server).collect(),
+        gpus: (0..servers * g).filter(|x| x % g < per_server).collect(),
     }
 }
 
-fn run(c: &PacketCluster, op: Op, bytes: u64, per_server: u32, channels: u32) -> CollectiveRun {
+/// `op` of `bytes` on `shape` = (servers, GPUs per server) over `channels` channels.
+fn run(c: &PacketCluster, op: Op, bytes: u64, shape: (u32, u32), channels: u32) -> CollectiveRun {
     let spec = CollectiveSpec::with_defaults(op, bytes, channels);
-    let dag = compile(&spec, &comm(c, per_server), c.nvlink()).unwrap();
+    let dag = compile(&spec, &comm(c, shape.0, shape.1), c.nvlink()).unwrap();
     c.run(&dag, None).unwrap()
 }
 
@@ -64,7 +65,7 @@ fn ring_all_reduce_matches_the_closed_form_on_a_non_blocking_fabric() {
             + 2.0 * link.delay.as_secs_f64()
             + p.switch_latency.as_secs_f64();
         let s = 128u64 << 20;
-        let r = run(&c, Op::AllReduce, s, 1, 1);
+        let r = run(&c, Op::AllReduce, s, (8, 1), 1);
         let model = 2.0 * (n - 1.0) / n * s as f64 / b + 2.0 * (n - 1.0) * alpha;
         let t = r.time.as_secs_f64();
         let err = (t - model) / model;
@@ -101,7 +102,7 @@ fn bytes_on_the_fabric_and_nvlink_equal_the_formulas() {
         ] {
             // An odd size (rounded as nccl-tests rounds it) so that segments are uneven.
             let s = round(op, n as u32, 3_000_004).bytes;
-            let r = run(&c, op, s, k as u32, 2);
+            let r = run(&c, op, s, (4, k as u32), 2);
             let total = r.fabric_bytes_delivered + r.nvlink_bytes;
             let want = match op {
                 Op::AllReduce => 2 * (n - 1) * s,
@@ -117,5 +118,25 @@ fn bytes_on_the_fabric_and_nvlink_equal_the_formulas() {
             }
             assert!(r.time > Time::ZERO);
         }
+    }
+}
+
+#[test]
+fn nvlink_ring_all_reduce_shares_each_gpus_nvlink_between_channels() {
+    // The 8 GPUs of one server: every hop rides NVLink, each GPU's one-way rate shared by all
+    // its transfers (MessageDag::nvlink_rate is per GPU), so 8 channels are no faster than
+    // the closed form 2(n-1)/n S / B_nvlink (H100: 900 GB/s bidirectional, 450 GB/s one way).
+    let c = cluster(&[("--gpus", "64"), ("--fabric", "ib-ndr")]);
+    let b = c.design.gpu.nvlink_one_way_bytes_per_s();
+    let s = 64u64 << 20;
+    for channels in [1, 8] {
+        let r = run(&c, Op::AllReduce, s, (1, 8), channels);
+        assert_eq!(r.fabric_bytes_delivered, 0);
+        let model = 2.0 * 7.0 / 8.0 * s as f64 / b;
+        let t = r.time.as_secs_f64();
+        assert!(
+            t >= model * 0.999 && t < model * 1.1,
+            "{channels} channels: engine {t:e} s vs 2(n-1)/n S/B {model:e} s"
+        );
     }
 }

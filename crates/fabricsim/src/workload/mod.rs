@@ -24,3 +24,4 @@ pub mod run_engine;
 pub mod sweep;
 pub mod table;
 pub mod train;
+pub mod train_engine;
