@@ -136,7 +136,11 @@ pub fn calibrate_on_engine(tr: TrainRun) -> Result<(TrainRun, Vec<Provenance>), 
 pub fn to_text(rows: &[Provenance]) -> String {
     let mut s = String::from("communication times by collective:\n");
     for p in rows {
-        let what = format!("{} on {} GPUs in {} servers", p.op, p.ranks, p.servers);
+        let plural = if p.servers == 1 { "" } else { "s" };
+        let what = format!(
+            "{} on {} GPUs in {} server{plural}",
+            p.op, p.ranks, p.servers
+        );
         match (p.source, p.alpha_us, p.bandwidth_gbps, p.fit_max_rel_err) {
             ("fit", Some(a), Some(b), Some(e)) => s.push_str(&format!(
                 "  {:<26} fitted to packet runs ({what}): alpha {a:.2} us, {b:.1} GB/s, max error {:.1}% at {} sizes\n",
