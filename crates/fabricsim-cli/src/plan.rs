@@ -29,6 +29,9 @@ pub struct PlanArgs {
     /// Also write the topology as a Graphviz DOT file.
     #[arg(long, value_name = "FILE")]
     pub export_dot: Option<PathBuf>,
+    /// Also write the topology as an ns-3 HPCC topology file (link delays from the layout).
+    #[arg(long, value_name = "FILE")]
+    pub export_ns3: Option<PathBuf>,
 }
 
 pub fn run(args: PlanArgs) -> Outcome {
@@ -47,6 +50,8 @@ pub fn run(args: PlanArgs) -> Outcome {
             .map_err(|e| Failure::Run(e.to_string()))?;
         output::write_file(path, &buf)?;
     }
-    // The ns-3 topology export (`--export-ns3 FILE`, src/io) is wired here once it lands.
+    if let Some(path) = &args.export_ns3 {
+        output::write_file(path, fabricsim::io::ns3::write_topology(&topo).as_bytes())?;
+    }
     output::emit(args.out.as_deref(), &report)
 }
