@@ -39,9 +39,10 @@ pub struct CollectiveArgs {
     /// Smallest size (nccl-tests -b): bytes with an optional K/M/G suffix (powers of 1024).
     #[arg(long, default_value = "1M")]
     pub min_bytes: String,
-    /// Largest size (nccl-tests -e); larger sizes take longer to simulate packet by packet.
-    #[arg(long, default_value = "64M")]
-    pub max_bytes: String,
+    /// Largest size (nccl-tests -e). Default: 64M on 16 GPUs, scaled by 16/GPUs (at least
+    /// --min-bytes), so a default run takes seconds; packet runs grow with GPUs x size.
+    #[arg(long)]
+    pub max_bytes: Option<String>,
     /// Multiplication factor between sizes (nccl-tests -f).
     #[arg(long, default_value_t = 2)]
     pub step_factor: u64,
@@ -178,12 +179,13 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         Some(s) => parse_algo(s)?,
         None => Algo::for_op(op)[0],
     };
-    let (min, max) = (
-        bytes_flag("--min-bytes", &a.min_bytes)?,
-        bytes_flag("--max-bytes", &a.max_bytes)?,
-    );
+    let min = bytes_flag("--min-bytes", &a.min_bytes)?;
     let cluster = PacketCluster::new(&scenario)?;
     let comm = Comm::world(&cluster.place);
+    let max = match &a.max_bytes {
+        Some(m) => bytes_flag("--max-bytes", m)?,
+        None => ((64u64 << 20) * 16 / comm.len() as u64).max(min),
+    };
     let sweep = sizes(op, comm.len() as u32, min, max, a.step_factor)?;
     if a.fit && sweep.len() < 3 {
         return Err(InputError::flag(
