@@ -122,6 +122,7 @@ fn credits_limit_a_long_link_to_buffer_over_credit_round_trip() {
     p.flow_control = FlowControl::Credits(CreditParams {
         switch_vl_buffer_bytes: buf,
         nic_vl_buffer_bytes: 1 << 20,
+        deadlock_check: None,
     });
     let frame = p.data_frame_bytes(p.mtu_bytes) as u64;
     let per_pkt = frame.div_ceil(64);
@@ -135,6 +136,7 @@ fn credits_limit_a_long_link_to_buffer_over_credit_round_trip() {
     p.flow_control = FlowControl::Credits(CreditParams {
         switch_vl_buffer_bytes: 2 << 20,
         nic_vl_buffer_bytes: 1 << 20,
+        deadlock_check: None,
     });
     let full = one_flow_fraction(&p, d);
     eprintln!(
@@ -284,5 +286,39 @@ fn lossless_fabrics_never_drop_on_random_small_topologies() {
                 "{name} seed {seed}"
             );
         }
+    }
+}
+
+#[test]
+fn a_cyclic_buffer_dependency_deadlocks_and_is_reported_with_its_cycle() {
+    // Hu et al. HotNets 2016: bounced reroutes after two link failures make the queues
+    // L2->S1, S1->L3, L3->S2, S2->L2 wait on each other; the wait-for graph finds that ring.
+    use fabricsim::sim::Status;
+    use fabricsim::sim::lossless_scenarios::bounce_deadlock;
+    let (t, faults, dag) = bounce_deadlock(2, BitRate::gbps(400), 20_000_000);
+    for (name, p) in [("pfc", roce_pfc()), ("credits", ib())] {
+        let mut p = p;
+        p.switch_buffer_bytes = 4 << 20;
+        let r = run(&t, &p, &dag, &faults);
+        let fc = r.flow_control.as_ref().unwrap();
+        let d = fc
+            .deadlock
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}: no deadlock found"));
+        assert_eq!(r.sim.status, Status::Deadlock, "{name}");
+        let nodes: Vec<u32> = d.cycle.iter().map(|h| h.node).collect();
+        eprintln!(
+            "{name}: deadlock at {} us, cycle through nodes {nodes:?}",
+            d.detected_at_ps / 1_000_000
+        );
+        // Leaves are nodes 8..12, spines 12, 13: the ring has two leaves and two spines,
+        // each hop leading to the next.
+        assert_eq!(d.cycle.len(), 4, "{name}");
+        for (i, h) in d.cycle.iter().enumerate() {
+            assert_eq!(h.peer_node, d.cycle[(i + 1) % 4].node, "{name}: not a ring");
+        }
+        let mut sorted = nodes.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![9, 10, 12, 13], "{name}");
     }
 }

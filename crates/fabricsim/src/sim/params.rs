@@ -52,6 +52,8 @@ pub struct CreditParams {
     pub switch_vl_buffer_bytes: u64,
     /// Receive buffer per VL of a NIC port.
     pub nic_vl_buffer_bytes: u64,
+    /// How often to look for a cycle of credit-starved queues (deadlock); `None`: never.
+    pub deadlock_check: Option<Time>,
 }
 
 impl CreditParams {
@@ -62,6 +64,7 @@ impl CreditParams {
         CreditParams {
             switch_vl_buffer_bytes: 256 * 1024,
             nic_vl_buffer_bytes: 256 * 1024,
+            deadlock_check: Some(Time::from_us(100)),
         }
     }
 }
