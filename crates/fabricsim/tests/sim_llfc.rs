@@ -366,8 +366,14 @@ fn a_pause_storm_stops_a_victim_until_the_watchdog_drops_instead() {
         storm.counters.pause_frames,
         fc.pause_time_ps_total / 1_000_000
     );
-    assert_eq!(storm.messages[1].finish_ps, None, "the victim is stuck behind the storm");
-    assert_eq!(storm.counters.drops.total() - storm.counters.drops.rx_stalled, 0);
+    assert_eq!(
+        storm.messages[1].finish_ps, None,
+        "the victim is stuck behind the storm"
+    );
+    assert_eq!(
+        storm.counters.drops.total() - storm.counters.drops.rx_stalled,
+        0
+    );
     let wd = pause_storm(Some(Time::from_us(50)));
     let fc = wd.flow_control.as_ref().unwrap();
     let v = &wd.messages[1];
@@ -378,6 +384,9 @@ fn a_pause_storm_stops_a_victim_until_the_watchdog_drops_instead() {
         wd.counters.drops.watchdog
     );
     assert!(fc.watchdog_trips >= 1);
-    assert!(v.finish_ps.is_some(), "the victim completes once the watchdog acts");
+    assert!(
+        v.finish_ps.is_some(),
+        "the victim completes once the watchdog acts"
+    );
     assert!(wd.counters.drops.watchdog > 0);
 }

@@ -213,8 +213,8 @@ impl SimParams {
         }
     }
 
-    /// InfiniBand NDR-like: Quantum-2 switch, ConnectX-7, static destination routing. Credits,
-    /// adaptive routing and IB CC plug in with their own issue.
+    /// InfiniBand NDR-like: Quantum-2 switch, ConnectX-7, static destination routing, credit
+    /// flow control per VL. Adaptive routing and IB CC plug in with their own issue.
     pub fn ib() -> SimParams {
         SimParams {
             mtu_bytes: 4096,        // [nic.common] ib_mtu_bytes
@@ -224,6 +224,7 @@ impl SimParams {
             ack_extra_bytes: 4,                 // AETH
             switch_latency: Time::from_ns(130), // [switch.quantum2_qm9700] latency_ns
             cut_through: true,
+            flow_control: FlowControl::Credits(CreditParams::default_ib()),
             nic_latency: Time::from_ns(600), // [nic.connectx7] nic_latency_ns (estimate)
             switch_buffer_bytes: 64 * 1024 * 1024, // not published (estimate)
             dt_alpha: 1.0,
