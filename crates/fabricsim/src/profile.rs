@@ -90,6 +90,8 @@ pub struct Profile {
     pub family: Family,
     pub ports: Ports,
     pub packet: Packet,
+    /// Link-level flow control (`sim::profile_fc`; `SimParams::from_profile` maps it).
+    pub flow_control: Option<crate::sim::profile_fc::FlowControlProfile>,
 }
 
 impl Profile {
