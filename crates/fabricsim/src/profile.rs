@@ -99,6 +99,8 @@ pub struct Profile {
     pub ports: Ports,
     pub packet: Packet,
     pub comm: Comm,
+    /// Link-level flow control (`sim::profile_fc`; `SimParams::from_profile` maps it).
+    pub flow_control: Option<crate::sim::profile_fc::FlowControlProfile>,
 }
 
 impl Profile {

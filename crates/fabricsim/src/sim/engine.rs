@@ -8,6 +8,9 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+pub mod llfc;
+use llfc::{FcEv, LinkFc};
+
 use super::faults::{Dir, Fault, Faults, LinkLoss};
 use super::packet::{F_CORRUPT, F_LAST, Fifo, Kind, NIL, Packet, Slab, prefetch};
 use super::params::SimParams;
@@ -70,6 +73,8 @@ enum Ev {
         up: bool,
     },
     Sample,
+    /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`.
+    Fc(FcEv),
 }
 
 /// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
@@ -191,6 +196,8 @@ pub struct Engine<'a> {
     data_sent: u64,
     series: Option<(Time, Vec<PortSeries>, Vec<u64>)>,
     reroute_delay: Time,
+    /// Link-level flow control state (credits or PFC).
+    fc: LinkFc,
 }
 
 impl<'a> Engine<'a> {
@@ -255,6 +262,7 @@ impl<'a> Engine<'a> {
             .map(|i| Rng::stream(p.seed, 1, i as u64))
             .collect();
         let mut q = RadixQueue::new();
+        let mut misroutes = Vec::new();
         for f in &faults.faults {
             let link_ok = |l: crate::topology::LinkId| {
                 if l.idx() < topo.links.len() {
@@ -300,6 +308,32 @@ impl<'a> Engine<'a> {
                         },
                     );
                 }
+                Fault::RxStall { host, at, until } => {
+                    if host.idx() >= topo.num_hosts() {
+                        return Err(format!(
+                            "stall of host {} but the topology has {} hosts",
+                            host.0,
+                            topo.num_hosts()
+                        ));
+                    }
+                    q.push(
+                        at.0,
+                        Ev::Fc(FcEv::Stall {
+                            host: host.0,
+                            on: true,
+                        }),
+                    );
+                    if let Some(u) = until {
+                        q.push(
+                            u.0,
+                            Ev::Fc(FcEv::Stall {
+                                host: host.0,
+                                on: false,
+                            }),
+                        );
+                    }
+                }
+                Fault::Misroute { node, dst, port } => misroutes.push((node, dst, port)),
                 Fault::Up { link, at } => {
                     link_ok(link)?;
                     q.push(
@@ -402,6 +436,10 @@ impl<'a> Engine<'a> {
                 q.push(m.start.0, Ev::Post { msg: i as u32 });
             }
         }
+        let fc = LinkFc::new(topo, p, misroutes)?;
+        if let Some((t, ev)) = fc.first_events() {
+            q.push(t, ev);
+        }
         let series = p.sample_interval.map(|iv| {
             q.push(0, Ev::Sample);
             let ps = (0..nports)
@@ -448,6 +486,7 @@ impl<'a> Engine<'a> {
             data_sent: 0,
             series,
             reroute_delay: faults.reroute_delay,
+            fc,
         })
     }
 
@@ -476,6 +515,10 @@ impl<'a> Engine<'a> {
             self.events += 1;
             self.dispatch(ev);
             if self.remaining == 0 {
+                break;
+            }
+            if self.fc.halt {
+                status = Status::Deadlock;
                 break;
             }
             if self.events >= next_check {
@@ -536,6 +579,7 @@ impl<'a> Engine<'a> {
                 }
             }
             Ev::Sample => self.sample(),
+            Ev::Fc(e) => self.fc_event(e),
         }
     }
 
@@ -615,6 +659,7 @@ impl<'a> Engine<'a> {
         let ser = port.ser(wire);
         port.busy_until = now + ser;
         port.tx_bytes += wire as u64;
+        let (tc, frame) = (pk.tc, pk.frame as u32);
 
         if port.loss_threshold != 0 && self.rngs[pi].next_u64() < port.loss_threshold {
             pk.flags |= F_CORRUPT;
@@ -638,34 +683,45 @@ impl<'a> Engine<'a> {
         pk.port = port.peer;
         let at = now + head_start + port.hop_delay;
         self.q.push(at.0, Ev::Arrive { pkt: id });
+        self.fc_sent(pi, tc, frame);
     }
 
     /// The next packet a switch port sends, by the port's scheduling discipline.
     #[inline]
     fn switch_next(&mut self, pi: usize) -> Option<u32> {
         let base = pi * self.ntc;
-        let port = &mut self.ports[pi];
-        if port.queued == 0 {
+        if self.ports[pi].queued == 0 {
             return None;
         }
+        let credit_blocked = self.fc_credit_blocked(pi);
+        let port = &mut self.ports[pi];
         let queues = &self.tcq[base..base + self.ntc];
         let how = self.p.scheduling;
-        let tc = sched::pick(how, &mut port.sched, port.blocked, queues)?;
+        let tc = sched::pick(how, &mut port.sched, port.blocked | credit_blocked, queues)?;
         let (id, frame) = self.tcq[base + tc].pop()?;
         sched::served(how, &mut port.sched, tc, &self.tcq[base..base + self.ntc]);
         // The buffer is released at dequeue (as ns-3's switch MMU does).
-        let frame = frame as u64;
-        port.queued -= frame;
-        self.buf_used[port.node as usize] -= frame;
+        port.queued -= frame as u64;
+        let node = port.node as usize;
+        let in_port = self.pkts.get(id).port as usize;
+        self.fc_release(in_port, tc as u8, frame as u32, node);
         Some(id)
     }
 
     /// The next packet a NIC sends: ACK/NAKs first, then its QPs round robin.
     #[inline]
     fn nic_next(&mut self, h: usize) -> Option<u32> {
-        if let Some((id, _)) = self.nics[h].ctrl.pop() {
+        let pi = self.topo.host_port(HostId(h as u32)).idx();
+        if let Some((_, f)) = self.nics[h].ctrl.head()
+            && self.fc_may_send(pi, self.p.ack_tc, f as u32)
+        {
+            let (id, _) = self.nics[h].ctrl.pop().expect("a head");
             self.c.ack_packets += 1;
             return Some(id);
+        }
+        let full = self.p.data_frame_bytes(self.p.mtu_bytes);
+        if !self.fc_may_send(pi, self.p.data_tc, full) {
+            return None;
         }
         let (kind, window, mtu) = (self.p.transport, self.p.window_packets, self.p.mtu_bytes);
         for _ in 0..self.nics[h].ring.len() {
@@ -726,6 +782,10 @@ impl<'a> Engine<'a> {
 
     /// Drops packet `id` for `reason`, counting its payload.
     fn drop_pkt(&mut self, id: u32, reason: DropReason) {
+        assert!(
+            self.fc.credits.is_none() || reason != DropReason::Buffer,
+            "buffer drop in a credit (lossless) fabric: engine bug"
+        );
         let pk = self.pkts.get(id);
         if pk.kind == Kind::Data {
             self.c.bytes_dropped += pk.payload as u64;
@@ -745,11 +805,17 @@ impl<'a> Engine<'a> {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
         if flags & P_NIC != 0 {
+            if self.fc.lossless != 0 && !self.fc_nic_arrived(id, in_port, &pk) {
+                return;
+            }
             return self.nic_receive(id, &pk);
         }
         // Switch: route, admit, enqueue.
         let topo = self.topo;
         let node = topo.ports[in_port].node.0;
+        if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
+            return self.fc_enqueue(id, in_port, out, &pk);
+        }
         let cands = topo.routing.next_hops(NodeId(node), HostId(pk.dst));
         if cands.is_empty() {
             return self.drop_pkt(id, DropReason::NoRoute);
@@ -768,6 +834,9 @@ impl<'a> Engine<'a> {
         let out = cands[k].idx();
         if self.pflags[out] & P_LINK_UP == 0 {
             return self.drop_pkt(id, DropReason::LinkDown);
+        }
+        if self.fc.lossless(pk.tc) {
+            return self.fc_enqueue(id, in_port, out, &pk);
         }
         // Shared buffer with dynamic thresholds: a queue may grow to alpha x free buffer
         // (Choudhury & Hahne, IEEE/ACM ToN 1998).
@@ -789,9 +858,15 @@ impl<'a> Engine<'a> {
         if used + frame > size || (qlen + frame) * 1024 > self.alpha_x1024 * (size - used) {
             return self.drop_pkt(id, DropReason::Buffer);
         }
-        self.buf_used[node as usize] = used + frame;
+        self.enqueue(node as usize, out, id, &pk);
+    }
+
+    /// Queues packet `id` at egress `out` of switch `node` and wakes the port.
+    fn enqueue(&mut self, node: usize, out: usize, id: u32, pk: &Packet) {
+        let frame = pk.frame as u64;
+        self.buf_used[node] += frame;
         self.ports[out].queued += frame;
-        self.tcq[qi].push(id, pk.frame);
+        self.tcq[out * self.ntc + pk.tc as usize].push(id, pk.frame);
         self.kick(out);
     }
 
@@ -943,10 +1018,10 @@ impl<'a> Engine<'a> {
                 // Packets queued for a dead link are lost.
                 for tc in 0..self.ntc {
                     while let Some((id, frame)) = self.tcq[pi * self.ntc + tc].pop() {
-                        let frame = frame as u64;
-                        self.ports[pi].queued -= frame;
+                        self.ports[pi].queued -= frame as u64;
                         let node = self.ports[pi].node as usize;
-                        self.buf_used[node] -= frame;
+                        let in_port = self.pkts.get(id).port as usize;
+                        self.fc_release(in_port, tc as u8, frame as u32, node);
                         self.drop_pkt(id, DropReason::LinkDown);
                     }
                 }
@@ -1138,6 +1213,7 @@ impl<'a> Engine<'a> {
                 peak_packets: self.pkts.capacity_used() as u64,
             },
             counters: self.c.clone(),
+            flow_control: self.fc.result(self.topo, self.now.0),
             summary,
             messages,
             series: self.series.take().map(|(iv, ports, _)| Series {

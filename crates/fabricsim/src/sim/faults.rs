@@ -6,7 +6,7 @@
 //! way down is dropped as `no_route`; recomputing routes fabric-wide (a subnet manager, a routing
 //! protocol withdrawing prefixes) is not modelled yet.
 
-use crate::topology::LinkId;
+use crate::topology::{HostId, LinkId, NodeId, PortId};
 use crate::units::Time;
 
 /// Which direction of a full-duplex link.
@@ -39,6 +39,22 @@ pub enum Fault {
     Down { link: LinkId, at: Time },
     /// The link comes back at `at`; routing uses it again `reroute_delay` later.
     Up { link: LinkId, at: Time },
+    /// Host `host`'s NIC stops receiving at `at` (until `until`): under PFC it pauses its
+    /// switch port without end, a pause storm (Guo et al., "RDMA over commodity Ethernet at
+    /// scale", SIGCOMM 2016, 4.3); packets reaching it meanwhile are discarded.
+    RxStall {
+        host: HostId,
+        at: Time,
+        until: Option<Time>,
+    },
+    /// Switch `node` forwards lossless packets for `dst` out of `port`, whatever up/down routing
+    /// says: a routing misconfiguration or a transient reroute that bounces traffic down and up
+    /// again, the way cyclic buffer dependencies (PFC deadlocks) form (Hu et al., HotNets 2016).
+    Misroute {
+        node: NodeId,
+        dst: HostId,
+        port: PortId,
+    },
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

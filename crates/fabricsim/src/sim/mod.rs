@@ -9,17 +9,26 @@
 //! - `engine`: the event loop and the packet path; `faults`: injected faults;
 //! - `results`: counters, completion times, time series, the JSON written.
 //!
+//! - `credits`, `pfc`, `headroom`, `deadlock`: link-level flow control (IB credits per VL,
+//!   PFC with SONiC headroom, the watchdog, deadlock detection); `engine::llfc` hooks them in.
+//!
 //! Where later mechanisms plug in: link-level flow control (IB credits, PFC) sets a port's
 //! per-class `blocked` bits and wakes the port; ECN marking acts where `arrive` admits a packet
 //! (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
 //! adaptive routing and spraying are new `RoutePolicy` variants chosen in `route::choose`.
 
 pub mod bench;
+pub mod credits;
+pub mod deadlock;
 pub mod engine;
 pub mod faults;
+pub mod headroom;
+pub mod lossless_scenarios;
 pub mod packet;
 pub mod params;
 pub mod params_from_design;
+pub mod pfc;
+pub mod profile_fc;
 pub mod queue;
 pub mod results;
 pub mod route;
@@ -28,7 +37,10 @@ pub mod transport;
 
 pub use engine::{Engine, Progress, RunOptions};
 pub use faults::{Dir, Fault, Faults, LinkLoss};
-pub use params::{FlowControl, RoutePolicy, Scheduling, SimParams, Transport};
+pub use params::{
+    CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, RoutePolicy, Scheduling,
+    SimParams, Transport,
+};
 pub use params_from_design::params_from_design;
 pub use results::{RunResult, Status};
 

@@ -23,19 +23,19 @@ impl PacketCluster {
     /// Builds the scenario's topology and places one rank per GPU on it.
     pub fn new(s: &Scenario) -> Result<PacketCluster, InputError> {
         let (design, topology) = s.design_and_topology()?;
-        Ok(PacketCluster::of(design, topology))
+        PacketCluster::of(design, topology)
     }
 
     /// The same from a design and topology already built.
-    pub fn of(design: Design, topology: Topology) -> PacketCluster {
-        let params = params_from_design(&design);
+    pub fn of(design: Design, topology: Topology) -> Result<PacketCluster, InputError> {
+        let params = params_from_design(&design)?;
         let place = Placement::on_topology(&topology, design.spec.gpus_per_node);
-        PacketCluster {
+        Ok(PacketCluster {
             design,
             topology,
             params,
             place,
-        }
+        })
     }
 
     /// The catalog GPU's one-way NVLink rate, as the collective DAGs record it.

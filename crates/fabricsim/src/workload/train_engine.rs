@@ -52,7 +52,7 @@ pub fn calibrate_on_engine(tr: TrainRun) -> Result<(TrainRun, Vec<Provenance>), 
         mut comm,
         report,
     } = tr;
-    let cluster = PacketCluster::of(design, topology);
+    let cluster = PacketCluster::of(design, topology).map_err(|e| e.to_string())?;
     let mtu = cluster.params.mtu_bytes;
     let channels = cluster.design.spec.nics_per_node;
     let mut small = report.clone();
