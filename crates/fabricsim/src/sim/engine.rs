@@ -5,20 +5,25 @@
 //! `TxFree` only while a port has a backlog: an idle port sends at once. Time is integer
 //! picoseconds; ties pop in insertion order, so a run is a pure function of its inputs.
 
+mod cc;
+
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use super::cc::{CcState, CcTimer};
+use super::entropy;
+
 use super::faults::{Dir, Fault, Faults, LinkLoss};
-use super::packet::{F_CORRUPT, F_LAST, Fifo, Kind, NIL, Packet, Slab, prefetch};
-use super::params::SimParams;
+use super::packet::{F_CORRUPT, F_ECN, F_LAST, Fifo, Kind, NIL, Packet, Slab, prefetch};
+use super::params::{RoutePolicy, SimParams};
 use super::queue::RadixQueue;
 use super::results::{
     Counters, DropReason, MessageResult, PortSeries, RunResult, Series, SimInfo, Status, Summary,
     percentile,
 };
-use super::route;
 use super::sched::{self, SchedState};
 use super::transport::{Qp, Reply, Rx};
+use super::{ibroute, route};
 use crate::message::{MessageDag, Path};
 use crate::rng::Rng;
 use crate::topology::{HostId, NodeId, NodeKind, PortId, Topology};
@@ -70,6 +75,11 @@ enum Ev {
         up: bool,
     },
     Sample,
+    /// A congestion-control timer of `qp` (`sim::cc`).
+    CcTimer {
+        qp: u32,
+        timer: CcTimer,
+    },
 }
 
 /// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
@@ -134,7 +144,13 @@ struct Nic {
 
 #[derive(Clone, Copy, Debug)]
 struct MsgState {
+    /// The QP of its first part; part j is on QP `qp + j`.
     qp: u32,
+    /// Parts the message is split into (QPs per connection), parts not yet completed at the
+    /// sender, parts not yet received in full.
+    parts: u16,
+    send_left: u16,
+    recv_left: u16,
     pending_deps: u32,
     post: u64,
     recv: u64,
@@ -188,6 +204,7 @@ pub struct Engine<'a> {
     data_sent: u64,
     series: Option<(Time, Vec<PortSeries>, Vec<u64>)>,
     reroute_delay: Time,
+    cc: CcState,
 }
 
 impl<'a> Engine<'a> {
@@ -309,8 +326,10 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        // Queue pairs: one per (src, dst, qp index), numbered in order of first use.
-        let mut qp_keys: Vec<((u32, u32, u16), u32)> = Vec::new();
+        // Queue pairs: one per (src, dst, qp index, part), numbered in order of first use; the
+        // parts of a connection (QPs per connection) get consecutive ids.
+        let qpc = p.cc.qps_per_connection;
+        let mut qp_keys: Vec<((u32, u32, u32), u32)> = Vec::new();
         let mut msg_qp = vec![NIL; dag.messages.len()];
         let nh = topo.num_hosts() as u32;
         for (i, m) in dag.messages.iter().enumerate() {
@@ -327,14 +346,16 @@ impl<'a> Engine<'a> {
                         m.src.0
                     ));
                 }
-                qp_keys.push(((m.src.0, m.dst.0, m.qp), i as u32));
+                for j in 0..qpc as u32 {
+                    qp_keys.push(((m.src.0, m.dst.0, m.qp as u32 * qpc as u32 + j), i as u32));
+                }
             } else if dag.nvlink_rate.is_none() {
                 return Err(format!(
                     "message {i} uses NVLink but the DAG has no NVLink rate"
                 ));
             }
         }
-        let mut sorted_keys: Vec<(u32, u32, u16)> = qp_keys.iter().map(|k| k.0).collect();
+        let mut sorted_keys: Vec<(u32, u32, u32)> = qp_keys.iter().map(|k| k.0).collect();
         sorted_keys.sort_unstable();
         sorted_keys.dedup();
         // QP ids in order of first appearance.
@@ -345,21 +366,21 @@ impl<'a> Engine<'a> {
             if qp_id_of_key[k] == NIL {
                 let id = qps.len() as u32;
                 qp_id_of_key[k] = id;
-                let sport = route::qp_sport(id);
                 let (s, d) = (key.0, key.1);
-                let mut qp = Qp::new(
-                    s,
-                    d,
-                    route::five_tuple_hash(s, d, sport, p.udp_dport),
-                    route::five_tuple_hash(d, s, sport, p.udp_dport),
-                    p.transport,
-                    p.window_packets,
-                );
+                let (fwd, rev) = entropy::flow_hashes(s, d, id, p.udp_dport, p.cc.hash_dest_qp);
+                let mut qp = Qp::new(s, d, fwd, rev, p.transport, p.window_packets);
                 qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
                 qps.push(qp);
             }
-            msg_qp[mi as usize] = qp_id_of_key[k];
+            if msg_qp[mi as usize] == NIL {
+                msg_qp[mi as usize] = qp_id_of_key[k];
+            }
         }
+        // Each QP's NIC line rate (congestion control paces below it).
+        let qp_line = qps
+            .iter()
+            .map(|q| topo.links[topo.ports[topo.host_port(HostId(q.src)).idx()].link.idx()].rate)
+            .collect();
         // Dependency graph: children lists (CSR).
         let n = dag.messages.len();
         let mut count = vec![0u32; n + 1];
@@ -387,8 +408,16 @@ impl<'a> Engine<'a> {
         }
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
+            let parts = if m.path == Path::Net {
+                entropy::parts(m.bytes, qpc)
+            } else {
+                1
+            };
             msgs.push(MsgState {
                 qp: msg_qp[i],
+                parts,
+                send_left: parts,
+                recv_left: parts,
                 pending_deps: m.deps_len,
                 post: NO_TIME,
                 recv: NO_TIME,
@@ -422,15 +451,19 @@ impl<'a> Engine<'a> {
                 .iter()
                 .map(|ps| P_LINK_UP | P_ROUTE_OK | if ps.host != NIL { P_NIC } else { 0 })
                 .collect(),
+            qps,
             ports,
             tcq: vec![Fifo::default(); nports * ntc],
             ntc,
             buf_used: vec![0; topo.nodes.len()],
-            salt: (0..topo.nodes.len() as u32)
-                .map(route::switch_salt)
-                .collect(),
+            // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
+            salt: match p.routing {
+                RoutePolicy::DModK | RoutePolicy::Adaptive => ibroute::divisors(topo),
+                _ => (0..topo.nodes.len() as u32)
+                    .map(route::switch_salt)
+                    .collect(),
+            },
             nics: (0..topo.num_hosts()).map(|_| Nic::default()).collect(),
-            qps,
             msgs,
             children_start,
             children,
@@ -444,6 +477,7 @@ impl<'a> Engine<'a> {
             data_sent: 0,
             series,
             reroute_delay: faults.reroute_delay,
+            cc: CcState::new(&p.cc, p.seed, topo.nodes.len(), nports, qp_line),
         })
     }
 
@@ -511,13 +545,18 @@ impl<'a> Engine<'a> {
             Ev::Post { msg } => self.post(msg),
             Ev::Start { msg } => {
                 let m = &self.dag.messages[msg as usize];
-                let qp = self.msgs[msg as usize].qp;
-                if self.qps[qp as usize].failed {
-                    self.msgs[msg as usize].failed = true;
-                    return;
+                let st = self.msgs[msg as usize];
+                let qpc = self.p.cc.qps_per_connection;
+                for j in 0..st.parts {
+                    let qp = st.qp + j as u32;
+                    if self.qps[qp as usize].failed {
+                        self.msgs[msg as usize].failed = true;
+                        return;
+                    }
+                    let bytes = entropy::part_bytes(m.bytes, qpc, j);
+                    self.qps[qp as usize].post(msg, bytes, self.p.mtu_bytes);
+                    self.activate(qp);
                 }
-                self.qps[qp as usize].post(msg, m.bytes, self.p.mtu_bytes);
-                self.activate(qp);
             }
             Ev::QpWake { qp } => self.activate(qp),
             Ev::Timer { qp } => self.timer(qp),
@@ -532,6 +571,7 @@ impl<'a> Engine<'a> {
                 }
             }
             Ev::Sample => self.sample(),
+            Ev::CcTimer { qp, timer } => self.cc_timer(qp, timer),
         }
     }
 
@@ -659,7 +699,9 @@ impl<'a> Engine<'a> {
     #[inline]
     fn nic_next(&mut self, h: usize) -> Option<u32> {
         if let Some((id, _)) = self.nics[h].ctrl.pop() {
-            self.c.ack_packets += 1;
+            if self.pkts.get(id).kind != Kind::Cnp {
+                self.c.ack_packets += 1;
+            }
             return Some(id);
         }
         let (kind, window, mtu) = (self.p.transport, self.p.window_packets, self.p.mtu_bytes);
@@ -706,8 +748,9 @@ impl<'a> Engine<'a> {
                 port: NIL,
                 kind: Kind::Data,
                 tc: self.p.data_tc,
-                flags: if last { F_LAST } else { 0 },
+                flags: if last { F_LAST } else { 0 } | self.ar_flags(qi, psn),
             };
+            self.cc_sent(qi, (frame + self.wire_extra) as u64);
             self.c.bytes_offered += payload as u64;
             self.c.data_packets += 1;
             self.data_sent += 1;
@@ -751,6 +794,7 @@ impl<'a> Engine<'a> {
         }
         let n = cands.len();
         let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, self.salt[node as usize]);
+        k = self.ar_pick(cands, k, pk.flags);
         if self.pflags[cands[k].idx()] & P_ROUTE_OK == 0 {
             match (1..n)
                 .map(|j| (k + j) % n)
@@ -784,6 +828,9 @@ impl<'a> Engine<'a> {
         if used + frame > size || (qlen + frame) * 1024 > self.alpha_x1024 * (size - used) {
             return self.drop_pkt(id, DropReason::Buffer);
         }
+        if pk.tc == self.p.data_tc {
+            self.cc_mark(id, node as usize, out, qlen);
+        }
         self.buf_used[node as usize] = used + frame;
         self.ports[out].queued += frame;
         self.tcq[qi].push(id, pk.frame);
@@ -812,14 +859,21 @@ impl<'a> Engine<'a> {
                             if s.end > qp.expected {
                                 break;
                             }
-                            self.msgs[s.msg as usize].recv = self.now.0;
+                            let st = &mut self.msgs[s.msg as usize];
+                            st.recv_left -= 1;
+                            if st.recv_left == 0 {
+                                st.recv = self.now.0;
+                            }
                             qp.rx_seg += 1;
                         }
                     }
                     Rx::OutOfSequence => self.drop_pkt(id, DropReason::OutOfSequence),
                     Rx::Duplicate => self.drop_pkt(id, DropReason::Duplicate),
                 }
-                let (k, psn, aux) = match reply {
+                if pk.flags & F_ECN != 0 {
+                    self.cc_marked_rx(qi);
+                }
+                let (k, psn, aux) = match self.ar_reply(reply) {
                     Reply::None => return,
                     Reply::Ack(e) => (Kind::Ack, e, 0),
                     Reply::Nak(e) => (Kind::Nak, e, 0),
@@ -874,6 +928,10 @@ impl<'a> Engine<'a> {
                 }
                 self.activate(qi);
             }
+            Kind::Cnp => {
+                self.pkts.free(id);
+                self.cc_notified(qi);
+            }
         }
     }
 
@@ -911,7 +969,12 @@ impl<'a> Engine<'a> {
 
     /// Message `m` completed at the sender: release its dependants.
     fn complete(&mut self, m: u32) {
-        self.msgs[m as usize].finish = self.now.0;
+        let st = &mut self.msgs[m as usize];
+        st.send_left -= 1;
+        if st.send_left > 0 {
+            return;
+        }
+        st.finish = self.now.0;
         self.remaining -= 1;
         let (a, b) = (
             self.children_start[m as usize] as usize,

@@ -7,7 +7,10 @@
 //! - `sched`: egress scheduling between traffic classes (strict priority, DWRR);
 //! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts);
 //! - `engine`: the event loop and the packet path; `faults`: injected faults;
-//! - `results`: counters, completion times, time series, the JSON written.
+//! - `results`: counters, completion times, time series, the JSON written;
+//! - `cc` (with `ecn`, `dcqcn`, `ibcc`, `entropy`, `ibroute`): ECN/FECN marking, DCQCN, IB
+//!   congestion control, QPs per connection and the flow hash, D-mod-K and adaptive routing;
+//!   their engine hooks are in `engine/cc.rs`.
 //!
 //! Where later mechanisms plug in: link-level flow control (IB credits, PFC) sets a port's
 //! per-class `blocked` bits and wakes the port; ECN marking acts where `arrive` admits a packet
@@ -15,8 +18,14 @@
 //! adaptive routing and spraying are new `RoutePolicy` variants chosen in `route::choose`.
 
 pub mod bench;
+pub mod cc;
+pub mod dcqcn;
+pub mod ecn;
 pub mod engine;
+pub mod entropy;
 pub mod faults;
+pub mod ibcc;
+pub mod ibroute;
 pub mod packet;
 pub mod params;
 pub mod queue;
