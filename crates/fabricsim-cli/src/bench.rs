@@ -25,16 +25,20 @@ pub struct BenchArgs {
     /// varies with the other load; the simulation itself is identical every time).
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
+    /// Limit each QP to this many outstanding packets (0: unlimited, the RC default).
+    #[arg(long, default_value_t = 0)]
+    pub window_packets: u32,
 }
 
 pub fn run(a: BenchArgs) -> Outcome {
-    let params = match a.fabric.as_str() {
+    let mut params = match a.fabric.as_str() {
         "roce" => SimParams::roce(),
         "ib" => SimParams::ib(),
         other => {
             return Err(InputError::flag("--fabric", other, "unknown fabric", "roce, ib").into());
         }
     };
+    params.window_packets = a.window_packets;
     if a.repeat == 0 {
         return Err(InputError::flag("--repeat", 0, "must run at least once", "1 or more").into());
     }
@@ -45,12 +49,16 @@ pub fn run(a: BenchArgs) -> Outcome {
         return Err(InputError::flag("--only", o, "unknown case", names.join(", ")).into());
     }
     println!(
-        "fabric {}: MTU {} B, {} B headers + {} B wire overhead, ack every {} packet(s)",
+        "fabric {}: MTU {} B, {} B headers + {} B wire overhead, ack every {} packet(s), window {}",
         a.fabric,
         params.mtu_bytes,
         params.header_bytes,
         params.wire_overhead_bytes,
-        params.ack_every
+        params.ack_every,
+        match params.window_packets {
+            0 => "unlimited".to_string(),
+            w => format!("{w} packets"),
+        }
     );
     println!("{HEADER}");
     for (stem, _) in CASES {
