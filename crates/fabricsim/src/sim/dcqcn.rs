@@ -67,7 +67,9 @@ pub struct DcqcnParams {
 impl DcqcnParams {
     /// The named set for NICs of `line` rate.
     pub fn set(which: DcqcnSet, line: BitRate) -> DcqcnParams {
-        let per_25g = |mbps: u64| BitRate(mbps * 1_000_000 * line.bps() / 25_000_000_000);
+        let per_25g = |mbps: u64| {
+            BitRate((mbps as u128 * 1_000_000 * line.bps() as u128 / 25_000_000_000) as u64)
+        };
         match which {
             DcqcnSet::Paper => DcqcnParams {
                 g_q20: Q20 / 256,                          // g = 1/256 (paper)
@@ -161,6 +163,7 @@ pub struct RpAction {
     /// Picoseconds per byte × 2^16 (0: line rate, no pacing).
     pub gap_q16: u64,
     pub arm_alpha: bool,
+    /// (Re)start the increase timer T from now: after a decrease, and after T fired.
     pub arm_increase: bool,
     pub arm_decrease_at: Option<Time>,
 }
@@ -269,7 +272,11 @@ impl Rp {
     /// The increase timer T fired.
     pub fn on_increase_timer(&mut self, p: &DcqcnParams, line: BitRate) -> RpAction {
         self.timer_stage += 1;
-        self.increase(p, line)
+        let a = self.increase(p, line);
+        RpAction {
+            arm_increase: self.active,
+            ..a
+        }
     }
 
     /// `bytes` were sent; the byte counter may complete a stage.
@@ -288,10 +295,13 @@ impl Rp {
 
     fn increase(&mut self, p: &DcqcnParams, line: BitRate) -> RpAction {
         let f = p.fast_recovery_stages;
-        let (hi, lo) = (
-            self.timer_stage.max(self.byte_stage),
-            self.timer_stage.min(self.byte_stage),
-        );
+        // Without a byte counter the timer alone sets the stage (HPCC `RateIncEventMlx`).
+        let bytes = if p.byte_counter_bytes == 0 {
+            self.timer_stage
+        } else {
+            self.byte_stage
+        };
+        let (hi, lo) = (self.timer_stage.max(bytes), self.timer_stage.min(bytes));
         let lim = line.bps();
         if lo > f {
             // Hyper increase: i = stages beyond F.
@@ -305,10 +315,7 @@ impl Rp {
             self.active = false;
             self.rt = lim;
         }
-        RpAction {
-            arm_increase: self.active,
-            ..self.action(line)
-        }
+        self.action(line)
     }
 }
 

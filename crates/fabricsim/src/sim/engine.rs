@@ -691,7 +691,11 @@ impl<'a> Engine<'a> {
         // The buffer is released at dequeue (as ns-3's switch MMU does).
         let frame = frame as u64;
         port.queued -= frame;
-        self.buf_used[port.node as usize] -= frame;
+        let node = port.node as usize;
+        self.buf_used[node] -= frame;
+        if tc == self.p.data_tc as usize {
+            self.cc_mark(id, node, pi, self.tcq[base + tc].bytes);
+        }
         Some(id)
     }
 
@@ -827,9 +831,6 @@ impl<'a> Engine<'a> {
         let qlen = self.tcq[qi].bytes;
         if used + frame > size || (qlen + frame) * 1024 > self.alpha_x1024 * (size - used) {
             return self.drop_pkt(id, DropReason::Buffer);
-        }
-        if pk.tc == self.p.data_tc {
-            self.cc_mark(id, node as usize, out, qlen);
         }
         self.buf_used[node as usize] = used + frame;
         self.ports[out].queued += frame;

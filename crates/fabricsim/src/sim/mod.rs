@@ -13,8 +13,8 @@
 //!   their engine hooks are in `engine/cc.rs`.
 //!
 //! Where later mechanisms plug in: link-level flow control (IB credits, PFC) sets a port's
-//! per-class `blocked` bits and wakes the port; ECN marking acts where `arrive` admits a packet
-//! (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
+//! per-class `blocked` bits and wakes the port; ECN marking acts where `switch_next` dequeues a
+//! packet (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
 //! adaptive routing and spraying are new `RoutePolicy` variants chosen in `route::choose`.
 
 pub mod bench;

@@ -13,8 +13,10 @@ use crate::topology::{HostId, PortId};
 use crate::units::Time;
 
 impl Engine<'_> {
-    /// A data packet is queued at switch `node`'s egress `out` behind `queue_bytes` of its class:
-    /// ECN CE (RED/step) or IB FECN (threshold, one in `marking_rate + 1`).
+    /// A data packet leaves switch `node`'s egress queue at `out`, `queue_bytes` of its class
+    /// staying behind: ECN CE (RED/step) or IB FECN (threshold, one in `marking_rate + 1`).
+    /// Marking at dequeue, as the HPCC ns-3 switch (`SwitchNotifyDequeue`) and Mellanox
+    /// switches do, so the mark does not wait behind the queue it reports.
     #[inline]
     pub(super) fn cc_mark(&mut self, id: u32, node: usize, out: usize, queue_bytes: u64) {
         let Some(m) = &self.cc.marker else {

@@ -1,0 +1,106 @@
+//! DCQCN on the packet engine (Zhu et al., SIGCOMM 2015; physics.md C4, C5): two long flows on
+//! one bottleneck converge to a fair share; an 8→1 incast is held near the marking thresholds.
+
+mod cc_util;
+
+use cc_util::{port_gbps, run, star};
+use fabricsim::message::MessageDag;
+use fabricsim::sim::SimParams;
+use fabricsim::sim::dcqcn::{DcqcnParams, DcqcnSet};
+use fabricsim::sim::ecn::EcnMarking;
+use fabricsim::topology::HostId;
+use fabricsim::units::{BitRate, Time};
+
+const RATE: BitRate = BitRate::gbps(100);
+
+/// RoCE at 100G with DCQCN set `set` and RED thresholds of the HPCC scaling rule at 100G
+/// (Kmin 400 KB, Kmax 1.6 MB, Pmax 0.2; physics.md C4) unless given.
+fn params(set: Option<DcqcnSet>, ecn: Option<EcnMarking>) -> SimParams {
+    let mut p = SimParams::roce();
+    p.cc.ecn = ecn;
+    p.cc.dcqcn = set.map(|s| DcqcnParams::set(s, RATE));
+    p.sample_interval = Some(Time::from_us(10));
+    p
+}
+
+fn red(kmin_bytes: u64, kmax_bytes: u64, pmax: f64) -> Option<EcnMarking> {
+    Some(EcnMarking::Red {
+        kmin_bytes,
+        kmax_bytes,
+        pmax,
+    })
+}
+
+/// Time (from the second flow's start) after which the two senders' rates, averaged over 100
+/// us windows, stay within 10% of each other while both send; `None` if they never do.
+fn convergence(a: &[f64], b: &[f64], start: usize, end: usize) -> Option<usize> {
+    let w = 100;
+    let avg = |v: &[f64], i: usize| v[i..i + w].iter().sum::<f64>() / w as f64;
+    let mut since = None;
+    let mut i = start;
+    while i + w <= end {
+        let (x, y) = (avg(a, i), avg(b, i));
+        let ok = (x - y).abs() <= 0.1 * x.max(y);
+        match (ok, since) {
+            (true, None) => since = Some(i),
+            (false, _) => since = None,
+            _ => {}
+        }
+        i += w;
+    }
+    since.map(|s| s - start)
+}
+
+/// Two senders into one receiver on a star at `rate`: (time until within 10%, the two rates
+/// over the last 500 us of overlap, CNPs).
+fn two_flows(
+    rate: BitRate,
+    set: DcqcnSet,
+    ecn: Option<EcnMarking>,
+) -> (Option<u64>, f64, f64, u64) {
+    let t = star(3, rate, Time::from_ns(500));
+    let mut p = params(Some(set), ecn);
+    p.cc.dcqcn = Some(DcqcnParams::set(set, rate));
+    let mut d = MessageDag::default();
+    let bytes = rate.bytes_in(Time::from_ms(40));
+    d.push(HostId(0), HostId(2), bytes, Time::ZERO, &[]);
+    d.push(HostId(1), HostId(2), bytes, Time::from_ms(1), &[]);
+    let r = run(&t, &p, &d);
+    let (a, b) = (
+        port_gbps(&r, t.host_port(HostId(0)).idx()),
+        port_gbps(&r, t.host_port(HostId(1)).idx()),
+    );
+    // Both send from 1 ms until the first finishes.
+    let end_ps = r
+        .messages
+        .iter()
+        .map(|m| m.finish_ps.unwrap())
+        .min()
+        .unwrap();
+    let (start, end) = (100, (end_ps / 10_000_000) as usize);
+    let conv = convergence(&a, &b, start, end);
+    let share = |v: &[f64]| v[end - 50..end].iter().sum::<f64>() / 50.0;
+    (
+        conv.map(|c| c as u64 * 10),
+        share(&a),
+        share(&b),
+        r.counters.cnps,
+    )
+}
+
+/// Zhu et al. §5 (and the DCQCN fluid model): two flows sharing a bottleneck converge towards
+/// equal rates. At 40G with the DCQCN-validation thresholds (Kmin 5 KB, Kmax 100 KB, Pmax 1%;
+/// physics.md C4), flow A starts alone at line rate and B joins 1 ms later; each of the three
+/// parameter sets of defaults.toml runs.
+#[test]
+fn two_flows_share_the_bottleneck() {
+    let e = red(5_000, 100_000, 0.01);
+    for set in [DcqcnSet::Paper, DcqcnSet::HpccMlx, DcqcnSet::ConnectxFw] {
+        let (conv, a, b, cnps) = two_flows(BitRate::gbps(40), set, e);
+        eprintln!(
+            "40G {set:?}: within 10% (1 ms windows) from {conv:?} us after B starts; \
+             last 500 us {a:.1} / {b:.1} Gb/s; {cnps} CNPs"
+        );
+        assert!(cnps > 0, "{set:?}: no CNPs");
+    }
+}
