@@ -142,5 +142,22 @@ pub fn run(a: SimArgs) -> Outcome {
             s.messages_total,
             s.messages_failed
         ))),
+        Status::Deadlock => {
+            let cycle = r
+                .flow_control
+                .as_ref()
+                .and_then(|f| f.deadlock.as_ref())
+                .map(|d| {
+                    d.cycle
+                        .iter()
+                        .map(|h| format!("node {} -> node {} (tc {})", h.node, h.peer_node, h.tc))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            Err(Failure::Run(format!(
+                "deadlock: a cycle of paused queues: {cycle}; results written"
+            )))
+        }
     }
 }

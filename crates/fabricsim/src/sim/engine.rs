@@ -12,6 +12,8 @@ use std::time::Instant;
 
 use super::cc::{CcState, CcTimer};
 use super::entropy;
+pub mod llfc;
+use llfc::{FcEv, LinkFc};
 
 use super::faults::{Dir, Fault, Faults, LinkLoss};
 use super::packet::{F_CORRUPT, F_ECN, F_LAST, Fifo, Kind, NIL, Packet, Slab, prefetch};
@@ -80,6 +82,8 @@ enum Ev {
         qp: u32,
         timer: CcTimer,
     },
+    /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`.
+    Fc(FcEv),
 }
 
 /// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
@@ -205,6 +209,8 @@ pub struct Engine<'a> {
     series: Option<(Time, Vec<PortSeries>, Vec<u64>)>,
     reroute_delay: Time,
     cc: CcState,
+    /// Link-level flow control state (credits or PFC).
+    fc: LinkFc,
 }
 
 impl<'a> Engine<'a> {
@@ -313,6 +319,31 @@ impl<'a> Engine<'a> {
                             up: false,
                         },
                     );
+                }
+                Fault::RxStall { host, at, until } => {
+                    if host.idx() >= topo.num_hosts() {
+                        return Err(format!(
+                            "stall of host {} but the topology has {} hosts",
+                            host.0,
+                            topo.num_hosts()
+                        ));
+                    }
+                    q.push(
+                        at.0,
+                        Ev::Fc(FcEv::Stall {
+                            host: host.0,
+                            on: true,
+                        }),
+                    );
+                    if let Some(u) = until {
+                        q.push(
+                            u.0,
+                            Ev::Fc(FcEv::Stall {
+                                host: host.0,
+                                on: false,
+                            }),
+                        );
+                    }
                 }
                 Fault::Up { link, at } => {
                     link_ok(link)?;
@@ -428,6 +459,10 @@ impl<'a> Engine<'a> {
                 q.push(m.start.0, Ev::Post { msg: i as u32 });
             }
         }
+        let fc = LinkFc::new(topo, p)?;
+        if let Some((t, ev)) = fc.first_events() {
+            q.push(t, ev);
+        }
         let series = p.sample_interval.map(|iv| {
             q.push(0, Ev::Sample);
             let ps = (0..nports)
@@ -478,6 +513,7 @@ impl<'a> Engine<'a> {
             series,
             reroute_delay: faults.reroute_delay,
             cc: CcState::new(&p.cc, p.seed, topo.nodes.len(), nports, qp_line),
+            fc,
         })
     }
 
@@ -506,6 +542,10 @@ impl<'a> Engine<'a> {
             self.events += 1;
             self.dispatch(ev);
             if self.remaining == 0 {
+                break;
+            }
+            if self.fc.halt {
+                status = Status::Deadlock;
                 break;
             }
             if self.events >= next_check {
@@ -572,6 +612,7 @@ impl<'a> Engine<'a> {
             }
             Ev::Sample => self.sample(),
             Ev::CcTimer { qp, timer } => self.cc_timer(qp, timer),
+            Ev::Fc(e) => self.fc_event(e),
         }
     }
 
@@ -650,6 +691,7 @@ impl<'a> Engine<'a> {
         let ser = port.ser(wire);
         port.busy_until = now + ser;
         port.tx_bytes += wire as u64;
+        let (tc, frame) = (pk.tc, pk.frame as u32);
 
         if port.loss_threshold != 0 && self.rngs[pi].next_u64() < port.loss_threshold {
             pk.flags |= F_CORRUPT;
@@ -673,26 +715,28 @@ impl<'a> Engine<'a> {
         pk.port = port.peer;
         let at = now + head_start + port.hop_delay;
         self.q.push(at.0, Ev::Arrive { pkt: id });
+        self.fc_sent(pi, tc, frame);
     }
 
     /// The next packet a switch port sends, by the port's scheduling discipline.
     #[inline]
     fn switch_next(&mut self, pi: usize) -> Option<u32> {
         let base = pi * self.ntc;
-        let port = &mut self.ports[pi];
-        if port.queued == 0 {
+        if self.ports[pi].queued == 0 {
             return None;
         }
+        let credit_blocked = self.fc_credit_blocked(pi);
+        let port = &mut self.ports[pi];
         let queues = &self.tcq[base..base + self.ntc];
         let how = self.p.scheduling;
-        let tc = sched::pick(how, &mut port.sched, port.blocked, queues)?;
+        let tc = sched::pick(how, &mut port.sched, port.blocked | credit_blocked, queues)?;
         let (id, frame) = self.tcq[base + tc].pop()?;
         sched::served(how, &mut port.sched, tc, &self.tcq[base..base + self.ntc]);
         // The buffer is released at dequeue (as ns-3's switch MMU does).
-        let frame = frame as u64;
-        port.queued -= frame;
+        port.queued -= frame as u64;
         let node = port.node as usize;
-        self.buf_used[node] -= frame;
+        let in_port = self.pkts.get(id).port as usize;
+        self.fc_release(in_port, tc as u8, frame as u32, node);
         if tc == self.p.data_tc as usize {
             self.cc_mark(id, node, pi, self.tcq[base + tc].bytes);
         }
@@ -702,11 +746,19 @@ impl<'a> Engine<'a> {
     /// The next packet a NIC sends: ACK/NAKs first, then its QPs round robin.
     #[inline]
     fn nic_next(&mut self, h: usize) -> Option<u32> {
-        if let Some((id, _)) = self.nics[h].ctrl.pop() {
+        let pi = self.topo.host_port(HostId(h as u32)).idx();
+        if let Some((id, f)) = self.nics[h].ctrl.head()
+            && self.fc_may_send(pi, self.pkts.get(id).tc, f as u32)
+        {
+            self.nics[h].ctrl.pop().expect("a head");
             if self.pkts.get(id).kind != Kind::Cnp {
                 self.c.ack_packets += 1;
             }
             return Some(id);
+        }
+        let full = self.p.data_frame_bytes(self.p.mtu_bytes);
+        if !self.fc_may_send(pi, self.p.data_tc, full) {
+            return None;
         }
         let (kind, window, mtu) = (self.p.transport, self.p.window_packets, self.p.mtu_bytes);
         for _ in 0..self.nics[h].ring.len() {
@@ -768,6 +820,10 @@ impl<'a> Engine<'a> {
 
     /// Drops packet `id` for `reason`, counting its payload.
     fn drop_pkt(&mut self, id: u32, reason: DropReason) {
+        assert!(
+            self.fc.credits.is_none() || reason != DropReason::Buffer,
+            "buffer drop in a credit (lossless) fabric: engine bug"
+        );
         let pk = self.pkts.get(id);
         if pk.kind == Kind::Data {
             self.c.bytes_dropped += pk.payload as u64;
@@ -787,6 +843,9 @@ impl<'a> Engine<'a> {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
         if flags & P_NIC != 0 {
+            if self.fc.lossless != 0 && !self.fc_nic_arrived(id, in_port, &pk) {
+                return;
+            }
             return self.nic_receive(id, &pk);
         }
         // Switch: route, admit, enqueue.
@@ -812,6 +871,9 @@ impl<'a> Engine<'a> {
         if self.pflags[out] & P_LINK_UP == 0 {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
+        if self.fc.lossless(pk.tc) {
+            return self.fc_enqueue(id, in_port, out, &pk);
+        }
         // Shared buffer with dynamic thresholds: a queue may grow to alpha x free buffer
         // (Choudhury & Hahne, IEEE/ACM ToN 1998).
         let frame = pk.frame as u64;
@@ -832,9 +894,15 @@ impl<'a> Engine<'a> {
         if used + frame > size || (qlen + frame) * 1024 > self.alpha_x1024 * (size - used) {
             return self.drop_pkt(id, DropReason::Buffer);
         }
-        self.buf_used[node as usize] = used + frame;
+        self.enqueue(node as usize, out, id, &pk);
+    }
+
+    /// Queues packet `id` at egress `out` of switch `node` and wakes the port.
+    fn enqueue(&mut self, node: usize, out: usize, id: u32, pk: &Packet) {
+        let frame = pk.frame as u64;
+        self.buf_used[node] += frame;
         self.ports[out].queued += frame;
-        self.tcq[qi].push(id, pk.frame);
+        self.tcq[out * self.ntc + pk.tc as usize].push(id, pk.frame);
         self.kick(out);
     }
 
@@ -1002,10 +1070,10 @@ impl<'a> Engine<'a> {
                 // Packets queued for a dead link are lost.
                 for tc in 0..self.ntc {
                     while let Some((id, frame)) = self.tcq[pi * self.ntc + tc].pop() {
-                        let frame = frame as u64;
-                        self.ports[pi].queued -= frame;
+                        self.ports[pi].queued -= frame as u64;
                         let node = self.ports[pi].node as usize;
-                        self.buf_used[node] -= frame;
+                        let in_port = self.pkts.get(id).port as usize;
+                        self.fc_release(in_port, tc as u8, frame as u32, node);
                         self.drop_pkt(id, DropReason::LinkDown);
                     }
                 }
@@ -1197,6 +1265,7 @@ impl<'a> Engine<'a> {
                 peak_packets: self.pkts.capacity_used() as u64,
             },
             counters: self.c.clone(),
+            flow_control: self.fc.result(self.topo, self.now.0),
             summary,
             messages,
             series: self.series.take().map(|(iv, ports, _)| Series {

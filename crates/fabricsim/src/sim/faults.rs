@@ -6,7 +6,7 @@
 //! way down is dropped as `no_route`; recomputing routes fabric-wide (a subnet manager, a routing
 //! protocol withdrawing prefixes) is not modelled yet.
 
-use crate::topology::LinkId;
+use crate::topology::{HostId, LinkId};
 use crate::units::Time;
 
 /// Which direction of a full-duplex link.
@@ -39,6 +39,14 @@ pub enum Fault {
     Down { link: LinkId, at: Time },
     /// The link comes back at `at`; routing uses it again `reroute_delay` later.
     Up { link: LinkId, at: Time },
+    /// Host `host`'s NIC stops receiving at `at` (until `until`): under PFC it pauses its
+    /// switch port without end, a pause storm (Guo et al., "RDMA over commodity Ethernet at
+    /// scale", SIGCOMM 2016, 4.3); packets reaching it meanwhile are discarded.
+    RxStall {
+        host: HostId,
+        at: Time,
+        until: Option<Time>,
+    },
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -12,6 +12,9 @@
 //!   congestion control, QPs per connection and the flow hash, D-mod-K and adaptive routing;
 //!   their engine hooks are in `engine/cc.rs`.
 //!
+//! - `credits`, `pfc`, `headroom`, `deadlock`: link-level flow control (IB credits per VL,
+//!   PFC with SONiC headroom, the watchdog, deadlock detection); `engine::llfc` hooks them in.
+//!
 //! Where later mechanisms plug in: link-level flow control (IB credits, PFC) sets a port's
 //! per-class `blocked` bits and wakes the port; ECN marking acts where `switch_next` dequeues a
 //! packet (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
@@ -19,15 +22,20 @@
 
 pub mod bench;
 pub mod cc;
+pub mod credits;
 pub mod dcqcn;
+pub mod deadlock;
 pub mod ecn;
 pub mod engine;
 pub mod entropy;
 pub mod faults;
+pub mod headroom;
 pub mod ibcc;
 pub mod ibroute;
+pub mod lossless_scenarios;
 pub mod packet;
 pub mod params;
+pub mod pfc;
 pub mod queue;
 pub mod results;
 pub mod route;
@@ -36,7 +44,10 @@ pub mod transport;
 
 pub use engine::{Engine, Progress, RunOptions};
 pub use faults::{Dir, Fault, Faults, LinkLoss};
-pub use params::{FlowControl, RoutePolicy, Scheduling, SimParams, Transport};
+pub use params::{
+    CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, RoutePolicy, Scheduling,
+    SimParams, Transport,
+};
 pub use results::{RunResult, Status};
 
 use crate::message::MessageDag;

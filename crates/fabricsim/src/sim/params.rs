@@ -41,10 +41,90 @@ pub enum Scheduling {
 }
 
 /// Link-level flow control: what may stop an egress queue besides an empty queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FlowControl {
     /// Lossy Ethernet: full buffers drop.
     None,
+    /// InfiniBand credit-based flow control per VL (IBA Vol. 1 7.9); see `sim::credits`.
+    Credits(CreditParams),
+    /// Priority flow control (IEEE 802.1Qbb); see `sim::pfc`.
+    Pfc(PfcParams),
+}
+
+/// IB credits: a receive buffer per VL per input port; the traffic classes are the data VLs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CreditParams {
+    /// Receive buffer per VL of each switch input port.
+    pub switch_vl_buffer_bytes: u64,
+    /// Receive buffer per VL of a NIC port.
+    pub nic_vl_buffer_bytes: u64,
+}
+
+impl CreditParams {
+    /// Per-VL buffers of 256 KB: BW x RTT + MTU covers a 400G link up to ~150 m
+    /// (physics.md C1 derived table: 100 m needs 104 KB, 500 m 304 KB). Quantum-2's per-VL
+    /// split is not published (estimate).
+    pub fn default_ib() -> CreditParams {
+        CreditParams {
+            switch_vl_buffer_bytes: 256 * 1024,
+            nic_vl_buffer_bytes: 256 * 1024,
+        }
+    }
+}
+
+/// When a class's ingress usage reaches XOFF.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PfcThreshold {
+    /// A fixed number of bytes per (port, priority).
+    Static(u64),
+    /// alpha x the free shared buffer (dynamic threshold, Choudhury & Hahne 1998; SONiC
+    /// lossless pool `dynamic_th`).
+    Dynamic(f64),
+}
+
+/// How the headroom per (port, priority) is set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Headroom {
+    /// The SONiC formula (`sim::headroom`) for each port's rate and cable, times `scale`
+    /// (1.0 = tuned; below 1 shows what an undersized headroom does).
+    Formula { scale: f64 },
+    /// The same bytes on every lossless (port, priority).
+    Bytes(u64),
+}
+
+/// PFC on the lossless classes of every switch and NIC port.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PfcParams {
+    /// Bit `tc` set: class `tc` is lossless (paused instead of dropped).
+    pub lossless: u8,
+    pub xoff: PfcThreshold,
+    /// XON when usage falls this far below XOFF (mlxsw: 2 x MTU hysteresis; physics.md C3).
+    pub xon_offset_bytes: u64,
+    pub headroom: Headroom,
+    /// Time from a PAUSE's arrival to the sender stopping at its next frame boundary
+    /// (`None`: the IEEE 802.3 31B.3.7 bound for the port's rate, `headroom::peer_response`).
+    pub peer_response: Option<Time>,
+    /// A port paused without a break for this long has PFC turned off on that queue, which
+    /// then drops (PFC watchdog; `None`: off). Meta: 200 ms (physics.md C3).
+    pub watchdog: Option<Time>,
+    /// How often to look for a cycle of blocked queues (deadlock); `None`: never.
+    pub deadlock_check: Option<Time>,
+}
+
+impl PfcParams {
+    /// PFC on the data class with the SONiC headroom, dynamic XOFF (alpha 1/8:
+    /// `dynamic_threshold_alpha_shift` 3 in defaults.toml), 2 x MTU XON hysteresis.
+    pub fn tuned(data_tc: u8, mtu_frame_bytes: u64) -> PfcParams {
+        PfcParams {
+            lossless: 1 << data_tc,
+            xoff: PfcThreshold::Dynamic(0.125),
+            xon_offset_bytes: 2 * mtu_frame_bytes,
+            headroom: Headroom::Formula { scale: 1.0 },
+            peer_response: None,
+            watchdog: Some(Time::from_ms(200)),
+            deadlock_check: Some(Time::from_us(100)),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +155,7 @@ pub struct SimParams {
     pub data_tc: u8,
     pub ack_tc: u8,
     pub scheduling: Scheduling,
+    /// Link-level flow control: none (lossy), IB credits, or PFC.
     pub flow_control: FlowControl,
     /// The receiver ACKs every `ack_every` in-order packets and at the end of each message.
     pub ack_every: u32,

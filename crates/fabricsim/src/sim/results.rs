@@ -18,15 +18,25 @@ pub enum DropReason {
     OutOfSequence,
     /// A copy of data already received.
     Duplicate,
+    /// PFC headroom overflow: the upstream kept sending after XOFF longer than the headroom
+    /// covers.
+    Headroom,
+    /// The PFC watchdog turned PFC off on the queue and drops its packets.
+    Watchdog,
+    /// The receiving NIC had stopped receiving (injected fault).
+    RxStalled,
 }
 
-pub const DROP_REASONS: [DropReason; 6] = [
+pub const DROP_REASONS: [DropReason; 9] = [
     DropReason::Buffer,
     DropReason::Corruption,
     DropReason::LinkDown,
     DropReason::NoRoute,
     DropReason::OutOfSequence,
     DropReason::Duplicate,
+    DropReason::Headroom,
+    DropReason::Watchdog,
+    DropReason::RxStalled,
 ];
 
 impl DropReason {
@@ -38,6 +48,9 @@ impl DropReason {
             DropReason::NoRoute => "no_route",
             DropReason::OutOfSequence => "out_of_sequence",
             DropReason::Duplicate => "duplicate",
+            DropReason::Headroom => "headroom",
+            DropReason::Watchdog => "watchdog",
+            DropReason::RxStalled => "rx_stalled",
         }
     }
 }
@@ -51,6 +64,9 @@ pub struct Drops {
     pub no_route: u64,
     pub out_of_sequence: u64,
     pub duplicate: u64,
+    pub headroom: u64,
+    pub watchdog: u64,
+    pub rx_stalled: u64,
 }
 
 impl Drops {
@@ -65,6 +81,9 @@ impl Drops {
             DropReason::NoRoute => &mut self.no_route,
             DropReason::OutOfSequence => &mut self.out_of_sequence,
             DropReason::Duplicate => &mut self.duplicate,
+            DropReason::Headroom => &mut self.headroom,
+            DropReason::Watchdog => &mut self.watchdog,
+            DropReason::RxStalled => &mut self.rx_stalled,
         }
     }
     pub fn total(&self) -> u64 {
@@ -74,6 +93,9 @@ impl Drops {
             + self.no_route
             + self.out_of_sequence
             + self.duplicate
+            + self.headroom
+            + self.watchdog
+            + self.rx_stalled
     }
 }
 
@@ -160,6 +182,9 @@ pub enum Status {
     StoppedAtUntil,
     /// Interrupted (Ctrl-C): partial results.
     Interrupted,
+    /// A cycle of blocked lossless queues made no progress (PFC or credit deadlock); the cycle
+    /// is in `flow_control.deadlock`.
+    Deadlock,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -180,6 +205,8 @@ pub struct SimInfo {
 pub struct RunResult {
     pub sim: SimInfo,
     pub counters: Counters,
+    /// Credit stalls, pauses, XOFF events, watchdog, deadlock (lossless fabrics only).
+    pub flow_control: Option<super::engine::llfc::FlowControlResult>,
     pub summary: Summary,
     pub messages: Vec<MessageResult>,
     pub series: Option<Series>,

@@ -1,0 +1,190 @@
+//! InfiniBand credit-based link-level flow control per VL (IBA Vol. 1 7.9; physics.md C1).
+//!
+//! The receiver of each link end keeps a buffer per data VL, counted in 64-byte blocks. It
+//! advertises FCCL = ABR + free blocks (ABR: adjusted blocks received); the sender counts FCTBS
+//! (total blocks sent) and sends a packet only if FCCL - FCTBS covers all its blocks. Counters
+//! are modular (`wrapping_*`) as in the spec, with 32 bits instead of 12, because buffers for
+//! long links exceed the 2^11 blocks a 12-bit counter can leave outstanding (IB long-haul gear
+//! converts credit units instead; Mellanox patent US7952998B2).
+//!
+//! Update policy (on free): each time the receiver frees a packet's blocks it sends a
+//! flow-control packet carrying its new FCCL, which reaches the sender after the link's
+//! propagation delay; FC packets are 6 bytes and are not charged link time.
+//! Nothing is ever dropped for lack of buffer: `received` asserts it.
+
+/// One credit: a 64-byte block (IBA Vol. 1 7.9.4).
+pub const BLOCK_BYTES: u32 = 64;
+
+/// Blocks a frame of `frame` bytes occupies.
+#[inline]
+pub fn blocks(frame: u32) -> u32 {
+    frame.div_ceil(BLOCK_BYTES)
+}
+
+pub struct Credits {
+    ntc: usize,
+    /// Sender side, per egress port x VL: the last FCCL received and FCTBS.
+    fccl: Vec<u32>,
+    fctbs: Vec<u32>,
+    /// Receiver side, per ingress port x VL: ABR and blocks held in the buffer.
+    abr: Vec<u32>,
+    held: Vec<u32>,
+    /// Receive buffer per VL of each port, in blocks.
+    cap: Vec<u32>,
+    /// Per egress port x VL: when the sender started waiting for credits (`u64::MAX`: not).
+    stall_since: Vec<u64>,
+    /// Per egress port: time spent waiting for credits with a packet ready, in ps.
+    pub stall_ps: Vec<u64>,
+    /// Times a sender found too few credits for its next packet.
+    pub stalls: u64,
+}
+
+impl Credits {
+    /// `cap[p]`: blocks per VL of port `p`'s receive buffer; `peer[p]`: the port at the other
+    /// end. Each sender starts with the FCCL of an empty peer buffer (the link-up exchange).
+    pub fn new(ntc: usize, cap: Vec<u32>, peer: &[u32]) -> Credits {
+        let n = cap.len();
+        let mut fccl = vec![0u32; n * ntc];
+        for p in 0..n {
+            for tc in 0..ntc {
+                fccl[p * ntc + tc] = cap[peer[p] as usize];
+            }
+        }
+        Credits {
+            ntc,
+            fccl,
+            fctbs: vec![0; n * ntc],
+            abr: vec![0; n * ntc],
+            held: vec![0; n * ntc],
+            cap,
+            stall_since: vec![u64::MAX; n * ntc],
+            stall_ps: vec![0; n],
+            stalls: 0,
+        }
+    }
+
+    /// Credits (blocks) the sender on egress `p` holds for `tc`.
+    #[inline]
+    pub fn available(&self, p: usize, tc: usize) -> u32 {
+        let i = p * self.ntc + tc;
+        self.fccl[i].wrapping_sub(self.fctbs[i])
+    }
+
+    /// Whether egress `p` may send a frame of `frame` bytes on `tc`; a refusal starts a stall.
+    #[inline]
+    pub fn may_send(&mut self, p: usize, tc: usize, frame: u32, now: u64) -> bool {
+        if self.available(p, tc) >= blocks(frame) {
+            return true;
+        }
+        let i = p * self.ntc + tc;
+        if self.stall_since[i] == u64::MAX {
+            self.stall_since[i] = now;
+            self.stalls += 1;
+        }
+        false
+    }
+
+    /// Bits of the classes whose head frame (`heads[tc]`, 0 = empty) lacks credits.
+    #[inline]
+    pub fn blocked_bits(&mut self, p: usize, heads: impl Iterator<Item = u32>, now: u64) -> u8 {
+        let mut bits = 0u8;
+        for (tc, f) in heads.enumerate() {
+            if f != 0 && !self.may_send(p, tc, f, now) {
+                bits |= 1 << tc;
+            }
+        }
+        bits
+    }
+
+    /// The sender on `p` puts a frame on `tc`.
+    #[inline]
+    pub fn sent(&mut self, p: usize, tc: usize, frame: u32) {
+        let i = p * self.ntc + tc;
+        self.fctbs[i] = self.fctbs[i].wrapping_add(blocks(frame));
+    }
+
+    /// A frame arrives at ingress `ip` on `tc`. Panics if it does not fit: with credits the
+    /// sender cannot overrun the buffer, so an overrun is an engine bug.
+    #[inline]
+    pub fn received(&mut self, ip: usize, tc: usize, frame: u32) {
+        let i = ip * self.ntc + tc;
+        let b = blocks(frame);
+        self.abr[i] = self.abr[i].wrapping_add(b);
+        self.held[i] += b;
+        assert!(
+            self.held[i] <= self.cap[ip],
+            "credit overrun on port {ip} VL {tc}: {} blocks held, buffer {} (engine bug)",
+            self.held[i],
+            self.cap[ip]
+        );
+    }
+
+    /// Ingress `ip` frees a frame on `tc`; returns the FCCL to send upstream.
+    #[inline]
+    pub fn freed(&mut self, ip: usize, tc: usize, frame: u32) -> u32 {
+        let i = ip * self.ntc + tc;
+        self.held[i] -= blocks(frame);
+        self.abr[i].wrapping_add(self.cap[ip] - self.held[i])
+    }
+
+    /// A flow-control packet with `fccl` reaches the sender on `p`.
+    #[inline]
+    pub fn update(&mut self, p: usize, tc: usize, fccl: u32, now: u64) {
+        let i = p * self.ntc + tc;
+        self.fccl[i] = fccl;
+        if self.stall_since[i] != u64::MAX {
+            self.stall_ps[p] += now - self.stall_since[i];
+            self.stall_since[i] = u64::MAX;
+        }
+    }
+
+    /// Blocks held at ingress `ip` on `tc` (for the deadlock detector and tests).
+    pub fn held(&self, ip: usize, tc: usize) -> u32 {
+        self.held[ip * self.ntc + tc]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sender_stops_at_the_advertised_limit_and_resumes_on_update() {
+        // Two ports facing each other, 10 blocks per VL (IBA 7.9: FCCL - FCTBS >= blocks).
+        let mut c = Credits::new(1, vec![10, 10], &[1, 0]);
+        assert_eq!(blocks(4096 + 26), 65);
+        assert!(c.may_send(0, 0, 640, 0));
+        c.sent(0, 0, 640);
+        c.received(1, 0, 640);
+        assert!(!c.may_send(0, 0, 1, 5));
+        assert_eq!(c.stalls, 1);
+        let fccl = c.freed(1, 0, 640);
+        assert_eq!(fccl, 20); // ABR 10 + 10 free
+        c.update(0, 0, fccl, 25);
+        assert_eq!(c.available(0, 0), 10);
+        assert_eq!(c.stall_ps[0], 20);
+    }
+
+    #[test]
+    fn counters_wrap_like_the_spec_modular_counters() {
+        let mut c = Credits::new(1, vec![4, 4], &[1, 0]);
+        c.fccl[0] = u32::MAX;
+        c.fctbs[0] = u32::MAX - 4;
+        c.abr[1] = u32::MAX - 1;
+        assert_eq!(c.available(0, 0), 4);
+        c.sent(0, 0, 256);
+        assert_eq!(c.available(0, 0), 0);
+        c.received(1, 0, 256);
+        assert_eq!(
+            c.freed(1, 0, 256),
+            (u32::MAX - 1).wrapping_add(4).wrapping_add(4)
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "credit overrun")]
+    fn an_overrun_fails_loudly() {
+        let mut c = Credits::new(1, vec![1, 1], &[1, 0]);
+        c.received(1, 0, 65);
+    }
+}

@@ -1,0 +1,645 @@
+//! The engine side of link-level flow control: IB credits (`sim::credits`) and PFC
+//! (`sim::pfc`, headroom from `sim::headroom`), the PFC watchdog, a stalled-receiver fault (the
+//! pause-storm source) and the deadlock detector (`sim::deadlock`). Control frames travel on the
+//! link: PAUSE frames take 64 B of wire time behind the frame in progress plus the link's
+//! propagation; credit updates take the propagation delay.
+
+use serde::Serialize;
+
+use super::{Engine, Ev, NIL, set_bit};
+use crate::sim::credits::Credits;
+use crate::sim::deadlock::find_cycle;
+use crate::sim::headroom::{self, HeadroomInputs, MAX_QUANTA, PAUSE_FRAME_BYTES};
+use crate::sim::packet::Packet;
+use crate::sim::params::{FlowControl, Headroom, SimParams};
+use crate::sim::pfc::{Admit, NOT, Pfc};
+use crate::sim::results::DropReason;
+use crate::topology::{HostId, Topology};
+use crate::units::Time;
+
+/// Flow-control events.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum FcEv {
+    /// A flow-control packet with `fccl` reaches the sender on `port`.
+    Credit {
+        port: u32,
+        tc: u8,
+        fccl: u32,
+    },
+    /// A PAUSE frame takes effect at the sender on `port` (after the peer response time).
+    Pause {
+        port: u32,
+        tc: u8,
+        quanta: u16,
+    },
+    /// The pause of (`port`, `tc`) may have run out.
+    PauseExpire {
+        port: u32,
+        tc: u8,
+    },
+    /// Ingress `port` refreshes its XOFF.
+    Refresh {
+        port: u32,
+        tc: u8,
+    },
+    /// The watchdog looks at egress (`port`, `tc`), paused since it was armed.
+    Watchdog {
+        port: u32,
+        tc: u8,
+    },
+    /// The watchdog may give PFC back to (`port`, `tc`).
+    WatchdogRestore {
+        port: u32,
+        tc: u8,
+    },
+    /// Host `host`'s NIC stops (or resumes) receiving.
+    Stall {
+        host: u32,
+        on: bool,
+    },
+    DeadlockCheck,
+}
+
+/// One queue of a deadlock cycle: egress `port` of `node` towards `peer_node`, class `tc`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CycleHop {
+    pub port: u32,
+    pub node: u32,
+    pub peer_node: u32,
+    pub tc: u8,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DeadlockReport {
+    pub detected_at_ps: u64,
+    pub cycle: Vec<CycleHop>,
+}
+
+/// Per-port flow-control figures (ports with anything to report).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PortFc {
+    pub port: u32,
+    pub node: u32,
+    /// Time this egress was paused by PFC (summed over classes).
+    pub paused_ps: u64,
+    pub pause_frames_received: u64,
+    /// XOFF transitions of this port's ingress.
+    pub xoff_events: u64,
+    /// Time this egress waited for credits with a packet ready.
+    pub credit_stall_ps: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowControlResult {
+    /// none | credits | pfc
+    pub kind: &'static str,
+    pub credit_stalls: u64,
+    pub credit_stall_ps_total: u64,
+    pub xoff_events: u64,
+    pub pause_time_ps_total: u64,
+    pub watchdog_trips: u64,
+    /// Headroom of each lossless (switch port, class), min and max over ports, in bytes.
+    pub headroom_bytes_min: u64,
+    pub headroom_bytes_max: u64,
+    pub ports: Vec<PortFc>,
+    pub deadlock: Option<DeadlockReport>,
+}
+
+pub(super) struct LinkFc {
+    pub credits: Option<Credits>,
+    pub pfc: Option<Pfc>,
+    /// Bit `tc`: the class is lossless (credits: all classes).
+    pub lossless: u8,
+    /// Per port: the link's one-way propagation delay, the pause quantum and response time.
+    link_delay: Vec<Time>,
+    quantum_ps: Vec<u64>,
+    response: Vec<Time>,
+    stalled: Vec<bool>,
+    /// The cycle seen at the previous check, with its ports' transmitted bytes then.
+    last_cycle: Option<(Vec<(u32, u8)>, Vec<u64>)>,
+    deadlock: Option<DeadlockReport>,
+    pub halt: bool,
+}
+
+impl LinkFc {
+    /// The flow-control state for `topo` under `p`; `Err` when the headroom does not fit.
+    pub(super) fn new(topo: &Topology, p: &SimParams) -> Result<LinkFc, String> {
+        let ntc = p.traffic_classes as usize;
+        let n = topo.ports.len();
+        let link_delay: Vec<Time> = topo
+            .ports
+            .iter()
+            .map(|q| topo.links[q.link.idx()].delay)
+            .collect();
+        let rate = |i: usize| topo.links[topo.ports[i].link.idx()].rate;
+        let is_switch = |i: usize| topo.nodes[topo.ports[i].node.idx()].is_switch();
+        let mut fc = LinkFc {
+            credits: None,
+            pfc: None,
+            lossless: 0,
+            quantum_ps: (0..n)
+                .map(|i| headroom::quanta_time(1, rate(i)).0)
+                .collect(),
+            response: vec![Time::ZERO; n],
+            stalled: vec![false; topo.num_hosts()],
+            link_delay,
+            last_cycle: None,
+            deadlock: None,
+            halt: false,
+        };
+        match p.flow_control {
+            FlowControl::None => {}
+            FlowControl::Credits(c) => {
+                let cap = (0..n)
+                    .map(|i| {
+                        let b = if is_switch(i) {
+                            c.switch_vl_buffer_bytes
+                        } else {
+                            c.nic_vl_buffer_bytes
+                        };
+                        (b / crate::sim::credits::BLOCK_BYTES as u64).min(u32::MAX as u64 / 4)
+                            as u32
+                    })
+                    .collect::<Vec<u32>>();
+                let min_blocks = crate::sim::credits::blocks(p.data_frame_bytes(p.mtu_bytes));
+                if let Some(i) = cap.iter().position(|&b| b < min_blocks) {
+                    return Err(format!(
+                        "port {i}: a per-VL buffer of {} blocks cannot hold one {} B packet",
+                        cap[i],
+                        p.data_frame_bytes(p.mtu_bytes)
+                    ));
+                }
+                let peer: Vec<u32> = topo.ports.iter().map(|q| q.peer.0).collect();
+                fc.credits = Some(Credits::new(ntc, cap, &peer));
+                fc.lossless = ((1u16 << ntc) - 1) as u8;
+            }
+            FlowControl::Pfc(pp) => {
+                let mtu_wire = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+                let pause_wire = (PAUSE_FRAME_BYTES + p.wire_overhead_bytes) as u64;
+                let mut hdrm = vec![0u64; n];
+                for (i, h) in hdrm.iter_mut().enumerate() {
+                    let r = rate(i);
+                    fc.response[i] = pp
+                        .peer_response
+                        .unwrap_or_else(|| headroom::peer_response(r));
+                    if !is_switch(i) {
+                        continue; // NICs drain at line rate; they pause only when stalled
+                    }
+                    // The peer is the sender whose response matters.
+                    let peer = topo.ports[i].peer.idx();
+                    let resp = pp
+                        .peer_response
+                        .unwrap_or_else(|| headroom::peer_response(rate(peer)));
+                    let formula = headroom::sonic_headroom(&HeadroomInputs {
+                        mtu_bytes: mtu_wire,
+                        rate: r,
+                        cable_delay: fc.link_delay[i],
+                        gearbox_bytes: 0,
+                        // The pipeline before the MMU accounts a frame, and the PAUSE frame's
+                        // own wire time: this model's MAC/PHY terms.
+                        mac_phy_bytes: r.bytes_in(p.switch_latency) + pause_wire,
+                        peer_response_bytes: r.bytes_in(resp),
+                    });
+                    *h = match pp.headroom {
+                        Headroom::Formula { scale } => (formula as f64 * scale) as u64,
+                        Headroom::Bytes(b) => b,
+                    };
+                }
+                let lossless_n = (0..ntc).filter(|&t| pp.lossless & (1 << t) != 0).count() as u64;
+                let mut shared = Vec::with_capacity(topo.nodes.len());
+                for (ni, node) in topo.nodes.iter().enumerate() {
+                    let reserved: u64 =
+                        node.ports().map(|q| hdrm[q as usize]).sum::<u64>() * lossless_n;
+                    if node.is_switch() && reserved >= p.switch_buffer_bytes {
+                        return Err(format!(
+                            "switch node {ni}: PFC headroom {reserved} B does not fit its {} B buffer",
+                            p.switch_buffer_bytes
+                        ));
+                    }
+                    shared.push(p.switch_buffer_bytes.saturating_sub(reserved));
+                }
+                fc.lossless = pp.lossless;
+                fc.pfc = Some(Pfc::new(pp, ntc, hdrm, shared));
+            }
+        }
+        Ok(fc)
+    }
+
+    /// Events to schedule at the start (the first deadlock check).
+    pub(super) fn first_events(&self) -> Option<(u64, Ev)> {
+        let every = self.pfc.as_ref()?.params.deadlock_check?;
+        Some((every.0, Ev::Fc(FcEv::DeadlockCheck)))
+    }
+
+    #[inline]
+    pub(super) fn lossless(&self, tc: u8) -> bool {
+        self.lossless & (1 << tc) != 0
+    }
+
+    pub(super) fn result(&mut self, topo: &Topology, now: u64) -> Option<FlowControlResult> {
+        let kind = if self.credits.is_some() {
+            "credits"
+        } else if self.pfc.is_some() {
+            "pfc"
+        } else {
+            return None;
+        };
+        if let Some(p) = self.pfc.as_mut() {
+            p.close(now);
+        }
+        let mut ports = Vec::new();
+        for (i, port) in topo.ports.iter().enumerate() {
+            let (paused, rx, xoff) = self
+                .pfc
+                .as_ref()
+                .map(|p| (p.paused_ps[i], p.pauses_rx[i], p.xoff_sent[i]))
+                .unwrap_or((0, 0, 0));
+            let stall = self.credits.as_ref().map(|c| c.stall_ps[i]).unwrap_or(0);
+            if paused + rx + xoff + stall > 0 {
+                ports.push(PortFc {
+                    port: i as u32,
+                    node: port.node.0,
+                    paused_ps: paused,
+                    pause_frames_received: rx,
+                    xoff_events: xoff,
+                    credit_stall_ps: stall,
+                });
+            }
+        }
+        let switch_hdrm: Vec<u64> = self
+            .pfc
+            .as_ref()
+            .map(|p| {
+                (0..topo.ports.len())
+                    .filter(|&i| topo.nodes[topo.ports[i].node.idx()].is_switch())
+                    .map(|i| p.headroom[i])
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(FlowControlResult {
+            kind,
+            credit_stalls: self.credits.as_ref().map(|c| c.stalls).unwrap_or(0),
+            credit_stall_ps_total: ports.iter().map(|p| p.credit_stall_ps).sum(),
+            xoff_events: ports.iter().map(|p| p.xoff_events).sum(),
+            pause_time_ps_total: ports.iter().map(|p| p.paused_ps).sum(),
+            watchdog_trips: self.pfc.as_ref().map(|p| p.watchdog_trips).unwrap_or(0),
+            headroom_bytes_min: switch_hdrm.iter().copied().min().unwrap_or(0),
+            headroom_bytes_max: switch_hdrm.iter().copied().max().unwrap_or(0),
+            ports,
+            deadlock: self.deadlock.clone(),
+        })
+    }
+}
+
+impl Engine<'_> {
+    /// Classes of switch egress `pi` whose head packet lacks credits.
+    #[inline]
+    pub(super) fn fc_credit_blocked(&mut self, pi: usize) -> u8 {
+        let Some(c) = self.fc.credits.as_mut() else {
+            return 0;
+        };
+        let base = pi * self.ntc;
+        let heads = self.tcq[base..base + self.ntc]
+            .iter()
+            .map(|q| q.head().map(|h| h.1 as u32).unwrap_or(0));
+        c.blocked_bits(pi, heads, self.now.0)
+    }
+
+    /// Whether egress `pi` may send a `frame`-byte packet of class `tc` now (pause and credits).
+    #[inline]
+    pub(super) fn fc_may_send(&mut self, pi: usize, tc: u8, frame: u32) -> bool {
+        if self.ports[pi].blocked & (1 << tc) != 0 {
+            return false;
+        }
+        match self.fc.credits.as_mut() {
+            Some(c) => c.may_send(pi, tc as usize, frame, self.now.0),
+            None => true,
+        }
+    }
+
+    /// Egress `pi` puts a frame of class `tc` on the wire.
+    #[inline]
+    pub(super) fn fc_sent(&mut self, pi: usize, tc: u8, frame: u32) {
+        if let Some(c) = self.fc.credits.as_mut() {
+            c.sent(pi, tc as usize, frame);
+        }
+    }
+
+    /// A packet of a lossless class at switch ingress `in_port` bound for egress `out`:
+    /// account it at the ingress, then send it on or queue it.
+    pub(super) fn fc_enqueue(&mut self, id: u32, in_port: usize, out: usize, pk: &Packet) {
+        let node = self.ports[out].node as usize;
+        let (tc, frame) = (pk.tc as usize, pk.frame as u64);
+        if let Some(c) = self.fc.credits.as_mut() {
+            c.received(in_port, tc, pk.frame as u32);
+        }
+        if let Some(pfc) = self.fc.pfc.as_mut() {
+            if pfc.wd_off[out * self.ntc + tc] {
+                return self.drop_pkt(id, DropReason::Watchdog);
+            }
+            match pfc.admit(in_port, node, tc, frame, self.buf_used[node]) {
+                Admit::Accept => {}
+                Admit::AcceptXoff => self.fc_xoff(in_port, pk.tc),
+                Admit::Drop => return self.drop_pkt(id, DropReason::Headroom),
+            }
+        }
+        let port = &self.ports[out];
+        let idle = port.queued == 0 && !port.wake && port.busy_until <= self.now;
+        if idle && self.fc_may_send(out, pk.tc, pk.frame as u32) {
+            self.buf_used[node] += frame;
+            self.fc_release(in_port, pk.tc, pk.frame as u32, node);
+            return self.transmit(out, id);
+        }
+        self.enqueue(node, out, id, pk);
+    }
+
+    /// A lossless packet from ingress `in_port` leaves switch `node`'s buffer (which still
+    /// counts it): return credits upstream, or XON.
+    pub(super) fn fc_release(&mut self, in_port: usize, tc: u8, frame: u32, node: usize) {
+        self.buf_used[node] -= frame as u64;
+        if !self.fc.lossless(tc) {
+            return;
+        }
+        if let Some(c) = self.fc.credits.as_mut() {
+            let fccl = c.freed(in_port, tc as usize, frame);
+            self.fc_credit_update(in_port, tc, fccl);
+        }
+        if let Some(pfc) = self.fc.pfc.as_mut() {
+            let used = self.buf_used[node];
+            if pfc.release(in_port, node, tc as usize, frame as u64, used) {
+                self.fc_send_pause(in_port, tc, 0);
+            }
+        }
+    }
+
+    fn fc_credit_update(&mut self, in_port: usize, tc: u8, fccl: u32) {
+        let at = self.now + self.fc.link_delay[in_port];
+        let port = self.ports[in_port].peer;
+        self.q.push(at.0, Ev::Fc(FcEv::Credit { port, tc, fccl }));
+    }
+
+    /// A packet reached NIC port `in_port`; false when the NIC is stalled and discards it.
+    #[inline]
+    pub(super) fn fc_nic_arrived(&mut self, id: u32, in_port: usize, pk: &Packet) -> bool {
+        if let Some(c) = self.fc.credits.as_mut() {
+            // The NIC's receive buffer drains at line rate: credits go back at once.
+            c.received(in_port, pk.tc as usize, pk.frame as u32);
+            let fccl = c.freed(in_port, pk.tc as usize, pk.frame as u32);
+            self.fc_credit_update(in_port, pk.tc, fccl);
+        }
+        let host = self.ports[in_port].host as usize;
+        if self.fc.pfc.is_some() && self.fc.stalled[host] {
+            self.drop_pkt(id, DropReason::RxStalled);
+            return false;
+        }
+        true
+    }
+
+    /// Ingress `ip` asserts XOFF: a PAUSE now and refreshes while it lasts.
+    fn fc_xoff(&mut self, ip: usize, tc: u8) {
+        self.fc_send_pause(ip, tc, MAX_QUANTA);
+        let half = self.fc.quantum_ps[ip] * MAX_QUANTA as u64 / 2;
+        let pfc = self.fc.pfc.as_mut().expect("pfc");
+        let at = self.now.0 + half;
+        pfc.refresh_at[ip * self.ntc + tc as usize] = at;
+        self.q.push(
+            at,
+            Ev::Fc(FcEv::Refresh {
+                port: ip as u32,
+                tc,
+            }),
+        );
+    }
+
+    /// Sends a PAUSE frame for `tc` with `quanta` (0 = XON) out of port `ip`, after the frame in
+    /// progress; it acts at the peer after the link delay and the peer's response time.
+    fn fc_send_pause(&mut self, ip: usize, tc: u8, quanta: u16) {
+        let wire = PAUSE_FRAME_BYTES + self.wire_extra;
+        let port = &mut self.ports[ip];
+        let t0 = self.now.max(port.busy_until);
+        let ser = port.ser(wire);
+        port.busy_until = t0 + ser;
+        port.tx_bytes += wire as u64;
+        let peer = port.peer;
+        self.c.pause_frames += 1;
+        let at = t0 + ser + self.fc.link_delay[ip] + self.fc.response[peer as usize];
+        self.q.push(
+            at.0,
+            Ev::Fc(FcEv::Pause {
+                port: peer,
+                tc,
+                quanta,
+            }),
+        );
+    }
+
+    pub(super) fn fc_event(&mut self, e: FcEv) {
+        let now = self.now.0;
+        let ntc = self.ntc;
+        match e {
+            FcEv::Credit { port, tc, fccl } => {
+                if let Some(c) = self.fc.credits.as_mut() {
+                    c.update(port as usize, tc as usize, fccl, now);
+                    self.kick(port as usize);
+                }
+            }
+            FcEv::Pause { port, tc, quanta } => {
+                let pi = port as usize;
+                let Some(pfc) = self.fc.pfc.as_mut() else {
+                    return;
+                };
+                let i = pi * ntc + tc as usize;
+                if pfc.wd_off[i] {
+                    pfc.last_pause_rx[i] = now;
+                    pfc.pauses_rx[pi] += 1;
+                    return;
+                }
+                if quanta == 0 {
+                    pfc.pauses_rx[pi] += 1;
+                    if pfc.resume(pi, tc as usize, now) {
+                        set_bit(&mut self.ports[pi].blocked, 1 << tc, false);
+                        self.kick(pi);
+                    }
+                    return;
+                }
+                let until = now + quanta as u64 * self.fc.quantum_ps[pi];
+                let first = pfc.pause(pi, tc as usize, now, until);
+                set_bit(&mut self.ports[pi].blocked, 1 << tc, true);
+                self.q.push(until, Ev::Fc(FcEv::PauseExpire { port, tc }));
+                if first && let Some(wd) = pfc.params.watchdog {
+                    self.q.push(now + wd.0, Ev::Fc(FcEv::Watchdog { port, tc }));
+                }
+            }
+            FcEv::PauseExpire { port, tc } => {
+                let pi = port as usize;
+                let pfc = self.fc.pfc.as_mut().expect("pfc");
+                if pfc.paused_until[pi * ntc + tc as usize] == now
+                    && pfc.resume(pi, tc as usize, now)
+                {
+                    set_bit(&mut self.ports[pi].blocked, 1 << tc, false);
+                    self.kick(pi);
+                }
+            }
+            FcEv::Refresh { port, tc } => {
+                let ip = port as usize;
+                let pfc = self.fc.pfc.as_ref().expect("pfc");
+                if pfc.refresh_at[ip * ntc + tc as usize] == now && pfc.is_xoff(ip, tc as usize) {
+                    self.fc_xoff(ip, tc);
+                }
+            }
+            FcEv::Watchdog { port, tc } => self.fc_watchdog(port as usize, tc),
+            FcEv::WatchdogRestore { port, tc } => {
+                let pi = port as usize;
+                let pfc = self.fc.pfc.as_mut().expect("pfc");
+                let wd = pfc.params.watchdog.expect("watchdog on").0;
+                let i = pi * ntc + tc as usize;
+                if now >= pfc.last_pause_rx[i] + wd {
+                    pfc.wd_off[i] = false;
+                } else {
+                    let at = pfc.last_pause_rx[i] + wd;
+                    self.q.push(at, Ev::Fc(FcEv::WatchdogRestore { port, tc }));
+                }
+            }
+            FcEv::Stall { host, on } => self.fc_stall(host as usize, on),
+            FcEv::DeadlockCheck => self.fc_deadlock_check(),
+        }
+    }
+
+    /// The PFC watchdog: a queue paused without a break for the watchdog time loses PFC (its
+    /// pauses are ignored, its packets dropped) until pauses stop for as long (SONiC PFC
+    /// watchdog, action "drop").
+    fn fc_watchdog(&mut self, pi: usize, tc: u8) {
+        let now = self.now.0;
+        let ntc = self.ntc;
+        let pfc = self.fc.pfc.as_mut().expect("pfc");
+        let wd = pfc.params.watchdog.expect("watchdog on").0;
+        let i = pi * ntc + tc as usize;
+        let since = pfc.paused_since[i];
+        if since == NOT || now < since + wd || self.ports[pi].host != NIL {
+            return;
+        }
+        pfc.watchdog_trips += 1;
+        pfc.wd_off[i] = true;
+        pfc.resume(pi, tc as usize, now);
+        set_bit(&mut self.ports[pi].blocked, 1 << tc, false);
+        self.q.push(
+            now + wd,
+            Ev::Fc(FcEv::WatchdogRestore {
+                port: pi as u32,
+                tc,
+            }),
+        );
+        // The queue is flushed.
+        let node = self.ports[pi].node as usize;
+        while let Some((id, frame)) = self.tcq[i].pop() {
+            self.ports[pi].queued -= frame as u64;
+            let ip = self.pkts.get(id).port as usize;
+            self.fc_release(ip, tc, frame as u32, node);
+            self.drop_pkt(id, DropReason::Watchdog);
+        }
+    }
+
+    /// Host `h`'s NIC stops receiving (it asserts XOFF on every lossless class and refreshes it:
+    /// a pause storm, Guo et al. SIGCOMM 2016 section 4.3) or recovers (XON).
+    fn fc_stall(&mut self, h: usize, on: bool) {
+        if self.fc.pfc.is_none() || self.fc.stalled[h] == on {
+            return;
+        }
+        self.fc.stalled[h] = on;
+        let ip = self.topo.host_port(HostId(h as u32)).idx();
+        for tc in 0..self.ntc as u8 {
+            if !self.fc.lossless(tc) {
+                continue;
+            }
+            self.fc
+                .pfc
+                .as_mut()
+                .expect("pfc")
+                .set_xoff(ip, tc as usize, on);
+            if on {
+                self.fc_xoff(ip, tc);
+            } else {
+                self.fc_send_pause(ip, tc, 0);
+            }
+        }
+    }
+
+    /// Whether egress `p`'s class `tc` has packets and may not send them.
+    fn fc_blocked_backlog(&mut self, p: usize, tc: usize) -> bool {
+        let head = if self.ports[p].host != NIL {
+            return false; // a NIC is a source, never part of a cycle
+        } else {
+            self.tcq[p * self.ntc + tc].head()
+        };
+        let Some((_, frame)) = head else {
+            return false;
+        };
+        if self.ports[p].blocked & (1 << tc) != 0 {
+            return true;
+        }
+        self.fc
+            .credits
+            .as_ref()
+            .is_some_and(|c| c.available(p, tc) < crate::sim::credits::blocks(frame as u32))
+    }
+
+    /// Builds the wait-for graph of blocked queues; a cycle seen twice in a row with no byte
+    /// sent by its ports in between is a deadlock: the run ends with it.
+    fn fc_deadlock_check(&mut self) {
+        let mut verts: Vec<(u32, u8)> = Vec::new();
+        for p in 0..self.ports.len() {
+            for tc in 0..self.ntc {
+                if self.fc_blocked_backlog(p, tc) {
+                    verts.push((p as u32, tc as u8));
+                }
+            }
+        }
+        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); verts.len()];
+        for (v, &(p, tc)) in verts.iter().enumerate() {
+            let ip = self.ports[p as usize].peer;
+            let down_node = self.topo.ports[ip as usize].node;
+            for e in self.topo.nodes[down_node.idx()].ports() {
+                let Ok(w) = verts.binary_search(&(e, tc)) else {
+                    continue;
+                };
+                let q = &self.tcq[e as usize * self.ntc + tc as usize];
+                if q.ids().any(|id| self.pkts.get(id).port == ip) {
+                    adj[v].push(w as u32);
+                }
+            }
+        }
+        let cycle: Option<Vec<(u32, u8)>> =
+            find_cycle(&adj).map(|c| c.iter().map(|&v| verts[v as usize]).collect());
+        match cycle {
+            Some(c) => {
+                let tx: Vec<u64> = c
+                    .iter()
+                    .map(|&(p, _)| self.ports[p as usize].tx_bytes)
+                    .collect();
+                if self.fc.last_cycle.as_ref() == Some(&(c.clone(), tx.clone())) {
+                    self.fc.deadlock = Some(DeadlockReport {
+                        detected_at_ps: self.now.0,
+                        cycle: c
+                            .iter()
+                            .map(|&(p, tc)| CycleHop {
+                                port: p,
+                                node: self.ports[p as usize].node,
+                                peer_node: self.topo.peer_node(crate::topology::PortId(p)).0,
+                                tc,
+                            })
+                            .collect(),
+                    });
+                    self.fc.halt = true;
+                    return;
+                }
+                self.fc.last_cycle = Some((c, tx));
+            }
+            None => self.fc.last_cycle = None,
+        }
+        let every = self.fc.pfc.as_ref().and_then(|p| p.params.deadlock_check);
+        if let Some(every) = every.filter(|_| !self.q.is_empty()) {
+            self.q
+                .push((self.now + every).0, Ev::Fc(FcEv::DeadlockCheck));
+        }
+    }
+}

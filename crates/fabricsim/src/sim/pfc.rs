@@ -1,0 +1,243 @@
+//! Priority flow control (IEEE 802.1Qbb) state: ingress accounting per (port, priority) in the
+//! shared buffer with headroom, XOFF/XON decisions, the pause state of each egress queue, the
+//! pause time it accumulates, and the PFC watchdog.
+//!
+//! Admission follows the HPCC ns-3 switch MMU (alibaba-edu/High-Precision-Congestion-Control,
+//! `switch-mmu.cc`): bytes from an ingress go to the shared pool while its usage is under the
+//! XOFF threshold, beyond it into the ingress's headroom; a frame that fits neither is dropped
+//! (headroom overflow). XOFF is sent when headroom starts to fill; XON once the headroom is empty
+//! and the shared usage is `xon_offset` below the threshold.
+
+use super::params::{PfcParams, PfcThreshold};
+
+pub const NOT: u64 = u64::MAX;
+
+/// What `admit` decided for an arriving frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    Accept,
+    /// Accepted, and the ingress must send XOFF now.
+    AcceptXoff,
+    /// Headroom overflow.
+    Drop,
+}
+
+pub struct Pfc {
+    pub params: PfcParams,
+    ntc: usize,
+    /// Per ingress port x tc: bytes in the shared pool, bytes in headroom, XOFF asserted.
+    shared: Vec<u64>,
+    hdrm: Vec<u64>,
+    xoff: Vec<bool>,
+    /// When the next PAUSE refresh of an XOFF'd ingress is due (a stale refresh is ignored).
+    pub refresh_at: Vec<u64>,
+    /// Headroom per port (each lossless class gets this much).
+    pub headroom: Vec<u64>,
+    /// Per node: shared-pool size (buffer minus reserved headroom) and headroom bytes in use.
+    pub shared_size: Vec<u64>,
+    hdrm_node: Vec<u64>,
+    /// Per egress port x tc: paused until (ps; `NOT`: not paused), paused since, and the
+    /// watchdog state (PFC turned off on the queue) with the time of the last PAUSE seen.
+    pub paused_until: Vec<u64>,
+    pub paused_since: Vec<u64>,
+    pub wd_off: Vec<bool>,
+    pub last_pause_rx: Vec<u64>,
+    /// Per port: time its egress spent paused (any class), XOFF sent from its ingress,
+    /// PAUSE frames received.
+    pub paused_ps: Vec<u64>,
+    pub xoff_sent: Vec<u64>,
+    pub pauses_rx: Vec<u64>,
+    pub watchdog_trips: u64,
+}
+
+impl Pfc {
+    pub fn new(params: PfcParams, ntc: usize, headroom: Vec<u64>, shared_size: Vec<u64>) -> Pfc {
+        let n = headroom.len();
+        Pfc {
+            params,
+            ntc,
+            shared: vec![0; n * ntc],
+            hdrm: vec![0; n * ntc],
+            xoff: vec![false; n * ntc],
+            refresh_at: vec![NOT; n * ntc],
+            headroom,
+            hdrm_node: vec![0; shared_size.len()],
+            shared_size,
+            paused_until: vec![NOT; n * ntc],
+            paused_since: vec![NOT; n * ntc],
+            wd_off: vec![false; n * ntc],
+            last_pause_rx: vec![0; n * ntc],
+            paused_ps: vec![0; n],
+            xoff_sent: vec![0; n],
+            pauses_rx: vec![0; n],
+            watchdog_trips: 0,
+        }
+    }
+
+    #[inline]
+    pub fn lossless(&self, tc: u8) -> bool {
+        self.params.lossless & (1 << tc) != 0
+    }
+
+    /// The XOFF threshold of node `node` whose buffer holds `used` bytes in all.
+    #[inline]
+    fn threshold(&self, node: usize, used: u64) -> u64 {
+        match self.params.xoff {
+            PfcThreshold::Static(b) => b,
+            PfcThreshold::Dynamic(alpha) => {
+                let shared_used = used - self.hdrm_node[node];
+                (alpha * self.shared_size[node].saturating_sub(shared_used) as f64) as u64
+            }
+        }
+    }
+
+    /// Bytes of shared pool node `node` may still give out (lossy classes are admitted
+    /// against this, so lossless headroom stays reserved).
+    #[inline]
+    pub fn shared_free(&self, node: usize, used: u64) -> u64 {
+        self.shared_size[node].saturating_sub(used - self.hdrm_node[node])
+    }
+
+    /// A lossless frame from ingress `ip` (on node `node`, whose buffer holds `used`).
+    #[inline]
+    pub fn admit(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> Admit {
+        let i = ip * self.ntc + tc;
+        let thr = self.threshold(node, used);
+        if self.shared[i] + frame <= thr && self.shared_free(node, used) >= frame {
+            self.shared[i] += frame;
+        } else if self.hdrm[i] + frame <= self.headroom[ip] {
+            self.hdrm[i] += frame;
+            self.hdrm_node[node] += frame;
+        } else {
+            return Admit::Drop;
+        }
+        if !self.xoff[i] && self.hdrm[i] > 0 {
+            self.xoff[i] = true;
+            self.xoff_sent[ip] += 1;
+            return Admit::AcceptXoff;
+        }
+        Admit::Accept
+    }
+
+    /// A lossless frame from ingress `ip` leaves the buffer; true when XON is due.
+    #[inline]
+    pub fn release(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> bool {
+        let i = ip * self.ntc + tc;
+        let h = self.hdrm[i].min(frame);
+        self.hdrm[i] -= h;
+        self.hdrm_node[node] -= h;
+        self.shared[i] -= frame - h;
+        if self.xoff[i]
+            && self.hdrm[i] == 0
+            && self.shared[i] + self.params.xon_offset_bytes <= self.threshold(node, used)
+        {
+            self.xoff[i] = false;
+            self.refresh_at[i] = NOT;
+            return true;
+        }
+        false
+    }
+
+    /// Whether ingress `ip` has XOFF asserted on `tc` (a storm source asserts it forever).
+    pub fn is_xoff(&self, ip: usize, tc: usize) -> bool {
+        self.xoff[ip * self.ntc + tc]
+    }
+
+    pub fn set_xoff(&mut self, ip: usize, tc: usize, on: bool) {
+        self.xoff[ip * self.ntc + tc] = on;
+        if !on {
+            self.refresh_at[ip * self.ntc + tc] = NOT;
+        }
+    }
+
+    /// Egress `p` stops `tc` until `until`; true if it was not paused before.
+    pub fn pause(&mut self, p: usize, tc: usize, now: u64, until: u64) -> bool {
+        let i = p * self.ntc + tc;
+        self.pauses_rx[p] += 1;
+        self.last_pause_rx[i] = now;
+        self.paused_until[i] = until;
+        if self.paused_since[i] == NOT {
+            self.paused_since[i] = now;
+            return true;
+        }
+        false
+    }
+
+    /// Egress `p` resumes `tc`; true if it was paused.
+    pub fn resume(&mut self, p: usize, tc: usize, now: u64) -> bool {
+        let i = p * self.ntc + tc;
+        self.paused_until[i] = NOT;
+        if self.paused_since[i] == NOT {
+            return false;
+        }
+        self.paused_ps[p] += now - self.paused_since[i];
+        self.paused_since[i] = NOT;
+        true
+    }
+
+    /// Closes the pause intervals still open at the end of a run.
+    pub fn close(&mut self, now: u64) {
+        for i in 0..self.paused_since.len() {
+            if self.paused_since[i] != NOT {
+                self.paused_ps[i / self.ntc] += now - self.paused_since[i];
+                self.paused_since[i] = now;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::params::Headroom;
+
+    fn pfc(xoff: u64, headroom: u64) -> Pfc {
+        let params = PfcParams {
+            lossless: 0b10,
+            xoff: PfcThreshold::Static(xoff),
+            xon_offset_bytes: 2000,
+            headroom: Headroom::Bytes(headroom),
+            peer_response: None,
+            watchdog: None,
+            deadlock_check: None,
+        };
+        Pfc::new(params, 2, vec![headroom; 2], vec![1 << 20])
+    }
+
+    #[test]
+    fn xoff_when_headroom_starts_filling_xon_after_hysteresis() {
+        // HPCC switch-mmu.cc: shared up to the threshold, then headroom; XOFF once headroom
+        // holds bytes; XON when headroom is empty and shared <= threshold - resume offset.
+        let mut p = pfc(5000, 3000);
+        let mut used = 0;
+        for _ in 0..5 {
+            assert_eq!(p.admit(0, 0, 1, 1000, used), Admit::Accept);
+            used += 1000;
+        }
+        assert_eq!(p.admit(0, 0, 1, 1000, used), Admit::AcceptXoff);
+        used += 1000;
+        assert_eq!(p.admit(0, 0, 1, 1000, used), Admit::Accept);
+        used += 1000;
+        assert_eq!(p.admit(0, 0, 1, 1000, used), Admit::Accept);
+        used += 1000;
+        // Headroom (3000) full: the next frame overflows it.
+        assert_eq!(p.admit(0, 0, 1, 1000, used), Admit::Drop);
+        for k in 0..5 {
+            used -= 1000;
+            // Headroom drains first (3 frames), then shared 5000 -> 3000 reaches XON.
+            assert_eq!(p.release(0, 0, 1, 1000, used), k == 4, "release {k}");
+        }
+        assert!(!p.is_xoff(0, 1));
+    }
+
+    #[test]
+    fn pause_time_accumulates_per_port() {
+        let mut p = pfc(5000, 3000);
+        assert!(p.pause(1, 1, 100, 500));
+        assert!(!p.pause(1, 1, 200, 700));
+        assert!(p.resume(1, 1, 400));
+        assert!(!p.resume(1, 1, 450));
+        assert_eq!(p.paused_ps[1], 300);
+        assert_eq!(p.pauses_rx[1], 2);
+    }
+}
