@@ -5,9 +5,9 @@ mod cc_util;
 
 use cc_util::{port_gbps, run, star};
 use fabricsim::message::MessageDag;
-use fabricsim::sim::SimParams;
 use fabricsim::sim::dcqcn::{DcqcnParams, DcqcnSet};
 use fabricsim::sim::ecn::EcnMarking;
+use fabricsim::sim::{FlowControl, PfcParams, SimParams};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
 
@@ -102,5 +102,93 @@ fn two_flows_share_the_bottleneck() {
              last 500 us {a:.1} / {b:.1} Gb/s; {cnps} CNPs"
         );
         assert!(cnps > 0, "{set:?}: no CNPs");
+    }
+}
+
+/// What an 8 → 1 incast did at the bottleneck.
+struct Incast {
+    /// Fraction of samples with the queue in [Kmin, Kmax], and at or below Kmax.
+    within: f64,
+    below_kmax: f64,
+    pause_us: u64,
+    peak_bytes: u64,
+    cnps: u64,
+    drops: u64,
+    /// Payload delivered over the run time, as a fraction of the receiver's payload rate.
+    utilization: f64,
+}
+
+/// 8 → 1 incast at 400G under PFC (SONiC headroom, dynamic XOFF, 8 MB buffer as in the PFC
+/// incast test), with ECN at the NVIDIA Onyx RoCE defaults (Kmin 150 KB, Kmax 1.5 MB, Pmax 0.1;
+/// physics.md C4) and DCQCN `set` or none.
+fn incast(set: Option<DcqcnSet>) -> Incast {
+    let rate = BitRate::gbps(400);
+    let (kmin, kmax) = (150_000u64, 1_500_000u64);
+    let t = star(9, rate, Time::from_ns(100));
+    let mut p = params(None, red(kmin, kmax, 0.1));
+    p.cc.dcqcn = set.map(|s| DcqcnParams::set(s, rate));
+    p.switch_buffer_bytes = 8 << 20;
+    p.sample_interval = Some(Time::from_us(1));
+    let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, frame));
+    let mut d = MessageDag::default();
+    for s in 1..=8 {
+        d.push(HostId(s), HostId(0), 8_000_000, Time::ZERO, &[]);
+    }
+    let r = run(&t, &p, &d);
+    let bott = t
+        .ports
+        .iter()
+        .position(|x| x.peer == t.host_port(HostId(0)))
+        .unwrap();
+    // Samples from 50 us (after the initial burst) to the first completion.
+    let first_done = r.messages.iter().map(|m| m.recv_ps.unwrap()).min().unwrap();
+    let series = &r.series.as_ref().unwrap().ports[bott].queue_bytes;
+    let q = &series[50..(first_done / 1_000_000) as usize];
+    let n = q.len() as f64;
+    let total: u64 = r.messages.iter().map(|m| m.bytes).sum();
+    let last = r.messages.iter().map(|m| m.recv_ps.unwrap()).max().unwrap();
+    Incast {
+        within: q.iter().filter(|&&x| x >= kmin && x <= kmax).count() as f64 / n,
+        below_kmax: q.iter().filter(|&&x| x <= kmax).count() as f64 / n,
+        pause_us: r.flow_control.as_ref().unwrap().pause_time_ps_total / 1_000_000,
+        peak_bytes: q.iter().copied().max().unwrap(),
+        cnps: r.counters.cnps,
+        drops: r.counters.drops.total(),
+        utilization: total as f64 * 8.0
+            / (last as f64 / 1e12)
+            / (rate.bps() as f64 * p.payload_efficiency()),
+    }
+}
+
+/// Zhu et al. §2 and §6: DCQCN keeps an incast's queue below the ECN ceiling so PFC rarely has
+/// to act; PFC alone lets the queue sit at the XOFF threshold and pauses the senders.
+#[test]
+fn incast_queue_stays_below_kmax_with_less_pause_than_pfc_alone() {
+    let pfc = incast(None);
+    let show = |name: &str, x: &Incast| {
+        eprintln!(
+            "8->1 at 400G, {name}: queue in [Kmin,Kmax] {:.3} of the time, <= Kmax {:.3}, peak {} B, \
+             pause {} us, {} CNPs, drops {}, utilization {:.3}",
+            x.within, x.below_kmax, x.peak_bytes, x.pause_us, x.cnps, x.drops, x.utilization
+        )
+    };
+    show("PFC alone", &pfc);
+    assert_eq!(pfc.drops, 0);
+    for set in [DcqcnSet::ConnectxFw, DcqcnSet::HpccMlx, DcqcnSet::Paper] {
+        let x = incast(Some(set));
+        show(&format!("PFC + DCQCN {set:?}"), &x);
+        assert_eq!(x.drops, 0);
+        assert!(x.cnps > 0);
+        assert!(
+            x.below_kmax > 0.9,
+            "{set:?}: queue <= Kmax only {:.3}",
+            x.below_kmax
+        );
+        assert!(
+            x.pause_us < pfc.pause_us,
+            "{set:?}: pause {} us",
+            x.pause_us
+        );
     }
 }
