@@ -1,5 +1,6 @@
 //! InfiniBand congestion control (IBA Vol. 1 annex A10; ibccconfig(8) knobs, physics.md C2):
-//! a switch marks FECN on packets that find their output queue above a threshold; the
+//! a switch marks FECN on packets that find their output queue above a threshold, at the root
+//! of congestion (a port short of credits is a victim and marks only with Victim_Mask); the
 //! destination channel adapter returns a BECN to the source; the source raises the flow's
 //! congestion control table index (CCTI) by `ccti_increase` per BECN, up to `ccti_limit`, and
 //! waits the table's inter-packet delay CCT[CCTI] between packets; every `ccti_timer` the index
@@ -19,6 +20,9 @@ pub struct IbCcParams {
     pub threshold_bytes: u64,
     /// Mark one packet in `marking_rate + 1` above the threshold (IBA Marking_Rate; 0: all).
     pub marking_rate: u32,
+    /// Also mark at victim ports: congested only for lack of credits downstream (IBA A10
+    /// Victim_Mask; off: only the root of congestion marks).
+    pub victim_mask: bool,
     pub ccti_increase: u16,
     pub ccti_limit: u16,
     pub ccti_min: u16,
@@ -94,6 +98,7 @@ mod tests {
         IbCcParams {
             threshold_bytes: 0,
             marking_rate: 0,
+            victim_mask: false,
             ccti_increase: 1,
             ccti_limit: 127,
             ccti_min: 0,

@@ -26,6 +26,14 @@ impl Engine<'_> {
             return;
         }
         if let Some(ib) = &self.p.cc.ibcc {
+            // A port that cannot send a full packet more for lack of credits is a victim.
+            let full = crate::sim::credits::blocks(self.p.data_frame_bytes(self.p.mtu_bytes));
+            if !ib.victim_mask
+                && let Some(c) = &self.fc.credits
+                && c.available(out, self.p.data_tc as usize) < 2 * full
+            {
+                return;
+            }
             let skip = &mut self.cc.fecn_skip[out];
             if *skip > 0 {
                 *skip -= 1;
