@@ -22,6 +22,7 @@
 
 pub mod bench;
 pub mod cc;
+pub mod cc_profile;
 pub mod credits;
 pub mod dcqcn;
 pub mod deadlock;
