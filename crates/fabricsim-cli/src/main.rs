@@ -4,7 +4,9 @@
 
 mod bench;
 mod outcome;
+mod output;
 mod plan;
+mod scenario_flags;
 mod sim;
 mod train;
 
