@@ -99,6 +99,8 @@ pub struct Profile {
     pub ports: Ports,
     pub packet: Packet,
     pub comm: Comm,
+    /// Link-level flow control (`sim::profile_fc`; `SimParams::from_profile` maps it).
+    pub flow_control: Option<crate::sim::profile_fc::FlowControlProfile>,
     /// Congestion control, routing and IB CC sub-tables (`sim::cc_profile`).
     pub congestion: Option<crate::sim::cc_profile::Congestion>,
     pub congestion_untuned: Option<crate::sim::cc_profile::Congestion>,

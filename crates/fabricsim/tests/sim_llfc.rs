@@ -122,6 +122,7 @@ fn credits_limit_a_long_link_to_buffer_over_credit_round_trip() {
     p.flow_control = FlowControl::Credits(CreditParams {
         switch_vl_buffer_bytes: buf,
         nic_vl_buffer_bytes: 1 << 20,
+        deadlock_check: None,
     });
     let frame = p.data_frame_bytes(p.mtu_bytes) as u64;
     let per_pkt = frame.div_ceil(64);
@@ -135,6 +136,7 @@ fn credits_limit_a_long_link_to_buffer_over_credit_round_trip() {
     p.flow_control = FlowControl::Credits(CreditParams {
         switch_vl_buffer_bytes: 2 << 20,
         nic_vl_buffer_bytes: 1 << 20,
+        deadlock_check: None,
     });
     let full = one_flow_fraction(&p, d);
     eprintln!(
@@ -285,4 +287,106 @@ fn lossless_fabrics_never_drop_on_random_small_topologies() {
             );
         }
     }
+}
+
+#[test]
+fn a_cyclic_buffer_dependency_deadlocks_and_is_reported_with_its_cycle() {
+    // Hu et al. HotNets 2016: bounced reroutes after two link failures make the queues
+    // L2->S1, S1->L3, L3->S2, S2->L2 wait on each other; the wait-for graph finds that ring.
+    use fabricsim::sim::Status;
+    use fabricsim::sim::lossless_scenarios::bounce_deadlock;
+    let (t, faults, dag) = bounce_deadlock(2, BitRate::gbps(400), 20_000_000);
+    for (name, p) in [("pfc", roce_pfc()), ("credits", ib())] {
+        let mut p = p;
+        p.switch_buffer_bytes = 4 << 20;
+        let r = run(&t, &p, &dag, &faults);
+        let fc = r.flow_control.as_ref().unwrap();
+        let d = fc
+            .deadlock
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}: no deadlock found"));
+        assert_eq!(r.sim.status, Status::Deadlock, "{name}");
+        let nodes: Vec<u32> = d.cycle.iter().map(|h| h.node).collect();
+        eprintln!(
+            "{name}: deadlock at {} us, cycle through nodes {nodes:?}",
+            d.detected_at_ps / 1_000_000
+        );
+        // Leaves are nodes 8..12, spines 12, 13: the ring has two leaves and two spines,
+        // each hop leading to the next.
+        assert_eq!(d.cycle.len(), 4, "{name}");
+        for (i, h) in d.cycle.iter().enumerate() {
+            assert_eq!(h.peer_node, d.cycle[(i + 1) % 4].node, "{name}: not a ring");
+        }
+        let mut sorted = nodes.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![9, 10, 12, 13], "{name}");
+    }
+}
+
+/// Host 4 (leaf B) stops receiving at 5 us while host 1 sends to it; the victim, host 0 -> host
+/// 5, shares the leaf A -> spine -> leaf B path. Runs to 1 ms.
+fn pause_storm(watchdog: Option<Time>) -> RunResult {
+    use fabricsim::sim::{Fault, RunOptions};
+    let mut p = roce_pfc();
+    p.switch_buffer_bytes = 8 << 20; // fills in tens of microseconds
+    if let FlowControl::Pfc(pp) = &mut p.flow_control {
+        pp.watchdog = watchdog;
+    }
+    let t = two_leaves(4, BitRate::gbps(400), Time::from_ns(100));
+    let mut dag = MessageDag::default();
+    dag.push(HostId(1), HostId(4), 20_000_000, Time::ZERO, &[]);
+    dag.push(HostId(0), HostId(5), 4_000_000, Time::from_us(10), &[]);
+    let faults = Faults {
+        faults: vec![Fault::RxStall {
+            host: HostId(4),
+            at: Time::from_us(5),
+            until: None,
+        }],
+        ..Faults::default()
+    };
+    let opts = RunOptions {
+        until: Some(Time::from_ms(1)),
+        ..RunOptions::default()
+    };
+    let r = fabricsim::sim::run(&t, &p, &dag, &faults, opts).unwrap();
+    r.check_conservation().unwrap();
+    r
+}
+
+#[test]
+fn a_pause_storm_stops_a_victim_until_the_watchdog_drops_instead() {
+    // Guo et al. SIGCOMM 2016 4.3: a NIC that stops receiving pauses its switch port forever;
+    // the pause spreads up the tree and stops flows that never go to it. The PFC watchdog
+    // (SONiC, action drop) turns PFC off on the stormed queue and the victim finishes.
+    let storm = pause_storm(None);
+    let fc = storm.flow_control.as_ref().unwrap();
+    eprintln!(
+        "no watchdog: victim finished {:?}, {} pauses, paused {} us in all",
+        storm.messages[1].finish_ps,
+        storm.counters.pause_frames,
+        fc.pause_time_ps_total / 1_000_000
+    );
+    assert_eq!(
+        storm.messages[1].finish_ps, None,
+        "the victim is stuck behind the storm"
+    );
+    assert_eq!(
+        storm.counters.drops.total() - storm.counters.drops.rx_stalled,
+        0
+    );
+    let wd = pause_storm(Some(Time::from_us(50)));
+    let fc = wd.flow_control.as_ref().unwrap();
+    let v = &wd.messages[1];
+    eprintln!(
+        "watchdog 50 us: {} trips, victim fct {:?} us, {} watchdog drops",
+        fc.watchdog_trips,
+        v.fct_ps.map(|f| f / 1_000_000),
+        wd.counters.drops.watchdog
+    );
+    assert!(fc.watchdog_trips >= 1);
+    assert!(
+        v.finish_ps.is_some(),
+        "the victim completes once the watchdog acts"
+    );
+    assert!(wd.counters.drops.watchdog > 0);
 }

@@ -25,6 +25,11 @@ pub struct FaultsSection {
     pub reroute_delay: Option<String>,
     #[serde(default)]
     pub link: Vec<LinkFaultEntry>,
+    /// Receive stalls and forced routes (`scenario::flowctl`).
+    #[serde(default)]
+    pub nic: Vec<super::flowctl::NicFaultEntry>,
+    #[serde(default)]
+    pub route: Vec<super::flowctl::RouteFaultEntry>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]

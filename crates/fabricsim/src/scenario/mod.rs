@@ -15,6 +15,7 @@ pub mod topology;
 pub mod train;
 
 pub mod faults;
+pub mod flowctl;
 pub mod sim;
 pub mod traffic;
 pub mod value;

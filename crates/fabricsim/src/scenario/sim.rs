@@ -51,6 +51,10 @@ pub struct SimSection {
     pub ber: Option<f64>,
     pub routing: Option<String>,
     pub qp_rate_limit: Option<String>,
+    /// none | credits | pfc, with `[sim.pfc]` / `[sim.credits]` (see `scenario::flowctl`).
+    pub flow_control: Option<String>,
+    pub pfc: Option<super::flowctl::PfcSection>,
+    pub credits: Option<super::flowctl::CreditsSection>,
 }
 
 /// Everything one packet-level run needs.
@@ -207,6 +211,13 @@ impl SimSection {
             }
             p.sample_interval = Some(t);
         }
+        super::flowctl::apply(
+            src,
+            self.flow_control.as_deref(),
+            self.pfc.as_ref(),
+            self.credits.as_ref(),
+            &mut p,
+        )?;
         p.validate().map_err(|(field, problem, allowed)| {
             let key = match field {
                 "mtu_bytes" => "sim.mtu",
@@ -293,12 +304,14 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
             })?
         }
     };
-    let mut faults = sc
-        .file
-        .faults
-        .clone()
-        .unwrap_or_default()
-        .resolve(src, net.topo.links.len())?;
+    let fsec = sc.file.faults.clone().unwrap_or_default();
+    let mut faults = fsec.resolve(src, net.topo.links.len())?;
+    faults.faults.extend(super::flowctl::node_faults(
+        src,
+        &fsec.nic,
+        &fsec.route,
+        &net,
+    )?);
     // The topology file's per-link error rates come first; [faults] entries override them.
     let mut all = net.link_loss.clone();
     all.append(&mut faults.faults);

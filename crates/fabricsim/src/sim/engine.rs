@@ -275,6 +275,7 @@ impl<'a> Engine<'a> {
             .map(|i| Rng::stream(p.seed, 1, i as u64))
             .collect();
         let mut q = RadixQueue::new();
+        let mut misroutes = Vec::new();
         for f in &faults.faults {
             let link_ok = |l: crate::topology::LinkId| {
                 if l.idx() < topo.links.len() {
@@ -345,6 +346,7 @@ impl<'a> Engine<'a> {
                         );
                     }
                 }
+                Fault::Misroute { node, dst, port } => misroutes.push((node, dst, port)),
                 Fault::Up { link, at } => {
                     link_ok(link)?;
                     q.push(
@@ -459,7 +461,7 @@ impl<'a> Engine<'a> {
                 q.push(m.start.0, Ev::Post { msg: i as u32 });
             }
         }
-        let fc = LinkFc::new(topo, p)?;
+        let fc = LinkFc::new(topo, p, misroutes)?;
         if let Some((t, ev)) = fc.first_events() {
             q.push(t, ev);
         }
@@ -851,6 +853,9 @@ impl<'a> Engine<'a> {
         // Switch: route, admit, enqueue.
         let topo = self.topo;
         let node = topo.ports[in_port].node.0;
+        if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
+            return self.fc_enqueue(id, in_port, out, &pk);
+        }
         let cands = topo.routing.next_hops(NodeId(node), HostId(pk.dst));
         if cands.is_empty() {
             return self.drop_pkt(id, DropReason::NoRoute);

@@ -6,7 +6,7 @@
 //! way down is dropped as `no_route`; recomputing routes fabric-wide (a subnet manager, a routing
 //! protocol withdrawing prefixes) is not modelled yet.
 
-use crate::topology::{HostId, LinkId};
+use crate::topology::{HostId, LinkId, NodeId, PortId};
 use crate::units::Time;
 
 /// Which direction of a full-duplex link.
@@ -46,6 +46,14 @@ pub enum Fault {
         host: HostId,
         at: Time,
         until: Option<Time>,
+    },
+    /// Switch `node` forwards lossless packets for `dst` out of `port`, whatever up/down routing
+    /// says: a routing misconfiguration or a transient reroute that bounces traffic down and up
+    /// again, the way cyclic buffer dependencies (PFC deadlocks) form (Hu et al., HotNets 2016).
+    Misroute {
+        node: NodeId,
+        dst: HostId,
+        port: PortId,
     },
 }
 

@@ -37,6 +37,7 @@ pub mod lossless_scenarios;
 pub mod packet;
 pub mod params;
 pub mod pfc;
+pub mod profile_fc;
 pub mod queue;
 pub mod results;
 pub mod route;

@@ -58,6 +58,8 @@ pub struct CreditParams {
     pub switch_vl_buffer_bytes: u64,
     /// Receive buffer per VL of a NIC port.
     pub nic_vl_buffer_bytes: u64,
+    /// How often to look for a cycle of credit-starved queues (deadlock); `None`: never.
+    pub deadlock_check: Option<Time>,
 }
 
 impl CreditParams {
@@ -68,6 +70,7 @@ impl CreditParams {
         CreditParams {
             switch_vl_buffer_bytes: 256 * 1024,
             nic_vl_buffer_bytes: 256 * 1024,
+            deadlock_check: Some(Time::from_us(100)),
         }
     }
 }
@@ -219,8 +222,8 @@ impl SimParams {
         }
     }
 
-    /// InfiniBand NDR-like: Quantum-2 switch, ConnectX-7, static destination routing. Credits,
-    /// adaptive routing and IB CC plug in with their own issue.
+    /// InfiniBand NDR-like: Quantum-2 switch, ConnectX-7, static destination routing, credit
+    /// flow control per VL. Adaptive routing and IB CC plug in with their own issue.
     pub fn ib() -> SimParams {
         SimParams {
             mtu_bytes: 4096,        // [nic.common] ib_mtu_bytes
@@ -230,6 +233,7 @@ impl SimParams {
             ack_extra_bytes: 4,                 // AETH
             switch_latency: Time::from_ns(130), // [switch.quantum2_qm9700] latency_ns
             cut_through: true,
+            flow_control: FlowControl::Credits(CreditParams::default_ib()),
             nic_latency: Time::from_ns(600), // [nic.connectx7] nic_latency_ns (estimate)
             switch_buffer_bytes: 64 * 1024 * 1024, // not published (estimate)
             dt_alpha: 1.0,

@@ -14,7 +14,7 @@ use crate::sim::packet::Packet;
 use crate::sim::params::{FlowControl, Headroom, SimParams};
 use crate::sim::pfc::{Admit, NOT, Pfc};
 use crate::sim::results::DropReason;
-use crate::topology::{HostId, Topology};
+use crate::topology::{HostId, NodeId, PortId, Topology};
 use crate::units::Time;
 
 /// Flow-control events.
@@ -119,11 +119,33 @@ pub(super) struct LinkFc {
     last_cycle: Option<(Vec<(u32, u8)>, Vec<u64>)>,
     deadlock: Option<DeadlockReport>,
     pub halt: bool,
+    /// Forced next hops (node, destination host) -> port, sorted; `Fault::Misroute`.
+    misroutes: Vec<((u32, u32), u32)>,
+    deadlock_every: Option<Time>,
 }
 
 impl LinkFc {
     /// The flow-control state for `topo` under `p`; `Err` when the headroom does not fit.
-    pub(super) fn new(topo: &Topology, p: &SimParams) -> Result<LinkFc, String> {
+    pub(super) fn new(
+        topo: &Topology,
+        p: &SimParams,
+        misroutes: Vec<(NodeId, HostId, PortId)>,
+    ) -> Result<LinkFc, String> {
+        let mut forced = Vec::with_capacity(misroutes.len());
+        for (node, dst, port) in misroutes {
+            let ok = node.idx() < topo.nodes.len()
+                && topo.nodes[node.idx()].is_switch()
+                && topo.nodes[node.idx()].ports().contains(&port.0)
+                && dst.idx() < topo.num_hosts();
+            if !ok {
+                return Err(format!(
+                    "misroute at node {} for host {} via port {}: not a switch port of that node, or no such host",
+                    node.0, dst.0, port.0
+                ));
+            }
+            forced.push(((node.0, dst.0), port.0));
+        }
+        forced.sort_unstable();
         let ntc = p.traffic_classes as usize;
         let n = topo.ports.len();
         let link_delay: Vec<Time> = topo
@@ -146,6 +168,8 @@ impl LinkFc {
             last_cycle: None,
             deadlock: None,
             halt: false,
+            misroutes: forced,
+            deadlock_every: None,
         };
         match p.flow_control {
             FlowControl::None => {}
@@ -171,6 +195,7 @@ impl LinkFc {
                 }
                 let peer: Vec<u32> = topo.ports.iter().map(|q| q.peer.0).collect();
                 fc.credits = Some(Credits::new(ntc, cap, &peer));
+                fc.deadlock_every = c.deadlock_check;
                 fc.lossless = ((1u16 << ntc) - 1) as u8;
             }
             FlowControl::Pfc(pp) => {
@@ -219,6 +244,7 @@ impl LinkFc {
                     shared.push(p.switch_buffer_bytes.saturating_sub(reserved));
                 }
                 fc.lossless = pp.lossless;
+                fc.deadlock_every = pp.deadlock_check;
                 fc.pfc = Some(Pfc::new(pp, ntc, hdrm, shared));
             }
         }
@@ -227,8 +253,21 @@ impl LinkFc {
 
     /// Events to schedule at the start (the first deadlock check).
     pub(super) fn first_events(&self) -> Option<(u64, Ev)> {
-        let every = self.pfc.as_ref()?.params.deadlock_check?;
+        let every = self.deadlock_every?;
         Some((every.0, Ev::Fc(FcEv::DeadlockCheck)))
+    }
+
+    /// The forced egress of a lossless packet for `dst` at switch `node`, if any.
+    #[inline]
+    pub(super) fn misroute(&self, node: u32, dst: u32, tc: u8) -> Option<usize> {
+        if self.misroutes.is_empty() || !self.lossless(tc) {
+            return None;
+        }
+        let i = self
+            .misroutes
+            .binary_search_by_key(&(node, dst), |e| e.0)
+            .ok()?;
+        Some(self.misroutes[i].1 as usize)
     }
 
     #[inline]
@@ -624,7 +663,7 @@ impl Engine<'_> {
                             .map(|&(p, tc)| CycleHop {
                                 port: p,
                                 node: self.ports[p as usize].node,
-                                peer_node: self.topo.peer_node(crate::topology::PortId(p)).0,
+                                peer_node: self.topo.peer_node(PortId(p)).0,
                                 tc,
                             })
                             .collect(),
@@ -636,8 +675,7 @@ impl Engine<'_> {
             }
             None => self.fc.last_cycle = None,
         }
-        let every = self.fc.pfc.as_ref().and_then(|p| p.params.deadlock_check);
-        if let Some(every) = every.filter(|_| !self.q.is_empty()) {
+        if let Some(every) = self.fc.deadlock_every.filter(|_| !self.q.is_empty()) {
             self.q
                 .push((self.now + every).0, Ev::Fc(FcEv::DeadlockCheck));
         }

@@ -1,0 +1,143 @@
+//! The `[flow_control]` sub-table of a fabric profile (data/profiles) and its mapping into the
+//! engine's parameters: IB credits per VL, or PFC on the RoCE lossless priority with the SONiC
+//! headroom (tuned) and a documented untuned variant.
+
+use serde::Deserialize;
+
+use super::params::{CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, SimParams};
+use crate::profile::{Family, Profile};
+use crate::units::Time;
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowControlProfile {
+    /// credits | pfc | none
+    pub kind: String,
+    /// Credits: data VLs, receive buffer per VL of a switch port and of a NIC port.
+    pub data_vls: Option<u8>,
+    pub switch_vl_buffer_bytes: Option<u64>,
+    pub nic_vl_buffer_bytes: Option<u64>,
+    /// PFC: the lossless 802.1p priority (carried by the engine's data class).
+    pub priority: Option<u8>,
+    pub xoff_alpha: Option<f64>,
+    pub headroom_scale: Option<f64>,
+    pub watchdog_ms: Option<u64>,
+    /// The untuned variant: what changes (a fixed headroom, no watchdog).
+    pub untuned: Option<UntunedPfc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UntunedPfc {
+    /// A fixed headroom per (port, priority) instead of the formula.
+    pub headroom_bytes: u64,
+    /// 0: watchdog off.
+    pub watchdog_ms: u64,
+}
+
+impl FlowControlProfile {
+    /// The engine's flow control for this profile (`tuned` false: the untuned variant).
+    pub fn flow_control(&self, p: &SimParams, tuned: bool) -> Result<FlowControl, String> {
+        match self.kind.as_str() {
+            "none" => Ok(FlowControl::None),
+            "credits" => {
+                let d = CreditParams::default_ib();
+                Ok(FlowControl::Credits(CreditParams {
+                    switch_vl_buffer_bytes: self
+                        .switch_vl_buffer_bytes
+                        .unwrap_or(d.switch_vl_buffer_bytes),
+                    nic_vl_buffer_bytes: self.nic_vl_buffer_bytes.unwrap_or(d.nic_vl_buffer_bytes),
+                    deadlock_check: d.deadlock_check,
+                }))
+            }
+            "pfc" => {
+                if self.priority.is_some_and(|x| x > 7) {
+                    return Err("flow_control.priority: 0 to 7 (802.1p)".into());
+                }
+                let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+                let mut pp = PfcParams::tuned(p.data_tc, frame);
+                if let Some(a) = self.xoff_alpha {
+                    pp.xoff = PfcThreshold::Dynamic(a);
+                }
+                if let Some(s) = self.headroom_scale {
+                    pp.headroom = Headroom::Formula { scale: s };
+                }
+                if let Some(w) = self.watchdog_ms {
+                    pp.watchdog = (w > 0).then(|| Time::from_ms(w));
+                }
+                if !tuned {
+                    let u = self
+                        .untuned
+                        .as_ref()
+                        .ok_or("flow_control.untuned: the profile has no untuned variant")?;
+                    pp.headroom = Headroom::Bytes(u.headroom_bytes);
+                    pp.watchdog = (u.watchdog_ms > 0).then(|| Time::from_ms(u.watchdog_ms));
+                }
+                Ok(FlowControl::Pfc(pp))
+            }
+            other => Err(format!(
+                "flow_control.kind: unknown `{other}` (allowed: credits, pfc, none)"
+            )),
+        }
+    }
+}
+
+impl SimParams {
+    /// The engine parameters of a fabric profile: the family's defaults, the profile's packet
+    /// format and its flow control (`tuned` false: the documented untuned variant).
+    pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, String> {
+        let mut p = match pr.family {
+            Family::Infiniband => SimParams::ib(),
+            Family::Roce => SimParams::roce(),
+        };
+        p.mtu_bytes = pr.packet.mtu_bytes;
+        p.header_bytes = pr.packet.header_bytes;
+        p.wire_overhead_bytes = pr.packet.wire_overhead_bytes;
+        if let Some(fc) = &pr.flow_control {
+            if let Some(v) = fc.data_vls {
+                if !(2..=8).contains(&v) {
+                    return Err("flow_control.data_vls: 2 to 8".into());
+                }
+                p.traffic_classes = v;
+            }
+            p.flow_control = fc.flow_control(&p, tuned)?;
+        }
+        // Congestion control and routing (`sim::cc_profile`).
+        let tuning = if tuned {
+            super::cc_profile::Tuning::Tuned
+        } else {
+            super::cc_profile::Tuning::Untuned
+        };
+        let line = crate::units::BitRate::gbps(pr.ports.rate_gbps as u64);
+        super::cc_profile::apply(pr.cc_sections(), tuning, line, &mut p)
+            .map_err(|(k, prob, allowed)| format!("{k}: {prob} (allowed: {allowed})"))?;
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_profiles_map_to_their_flow_control() {
+        for id in ["ib-ndr", "ib-xdr"] {
+            let p = SimParams::from_profile(&Profile::builtin(id).unwrap(), true).unwrap();
+            assert!(matches!(p.flow_control, FlowControl::Credits(_)), "{id}");
+            assert_eq!(p.traffic_classes, 4, "{id}: ConnectX NUM_OF_VL = 4");
+        }
+        for id in ["roce-400g", "roce-800g"] {
+            let pr = Profile::builtin(id).unwrap();
+            let tuned = SimParams::from_profile(&pr, true).unwrap();
+            let FlowControl::Pfc(t) = tuned.flow_control else {
+                panic!("{id}: PFC expected");
+            };
+            assert_eq!(t.headroom, Headroom::Formula { scale: 1.0 });
+            let untuned = SimParams::from_profile(&pr, false).unwrap();
+            let FlowControl::Pfc(u) = untuned.flow_control else {
+                panic!("{id}: PFC expected");
+            };
+            assert!(matches!(u.headroom, Headroom::Bytes(_)) && u.watchdog.is_none());
+        }
+    }
+}
