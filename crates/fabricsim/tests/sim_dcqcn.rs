@@ -192,3 +192,39 @@ fn incast_queue_stays_below_kmax_with_less_pause_than_pfc_alone() {
         );
     }
 }
+
+/// The shipped roce-400g profile, tuned vs its documented untuned variant
+/// (`SimParams::from_profile`), on the 8 → 1 incast: tuned marks ECN and sends CNPs; untuned
+/// (DCQCN off, Kmin above the XOFF point) never marks and leaves the incast to PFC pauses.
+#[test]
+fn roce_400g_profile_tuned_vs_untuned_incast() {
+    let prof = fabricsim::profile::Profile::builtin("roce-400g").unwrap();
+    let t = star(9, BitRate::gbps(400), Time::from_ns(100));
+    let mut d = MessageDag::default();
+    for s in 1..=8 {
+        d.push(HostId(s), HostId(0), 4_000_000, Time::ZERO, &[]);
+    }
+    let mut out = Vec::new();
+    for tuned in [true, false] {
+        let mut p = SimParams::from_profile(&prof, tuned).unwrap();
+        p.switch_buffer_bytes = 8 << 20;
+        let r = run(&t, &p, &d);
+        let pause_us = r.flow_control.as_ref().unwrap().pause_time_ps_total / 1_000_000;
+        eprintln!(
+            "roce-400g {}: {} ECN marks, {} CNPs, pause {pause_us} us, drops {}, max FCT {} us",
+            if tuned { "tuned" } else { "untuned" },
+            r.counters.ecn_marks,
+            r.counters.cnps,
+            r.counters.drops.total(),
+            r.summary.max_fct_ps.unwrap() / 1_000_000
+        );
+        out.push((r.counters.cnps, pause_us));
+    }
+    assert!(out[0].0 > 0 && out[1].0 == 0);
+    assert!(
+        out[0].1 < out[1].1,
+        "pause tuned {} us vs untuned {} us",
+        out[0].1,
+        out[1].1
+    );
+}
