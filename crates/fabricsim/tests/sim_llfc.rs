@@ -390,3 +390,40 @@ fn a_pause_storm_stops_a_victim_until_the_watchdog_drops_instead() {
     );
     assert!(wd.counters.drops.watchdog > 0);
 }
+
+#[test]
+fn the_example_scenarios_show_their_pathologies_and_bad_knobs_are_located() {
+    use fabricsim::scenario::{Scenario, sim::build};
+    use fabricsim::sim::{RunOptions, Status};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let go = |name: &str| {
+        let path = dir.join(name);
+        let sc = Scenario::load(path.to_str().unwrap()).unwrap();
+        let s = build(&sc, &dir, None).unwrap();
+        let opts = RunOptions {
+            until: s.until,
+            ..RunOptions::default()
+        };
+        fabricsim::sim::run(&s.net.topo, &s.params, &s.dag, &s.faults, opts).unwrap()
+    };
+    let d = go("roce-deadlock.toml");
+    assert_eq!(d.sim.status, Status::Deadlock);
+    assert_eq!(d.flow_control.unwrap().deadlock.unwrap().cycle.len(), 4);
+    let storm = go("roce-pause-storm.toml");
+    assert_eq!(storm.flow_control.unwrap().watchdog_trips, 1);
+    assert!(storm.messages[1].finish_ps.is_some());
+    let spread = go("roce-congestion-spreading.toml");
+    assert_eq!(spread.counters.drops.total(), 0);
+    // The victim (message 5, host 0 -> 7) finishes with the hotspot senders, not at its 2/3
+    // link share (8 MB in 241 us).
+    assert!(spread.messages[5].fct_ps.unwrap() > 600_000_000);
+
+    let bad = "[sim]\ntopology_file = \"x\"\nflow_control = \"credit\"\n";
+    let sc = Scenario::parse("bad.toml", bad).unwrap();
+    let e = build(&sc, &dir, None).unwrap_err();
+    assert_eq!(e.key, "sim.flow_control");
+    assert!(e.allowed.contains("pfc"), "{e}");
+    let bad = "[sim]\ntopology_file = \"x\"\nfabric = \"ib\"\n[sim.pfc]\nwatchdog = \"1ms\"\n";
+    let e = build(&Scenario::parse("bad.toml", bad).unwrap(), &dir, None).unwrap_err();
+    assert_eq!(e.key, "sim.pfc");
+}

@@ -38,6 +38,14 @@ pub enum Scheduling {
     StrictPriority,
     /// Deficit weighted round robin (Shreedhar & Varghese, SIGCOMM 1995); quantum per class.
     Dwrr { quantum_bytes: [u32; MAX_TC] },
+    /// Simplified IB VL arbitration (IBA Vol. 1 7.6.9): VLs in `high` (bit per VL) form the
+    /// high-priority table, the others the low one; the high table is served whenever it has
+    /// a packet that may go (no high-priority limit), each table weighted round robin with
+    /// `weight_bytes` per VL (IBA weights count 64-byte units).
+    VlArb {
+        high: u8,
+        weight_bytes: [u32; MAX_TC],
+    },
 }
 
 /// Link-level flow control: what may stop an egress queue besides an empty queue.

@@ -32,36 +32,56 @@ pub fn pick(how: Scheduling, st: &mut SchedState, blocked: u8, queues: &[Fifo]) 
     let eligible = |c: usize| blocked & (1 << c) == 0 && !queues[c].is_empty();
     match how {
         Scheduling::StrictPriority => (0..n).find(|&c| eligible(c)),
-        Scheduling::Dwrr { quantum_bytes } => {
-            if !(0..n).any(eligible) {
-                return None;
-            }
-            loop {
-                let c = st.next as usize;
-                if eligible(c) {
-                    if st.fresh {
-                        st.deficit[c] += quantum_bytes[c].max(1);
-                        st.fresh = false;
-                    }
-                    let head = queues[c].head().expect("eligible").1 as u32;
-                    if st.deficit[c] >= head {
-                        st.deficit[c] -= head;
-                        return Some(c);
-                    }
-                } else if queues[c].is_empty() {
-                    st.deficit[c] = 0;
-                }
-                st.next = ((c + 1) % n) as u8;
-                st.fresh = true;
-            }
+        Scheduling::Dwrr { quantum_bytes } => dwrr(st, &quantum_bytes, eligible, queues),
+        Scheduling::VlArb { high, weight_bytes } => {
+            let in_high = |c: usize| eligible(c) && high & (1 << c) != 0;
+            let table = if (0..n).any(in_high) { high } else { !high };
+            dwrr(
+                st,
+                &weight_bytes,
+                |c| eligible(c) && table & (1 << c) != 0,
+                queues,
+            )
         }
+    }
+}
+
+/// Deficit round robin among the classes `eligible` accepts.
+#[inline]
+fn dwrr(
+    st: &mut SchedState,
+    quantum_bytes: &[u32; MAX_TC],
+    eligible: impl Fn(usize) -> bool,
+    queues: &[Fifo],
+) -> Option<usize> {
+    let n = queues.len();
+    if !(0..n).any(&eligible) {
+        return None;
+    }
+    loop {
+        let c = st.next as usize;
+        if eligible(c) {
+            if st.fresh {
+                st.deficit[c] += quantum_bytes[c].max(1);
+                st.fresh = false;
+            }
+            let head = queues[c].head().expect("eligible").1 as u32;
+            if st.deficit[c] >= head {
+                st.deficit[c] -= head;
+                return Some(c);
+            }
+        } else if queues[c].is_empty() {
+            st.deficit[c] = 0;
+        }
+        st.next = ((c + 1) % n) as u8;
+        st.fresh = true;
     }
 }
 
 /// After serving class `c`: an emptied class forfeits its deficit and the turn moves on.
 #[inline]
 pub fn served(how: Scheduling, st: &mut SchedState, c: usize, queues: &[Fifo]) {
-    if let Scheduling::Dwrr { .. } = how
+    if let Scheduling::Dwrr { .. } | Scheduling::VlArb { .. } = how
         && queues[c].is_empty()
     {
         st.deficit[c] = 0;
@@ -110,6 +130,24 @@ mod tests {
         let b = serve(how, 0, &mut backlog(&[1500, 700]), 4000);
         let ratio = b[0] as f64 / b[1] as f64;
         assert!((ratio - 3.0).abs() < 0.05, "{b:?}");
+    }
+
+    #[test]
+    fn vl_arbitration_serves_the_high_table_first_and_weights_the_low_one() {
+        // IBA 7.6.9 (simplified): VL0 high priority; VL1 and VL2 low with weights 2:1.
+        let mut w = [0u32; MAX_TC];
+        w[0] = 1000;
+        w[1] = 2000;
+        w[2] = 1000;
+        let how = Scheduling::VlArb {
+            high: 0b001,
+            weight_bytes: w,
+        };
+        let mut queues = backlog(&[100, 100, 100]);
+        assert_eq!(serve(how, 0, &mut queues, 50), vec![5000, 0, 0]);
+        let b = serve(how, 0b001, &mut queues, 3000);
+        let ratio = b[1] as f64 / b[2] as f64;
+        assert!(b[0] == 0 && (ratio - 2.0).abs() < 0.05, "{b:?}");
     }
 
     #[test]
