@@ -112,6 +112,16 @@ fn dmodk_routes_shift_permutations_at_full_rate() {
 fn adaptive_routing_beats_static_on_random_permutations() {
     let stat = mean_random(&ib(RoutePolicy::DModK), 4, 2 * BYTES);
     let ar = mean_random(&ib(RoutePolicy::Adaptive), 4, 2 * BYTES);
-    eprintln!("random permutations, IB credits: D-mod-K {stat:.3}, adaptive {ar:.3} of line rate");
+    let mut by_credits = ib(RoutePolicy::Adaptive);
+    by_credits.cc.ar_most_credits = true;
+    let arc = mean_random(&by_credits, 4, 2 * BYTES);
+    eprintln!(
+        "random permutations, IB credits: D-mod-K {stat:.3}, adaptive by queue {ar:.3}, \
+         adaptive by credits {arc:.3} of line rate"
+    );
     assert!(ar > stat + 0.15, "adaptive {ar:.3} vs static {stat:.3}");
+    assert!(
+        arc > stat + 0.05,
+        "adaptive by credits {arc:.3} vs static {stat:.3}"
+    );
 }

@@ -31,6 +31,9 @@ pub struct CcParams {
     /// With adaptive routing, messages below this many bytes stay on the static route
     /// (NCCL_IB_AR_THRESHOLD); 0: every packet may be routed adaptively.
     pub ar_threshold_bytes: u64,
+    /// Adaptive routing picks the port with the most credits of the packet's class (IB credits
+    /// only) instead of the least queued bytes.
+    pub ar_most_credits: bool,
 }
 
 impl Default for CcParams {
@@ -44,6 +47,7 @@ impl Default for CcParams {
             qps_per_connection: 1,
             hash_dest_qp: false,
             ar_threshold_bytes: 0,
+            ar_most_credits: false,
         }
     }
 }

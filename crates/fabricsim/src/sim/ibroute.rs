@@ -8,7 +8,8 @@
 //! divisor W per switch (`divisors`) and evaluated by `route::choose` (`RoutePolicy::DModK`).
 //!
 //! Adaptive routing (NVIDIA AR; physics.md C2): among the allowed ports, the one whose egress
-//! queue holds the fewest bytes; ties keep the static port, then the next ports in order.
+//! queue holds the fewest bytes, or (`CcParams::ar_most_credits`) the one holding the most
+//! credits for the data VL; ties keep the static port, then the next ports in order.
 
 use crate::topology::{PortId, Topology};
 

@@ -210,16 +210,23 @@ impl Engine<'_> {
         {
             return k;
         }
-        ibroute::least_loaded(
-            cands,
-            k,
-            |pi| self.pflags[pi] & super::P_ROUTE_OK != 0,
-            |pi| {
+        let usable = |pi: usize| self.pflags[pi] & super::P_ROUTE_OK != 0;
+        let credits = self
+            .fc
+            .credits
+            .as_ref()
+            .filter(|_| self.p.cc.ar_most_credits);
+        match credits {
+            // Most credits: the fewest blocks short of the largest possible count.
+            Some(c) => ibroute::least_loaded(cands, k, usable, |pi| {
+                u32::MAX as u64 - c.available(pi, self.p.data_tc as usize) as u64
+            }),
+            None => ibroute::least_loaded(cands, k, usable, |pi| {
                 let port = &self.ports[pi];
                 // Bytes queued plus what is still serializing.
                 port.queued + port.rate.bytes_in(port.busy_until.saturating_sub(self.now))
-            },
-        )
+            }),
+        }
         .unwrap_or(k)
     }
 
