@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
 mod bench;
+mod collective;
 mod outcome;
 mod output;
 mod plan;
@@ -30,6 +31,8 @@ enum Cmd {
     Plan(plan::PlanArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
+    /// An NCCL collective over a size sweep on the packet engine: nccl-tests' table.
+    Collective(collective::CollectiveArgs),
     /// Run the packet-level simulator on a scenario.
     Sim(sim::SimArgs),
     /// Time the packet engine on the fixed peer scenarios.
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
     let outcome: outcome::Outcome = match cli.cmd {
         Cmd::Plan(a) => plan::run(a),
         Cmd::Train(a) => train::run(a),
+        Cmd::Collective(a) => collective::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Bench(a) => bench::run(a),
     };

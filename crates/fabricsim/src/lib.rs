@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod error;
+pub mod flow;
 pub mod io;
 pub mod message;
 pub mod plan;

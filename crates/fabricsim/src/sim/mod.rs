@@ -36,6 +36,7 @@ pub mod ibroute;
 pub mod lossless_scenarios;
 pub mod packet;
 pub mod params;
+pub mod params_from_design;
 pub mod pfc;
 pub mod profile_fc;
 pub mod queue;
@@ -50,6 +51,7 @@ pub use params::{
     CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, RoutePolicy, Scheduling,
     SimParams, Transport,
 };
+pub use params_from_design::params_from_design;
 pub use results::{RunResult, Status};
 
 use crate::message::MessageDag;
