@@ -101,6 +101,11 @@ pub struct Profile {
     pub comm: Comm,
     /// Link-level flow control (`sim::profile_fc`; `SimParams::from_profile` maps it).
     pub flow_control: Option<crate::sim::profile_fc::FlowControlProfile>,
+    /// Congestion control, routing and IB CC sub-tables (`sim::cc_profile`).
+    pub congestion: Option<crate::sim::cc_profile::Congestion>,
+    pub congestion_untuned: Option<crate::sim::cc_profile::Congestion>,
+    pub routing: Option<crate::sim::cc_profile::Routing>,
+    pub ib_cc: Option<crate::sim::cc_profile::IbCc>,
 }
 
 impl Profile {
@@ -146,6 +151,16 @@ impl Profile {
             ));
         }
         Ok(p)
+    }
+
+    /// The congestion-control and routing sections, for `sim::cc_profile::apply`.
+    pub fn cc_sections(&self) -> crate::sim::cc_profile::CcSections<'_> {
+        crate::sim::cc_profile::CcSections {
+            congestion: self.congestion.as_ref(),
+            congestion_untuned: self.congestion_untuned.as_ref(),
+            routing: self.routing.as_ref(),
+            ib_cc: self.ib_cc.as_ref(),
+        }
     }
 
     /// Wire bytes of one full packet: payload + headers + preamble/IFG.

@@ -112,6 +112,7 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
             peak_packets: 0,
         },
         counters: c,
+        flow_control: None,
         summary,
         messages,
         series: None,

@@ -5,23 +5,27 @@
 //! `TxFree` only while a port has a backlog: an idle port sends at once. Time is integer
 //! picoseconds; ties pop in insertion order, so a run is a pure function of its inputs.
 
+mod cc;
+
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use super::cc::{CcState, CcTimer};
+use super::entropy;
 pub mod llfc;
 use llfc::{FcEv, LinkFc};
 
 use super::faults::{Dir, Fault, Faults, LinkLoss};
-use super::packet::{F_CORRUPT, F_LAST, Fifo, Kind, NIL, Packet, Slab, prefetch};
-use super::params::SimParams;
+use super::packet::{F_CORRUPT, F_ECN, F_LAST, Fifo, Kind, NIL, Packet, Slab, prefetch};
+use super::params::{RoutePolicy, SimParams};
 use super::queue::RadixQueue;
 use super::results::{
     Counters, DropReason, MessageResult, PortSeries, RunResult, Series, SimInfo, Status, Summary,
     percentile,
 };
-use super::route;
 use super::sched::{self, SchedState};
 use super::transport::{Qp, Reply, Rx};
+use super::{ibroute, route};
 use crate::message::{MessageDag, Path};
 use crate::rng::Rng;
 use crate::topology::{HostId, NodeId, NodeKind, PortId, Topology};
@@ -73,6 +77,11 @@ enum Ev {
         up: bool,
     },
     Sample,
+    /// A congestion-control timer of `qp` (`sim::cc`).
+    CcTimer {
+        qp: u32,
+        timer: CcTimer,
+    },
     /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`.
     Fc(FcEv),
 }
@@ -139,7 +148,13 @@ struct Nic {
 
 #[derive(Clone, Copy, Debug)]
 struct MsgState {
+    /// The QP of its first part; part j is on QP `qp + j`.
     qp: u32,
+    /// Parts the message is split into (QPs per connection), parts not yet completed at the
+    /// sender, parts not yet received in full.
+    parts: u16,
+    send_left: u16,
+    recv_left: u16,
     pending_deps: u32,
     post: u64,
     recv: u64,
@@ -196,6 +211,7 @@ pub struct Engine<'a> {
     data_sent: u64,
     series: Option<(Time, Vec<PortSeries>, Vec<u64>)>,
     reroute_delay: Time,
+    cc: CcState,
     /// Link-level flow control state (credits or PFC).
     fc: LinkFc,
 }
@@ -346,8 +362,10 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        // Queue pairs: one per (src, dst, qp index), numbered in order of first use.
-        let mut qp_keys: Vec<((u32, u32, u16), u32)> = Vec::new();
+        // Queue pairs: one per (src, dst, qp index, part), numbered in order of first use; the
+        // parts of a connection (QPs per connection) get consecutive ids.
+        let qpc = p.cc.qps_per_connection;
+        let mut qp_keys: Vec<((u32, u32, u32), u32)> = Vec::new();
         let mut msg_qp = vec![NIL; dag.messages.len()];
         let nh = topo.num_hosts() as u32;
         for (i, m) in dag.messages.iter().enumerate() {
@@ -364,14 +382,16 @@ impl<'a> Engine<'a> {
                         m.src.0
                     ));
                 }
-                qp_keys.push(((m.src.0, m.dst.0, m.qp), i as u32));
+                for j in 0..qpc as u32 {
+                    qp_keys.push(((m.src.0, m.dst.0, m.qp as u32 * qpc as u32 + j), i as u32));
+                }
             } else if dag.nvlink_rate.is_none() {
                 return Err(format!(
                     "message {i} uses NVLink but the DAG has no NVLink rate"
                 ));
             }
         }
-        let mut sorted_keys: Vec<(u32, u32, u16)> = qp_keys.iter().map(|k| k.0).collect();
+        let mut sorted_keys: Vec<(u32, u32, u32)> = qp_keys.iter().map(|k| k.0).collect();
         sorted_keys.sort_unstable();
         sorted_keys.dedup();
         // QP ids in order of first appearance.
@@ -382,21 +402,21 @@ impl<'a> Engine<'a> {
             if qp_id_of_key[k] == NIL {
                 let id = qps.len() as u32;
                 qp_id_of_key[k] = id;
-                let sport = route::qp_sport(id);
                 let (s, d) = (key.0, key.1);
-                let mut qp = Qp::new(
-                    s,
-                    d,
-                    route::five_tuple_hash(s, d, sport, p.udp_dport),
-                    route::five_tuple_hash(d, s, sport, p.udp_dport),
-                    p.transport,
-                    p.window_packets,
-                );
+                let (fwd, rev) = entropy::flow_hashes(s, d, id, p.udp_dport, p.cc.hash_dest_qp);
+                let mut qp = Qp::new(s, d, fwd, rev, p.transport, p.window_packets);
                 qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
                 qps.push(qp);
             }
-            msg_qp[mi as usize] = qp_id_of_key[k];
+            if msg_qp[mi as usize] == NIL {
+                msg_qp[mi as usize] = qp_id_of_key[k];
+            }
         }
+        // Each QP's NIC line rate (congestion control paces below it).
+        let qp_line = qps
+            .iter()
+            .map(|q| topo.links[topo.ports[topo.host_port(HostId(q.src)).idx()].link.idx()].rate)
+            .collect();
         // Dependency graph: children lists (CSR).
         let n = dag.messages.len();
         let mut count = vec![0u32; n + 1];
@@ -424,8 +444,16 @@ impl<'a> Engine<'a> {
         }
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
+            let parts = if m.path == Path::Net {
+                entropy::parts(m.bytes, qpc)
+            } else {
+                1
+            };
             msgs.push(MsgState {
                 qp: msg_qp[i],
+                parts,
+                send_left: parts,
+                recv_left: parts,
                 pending_deps: m.deps_len,
                 post: NO_TIME,
                 recv: NO_TIME,
@@ -463,16 +491,20 @@ impl<'a> Engine<'a> {
                 .iter()
                 .map(|ps| P_LINK_UP | P_ROUTE_OK | if ps.host != NIL { P_NIC } else { 0 })
                 .collect(),
+            qps,
             ports,
             tcq: vec![Fifo::default(); nports * ntc],
             ntc,
             buf_used: vec![0; topo.nodes.len()],
-            salt: (0..topo.nodes.len() as u32)
-                .map(route::switch_salt)
-                .collect(),
+            // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
+            salt: match p.routing {
+                RoutePolicy::DModK | RoutePolicy::Adaptive => ibroute::divisors(topo),
+                _ => (0..topo.nodes.len() as u32)
+                    .map(route::switch_salt)
+                    .collect(),
+            },
             nics: (0..topo.num_hosts()).map(|_| Nic::default()).collect(),
             nv_free: vec![0; topo.num_hosts()],
-            qps,
             msgs,
             children_start,
             children,
@@ -486,6 +518,7 @@ impl<'a> Engine<'a> {
             data_sent: 0,
             series,
             reroute_delay: faults.reroute_delay,
+            cc: CcState::new(&p.cc, p.seed, topo.nodes.len(), nports, qp_line),
             fc,
         })
     }
@@ -558,13 +591,18 @@ impl<'a> Engine<'a> {
             Ev::Post { msg } => self.post(msg),
             Ev::Start { msg } => {
                 let m = &self.dag.messages[msg as usize];
-                let qp = self.msgs[msg as usize].qp;
-                if self.qps[qp as usize].failed {
-                    self.msgs[msg as usize].failed = true;
-                    return;
+                let st = self.msgs[msg as usize];
+                let qpc = self.p.cc.qps_per_connection;
+                for j in 0..st.parts {
+                    let qp = st.qp + j as u32;
+                    if self.qps[qp as usize].failed {
+                        self.msgs[msg as usize].failed = true;
+                        return;
+                    }
+                    let bytes = entropy::part_bytes(m.bytes, qpc, j);
+                    self.qps[qp as usize].post(msg, bytes, self.p.mtu_bytes);
+                    self.activate(qp);
                 }
-                self.qps[qp as usize].post(msg, m.bytes, self.p.mtu_bytes);
-                self.activate(qp);
             }
             Ev::QpWake { qp } => self.activate(qp),
             Ev::Timer { qp } => self.timer(qp),
@@ -579,6 +617,7 @@ impl<'a> Engine<'a> {
                 }
             }
             Ev::Sample => self.sample(),
+            Ev::CcTimer { qp, timer } => self.cc_timer(qp, timer),
             Ev::Fc(e) => self.fc_event(e),
         }
     }
@@ -705,6 +744,9 @@ impl<'a> Engine<'a> {
         let node = port.node as usize;
         let in_port = self.pkts.get(id).port as usize;
         self.fc_release(in_port, tc as u8, frame as u32, node);
+        if tc == self.p.data_tc as usize {
+            self.cc_mark(id, node, pi, self.tcq[base + tc].bytes);
+        }
         Some(id)
     }
 
@@ -712,11 +754,13 @@ impl<'a> Engine<'a> {
     #[inline]
     fn nic_next(&mut self, h: usize) -> Option<u32> {
         let pi = self.topo.host_port(HostId(h as u32)).idx();
-        if let Some((_, f)) = self.nics[h].ctrl.head()
-            && self.fc_may_send(pi, self.p.ack_tc, f as u32)
+        if let Some((id, f)) = self.nics[h].ctrl.head()
+            && self.fc_may_send(pi, self.pkts.get(id).tc, f as u32)
         {
-            let (id, _) = self.nics[h].ctrl.pop().expect("a head");
-            self.c.ack_packets += 1;
+            self.nics[h].ctrl.pop().expect("a head");
+            if self.pkts.get(id).kind != Kind::Cnp {
+                self.c.ack_packets += 1;
+            }
             return Some(id);
         }
         let full = self.p.data_frame_bytes(self.p.mtu_bytes);
@@ -767,8 +811,9 @@ impl<'a> Engine<'a> {
                 port: NIL,
                 kind: Kind::Data,
                 tc: self.p.data_tc,
-                flags: if last { F_LAST } else { 0 },
+                flags: if last { F_LAST } else { 0 } | self.ar_flags(qi, psn),
             };
+            self.cc_sent(qi, (frame + self.wire_extra) as u64);
             self.c.bytes_offered += payload as u64;
             self.c.data_packets += 1;
             self.data_sent += 1;
@@ -822,6 +867,7 @@ impl<'a> Engine<'a> {
         }
         let n = cands.len();
         let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, self.salt[node as usize]);
+        k = self.ar_pick(cands, k, pk.flags);
         if self.pflags[cands[k].idx()] & P_ROUTE_OK == 0 {
             match (1..n)
                 .map(|j| (k + j) % n)
@@ -892,14 +938,21 @@ impl<'a> Engine<'a> {
                             if s.end > qp.expected {
                                 break;
                             }
-                            self.msgs[s.msg as usize].recv = self.now.0;
+                            let st = &mut self.msgs[s.msg as usize];
+                            st.recv_left -= 1;
+                            if st.recv_left == 0 {
+                                st.recv = self.now.0;
+                            }
                             qp.rx_seg += 1;
                         }
                     }
                     Rx::OutOfSequence => self.drop_pkt(id, DropReason::OutOfSequence),
                     Rx::Duplicate => self.drop_pkt(id, DropReason::Duplicate),
                 }
-                let (k, psn, aux) = match reply {
+                if pk.flags & F_ECN != 0 {
+                    self.cc_marked_rx(qi);
+                }
+                let (k, psn, aux) = match self.ar_reply(reply) {
                     Reply::None => return,
                     Reply::Ack(e) => (Kind::Ack, e, 0),
                     Reply::Nak(e) => (Kind::Nak, e, 0),
@@ -954,6 +1007,10 @@ impl<'a> Engine<'a> {
                 }
                 self.activate(qi);
             }
+            Kind::Cnp => {
+                self.pkts.free(id);
+                self.cc_notified(qi);
+            }
         }
     }
 
@@ -991,7 +1048,12 @@ impl<'a> Engine<'a> {
 
     /// Message `m` completed at the sender: release its dependants.
     fn complete(&mut self, m: u32) {
-        self.msgs[m as usize].finish = self.now.0;
+        let st = &mut self.msgs[m as usize];
+        st.send_left -= 1;
+        if st.send_left > 0 {
+            return;
+        }
+        st.finish = self.now.0;
         self.remaining -= 1;
         let (a, b) = (
             self.children_start[m as usize] as usize,

@@ -7,22 +7,32 @@
 //! - `sched`: egress scheduling between traffic classes (strict priority, DWRR);
 //! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts);
 //! - `engine`: the event loop and the packet path; `faults`: injected faults;
-//! - `results`: counters, completion times, time series, the JSON written.
+//! - `results`: counters, completion times, time series, the JSON written;
+//! - `cc` (with `ecn`, `dcqcn`, `ibcc`, `entropy`, `ibroute`): ECN/FECN marking, DCQCN, IB
+//!   congestion control, QPs per connection and the flow hash, D-mod-K and adaptive routing;
+//!   their engine hooks are in `engine/cc.rs`.
 //!
 //! - `credits`, `pfc`, `headroom`, `deadlock`: link-level flow control (IB credits per VL,
 //!   PFC with SONiC headroom, the watchdog, deadlock detection); `engine::llfc` hooks them in.
 //!
 //! Where later mechanisms plug in: link-level flow control (IB credits, PFC) sets a port's
-//! per-class `blocked` bits and wakes the port; ECN marking acts where `arrive` admits a packet
-//! (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
+//! per-class `blocked` bits and wakes the port; ECN marking acts where `switch_next` dequeues a
+//! packet (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
 //! adaptive routing and spraying are new `RoutePolicy` variants chosen in `route::choose`.
 
 pub mod bench;
+pub mod cc;
+pub mod cc_profile;
 pub mod credits;
+pub mod dcqcn;
 pub mod deadlock;
+pub mod ecn;
 pub mod engine;
+pub mod entropy;
 pub mod faults;
 pub mod headroom;
+pub mod ibcc;
+pub mod ibroute;
 pub mod lossless_scenarios;
 pub mod packet;
 pub mod params;

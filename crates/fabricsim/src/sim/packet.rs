@@ -15,6 +15,9 @@ pub enum Kind {
     Nak,
     /// Selective-repeat NACK: cumulative `psn` plus the out-of-order PSN received in `aux`.
     Sack,
+    /// Congestion notification back to the source: a RoCEv2 CNP (DCQCN) or an InfiniBand
+    /// BECN (IBA annex A10), for QP `qp`.
+    Cnp,
 }
 
 pub const F_CORRUPT: u8 = 1;
@@ -22,6 +25,8 @@ pub const F_CORRUPT: u8 = 1;
 pub const F_ECN: u8 = 2;
 /// The last packet of a message.
 pub const F_LAST: u8 = 4;
+/// Stays on the static route under adaptive routing (message below the AR threshold).
+pub const F_STATIC_ROUTE: u8 = 8;
 
 /// 32 bytes, aligned so a packet never straddles two cache lines.
 #[derive(Clone, Copy, Debug)]

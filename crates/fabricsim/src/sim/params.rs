@@ -1,6 +1,7 @@
 //! The packet engine's parameters: a plain struct, with constructors giving cited defaults for a
 //! RoCEv2-like and an InfiniBand-like fabric. The fabric profiles (data/profiles) map onto it.
 
+use super::cc::CcParams;
 use crate::units::{BitRate, Time};
 
 /// Most traffic classes a port can have (802.1Q priorities; IB data VLs 0-7 in use).
@@ -23,6 +24,11 @@ pub enum RoutePolicy {
     EcmpFlowHash,
     /// Destination-based static routing (IB linear forwarding tables, D-mod-K style).
     DestStatic,
+    /// D-mod-K static tables per tier (Zahavi 2010; OpenSM fat-tree routing): `sim::ibroute`.
+    DModK,
+    /// Adaptive routing per packet among the allowed ports by least queued bytes, D-mod-K as
+    /// the static fallback (NVIDIA AR): `sim::ibroute`.
+    Adaptive,
 }
 
 /// Egress scheduling between the traffic classes of a port.
@@ -177,6 +183,8 @@ pub struct SimParams {
     /// Bit error rate on every link, turned into a per-frame loss 1-(1-BER)^(8 L) (physics D1).
     pub ber: f64,
     pub routing: RoutePolicy,
+    /// ECN, DCQCN, IB CC, ECMP entropy and the adaptive-routing threshold (`sim::cc`).
+    pub cc: CcParams,
     /// Initial per-QP rate limit (the NIC's rate limiter, as `ibv_modify_qp_rate_limit` sets
     /// it); `None`: line rate. Congestion control drives the same limiter.
     pub qp_rate_limit: Option<BitRate>,
@@ -214,6 +222,7 @@ impl SimParams {
             loss_rate: 0.0,
             ber: 0.0,
             routing: RoutePolicy::EcmpFlowHash,
+            cc: CcParams::default(),
             qp_rate_limit: None,
             udp_dport: 4791,
             seed: 1,
@@ -321,7 +330,7 @@ impl SimParams {
                 "1 or more (IRN caps outstanding packets at the BDP)",
             );
         }
-        Ok(())
+        self.cc.validate(self)
     }
 
     /// The window in packets that covers the bandwidth-delay product of `rtt` at `rate`.

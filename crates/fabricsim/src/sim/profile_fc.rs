@@ -102,6 +102,15 @@ impl SimParams {
             }
             p.flow_control = fc.flow_control(&p, tuned)?;
         }
+        // Congestion control and routing (`sim::cc_profile`).
+        let tuning = if tuned {
+            super::cc_profile::Tuning::Tuned
+        } else {
+            super::cc_profile::Tuning::Untuned
+        };
+        let line = crate::units::BitRate::gbps(pr.ports.rate_gbps as u64);
+        super::cc_profile::apply(pr.cc_sections(), tuning, line, &mut p)
+            .map_err(|(k, prob, allowed)| format!("{k}: {prob} (allowed: {allowed})"))?;
         Ok(p)
     }
 }

@@ -64,6 +64,9 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32) -> 
         // D-mod-K: the destination id modulo the number of up ports (Zahavi, "D-Mod-K routing
         // providing non-blocking traffic for shift permutations on real life fat trees", 2010).
         RoutePolicy::DestStatic => dst as usize % n,
+        // D-mod-K per tier: here `salt` is the switch's divisor W (`ibroute::divisors`), so the
+        // port is floor(d / W) mod K. Adaptive routing falls back to the same static table.
+        RoutePolicy::DModK | RoutePolicy::Adaptive => (dst / salt.max(1)) as usize % n,
     }
 }
 

@@ -1,0 +1,253 @@
+//! The congestion-control and routing sub-tables of a fabric profile (`data/profiles/*.toml`)
+//! and their mapping into `SimParams`: the one place where profile data becomes `CcParams` and
+//! the routing policy.
+//!
+//! ```toml
+//! [congestion]                # RoCE: ECN at switch egress + DCQCN at the NICs
+//! ecn = "red"                 # red | step | off
+//! ecn_kmin_bytes = 150000
+//! ecn_kmax_bytes = 1500000    # (step: ecn_kmin_bytes is K)
+//! ecn_pmax = 0.1
+//! dcqcn = "connectx_fw"       # paper | hpcc_sim_mlx | connectx_fw | off
+//! qps_per_connection = 1
+//! hash_dest_qp = false
+//! [congestion_untuned]        # same keys: the documented untuned variant
+//! [routing]
+//! policy = "adaptive"         # ecmp | static | dmodk | adaptive
+//! ar_threshold_bytes = 8192
+//! reorder_window_packets = 512  # adaptive: out-of-order window of the receiver
+//! [ib_cc]                     # InfiniBand congestion control (IBA annex A10)
+//! enabled = false
+//! threshold_bytes = 64000
+//! marking_rate = 0
+//! ccti_increase = 1
+//! ccti_limit = 127
+//! ccti_timer_us = 50
+//! cct_denominator = 8
+//! ```
+
+use serde::Deserialize;
+
+use super::cc::CcParams;
+use super::dcqcn::{DcqcnParams, DcqcnSet};
+use super::ecn::EcnMarking;
+use super::ibcc::IbCcParams;
+use super::params::{RoutePolicy, SimParams, Transport};
+use crate::units::{BitRate, Time};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMode {
+    Red,
+    Step,
+    Off,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DcqcnChoice {
+    Paper,
+    HpccSimMlx,
+    ConnectxFw,
+    Off,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingChoice {
+    Ecmp,
+    Static,
+    Dmodk,
+    Adaptive,
+}
+
+/// `[congestion]` / `[congestion_untuned]`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Congestion {
+    pub ecn: EcnMode,
+    #[serde(default)]
+    pub ecn_kmin_bytes: u64,
+    #[serde(default)]
+    pub ecn_kmax_bytes: u64,
+    #[serde(default)]
+    pub ecn_pmax: f64,
+    pub dcqcn: DcqcnChoice,
+    pub qps_per_connection: u16,
+    #[serde(default)]
+    pub hash_dest_qp: bool,
+}
+
+/// `[routing]`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Routing {
+    pub policy: RoutingChoice,
+    /// Messages below this stay on the static route under adaptive routing (0: none).
+    #[serde(default)]
+    pub ar_threshold_bytes: u64,
+    /// Adaptive routing: the receiver accepts out-of-order packets within this many PSNs
+    /// (the transport becomes the selective-repeat receiver path).
+    #[serde(default)]
+    pub reorder_window_packets: u32,
+}
+
+/// `[ib_cc]`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IbCc {
+    pub enabled: bool,
+    pub threshold_bytes: u64,
+    pub marking_rate: u32,
+    pub ccti_increase: u16,
+    pub ccti_limit: u16,
+    pub ccti_timer_us: u64,
+    pub cct_denominator: u16,
+}
+
+/// Which congestion settings of a profile to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tuning {
+    /// `[congestion]`: the profile as it should be deployed.
+    Tuned,
+    /// `[congestion_untuned]`: the documented untuned variant (`[congestion]` if there is none).
+    Untuned,
+}
+
+/// The congestion-control and routing sections of one profile.
+#[derive(Clone, Copy, Debug)]
+pub struct CcSections<'a> {
+    pub congestion: Option<&'a Congestion>,
+    pub congestion_untuned: Option<&'a Congestion>,
+    pub routing: Option<&'a Routing>,
+    pub ib_cc: Option<&'a IbCc>,
+}
+
+/// Sets `p.cc` and `p.routing` from a profile's sections for NICs of `line` rate; `Err((key,
+/// problem, allowed))` names the profile key at fault.
+pub fn apply(
+    s: CcSections,
+    tuning: Tuning,
+    line: BitRate,
+    p: &mut SimParams,
+) -> Result<(), (&'static str, String, String)> {
+    let mut cc = CcParams::default();
+    // A profile without an untuned variant of its congestion control (InfiniBand: its untuned
+    // variant is in link-level flow control only) uses `[congestion]` for both.
+    let cong = match tuning {
+        Tuning::Untuned if s.congestion_untuned.is_some() => s.congestion_untuned,
+        _ => s.congestion,
+    };
+    if let Some(c) = cong {
+        cc.ecn = match c.ecn {
+            EcnMode::Red => Some(EcnMarking::Red {
+                kmin_bytes: c.ecn_kmin_bytes,
+                kmax_bytes: c.ecn_kmax_bytes,
+                pmax: c.ecn_pmax,
+            }),
+            EcnMode::Step => Some(EcnMarking::Step {
+                k_bytes: c.ecn_kmin_bytes,
+            }),
+            EcnMode::Off => None,
+        };
+        let set = match c.dcqcn {
+            DcqcnChoice::Paper => Some(DcqcnSet::Paper),
+            DcqcnChoice::HpccSimMlx => Some(DcqcnSet::HpccMlx),
+            DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
+            DcqcnChoice::Off => None,
+        };
+        cc.dcqcn = set.map(|s| DcqcnParams::set(s, line));
+        cc.qps_per_connection = c.qps_per_connection;
+        cc.hash_dest_qp = c.hash_dest_qp;
+    }
+    if let Some(r) = s.routing {
+        p.routing = match r.policy {
+            RoutingChoice::Ecmp => RoutePolicy::EcmpFlowHash,
+            RoutingChoice::Static => RoutePolicy::DestStatic,
+            RoutingChoice::Dmodk => RoutePolicy::DModK,
+            RoutingChoice::Adaptive => RoutePolicy::Adaptive,
+        };
+        cc.ar_threshold_bytes = r.ar_threshold_bytes;
+        if r.policy == RoutingChoice::Adaptive {
+            if r.reorder_window_packets == 0 {
+                return Err((
+                    "routing.reorder_window_packets",
+                    "adaptive routing without an out-of-order window".into(),
+                    "1 or more packets".into(),
+                ));
+            }
+            p.transport = Transport::SelectiveRepeat;
+            p.window_packets = r.reorder_window_packets;
+        }
+    }
+    if let Some(i) = s.ib_cc
+        && i.enabled
+    {
+        cc.ibcc = Some(IbCcParams {
+            threshold_bytes: i.threshold_bytes,
+            marking_rate: i.marking_rate,
+            victim_mask: false,
+            ccti_increase: i.ccti_increase,
+            ccti_limit: i.ccti_limit,
+            ccti_min: 0,
+            ccti_timer: Time::from_us(i.ccti_timer_us),
+            cct_denominator: i.cct_denominator,
+        });
+    }
+    p.cc = cc;
+    p.cc.validate(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profile;
+
+    /// The profile mapped through `SimParams::from_profile` (flow control, then this module).
+    fn mapped(id: &str, tuning: Tuning) -> SimParams {
+        let prof = Profile::builtin(id).unwrap();
+        let mut p = SimParams::from_profile(&prof, tuning == Tuning::Tuned).unwrap();
+        // Flow control differs between the variants; compare congestion settings only.
+        p.flow_control = super::super::params::FlowControl::None;
+        p
+    }
+
+    /// Tuned RoCE: DCQCN on with ECN Kmax below the PFC XOFF point (dynamic 1/8 of the free
+    /// buffer, `PfcParams::tuned`); untuned: DCQCN off, Kmin above it.
+    #[test]
+    fn roce_profiles_map_tuned_and_untuned() {
+        for id in ["roce-400g", "roce-800g"] {
+            let p = mapped(id, Tuning::Tuned);
+            // Dynamic XOFF: at most 1/8 of the (empty) buffer (`PfcParams::tuned`).
+            let xoff_max = p.switch_buffer_bytes / 8;
+            assert!(p.cc.dcqcn.is_some(), "{id}");
+            let Some(EcnMarking::Red { kmax_bytes, .. }) = p.cc.ecn else {
+                panic!("{id}: RED expected")
+            };
+            assert!(kmax_bytes < xoff_max, "{id}");
+            assert_eq!(p.routing, RoutePolicy::EcmpFlowHash);
+            let u = mapped(id, Tuning::Untuned);
+            assert!(u.cc.dcqcn.is_none(), "{id}");
+            let Some(EcnMarking::Red { kmin_bytes, .. }) = u.cc.ecn else {
+                panic!("{id}: RED expected")
+            };
+            assert!(kmin_bytes > xoff_max, "{id}");
+        }
+    }
+
+    #[test]
+    fn ib_profiles_map_adaptive_routing_and_ib_cc_off() {
+        for id in ["ib-ndr", "ib-xdr"] {
+            let p = mapped(id, Tuning::Tuned);
+            assert_eq!(p.routing, RoutePolicy::Adaptive, "{id}");
+            assert_eq!(p.cc.ar_threshold_bytes, 8192);
+            assert_eq!(p.transport, Transport::SelectiveRepeat);
+            assert!(p.cc.ibcc.is_none() && p.cc.dcqcn.is_none(), "{id}");
+            assert_eq!(
+                mapped(id, Tuning::Untuned),
+                p,
+                "{id}: one congestion setting"
+            );
+        }
+    }
+}

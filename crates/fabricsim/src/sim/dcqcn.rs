@@ -1,0 +1,381 @@
+//! DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015),
+//! with the timer structure of NVIDIA ConnectX firmware and the HPCC ns-3 model (`rdma-hw.cc`
+//! `*Mlx` functions); physics.md C5.
+//!
+//! - NP (receiver): a CE-marked packet makes it send a CNP, at most one per QP per `cnp_interval`.
+//! - RP (sender), on CNPs: at most one decrease per `rate_decrease_interval`:
+//!   Rt = Rc, Rc = Rc·(1 − α/2), and the stages restart.
+//! - α: every `alpha_update`, α = (1 − g)·α + g if a CNP came in that period, else (1 − g)·α.
+//! - Increase: a timer T and a byte counter B each count stages; while both are below F, fast
+//!   recovery Rc = (Rt + Rc)/2; when one passes F, additive increase Rt += R_AI; when both do,
+//!   hyper increase Rt += i·R_HAI (i = stages beyond F); then Rc = (Rt + Rc)/2.
+//!
+//! Rates are integer bits/s; α is a fraction of 2^20; the pacing gap is picoseconds per byte
+//! as a fraction of 2^16, so rate steps are not quantized to whole picoseconds per byte.
+
+use crate::units::{BitRate, Time};
+
+/// α and g as fractions of 2^20.
+pub const Q20: u64 = 1 << 20;
+
+/// The three parameter sets of defaults.toml `[dcqcn.*]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DcqcnSet {
+    /// `[dcqcn.paper]`: the SIGCOMM 2015 paper and its simulations.
+    Paper,
+    /// `[dcqcn.hpcc_sim_mlx]`: the HPCC repository's Mellanox-like set (AI/HAI scale with rate).
+    HpccMlx,
+    /// `[dcqcn.connectx_fw]`: ConnectX firmware defaults (mlxconfig dump).
+    ConnectxFw,
+}
+
+impl DcqcnSet {
+    pub const NAMES: &'static str = "paper, hpcc_sim_mlx, connectx_fw";
+    pub fn parse(s: &str) -> Option<DcqcnSet> {
+        match s {
+            "paper" => Some(DcqcnSet::Paper),
+            "hpcc_sim_mlx" => Some(DcqcnSet::HpccMlx),
+            "connectx_fw" => Some(DcqcnSet::ConnectxFw),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DcqcnParams {
+    /// g as a fraction of 2^20.
+    pub g_q20: u64,
+    /// α when the first CNP arrives, as a fraction of 2^20.
+    pub initial_alpha_q20: u64,
+    /// K: the α update period.
+    pub alpha_update: Time,
+    /// N: the NP sends at most one CNP per QP per this interval.
+    pub cnp_interval: Time,
+    /// At most one rate decrease per this period (RATE_REDUCE_MONITOR_PERIOD).
+    pub rate_decrease_interval: Time,
+    /// T: the rate-increase timer.
+    pub rate_increase_timer: Time,
+    /// B: the byte counter (0: off).
+    pub byte_counter_bytes: u64,
+    /// F: fast-recovery stages.
+    pub fast_recovery_stages: u32,
+    pub rate_ai: BitRate,
+    pub rate_hai: BitRate,
+    pub min_rate: BitRate,
+}
+
+impl DcqcnParams {
+    /// The named set for NICs of `line` rate.
+    pub fn set(which: DcqcnSet, line: BitRate) -> DcqcnParams {
+        let per_25g = |mbps: u64| {
+            BitRate((mbps as u128 * 1_000_000 * line.bps() as u128 / 25_000_000_000) as u64)
+        };
+        match which {
+            DcqcnSet::Paper => DcqcnParams {
+                g_q20: Q20 / 256,                          // g = 1/256 (paper)
+                initial_alpha_q20: Q20,                    // α starts at 1 (paper)
+                alpha_update: Time::from_us(55),           // K = 55 us (htsim; FPGA model)
+                cnp_interval: Time::from_us(50),           // N = 50 us (htsim; FPGA model)
+                rate_decrease_interval: Time::from_us(50), // HPCC "dcqcn_paper" t_dec
+                rate_increase_timer: Time::from_us(55),    // T = 55 us (HPCC "dcqcn_paper")
+                byte_counter_bytes: 10_000_000,            // B = 10 MB (DCQCN-validation)
+                fast_recovery_stages: 5,                   // F = 5 (FPGA model; ns-3)
+                rate_ai: BitRate::mbps(40),                // R_AI 40 Mb/s [U]
+                rate_hai: BitRate::mbps(400),              // R_HAI = 10 x R_AI [E]
+                min_rate: BitRate::mbps(100),              // [E]
+            },
+            DcqcnSet::HpccMlx => DcqcnParams {
+                g_q20: Q20 / 256,                         // HPCC run.py "dcqcn"
+                initial_alpha_q20: Q20,                   // rdma-hw.cc m_alpha = 1
+                alpha_update: Time::from_us(1),           // t_alpha
+                cnp_interval: Time::from_us(4), // ConnectX MIN_TIME_BETWEEN_CNPS (NP is the NIC's)
+                rate_decrease_interval: Time::from_us(4), // t_dec
+                rate_increase_timer: Time::from_us(300), // t_inc
+                byte_counter_bytes: 0,          // disabled in that config
+                fast_recovery_stages: 1,        // FAST_RECOVERY_TIMES
+                rate_ai: per_25g(5),            // 5 Mb/s x BW/25G
+                rate_hai: per_25g(50),          // 50 Mb/s x BW/25G
+                min_rate: BitRate::mbps(1000),  // run.py MIN_RATE
+            },
+            DcqcnSet::ConnectxFw => DcqcnParams {
+                g_q20: Q20 * 5 / 1024, // DCE_TCP_G 1019 -> g = 5/1024 [E interpretation]
+                initial_alpha_q20: Q20 * 1023 / 1024, // INITIAL_ALPHA_VALUE 1023
+                alpha_update: Time::from_us(1), // DCE_TCP_RTT
+                cnp_interval: Time::from_us(4), // MIN_TIME_BETWEEN_CNPS
+                rate_decrease_interval: Time::from_us(4), // RATE_REDUCE_MONITOR_PERIOD
+                rate_increase_timer: Time::from_us(300), // RPG_TIME_RESET
+                byte_counter_bytes: 32_767, // RPG_BYTE_RESET
+                fast_recovery_stages: 1, // RPG_THRESHOLD
+                rate_ai: BitRate::mbps(5), // RPG_AI_RATE
+                rate_hai: BitRate::mbps(50), // RPG_HAI_RATE
+                min_rate: BitRate::mbps(1), // RPG_MIN_RATE
+            },
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), (String, &'static str)> {
+        if self.g_q20 == 0 || self.g_q20 > Q20 || self.initial_alpha_q20 > Q20 {
+            return Err((
+                "g or initial alpha out of range".into(),
+                "0 < g <= 1, 0 <= alpha <= 1",
+            ));
+        }
+        for t in [
+            self.alpha_update,
+            self.rate_decrease_interval,
+            self.rate_increase_timer,
+        ] {
+            if t == Time::ZERO {
+                return Err(("a DCQCN period of 0".into(), "periods > 0"));
+            }
+        }
+        if self.min_rate.bps() == 0 {
+            return Err(("min_rate 0".into(), "a positive rate"));
+        }
+        Ok(())
+    }
+}
+
+/// The reaction point of one QP.
+#[derive(Clone, Copy, Debug)]
+pub struct Rp {
+    /// Current rate Rc and target rate Rt, bits/s.
+    pub rc: u64,
+    pub rt: u64,
+    pub alpha_q20: u64,
+    /// A CNP arrived in the current α period.
+    cnp_in_alpha_period: bool,
+    /// A CNP arrived and its decrease waits for the monitor period to end.
+    decrease_pending: bool,
+    last_decrease: Time,
+    timer_stage: u32,
+    byte_stage: u32,
+    bytes_since: u64,
+    /// Timers running (the RP is active once it has seen a CNP, until back at line rate).
+    pub active: bool,
+    /// Generation of the increase timer: a decrease restarts T, older timer events are stale.
+    pub increase_gen: u32,
+}
+
+/// What the engine does after an RP update: the new pacing gap, and timers to arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RpAction {
+    /// Picoseconds per byte × 2^16 (0: line rate, no pacing).
+    pub gap_q16: u64,
+    pub arm_alpha: bool,
+    /// (Re)start the increase timer T from now: after a decrease, and after T fired.
+    pub arm_increase: bool,
+    pub arm_decrease_at: Option<Time>,
+}
+
+/// Pacing gap (ps per byte × 2^16) of `rate` below `line`; 0 at line rate.
+pub fn gap_q16(rate: u64, line: u64) -> u64 {
+    if rate >= line {
+        0
+    } else {
+        ((8_000_000_000_000u128 << 16) / rate.max(1) as u128) as u64
+    }
+}
+
+impl Rp {
+    pub fn new(line: BitRate) -> Rp {
+        Rp {
+            rc: line.bps(),
+            rt: line.bps(),
+            alpha_q20: Q20,
+            cnp_in_alpha_period: false,
+            decrease_pending: false,
+            last_decrease: Time::ZERO,
+            timer_stage: 0,
+            byte_stage: 0,
+            bytes_since: 0,
+            active: false,
+            increase_gen: 0,
+        }
+    }
+
+    fn action(&self, line: BitRate) -> RpAction {
+        RpAction {
+            gap_q16: gap_q16(self.rc, line.bps()),
+            arm_alpha: false,
+            arm_increase: false,
+            arm_decrease_at: None,
+        }
+    }
+
+    /// A CNP arrives at `now`.
+    pub fn on_cnp(&mut self, p: &DcqcnParams, line: BitRate, now: Time) -> RpAction {
+        let mut a = self.action(line);
+        if !self.active {
+            // First CNP (or first after recovering to line rate): timers start.
+            self.active = true;
+            self.alpha_q20 = p.initial_alpha_q20;
+            self.last_decrease = Time::ZERO;
+            a.arm_alpha = true;
+        }
+        self.cnp_in_alpha_period = true;
+        if self.decrease_pending {
+            return a;
+        }
+        let ready = self.last_decrease + p.rate_decrease_interval;
+        if self.last_decrease == Time::ZERO || now >= ready {
+            self.decrease(p, line, now);
+            a = RpAction {
+                arm_alpha: a.arm_alpha,
+                arm_increase: true,
+                ..self.action(line)
+            };
+        } else {
+            self.decrease_pending = true;
+            a.arm_decrease_at = Some(ready);
+        }
+        a
+    }
+
+    /// The monitor period after a decrease ended with a CNP pending.
+    pub fn on_decrease_timer(&mut self, p: &DcqcnParams, line: BitRate, now: Time) -> RpAction {
+        if !self.decrease_pending {
+            return self.action(line);
+        }
+        self.decrease_pending = false;
+        self.decrease(p, line, now);
+        RpAction {
+            arm_increase: true,
+            ..self.action(line)
+        }
+    }
+
+    /// Rt = Rc; Rc = Rc·(1 − α/2), not below the minimum rate; the increase stages restart.
+    fn decrease(&mut self, p: &DcqcnParams, line: BitRate, now: Time) {
+        self.rt = self.rc;
+        let cut = (self.rc as u128 * self.alpha_q20 as u128 / (2 * Q20 as u128)) as u64;
+        self.rc = (self.rc - cut).max(p.min_rate.bps()).min(line.bps());
+        self.last_decrease = now;
+        self.timer_stage = 0;
+        self.byte_stage = 0;
+        self.bytes_since = 0;
+        self.increase_gen = self.increase_gen.wrapping_add(1);
+    }
+
+    /// The α timer: returns whether it keeps running.
+    pub fn on_alpha_timer(&mut self, p: &DcqcnParams) -> bool {
+        let keep = self.alpha_q20 * (Q20 - p.g_q20) / Q20;
+        self.alpha_q20 = if self.cnp_in_alpha_period {
+            keep + p.g_q20
+        } else {
+            keep
+        };
+        self.cnp_in_alpha_period = false;
+        self.active
+    }
+
+    /// The increase timer T fired.
+    pub fn on_increase_timer(&mut self, p: &DcqcnParams, line: BitRate) -> RpAction {
+        self.timer_stage += 1;
+        let a = self.increase(p, line);
+        RpAction {
+            arm_increase: self.active,
+            ..a
+        }
+    }
+
+    /// `bytes` were sent; the byte counter may complete a stage.
+    pub fn on_sent(&mut self, p: &DcqcnParams, line: BitRate, bytes: u64) -> Option<RpAction> {
+        if p.byte_counter_bytes == 0 || !self.active {
+            return None;
+        }
+        self.bytes_since += bytes;
+        if self.bytes_since < p.byte_counter_bytes {
+            return None;
+        }
+        self.bytes_since -= p.byte_counter_bytes;
+        self.byte_stage += 1;
+        Some(self.increase(p, line))
+    }
+
+    fn increase(&mut self, p: &DcqcnParams, line: BitRate) -> RpAction {
+        let f = p.fast_recovery_stages;
+        // Without a byte counter the timer alone sets the stage (HPCC `RateIncEventMlx`).
+        let bytes = if p.byte_counter_bytes == 0 {
+            self.timer_stage
+        } else {
+            self.byte_stage
+        };
+        let (hi, lo) = (self.timer_stage.max(bytes), self.timer_stage.min(bytes));
+        let lim = line.bps();
+        if lo > f {
+            // Hyper increase: i = stages beyond F.
+            self.rt = (self.rt + (lo - f) as u64 * p.rate_hai.bps()).min(lim);
+        } else if hi > f {
+            self.rt = (self.rt + p.rate_ai.bps()).min(lim);
+        }
+        self.rc = (self.rt + self.rc).div_ceil(2).min(lim);
+        if self.rc >= lim {
+            // Back at line rate: the RP goes idle until the next CNP.
+            self.active = false;
+            self.rt = lim;
+        }
+        self.action(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> DcqcnParams {
+        DcqcnParams::set(DcqcnSet::Paper, BitRate::gbps(100))
+    }
+
+    /// Zhu et al. 2015, §3: the first CNP with α = 1 halves the rate; Rt keeps the old rate.
+    #[test]
+    fn first_cnp_halves_the_rate() {
+        let p = params();
+        let line = BitRate::gbps(100);
+        let mut rp = Rp::new(line);
+        let a = rp.on_cnp(&p, line, Time::from_us(10));
+        assert_eq!(rp.rc, 50_000_000_000);
+        assert_eq!(rp.rt, 100_000_000_000);
+        assert!(a.arm_alpha && a.arm_increase);
+        // 8e12 / 50e9 = 160 ps per byte.
+        assert_eq!(a.gap_q16 >> 16, 160);
+        // A second CNP inside the monitor period only schedules the decrease.
+        let b = rp.on_cnp(&p, line, Time::from_us(20));
+        assert_eq!(rp.rc, 50_000_000_000);
+        assert_eq!(b.arm_decrease_at, Some(Time::from_us(60)));
+    }
+
+    /// α = (1 − g)·α + g with a CNP in the period, (1 − g)·α without (paper eq. 1).
+    #[test]
+    fn alpha_follows_the_ewma() {
+        let p = params();
+        let line = BitRate::gbps(100);
+        let mut rp = Rp::new(line);
+        rp.on_cnp(&p, line, Time::from_us(1));
+        rp.on_alpha_timer(&p);
+        assert_eq!(rp.alpha_q20, Q20 * 255 / 256 + Q20 / 256);
+        rp.on_alpha_timer(&p);
+        assert_eq!(rp.alpha_q20, Q20 * 255 / 256);
+    }
+
+    /// Fast recovery halves the distance to Rt at each of the F stages (paper §3.2).
+    #[test]
+    fn fast_recovery_then_additive_increase() {
+        let p = params();
+        let line = BitRate::gbps(100);
+        let mut rp = Rp::new(line);
+        rp.on_cnp(&p, line, Time::from_us(1));
+        let rt = rp.rt;
+        let mut gap = rt - rp.rc;
+        for _ in 0..p.fast_recovery_stages {
+            rp.on_increase_timer(&p, line);
+            let g = rt - rp.rc;
+            assert!(g.abs_diff(gap / 2) <= 1, "{g} vs {}", gap / 2);
+            gap = g;
+        }
+        assert_eq!(rp.rt, rt);
+        rp.on_increase_timer(&p, line);
+        // Additive increase caps Rt at the line rate.
+        assert_eq!(rp.rt, line.bps().min(rt + p.rate_ai.bps()));
+    }
+}

@@ -1,0 +1,242 @@
+//! The engine's hooks for congestion control and adaptive routing (`sim::cc`): egress marking,
+//! the notification point (CNP/BECN), the reaction point (DCQCN, IB CC), their timers, pacing,
+//! and the adaptive route choice. Each is called from one place in `engine.rs`.
+
+use super::{Engine, Ev};
+use crate::sim::cc::CcTimer;
+use crate::sim::dcqcn::RpAction;
+use crate::sim::ibroute;
+use crate::sim::packet::{F_ECN, F_STATIC_ROUTE, Kind, NIL, Packet};
+use crate::sim::params::RoutePolicy;
+use crate::sim::transport::Reply;
+use crate::topology::{HostId, PortId};
+use crate::units::Time;
+
+impl Engine<'_> {
+    /// A data packet leaves switch `node`'s egress queue at `out`, `queue_bytes` of its class
+    /// staying behind: ECN CE (RED/step) or IB FECN (threshold, one in `marking_rate + 1`).
+    /// Marking at dequeue, as the HPCC ns-3 switch (`SwitchNotifyDequeue`) and Mellanox
+    /// switches do, so the mark does not wait behind the queue it reports.
+    #[inline]
+    pub(super) fn cc_mark(&mut self, id: u32, node: usize, out: usize, queue_bytes: u64) {
+        let Some(m) = &self.cc.marker else {
+            return;
+        };
+        if !m.mark(queue_bytes, &mut self.cc.rng[node]) {
+            return;
+        }
+        if let Some(ib) = &self.p.cc.ibcc {
+            // A port that cannot send a full packet more for lack of credits is a victim.
+            let full = crate::sim::credits::blocks(self.p.data_frame_bytes(self.p.mtu_bytes));
+            if !ib.victim_mask
+                && let Some(c) = &self.fc.credits
+                && c.available(out, self.p.data_tc as usize) < 2 * full
+            {
+                return;
+            }
+            let skip = &mut self.cc.fecn_skip[out];
+            if *skip > 0 {
+                *skip -= 1;
+                return;
+            }
+            *skip = ib.marking_rate;
+        }
+        self.pkts.get_mut(id).flags |= F_ECN;
+        self.c.ecn_marks += 1;
+    }
+
+    /// The receiver NIC got a marked data packet of QP `qi`: DCQCN's NP sends a CNP (at most
+    /// one per `cnp_interval`); IB CC returns a BECN for every FECN.
+    pub(super) fn cc_marked_rx(&mut self, qi: u32) {
+        let now = self.now;
+        if let Some(d) = &self.p.cc.dcqcn {
+            let last = &mut self.cc.last_cnp[qi as usize];
+            if last.is_some_and(|t| now < t + d.cnp_interval) {
+                return;
+            }
+            *last = Some(now);
+        } else if self.p.cc.ibcc.is_none() {
+            return;
+        }
+        let qp = &self.qps[qi as usize];
+        // RoCEv2 CNP: BTH + 16 reserved bytes (IBA annex A17.9.3); the IB BECN packet likewise.
+        let frame = (self.p.header_bytes + 16).max(self.p.min_frame_bytes) as u16;
+        let cnp = Packet {
+            qp: qi,
+            psn: 0,
+            aux: 0,
+            dst: qp.src,
+            hash: qp.hash_rev,
+            payload: 0,
+            frame,
+            port: NIL,
+            kind: Kind::Cnp,
+            tc: self.p.cc.cnp_tc,
+            flags: 0,
+        };
+        let h = qp.dst as usize;
+        let id = self.pkts.alloc(cnp);
+        self.nics[h].ctrl.push(id, frame);
+        self.c.cnps += 1;
+        let port = self.topo.host_port(HostId(h as u32)).idx();
+        self.kick(port);
+    }
+
+    /// A CNP/BECN reached the source of QP `qi`.
+    pub(super) fn cc_notified(&mut self, qi: u32) {
+        let q = qi as usize;
+        let line = self.cc.line[q];
+        if let Some(d) = &self.p.cc.dcqcn {
+            let a = self.cc.rp[q].on_cnp(d, line, self.now);
+            self.rp_act(qi, a);
+        } else if let Some(ib) = &self.p.cc.ibcc {
+            let arm = self.cc.cca[q].on_becn(ib);
+            self.cc.gap_q16[q] = ib.gap_q16(self.cc.cca[q].ccti, line);
+            if arm {
+                self.arm(qi, CcTimer::Ccti, self.now + ib.ccti_timer);
+            }
+        }
+    }
+
+    fn arm(&mut self, qp: u32, timer: CcTimer, at: Time) {
+        self.q.push(at.0, Ev::CcTimer { qp, timer });
+    }
+
+    /// Applies a DCQCN reaction: the new pacing gap and the timers it asks for.
+    fn rp_act(&mut self, qi: u32, a: RpAction) {
+        let q = qi as usize;
+        let d = self.p.cc.dcqcn.expect("DCQCN on");
+        self.cc.gap_q16[q] = a.gap_q16;
+        if a.arm_alpha && !self.cc.alpha_pending[q] {
+            self.cc.alpha_pending[q] = true;
+            self.arm(qi, CcTimer::Alpha, self.now + d.alpha_update);
+        }
+        if a.arm_increase {
+            // T restarts at every decrease and after every increase.
+            self.cc.increase_due[q] = self.now + d.rate_increase_timer;
+            if !self.cc.increase_pending[q] {
+                self.cc.increase_pending[q] = true;
+                self.arm(qi, CcTimer::Increase, self.cc.increase_due[q]);
+            }
+        }
+        if let Some(at) = a.arm_decrease_at {
+            self.arm(qi, CcTimer::Decrease, at);
+        }
+    }
+
+    pub(super) fn cc_timer(&mut self, qi: u32, timer: CcTimer) {
+        let q = qi as usize;
+        let line = self.cc.line[q];
+        let now = self.now;
+        match timer {
+            CcTimer::Alpha => {
+                let d = self.p.cc.dcqcn.expect("DCQCN on");
+                if self.cc.rp[q].on_alpha_timer(&d) {
+                    self.arm(qi, CcTimer::Alpha, now + d.alpha_update);
+                } else {
+                    self.cc.alpha_pending[q] = false;
+                }
+            }
+            CcTimer::Increase => {
+                let d = self.p.cc.dcqcn.expect("DCQCN on");
+                self.cc.increase_pending[q] = false;
+                if !self.cc.rp[q].active {
+                    return;
+                }
+                if now < self.cc.increase_due[q] {
+                    self.cc.increase_pending[q] = true;
+                    self.arm(qi, CcTimer::Increase, self.cc.increase_due[q]);
+                    return;
+                }
+                let a = self.cc.rp[q].on_increase_timer(&d, line);
+                self.rp_act(qi, a);
+            }
+            CcTimer::Decrease => {
+                let d = self.p.cc.dcqcn.expect("DCQCN on");
+                let a = self.cc.rp[q].on_decrease_timer(&d, line, now);
+                self.rp_act(qi, a);
+            }
+            CcTimer::Ccti => {
+                let ib = self.p.cc.ibcc.expect("IB CC on");
+                let keep = self.cc.cca[q].on_timer(&ib);
+                self.cc.gap_q16[q] = ib.gap_q16(self.cc.cca[q].ccti, line);
+                if keep {
+                    self.arm(qi, CcTimer::Ccti, now + ib.ccti_timer);
+                }
+            }
+        }
+    }
+
+    /// QP `qi` put a packet of `wire` bytes on the wire: pacing by the congestion-controlled
+    /// rate, and DCQCN's byte counter.
+    #[inline]
+    pub(super) fn cc_sent(&mut self, qi: u32, wire: u64) {
+        let q = qi as usize;
+        let gap = self.cc.gap_q16[q];
+        if gap != 0 {
+            let at = self.now + Time((wire as u128 * gap as u128 >> 16) as u64);
+            let qp = &mut self.qps[q];
+            qp.next_send = qp.next_send.max(at);
+        }
+        if let Some(d) = &self.p.cc.dcqcn
+            && let Some(a) = self.cc.rp[q].on_sent(d, self.cc.line[q], wire)
+        {
+            self.rp_act(qi, a);
+        }
+    }
+
+    /// The flag a new data packet of QP `qi` with PSN `psn` carries: it stays on the static route
+    /// when its message is below the adaptive-routing threshold.
+    #[inline]
+    pub(super) fn ar_flags(&self, qi: u32, psn: u32) -> u8 {
+        let t = self.p.cc.ar_threshold_bytes;
+        if self.p.routing != RoutePolicy::Adaptive || t == 0 {
+            return 0;
+        }
+        let qp = &self.qps[qi as usize];
+        let i = qp.segs.partition_point(|s| s.end <= psn);
+        let msg = qp.segs[i].msg;
+        if self.dag.messages[msg as usize].bytes < t {
+            F_STATIC_ROUTE
+        } else {
+            0
+        }
+    }
+
+    /// Adaptive routing: the least-occupied usable candidate instead of the static `k`.
+    #[inline]
+    pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8) -> usize {
+        if self.p.routing != RoutePolicy::Adaptive || cands.len() < 2 || flags & F_STATIC_ROUTE != 0
+        {
+            return k;
+        }
+        let usable = |pi: usize| self.pflags[pi] & super::P_ROUTE_OK != 0;
+        let credits = self
+            .fc
+            .credits
+            .as_ref()
+            .filter(|_| self.p.cc.ar_most_credits);
+        match credits {
+            // Most credits: the fewest blocks short of the largest possible count.
+            Some(c) => ibroute::least_loaded(cands, k, usable, |pi| {
+                u32::MAX as u64 - c.available(pi, self.p.data_tc as usize) as u64
+            }),
+            None => ibroute::least_loaded(cands, k, usable, |pi| {
+                let port = &self.ports[pi];
+                // Bytes queued plus what is still serializing.
+                port.queued + port.rate.bytes_in(port.busy_until.saturating_sub(self.now))
+            }),
+        }
+        .unwrap_or(k)
+    }
+
+    /// Under adaptive routing the receiver NIC places out-of-order packets and acknowledges
+    /// cumulatively, without selective NACKs, so reordering never triggers a resend.
+    #[inline]
+    pub(super) fn ar_reply(&self, r: Reply) -> Reply {
+        match r {
+            Reply::Sack(e, _) if self.p.routing == RoutePolicy::Adaptive => Reply::Ack(e),
+            r => r,
+        }
+    }
+}

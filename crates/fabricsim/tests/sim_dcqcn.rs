@@ -1,0 +1,230 @@
+//! DCQCN on the packet engine (Zhu et al., SIGCOMM 2015; physics.md C4, C5): two long flows on
+//! one bottleneck converge to a fair share; an 8→1 incast is held near the marking thresholds.
+
+mod cc_util;
+
+use cc_util::{port_gbps, run, star};
+use fabricsim::message::MessageDag;
+use fabricsim::sim::dcqcn::{DcqcnParams, DcqcnSet};
+use fabricsim::sim::ecn::EcnMarking;
+use fabricsim::sim::{FlowControl, PfcParams, SimParams};
+use fabricsim::topology::HostId;
+use fabricsim::units::{BitRate, Time};
+
+const RATE: BitRate = BitRate::gbps(100);
+
+/// RoCE at 100G with DCQCN set `set` and RED thresholds of the HPCC scaling rule at 100G
+/// (Kmin 400 KB, Kmax 1.6 MB, Pmax 0.2; physics.md C4) unless given.
+fn params(set: Option<DcqcnSet>, ecn: Option<EcnMarking>) -> SimParams {
+    let mut p = SimParams::roce();
+    p.cc.ecn = ecn;
+    p.cc.dcqcn = set.map(|s| DcqcnParams::set(s, RATE));
+    p.sample_interval = Some(Time::from_us(10));
+    p
+}
+
+fn red(kmin_bytes: u64, kmax_bytes: u64, pmax: f64) -> Option<EcnMarking> {
+    Some(EcnMarking::Red {
+        kmin_bytes,
+        kmax_bytes,
+        pmax,
+    })
+}
+
+/// Time (from the second flow's start) after which the two senders' rates, averaged over 100
+/// us windows, stay within 10% of each other while both send; `None` if they never do.
+fn convergence(a: &[f64], b: &[f64], start: usize, end: usize) -> Option<usize> {
+    let w = 100;
+    let avg = |v: &[f64], i: usize| v[i..i + w].iter().sum::<f64>() / w as f64;
+    let mut since = None;
+    let mut i = start;
+    while i + w <= end {
+        let (x, y) = (avg(a, i), avg(b, i));
+        let ok = (x - y).abs() <= 0.1 * x.max(y);
+        match (ok, since) {
+            (true, None) => since = Some(i),
+            (false, _) => since = None,
+            _ => {}
+        }
+        i += w;
+    }
+    since.map(|s| s - start)
+}
+
+/// Two senders into one receiver on a star at `rate`: (time until within 10%, the two rates
+/// over the last 500 us of overlap, CNPs).
+fn two_flows(
+    rate: BitRate,
+    set: DcqcnSet,
+    ecn: Option<EcnMarking>,
+) -> (Option<u64>, f64, f64, u64) {
+    let t = star(3, rate, Time::from_ns(500));
+    let mut p = params(Some(set), ecn);
+    p.cc.dcqcn = Some(DcqcnParams::set(set, rate));
+    let mut d = MessageDag::default();
+    let bytes = rate.bytes_in(Time::from_ms(40));
+    d.push(HostId(0), HostId(2), bytes, Time::ZERO, &[]);
+    d.push(HostId(1), HostId(2), bytes, Time::from_ms(1), &[]);
+    let r = run(&t, &p, &d);
+    let (a, b) = (
+        port_gbps(&r, t.host_port(HostId(0)).idx()),
+        port_gbps(&r, t.host_port(HostId(1)).idx()),
+    );
+    // Both send from 1 ms until the first finishes.
+    let end_ps = r
+        .messages
+        .iter()
+        .map(|m| m.finish_ps.unwrap())
+        .min()
+        .unwrap();
+    let (start, end) = (100, (end_ps / 10_000_000) as usize);
+    let conv = convergence(&a, &b, start, end);
+    let share = |v: &[f64]| v[end - 50..end].iter().sum::<f64>() / 50.0;
+    (
+        conv.map(|c| c as u64 * 10),
+        share(&a),
+        share(&b),
+        r.counters.cnps,
+    )
+}
+
+/// Zhu et al. §5 (and the DCQCN fluid model): two flows sharing a bottleneck converge towards
+/// equal rates. At 40G with the DCQCN-validation thresholds (Kmin 5 KB, Kmax 100 KB, Pmax 1%;
+/// physics.md C4), flow A starts alone at line rate and B joins 1 ms later; each of the three
+/// parameter sets of defaults.toml runs.
+#[test]
+fn two_flows_share_the_bottleneck() {
+    let e = red(5_000, 100_000, 0.01);
+    for set in [DcqcnSet::Paper, DcqcnSet::HpccMlx, DcqcnSet::ConnectxFw] {
+        let (conv, a, b, cnps) = two_flows(BitRate::gbps(40), set, e);
+        eprintln!(
+            "40G {set:?}: within 10% (1 ms windows) from {conv:?} us after B starts; \
+             last 500 us {a:.1} / {b:.1} Gb/s; {cnps} CNPs"
+        );
+        assert!(cnps > 0, "{set:?}: no CNPs");
+    }
+}
+
+/// What an 8 → 1 incast did at the bottleneck.
+struct Incast {
+    /// Fraction of samples with the queue in [Kmin, Kmax], and at or below Kmax.
+    within: f64,
+    below_kmax: f64,
+    pause_us: u64,
+    peak_bytes: u64,
+    cnps: u64,
+    drops: u64,
+    /// Payload delivered over the run time, as a fraction of the receiver's payload rate.
+    utilization: f64,
+}
+
+/// 8 → 1 incast at 400G under PFC (SONiC headroom, dynamic XOFF, 8 MB buffer as in the PFC
+/// incast test), with ECN at the NVIDIA Onyx RoCE defaults (Kmin 150 KB, Kmax 1.5 MB, Pmax 0.1;
+/// physics.md C4) and DCQCN `set` or none.
+fn incast(set: Option<DcqcnSet>) -> Incast {
+    let rate = BitRate::gbps(400);
+    let (kmin, kmax) = (150_000u64, 1_500_000u64);
+    let t = star(9, rate, Time::from_ns(100));
+    let mut p = params(None, red(kmin, kmax, 0.1));
+    p.cc.dcqcn = set.map(|s| DcqcnParams::set(s, rate));
+    p.switch_buffer_bytes = 8 << 20;
+    p.sample_interval = Some(Time::from_us(1));
+    let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, frame));
+    let mut d = MessageDag::default();
+    for s in 1..=8 {
+        d.push(HostId(s), HostId(0), 8_000_000, Time::ZERO, &[]);
+    }
+    let r = run(&t, &p, &d);
+    let bott = t
+        .ports
+        .iter()
+        .position(|x| x.peer == t.host_port(HostId(0)))
+        .unwrap();
+    // Samples from 50 us (after the initial burst) to the first completion.
+    let first_done = r.messages.iter().map(|m| m.recv_ps.unwrap()).min().unwrap();
+    let series = &r.series.as_ref().unwrap().ports[bott].queue_bytes;
+    let q = &series[50..(first_done / 1_000_000) as usize];
+    let n = q.len() as f64;
+    let total: u64 = r.messages.iter().map(|m| m.bytes).sum();
+    let last = r.messages.iter().map(|m| m.recv_ps.unwrap()).max().unwrap();
+    Incast {
+        within: q.iter().filter(|&&x| x >= kmin && x <= kmax).count() as f64 / n,
+        below_kmax: q.iter().filter(|&&x| x <= kmax).count() as f64 / n,
+        pause_us: r.flow_control.as_ref().unwrap().pause_time_ps_total / 1_000_000,
+        peak_bytes: q.iter().copied().max().unwrap(),
+        cnps: r.counters.cnps,
+        drops: r.counters.drops.total(),
+        utilization: total as f64 * 8.0
+            / (last as f64 / 1e12)
+            / (rate.bps() as f64 * p.payload_efficiency()),
+    }
+}
+
+/// Zhu et al. §2 and §6: DCQCN keeps an incast's queue below the ECN ceiling so PFC rarely has
+/// to act; PFC alone lets the queue sit at the XOFF threshold and pauses the senders.
+#[test]
+fn incast_queue_stays_below_kmax_with_less_pause_than_pfc_alone() {
+    let pfc = incast(None);
+    let show = |name: &str, x: &Incast| {
+        eprintln!(
+            "8->1 at 400G, {name}: queue in [Kmin,Kmax] {:.3} of the time, <= Kmax {:.3}, peak {} B, \
+             pause {} us, {} CNPs, drops {}, utilization {:.3}",
+            x.within, x.below_kmax, x.peak_bytes, x.pause_us, x.cnps, x.drops, x.utilization
+        )
+    };
+    show("PFC alone", &pfc);
+    assert_eq!(pfc.drops, 0);
+    for set in [DcqcnSet::ConnectxFw, DcqcnSet::HpccMlx, DcqcnSet::Paper] {
+        let x = incast(Some(set));
+        show(&format!("PFC + DCQCN {set:?}"), &x);
+        assert_eq!(x.drops, 0);
+        assert!(x.cnps > 0);
+        assert!(
+            x.below_kmax > 0.9,
+            "{set:?}: queue <= Kmax only {:.3}",
+            x.below_kmax
+        );
+        assert!(
+            x.pause_us < pfc.pause_us,
+            "{set:?}: pause {} us",
+            x.pause_us
+        );
+    }
+}
+
+/// The shipped roce-400g profile, tuned vs its documented untuned variant
+/// (`SimParams::from_profile`), on the 8 → 1 incast: tuned marks ECN and sends CNPs; untuned
+/// (DCQCN off, Kmin above the XOFF point) never marks and leaves the incast to PFC pauses.
+#[test]
+fn roce_400g_profile_tuned_vs_untuned_incast() {
+    let prof = fabricsim::profile::Profile::builtin("roce-400g").unwrap();
+    let t = star(9, BitRate::gbps(400), Time::from_ns(100));
+    let mut d = MessageDag::default();
+    for s in 1..=8 {
+        d.push(HostId(s), HostId(0), 4_000_000, Time::ZERO, &[]);
+    }
+    let mut out = Vec::new();
+    for tuned in [true, false] {
+        let mut p = SimParams::from_profile(&prof, tuned).unwrap();
+        p.switch_buffer_bytes = 8 << 20;
+        let r = run(&t, &p, &d);
+        let pause_us = r.flow_control.as_ref().unwrap().pause_time_ps_total / 1_000_000;
+        eprintln!(
+            "roce-400g {}: {} ECN marks, {} CNPs, pause {pause_us} us, drops {}, max FCT {} us",
+            if tuned { "tuned" } else { "untuned" },
+            r.counters.ecn_marks,
+            r.counters.cnps,
+            r.counters.drops.total(),
+            r.summary.max_fct_ps.unwrap() / 1_000_000
+        );
+        out.push((r.counters.cnps, pause_us));
+    }
+    assert!(out[0].0 > 0 && out[1].0 == 0);
+    assert!(
+        out[0].1 < out[1].1,
+        "pause tuned {} us vs untuned {} us",
+        out[0].1,
+        out[1].1
+    );
+}
