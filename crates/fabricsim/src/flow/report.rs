@@ -116,6 +116,5 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
         summary,
         messages,
         series: None,
-        flow_control: None,
     }
 }

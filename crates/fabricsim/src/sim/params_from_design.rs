@@ -5,7 +5,8 @@
 //! links, built from the same design. The profile gives the family's base parameters, the packet
 //! format and the link-level flow control ([`SimParams::from_profile`], tuned variant); the
 //! catalog gives the latencies and the switch buffer. The transport is the RC default, go-back-N
-//! (defaults.toml `[rc_transport] loss_recovery`).
+//! (defaults.toml `[rc_transport] loss_recovery`), unless the profile's routing reorders packets
+//! (adaptive routing needs the out-of-order-tolerant receiver).
 
 use super::params::SimParams;
 use crate::error::InputError;
@@ -75,8 +76,12 @@ mod tests {
         let i = params_from_design(&design(&[("--fabric", "ib-ndr")])).unwrap();
         assert_eq!((i.header_bytes, i.wire_overhead_bytes), (26, 0));
         assert_eq!(i.switch_latency, Time::from_ns(130));
-        assert_eq!(i.routing, RoutePolicy::DestStatic);
-        assert_eq!(i.transport, Transport::GoBackN);
+        // ib-ndr.toml [routing] policy = "adaptive" (NVIDIA AR, D-mod-K fallback).
+        assert_eq!(i.routing, RoutePolicy::Adaptive);
+        // Adaptive routing reorders packets: the profile pairs it with the out-of-order-tolerant
+        // receiver (sim::cc_profile), so IB runs use selective repeat; RoCE keeps go-back-N.
+        assert_eq!(i.transport, Transport::SelectiveRepeat);
+        assert_eq!(r.transport, Transport::GoBackN);
         assert!(i.validate().is_ok() && r.validate().is_ok());
         // The scenario's MTU override reaches the engine.
         let small =
