@@ -6,6 +6,32 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Mul, Sub, SubAssign};
 
+/// `+`, `+=` and `-` on a u64 newtype, with the integer's overflow checks.
+macro_rules! additive {
+    ($t:ident) => {
+        impl Add for $t {
+            type Output = $t;
+            #[inline]
+            fn add(self, o: $t) -> $t {
+                $t(self.0 + o.0)
+            }
+        }
+        impl AddAssign for $t {
+            #[inline]
+            fn add_assign(&mut self, o: $t) {
+                self.0 += o.0
+            }
+        }
+        impl Sub for $t {
+            type Output = $t;
+            #[inline]
+            fn sub(self, o: $t) -> $t {
+                $t(self.0 - o.0)
+            }
+        }
+    };
+}
+
 /// A point in time or a duration, in picoseconds. 2^64 ps is about 213 days.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Time(pub u64);
@@ -47,26 +73,7 @@ impl Time {
     }
 }
 
-impl Add for Time {
-    type Output = Time;
-    #[inline]
-    fn add(self, o: Time) -> Time {
-        Time(self.0 + o.0)
-    }
-}
-impl AddAssign for Time {
-    #[inline]
-    fn add_assign(&mut self, o: Time) {
-        self.0 += o.0
-    }
-}
-impl Sub for Time {
-    type Output = Time;
-    #[inline]
-    fn sub(self, o: Time) -> Time {
-        Time(self.0 - o.0)
-    }
-}
+additive!(Time);
 impl SubAssign for Time {
     #[inline]
     fn sub_assign(&mut self, o: Time) {
@@ -102,26 +109,7 @@ impl fmt::Display for Time {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Bytes(pub u64);
 
-impl Add for Bytes {
-    type Output = Bytes;
-    #[inline]
-    fn add(self, o: Bytes) -> Bytes {
-        Bytes(self.0 + o.0)
-    }
-}
-impl AddAssign for Bytes {
-    #[inline]
-    fn add_assign(&mut self, o: Bytes) {
-        self.0 += o.0
-    }
-}
-impl Sub for Bytes {
-    type Output = Bytes;
-    #[inline]
-    fn sub(self, o: Bytes) -> Bytes {
-        Bytes(self.0 - o.0)
-    }
-}
+additive!(Bytes);
 
 /// A link or flow rate in bits per second.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

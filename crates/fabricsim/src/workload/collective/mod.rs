@@ -222,6 +222,17 @@ pub struct Lane {
     pub chunk_bytes: u64,
 }
 
+impl Lane {
+    /// Pipeline chunks for a buffer of `bytes`: at least one, none above `chunk_bytes`.
+    pub fn chunks(&self, bytes: u64) -> u64 {
+        if self.chunk_bytes == 0 {
+            1
+        } else {
+            bytes.div_ceil(self.chunk_bytes).max(1)
+        }
+    }
+}
+
 /// Appends messages to a DAG, choosing NVLink inside a server and the fabric across servers.
 pub struct Builder<'a> {
     pub dag: MessageDag,

@@ -24,16 +24,6 @@ pub fn ring_order(comm: &Comm, lane: Lane) -> Vec<usize> {
     order
 }
 
-/// Pipeline chunks per segment for a buffer of `bytes` over `n` ranks.
-pub fn chunks_per_segment(bytes: u64, n: usize, chunk_bytes: u64) -> u64 {
-    let seg = piece(bytes, n as u64, 0);
-    if chunk_bytes == 0 {
-        1
-    } else {
-        seg.div_ceil(chunk_bytes).max(1)
-    }
-}
-
 /// Which phases a ring pass runs.
 #[derive(Clone, Copy)]
 struct Phases {
@@ -127,7 +117,8 @@ fn pass(
             g
         };
     }
-    let chunks = chunks_per_segment(bytes, n, lane.chunk_bytes);
+    // Pipeline chunks per segment, sized by the largest segment.
+    let chunks = lane.chunks(piece(bytes, n as u64, 0));
     // Per step, the shift a: ring position i sends segment (i + a) mod n.
     let mut steps: Vec<usize> = Vec::new();
     if ph.reduce_scatter {
