@@ -7,7 +7,7 @@
 //! the previous distance. Each rank sends S/2 + S/4 + ... + S/n = (n-1)/n * S and ends with
 //! segment p. All-gather runs the distances upwards, doubling the range each step.
 
-use super::{Builder, Comm, Frontier, Lane, piece};
+use super::{Builder, Comm, Frontier, Lane, Phases, piece};
 
 struct State {
     /// Segment range [lo, hi) each rank holds.
@@ -136,40 +136,23 @@ fn doubling(
     }
 }
 
-pub fn reduce_scatter(
+/// Halving for the reduce-scatter, then doubling for the all-gather, as `ph` asks.
+pub fn run(
     b: &mut Builder,
     comm: &Comm,
     bytes: u64,
     lane: Lane,
     ready: &Frontier,
+    ph: Phases,
 ) -> Frontier {
-    let mut st = State::new(comm.len(), true);
-    halving(b, comm, bytes, lane, ready, &mut st);
-    st.frontier()
-}
-
-pub fn all_gather(
-    b: &mut Builder,
-    comm: &Comm,
-    bytes: u64,
-    lane: Lane,
-    ready: &Frontier,
-) -> Frontier {
-    let mut st = State::new(comm.len(), false);
-    doubling(b, comm, bytes, lane, ready, &mut st);
-    st.frontier()
-}
-
-pub fn all_reduce(
-    b: &mut Builder,
-    comm: &Comm,
-    bytes: u64,
-    lane: Lane,
-    ready: &Frontier,
-) -> Frontier {
-    let mut st = State::new(comm.len(), true);
-    halving(b, comm, bytes, lane, ready, &mut st);
+    // A reduce-scatter starts from the whole buffer; an all-gather from each rank's segment.
+    let mut st = State::new(comm.len(), ph.reduce_scatter);
+    if ph.reduce_scatter {
+        halving(b, comm, bytes, lane, ready, &mut st);
+    }
     debug_assert!((0..comm.len()).all(|p| st.range[p] == (p, p + 1)));
-    doubling(b, comm, bytes, lane, ready, &mut st);
+    if ph.all_gather {
+        doubling(b, comm, bytes, lane, ready, &mut st);
+    }
     st.frontier()
 }
