@@ -159,14 +159,20 @@ impl fmt::Display for BitRate {
     }
 }
 
+/// `s` trimmed and cut where its number ends: at the first character `in_number` rejects.
+fn split_number(s: &str, in_number: impl Fn(char) -> bool) -> (&str, &str) {
+    let t = s.trim();
+    t.split_at(t.find(|c: char| !in_number(c)).unwrap_or(t.len()))
+}
+
+fn decimal_digit(c: char) -> bool {
+    c.is_ascii_digit() || c == '.'
+}
+
 /// Parses a size such as `2MB`, `1M`, `64KiB`, `4096` into bytes. Decimal suffixes (K, M, G, T
 /// with optional B) are powers of 1000; binary ones (KiB, MiB, GiB) are powers of 1024.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suf) = t.split_at(split);
+    let (num, suf) = split_number(s, decimal_digit);
     let mult: f64 = match suf.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kb" => 1e3,
@@ -194,11 +200,8 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
 
 /// Parses a duration such as `10us`, `1.5ms`, `1000ns`, `2s`, `500ps` into a [`Time`].
 pub fn parse_time(s: &str) -> Result<Time, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-'))
-        .unwrap_or(t.len());
-    let (num, suf) = t.split_at(split);
+    // Also 'e' and '-' for exponents such as 1e-3s.
+    let (num, suf) = split_number(s, |c| decimal_digit(c) || c == 'e' || c == '-');
     let ps_per_unit: f64 = match suf.trim() {
         "ps" => 1.0,
         "ns" => 1e3,
@@ -223,11 +226,7 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
 
 /// Parses a rate such as `100Gbps`, `400G`, `25Gb/s`, `800` (Gb/s assumed only when `bare_gbps`).
 pub fn parse_rate(s: &str) -> Result<BitRate, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suf) = t.split_at(split);
+    let (num, suf) = split_number(s, decimal_digit);
     let mult: f64 = match suf.trim().to_ascii_lowercase().as_str() {
         "bps" | "b/s" => 1.0,
         "k" | "kbps" | "kb/s" => 1e3,
