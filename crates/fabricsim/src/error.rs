@@ -39,13 +39,7 @@ impl Source {
         for (i, raw) in self.text.lines().enumerate() {
             let line = raw.trim();
             if let Some(h) = line.strip_prefix('[') {
-                current = h
-                    .trim_start_matches('[')
-                    .split(']')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
+                current = table_name(h);
                 if current == dotted {
                     return Some(i + 1);
                 }
@@ -53,12 +47,7 @@ impl Source {
             }
             if let Some((k, _)) = line.split_once('=') {
                 let k = k.trim().trim_matches('"');
-                let full = if current.is_empty() {
-                    k.to_string()
-                } else {
-                    format!("{current}.{k}")
-                };
-                if (current == table && k == key) || full == dotted {
+                if (current == table && k == key) || dotted_key(&current, k) == dotted {
                     return Some(i + 1);
                 }
             }
@@ -72,24 +61,14 @@ impl Source {
         for (i, raw) in self.text.lines().enumerate() {
             let line = raw.trim();
             if let Some(h) = line.strip_prefix('[') {
-                current = h
-                    .trim_start_matches('[')
-                    .split(']')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
+                current = table_name(h);
             }
             if i + 1 == line_no {
                 if line.starts_with('[') {
                     return Some(current);
                 }
                 let k = line.split_once('=')?.0.trim().trim_matches('"');
-                return Some(if current.is_empty() {
-                    k.to_string()
-                } else {
-                    format!("{current}.{k}")
-                });
+                return Some(dotted_key(&current, k));
             }
         }
         None
@@ -101,6 +80,26 @@ impl Source {
         let v = line.split_once('=')?.1;
         let v = v.split(" #").next().unwrap_or(v).trim();
         Some(v.to_string())
+    }
+}
+
+/// The table named by a header line with its leading `[` removed (`[a.b]`, `[[a.b]]`).
+fn table_name(header: &str) -> String {
+    header
+        .trim_start_matches('[')
+        .split(']')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// `key` inside `table` as a dotted key ("cluster" + "gpus" -> "cluster.gpus").
+fn dotted_key(table: &str, key: &str) -> String {
+    if table.is_empty() {
+        key.to_string()
+    } else {
+        format!("{table}.{key}")
     }
 }
 

@@ -18,4 +18,7 @@ pub mod traffic;
 pub mod units;
 pub mod workload;
 
+#[cfg(test)]
+mod test_util;
+
 pub use error::{InputError, Source};

@@ -6,6 +6,32 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Mul, Sub, SubAssign};
 
+/// `+`, `+=` and `-` on a u64 newtype, with the integer's overflow checks.
+macro_rules! additive {
+    ($t:ident) => {
+        impl Add for $t {
+            type Output = $t;
+            #[inline]
+            fn add(self, o: $t) -> $t {
+                $t(self.0 + o.0)
+            }
+        }
+        impl AddAssign for $t {
+            #[inline]
+            fn add_assign(&mut self, o: $t) {
+                self.0 += o.0
+            }
+        }
+        impl Sub for $t {
+            type Output = $t;
+            #[inline]
+            fn sub(self, o: $t) -> $t {
+                $t(self.0 - o.0)
+            }
+        }
+    };
+}
+
 /// A point in time or a duration, in picoseconds. 2^64 ps is about 213 days.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Time(pub u64);
@@ -47,26 +73,7 @@ impl Time {
     }
 }
 
-impl Add for Time {
-    type Output = Time;
-    #[inline]
-    fn add(self, o: Time) -> Time {
-        Time(self.0 + o.0)
-    }
-}
-impl AddAssign for Time {
-    #[inline]
-    fn add_assign(&mut self, o: Time) {
-        self.0 += o.0
-    }
-}
-impl Sub for Time {
-    type Output = Time;
-    #[inline]
-    fn sub(self, o: Time) -> Time {
-        Time(self.0 - o.0)
-    }
-}
+additive!(Time);
 impl SubAssign for Time {
     #[inline]
     fn sub_assign(&mut self, o: Time) {
@@ -102,26 +109,7 @@ impl fmt::Display for Time {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Bytes(pub u64);
 
-impl Add for Bytes {
-    type Output = Bytes;
-    #[inline]
-    fn add(self, o: Bytes) -> Bytes {
-        Bytes(self.0 + o.0)
-    }
-}
-impl AddAssign for Bytes {
-    #[inline]
-    fn add_assign(&mut self, o: Bytes) {
-        self.0 += o.0
-    }
-}
-impl Sub for Bytes {
-    type Output = Bytes;
-    #[inline]
-    fn sub(self, o: Bytes) -> Bytes {
-        Bytes(self.0 - o.0)
-    }
-}
+additive!(Bytes);
 
 /// A link or flow rate in bits per second.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -171,14 +159,20 @@ impl fmt::Display for BitRate {
     }
 }
 
+/// `s` trimmed and cut where its number ends: at the first character `in_number` rejects.
+fn split_number(s: &str, in_number: impl Fn(char) -> bool) -> (&str, &str) {
+    let t = s.trim();
+    t.split_at(t.find(|c: char| !in_number(c)).unwrap_or(t.len()))
+}
+
+fn decimal_digit(c: char) -> bool {
+    c.is_ascii_digit() || c == '.'
+}
+
 /// Parses a size such as `2MB`, `1M`, `64KiB`, `4096` into bytes. Decimal suffixes (K, M, G, T
 /// with optional B) are powers of 1000; binary ones (KiB, MiB, GiB) are powers of 1024.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suf) = t.split_at(split);
+    let (num, suf) = split_number(s, decimal_digit);
     let mult: f64 = match suf.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kb" => 1e3,
@@ -206,11 +200,8 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
 
 /// Parses a duration such as `10us`, `1.5ms`, `1000ns`, `2s`, `500ps` into a [`Time`].
 pub fn parse_time(s: &str) -> Result<Time, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-'))
-        .unwrap_or(t.len());
-    let (num, suf) = t.split_at(split);
+    // Also 'e' and '-' for exponents such as 1e-3s.
+    let (num, suf) = split_number(s, |c| decimal_digit(c) || c == 'e' || c == '-');
     let ps_per_unit: f64 = match suf.trim() {
         "ps" => 1.0,
         "ns" => 1e3,
@@ -235,11 +226,7 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
 
 /// Parses a rate such as `100Gbps`, `400G`, `25Gb/s`, `800` (Gb/s assumed only when `bare_gbps`).
 pub fn parse_rate(s: &str) -> Result<BitRate, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suf) = t.split_at(split);
+    let (num, suf) = split_number(s, decimal_digit);
     let mult: f64 = match suf.trim().to_ascii_lowercase().as_str() {
         "bps" | "b/s" => 1.0,
         "k" | "kbps" | "kb/s" => 1e3,

@@ -45,17 +45,11 @@ pub fn params_from_design(d: &Design) -> Result<SimParams, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Scenario;
     use crate::sim::params::{RoutePolicy, Transport};
+    use crate::test_util::scenario;
 
     fn design(flags: &[(&str, &str)]) -> Design {
-        let mut s = Scenario::defaults();
-        let pairs: Vec<_> = flags
-            .iter()
-            .map(|(f, v)| (f.to_string(), v.to_string()))
-            .collect();
-        s.apply_flags(&pairs).unwrap();
-        s.design().unwrap()
+        scenario(flags).design().unwrap()
     }
 
     #[test]

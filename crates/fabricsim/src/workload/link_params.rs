@@ -70,16 +70,10 @@ impl FabricParams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Scenario;
+    use crate::test_util::scenario;
 
     fn params(flags: &[(&str, &str)]) -> FabricParams {
-        let mut s = Scenario::defaults();
-        let pairs: Vec<_> = flags
-            .iter()
-            .map(|(f, v)| (f.to_string(), v.to_string()))
-            .collect();
-        s.apply_flags(&pairs).unwrap();
-        FabricParams::of(&s.design().unwrap())
+        FabricParams::of(&scenario(flags).design().unwrap())
     }
 
     #[test]

@@ -78,17 +78,11 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Scenario;
+    use crate::test_util::scenario;
     use crate::topology::NodeKind;
 
     fn topology(flags: &[(&str, &str)]) -> Topology {
-        let mut s = Scenario::defaults();
-        let pairs: Vec<_> = flags
-            .iter()
-            .map(|(f, v)| (f.to_string(), v.to_string()))
-            .collect();
-        s.apply_flags(&pairs).unwrap();
-        s.design_and_topology().unwrap().1
+        scenario(flags).design_and_topology().unwrap().1
     }
 
     /// The (server, rail) the NIC node behind `h` was built for.

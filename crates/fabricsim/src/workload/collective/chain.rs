@@ -17,14 +17,6 @@ fn chain_from(comm: &Comm, root: usize, lane: Lane) -> Vec<usize> {
     order
 }
 
-fn chunks(bytes: u64, lane: Lane) -> u64 {
-    if lane.chunk_bytes == 0 {
-        1
-    } else {
-        bytes.div_ceil(lane.chunk_bytes).max(1)
-    }
-}
-
 pub fn broadcast(
     b: &mut Builder,
     comm: &Comm,
@@ -33,28 +25,9 @@ pub fn broadcast(
     lane: Lane,
     ready: &Frontier,
 ) -> Frontier {
-    let order = chain_from(comm, root, lane);
-    let n = order.len();
-    let mut out = start_frontier(n);
-    let nchunks = chunks(bytes, lane);
-    let mut deps = Vec::new();
-    for c in 0..nchunks {
-        let len = piece(bytes, nchunks, c);
-        let mut prev = None;
-        for i in 0..n - 1 {
-            deps.clear();
-            deps.extend_from_slice(&ready[order[i]]);
-            deps.extend(prev);
-            let (from, to) = (comm.gpus[order[i]], comm.gpus[order[i + 1]]);
-            let m = b.send(from, to, len, &deps, lane.channel, i as u32);
-            out[order[i + 1]].push(m);
-            if i == 0 {
-                out[order[0]].push(m);
-            }
-            prev = Some(m);
-        }
-    }
-    out
+    let path = chain_from(comm, root, lane);
+    // Each rank holds the chunk it received; the root the one it sent first.
+    pipeline(b, comm, &path, bytes, lane, ready, |j| j.saturating_sub(1))
 }
 
 pub fn reduce(
@@ -65,25 +38,46 @@ pub fn reduce(
     lane: Lane,
     ready: &Frontier,
 ) -> Frontier {
-    let order = chain_from(comm, root, lane);
-    let n = order.len();
+    let mut path = chain_from(comm, root, lane);
+    path.reverse();
+    let last_hop = path.len().saturating_sub(2);
+    // Each rank holds the partial sum it sent; the root the last one it received.
+    pipeline(b, comm, &path, bytes, lane, ready, |j| j.min(last_hop))
+}
+
+/// Sends every chunk hop by hop from `path[0]` to its end: hop h goes from `path[h]` to
+/// `path[h + 1]` once that rank is ready and has received hop h-1 of the same chunk. Per
+/// chunk, `path[j]` holds the message of hop `held(j)`.
+fn pipeline(
+    b: &mut Builder,
+    comm: &Comm,
+    path: &[usize],
+    bytes: u64,
+    lane: Lane,
+    ready: &Frontier,
+    held: impl Fn(usize) -> usize,
+) -> Frontier {
+    let n = path.len();
     let mut out = start_frontier(n);
-    let nchunks = chunks(bytes, lane);
+    if n < 2 {
+        return out;
+    }
+    let nchunks = lane.chunks(bytes);
+    let mut hops = vec![u32::MAX; n - 1];
     let mut deps = Vec::new();
     for c in 0..nchunks {
         let len = piece(bytes, nchunks, c);
-        let mut prev = None;
-        for i in (1..n).rev() {
+        for h in 0..n - 1 {
             deps.clear();
-            deps.extend_from_slice(&ready[order[i]]);
-            deps.extend(prev);
-            let (from, to) = (comm.gpus[order[i]], comm.gpus[order[i - 1]]);
-            let m = b.send(from, to, len, &deps, lane.channel, (n - 1 - i) as u32);
-            out[order[i]].push(m);
-            if i == 1 {
-                out[order[0]].push(m);
+            deps.extend_from_slice(&ready[path[h]]);
+            if h > 0 {
+                deps.push(hops[h - 1]);
             }
-            prev = Some(m);
+            let (from, to) = (comm.gpus[path[h]], comm.gpus[path[h + 1]]);
+            hops[h] = b.send(from, to, len, &deps, lane.channel, h as u32);
+        }
+        for (j, &r) in path.iter().enumerate() {
+            out[r].push(hops[held(j)]);
         }
     }
     out

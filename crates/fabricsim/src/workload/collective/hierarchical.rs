@@ -10,7 +10,7 @@
 //! phase waits for the previous one on the same GPU. Needs the same rank count per server.
 
 use super::ring::{self, ring_order};
-use super::{Builder, Comm, Frontier, Lane, piece, start_frontier};
+use super::{Builder, Comm, Frontier, Lane, Phases, piece, start_frontier};
 
 fn gather(ready: &Frontier, ranks: &[usize]) -> Frontier {
     ranks.iter().map(|&p| ready[p].clone()).collect()
@@ -22,57 +22,22 @@ fn scatter(out: &mut Frontier, ranks: &[usize], f: Frontier) {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Rail {
-    AllReduce,
-    ReduceScatter,
-    AllGather,
-}
-
-pub fn all_reduce(
+/// Phase 1 runs with a reduce-scatter, phase 3 with an all-gather; the rails run `ph`.
+pub fn run(
     b: &mut Builder,
     comm: &Comm,
     bytes: u64,
     lane: Lane,
     ready: &Frontier,
-) -> Frontier {
-    run(b, comm, bytes, lane, ready, Rail::AllReduce)
-}
-
-pub fn reduce_scatter(
-    b: &mut Builder,
-    comm: &Comm,
-    bytes: u64,
-    lane: Lane,
-    ready: &Frontier,
-) -> Frontier {
-    run(b, comm, bytes, lane, ready, Rail::ReduceScatter)
-}
-
-pub fn all_gather(
-    b: &mut Builder,
-    comm: &Comm,
-    bytes: u64,
-    lane: Lane,
-    ready: &Frontier,
-) -> Frontier {
-    run(b, comm, bytes, lane, ready, Rail::AllGather)
-}
-
-fn run(
-    b: &mut Builder,
-    comm: &Comm,
-    bytes: u64,
-    lane: Lane,
-    ready: &Frontier,
-    rail_op: Rail,
+    ph: Phases,
 ) -> Frontier {
     let servers = comm.by_server();
     let k = servers[0].len();
     let mut after_rs = ready.clone();
-    if rail_op != Rail::AllGather && k > 1 {
+    if ph.reduce_scatter && k > 1 {
         for ranks in &servers {
-            let f = ring::reduce_scatter(b, &comm.sub(ranks), bytes, lane, &gather(ready, ranks));
+            let (sub, before) = (comm.sub(ranks), gather(ready, ranks));
+            let f = ring::run(b, &sub, bytes, lane, &before, Phases::REDUCE_SCATTER);
             scatter(&mut after_rs, ranks, f);
         }
     }
@@ -85,15 +50,11 @@ fn run(
         let rail: Vec<usize> = servers.iter().map(|s| s[j]).collect();
         if rail.len() > 1 {
             let (sub, before) = (comm.sub(&rail), gather(&after_rs, &rail));
-            let f = match rail_op {
-                Rail::AllReduce => ring::all_reduce(b, &sub, seg_bytes, lane, &before),
-                Rail::ReduceScatter => ring::reduce_scatter(b, &sub, seg_bytes, lane, &before),
-                Rail::AllGather => ring::all_gather(b, &sub, seg_bytes, lane, &before),
-            };
+            let f = ring::run(b, &sub, seg_bytes, lane, &before, ph);
             scatter(&mut after_rail, &rail, f);
         }
     }
-    if rail_op == Rail::ReduceScatter || k == 1 {
+    if !ph.all_gather || k == 1 {
         return after_rail;
     }
     let mut out = start_frontier(comm.len());

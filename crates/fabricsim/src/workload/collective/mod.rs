@@ -222,6 +222,51 @@ pub struct Lane {
     pub chunk_bytes: u64,
 }
 
+/// Which halves of an all-reduce a ring, halving-doubling or hierarchical pass runs: the
+/// reduce-scatter, the all-gather, or both (all-reduce = reduce-scatter + all-gather,
+/// Patarasuk and Yuan 2009; Thakur, Rabenseifner and Gropp 2005).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Phases {
+    pub reduce_scatter: bool,
+    pub all_gather: bool,
+}
+
+impl Phases {
+    pub const ALL_REDUCE: Phases = Phases {
+        reduce_scatter: true,
+        all_gather: true,
+    };
+    pub const REDUCE_SCATTER: Phases = Phases {
+        reduce_scatter: true,
+        all_gather: false,
+    };
+    pub const ALL_GATHER: Phases = Phases {
+        reduce_scatter: false,
+        all_gather: true,
+    };
+
+    /// The phases of `op`; `None` for the collectives that are not all-reduce halves.
+    pub fn of(op: Op) -> Option<Phases> {
+        match op {
+            Op::AllReduce => Some(Phases::ALL_REDUCE),
+            Op::ReduceScatter => Some(Phases::REDUCE_SCATTER),
+            Op::AllGather => Some(Phases::ALL_GATHER),
+            Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv => None,
+        }
+    }
+}
+
+impl Lane {
+    /// Pipeline chunks for a buffer of `bytes`: at least one, none above `chunk_bytes`.
+    pub fn chunks(&self, bytes: u64) -> u64 {
+        if self.chunk_bytes == 0 {
+            1
+        } else {
+            bytes.div_ceil(self.chunk_bytes).max(1)
+        }
+    }
+}
+
 /// Appends messages to a DAG, choosing NVLink inside a server and the fabric across servers.
 pub struct Builder<'a> {
     pub dag: MessageDag,
@@ -352,37 +397,21 @@ pub fn append(
             chunk_bytes: spec.chunk_bytes,
         };
         let bytes = piece(spec.bytes, spec.channels as u64, channel as u64);
-        let f = match (spec.op, spec.algo) {
-            (Op::AllReduce, Algo::Ring) => ring::all_reduce(b, comm, bytes, lane, ready),
-            (Op::AllGather, Algo::Ring) => ring::all_gather(b, comm, bytes, lane, ready),
-            (Op::ReduceScatter, Algo::Ring) => ring::reduce_scatter(b, comm, bytes, lane, ready),
-            (Op::AllReduce, Algo::Tree) => tree::all_reduce(b, comm, bytes, lane, ready),
-            (Op::AllReduce, Algo::HalvingDoubling) => {
-                halving_doubling::all_reduce(b, comm, bytes, lane, ready)
+        let f = match (spec.op, spec.algo, Phases::of(spec.op)) {
+            (Op::AllReduce, Algo::Tree, _) => tree::all_reduce(b, comm, bytes, lane, ready),
+            (_, Algo::Ring, Some(ph)) => ring::run(b, comm, bytes, lane, ready, ph),
+            (_, Algo::HalvingDoubling, Some(ph)) => {
+                halving_doubling::run(b, comm, bytes, lane, ready, ph)
             }
-            (Op::AllGather, Algo::HalvingDoubling) => {
-                halving_doubling::all_gather(b, comm, bytes, lane, ready)
-            }
-            (Op::ReduceScatter, Algo::HalvingDoubling) => {
-                halving_doubling::reduce_scatter(b, comm, bytes, lane, ready)
-            }
-            (Op::AllReduce, Algo::Hierarchical) => {
-                hierarchical::all_reduce(b, comm, bytes, lane, ready)
-            }
-            (Op::AllGather, Algo::Hierarchical) => {
-                hierarchical::all_gather(b, comm, bytes, lane, ready)
-            }
-            (Op::ReduceScatter, Algo::Hierarchical) => {
-                hierarchical::reduce_scatter(b, comm, bytes, lane, ready)
-            }
-            (Op::Broadcast, Algo::Chain) => {
+            (_, Algo::Hierarchical, Some(ph)) => hierarchical::run(b, comm, bytes, lane, ready, ph),
+            (Op::Broadcast, Algo::Chain, _) => {
                 chain::broadcast(b, comm, spec.root as usize, bytes, lane, ready)
             }
-            (Op::Reduce, Algo::Chain) => {
+            (Op::Reduce, Algo::Chain, _) => {
                 chain::reduce(b, comm, spec.root as usize, bytes, lane, ready)
             }
-            (Op::AllToAll, Algo::Direct) => all_to_all::all_to_all(b, comm, bytes, lane, ready),
-            (Op::SendRecv, Algo::Direct) => send_recv::shift(b, comm, bytes, lane, ready),
+            (Op::AllToAll, Algo::Direct, _) => all_to_all::all_to_all(b, comm, bytes, lane, ready),
+            (Op::SendRecv, Algo::Direct, _) => send_recv::shift(b, comm, bytes, lane, ready),
             _ => unreachable!("validate() admits only the pairs above"),
         };
         for (o, f) in out.iter_mut().zip(f) {

@@ -10,7 +10,7 @@
 //! the server by, and arrives at the same rail's GPU there (NCCL rings use one NIC per node
 //! and channel, NCCL_CROSS_NIC=0), so channels spread over the rails and stay rail-aligned.
 
-use super::{Builder, Comm, Frontier, Lane, piece, start_frontier};
+use super::{Builder, Comm, Frontier, Lane, Phases, piece, start_frontier};
 
 /// The ring of `lane`'s channel as comm ranks: servers in order of appearance, the ranks of
 /// each server rotated by the channel.
@@ -24,69 +24,18 @@ pub fn ring_order(comm: &Comm, lane: Lane) -> Vec<usize> {
     order
 }
 
-/// Pipeline chunks per segment for a buffer of `bytes` over `n` ranks.
-pub fn chunks_per_segment(bytes: u64, n: usize, chunk_bytes: u64) -> u64 {
-    let seg = piece(bytes, n as u64, 0);
-    if chunk_bytes == 0 {
-        1
-    } else {
-        seg.div_ceil(chunk_bytes).max(1)
-    }
-}
-
-/// Which phases a ring pass runs.
-#[derive(Clone, Copy)]
-struct Phases {
-    reduce_scatter: bool,
-    all_gather: bool,
-    /// Segment a rank holds before the all-gather, relative to its ring position (1 after a
-    /// reduce-scatter: position i ends it holding segment i+1).
-    ag_offset: usize,
-}
-
-pub fn all_reduce(
+/// A ring pass running `ph`. After a reduce-scatter, ring position i holds segment i+1 and
+/// the all-gather starts from it.
+pub fn run(
     b: &mut Builder,
     comm: &Comm,
     bytes: u64,
     lane: Lane,
     ready: &Frontier,
+    ph: Phases,
 ) -> Frontier {
-    let ph = Phases {
-        reduce_scatter: true,
-        all_gather: true,
-        ag_offset: 1,
-    };
-    pass(b, comm, bytes, lane, ready, ph)
-}
-
-pub fn reduce_scatter(
-    b: &mut Builder,
-    comm: &Comm,
-    bytes: u64,
-    lane: Lane,
-    ready: &Frontier,
-) -> Frontier {
-    let ph = Phases {
-        reduce_scatter: true,
-        all_gather: false,
-        ag_offset: 0,
-    };
-    pass(b, comm, bytes, lane, ready, ph)
-}
-
-pub fn all_gather(
-    b: &mut Builder,
-    comm: &Comm,
-    bytes: u64,
-    lane: Lane,
-    ready: &Frontier,
-) -> Frontier {
-    let ph = Phases {
-        reduce_scatter: false,
-        all_gather: true,
-        ag_offset: 0,
-    };
-    pass(b, comm, bytes, lane, ready, ph)
+    let ag_offset = usize::from(ph.reduce_scatter);
+    pass(b, comm, bytes, lane, ready, ph, ag_offset)
 }
 
 /// The all-gather half of a ring all-reduce: position i starts holding segment i+1, as a ring
@@ -98,14 +47,10 @@ pub fn all_gather_after_reduce_scatter(
     lane: Lane,
     ready: &Frontier,
 ) -> Frontier {
-    let ph = Phases {
-        reduce_scatter: false,
-        all_gather: true,
-        ag_offset: 1,
-    };
-    pass(b, comm, bytes, lane, ready, ph)
+    pass(b, comm, bytes, lane, ready, Phases::ALL_GATHER, 1)
 }
 
+/// `ag_offset`: the segment a rank holds before the all-gather, relative to its ring position.
 fn pass(
     b: &mut Builder,
     comm: &Comm,
@@ -113,6 +58,7 @@ fn pass(
     lane: Lane,
     ready: &Frontier,
     ph: Phases,
+    ag_offset: usize,
 ) -> Frontier {
     let n = comm.len();
     let order = ring_order(comm, lane);
@@ -127,14 +73,15 @@ fn pass(
             g
         };
     }
-    let chunks = chunks_per_segment(bytes, n, lane.chunk_bytes);
+    // Pipeline chunks per segment, sized by the largest segment.
+    let chunks = lane.chunks(piece(bytes, n as u64, 0));
     // Per step, the shift a: ring position i sends segment (i + a) mod n.
     let mut steps: Vec<usize> = Vec::new();
     if ph.reduce_scatter {
         steps.extend((0..n - 1).map(|k| n - k));
     }
     if ph.all_gather {
-        steps.extend((0..n - 1).map(|j| ph.ag_offset + n - j));
+        steps.extend((0..n - 1).map(|j| ag_offset + n - j));
     }
     // prev[c * n + i]: the message ring position i sent for chunk c at the previous step.
     let mut prev = vec![u32::MAX; chunks as usize * n];

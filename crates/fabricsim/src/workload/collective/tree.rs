@@ -64,11 +64,7 @@ pub fn all_reduce(
         up_order.sort_by_key(|&r| (std::cmp::Reverse(depth[r]), r));
         let mut down_order = up_order.clone();
         down_order.reverse();
-        let chunks = if lane.chunk_bytes == 0 {
-            1
-        } else {
-            half.div_ceil(lane.chunk_bytes).max(1)
-        };
+        let chunks = lane.chunks(half);
         let qp = lane.channel * 2 + t as u32;
         let mut up_msg = vec![u32::MAX; n];
         let mut down_msg = vec![u32::MAX; n];

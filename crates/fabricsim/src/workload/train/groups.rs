@@ -76,47 +76,21 @@ mod tests {
         // tp 2 with dp 16 strides by 2: 4 per server over 4 servers; a pipeline hop of 256
         // GPUs crosses servers.
         let place = Placement::dense(64, 8);
-        assert_eq!(
-            shape(1, 8, &place),
-            GroupShape {
-                ranks: 8,
-                servers: 1
-            }
-        );
-        assert_eq!(
-            shape(8, 32, &place),
-            GroupShape {
-                ranks: 32,
-                servers: 32
-            }
-        );
-        assert_eq!(
-            shape(2, 16, &place),
-            GroupShape {
-                ranks: 16,
-                servers: 4
-            }
-        );
-        assert_eq!(
-            shape(1, 16, &place),
-            GroupShape {
-                ranks: 16,
-                servers: 2
-            }
-        );
-        assert_eq!(
-            shape(256, 2, &place),
-            GroupShape {
-                ranks: 2,
-                servers: 2
-            }
-        );
-        assert_eq!(
-            shape(2, 1, &place),
-            GroupShape {
-                ranks: 1,
-                servers: 1
-            }
-        );
+        // (stride, size) -> (ranks, servers)
+        let cases = [
+            ((1, 8), (8, 1)),
+            ((8, 32), (32, 32)),
+            ((2, 16), (16, 4)),
+            ((1, 16), (16, 2)),
+            ((256, 2), (2, 2)),
+            ((2, 1), (1, 1)),
+        ];
+        for ((stride, size), (ranks, servers)) in cases {
+            assert_eq!(
+                shape(stride, size, &place),
+                GroupShape { ranks, servers },
+                "stride {stride} size {size}"
+            );
+        }
     }
 }
