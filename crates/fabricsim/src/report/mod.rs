@@ -2,3 +2,4 @@
 //! results; they never compute the model.
 
 pub mod plan;
+pub mod svg;
