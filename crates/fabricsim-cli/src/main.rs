@@ -2,6 +2,7 @@
 //!
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
+mod compare;
 mod outcome;
 mod plan;
 mod train;
@@ -24,6 +25,8 @@ struct Cli {
 enum Cmd {
     /// Bill of materials, power and cost of a cluster's fabric.
     Plan(plan::PlanArgs),
+    /// The same cluster and training step on each fabric, side by side, with a recommendation.
+    Compare(compare::CompareArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
 }
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let outcome: outcome::Outcome = match cli.cmd {
         Cmd::Plan(a) => plan::run(a),
         Cmd::Train(a) => train::run(a),
+        Cmd::Compare(a) => compare::run(a),
     };
     outcome::exit_code(outcome)
 }

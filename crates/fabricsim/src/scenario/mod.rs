@@ -43,6 +43,9 @@ pub struct ScenarioFile {
     /// `fabricsim train`: model, parallelism and cluster size.
     #[serde(default)]
     pub train: Option<train::TrainSection>,
+    /// `fabricsim compare`: the fabrics side by side, constraints and weights.
+    #[serde(default)]
+    pub compare: Option<crate::compare::section::CompareSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).

@@ -1,0 +1,182 @@
+use super::model::{default_scenario, run};
+use super::recommend::recommend;
+use crate::scenario::Scenario;
+
+/// The built-in comparison with `extra` TOML appended to it (sections it lacks).
+fn with(extra: &str, compare: &str) -> Scenario {
+    let base = super::model::DEFAULT_SCENARIO;
+    let head = &base[..base.find("[compare]").expect("default has [compare]")];
+    Scenario::parse("test.toml", &format!("{head}{extra}\n[compare]\n{compare}")).unwrap()
+}
+
+const TWO: &str = r#"fabrics = [
+  { name = "ib", profile = "ib-ndr" },
+  { name = "roce", profile = "roce-400g" },
+]"#;
+
+#[test]
+fn default_comparison_runs_and_leaves_out_what_needs_the_engine() {
+    let c = run(&default_scenario()).unwrap();
+    let names: Vec<&str> = c.fabrics.iter().map(|f| f.variant.name.as_str()).collect();
+    assert_eq!(names, ["ib-ndr", "roce-400g tuned", "roce-400g untuned"]);
+    for f in &c.fabrics {
+        assert_eq!(f.design.spec.gpus, 256);
+        assert!(f.plan.cost.network_capex_usd > 0.0);
+    }
+    let untuned = &c.fabrics[2];
+    assert!(untuned.delivered.is_none() && untuned.step.is_none() && untuned.busbw.is_empty());
+    assert!(c.notes.iter().any(|n| n.contains("roce-400g untuned")));
+    // Relative figures: the best is 1.0 by construction, the others are ratios of the models.
+    let best = c
+        .relative
+        .iter()
+        .filter_map(|r| r.throughput_vs_best)
+        .fold(0.0, f64::max);
+    assert_eq!(best, 1.0);
+    assert!(c.relative.iter().any(|r| r.network_capex_vs_lowest == 1.0));
+}
+
+#[test]
+fn cost_per_token_is_cluster_tco_over_tokens_of_the_period() {
+    let c = run(&default_scenario()).unwrap();
+    let f = &c.fabrics[0];
+    let d = f.delivered.as_ref().unwrap();
+    let seconds = 5.0 * 8760.0 * 3600.0;
+    assert!((d.tokens_per_period - d.tokens_per_s * seconds).abs() / d.tokens_per_period < 1e-12);
+    let expect = f.plan.cost.cluster_tco_usd / (d.tokens_per_s * seconds / 1e6);
+    assert!((d.usd_per_million_tokens - expect).abs() / expect < 1e-12);
+}
+
+#[test]
+fn a_catalog_price_change_moves_capex_and_cost_per_throughput() {
+    let base = run(&with("", TWO)).unwrap();
+    let dear = run(&with("[cost.prices_usd]\nqm9700 = 150000\n", TWO)).unwrap();
+    let (b, d) = (&base.fabrics[0], &dear.fabrics[0]);
+    let switches: u64 = b.plan.bom.tiers.iter().map(|t| t.switches).sum();
+    // Every QM9700 costs 100,000 USD more (50,000 in the catalog): CAPEX moves by exactly that.
+    let moved = d.plan.cost.network_capex_usd - b.plan.cost.network_capex_usd;
+    assert!(
+        (moved - 100_000.0 * switches as f64).abs() < 1e-6,
+        "{moved}"
+    );
+    let (bd, dd) = (b.delivered.as_ref().unwrap(), d.delivered.as_ref().unwrap());
+    assert_eq!(
+        bd.tokens_per_s, dd.tokens_per_s,
+        "throughput does not depend on prices"
+    );
+    assert!(dd.usd_per_million_tokens > bd.usd_per_million_tokens);
+    // The RoCE fabric has no QM9700: unchanged.
+    assert_eq!(
+        base.fabrics[1].plan.cost.network_capex_usd,
+        dear.fabrics[1].plan.cost.network_capex_usd
+    );
+}
+
+#[test]
+fn recommendation_follows_weights_and_constraints() {
+    // Cost only: the lowest cost per token wins; performance only: the highest tokens/s wins
+    // (ties broken by order, so assert against the computed numbers, not a name).
+    for (wp, wc) in [(0.0, 1.0), (1.0, 0.0)] {
+        let c = run(&with(
+            "",
+            &format!("{TWO}\nweights = {{ performance = {wp}, cost = {wc} }}"),
+        ))
+        .unwrap();
+        let r = recommend(&c);
+        let key = |f: &super::model::FabricResult| {
+            let d = f.delivered.as_ref().unwrap();
+            if wp > 0.0 {
+                d.tokens_per_s
+            } else {
+                -d.usd_per_million_tokens
+            }
+        };
+        let best = c
+            .fabrics
+            .iter()
+            .max_by(|a, b| key(a).total_cmp(&key(b)))
+            .unwrap();
+        assert_eq!(r.fabric.as_deref(), Some(best.variant.name.as_str()));
+    }
+    // A network budget between the two CAPEX figures leaves only the cheaper fabric.
+    let c = run(&with("", TWO)).unwrap();
+    let (a, b) = (
+        c.fabrics[0].plan.cost.network_capex_usd,
+        c.fabrics[1].plan.cost.network_capex_usd,
+    );
+    let cheap = if a < b { "ib" } else { "roce" };
+    let c = run(&with(
+        "",
+        &format!("{TWO}\nnetwork_budget_usd = {}", (a + b) / 2.0),
+    ))
+    .unwrap();
+    let r = recommend(&c);
+    assert_eq!(r.fabric.as_deref(), Some(cheap));
+    assert!(r.reasons.iter().any(|x| x.contains("over the budget")));
+    // Every InfiniBand switch in the catalog is one vendor's: excluded on request.
+    let c = run(&with(
+        "",
+        &format!("{TWO}\nsingle_vendor = \"exclude\"\nweights = {{ performance = 1, cost = 0 }}"),
+    ))
+    .unwrap();
+    let r = recommend(&c);
+    assert!(r.scores[0].single_vendor && !r.scores[0].eligible);
+    assert!(
+        !r.scores[1].single_vendor,
+        "Ethernet has several switch vendors"
+    );
+    assert_eq!(r.fabric.as_deref(), Some("roce"));
+    // A scale no 3-tier fabric of these switches reaches excludes both.
+    let c = run(&with("", &format!("{TWO}\nscale_gpus = 10000000"))).unwrap();
+    assert_eq!(recommend(&c).fabric, None);
+}
+
+#[test]
+fn bad_fabric_entries_name_the_key_and_line() {
+    let e = run(&with("", "fabrics = [ { profile = \"ib-nd\" } ]")).unwrap_err();
+    assert_eq!(e.key, "compare.fabrics[0].profile");
+    assert!(e.line.is_some() && e.allowed.contains("ib-ndr"), "{e}");
+    let e = run(&with(
+        "",
+        "fabrics = [ { profile = \"ib-ndr\", loss_rate = 2 } ]",
+    ))
+    .unwrap_err();
+    assert_eq!(e.key, "compare.fabrics[0].loss_rate");
+    let e = run(&with("", "fabrics = []")).unwrap_err();
+    assert_eq!(e.key, "compare.fabrics");
+    let e = run(&with(
+        "",
+        "fabrics = [ { profile = \"ib-ndr\" }, { profile = \"ib-ndr\" } ]",
+    ))
+    .unwrap_err();
+    assert!(e.problem.contains("names two fabrics"));
+}
+
+#[test]
+fn reports_are_deterministic_and_self_contained() {
+    let text = |s: &Scenario| {
+        let c = run(s).unwrap();
+        let r = recommend(&c);
+        (
+            crate::report::compare::json(&c, &r).to_string(),
+            crate::report::html::compare::report(&c, &r),
+        )
+    };
+    let (j1, h1) = text(&default_scenario());
+    let (j2, h2) = text(&default_scenario());
+    assert_eq!((&j1, &h1), (&j2, &h2));
+    for needle in [
+        "busbw_GBps",
+        "network_capex_usd",
+        "usd_per_million_tokens",
+        "provenance",
+    ] {
+        assert!(j1.contains(needle), "{needle}");
+    }
+    // Nothing is fetched: no external URL in src/href, no script.
+    assert!(!h1.contains("src=\"http") && !h1.contains("href=\"http") && !h1.contains("<script"));
+    assert!(
+        h1.matches("<svg").count() >= 6,
+        "busbw x2, step, CAPEX, TCO, topology"
+    );
+}
