@@ -167,7 +167,7 @@ fn reports_are_deterministic_and_self_contained() {
     assert_eq!((&j1, &h1), (&j2, &h2));
     for needle in [
         "busbw_GBps",
-        "network_capex_usd",
+        "capex_usd",
         "usd_per_million_tokens",
         "provenance",
     ] {
