@@ -12,6 +12,7 @@ use crate::report::svg::bars::StackedBars;
 use crate::report::svg::line::{LineChart, Series};
 use crate::report::svg::tiers::{self, Level, Stack};
 use crate::report::svg::{Scale, TickFormat, esc};
+use crate::workload::collective::Op;
 
 fn names(c: &Comparison) -> Vec<String> {
     c.fabrics.iter().map(|f| f.variant.name.clone()).collect()
@@ -181,8 +182,8 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     page.section("summary", "Side by side", &table(&header, &rows));
 
     let mut charts: Vec<(String, String)> = Vec::new();
-    for op in ["all_reduce", "all_to_all"] {
-        if let Some(ch) = busbw_chart(c, op) {
+    for op in [Op::AllReduce, Op::AllToAll] {
+        if let Some(ch) = busbw_chart(c, op.name()) {
             let src = c
                 .fabrics
                 .iter()
