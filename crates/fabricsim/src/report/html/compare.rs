@@ -53,7 +53,7 @@ fn step_bars(c: &Comparison) -> StackedBars {
         bars: with.iter().map(|f| f.variant.name.clone()).collect(),
         segments: vec![
             "compute".into(),
-            "exposed communication".into(),
+            "exposed comm.".into(),
             "pipeline bubble".into(),
         ],
         values: with
@@ -94,7 +94,7 @@ fn tco_bars(c: &Comparison) -> StackedBars {
         segments: vec![
             "GPU servers".into(),
             "network CAPEX".into(),
-            "energy (servers and network)".into(),
+            "energy".into(),
         ],
         values: c
             .fabrics
@@ -202,7 +202,7 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     ));
     charts.push((
         tco_bars(c).to_svg(),
-        "plan: CAPEX plus energy at the [cost] price and PUE".into(),
+        "plan: CAPEX plus energy of servers and network at the [cost] price and PUE".into(),
     ));
     charts.push((
         topology_svg(c),

@@ -149,12 +149,12 @@ impl Axis {
     }
 }
 
-/// Up to 3 significant digits, k/M/G suffixes from 10^4 on; stable text.
+/// Up to 3 significant digits, k/M/G suffixes from 10^4, 10^6 and 10^9 on; stable text.
 pub fn number(v: f64) -> String {
     let a = v.abs();
-    let (x, suffix) = if a >= 1e10 {
+    let (x, suffix) = if a >= 1e9 {
         (v / 1e9, "G")
-    } else if a >= 1e7 {
+    } else if a >= 1e6 {
         (v / 1e6, "M")
     } else if a >= 1e4 {
         (v / 1e3, "k")

@@ -71,7 +71,7 @@ impl Area {
         Area {
             left: 72.0,
             top: 40.0,
-            right: WIDTH - 150.0,
+            right: WIDTH - 175.0,
             bottom: HEIGHT - 52.0,
         }
     }

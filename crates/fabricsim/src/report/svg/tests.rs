@@ -105,6 +105,7 @@ fn nice_linear_ticks_cover_the_data() {
     assert_eq!(l.ticks().len(), 5);
     assert_eq!(number(1234.0), "1234");
     assert_eq!(number(12345.0), "12.3k");
+    assert_eq!(number(5e6), "5M");
     assert_eq!(number(0.25), "0.25");
     assert_eq!(bytes(65536.0), "64 KiB");
     assert_eq!(
