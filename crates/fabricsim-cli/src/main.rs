@@ -3,8 +3,10 @@
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
 mod compare;
+mod bench;
 mod outcome;
 mod plan;
+mod sim;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +31,10 @@ enum Cmd {
     Compare(compare::CompareArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
+    /// Run the packet-level simulator on a scenario.
+    Sim(sim::SimArgs),
+    /// Time the packet engine on the fixed peer scenarios.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +43,8 @@ fn main() -> ExitCode {
         Cmd::Plan(a) => plan::run(a),
         Cmd::Train(a) => train::run(a),
         Cmd::Compare(a) => compare::run(a),
+        Cmd::Sim(a) => sim::run(a),
+        Cmd::Bench(a) => bench::run(a),
     };
     outcome::exit_code(outcome)
 }

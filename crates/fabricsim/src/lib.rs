@@ -5,13 +5,16 @@
 pub mod catalog;
 pub mod compare;
 pub mod error;
+pub mod io;
 pub mod message;
 pub mod plan;
 pub mod profile;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod sim;
 pub mod topology;
+pub mod traffic;
 pub mod units;
 pub mod workload;
 

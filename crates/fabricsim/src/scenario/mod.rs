@@ -14,6 +14,11 @@ pub mod topology;
 
 pub mod train;
 
+pub mod faults;
+pub mod sim;
+pub mod traffic;
+pub mod value;
+
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -46,6 +51,15 @@ pub struct ScenarioFile {
     /// `fabricsim compare`: the fabrics side by side, constraints and weights.
     #[serde(default)]
     pub compare: Option<crate::compare::section::CompareSection>,
+    /// How `fabricsim sim` runs (topology file, engine parameters, seed, end time).
+    #[serde(default)]
+    pub sim: Option<sim::SimSection>,
+    /// The traffic `fabricsim sim` offers.
+    #[serde(default)]
+    pub traffic: Option<traffic::TrafficSection>,
+    /// Injected link faults.
+    #[serde(default)]
+    pub faults: Option<faults::FaultsSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).

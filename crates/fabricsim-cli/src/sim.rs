@@ -1,0 +1,146 @@
+//! `fabricsim sim SCENARIO`: run the packet-level engine on a scenario's [sim], [traffic] and
+//! [faults], write the results as JSON (and optionally an ns-3 style fct.txt).
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use clap::Args;
+use fabricsim::InputError;
+use fabricsim::io::fct::write_fct;
+use fabricsim::scenario::{Scenario, sim::build};
+use fabricsim::sim::{self, Progress, RunOptions, Status};
+use fabricsim::units::parse_time;
+
+use crate::outcome::{Failure, Outcome};
+
+#[derive(Args)]
+pub struct SimArgs {
+    /// Scenario TOML with [sim], [traffic] and optionally [faults].
+    pub scenario: String,
+    /// Random seed (overrides sim.seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the JSON results here instead of stdout.
+    #[arg(long)]
+    pub out: Option<String>,
+    /// Stop at this simulated time (e.g. 10ms); results are then partial, not a failure.
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Also write completion times in the ns-3 HPCC fct.txt format.
+    #[arg(long)]
+    pub fct: Option<String>,
+}
+
+/// Ctrl-C sets a flag the run checks every few hundred thousand events.
+#[cfg(unix)]
+mod interrupt {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub static STOP: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn on_sigint(_: i32) {
+        STOP.store(true, Ordering::Relaxed);
+    }
+
+    unsafe extern "C" {
+        fn signal(sig: i32, handler: extern "C" fn(i32)) -> usize;
+    }
+
+    pub fn install() {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            signal(2, on_sigint);
+        }
+    }
+
+    pub fn requested() -> bool {
+        STOP.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(not(unix))]
+mod interrupt {
+    pub fn install() {}
+    pub fn requested() -> bool {
+        false
+    }
+}
+
+pub fn run(a: SimArgs) -> Outcome {
+    let sc = Scenario::load(&a.scenario)?;
+    let base = Path::new(&a.scenario).parent().unwrap_or(Path::new("."));
+    let setup = build(&sc, base, a.seed)?;
+    let until_flag = a
+        .until
+        .as_deref()
+        .map(|s| {
+            parse_time(s).map_err(|p| InputError::flag("--until", s, p, "a duration such as 10ms"))
+        })
+        .transpose()?;
+    let until = until_flag.or(setup.until);
+    interrupt::install();
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = |p: &Progress| {
+        if tty {
+            eprint!(
+                "\r[sim] t = {:.3} us, {} events, {}/{} messages done   ",
+                p.now.as_us_f64(),
+                p.events,
+                p.completed,
+                p.total
+            );
+        }
+        !interrupt::requested()
+    };
+    let opts = RunOptions {
+        until,
+        progress: Some(&mut progress),
+    };
+    let r = sim::run(
+        &setup.net.topo,
+        &setup.params,
+        &setup.dag,
+        &setup.faults,
+        opts,
+    )
+    .map_err(Failure::Run)?;
+    if tty {
+        eprintln!();
+    }
+    let json = r.to_json(true);
+    match &a.out {
+        Some(path) => std::fs::write(path, &json)
+            .map_err(|e| Failure::Run(format!("cannot write {path}: {e}")))?,
+        None => std::io::stdout()
+            .write_all(json.as_bytes())
+            .map_err(|e| Failure::Run(format!("cannot write stdout: {e}")))?,
+    }
+    if let Some(path) = &a.fct {
+        std::fs::write(path, write_fct(&r, setup.params.udp_dport))
+            .map_err(|e| Failure::Run(format!("cannot write {path}: {e}")))?;
+    }
+    let s = &r.summary;
+    eprintln!(
+        "[sim] {:?}: {}/{} messages, {} events in {:.3} s ({:.1} M events/s), p99 FCT {}",
+        r.sim.status,
+        s.messages_completed,
+        s.messages_total,
+        r.sim.events,
+        r.sim.wall_s,
+        r.sim.events_per_s / 1e6,
+        s.fct_p99_ps
+            .map(|p| format!("{:.3} us", p as f64 / 1e6))
+            .unwrap_or_else(|| "-".into())
+    );
+    r.check_conservation().map_err(Failure::Run)?;
+    match r.sim.status {
+        Status::Complete | Status::StoppedAtUntil => Ok(()),
+        Status::Interrupted => Err(Failure::Run("interrupted: partial results written".into())),
+        Status::Unfinished => Err(Failure::Run(format!(
+            "{} of {} messages did not complete ({} failed after exhausting retries); results written",
+            s.messages_total - s.messages_completed,
+            s.messages_total,
+            s.messages_failed
+        ))),
+    }
+}

@@ -1,0 +1,197 @@
+//! `fabricsim sim` end to end: an example runs and writes the documented JSON keys and an ns-3
+//! fct.txt; two runs give identical bytes (wall-clock fields aside); bad input exits 2 naming
+//! file, line, key, value and what is allowed; unfinished runs exit 1 unless `--until` is given.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
+}
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fabricsim-sim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn sim(args: &[&str]) -> Output {
+    bin().arg("sim").args(args).output().unwrap()
+}
+
+fn json(path: &PathBuf) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn example_runs_and_writes_the_documented_keys() {
+    let ex = examples().join("sim-permutation.toml");
+    let out = tmp("perm.json");
+    let fct = tmp("perm.fct.txt");
+    let o = sim(&[
+        ex.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--fct",
+        fct.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&out);
+    for k in ["events", "wall_s", "events_per_s"] {
+        assert!(v["sim"][k].is_number(), "sim.{k}");
+    }
+    for k in [
+        "bytes_offered",
+        "bytes_delivered",
+        "retransmitted_packets",
+        "timeouts",
+        "naks",
+        "ecn_marks",
+        "pause_frames",
+        "cnps",
+    ] {
+        assert!(v["counters"][k].is_u64(), "counters.{k}");
+    }
+    assert!(v["counters"]["drops"].is_object());
+    for k in [
+        "fct_p50_ps",
+        "fct_p99_ps",
+        "fct_p999_ps",
+        "max_fct_ps",
+        "messages_completed",
+        "messages_total",
+    ] {
+        assert!(v["summary"][k].is_u64(), "summary.{k}");
+    }
+    let m = &v["messages"][0];
+    for k in [
+        "src",
+        "dst",
+        "bytes",
+        "start_ps",
+        "finish_ps",
+        "fct_ps",
+        "ideal_fct_ps",
+    ] {
+        assert!(m[k].is_u64(), "messages[0].{k}");
+    }
+    assert!(v["series"]["ports"][0]["queue_bytes"].is_array());
+    // fct.txt: one line per flow, 8 fields, hex addresses as in ns-3 (11.X.Y.1).
+    let text = std::fs::read_to_string(&fct).unwrap();
+    assert_eq!(text.lines().count(), 16);
+    for l in text.lines() {
+        let f: Vec<&str> = l.split(' ').collect();
+        assert_eq!(f.len(), 8, "{l}");
+        assert!(f[0].starts_with("0b") && f[0].len() == 8, "{l}");
+    }
+}
+
+#[test]
+fn two_runs_give_identical_bytes() {
+    let ex = examples().join("sim-incast-lossy.toml");
+    let mut outs = Vec::new();
+    for i in 0..2 {
+        let (out, fct) = (tmp(&format!("det{i}.json")), tmp(&format!("det{i}.fct")));
+        let o = sim(&[
+            ex.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--fct",
+            fct.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut v = json(&out);
+        for k in ["wall_s", "events_per_s", "packets_per_s"] {
+            v["sim"][k] = serde_json::Value::Null;
+        }
+        outs.push((v.to_string(), std::fs::read(&fct).unwrap()));
+    }
+    assert_eq!(outs[0], outs[1]);
+}
+
+#[test]
+fn bad_scenario_input_exits_2_and_says_where_and_what() {
+    let bad = tmp("bad.toml");
+    std::fs::write(
+        &bad,
+        format!(
+            "[sim]\ntopology_file = \"{}\"\n\n[traffic]\nkind = \"permutaton\"\nbytes = \"1MB\"\n",
+            examples().join("sim-ft4.topo.txt").display()
+        ),
+    )
+    .unwrap();
+    let o = sim(&[bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    for want in [
+        "bad.toml:5",
+        "traffic.kind",
+        "permutaton",
+        "permutation, incast, all_to_all, uniform, list, ns3",
+    ] {
+        assert!(e.contains(want), "missing `{want}` in: {e}");
+    }
+    // A malformed line in the ns-3 topology file names that file and line.
+    let topo = tmp("bad.topo.txt");
+    std::fs::write(
+        &topo,
+        "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps fast 0\n",
+    )
+    .unwrap();
+    let sc = tmp("bad2.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "[sim]\ntopology_file = \"{}\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
+            topo.display()
+        ),
+    )
+    .unwrap();
+    let o = sim(&[sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    for want in ["bad.topo.txt:4", "link_delay", "fast", "1000ns"] {
+        assert!(e.contains(want), "missing `{want}` in: {e}");
+    }
+    // A bad flag value.
+    let o = sim(&[
+        examples().join("sim-permutation.toml").to_str().unwrap(),
+        "--until",
+        "soon",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--until"));
+}
+
+#[test]
+fn unfinished_runs_fail_unless_stopped_on_request() {
+    // Host 0's link dies for good: its QP exhausts its retries.
+    let sc = tmp("dead.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "[sim]\ntopology_file = \"{}\"\ntimeout_exp = 2\nretry_count = 1\n[traffic]\nkind = \"permutation\"\nbytes = \"100KB\"\n[faults]\n[[faults.link]]\nlink = 0\ndown_at = \"1us\"\n",
+            examples().join("sim-ft4.topo.txt").display()
+        ),
+    )
+    .unwrap();
+    let out = tmp("dead.json");
+    let o = sim(&[sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did not complete"));
+    assert_eq!(json(&out)["sim"]["status"], "unfinished");
+    // Stopping at a time is not a failure; the results say they are partial.
+    let o = sim(&[
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--until",
+        "3us",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json(&out)["sim"]["partial"], true);
+}

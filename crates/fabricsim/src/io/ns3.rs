@@ -1,0 +1,424 @@
+//! The ns-3 HPCC topology and flow files (formats.md 4.1 and 4.2), read into a [`Topology`] and
+//! a [`MessageDag`], and a topology written back out.
+//!
+//! Topology: `<nodes> <switches> <links>`, the switch ids, then `<a> <b> <rate> <delay>
+//! <error_rate>` per link. Hosts are the ids not listed as switches. Switch tiers are the BFS
+//! distance from the nearest host; each link is connected lower tier -> upper tier, so the
+//! up/down routing of the topology module applies.
+
+use crate::error::{InputError, Source};
+use crate::message::MessageDag;
+use crate::sim::faults::{Dir, Fault, LinkLoss};
+use crate::topology::{GraphBuilder, HostId, Medium, NodeId, NodeKind, Shape, Topology};
+use crate::units::{BitRate, Time, parse_rate, parse_time};
+
+use super::tokens::{Tokens, parse_u64};
+
+/// Propagation speed used to turn a link delay into a length (about 5 ns/m in fibre and
+/// copper; physics.md, defaults.toml prop_ns_per_m).
+const PS_PER_M: f64 = 5_000.0;
+
+/// A topology read from an ns-3 file, with the id mappings the flow file needs.
+#[derive(Clone, Debug)]
+pub struct Ns3Topology {
+    pub topo: Topology,
+    /// ns-3 node id -> host, for hosts.
+    pub host_of: Vec<Option<HostId>>,
+    /// ns-3 node id -> node of the topology.
+    pub node_of: Vec<NodeId>,
+    /// Links whose error-rate column is non-zero, as per-link loss faults.
+    pub link_loss: Vec<Fault>,
+}
+
+pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
+    let mut t = Tokens::new(src);
+    let (_, n) = t.parse("node_num", "a positive integer", parse_u64)?;
+    let (_, ns) = t.parse("switch_num", "an integer below node_num", parse_u64)?;
+    let (_, nl) = t.parse("link_num", "a positive integer", parse_u64)?;
+    let at = |line, key: &str, value: &dyn std::fmt::Display, problem: &str, allowed: &str| {
+        InputError::at_line(src, line, key, value, problem, allowed)
+    };
+    if n == 0 || ns > n || n > u32::MAX as u64 / 2 {
+        return Err(at(
+            1,
+            "node_num",
+            &n,
+            "must be positive and at least switch_num",
+            "1 to 2^31",
+        ));
+    }
+    let n = n as usize;
+    let id_allowed = format!("a node id from 0 to {}", n - 1);
+    let mut is_switch = vec![false; n];
+    for _ in 0..ns {
+        let (line, id) = t.parse("switch id", &id_allowed, parse_u64)?;
+        if id as usize >= n {
+            return Err(at(line, "switch id", &id, "beyond node_num", &id_allowed));
+        }
+        if is_switch[id as usize] {
+            return Err(at(
+                line,
+                "switch id",
+                &id,
+                "listed twice",
+                "each switch id once",
+            ));
+        }
+        is_switch[id as usize] = true;
+    }
+    struct L {
+        line: usize,
+        a: usize,
+        b: usize,
+        rate: BitRate,
+        delay: Time,
+        err: f64,
+    }
+    let mut links = Vec::with_capacity(nl as usize);
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for _ in 0..nl {
+        let (line, a) = t.parse("link src", &id_allowed, parse_u64)?;
+        let (_, b) = t.parse("link dst", &id_allowed, parse_u64)?;
+        for v in [a, b] {
+            if v as usize >= n {
+                return Err(at(line, "link end", &v, "beyond node_num", &id_allowed));
+            }
+        }
+        if a == b {
+            return Err(at(
+                line,
+                "link dst",
+                &b,
+                "a link from a node to itself",
+                "two different nodes",
+            ));
+        }
+        let (_, rate) = t.parse("data_rate", "an ns-3 DataRate such as 100Gbps", parse_rate)?;
+        let (_, delay) = t.parse(
+            "link_delay",
+            "an ns-3 Time such as 1000ns or 0.001ms",
+            parse_time,
+        )?;
+        let (eline, err) = t.parse("error_rate", "a probability 0 <= p < 1", |s| {
+            s.parse::<f64>().map_err(|_| "not a number".to_string())
+        })?;
+        if !(0.0..1.0).contains(&err) {
+            return Err(at(
+                eline,
+                "error_rate",
+                &err,
+                "out of range",
+                "a probability 0 <= p < 1",
+            ));
+        }
+        let (a, b) = (a as usize, b as usize);
+        adj[a].push(b);
+        adj[b].push(a);
+        links.push(L {
+            line,
+            a,
+            b,
+            rate,
+            delay,
+            err,
+        });
+    }
+    if let Some((line, tok)) = t.rest() {
+        return Err(at(
+            line,
+            "(extra)",
+            &tok,
+            "more tokens than the header's link_num announces",
+            "exactly link_num link lines",
+        ));
+    }
+    // Tier = BFS distance from the nearest host.
+    let mut level = vec![u32::MAX; n];
+    let mut frontier: Vec<usize> = (0..n).filter(|&i| !is_switch[i]).collect();
+    if frontier.is_empty() {
+        return Err(at(
+            2,
+            "switch id",
+            &ns,
+            "every node is a switch",
+            "at least one host",
+        ));
+    }
+    for &h in &frontier {
+        level[h] = 0;
+    }
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &u in &frontier {
+            for &v in &adj[u] {
+                if level[v] == u32::MAX && is_switch[v] {
+                    level[v] = level[u] + 1;
+                    next.push(v);
+                }
+            }
+        }
+        frontier = next;
+    }
+    for (i, &l) in level.iter().enumerate() {
+        if l == u32::MAX {
+            return Err(at(
+                2,
+                "switch id",
+                &i,
+                "this switch is not connected to any host",
+                "switches reachable from a host",
+            ));
+        }
+        if !is_switch[i] && adj[i].len() != 1 {
+            return Err(at(
+                1,
+                "node",
+                &i,
+                &format!("host with {} links", adj[i].len()),
+                "hosts (ids not listed as switches) with exactly one link",
+            ));
+        }
+    }
+    for l in &links {
+        if level[l.a] == level[l.b] {
+            return Err(at(
+                l.line,
+                "link",
+                &format!("{} {}", l.a, l.b),
+                "joins two nodes at the same tier (up/down routing needs each link to go between tiers)",
+                "links between adjacent tiers",
+            ));
+        }
+    }
+    let tiers = level.iter().copied().max().unwrap_or(0);
+    if tiers > u8::MAX as u32 {
+        return Err(at(1, "node_num", &n, "too many tiers", "up to 255 tiers"));
+    }
+    let mut b = GraphBuilder::new();
+    let mut node_of = vec![NodeId(0); n];
+    let mut host_of = vec![None; n];
+    let mut servers = 0u32;
+    for i in 0..n {
+        if !is_switch[i] {
+            node_of[i] = b.add_nic(servers, 0);
+            host_of[i] = Some(HostId(servers));
+            servers += 1;
+        }
+    }
+    let mut index_in_tier = vec![0u32; tiers as usize + 1];
+    for i in 0..n {
+        if is_switch[i] {
+            let tier = level[i] as usize;
+            node_of[i] = b.add_switch(tier as u8, 0, index_in_tier[tier], adj[i].len() as u32);
+            index_in_tier[tier] += 1;
+        }
+    }
+    let mut link_loss = Vec::new();
+    for l in &links {
+        let (lo, hi) = if level[l.a] < level[l.b] {
+            (l.a, l.b)
+        } else {
+            (l.b, l.a)
+        };
+        let length_m = l.delay.0 as f64 / PS_PER_M;
+        let id = b.connect(
+            node_of[lo],
+            node_of[hi],
+            l.rate,
+            length_m,
+            l.delay,
+            Medium::Unspecified,
+        );
+        if l.err > 0.0 {
+            link_loss.push(Fault::Loss {
+                link: id,
+                dir: Dir::Both,
+                loss: LinkLoss::Rate(l.err),
+            });
+        }
+    }
+    let topo = b.finish(Shape::Imported, tiers as u8, servers);
+    Ok(Ns3Topology {
+        topo,
+        host_of,
+        node_of,
+        link_loss,
+    })
+}
+
+/// Writes `topo` in the ns-3 format: hosts first (ids 0..hosts, in host order), then switches.
+pub fn write_topology(topo: &Topology) -> String {
+    let hosts = topo.num_hosts();
+    let mut id = vec![0usize; topo.nodes.len()];
+    for (i, n) in topo.nodes.iter().enumerate() {
+        if let NodeKind::Nic { host, .. } = n.kind {
+            id[i] = host.idx();
+        }
+    }
+    let mut switches = Vec::new();
+    for (i, n) in topo.nodes.iter().enumerate() {
+        if n.is_switch() {
+            id[i] = hosts + switches.len();
+            switches.push(id[i].to_string());
+        }
+    }
+    let mut out = format!(
+        "{} {} {}\n{}\n",
+        topo.nodes.len(),
+        switches.len(),
+        topo.links.len(),
+        switches.join(" ")
+    );
+    for l in &topo.links {
+        let a = id[topo.ports[l.ends[0].idx()].node.idx()];
+        let b = id[topo.ports[l.ends[1].idx()].node.idx()];
+        let delay = if l.delay.0 % 1000 == 0 {
+            format!("{}ns", l.delay.0 / 1000)
+        } else {
+            format!("{}ps", l.delay.0)
+        };
+        out.push_str(&format!("{a} {b} {} {delay} 0\n", l.rate));
+    }
+    out
+}
+
+/// Reads an ns-3 flow file into a DAG of independent messages. Start times are taken relative to
+/// the first flow (ns-3 scenarios start at 2.0 s after their setup phase); flows must be sorted
+/// by start time, as ns-3 requires. The priority group and destination port are read and checked
+/// but not used: every message goes on the data class over one QP per (src, dst).
+pub fn read_flows(src: &Source, topo: &Ns3Topology) -> Result<MessageDag, InputError> {
+    let mut t = Tokens::new(src);
+    let (_, count) = t.parse("flow_num", "a non-negative integer", parse_u64)?;
+    let n = topo.host_of.len();
+    let host_allowed = "the id of a host (a node not listed as a switch) in the topology";
+    let mut dag = MessageDag::default();
+    let mut origin: Option<f64> = None;
+    let mut prev = f64::NEG_INFINITY;
+    for i in 0..count {
+        let host = |t: &mut Tokens, field: &str| -> Result<HostId, InputError> {
+            let (line, v) = t.parse(field, host_allowed, parse_u64)?;
+            match topo.host_of.get(v as usize).copied().flatten() {
+                Some(h) if (v as usize) < n => Ok(h),
+                _ => Err(InputError::at_line(
+                    src,
+                    line,
+                    field,
+                    v,
+                    "not a host of the topology",
+                    host_allowed,
+                )),
+            }
+        };
+        let s = host(&mut t, "src")?;
+        let d = host(&mut t, "dst")?;
+        let (line, _) = t.parse("priority_group", "an integer 0 to 7", |s| {
+            parse_u64(s).and_then(|v| if v < 8 { Ok(v) } else { Err("beyond 7".into()) })
+        })?;
+        if s == d {
+            return Err(InputError::at_line(
+                src,
+                line,
+                "dst",
+                d.0,
+                "a flow from a host to itself",
+                "a different host",
+            ));
+        }
+        t.parse("dst_port", "an integer 0 to 65535", |s| {
+            parse_u64(s).and_then(|v| {
+                if v < 65536 {
+                    Ok(v)
+                } else {
+                    Err("beyond 65535".into())
+                }
+            })
+        })?;
+        let (_, size) = t.parse("size_bytes", "a positive integer", |s| {
+            parse_u64(s).and_then(|v| {
+                if v > 0 {
+                    Ok(v)
+                } else {
+                    Err("must be positive".into())
+                }
+            })
+        })?;
+        let (sline, start) = t.parse(
+            "start_time_seconds",
+            "seconds, non-decreasing down the file",
+            |s| {
+                s.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+                    .ok_or_else(|| "not a non-negative number of seconds".to_string())
+            },
+        )?;
+        if start < prev {
+            return Err(InputError::at_line(
+                src,
+                sline,
+                "start_time_seconds",
+                start,
+                format!("earlier than the previous flow ({prev})"),
+                "flows sorted by start time (ns-3 reads them in order)",
+            ));
+        }
+        prev = start;
+        let o = *origin.get_or_insert(start);
+        let m = dag.push(s, d, size, Time::from_secs_f64(start - o), &[]);
+        dag.messages[m as usize].tag = i as u32;
+    }
+    if let Some((line, tok)) = t.rest() {
+        return Err(InputError::at_line(
+            src,
+            line,
+            "(extra)",
+            tok,
+            "more tokens than flow_num announces",
+            "exactly flow_num flow lines",
+        ));
+    }
+    Ok(dag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = "7 3 6\n4 5 6\n0 4 100Gbps 1000ns 0\n1 4 100Gbps 1000ns 0\n2 5 100Gbps 1us 0.001\n3 5 100Gbps 1000ns 0\n4 6 400Gbps 0.001ms 0\n5 6 400Gbps 1000ns 0\n";
+
+    #[test]
+    fn reads_a_two_level_tree_and_writes_it_back() {
+        let t = read_topology(&Source::new("t.txt", SMALL)).unwrap();
+        assert_eq!(t.topo.num_hosts(), 4);
+        assert_eq!(t.topo.tiers, 2);
+        assert_eq!(t.link_loss.len(), 1);
+        t.topo.check().unwrap();
+        let text = write_topology(&t.topo);
+        let again = read_topology(&Source::new("w.txt", &text)).unwrap();
+        assert_eq!(write_topology(&again.topo), text);
+    }
+
+    #[test]
+    fn names_the_bad_field_and_line() {
+        let bad = SMALL.replace("1us", "1 parsec");
+        let e = read_topology(&Source::new("t.txt", &bad)).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(5), "link_delay"));
+        let e =
+            read_topology(&Source::new("t.txt", SMALL.replace("3 5 100", "3 9 100"))).unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_str(), e.value.as_str()),
+            (Some(6), "link end", "9")
+        );
+    }
+
+    #[test]
+    fn flows_start_at_the_first_flow() {
+        let t = read_topology(&Source::new("t.txt", SMALL)).unwrap();
+        let f = "2\n0 2 3 100 1000 2.000000000\n1 3 3 100 5000 2.000001000\n";
+        let dag = read_flows(&Source::new("f.txt", f), &t).unwrap();
+        assert_eq!(dag.messages[0].start, Time::ZERO);
+        assert_eq!(dag.messages[1].start, Time::from_us(1));
+        let e = read_flows(&Source::new("f.txt", "1\n0 4 3 100 1000 2.0\n"), &t).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "dst"));
+    }
+}

@@ -1,0 +1,161 @@
+//! `[faults]`: injected link faults for `fabricsim sim`.
+//!
+//! ```toml
+//! [faults]
+//! reroute_delay = "1ms"     # link state change -> routes reflect it
+//! [[faults.link]]
+//! link = 12                 # link index (the order of the topology's links; for an ns-3 file,
+//!                           # the order of its link lines)
+//! direction = "both"        # up | down | both (loss and drop_nth only)
+//! loss_rate = 1e-3          # or ber = 1e-12, or drop_nth = 5 (the 5th packet sent on it)
+//! down_at = "10us"          # and/or up_at = "50us"
+//! ```
+
+use serde::Deserialize;
+
+use super::value::time;
+use crate::error::{InputError, Source};
+use crate::sim::faults::{Dir, Fault, Faults, LinkLoss};
+use crate::topology::LinkId;
+use crate::units::Time;
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FaultsSection {
+    pub reroute_delay: Option<String>,
+    #[serde(default)]
+    pub link: Vec<LinkFaultEntry>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkFaultEntry {
+    pub link: u32,
+    pub direction: Option<String>,
+    pub loss_rate: Option<f64>,
+    pub ber: Option<f64>,
+    pub drop_nth: Option<u64>,
+    pub down_at: Option<String>,
+    pub up_at: Option<String>,
+}
+
+impl FaultsSection {
+    /// The faults for a topology of `links` links.
+    pub fn resolve(&self, src: &Source, links: usize) -> Result<Faults, InputError> {
+        let mut out = Faults {
+            faults: Vec::new(),
+            reroute_delay: match &self.reroute_delay {
+                Some(s) => time(src, "faults.reroute_delay", s)?,
+                None => Time::ZERO,
+            },
+        };
+        for e in &self.link {
+            let k = |f: &str| format!("faults.link.{f}");
+            if e.link as usize >= links {
+                return Err(InputError::at_key(
+                    src,
+                    &k("link"),
+                    e.link,
+                    "no such link",
+                    format!("0 to {}", links.saturating_sub(1)),
+                ));
+            }
+            let link = LinkId(e.link);
+            let dir = match e.direction.as_deref().unwrap_or("both") {
+                "up" => Dir::Up,
+                "down" => Dir::Down,
+                "both" => Dir::Both,
+                other => {
+                    return Err(InputError::at_key(
+                        src,
+                        &k("direction"),
+                        format!("\"{other}\""),
+                        "unknown direction",
+                        "up, down, both",
+                    ));
+                }
+            };
+            if e.loss_rate.is_some() && e.ber.is_some() {
+                return Err(InputError::at_key(
+                    src,
+                    &k("ber"),
+                    e.ber.unwrap_or(0.0),
+                    "both loss_rate and ber given",
+                    "one of loss_rate or ber",
+                ));
+            }
+            if let Some(p) = e.loss_rate {
+                if !(0.0..1.0).contains(&p) {
+                    return Err(InputError::at_key(
+                        src,
+                        &k("loss_rate"),
+                        p,
+                        "out of range",
+                        "0 <= p < 1",
+                    ));
+                }
+                out.faults.push(Fault::Loss {
+                    link,
+                    dir,
+                    loss: LinkLoss::Rate(p),
+                });
+            }
+            if let Some(b) = e.ber {
+                if !(0.0..1e-2).contains(&b) {
+                    return Err(InputError::at_key(
+                        src,
+                        &k("ber"),
+                        b,
+                        "out of range",
+                        "0 <= BER < 0.01",
+                    ));
+                }
+                out.faults.push(Fault::Loss {
+                    link,
+                    dir,
+                    loss: LinkLoss::Ber(b),
+                });
+            }
+            if let Some(nth) = e.drop_nth {
+                if nth == 0 {
+                    return Err(InputError::at_key(
+                        src,
+                        &k("drop_nth"),
+                        nth,
+                        "packets count from 1",
+                        "1 or more",
+                    ));
+                }
+                out.faults.push(Fault::DropNth { link, dir, nth });
+            }
+            let down = e
+                .down_at
+                .as_deref()
+                .map(|s| time(src, &k("down_at"), s))
+                .transpose()?;
+            let up = e
+                .up_at
+                .as_deref()
+                .map(|s| time(src, &k("up_at"), s))
+                .transpose()?;
+            if let (Some(d), Some(u)) = (down, up)
+                && u <= d
+            {
+                return Err(InputError::at_key(
+                    src,
+                    &k("up_at"),
+                    u,
+                    "the link comes up before it goes down",
+                    "a time after down_at",
+                ));
+            }
+            if let Some(at) = down {
+                out.faults.push(Fault::Down { link, at });
+            }
+            if let Some(at) = up {
+                out.faults.push(Fault::Up { link, at });
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,263 @@
+//! `[traffic]`: what `fabricsim sim` offers the fabric.
+//!
+//! ```toml
+//! [traffic]
+//! kind = "permutation"   # permutation | incast | all_to_all | uniform | list | ns3
+//! bytes = "2MB"          # permutation, incast, all_to_all
+//! senders = 127          # incast
+//! dst = 0                # incast
+//! load = 0.3             # uniform: fraction of the host link rate
+//! duration = "1ms"       # uniform
+//! sizes = "fixed"        # uniform: fixed (bytes) | uniform (size_min, size_max) | cdf (size_cdf)
+//! size_cdf = [[1000, 0.0], [2000, 0.5], [10000, 1.0]]
+//! flow_file = "x.flow.txt"                                   # ns3 (relative to the scenario)
+//! flows = [{ src = 0, dst = 1, bytes = "1MB", start = "0us" }]  # list
+//! ```
+
+use serde::Deserialize;
+
+use super::value::{SizeValue, in_range, time};
+use crate::error::{InputError, Source};
+use crate::traffic::{Flow, SizeDist, Traffic};
+use crate::units::Time;
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficSection {
+    pub kind: String,
+    pub bytes: Option<SizeValue>,
+    pub senders: Option<u32>,
+    pub dst: Option<u32>,
+    pub load: Option<f64>,
+    pub duration: Option<String>,
+    pub sizes: Option<String>,
+    pub size_min: Option<SizeValue>,
+    pub size_max: Option<SizeValue>,
+    pub size_cdf: Option<Vec<(u64, f64)>>,
+    pub flow_file: Option<String>,
+    pub flows: Option<Vec<FlowEntry>>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowEntry {
+    pub src: u32,
+    pub dst: u32,
+    pub bytes: SizeValue,
+    #[serde(default)]
+    pub start: Option<String>,
+}
+
+/// The traffic asked for: generated, or an ns-3 flow file to read against the topology.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TrafficSource {
+    Generated(Traffic),
+    Ns3File(String),
+}
+
+const KINDS: &str = "permutation, incast, all_to_all, uniform, list, ns3";
+
+impl TrafficSection {
+    pub fn resolve(&self, src: &Source) -> Result<TrafficSource, InputError> {
+        let key = |k: &str| format!("traffic.{k}");
+        let need = |present: bool, k: &str, what: &str| -> Result<(), InputError> {
+            if present {
+                Ok(())
+            } else {
+                Err(InputError::at_key(
+                    src,
+                    "traffic.kind",
+                    &self.kind,
+                    format!("kind {} needs `{k}`", self.kind),
+                    what,
+                ))
+            }
+        };
+        // Keys a kind uses; any other key set is an error, so a typo never goes unnoticed.
+        let used: &[&str] = match self.kind.as_str() {
+            "permutation" | "all_to_all" => &["bytes"],
+            "incast" => &["bytes", "senders", "dst"],
+            "uniform" => &[
+                "load", "duration", "sizes", "bytes", "size_min", "size_max", "size_cdf",
+            ],
+            "list" => &["flows"],
+            "ns3" => &["flow_file"],
+            other => {
+                return Err(InputError::at_key(
+                    src,
+                    "traffic.kind",
+                    format!("\"{other}\""),
+                    "unknown traffic kind",
+                    KINDS,
+                ));
+            }
+        };
+        let set = [
+            ("bytes", self.bytes.is_some()),
+            ("senders", self.senders.is_some()),
+            ("dst", self.dst.is_some()),
+            ("load", self.load.is_some()),
+            ("duration", self.duration.is_some()),
+            ("sizes", self.sizes.is_some()),
+            ("size_min", self.size_min.is_some()),
+            ("size_max", self.size_max.is_some()),
+            ("size_cdf", self.size_cdf.is_some()),
+            ("flow_file", self.flow_file.is_some()),
+            ("flows", self.flows.is_some()),
+        ];
+        for (k, present) in set {
+            if present && !used.contains(&k) {
+                return Err(InputError::at_key(
+                    src,
+                    &key(k),
+                    "(set)",
+                    format!("not used by traffic kind {}", self.kind),
+                    format!("for {}: {}", self.kind, used.join(", ")),
+                ));
+            }
+        }
+        let bytes = |s: &Self| -> Result<u64, InputError> {
+            need(s.bytes.is_some(), "bytes", "bytes = \"2MB\"")?;
+            let b = s
+                .bytes
+                .as_ref()
+                .expect("checked")
+                .bytes(src, "traffic.bytes")?;
+            in_range(src, "traffic.bytes", b, 1, u64::MAX, "at least 1 byte")
+        };
+        let t = match self.kind.as_str() {
+            "permutation" => Traffic::Permutation {
+                bytes: bytes(self)?,
+            },
+            "all_to_all" => Traffic::AllToAll {
+                bytes: bytes(self)?,
+            },
+            "incast" => {
+                need(self.senders.is_some(), "senders", "senders = 127")?;
+                need(self.dst.is_some(), "dst", "dst = 0")?;
+                Traffic::Incast {
+                    senders: self.senders.expect("checked"),
+                    dst: self.dst.expect("checked"),
+                    bytes: bytes(self)?,
+                }
+            }
+            "uniform" => {
+                need(self.load.is_some(), "load", "load = 0.3")?;
+                need(self.duration.is_some(), "duration", "duration = \"1ms\"")?;
+                let load = self.load.expect("checked");
+                if !(load > 0.0 && load <= 1.0) {
+                    return Err(InputError::at_key(
+                        src,
+                        "traffic.load",
+                        load,
+                        "out of range",
+                        "0 < load <= 1",
+                    ));
+                }
+                let duration = time(
+                    src,
+                    "traffic.duration",
+                    self.duration.as_deref().expect("checked"),
+                )?;
+                let sizes = match self.sizes.as_deref().unwrap_or("fixed") {
+                    "fixed" => SizeDist::Fixed(bytes(self)?),
+                    "uniform" => {
+                        need(
+                            self.size_min.is_some() && self.size_max.is_some(),
+                            "size_min and size_max",
+                            "size_min = \"1KB\", size_max = \"1MB\"",
+                        )?;
+                        let min = self
+                            .size_min
+                            .as_ref()
+                            .expect("checked")
+                            .bytes(src, "traffic.size_min")?;
+                        let max = self
+                            .size_max
+                            .as_ref()
+                            .expect("checked")
+                            .bytes(src, "traffic.size_max")?;
+                        if min == 0 || min > max {
+                            return Err(InputError::at_key(
+                                src,
+                                "traffic.size_max",
+                                max,
+                                "must be at least size_min, and size_min at least 1",
+                                "1 <= size_min <= size_max",
+                            ));
+                        }
+                        SizeDist::Uniform { min, max }
+                    }
+                    "cdf" => {
+                        need(
+                            self.size_cdf.is_some(),
+                            "size_cdf",
+                            "size_cdf = [[bytes, cumulative probability], ...]",
+                        )?;
+                        let pts = self.size_cdf.clone().expect("checked");
+                        let ok = pts.len() >= 2
+                            && pts.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1)
+                            && pts.iter().all(|p| (0.0..=1.0).contains(&p.1))
+                            && (pts.last().expect("len >= 2").1 - 1.0).abs() < 1e-9;
+                        if !ok {
+                            return Err(InputError::at_key(
+                                src,
+                                "traffic.size_cdf",
+                                format!("{pts:?}"),
+                                "not a CDF",
+                                "at least two [bytes, p] points, non-decreasing in both, ending at p = 1",
+                            ));
+                        }
+                        SizeDist::Cdf(pts)
+                    }
+                    other => {
+                        return Err(InputError::at_key(
+                            src,
+                            "traffic.sizes",
+                            format!("\"{other}\""),
+                            "unknown size distribution",
+                            "fixed, uniform, cdf",
+                        ));
+                    }
+                };
+                Traffic::Uniform {
+                    load,
+                    sizes,
+                    duration,
+                }
+            }
+            "list" => {
+                need(
+                    self.flows.is_some(),
+                    "flows",
+                    "flows = [{ src = 0, dst = 1, bytes = \"1MB\" }]",
+                )?;
+                let mut flows = Vec::new();
+                for f in self.flows.as_ref().expect("checked") {
+                    flows.push(Flow {
+                        src: f.src,
+                        dst: f.dst,
+                        bytes: f.bytes.bytes(src, "traffic.flows")?,
+                        start: match &f.start {
+                            Some(s) => time(src, "traffic.flows", s)?,
+                            None => Time::ZERO,
+                        },
+                    });
+                }
+                Traffic::List(flows)
+            }
+            // "ns3": the only kind left (kinds were checked above).
+            _ => {
+                need(
+                    self.flow_file.is_some(),
+                    "flow_file",
+                    "flow_file = \"flows.txt\"",
+                )?;
+                return Ok(TrafficSource::Ns3File(
+                    self.flow_file.clone().expect("checked"),
+                ));
+            }
+        };
+        Ok(TrafficSource::Generated(t))
+    }
+}

@@ -1,0 +1,60 @@
+//! Scenario values written with units (`"2MB"`, `"10us"`) or as plain numbers, checked with the
+//! file, line and key on error.
+
+use serde::Deserialize;
+
+use crate::error::{InputError, Source};
+use crate::units::{Time, parse_bytes, parse_time};
+
+/// A size: `4096` or `"2MB"`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum SizeValue {
+    Int(u64),
+    Text(String),
+}
+
+impl SizeValue {
+    pub fn bytes(&self, src: &Source, key: &str) -> Result<u64, InputError> {
+        match self {
+            SizeValue::Int(b) => Ok(*b),
+            SizeValue::Text(s) => parse_bytes(s).map_err(|p| {
+                InputError::at_key(
+                    src,
+                    key,
+                    format!("\"{s}\""),
+                    p,
+                    "a size such as 4096, 64KB, 2MB",
+                )
+            }),
+        }
+    }
+}
+
+/// A duration with its unit: `"10us"`.
+pub fn time(src: &Source, key: &str, s: &str) -> Result<Time, InputError> {
+    parse_time(s).map_err(|p| {
+        InputError::at_key(
+            src,
+            key,
+            format!("\"{s}\""),
+            p,
+            "a duration such as 500ns, 10us, 1.5ms",
+        )
+    })
+}
+
+/// Checks `lo <= v <= hi` for a number.
+pub fn in_range<T: PartialOrd + std::fmt::Display>(
+    src: &Source,
+    key: &str,
+    v: T,
+    lo: T,
+    hi: T,
+    allowed: &str,
+) -> Result<T, InputError> {
+    if v < lo || v > hi {
+        return Err(InputError::at_key(src, key, &v, "out of range", allowed));
+    }
+    Ok(v)
+}

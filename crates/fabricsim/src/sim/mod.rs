@@ -1,0 +1,46 @@
+//! The packet-level discrete-event engine: the ground truth for mechanisms (links, shared-buffer
+//! switches, RDMA NICs with the RC transport, ECMP, loss and link faults).
+//!
+//! - `params`: what the engine is told (a plain struct; fabric profiles map onto it);
+//! - `queue`: the monotone radix-heap event queue; `packet`: the packet slab and FIFOs;
+//! - `route`: next-hop choice (ECMP 5-tuple hash, static destination routing);
+//! - `sched`: egress scheduling between traffic classes (strict priority, DWRR);
+//! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts);
+//! - `engine`: the event loop and the packet path; `faults`: injected faults;
+//! - `results`: counters, completion times, time series, the JSON written.
+//!
+//! Where later mechanisms plug in: link-level flow control (IB credits, PFC) sets a port's
+//! per-class `blocked` bits and wakes the port; ECN marking acts where `arrive` admits a packet
+//! (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
+//! adaptive routing and spraying are new `RoutePolicy` variants chosen in `route::choose`.
+
+pub mod bench;
+pub mod engine;
+pub mod faults;
+pub mod packet;
+pub mod params;
+pub mod queue;
+pub mod results;
+pub mod route;
+pub mod sched;
+pub mod transport;
+
+pub use engine::{Engine, Progress, RunOptions};
+pub use faults::{Dir, Fault, Faults, LinkLoss};
+pub use params::{FlowControl, RoutePolicy, Scheduling, SimParams, Transport};
+pub use results::{RunResult, Status};
+
+use crate::message::MessageDag;
+use crate::topology::Topology;
+
+/// Runs `dag` on `topo` with `params` and `faults`; `Err` when the traffic does not fit the
+/// topology or a parameter is out of range.
+pub fn run(
+    topo: &Topology,
+    params: &SimParams,
+    dag: &MessageDag,
+    faults: &Faults,
+    opts: RunOptions,
+) -> Result<RunResult, String> {
+    Ok(Engine::new(topo, params, dag, faults)?.run(opts))
+}

@@ -1,0 +1,168 @@
+//! Packets live in a slab (a `Vec` with a free list) and are named by `u32` ids; queues are
+//! rings of ids (with each packet's frame size), so nothing allocates per packet once the rings
+//! have grown to their working size, and queueing never touches the packets themselves.
+
+use std::collections::VecDeque;
+
+pub const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Data,
+    /// Cumulative ACK: `psn` is the next PSN the receiver expects.
+    Ack,
+    /// Go-back-N NAK (PSN sequence error): resend from `psn`.
+    Nak,
+    /// Selective-repeat NACK: cumulative `psn` plus the out-of-order PSN received in `aux`.
+    Sack,
+}
+
+pub const F_CORRUPT: u8 = 1;
+/// Congestion Experienced (ECN CE), set by a marking policy.
+pub const F_ECN: u8 = 2;
+/// The last packet of a message.
+pub const F_LAST: u8 = 4;
+
+/// 32 bytes, aligned so a packet never straddles two cache lines.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+pub struct Packet {
+    pub qp: u32,
+    pub psn: u32,
+    pub aux: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// ECMP hash of the packet's flow (5-tuple).
+    pub hash: u32,
+    /// The port it arrives on (on the wire) or arrived on (in a switch queue): the ingress of
+    /// its current hop, for ingress accounting by link-level flow control.
+    pub port: u32,
+    pub payload: u16,
+    /// Bytes in buffers (headers + payload, padded to the minimum frame).
+    pub frame: u16,
+    pub kind: Kind,
+    pub tc: u8,
+    pub flags: u8,
+}
+
+/// Hints the CPU to bring `r`'s first cache line into cache (no effect off x86_64).
+#[inline]
+pub fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch is a hint that never faults; SSE is part of x86_64.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
+pub struct Slab {
+    pkts: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    pub fn new() -> Slab {
+        Slab {
+            pkts: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(id) => {
+                self.pkts[id as usize] = p;
+                id
+            }
+            None => {
+                self.pkts.push(p);
+                (self.pkts.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    pub fn free(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    /// Hints the CPU to fetch packet `id` (the next event's) into cache.
+    #[inline]
+    pub fn prefetch(&self, id: u32) {
+        if let Some(p) = self.pkts.get(id as usize) {
+            prefetch(p);
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> &Packet {
+        &self.pkts[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut Packet {
+        &mut self.pkts[id as usize]
+    }
+
+    /// Packets allocated and not yet freed (in queues or on the wire).
+    pub fn live(&self) -> usize {
+        self.pkts.len() - self.free.len()
+    }
+
+    /// Slots ever allocated (the high-water mark of packets in the system).
+    pub fn capacity_used(&self) -> usize {
+        self.pkts.len()
+    }
+}
+
+impl Default for Slab {
+    fn default() -> Self {
+        Slab::new()
+    }
+}
+
+/// A FIFO of packet ids with their frame sizes, and its byte count.
+#[derive(Clone, Debug, Default)]
+pub struct Fifo {
+    ring: VecDeque<(u32, u16)>,
+    pub bytes: u64,
+}
+
+impl Fifo {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    #[inline]
+    pub fn push(&mut self, id: u32, frame: u16) {
+        self.ring.push_back((id, frame));
+        self.bytes += frame as u64;
+    }
+
+    /// The oldest packet and its frame size.
+    #[inline]
+    pub fn head(&self) -> Option<(u32, u16)> {
+        self.ring.front().copied()
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Option<(u32, u16)> {
+        let e = self.ring.pop_front()?;
+        self.bytes -= e.1 as u64;
+        Some(e)
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.ring.iter().map(|e| e.0)
+    }
+}

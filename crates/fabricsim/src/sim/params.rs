@@ -1,0 +1,239 @@
+//! The packet engine's parameters: a plain struct, with constructors giving cited defaults for a
+//! RoCEv2-like and an InfiniBand-like fabric. The fabric profiles (data/profiles) map onto it.
+
+use crate::units::{BitRate, Time};
+
+/// Most traffic classes a port can have (802.1Q priorities; IB data VLs 0-7 in use).
+pub const MAX_TC: usize = 8;
+
+/// Loss recovery of the RC transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// NAK on PSN sequence error, resend from the NAKed PSN (IBA Vol. 1 9.7; physics.md C7).
+    GoBackN,
+    /// IRN-style selective repeat: receiver keeps out-of-order packets and SACKs them
+    /// (Mittal et al., "Revisiting network support for RDMA", SIGCOMM 2018).
+    SelectiveRepeat,
+}
+
+/// How a switch picks among equal-cost next hops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutePolicy {
+    /// Hash of the flow's 5-tuple (RoCEv2: UDP source port per QP), per switch salted.
+    EcmpFlowHash,
+    /// Destination-based static routing (IB linear forwarding tables, D-mod-K style).
+    DestStatic,
+}
+
+/// Egress scheduling between the traffic classes of a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduling {
+    /// Lowest class index first.
+    StrictPriority,
+    /// Deficit weighted round robin (Shreedhar & Varghese, SIGCOMM 1995); quantum per class.
+    Dwrr { quantum_bytes: [u32; MAX_TC] },
+}
+
+/// Link-level flow control: what may stop an egress queue besides an empty queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowControl {
+    /// Lossy Ethernet: full buffers drop.
+    None,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimParams {
+    /// Payload bytes per packet (path MTU of the RC transport).
+    pub mtu_bytes: u32,
+    /// Header bytes per packet counted in buffers and on the wire.
+    pub header_bytes: u32,
+    /// Extra bytes per frame on the wire only (Ethernet preamble, SFD and inter-frame gap).
+    pub wire_overhead_bytes: u32,
+    /// Smallest frame (Ethernet: 64 B); shorter frames are padded.
+    pub min_frame_bytes: u32,
+    /// Bytes an ACK/NAK adds to the header (AETH, 4 B; IBA Vol. 1 9.3.5).
+    pub ack_extra_bytes: u32,
+    /// Switch pipeline latency, port to port.
+    pub switch_latency: Time,
+    /// Cut-through when the egress is idle (between ports of equal rate).
+    pub cut_through: bool,
+    /// NIC pipeline latency, once on each side.
+    pub nic_latency: Time,
+    /// Shared packet buffer per switch.
+    pub switch_buffer_bytes: u64,
+    /// Dynamic-threshold alpha: a queue may hold alpha x the free buffer (Choudhury & Hahne 1998).
+    pub dt_alpha: f64,
+    /// Traffic classes per port (1..=MAX_TC).
+    pub traffic_classes: u8,
+    /// Class of data packets and of ACK/NAKs.
+    pub data_tc: u8,
+    pub ack_tc: u8,
+    pub scheduling: Scheduling,
+    pub flow_control: FlowControl,
+    /// The receiver ACKs every `ack_every` in-order packets and at the end of each message.
+    pub ack_every: u32,
+    pub transport: Transport,
+    /// Outstanding packets per QP (0 = unlimited, as the RC transport itself; selective repeat
+    /// needs a bound, IRN's BDP cap).
+    pub window_packets: u32,
+    /// Local ACK timeout exponent: timeout = 4.096 us x 2^exp (IBA; NCCL_IB_TIMEOUT).
+    pub timeout_exp: u8,
+    /// Retries after a timeout before the QP goes to the error state (NCCL_IB_RETRY_CNT).
+    pub retry_count: u8,
+    /// Per-packet loss probability on every link (corruption), unless a fault overrides it.
+    pub loss_rate: f64,
+    /// Bit error rate on every link, turned into a per-frame loss 1-(1-BER)^(8 L) (physics D1).
+    pub ber: f64,
+    pub routing: RoutePolicy,
+    /// Initial per-QP rate limit (the NIC's rate limiter, as `ibv_modify_qp_rate_limit` sets
+    /// it); `None`: line rate. Congestion control drives the same limiter.
+    pub qp_rate_limit: Option<BitRate>,
+    /// UDP destination port of RoCEv2 (IANA 4791) and the base of per-QP source ports.
+    pub udp_dport: u16,
+    pub seed: u64,
+    /// Per-port time series interval; `None`: no series.
+    pub sample_interval: Option<Time>,
+}
+
+impl SimParams {
+    /// RoCEv2 on a 51.2T-class Ethernet switch with ConnectX-7 NICs (defaults.toml).
+    pub fn roce() -> SimParams {
+        SimParams {
+            mtu_bytes: 4096,                    // [nic.common] roce_mtu_bytes_jumbo
+            header_bytes: 62, // Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4
+            wire_overhead_bytes: 20, // preamble 7 + SFD 1 + IFG 12 (IEEE 802.3)
+            min_frame_bytes: 64, // IEEE 802.3 minimum frame
+            ack_extra_bytes: 4, // AETH
+            switch_latency: Time::from_ns(600), // [switch.spectrum4_sn5600] latency_ns (estimate)
+            cut_through: true,
+            nic_latency: Time::from_ns(600), // [nic.connectx7] nic_latency_ns (estimate)
+            switch_buffer_bytes: 128 * 1024 * 1024, // [switch.spectrum4_sn5600] buffer_mb (estimate)
+            dt_alpha: 1.0, // SONiC lossy-pool default dynamic_th 0 = alpha 1
+            traffic_classes: 2,
+            data_tc: 1,
+            ack_tc: 0,
+            scheduling: Scheduling::StrictPriority,
+            flow_control: FlowControl::None,
+            ack_every: 1, // ns-3 HPCC L2_ACK_INTERVAL 1 (formats.md 4.3)
+            transport: Transport::GoBackN, // [rc_transport] loss_recovery
+            window_packets: 0,
+            timeout_exp: 20, // [nccl] ib_timeout: 4.29 s
+            retry_count: 7,  // [nccl] ib_retry_cnt
+            loss_rate: 0.0,
+            ber: 0.0,
+            routing: RoutePolicy::EcmpFlowHash,
+            qp_rate_limit: None,
+            udp_dport: 4791,
+            seed: 1,
+            sample_interval: None,
+        }
+    }
+
+    /// InfiniBand NDR-like: Quantum-2 switch, ConnectX-7, static destination routing. Credits,
+    /// adaptive routing and IB CC plug in with their own issue.
+    pub fn ib() -> SimParams {
+        SimParams {
+            mtu_bytes: 4096,        // [nic.common] ib_mtu_bytes
+            header_bytes: 26,       // LRH 8 + BTH 12 + ICRC 4 + VCRC 2
+            wire_overhead_bytes: 0, // IB framing symbols are inside the line code
+            min_frame_bytes: 0,
+            ack_extra_bytes: 4,                 // AETH
+            switch_latency: Time::from_ns(130), // [switch.quantum2_qm9700] latency_ns
+            cut_through: true,
+            nic_latency: Time::from_ns(600), // [nic.connectx7] nic_latency_ns (estimate)
+            switch_buffer_bytes: 64 * 1024 * 1024, // not published (estimate)
+            dt_alpha: 1.0,
+            routing: RoutePolicy::DestStatic,
+            ..SimParams::roce()
+        }
+    }
+
+    /// The local ACK timeout: 4.096 us x 2^timeout_exp (physics.md C7).
+    pub fn ack_timeout(&self) -> Time {
+        Time(4_096_000u64 << self.timeout_exp)
+    }
+
+    /// Frame bytes (in buffers) of a packet carrying `payload` bytes.
+    pub fn data_frame_bytes(&self, payload: u32) -> u32 {
+        (payload + self.header_bytes).max(self.min_frame_bytes)
+    }
+
+    pub fn ack_frame_bytes(&self) -> u32 {
+        (self.header_bytes + self.ack_extra_bytes).max(self.min_frame_bytes)
+    }
+
+    /// Line-rate goodput fraction of full packets: payload / (payload + all overhead).
+    pub fn payload_efficiency(&self) -> f64 {
+        let p = self.mtu_bytes as f64;
+        p / (self.data_frame_bytes(self.mtu_bytes) + self.wire_overhead_bytes) as f64
+    }
+
+    /// The rate limiter's picoseconds per wire byte for `rate` (0: unlimited).
+    pub fn limiter_ps_per_byte(rate: Option<BitRate>) -> u64 {
+        rate.map(|r| 8_000_000_000_000u64.div_ceil(r.bps().max(1)))
+            .unwrap_or(0)
+    }
+
+    /// Checks ranges; `Err((field, problem, allowed))` names the offending field.
+    pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
+        let err = |f: &'static str, p: String, a: &str| Err((f, p, a.to_string()));
+        if self.mtu_bytes == 0 || self.mtu_bytes > 9000 || self.header_bytes > 512 {
+            return err(
+                "mtu_bytes",
+                format!(
+                    "MTU {} B with {} B headers",
+                    self.mtu_bytes, self.header_bytes
+                ),
+                "1 to 9000 bytes of payload, up to 512 B of headers",
+            );
+        }
+        if self.traffic_classes == 0 || self.traffic_classes as usize > MAX_TC {
+            return err(
+                "traffic_classes",
+                format!("{} classes", self.traffic_classes),
+                "1 to 8",
+            );
+        }
+        if self.data_tc >= self.traffic_classes || self.ack_tc >= self.traffic_classes {
+            return err(
+                "data_tc",
+                "class index beyond traffic_classes".into(),
+                "0 to traffic_classes-1",
+            );
+        }
+        if self.ack_every == 0 {
+            return err("ack_every", "must be at least 1".into(), "1 or more");
+        }
+        if self.timeout_exp > 31 {
+            return err(
+                "timeout_exp",
+                format!("{}", self.timeout_exp),
+                "0 to 31 (IBA 5-bit field)",
+            );
+        }
+        if !(0.0..1.0).contains(&self.loss_rate) || !(0.0..1.0).contains(&self.ber) {
+            return err("loss_rate", "probability out of range".into(), "0 <= p < 1");
+        }
+        if !self.dt_alpha.is_finite() || self.dt_alpha <= 0.0 {
+            return err(
+                "dt_alpha",
+                format!("{}", self.dt_alpha),
+                "a positive number",
+            );
+        }
+        if self.transport == Transport::SelectiveRepeat && self.window_packets == 0 {
+            return err(
+                "window_packets",
+                "selective repeat needs a bounded window".into(),
+                "1 or more (IRN caps outstanding packets at the BDP)",
+            );
+        }
+        Ok(())
+    }
+
+    /// The window in packets that covers the bandwidth-delay product of `rtt` at `rate`.
+    pub fn bdp_packets(&self, rate: BitRate, rtt: Time) -> u32 {
+        let wire = (self.data_frame_bytes(self.mtu_bytes) + self.wire_overhead_bytes) as u64;
+        (rate.bytes_in(rtt).div_ceil(wire)).max(1) as u32
+    }
+}

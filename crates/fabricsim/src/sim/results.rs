@@ -1,0 +1,238 @@
+//! What a packet run produces: counters, per-message completion times, a summary and per-port
+//! time series; written as JSON with a fixed key order, so a scenario and seed give the same bytes.
+
+use serde::Serialize;
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// The shared buffer or the queue's dynamic threshold refused it.
+    Buffer,
+    /// Corrupted on a link (loss rate, BER or an injected drop); discarded by the receiver.
+    Corruption,
+    /// Sent into, or in flight on, a link that went down.
+    LinkDown,
+    /// No usable next hop (every candidate link down and rerouted around).
+    NoRoute,
+    /// Go-back-N receiver discarding a packet after a PSN sequence error.
+    OutOfSequence,
+    /// A copy of data already received.
+    Duplicate,
+}
+
+pub const DROP_REASONS: [DropReason; 6] = [
+    DropReason::Buffer,
+    DropReason::Corruption,
+    DropReason::LinkDown,
+    DropReason::NoRoute,
+    DropReason::OutOfSequence,
+    DropReason::Duplicate,
+];
+
+impl DropReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Buffer => "buffer",
+            DropReason::Corruption => "corruption",
+            DropReason::LinkDown => "link_down",
+            DropReason::NoRoute => "no_route",
+            DropReason::OutOfSequence => "out_of_sequence",
+            DropReason::Duplicate => "duplicate",
+        }
+    }
+}
+
+/// Packets dropped by reason (all packet kinds).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Drops {
+    pub buffer: u64,
+    pub corruption: u64,
+    pub link_down: u64,
+    pub no_route: u64,
+    pub out_of_sequence: u64,
+    pub duplicate: u64,
+}
+
+impl Drops {
+    pub fn add(&mut self, r: DropReason) {
+        *self.slot(r) += 1;
+    }
+    fn slot(&mut self, r: DropReason) -> &mut u64 {
+        match r {
+            DropReason::Buffer => &mut self.buffer,
+            DropReason::Corruption => &mut self.corruption,
+            DropReason::LinkDown => &mut self.link_down,
+            DropReason::NoRoute => &mut self.no_route,
+            DropReason::OutOfSequence => &mut self.out_of_sequence,
+            DropReason::Duplicate => &mut self.duplicate,
+        }
+    }
+    pub fn total(&self) -> u64 {
+        self.buffer
+            + self.corruption
+            + self.link_down
+            + self.no_route
+            + self.out_of_sequence
+            + self.duplicate
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Counters {
+    /// Payload bytes the senders put on the wire, retransmissions included.
+    pub bytes_offered: u64,
+    /// Payload bytes placed at receivers (each byte once).
+    pub bytes_delivered: u64,
+    /// Payload bytes of dropped data packets (all reasons).
+    pub bytes_dropped: u64,
+    /// Payload bytes still in queues or on links when the run stopped.
+    pub bytes_in_flight: u64,
+    /// Packets dropped, by reason.
+    pub drops: Drops,
+    pub data_packets: u64,
+    pub ack_packets: u64,
+    pub retransmitted_packets: u64,
+    pub timeouts: u64,
+    /// QPs that exhausted their retry count (IBA error state).
+    pub qp_errors: u64,
+    pub naks: u64,
+    pub ecn_marks: u64,
+    pub pause_frames: u64,
+    pub cnps: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MessageResult {
+    pub id: u32,
+    /// The queue pair that carried it (none for NVLink transfers).
+    pub qp: Option<u32>,
+    pub src: u32,
+    pub dst: u32,
+    pub bytes: u64,
+    pub start_ps: Option<u64>,
+    /// The receiver holds every byte.
+    pub recv_ps: Option<u64>,
+    /// The sender's completion (the ACK of the last byte: the RC work completion).
+    pub finish_ps: Option<u64>,
+    pub fct_ps: Option<u64>,
+    /// The same message alone on an idle fabric (closed form along its path).
+    pub ideal_fct_ps: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Summary {
+    pub messages_total: u64,
+    pub messages_completed: u64,
+    pub messages_failed: u64,
+    pub fct_p50_ps: Option<u64>,
+    pub fct_p99_ps: Option<u64>,
+    pub fct_p999_ps: Option<u64>,
+    pub max_fct_ps: Option<u64>,
+    pub mean_slowdown: Option<f64>,
+    /// Delivered payload over the time from the first post to the last completion.
+    pub goodput_gbps: Option<f64>,
+}
+
+/// One port's samples: queued bytes at each sample and bytes sent during each interval.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PortSeries {
+    pub port: u32,
+    pub node: u32,
+    pub queue_bytes: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Series {
+    pub interval_ps: u64,
+    pub ports: Vec<PortSeries>,
+}
+
+/// How the run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every message completed.
+    Complete,
+    /// Nothing left to do, but some messages never completed (failed QPs, dead links).
+    Unfinished,
+    /// Stopped at the requested end time.
+    StoppedAtUntil,
+    /// Interrupted (Ctrl-C): partial results.
+    Interrupted,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SimInfo {
+    pub status: Status,
+    pub partial: bool,
+    pub seed: u64,
+    pub end_ps: u64,
+    pub events: u64,
+    pub wall_s: f64,
+    pub events_per_s: f64,
+    pub packets_per_s: f64,
+    /// Most packets alive at once (slab high-water mark).
+    pub peak_packets: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunResult {
+    pub sim: SimInfo,
+    pub counters: Counters,
+    pub summary: Summary,
+    pub messages: Vec<MessageResult>,
+    pub series: Option<Series>,
+}
+
+impl RunResult {
+    /// Bytes offered = delivered + dropped + in flight; `Err` says by how much it breaks.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let c = &self.counters;
+        let rhs = c.bytes_delivered + c.bytes_dropped + c.bytes_in_flight;
+        if c.bytes_offered != rhs {
+            return Err(format!(
+                "conservation broken: bytes offered {} != delivered {} + dropped {} + in flight {} (= {rhs})",
+                c.bytes_offered, c.bytes_delivered, c.bytes_dropped, c.bytes_in_flight
+            ));
+        }
+        Ok(())
+    }
+
+    /// The JSON text. With `timing` false the wall-clock fields are zeroed, so two runs of the
+    /// same scenario and seed give identical bytes.
+    pub fn to_json(&self, timing: bool) -> String {
+        let mut r = self.clone();
+        if !timing {
+            r.sim.wall_s = 0.0;
+            r.sim.events_per_s = 0.0;
+            r.sim.packets_per_s = 0.0;
+        }
+        let mut s = serde_json::to_string_pretty(&r).expect("results serialize");
+        s.push('\n');
+        s
+    }
+}
+
+/// Nearest-rank percentile of sorted values (q in [0, 1]).
+pub fn percentile(sorted: &[u64], q: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 0.5), Some(50));
+        assert_eq!(percentile(&v, 0.99), Some(99));
+        assert_eq!(percentile(&v, 0.999), Some(100));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+}

@@ -1,0 +1,397 @@
+//! The RC transport of one queue pair: PSNs, ACK/NAK, go-back-N or selective repeat, the local
+//! ACK timeout with its retry count (IBA Vol. 1 9.7; physics.md C7; IRN, SIGCOMM 2018).
+//!
+//! Pure state machines: the engine feeds them events and acts on what they return.
+
+use std::collections::VecDeque;
+
+use super::params::Transport;
+use crate::units::Time;
+
+/// A message's span of PSNs on its QP.
+#[derive(Clone, Copy, Debug)]
+pub struct Seg {
+    pub msg: u32,
+    pub first: u32,
+    /// One past its last PSN.
+    pub end: u32,
+    pub bytes: u64,
+}
+
+/// A ring of bits indexed by PSN modulo its capacity (a power of two >= the window).
+#[derive(Clone, Debug, Default)]
+pub struct SeqBitmap {
+    words: Vec<u64>,
+    mask: u32,
+}
+
+impl SeqBitmap {
+    pub fn new(window: u32) -> SeqBitmap {
+        if window == 0 {
+            return SeqBitmap::default();
+        }
+        let cap = window.next_power_of_two().max(64);
+        SeqBitmap {
+            words: vec![0; (cap / 64) as usize],
+            mask: cap - 1,
+        }
+    }
+    #[inline]
+    pub fn get(&self, psn: u32) -> bool {
+        let i = psn & self.mask;
+        self.words[(i >> 6) as usize] >> (i & 63) & 1 != 0
+    }
+    #[inline]
+    pub fn set(&mut self, psn: u32, v: bool) {
+        let i = psn & self.mask;
+        let w = &mut self.words[(i >> 6) as usize];
+        if v {
+            *w |= 1 << (i & 63);
+        } else {
+            *w &= !(1 << (i & 63));
+        }
+    }
+}
+
+/// What the receiver sends back for a data packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    None,
+    Ack(u32),
+    Nak(u32),
+    Sack(u32, u32),
+}
+
+/// How the receiver took a data packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rx {
+    /// New data, placed in memory.
+    Accepted,
+    /// Discarded: out of sequence under go-back-N (or beyond the window).
+    OutOfSequence,
+    /// Discarded: already received.
+    Duplicate,
+}
+
+#[derive(Clone, Debug)]
+pub struct Qp {
+    pub src: u32,
+    pub dst: u32,
+    pub hash_fwd: u32,
+    pub hash_rev: u32,
+    /// Posted messages not yet completed at the sender, in PSN order.
+    pub segs: VecDeque<Seg>,
+    /// Segments completed and removed from the front of `segs` so far.
+    pub segs_popped: u32,
+    /// One past the last posted PSN.
+    pub posted_end: u32,
+    /// Oldest unacknowledged PSN.
+    pub una: u32,
+    /// Next new PSN to send (go-back-N rewinds it).
+    pub nxt: u32,
+    /// One past the highest PSN ever sent (a PSN below it is a retransmission).
+    pub max_sent: u32,
+    /// In its NIC's round-robin ring of sending QPs.
+    pub active: bool,
+    pub timer_pending: bool,
+    pub rto_deadline: Time,
+    pub retries: u8,
+    /// The QP exhausted its retries (IBA: error state); its messages never complete.
+    pub failed: bool,
+    /// Rate limiter: earliest time of the next packet (`Time::ZERO` when unlimited).
+    pub next_send: Time,
+    /// Rate limit in picoseconds per wire byte (0: line rate); driven by congestion control.
+    pub limit_ps_per_byte: u64,
+    // Selective repeat, sender.
+    pub sacked: SeqBitmap,
+    pub in_recovery: bool,
+    pub recovery_point: u32,
+    pub retx_ptr: u32,
+    pub high_sack: u32,
+    // Receiver.
+    pub expected: u32,
+    pub nak_sent: bool,
+    pub unacked: u32,
+    /// Absolute index (counting popped ones) of the first segment not yet received in full.
+    pub rx_seg: u32,
+    pub received: SeqBitmap,
+}
+
+impl Qp {
+    pub fn new(
+        src: u32,
+        dst: u32,
+        hash_fwd: u32,
+        hash_rev: u32,
+        kind: Transport,
+        window: u32,
+    ) -> Qp {
+        let sr = kind == Transport::SelectiveRepeat;
+        Qp {
+            src,
+            dst,
+            hash_fwd,
+            hash_rev,
+            segs: VecDeque::new(),
+            segs_popped: 0,
+            posted_end: 0,
+            una: 0,
+            nxt: 0,
+            max_sent: 0,
+            active: false,
+            timer_pending: false,
+            rto_deadline: Time::ZERO,
+            retries: 0,
+            failed: false,
+            next_send: Time::ZERO,
+            limit_ps_per_byte: 0,
+            sacked: if sr {
+                SeqBitmap::new(window)
+            } else {
+                SeqBitmap::default()
+            },
+            in_recovery: false,
+            recovery_point: 0,
+            retx_ptr: 0,
+            high_sack: 0,
+            expected: 0,
+            nak_sent: false,
+            unacked: 0,
+            rx_seg: 0,
+            received: if sr {
+                SeqBitmap::new(window)
+            } else {
+                SeqBitmap::default()
+            },
+        }
+    }
+
+    /// Appends a message of `bytes` split into packets of `mtu` payload bytes.
+    pub fn post(&mut self, msg: u32, bytes: u64, mtu: u32) {
+        let n = bytes.div_ceil(mtu as u64).max(1) as u32;
+        let first = self.posted_end;
+        self.posted_end += n;
+        self.segs.push_back(Seg {
+            msg,
+            first,
+            end: first + n,
+            bytes,
+        });
+    }
+
+    /// The segment holding `psn` and the payload bytes of that packet; whether it is the last.
+    #[inline]
+    pub fn packet_of(&self, psn: u32, mtu: u32) -> (u32, bool) {
+        let i = self.segs.partition_point(|s| s.end <= psn);
+        let s = &self.segs[i];
+        let off = (psn - s.first) as u64 * mtu as u64;
+        let payload = (s.bytes - off).min(mtu as u64) as u32;
+        (payload, psn + 1 == s.end)
+    }
+
+    pub fn outstanding(&self) -> bool {
+        self.una < self.max_sent
+    }
+
+    /// The next PSN to put on the wire and whether it is a retransmission, if any may go now.
+    #[inline]
+    pub fn next_psn(&mut self, kind: Transport, window: u32) -> Option<(u32, bool)> {
+        if self.failed {
+            return None;
+        }
+        if kind == Transport::SelectiveRepeat && self.in_recovery {
+            let mut r = self.retx_ptr.max(self.una);
+            while r < self.high_sack && self.sacked.get(r) {
+                r += 1;
+            }
+            self.retx_ptr = r;
+            if r < self.high_sack && r < self.nxt {
+                self.retx_ptr = r + 1;
+                return Some((r, true));
+            }
+        }
+        let open = window == 0 || self.nxt - self.una < window;
+        if self.nxt < self.posted_end && open {
+            let psn = self.nxt;
+            self.nxt += 1;
+            let retx = psn < self.max_sent;
+            self.max_sent = self.max_sent.max(self.nxt);
+            return Some((psn, retx));
+        }
+        None
+    }
+
+    /// Whether `next_psn` would return something (without changing state).
+    pub fn can_send(&self, kind: Transport, window: u32) -> bool {
+        if self.failed {
+            return false;
+        }
+        if kind == Transport::SelectiveRepeat && self.in_recovery {
+            let mut r = self.retx_ptr.max(self.una);
+            while r < self.high_sack && self.sacked.get(r) {
+                r += 1;
+            }
+            if r < self.high_sack && r < self.nxt {
+                return true;
+            }
+        }
+        self.nxt < self.posted_end && (window == 0 || self.nxt - self.una < window)
+    }
+
+    /// Cumulative acknowledgement up to (not including) `e`. Returns whether `una` advanced.
+    pub fn on_ack(&mut self, e: u32) -> bool {
+        if e <= self.una {
+            return false;
+        }
+        for psn in self.una..e {
+            if !self.sacked.words.is_empty() {
+                self.sacked.set(psn, false);
+            }
+        }
+        self.una = e;
+        if self.nxt < e {
+            self.nxt = e;
+        }
+        if self.in_recovery && self.una > self.recovery_point {
+            self.in_recovery = false;
+        }
+        true
+    }
+
+    /// Go-back-N NAK: everything before `e` arrived; resend from `e`. Returns whether `una`
+    /// advanced.
+    pub fn on_nak(&mut self, e: u32) -> bool {
+        let advanced = self.on_ack(e);
+        if e >= self.una && e < self.nxt {
+            self.nxt = e;
+        }
+        advanced
+    }
+
+    /// Selective-repeat NACK: cumulative `e`, and `s` arrived out of order.
+    pub fn on_sack(&mut self, e: u32, s: u32) -> bool {
+        let advanced = self.on_ack(e);
+        if s >= self.una && s < self.max_sent {
+            self.sacked.set(s, true);
+            self.high_sack = self.high_sack.max(s + 1);
+            if !self.in_recovery {
+                self.in_recovery = true;
+                self.recovery_point = self.nxt.saturating_sub(1);
+                self.retx_ptr = self.una;
+            }
+        }
+        advanced
+    }
+
+    /// The local ACK timer expired with packets outstanding: resend them.
+    pub fn on_timeout(&mut self, kind: Transport) {
+        match kind {
+            Transport::GoBackN => self.nxt = self.una,
+            Transport::SelectiveRepeat => {
+                self.in_recovery = true;
+                self.recovery_point = self.nxt.saturating_sub(1);
+                self.retx_ptr = self.una;
+                self.high_sack = self.nxt;
+            }
+        }
+    }
+
+    /// The receiver's handling of data packet `psn` (IBA 9.7.5.1: a PSN sequence error NAKs
+    /// once; a duplicate is re-ACKed). `ack_now` forces an ACK (coalescing count reached or the
+    /// last packet of a message).
+    pub fn on_data(
+        &mut self,
+        psn: u32,
+        kind: Transport,
+        window: u32,
+        ack_every: u32,
+        last: bool,
+    ) -> (Rx, Reply) {
+        if psn == self.expected {
+            self.expected += 1;
+            if kind == Transport::SelectiveRepeat {
+                while self.received.get(self.expected) {
+                    self.received.set(self.expected, false);
+                    self.expected += 1;
+                }
+            }
+            self.nak_sent = false;
+            self.unacked += 1;
+            if self.unacked >= ack_every || last || self.expected != psn + 1 {
+                self.unacked = 0;
+                return (Rx::Accepted, Reply::Ack(self.expected));
+            }
+            return (Rx::Accepted, Reply::None);
+        }
+        if psn < self.expected {
+            return (Rx::Duplicate, Reply::Ack(self.expected));
+        }
+        match kind {
+            Transport::GoBackN => {
+                if self.nak_sent {
+                    (Rx::OutOfSequence, Reply::None)
+                } else {
+                    self.nak_sent = true;
+                    (Rx::OutOfSequence, Reply::Nak(self.expected))
+                }
+            }
+            Transport::SelectiveRepeat => {
+                if psn - self.expected >= window {
+                    return (Rx::OutOfSequence, Reply::None);
+                }
+                if self.received.get(psn) {
+                    return (Rx::Duplicate, Reply::Sack(self.expected, psn));
+                }
+                self.received.set(psn, true);
+                (Rx::Accepted, Reply::Sack(self.expected, psn))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_back_n_naks_once_and_rewinds() {
+        let mut s = Qp::new(0, 1, 0, 0, Transport::GoBackN, 0);
+        let mut r = s.clone();
+        s.post(0, 10 * 100, 100);
+        let sent: Vec<u32> = (0..5)
+            .map(|_| s.next_psn(Transport::GoBackN, 0).unwrap().0)
+            .collect();
+        assert_eq!(sent, vec![0, 1, 2, 3, 4]);
+        assert_eq!(
+            r.on_data(0, Transport::GoBackN, 0, 1, false),
+            (Rx::Accepted, Reply::Ack(1))
+        );
+        // PSN 1 lost: 2 triggers one NAK, 3 is silently discarded.
+        assert_eq!(
+            r.on_data(2, Transport::GoBackN, 0, 1, false),
+            (Rx::OutOfSequence, Reply::Nak(1))
+        );
+        assert_eq!(
+            r.on_data(3, Transport::GoBackN, 0, 1, false),
+            (Rx::OutOfSequence, Reply::None)
+        );
+        s.on_nak(1);
+        assert_eq!(s.next_psn(Transport::GoBackN, 0), Some((1, true)));
+    }
+
+    #[test]
+    fn selective_repeat_resends_only_the_hole() {
+        let k = Transport::SelectiveRepeat;
+        let mut s = Qp::new(0, 1, 0, 0, k, 16);
+        s.post(0, 6 * 100, 100);
+        for _ in 0..6 {
+            s.next_psn(k, 16).unwrap();
+        }
+        s.on_ack(2);
+        s.on_sack(2, 3);
+        s.on_sack(2, 4);
+        assert_eq!(s.next_psn(k, 16), Some((2, true)));
+        // 5 is beyond the highest SACK: not presumed lost; nothing new to send.
+        assert_eq!(s.next_psn(k, 16), None);
+    }
+}

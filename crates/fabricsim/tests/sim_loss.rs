@@ -1,0 +1,120 @@
+//! Random loss p on a long flow: go-back-N goodput within 10% of (1-p)/(1+pW), W the packets
+//! in flight over one round trip (physics.md E4, W = BDP/MTU); selective repeat near 1-p.
+//! And a message whose last packet is lost completes only after the retransmission timeout.
+
+mod sim_util;
+
+use fabricsim::message::MessageDag;
+use fabricsim::sim::{Dir, Fault, Faults, LinkLoss, SimParams, Transport};
+use fabricsim::topology::{HostId, LinkId};
+use fabricsim::units::{BitRate, Time};
+use sim_util::{pair, run};
+
+const RATE: BitRate = BitRate::gbps(100);
+
+/// The completion time of one full packet alone: the round trip.
+fn round_trip(t: &fabricsim::topology::Topology, p: &SimParams) -> u64 {
+    let mut gbn = p.clone();
+    gbn.transport = Transport::GoBackN;
+    let mut probe = MessageDag::default();
+    probe.push(HostId(0), HostId(1), p.mtu_bytes as u64, Time::ZERO, &[]);
+    run(t, &gbn, &probe, &Faults::default()).messages[0]
+        .fct_ps
+        .unwrap()
+}
+
+/// Goodput as a fraction of the lossless rate, and W.
+fn efficiency(kind: Transport, p_loss: f64) -> (f64, f64) {
+    // Long links make W large enough for go-back-N's waste to show (RTT about 45 us).
+    let t = pair(1, RATE, &[Time::from_us(10), Time::from_us(10)]);
+    let mut p = SimParams::roce();
+    p.transport = kind;
+    p.timeout_exp = 4; // 65.5 us, above the round trip
+    let rtt = Time(round_trip(&t, &p));
+    let w = p.bdp_packets(RATE, rtt);
+    // A window of two round trips keeps the pipe full while selective repeat fills a hole.
+    p.window_packets = 2 * w;
+    let bytes = 100_000 * p.mtu_bytes as u64;
+    let mut dag = MessageDag::default();
+    dag.push(HostId(0), HostId(1), bytes, Time::ZERO, &[]);
+    let f = Faults {
+        faults: vec![Fault::Loss {
+            link: LinkId(0),
+            dir: Dir::Up,
+            loss: LinkLoss::Rate(p_loss),
+        }],
+        ..Faults::default()
+    };
+    let lossy = run(&t, &p, &dag, &f);
+    let clean = run(&t, &p, &dag, &Faults::default());
+    assert_eq!(lossy.summary.messages_completed, 1);
+    assert!(lossy.counters.drops.corruption > 0);
+    let eff = clean.messages[0].fct_ps.unwrap() as f64 / lossy.messages[0].fct_ps.unwrap() as f64;
+    (eff, w as f64)
+}
+
+#[test]
+fn go_back_n_goodput_matches_the_closed_form() {
+    for p in [1e-4, 1e-3, 1e-2] {
+        let (eff, w) = efficiency(Transport::GoBackN, p);
+        let model = (1.0 - p) / (1.0 + p * w);
+        eprintln!("GBN p={p}: goodput {eff:.4}, (1-p)/(1+pW) = {model:.4} (W = {w})");
+        assert!(
+            (eff / model - 1.0).abs() < 0.10,
+            "p={p}: {eff:.4} vs {model:.4}"
+        );
+    }
+}
+
+#[test]
+fn selective_repeat_goodput_is_near_one_minus_p() {
+    for p in [1e-4, 1e-3, 1e-2] {
+        let (eff, _) = efficiency(Transport::SelectiveRepeat, p);
+        eprintln!("SR p={p}: goodput {eff:.4}, 1-p = {:.4}", 1.0 - p);
+        assert!((eff / (1.0 - p) - 1.0).abs() < 0.02, "p={p}: {eff:.4}");
+    }
+}
+
+#[test]
+fn a_lost_last_packet_is_recovered_only_by_the_timeout() {
+    let t = pair(1, RATE, &[Time::from_ns(500); 2]);
+    let mut p = SimParams::roce();
+    p.timeout_exp = 8; // 4.096 us x 2^8 = 1.05 ms
+    let mut dag = MessageDag::default();
+    dag.push(
+        HostId(0),
+        HostId(1),
+        10 * p.mtu_bytes as u64,
+        Time::ZERO,
+        &[],
+    );
+    let clean = run(&t, &p, &dag, &Faults::default());
+    // The 10th packet on the sender's uplink is the message's last.
+    let f = Faults {
+        faults: vec![Fault::DropNth {
+            link: LinkId(0),
+            dir: Dir::Up,
+            nth: 10,
+        }],
+        ..Faults::default()
+    };
+    let lost = run(&t, &p, &dag, &f);
+    let (c, l) = (
+        clean.messages[0].fct_ps.unwrap(),
+        lost.messages[0].fct_ps.unwrap(),
+    );
+    let rto = p.ack_timeout().ps();
+    let rtt = round_trip(&t, &p);
+    assert_eq!(lost.counters.timeouts, 1);
+    assert_eq!(lost.counters.retransmitted_packets, 1);
+    assert_eq!(
+        lost.counters.naks, 0,
+        "nothing follows the last packet, so no NAK"
+    );
+    // The timer restarts with each ACK, so the resend leaves one timeout after the last ACK
+    // (at most the clean completion time) and takes one round trip.
+    assert!(
+        l > rto + rtt && l <= c + rto + rtt,
+        "fct {l} ps, clean {c} ps, timeout {rto} ps, round trip {rtt} ps"
+    );
+}
