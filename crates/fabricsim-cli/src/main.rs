@@ -2,8 +2,8 @@
 //!
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
-mod compare;
 mod bench;
+mod compare;
 mod outcome;
 mod plan;
 mod sim;

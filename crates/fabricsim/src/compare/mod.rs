@@ -8,10 +8,12 @@
 //! - [`metrics`]: the table architects compare fabrics by, each figure with its provenance;
 //! - [`recommend`]: the documented score and its reasons.
 
+pub mod engine;
 pub mod metrics;
 pub mod model;
 pub mod recommend;
 pub mod section;
+pub mod step;
 pub mod variant;
 
 pub use model::{Comparison, run};

@@ -19,8 +19,7 @@ use crate::workload::collective::Op;
 use crate::workload::comm_model::{AlphaBetaModel, CommModel, GroupShape};
 use crate::workload::fabric_estimate::FabricParams;
 use crate::workload::train::config::TrainConfig;
-use crate::workload::train::efficiency::Efficiency;
-use crate::workload::train::step::{self, StepReport};
+use crate::workload::train::step::StepReport;
 
 /// The built-in comparison (examples/compare-default.toml): `fabricsim compare` without a
 /// scenario runs it, and its `[train]` step is used by scenarios without one.
@@ -95,6 +94,8 @@ pub struct FabricResult {
     pub step: Option<StepReport>,
     /// All-reduce and all-to-all over the whole cluster (empty when `missing`).
     pub busbw: Vec<BusbwCurve>,
+    /// What the packet-engine runs saw, for fabrics whose step was calibrated on them.
+    pub engine: Option<super::step::EngineTotals>,
     pub delivered: Option<Delivered>,
     pub missing: Option<String>,
 }
@@ -125,12 +126,13 @@ pub struct Comparison {
 
 const SECONDS_PER_HOUR: f64 = 3600.0;
 
-/// Runs the plan and the training step of `s` on `v`'s fabric.
-fn one(s: &Scenario, v: &Variant, utilization: f64) -> Result<FabricResult, InputError> {
-    let mut sv = s.clone();
-    sv.file.fabric.profile = v.profile.clone();
-    let (design, topology, plan) = crate::plan::run(&sv)?;
-    let c = design.spec.clone();
+/// The training job of `s` (its `[train]`, or the built-in comparison's) on `design`'s
+/// cluster: size, GPU and fabric come from `[cluster]` and the compared `profile`.
+pub fn train_config(
+    s: &Scenario,
+    design: &Design,
+    profile: &str,
+) -> Result<TrainConfig, InputError> {
     let default = default_scenario();
     let (train_file, train_src) = match &s.file.train {
         Some(t) => (t, &s.source),
@@ -143,47 +145,75 @@ fn one(s: &Scenario, v: &Variant, utilization: f64) -> Result<FabricResult, Inpu
             &default.source,
         ),
     };
-    // The cluster's size, GPU and fabric come from [cluster] and the compared fabric.
+    let c = &design.spec;
     let flags = TrainSection {
         gpus: Some(c.gpus as u64),
         gpus_per_node: Some(c.gpus_per_node as u64),
         gpu: Some(design.gpu.id.clone()),
-        fabric: Some(v.profile.clone()),
+        fabric: Some(profile.to_string()),
         ..TrainSection::default()
     };
-    let cfg = TrainConfig::resolve(&flags, Some((train_file, train_src)))?;
-    if v.needs_engine() {
-        let missing = format!(
-            "{}: the step under loss needs the packet engine, which is not merged yet; its training rows are left out",
-            v.name
-        );
-        return Ok(FabricResult {
-            variant: v.clone(),
-            design,
-            topology,
-            plan,
-            step: None,
-            busbw: Vec::new(),
-            delivered: None,
-            missing: Some(missing),
-        });
+    TrainConfig::resolve(&flags, Some((train_file, train_src)))
+}
+
+/// Runs the plan and the training step of `s` on `v`'s fabric.
+fn engine_source(r: &StepReport, t: &super::step::EngineTotals) -> String {
+    let mut src = format!(
+        "{}; fitted from {} packet-engine runs ({} drops, {} retransmitted packets, {} timeouts)",
+        r.comm_source, t.runs, t.packets_dropped, t.retransmitted_packets, t.timeouts
+    );
+    if !t.unfitted.is_empty() {
+        src += &format!("; no fit, closed form kept for: {}", t.unfitted.join(", "));
     }
-    let fabric = FabricParams::estimate("compare.fabrics", &v.profile, &cfg.gpu)?;
-    let comm = AlphaBetaModel::new(fabric);
-    let r = step::step(&cfg, &Efficiency::h200(), &comm)?;
-    let busbw = busbw_curves(&comm, c.gpus, plan.servers);
+    src
+}
+
+/// Throughput and its cost over the TCO period.
+fn deliver(
+    r: &StepReport,
+    design: &Design,
+    plan: &Plan,
+    utilization: f64,
+    source: String,
+) -> Delivered {
     let seconds = design.cost.years as f64 * HOURS_PER_YEAR * SECONDS_PER_HOUR * utilization;
     let tokens = r.tokens_per_s * seconds;
     let flops = r.model_flops_per_step / r.step_time_s * seconds;
     let tco = plan.cost.cluster_tco_usd;
-    let delivered = Delivered {
+    Delivered {
         step_time_s: r.step_time_s,
         tokens_per_s: r.tokens_per_s,
         mfu: r.mfu,
         tokens_per_period: tokens,
         usd_per_million_tokens: tco / (tokens / 1e6),
         usd_per_model_eflop: tco / (flops / 1e18),
-        comm_source: r.comm_source.clone(),
+        comm_source: source,
+    }
+}
+
+fn one(s: &Scenario, v: &Variant, utilization: f64, seed: u64) -> Result<FabricResult, InputError> {
+    let mut sv = s.clone();
+    sv.file.fabric.profile = v.profile.clone();
+    let (design, topology, plan) = crate::plan::run(&sv)?;
+    let c = design.spec.clone();
+    let cfg = train_config(s, &design, &v.profile)?;
+    // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
+    // compare on the same footing; loss acts only through these runs.
+    let (r, totals) = super::step::engine_step(&cfg, &design, &topology, v, seed).map_err(|e| {
+        s.error(
+            "compare.fabrics",
+            &v.name,
+            e,
+            "a fabric the packet engine can run",
+        )
+    })?;
+    let delivered = deliver(&r, &design, &plan, utilization, engine_source(&r, &totals));
+    // The closed-form busbw curves assume a lossless fabric: not drawn for a lossy one.
+    let busbw = if v.needs_engine() {
+        Vec::new()
+    } else {
+        let fabric = FabricParams::estimate("compare.fabrics", &v.profile, &cfg.gpu)?;
+        busbw_curves(&AlphaBetaModel::new(fabric), c.gpus, plan.servers)
     };
     Ok(FabricResult {
         variant: v.clone(),
@@ -193,6 +223,7 @@ fn one(s: &Scenario, v: &Variant, utilization: f64) -> Result<FabricResult, Inpu
         step: Some(r),
         busbw,
         delivered: Some(delivered),
+        engine: Some(totals),
         missing: None,
     })
 }
@@ -239,12 +270,12 @@ pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
     }
     let fabrics = variants
         .iter()
-        .map(|v| one(s, v, section.utilization))
+        .map(|v| one(s, v, section.utilization, section.seed))
         .collect::<Result<Vec<_>, _>>()?;
     let years = fabrics[0].design.cost.years;
     let mut notes = vec![
-        "Communication times are the closed-form alpha-beta model on each profile's estimated link parameters (line rate, header bytes, per-message latency); they are not yet fitted from packet-engine runs.".to_string(),
-        "PFC, ECN, DCQCN and adaptive routing are not modelled yet (issue 5): \"untuned\" RoCE today means only the transport parameters the packet engine has, random per-packet loss with the chosen loss recovery.".to_string(),
+        "Training-step communication: every collective of the step is run on the packet engine at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes; the busbw curves are the closed-form alpha-beta model on each profile's estimated link parameters (not simulated).".to_string(),
+        "PFC, ECN, DCQCN and adaptive routing are not modelled yet (issue 5): \"untuned\" RoCE today means only the transport parameters the packet engine has, random per-packet loss with the chosen loss recovery; its step's collectives are run on the packet engine (sizes up to 64 MiB, fitted and extrapolated) and its busbw curves are not drawn.".to_string(),
     ];
     if s.file.train.is_none() {
         notes.push("No [train] section: the step is the built-in comparison's (examples/compare-default.toml: Llama 3 70B, TP 8, PP 4, ZeRO-1).".into());

@@ -77,6 +77,8 @@ pub struct CompareSection {
     /// Score points taken off a single-vendor fabric under `single_vendor = "penalize"`.
     pub single_vendor_penalty: f64,
     pub weights: Weights,
+    /// Seed of the packet-engine runs (default 1).
+    pub seed: u64,
     /// Share of the TCO period the cluster trains (default 1.0: every hour of `cost.years`).
     pub utilization: f64,
 }
@@ -92,6 +94,7 @@ impl Default for CompareSection {
             single_vendor_penalty: 0.1,
             weights: Weights::default(),
             utilization: 1.0,
+            seed: 1,
         }
     }
 }

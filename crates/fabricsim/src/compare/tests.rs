@@ -15,7 +15,7 @@ const TWO: &str = r#"fabrics = [
 ]"#;
 
 #[test]
-fn default_comparison_runs_and_leaves_out_what_needs_the_engine() {
+fn default_comparison_runs_every_fabric_on_the_packet_engine() {
     let c = run(&default_scenario()).unwrap();
     let names: Vec<&str> = c.fabrics.iter().map(|f| f.variant.name.as_str()).collect();
     assert_eq!(names, ["ib-ndr", "roce-400g tuned", "roce-400g untuned"]);
@@ -23,9 +23,18 @@ fn default_comparison_runs_and_leaves_out_what_needs_the_engine() {
         assert_eq!(f.design.spec.gpus, 256);
         assert!(f.plan.cost.network_capex_usd > 0.0);
     }
+    for f in &c.fabrics {
+        let e = f.engine.as_ref().expect("engine-calibrated step");
+        assert!(e.runs > 0 && e.unfitted.is_empty(), "{e:?}");
+    }
+    // Loss (1e-4 per packet per link) shows in the runs; the closed-form busbw is not drawn.
     let untuned = &c.fabrics[2];
-    assert!(untuned.delivered.is_none() && untuned.step.is_none() && untuned.busbw.is_empty());
-    assert!(c.notes.iter().any(|n| n.contains("roce-400g untuned")));
+    let e = untuned.engine.as_ref().unwrap();
+    assert!(
+        e.packets_dropped > 0 && e.retransmitted_packets > 0,
+        "{e:?}"
+    );
+    assert!(untuned.busbw.is_empty() && !c.fabrics[1].busbw.is_empty());
     // Relative figures: the best is 1.0 by construction, the others are ratios of the models.
     let best = c
         .relative
@@ -179,4 +188,28 @@ fn reports_are_deterministic_and_self_contained() {
         h1.matches("<svg").count() >= 6,
         "busbw x2, step, CAPEX, TCO, topology"
     );
+}
+
+#[test]
+fn raising_the_loss_rate_lowers_mfu() {
+    // The same RoCE fabric at rising random loss with go-back-N: the step's collectives run on
+    // the packet engine, so loss can only act through retransmissions and timeouts there.
+    let fabrics = r#"fabrics = [
+  { name = "p0", profile = "roce-400g" },
+  { name = "p1e-3", profile = "roce-400g", loss_rate = 1e-3 },
+  { name = "p1e-2", profile = "roce-400g", loss_rate = 1e-2 },
+]"#;
+    let c = run(&with("", fabrics)).unwrap();
+    let mfu: Vec<f64> = c
+        .fabrics
+        .iter()
+        .map(|f| f.delivered.as_ref().unwrap().mfu)
+        .collect();
+    assert!(mfu[0] > mfu[1] && mfu[1] > mfu[2], "{mfu:?}");
+    let retx: Vec<u64> = c
+        .fabrics
+        .iter()
+        .map(|f| f.engine.as_ref().unwrap().retransmitted_packets)
+        .collect();
+    assert!(retx[0] == 0 && retx[1] > 0 && retx[2] > retx[1], "{retx:?}");
 }

@@ -1,0 +1,69 @@
+//! The packet engine as the comparison uses it: engine parameters for a compared fabric, and a
+//! collective's completion time from one engine run of its message DAG.
+
+use super::variant::{Recovery, Variant};
+use crate::message::MessageDag;
+use crate::profile::Family;
+use crate::sim::results::Counters;
+use crate::sim::{self, Faults, RunOptions, SimParams, Status, Transport};
+use crate::topology::Topology;
+use crate::units::{BitRate, Time};
+use crate::workload::placement::Placement;
+
+/// NCCL channels of the measured collectives (NCCL's default for 8 NICs per node is one
+/// channel per NIC; 2 keeps two QPs per connection for ECMP entropy, an ESTIMATE).
+pub const CHANNELS: u32 = 2;
+
+/// Round trip used to size selective repeat's window (IRN caps outstanding packets at the
+/// BDP): 2 x (NIC + 3 switches + NIC) latencies of the profile's parameters plus 2 us of links
+/// and serialization, an ESTIMATE that covers a 2-tier fabric.
+fn bdp_rtt(p: &SimParams) -> Time {
+    Time(2 * (2 * p.nic_latency.0 + 3 * p.switch_latency.0) + 2_000_000)
+}
+
+/// Engine parameters for `v` on a fabric of `family` at `rate`, with the run's `seed`.
+pub fn params(v: &Variant, family: Family, rate: BitRate, seed: u64) -> SimParams {
+    let mut p = match family {
+        Family::Infiniband => SimParams::ib(),
+        Family::Roce => SimParams::roce(),
+    };
+    p.loss_rate = v.loss_rate;
+    p.seed = seed;
+    p.transport = match v.recovery {
+        Recovery::GoBackN => Transport::GoBackN,
+        Recovery::SelectiveRepeat => Transport::SelectiveRepeat,
+    };
+    if p.transport == Transport::SelectiveRepeat {
+        p.window_packets = p.bdp_packets(rate, bdp_rtt(&p));
+    }
+    p
+}
+
+/// GPUs addressed through the topology's rail NICs (GPU i of a server uses NIC i).
+pub fn placement(t: &Topology, gpus_per_node: u32) -> Placement {
+    Placement::new(t.servers, gpus_per_node, |s, l| {
+        t.host_of(s, l as u16).expect("every GPU has its rail NIC")
+    })
+}
+
+/// Completion time of `dag` (the last message's sender completion) and the run's counters;
+/// `Err` when the run does not complete (a QP out of retries, a parameter out of range).
+pub fn makespan(t: &Topology, p: &SimParams, dag: &MessageDag) -> Result<(Time, Counters), String> {
+    let r = sim::run(t, p, dag, &Faults::default(), RunOptions::default())?;
+    r.check_conservation()?;
+    if r.sim.status != Status::Complete {
+        return Err(format!(
+            "{} of {} messages did not complete ({:?})",
+            r.summary.messages_total - r.summary.messages_completed,
+            r.summary.messages_total,
+            r.sim.status
+        ));
+    }
+    let end = r
+        .messages
+        .iter()
+        .filter_map(|m| m.finish_ps)
+        .max()
+        .unwrap_or(0);
+    Ok((Time(end), r.counters))
+}
