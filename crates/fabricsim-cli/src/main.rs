@@ -7,6 +7,7 @@ mod compare;
 mod outcome;
 mod plan;
 mod sim;
+mod sweep;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,8 @@ enum Cmd {
     Plan(plan::PlanArgs),
     /// The same cluster and training step on each fabric, side by side, with a recommendation.
     Compare(compare::CompareArgs),
+    /// Sweep one or two parameters (loss rate, transport, GPUs, ...): step time and MFU per point.
+    Sweep(sweep::SweepArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
     /// Run the packet-level simulator on a scenario.
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         Cmd::Plan(a) => plan::run(a),
         Cmd::Train(a) => train::run(a),
         Cmd::Compare(a) => compare::run(a),
+        Cmd::Sweep(a) => sweep::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Bench(a) => bench::run(a),
     };

@@ -14,6 +14,7 @@ pub mod model;
 pub mod recommend;
 pub mod section;
 pub mod step;
+pub mod sweep;
 pub mod variant;
 
 pub use model::{Comparison, run};
