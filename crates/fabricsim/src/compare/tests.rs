@@ -213,3 +213,94 @@ fn raising_the_loss_rate_lowers_mfu() {
         .collect();
     assert!(retx[0] == 0 && retx[1] > 0 && retx[2] > retx[1], "{retx:?}");
 }
+
+mod sweeps {
+    use super::super::sweep::{Param, SweepAxis, expand, run};
+    use super::super::variant::{Recovery, Variant};
+    use super::default_scenario;
+
+    fn roce() -> Variant {
+        Variant {
+            name: "roce-400g".into(),
+            profile: "roce-400g".into(),
+            recovery: Recovery::GoBackN,
+            loss_rate: 0.0,
+        }
+    }
+
+    fn axes(a: &str, b: &str) -> Vec<SweepAxis> {
+        vec![
+            SweepAxis::parse("--param", a).unwrap(),
+            SweepAxis::parse("--param", b).unwrap(),
+        ]
+    }
+
+    #[test]
+    fn points_expand_row_major_with_stable_ids() {
+        let p = expand(&axes(
+            "loss_rate=0,0.01",
+            "transport=go-back-n,selective-repeat",
+        ));
+        let got: Vec<(usize, &str, &str)> = p
+            .iter()
+            .map(|x| (x.id, x.values[0].1.as_str(), x.values[1].1.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, "0", "go-back-n"),
+                (1, "0", "selective-repeat"),
+                (2, "0.01", "go-back-n"),
+                (3, "0.01", "selective-repeat")
+            ]
+        );
+        assert_eq!(p[0].values[0].0, Param::LossRate);
+        let e = SweepAxis::parse("--param", "loss=0.1").unwrap_err();
+        assert!(e.allowed.contains("loss_rate"), "{e}");
+        let e = SweepAxis::parse("--param", "transport=gbn").unwrap_err();
+        assert!(e.allowed.contains("selective-repeat"), "{e}");
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_thread_count() {
+        let a = axes(
+            "loss_rate=0.001,0.003",
+            "transport=go-back-n,selective-repeat",
+        );
+        let p = expand(&a);
+        let s = default_scenario();
+        let one = run(&s, &roce(), 7, &p, 1, &|_, _| ());
+        let two = run(&s, &roce(), 7, &p, 2, &|_, _| ());
+        assert_eq!(one, two);
+        assert!(one.iter().all(|r| r.error.is_none()));
+    }
+
+    /// Go-back-N resends the whole window after a loss: its efficiency relative to selective
+    /// repeat is about 1/(1+pW) (physics.md E4: GBN (1-p)/(1+pW), SR 1-p), so the ratio of
+    /// their step throughputs falls as p grows, and selective repeat retransmits far less.
+    #[test]
+    fn go_back_n_degrades_faster_than_selective_repeat() {
+        let a = axes(
+            "loss_rate=0,0.001,0.003",
+            "transport=go-back-n,selective-repeat",
+        );
+        let r = run(&default_scenario(), &roce(), 1, &expand(&a), 2, &|_, _| ());
+        let mfu = |i: usize| r[i].mfu.unwrap();
+        // Points: (p, gbn), (p, sr) for p = 0, 0.001, 0.003.
+        assert_eq!(mfu(0), mfu(1), "no loss: the recovery does not matter");
+        let ratio: Vec<f64> = (0..3).map(|k| mfu(2 * k) / mfu(2 * k + 1)).collect();
+        assert!(ratio[1] < 1.0 && ratio[2] < ratio[1], "{ratio:?}");
+        for k in 1..3 {
+            let (g, s) = (
+                r[2 * k].engine.as_ref().unwrap(),
+                r[2 * k + 1].engine.as_ref().unwrap(),
+            );
+            assert!(
+                g.retransmitted_packets > 5 * s.retransmitted_packets,
+                "{g:?} {s:?}"
+            );
+        }
+        // MFU falls with loss under go-back-N.
+        assert!(mfu(0) > mfu(2) && mfu(2) > mfu(4));
+    }
+}
