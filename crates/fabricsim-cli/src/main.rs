@@ -5,7 +5,9 @@
 mod bench;
 mod compare;
 mod outcome;
+mod output;
 mod plan;
+mod scenario_flags;
 mod sim;
 mod sweep;
 mod train;

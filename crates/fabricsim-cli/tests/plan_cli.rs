@@ -185,3 +185,54 @@ fn a_user_catalog_replaces_entries_by_id() {
     assert_eq!(code, 2);
     assert!(err.contains("my-catalog.toml:2"), "{err}");
 }
+
+/// The ns-3 HPCC topology export (formats.md 4.1) reads back as the same fabric: node, switch
+/// and link counts, and the layout's link delays (5 ns/m class media, never zero).
+#[test]
+fn ns3_export_reads_back() {
+    let path = tmp("plan.ns3.txt");
+    let (code, _, err) = fabricsim(&[
+        "plan",
+        "--gpus",
+        "256",
+        "--fabric",
+        "ib-ndr",
+        "--export-ns3",
+        &path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let src = fabricsim::Source::new(path.as_str(), text.as_str());
+    let read = fabricsim::io::ns3::read_topology(&src).expect("the export parses");
+    let (_, json, _) = fabricsim(&[
+        "plan", "--gpus", "256", "--fabric", "ib-ndr", "--format", "json",
+    ]);
+    let plan: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(read.topo.num_hosts(), 256);
+    let header: Vec<usize> = text
+        .lines()
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(header[0], 256 + header[1]);
+    assert_eq!(read.topo.links.len(), header[2]);
+    let switches: u64 = plan["bill_of_materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["category"] == "switch")
+        .map(|i| i["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        header[1] as u64, switches,
+        "the export has the plan's switches"
+    );
+    assert!(
+        read.topo
+            .links
+            .iter()
+            .all(|l| l.delay.0 > 0 && l.rate.as_gbps_f64() == 400.0)
+    );
+}

@@ -96,6 +96,8 @@ fn out_of_memory_exits_2() {
         "64",
         "--tp",
         "8",
+        "--gpu",
+        "h200",
         "--zero",
         "0",
     ]);
@@ -139,16 +141,76 @@ fn scenario_errors_name_file_line_and_key() {
     let path = dir.join("bad.toml");
     std::fs::write(
         &path,
-        "[train]\nmodel = \"llama3-70b\"\ngpus = 1024\ntp = 8\npp = 4\nzero = 5\n",
+        "[cluster]\ngpus = 1024\n[train]\nmodel = \"llama3-70b\"\ntp = 8\npp = 4\nzero = 5\n",
     )
     .unwrap();
     let o = fabricsim(&["train", path.to_str().unwrap()]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2));
-    assert!(err.contains("bad.toml:6: `train.zero` = 5"), "{err}");
-    std::fs::write(&path, "[train]\nmodel = \"llama3-70b\"\ngpus = \"many\"\n").unwrap();
+    assert!(err.contains("bad.toml:7: `train.zero` = 5"), "{err}");
+    std::fs::write(
+        &path,
+        "[train]\nmodel = \"llama3-70b\"\n[cluster]\ngpus = \"many\"\n",
+    )
+    .unwrap();
     let o = fabricsim(&["train", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains("bad.toml:3"), "{}", text(&o).1);
+    assert!(text(&o).1.contains("bad.toml:4"), "{}", text(&o).1);
+    // The cluster is described once, in [cluster]: [train] has no GPU count.
+    std::fs::write(&path, "[train]\nmodel = \"llama3-70b\"\ngpus = 64\n").unwrap();
+    let o = fabricsim(&["train", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("bad.toml:3: `train.gpus`"),
+        "{}",
+        text(&o).1
+    );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn plan_and_train_read_the_same_cluster_and_flags() {
+    // One scenario file: plan prices the cluster that train runs on.
+    let f = "examples/train-llama3-70b.toml";
+    let plan = fabricsim(&["plan", f, "--format", "json"]);
+    assert!(plan.status.success(), "{}", text(&plan).1);
+    let p: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let train = fabricsim(&["train", f, "--format", "json"]);
+    assert!(train.status.success(), "{}", text(&train).1);
+    let t: serde_json::Value = serde_json::from_slice(&train.stdout).unwrap();
+    assert_eq!(t["gpus"].as_u64(), Some(1024));
+    assert_eq!(t["gpu"], "h200");
+    assert!(
+        p.to_string().contains("\"h200\"") && p.to_string().contains("1024"),
+        "{p}"
+    );
+    assert!(t["comm_source"].as_str().unwrap().contains("roce-400g"));
+    // --out as in plan: the same bytes in the file, nothing on standard output.
+    let out = std::env::temp_dir().join(format!("fabricsim-train-{}.json", std::process::id()));
+    let o = fabricsim(&[
+        "train",
+        f,
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{}", text(&o).1);
+    assert_eq!(std::fs::read(&out).unwrap(), train.stdout);
+    std::fs::remove_file(&out).unwrap();
+    // A shared flag is the same flag in both: same override, same error.
+    for bad in [["--gpus", "lots"], ["--fabric", "fddi"], ["--gpus", "-8"]] {
+        let e_plan = text(&fabricsim(&["plan", f, bad[0], bad[1]])).1;
+        let e_train = text(&fabricsim(&["train", f, bad[0], bad[1]])).1;
+        assert!(e_plan.contains(&format!("`{}`", bad[0])), "{e_plan}");
+        assert_eq!(e_plan, e_train);
+    }
+    let t8: serde_json::Value = serde_json::from_slice(
+        &fabricsim(&[
+            "train", f, "--gpus", "2048", "--dp", "64", "--format", "json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(t8["gpus"].as_u64(), Some(2048));
 }

@@ -189,6 +189,7 @@ impl InputError {
         };
         let msg = err.message().trim().to_string();
         let (problem, allowed) = split_expected(&msg);
+        let allowed = plain_type_name(allowed);
         InputError {
             file: src.name.clone(),
             line,
@@ -218,6 +219,16 @@ fn split_expected(msg: &str) -> (String, String) {
     match msg.split_once(", expected ") {
         Some((p, a)) => (p.to_string(), a.to_string()),
         None => (msg.to_string(), String::new()),
+    }
+}
+
+/// serde names Rust types ("expected i64"); say what a user writes instead.
+fn plain_type_name(allowed: String) -> String {
+    match allowed.as_str() {
+        "i64" | "u32" | "u64" => "a whole number".into(),
+        "f64" => "a number".into(),
+        "a string" | "string" => "a quoted string".into(),
+        _ => allowed,
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod compare;
 pub mod error;
+pub mod flow;
 pub mod io;
 pub mod message;
 pub mod plan;

@@ -1,7 +1,7 @@
 //! Fabric profiles: which link layer, port rate, switch and NIC, and the packet format.
 //!
 //! Profiles are data (`data/profiles/*.toml`, embedded). A profile is a set of sub-tables;
-//! `[ports]` and `[packet]` exist now, and the issues that model flow control, congestion
+//! `[ports]`, `[packet]` and `[comm]` exist now, and the issues that model flow control, congestion
 //! control, routing and transport add their own sub-tables (and fields here) without touching
 //! these.
 
@@ -82,6 +82,14 @@ pub struct Packet {
     pub wire_overhead_bytes: u32,
 }
 
+/// Estimates for the closed-form communication model (`workload::comm_model`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comm {
+    /// Per-message latency (alpha) of a collective step across the fabric, microseconds.
+    pub message_latency_us: f64,
+}
+
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
@@ -90,6 +98,7 @@ pub struct Profile {
     pub family: Family,
     pub ports: Ports,
     pub packet: Packet,
+    pub comm: Comm,
 }
 
 impl Profile {
@@ -115,11 +124,7 @@ impl Profile {
 
     /// Parses a profile file.
     pub fn parse(src: &Source) -> Result<Profile, InputError> {
-        let p: Profile = toml::from_str(&src.text).map_err(|e| {
-            let mut err = InputError::from_toml(src, &e);
-            err.allowed = crate::scenario::plain_type_name(&err.allowed);
-            err
-        })?;
+        let p: Profile = toml::from_str(&src.text).map_err(|e| InputError::from_toml(src, &e))?;
         for (key, v) in [
             ("ports.rate_gbps", p.ports.rate_gbps),
             ("packet.mtu_bytes", p.packet.mtu_bytes),
@@ -128,12 +133,29 @@ impl Profile {
                 return Err(InputError::at_key(src, key, v, "must be positive", "> 0"));
             }
         }
+        let alpha = p.comm.message_latency_us;
+        if !(alpha.is_finite() && alpha >= 0.0) {
+            return Err(InputError::at_key(
+                src,
+                "comm.message_latency_us",
+                alpha,
+                "is not a latency",
+                "a number of microseconds >= 0",
+            ));
+        }
         Ok(p)
     }
 
     /// Wire bytes of one full packet: payload + headers + preamble/IFG.
     pub fn wire_bytes(&self, payload: u32) -> u32 {
         payload + self.packet.header_bytes + self.packet.wire_overhead_bytes
+    }
+
+    /// Payload bytes per second of one port sending full-MTU packets: line rate x MTU / wire
+    /// bytes per packet.
+    pub fn payload_bytes_per_s(&self) -> f64 {
+        let mtu = self.packet.mtu_bytes;
+        self.ports.rate_gbps as f64 * 1e9 / 8.0 * mtu as f64 / self.wire_bytes(mtu) as f64
     }
 }
 

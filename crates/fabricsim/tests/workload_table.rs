@@ -5,7 +5,7 @@ use fabricsim::message::{MessageDag, Path};
 use fabricsim::units::{BitRate, Time};
 use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op};
 use fabricsim::workload::comm_model::{AlphaBetaModel, GroupShape};
-use fabricsim::workload::fabric_estimate::{FabricParams, LinkParams};
+use fabricsim::workload::link_params::{FabricParams, LinkParams};
 use fabricsim::workload::measure::measure;
 use fabricsim::workload::placement::Placement;
 use fabricsim::workload::sweep::{SweepSize, sizes};
@@ -130,8 +130,10 @@ fn ring_all_reduce_on_an_ideal_fabric_meets_the_closed_form_and_fits_alpha_beta(
 
 #[test]
 fn fitting_the_closed_form_returns_it() {
-    let gpu = fabricsim::workload::gpu::GpuSpec::builtin("h200").unwrap();
-    let model = AlphaBetaModel::new(FabricParams::estimate("--fabric", "roce-400g", &gpu).unwrap());
+    let mut s = fabricsim::scenario::Scenario::defaults();
+    s.apply_flags(&[("--fabric".into(), "roce-400g".into())])
+        .unwrap();
+    let model = AlphaBetaModel::new(FabricParams::of(&s.design().unwrap()));
     for op in Op::ALL {
         for g in [
             GroupShape {
@@ -185,40 +187,28 @@ fn calibrating_the_step_with_dag_replays_agrees_with_the_closed_forms() {
     // 2 GPUs on each of 2 servers, hierarchical; pp 2 across servers) compiled to DAGs,
     // replayed on the ideal fabric with the estimate's own link parameters, and fitted: the
     // fits predict the step's sizes within 5% of the closed forms, and the step time moves
-    // by less than that.
-    use fabricsim::scenario::train::TrainSection;
+    // by less than that. The ranks sit on the hosts of the scenario's topology (rail-optimized: the topology
+    // numbers hosts rail by rail, not like the GPUs).
+    use fabricsim::scenario::Scenario;
     use fabricsim::workload::comm_model::CommModel;
-    use fabricsim::workload::gpu::GpuSpec;
     use fabricsim::workload::train::calibrate::calibrate;
-    use fabricsim::workload::train::config::TrainConfig;
     use fabricsim::workload::train::efficiency::Efficiency;
+    use fabricsim::workload::train::run::run;
     use fabricsim::workload::train::step::step;
-    let s = TrainSection {
-        model: Some("llama3-8b".into()),
-        gpus: Some(32),
-        tp: Some(4),
-        pp: Some(2),
-        zero: Some(0),
-        global_batch: Some(64),
-        seq: Some(2048),
-        ..Default::default()
-    };
-    let cfg = TrainConfig::resolve(&s, None).unwrap();
-    let gpu = GpuSpec::builtin("h200").unwrap();
-    let fabric = FabricParams::estimate("--fabric", "ib-ndr", &gpu).unwrap();
-    let (net, nvl) = (fabric.net, fabric.nvlink);
-    let closed = AlphaBetaModel::new(fabric.clone());
-    let before = step(&cfg, &Efficiency::h200(), &closed).unwrap();
-    let mut fitted = AlphaBetaModel::new(fabric);
-    let place = Placement::dense(4, 8);
-    let cal = calibrate(
-        &mut fitted,
-        &before,
-        &place,
-        BitRate::gbps(3600),
-        4,
-        |dag| Ok::<Time, ()>(ideal(dag, net, nvl)),
+    let s = Scenario::parse(
+        "calibrate.toml",
+        "[cluster]\ngpus = 32\ngpu = \"h200\"\n[fabric]\nprofile = \"ib-ndr\"\n[topology]\nkind = \"rail-optimized\"\n[train]\nmodel = \"llama3-8b\"\ntp = 4\npp = 2\nzero = 0\nglobal_batch = 64\nseq = 2048\n",
     )
+    .unwrap();
+    let r = run(&s).unwrap();
+    let place = &r.config.place;
+    assert_ne!(place.host(1), fabricsim::topology::HostId(1));
+    let (net, nvl) = (r.comm.fabric.net, r.comm.fabric.nvlink);
+    let (closed, before) = (&r.comm, &r.report);
+    let mut fitted = AlphaBetaModel::new(closed.fabric.clone());
+    let cal = calibrate(&mut fitted, before, place, BitRate::gbps(3600), 4, |dag| {
+        Ok::<Time, ()>(ideal(dag, net, nvl))
+    })
     .unwrap();
     let names: Vec<&str> = cal.iter().map(|c| c.name).collect();
     assert_eq!(
@@ -239,7 +229,7 @@ fn calibrating_the_step_with_dag_replays_agrees_with_the_closed_forms() {
             c.name
         );
     }
-    let after = step(&cfg, &Efficiency::h200(), &fitted).unwrap();
+    let after = step(&r.config, &Efficiency::h200(&r.design.catalog), &fitted);
     assert!((after.step_time_s / before.step_time_s - 1.0).abs() < 0.05);
     assert!(
         after.comm_source.contains("3 fitted"),

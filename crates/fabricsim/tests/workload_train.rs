@@ -1,38 +1,62 @@
 //! The training-step model against closed forms: Megatron's FLOPs formula, MFU with a free
 //! network, the 1F1B bubble, ZeRO volumes, overlap, and input validation.
 
-use fabricsim::Source;
+use fabricsim::InputError;
+use fabricsim::catalog::Catalog;
 use fabricsim::scenario::Scenario;
-use fabricsim::scenario::train::TrainSection;
 use fabricsim::workload::busbw;
 use fabricsim::workload::collective::Op;
 use fabricsim::workload::comm_model::{AlphaBetaModel, CommModel, FreeNetwork};
-use fabricsim::workload::fabric_estimate::FabricParams;
-use fabricsim::workload::gpu::GpuSpec;
+use fabricsim::workload::link_params::FabricParams;
+use fabricsim::workload::placement::Placement;
 use fabricsim::workload::train::config::TrainConfig;
 use fabricsim::workload::train::efficiency::Efficiency;
 use fabricsim::workload::train::flops::flops_per_token;
 use fabricsim::workload::train::model::ModelSpec;
 use fabricsim::workload::train::step::{StepReport, step};
 
-fn job(model: &str, gpus: u64, tp: u64, pp: u64) -> TrainSection {
-    TrainSection {
-        model: Some(model.into()),
-        gpus: Some(gpus),
-        tp: Some(tp),
-        pp: Some(pp),
-        ..Default::default()
+/// Sets `flag` as the command line does.
+fn set(s: &mut Scenario, flag: &str, value: impl ToString) {
+    s.apply_flags(&[(flag.to_string(), value.to_string())])
+        .unwrap();
+}
+
+/// A job on `gpus` H200s (the GPU the compute table was measured on) with the cluster's other
+/// defaults, given by flags.
+fn job(model: &str, gpus: u64, tp: u64, pp: u64) -> Scenario {
+    let mut s = Scenario::defaults();
+    for (flag, v) in [
+        ("--gpu", "h200".to_string()),
+        ("--model", model.to_string()),
+        ("--gpus", gpus.to_string()),
+        ("--tp", tp.to_string()),
+        ("--pp", pp.to_string()),
+    ] {
+        set(&mut s, flag, v);
     }
+    s
 }
 
-fn run(s: &TrainSection, comm: &dyn CommModel) -> StepReport {
-    let cfg = TrainConfig::resolve(s, None).unwrap();
-    step(&cfg, &Efficiency::h200(), comm).unwrap()
+/// The job resolved on its cluster's topology.
+fn config(s: &Scenario) -> Result<TrainConfig, InputError> {
+    let (d, t) = s.design_and_topology()?;
+    TrainConfig::resolve(s, &d, Placement::on_topology(&t, d.spec.gpus_per_node))
 }
 
+fn run(s: &Scenario, comm: &dyn CommModel) -> StepReport {
+    step(
+        &config(s).unwrap(),
+        &Efficiency::h200(&Catalog::builtin().unwrap()),
+        comm,
+    )
+}
+
+/// The closed-form model on `fabric`'s profile with the H200's NVLink.
 fn real(fabric: &str) -> AlphaBetaModel {
-    let gpu = GpuSpec::builtin("h200").unwrap();
-    AlphaBetaModel::new(FabricParams::estimate("--fabric", fabric, &gpu).unwrap())
+    let mut s = Scenario::defaults();
+    set(&mut s, "--fabric", fabric);
+    set(&mut s, "--gpu", "h200");
+    AlphaBetaModel::new(FabricParams::of(&s.design().unwrap()))
 }
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -80,7 +104,7 @@ fn with_a_free_network_mfu_equals_the_compute_efficiency() {
         ("gpt3-175b", 512, 8),
     ] {
         let mut s = job(model, gpus, tp, 1);
-        s.zero = Some(1);
+        set(&mut s, "--zero", 1);
         let r = run(&s, &FreeNetwork);
         assert_eq!(r.bubble_s, 0.0);
         assert_eq!(r.exposed_comm_s, 0.0);
@@ -120,7 +144,7 @@ fn with_a_real_network_step_time_is_compute_plus_exposed_plus_bubble() {
         ] {
             let mut s = job(model, gpus, tp, pp);
             if model == "mixtral-8x7b" {
-                s.ep = Some(8);
+                set(&mut s, "--ep", 8);
             }
             let comm = real(fabric);
             let r = run(&s, &comm);
@@ -147,10 +171,10 @@ fn with_a_real_network_step_time_is_compute_plus_exposed_plus_bubble() {
 #[test]
 fn data_parallel_overlap_hides_all_but_what_outlasts_the_backward() {
     let mut s = job("llama3-8b", 64, 2, 1);
-    s.zero = Some(0);
+    set(&mut s, "--zero", 0);
     let comm = real("roce-400g");
     let on = run(&s, &comm);
-    s.dp_overlap = Some(false);
+    set(&mut s, "--dp-overlap", false);
     let off = run(&s, &comm);
     let ar = |r: &StepReport| {
         r.collectives
@@ -193,9 +217,9 @@ fn zero3_moves_one_and_a_half_times_the_dp_volume() {
     // psi vs 2 (n-1)/n psi for the DDP all-reduce (one micro-batch per step).
     let wire = |zero: u64| {
         let mut s = job("llama3-8b", 64, 1, 1);
-        s.zero = Some(zero);
-        s.seq = Some(2048);
-        s.global_batch = Some(64);
+        set(&mut s, "--zero", zero);
+        set(&mut s, "--seq", 2048);
+        set(&mut s, "--global-batch", 64);
         let r = run(&s, &real("ib-ndr"));
         assert_eq!(r.micro_batches, 1);
         r.collectives
@@ -244,7 +268,7 @@ fn tp_stays_inside_the_server_and_dp_crosses_the_fabric() {
 fn other_gpus_scale_the_h200_efficiency_by_peak_and_say_so() {
     let s = |gpu: &str| {
         let mut s = job("llama3-70b", 256, 8, 4);
-        s.gpu = Some(gpu.into());
+        set(&mut s, "--gpu", gpu);
         run(&s, &FreeNetwork)
     };
     let (h200, b200) = (s("h200"), s("b200"));
@@ -255,9 +279,9 @@ fn other_gpus_scale_the_h200_efficiency_by_peak_and_say_so() {
 
 #[test]
 fn invalid_parallelism_is_an_error_naming_the_flag() {
-    let err = |s: TrainSection| TrainConfig::resolve(&s, None).unwrap_err();
+    let err = |s: Scenario| config(&s).unwrap_err();
     let mut s = job("llama3-70b", 1024, 8, 4);
-    s.dp = Some(16);
+    set(&mut s, "--dp", 16);
     let e = err(s);
     assert_eq!(e.key, "--dp");
     assert!(
@@ -269,36 +293,49 @@ fn invalid_parallelism_is_an_error_naming_the_flag() {
     assert_eq!(err(job("llama3-70b", 960, 8, 3)).key, "--pp"); // 80 layers, 3 stages
     assert_eq!(err(job("llama3-70b", 768, 3, 1)).key, "--tp"); // 64 heads over 3
     let mut s = job("llama3-70b", 1024, 8, 4);
-    s.global_batch = Some(100);
+    set(&mut s, "--global-batch", 100);
     assert_eq!(err(s).key, "--global-batch");
+    // The preset's batch of 2048 sequences does not split over dp 1536: set neither by the
+    // file nor a flag, so the error says how to set it.
+    let e = err(job("llama3-70b", 12288, 8, 1));
+    assert_eq!(e.key, "train.global_batch");
+    assert!(
+        e.problem
+            .contains("set [train] global_batch or --global-batch"),
+        "{e}"
+    );
     let mut s = job("llama3-8b", 64, 1, 1);
-    s.ep = Some(2);
+    set(&mut s, "--ep", 2);
     assert_eq!(err(s).key, "--ep");
     let mut s = job("llama3-8b", 64, 1, 1);
-    s.zero = Some(4);
+    set(&mut s, "--zero", 4);
     assert_eq!(err(s).key, "--zero");
     assert_eq!(err(job("llama3-9b", 64, 1, 1)).key, "--model");
+    // Without --gpus the job runs on the [cluster] default of 1024 GPUs, all data-parallel.
+    let mut s = Scenario::defaults();
+    set(&mut s, "--model", "llama3-8b");
+    set(&mut s, "--gpu", "h200");
+    assert_eq!(config(&s).unwrap().par.dp, 1024);
+    // A custom model names the first missing key of [train].
+    let mut custom = Scenario::defaults();
+    set(&mut custom, "--gpus", 8);
+    set(&mut custom, "--layers", 4);
+    let e = err(custom.clone());
     assert_eq!(
-        err(TrainSection {
-            model: Some("llama3-8b".into()),
-            ..Default::default()
-        })
-        .key,
-        "--gpus"
+        (e.key.as_str(), e.value.as_str()),
+        ("train.hidden", "(missing)")
     );
-    let mut custom = TrainSection {
-        gpus: Some(8),
-        layers: Some(4),
-        ..Default::default()
-    };
-    assert_eq!(err(custom.clone()).key, "--hidden");
-    custom.hidden = Some(1024);
-    custom.ffn = Some(4096);
-    custom.heads = Some(16);
-    custom.vocab = Some(32000);
-    custom.seq = Some(2048);
-    custom.global_batch = Some(64);
-    let cfg = TrainConfig::resolve(&custom, None).unwrap();
+    for (flag, v) in [
+        ("--hidden", 1024),
+        ("--ffn", 4096),
+        ("--heads", 16),
+        ("--vocab", 32000),
+        ("--seq", 2048),
+        ("--global-batch", 64),
+    ] {
+        set(&mut custom, flag, v);
+    }
+    let cfg = config(&custom).unwrap();
     assert_eq!((cfg.model.kv_heads, cfg.par.dp), (16, 8));
 }
 
@@ -307,9 +344,8 @@ fn out_of_memory_is_an_error() {
     // Llama 3 405B on 64 H200 with tp 8, no pipeline and no sharding: 16 bytes x 51B params
     // per GPU alone is 812 GB.
     let mut s = job("llama3-405b", 64, 8, 1);
-    s.zero = Some(0);
-    let cfg = TrainConfig::resolve(&s, None).unwrap();
-    let e = step(&cfg, &Efficiency::h200(), &FreeNetwork).unwrap_err();
+    set(&mut s, "--zero", 0);
+    let e = config(&s).unwrap_err();
     assert_eq!(e.key, "--gpu");
     assert!(
         e.problem.contains("GB per GPU") && e.problem.contains("141 GB"),
@@ -322,32 +358,23 @@ fn out_of_memory_is_an_error() {
 
 #[test]
 fn scenario_train_section_errors_point_at_the_file_line() {
-    let text =
-        "name = \"x\"\n[train]\nmodel = \"llama3-70b\"\ngpus = 1024\ntp = 8\npp = 4\ndp = 30\n";
+    let text = "name = \"x\"\n[cluster]\ngpus = 1024\ngpu = \"h200\"\n[train]\nmodel = \"llama3-70b\"\ntp = 8\npp = 4\ndp = 30\n";
     let sc = Scenario::parse("job.toml", text).unwrap();
-    let t = sc.file.train.as_ref().unwrap();
-    let e = TrainConfig::resolve(&TrainSection::default(), Some((t, &sc.source))).unwrap_err();
+    let e = config(&sc).unwrap_err();
     assert_eq!(
         (e.file.as_str(), e.line, e.key.as_str()),
-        ("job.toml", Some(7), "train.dp")
+        ("job.toml", Some(9), "train.dp")
     );
     // A flag overrides the file, and then the flag is what the error names.
-    let flags = TrainSection {
-        dp: Some(31),
-        ..Default::default()
-    };
-    assert_eq!(
-        TrainConfig::resolve(&flags, Some((t, &sc.source)))
-            .unwrap_err()
-            .key,
-        "--dp"
-    );
-    let flags = TrainSection {
-        dp: Some(32),
-        ..Default::default()
-    };
-    assert!(TrainConfig::resolve(&flags, Some((t, &sc.source))).is_ok());
+    let mut flagged = sc.clone();
+    set(&mut flagged, "--dp", 31);
+    assert_eq!(config(&flagged).unwrap_err().key, "--dp");
+    let mut fixed = sc.clone();
+    set(&mut fixed, "--dp", 32);
+    assert!(config(&fixed).is_ok());
+    // The cluster is [cluster]'s: a GPU count under [train] is an unknown key.
+    let bad = Scenario::parse("job.toml", "[train]\ngpus = 8\n").unwrap_err();
+    assert_eq!((bad.line, bad.key.as_str()), (Some(2), "train.gpus"));
     let bad = Scenario::parse("job.toml", "[train]\ntpp = 8\n").unwrap_err();
     assert_eq!(bad.line, Some(2));
-    let _ = Source::new("unused", "");
 }

@@ -230,13 +230,28 @@ impl Fiber {
 pub struct Gpu {
     pub id: String,
     pub name: String,
+    /// Dense BF16 peak, TFLOP/s.
     pub bf16_tflops: f64,
+    /// HBM capacity, GB (1e9 bytes).
     pub hbm_gb: f64,
+    /// NVLink bandwidth per GPU as vendors quote it (both directions summed), GB/s.
     #[serde(rename = "nvlink_GBps")]
     pub nvlink_gbyteps: f64,
     pub tdp_w: f64,
     #[serde(default)]
     pub source: String,
+}
+
+impl Gpu {
+    /// Peak dense BF16 in FLOP/s (the MFU denominator).
+    pub fn peak_flops(&self) -> f64 {
+        self.bf16_tflops * 1e12
+    }
+    /// NVLink bandwidth in one direction, bytes/s: half the quoted bidirectional figure
+    /// (H100: 18 links x 50 GB/s bidirectional = 900 GB/s, 450 GB/s each way; physics.md F1).
+    pub fn nvlink_one_way_bytes_per_s(&self) -> f64 {
+        self.nvlink_gbyteps * 1e9 / 2.0
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]

@@ -69,11 +69,34 @@ pub struct Catalog {
     pub servers: Vec<Server>,
 }
 
-/// Replaces the entry with the same id, or appends.
-fn upsert<T>(list: &mut Vec<T>, item: T, id: impl Fn(&T) -> &str) {
-    match list.iter().position(|x| id(x) == id(&item)) {
-        Some(i) => list[i] = item,
-        None => list.push(item),
+/// A catalog entry: every kind is found, replaced and listed by its `id`.
+pub trait Item: Clone {
+    fn id(&self) -> &str;
+}
+
+macro_rules! items {
+    ($($t:ty),*) => {
+        $(impl Item for $t {
+            fn id(&self) -> &str {
+                &self.id
+            }
+        })*
+    };
+}
+items!(Switch, Nic, Transceiver, Cable, Fiber, Gpu, Server);
+
+/// The entry of `items` with this id.
+pub fn find<'a, T: Item>(items: &'a [T], id: &str) -> Option<&'a T> {
+    items.iter().find(|x| x.id() == id)
+}
+
+/// Replaces the entries with the same ids, or appends them.
+fn upsert<T: Item>(list: &mut Vec<T>, items: Vec<T>) {
+    for item in items {
+        match list.iter().position(|x| x.id() == item.id()) {
+            Some(i) => list[i] = item,
+            None => list.push(item),
+        }
     }
 }
 
@@ -97,11 +120,8 @@ impl Catalog {
 
     /// Parses, checks and merges one catalog file.
     pub fn merge(&mut self, src: &Source) -> Result<(), InputError> {
-        let file: CatalogFile = toml::from_str(&src.text).map_err(|e| {
-            let mut err = InputError::from_toml(src, &e);
-            err.allowed = crate::scenario::plain_type_name(&err.allowed);
-            err
-        })?;
+        let file: CatalogFile =
+            toml::from_str(&src.text).map_err(|e| InputError::from_toml(src, &e))?;
         check::file(src, &file)?;
         let CatalogFile {
             switch,
@@ -112,39 +132,27 @@ impl Catalog {
             gpu,
             server,
         } = file;
-        switch
-            .into_iter()
-            .for_each(|x| upsert(&mut self.switches, x, |x| &x.id));
-        nic.into_iter()
-            .for_each(|x| upsert(&mut self.nics, x, |x| &x.id));
-        transceiver
-            .into_iter()
-            .for_each(|x| upsert(&mut self.transceivers, x, |x| &x.id));
-        cable
-            .into_iter()
-            .for_each(|x| upsert(&mut self.cables, x, |x| &x.id));
-        fiber
-            .into_iter()
-            .for_each(|x| upsert(&mut self.fibers, x, |x| &x.id));
-        gpu.into_iter()
-            .for_each(|x| upsert(&mut self.gpus, x, |x| &x.id));
-        server
-            .into_iter()
-            .for_each(|x| upsert(&mut self.servers, x, |x| &x.id));
+        upsert(&mut self.switches, switch);
+        upsert(&mut self.nics, nic);
+        upsert(&mut self.transceivers, transceiver);
+        upsert(&mut self.cables, cable);
+        upsert(&mut self.fibers, fiber);
+        upsert(&mut self.gpus, gpu);
+        upsert(&mut self.servers, server);
         check::references(src, self)
     }
 
     pub fn switch(&self, id: &str) -> Option<&Switch> {
-        self.switches.iter().find(|s| s.id == id)
+        find(&self.switches, id)
     }
     pub fn nic(&self, id: &str) -> Option<&Nic> {
-        self.nics.iter().find(|s| s.id == id)
+        find(&self.nics, id)
     }
     pub fn gpu(&self, id: &str) -> Option<&Gpu> {
-        self.gpus.iter().find(|s| s.id == id)
+        find(&self.gpus, id)
     }
     pub fn server(&self, id: &str) -> Option<&Server> {
-        self.servers.iter().find(|s| s.id == id)
+        find(&self.servers, id)
     }
     pub fn fiber_index(&self, id: &str) -> Option<usize> {
         self.fibers.iter().position(|s| s.id == id)
@@ -153,12 +161,12 @@ impl Catalog {
     /// Every id in the catalog, for "allowed" lists in error messages.
     pub fn ids(&self) -> Vec<&str> {
         let mut v: Vec<&str> = Vec::new();
-        v.extend(self.switches.iter().map(|x| x.id.as_str()));
-        v.extend(self.nics.iter().map(|x| x.id.as_str()));
-        v.extend(self.transceivers.iter().map(|x| x.id.as_str()));
-        v.extend(self.cables.iter().map(|x| x.id.as_str()));
-        v.extend(self.fibers.iter().map(|x| x.id.as_str()));
-        v.extend(self.servers.iter().map(|x| x.id.as_str()));
+        v.extend(self.switches.iter().map(Item::id));
+        v.extend(self.nics.iter().map(Item::id));
+        v.extend(self.transceivers.iter().map(Item::id));
+        v.extend(self.cables.iter().map(Item::id));
+        v.extend(self.fibers.iter().map(Item::id));
+        v.extend(self.servers.iter().map(Item::id));
         v
     }
 

@@ -96,8 +96,7 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
 
 /// The whole pipeline from a scenario: validate, build the topology, plan.
 pub fn run(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
-    let d = s.design()?;
-    let mut t = crate::topology::build(&d.spec).map_err(|e| s.build_error(&e, &d))?;
+    let (d, mut t) = s.design_and_topology()?;
     let p = make(s, &d, &mut t)?;
     Ok((d, t, p))
 }

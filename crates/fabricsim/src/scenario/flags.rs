@@ -1,63 +1,101 @@
 //! Command-line overrides of scenario keys. The CLI passes `(flag, value)` pairs; each flag maps
-//! to one scenario key, is parsed to that key's type, and is remembered so that a later range
-//! error names the flag rather than the file.
+//! to one scenario key, its value is written into the scenario's TOML tree and the tree read
+//! again, so a flag's value is typed and checked exactly as the file's would be. Each flag is
+//! remembered so that a later range error names the flag rather than the file.
 
-use super::Scenario;
-use crate::error::InputError;
+use toml::Value;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Int,
-    Float,
-    Text,
-    /// An integer or a word (`--tiers 3`, `--tiers auto`).
-    IntOrText,
+use super::{Scenario, ScenarioFile};
+use crate::error::{InputError, Source};
+
+/// One overridable key: the flag, the scenario key it sets, and its help line.
+#[derive(Clone, Copy, Debug)]
+pub struct Flag {
+    pub flag: &'static str,
+    pub key: &'static str,
+    pub help: &'static str,
 }
 
-/// Every overridable key: (flag, scenario key, type).
-pub const FLAGS: &[(&str, &str)] = &[
-    ("--gpus", "cluster.gpus"),
-    ("--gpus-per-node", "cluster.gpus_per_node"),
-    ("--nics-per-node", "cluster.nics_per_node"),
-    ("--gpu", "cluster.gpu"),
-    ("--nic", "cluster.nic"),
-    ("--server", "cluster.server"),
-    ("--fabric", "fabric.profile"),
-    ("--mtu", "fabric.mtu_bytes"),
-    ("--topology", "topology.kind"),
-    ("--tiers", "topology.tiers"),
-    ("--oversubscription", "topology.oversubscription"),
-    ("--switch", "topology.switch"),
-    ("--servers-per-rack", "layout.servers_per_rack"),
-    ("--racks-per-row", "layout.racks_per_row"),
-    ("--leaf-placement", "layout.leaf"),
-    ("--spine-placement", "layout.spine"),
-    ("--years", "cost.years"),
-    ("--usd-per-kwh", "cost.usd_per_kwh"),
-    ("--pue", "cost.pue"),
-    ("--catalog", "catalog"),
+const fn f(flag: &'static str, key: &'static str, help: &'static str) -> Flag {
+    Flag { flag, key, help }
+}
+
+/// Every overridable key. The CLI builds its scenario flags from this table.
+#[rustfmt::skip]
+pub const FLAGS: &[Flag] = &[
+    f("--gpus", "cluster.gpus", "GPUs in the cluster"),
+    f("--gpus-per-node", "cluster.gpus_per_node", "GPUs per server"),
+    f("--nics-per-node", "cluster.nics_per_node", "Scale-out NIC ports per server"),
+    f("--gpu", "cluster.gpu", "GPU catalog id: a100, h100, h200, b200"),
+    f("--nic", "cluster.nic", "NIC catalog id"),
+    f("--server", "cluster.server", "Server catalog id"),
+    f("--fabric", "fabric.profile", "Fabric profile: ib-ndr, ib-xdr, roce-400g, roce-800g, or a .toml file"),
+    f("--mtu", "fabric.mtu_bytes", "MTU in bytes"),
+    f("--topology", "topology.kind", "fat-tree or rail-optimized"),
+    f("--tiers", "topology.tiers", "auto, 2 or 3"),
+    f("--oversubscription", "topology.oversubscription", "Leaf down:up ratio such as 1:1, 2:1"),
+    f("--switch", "topology.switch", "Switch catalog id"),
+    f("--servers-per-rack", "layout.servers_per_rack", "Servers per rack"),
+    f("--racks-per-row", "layout.racks_per_row", "Racks per row"),
+    f("--leaf-placement", "layout.leaf", "top-of-rack, end-of-row or network-row"),
+    f("--spine-placement", "layout.spine", "end-of-row or network-row"),
+    f("--years", "cost.years", "Years for the TCO"),
+    f("--usd-per-kwh", "cost.usd_per_kwh", "Electricity price, USD per kWh"),
+    f("--pue", "cost.pue", "Power usage effectiveness"),
+    f("--catalog", "catalog", "A catalog file merged over the built-in one (same ids replace, new ids add)"),
+    f("--model", "train.model", "Model preset: llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, deepseek-v3"),
+    f("--layers", "train.layers", "Transformer layers"),
+    f("--hidden", "train.hidden", "Hidden size"),
+    f("--ffn", "train.ffn", "FFN hidden size (per expert for MoE)"),
+    f("--heads", "train.heads", "Attention heads"),
+    f("--kv-heads", "train.kv_heads", "Key/value heads"),
+    f("--head-dim", "train.head_dim", "Per-head dimension"),
+    f("--vocab", "train.vocab", "Vocabulary size"),
+    f("--seq", "train.seq", "Sequence length, tokens"),
+    f("--global-batch", "train.global_batch", "Sequences per step"),
+    f("--micro-batch", "train.micro_batch", "Sequences per micro-batch (default 1)"),
+    f("--experts", "train.experts", "Routed experts per MoE layer"),
+    f("--top-k", "train.top_k", "Experts per token"),
+    f("--shared-ffn", "train.shared_ffn", "FFN size of the shared experts"),
+    f("--swiglu", "train.swiglu", "Gated (SwiGLU) MLP: true or false"),
+    f("--tp", "train.tp", "Tensor-parallel degree"),
+    f("--pp", "train.pp", "Pipeline-parallel degree (1F1B)"),
+    f("--dp", "train.dp", "Data-parallel degree (default: GPUs / (tp*pp*cp))"),
+    f("--ep", "train.ep", "Expert-parallel degree, inside dp (Megatron)"),
+    f("--cp", "train.cp", "Context-parallel degree"),
+    f("--zero", "train.zero", "ZeRO stage 0-3 (3 = FSDP; default 1)"),
+    f("--dp-overlap", "train.dp_overlap", "Overlap data-parallel communication with compute: true (default) or false"),
+    f("--dp-bucket-mb", "train.dp_bucket_mb", "Gradient bucket, MB (default Megatron's max(40M, 1M*dp) bf16 parameters)"),
+    f("--recompute", "train.recompute", "Activation recomputation: none (default) or full"),
 ];
 
-fn kind(key: &str) -> Kind {
-    match key {
-        "cluster.gpus"
-        | "cluster.gpus_per_node"
-        | "cluster.nics_per_node"
-        | "fabric.mtu_bytes"
-        | "layout.servers_per_rack"
-        | "layout.racks_per_row"
-        | "cost.years" => Kind::Int,
-        "cost.usd_per_kwh" | "cost.pue" => Kind::Float,
-        "topology.tiers" => Kind::IntOrText,
-        _ => Kind::Text,
+/// Sets the dotted `key` in `doc`, creating its table.
+fn set(doc: &mut toml::Table, key: &str, v: Value) {
+    match key.split_once('.') {
+        Some((table, rest)) => {
+            let t = doc
+                .entry(table)
+                .or_insert_with(|| Value::Table(toml::Table::new()));
+            if !t.is_table() {
+                *t = Value::Table(toml::Table::new());
+            }
+            if let Value::Table(t) = t {
+                set(t, rest, v);
+            }
+        }
+        None => {
+            doc.insert(key.to_string(), v);
+        }
     }
 }
 
-/// A parsed flag value.
-enum Val {
-    Int(i64),
-    Float(f64),
-    Text(String),
+/// A flag's text as TOML would read it: a whole number, a number, a boolean, else a string.
+fn typed(raw: &str) -> Option<Value> {
+    raw.parse()
+        .map(Value::Integer)
+        .or_else(|_| raw.parse().map(Value::Float))
+        .or_else(|_| raw.parse().map(Value::Boolean))
+        .ok()
 }
 
 impl Scenario {
@@ -65,8 +103,8 @@ impl Scenario {
     /// an error naming the flag.
     pub fn apply_flags(&mut self, pairs: &[(String, String)]) -> Result<(), InputError> {
         for (flag, raw) in pairs {
-            let Some(&(_, key)) = FLAGS.iter().find(|f| f.0 == flag) else {
-                let all: Vec<&str> = FLAGS.iter().map(|f| f.0).collect();
+            let Some(known) = FLAGS.iter().find(|f| f.flag == flag) else {
+                let all: Vec<&str> = FLAGS.iter().map(|f| f.flag).collect();
                 return Err(InputError::flag(
                     flag,
                     raw,
@@ -74,51 +112,35 @@ impl Scenario {
                     all.join(", "),
                 ));
             };
-            let v = match kind(key) {
-                Kind::Int => Val::Int(raw.trim().parse().map_err(|_| {
-                    InputError::flag(flag, raw, "is not a whole number", "an integer")
-                })?),
-                Kind::Float => Val::Float(raw.trim().parse().map_err(|_| {
-                    InputError::flag(flag, raw, "is not a number", "a decimal number")
-                })?),
-                Kind::IntOrText => match raw.trim().parse() {
-                    Ok(i) => Val::Int(i),
-                    Err(_) => Val::Text(raw.trim().to_string()),
-                },
-                Kind::Text => Val::Text(raw.trim().to_string()),
-            };
-            self.assign(key, v);
-            self.flags.insert(key.to_string(), flag.clone());
+            let raw = raw.trim();
+            // A typed value first; text where the key takes text (`--fabric 400` is an id).
+            let mut result = None;
+            for v in typed(raw).into_iter().chain([Value::String(raw.into())]) {
+                let mut doc = self.doc.clone();
+                set(&mut doc, known.key, v);
+                result = Some(
+                    Value::Table(doc.clone())
+                        .try_into::<ScenarioFile>()
+                        .map(|file| (doc, file)),
+                );
+                if matches!(result, Some(Ok(_))) {
+                    break;
+                }
+            }
+            match result.expect("at least the text value was tried") {
+                Ok((doc, file)) => (self.doc, self.file) = (doc, file),
+                Err(e) => {
+                    let e = InputError::from_toml(&Source::new("command line", ""), &e);
+                    return Err(InputError::flag(
+                        flag,
+                        raw,
+                        format!("is not {}", e.allowed),
+                        e.allowed,
+                    ));
+                }
+            }
+            self.flags.insert(known.key.to_string(), flag.clone());
         }
         Ok(())
-    }
-
-    fn assign(&mut self, key: &str, v: Val) {
-        let f = &mut self.file;
-        match (key, v) {
-            ("cluster.gpus", Val::Int(i)) => f.cluster.gpus = i,
-            ("cluster.gpus_per_node", Val::Int(i)) => f.cluster.gpus_per_node = i,
-            ("cluster.nics_per_node", Val::Int(i)) => f.cluster.nics_per_node = i,
-            ("cluster.gpu", Val::Text(s)) => f.cluster.gpu = s,
-            ("cluster.nic", Val::Text(s)) => f.cluster.nic = Some(s),
-            ("cluster.server", Val::Text(s)) => f.cluster.server = Some(s),
-            ("fabric.profile", Val::Text(s)) => f.fabric.profile = s,
-            ("fabric.mtu_bytes", Val::Int(i)) => f.fabric.mtu_bytes = Some(i),
-            ("topology.kind", Val::Text(s)) => f.topology.kind = s,
-            ("topology.tiers", Val::Int(i)) => f.topology.tiers = toml::Value::Integer(i),
-            ("topology.tiers", Val::Text(s)) => f.topology.tiers = toml::Value::String(s),
-            ("topology.oversubscription", Val::Text(s)) => f.topology.oversubscription = s,
-            ("topology.switch", Val::Text(s)) => f.topology.switch = Some(s),
-            ("layout.servers_per_rack", Val::Int(i)) => f.layout.servers_per_rack = i,
-            ("layout.racks_per_row", Val::Int(i)) => f.layout.racks_per_row = i,
-            ("layout.leaf", Val::Text(s)) => f.layout.leaf = s,
-            ("layout.spine", Val::Text(s)) => f.layout.spine = s,
-            ("cost.years", Val::Int(i)) => f.cost.years = i,
-            ("cost.usd_per_kwh", Val::Float(x)) => f.cost.usd_per_kwh = x,
-            ("cost.pue", Val::Float(x)) => f.cost.pue = x,
-            ("catalog", Val::Text(s)) => f.catalog = Some(s),
-            // `kind` and `FLAGS` pair every key with exactly one of the arms above.
-            (k, _) => unreachable!("flag key {k} has no setter"),
-        }
     }
 }

@@ -45,7 +45,7 @@ pub struct ScenarioFile {
     pub layout: layout::LayoutSection,
     #[serde(default)]
     pub cost: cost::CostSection,
-    /// `fabricsim train`: model, parallelism and cluster size.
+    /// `fabricsim train`: the model, its parallelism and overlap (the cluster is above).
     #[serde(default)]
     pub train: Option<train::TrainSection>,
     /// `fabricsim compare`: the fabrics side by side, constraints and weights.
@@ -69,21 +69,22 @@ pub struct Scenario {
     pub source: Source,
     /// Keys set from the command line, with the flag that set them.
     pub flags: BTreeMap<String, String>,
+    /// The file's TOML tree with the flags written in (`file` is read from it).
+    doc: toml::Table,
 }
 
 impl Scenario {
     /// Parses scenario text; `name` is used in error messages.
     pub fn parse(name: &str, text: &str) -> Result<Scenario, InputError> {
         let source = Source::new(name, text);
-        let file: ScenarioFile = toml::from_str(text).map_err(|e| {
-            let mut err = InputError::from_toml(&source, &e);
-            err.allowed = plain_type_name(&err.allowed);
-            err
-        })?;
+        let located = |e: toml::de::Error| InputError::from_toml(&source, &e);
+        let file: ScenarioFile = toml::from_str(text).map_err(located)?;
+        let doc: toml::Table = toml::from_str(text).map_err(located)?;
         Ok(Scenario {
             file,
             source,
             flags: BTreeMap::new(),
+            doc,
         })
     }
 
@@ -99,6 +100,7 @@ impl Scenario {
             file: ScenarioFile::default(),
             source: Source::new("(built-in defaults)", ""),
             flags: BTreeMap::new(),
+            doc: toml::Table::new(),
         }
     }
 
@@ -125,16 +127,6 @@ impl Scenario {
             Some(dir) if !dir.as_os_str().is_empty() => dir.join(path).display().to_string(),
             _ => path.to_string(),
         }
-    }
-}
-
-/// serde names Rust types ("expected i64"); say what a user writes instead.
-pub(crate) fn plain_type_name(allowed: &str) -> String {
-    match allowed {
-        "i64" | "u32" | "u64" => "a whole number".into(),
-        "f64" => "a number".into(),
-        "a string" | "string" => "a quoted string".into(),
-        other => other.to_string(),
     }
 }
 

@@ -2,10 +2,10 @@
 //! items resolved, numbers in range, the topology spec filled in).
 
 use super::Scenario;
-use crate::catalog::{Catalog, Gpu, Nic, Server, Switch, id_list};
+use crate::catalog::{Catalog, Gpu, Item, Nic, Server, Switch, find, id_list};
 use crate::error::InputError;
 use crate::profile::Profile;
-use crate::topology::{BuildError, Kind, Tiers, TopologySpec};
+use crate::topology::{BuildError, Kind, Tiers, Topology, TopologySpec};
 use crate::units::BitRate;
 
 /// Where a tier of switches is placed (see `plan::layout`).
@@ -129,24 +129,10 @@ impl Scenario {
                 format!("a multiple of gpus_per_node ({gpus_per_node})"),
             ));
         }
-        let gpu = catalog.gpu(&c.gpu).cloned().ok_or_else(|| {
-            self.error(
-                "cluster.gpu",
-                &c.gpu,
-                "is not a GPU in the catalog",
-                id_list(catalog.gpus.iter().map(|g| g.id.as_str())),
-            )
-        })?;
+        let gpu = self.item("cluster.gpu", &c.gpu, "a GPU", &catalog.gpus)?;
         let server = match &c.server {
             Some(id) => {
-                let s = catalog.server(id).cloned().ok_or_else(|| {
-                    self.error(
-                        "cluster.server",
-                        id,
-                        "is not a server in the catalog",
-                        id_list(catalog.servers.iter().map(|s| s.id.as_str())),
-                    )
-                })?;
+                let s = self.item("cluster.server", id, "a server", &catalog.servers)?;
                 if s.gpu != gpu.id || s.gpus != gpus_per_node {
                     return Err(self.error(
                         "cluster.server",
@@ -172,26 +158,19 @@ impl Scenario {
                         format!("no catalog server holds {gpus_per_node} x {}", gpu.id),
                         "add a [[server]] to a user catalog, or pick a gpu/gpus_per_node pair of: "
                             .to_string()
-                            + &id_list(catalog.servers.iter().map(|s| s.id.as_str())),
+                            + &id_list(catalog.servers.iter().map(Item::id)),
                     )
                 })?,
         };
         let nic_id = c.nic.clone().unwrap_or_else(|| profile.ports.nic.clone());
-        let nic = catalog.nic(&nic_id).cloned().ok_or_else(|| {
-            self.error(
-                "cluster.nic",
-                &nic_id,
-                "is not a NIC in the catalog",
-                id_list(catalog.nics.iter().map(|n| n.id.as_str())),
-            )
-        })?;
+        let nic = self.item("cluster.nic", &nic_id, "a NIC", &catalog.nics)?;
         let fitting_nics = || {
             id_list(
                 catalog
                     .nics
                     .iter()
                     .filter(|n| n.port_gbps == rate && n.families.contains(&layer))
-                    .map(|n| n.id.as_str()),
+                    .map(Item::id),
             )
         };
         if nic.port_gbps != rate || !nic.families.contains(&layer) {
@@ -245,14 +224,7 @@ impl Scenario {
             .switch
             .clone()
             .unwrap_or_else(|| profile.ports.switch.clone());
-        let switch = catalog.switch(&switch_id).cloned().ok_or_else(|| {
-            self.error(
-                "topology.switch",
-                &switch_id,
-                "is not a switch in the catalog",
-                id_list(catalog.switches.iter().map(|s| s.id.as_str())),
-            )
-        })?;
+        let switch = self.item("topology.switch", &switch_id, "a switch", &catalog.switches)?;
         let Some(mode) = switch.mode(rate).filter(|_| switch.family == layer) else {
             return Err(self.error(
                 "topology.switch",
@@ -268,7 +240,7 @@ impl Scenario {
                         .switches
                         .iter()
                         .filter(|s| s.family == layer && s.mode(rate).is_some())
-                        .map(|s| s.id.as_str()),
+                        .map(Item::id),
                 ),
             ));
         };
@@ -345,8 +317,15 @@ impl Scenario {
         })
     }
 
+    /// The validated design and the topology it describes: what `plan` and `train` start from.
+    pub fn design_and_topology(&self) -> Result<(Design, Topology), InputError> {
+        let d = self.design()?;
+        let t = crate::topology::build(&d.spec).map_err(|e| self.build_error(&e, &d))?;
+        Ok((d, t))
+    }
+
     /// The scenario key a topology build error is about.
-    pub fn build_error(&self, e: &BuildError, design: &Design) -> InputError {
+    fn build_error(&self, e: &BuildError, design: &Design) -> InputError {
         let (key, value) = match e.field {
             "gpus" => ("cluster.gpus", design.spec.gpus.to_string()),
             "gpus_per_node" => (
@@ -369,6 +348,18 @@ impl Scenario {
             ),
         };
         self.error(key, value, e.problem.clone(), e.allowed.clone())
+    }
+
+    /// The catalog entry `id` of `items`; `what` names the kind in the error.
+    fn item<T: Item>(&self, key: &str, id: &str, what: &str, items: &[T]) -> Result<T, InputError> {
+        find(items, id).cloned().ok_or_else(|| {
+            self.error(
+                key,
+                id,
+                format!("is not {what} in the catalog"),
+                id_list(items.iter().map(Item::id)),
+            )
+        })
     }
 
     fn count(&self, key: &str, v: i64, lo: i64, hi: i64) -> Result<u32, InputError> {

@@ -37,18 +37,49 @@ fn sections_and_flags_set_the_design() {
 }
 
 #[test]
-fn every_flag_has_a_setter() {
-    for &(flag, _) in flags::FLAGS {
+fn every_flag_sets_its_key() {
+    // Each flag's value lands on its scenario key, typed as the file's value would be.
+    for f in flags::FLAGS {
         let mut s = Scenario::defaults();
-        let v = match flag {
-            "--usd-per-kwh" | "--pue" => "1.5",
-            "--gpus" | "--gpus-per-node" | "--nics-per-node" | "--mtu" | "--servers-per-rack"
-            | "--racks-per-row" | "--years" | "--tiers" => "2",
+        let v = match f.key {
+            "cost.usd_per_kwh" | "cost.pue" | "train.dp_bucket_mb" => "1.5",
+            "train.swiglu" | "train.dp_overlap" => "false",
+            k if k.starts_with("train.") && k != "train.model" && k != "train.recompute" => "2",
+            "cluster.gpus"
+            | "cluster.gpus_per_node"
+            | "cluster.nics_per_node"
+            | "fabric.mtu_bytes"
+            | "layout.servers_per_rack"
+            | "layout.racks_per_row"
+            | "cost.years"
+            | "topology.tiers" => "2",
             _ => "x",
         };
-        s.apply_flags(&[(flag.to_string(), v.to_string())]).unwrap();
-        assert!(s.flags.values().any(|f| f == flag));
+        s.apply_flags(&[(f.flag.to_string(), v.to_string())])
+            .unwrap_or_else(|e| panic!("{}: {e}", f.flag));
+        assert_eq!(s.flags.get(f.key).map(String::as_str), Some(f.flag));
+        let mut path = f.key.split('.');
+        let mut node = &s.doc[path.next().unwrap()];
+        for part in path {
+            node = &node[part];
+        }
+        assert_eq!(node.to_string().trim_matches('"'), v, "{}", f.flag);
     }
+    // The typed file was read again from the tree: a spot check per kind.
+    let mut s = Scenario::defaults();
+    s.apply_flags(&[
+        ("--gpus".into(), "64".into()),
+        ("--pue".into(), "1.2".into()),
+        ("--tiers".into(), "auto".into()),
+        ("--swiglu".into(), "false".into()),
+        ("--fabric".into(), "400".into()),
+    ])
+    .unwrap();
+    assert_eq!(s.file.cluster.gpus, 64);
+    assert_eq!(s.file.cost.pue, 1.2);
+    assert_eq!(s.file.topology.tiers, toml::Value::String("auto".into()));
+    assert_eq!(s.file.train.as_ref().unwrap().swiglu, Some(false));
+    assert_eq!(s.file.fabric.profile, "400");
 }
 
 #[test]
@@ -89,6 +120,11 @@ fn flag_errors_name_the_flag() {
         (e.file.as_str(), e.key.as_str()),
         ("command line", "--gpus")
     );
+    assert_eq!(e.allowed, "a whole number");
+    let e = Scenario::defaults()
+        .apply_flags(&[("--tp".into(), "-2".into())])
+        .unwrap_err();
+    assert_eq!(e.key, "--tp");
     let mut s = Scenario::parse("s.toml", "[cluster]\ngpus = 64\n").unwrap();
     s.apply_flags(&[("--gpus".into(), "0".into())]).unwrap();
     let e = s.design().unwrap_err();

@@ -1,7 +1,6 @@
-//! The `[train]` section: a training job for `fabricsim train` (model, cluster size,
-//! parallelism). Every key is optional here; `workload::train::config` fills defaults,
-//! applies command-line overrides and validates. `gpus`, `gpus_per_node`, `gpu` and `fabric`
-//! stand in for the `[cluster]` and `[fabric]` keys until those sections land.
+//! The `[train]` section: a training job for `fabricsim train` (model, parallelism, overlap).
+//! The cluster it runs on is `[cluster]`, `[fabric]` and `[topology]`, shared with `plan`.
+//! Every key is optional here; `workload::train::config` fills defaults and validates.
 
 use serde::Deserialize;
 
@@ -24,10 +23,6 @@ pub struct TrainSection {
     pub top_k: Option<u64>,
     pub shared_ffn: Option<u64>,
     pub swiglu: Option<bool>,
-    pub gpus: Option<u64>,
-    pub gpus_per_node: Option<u64>,
-    pub gpu: Option<String>,
-    pub fabric: Option<String>,
     pub tp: Option<u64>,
     pub pp: Option<u64>,
     pub dp: Option<u64>,

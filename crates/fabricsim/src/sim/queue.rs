@@ -123,8 +123,19 @@ impl<E: Copy> RadixQueue<E> {
             }
         }
         self.scratch.clear();
-        // Stable: equal times keep their insertion order.
-        self.current.sort_by_key(|e| e.0);
+        // Stable: equal times keep their insertion order. Windows are short, so insertion sort
+        // (no allocation, few moves) unless one is long.
+        if self.current.len() <= 32 {
+            for i in 1..self.current.len() {
+                let mut j = i;
+                while j > 0 && self.current[j - 1].0 > self.current[j].0 {
+                    self.current.swap(j - 1, j);
+                    j -= 1;
+                }
+            }
+        } else {
+            self.current.sort_by_key(|e| e.0);
+        }
         for e in &self.current {
             ready(&e.1);
         }

@@ -5,6 +5,8 @@
 //! avoid polarization) and takes the result modulo the number of usable ports.
 
 use super::params::RoutePolicy;
+use crate::message::{Message, Path};
+use crate::topology::{HostId, NodeId, PortId, Topology};
 
 /// CRC-32 (IEEE, reflected, polynomial 0xEDB88320), bitwise: computed once per flow.
 pub fn crc32(bytes: &[u8]) -> u32 {
@@ -62,6 +64,87 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32) -> 
         // D-mod-K: the destination id modulo the number of up ports (Zahavi, "D-Mod-K routing
         // providing non-blocking traffic for shift permutations on real life fat trees", 2010).
         RoutePolicy::DestStatic => dst as usize % n,
+    }
+}
+
+/// Queue pairs of the `Net` messages: one per (src, dst, qp index), numbered in order of first
+/// use. Returns each message's QP (`u32::MAX` for NVLink messages) and each QP's (src, dst).
+/// Shared by the packet and flow engines so a QP gets the same number, source port and hash.
+pub fn number_qps(messages: &[Message]) -> (Vec<u32>, Vec<(u32, u32)>) {
+    // Bucket the Net messages by source (counting sort), then sort each bucket by (dst, qp,
+    // index) in cache: a group of equal (dst, qp) is one QP, first used by its first member.
+    let hosts = messages.iter().map(|m| m.src.0 + 1).max().unwrap_or(0) as usize;
+    let mut start = vec![0u32; hosts + 1];
+    for m in messages.iter().filter(|m| m.path == Path::Net) {
+        start[m.src.0 as usize + 1] += 1;
+    }
+    for h in 0..hosts {
+        start[h + 1] += start[h];
+    }
+    let mut fill = start.clone();
+    let mut by_src = vec![(0u32, 0u16, 0u32); start[hosts] as usize];
+    for (i, m) in messages.iter().enumerate() {
+        if m.path == Path::Net {
+            let at = &mut fill[m.src.0 as usize];
+            by_src[*at as usize] = (m.dst.0, m.qp, i as u32);
+            *at += 1;
+        }
+    }
+    // Each message's group, groups numbered in (src, dst, qp) order.
+    let mut group = vec![u32::MAX; messages.len()];
+    let mut group_ends: Vec<(u32, u32)> = Vec::new();
+    for h in 0..hosts {
+        let bucket = &mut by_src[start[h] as usize..start[h + 1] as usize];
+        bucket.sort_unstable();
+        for (k, &(d, q, i)) in bucket.iter().enumerate() {
+            if k == 0 || (bucket[k - 1].0, bucket[k - 1].1) != (d, q) {
+                group_ends.push((h as u32, d));
+            }
+            group[i as usize] = group_ends.len() as u32 - 1;
+        }
+    }
+    // QP numbers in order of first use.
+    let mut qp_of_group = vec![u32::MAX; group_ends.len()];
+    let mut ends = Vec::with_capacity(group_ends.len());
+    let mut msg_qp = vec![u32::MAX; messages.len()];
+    for (i, &g) in group.iter().enumerate() {
+        if g == u32::MAX {
+            continue;
+        }
+        let q = &mut qp_of_group[g as usize];
+        if *q == u32::MAX {
+            *q = ends.len() as u32;
+            ends.push(group_ends[g as usize]);
+        }
+        msg_qp[i] = *q;
+    }
+    (msg_qp, ends)
+}
+
+/// The packet engine's next-hop choice as a picker for [`walk`]: `choose` with the switch's
+/// salt, for a flow with `hash` towards `dst`.
+pub fn hashed(policy: RoutePolicy, hash: u32, dst: u32) -> impl Fn(NodeId, &[PortId]) -> usize {
+    move |node, c| choose(policy, c.len(), hash, dst, switch_salt(node.0))
+}
+
+/// Walks the up/down route from host `src` to `dst`: at each switch `pick` chooses among
+/// `Routing::next_hops` (see [`hashed`] for the packet engine's choice on a fabric without
+/// failed links). Calls `visit` with each egress port, the source NIC's first.
+pub fn walk(
+    topo: &Topology,
+    src: u32,
+    dst: u32,
+    mut pick: impl FnMut(NodeId, &[PortId]) -> usize,
+    mut visit: impl FnMut(PortId),
+) {
+    let first = topo.host_port(HostId(src));
+    visit(first);
+    let mut node = topo.peer_node(first);
+    while topo.nics[dst as usize] != node {
+        let c = topo.routing.next_hops(node, HostId(dst));
+        let p = c[pick(node, c)];
+        visit(p);
+        node = topo.peer_node(p);
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::alpha_beta::AlphaBeta;
 use super::collective::Op;
-use super::fabric_estimate::{FabricParams, LinkParams};
+use super::link_params::{FabricParams, LinkParams};
 
 /// Where the ranks of a communicator sit: `ranks` GPUs spread evenly over `servers` servers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -9,15 +9,14 @@
 //!   into the [`comm_model::AlphaBetaModel`] the step model then uses.
 //!
 //! GPUs are addressed through a [`placement::Placement`] built from the topology's
-//! (server, nic index) -> HostId lookup; GPU numbers are in [`gpu::GpuSpec`] until the catalog
-//! fills it, fabric numbers in [`fabric_estimate`] until profiles and fits replace them.
+//! (server, rail) -> HostId lookup ([`placement::Placement::on_topology`]); GPU numbers come
+//! from the catalog and link numbers from the fabric profile ([`link_params`]).
 
 pub mod alpha_beta;
 pub mod busbw;
 pub mod collective;
 pub mod comm_model;
-pub mod fabric_estimate;
-pub mod gpu;
+pub mod link_params;
 pub mod measure;
 pub mod placement;
 pub mod sweep;

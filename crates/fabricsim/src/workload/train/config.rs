@@ -1,5 +1,6 @@
-//! A training job resolved from command-line flags over the scenario's `[train]` section, with
-//! defaults, and validated: every violation is an [`InputError`] naming the flag or key.
+//! A training job resolved from the scenario's `[train]` section (command-line flags already
+//! applied) on its `[cluster]`, with defaults, and validated: every violation is an
+//! [`InputError`] naming the file line and key, or the flag.
 //!
 //! Rank layout (Megatron-LM `RankGenerator`, order tp-cp-dp-pp): GPU = tp_i + tp * (cp_i + cp *
 //! (dp_i + dp * pp_i)), so TP groups are consecutive GPUs (inside a server when tp <= GPUs
@@ -8,40 +9,12 @@
 
 use std::fmt;
 
+use super::memory;
 use super::model::ModelSpec;
-use crate::error::{InputError, Source};
-use crate::scenario::train::TrainSection;
-use crate::workload::gpu::GpuSpec;
-
-/// Which keys came from the file, so errors point at the file line or at the flag.
-#[derive(Clone, Debug, Default)]
-pub struct Origin {
-    file: Option<Source>,
-    from_file: Vec<&'static str>,
-}
-
-impl Origin {
-    /// An error about `field` (a `[train]` key name; the flag is `--field-with-dashes`).
-    pub fn error(
-        &self,
-        field: &str,
-        value: impl fmt::Display,
-        problem: impl Into<String>,
-        allowed: impl Into<String>,
-    ) -> InputError {
-        match &self.file {
-            Some(src) if self.from_file.contains(&field) => {
-                InputError::at_key(src, &format!("train.{field}"), value, problem, allowed)
-            }
-            _ => InputError::flag(
-                &format!("--{}", field.replace('_', "-")),
-                value,
-                problem,
-                allowed,
-            ),
-        }
-    }
-}
+use crate::catalog::Gpu;
+use crate::error::InputError;
+use crate::scenario::{Design, Scenario};
+use crate::workload::placement::Placement;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recompute {
@@ -76,11 +49,31 @@ impl Parallelism {
 pub struct TrainConfig {
     pub model: ModelSpec,
     pub gpus: u64,
-    pub gpus_per_node: u64,
-    pub gpu: GpuSpec,
-    pub fabric: String,
+    /// The catalog GPU of `[cluster] gpu`.
+    pub gpu: Gpu,
+    /// Where each GPU sits (server, host) on the cluster's topology.
+    pub place: Placement,
     pub par: Parallelism,
-    pub origin: Origin,
+}
+
+/// An error about `[train] field`: against the flag that set it, or else the file; a value
+/// set by neither (a default, or the model preset's) says how to set it.
+fn train_error(
+    s: &Scenario,
+    field: &str,
+    value: impl fmt::Display,
+    problem: impl Into<String>,
+    allowed: impl Into<String>,
+) -> InputError {
+    let key = format!("train.{field}");
+    let mut e = s.error(&key, value, problem, allowed);
+    if !s.flags.contains_key(&key) && s.source.locate_key(&key).is_none() {
+        e.problem += &format!(
+            " (a default or the model preset's value: set [train] {field} or --{})",
+            field.replace('_', "-")
+        );
+    }
+    e
 }
 
 /// Megatron's default gradient bucket: max(40M, 1M * dp) parameters (DistributedDataParallel
@@ -90,33 +83,17 @@ fn default_bucket_bytes(dp: u64) -> u64 {
 }
 
 impl TrainConfig {
-    /// Resolves `flags` over `file` (the scenario's `[train]` and its source).
+    /// Resolves the scenario's `[train]` section (command-line flags already applied) on the
+    /// cluster of `design`, whose GPUs sit where `place` says; errors name the key or flag.
     pub fn resolve(
-        flags: &TrainSection,
-        file: Option<(&TrainSection, &Source)>,
+        s: &Scenario,
+        design: &Design,
+        place: Placement,
     ) -> Result<TrainConfig, InputError> {
-        let mut origin = Origin {
-            file: file.map(|f| f.1.clone()),
-            from_file: Vec::new(),
-        };
-        let empty = TrainSection::default();
-        let fs = file.map(|f| f.0).unwrap_or(&empty);
-        macro_rules! pick {
-            ($f:ident) => {{
-                match (&flags.$f, &fs.$f) {
-                    (Some(v), _) => Some(v.clone()),
-                    (None, Some(v)) => {
-                        origin.from_file.push(stringify!($f));
-                        Some(v.clone())
-                    }
-                    (None, None) => None,
-                }
-            }};
-        }
-        let preset = pick!(model);
-        let mut model = match &preset {
+        let t = s.file.train.clone().unwrap_or_default();
+        let mut model = match &t.model {
             Some(id) => ModelSpec::preset("", id)
-                .map_err(|e| origin.error("model", id, e.problem, e.allowed))?,
+                .map_err(|e| s.error("train.model", id, e.problem, e.allowed))?,
             None => ModelSpec {
                 id: "custom".into(),
                 name: "custom model".into(),
@@ -135,16 +112,16 @@ impl TrainConfig {
                 global_batch: 0,
             },
         };
-        let custom = preset.is_none();
+        let custom = t.model.is_none();
         macro_rules! model_key {
             ($f:ident, required) => {{
-                match pick!($f) {
+                match t.$f {
                     Some(v) => model.$f = v,
                     None if custom => {
-                        return Err(origin.error(
-                            stringify!($f),
+                        return Err(s.error(
+                            concat!("train.", stringify!($f)),
                             "(missing)",
-                            "a custom model needs this key (or choose a preset with --model)",
+                            "a custom model needs this key (or a preset: [train] model, --model)",
                             "a positive integer",
                         ));
                     }
@@ -152,7 +129,7 @@ impl TrainConfig {
                 }
             }};
             ($f:ident) => {{
-                if let Some(v) = pick!($f) {
+                if let Some(v) = t.$f {
                     model.$f = v;
                 }
             }};
@@ -164,53 +141,32 @@ impl TrainConfig {
         model_key!(vocab, required);
         model_key!(seq, required);
         model_key!(global_batch, required);
-        if let Some(v) = pick!(kv_heads) {
+        if let Some(v) = t.kv_heads {
             model.kv_heads = v;
         } else if custom {
             model.kv_heads = model.heads;
         }
-        if let Some(v) = pick!(head_dim) {
+        if let Some(v) = t.head_dim {
             model.head_dim = Some(v);
         }
         model_key!(experts);
         model_key!(top_k);
         model_key!(shared_ffn);
         model_key!(swiglu);
-        let gpus = pick!(gpus).ok_or_else(|| {
-            origin.error(
-                "gpus",
-                "(missing)",
-                "the GPU count is required",
-                "a positive integer, e.g. 1024",
-            )
-        })?;
-        let gpus_per_node = pick!(gpus_per_node).unwrap_or(8);
-        let gpu_id = pick!(gpu).unwrap_or_else(|| "h200".into());
-        let gpu = GpuSpec::builtin(&gpu_id).ok_or_else(|| {
-            origin.error(
-                "gpu",
-                &gpu_id,
-                "unknown GPU",
-                GpuSpec::builtin_ids().join(", "),
-            )
-        })?;
-        let fabric = pick!(fabric).unwrap_or_else(|| "ib-ndr".into());
+        let gpus = design.spec.gpus as u64;
         let (tp, pp, ep, cp) = (
-            pick!(tp).unwrap_or(1),
-            pick!(pp).unwrap_or(1),
-            pick!(ep).unwrap_or(1),
-            pick!(cp).unwrap_or(1),
+            t.tp.unwrap_or(1),
+            t.pp.unwrap_or(1),
+            t.ep.unwrap_or(1),
+            t.cp.unwrap_or(1),
         );
-        let dp_given = pick!(dp);
-        let micro_batch = pick!(micro_batch).unwrap_or(1);
-        let zero = pick!(zero).unwrap_or(1);
-        let dp_overlap = pick!(dp_overlap).unwrap_or(true);
-        let bucket_mb = pick!(dp_bucket_mb);
-        let recompute = match pick!(recompute).as_deref() {
+        let micro_batch = t.micro_batch.unwrap_or(1);
+        let recompute = match t.recompute.as_deref() {
             None | Some("none") => Recompute::None,
             Some("full") => Recompute::Full,
             Some(other) => {
-                return Err(origin.error(
+                return Err(train_error(
+                    s,
                     "recompute",
                     other,
                     "unknown recomputation",
@@ -218,16 +174,7 @@ impl TrainConfig {
                 ));
             }
         };
-        let positive = |field: &str, v: u64| {
-            if v == 0 {
-                Err(origin.error(field, v, "must be positive", "an integer of 1 or more"))
-            } else {
-                Ok(())
-            }
-        };
         for (f, v) in [
-            ("gpus", gpus),
-            ("gpus_per_node", gpus_per_node),
             ("tp", tp),
             ("pp", pp),
             ("ep", ep),
@@ -243,47 +190,65 @@ impl TrainConfig {
             ("global_batch", model.global_batch),
             ("top_k", model.top_k),
         ] {
-            positive(f, v)?;
+            if v == 0 {
+                return Err(train_error(
+                    s,
+                    f,
+                    v,
+                    "must be positive",
+                    "an integer of 1 or more",
+                ));
+            }
         }
         let inner = tp * pp * cp;
-        let dp = match dp_given {
-            Some(dp) => {
-                positive("dp", dp)?;
-                if inner * dp != gpus {
-                    return Err(origin.error(
-                        "dp",
-                        dp,
-                        format!(
-                            "tp*pp*dp*cp = {tp}*{pp}*{dp}*{cp} = {} but there are {gpus} GPUs",
-                            inner * dp
-                        ),
-                        format!(
-                            "tp*pp*dp*cp equal to the GPU count{}",
-                            if gpus % inner == 0 {
-                                format!(" (dp = {})", gpus / inner)
-                            } else {
-                                String::new()
-                            }
-                        ),
-                    ));
-                }
-                dp
+        let dp = match t.dp {
+            Some(dp) if dp == 0 || inner * dp != gpus => {
+                return Err(train_error(
+                    s,
+                    "dp",
+                    dp,
+                    format!(
+                        "tp*pp*dp*cp = {tp}*{pp}*{dp}*{cp} = {} but there are {gpus} GPUs",
+                        inner * dp
+                    ),
+                    format!(
+                        "tp*pp*dp*cp equal to the GPU count{}",
+                        if gpus.is_multiple_of(inner) {
+                            format!(" (dp = {})", gpus / inner)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                ));
             }
-            None if gpus % inner == 0 => gpus / inner,
+            Some(dp) => dp,
+            None if gpus.is_multiple_of(inner) => gpus / inner,
             None => {
-                return Err(origin.error(
-                    "gpus",
+                return Err(s.error(
+                    "cluster.gpus",
                     gpus,
                     format!("not a multiple of tp*pp*cp = {inner}"),
                     format!("a multiple of {inner}"),
                 ));
             }
         };
+        let dp_bucket_bytes = match t.dp_bucket_mb {
+            Some(mb) if mb.is_finite() && mb > 0.0 => (mb * 1e6) as u64,
+            Some(mb) => {
+                return Err(train_error(
+                    s,
+                    "dp_bucket_mb",
+                    mb,
+                    "must be positive",
+                    "a size in MB, e.g. 80",
+                ));
+            }
+            None => default_bucket_bytes(dp),
+        };
         let cfg = TrainConfig {
             gpus,
-            gpus_per_node,
-            gpu,
-            fabric,
+            gpu: design.gpu.clone(),
+            place,
             par: Parallelism {
                 tp,
                 pp,
@@ -291,34 +256,23 @@ impl TrainConfig {
                 ep,
                 cp,
                 micro_batch,
-                zero,
-                dp_overlap,
-                dp_bucket_bytes: match bucket_mb {
-                    Some(mb) if mb.is_finite() && mb > 0.0 => (mb * 1e6) as u64,
-                    Some(mb) => {
-                        return Err(origin.error(
-                            "dp_bucket_mb",
-                            mb,
-                            "must be positive",
-                            "a size in MB, e.g. 80",
-                        ));
-                    }
-                    None => default_bucket_bytes(dp),
-                },
+                zero: t.zero.unwrap_or(1),
+                dp_overlap: t.dp_overlap.unwrap_or(true),
+                dp_bucket_bytes,
                 recompute,
             },
             model,
-            origin,
         };
-        cfg.validate()?;
+        cfg.validate(s)?;
         Ok(cfg)
     }
 
-    fn validate(&self) -> Result<(), InputError> {
-        let (m, p, o) = (&self.model, &self.par, &self.origin);
+    fn validate(&self, s: &Scenario) -> Result<(), InputError> {
+        let (m, p) = (&self.model, &self.par);
         let div = |field: &str, v: u64, by: u64, what: &str| {
-            if v % by != 0 {
-                Err(o.error(
+            if !v.is_multiple_of(by) {
+                Err(train_error(
+                    s,
                     field,
                     v,
                     format!("not divisible by {what} = {by}"),
@@ -328,9 +282,9 @@ impl TrainConfig {
                 Ok(())
             }
         };
-        div("gpus", self.gpus, self.gpus_per_node, "gpus_per_node")?;
         if p.zero > 3 {
-            return Err(o.error(
+            return Err(train_error(
+                s,
                 "zero",
                 p.zero,
                 "no such ZeRO stage",
@@ -338,7 +292,8 @@ impl TrainConfig {
             ));
         }
         if m.layers % p.pp != 0 {
-            return Err(o.error(
+            return Err(train_error(
+                s,
                 "pp",
                 p.pp,
                 format!(
@@ -349,7 +304,8 @@ impl TrainConfig {
             ));
         }
         if m.heads % p.tp != 0 {
-            return Err(o.error(
+            return Err(train_error(
+                s,
                 "tp",
                 p.tp,
                 format!(
@@ -360,7 +316,8 @@ impl TrainConfig {
             ));
         }
         if m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0 {
-            return Err(o.error(
+            return Err(train_error(
+                s,
                 "tp",
                 p.tp,
                 format!(
@@ -371,7 +328,8 @@ impl TrainConfig {
             ));
         }
         if m.heads % m.kv_heads != 0 {
-            return Err(o.error(
+            return Err(train_error(
+                s,
                 "kv_heads",
                 m.kv_heads,
                 format!("{} query heads do not form equal groups", m.heads),
@@ -382,7 +340,8 @@ impl TrainConfig {
         div("seq", m.seq, p.cp, "cp")?;
         let per_step = p.dp * p.micro_batch;
         if m.global_batch % per_step != 0 {
-            return Err(o.error(
+            return Err(train_error(
+                s,
                 "global_batch",
                 m.global_batch,
                 format!(
@@ -395,7 +354,8 @@ impl TrainConfig {
         if m.is_moe() {
             div("experts", m.experts, p.ep, "ep")?;
             if m.top_k > m.experts {
-                return Err(o.error(
+                return Err(train_error(
+                    s,
                     "top_k",
                     m.top_k,
                     format!("more than the {} experts", m.experts),
@@ -403,21 +363,50 @@ impl TrainConfig {
                 ));
             }
             if p.dp % p.ep != 0 {
-                return Err(o.error("ep", p.ep, format!("expert parallelism lives inside data parallelism (Megatron), and dp = {} is not a multiple of it", p.dp), "a divisor of dp"));
+                return Err(train_error(
+                    s,
+                    "ep",
+                    p.ep,
+                    format!(
+                        "expert parallelism lives inside data parallelism (Megatron), and dp = {} is not a multiple of it",
+                        p.dp
+                    ),
+                    "a divisor of dp",
+                ));
             }
         } else if p.ep > 1 {
-            return Err(o.error(
+            return Err(train_error(
+                s,
                 "ep",
                 p.ep,
                 format!("{} is a dense model (no experts)", m.id),
                 "1 for dense models",
             ));
         } else if m.top_k != 1 {
-            return Err(o.error(
+            return Err(train_error(
+                s,
                 "top_k",
                 m.top_k,
                 "a dense model routes each token to its one MLP",
                 "1 (or set experts)",
+            ));
+        }
+        let mem = memory::per_gpu(self);
+        if mem.total_gb > mem.hbm_gb {
+            return Err(s.error(
+                "cluster.gpu",
+                &self.gpu.id,
+                format!(
+                    "the plan needs {:.1} GB per GPU (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}) but a {} has {} GB",
+                    mem.total_gb,
+                    mem.weights_gb,
+                    mem.grads_gb,
+                    mem.optimizer_gb,
+                    mem.activations_gb,
+                    self.gpu.id,
+                    mem.hbm_gb
+                ),
+                "a plan that fits: more tp or pp, a higher zero stage, recompute = full, a smaller micro_batch, or a GPU with more memory",
             ));
         }
         Ok(())

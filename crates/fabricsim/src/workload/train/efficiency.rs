@@ -3,13 +3,13 @@
 //! GEMMs: inverse-distance weighting over the four nearest measured shapes in
 //! (log2 m, log2 n, log2 k) space (an exact shape returns its measurement). Attention: linear
 //! in log2(sequence length) between the causal flash-attention rows, clamped at the ends.
-//! Efficiency is achieved / 989 TFLOP/s (the H200 dense bf16 peak the table was taken on);
-//! other GPUs get the same fraction of their own peak, marked as an estimate.
+//! Efficiency is achieved / the catalog's dense bf16 peak of the GPU the table was taken on
+//! (H200, data/catalog/gpus.toml); other GPUs get the same fraction of their own peak, marked as
+//! an estimate.
+
+use crate::catalog::Catalog;
 
 const TABLE: &str = include_str!("../../../../../data/compute/h200.csv");
-
-/// The peak the table's efficiencies are relative to (H200 dense bf16, physics.md F1).
-const TABLE_PEAK_TFLOPS: f64 = 989.0;
 
 /// The GPU the table was measured on.
 pub const MEASURED_ON: &str = "h200";
@@ -24,13 +24,18 @@ pub struct Efficiency {
 }
 
 impl Efficiency {
-    /// The shipped H200 table.
-    pub fn h200() -> Efficiency {
-        Efficiency::parse(TABLE).expect("shipped compute table parses (tested)")
+    /// The shipped H200 table, relative to the H200 peak in `catalog`.
+    pub fn h200(catalog: &Catalog) -> Efficiency {
+        let peak = catalog
+            .gpu(MEASURED_ON)
+            .expect("the built-in catalog has the h200 and user files only add or replace ids")
+            .bf16_tflops;
+        Efficiency::parse(TABLE, peak).expect("shipped compute table parses (tested)")
     }
 
-    /// Parses `kind,m,n,k,extra,ms,tflops` rows ('#' lines are comments).
-    pub fn parse(text: &str) -> Result<Efficiency, String> {
+    /// Parses `kind,m,n,k,extra,ms,tflops` rows ('#' lines are comments); efficiencies are
+    /// relative to `peak_tflops`, the peak of the GPU the table was measured on.
+    pub fn parse(text: &str, peak_tflops: f64) -> Result<Efficiency, String> {
         let mut e = Efficiency {
             gemm: Vec::new(),
             attn_fwd: Vec::new(),
@@ -50,7 +55,7 @@ impl Efficiency {
                     .map_err(|_| format!("line {}: bad number {s}", i + 1))
             };
             let (m, n, k, tflops) = (num(f[1])?, num(f[2])?, num(f[3])?, num(f[6])?);
-            let eff = tflops / TABLE_PEAK_TFLOPS;
+            let eff = tflops / peak_tflops;
             match f[0] {
                 "gemm" => e.gemm.push(([m.log2(), n.log2(), k.log2()], eff)),
                 "attn_fwd" | "attn_fwd_bwd" => {
@@ -130,7 +135,8 @@ mod tests {
 
     #[test]
     fn exact_shapes_return_their_measurement_and_others_stay_in_range() {
-        let e = Efficiency::h200();
+        // Relative to the catalog's H200 peak, 989 TFLOP/s (data/catalog/gpus.toml).
+        let e = Efficiency::h200(&Catalog::builtin().unwrap());
         // gemm,4096,28672/8... the table row "gemm,16384,8192,8192,attn_out h=8192 tp=1": 686.4.
         assert!((e.gemm(16384.0, 8192.0, 8192.0) - 686.4 / 989.0).abs() < 1e-12);
         assert!((e.attention(4096.0, true) - 478.3 / 989.0).abs() < 1e-12);

@@ -4,6 +4,7 @@
 
 use super::config::TrainConfig;
 use crate::workload::comm_model::GroupShape;
+use crate::workload::placement::Placement;
 
 /// One communicator: `shape.ranks` GPUs `stride` apart, starting at GPU 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -13,9 +14,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    fn new(stride: u64, size: u64, gpn: u64) -> Layout {
+    fn new(stride: u64, size: u64, place: &Placement) -> Layout {
         Layout {
-            shape: shape(stride, size, gpn),
+            shape: shape(stride, size, place),
             stride,
         }
     }
@@ -41,9 +42,11 @@ pub struct Groups {
     pub pp_pair: Layout,
 }
 
-/// `size` GPUs `stride` apart from GPU 0 on servers of `gpn` GPUs.
-pub fn shape(stride: u64, size: u64, gpn: u64) -> GroupShape {
-    let mut servers: Vec<u64> = (0..size).map(|i| i * stride / gpn).collect();
+/// `size` GPUs `stride` apart from GPU 0, on the servers `place` puts them.
+pub fn shape(stride: u64, size: u64, place: &Placement) -> GroupShape {
+    let mut servers: Vec<u32> = (0..size)
+        .map(|i| place.server((i * stride) as u32))
+        .collect();
     servers.dedup();
     GroupShape {
         ranks: size as u32,
@@ -52,7 +55,7 @@ pub fn shape(stride: u64, size: u64, gpn: u64) -> GroupShape {
 }
 
 pub fn groups(cfg: &TrainConfig) -> Groups {
-    let (p, g) = (&cfg.par, cfg.gpus_per_node);
+    let (p, g) = (&cfg.par, &cfg.place);
     Groups {
         tp: Layout::new(1, p.tp, g),
         cp: Layout::new(p.tp, p.cp, g),
@@ -72,43 +75,44 @@ mod tests {
         // 8 GPUs per server: tp 8 fills one server; dp strides by 8, one GPU per server;
         // tp 2 with dp 16 strides by 2: 4 per server over 4 servers; a pipeline hop of 256
         // GPUs crosses servers.
+        let place = Placement::dense(64, 8);
         assert_eq!(
-            shape(1, 8, 8),
+            shape(1, 8, &place),
             GroupShape {
                 ranks: 8,
                 servers: 1
             }
         );
         assert_eq!(
-            shape(8, 32, 8),
+            shape(8, 32, &place),
             GroupShape {
                 ranks: 32,
                 servers: 32
             }
         );
         assert_eq!(
-            shape(2, 16, 8),
+            shape(2, 16, &place),
             GroupShape {
                 ranks: 16,
                 servers: 4
             }
         );
         assert_eq!(
-            shape(1, 16, 8),
+            shape(1, 16, &place),
             GroupShape {
                 ranks: 16,
                 servers: 2
             }
         );
         assert_eq!(
-            shape(256, 2, 8),
+            shape(256, 2, &place),
             GroupShape {
                 ranks: 2,
                 servers: 2
             }
         );
         assert_eq!(
-            shape(2, 1, 8),
+            shape(2, 1, &place),
             GroupShape {
                 ranks: 1,
                 servers: 1

@@ -11,4 +11,5 @@ pub mod groups;
 pub mod memory;
 pub mod model;
 pub mod report;
+pub mod run;
 pub mod step;

@@ -20,7 +20,6 @@ use super::efficiency::{Efficiency, MEASURED_ON};
 use super::flops::flops_per_token;
 use super::groups::{Layout, groups};
 use super::memory::{self, Memory};
-use crate::error::InputError;
 use crate::workload::collective::{Op, piece};
 use crate::workload::comm_model::{CommModel, GroupShape};
 
@@ -178,35 +177,11 @@ impl Step<'_> {
     }
 }
 
-fn out_of_memory(cfg: &TrainConfig, mem: &Memory) -> InputError {
-    cfg.origin.error(
-        "gpu",
-        &cfg.gpu.id,
-        format!(
-            "the plan needs {:.1} GB per GPU (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}) but a {} has {} GB",
-            mem.total_gb,
-            mem.weights_gb,
-            mem.grads_gb,
-            mem.optimizer_gb,
-            mem.activations_gb,
-            cfg.gpu.id,
-            mem.hbm_gb
-        ),
-        "a plan that fits: more tp or pp, a higher zero stage, recompute = full, a smaller micro_batch, or a GPU with more memory",
-    )
-}
-
-/// Models one step of `cfg` with `comm` timing the collectives.
-pub fn step(
-    cfg: &TrainConfig,
-    eff: &Efficiency,
-    comm: &dyn CommModel,
-) -> Result<StepReport, InputError> {
+/// Models one step of `cfg` (validated, so it fits in memory) with `comm` timing the
+/// collectives.
+pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepReport {
     let (m, p) = (&cfg.model, &cfg.par);
     let mem = memory::per_gpu(cfg);
-    if mem.total_gb > mem.hbm_gb {
-        return Err(out_of_memory(cfg, &mem));
-    }
     let g = groups(cfg);
     let mb = compute::micro_batch(cfg, eff);
     let mbs = p.micro_batches(m.global_batch);
@@ -344,7 +319,7 @@ pub fn step(
     let tokens_step = (m.global_batch * m.seq) as f64;
     let model_flops = fpt * tokens_step;
     let (n, peak) = (cfg.gpus as f64, cfg.gpu.peak_flops());
-    Ok(StepReport {
+    StepReport {
         model: m.id.clone(),
         params: m.params(),
         gpus: cfg.gpus,
@@ -377,11 +352,11 @@ pub fn step(
         } else {
             format!(
                 "estimate: H200 measured efficiency applied to the {} peak of {} TFLOP/s",
-                cfg.gpu.id, cfg.gpu.peak_bf16_tflops
+                cfg.gpu.id, cfg.gpu.bf16_tflops
             )
         },
         comm_source: comm.describe(),
-    })
+    }
 }
 
 #[cfg(test)]

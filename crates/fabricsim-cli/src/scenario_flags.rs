@@ -1,0 +1,100 @@
+//! The scenario flags of a subcommand, built from the library's table
+//! ([`fabricsim::scenario::flags::FLAGS`]) so that every command spells, documents, types and
+//! applies a flag such as `--gpus` or `--fabric` the same way.
+
+use std::marker::PhantomData;
+use std::path::Path;
+
+use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
+use fabricsim::InputError;
+use fabricsim::scenario::Scenario;
+use fabricsim::scenario::flags::{FLAGS, Flag};
+
+/// Which scenario keys a command takes flags for.
+pub trait Keys {
+    fn takes(key: &str) -> bool;
+}
+
+/// `plan`: the cluster, fabric, topology, layout, cost and catalog.
+pub struct Plan;
+impl Keys for Plan {
+    fn takes(key: &str) -> bool {
+        !key.starts_with("train.")
+    }
+}
+
+/// `train`: the cluster, fabric, topology and catalog, and the job.
+pub struct Train;
+impl Keys for Train {
+    fn takes(key: &str) -> bool {
+        ["cluster.", "fabric.", "topology.", "train."]
+            .iter()
+            .any(|p| key.starts_with(p))
+            || key == "catalog"
+    }
+}
+
+/// The scenario flags given on the command line, as (flag, value) pairs in table order.
+pub struct ScenarioFlags<K> {
+    pairs: Vec<(String, String)>,
+    keys: PhantomData<K>,
+}
+
+fn flags<K: Keys>() -> impl Iterator<Item = &'static Flag> {
+    FLAGS.iter().filter(|f| K::takes(f.key))
+}
+
+impl<K: Keys> ScenarioFlags<K> {
+    /// The scenario file (or the built-in defaults) with these flags applied.
+    pub fn load(&self, file: Option<&Path>) -> Result<Scenario, InputError> {
+        let mut s = match file {
+            Some(p) => Scenario::load(&p.display().to_string())?,
+            None => Scenario::defaults(),
+        };
+        s.apply_flags(&self.pairs)?;
+        Ok(s)
+    }
+}
+
+impl<K: Keys> FromArgMatches for ScenarioFlags<K> {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut s = ScenarioFlags {
+            pairs: Vec::new(),
+            keys: PhantomData,
+        };
+        s.update_from_arg_matches(m)?;
+        Ok(s)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        for f in flags::<K>() {
+            if let Some(v) = m.get_one::<String>(f.key) {
+                self.pairs.retain(|(flag, _)| flag != f.flag);
+                self.pairs.push((f.flag.to_string(), v.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<K: Keys> Args for ScenarioFlags<K> {
+    fn augment_args(cmd: Command) -> Command {
+        flags::<K>().fold(cmd, |cmd, f| {
+            let file_key = match f.key.split_once('.') {
+                Some((table, key)) => format!("[{table}] {key}"),
+                None => f.key.to_string(),
+            };
+            cmd.arg(
+                Arg::new(f.key)
+                    .long(&f.flag[2..])
+                    .value_name("VALUE")
+                    .allow_hyphen_values(true)
+                    .help(format!("{} ({file_key})", f.help)),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}

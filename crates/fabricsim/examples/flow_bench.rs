@@ -1,0 +1,204 @@
+//! Scale benchmark of the flow engine (issue 7):
+//! (a) one all-to-all among 4,096 GPUs (512 servers, rail-optimized 2-tier, 128-port 400G);
+//! (b) the data-parallel all-reduce of one Llama 3 405B step on 131,072 H100 GPUs (TP 8 in the
+//!     node, PP 16, DP 1,024) on a 3-tier rail-optimized fabric of 128-port 400G switches.
+//!
+//! Run: `cargo run --release -p fabricsim --example flow_bench -- all`, or `-- a [gpus]`, or
+//! `-- b [channels] [steps]` (`/usr/bin/time -v` for peak memory). `channels` is the number of
+//! NCCL channels (rings) per data-parallel group in (b), default 1 (64 gives 8,192 rings of
+//! 1,024 ranks); `steps` the ring steps simulated, default 4.
+
+use std::time::Instant;
+
+use fabricsim::flow::{self, FlowParams, FlowStats};
+use fabricsim::message::MessageDag;
+use fabricsim::sim::{RunResult, SimParams};
+use fabricsim::topology::{HostId, Kind, Tiers, TopologySpec, build};
+use fabricsim::units::{BitRate, Time};
+
+fn spec(gpus: u32, tiers: u8) -> TopologySpec {
+    TopologySpec {
+        gpus,
+        gpus_per_node: 8,
+        nics_per_node: 8,
+        kind: Kind::RailOptimized,
+        tiers: Tiers::Fixed(tiers),
+        oversubscription: (1, 1),
+        switch_radix: 128,
+        port_rate: BitRate::gbps(400),
+    }
+}
+
+fn secs(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}
+
+fn report(name: &str, r: &RunResult, st: &FlowStats, wall_s: f64) {
+    let s = &r.summary;
+    println!(
+        "{name}: {} messages, {} flows, {} routes, peak {} active; {} event times, {} solves \
+         ({} flows re-solved, {} cache hits); end {:.3} us, FCT p50 {:.3} us p99 {:.3} us max \
+         {:.3} us; engine {wall_s:.2} s",
+        s.messages_total,
+        st.flows,
+        st.routes,
+        st.peak_active,
+        st.batches,
+        st.solve.resolves,
+        st.solve.flows_solved,
+        st.solve.cache_hits,
+        r.sim.end_ps as f64 / 1e6,
+        s.fct_p50_ps.unwrap_or(0) as f64 / 1e6,
+        s.fct_p99_ps.unwrap_or(0) as f64 / 1e6,
+        s.max_fct_ps.unwrap_or(0) as f64 / 1e6,
+    );
+}
+
+/// (a) All-to-all as NCCL posts it: every rank sends S/n to every other rank at once.
+fn all_to_all(gpus: u32) {
+    let t0 = Instant::now();
+    let topo = build(&spec(gpus, 2)).expect("rail-optimized fabric");
+    let n = topo.num_hosts() as u32;
+    // 256 MB per rank (an nccl-tests alltoall size): 62,500 B to each of the 4,095 others.
+    let per_rank: u64 = 256_000_000;
+    let block = per_rank / n as u64;
+    let mut dag = MessageDag::default();
+    dag.messages.reserve((n * (n - 1)) as usize);
+    for s in 0..n {
+        for k in 1..n {
+            dag.push(HostId(s), HostId((s + k) % n), block, Time::ZERO, &[]);
+        }
+    }
+    let built = secs(t0);
+    let t1 = Instant::now();
+    let (r, st) = flow::run(&topo, &SimParams::roce(), &dag, &FlowParams::default())
+        .expect("valid all-to-all");
+    let wall = secs(t1);
+    println!(
+        "(a) all-to-all, {gpus} GPUs ({} servers), rail-optimized {} tiers, {} links, {} B per \
+         pair; fabric + DAG {built:.2} s",
+        topo.servers,
+        topo.tiers,
+        topo.links.len(),
+        block
+    );
+    report("(a)", &r, &st, wall);
+}
+
+/// (b) The DP all-reduce of Llama 3 405B on 131,072 GPUs, as ring steps: `steps` consecutive
+/// steps of every ring with their real dependencies (the step-k send of rank i waits for rank
+/// i-1's step k-1 send) are simulated; every ring step repeats the same flow set, so the other
+/// steps follow from the last simulated one (see below).
+fn llama_dp_all_reduce(channels: u32, steps: u32) {
+    let t0 = Instant::now();
+    let topo = build(&spec(131_072, 3)).expect("131,072-GPU fabric");
+    let (tp, pp, dp) = (8u32, 16u32, 1024u32);
+    // Llama 3 405B: 405e9 parameters (Llama 3 paper, Dubey et al. 2024, table 3); per GPU the
+    // gradient of its PP stage's TP shard in bf16: 405e9 / 16 / 8 x 2 B = 6,328,125,000 B.
+    let grad_bytes: u64 = 405_000_000_000 / (pp * tp) as u64 * 2;
+    // A ring all-reduce moves the buffer in n chunks, one per step, split over the channels.
+    let chunk = grad_bytes / dp as u64 / channels as u64;
+    let servers_per_stage = topo.servers / pp;
+    let mut dag = MessageDag::default();
+    let rings = tp * pp * channels;
+    dag.messages.reserve((rings * dp * steps) as usize);
+    let mut prev: Vec<u32> = Vec::with_capacity(dp as usize);
+    let mut cur: Vec<u32> = Vec::with_capacity(dp as usize);
+    for stage in 0..pp {
+        for rail in 0..tp {
+            // DP group (TP rank `rail`, PP `stage`): GPU `rail` of the stage's 1,024 servers,
+            // all on rail `rail`.
+            let host = |d: u32| {
+                topo.host_of(stage * servers_per_stage + d, rail as u16)
+                    .expect("host")
+            };
+            for ch in 0..channels {
+                prev.clear();
+                for step in 0..steps {
+                    cur.clear();
+                    for d in 0..dp {
+                        let deps: &[u32] = if step == 0 {
+                            &[]
+                        } else {
+                            &prev[((d + dp - 1) % dp) as usize..][..1]
+                        };
+                        let m = dag.push(host(d), host((d + 1) % dp), chunk, Time::ZERO, deps);
+                        dag.messages[m as usize].qp = ch as u16;
+                        cur.push(m);
+                    }
+                    std::mem::swap(&mut prev, &mut cur);
+                }
+            }
+        }
+    }
+    let built = secs(t0);
+    let t1 = Instant::now();
+    let (r, st) =
+        flow::run(&topo, &SimParams::roce(), &dag, &FlowParams::default()).expect("valid DAG");
+    let wall = secs(t1);
+    println!(
+        "(b) Llama 3 405B DP all-reduce, 131,072 GPUs, TP {tp} PP {pp} DP {dp}: {} servers, \
+         rail-optimized {} tiers, {} links; {rings} rings x {dp} ranks, {} B gradient per GPU, \
+         {chunk} B per flow per step, {steps} of the {} ring steps simulated \
+         ({} messages); fabric + DAG {built:.2} s",
+        topo.servers,
+        topo.tiers,
+        topo.links.len(),
+        grad_bytes,
+        2 * (dp - 1),
+        rings * dp * steps,
+    );
+    report("(b)", &r, &st, wall);
+    // Every ring step repeats the same flow set, so each ring edge keeps the duration it had
+    // in the last simulated step: dur(d) = finish(d, k) - finish(d-1, k-1). The DAG's
+    // recurrence T(d, k) = T(d-1, k-1) + dur(d) then gives the last step (k = 2n-3) exactly:
+    // T(d, 2n-3) = T(d+3, 0) + 2 sum(dur) - dur(d+1) - dur(d+2) - dur(d+3) (indices mod n).
+    let n = dp as usize;
+    let fin = |ring: u32, k: u32, d: usize| -> u64 {
+        r.messages[((ring * steps + k) * dp) as usize + d]
+            .finish_ps
+            .expect("every message completes")
+    };
+    let (mut end_ps, mut step_sum) = (0u64, 0u128);
+    let mut dur = vec![0u64; n];
+    for ring in 0..rings {
+        let k = steps - 1;
+        for (d, du) in dur.iter_mut().enumerate() {
+            *du = fin(ring, k, d) - fin(ring, k - 1, (d + n - 1) % n);
+        }
+        let total: u64 = dur.iter().sum();
+        step_sum += total as u128;
+        for d in 0..n {
+            let t = fin(ring, 0, (d + 3) % n) + 2 * total
+                - dur[(d + 1) % n]
+                - dur[(d + 2) % n]
+                - dur[(d + 3) % n];
+            end_ps = end_ps.max(t);
+        }
+    }
+    let mean_step = step_sum as f64 / (rings as f64 * n as f64);
+    println!(
+        "(b) mean ring-edge step {:.3} us; all-reduce of the step's gradients {:.3} ms; bus \
+         bandwidth {:.1} GB/s (busbw = 2(n-1)/n x S / t, nccl-tests PERFORMANCE.md)",
+        mean_step / 1e6,
+        end_ps as f64 / 1e9,
+        2.0 * (dp - 1) as f64 / dp as f64 * grad_bytes as f64 / (end_ps as f64 / 1e12) / 1e9,
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let which = args.get(1).map(String::as_str).unwrap_or("all");
+    let arg = |i: usize, default: u32| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default);
+    if which == "a" || which == "all" {
+        all_to_all(if which == "a" { arg(2, 4096) } else { 4096 });
+    }
+    let (channels, steps) = if which == "b" {
+        (arg(2, 1), arg(3, 4))
+    } else {
+        (1, 4)
+    };
+    if which == "b" || which == "all" {
+        llama_dp_all_reduce(channels, steps.max(2));
+    }
+}

@@ -1,0 +1,94 @@
+//! Rates of whole components, cached by the multiset of (route, cap) of their flows.
+//!
+//! Every step of a ring, and every repetition of a collective, puts the same routes with the
+//! same caps on the fabric again. Max-min rates depend only on that multiset (and on the link
+//! capacities, fixed for a run), and flows with the same route and cap get the same rate, so a
+//! component seen before is answered by a lookup instead of a solve.
+//!
+//! The key is a 128-bit multiset hash (two independent 64-bit mixes of each (route, cap),
+//! summed, so the order of flows does not matter) plus the flow count; a hit also checks that
+//! every flow's (route, cap) is in the stored entry.
+
+use std::collections::BTreeMap;
+
+/// Smallest component worth caching (smaller ones solve faster than they hash).
+const MIN_FLOWS: usize = 16;
+
+struct Entry {
+    /// Sorted, deduplicated (route, cap) with the rate of every flow that has them.
+    rates: Vec<(u32, u64, u64)>,
+}
+
+pub struct RateCache {
+    entries: BTreeMap<(u64, u64, usize), Entry>,
+    /// Stored (route, cap, rate) triples, bounded by `budget`.
+    stored: usize,
+    budget: usize,
+    scratch: Vec<u64>,
+}
+
+/// SplitMix64 finalizer (Steele, Lea & Flood, OOPSLA 2014): a strong 64-bit mix.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn signature(flows: &[u32], route: &[u32], cap: &[u64]) -> (u64, u64, usize) {
+    let (mut a, mut b) = (0u64, 0u64);
+    for &f in flows {
+        let (r, c) = (route[f as usize] as u64, cap[f as usize]);
+        let x = mix(r ^ mix(c));
+        a = a.wrapping_add(x);
+        b = b.wrapping_add(mix(x ^ 0x9E37_79B9_7F4A_7C15));
+    }
+    (a, b, flows.len())
+}
+
+impl RateCache {
+    pub fn new(budget: usize) -> RateCache {
+        RateCache {
+            entries: BTreeMap::new(),
+            stored: 0,
+            budget,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The rate of each of `flows` (same order) when this multiset was stored before.
+    pub fn lookup(&mut self, flows: &[u32], route: &[u32], cap: &[u64]) -> Option<&[u64]> {
+        if flows.len() < MIN_FLOWS {
+            return None;
+        }
+        let e = self.entries.get(&signature(flows, route, cap))?;
+        self.scratch.clear();
+        for &f in flows {
+            let key = (route[f as usize], cap[f as usize]);
+            let i = e.rates.partition_point(|t| (t.0, t.1) < key);
+            match e.rates.get(i) {
+                Some(t) if (t.0, t.1) == key => self.scratch.push(t.2),
+                _ => return None,
+            }
+        }
+        Some(&self.scratch)
+    }
+
+    /// Stores the rates just computed for `flows`, while the budget allows.
+    pub fn store(&mut self, flows: &[u32], route: &[u32], cap: &[u64], rate: &[u64]) {
+        // Deduplication only shrinks the entry: a set larger than the room left is skipped
+        // before it is copied.
+        if flows.len() < MIN_FLOWS || self.stored + flows.len() > self.budget {
+            return;
+        }
+        let mut rates: Vec<(u32, u64, u64)> = flows
+            .iter()
+            .map(|&f| (route[f as usize], cap[f as usize], rate[f as usize]))
+            .collect();
+        rates.sort_unstable();
+        rates.dedup();
+        self.stored += rates.len();
+        self.entries
+            .insert(signature(flows, route, cap), Entry { rates });
+    }
+}

@@ -1,0 +1,557 @@
+//! The fluid event loop over a message DAG: flows drain at their max-min rates, which stay
+//! constant between events, so every completion time is exact.
+//!
+//! A message is posted at `max(start, last dependency's finish) + delay` (its `start` when it
+//! has no dependencies), as in the packet engine. A `Net` message then starts after the
+//! sender's NIC pipeline latency as one flow per subflow (see `paths`), carrying its wire
+//! bytes (payload plus per-packet headers). When its last byte has drained, the receiver holds
+//! it one path latency later (`recv_ps`) and the sender's completion, which releases the
+//! dependants, comes one ACK latency after that (`finish_ps`). `NvLink` messages take a
+//! fixed-rate intra-server pipe: `bytes` at the DAG's NVLink rate, as the packet engine does.
+//!
+//! Remaining work is kept exactly in bit-picoseconds per second (`bits x 10^12`), so with an
+//! integer rate r (bit/s) a flow's progress over dt ps is `r x dt` and its drain time
+//! `ceil(work / r)` ps: integer, deterministic, rounded up to the picosecond.
+//! All events at the same picosecond form one batch and one incremental solve.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
+use super::paths::{self, PathModel};
+use super::rate_model::RateModel;
+use super::report;
+use crate::message::{MessageDag, Path};
+use crate::sim::route;
+use crate::sim::{RunResult, SimParams};
+use crate::topology::Topology;
+use crate::units::Time;
+
+/// What the flow engine is told beyond the packet engine's parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowParams {
+    pub paths: PathModel,
+    pub rates: RateModel,
+    /// Flow rates the repeated-component cache may hold (0 disables it).
+    pub cache_entries: usize,
+}
+
+impl Default for FlowParams {
+    fn default() -> Self {
+        FlowParams {
+            paths: PathModel::Hash,
+            rates: RateModel::default(),
+            cache_entries: 1 << 22,
+        }
+    }
+}
+
+/// The engine's own counters (beside the results schema).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowStats {
+    pub solve: SolveStats,
+    pub flows: u64,
+    pub routes: u64,
+    /// Most flows active at once.
+    pub peak_active: u64,
+    /// Distinct event times (one incremental solve each, at most).
+    pub batches: u64,
+}
+
+/// Event kinds.
+const DRAINED: u8 = 0;
+const DONE: u8 = 1;
+const START: u8 = 2;
+const NONE: u64 = u64::MAX;
+const PS_PER_S: u128 = 1_000_000_000_000;
+
+/// Per-message state.
+#[derive(Clone, Copy)]
+pub(super) struct MsgState {
+    pub post: u64,
+    pub recv: u64,
+    pub finish: u64,
+    pending_deps: u32,
+    subflows_left: u32,
+}
+
+struct Loop<'a> {
+    topo: &'a Topology,
+    p: &'a SimParams,
+    fp: &'a FlowParams,
+    dag: &'a MessageDag,
+    solver: MaxMin,
+    /// Per route: cap given to the solver (bit/s, `NO_CAP` when the links are the limit), the
+    /// rate it reaches alone (min of cap and slowest link), and one-way latency after the
+    /// sender's NIC (ps).
+    route_cap: Vec<u64>,
+    route_line: Vec<u64>,
+    route_lat: Vec<u32>,
+    /// Per QP: the ACK path's latency (ps) and flow hash.
+    qp_ack: Vec<u32>,
+    qp_hash: Vec<u32>,
+    msg_qp: Vec<u32>,
+    /// First flow of each Net message (its subflows follow).
+    msg_flow: Vec<u32>,
+    msgs: Vec<MsgState>,
+    children_start: Vec<u32>,
+    children: Vec<u32>,
+    flow_msg: Vec<u32>,
+    flow_route: Vec<u32>,
+    work: Vec<u128>,
+    last: Vec<u64>,
+    ver: Vec<u32>,
+    /// Pending events by time: (kind, id, version). Flows sharing a bottleneck drain at the
+    /// same picosecond, so there are far fewer distinct times than events, and a time's
+    /// events sit together.
+    events: BTreeMap<u64, Vec<(u8, u32, u32)>>,
+    /// Messages without dependencies, by (start, id).
+    initial: Vec<u32>,
+    next_initial: usize,
+    now: u64,
+    /// The latest completion recorded without an event.
+    last_finish: u64,
+    active: u64,
+    stats: FlowStats,
+    scratch: Vec<u32>,
+}
+
+/// Runs `dag` on `topo` with the packet engine's `p` and the flow engine's `fp`.
+pub fn run(
+    topo: &Topology,
+    p: &SimParams,
+    dag: &MessageDag,
+    fp: &FlowParams,
+) -> Result<(RunResult, FlowStats), String> {
+    let wall = Instant::now();
+    let mut lp = Loop::new(topo, p, dag, fp)?;
+    lp.run();
+    let Loop {
+        msgs,
+        msg_qp,
+        route_line,
+        route_lat,
+        qp_ack,
+        solver,
+        now,
+        last_finish,
+        stats,
+        ..
+    } = lp;
+    drop(solver);
+    let events = stats.batches;
+    let result = report::results(
+        p,
+        dag,
+        &report::Timeline {
+            msgs: &msgs,
+            msg_qp: &msg_qp,
+            route_line: &route_line,
+            route_lat: &route_lat,
+            qp_ack: &qp_ack,
+            subflows: fp.paths.subflows(),
+            end_ps: now.max(last_finish),
+            events,
+        },
+        wall,
+    );
+    Ok((result, stats))
+}
+
+impl<'a> Loop<'a> {
+    fn new(
+        topo: &'a Topology,
+        p: &'a SimParams,
+        dag: &'a MessageDag,
+        fp: &'a FlowParams,
+    ) -> Result<Loop<'a>, String> {
+        p.validate()
+            .map_err(|(f, prob, allowed)| format!("parameter {f}: {prob} (allowed: {allowed})"))?;
+        fp.rates.validate()?;
+        check(topo, dag)?;
+        let k = fp.paths.subflows();
+        let (msg_qp, ends) = route::number_qps(&dag.messages);
+        let nq = ends.len();
+        let mut routes = Routes::new();
+        let (mut route_cap, mut route_line, mut route_lat) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut qp_ack, mut qp_hash) = (Vec::with_capacity(nq), Vec::with_capacity(nq));
+        let caps = paths::capacities(topo);
+        let mut links = Vec::new();
+        // With the same delay on every link of a tier, an ACK's path (same tiers, reverse
+        // order) has its data path's latency: no reverse walk needed.
+        let symmetric = paths::delays_uniform_per_tier(topo);
+        for (q, &(s, d)) in ends.iter().enumerate() {
+            let (fwd, rev) = paths::qp_hashes(p, q as u32, s, d);
+            qp_hash.push(fwd);
+            links.clear();
+            let (from, to, hash) = if symmetric { (s, d, fwd) } else { (d, s, rev) };
+            let h = PathModel::Hash;
+            paths::subflow_links(topo, p.routing, h, from, to, hash, 0, |_| 0, &mut links);
+            qp_ack.push(paths::one_way_ps(topo, p, &links) as u32);
+            if matches!(fp.paths, PathModel::Adaptive { .. }) {
+                continue; // placed when each subflow starts
+            }
+            for j in 0..k {
+                if !(symmetric && fp.paths == PathModel::Hash) {
+                    links.clear();
+                    paths::subflow_links(
+                        topo,
+                        p.routing,
+                        fp.paths,
+                        s,
+                        d,
+                        fwd,
+                        j,
+                        |_| 0,
+                        &mut links,
+                    );
+                }
+                routes.push(&links);
+                let (cap, line) = route_limits(&fp.rates, &caps, &links);
+                route_cap.push(cap);
+                route_line.push(line);
+                route_lat.push(paths::one_way_ps(topo, p, &links) as u32);
+            }
+        }
+        let mut msg_flow = vec![u32::MAX; dag.messages.len()];
+        let mut nflows = 0u32;
+        for (i, m) in dag.messages.iter().enumerate() {
+            if m.path == Path::Net {
+                msg_flow[i] = nflows;
+                nflows += k;
+            }
+        }
+        let n = dag.messages.len();
+        let (children_start, children) = children_of(dag);
+        let msgs = dag
+            .messages
+            .iter()
+            .map(|m| MsgState {
+                post: NONE,
+                recv: NONE,
+                finish: NONE,
+                pending_deps: m.deps_len,
+                subflows_left: 0,
+            })
+            .collect();
+        let mut initial: Vec<u32> = (0..n as u32)
+            .filter(|&i| dag.messages[i as usize].deps_len == 0)
+            .collect();
+        initial.sort_by_key(|&i| (dag.messages[i as usize].start, i));
+        let nf = nflows as usize;
+        let mut solver = MaxMin::new(caps, routes, nf);
+        if fp.cache_entries > 0 {
+            solver = solver.with_cache(fp.cache_entries);
+        }
+        Ok(Loop {
+            topo,
+            p,
+            fp,
+            dag,
+            solver,
+            route_cap,
+            route_line,
+            route_lat,
+            qp_ack,
+            qp_hash,
+            msg_qp,
+            msg_flow,
+            msgs,
+            children_start,
+            children,
+            flow_msg: vec![u32::MAX; nf],
+            flow_route: vec![u32::MAX; nf],
+            work: vec![0; nf],
+            last: vec![0; nf],
+            ver: vec![0; nf],
+            events: BTreeMap::new(),
+            initial,
+            next_initial: 0,
+            now: 0,
+            last_finish: 0,
+            active: 0,
+            stats: FlowStats {
+                flows: nflows as u64,
+                ..FlowStats::default()
+            },
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The time of the next event, initial posts included.
+    fn next_time(&self) -> Option<u64> {
+        let heap = self.events.first_key_value().map(|e| *e.0);
+        let init = self
+            .initial
+            .get(self.next_initial)
+            .map(|&m| self.start_time(m, self.dag.messages[m as usize].start.ps()));
+        match (heap, init) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// When a message posted at `post` starts moving bytes.
+    fn start_time(&self, m: u32, post: u64) -> u64 {
+        match self.dag.messages[m as usize].path {
+            Path::Net => post + self.p.nic_latency.ps(),
+            Path::NvLink => post,
+        }
+    }
+
+    fn run(&mut self) {
+        let mut changed: Vec<(u32, u64)> = Vec::new();
+        while let Some(t) = self.next_time() {
+            self.now = t;
+            self.stats.batches += 1;
+            // Events first (a release at a zero delay joins this batch), then initial posts.
+            while let Some(entry) = self.events.first_entry() {
+                if *entry.key() != t {
+                    break;
+                }
+                let batch = entry.remove();
+                for &(kind, id, ver) in &batch {
+                    match kind {
+                        DRAINED => self.drained(id, ver),
+                        DONE => self.done(id),
+                        _ => self.start(id),
+                    }
+                }
+            }
+            while self.initial_due(t) {
+                let m = self.initial[self.next_initial];
+                self.next_initial += 1;
+                self.msgs[m as usize].post = self.dag.messages[m as usize].start.ps();
+                self.start(m);
+            }
+            changed.clear();
+            self.solver.resolve(&mut changed);
+            for &(f, old) in &changed {
+                self.reschedule(f, old);
+            }
+        }
+        self.stats.solve = self.solver.stats();
+        self.stats.routes = self.solver.routes().len() as u64;
+    }
+
+    #[inline]
+    fn push(&mut self, t: u64, kind: u8, id: u32, ver: u32) {
+        self.events.entry(t).or_default().push((kind, id, ver));
+    }
+
+    fn initial_due(&self, t: u64) -> bool {
+        self.initial
+            .get(self.next_initial)
+            .is_some_and(|&m| self.start_time(m, self.dag.messages[m as usize].start.ps()) == t)
+    }
+
+    /// Flow `f`'s rate changed from `old`: account its progress and schedule its drain.
+    fn reschedule(&mut self, f: u32, old: u64) {
+        let fi = f as usize;
+        let done = old as u128 * (self.now - self.last[fi]) as u128;
+        self.work[fi] = self.work[fi].saturating_sub(done);
+        self.last[fi] = self.now;
+        self.ver[fi] = self.ver[fi].wrapping_add(1);
+        let r = self.solver.rate(f) as u128;
+        debug_assert!(r > 0, "max-min gives every flow a positive rate");
+        let dt = self.work[fi].div_ceil(r) as u64;
+        self.push(self.now + dt, DRAINED, f, self.ver[fi]);
+    }
+
+    fn start(&mut self, m: u32) {
+        let msg = &self.dag.messages[m as usize];
+        if msg.path == Path::NvLink {
+            let rate = self.dag.nvlink_rate.expect("checked in `check`");
+            let end = self.now + rate.serialize(msg.bytes).ps();
+            self.msgs[m as usize].recv = end;
+            self.complete_at(m, end);
+            return;
+        }
+        let k = self.fp.paths.subflows();
+        let wire = paths::wire_bytes(self.p, msg.bytes).max(1);
+        let qp = self.msg_qp[m as usize];
+        let (s, d) = (msg.src.0, msg.dst.0);
+        self.msgs[m as usize].subflows_left = k;
+        for j in 0..k {
+            let f = self.msg_flow[m as usize] + j;
+            let fi = f as usize;
+            self.flow_msg[fi] = m;
+            let bytes = wire / k as u64 + ((j as u64) < wire % k as u64) as u64;
+            let r = match self.fp.paths {
+                PathModel::Adaptive { .. } => self.place_adaptive(qp, s, d, j),
+                _ => qp * k + j,
+            };
+            self.flow_route[fi] = r;
+            if bytes == 0 {
+                self.subflow_done(m, r);
+                continue;
+            }
+            self.work[fi] = bytes as u128 * 8 * PS_PER_S;
+            self.last[fi] = self.now;
+            self.solver.add(f, r, self.route_cap[r as usize]);
+            self.active += 1;
+        }
+        self.stats.peak_active = self.stats.peak_active.max(self.active);
+    }
+
+    /// Places subflow `j` of QP `qp` on the least-loaded ports now; returns its new route.
+    fn place_adaptive(&mut self, qp: u32, s: u32, d: u32, j: u32) -> u32 {
+        let mut links = std::mem::take(&mut self.scratch);
+        links.clear();
+        let solver = &self.solver;
+        paths::subflow_links(
+            self.topo,
+            self.p.routing,
+            self.fp.paths,
+            s,
+            d,
+            self.qp_hash[qp as usize],
+            j,
+            |l| solver.load(l),
+            &mut links,
+        );
+        let slowest = links.iter().map(|&l| self.solver.capacity(l)).min();
+        let r = self.solver.push_route(&links);
+        let (cap, line) = limits(&self.fp.rates, slowest.unwrap_or(0));
+        self.route_cap.push(cap);
+        self.route_line.push(line);
+        self.route_lat
+            .push(paths::one_way_ps(self.topo, self.p, &links) as u32);
+        self.scratch = links;
+        r
+    }
+
+    fn drained(&mut self, f: u32, ver: u32) {
+        let fi = f as usize;
+        if ver != self.ver[fi] || !self.solver.is_active(f) {
+            return;
+        }
+        self.solver.remove(f);
+        self.active -= 1;
+        let m = self.flow_msg[fi];
+        self.subflow_done(m, self.flow_route[fi]);
+    }
+
+    /// A subflow of `m` on route `r` has put its last byte on the wire.
+    fn subflow_done(&mut self, m: u32, r: u32) {
+        let arrive = self.now + self.route_lat[r as usize] as u64;
+        let st = &mut self.msgs[m as usize];
+        st.recv = if st.recv == NONE {
+            arrive
+        } else {
+            st.recv.max(arrive)
+        };
+        st.subflows_left -= 1;
+        if st.subflows_left == 0 {
+            let qp = self.msg_qp[m as usize];
+            let finish = st.recv + self.qp_ack[qp as usize] as u64;
+            self.complete_at(m, finish);
+        }
+    }
+
+    /// `m` completes at `t`: an event when it has dependants to release, else just recorded.
+    fn complete_at(&mut self, m: u32, t: u64) {
+        if self.children_start[m as usize] == self.children_start[m as usize + 1] {
+            self.msgs[m as usize].finish = t;
+            self.last_finish = self.last_finish.max(t);
+        } else {
+            self.push(t, DONE, m, 0);
+        }
+    }
+
+    /// The sender's completion of `m`: release its dependants.
+    fn done(&mut self, m: u32) {
+        self.msgs[m as usize].finish = self.now;
+        let (a, b) = (
+            self.children_start[m as usize] as usize,
+            self.children_start[m as usize + 1] as usize,
+        );
+        for i in a..b {
+            let c = self.children[i];
+            let st = &mut self.msgs[c as usize];
+            st.pending_deps -= 1;
+            if st.pending_deps == 0 {
+                let msg = &self.dag.messages[c as usize];
+                let post = msg.start.max(Time(self.now) + msg.delay).ps();
+                self.msgs[c as usize].post = post;
+                let at = self.start_time(c, post);
+                self.push(at, START, c, 0);
+            }
+        }
+    }
+}
+
+/// A route's solver cap and alone rate, from its slowest link's capacity.
+fn route_limits(rates: &RateModel, caps: &[u64], links: &[u32]) -> (u64, u64) {
+    limits(
+        rates,
+        links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0),
+    )
+}
+
+/// The cap the rate model sets (`NO_CAP` when the slowest link binds first) and the rate a
+/// flow reaches alone.
+fn limits(rates: &RateModel, slowest: u64) -> (u64, u64) {
+    let cap = rates.cap(slowest);
+    if cap < slowest {
+        (cap, cap)
+    } else {
+        (NO_CAP, slowest)
+    }
+}
+
+/// Checks that the DAG fits the topology (the packet engine's rules).
+fn check(topo: &Topology, dag: &MessageDag) -> Result<(), String> {
+    let nh = topo.num_hosts() as u32;
+    for (i, m) in dag.messages.iter().enumerate() {
+        if m.src.0 >= nh || m.dst.0 >= nh {
+            return Err(format!(
+                "message {i}: host {} -> {} but the topology has {nh} hosts",
+                m.src.0, m.dst.0
+            ));
+        }
+        match m.path {
+            Path::Net if m.src == m.dst => {
+                return Err(format!(
+                    "message {i}: source and destination are both host {}",
+                    m.src.0
+                ));
+            }
+            Path::NvLink if dag.nvlink_rate.is_none() => {
+                return Err(format!(
+                    "message {i} uses NVLink but the DAG has no NVLink rate"
+                ));
+            }
+            _ => {}
+        }
+        if let Some(&d) = dag.deps_of(i as u32).iter().find(|&&d| d as usize >= i) {
+            return Err(format!(
+                "message {i} depends on {d}, which does not come before it"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Dependants of every message (CSR).
+fn children_of(dag: &MessageDag) -> (Vec<u32>, Vec<u32>) {
+    let n = dag.messages.len();
+    let mut start = vec![0u32; n + 1];
+    for i in 0..n {
+        for &d in dag.deps_of(i as u32) {
+            start[d as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut children = vec![0u32; start[n] as usize];
+    for i in 0..n {
+        for &d in dag.deps_of(i as u32) {
+            children[fill[d as usize] as usize] = i as u32;
+            fill[d as usize] += 1;
+        }
+    }
+    (start, children)
+}

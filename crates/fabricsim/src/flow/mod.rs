@@ -1,0 +1,27 @@
+//! The flow-level (fluid) engine: max-min fair rates over the real paths, for fabrics of 10K to
+//! 131K GPUs where a packet run would take hours.
+//!
+//! It takes what the packet engine takes (topology, `SimParams`, a `MessageDag`) plus
+//! [`FlowParams`], and returns the same `RunResult` schema, so the two compare record by record:
+//! `flow::run(&topo, &params, &dag, &FlowParams::default())` gives `(RunResult, FlowStats)`.
+//! It places every flow where the packet engine sends its packets (same QP numbering, hash and
+//! per-switch choice, through `sim::route`), so ECMP collisions are the same.
+//!
+//! - `maxmin`: the incremental max-min solver (progressive filling, integer rates);
+//! - `cache`: rates of repeated components (ring steps) by flow-set signature;
+//! - `paths`: directed links, the packet engine's per-QP ECMP routes, spraying and adaptive
+//!   splits, latencies and wire bytes;
+//! - `rate_model`: per-flow caps, where calibrated fabric effects plug in;
+//! - `fluid`: the event loop; `report`: the results.
+
+pub mod cache;
+pub mod fluid;
+pub mod maxmin;
+pub mod paths;
+pub mod rate_model;
+mod report;
+
+pub use fluid::{FlowParams, FlowStats, run};
+pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
+pub use paths::PathModel;
+pub use rate_model::RateModel;

@@ -1,0 +1,138 @@
+//! Where a message's bytes go: directed links, the per-QP routes of the packet engine, and the
+//! split of a message over several paths for spraying and adaptive routing.
+//!
+//! - `Hash`: the packet engine's routing exactly: QPs numbered as it numbers them
+//!   (`route::number_qps`), the same 5-tuple hash per QP (`route::five_tuple_hash` of the QP's
+//!   UDP source port) and the same per-switch choice (`route::hashed`), so the same flows
+//!   collide on the same links. With `RoutePolicy::DestStatic` the choice is D-mod-K.
+//! - `Spray { paths: k }`: per-packet spraying as an even split: the message becomes k
+//!   subflows of equal bytes; subflow j takes, at every switch, the j-th candidate after the
+//!   hashed one, so the k subflows leave the first switch on k different ports when it has k.
+//!   The message completes when its last subflow does (a sprayed message waits for its slowest
+//!   path, as the receiver needs every packet).
+//! - `Adaptive { paths: k }`: adaptive routing as a load-aware split: k subflows, each placed
+//!   when it starts on the candidate port with the fewest active flows at every switch (ties
+//!   go to the hashed candidate, then the next ones in order). This is the fluid view of
+//!   per-packet/flowlet adaptive routing choosing the least-occupied egress queue
+//!   (InfiniBand AR, Spectrum-X): load spreads by occupancy, not by hash.
+
+use crate::sim::route;
+use crate::sim::{RoutePolicy, SimParams};
+use crate::topology::{NodeId, PortId, Topology};
+
+/// How messages are placed on paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathModel {
+    /// One path per QP, exactly as the packet engine's `SimParams::routing` picks it.
+    Hash,
+    /// Even split over `paths` subflows (packet spraying).
+    Spray { paths: u16 },
+    /// Load-aware split over `paths` subflows placed on the least-loaded ports.
+    Adaptive { paths: u16 },
+}
+
+impl PathModel {
+    /// Subflows per message.
+    pub fn subflows(self) -> u32 {
+        match self {
+            PathModel::Hash => 1,
+            PathModel::Spray { paths } | PathModel::Adaptive { paths } => paths.max(1) as u32,
+        }
+    }
+}
+
+/// The directed link leaving through egress port `p`: `2 * link` going up (from the lower
+/// end), `2 * link + 1` going down. Links are full duplex: each direction has its own rate.
+#[inline]
+pub fn directed_link(topo: &Topology, p: PortId) -> u32 {
+    let l = topo.ports[p.idx()].link;
+    let up = topo.links[l.idx()].ends[0] == p;
+    2 * l.0 + (!up) as u32
+}
+
+/// Capacity of every directed link, bit/s.
+pub fn capacities(topo: &Topology) -> Vec<u64> {
+    topo.links
+        .iter()
+        .flat_map(|l| [l.rate.bps(), l.rate.bps()])
+        .collect()
+}
+
+/// The QP's flow hashes (forward, and reverse for its ACKs), as the packet engine sets them.
+pub fn qp_hashes(p: &SimParams, qp: u32, src: u32, dst: u32) -> (u32, u32) {
+    let sport = route::qp_sport(qp);
+    (
+        route::five_tuple_hash(src, dst, sport, p.udp_dport),
+        route::five_tuple_hash(dst, src, sport, p.udp_dport),
+    )
+}
+
+/// Appends the directed links of subflow `j` of a QP from `src` to `dst` with flow hash
+/// `hash` to `out`; `load` gives a directed link's active flow count for `Adaptive`.
+#[allow(clippy::too_many_arguments)]
+pub fn subflow_links(
+    topo: &Topology,
+    policy: RoutePolicy,
+    model: PathModel,
+    src: u32,
+    dst: u32,
+    hash: u32,
+    j: u32,
+    load: impl Fn(u32) -> u32,
+    out: &mut Vec<u32>,
+) {
+    let hashed = route::hashed(policy, hash, dst);
+    let pick = |node: NodeId, c: &[PortId]| -> usize {
+        let h = hashed(node, c);
+        match model {
+            PathModel::Hash => h,
+            PathModel::Spray { .. } => (h + j as usize) % c.len(),
+            PathModel::Adaptive { .. } => (0..c.len())
+                .map(|i| (h + i) % c.len())
+                .min_by_key(|&k| load(directed_link(topo, c[k])))
+                .expect("next_hops is never empty on a built fabric"),
+        }
+    };
+    route::walk(topo, src, dst, pick, |p| out.push(directed_link(topo, p)));
+}
+
+/// One-way latency along directed links, after the sender's NIC pipeline: per link its
+/// propagation delay and the pipeline latency of the node it enters (switch or receiving NIC),
+/// as the packet engine's unloaded latency with cut-through (serialization is the fluid drain).
+pub fn one_way_ps(topo: &Topology, p: &SimParams, links: &[u32]) -> u64 {
+    links
+        .iter()
+        .map(|&d| {
+            let link = &topo.links[(d / 2) as usize];
+            let head = link.ends[if d % 2 == 0 { 1 } else { 0 }];
+            let node = topo.ports[head.idx()].node;
+            let pipeline = if topo.nodes[node.idx()].is_switch() {
+                p.switch_latency
+            } else {
+                p.nic_latency
+            };
+            (link.delay + pipeline).ps()
+        })
+        .sum()
+}
+
+/// Whether every link of a tier has the same propagation delay (then a path and its reverse,
+/// which cross the same tiers, have the same latency).
+pub fn delays_uniform_per_tier(topo: &Topology) -> bool {
+    let mut delay: [Option<crate::units::Time>; 4] = [None; 4];
+    topo.links.iter().all(|l| {
+        let d = &mut delay[(l.tier as usize).min(3)];
+        *d.get_or_insert(l.delay) == l.delay
+    })
+}
+
+/// Bytes a message of `bytes` payload puts on the wire: full MTU packets and a last partial
+/// one, each with the profile's header and per-frame wire overhead (the payload efficiency
+/// `mtu / (mtu + overhead)` of full packets, exact for the last one).
+pub fn wire_bytes(p: &SimParams, bytes: u64) -> u64 {
+    let mtu = p.mtu_bytes as u64;
+    let (full, last) = (bytes / mtu, bytes % mtu);
+    let frame =
+        |payload: u64| p.data_frame_bytes(payload as u32) as u64 + p.wire_overhead_bytes as u64;
+    full * frame(mtu) + if last > 0 { frame(last) } else { 0 }
+}

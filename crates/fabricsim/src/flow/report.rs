@@ -1,0 +1,119 @@
+//! The flow engine's results in the packet engine's schema (`sim::results`), so runs of the two
+//! engines compare record by record.
+
+use std::time::Instant;
+
+use super::fluid::MsgState;
+use super::paths;
+use crate::message::{MessageDag, Path};
+use crate::sim::SimParams;
+use crate::sim::results::{
+    Counters, MessageResult, RunResult, SimInfo, Status, Summary, percentile,
+};
+
+const NONE: u64 = u64::MAX;
+
+/// What the event loop leaves behind.
+pub(super) struct Timeline<'a> {
+    pub msgs: &'a [MsgState],
+    pub msg_qp: &'a [u32],
+    pub route_line: &'a [u64],
+    pub route_lat: &'a [u32],
+    pub qp_ack: &'a [u32],
+    pub subflows: u32,
+    pub end_ps: u64,
+    pub events: u64,
+}
+
+/// Per-message records, counters and the summary.
+pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Instant) -> RunResult {
+    let mut messages = Vec::with_capacity(dag.messages.len());
+    let mut fcts = Vec::with_capacity(dag.messages.len());
+    let mut c = Counters::default();
+    let (mut slowdown_sum, mut first_post, mut last_finish) = (0.0, u64::MAX, 0u64);
+    for (i, m) in dag.messages.iter().enumerate() {
+        let st = &tl.msgs[i];
+        let qp = tl.msg_qp[i];
+        let ideal = match m.path {
+            Path::NvLink => dag.nvlink_rate.map_or(0, |r| r.serialize(m.bytes).ps()),
+            // Alone on the fabric: the NIC pipeline, the wire bytes at the first subflow's
+            // bottleneck (Hash and Spray routes are per QP; an adaptive route's first one),
+            // the path and the ACK back.
+            Path::Net => {
+                let r = (qp * tl.subflows) as usize;
+                let cap = tl.route_line.get(r).copied().unwrap_or(0);
+                let lat = tl.route_lat.get(r).copied().unwrap_or(0) as u64;
+                let wire = paths::wire_bytes(p, m.bytes);
+                let line = (cap != 0)
+                    .then(|| (wire as u128 * 8 * 1_000_000_000_000).div_ceil(cap as u128) as u64);
+                p.nic_latency.ps() + line.unwrap_or(0) + lat + tl.qp_ack[qp as usize] as u64
+            }
+        };
+        let opt = |t: u64| (t != NONE).then_some(t);
+        let fct = (st.finish != NONE).then(|| st.finish - st.post);
+        if let Some(f) = fct {
+            fcts.push(f);
+            if ideal > 0 {
+                slowdown_sum += f as f64 / ideal as f64;
+            }
+            first_post = first_post.min(st.post);
+            last_finish = last_finish.max(st.finish);
+            if m.path == Path::Net {
+                c.bytes_offered += m.bytes;
+                c.bytes_delivered += m.bytes;
+                c.data_packets += m.bytes.div_ceil(p.mtu_bytes as u64).max(1);
+            }
+        }
+        messages.push(MessageResult {
+            id: i as u32,
+            qp: (m.path == Path::Net).then_some(qp),
+            src: m.src.0,
+            dst: m.dst.0,
+            bytes: m.bytes,
+            start_ps: opt(st.post),
+            recv_ps: opt(st.recv),
+            finish_ps: opt(st.finish),
+            fct_ps: fct,
+            ideal_fct_ps: ideal,
+        });
+    }
+    let completed = fcts.len() as u64;
+    fcts.sort_unstable();
+    let span = last_finish.saturating_sub(first_post);
+    let round6 = |x: f64| (x * 1e6).round() / 1e6;
+    let summary = Summary {
+        messages_total: messages.len() as u64,
+        messages_completed: completed,
+        messages_failed: 0,
+        fct_p50_ps: percentile(&fcts, 0.5),
+        fct_p99_ps: percentile(&fcts, 0.99),
+        fct_p999_ps: percentile(&fcts, 0.999),
+        max_fct_ps: fcts.last().copied(),
+        mean_slowdown: (completed > 0).then(|| round6(slowdown_sum / completed as f64)),
+        goodput_gbps: (span > 0)
+            .then(|| round6(c.bytes_delivered as f64 * 8.0 / span as f64 * 1e3)),
+    };
+    let status = if completed == messages.len() as u64 {
+        Status::Complete
+    } else {
+        Status::Unfinished
+    };
+    let wall_s = wall.elapsed().as_secs_f64();
+    RunResult {
+        sim: SimInfo {
+            status,
+            partial: false,
+            seed: p.seed,
+            end_ps: tl.end_ps,
+            events: tl.events,
+            wall_s,
+            events_per_s: tl.events as f64 / wall_s.max(1e-9),
+            packets_per_s: 0.0,
+            peak_packets: 0,
+        },
+        counters: c,
+        summary,
+        messages,
+        series: None,
+    }
+}

@@ -1,0 +1,40 @@
+//! `fabricsim train` from a scenario: the cluster `plan` builds (design and topology from
+//! `[cluster]`, `[fabric]` and `[topology]`), the ranks placed on its hosts, the `[train]` job
+//! validated on it, and one step modelled on the profile's and GPU's link parameters.
+
+use super::config::TrainConfig;
+use super::efficiency::Efficiency;
+use super::step::{StepReport, step};
+use crate::error::InputError;
+use crate::scenario::{Design, Scenario};
+use crate::topology::Topology;
+use crate::workload::comm_model::AlphaBetaModel;
+use crate::workload::link_params::FabricParams;
+use crate::workload::placement::Placement;
+
+/// Everything a training run resolved and computed; the engines calibrate `comm` on
+/// `topology` through `config.place`.
+pub struct TrainRun {
+    pub design: Design,
+    pub topology: Topology,
+    pub config: TrainConfig,
+    pub comm: AlphaBetaModel,
+    pub report: StepReport,
+}
+
+/// Validates the scenario, builds its topology, places the ranks and models one step with the
+/// closed-form communication model.
+pub fn run(s: &Scenario) -> Result<TrainRun, InputError> {
+    let (design, topology) = s.design_and_topology()?;
+    let place = Placement::on_topology(&topology, design.spec.gpus_per_node);
+    let config = TrainConfig::resolve(s, &design, place)?;
+    let comm = AlphaBetaModel::new(FabricParams::of(&design));
+    let report = step(&config, &Efficiency::h200(&design.catalog), &comm);
+    Ok(TrainRun {
+        design,
+        topology,
+        config,
+        comm,
+        report,
+    })
+}
