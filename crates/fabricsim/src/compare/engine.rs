@@ -8,7 +8,6 @@ use crate::sim::results::Counters;
 use crate::sim::{self, Faults, RunOptions, SimParams, Status, Transport};
 use crate::topology::Topology;
 use crate::units::{BitRate, Time};
-use crate::workload::placement::Placement;
 
 /// NCCL channels of the measured collectives (NCCL's default for 8 NICs per node is one
 /// channel per NIC; 2 keeps two QPs per connection for ECMP entropy, an ESTIMATE).
@@ -37,13 +36,6 @@ pub fn params(v: &Variant, family: Family, rate: BitRate, seed: u64) -> SimParam
         p.window_packets = p.bdp_packets(rate, bdp_rtt(&p));
     }
     p
-}
-
-/// GPUs addressed through the topology's rail NICs (GPU i of a server uses NIC i).
-pub fn placement(t: &Topology, gpus_per_node: u32) -> Placement {
-    Placement::new(t.servers, gpus_per_node, |s, l| {
-        t.host_of(s, l as u16).expect("every GPU has its rail NIC")
-    })
 }
 
 /// Completion time of `dag` (the last message's sender completion) and the run's counters;

@@ -11,13 +11,13 @@ use super::variant::{self, Variant};
 use crate::error::InputError;
 use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
-use crate::scenario::train::TrainSection;
 use crate::scenario::{Design, Scenario};
 use crate::topology::Topology;
 use crate::workload::busbw::busbw_gbps;
 use crate::workload::collective::Op;
 use crate::workload::comm_model::{AlphaBetaModel, CommModel, GroupShape};
-use crate::workload::fabric_estimate::FabricParams;
+use crate::workload::link_params::FabricParams;
+use crate::workload::placement::Placement;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
 
@@ -126,37 +126,21 @@ pub struct Comparison {
 
 const SECONDS_PER_HOUR: f64 = 3600.0;
 
-/// The training job of `s` (its `[train]`, or the built-in comparison's) on `design`'s
-/// cluster: size, GPU and fabric come from `[cluster]` and the compared `profile`.
+/// The training job of `s` (its `[train]`, or the built-in comparison's when it has none) on
+/// `design`'s cluster, with the ranks placed on `topo`'s hosts.
 pub fn train_config(
     s: &Scenario,
     design: &Design,
-    profile: &str,
+    topo: &Topology,
 ) -> Result<TrainConfig, InputError> {
-    let default = default_scenario();
-    let (train_file, train_src) = match &s.file.train {
-        Some(t) => (t, &s.source),
-        None => (
-            default
-                .file
-                .train
-                .as_ref()
-                .expect("the default has [train]"),
-            &default.source,
-        ),
-    };
-    let c = &design.spec;
-    let flags = TrainSection {
-        gpus: Some(c.gpus as u64),
-        gpus_per_node: Some(c.gpus_per_node as u64),
-        gpu: Some(design.gpu.id.clone()),
-        fabric: Some(profile.to_string()),
-        ..TrainSection::default()
-    };
-    TrainConfig::resolve(&flags, Some((train_file, train_src)))
+    let mut s = s.clone();
+    if s.file.train.is_none() {
+        s.file.train = default_scenario().file.train;
+    }
+    let place = Placement::on_topology(topo, design.spec.gpus_per_node);
+    TrainConfig::resolve(&s, design, place)
 }
 
-/// Runs the plan and the training step of `s` on `v`'s fabric.
 fn engine_source(r: &StepReport, t: &super::step::EngineTotals) -> String {
     let mut src = format!(
         "{}; fitted from {} packet-engine runs ({} drops, {} retransmitted packets, {} timeouts)",
@@ -196,7 +180,7 @@ fn one(s: &Scenario, v: &Variant, utilization: f64, seed: u64) -> Result<FabricR
     sv.file.fabric.profile = v.profile.clone();
     let (design, topology, plan) = crate::plan::run(&sv)?;
     let c = design.spec.clone();
-    let cfg = train_config(s, &design, &v.profile)?;
+    let cfg = train_config(&sv, &design, &topology)?;
     // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
     // compare on the same footing; loss acts only through these runs.
     let (r, totals) = super::step::engine_step(&cfg, &design, &topology, v, seed).map_err(|e| {
@@ -212,8 +196,11 @@ fn one(s: &Scenario, v: &Variant, utilization: f64, seed: u64) -> Result<FabricR
     let busbw = if v.needs_engine() {
         Vec::new()
     } else {
-        let fabric = FabricParams::estimate("compare.fabrics", &v.profile, &cfg.gpu)?;
-        busbw_curves(&AlphaBetaModel::new(fabric), c.gpus, plan.servers)
+        busbw_curves(
+            &AlphaBetaModel::new(FabricParams::of(&design)),
+            c.gpus,
+            plan.servers,
+        )
     };
     Ok(FabricResult {
         variant: v.clone(),

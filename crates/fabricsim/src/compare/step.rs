@@ -5,12 +5,13 @@
 
 use serde::Serialize;
 
-use super::engine::{CHANNELS, makespan, params, placement};
+use super::engine::{CHANNELS, makespan, params};
 use super::variant::Variant;
 use crate::scenario::Design;
 use crate::topology::Topology;
 use crate::units::{BitRate, Time};
 use crate::workload::comm_model::AlphaBetaModel;
+use crate::workload::link_params::FabricParams;
 use crate::workload::measure::SweepError;
 use crate::workload::train::calibrate::calibrate_at;
 use crate::workload::train::config::TrainConfig;
@@ -54,25 +55,18 @@ pub fn engine_step(
     v: &Variant,
     seed: u64,
 ) -> Result<(StepReport, EngineTotals), String> {
-    let eff = Efficiency::h200();
-    let fabric = crate::workload::fabric_estimate::FabricParams::estimate(
-        "compare.fabrics",
-        &v.profile,
-        &cfg.gpu,
-    )
-    .map_err(|e| e.to_string())?;
-    let mut model = AlphaBetaModel::new(fabric);
+    let eff = Efficiency::h200(&design.catalog);
+    let mut model = AlphaBetaModel::new(FabricParams::of(design));
     // The step's collectives and sizes come from the closed-form step; the fits replace times.
-    let first = step(cfg, &eff, &model).map_err(|e| e.to_string())?;
+    let first = step(cfg, &eff, &model);
     let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
     let p = params(v, design.profile.family, rate, seed);
-    let place = placement(topo, design.spec.gpus_per_node);
     let nvlink = BitRate((cfg.gpu.nvlink_one_way_bytes_per_s() * 8.0) as u64);
     let mut totals = EngineTotals::default();
     let calibrated = calibrate_at(
         &mut model,
         &first,
-        &place,
+        &cfg.place,
         nvlink,
         CHANNELS,
         &sizes,
@@ -102,6 +96,6 @@ pub fn engine_step(
             )
         })
         .collect();
-    let r = step(cfg, &eff, &model).map_err(|e| e.to_string())?;
+    let r = step(cfg, &eff, &model);
     Ok((r, totals))
 }

@@ -164,7 +164,7 @@ pub fn run_point(base: &Scenario, fabric: &Variant, seed: u64, point: &Point) ->
     s.file.fabric.profile = v.profile.clone();
     let outcome = (|| -> Result<_, String> {
         let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
-        let cfg = train_config(&s, &design, &v.profile).map_err(|e| e.to_string())?;
+        let cfg = train_config(&s, &design, &topo).map_err(|e| e.to_string())?;
         let (r, totals) = engine_step(&cfg, &design, &topo, &v, seed)?;
         let secs = design.cost.years as f64 * crate::plan::cost::HOURS_PER_YEAR * 3600.0;
         let cpt = plan.cost.cluster_tco_usd / (r.tokens_per_s * secs / 1e6);
