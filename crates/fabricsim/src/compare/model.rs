@@ -120,11 +120,17 @@ pub struct Comparison {
     pub relative: Vec<Relative>,
     pub section: CompareSection,
     pub years: u32,
+    /// MFU against loss rate for go-back-N and selective repeat on the first RoCE fabric
+    /// (packet-engine runs; [`super::sweep`]), with its axes.
+    pub loss_sweep: Option<(Vec<super::sweep::SweepAxis>, Vec<super::sweep::PointResult>)>,
     /// Statements about what the figures mean and what is not modelled.
     pub notes: Vec<String>,
 }
 
 const SECONDS_PER_HOUR: f64 = 3600.0;
+
+/// Loss rates of the comparison's MFU-against-loss chart (0 to 1%).
+const COMPARE_LOSS_RATES: &str = "loss_rate=0,0.001,0.003,0.01";
 
 /// The training job of `s` (its `[train]`, or the built-in comparison's when it has none) on
 /// `design`'s cluster, with the ranks placed on `topo`'s hosts.
@@ -268,7 +274,27 @@ pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
         notes.push("No [train] section: the step is the built-in comparison's (examples/compare-default.toml: Llama 3 70B, TP 8, PP 4, ZeRO-1).".into());
     }
     notes.extend(fabrics.iter().filter_map(|f| f.missing.clone()));
+    let loss_sweep = fabrics
+        .iter()
+        .find(|f| f.design.profile.family == crate::profile::Family::Roce)
+        .map(|f| {
+            let axes = vec![
+                super::sweep::SweepAxis::parse("loss_rate", COMPARE_LOSS_RATES)
+                    .expect("built-in axis"),
+                super::sweep::SweepAxis::parse("transport", "transport=go-back-n,selective-repeat")
+                    .expect("built-in axis"),
+            ];
+            let base = Variant {
+                loss_rate: 0.0,
+                ..f.variant.clone()
+            };
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let points = super::sweep::expand(&axes);
+            let r = super::sweep::run(s, &base, section.seed, &points, threads, &|_, _| ());
+            (axes, r)
+        });
     Ok(Comparison {
+        loss_sweep,
         name: s.file.name.clone().unwrap_or_else(|| {
             let d = &fabrics[0].design;
             format!("{} x {}", d.spec.gpus, d.gpu.id)

@@ -181,6 +181,21 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
         }
     }
     out.push('\n');
+    if let Some((_, points)) = &c.loss_sweep {
+        out.push_str("MFU against random loss (packet-engine runs of the step's collectives):\n");
+        for p in points {
+            let v: Vec<&str> = p.point.values.iter().map(|x| x.1.as_str()).collect();
+            let mfu = p.mfu.map(|m| format!("{:.2}%", 100.0 * m));
+            let _ = writeln!(
+                out,
+                "  loss {:>6} {:<17} MFU {}",
+                v[0],
+                v[1],
+                mfu.or(p.error.clone()).unwrap_or_default()
+            );
+        }
+        out.push('\n');
+    }
     match &r.fabric {
         Some(f) if r.too_close_to_call => {
             let _ = writeln!(
@@ -245,6 +260,7 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
         "relative": c.relative,
         "relative_statements": (0..c.fabrics.len()).filter_map(|i| relative_sentence(c, i)).collect::<Vec<_>>(),
         "metrics": metrics::table(c),
+        "loss_sweep": c.loss_sweep.as_ref().map(|(axes, points)| json!({"axes": axes, "points": points})),
         "recommendation": r,
         "notes": c.notes,
     })

@@ -212,9 +212,8 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     page.section(
         "pending",
         "Not simulated yet",
-        "<p class=\"note\">Completion-time CDFs under incast, MFU against loss rate and the \
-         engine-measured busbw appear here once the packet engine is merged; nothing is \
-         estimated in their place.</p>",
+        "<p class=\"note\">Completion-time CDFs under incast and engine-measured busbw are not \
+         wired into the comparison yet; nothing is estimated in their place.</p>",
     );
 
     let metric_rows: Vec<Vec<(String, Option<String>)>> = metrics::table(c)
