@@ -139,7 +139,7 @@ fn html_report_renders_in_headless_chromium() {
     for class in ["chart line-chart", "chart stacked-bars", "chart tiers"] {
         assert!(dom.contains(class), "no {class} in the rendered DOM");
     }
-    assert!(dom.matches("<svg").count() >= 6, "all charts rendered");
+    assert!(dom.matches("<svg").count() == 7, "all charts rendered");
     assert!(dom.contains("Metrics table"));
     // Console messages are logged as CONSOLE(line)] "..." by --enable-logging; the page has
     // no script, so any console line (a CSP or parse error, a failed load) is a defect.

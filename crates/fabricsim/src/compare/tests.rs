@@ -185,8 +185,8 @@ fn reports_are_deterministic_and_self_contained() {
     // Nothing is fetched: no external URL in src/href, no script.
     assert!(!h1.contains("src=\"http") && !h1.contains("href=\"http") && !h1.contains("<script"));
     assert!(
-        h1.matches("<svg").count() >= 6,
-        "busbw x2, step, CAPEX, TCO, topology"
+        h1.matches("<svg").count() == 7,
+        "busbw x2, step, CAPEX, TCO, topology, MFU against loss"
     );
 }
 

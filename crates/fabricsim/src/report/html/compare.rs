@@ -208,6 +208,20 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
         topology_svg(c),
         "plan: topology builder and bill of materials".into(),
     ));
+    if let Some((axes, points)) = &c.loss_sweep
+        && let Some(svg) = crate::compare::sweep::chart(axes, points)
+    {
+        let fabric = c
+            .fabrics
+            .iter()
+            .find(|f| f.design.profile.family == crate::profile::Family::Roce)
+            .map(|f| f.variant.profile.clone())
+            .unwrap_or_default();
+        charts.push((
+            svg,
+            format!("simulation: the step's collectives on the packet engine, {fabric} with random loss on every link"),
+        ));
+    }
     page.section("charts", "Charts", &figures(&charts));
     page.section(
         "pending",
