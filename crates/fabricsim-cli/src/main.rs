@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
 mod bench;
+mod collective;
 mod compare;
 mod outcome;
 mod output;
@@ -36,6 +37,8 @@ enum Cmd {
     Sweep(sweep::SweepArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
+    /// An NCCL collective over a size sweep on the packet engine: nccl-tests' table.
+    Collective(collective::CollectiveArgs),
     /// Run the packet-level simulator on a scenario.
     Sim(sim::SimArgs),
     /// Time the packet engine on the fixed peer scenarios.
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Cmd::Train(a) => train::run(a),
         Cmd::Compare(a) => compare::run(a),
         Cmd::Sweep(a) => sweep::run(a),
+        Cmd::Collective(a) => collective::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Bench(a) => bench::run(a),
     };

@@ -34,6 +34,17 @@ impl Keys for Train {
     }
 }
 
+/// `collective`: the cluster, fabric, topology and catalog.
+pub struct Cluster;
+impl Keys for Cluster {
+    fn takes(key: &str) -> bool {
+        ["cluster.", "fabric.", "topology."]
+            .iter()
+            .any(|p| key.starts_with(p))
+            || key == "catalog"
+    }
+}
+
 /// The scenario flags given on the command line, as (flag, value) pairs in table order.
 pub struct ScenarioFlags<K> {
     pairs: Vec<(String, String)>,

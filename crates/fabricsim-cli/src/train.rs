@@ -4,8 +4,9 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 use fabricsim::workload::train::{report, run};
+use fabricsim::workload::train_engine::{self, calibrate_on_engine};
 
-use crate::outcome::Outcome;
+use crate::outcome::{Failure, Outcome};
 use crate::output;
 use crate::scenario_flags::{self, ScenarioFlags};
 
@@ -22,6 +23,10 @@ pub struct TrainArgs {
     pub scenario: Option<PathBuf>,
     #[command(flatten)]
     pub flags: ScenarioFlags<scenario_flags::Train>,
+    /// Fit the step's collectives to packet-engine runs at a few sizes and recompute the step
+    /// (collectives too large to simulate keep the closed form; the report says which).
+    #[arg(long)]
+    pub calibrate: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -32,10 +37,22 @@ pub struct TrainArgs {
 
 pub fn run(args: TrainArgs) -> Outcome {
     let scenario = args.flags.load(args.scenario.as_deref())?;
-    let r = run::run(&scenario)?.report;
-    let text = match args.format {
-        Format::Text => report::to_text(&r),
-        Format::Json => output::json(serde_json::to_string_pretty(&r))?,
+    let tr = run::run(&scenario)?;
+    let (r, provenance) = if args.calibrate {
+        let (tr, p) = calibrate_on_engine(tr).map_err(Failure::Run)?;
+        (tr.report, Some(p))
+    } else {
+        (tr.report, None)
+    };
+    let text = match (args.format, &provenance) {
+        (Format::Text, None) => report::to_text(&r),
+        (Format::Text, Some(p)) => report::to_text(&r) + &train_engine::to_text(p),
+        (Format::Json, None) => output::json(serde_json::to_string_pretty(&r))?,
+        (Format::Json, Some(p)) => {
+            let mut v = serde_json::to_value(&r).map_err(|e| Failure::Run(e.to_string()))?;
+            v["calibration"] = serde_json::to_value(p).map_err(|e| Failure::Run(e.to_string()))?;
+            output::json(serde_json::to_string_pretty(&v))?
+        }
     };
     output::emit(args.out.as_deref(), &text)
 }

@@ -13,8 +13,10 @@ use std::time::Instant;
 use fabricsim::flow::{self, FlowParams, FlowStats};
 use fabricsim::message::MessageDag;
 use fabricsim::sim::{RunResult, SimParams};
-use fabricsim::topology::{HostId, Kind, Tiers, TopologySpec, build};
+use fabricsim::topology::{Kind, Tiers, TopologySpec, build};
 use fabricsim::units::{BitRate, Time};
+use fabricsim::workload::collective::{self, CollectiveSpec, Comm, Op};
+use fabricsim::workload::placement::Placement;
 
 fn spec(gpus: u32, tiers: u8) -> TopologySpec {
     TopologySpec {
@@ -58,17 +60,16 @@ fn report(name: &str, r: &RunResult, st: &FlowStats, wall_s: f64) {
 fn all_to_all(gpus: u32) {
     let t0 = Instant::now();
     let topo = build(&spec(gpus, 2)).expect("rail-optimized fabric");
-    let n = topo.num_hosts() as u32;
-    // 256 MB per rank (an nccl-tests alltoall size): 62,500 B to each of the 4,095 others.
+    // 256 MB per rank (an nccl-tests alltoall size): 62,500 B to each of the 4,095 others,
+    // compiled by the workload layer (NVLink inside a server, the rails across servers).
     let per_rank: u64 = 256_000_000;
-    let block = per_rank / n as u64;
-    let mut dag = MessageDag::default();
-    dag.messages.reserve((n * (n - 1)) as usize);
-    for s in 0..n {
-        for k in 1..n {
-            dag.push(HostId(s), HostId((s + k) % n), block, Time::ZERO, &[]);
-        }
-    }
+    let place = Placement::on_topology(&topo, 8);
+    let spec = CollectiveSpec::with_defaults(Op::AllToAll, per_rank, 1);
+    // H100 SXM NVLink 4: 900 GB/s both directions, 450 GB/s = 3.6 Tb/s one way (NVIDIA H100
+    // datasheet).
+    let dag = collective::compile(&spec, &Comm::world(&place), BitRate::gbps(3_600))
+        .expect("all-to-all compiles");
+    let block = per_rank / gpus as u64;
     let built = secs(t0);
     let t1 = Instant::now();
     let (r, st) = flow::run(&topo, &SimParams::roce(), &dag, &FlowParams::default())

@@ -344,3 +344,31 @@ fn qps_are_numbered_in_order_of_first_use() {
     assert_eq!(got, want);
     assert_eq!(ends, keys.iter().map(|k| (k.0, k.1)).collect::<Vec<_>>());
 }
+
+#[test]
+fn nvlink_and_fabric_messages_start_together() {
+    // An NVLink message between GPUs of one server takes bytes / rate: 1 MB at 3.6 Tb/s =
+    // 8e6 bits / 3.6e12 bit/s = 2,222,223 ps (rounded up); a fabric message posted at the same
+    // time, listed before and after NVLink ones, keeps its closed-form time (NIC, drain, path,
+    // ACK: 600 ns + 20,401,800 ps + 2 x 2,400 ns on different leaves).
+    let topo = fat_tree(32, 8);
+    let mut dag = MessageDag::default();
+    dag.nvlink_rate = Some(BitRate::gbps(3_600));
+    let nv = |dag: &mut MessageDag, s: u32, d: u32| {
+        let m = dag.push(HostId(s), HostId(d), 1_000_000, Time::ZERO, &[]);
+        dag.messages[m as usize].path = fabricsim::message::Path::NvLink;
+    };
+    nv(&mut dag, 4, 5);
+    dag.push(HostId(0), HostId(31), 1_000_000, Time::ZERO, &[]);
+    nv(&mut dag, 6, 7);
+    let (r, st) = flow::run(&topo, &SimParams::roce(), &dag, &FlowParams::default()).unwrap();
+    // Three event times, in order: both NVLink starts (0), the fabric start (600 ns), its
+    // drain; NVLink completions without dependants need no event.
+    assert_eq!(st.batches, 3);
+    assert_eq!(r.messages[0].fct_ps, Some(2_222_223));
+    assert_eq!(r.messages[2].fct_ps, Some(2_222_223));
+    assert_eq!(
+        r.messages[1].fct_ps,
+        Some(600 * NS + MB_DRAIN_PS + 2 * 2_400 * NS)
+    );
+}

@@ -3,7 +3,8 @@
 
 use super::variant::{Recovery, Variant};
 use crate::message::MessageDag;
-use crate::profile::Family;
+use crate::scenario::Design;
+use crate::sim::params_from_design::params_from_design;
 use crate::sim::results::Counters;
 use crate::sim::{self, Faults, RunOptions, SimParams, Status, Transport};
 use crate::topology::Topology;
@@ -20,12 +21,10 @@ fn bdp_rtt(p: &SimParams) -> Time {
     Time(2 * (2 * p.nic_latency.0 + 3 * p.switch_latency.0) + 2_000_000)
 }
 
-/// Engine parameters for `v` on a fabric of `family` at `rate`, with the run's `seed`.
-pub fn params(v: &Variant, family: Family, rate: BitRate, seed: u64) -> SimParams {
-    let mut p = match family {
-        Family::Infiniband => SimParams::ib(),
-        Family::Roce => SimParams::roce(),
-    };
+/// Engine parameters for `v` on `design`'s fabric (`sim::params_from_design`: the profile's
+/// packet format, the catalog's switch and NIC latencies and buffer) with the run's `seed`.
+pub fn params(v: &Variant, design: &Design, seed: u64) -> SimParams {
+    let mut p = params_from_design(design);
     p.loss_rate = v.loss_rate;
     p.seed = seed;
     p.transport = match v.recovery {
@@ -33,6 +32,7 @@ pub fn params(v: &Variant, family: Family, rate: BitRate, seed: u64) -> SimParam
         Recovery::SelectiveRepeat => Transport::SelectiveRepeat,
     };
     if p.transport == Transport::SelectiveRepeat {
+        let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
         p.window_packets = p.bdp_packets(rate, bdp_rtt(&p));
     }
     p

@@ -105,7 +105,7 @@ struct Loop<'a> {
     /// same picosecond, so there are far fewer distinct times than events, and a time's
     /// events sit together.
     events: BTreeMap<u64, Vec<(u8, u32, u32)>>,
-    /// Messages without dependencies, by (start, id).
+    /// Messages without dependencies, by (time they start moving bytes, id).
     initial: Vec<u32>,
     next_initial: usize,
     now: u64,
@@ -237,7 +237,13 @@ impl<'a> Loop<'a> {
         let mut initial: Vec<u32> = (0..n as u32)
             .filter(|&i| dag.messages[i as usize].deps_len == 0)
             .collect();
-        initial.sort_by_key(|&i| (dag.messages[i as usize].start, i));
+        // By the time each starts moving bytes (a Net message after the NIC's latency).
+        let nic = p.nic_latency.ps();
+        initial.sort_by_key(|&i| {
+            let m = &dag.messages[i as usize];
+            let lat = if m.path == Path::Net { nic } else { 0 };
+            (m.start.ps() + lat, i)
+        });
         let nf = nflows as usize;
         let mut solver = MaxMin::new(caps, routes, nf);
         if fp.cache_entries > 0 {

@@ -174,6 +174,9 @@ pub struct Engine<'a> {
     buf_used: Vec<u64>,
     salt: Vec<u32>,
     nics: Vec<Nic>,
+    /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
+    /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.
+    nv_free: Vec<u64>,
     qps: Vec<Qp>,
     msgs: Vec<MsgState>,
     children_start: Vec<u32>,
@@ -430,6 +433,7 @@ impl<'a> Engine<'a> {
                 .map(route::switch_salt)
                 .collect(),
             nics: (0..topo.num_hosts()).map(|_| Nic::default()).collect(),
+            nv_free: vec![0; topo.num_hosts()],
             qps,
             msgs,
             children_start,
@@ -544,8 +548,9 @@ impl<'a> Engine<'a> {
                 .push((self.now + self.p.nic_latency).0, Ev::Start { msg }),
             Path::NvLink => {
                 let rate = self.dag.nvlink_rate.expect("checked in new");
-                self.q
-                    .push((self.now + rate.serialize(m.bytes)).0, Ev::NvDone { msg });
+                let free = &mut self.nv_free[m.src.idx()];
+                *free = (*free).max(self.now.0) + rate.serialize(m.bytes).0;
+                self.q.push(*free, Ev::NvDone { msg });
             }
         }
     }

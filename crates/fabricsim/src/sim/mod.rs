@@ -19,6 +19,7 @@ pub mod engine;
 pub mod faults;
 pub mod packet;
 pub mod params;
+pub mod params_from_design;
 pub mod queue;
 pub mod results;
 pub mod route;
@@ -28,6 +29,7 @@ pub mod transport;
 pub use engine::{Engine, Progress, RunOptions};
 pub use faults::{Dir, Fault, Faults, LinkLoss};
 pub use params::{FlowControl, RoutePolicy, Scheduling, SimParams, Transport};
+pub use params_from_design::params_from_design;
 pub use results::{RunResult, Status};
 
 use crate::message::MessageDag;

@@ -1,0 +1,269 @@
+//! `fabricsim collective`: an NCCL collective over an nccl-tests size sweep, each size compiled
+//! into a message DAG and run on the packet engine; nccl-tests' table and its closing
+//! "Avg bus bandwidth" line, and with `--fit` the alpha-beta fit and its error at sizes the
+//! fit did not use.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use fabricsim::InputError;
+use fabricsim::sim::Progress;
+use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op};
+use fabricsim::workload::holdout::{Check, Holdout, holdout};
+use fabricsim::workload::measure::{SweepError, SweepOutcome, measure};
+use fabricsim::workload::run_engine::PacketCluster;
+use fabricsim::workload::sweep::sizes;
+
+use crate::outcome::{Failure, Outcome};
+use crate::output;
+use crate::scenario_flags::{self, ScenarioFlags};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Flags override the scenario file's [cluster], [fabric] and [topology] sections.
+#[derive(Args)]
+pub struct CollectiveArgs {
+    /// Scenario file: the cluster as for `plan`.
+    pub scenario: Option<PathBuf>,
+    #[command(flatten)]
+    pub flags: ScenarioFlags<scenario_flags::Cluster>,
+    /// Collective: all_reduce, all_gather, reduce_scatter, all_to_all (alltoall), broadcast,
+    /// reduce, sendrecv.
+    #[arg(long, default_value = "all_reduce")]
+    pub op: String,
+    /// Smallest size (nccl-tests -b): bytes with an optional K/M/G suffix (powers of 1024).
+    #[arg(long, default_value = "1M")]
+    pub min_bytes: String,
+    /// Largest size (nccl-tests -e). Default: 64M on 16 GPUs, scaled by 16/GPUs (at least
+    /// --min-bytes), so a default run takes seconds; packet runs grow with GPUs x size.
+    #[arg(long)]
+    pub max_bytes: Option<String>,
+    /// Multiplication factor between sizes (nccl-tests -f).
+    #[arg(long, default_value_t = 2)]
+    pub step_factor: u64,
+    /// Algorithm: ring, tree, hd (halving-doubling), hierarchical, chain, direct; default the
+    /// op's first (ring; chain for broadcast/reduce; direct for all_to_all/sendrecv).
+    #[arg(long)]
+    pub algo: Option<String>,
+    /// NCCL channels (default: the NICs per server, so the rings use every rail).
+    #[arg(long)]
+    pub channels: Option<u32>,
+    /// Root rank of broadcast and reduce.
+    #[arg(long, default_value_t = 0)]
+    pub root: u32,
+    /// Fit alpha-beta to every other size and report its error at the sizes left out.
+    #[arg(long)]
+    pub fit: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// The alpha-beta fit of the sweep with its error at the sizes it left out.
+struct FitReport {
+    alpha_us: f64,
+    bandwidth_gbps: f64,
+    fitted_sizes_bytes: Vec<u64>,
+    held_out: Vec<Check>,
+    max_abs_rel_err: f64,
+}
+
+impl FitReport {
+    fn of(h: &Holdout) -> FitReport {
+        FitReport {
+            alpha_us: h.fit.model.alpha_s * 1e6,
+            bandwidth_gbps: h.fit.model.bytes_per_s / 1e9,
+            fitted_sizes_bytes: h.fitted_sizes.clone(),
+            held_out: h.checks.clone(),
+            max_abs_rel_err: h.max_abs_rel_err(),
+        }
+    }
+
+    fn to_text(&self) -> String {
+        let mut s = format!(
+            "# alpha-beta fit to the packet runs at {} B: alpha {:.3} us, bandwidth {:.3} GB/s\n",
+            self.fitted_sizes_bytes
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.alpha_us,
+            self.bandwidth_gbps
+        );
+        s.push_str("#  held-out size (B)   simulated (us)    fitted (us)   error\n");
+        for c in &self.held_out {
+            s.push_str(&format!(
+                "# {:>18}  {:>15.2}  {:>13.2}  {:>+6.2}%\n",
+                c.size_bytes,
+                c.measured_s * 1e6,
+                c.model_s * 1e6,
+                100.0 * c.rel_err
+            ));
+        }
+        s.push_str(&format!(
+            "# max |error| at held-out sizes: {:.2}%\n",
+            100.0 * self.max_abs_rel_err
+        ));
+        s
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "alpha_us": self.alpha_us,
+            "bandwidth_GBps": self.bandwidth_gbps,
+            "fitted_sizes_bytes": self.fitted_sizes_bytes,
+            "held_out": self.held_out,
+            "max_abs_rel_err": self.max_abs_rel_err,
+        })
+    }
+}
+
+/// nccl-tests' binary names (`alltoall`) and the spelled-out forms both name an op.
+fn parse_op(s: &str) -> Result<Op, InputError> {
+    let name = match s {
+        "all_to_all" => "alltoall",
+        other => other,
+    };
+    Op::parse("--op", name).map_err(|e| InputError {
+        value: s.into(),
+        ..e
+    })
+}
+
+fn parse_algo(s: &str) -> Result<Algo, InputError> {
+    let name = match s {
+        "hd" => "halving-doubling",
+        other => other,
+    };
+    Algo::parse("--algo", name).map_err(|e| InputError {
+        value: s.into(),
+        ..e
+    })
+}
+
+/// A size as nccl-tests' `-b`/`-e` read it: an integer with an optional K, M or G suffix,
+/// powers of 1024 (nccl-tests src/common.cu `parsesize`).
+fn bytes_flag(flag: &str, s: &str) -> Result<u64, InputError> {
+    let t = s.trim();
+    let (num, shift) = match t.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&t[..i], 10),
+        Some((i, 'M' | 'm')) => (&t[..i], 20),
+        Some((i, 'G' | 'g')) => (&t[..i], 30),
+        _ => (t, 0),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|v| v.checked_mul(1u64 << shift))
+        .ok_or_else(|| {
+            InputError::flag(
+                flag,
+                s,
+                "not a size",
+                "an integer with an optional K, M or G suffix (powers of 1024, as nccl-tests): 8, 64K, 1M, 1G",
+            )
+        })
+}
+
+pub fn run(a: CollectiveArgs) -> Outcome {
+    let scenario = a.flags.load(a.scenario.as_deref())?;
+    let op = parse_op(&a.op)?;
+    let algo = match &a.algo {
+        Some(s) => parse_algo(s)?,
+        None => Algo::for_op(op)[0],
+    };
+    let min = bytes_flag("--min-bytes", &a.min_bytes)?;
+    let cluster = PacketCluster::new(&scenario)?;
+    let comm = Comm::world(&cluster.place);
+    let max = match &a.max_bytes {
+        Some(m) => bytes_flag("--max-bytes", m)?,
+        None => ((64u64 << 20) * 16 / comm.len() as u64).max(min),
+    };
+    let sweep = sizes(op, comm.len() as u32, min, max, a.step_factor)?;
+    if a.fit && sweep.len() < 3 {
+        return Err(InputError::flag(
+            "--fit",
+            "true",
+            format!(
+                "the sweep has {} size(s); a fit checked at held-out sizes needs 3",
+                sweep.len()
+            ),
+            "a --min-bytes .. --max-bytes range with at least 3 sizes",
+        )
+        .into());
+    }
+    let channels = a.channels.unwrap_or(cluster.design.spec.nics_per_node);
+    let spec = CollectiveSpec {
+        algo,
+        root: a.root,
+        ..CollectiveSpec::with_defaults(op, 0, channels)
+    };
+    let tty = std::io::stderr().is_terminal();
+    let total = sweep.len();
+    let mut done = 0usize;
+    let outcome = measure(&spec, &comm, cluster.nvlink(), &sweep, |dag| {
+        done += 1;
+        let mut progress = |p: &Progress| {
+            eprint!(
+                "\r[collective] size {done}/{total}: t = {:.1} us, {}/{} messages   ",
+                p.now.as_us_f64(),
+                p.completed,
+                p.total
+            );
+            true
+        };
+        let r = cluster.run(dag, if tty { Some(&mut progress) } else { None });
+        if tty {
+            eprint!("\r{:60}\r", "");
+        }
+        r.map(|r| r.time)
+    })
+    .map_err(|e| match e {
+        SweepError::Input(e) => Failure::Input(e),
+        SweepError::Run { bytes, error } => {
+            Failure::Run(format!("the packet run of {bytes} bytes failed: {error}"))
+        }
+    })?;
+    let SweepOutcome { table, points, .. } = outcome;
+    let fit = if a.fit {
+        let h = holdout(&points).map_err(|e| Failure::Run(format!("alpha-beta fit: {e}")))?;
+        Some(FitReport::of(&h))
+    } else {
+        None
+    };
+    let fabric = &cluster.design.profile.id;
+    let (ranks, servers) = (comm.len(), cluster.place.servers());
+    let text = match a.format {
+        Format::Text => {
+            let mut s = format!(
+                "# fabricsim collective: {op} ({}, {channels} channel{}) on {ranks} GPUs in {servers} servers, {fabric}, packet engine\n",
+                algo.name(),
+                if channels == 1 { "" } else { "s" },
+            );
+            s.push_str(&table.to_text());
+            if let Some(f) = &fit {
+                s.push_str(&f.to_text());
+            }
+            s
+        }
+        Format::Json => output::json(serde_json::to_string_pretty(&serde_json::json!({
+            "op": op.name(),
+            "algo": algo.name(),
+            "ranks": ranks,
+            "servers": servers,
+            "channels": channels,
+            "fabric": fabric,
+            "engine": "packet",
+            "table": table,
+            "fit": fit.as_ref().map(FitReport::to_json),
+        })))?,
+    };
+    output::emit(a.out.as_deref(), &text)
+}

@@ -1,0 +1,214 @@
+//! `fabricsim collective`: nccl-tests' table from packet runs (golden on a small deterministic
+//! run, the layout of nccl-tests src/common.cu checked row by row), every op, the fit report,
+//! JSON keys with units, and bad flags exiting 2.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fabricsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
+        .current_dir(root())
+        .arg("collective")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = fabricsim(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+const SMALL: [&str; 8] = [
+    "--gpus",
+    "16",
+    "--fabric",
+    "ib-ndr",
+    "--min-bytes",
+    "64K",
+    "--max-bytes",
+    "4M",
+];
+
+#[test]
+fn table_is_golden_and_laid_out_as_nccl_tests() {
+    let got = ok(&SMALL);
+    // Same input, same bytes.
+    assert_eq!(ok(&SMALL), got);
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/collective-all-reduce-16-ib-ndr.txt");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&golden)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", golden.display()));
+    assert_eq!(
+        got, want,
+        "regenerate with UPDATE_GOLDEN=1 and read the diff"
+    );
+    // nccl-tests common.cu: the header lines, then rows "%12li  %12li  %8s  %6s  %6i  %7s
+    // %6.2f  %6.2f  %5s", then "# Out of bounds values" and "# Avg bus bandwidth".
+    let lines: Vec<&str> = got.lines().collect();
+    assert!(lines[0].starts_with(
+        "# fabricsim collective: all_reduce (ring, 8 channels) on 16 GPUs in 2 servers, ib-ndr"
+    ));
+    assert_eq!(
+        lines[3],
+        "#       size         count      type   redop    root    time   algbw   busbw  #wrong"
+    );
+    let rows: Vec<&str> = lines[5..]
+        .iter()
+        .take_while(|l| !l.starts_with('#'))
+        .copied()
+        .collect();
+    assert_eq!(rows.len(), 7, "64K .. 4M doubling");
+    let mut busbw_sum = 0.0;
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(
+            r.len(),
+            12 + 2 + 12 + 2 + 8 + 2 + 6 + 2 + 6 + 2 + 7 + 2 + 6 + 2 + 6 + 2 + 5,
+            "{r}"
+        );
+        let f: Vec<&str> = r.split_whitespace().collect();
+        assert_eq!(f.len(), 9, "{r}");
+        let size: u64 = f[0].parse().unwrap();
+        assert_eq!(size, (64 << 10) << i);
+        assert_eq!(f[1].parse::<u64>().unwrap(), size / 4);
+        assert_eq!(&f[2..5], &["float", "sum", "-1"]);
+        let (us, algbw, busbw): (f64, f64, f64) = (
+            f[5].parse().unwrap(),
+            f[6].parse().unwrap(),
+            f[7].parse().unwrap(),
+        );
+        // algbw = size / time; busbw = algbw x 2(n-1)/n (PERFORMANCE.md), both in GB/s.
+        assert!(
+            (algbw - size as f64 / us / 1e3).abs() < 0.01 + 1e-3 * algbw,
+            "{r}"
+        );
+        assert!(
+            (busbw - algbw * 30.0 / 16.0).abs() < 0.01 + 1e-3 * busbw,
+            "{r}"
+        );
+        assert_eq!(f[8], "N/A");
+        busbw_sum += busbw;
+    }
+    let avg: f64 = lines[5 + rows.len() + 1]
+        .strip_prefix("# Avg bus bandwidth    : ")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((avg - busbw_sum / 7.0).abs() < 0.01, "{avg}");
+}
+
+#[test]
+fn every_op_runs_and_busbw_stays_below_the_nics_bound() {
+    // 2 servers x 8 NICs of 400 Gb/s: with NVLink inside the servers, busbw per rank can reach
+    // 8 x 50 GB/s x payload efficiency (each rank's share of the 8 rails), never more.
+    for op in [
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "all_to_all",
+        "broadcast",
+        "reduce",
+        "sendrecv",
+    ] {
+        let out = ok(&[
+            "--gpus",
+            "16",
+            "--op",
+            op,
+            "--min-bytes",
+            "1M",
+            "--max-bytes",
+            "2M",
+            "--format",
+            "json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let rows = v["table"]["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 2, "{op}");
+        for r in rows {
+            let busbw = r["busbw_GBps"].as_f64().unwrap();
+            assert!(busbw > 0.0 && busbw < 8.0 * 50.0, "{op}: {busbw}");
+            assert!(r["time_us"].as_f64().unwrap() > 0.0);
+        }
+        assert_eq!(v["engine"], "packet");
+    }
+}
+
+#[test]
+fn fit_reports_its_error_at_held_out_sizes() {
+    let out = ok(&[
+        "--gpus",
+        "16",
+        "--fabric",
+        "roce-400g",
+        "--min-bytes",
+        "1M",
+        "--max-bytes",
+        "16M",
+        "--fit",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let fit = &v["fit"];
+    // 1, 2, 4, 8, 16 MiB: fitted at 1, 4, 16; checked at 2 and 8.
+    assert_eq!(fit["fitted_sizes_bytes"].as_array().unwrap().len(), 3);
+    let held = fit["held_out"].as_array().unwrap();
+    assert_eq!(held.len(), 2);
+    let rows = v["table"]["rows"].as_array().unwrap();
+    for h in held {
+        let size = h["size_bytes"].as_u64().unwrap();
+        let row = rows.iter().find(|r| r["size_bytes"] == size).unwrap();
+        // The check compares with the simulated time of the table's row.
+        assert!(
+            (h["measured_s"].as_f64().unwrap() * 1e6 - row["time_us"].as_f64().unwrap()).abs()
+                < 1e-6
+        );
+    }
+    assert!(fit["alpha_us"].as_f64().unwrap() > 0.0);
+    assert!(fit["bandwidth_GBps"].as_f64().unwrap() > 0.0);
+    let text = ok(&[
+        "--gpus",
+        "16",
+        "--min-bytes",
+        "1M",
+        "--max-bytes",
+        "4M",
+        "--fit",
+    ]);
+    assert!(text.contains("# max |error| at held-out sizes: "), "{text}");
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    for (args, want) in [
+        (vec!["--op", "allreduce"], "--op"),
+        (vec!["--min-bytes", "1X"], "--min-bytes"),
+        (vec!["--algo", "tree", "--op", "all_gather"], "--algo"),
+        (
+            vec!["--min-bytes", "1M", "--max-bytes", "2M", "--fit"],
+            "--fit",
+        ),
+        (vec!["--channels", "0"], "--channels"),
+    ] {
+        let mut a = vec!["--gpus", "16"];
+        a.extend(args);
+        let o = fabricsim(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(want), "{a:?}: {err}");
+    }
+}

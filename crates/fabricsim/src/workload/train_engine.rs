@@ -1,0 +1,159 @@
+//! A training step calibrated on the packet engine: every collective of the step small enough
+//! to simulate packet by packet is run at a few sizes ([`calibrate`]), fitted to alpha-beta,
+//! and the step recomputed with the fits; the larger ones keep the closed form. The result
+//! names, per collective, where its time came from.
+
+use serde::Serialize;
+
+use super::comm_model::GroupShape;
+use super::run_engine::{PacketCluster, fabric_packets};
+use super::train::calibrate::calibrate;
+use super::train::efficiency::Efficiency;
+use super::train::run::TrainRun;
+use super::train::step::step;
+use crate::workload::measure::SweepError;
+
+/// Fabric packets one packet run may hold (about 5 s of engine time: the 64-GPU all_reduce
+/// sweep of `fabricsim collective`, ~4 M fabric packets, ran in 0.9 s on the dev profile;
+/// estimate): larger collectives keep the closed form.
+pub const MAX_PACKETS_PER_RUN: u64 = 20_000_000;
+
+/// Where one collective's time came from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Provenance {
+    pub name: &'static str,
+    pub op: &'static str,
+    pub ranks: u32,
+    pub servers: u32,
+    /// `fit` (alpha-beta fitted to packet runs) or `closed_form`.
+    pub source: &'static str,
+    /// Why the closed form stayed (too large to simulate, or no fit), when it did.
+    pub reason: Option<String>,
+    pub alpha_us: Option<f64>,
+    #[serde(rename = "bandwidth_GBps")]
+    pub bandwidth_gbps: Option<f64>,
+    /// Largest relative error of the fit at the sizes it was fitted to.
+    pub fit_max_rel_err: Option<f64>,
+    pub fit_sizes: Option<usize>,
+}
+
+/// Upper bound of the fabric packets of one call: no collective moves more than twice its
+/// buffer per rank (ring all-reduce: 2(n-1)/n S; nccl-tests PERFORMANCE.md).
+fn packets_bound(ranks: u32, bytes: u64, mtu: u32) -> u64 {
+    (2 * ranks as u64 * bytes).div_ceil(mtu.max(1) as u64)
+}
+
+/// Calibrates `tr`'s communication model on the packet engine and recomputes its step.
+pub fn calibrate_on_engine(tr: TrainRun) -> Result<(TrainRun, Vec<Provenance>), String> {
+    let TrainRun {
+        design,
+        topology,
+        config,
+        mut comm,
+        report,
+    } = tr;
+    let cluster = PacketCluster::of(design, topology);
+    let mtu = cluster.params.mtu_bytes;
+    let channels = cluster.design.spec.nics_per_node;
+    let mut small = report.clone();
+    small
+        .collectives
+        .retain(|c| packets_bound(c.ranks, c.bytes_per_call, mtu) <= MAX_PACKETS_PER_RUN);
+    let fits = calibrate(
+        &mut comm,
+        &small,
+        &config.place,
+        cluster.nvlink(),
+        channels,
+        |dag| {
+            let packets = fabric_packets(&cluster.params, dag);
+            if packets > MAX_PACKETS_PER_RUN {
+                return Err(format!("{packets} packets"));
+            }
+            cluster.run(dag, None).map(|r| r.time)
+        },
+    )
+    .map_err(|e| match e {
+        SweepError::Input(e) => e.to_string(),
+        SweepError::Run { bytes, error } => {
+            format!("packet run of a {bytes}-byte collective failed: {error}")
+        }
+    })?;
+    let report = step(&config, &Efficiency::h200(&cluster.design.catalog), &comm);
+    let mut out: Vec<Provenance> = Vec::new();
+    for c in &report.collectives {
+        let group = GroupShape {
+            ranks: c.ranks,
+            servers: c.servers,
+        };
+        if out.iter().any(|p| p.name == c.name) {
+            continue;
+        }
+        let fit = fits
+            .iter()
+            .find(|f| f.op.name() == c.op && f.group == group);
+        let mut p = Provenance {
+            name: c.name,
+            op: c.op,
+            ranks: c.ranks,
+            servers: c.servers,
+            source: "closed_form",
+            reason: None,
+            alpha_us: None,
+            bandwidth_gbps: None,
+            fit_max_rel_err: None,
+            fit_sizes: None,
+        };
+        match fit.map(|f| &f.fit) {
+            Some(Ok(f)) => {
+                p.source = "fit";
+                p.alpha_us = Some(f.model.alpha_s * 1e6);
+                p.bandwidth_gbps = Some(f.model.bytes_per_s / 1e9);
+                p.fit_max_rel_err = Some(f.max_rel_err);
+                p.fit_sizes = Some(f.points);
+            }
+            Some(Err(e)) => p.reason = Some(format!("no fit: {e}")),
+            None => {
+                p.reason = Some(format!(
+                    "too large to simulate packet by packet (up to {} packets per call > {MAX_PACKETS_PER_RUN})",
+                    packets_bound(c.ranks, c.bytes_per_call, mtu)
+                ))
+            }
+        }
+        out.push(p);
+    }
+    let tr = TrainRun {
+        design: cluster.design,
+        topology: cluster.topology,
+        config,
+        comm,
+        report,
+    };
+    Ok((tr, out))
+}
+
+/// The provenance lines of the text report.
+pub fn to_text(rows: &[Provenance]) -> String {
+    let mut s = String::from("communication times by collective:\n");
+    for p in rows {
+        let plural = if p.servers == 1 { "" } else { "s" };
+        let what = format!(
+            "{} on {} GPUs in {} server{plural}",
+            p.op, p.ranks, p.servers
+        );
+        match (p.source, p.alpha_us, p.bandwidth_gbps, p.fit_max_rel_err) {
+            ("fit", Some(a), Some(b), Some(e)) => s.push_str(&format!(
+                "  {:<26} fitted to packet runs ({what}): alpha {a:.2} us, {b:.1} GB/s, max error {:.1}% at {} sizes\n",
+                p.name,
+                100.0 * e,
+                p.fit_sizes.unwrap_or(0)
+            )),
+            _ => s.push_str(&format!(
+                "  {:<26} closed form ({what}): {}\n",
+                p.name,
+                p.reason.as_deref().unwrap_or("")
+            )),
+        }
+    }
+    s
+}
