@@ -4,11 +4,13 @@
 
 mod bench;
 mod collective;
+mod compare;
 mod outcome;
 mod output;
 mod plan;
 mod scenario_flags;
 mod sim;
+mod sweep;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +31,10 @@ struct Cli {
 enum Cmd {
     /// Bill of materials, power and cost of a cluster's fabric.
     Plan(plan::PlanArgs),
+    /// The same cluster and training step on each fabric, side by side, with a recommendation.
+    Compare(compare::CompareArgs),
+    /// Sweep one or two parameters (loss rate, transport, GPUs, ...): step time and MFU per point.
+    Sweep(sweep::SweepArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
     /// An NCCL collective over a size sweep on the packet engine: nccl-tests' table.
@@ -44,6 +50,8 @@ fn main() -> ExitCode {
     let outcome: outcome::Outcome = match cli.cmd {
         Cmd::Plan(a) => plan::run(a),
         Cmd::Train(a) => train::run(a),
+        Cmd::Compare(a) => compare::run(a),
+        Cmd::Sweep(a) => sweep::run(a),
         Cmd::Collective(a) => collective::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Bench(a) => bench::run(a),

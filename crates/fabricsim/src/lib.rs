@@ -3,6 +3,7 @@
 //! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
 
 pub mod catalog;
+pub mod compare;
 pub mod error;
 pub mod flow;
 pub mod io;

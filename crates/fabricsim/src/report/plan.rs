@@ -13,7 +13,7 @@ fn r2(x: f64) -> f64 {
 }
 
 /// 1234567.8 -> "1,234,568".
-fn thousands(x: f64) -> String {
+pub(crate) fn thousands(x: f64) -> String {
     let n = x.round() as i64;
     let s = n.unsigned_abs().to_string();
     let mut out = String::new();
@@ -26,7 +26,7 @@ fn thousands(x: f64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
-fn tier_role(tier: u8, tiers: u8) -> &'static str {
+pub(crate) fn tier_role(tier: u8, tiers: u8) -> &'static str {
     match (tier, tiers) {
         (1, 1) => "single switch",
         (1, _) => "leaf",

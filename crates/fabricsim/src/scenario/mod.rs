@@ -49,6 +49,9 @@ pub struct ScenarioFile {
     /// `fabricsim train`: the model, its parallelism and overlap (the cluster is above).
     #[serde(default)]
     pub train: Option<train::TrainSection>,
+    /// `fabricsim compare`: the fabrics side by side, constraints and weights.
+    #[serde(default)]
+    pub compare: Option<crate::compare::section::CompareSection>,
     /// How `fabricsim sim` runs (topology file, engine parameters, seed, end time).
     #[serde(default)]
     pub sim: Option<sim::SimSection>,

@@ -52,6 +52,20 @@ pub fn calibrate<E>(
     place: &Placement,
     nvlink: BitRate,
     channels: u32,
+    run: impl FnMut(&MessageDag) -> Result<Time, E>,
+) -> Result<Vec<Calibrated>, SweepError<E>> {
+    calibrate_at(model, report, place, nvlink, channels, &sizes_around, run)
+}
+
+/// [`calibrate`] measuring each collective at `sizes(step's bytes)` (for example sizes capped
+/// to keep packet-level runs short; the fit extrapolates).
+pub fn calibrate_at<E>(
+    model: &mut AlphaBetaModel,
+    report: &StepReport,
+    place: &Placement,
+    nvlink: BitRate,
+    channels: u32,
+    sizes: &dyn Fn(u64) -> Vec<u64>,
     mut run: impl FnMut(&MessageDag) -> Result<Time, E>,
 ) -> Result<Vec<Calibrated>, SweepError<E>> {
     let mut done: Vec<Calibrated> = Vec::new();
@@ -77,7 +91,7 @@ pub fn calibrate<E>(
             algo: algo_for(op, group),
             ..CollectiveSpec::with_defaults(op, 0, channels)
         };
-        let sizes: Vec<_> = sizes_around(row.bytes_per_call)
+        let sizes: Vec<_> = sizes(row.bytes_per_call)
             .into_iter()
             .map(|b| round(op, row.ranks, b))
             .collect();

@@ -1,0 +1,151 @@
+//! End-to-end: `fabricsim compare` (text, JSON, HTML, errors) and the HTML report rendered in
+//! headless Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fabricsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+#[test]
+fn default_compare_prints_the_side_by_side_and_a_recommendation() {
+    let o = fabricsim(&["compare"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for want in [
+        "ib-ndr",
+        "roce-400g tuned",
+        "roce-400g untuned",
+        "network CAPEX (USD)",
+        "MFU",
+        "USD per million tokens",
+        "of ib-ndr's step throughput for",
+        "recommendation:",
+        "\"untuned\" RoCE today means",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+}
+
+#[test]
+fn json_and_file_outputs_are_identical_across_runs() {
+    let a = tmp("compare-a.json");
+    let b = tmp("compare-b.json");
+    for p in [&a, &b] {
+        let o = fabricsim(&["compare", "--format", "json", "--out", p.to_str().unwrap()]);
+        assert!(o.status.success());
+    }
+    let (ja, jb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert_eq!(ja, jb);
+    let v: serde_json::Value = serde_json::from_slice(&ja).unwrap();
+    assert_eq!(v["fabrics"].as_array().unwrap().len(), 3);
+    assert!(v["fabrics"][2]["delivered"]["mfu"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        v["fabrics"][2]["busbw_GBps"].as_array().unwrap().len(),
+        0,
+        "lossy: not drawn"
+    );
+    assert!(
+        v["fabrics"][0]["delivered"]["tokens_per_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn bad_scenario_values_exit_2_with_the_key() {
+    let dir = tmp("bad-compare");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.toml");
+    std::fs::write(
+        &f,
+        "[compare]\nfabrics = [ { profile = \"ib-ndr\", transport = \"gbn\" } ]\n",
+    )
+    .unwrap();
+    let o = fabricsim(&["compare", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("compare.fabrics[0].transport") && err.contains("selective-repeat"),
+        "{err}"
+    );
+}
+
+/// Renders the report in headless Chromium (Debian's `chromium`): a screenshot kept under
+/// target/tmp, the DOM after load checked for every chart, and the browser log checked for
+/// console errors. Without chromium the test is skipped, except in CI (CI=true), where
+/// .ci/run installs it and its absence is a failure.
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let html = tmp("compare-report.html");
+    let o = fabricsim(&["compare", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success());
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
+        assert!(
+            !ci,
+            "CI=true but /usr/bin/chromium is missing (.ci/run installs it)"
+        );
+        eprintln!("skipped: /usr/bin/chromium not installed");
+        return;
+    }
+    let profile = tmp("chromium-profile");
+    let shot = tmp("compare-report.png");
+    let _ = std::fs::remove_file(&shot);
+    let url = format!("file://{}", html.display());
+    let run = |extra: &[&str]| {
+        Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--enable-logging=stderr",
+                "--v=0",
+                &format!("--user-data-dir={}", profile.display()),
+                "--window-size=1366,900",
+            ])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("chromium runs")
+    };
+    let s = run(&[&format!("--screenshot={}", shot.display())]);
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    assert!(
+        std::fs::metadata(&shot)
+            .map(|m| m.len() > 10_000)
+            .unwrap_or(false),
+        "no screenshot"
+    );
+    let d = run(&["--dump-dom"]);
+    assert!(d.status.success());
+    let dom = String::from_utf8_lossy(&d.stdout);
+    for class in ["chart line-chart", "chart stacked-bars", "chart tiers"] {
+        assert!(dom.contains(class), "no {class} in the rendered DOM");
+    }
+    assert!(dom.matches("<svg").count() == 7, "all charts rendered");
+    assert!(dom.contains("Metrics table"));
+    // Console messages are logged as CONSOLE(line)] "..." by --enable-logging; the page has
+    // no script, so any console line (a CSP or parse error, a failed load) is a defect.
+    for log in [&s.stderr, &d.stderr] {
+        let log = String::from_utf8_lossy(log);
+        let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+        assert!(console.is_empty(), "console messages: {console:#?}");
+    }
+}

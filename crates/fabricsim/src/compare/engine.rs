@@ -1,0 +1,61 @@
+//! The packet engine as the comparison uses it: engine parameters for a compared fabric, and a
+//! collective's completion time from one engine run of its message DAG.
+
+use super::variant::{Recovery, Variant};
+use crate::message::MessageDag;
+use crate::scenario::Design;
+use crate::sim::params_from_design::params_from_design;
+use crate::sim::results::Counters;
+use crate::sim::{self, Faults, RunOptions, SimParams, Status, Transport};
+use crate::topology::Topology;
+use crate::units::{BitRate, Time};
+
+/// NCCL channels of the measured collectives (NCCL's default for 8 NICs per node is one
+/// channel per NIC; 2 keeps two QPs per connection for ECMP entropy, an ESTIMATE).
+pub const CHANNELS: u32 = 2;
+
+/// Round trip used to size selective repeat's window (IRN caps outstanding packets at the
+/// BDP): 2 x (NIC + 3 switches + NIC) latencies of the profile's parameters plus 2 us of links
+/// and serialization, an ESTIMATE that covers a 2-tier fabric.
+fn bdp_rtt(p: &SimParams) -> Time {
+    Time(2 * (2 * p.nic_latency.0 + 3 * p.switch_latency.0) + 2_000_000)
+}
+
+/// Engine parameters for `v` on `design`'s fabric (`sim::params_from_design`: the profile's
+/// packet format, the catalog's switch and NIC latencies and buffer) with the run's `seed`.
+pub fn params(v: &Variant, design: &Design, seed: u64) -> SimParams {
+    let mut p = params_from_design(design);
+    p.loss_rate = v.loss_rate;
+    p.seed = seed;
+    p.transport = match v.recovery {
+        Recovery::GoBackN => Transport::GoBackN,
+        Recovery::SelectiveRepeat => Transport::SelectiveRepeat,
+    };
+    if p.transport == Transport::SelectiveRepeat {
+        let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
+        p.window_packets = p.bdp_packets(rate, bdp_rtt(&p));
+    }
+    p
+}
+
+/// Completion time of `dag` (the last message's sender completion) and the run's counters;
+/// `Err` when the run does not complete (a QP out of retries, a parameter out of range).
+pub fn makespan(t: &Topology, p: &SimParams, dag: &MessageDag) -> Result<(Time, Counters), String> {
+    let r = sim::run(t, p, dag, &Faults::default(), RunOptions::default())?;
+    r.check_conservation()?;
+    if r.sim.status != Status::Complete {
+        return Err(format!(
+            "{} of {} messages did not complete ({:?})",
+            r.summary.messages_total - r.summary.messages_completed,
+            r.summary.messages_total,
+            r.sim.status
+        ));
+    }
+    let end = r
+        .messages
+        .iter()
+        .filter_map(|m| m.finish_ps)
+        .max()
+        .unwrap_or(0);
+    Ok((Time(end), r.counters))
+}

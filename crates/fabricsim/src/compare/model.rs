@@ -1,0 +1,308 @@
+//! The comparison: one cluster and one training step on each fabric. Per fabric: the plan
+//! (CAPEX, power, TCO), the training step (step time, tokens/s, MFU) with that fabric's
+//! communication model, and the cost per delivered training throughput (cluster TCO over the
+//! period divided by the tokens and model FLOPs the period delivers); then each relative to the
+//! best fabric.
+
+use serde::Serialize;
+
+use super::section::CompareSection;
+use super::variant::{self, Variant};
+use crate::error::InputError;
+use crate::plan::Plan;
+use crate::plan::cost::HOURS_PER_YEAR;
+use crate::scenario::{Design, Scenario};
+use crate::topology::Topology;
+use crate::workload::busbw::busbw_gbps;
+use crate::workload::collective::Op;
+use crate::workload::comm_model::{AlphaBetaModel, CommModel, GroupShape};
+use crate::workload::link_params::FabricParams;
+use crate::workload::placement::Placement;
+use crate::workload::train::config::TrainConfig;
+use crate::workload::train::step::StepReport;
+
+/// The built-in comparison (examples/compare-default.toml): `fabricsim compare` without a
+/// scenario runs it, and its `[train]` step is used by scenarios without one.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../../../examples/compare-default.toml");
+
+pub fn default_scenario() -> Scenario {
+    Scenario::parse("(built-in) examples/compare-default.toml", DEFAULT_SCENARIO)
+        .expect("the built-in comparison parses")
+}
+
+/// Delivered training throughput and what it costs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Delivered {
+    pub step_time_s: f64,
+    pub tokens_per_s: f64,
+    pub mfu: f64,
+    /// Tokens trained over the TCO period at the stated utilization.
+    pub tokens_per_period: f64,
+    /// Cluster TCO per million tokens trained.
+    pub usd_per_million_tokens: f64,
+    /// Cluster TCO per 10^18 model FLOPs delivered (Megatron's FLOP count).
+    pub usd_per_model_eflop: f64,
+    /// Where the step's communication times come from.
+    pub comm_source: String,
+}
+
+/// Bus bandwidth of one collective over the whole cluster at several sizes (nccl-tests'
+/// busbw, `workload::busbw`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BusbwCurve {
+    pub op: &'static str,
+    pub ranks: u32,
+    pub servers: u32,
+    /// (size in bytes, busbw in GB/s).
+    pub points: Vec<(u64, f64)>,
+    pub source: String,
+}
+
+/// Sizes of the busbw curves: 64 KiB to 1 GiB by factors of 4 (nccl-tests style, fewer points).
+pub fn busbw_sizes() -> Vec<u64> {
+    (0..=7).map(|i| (64u64 << 10) << (2 * i)).collect()
+}
+
+fn busbw_curves(comm: &AlphaBetaModel, gpus: u32, servers: u32) -> Vec<BusbwCurve> {
+    let group = GroupShape {
+        ranks: gpus,
+        servers,
+    };
+    [Op::AllReduce, Op::AllToAll]
+        .into_iter()
+        .map(|op| BusbwCurve {
+            op: op.name(),
+            ranks: gpus,
+            servers,
+            points: busbw_sizes()
+                .into_iter()
+                .map(|b| (b, busbw_gbps(op, gpus, b, comm.time_s(op, b, group))))
+                .collect(),
+            source: comm.describe(),
+        })
+        .collect()
+}
+
+/// One fabric's results. `delivered` is `None` (with the reason in `missing`) when its numbers
+/// need a model that is not available: nothing is filled in by guess.
+#[derive(Clone, Debug)]
+pub struct FabricResult {
+    pub variant: Variant,
+    pub design: Design,
+    pub topology: Topology,
+    pub plan: Plan,
+    pub step: Option<StepReport>,
+    /// All-reduce and all-to-all over the whole cluster (empty when `missing`).
+    pub busbw: Vec<BusbwCurve>,
+    /// What the packet-engine runs saw, for fabrics whose step was calibrated on them.
+    pub engine: Option<super::step::EngineTotals>,
+    pub delivered: Option<Delivered>,
+    pub missing: Option<String>,
+}
+
+/// Each fabric's figures over the best fabric's (1.0 = the best).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Relative {
+    pub fabric: String,
+    /// Tokens/s over the highest tokens/s (None without a step).
+    pub throughput_vs_best: Option<f64>,
+    /// Network CAPEX over the lowest network CAPEX.
+    pub network_capex_vs_lowest: f64,
+    pub cluster_tco_vs_lowest: f64,
+    /// USD per token over the lowest USD per token.
+    pub cost_per_token_vs_lowest: Option<f64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub name: String,
+    pub fabrics: Vec<FabricResult>,
+    pub relative: Vec<Relative>,
+    pub section: CompareSection,
+    pub years: u32,
+    /// MFU against loss rate for go-back-N and selective repeat on the first RoCE fabric
+    /// (packet-engine runs; [`super::sweep`]), with its axes.
+    pub loss_sweep: Option<(Vec<super::sweep::SweepAxis>, Vec<super::sweep::PointResult>)>,
+    /// Statements about what the figures mean and what is not modelled.
+    pub notes: Vec<String>,
+}
+
+const SECONDS_PER_HOUR: f64 = 3600.0;
+
+/// Loss rates of the comparison's MFU-against-loss chart (0 to 1%).
+const COMPARE_LOSS_RATES: &str = "loss_rate=0,0.001,0.003,0.01";
+
+/// The training job of `s` (its `[train]`, or the built-in comparison's when it has none) on
+/// `design`'s cluster, with the ranks placed on `topo`'s hosts.
+pub fn train_config(
+    s: &Scenario,
+    design: &Design,
+    topo: &Topology,
+) -> Result<TrainConfig, InputError> {
+    let mut s = s.clone();
+    if s.file.train.is_none() {
+        s.file.train = default_scenario().file.train;
+    }
+    let place = Placement::on_topology(topo, design.spec.gpus_per_node);
+    TrainConfig::resolve(&s, design, place)
+}
+
+fn engine_source(r: &StepReport, t: &super::step::EngineTotals) -> String {
+    let mut src = format!(
+        "{}; fitted from {} packet-engine runs ({} drops, {} retransmitted packets, {} timeouts)",
+        r.comm_source, t.runs, t.packets_dropped, t.retransmitted_packets, t.timeouts
+    );
+    if !t.unfitted.is_empty() {
+        src += &format!("; no fit, closed form kept for: {}", t.unfitted.join(", "));
+    }
+    src
+}
+
+/// Throughput and its cost over the TCO period.
+fn deliver(
+    r: &StepReport,
+    design: &Design,
+    plan: &Plan,
+    utilization: f64,
+    source: String,
+) -> Delivered {
+    let seconds = design.cost.years as f64 * HOURS_PER_YEAR * SECONDS_PER_HOUR * utilization;
+    let tokens = r.tokens_per_s * seconds;
+    let flops = r.model_flops_per_step / r.step_time_s * seconds;
+    let tco = plan.cost.cluster_tco_usd;
+    Delivered {
+        step_time_s: r.step_time_s,
+        tokens_per_s: r.tokens_per_s,
+        mfu: r.mfu,
+        tokens_per_period: tokens,
+        usd_per_million_tokens: tco / (tokens / 1e6),
+        usd_per_model_eflop: tco / (flops / 1e18),
+        comm_source: source,
+    }
+}
+
+fn one(s: &Scenario, v: &Variant, utilization: f64, seed: u64) -> Result<FabricResult, InputError> {
+    let mut sv = s.clone();
+    sv.file.fabric.profile = v.profile.clone();
+    let (design, topology, plan) = crate::plan::run(&sv)?;
+    let c = design.spec.clone();
+    let cfg = train_config(&sv, &design, &topology)?;
+    // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
+    // compare on the same footing; loss acts only through these runs.
+    let (r, totals) = super::step::engine_step(&cfg, &design, &topology, v, seed).map_err(|e| {
+        s.error(
+            "compare.fabrics",
+            &v.name,
+            e,
+            "a fabric the packet engine can run",
+        )
+    })?;
+    let delivered = deliver(&r, &design, &plan, utilization, engine_source(&r, &totals));
+    // The closed-form busbw curves assume a lossless fabric: not drawn for a lossy one.
+    let busbw = if v.needs_engine() {
+        Vec::new()
+    } else {
+        busbw_curves(
+            &AlphaBetaModel::new(FabricParams::of(&design)),
+            c.gpus,
+            plan.servers,
+        )
+    };
+    Ok(FabricResult {
+        variant: v.clone(),
+        design,
+        topology,
+        plan,
+        step: Some(r),
+        busbw,
+        delivered: Some(delivered),
+        engine: Some(totals),
+        missing: None,
+    })
+}
+
+fn relative(fabrics: &[FabricResult]) -> Vec<Relative> {
+    let best_tps = fabrics
+        .iter()
+        .filter_map(|f| f.delivered.as_ref().map(|d| d.tokens_per_s))
+        .fold(0.0, f64::max);
+    let low =
+        |g: &dyn Fn(&FabricResult) -> f64| fabrics.iter().map(g).fold(f64::INFINITY, f64::min);
+    let low_capex = low(&|f| f.plan.cost.network_capex_usd);
+    let low_tco = low(&|f| f.plan.cost.cluster_tco_usd);
+    let low_cpt = fabrics
+        .iter()
+        .filter_map(|f| f.delivered.as_ref().map(|d| d.usd_per_million_tokens))
+        .fold(f64::INFINITY, f64::min);
+    fabrics
+        .iter()
+        .map(|f| Relative {
+            fabric: f.variant.name.clone(),
+            throughput_vs_best: f.delivered.as_ref().map(|d| d.tokens_per_s / best_tps),
+            network_capex_vs_lowest: f.plan.cost.network_capex_usd / low_capex,
+            cluster_tco_vs_lowest: f.plan.cost.cluster_tco_usd / low_tco,
+            cost_per_token_vs_lowest: f
+                .delivered
+                .as_ref()
+                .map(|d| d.usd_per_million_tokens / low_cpt),
+        })
+        .collect()
+}
+
+/// Compares the fabrics of `s`'s `[compare]` section (or the default three) on `s`'s cluster.
+pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
+    let section = s.file.compare.clone().unwrap_or_default();
+    let variants = variant::resolve(s, &section)?;
+    if !(section.utilization > 0.0 && section.utilization <= 1.0) {
+        return Err(s.error(
+            "compare.utilization",
+            section.utilization,
+            "is out of range",
+            "a share of the period above 0 and at most 1",
+        ));
+    }
+    let fabrics = variants
+        .iter()
+        .map(|v| one(s, v, section.utilization, section.seed))
+        .collect::<Result<Vec<_>, _>>()?;
+    let years = fabrics[0].design.cost.years;
+    let mut notes = vec![
+        "Training-step communication: every collective of the step is run on the packet engine at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes; the busbw curves are the closed-form alpha-beta model on each profile's estimated link parameters (not simulated).".to_string(),
+        "PFC, ECN, DCQCN and adaptive routing are not modelled yet (issue 5): \"untuned\" RoCE today means only the transport parameters the packet engine has, random per-packet loss with the chosen loss recovery; its step's collectives are run on the packet engine (sizes up to 64 MiB, fitted and extrapolated) and its busbw curves are not drawn.".to_string(),
+    ];
+    if s.file.train.is_none() {
+        notes.push("No [train] section: the step is the built-in comparison's (examples/compare-default.toml: Llama 3 70B, TP 8, PP 4, ZeRO-1).".into());
+    }
+    notes.extend(fabrics.iter().filter_map(|f| f.missing.clone()));
+    let loss_sweep = fabrics
+        .iter()
+        .find(|f| f.design.profile.family == crate::profile::Family::Roce)
+        .map(|f| {
+            let axes = vec![
+                super::sweep::SweepAxis::parse("loss_rate", COMPARE_LOSS_RATES)
+                    .expect("built-in axis"),
+                super::sweep::SweepAxis::parse("transport", "transport=go-back-n,selective-repeat")
+                    .expect("built-in axis"),
+            ];
+            let base = Variant {
+                loss_rate: 0.0,
+                ..f.variant.clone()
+            };
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let points = super::sweep::expand(&axes);
+            let r = super::sweep::run(s, &base, section.seed, &points, threads, &|_, _| ());
+            (axes, r)
+        });
+    Ok(Comparison {
+        loss_sweep,
+        name: s.file.name.clone().unwrap_or_else(|| {
+            let d = &fabrics[0].design;
+            format!("{} x {}", d.spec.gpus, d.gpu.id)
+        }),
+        relative: relative(&fabrics),
+        fabrics,
+        section,
+        years,
+        notes,
+    })
+}

@@ -1,0 +1,100 @@
+//! The `[compare]` section: which fabrics to put side by side, and the user's constraints and
+//! weights that the recommendation ([`super::recommend`]) scores them by.
+
+use serde::Deserialize;
+
+/// One fabric of the comparison: a profile, plus the transport parameters the packet engine
+/// takes (loss, loss recovery) that stand in for "untuned" until PFC/ECN/DCQCN are modelled.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FabricEntry {
+    /// Label in reports (default: the profile id).
+    pub name: Option<String>,
+    /// Fabric profile id (`ib-ndr`, `roce-400g`, ...).
+    pub profile: String,
+    /// `go-back-n` (default, the RC transport of ConnectX NICs) or `selective-repeat` (IRN).
+    pub transport: Option<String>,
+    /// Per-packet random loss rate on every link (default 0).
+    pub loss_rate: Option<f64>,
+}
+
+/// What to do with a fabric whose switches come from a single vendor in the catalog.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SingleVendor {
+    /// No effect on the score (default).
+    #[default]
+    Accept,
+    /// Subtract `single_vendor_penalty` from the score.
+    Penalize,
+    /// Not eligible for the recommendation.
+    Exclude,
+}
+
+impl SingleVendor {
+    pub fn name(self) -> &'static str {
+        match self {
+            SingleVendor::Accept => "accept",
+            SingleVendor::Penalize => "penalize",
+            SingleVendor::Exclude => "exclude",
+        }
+    }
+}
+
+/// Relative weights of the two score terms; they need not add up to 1.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Weights {
+    /// Weight of delivered training throughput (tokens/s relative to the best).
+    pub performance: f64,
+    /// Weight of cost per delivered throughput (best USD per token over this one's).
+    pub cost: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            performance: 0.5,
+            cost: 0.5,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompareSection {
+    /// The fabrics, in report order (default: those of the built-in comparison,
+    /// examples/compare-default.toml: ib-ndr, roce-400g tuned, roce-400g untuned).
+    pub fabrics: Option<Vec<FabricEntry>>,
+    /// Upper bound on network CAPEX, USD (none by default).
+    pub network_budget_usd: Option<f64>,
+    /// Upper bound on cluster CAPEX (servers + network), USD (none by default).
+    pub cluster_budget_usd: Option<f64>,
+    /// GPUs the fabric must be able to grow to with its switch in at most 3 tiers (default:
+    /// the cluster's size).
+    pub scale_gpus: Option<i64>,
+    pub single_vendor: SingleVendor,
+    /// Score points taken off a single-vendor fabric under `single_vendor = "penalize"`.
+    pub single_vendor_penalty: f64,
+    pub weights: Weights,
+    /// Seed of the packet-engine runs (default 1).
+    pub seed: u64,
+    /// Share of the TCO period the cluster trains (default 1.0: every hour of `cost.years`).
+    pub utilization: f64,
+}
+
+impl Default for CompareSection {
+    fn default() -> Self {
+        CompareSection {
+            fabrics: None,
+            network_budget_usd: None,
+            cluster_budget_usd: None,
+            scale_gpus: None,
+            single_vendor: SingleVendor::Accept,
+            single_vendor_penalty: 0.1,
+            weights: Weights::default(),
+            utilization: 1.0,
+            seed: 1,
+        }
+    }
+}

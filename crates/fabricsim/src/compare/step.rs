@@ -1,0 +1,100 @@
+//! The training step with its collectives timed by the packet engine: every (op, group) of the
+//! step is run as a message DAG at a few sizes (capped so a run stays short), fitted to
+//! alpha-beta and inserted into the communication model (`workload::train::calibrate`); the
+//! step model then uses the fits. Loss and loss recovery act through these runs only.
+
+use serde::Serialize;
+
+use super::engine::{CHANNELS, makespan, params};
+use super::variant::Variant;
+use crate::scenario::Design;
+use crate::topology::Topology;
+use crate::units::{BitRate, Time};
+use crate::workload::comm_model::AlphaBetaModel;
+use crate::workload::link_params::FabricParams;
+use crate::workload::measure::SweepError;
+use crate::workload::train::calibrate::calibrate_at;
+use crate::workload::train::config::TrainConfig;
+use crate::workload::train::efficiency::Efficiency;
+use crate::workload::train::step::{StepReport, step};
+
+/// Largest collective size run on the packet engine; larger collectives are extrapolated by
+/// the fit (64 MiB keeps a 256-GPU step's calibration around a second).
+pub const CAP_BYTES: u64 = 64 << 20;
+
+/// Sizes measured for a collective of `bytes`: 1/64, 1/8 and all of min(bytes, CAP_BYTES),
+/// at least 64 KiB each.
+pub fn sizes(bytes: u64) -> Vec<u64> {
+    let c = bytes.min(CAP_BYTES);
+    let mut v: Vec<u64> = [c / 64, c / 8, c]
+        .iter()
+        .map(|&b| b.max(64 << 10))
+        .collect();
+    v.dedup();
+    v
+}
+
+/// What the packet runs of one calibration saw, summed over them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EngineTotals {
+    pub runs: u64,
+    pub packets_dropped: u64,
+    pub retransmitted_packets: u64,
+    pub timeouts: u64,
+    pub naks: u64,
+    /// (op, ranks, servers) pairs whose times admit no alpha-beta fit: the closed form stays
+    /// in use for them, and the step is reported with this warning.
+    pub unfitted: Vec<String>,
+}
+
+/// The step of `cfg` on `topo` with `v`'s engine parameters and `seed`.
+pub fn engine_step(
+    cfg: &TrainConfig,
+    design: &Design,
+    topo: &Topology,
+    v: &Variant,
+    seed: u64,
+) -> Result<(StepReport, EngineTotals), String> {
+    let eff = Efficiency::h200(&design.catalog);
+    let mut model = AlphaBetaModel::new(FabricParams::of(design));
+    // The step's collectives and sizes come from the closed-form step; the fits replace times.
+    let first = step(cfg, &eff, &model);
+    let p = params(v, design, seed);
+    let nvlink = BitRate((cfg.gpu.nvlink_one_way_bytes_per_s() * 8.0) as u64);
+    let mut totals = EngineTotals::default();
+    let calibrated = calibrate_at(
+        &mut model,
+        &first,
+        &cfg.place,
+        nvlink,
+        CHANNELS,
+        &sizes,
+        |dag| -> Result<Time, String> {
+            let (t, c) = makespan(topo, &p, dag)?;
+            totals.runs += 1;
+            totals.packets_dropped += c.drops.total();
+            totals.retransmitted_packets += c.retransmitted_packets;
+            totals.timeouts += c.timeouts;
+            totals.naks += c.naks;
+            Ok(t)
+        },
+    )
+    .map_err(|e| match e {
+        SweepError::Input(e) => e.to_string(),
+        SweepError::Run { bytes, error } => format!("engine run of {bytes} B: {error}"),
+    })?;
+    totals.unfitted = calibrated
+        .iter()
+        .filter(|c| c.fit.is_err())
+        .map(|c| {
+            format!(
+                "{} on {} GPUs / {} servers",
+                c.op.name(),
+                c.group.ranks,
+                c.group.servers
+            )
+        })
+        .collect();
+    let r = step(cfg, &eff, &model);
+    Ok((r, totals))
+}

@@ -1,0 +1,306 @@
+use super::model::{default_scenario, run};
+use super::recommend::recommend;
+use crate::scenario::Scenario;
+
+/// The built-in comparison with `extra` TOML appended to it (sections it lacks).
+fn with(extra: &str, compare: &str) -> Scenario {
+    let base = super::model::DEFAULT_SCENARIO;
+    let head = &base[..base.find("[compare]").expect("default has [compare]")];
+    Scenario::parse("test.toml", &format!("{head}{extra}\n[compare]\n{compare}")).unwrap()
+}
+
+const TWO: &str = r#"fabrics = [
+  { name = "ib", profile = "ib-ndr" },
+  { name = "roce", profile = "roce-400g" },
+]"#;
+
+#[test]
+fn default_comparison_runs_every_fabric_on_the_packet_engine() {
+    let c = run(&default_scenario()).unwrap();
+    let names: Vec<&str> = c.fabrics.iter().map(|f| f.variant.name.as_str()).collect();
+    assert_eq!(names, ["ib-ndr", "roce-400g tuned", "roce-400g untuned"]);
+    for f in &c.fabrics {
+        assert_eq!(f.design.spec.gpus, 256);
+        assert!(f.plan.cost.network_capex_usd > 0.0);
+    }
+    for f in &c.fabrics {
+        let e = f.engine.as_ref().expect("engine-calibrated step");
+        assert!(e.runs > 0 && e.unfitted.is_empty(), "{e:?}");
+    }
+    // Loss (1e-4 per packet per link) shows in the runs; the closed-form busbw is not drawn.
+    let untuned = &c.fabrics[2];
+    let e = untuned.engine.as_ref().unwrap();
+    assert!(
+        e.packets_dropped > 0 && e.retransmitted_packets > 0,
+        "{e:?}"
+    );
+    assert!(untuned.busbw.is_empty() && !c.fabrics[1].busbw.is_empty());
+    // Relative figures: the best is 1.0 by construction, the others are ratios of the models.
+    let best = c
+        .relative
+        .iter()
+        .filter_map(|r| r.throughput_vs_best)
+        .fold(0.0, f64::max);
+    assert_eq!(best, 1.0);
+    assert!(c.relative.iter().any(|r| r.network_capex_vs_lowest == 1.0));
+}
+
+#[test]
+fn cost_per_token_is_cluster_tco_over_tokens_of_the_period() {
+    let c = run(&default_scenario()).unwrap();
+    let f = &c.fabrics[0];
+    let d = f.delivered.as_ref().unwrap();
+    let seconds = 5.0 * 8760.0 * 3600.0;
+    assert!((d.tokens_per_period - d.tokens_per_s * seconds).abs() / d.tokens_per_period < 1e-12);
+    let expect = f.plan.cost.cluster_tco_usd / (d.tokens_per_s * seconds / 1e6);
+    assert!((d.usd_per_million_tokens - expect).abs() / expect < 1e-12);
+}
+
+#[test]
+fn a_catalog_price_change_moves_capex_and_cost_per_throughput() {
+    let base = run(&with("", TWO)).unwrap();
+    let dear = run(&with("[cost.prices_usd]\nqm9700 = 150000\n", TWO)).unwrap();
+    let (b, d) = (&base.fabrics[0], &dear.fabrics[0]);
+    let switches: u64 = b.plan.bom.tiers.iter().map(|t| t.switches).sum();
+    // Every QM9700 costs 100,000 USD more (50,000 in the catalog): CAPEX moves by exactly that.
+    let moved = d.plan.cost.network_capex_usd - b.plan.cost.network_capex_usd;
+    assert!(
+        (moved - 100_000.0 * switches as f64).abs() < 1e-6,
+        "{moved}"
+    );
+    let (bd, dd) = (b.delivered.as_ref().unwrap(), d.delivered.as_ref().unwrap());
+    assert_eq!(
+        bd.tokens_per_s, dd.tokens_per_s,
+        "throughput does not depend on prices"
+    );
+    assert!(dd.usd_per_million_tokens > bd.usd_per_million_tokens);
+    // The RoCE fabric has no QM9700: unchanged.
+    assert_eq!(
+        base.fabrics[1].plan.cost.network_capex_usd,
+        dear.fabrics[1].plan.cost.network_capex_usd
+    );
+}
+
+#[test]
+fn recommendation_follows_weights_and_constraints() {
+    // Cost only: the lowest cost per token wins; performance only: the highest tokens/s wins
+    // (ties broken by order, so assert against the computed numbers, not a name).
+    for (wp, wc) in [(0.0, 1.0), (1.0, 0.0)] {
+        let c = run(&with(
+            "",
+            &format!("{TWO}\nweights = {{ performance = {wp}, cost = {wc} }}"),
+        ))
+        .unwrap();
+        let r = recommend(&c);
+        let key = |f: &super::model::FabricResult| {
+            let d = f.delivered.as_ref().unwrap();
+            if wp > 0.0 {
+                d.tokens_per_s
+            } else {
+                -d.usd_per_million_tokens
+            }
+        };
+        let best = c
+            .fabrics
+            .iter()
+            .max_by(|a, b| key(a).total_cmp(&key(b)))
+            .unwrap();
+        assert_eq!(r.fabric.as_deref(), Some(best.variant.name.as_str()));
+    }
+    // A network budget between the two CAPEX figures leaves only the cheaper fabric.
+    let c = run(&with("", TWO)).unwrap();
+    let (a, b) = (
+        c.fabrics[0].plan.cost.network_capex_usd,
+        c.fabrics[1].plan.cost.network_capex_usd,
+    );
+    let cheap = if a < b { "ib" } else { "roce" };
+    let c = run(&with(
+        "",
+        &format!("{TWO}\nnetwork_budget_usd = {}", (a + b) / 2.0),
+    ))
+    .unwrap();
+    let r = recommend(&c);
+    assert_eq!(r.fabric.as_deref(), Some(cheap));
+    assert!(r.reasons.iter().any(|x| x.contains("over the budget")));
+    // Every InfiniBand switch in the catalog is one vendor's: excluded on request.
+    let c = run(&with(
+        "",
+        &format!("{TWO}\nsingle_vendor = \"exclude\"\nweights = {{ performance = 1, cost = 0 }}"),
+    ))
+    .unwrap();
+    let r = recommend(&c);
+    assert!(r.scores[0].single_vendor && !r.scores[0].eligible);
+    assert!(
+        !r.scores[1].single_vendor,
+        "Ethernet has several switch vendors"
+    );
+    assert_eq!(r.fabric.as_deref(), Some("roce"));
+    // A scale no 3-tier fabric of these switches reaches excludes both.
+    let c = run(&with("", &format!("{TWO}\nscale_gpus = 10000000"))).unwrap();
+    assert_eq!(recommend(&c).fabric, None);
+}
+
+#[test]
+fn bad_fabric_entries_name_the_key_and_line() {
+    let e = run(&with("", "fabrics = [ { profile = \"ib-nd\" } ]")).unwrap_err();
+    assert_eq!(e.key, "compare.fabrics[0].profile");
+    assert!(e.line.is_some() && e.allowed.contains("ib-ndr"), "{e}");
+    let e = run(&with(
+        "",
+        "fabrics = [ { profile = \"ib-ndr\", loss_rate = 2 } ]",
+    ))
+    .unwrap_err();
+    assert_eq!(e.key, "compare.fabrics[0].loss_rate");
+    let e = run(&with("", "fabrics = []")).unwrap_err();
+    assert_eq!(e.key, "compare.fabrics");
+    let e = run(&with(
+        "",
+        "fabrics = [ { profile = \"ib-ndr\" }, { profile = \"ib-ndr\" } ]",
+    ))
+    .unwrap_err();
+    assert!(e.problem.contains("names two fabrics"));
+}
+
+#[test]
+fn reports_are_deterministic_and_self_contained() {
+    let text = |s: &Scenario| {
+        let c = run(s).unwrap();
+        let r = recommend(&c);
+        (
+            crate::report::compare::json(&c, &r).to_string(),
+            crate::report::html::compare::report(&c, &r),
+        )
+    };
+    let (j1, h1) = text(&default_scenario());
+    let (j2, h2) = text(&default_scenario());
+    assert_eq!((&j1, &h1), (&j2, &h2));
+    for needle in [
+        "busbw_GBps",
+        "capex_usd",
+        "usd_per_million_tokens",
+        "provenance",
+    ] {
+        assert!(j1.contains(needle), "{needle}");
+    }
+    // Nothing is fetched: no external URL in src/href, no script.
+    assert!(!h1.contains("src=\"http") && !h1.contains("href=\"http") && !h1.contains("<script"));
+    assert!(
+        h1.matches("<svg").count() == 7,
+        "busbw x2, step, CAPEX, TCO, topology, MFU against loss"
+    );
+}
+
+#[test]
+fn raising_the_loss_rate_lowers_mfu() {
+    // The same RoCE fabric at rising random loss with go-back-N: the step's collectives run on
+    // the packet engine, so loss can only act through retransmissions and timeouts there.
+    let fabrics = r#"fabrics = [
+  { name = "p0", profile = "roce-400g" },
+  { name = "p1e-3", profile = "roce-400g", loss_rate = 1e-3 },
+  { name = "p1e-2", profile = "roce-400g", loss_rate = 1e-2 },
+]"#;
+    let c = run(&with("", fabrics)).unwrap();
+    let mfu: Vec<f64> = c
+        .fabrics
+        .iter()
+        .map(|f| f.delivered.as_ref().unwrap().mfu)
+        .collect();
+    assert!(mfu[0] > mfu[1] && mfu[1] > mfu[2], "{mfu:?}");
+    let retx: Vec<u64> = c
+        .fabrics
+        .iter()
+        .map(|f| f.engine.as_ref().unwrap().retransmitted_packets)
+        .collect();
+    assert!(retx[0] == 0 && retx[1] > 0 && retx[2] > retx[1], "{retx:?}");
+}
+
+mod sweeps {
+    use super::super::sweep::{Param, SweepAxis, expand, run};
+    use super::super::variant::{Recovery, Variant};
+    use super::default_scenario;
+
+    fn roce() -> Variant {
+        Variant {
+            name: "roce-400g".into(),
+            profile: "roce-400g".into(),
+            recovery: Recovery::GoBackN,
+            loss_rate: 0.0,
+        }
+    }
+
+    fn axes(a: &str, b: &str) -> Vec<SweepAxis> {
+        vec![
+            SweepAxis::parse("--param", a).unwrap(),
+            SweepAxis::parse("--param", b).unwrap(),
+        ]
+    }
+
+    #[test]
+    fn points_expand_row_major_with_stable_ids() {
+        let p = expand(&axes(
+            "loss_rate=0,0.01",
+            "transport=go-back-n,selective-repeat",
+        ));
+        let got: Vec<(usize, &str, &str)> = p
+            .iter()
+            .map(|x| (x.id, x.values[0].1.as_str(), x.values[1].1.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, "0", "go-back-n"),
+                (1, "0", "selective-repeat"),
+                (2, "0.01", "go-back-n"),
+                (3, "0.01", "selective-repeat")
+            ]
+        );
+        assert_eq!(p[0].values[0].0, Param::LossRate);
+        let e = SweepAxis::parse("--param", "loss=0.1").unwrap_err();
+        assert!(e.allowed.contains("loss_rate"), "{e}");
+        let e = SweepAxis::parse("--param", "transport=gbn").unwrap_err();
+        assert!(e.allowed.contains("selective-repeat"), "{e}");
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_thread_count() {
+        let a = axes(
+            "loss_rate=0.001,0.003",
+            "transport=go-back-n,selective-repeat",
+        );
+        let p = expand(&a);
+        let s = default_scenario();
+        let one = run(&s, &roce(), 7, &p, 1, &|_, _| ());
+        let two = run(&s, &roce(), 7, &p, 2, &|_, _| ());
+        assert_eq!(one, two);
+        assert!(one.iter().all(|r| r.error.is_none()));
+    }
+
+    /// Go-back-N resends the whole window after a loss: its efficiency relative to selective
+    /// repeat is about 1/(1+pW) (physics.md E4: GBN (1-p)/(1+pW), SR 1-p), so the ratio of
+    /// their step throughputs falls as p grows, and selective repeat retransmits far less.
+    #[test]
+    fn go_back_n_degrades_faster_than_selective_repeat() {
+        let a = axes(
+            "loss_rate=0,0.001,0.003",
+            "transport=go-back-n,selective-repeat",
+        );
+        let r = run(&default_scenario(), &roce(), 1, &expand(&a), 2, &|_, _| ());
+        let mfu = |i: usize| r[i].mfu.unwrap();
+        // Points: (p, gbn), (p, sr) for p = 0, 0.001, 0.003.
+        assert_eq!(mfu(0), mfu(1), "no loss: the recovery does not matter");
+        let ratio: Vec<f64> = (0..3).map(|k| mfu(2 * k) / mfu(2 * k + 1)).collect();
+        assert!(ratio[1] < 1.0 && ratio[2] < ratio[1], "{ratio:?}");
+        for k in 1..3 {
+            let (g, s) = (
+                r[2 * k].engine.as_ref().unwrap(),
+                r[2 * k + 1].engine.as_ref().unwrap(),
+            );
+            assert!(
+                g.retransmitted_packets > 5 * s.retransmitted_packets,
+                "{g:?} {s:?}"
+            );
+        }
+        // MFU falls with loss under go-back-N.
+        assert!(mfu(0) > mfu(2) && mfu(2) > mfu(4));
+    }
+}

@@ -1,0 +1,153 @@
+//! A validated fabric of the comparison: the `[compare] fabrics` entry checked against the
+//! profile list and ranges, with the transport parameters in engine terms.
+
+use super::section::{CompareSection, FabricEntry};
+use crate::error::InputError;
+use crate::profile::Profile;
+use crate::scenario::Scenario;
+
+/// Loss recovery of the RC transport (the packet engine's `Transport` once it is merged).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// NAK on a PSN gap, resend from the NAKed PSN (IBA Vol. 1 9.7).
+    GoBackN,
+    /// IRN-style selective repeat (Mittal et al., SIGCOMM 2018).
+    SelectiveRepeat,
+}
+
+impl Recovery {
+    pub fn name(self) -> &'static str {
+        match self {
+            Recovery::GoBackN => "go-back-n",
+            Recovery::SelectiveRepeat => "selective-repeat",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Recovery> {
+        [Recovery::GoBackN, Recovery::SelectiveRepeat]
+            .into_iter()
+            .find(|r| r.name() == s.trim())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub name: String,
+    pub profile: String,
+    pub recovery: Recovery,
+    pub loss_rate: f64,
+}
+
+impl Variant {
+    /// True when the variant differs from its profile's lossless default in a way only the
+    /// packet engine can measure (random loss; the recovery only matters with loss).
+    pub fn needs_engine(&self) -> bool {
+        self.loss_rate > 0.0
+    }
+
+    /// One line saying what the variant's parameters mean.
+    pub fn describe(&self) -> String {
+        if self.loss_rate > 0.0 {
+            format!(
+                "{} with random per-packet loss {} on every link and {} recovery",
+                self.profile,
+                self.loss_rate,
+                self.recovery.name()
+            )
+        } else {
+            format!(
+                "{} lossless, {} recovery",
+                self.profile,
+                self.recovery.name()
+            )
+        }
+    }
+}
+
+fn entry(s: &Scenario, i: usize, e: &FabricEntry) -> Result<Variant, InputError> {
+    let key = |k: &str| format!("compare.fabrics[{i}].{k}");
+    // Error positions: the `fabrics` key itself (entries are inline tables).
+    let err = |k: &str, v: &dyn std::fmt::Display, problem: &str, allowed: String| {
+        let mut e = s.error("compare.fabrics", v, problem, allowed);
+        e.key = key(k);
+        e
+    };
+    if Profile::builtin(e.profile.trim()).is_err() {
+        return Err(err(
+            "profile",
+            &e.profile,
+            "is not a fabric profile",
+            Profile::ids().join(", "),
+        ));
+    }
+    let recovery = match &e.transport {
+        None => Recovery::GoBackN,
+        Some(t) => Recovery::parse(t).ok_or_else(|| {
+            err(
+                "transport",
+                t,
+                "is not a loss recovery",
+                "go-back-n, selective-repeat".into(),
+            )
+        })?,
+    };
+    let loss_rate = e.loss_rate.unwrap_or(0.0);
+    if !(0.0..0.5).contains(&loss_rate) {
+        return Err(err(
+            "loss_rate",
+            &loss_rate,
+            "is out of range",
+            "a probability from 0 up to (not including) 0.5".into(),
+        ));
+    }
+    Ok(Variant {
+        name: e
+            .name
+            .clone()
+            .unwrap_or_else(|| e.profile.trim().to_string()),
+        profile: e.profile.trim().to_string(),
+        recovery,
+        loss_rate,
+    })
+}
+
+/// The validated fabrics of `sec`; names must be unique (they key every table).
+pub fn resolve(s: &Scenario, sec: &CompareSection) -> Result<Vec<Variant>, InputError> {
+    let builtin = super::model::default_scenario();
+    let (s, fabrics) = match &sec.fabrics {
+        Some(f) => (s, f),
+        None => {
+            let f = builtin
+                .file
+                .compare
+                .as_ref()
+                .and_then(|c| c.fabrics.as_ref());
+            (
+                &builtin,
+                f.expect("the built-in comparison lists its fabrics"),
+            )
+        }
+    };
+    if fabrics.is_empty() {
+        return Err(s.error(
+            "compare.fabrics",
+            "[]",
+            "lists no fabric",
+            "one or more { profile = \"...\" } entries",
+        ));
+    }
+    let mut out: Vec<Variant> = Vec::new();
+    for (i, e) in fabrics.iter().enumerate() {
+        let v = entry(s, i, e)?;
+        if out.iter().any(|o| o.name == v.name) {
+            return Err(s.error(
+                "compare.fabrics",
+                &v.name,
+                "names two fabrics",
+                "a distinct name = \"...\" per entry",
+            ));
+        }
+        out.push(v);
+    }
+    Ok(out)
+}

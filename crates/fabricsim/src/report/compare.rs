@@ -1,0 +1,267 @@
+//! `fabricsim compare` output: a text summary and the JSON of the whole comparison (keys carry
+//! their units). The HTML report is in [`super::html`]. Reports read results; they compute
+//! only ratios and formatting.
+
+use serde_json::{Value, json};
+use std::fmt::Write;
+
+use super::plan::thousands;
+use crate::compare::Comparison;
+use crate::compare::metrics;
+use crate::compare::recommend::Recommendation;
+
+/// The one-line relative statement for fabric `i` against the best-throughput fabric:
+/// "X reaches 93.0% of Y's step throughput for 64.0% of its network CAPEX".
+pub fn relative_sentence(c: &Comparison, i: usize) -> Option<String> {
+    let best = c
+        .fabrics
+        .iter()
+        .filter(|f| f.delivered.is_some())
+        .max_by(|a, b| {
+            let t = |f: &&crate::compare::model::FabricResult| {
+                f.delivered.as_ref().map(|d| d.tokens_per_s).unwrap_or(0.0)
+            };
+            t(a).total_cmp(&t(b))
+        })?;
+    let f = &c.fabrics[i];
+    let d = f.delivered.as_ref()?;
+    let bd = best.delivered.as_ref()?;
+    if std::ptr::eq(f, best) {
+        return None;
+    }
+    Some(format!(
+        "{} reaches {:.1}% of {}'s step throughput for {:.1}% of its network CAPEX ({:.1}% of its cost per token)",
+        f.variant.name,
+        100.0 * d.tokens_per_s / bd.tokens_per_s,
+        best.variant.name,
+        100.0 * f.plan.cost.network_capex_usd / best.plan.cost.network_capex_usd,
+        100.0 * d.usd_per_million_tokens / bd.usd_per_million_tokens,
+    ))
+}
+
+/// Rows of the side-by-side summary: (label, one cell per fabric).
+pub fn summary_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
+    let per = |g: &dyn Fn(&crate::compare::model::FabricResult) -> String| -> Vec<String> {
+        c.fabrics.iter().map(g).collect()
+    };
+    let opt = |g: &dyn Fn(&crate::compare::model::Delivered) -> String| -> Vec<String> {
+        c.fabrics
+            .iter()
+            .map(|f| f.delivered.as_ref().map(g).unwrap_or_else(|| "-".into()))
+            .collect()
+    };
+    vec![
+        ("fabric".into(), per(&|f| f.variant.describe())),
+        (
+            "tiers / switches".into(),
+            per(&|f| {
+                let n: u64 = f.plan.bom.tiers.iter().map(|t| t.switches).sum();
+                format!("{} / {n} x {}", f.plan.tiers, f.plan.switch)
+            }),
+        ),
+        (
+            "network CAPEX (USD)".into(),
+            per(&|f| thousands(f.plan.cost.network_capex_usd)),
+        ),
+        (
+            "network power (kW)".into(),
+            per(&|f| format!("{:.1}", f.plan.power.total_kw())),
+        ),
+        (
+            format!("network TCO, {} y (USD)", c.years),
+            per(&|f| thousands(f.plan.cost.network_tco_usd)),
+        ),
+        (
+            format!("cluster TCO, {} y (USD)", c.years),
+            per(&|f| thousands(f.plan.cost.cluster_tco_usd)),
+        ),
+        (
+            "network share of cluster TCO".into(),
+            per(&|f| format!("{:.1}%", 100.0 * f.plan.cost.network_share_of_tco)),
+        ),
+        (
+            "step time (s)".into(),
+            opt(&|d| format!("{:.3}", d.step_time_s)),
+        ),
+        ("tokens/s".into(), opt(&|d| thousands(d.tokens_per_s))),
+        ("MFU".into(), opt(&|d| format!("{:.1}%", 100.0 * d.mfu))),
+        (
+            "USD per million tokens".into(),
+            opt(&|d| format!("{:.3}", d.usd_per_million_tokens)),
+        ),
+        (
+            "USD per model EFLOP".into(),
+            opt(&|d| format!("{:.3}", d.usd_per_model_eflop)),
+        ),
+        (
+            "throughput vs best".into(),
+            c.relative
+                .iter()
+                .map(|r| {
+                    r.throughput_vs_best
+                        .map(|x| format!("{:.1}%", 100.0 * x))
+                        .unwrap_or("-".into())
+                })
+                .collect(),
+        ),
+        (
+            "network CAPEX vs lowest".into(),
+            c.relative
+                .iter()
+                .map(|r| format!("{:.1}%", 100.0 * r.network_capex_vs_lowest))
+                .collect(),
+        ),
+        (
+            "cost per token vs lowest".into(),
+            c.relative
+                .iter()
+                .map(|r| {
+                    r.cost_per_token_vs_lowest
+                        .map(|x| format!("{:.1}%", 100.0 * x))
+                        .unwrap_or("-".into())
+                })
+                .collect(),
+        ),
+    ]
+}
+
+fn columns(out: &mut String, label_w: usize, widths: &[usize], label: &str, cells: &[String]) {
+    let _ = write!(out, "{label:<label_w$}");
+    for (c, w) in cells.iter().zip(widths) {
+        let _ = write!(out, "  {c:>w$}");
+    }
+    out.push('\n');
+}
+
+pub fn text(c: &Comparison, r: &Recommendation) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "fabricsim compare: {}", c.name);
+    if let Some(s) = c.fabrics.iter().find_map(|f| f.step.as_ref()) {
+        let _ = writeln!(
+            out,
+            "step: {} ({:.1}B parameters), tp {} pp {} dp {}, ZeRO-{}, global batch {} x {} tokens",
+            s.model,
+            s.params as f64 / 1e9,
+            s.tp,
+            s.pp,
+            s.dp,
+            s.zero,
+            s.global_batch,
+            s.seq
+        );
+    }
+    out.push('\n');
+    let rows = summary_rows(c);
+    let names: Vec<String> = c.fabrics.iter().map(|f| f.variant.name.clone()).collect();
+    let label_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    // The "fabric" description row is long: it is printed as a list below instead.
+    let table: Vec<&(String, Vec<String>)> = rows.iter().skip(1).collect();
+    let widths: Vec<usize> = (0..names.len())
+        .map(|i| {
+            table
+                .iter()
+                .map(|r| r.1[i].len())
+                .chain(std::iter::once(names[i].len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    columns(&mut out, label_w, &widths, "", &names);
+    for (label, cells) in table {
+        columns(&mut out, label_w, &widths, label, cells);
+    }
+    out.push('\n');
+    for f in &c.fabrics {
+        let _ = writeln!(out, "{}: {}", f.variant.name, f.variant.describe());
+    }
+    out.push('\n');
+    for i in 0..c.fabrics.len() {
+        if let Some(s) = relative_sentence(c, i) {
+            let _ = writeln!(out, "{s}");
+        }
+    }
+    out.push('\n');
+    if let Some((_, points)) = &c.loss_sweep {
+        out.push_str("MFU against random loss (packet-engine runs of the step's collectives):\n");
+        for p in points {
+            let v: Vec<&str> = p.point.values.iter().map(|x| x.1.as_str()).collect();
+            let mfu = p.mfu.map(|m| format!("{:.2}%", 100.0 * m));
+            let _ = writeln!(
+                out,
+                "  loss {:>6} {:<17} MFU {}",
+                v[0],
+                v[1],
+                mfu.or(p.error.clone()).unwrap_or_default()
+            );
+        }
+        out.push('\n');
+    }
+    match &r.fabric {
+        Some(f) if r.too_close_to_call => {
+            let _ = writeln!(
+                out,
+                "recommendation: {f} by a margin below {} (too close to call)",
+                crate::compare::recommend::CLOSE
+            );
+        }
+        Some(f) => {
+            let _ = writeln!(out, "recommendation: {f}");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "recommendation: none of the fabrics meets the constraints"
+            );
+        }
+    }
+    let _ = writeln!(out, "  rule: {}", r.rule);
+    for reason in &r.reasons {
+        let _ = writeln!(out, "  - {reason}");
+    }
+    out.push_str("\nnotes:\n");
+    for n in &c.notes {
+        let _ = writeln!(out, "  - {n}");
+    }
+    out
+}
+
+/// The whole comparison as JSON.
+pub fn json(c: &Comparison, r: &Recommendation) -> Value {
+    let fabrics: Vec<Value> = c
+        .fabrics
+        .iter()
+        .map(|f| {
+            json!({
+                "name": f.variant.name,
+                "profile": f.variant.profile,
+                "family": f.design.profile.family.name(),
+                "loss_recovery": f.variant.recovery.name(),
+                "loss_rate": f.variant.loss_rate,
+                "means": f.variant.describe(),
+                "plan": super::plan::json(&f.plan, &f.design),
+                "training_step": f.step,
+                "delivered": f.delivered,
+                "busbw_GBps": f.busbw.iter().map(|b| json!({
+                    "op": b.op,
+                    "ranks": b.ranks,
+                    "servers": b.servers,
+                    "points": b.points.iter().map(|p| json!({"bytes": p.0, "busbw_GBps": p.1})).collect::<Vec<_>>(),
+                    "source": b.source,
+                })).collect::<Vec<_>>(),
+                "missing": f.missing,
+            })
+        })
+        .collect();
+    json!({
+        "name": c.name,
+        "years": c.years,
+        "utilization": c.section.utilization,
+        "fabrics": fabrics,
+        "relative": c.relative,
+        "relative_statements": (0..c.fabrics.len()).filter_map(|i| relative_sentence(c, i)).collect::<Vec<_>>(),
+        "metrics": metrics::table(c),
+        "loss_sweep": c.loss_sweep.as_ref().map(|(axes, points)| json!({"axes": axes, "points": points})),
+        "recommendation": r,
+        "notes": c.notes,
+    })
+}

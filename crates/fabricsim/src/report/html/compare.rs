@@ -1,0 +1,253 @@
+//! The HTML report of a comparison: the recommendation and its reasons, the side-by-side
+//! summary, charts (busbw against size per fabric, step time split, stacked cost bars, the
+//! topology summary), the metrics table with each figure's provenance, and the notes.
+
+use super::{Page, figures, list, table};
+use crate::compare::model::FabricResult;
+use crate::compare::recommend::Recommendation;
+use crate::compare::{Comparison, metrics};
+use crate::report::compare::{relative_sentence, summary_rows};
+use crate::report::plan::tier_role;
+use crate::report::svg::bars::StackedBars;
+use crate::report::svg::line::{LineChart, Series};
+use crate::report::svg::tiers::{self, Level, Stack};
+use crate::report::svg::{Scale, TickFormat, esc};
+use crate::workload::collective::Op;
+
+fn names(c: &Comparison) -> Vec<String> {
+    c.fabrics.iter().map(|f| f.variant.name.clone()).collect()
+}
+
+fn busbw_chart(c: &Comparison, op: &str) -> Option<LineChart> {
+    let series: Vec<Series> = c
+        .fabrics
+        .iter()
+        .filter_map(|f| {
+            let b = f.busbw.iter().find(|b| b.op == op)?;
+            Some(Series {
+                name: f.variant.name.clone(),
+                points: b.points.iter().map(|p| (p.0 as f64, p.1)).collect(),
+            })
+        })
+        .collect();
+    let first = c
+        .fabrics
+        .iter()
+        .find_map(|f| f.busbw.iter().find(|b| b.op == op))?;
+    Some(LineChart::fitted(
+        &format!(
+            "{op} busbw, {} GPUs on {} servers",
+            first.ranks, first.servers
+        ),
+        ("message size (bytes)", Scale::Log2, TickFormat::Bytes),
+        ("bus bandwidth (GB/s)", Scale::Linear, TickFormat::Number),
+        series,
+    ))
+}
+
+fn step_bars(c: &Comparison) -> StackedBars {
+    let with: Vec<&FabricResult> = c.fabrics.iter().filter(|f| f.step.is_some()).collect();
+    StackedBars {
+        title: "training step time".into(),
+        y_title: "seconds per step (s)".into(),
+        bars: with.iter().map(|f| f.variant.name.clone()).collect(),
+        segments: vec![
+            "compute".into(),
+            "exposed comm.".into(),
+            "pipeline bubble".into(),
+        ],
+        values: with
+            .iter()
+            .filter_map(|f| f.step.as_ref())
+            .map(|s| vec![s.compute_s, s.exposed_comm_s, s.bubble_s])
+            .collect(),
+    }
+}
+
+fn capex_bars(c: &Comparison) -> StackedBars {
+    StackedBars {
+        title: "network CAPEX".into(),
+        y_title: "USD".into(),
+        bars: names(c),
+        segments: vec![
+            "switches".into(),
+            "NICs".into(),
+            "optics".into(),
+            "cables and fibre".into(),
+        ],
+        values: c
+            .fabrics
+            .iter()
+            .map(|f| {
+                let k = &f.plan.cost;
+                vec![k.switches_usd, k.nics_usd, k.optics_usd, k.cables_usd]
+            })
+            .collect(),
+    }
+}
+
+fn tco_bars(c: &Comparison) -> StackedBars {
+    StackedBars {
+        title: format!("cluster TCO over {} years", c.years),
+        y_title: "USD".into(),
+        bars: names(c),
+        segments: vec![
+            "GPU servers".into(),
+            "network CAPEX".into(),
+            "energy".into(),
+        ],
+        values: c
+            .fabrics
+            .iter()
+            .map(|f| {
+                let k = &f.plan.cost;
+                vec![
+                    k.compute_capex_usd,
+                    k.network_capex_usd,
+                    k.cluster_opex_usd_per_year * c.years as f64,
+                ]
+            })
+            .collect(),
+    }
+}
+
+fn topology_svg(c: &Comparison) -> String {
+    let stacks: Vec<Stack> = c
+        .fabrics
+        .iter()
+        .map(|f| {
+            let p = &f.plan;
+            let mut levels = vec![Level {
+                label: format!(
+                    "{} servers x {} NICs",
+                    p.servers, f.design.spec.nics_per_node
+                ),
+                up_links: p.bom.links.first().map(|l| format!("{} links", l.links)),
+            }];
+            for (i, t) in p.bom.tiers.iter().enumerate() {
+                levels.push(Level {
+                    label: format!(
+                        "{} x {} {}",
+                        t.switches,
+                        p.switch,
+                        tier_role(t.tier, p.tiers)
+                    ),
+                    up_links: p.bom.links.get(i + 1).map(|l| format!("{} links", l.links)),
+                });
+            }
+            Stack {
+                name: f.variant.name.clone(),
+                levels,
+            }
+        })
+        .collect();
+    tiers::to_svg("topology: switch tiers per fabric", &stacks)
+}
+
+pub fn report(c: &Comparison, r: &Recommendation) -> String {
+    let mut page = Page::new(&format!("fabricsim compare: {}", c.name));
+
+    let mut rec = String::from("<div class=\"callout\">");
+    rec.push_str(&match &r.fabric {
+        Some(f) if r.too_close_to_call => format!(
+            "<p><strong>Highest score: {}</strong>, by less than {} (too close to call on these numbers).</p>",
+            esc(f),
+            crate::compare::recommend::CLOSE
+        ),
+        Some(f) => format!("<p><strong>Recommended: {}</strong></p>", esc(f)),
+        None => "<p><strong>No fabric meets the constraints.</strong></p>".into(),
+    });
+    rec.push_str(&list(&r.reasons));
+    rec.push_str(&format!(
+        "<p class=\"note\">Scoring rule: {}</p>",
+        esc(&r.rule)
+    ));
+    let sentences: Vec<String> = (0..c.fabrics.len())
+        .filter_map(|i| relative_sentence(c, i))
+        .collect();
+    rec.push_str(&list(&sentences));
+    rec.push_str("</div>");
+    page.section("recommendation", "Recommendation", &rec);
+
+    let mut header = vec![String::new()];
+    header.extend(names(c));
+    let rows: Vec<Vec<(String, Option<String>)>> = summary_rows(c)
+        .into_iter()
+        .map(|(label, cells)| {
+            std::iter::once((label, None))
+                .chain(cells.into_iter().map(|x| (x, None)))
+                .collect()
+        })
+        .collect();
+    page.section("summary", "Side by side", &table(&header, &rows));
+
+    let mut charts: Vec<(String, String)> = Vec::new();
+    for op in [Op::AllReduce, Op::AllToAll] {
+        if let Some(ch) = busbw_chart(c, op.name()) {
+            let src = c
+                .fabrics
+                .iter()
+                .find_map(|f| f.busbw.first().map(|b| b.source.clone()))
+                .unwrap_or_default();
+            charts.push((ch.to_svg(), format!("nccl-tests busbw from {src}")));
+        }
+    }
+    charts.push((
+        step_bars(c).to_svg(),
+        "step time split from the training-step model (fabrics without a modelled step are left out)".into(),
+    ));
+    charts.push((
+        capex_bars(c).to_svg(),
+        "plan: bill of materials at catalog prices".into(),
+    ));
+    charts.push((
+        tco_bars(c).to_svg(),
+        "plan: CAPEX plus energy of servers and network at the [cost] price and PUE".into(),
+    ));
+    charts.push((
+        topology_svg(c),
+        "plan: topology builder and bill of materials".into(),
+    ));
+    if let Some((axes, points)) = &c.loss_sweep
+        && let Some(svg) = crate::compare::sweep::chart(axes, points)
+    {
+        let fabric = c
+            .fabrics
+            .iter()
+            .find(|f| f.design.profile.family == crate::profile::Family::Roce)
+            .map(|f| f.variant.profile.clone())
+            .unwrap_or_default();
+        charts.push((
+            svg,
+            format!("simulation: the step's collectives on the packet engine, {fabric} with random loss on every link"),
+        ));
+    }
+    page.section("charts", "Charts", &figures(&charts));
+    page.section(
+        "pending",
+        "Not simulated yet",
+        "<p class=\"note\">Completion-time CDFs under incast and engine-measured busbw are not \
+         wired into the comparison yet; nothing is estimated in their place.</p>",
+    );
+
+    let metric_rows: Vec<Vec<(String, Option<String>)>> = metrics::table(c)
+        .into_iter()
+        .map(|m| {
+            let label = if m.unit.is_empty() {
+                m.metric
+            } else {
+                format!("{} ({})", m.metric, m.unit)
+            };
+            std::iter::once((label, None))
+                .chain(m.cells.into_iter().map(|x| (x.text, Some(x.provenance))))
+                .collect()
+        })
+        .collect();
+    page.section(
+        "metrics",
+        "Metrics table (each figure with its provenance)",
+        &table(&header, &metric_rows),
+    );
+    page.section("notes", "What the numbers mean", &list(&c.notes));
+    page.finish()
+}
