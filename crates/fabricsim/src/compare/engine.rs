@@ -23,8 +23,8 @@ fn bdp_rtt(p: &SimParams) -> Time {
 
 /// Engine parameters for `v` on `design`'s fabric (`sim::params_from_design`: the profile's
 /// packet format, the catalog's switch and NIC latencies and buffer) with the run's `seed`.
-pub fn params(v: &Variant, design: &Design, seed: u64) -> SimParams {
-    let mut p = params_from_design(design);
+pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, String> {
+    let mut p = params_from_design(design).map_err(|e| e.to_string())?;
     p.loss_rate = v.loss_rate;
     p.seed = seed;
     p.transport = match v.recovery {
@@ -35,7 +35,7 @@ pub fn params(v: &Variant, design: &Design, seed: u64) -> SimParams {
         let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
         p.window_packets = p.bdp_packets(rate, bdp_rtt(&p));
     }
-    p
+    Ok(p)
 }
 
 /// Completion time of `dag` (the last message's sender completion) and the run's counters;

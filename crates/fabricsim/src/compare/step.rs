@@ -59,7 +59,7 @@ pub fn engine_step(
     let mut model = AlphaBetaModel::new(FabricParams::of(design));
     // The step's collectives and sizes come from the closed-form step; the fits replace times.
     let first = step(cfg, &eff, &model);
-    let p = params(v, design, seed);
+    let p = params(v, design, seed)?;
     let nvlink = BitRate((cfg.gpu.nvlink_one_way_bytes_per_s() * 8.0) as u64);
     let mut totals = EngineTotals::default();
     let calibrated = calibrate_at(

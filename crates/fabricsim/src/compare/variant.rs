@@ -81,7 +81,9 @@ fn entry(s: &Scenario, i: usize, e: &FabricEntry) -> Result<Variant, InputError>
         ));
     }
     let recovery = match &e.transport {
-        None => Recovery::GoBackN,
+        // The profile's own transport: go-back-N, or selective repeat where its routing reorders
+        // packets (adaptive routing needs the out-of-order-tolerant receiver).
+        None => profile_recovery(e.profile.trim()),
         Some(t) => Recovery::parse(t).ok_or_else(|| {
             err(
                 "transport",
@@ -109,6 +111,18 @@ fn entry(s: &Scenario, i: usize, e: &FabricEntry) -> Result<Variant, InputError>
         recovery,
         loss_rate,
     })
+}
+
+/// The loss recovery a shipped profile runs with (`SimParams::from_profile`, tuned).
+fn profile_recovery(id: &str) -> Recovery {
+    let transport = Profile::builtin(id)
+        .ok()
+        .and_then(|p| crate::sim::SimParams::from_profile(&p, true).ok())
+        .map(|p| p.transport);
+    match transport {
+        Some(crate::sim::Transport::SelectiveRepeat) => Recovery::SelectiveRepeat,
+        _ => Recovery::GoBackN,
+    }
 }
 
 /// The validated fabrics of `sec`; names must be unique (they key every table).
