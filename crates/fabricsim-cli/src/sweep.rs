@@ -84,6 +84,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         profile: args.fabric.clone(),
         recovery: Recovery::GoBackN,
         loss_rate: 0.0,
+        tuned: true,
     };
     let points = sweep::expand(&axes);
     let threads = args

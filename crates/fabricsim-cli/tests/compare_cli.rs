@@ -30,7 +30,7 @@ fn default_compare_prints_the_side_by_side_and_a_recommendation() {
         "USD per million tokens",
         "of ib-ndr's step throughput for",
         "recommendation:",
-        "\"untuned\" RoCE today means",
+        "Tuned and untuned are the profile's two parameter sets",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }

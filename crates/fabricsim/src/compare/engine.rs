@@ -24,7 +24,7 @@ fn bdp_rtt(p: &SimParams) -> Time {
 /// Engine parameters for `v` on `design`'s fabric (`sim::params_from_design`: the profile's
 /// packet format, the catalog's switch and NIC latencies and buffer) with the run's `seed`.
 pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, String> {
-    let mut p = params_from_design(design).map_err(|e| e.to_string())?;
+    let mut p = params_from_design(design, v.tuned).map_err(|e| e.to_string())?;
     p.loss_rate = v.loss_rate;
     p.seed = seed;
     p.transport = match v.recovery {

@@ -108,7 +108,9 @@ pub fn table(c: &Comparison) -> Vec<Row> {
         row("loss handling", "", c, |f| {
             let lossless = match f.design.profile.family.name() {
                 "infiniband" => "credit-based link-level flow control (IBA Vol. 1 7.9), lossless",
-                _ => "lossless only with PFC (IEEE 802.1Qbb), not modelled yet",
+                _ => {
+                    "PFC per priority (IEEE 802.1Qbb) with computed headroom; lossless while the headroom holds"
+                }
             };
             let t = if f.variant.loss_rate > 0.0 {
                 format!(

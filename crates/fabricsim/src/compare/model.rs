@@ -268,7 +268,7 @@ pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
     let years = fabrics[0].design.cost.years;
     let mut notes = vec![
         "Training-step communication: every collective of the step is run on the packet engine at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes; the busbw curves are the closed-form alpha-beta model on each profile's estimated link parameters (not simulated).".to_string(),
-        "PFC, ECN, DCQCN and adaptive routing are not modelled yet (issue 5): \"untuned\" RoCE today means only the transport parameters the packet engine has, random per-packet loss with the chosen loss recovery; its step's collectives are run on the packet engine (sizes up to 64 MiB, fitted and extrapolated) and its busbw curves are not drawn.".to_string(),
+        "Tuned and untuned are the profile's two parameter sets (data/profiles): RoCE tuned = PFC with the SONiC headroom, ECN below XOFF and DCQCN (ConnectX firmware set); untuned = DCQCN off, ECN thresholds above XOFF and a legacy fixed headroom; InfiniBand = credits per VL and adaptive routing. Variants with loss or untuned parameters run their collectives on the packet engine (sizes up to 64 MiB, fitted and extrapolated) and their busbw curves are not drawn.".to_string(),
     ];
     if s.file.train.is_none() {
         notes.push("No [train] section: the step is the built-in comparison's (examples/compare-default.toml: Llama 3 70B, TP 8, PP 4, ZeRO-1).".into());

@@ -16,6 +16,9 @@ pub struct FabricEntry {
     pub transport: Option<String>,
     /// Per-packet random loss rate on every link (default 0).
     pub loss_rate: Option<f64>,
+    /// The profile's tuned parameters (default) or its documented untuned variant (RoCE: DCQCN
+    /// off, ECN thresholds above PFC XOFF, legacy fixed headroom; see data/profiles).
+    pub tuned: Option<bool>,
 }
 
 /// What to do with a fabric whose switches come from a single vendor in the catalog.

@@ -225,6 +225,7 @@ mod sweeps {
             profile: "roce-400g".into(),
             recovery: Recovery::GoBackN,
             loss_rate: 0.0,
+            tuned: true,
         }
     }
 

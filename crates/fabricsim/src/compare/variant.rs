@@ -36,28 +36,32 @@ pub struct Variant {
     pub profile: String,
     pub recovery: Recovery,
     pub loss_rate: f64,
+    /// The profile's tuned parameters, or its untuned variant.
+    pub tuned: bool,
 }
 
 impl Variant {
     /// True when the variant differs from its profile's lossless default in a way only the
     /// packet engine can measure (random loss; the recovery only matters with loss).
     pub fn needs_engine(&self) -> bool {
-        self.loss_rate > 0.0
+        self.loss_rate > 0.0 || !self.tuned
     }
 
     /// One line saying what the variant's parameters mean.
     pub fn describe(&self) -> String {
         if self.loss_rate > 0.0 {
             format!(
-                "{} with random per-packet loss {} on every link and {} recovery",
+                "{} {} with random per-packet loss {} on every link and {} recovery",
                 self.profile,
+                if self.tuned { "tuned" } else { "untuned" },
                 self.loss_rate,
                 self.recovery.name()
             )
         } else {
             format!(
-                "{} lossless, {} recovery",
+                "{} {}, no random loss, {} recovery",
                 self.profile,
+                if self.tuned { "tuned" } else { "untuned" },
                 self.recovery.name()
             )
         }
@@ -110,6 +114,7 @@ fn entry(s: &Scenario, i: usize, e: &FabricEntry) -> Result<Variant, InputError>
         profile: e.profile.trim().to_string(),
         recovery,
         loss_rate,
+        tuned: e.tuned.unwrap_or(true),
     })
 }
 

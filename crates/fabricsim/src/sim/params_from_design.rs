@@ -3,7 +3,7 @@
 //!
 //! Line rates, cable lengths and propagation delays are not here: they are on the topology's
 //! links, built from the same design. The profile gives the family's base parameters, the packet
-//! format and the link-level flow control ([`SimParams::from_profile`], tuned variant); the
+//! format, flow and congestion control ([`SimParams::from_profile`], tuned or untuned); the
 //! catalog gives the latencies and the switch buffer. The transport is the RC default, go-back-N
 //! (defaults.toml `[rc_transport] loss_recovery`), unless the profile's routing reorders packets
 //! (adaptive routing needs the out-of-order-tolerant receiver).
@@ -20,8 +20,8 @@ fn ns(latency_ns: f64) -> Time {
 
 /// [`SimParams`] for `d`: its profile's MTU, header and wire bytes, its switch's latency and
 /// buffer (the family default when the catalog publishes no buffer), its NIC's latency.
-pub fn params_from_design(d: &Design) -> Result<SimParams, InputError> {
-    let base = SimParams::from_profile(&d.profile, true).map_err(|problem| InputError {
+pub fn params_from_design(d: &Design, tuned: bool) -> Result<SimParams, InputError> {
+    let base = SimParams::from_profile(&d.profile, tuned).map_err(|problem| InputError {
         file: format!("profile {}", d.profile.id),
         line: None,
         key: "flow_control".into(),
@@ -56,7 +56,7 @@ mod tests {
     fn roce_and_ib_take_the_profile_packet_and_catalog_latencies() {
         // data/profiles/roce-400g.toml: 4096 B MTU, 62 B headers, 20 B preamble+IFG;
         // data/catalog: sn5600 600 ns and 128 MB, cx7 600 ns.
-        let r = params_from_design(&design(&[("--fabric", "roce-400g")])).unwrap();
+        let r = params_from_design(&design(&[("--fabric", "roce-400g")]), true).unwrap();
         assert_eq!(
             (r.mtu_bytes, r.header_bytes, r.wire_overhead_bytes),
             (4096, 62, 20)
@@ -67,7 +67,7 @@ mod tests {
         assert_eq!(r.routing, RoutePolicy::EcmpFlowHash);
         assert_eq!(r.min_frame_bytes, 64);
         // data/profiles/ib-ndr.toml: 26 B headers, no wire overhead; qm9700 130 ns.
-        let i = params_from_design(&design(&[("--fabric", "ib-ndr")])).unwrap();
+        let i = params_from_design(&design(&[("--fabric", "ib-ndr")]), true).unwrap();
         assert_eq!((i.header_bytes, i.wire_overhead_bytes), (26, 0));
         assert_eq!(i.switch_latency, Time::from_ns(130));
         // ib-ndr.toml [routing] policy = "adaptive" (NVIDIA AR, D-mod-K fallback).
@@ -78,8 +78,8 @@ mod tests {
         assert_eq!(r.transport, Transport::GoBackN);
         assert!(i.validate().is_ok() && r.validate().is_ok());
         // The scenario's MTU override reaches the engine.
-        let small =
-            params_from_design(&design(&[("--fabric", "ib-ndr"), ("--mtu", "1024")])).unwrap();
+        let small = params_from_design(&design(&[("--fabric", "ib-ndr"), ("--mtu", "1024")]), true)
+            .unwrap();
         assert_eq!(small.mtu_bytes, 1024);
     }
 }

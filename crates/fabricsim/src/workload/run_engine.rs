@@ -28,7 +28,7 @@ impl PacketCluster {
 
     /// The same from a design and topology already built.
     pub fn of(design: Design, topology: Topology) -> Result<PacketCluster, InputError> {
-        let params = params_from_design(&design)?;
+        let params = params_from_design(&design, true)?;
         let place = Placement::on_topology(&topology, design.spec.gpus_per_node);
         Ok(PacketCluster {
             design,
