@@ -7,9 +7,7 @@ use super::fluid::MsgState;
 use super::paths;
 use crate::message::{MessageDag, Path};
 use crate::sim::SimParams;
-use crate::sim::results::{
-    Counters, MessageResult, RunResult, SimInfo, Status, Summary, percentile,
-};
+use crate::sim::results::{Counters, MessageResult, RunResult, SimInfo, Status, Summary};
 
 const NONE: u64 = u64::MAX;
 
@@ -28,9 +26,7 @@ pub(super) struct Timeline<'a> {
 /// Per-message records, counters and the summary.
 pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Instant) -> RunResult {
     let mut messages = Vec::with_capacity(dag.messages.len());
-    let mut fcts = Vec::with_capacity(dag.messages.len());
     let mut c = Counters::default();
-    let (mut slowdown_sum, mut first_post, mut last_finish) = (0.0, u64::MAX, 0u64);
     for (i, m) in dag.messages.iter().enumerate() {
         let st = &tl.msgs[i];
         let qp = tl.msg_qp[i];
@@ -51,13 +47,7 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
         };
         let opt = |t: u64| (t != NONE).then_some(t);
         let fct = (st.finish != NONE).then(|| st.finish - st.post);
-        if let Some(f) = fct {
-            fcts.push(f);
-            if ideal > 0 {
-                slowdown_sum += f as f64 / ideal as f64;
-            }
-            first_post = first_post.min(st.post);
-            last_finish = last_finish.max(st.finish);
+        if fct.is_some() {
             if m.path == Path::Net {
                 c.bytes_offered += m.bytes;
                 c.bytes_delivered += m.bytes;
@@ -77,22 +67,8 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
             ideal_fct_ps: ideal,
         });
     }
-    let completed = fcts.len() as u64;
-    fcts.sort_unstable();
-    let span = last_finish.saturating_sub(first_post);
-    let round6 = |x: f64| (x * 1e6).round() / 1e6;
-    let summary = Summary {
-        messages_total: messages.len() as u64,
-        messages_completed: completed,
-        messages_failed: 0,
-        fct_p50_ps: percentile(&fcts, 0.5),
-        fct_p99_ps: percentile(&fcts, 0.99),
-        fct_p999_ps: percentile(&fcts, 0.999),
-        max_fct_ps: fcts.last().copied(),
-        mean_slowdown: (completed > 0).then(|| round6(slowdown_sum / completed as f64)),
-        goodput_gbps: (span > 0)
-            .then(|| round6(c.bytes_delivered as f64 * 8.0 / span as f64 * 1e3)),
-    };
+    let summary = Summary::of(&messages, 0, c.bytes_delivered);
+    let completed = summary.messages_completed;
     let status = if completed == messages.len() as u64 {
         Status::Complete
     } else {

@@ -21,7 +21,6 @@ use super::params::{RoutePolicy, SimParams};
 use super::queue::RadixQueue;
 use super::results::{
     Counters, DropReason, MessageResult, PortSeries, RunResult, Series, SimInfo, Status, Summary,
-    percentile,
 };
 use super::sched::{self, SchedState};
 use super::transport::{Qp, Reply, Rx};
@@ -1208,9 +1207,6 @@ impl<'a> Engine<'a> {
     fn finish(mut self, status: Status, wall_s: f64) -> RunResult {
         self.c.bytes_in_flight = self.payload_in_flight();
         let mut messages = Vec::with_capacity(self.msgs.len());
-        let mut fcts = Vec::new();
-        let mut slowdown_sum = 0.0;
-        let (mut first_post, mut last_finish) = (u64::MAX, 0u64);
         let mut failed = 0;
         for (i, st) in self.msgs.iter().enumerate() {
             let m = &self.dag.messages[i];
@@ -1223,15 +1219,6 @@ impl<'a> Engine<'a> {
                     .unwrap_or(0)
             };
             let opt = |t: u64| (t != NO_TIME).then_some(t);
-            let fct = (st.finish != NO_TIME).then(|| st.finish - st.post);
-            if let Some(f) = fct {
-                fcts.push(f);
-                if ideal > 0 {
-                    slowdown_sum += f as f64 / ideal as f64;
-                }
-                first_post = first_post.min(st.post);
-                last_finish = last_finish.max(st.finish);
-            }
             failed += st.failed as u64;
             messages.push(MessageResult {
                 id: i as u32,
@@ -1242,25 +1229,11 @@ impl<'a> Engine<'a> {
                 start_ps: opt(st.post),
                 recv_ps: opt(st.recv),
                 finish_ps: opt(st.finish),
-                fct_ps: fct,
+                fct_ps: (st.finish != NO_TIME).then(|| st.finish - st.post),
                 ideal_fct_ps: ideal,
             });
         }
-        let completed = fcts.len() as u64;
-        fcts.sort_unstable();
-        let span = last_finish.saturating_sub(first_post);
-        let summary = Summary {
-            messages_total: self.msgs.len() as u64,
-            messages_completed: completed,
-            messages_failed: failed,
-            fct_p50_ps: percentile(&fcts, 0.5),
-            fct_p99_ps: percentile(&fcts, 0.99),
-            fct_p999_ps: percentile(&fcts, 0.999),
-            max_fct_ps: fcts.last().copied(),
-            mean_slowdown: (completed > 0).then(|| round6(slowdown_sum / completed as f64)),
-            goodput_gbps: (span > 0)
-                .then(|| round6(self.c.bytes_delivered as f64 * 8.0 / span as f64 * 1e3)),
-        };
+        let summary = Summary::of(&messages, failed, self.c.bytes_delivered);
         let sim_s = wall_s.max(1e-9);
         RunResult {
             sim: SimInfo {
@@ -1295,9 +1268,6 @@ fn set_bit(flags: &mut u8, bit: u8, on: bool) {
 }
 
 /// Rounds to 6 decimals so floats print the same everywhere.
-fn round6(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
-}
 
 /// A probability as a threshold on a uniform u64 draw.
 fn prob_threshold(p: f64) -> u64 {

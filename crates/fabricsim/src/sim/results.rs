@@ -155,6 +155,43 @@ pub struct Summary {
     pub goodput_gbps: Option<f64>,
 }
 
+impl Summary {
+    /// Completion-time statistics of `messages` (both engines' per-message records): FCT
+    /// percentiles over the completed ones, their mean slowdown against the ideal FCT, and
+    /// `bytes_delivered` over the span from the first post to the last completion.
+    pub fn of(messages: &[MessageResult], failed: u64, bytes_delivered: u64) -> Summary {
+        let round6 = |x: f64| (x * 1e6).round() / 1e6;
+        let mut fcts = Vec::with_capacity(messages.len());
+        let (mut slowdown_sum, mut first_post, mut last_finish) = (0.0, u64::MAX, 0u64);
+        for m in messages {
+            let (Some(f), Some(post), Some(fin)) = (m.fct_ps, m.start_ps, m.finish_ps) else {
+                continue;
+            };
+            fcts.push(f);
+            if m.ideal_fct_ps > 0 {
+                slowdown_sum += f as f64 / m.ideal_fct_ps as f64;
+            }
+            first_post = first_post.min(post);
+            last_finish = last_finish.max(fin);
+        }
+        let completed = fcts.len() as u64;
+        fcts.sort_unstable();
+        let span = last_finish.saturating_sub(first_post);
+        Summary {
+            messages_total: messages.len() as u64,
+            messages_completed: completed,
+            messages_failed: failed,
+            fct_p50_ps: percentile(&fcts, 0.5),
+            fct_p99_ps: percentile(&fcts, 0.99),
+            fct_p999_ps: percentile(&fcts, 0.999),
+            max_fct_ps: fcts.last().copied(),
+            mean_slowdown: (completed > 0).then(|| round6(slowdown_sum / completed as f64)),
+            goodput_gbps: (span > 0)
+                .then(|| round6(bytes_delivered as f64 * 8.0 / span as f64 * 1e3)),
+        }
+    }
+}
+
 /// One port's samples: queued bytes at each sample and bytes sent during each interval.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct PortSeries {
