@@ -372,3 +372,28 @@ fn nvlink_and_fabric_messages_start_together() {
         Some(600 * NS + MB_DRAIN_PS + 2 * 2_400 * NS)
     );
 }
+
+/// One GPU's NVLink transfers share its one-way NVLink rate one after another, in both engines:
+/// two 1 MB transfers posted together from GPU 0 at 3.6 Tb/s finish at 1 x and 2 x 1e6 x 8 /
+/// 3.6e12 s = 2,222,223 ps (rounded up per transfer), and both engines agree exactly.
+#[test]
+fn nvlink_transfers_of_one_gpu_share_its_rate_in_both_engines() {
+    let topo = fat_tree(32, 8);
+    let p = SimParams::roce();
+    let mut dag = MessageDag::default();
+    for dst in [1, 2] {
+        let m = dag.push(HostId(0), HostId(dst), 1_000_000, Time::ZERO, &[]);
+        dag.messages[m as usize].path = fabricsim::message::Path::NvLink;
+    }
+    let rate = BitRate::gbps(3600);
+    dag.nvlink_rate = Some(rate);
+    let one = rate.serialize(1_000_000).ps();
+    assert_eq!(one, 2_222_223);
+    let (fl, _) = flow::run(&topo, &p, &dag, &FlowParams::default()).unwrap();
+    let pk = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
+    for r in [&fl, &pk] {
+        let mut ends: Vec<u64> = r.messages.iter().map(|m| m.fct_ps.unwrap()).collect();
+        ends.sort_unstable();
+        assert_eq!(ends, vec![one, 2 * one]);
+    }
+}

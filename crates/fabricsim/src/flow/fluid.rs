@@ -94,6 +94,9 @@ struct Loop<'a> {
     /// First flow of each Net message (its subflows follow).
     msg_flow: Vec<u32>,
     msgs: Vec<MsgState>,
+    /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
+    /// transfers share its one-way NVLink rate one after another.
+    nv_free: Vec<u64>,
     children_start: Vec<u32>,
     children: Vec<u32>,
     flow_msg: Vec<u32>,
@@ -250,6 +253,7 @@ impl<'a> Loop<'a> {
             solver = solver.with_cache(fp.cache_entries);
         }
         Ok(Loop {
+            nv_free: vec![0; topo.num_hosts()],
             topo,
             p,
             fp,
@@ -368,7 +372,9 @@ impl<'a> Loop<'a> {
         let msg = &self.dag.messages[m as usize];
         if msg.path == Path::NvLink {
             let rate = self.dag.nvlink_rate.expect("checked in `check`");
-            let end = self.now + rate.serialize(msg.bytes).ps();
+            let free = &mut self.nv_free[msg.src.idx()];
+            *free = (*free).max(self.now) + rate.serialize(msg.bytes).ps();
+            let end = *free;
             self.msgs[m as usize].recv = end;
             self.complete_at(m, end);
             return;
