@@ -71,6 +71,30 @@ impl MessageDag {
         &self.deps[msg.deps_start as usize..(msg.deps_start + msg.deps_len) as usize]
     }
 
+    /// The dependants of every message in CSR form: message `m`'s children are
+    /// `children[start[m] .. start[m + 1]]`, in message order (both engines release them).
+    pub fn children(&self) -> (Vec<u32>, Vec<u32>) {
+        let n = self.messages.len();
+        let mut start = vec![0u32; n + 1];
+        for i in 0..n {
+            for &d in self.deps_of(i as u32) {
+                start[d as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut children = vec![0u32; start[n] as usize];
+        for i in 0..n {
+            for &d in self.deps_of(i as u32) {
+                children[fill[d as usize] as usize] = i as u32;
+                fill[d as usize] += 1;
+            }
+        }
+        (start, children)
+    }
+
     pub fn total_bytes(&self) -> u64 {
         self.messages.iter().map(|m| m.bytes).sum()
     }

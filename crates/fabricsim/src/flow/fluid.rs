@@ -225,7 +225,7 @@ impl<'a> Loop<'a> {
             }
         }
         let n = dag.messages.len();
-        let (children_start, children) = children_of(dag);
+        let (children_start, children) = dag.children();
         let msgs = dag
             .messages
             .iter()
@@ -543,27 +543,4 @@ fn check(topo: &Topology, dag: &MessageDag) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Dependants of every message (CSR).
-fn children_of(dag: &MessageDag) -> (Vec<u32>, Vec<u32>) {
-    let n = dag.messages.len();
-    let mut start = vec![0u32; n + 1];
-    for i in 0..n {
-        for &d in dag.deps_of(i as u32) {
-            start[d as usize + 1] += 1;
-        }
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut children = vec![0u32; start[n] as usize];
-    for i in 0..n {
-        for &d in dag.deps_of(i as u32) {
-            children[fill[d as usize] as usize] = i as u32;
-            fill[d as usize] += 1;
-        }
-    }
-    (start, children)
 }

@@ -416,31 +416,16 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|q| topo.links[topo.ports[topo.host_port(HostId(q.src)).idx()].link.idx()].rate)
             .collect();
-        // Dependency graph: children lists (CSR).
+        // Dependencies must point backwards; the children lists (CSR) come from the DAG.
         let n = dag.messages.len();
-        let mut count = vec![0u32; n + 1];
         for i in 0..n {
-            for &d in dag.deps_of(i as u32) {
-                if d as usize >= i {
-                    return Err(format!(
-                        "message {i} depends on {d}, which does not come before it"
-                    ));
-                }
-                count[d as usize] += 1;
+            if let Some(&d) = dag.deps_of(i as u32).iter().find(|&&d| d as usize >= i) {
+                return Err(format!(
+                    "message {i} depends on {d}, which does not come before it"
+                ));
             }
         }
-        let mut children_start = vec![0u32; n + 1];
-        for i in 0..n {
-            children_start[i + 1] = children_start[i] + count[i];
-        }
-        let mut fill = children_start.clone();
-        let mut children = vec![0u32; children_start[n] as usize];
-        for i in 0..n {
-            for &d in dag.deps_of(i as u32) {
-                children[fill[d as usize] as usize] = i as u32;
-                fill[d as usize] += 1;
-            }
-        }
+        let (children_start, children) = dag.children();
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
             let parts = if m.path == Path::Net {
