@@ -19,7 +19,7 @@ pub trait Keys {
 pub struct Plan;
 impl Keys for Plan {
     fn takes(key: &str) -> bool {
-        !key.starts_with("train.")
+        !key.starts_with("train.") && key != "engine"
     }
 }
 
@@ -31,6 +31,7 @@ impl Keys for Train {
             .iter()
             .any(|p| key.starts_with(p))
             || key == "catalog"
+            || key == "engine"
     }
 }
 
@@ -42,6 +43,7 @@ impl Keys for Cluster {
             .iter()
             .any(|p| key.starts_with(p))
             || key == "catalog"
+            || key == "engine"
     }
 }
 

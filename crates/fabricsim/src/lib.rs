@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod compare;
+pub mod engine_choice;
 pub mod error;
 pub mod flow;
 pub mod io;

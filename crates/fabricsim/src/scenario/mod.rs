@@ -36,6 +36,9 @@ pub struct ScenarioFile {
     /// A user catalog file merged over the built-in one (path relative to the scenario file).
     #[serde(default)]
     pub catalog: Option<String>,
+    /// Which engine runs DAGs: packet, flow or auto (`crate::engine_choice`).
+    #[serde(default)]
+    pub engine: Option<String>,
     #[serde(default)]
     pub cluster: cluster::ClusterSection,
     #[serde(default)]
