@@ -1222,6 +1222,7 @@ impl<'a> Engine<'a> {
         let sim_s = wall_s.max(1e-9);
         RunResult {
             sim: SimInfo {
+                engine: "packet",
                 status,
                 partial: matches!(status, Status::StoppedAtUntil | Status::Interrupted),
                 seed: self.p.seed,
