@@ -195,3 +195,83 @@ fn unfinished_runs_fail_unless_stopped_on_request() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(json(&out)["sim"]["partial"], true);
 }
+
+#[test]
+fn a_scenario_without_a_topology_file_runs_on_its_designed_fabric() {
+    let ex = examples().join("sim-ib-ndr-fat-tree.toml");
+    let out = tmp("design.json");
+    let o = sim(&[ex.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&out);
+    // One permutation message per host of the 128-GPU fabric, all complete.
+    assert_eq!(v["summary"]["messages_total"], 128);
+    assert_eq!(v["summary"]["messages_completed"], 128);
+    // The ib-ndr profile reached the engine: credit flow control, hence no drop.
+    assert_eq!(v["flow_control"]["kind"], "credits");
+    assert_eq!(v["counters"]["bytes_dropped"], 0);
+    // Scenario flags reshape the network: a 64-GPU RoCE fabric, PFC from roce-400g.
+    let o = sim(&[
+        ex.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--gpus",
+        "64",
+        "--fabric",
+        "roce-400g",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&out);
+    assert_eq!(v["summary"]["messages_total"], 64);
+    assert_eq!(v["flow_control"]["kind"], "pfc");
+}
+
+#[test]
+fn a_topology_file_with_design_sections_or_an_unknown_routing_exits_2() {
+    let topo = examples().join("sim-ft4.topo.txt");
+    let sc = tmp("conflict.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "[sim]\ntopology_file = \"{}\"\n[fabric]\nprofile = \"ib-ndr\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
+            topo.display()
+        ),
+    )
+    .unwrap();
+    let o = sim(&[sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    for want in [
+        "conflict.toml:3",
+        "`fabric`",
+        "[fabric]",
+        "sim.topology_file",
+        "[cluster]",
+    ] {
+        assert!(e.contains(want), "missing `{want}` in: {e}");
+    }
+    // The same conflict made by a flag names the flag.
+    let o = sim(&[
+        examples().join("sim-permutation.toml").to_str().unwrap(),
+        "--gpus",
+        "16",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--gpus"));
+    let sc = tmp("routing.toml");
+    std::fs::write(
+        &sc,
+        "[cluster]\ngpus = 16\n[sim]\nrouting = \"spray\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
+    )
+    .unwrap();
+    let o = sim(&[sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    for want in [
+        "routing.toml:4",
+        "sim.routing",
+        "spray",
+        "ecmp, static, dmodk, adaptive",
+    ] {
+        assert!(e.contains(want), "missing `{want}` in: {e}");
+    }
+}
