@@ -40,6 +40,7 @@ pub mod params_from_design;
 pub mod pfc;
 pub mod profile_fc;
 pub mod queue;
+pub mod reroute;
 pub mod results;
 pub mod route;
 pub mod sched;
