@@ -1,6 +1,6 @@
 //! The engine's hooks for congestion control and adaptive routing (`sim::cc`): egress marking,
 //! the notification point (CNP/BECN), the reaction point (DCQCN, IB CC), their timers, pacing,
-//! and the adaptive route choice. Each is called from one place in `engine.rs`.
+//! and the adaptive route choice. Each is called from one place in the engine.
 
 use super::{Engine, Ev};
 use crate::sim::cc::CcTimer;
