@@ -30,9 +30,11 @@ use super::value::{SizeValue, in_range, time};
 use crate::error::{InputError, Source};
 use crate::io::ns3::{self, Ns3Topology};
 use crate::message::MessageDag;
+use crate::profile::Profile;
 use crate::sim::faults::Faults;
 use crate::sim::params::{RoutePolicy, SimParams, Transport};
 use crate::sim::params_from_design;
+use crate::sim::reroute::RerouteDelays;
 use crate::topology::{NodeId, NodeKind};
 use crate::traffic;
 use crate::units::Time;
@@ -284,11 +286,13 @@ const DESIGN_SECTIONS: [&str; 4] = ["cluster", "fabric", "topology", "layout"];
 /// The topology and engine parameters of a run: an ns-3 topology file with `sim.fabric`'s
 /// defaults, or the scenario's design (cabled as `fabricsim plan` lays it out, so every link has
 /// its length and propagation delay) with `params_from_design`; `[sim]` overrides on top.
+/// Also the fabric profile's link-failure recovery delays (`sim.fabric` ib: ib-ndr's, roce:
+/// roce-400g's, the profiles `SimParams::ib()` / `roce()` describe).
 fn network(
     sc: &Scenario,
     section: &SimSection,
     base: &Path,
-) -> Result<(Ns3Topology, SimParams), InputError> {
+) -> Result<(Ns3Topology, SimParams, Option<RerouteDelays>), InputError> {
     let src = &sc.source;
     if let Some(topo_name) = &section.topology_file {
         // One description of the network: a topology file excludes the design sections.
@@ -318,7 +322,16 @@ fn network(
         // Parameters first: a bad [sim] key is reported before the file is read.
         let params = section.apply(src, section.fabric_defaults(src)?)?;
         let net = ns3::read_topology(&read_rel(base, src, "sim.topology_file", topo_name)?)?;
-        return Ok((net, params));
+        let like = if section.fabric.as_deref() == Some("ib") {
+            "ib-ndr"
+        } else {
+            "roce-400g"
+        };
+        let reroute = Profile::builtin(like)
+            .ok()
+            .and_then(|p| p.reroute)
+            .map(|r| r.delays());
+        return Ok((net, params, reroute));
     }
     if let Some(f) = &section.fabric {
         return Err(InputError::at_key(
@@ -350,7 +363,8 @@ fn network(
         node_of,
         link_loss: Vec::new(),
     };
-    Ok((net, params))
+    let reroute = design.profile.reroute.as_ref().map(|r| r.delays());
+    Ok((net, params, reroute))
 }
 
 /// Builds a run from a scenario's network ([`network`]), [sim], [traffic] and [faults]; files
@@ -359,7 +373,7 @@ fn network(
 pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, InputError> {
     let src = &sc.source;
     let section = sc.file.sim.clone().unwrap_or_default();
-    let (net, mut params) = network(sc, &section, base)?;
+    let (net, mut params, reroute) = network(sc, &section, base)?;
     if let Some(s) = seed {
         params.seed = s;
     }
@@ -409,7 +423,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
         }
     };
     let fsec = sc.file.faults.clone().unwrap_or_default();
-    let mut faults = fsec.resolve(src, net.topo.links.len())?;
+    let mut faults = fsec.resolve(src, net.topo.links.len(), reroute)?;
     faults.faults.extend(super::flowctl::node_faults(
         src,
         &fsec.nic,
@@ -543,6 +557,50 @@ mod tests {
         assert_eq!(
             (e.key.as_str(), e.value.as_str()),
             ("sim.routing", "\"adaptive\"")
+        );
+    }
+
+    #[test]
+    fn recovery_delays_come_from_the_profile_unless_faults_sets_them() {
+        let down = "[[faults.link]]\nlink = 5\ndown_at = \"10us\"\n";
+        let reroute = |text: &str| setup(text).unwrap().faults.reroute;
+        // data/profiles/ib-ndr.toml [reroute]: SHIELD 2 ms, subnet manager 10 s.
+        let ib =
+            format!("[cluster]\ngpus = 64\n[fabric]\nprofile = \"ib-ndr\"\n{PERM}[faults]\n{down}");
+        assert_eq!(
+            reroute(&ib),
+            RerouteDelays {
+                local_repair: Some(Time::from_ms(2)),
+                global: Some(Time::from_ms(10_000)),
+            }
+        );
+        // roce-400g.toml: ECMP next-hop removal 1 ms, BGP convergence 300 ms.
+        let roce = format!("[cluster]\ngpus = 64\n{PERM}[faults]\n{down}");
+        assert_eq!(
+            reroute(&roce),
+            RerouteDelays {
+                local_repair: Some(Time::from_ms(1)),
+                global: Some(Time::from_ms(300)),
+            }
+        );
+        let set = format!(
+            "[cluster]\ngpus = 64\n{PERM}[faults]\nlocal_repair_delay = \"off\"\n\
+             global_reroute_delay = \"50us\"\n{down}"
+        );
+        assert_eq!(
+            reroute(&set),
+            RerouteDelays {
+                local_repair: None,
+                global: Some(Time::from_us(50)),
+            }
+        );
+        let bad = format!(
+            "[cluster]\ngpus = 64\n{PERM}[faults]\nglobal_reroute_delay = \"soon\"\n{down}"
+        );
+        let e = setup(&bad).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.line),
+            ("faults.global_reroute_delay", Some(7))
         );
     }
 }
