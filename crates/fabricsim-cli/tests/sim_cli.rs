@@ -275,3 +275,51 @@ fn a_topology_file_with_design_sections_or_an_unknown_routing_exits_2() {
         assert!(e.contains(want), "missing `{want}` in: {e}");
     }
 }
+
+#[test]
+fn the_global_reroute_ends_the_losses_of_a_link_failure() {
+    // examples/sim-link-failure.toml: local repair after 20 us, global reroute after 60 us.
+    let ex = examples().join("sim-link-failure.toml");
+    let text = std::fs::read_to_string(&ex).unwrap().replace(
+        "sim-ft4.topo.txt",
+        examples().join("sim-ft4.topo.txt").to_str().unwrap(),
+    );
+    let off = tmp("sim-link-failure-local-only.toml");
+    std::fs::write(
+        &off,
+        text.replace(
+            "global_reroute_delay = \"60us\"",
+            "global_reroute_delay = \"off\"",
+        ),
+    )
+    .unwrap();
+    let no_route = |scenario: &PathBuf, name: &str| {
+        let out = tmp(name);
+        let o = sim(&[scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v = json(&out);
+        assert_eq!(v["sim"]["status"], "complete");
+        v["counters"]["drops"]["no_route"].as_u64().unwrap()
+    };
+    // Until the link comes back (at 150 us, local repair at 170 us), switches away from it keep
+    // sending into the aggregation switch that lost its way down; the global reroute stops
+    // that at 110 us.
+    let with_global = no_route(&ex, "lf-global.json");
+    let local_only = no_route(&off, "lf-local.json");
+    assert!(
+        with_global < local_only,
+        "global {with_global} vs local only {local_only}"
+    );
+    // A bad recovery delay names its key, and the old single key is refused.
+    for (line, want) in [
+        ("local_repair_delay = \"fast\"", "faults.local_repair_delay"),
+        ("reroute_delay = \"20us\"", "reroute_delay"),
+    ] {
+        let bad = tmp("bad-reroute.toml");
+        std::fs::write(&bad, text.replace("local_repair_delay = \"20us\"", line)).unwrap();
+        let o = sim(&[bad.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains("bad-reroute.toml:21") && e.contains(want), "{e}");
+    }
+}
