@@ -106,6 +106,8 @@ pub struct Profile {
     pub congestion_untuned: Option<crate::sim::cc_profile::Congestion>,
     pub routing: Option<crate::sim::cc_profile::Routing>,
     pub ib_cc: Option<crate::sim::cc_profile::IbCc>,
+    /// Link-failure recovery delays (`sim::reroute`).
+    pub reroute: Option<crate::sim::reroute::RerouteProfile>,
 }
 
 impl Profile {

@@ -216,7 +216,8 @@ impl<'a> Engine<'a> {
             events: 0,
             data_sent: 0,
             series,
-            reroute_delay: faults.reroute_delay,
+            reroute: faults.reroute,
+            reach: crate::sim::reroute::Reach::healthy(nports),
             cc: CcState::new(&p.cc, p.seed, topo.nodes.len(), nports, qp_line),
             fc,
         })

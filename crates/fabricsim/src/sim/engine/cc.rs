@@ -205,12 +205,12 @@ impl Engine<'_> {
 
     /// Adaptive routing: the least-occupied usable candidate instead of the static `k`.
     #[inline]
-    pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8) -> usize {
+    pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8, dst: u32) -> usize {
         if self.p.routing != RoutePolicy::Adaptive || cands.len() < 2 || flags & F_STATIC_ROUTE != 0
         {
             return k;
         }
-        let usable = |pi: usize| self.pflags[pi] & super::P_ROUTE_OK != 0;
+        let usable = |pi: usize| self.routable(pi, dst);
         let credits = self
             .fc
             .credits
