@@ -10,7 +10,7 @@
 //! sample_interval = "10us"         # per-port time series
 //! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
-//! # loss_rate, ber, routing (ecmp | static), qp_rate_limit
+//! # loss_rate, ber, routing (ecmp | dmodk), qp_rate_limit
 //! ```
 
 use std::path::Path;
@@ -174,14 +174,14 @@ impl SimSection {
         if let Some(r) = &self.routing {
             p.routing = match r.as_str() {
                 "ecmp" => RoutePolicy::EcmpFlowHash,
-                "static" => RoutePolicy::DestStatic,
+                "dmodk" => RoutePolicy::DModK,
                 other => {
                     return Err(InputError::at_key(
                         src,
                         "sim.routing",
                         format!("\"{other}\""),
                         "unknown routing",
-                        "ecmp, static",
+                        "ecmp, dmodk",
                     ));
                 }
             };
