@@ -100,3 +100,44 @@ fn ib_cc_lets_the_victim_recover() {
     );
     assert!(on.becns > 0);
 }
+
+/// `examples/ib-congestion-spreading.toml` as `fabricsim sim` runs it: the victim is blocked
+/// without IB CC and recovers with the ib-ndr `[ib_cc]` settings; a misplaced
+/// `ib_cc_profile` is an error naming the key.
+#[test]
+fn the_ib_congestion_spreading_example_shows_the_recovery() {
+    use fabricsim::scenario::{Scenario, sim::build};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let path = dir.join("ib-congestion-spreading.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let victim_gbps = |text: &str| {
+        let sc = Scenario::parse("ib-congestion-spreading.toml", text).unwrap();
+        let s = build(&sc, &dir, None).unwrap();
+        let opts = RunOptions {
+            until: s.until,
+            ..RunOptions::default()
+        };
+        let r = sim::run(&s.net.topo, &s.params, &s.dag, &s.faults, opts).unwrap();
+        assert_eq!(r.counters.drops.total(), 0);
+        let iv = r.series.as_ref().unwrap().interval_ps;
+        let v = port_gbps(&r, s.net.topo.host_port(HostId(0)).idx());
+        let n = (1_000_000_000 / iv) as usize;
+        v[v.len() - n..].iter().sum::<f64>() / n as f64
+    };
+    let on = victim_gbps(&text);
+    let off_text = text.replace("ib_cc_profile = \"ib-ndr\"\n", "");
+    assert_ne!(off_text, text);
+    let off = victim_gbps(&off_text);
+    eprintln!("example: victim over the last ms, IB CC off {off:.1} Gb/s, on {on:.1} Gb/s");
+    // The max-min share is 2/3 of the 400G payload rate (265 Gb/s).
+    let fair = 265.0;
+    assert!(
+        off < 0.25 * fair && on > 0.6 * fair,
+        "off {off:.1}, on {on:.1}"
+    );
+
+    let bad = text.replace("fabric = \"ib\"", "fabric = \"roce\"");
+    let sc = Scenario::parse("bad.toml", &bad).unwrap();
+    let e = build(&sc, &dir, None).unwrap_err();
+    assert_eq!(e.key, "sim.ib_cc_profile", "{e}");
+}

@@ -11,6 +11,7 @@
 //! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
 //! # loss_rate, ber, routing (ecmp | dmodk), qp_rate_limit
+//! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
 //! ```
 
 use std::path::Path;
@@ -51,6 +52,8 @@ pub struct SimSection {
     pub ber: Option<f64>,
     pub routing: Option<String>,
     pub qp_rate_limit: Option<String>,
+    /// IB congestion control with the `[ib_cc]` settings of this built-in profile, switched on.
+    pub ib_cc_profile: Option<String>,
     /// none | credits | pfc, with `[sim.pfc]` / `[sim.credits]` (see `scenario::flowctl`).
     pub flow_control: Option<String>,
     pub pfc: Option<super::flowctl::PfcSection>,
@@ -218,6 +221,22 @@ impl SimSection {
             self.credits.as_ref(),
             &mut p,
         )?;
+        if let Some(id) = &self.ib_cc_profile {
+            let ib_cc = crate::profile::Profile::builtin(id)
+                .ok()
+                .and_then(|pr| pr.ib_cc)
+                .filter(|_| self.fabric.as_deref() == Some("ib"));
+            let Some(i) = ib_cc else {
+                return Err(InputError::at_key(
+                    src,
+                    "sim.ib_cc_profile",
+                    format!("\"{id}\""),
+                    "not a built-in profile with an [ib_cc] table, or fabric is not ib",
+                    "ib-ndr, ib-xdr (with fabric = \"ib\")",
+                ));
+            };
+            p.cc.ibcc = Some(crate::sim::cc_profile::ib_cc_params(&i));
+        }
         p.validate().map_err(|(field, problem, allowed)| {
             let key = match field {
                 "mtu_bytes" => "sim.mtu",
@@ -226,6 +245,7 @@ impl SimSection {
                 "dt_alpha" => "sim.dt_alpha",
                 "ack_every" => "sim.ack_every",
                 "timeout_exp" => "sim.timeout_exp",
+                "cc.ibcc" => "sim.ib_cc_profile",
                 _ => "sim.fabric",
             };
             InputError::at_key(src, key, "(value)", problem, allowed)

@@ -168,6 +168,22 @@ impl VlArbitration {
     }
 }
 
+/// IB CC parameters from an `[ib_cc]` table (whether or not it is enabled there).
+pub fn ib_cc_params(i: &IbCc) -> IbCcParams {
+    IbCcParams {
+        threshold_bytes: i.threshold_bytes,
+        marking_rate: i.marking_rate,
+        victim_mask: false,
+        ccti_increase: i.ccti_increase,
+        ccti_limit: i.ccti_limit,
+        ccti_min: 0,
+        ccti_timer: Time::from_us(i.ccti_timer_us),
+        cct: match i.cct {
+            CctChoice::MellanoxDefault => Cct::mellanox_default(),
+        },
+    }
+}
+
 /// Which congestion settings of a profile to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tuning {
@@ -246,18 +262,7 @@ pub fn apply(
     if let Some(i) = s.ib_cc
         && i.enabled
     {
-        cc.ibcc = Some(IbCcParams {
-            threshold_bytes: i.threshold_bytes,
-            marking_rate: i.marking_rate,
-            victim_mask: false,
-            ccti_increase: i.ccti_increase,
-            ccti_limit: i.ccti_limit,
-            ccti_min: 0,
-            ccti_timer: Time::from_us(i.ccti_timer_us),
-            cct: match i.cct {
-                CctChoice::MellanoxDefault => Cct::mellanox_default(),
-            },
-        });
+        cc.ibcc = Some(ib_cc_params(i));
     }
     if let Some(v) = s.vl_arbitration {
         p.scheduling = v.scheduling(p.traffic_classes as usize)?;
