@@ -4,7 +4,7 @@
 //! - `Hash`: the packet engine's routing exactly: QPs numbered as it numbers them
 //!   (`route::number_qps`), the same 5-tuple hash per QP (`route::five_tuple_hash` of the QP's
 //!   UDP source port) and the same per-switch choice (`route::hashed`), so the same flows
-//!   collide on the same links. With `RoutePolicy::DestStatic` the choice is D-mod-K.
+//!   collide on the same links. With `RoutePolicy::DModK` the choice is D-mod-K.
 //! - `Spray { paths: k }`: per-packet spraying as an even split: the message becomes k
 //!   subflows of equal bytes; subflow j takes, at every switch, the j-th candidate after the
 //!   hashed one, so the k subflows leave the first switch on k different ports when it has k.

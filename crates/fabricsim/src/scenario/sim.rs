@@ -18,6 +18,7 @@
 //! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
 //! # loss_rate, ber, routing (see ROUTINGS), qp_rate_limit
+//! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
 //! ```
 
 use std::path::Path;
@@ -63,6 +64,8 @@ pub struct SimSection {
     pub ber: Option<f64>,
     pub routing: Option<String>,
     pub qp_rate_limit: Option<String>,
+    /// IB congestion control with the `[ib_cc]` settings of this built-in profile, switched on.
+    pub ib_cc_profile: Option<String>,
     /// none | credits | pfc, with `[sim.pfc]` / `[sim.credits]` (see `scenario::flowctl`).
     pub flow_control: Option<String>,
     pub pfc: Option<super::flowctl::PfcSection>,
@@ -80,9 +83,8 @@ pub struct SimSetup {
 }
 
 /// `sim.routing` names (as a profile's `[routing] policy`) and the engine's policies.
-pub const ROUTINGS: [(&str, RoutePolicy); 4] = [
+pub const ROUTINGS: [(&str, RoutePolicy); 3] = [
     ("ecmp", RoutePolicy::EcmpFlowHash),
-    ("static", RoutePolicy::DestStatic),
     ("dmodk", RoutePolicy::DModK),
     ("adaptive", RoutePolicy::Adaptive),
 ];
@@ -205,7 +207,7 @@ impl SimSection {
                         format!("\"{r}\""),
                         "unknown routing",
                         format!(
-                            "{} (ECMP 5-tuple hash, destination mod ports, D-mod-K per tier, \
+                            "{} (ECMP 5-tuple hash, static D-mod-K per tier, \
                              adaptive per packet with D-mod-K fallback)",
                             names.join(", ")
                         ),
@@ -245,6 +247,22 @@ impl SimSection {
             self.credits.as_ref(),
             &mut p,
         )?;
+        if let Some(id) = &self.ib_cc_profile {
+            let ib_cc = crate::profile::Profile::builtin(id)
+                .ok()
+                .and_then(|pr| pr.ib_cc)
+                .filter(|_| self.fabric.as_deref() == Some("ib"));
+            let Some(i) = ib_cc else {
+                return Err(InputError::at_key(
+                    src,
+                    "sim.ib_cc_profile",
+                    format!("\"{id}\""),
+                    "not a built-in profile with an [ib_cc] table, or fabric is not ib",
+                    "ib-ndr, ib-xdr (with fabric = \"ib\")",
+                ));
+            };
+            p.cc.ibcc = Some(crate::sim::cc_profile::ib_cc_params(&i));
+        }
         p.validate().map_err(|(field, problem, allowed)| {
             let (key, value) = match field {
                 "mtu_bytes" => ("sim.mtu", p.mtu_bytes.to_string()),
@@ -256,6 +274,10 @@ impl SimSection {
                 "routing" => (
                     "sim.routing",
                     format!("\"{}\"", self.routing.as_deref().unwrap_or("(default)")),
+                ),
+                "cc.ibcc" => (
+                    "sim.ib_cc_profile",
+                    format!("\"{}\"", self.ib_cc_profile.as_deref().unwrap_or("")),
                 ),
                 _ => ("sim.fabric", "(value)".to_string()),
             };
@@ -546,7 +568,7 @@ mod tests {
         .unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("sim.routing", Some(2)));
         assert!(
-            e.allowed.starts_with("ecmp, static, dmodk, adaptive"),
+            e.allowed.starts_with("ecmp, dmodk, adaptive"),
             "{e}"
         );
         // Adaptive on a go-back-N transport is refused, naming the routing key.

@@ -61,10 +61,8 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32) -> 
             // Lemire's multiply-shift range reduction: uniform like `% n`, without a division.
             ((h as u64 * n as u64) >> 32) as usize
         }
-        // D-mod-K: the destination id modulo the number of up ports (Zahavi, "D-Mod-K routing
-        // providing non-blocking traffic for shift permutations on real life fat trees", 2010).
-        RoutePolicy::DestStatic => dst as usize % n,
-        // D-mod-K per tier: here `salt` is the switch's divisor W (`ibroute::divisors`), so the
+        // D-mod-K per tier (Zahavi, "D-Mod-K routing providing non-blocking traffic for shift
+        // permutations on real life fat trees", 2010): here `salt` is the switch's divisor W (`ibroute::divisors`), so the
         // port is floor(d / W) mod K. Adaptive routing falls back to the same static table.
         RoutePolicy::DModK | RoutePolicy::Adaptive => (dst / salt.max(1)) as usize % n,
     }
