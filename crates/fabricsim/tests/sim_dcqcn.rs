@@ -276,3 +276,27 @@ fn roce_400g_profile_tuned_vs_untuned_incast() {
         out[1].1
     );
 }
+
+/// DCTCP-style step marking (Alizadeh et al. 2010; HPCC run.py K = 30 KB x BW/10G, physics.md
+/// C4) at dequeue, without congestion control: two senders of 1 MB at line rate into one
+/// receiver. The bottleneck queue rises by one frame per departure while both send, then falls
+/// by one per departure, so the packet leaving m-th has min(m, 2n - m) frames behind it (n
+/// packets per sender); it is marked when that exceeds K: 2n - 1 - 2·floor(K / frame) marks.
+#[test]
+fn step_marking_marks_the_packets_that_leave_a_queue_above_k() {
+    let rate = BitRate::gbps(100);
+    let t = star(3, rate, Time::from_ns(500));
+    let k = 30_000 * 10; // 30 KB x 100G/10G
+    let p = params(Some(EcnMarking::Step { k_bytes: k }));
+    let mut d = MessageDag::default();
+    let bytes = 1u64 << 20;
+    d.push(HostId(0), HostId(2), bytes, Time::ZERO, &[]);
+    d.push(HostId(1), HostId(2), bytes, Time::ZERO, &[]);
+    let r = run(&t, &p, &d);
+    let frame = p.data_frame_bytes(p.mtu_bytes) as u64;
+    let n = bytes.div_ceil(p.mtu_bytes as u64);
+    let expect = 2 * n - 1 - 2 * (k / frame);
+    let got = r.counters.ecn_marks;
+    eprintln!("step K {k} B: {got} marks, closed form {expect}");
+    assert!(got.abs_diff(expect) <= 2, "{got} marks vs {expect}");
+}

@@ -250,4 +250,36 @@ mod tests {
             );
         }
     }
+
+    /// The DCTCP-style step option and the enhanced-ECMP key of a `[congestion]` table reach
+    /// `CcParams`; a step without its K is refused.
+    #[test]
+    fn step_marking_and_dest_qp_hash_from_profile_keys() {
+        let c: Congestion = toml::from_str(
+            "ecn = \"step\"\necn_kmin_bytes = 300000\ndcqcn = \"off\"\n\
+             qps_per_connection = 4\nhash_dest_qp = true",
+        )
+        .unwrap();
+        let s = CcSections {
+            congestion: Some(&c),
+            congestion_untuned: None,
+            routing: None,
+            ib_cc: None,
+        };
+        let mut p = SimParams::roce();
+        apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap();
+        assert_eq!(p.cc.ecn, Some(EcnMarking::Step { k_bytes: 300_000 }));
+        assert!(p.cc.hash_dest_qp && p.cc.dcqcn.is_none());
+        assert_eq!(p.cc.qps_per_connection, 4);
+        let no_k = Congestion {
+            ecn_kmin_bytes: 0,
+            ..c.clone()
+        };
+        let s = CcSections {
+            congestion: Some(&no_k),
+            ..s
+        };
+        let e = apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap_err();
+        assert_eq!(e.0, "cc.ecn");
+    }
 }
