@@ -333,3 +333,55 @@ fn step_marking_marks_the_packets_that_leave_a_queue_above_k() {
     eprintln!("step K {k} B: {got} marks, closed form {expect}");
     assert!(got.abs_diff(expect) <= 2, "{got} marks vs {expect}");
 }
+
+/// `[sim.congestion]` makes ECN and DCQCN reachable from a `fabricsim sim` scenario: the example
+/// runs with marks and CNPs and pauses less than the same scenario with DCQCN off (Zhu et al.
+/// §6); the step option and a bad table are read from the same keys.
+#[test]
+fn sim_congestion_section_reaches_the_engine() {
+    use fabricsim::scenario::{Scenario, sim::build};
+    use fabricsim::sim::RunOptions;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let text = std::fs::read_to_string(dir.join("roce-incast-dcqcn.toml")).unwrap();
+    let go = |text: &str| {
+        let sc = Scenario::parse("roce-incast-dcqcn.toml", text).unwrap();
+        let s = build(&sc, &dir, None).unwrap();
+        let r = fabricsim::sim::run(
+            &s.net.topo,
+            &s.params,
+            &s.dag,
+            &s.faults,
+            RunOptions::default(),
+        )
+        .unwrap();
+        r.check_conservation().unwrap();
+        (s.params, r)
+    };
+    let (p, on) = go(&text);
+    assert_eq!(p.cc.ecn, red(150_000, 1_500_000, 0.1));
+    assert_eq!(
+        p.cc.dcqcn,
+        Some(DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400)))
+    );
+    let (_, off) = go(&text.replace("dcqcn = \"connectx_fw\"", "dcqcn = \"off\""));
+    let pause = |r: &fabricsim::sim::RunResult| {
+        r.flow_control.as_ref().unwrap().pause_time_ps_total / 1_000_000
+    };
+    eprintln!(
+        "example incast: DCQCN {} CNPs, pause {} us; DCQCN off: pause {} us",
+        on.counters.cnps,
+        pause(&on),
+        pause(&off)
+    );
+    assert!(on.counters.cnps > 0 && off.counters.cnps == 0);
+    assert!(pause(&on) < pause(&off));
+    let (p, step) = go(&text.replace("ecn = \"red\"", "ecn = \"step\""));
+    assert_eq!(p.cc.ecn, Some(EcnMarking::Step { k_bytes: 150_000 }));
+    assert!(step.counters.ecn_marks > 0);
+    let bad = text.replace("ecn_kmax_bytes = 1500000", "ecn_kmax_bytes = 1000");
+    let e = build(&Scenario::parse("bad.toml", &bad).unwrap(), &dir, None).unwrap_err();
+    assert_eq!(e.key, "sim.congestion.ecn");
+    assert!(e.problem.contains("kmin"), "{e}");
+    let typo = text.replace("qps_per_connection", "qps_per_conection");
+    assert!(Scenario::parse("typo.toml", &typo).is_err());
+}

@@ -11,6 +11,14 @@
 //! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
 //! # loss_rate, ber, routing (ecmp | static), qp_rate_limit
+//! [sim.congestion]                 # ECN + DCQCN: the keys of a profile's [congestion]
+//! ecn = "red"                      # red | step (K = ecn_kmin_bytes) | off
+//! ecn_kmin_bytes = 150000
+//! ecn_kmax_bytes = 1500000
+//! ecn_pmax = 0.1
+//! dcqcn = "connectx_fw"            # paper | hpcc_sim_mlx | connectx_fw | off
+//! qps_per_connection = 1
+//! hash_dest_qp = false             # enhanced ECMP: the destination QP in the hash
 //! ```
 
 use std::path::Path;
@@ -55,6 +63,8 @@ pub struct SimSection {
     pub flow_control: Option<String>,
     pub pfc: Option<super::flowctl::PfcSection>,
     pub credits: Option<super::flowctl::CreditsSection>,
+    /// ECN marking, DCQCN and ECMP entropy (`sim::cc_profile::Congestion`).
+    pub congestion: Option<crate::sim::cc_profile::Congestion>,
 }
 
 /// Everything one packet-level run needs.
@@ -268,6 +278,26 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
         ));
     };
     let net = ns3::read_topology(&read_rel(base, src, "sim.topology_file", topo_name)?)?;
+    // The NICs' line rate: host 0's link.
+    let line = net.topo.links[net.topo.ports[net.topo.host_port(crate::topology::HostId(0)).idx()]
+        .link
+        .idx()]
+    .rate;
+    if let Some(c) = &section.congestion {
+        crate::sim::cc_profile::apply_congestion(c, line, &mut params.cc);
+        params
+            .cc
+            .validate(&params)
+            .map_err(|(field, problem, allowed)| {
+                let key = match field {
+                    "cc.ecn" => "sim.congestion.ecn",
+                    "cc.dcqcn" => "sim.congestion.dcqcn",
+                    "cc.qps_per_connection" => "sim.congestion.qps_per_connection",
+                    _ => "sim.congestion",
+                };
+                InputError::at_key(src, key, "(see the table)", problem, allowed)
+            })?;
+    }
     let until = section
         .until
         .as_deref()
@@ -288,12 +318,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
         }
         TrafficSource::Generated(t) => {
             let hosts = net.topo.num_hosts() as u32;
-            let rate = net.topo.links[net.topo.ports
-                [net.topo.host_port(crate::topology::HostId(0)).idx()]
-            .link
-            .idx()]
-            .rate;
-            traffic::generate(&t, hosts, rate, params.seed).map_err(|p| {
+            traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
                 InputError::at_key(
                     src,
                     "traffic.kind",

@@ -139,26 +139,7 @@ pub fn apply(
         _ => s.congestion,
     };
     if let Some(c) = cong {
-        cc.ecn = match c.ecn {
-            EcnMode::Red => Some(EcnMarking::Red {
-                kmin_bytes: c.ecn_kmin_bytes,
-                kmax_bytes: c.ecn_kmax_bytes,
-                pmax: c.ecn_pmax,
-            }),
-            EcnMode::Step => Some(EcnMarking::Step {
-                k_bytes: c.ecn_kmin_bytes,
-            }),
-            EcnMode::Off => None,
-        };
-        let set = match c.dcqcn {
-            DcqcnChoice::Paper => Some(DcqcnSet::Paper),
-            DcqcnChoice::HpccSimMlx => Some(DcqcnSet::HpccMlx),
-            DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
-            DcqcnChoice::Off => None,
-        };
-        cc.dcqcn = set.map(|s| DcqcnParams::set(s, line));
-        cc.qps_per_connection = c.qps_per_connection;
-        cc.hash_dest_qp = c.hash_dest_qp;
+        apply_congestion(c, line, &mut cc);
     }
     if let Some(r) = s.routing {
         p.routing = match r.policy {
@@ -196,6 +177,31 @@ pub fn apply(
     }
     p.cc = cc;
     p.cc.validate(p)
+}
+
+/// Sets the marking, DCQCN and entropy fields of `cc` from one `[congestion]` table for NICs of
+/// `line` rate (a profile's, or a scenario's `[sim.congestion]`).
+pub fn apply_congestion(c: &Congestion, line: BitRate, cc: &mut CcParams) {
+    cc.ecn = match c.ecn {
+        EcnMode::Red => Some(EcnMarking::Red {
+            kmin_bytes: c.ecn_kmin_bytes,
+            kmax_bytes: c.ecn_kmax_bytes,
+            pmax: c.ecn_pmax,
+        }),
+        EcnMode::Step => Some(EcnMarking::Step {
+            k_bytes: c.ecn_kmin_bytes,
+        }),
+        EcnMode::Off => None,
+    };
+    let set = match c.dcqcn {
+        DcqcnChoice::Paper => Some(DcqcnSet::Paper),
+        DcqcnChoice::HpccSimMlx => Some(DcqcnSet::HpccMlx),
+        DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
+        DcqcnChoice::Off => None,
+    };
+    cc.dcqcn = set.map(|s| DcqcnParams::set(s, line));
+    cc.qps_per_connection = c.qps_per_connection;
+    cc.hash_dest_qp = c.hash_dest_qp;
 }
 
 #[cfg(test)]
