@@ -103,7 +103,8 @@ fn two_flows(rate: BitRate, set: DcqcnSet, ecn: Option<EcnMarking>) -> TwoFlows 
 /// byte counter makes increase events rate-proportional (a faster flow finishes byte stages
 /// sooner), while under steady marking both QPs get the same CNP rate, one per
 /// `min_time_between_cnps` = 4 us: the decrease no longer favours the slower flow. The paper
-/// chose B = 10 MB so that the timer, the same for every flow, drives the increase.
+/// chose B = 10 MB so that the timer, the same for every flow, drives the increase; with B at
+/// 10 MB or off, the same ConnectX run stays within 11-13% after 20 ms instead of 23%.
 #[test]
 fn two_flows_converge_with_the_paper_and_hpcc_sets() {
     let cases = [
