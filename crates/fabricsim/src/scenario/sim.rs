@@ -19,6 +19,14 @@
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
 //! # loss_rate, ber, routing (see ROUTINGS), qp_rate_limit
 //! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
+//! [sim.congestion]                 # ECN + DCQCN: the keys of a profile's [congestion]
+//! ecn = "red"                      # red | step (K = ecn_kmin_bytes) | off
+//! ecn_kmin_bytes = 150000
+//! ecn_kmax_bytes = 1500000
+//! ecn_pmax = 0.1
+//! dcqcn = "connectx_fw"            # paper | hpcc_sim_mlx | connectx_fw | off
+//! qps_per_connection = 1
+//! hash_dest_qp = false             # enhanced ECMP: the destination QP in the hash
 //! ```
 
 use std::path::Path;
@@ -70,6 +78,8 @@ pub struct SimSection {
     pub flow_control: Option<String>,
     pub pfc: Option<super::flowctl::PfcSection>,
     pub credits: Option<super::flowctl::CreditsSection>,
+    /// ECN marking, DCQCN and ECMP entropy (`sim::cc_profile::Congestion`).
+    pub congestion: Option<crate::sim::cc_profile::Congestion>,
 }
 
 /// Everything one packet-level run needs.
@@ -399,6 +409,26 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
     if let Some(s) = seed {
         params.seed = s;
     }
+    // The NICs' line rate: host 0's link.
+    let line = net.topo.links[net.topo.ports[net.topo.host_port(crate::topology::HostId(0)).idx()]
+        .link
+        .idx()]
+    .rate;
+    if let Some(c) = &section.congestion {
+        crate::sim::cc_profile::apply_congestion(c, line, &mut params.cc);
+        params
+            .cc
+            .validate(&params)
+            .map_err(|(field, problem, allowed)| {
+                let key = match field {
+                    "cc.ecn" => "sim.congestion.ecn",
+                    "cc.dcqcn" => "sim.congestion.dcqcn",
+                    "cc.qps_per_connection" => "sim.congestion.qps_per_connection",
+                    _ => "sim.congestion",
+                };
+                InputError::at_key(src, key, "(see the table)", problem, allowed)
+            })?;
+    }
     let until = section
         .until
         .as_deref()
@@ -428,12 +458,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
         }
         TrafficSource::Generated(t) => {
             let hosts = net.topo.num_hosts() as u32;
-            let rate = net.topo.links[net.topo.ports
-                [net.topo.host_port(crate::topology::HostId(0)).idx()]
-            .link
-            .idx()]
-            .rate;
-            traffic::generate(&t, hosts, rate, params.seed).map_err(|p| {
+            traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
                 InputError::at_key(
                     src,
                     "traffic.kind",

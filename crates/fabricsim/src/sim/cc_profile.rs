@@ -219,26 +219,7 @@ pub fn apply(
         _ => s.congestion,
     };
     if let Some(c) = cong {
-        cc.ecn = match c.ecn {
-            EcnMode::Red => Some(EcnMarking::Red {
-                kmin_bytes: c.ecn_kmin_bytes,
-                kmax_bytes: c.ecn_kmax_bytes,
-                pmax: c.ecn_pmax,
-            }),
-            EcnMode::Step => Some(EcnMarking::Step {
-                k_bytes: c.ecn_kmin_bytes,
-            }),
-            EcnMode::Off => None,
-        };
-        let set = match c.dcqcn {
-            DcqcnChoice::Paper => Some(DcqcnSet::Paper),
-            DcqcnChoice::HpccSimMlx => Some(DcqcnSet::HpccMlx),
-            DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
-            DcqcnChoice::Off => None,
-        };
-        cc.dcqcn = set.map(|s| DcqcnParams::set(s, line));
-        cc.qps_per_connection = c.qps_per_connection;
-        cc.hash_dest_qp = c.hash_dest_qp;
+        apply_congestion(c, line, &mut cc);
     }
     if let Some(r) = s.routing {
         p.routing = match r.policy {
@@ -269,6 +250,31 @@ pub fn apply(
     }
     p.cc = cc;
     p.cc.validate(p)
+}
+
+/// Sets the marking, DCQCN and entropy fields of `cc` from one `[congestion]` table for NICs of
+/// `line` rate (a profile's, or a scenario's `[sim.congestion]`).
+pub fn apply_congestion(c: &Congestion, line: BitRate, cc: &mut CcParams) {
+    cc.ecn = match c.ecn {
+        EcnMode::Red => Some(EcnMarking::Red {
+            kmin_bytes: c.ecn_kmin_bytes,
+            kmax_bytes: c.ecn_kmax_bytes,
+            pmax: c.ecn_pmax,
+        }),
+        EcnMode::Step => Some(EcnMarking::Step {
+            k_bytes: c.ecn_kmin_bytes,
+        }),
+        EcnMode::Off => None,
+    };
+    let set = match c.dcqcn {
+        DcqcnChoice::Paper => Some(DcqcnSet::Paper),
+        DcqcnChoice::HpccSimMlx => Some(DcqcnSet::HpccMlx),
+        DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
+        DcqcnChoice::Off => None,
+    };
+    cc.dcqcn = set.map(|s| DcqcnParams::set(s, line));
+    cc.qps_per_connection = c.qps_per_connection;
+    cc.hash_dest_qp = c.hash_dest_qp;
 }
 
 #[cfg(test)]
@@ -335,5 +341,37 @@ mod tests {
                 "{id}: one congestion setting"
             );
         }
+    }
+
+    /// The DCTCP-style step option and the enhanced-ECMP key of a `[congestion]` table reach
+    /// `CcParams`; a step without its K is refused.
+    #[test]
+    fn step_marking_and_dest_qp_hash_from_profile_keys() {
+        let c: Congestion = toml::from_str(
+            "ecn = \"step\"\necn_kmin_bytes = 300000\ndcqcn = \"off\"\n\
+             qps_per_connection = 4\nhash_dest_qp = true",
+        )
+        .unwrap();
+        let s = CcSections {
+            congestion: Some(&c),
+            congestion_untuned: None,
+            routing: None,
+            ib_cc: None,
+        };
+        let mut p = SimParams::roce();
+        apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap();
+        assert_eq!(p.cc.ecn, Some(EcnMarking::Step { k_bytes: 300_000 }));
+        assert!(p.cc.hash_dest_qp && p.cc.dcqcn.is_none());
+        assert_eq!(p.cc.qps_per_connection, 4);
+        let no_k = Congestion {
+            ecn_kmin_bytes: 0,
+            ..c.clone()
+        };
+        let s = CcSections {
+            congestion: Some(&no_k),
+            ..s
+        };
+        let e = apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap_err();
+        assert_eq!(e.0, "cc.ecn");
     }
 }
