@@ -81,6 +81,33 @@ fn two_messages_from_one_nic_share_it_evenly() {
 }
 
 #[test]
+fn messages_of_one_qp_drain_in_order() {
+    // Two 1 MB messages on the same QP (host 0 -> 1, qp 0) posted together: an RC send queue
+    // sends them in order (IBA 9.5), so the first drains alone in 20,401,800 ps and the second
+    // right after it, 2 x 20,401,800 ps after the NIC pipeline; both then take the 1,200 ns
+    // path and the 1,200 ns ACK path. On two QPs they would share the NIC and both end at 2x.
+    let topo = fat_tree(32, 8);
+    let p = SimParams::roce();
+    let mut dag = MessageDag::default();
+    dag.push(HostId(0), HostId(1), 1_000_000, Time::ZERO, &[]);
+    dag.push(HostId(0), HostId(1), 1_000_000, Time::ZERO, &[]);
+    let (r, _) = flow::run(&topo, &p, &dag, &FlowParams::default()).unwrap();
+    let fct = |i: usize| r.messages[i].fct_ps.unwrap();
+    assert_eq!(fct(0), 600 * NS + MB_DRAIN_PS + 2 * 1_200 * NS);
+    assert_eq!(fct(1), 600 * NS + 2 * MB_DRAIN_PS + 2 * 1_200 * NS);
+    // The packet engine agrees within a packet's serialization and its pipeline details.
+    let pr = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
+    for i in 0..2 {
+        let pf = pr.messages[i].fct_ps.unwrap() as f64;
+        assert!(
+            (fct(i) as f64 - pf).abs() < 0.02 * pf,
+            "{i}: {} vs {pf}",
+            fct(i)
+        );
+    }
+}
+
+#[test]
 fn flows_take_the_packet_engines_ecmp_paths() {
     // 24 QPs across leaves of a 2-tier fat-tree with 4 up ports per leaf: every egress port the
     // packet engine's data and ACK packets used is on a path the flow engine placed, and back.

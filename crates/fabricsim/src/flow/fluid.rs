@@ -4,7 +4,9 @@
 //! A message is posted at `max(start, last dependency's finish) + delay` (its `start` when it
 //! has no dependencies), as in the packet engine. A `Net` message then starts after the
 //! sender's NIC pipeline latency as one flow per subflow (see `paths`), carrying its wire
-//! bytes (payload plus per-packet headers). When its last byte has drained, the receiver holds
+//! bytes (payload plus per-packet headers). A QP sends its messages in order (an RC send
+//! queue, IBA Vol. 1 9.5): a message posted while an earlier one of its QP still has bytes to
+//! send waits until that one has drained, as in the packet engine. When its last byte has drained, the receiver holds
 //! it one path latency later (`recv_ps`) and the sender's completion, which releases the
 //! dependants, comes one ACK latency after that (`finish_ps`). `NvLink` messages take a
 //! fixed-rate intra-server pipe: `bytes` at the DAG's NVLink rate, as the packet engine does.
@@ -63,6 +65,7 @@ const DRAINED: u8 = 0;
 const DONE: u8 = 1;
 const START: u8 = 2;
 const NONE: u64 = u64::MAX;
+const NONE32: u32 = u32::MAX;
 const PS_PER_S: u128 = 1_000_000_000_000;
 
 /// Per-message state.
@@ -91,6 +94,12 @@ struct Loop<'a> {
     qp_ack: Vec<u32>,
     qp_hash: Vec<u32>,
     msg_qp: Vec<u32>,
+    /// Per QP: whether a message is draining, and the first and last of the messages waiting
+    /// behind it (`NONE32`); per message: the next one waiting on its QP.
+    qp_busy: Vec<bool>,
+    qp_head: Vec<u32>,
+    qp_tail: Vec<u32>,
+    msg_next: Vec<u32>,
     /// First flow of each Net message (its subflows follow).
     msg_flow: Vec<u32>,
     msgs: Vec<MsgState>,
@@ -264,6 +273,10 @@ impl<'a> Loop<'a> {
             route_lat,
             qp_ack,
             qp_hash,
+            qp_busy: vec![false; nq],
+            qp_head: vec![NONE32; nq],
+            qp_tail: vec![NONE32; nq],
+            msg_next: vec![NONE32; n],
             msg_qp,
             msg_flow,
             msgs,
@@ -379,10 +392,26 @@ impl<'a> Loop<'a> {
             self.complete_at(m, end);
             return;
         }
+        let qp = self.msg_qp[m as usize] as usize;
+        if self.qp_busy[qp] {
+            match self.qp_tail[qp] {
+                NONE32 => self.qp_head[qp] = m,
+                t => self.msg_next[t as usize] = m,
+            }
+            self.qp_tail[qp] = m;
+            return;
+        }
+        self.send(m);
+    }
+
+    /// Puts `m`'s bytes on its QP's subflows (the QP is free).
+    fn send(&mut self, m: u32) {
+        let msg = &self.dag.messages[m as usize];
         let k = self.fp.paths.subflows();
         let wire = paths::wire_bytes(self.p, msg.bytes).max(1);
         let qp = self.msg_qp[m as usize];
         let (s, d) = (msg.src.0, msg.dst.0);
+        self.qp_busy[qp as usize] = true;
         self.msgs[m as usize].subflows_left = k;
         for j in 0..k {
             let f = self.msg_flow[m as usize] + j;
@@ -458,6 +487,17 @@ impl<'a> Loop<'a> {
             let qp = self.msg_qp[m as usize];
             let finish = st.recv + self.qp_ack[qp as usize] as u64;
             self.complete_at(m, finish);
+            // The QP's next message starts now.
+            let q = qp as usize;
+            self.qp_busy[q] = false;
+            let next = self.qp_head[q];
+            if next != NONE32 {
+                self.qp_head[q] = self.msg_next[next as usize];
+                if self.qp_head[q] == NONE32 {
+                    self.qp_tail[q] = NONE32;
+                }
+                self.send(next);
+            }
         }
     }
 
