@@ -4,7 +4,8 @@
 //! A message is posted at `max(start, last dependency's finish) + delay` (its `start` when it
 //! has no dependencies), as in the packet engine. A `Net` message then starts after the
 //! sender's NIC pipeline latency as one flow per subflow (see `paths`), carrying its wire
-//! bytes (payload plus per-packet headers). A QP sends its messages in order (an RC send
+//! bytes (payload plus per-packet headers); with several QPs per connection, each QP carries
+//! its part of the message (`sim::entropy`, NCCL's split). A QP sends its messages in order (an RC send
 //! queue, IBA Vol. 1 9.5): a message posted while an earlier one of its QP still has bytes to
 //! send waits until that one has drained, as in the packet engine. When its last byte has drained, the receiver holds
 //! it one path latency later (`recv_ps`) and the sender's completion, which releases the
@@ -24,8 +25,7 @@ use super::paths::{self, PathModel};
 use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
-use crate::sim::route;
-use crate::sim::{RunResult, SimParams};
+use crate::sim::{RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
 use crate::units::Time;
 
@@ -83,6 +83,7 @@ struct Loop<'a> {
     p: &'a SimParams,
     fp: &'a FlowParams,
     dag: &'a MessageDag,
+    router: paths::Router,
     solver: MaxMin,
     /// Per route: cap given to the solver (bit/s, `NO_CAP` when the links are the limit), the
     /// rate it reaches alone (min of cap and slowest link), and one-way latency after the
@@ -182,7 +183,9 @@ impl<'a> Loop<'a> {
         fp.rates.validate()?;
         check(topo, dag)?;
         let k = fp.paths.subflows();
-        let (msg_qp, ends) = route::number_qps(&dag.messages);
+        let qpc = p.cc.qps_per_connection.max(1) as u32;
+        let router = paths::Router::new(topo, p.routing);
+        let (msg_qp, ends) = route::number_qps(&dag.messages, qpc as u16);
         let nq = ends.len();
         let mut routes = Routes::new();
         let (mut route_cap, mut route_line, mut route_lat) = (Vec::new(), Vec::new(), Vec::new());
@@ -198,7 +201,7 @@ impl<'a> Loop<'a> {
             links.clear();
             let (from, to, hash) = if symmetric { (s, d, fwd) } else { (d, s, rev) };
             let h = PathModel::Hash;
-            paths::subflow_links(topo, p.routing, h, from, to, hash, 0, |_| 0, &mut links);
+            paths::subflow_links(topo, &router, h, from, to, hash, 0, |_| 0, &mut links);
             qp_ack.push(paths::one_way_ps(topo, p, &links) as u32);
             if matches!(fp.paths, PathModel::Adaptive { .. }) {
                 continue; // placed when each subflow starts
@@ -206,17 +209,7 @@ impl<'a> Loop<'a> {
             for j in 0..k {
                 if !(symmetric && fp.paths == PathModel::Hash) {
                     links.clear();
-                    paths::subflow_links(
-                        topo,
-                        p.routing,
-                        fp.paths,
-                        s,
-                        d,
-                        fwd,
-                        j,
-                        |_| 0,
-                        &mut links,
-                    );
+                    paths::subflow_links(topo, &router, fp.paths, s, d, fwd, j, |_| 0, &mut links);
                 }
                 routes.push(&links);
                 let (cap, line) = route_limits(&fp.rates, &caps, &links);
@@ -230,7 +223,7 @@ impl<'a> Loop<'a> {
         for (i, m) in dag.messages.iter().enumerate() {
             if m.path == Path::Net {
                 msg_flow[i] = nflows;
-                nflows += k;
+                nflows += qpc * k;
             }
         }
         let n = dag.messages.len();
@@ -267,6 +260,7 @@ impl<'a> Loop<'a> {
             p,
             fp,
             dag,
+            router,
             solver,
             route_cap,
             route_line,
@@ -408,29 +402,36 @@ impl<'a> Loop<'a> {
     fn send(&mut self, m: u32) {
         let msg = &self.dag.messages[m as usize];
         let k = self.fp.paths.subflows();
-        let wire = paths::wire_bytes(self.p, msg.bytes).max(1);
+        let qpc = self.p.cc.qps_per_connection;
+        let parts = entropy::parts(msg.bytes, qpc) as u32;
         let qp = self.msg_qp[m as usize];
-        let (s, d) = (msg.src.0, msg.dst.0);
+        let (s, d, total) = (msg.src.0, msg.dst.0, msg.bytes);
         self.qp_busy[qp as usize] = true;
-        self.msgs[m as usize].subflows_left = k;
-        for j in 0..k {
-            let f = self.msg_flow[m as usize] + j;
-            let fi = f as usize;
-            self.flow_msg[fi] = m;
-            let bytes = wire / k as u64 + ((j as u64) < wire % k as u64) as u64;
-            let r = match self.fp.paths {
-                PathModel::Adaptive { .. } => self.place_adaptive(qp, s, d, j),
-                _ => qp * k + j,
-            };
-            self.flow_route[fi] = r;
-            if bytes == 0 {
-                self.subflow_done(m, r);
-                continue;
+        self.msgs[m as usize].subflows_left = parts * k;
+        // Part `i` of the message on the connection's QP `qp + i` (NCCL's split over QPs per
+        // connection), each part as `k` subflows.
+        for i in 0..parts {
+            let q = qp + i;
+            let wire = paths::wire_bytes(self.p, entropy::part_bytes(total, qpc, i as u16)).max(1);
+            for j in 0..k {
+                let f = self.msg_flow[m as usize] + i * k + j;
+                let fi = f as usize;
+                self.flow_msg[fi] = m;
+                let bytes = wire / k as u64 + ((j as u64) < wire % k as u64) as u64;
+                let r = match self.fp.paths {
+                    PathModel::Adaptive { .. } => self.place_adaptive(q, s, d, j),
+                    _ => q * k + j,
+                };
+                self.flow_route[fi] = r;
+                if bytes == 0 {
+                    self.subflow_done(m, r);
+                    continue;
+                }
+                self.work[fi] = bytes as u128 * 8 * PS_PER_S;
+                self.last[fi] = self.now;
+                self.solver.add(f, r, self.route_cap[r as usize]);
+                self.active += 1;
             }
-            self.work[fi] = bytes as u128 * 8 * PS_PER_S;
-            self.last[fi] = self.now;
-            self.solver.add(f, r, self.route_cap[r as usize]);
-            self.active += 1;
         }
         self.stats.peak_active = self.stats.peak_active.max(self.active);
     }
@@ -442,7 +443,7 @@ impl<'a> Loop<'a> {
         let solver = &self.solver;
         paths::subflow_links(
             self.topo,
-            self.p.routing,
+            &self.router,
             self.fp.paths,
             s,
             d,
