@@ -20,11 +20,13 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use super::loss::{self, LossModel};
 use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 use super::paths::{self, PathModel};
 use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
+use crate::rng::Rng;
 use crate::sim::{RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
 use crate::units::Time;
@@ -34,6 +36,8 @@ use crate::units::Time;
 pub struct FlowParams {
     pub paths: PathModel,
     pub rates: RateModel,
+    /// Random packet loss and its recovery (`None`: no loss).
+    pub loss: Option<LossModel>,
     /// Flow rates the repeated-component cache may hold (0 disables it).
     pub cache_entries: usize,
 }
@@ -43,6 +47,7 @@ impl Default for FlowParams {
         FlowParams {
             paths: PathModel::Hash,
             rates: RateModel::default(),
+            loss: None,
             cache_entries: 1 << 22,
         }
     }
@@ -66,6 +71,8 @@ const DONE: u8 = 1;
 const START: u8 = 2;
 const NONE: u64 = u64::MAX;
 const NONE32: u32 = u32::MAX;
+/// `Rng::stream` kind of the per-message tail-loss draws.
+const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
 const PS_PER_S: u128 = 1_000_000_000_000;
 
 /// Per-message state.
@@ -91,6 +98,8 @@ struct Loop<'a> {
     route_cap: Vec<u64>,
     route_line: Vec<u64>,
     route_lat: Vec<u32>,
+    /// Per route: its links (for the loss model's timeout probability).
+    route_hops: Vec<f32>,
     /// Per QP: the ACK path's latency (ps) and flow hash.
     qp_ack: Vec<u32>,
     qp_hash: Vec<u32>,
@@ -189,6 +198,7 @@ impl<'a> Loop<'a> {
         let nq = ends.len();
         let mut routes = Routes::new();
         let (mut route_cap, mut route_line, mut route_lat) = (Vec::new(), Vec::new(), Vec::new());
+        let mut route_hops = Vec::new();
         let (mut qp_ack, mut qp_hash) = (Vec::with_capacity(nq), Vec::with_capacity(nq));
         let caps = paths::capacities(topo);
         let mut links = Vec::new();
@@ -212,10 +222,12 @@ impl<'a> Loop<'a> {
                     paths::subflow_links(topo, &router, fp.paths, s, d, fwd, j, |_| 0, &mut links);
                 }
                 routes.push(&links);
-                let (cap, line) = route_limits(&fp.rates, &caps, &links);
-                route_cap.push(cap);
-                route_line.push(line);
-                route_lat.push(paths::one_way_ps(topo, p, &links) as u32);
+                let slowest = links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0);
+                let e = route_entry(topo, p, fp, &links, slowest, *qp_ack.last().unwrap() as u64);
+                route_cap.push(e.0);
+                route_line.push(e.1);
+                route_lat.push(e.2);
+                route_hops.push(e.3);
             }
         }
         let mut msg_flow = vec![u32::MAX; dag.messages.len()];
@@ -265,6 +277,7 @@ impl<'a> Loop<'a> {
             route_cap,
             route_line,
             route_lat,
+            route_hops,
             qp_ack,
             qp_hash,
             qp_busy: vec![false; nq],
@@ -454,11 +467,19 @@ impl<'a> Loop<'a> {
         );
         let slowest = links.iter().map(|&l| self.solver.capacity(l)).min();
         let r = self.solver.push_route(&links);
-        let (cap, line) = limits(&self.fp.rates, slowest.unwrap_or(0));
-        self.route_cap.push(cap);
-        self.route_line.push(line);
-        self.route_lat
-            .push(paths::one_way_ps(self.topo, self.p, &links) as u32);
+        let ack = self.qp_ack[qp as usize] as u64;
+        let e = route_entry(
+            self.topo,
+            self.p,
+            self.fp,
+            &links,
+            slowest.unwrap_or(0),
+            ack,
+        );
+        self.route_cap.push(e.0);
+        self.route_line.push(e.1);
+        self.route_lat.push(e.2);
+        self.route_hops.push(e.3);
         self.scratch = links;
         r
     }
@@ -486,6 +507,19 @@ impl<'a> Loop<'a> {
         st.subflows_left -= 1;
         if st.subflows_left == 0 {
             let qp = self.msg_qp[m as usize];
+            // A lost tail with nothing queued behind it on the QP to reveal the gap: the
+            // sender resends after its ACK timeout (`loss`).
+            if let Some(l) = &self.fp.loss
+                && self.qp_head[qp as usize] == NONE32
+            {
+                let packets = self.dag.messages[m as usize]
+                    .bytes
+                    .div_ceil(self.p.mtu_bytes as u64);
+                let q = l.timeout_prob(self.route_hops[r as usize] as usize, packets.max(1));
+                if Rng::stream(self.p.seed, TAIL_LOSS_STREAM, m as u64).chance(q) {
+                    st.recv += l.rto_ps;
+                }
+            }
             let finish = st.recv + self.qp_ack[qp as usize] as u64;
             self.complete_at(m, finish);
             // The QP's next message starts now.
@@ -534,18 +568,33 @@ impl<'a> Loop<'a> {
     }
 }
 
-/// A route's solver cap and alone rate, from its slowest link's capacity.
-fn route_limits(rates: &RateModel, caps: &[u64], links: &[u32]) -> (u64, u64) {
-    limits(
-        rates,
-        links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0),
-    )
+/// A route over `links` (slowest `slowest` bit/s, ACK path `ack_ps`): its solver cap, the rate
+/// a flow reaches alone, its one-way latency and its number of links.
+fn route_entry(
+    topo: &Topology,
+    p: &SimParams,
+    fp: &FlowParams,
+    links: &[u32],
+    slowest: u64,
+    ack_ps: u64,
+) -> (u64, u64, u32, f32) {
+    let lat = paths::one_way_ps(topo, p, links);
+    let (factor, tail) = match &fp.loss {
+        Some(l) => {
+            let frame = p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes;
+            let w = loss::window_packets(lat + ack_ps, slowest, frame);
+            (l.goodput(links.len(), w), links.len() as f32)
+        }
+        None => (1.0, 0.0),
+    };
+    let (cap, line) = limits(&fp.rates, slowest, factor);
+    (cap, line, lat as u32, tail)
 }
 
-/// The cap the rate model sets (`NO_CAP` when the slowest link binds first) and the rate a
-/// flow reaches alone.
-fn limits(rates: &RateModel, slowest: u64) -> (u64, u64) {
-    let cap = rates.cap(slowest);
+/// The cap the rate model sets with the route's own `factor` (`NO_CAP` when the slowest link
+/// binds first) and the rate a flow reaches alone.
+fn limits(rates: &RateModel, slowest: u64, factor: f64) -> (u64, u64) {
+    let cap = rates.cap(slowest, factor);
     if cap < slowest {
         (cap, cap)
     } else {
