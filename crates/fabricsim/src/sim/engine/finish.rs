@@ -146,6 +146,7 @@ impl Engine<'_> {
         let sim_s = wall_s.max(1e-9);
         RunResult {
             sim: SimInfo {
+                engine: "packet",
                 status,
                 partial: matches!(status, Status::StoppedAtUntil | Status::Interrupted),
                 seed: self.p.seed,

@@ -1,19 +1,43 @@
 //! Physical link state: injected faults set up at the start (loss, BER, drop-nth, down/up
-//! times), a link going down or up, and routing catching up after the reroute delay.
+//! times), a link going down or up, and routing catching up: local repair at the link's ends,
+//! then the global reroute (`sim::reroute`), each after its delay.
 
 use super::llfc::FcEv;
-use super::{Engine, Ev, P_LINK_UP, P_ROUTE_OK, PortState, set_bit};
+use super::{Engine, Ev, P_LINK_UP, P_REROUTED, P_ROUTE_OK, PortState, set_bit};
 use crate::sim::faults::{Dir, Fault, Faults, LinkLoss};
 use crate::sim::queue::RadixQueue;
+use crate::sim::reroute::Reach;
 use crate::sim::results::DropReason;
 use crate::topology::{HostId, NodeId, PortId, Topology};
 
 impl Engine<'_> {
-    /// Routing reflects the state change of `link` (after the reroute delay).
+    /// Local repair: the ends of `link` reflect its state change.
     pub(super) fn route_state(&mut self, link: u32, up: bool) {
         for e in self.topo.links[link as usize].ends {
             set_bit(&mut self.pflags[e.idx()], P_ROUTE_OK, up);
         }
+    }
+
+    /// Global reroute: the reachability table from the links' present states.
+    pub(super) fn global_reroute(&mut self) {
+        let topo = self.topo;
+        let up: Vec<bool> = topo
+            .links
+            .iter()
+            .map(|l| self.pflags[l.ends[0].idx()] & P_LINK_UP != 0)
+            .collect();
+        self.reach = Reach::compute(topo, &up);
+        for pi in 0..topo.ports.len() {
+            set_bit(&mut self.pflags[pi], P_REROUTED, self.reach.any_blocked(pi));
+        }
+    }
+
+    /// Whether routing may send a packet for host `dst` out of port `pi`: local repair has not
+    /// removed it and the last global reroute did not find `dst` unreachable through it.
+    #[inline]
+    pub(super) fn routable(&self, pi: usize, dst: u32) -> bool {
+        let f = self.pflags[pi];
+        f & P_ROUTE_OK != 0 && (f & P_REROUTED == 0 || self.reach.reaches(pi, dst))
     }
 
     pub(super) fn link_state(&mut self, link: u32, up: bool) {
@@ -34,8 +58,12 @@ impl Engine<'_> {
                 }
             }
         }
-        self.q
-            .push((self.now + self.reroute_delay).0, Ev::Route { link, up });
+        if let Some(d) = self.reroute.local_repair {
+            self.q.push((self.now + d).0, Ev::Route { link, up });
+        }
+        if let Some(d) = self.reroute.global {
+            self.q.push((self.now + d).0, Ev::Reroute);
+        }
         if up {
             for e in ends {
                 self.kick(e.idx());

@@ -37,6 +37,7 @@ use super::cc::{CcState, CcTimer};
 use super::packet::{Fifo, NIL, Slab};
 use super::params::SimParams;
 use super::queue::RadixQueue;
+use super::reroute::{Reach, RerouteDelays};
 use super::results::{Counters, PortSeries};
 use super::sched::SchedState;
 use super::transport::Qp;
@@ -86,11 +87,13 @@ enum Ev {
         link: u32,
         up: bool,
     },
-    /// Routing reflects a link state change.
+    /// Local repair: the link's two ends reflect its state change (`sim::reroute`).
     Route {
         link: u32,
         up: bool,
     },
+    /// Global reroute: every switch avoids ports that no longer reach a destination.
+    Reroute,
     Sample,
     /// A congestion-control timer of `qp` (`sim::cc`).
     CcTimer {
@@ -103,10 +106,13 @@ enum Ev {
 
 /// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
 const P_LINK_UP: u8 = 1;
-/// Routing may choose the port (its link is up, or went down less than the reroute delay ago).
+/// Routing may choose the port (its link is up, or went down less than the local repair delay
+/// ago, or local repair is off).
 const P_ROUTE_OK: u8 = 2;
 /// The port is a NIC's.
 const P_NIC: u8 = 4;
+/// The last global reroute blocked some destinations through the port (`Engine::reach`).
+const P_REROUTED: u8 = 8;
 
 /// An egress port. The fields the packet path reads fill the first cache line (the struct is
 /// aligned to one), the loss settings it reads only when `lossy` is set follow.
@@ -236,7 +242,10 @@ pub struct Engine<'a> {
     events: u64,
     data_sent: u64,
     series: Option<(Time, Vec<PortSeries>, Vec<u64>)>,
-    reroute_delay: Time,
+    /// Delays of local repair and global reroute after a link state change.
+    reroute: RerouteDelays,
+    /// Destinations each port no longer reaches, as of the last global reroute.
+    reach: Reach,
     cc: CcState,
     /// Link-level flow control state (credits or PFC).
     fc: LinkFc,

@@ -80,6 +80,7 @@ impl Engine<'_> {
             Ev::NvDone { msg } => self.nv_done(msg),
             Ev::Link { link, up } => self.link_state(link, up),
             Ev::Route { link, up } => self.route_state(link, up),
+            Ev::Reroute => self.global_reroute(),
             Ev::Sample => self.sample(),
             Ev::CcTimer { qp, timer } => self.cc_timer(qp, timer),
             Ev::Fc(e) => self.fc_event(e),

@@ -1,7 +1,7 @@
 //! The shared-memory switch: route, admit (dynamic thresholds), queue per egress and class, and
 //! the next packet an egress sends by its scheduling discipline.
 
-use super::{Engine, P_LINK_UP, P_ROUTE_OK};
+use super::{Engine, P_LINK_UP};
 use crate::sim::packet::Packet;
 use crate::sim::results::DropReason;
 use crate::sim::route;
@@ -47,7 +47,8 @@ impl Engine<'_> {
     }
 
     /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
-    /// up/down candidates, the next usable one if routing has dropped that port.
+    /// up/down candidates, the next usable one if local repair or the global reroute has
+    /// dropped that port (`routable`).
     #[inline]
     pub(super) fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
         let topo = self.topo;
@@ -57,11 +58,11 @@ impl Engine<'_> {
         }
         let n = cands.len();
         let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, self.salt[node as usize]);
-        k = self.ar_pick(cands, k, pk.flags);
-        if self.pflags[cands[k].idx()] & P_ROUTE_OK == 0 {
+        k = self.ar_pick(cands, k, pk.flags, pk.dst);
+        if !self.routable(cands[k].idx(), pk.dst) {
             match (1..n)
                 .map(|j| (k + j) % n)
-                .find(|&j| self.pflags[cands[j].idx()] & P_ROUTE_OK != 0)
+                .find(|&j| self.routable(cands[j].idx(), pk.dst))
             {
                 Some(j) => k = j,
                 None => return Err(DropReason::NoRoute),
