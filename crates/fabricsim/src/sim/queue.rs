@@ -123,18 +123,22 @@ impl<E: Copy> RadixQueue<E> {
             }
         }
         self.scratch.clear();
-        // Stable: equal times keep their insertion order. Windows are short, so insertion sort
-        // (no allocation, few moves) unless one is long.
-        if self.current.len() <= 32 {
-            for i in 1..self.current.len() {
+        // Stable: equal times keep their insertion order. A window arrives nearly sorted (its
+        // entries were pushed roughly in time order), so insertion sort (no allocation, moves
+        // only for the few inversions) unless it is long.
+        let v = &mut self.current[..];
+        if v.len() <= 64 {
+            for i in 1..v.len() {
+                let x = v[i];
                 let mut j = i;
-                while j > 0 && self.current[j - 1].0 > self.current[j].0 {
-                    self.current.swap(j - 1, j);
+                while j > 0 && v[j - 1].0 > x.0 {
+                    v[j] = v[j - 1];
                     j -= 1;
                 }
+                v[j] = x;
             }
         } else {
-            self.current.sort_by_key(|e| e.0);
+            v.sort_by_key(|e| e.0);
         }
         for e in &self.current {
             ready(&e.1);
