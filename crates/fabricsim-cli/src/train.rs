@@ -38,9 +38,9 @@ pub struct TrainArgs {
 
 pub fn run(args: TrainArgs) -> Outcome {
     let scenario = args.flags.load(args.scenario.as_deref())?;
+    let engine = EngineChoice::of(&scenario)?;
     let tr = run::run(&scenario)?;
     let (r, provenance) = if args.calibrate {
-        let engine = EngineChoice::of(&scenario)?;
         let (tr, p) = calibrate_on_engine(tr, engine).map_err(Failure::Run)?;
         (tr.report, Some(p))
     } else {

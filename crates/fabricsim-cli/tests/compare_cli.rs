@@ -31,6 +31,10 @@ fn default_compare_prints_the_side_by_side_and_a_recommendation() {
         "of ib-ndr's step throughput for",
         "recommendation:",
         "Tuned and untuned are the profile's two parameter sets",
+        "under stress (packet engine)",
+        "background FCT p99.9 (us)",
+        "[simulation] end-to-end latency through 5 switches (ns)",
+        "alltoall 8 MiB (direct)",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }
@@ -49,11 +53,16 @@ fn json_and_file_outputs_are_identical_across_runs() {
     let v: serde_json::Value = serde_json::from_slice(&ja).unwrap();
     assert_eq!(v["fabrics"].as_array().unwrap().len(), 3);
     assert!(v["fabrics"][2]["delivered"]["mfu"].as_f64().unwrap() > 0.0);
-    assert_eq!(
-        v["fabrics"][2]["busbw_GBps"].as_array().unwrap().len(),
-        0,
-        "lossy: not drawn"
-    );
+    let f2 = &v["fabrics"][2];
+    assert_eq!(f2["busbw_GBps"].as_array().unwrap().len(), 2);
+    for key in ["fct_p50_ps", "fct_p99_ps", "fct_p999_ps"] {
+        assert!(
+            f2["stress"]["background"][key].as_u64().unwrap() > 0,
+            "{key}"
+        );
+    }
+    assert!(f2["stress"]["retransmitted_packets"].as_u64().unwrap() > 0);
+    assert_eq!(f2["probes"]["ping_pong"].as_array().unwrap().len(), 3);
     assert!(
         v["fabrics"][0]["delivered"]["tokens_per_s"]
             .as_f64()
@@ -139,7 +148,8 @@ fn html_report_renders_in_headless_chromium() {
     for class in ["chart line-chart", "chart stacked-bars", "chart tiers"] {
         assert!(dom.contains(class), "no {class} in the rendered DOM");
     }
-    assert!(dom.matches("<svg").count() == 7, "all charts rendered");
+    assert!(dom.matches("<svg").count() == 10, "all charts rendered");
+    assert!(dom.contains("completion times under stress") && dom.contains("Under stress"));
     assert!(dom.contains("Metrics table"));
     // Console messages are logged as CONSOLE(line)] "..." by --enable-logging; the page has
     // no script, so any console line (a CSP or parse error, a failed load) is a defect.

@@ -8,7 +8,7 @@
 //! with `sim.engine` naming the one that ran.
 
 use crate::error::InputError;
-use crate::flow::{self, FlowParams, PathModel, RateModel};
+use crate::flow::{self, FlowParams, LossModel, PathModel, RateModel};
 use crate::message::MessageDag;
 use crate::scenario::Scenario;
 use crate::sim::{self, Fault, Faults, RoutePolicy, RunOptions, RunResult, SimParams};
@@ -100,7 +100,7 @@ pub fn run(
     let mut r = match kind {
         EngineKind::Packet => sim::run(topo, params, dag, faults, opts)?,
         EngineKind::Flow => {
-            flow_supports(params, faults, &opts)?;
+            flow_supports(faults, &opts)?;
             flow::run(topo, params, dag, &flow_params(topo, params))?.0
         }
     };
@@ -109,7 +109,7 @@ pub fn run(
 }
 
 /// `Err` naming the first thing of the run the flow engine does not model.
-fn flow_supports(params: &SimParams, faults: &Faults, opts: &RunOptions) -> Result<(), String> {
+fn flow_supports(faults: &Faults, opts: &RunOptions) -> Result<(), String> {
     let unsupported = |what: String| {
         Err(format!(
             "the flow engine does not model {what}; run it with --engine packet"
@@ -127,12 +127,6 @@ fn flow_supports(params: &SimParams, faults: &Faults, opts: &RunOptions) -> Resu
             Fault::Misroute { node, .. } => format!("the misroute at switch {}", node.0),
         };
         return unsupported(what);
-    }
-    if params.loss_rate > 0.0 || params.ber > 0.0 {
-        return unsupported(format!(
-            "random loss (loss rate {}, BER {})",
-            params.loss_rate, params.ber
-        ));
     }
     if let Some(t) = opts.until {
         return unsupported(format!("a stop time ({} ps)", t.ps()));
@@ -167,6 +161,7 @@ pub fn flow_params(topo: &Topology, p: &SimParams) -> FlowParams {
             max_rate: p.qp_rate_limit,
             ..RateModel::default()
         },
+        loss: LossModel::of(p),
         ..FlowParams::default()
     }
 }

@@ -2,13 +2,14 @@
 //! rather than quoted, each figure with its provenance: the plan, a simulation, the fabric
 //! profile, or a catalog entry with its source.
 //!
-//! Rows that need the packet engine (ping-pong latency through 1, 3 and 5 switch hops,
-//! achieved per-NIC bandwidth, what a drop costs in time) are added when it is merged; until
-//! then they are absent, not estimated.
+//! The latency and bandwidth rows are packet-engine runs ([`super::probe`]); congestion control
+//! and routing are what the engine ran with (the profile's tuned or untuned set).
 
 use serde::Serialize;
 
 use super::model::{Comparison, FabricResult};
+use super::probe::{LONG_FLOW_BYTES, PING_BYTES};
+use crate::sim::{RoutePolicy, SimParams};
 use crate::topology::max_gpus;
 
 /// One figure and where it comes from.
@@ -68,8 +69,82 @@ fn payload_gbps(f: &FabricResult) -> f64 {
     p.ports.rate_gbps as f64 * p.packet.mtu_bytes as f64 / p.wire_bytes(p.packet.mtu_bytes) as f64
 }
 
+fn absent(why: &str) -> Cell {
+    text("-".into(), why.into())
+}
+
+/// Ping-pong latency through `hops` switches, in ns.
+fn ping(f: &FabricResult, hops: u32) -> Cell {
+    let Some(x) = f
+        .probes
+        .as_ref()
+        .and_then(|p| p.ping_pong.iter().find(|x| x.switch_hops == hops))
+    else {
+        return absent(&format!(
+            "simulation: no pair of hosts {hops} switches apart in this cluster or its 3-tier build"
+        ));
+    };
+    num(
+        x.latency_ps as f64 / 1e3,
+        0,
+        format!(
+            "simulation: packet engine, {PING_BYTES} B ping-pong host {} <-> host {} on {}, half the round trip",
+            x.src_host, x.dst_host, x.topology
+        ),
+    )
+}
+
+/// The engine's congestion control for a fabric, in words.
+fn cc_text(p: &SimParams) -> String {
+    use crate::sim::ecn::EcnMarking;
+    let ecn = match p.cc.ecn {
+        Some(EcnMarking::Red {
+            kmin_bytes,
+            kmax_bytes,
+            pmax,
+        }) => format!("RED ECN marking Kmin {kmin_bytes} B, Kmax {kmax_bytes} B, Pmax {pmax}"),
+        Some(EcnMarking::Step { k_bytes }) => format!("step ECN marking above {k_bytes} B"),
+        None => String::new(),
+    };
+    if let Some(d) = &p.cc.dcqcn {
+        format!(
+            "DCQCN (rate-increase timer {} us, Rai {} Mb/s, min rate {} Mb/s) on {ecn}",
+            d.rate_increase_timer.as_us_f64(),
+            d.rate_ai.bps() / 1_000_000,
+            d.min_rate.bps() / 1_000_000
+        )
+    } else if let Some(i) = &p.cc.ibcc {
+        format!(
+            "IB congestion control: FECN above {} B, BECN to the source, CCTI up to {}",
+            i.threshold_bytes, i.ccti_limit
+        )
+    } else if !ecn.is_empty() {
+        format!("none at the NICs ({ecn} without a reaction point)")
+    } else {
+        "none (link-level back-pressure only)".into()
+    }
+}
+
+fn routing_text(p: &SimParams) -> String {
+    let r = match p.routing {
+        RoutePolicy::EcmpFlowHash => "ECMP on the 5-tuple hash (per flow)",
+        RoutePolicy::DestStatic => "static per destination",
+        RoutePolicy::DModK => "D-mod-K static tables",
+        RoutePolicy::Adaptive => "adaptive per packet (least queued port), D-mod-K fallback",
+    };
+    format!("{r}; {} QP(s) per connection", p.cc.qps_per_connection)
+}
+
+fn engine_params(f: &FabricResult) -> Option<SimParams> {
+    super::engine::params(&f.variant, &f.design, 1).ok()
+}
+
 pub fn table(c: &Comparison) -> Vec<Row> {
     let plan = |what: &str| format!("plan: {what}");
+    let profile_set = |f: &FabricResult, table: &str| {
+        let set = if f.variant.tuned { "tuned" } else { "untuned" };
+        format!("profile: {} [{table}], {set} set", f.design.profile.id)
+    };
     vec![
         row("switch", "", c, |f| {
             text(
@@ -91,6 +166,31 @@ pub fn table(c: &Comparison) -> Vec<Row> {
                 0,
                 format!("catalog: {} ({})", f.design.nic.id, f.design.nic.source),
             )
+        }),
+        row("end-to-end latency through 1 switch", "ns", c, |f| {
+            ping(f, 1)
+        }),
+        row("end-to-end latency through 3 switches", "ns", c, |f| {
+            ping(f, 3)
+        }),
+        row("end-to-end latency through 5 switches", "ns", c, |f| {
+            ping(f, 5)
+        }),
+        row("achieved per-NIC bandwidth", "Gb/s", c, |f| {
+            match f.probes.as_ref().and_then(|p| p.long_flow.as_ref()) {
+                Some(l) => num(
+                    l.goodput_gbps,
+                    1,
+                    format!(
+                        "simulation: packet engine, one {} MiB flow host {} -> host {} through {} switches, payload over completion time",
+                        LONG_FLOW_BYTES >> 20,
+                        l.src_host,
+                        l.dst_host,
+                        l.switch_hops
+                    ),
+                ),
+                None => absent("simulation: no pair of hosts for a long flow"),
+            }
         }),
         row("per-NIC payload rate at full MTU", "Gb/s", c, |f| {
             let p = &f.design.profile;
@@ -131,6 +231,14 @@ pub fn table(c: &Comparison) -> Vec<Row> {
                     f.design.profile.id
                 ),
             )
+        }),
+        row("congestion control", "", c, |f| match engine_params(f) {
+            Some(p) => text(cc_text(&p), profile_set(f, "congestion / ib_cc")),
+            None => absent("profile: no engine parameters"),
+        }),
+        row("routing", "", c, |f| match engine_params(f) {
+            Some(p) => text(routing_text(&p), profile_set(f, "routing")),
+            None => absent("profile: no engine parameters"),
         }),
         row("tiers in this cluster", "", c, |f| {
             num(f.plan.tiers as f64, 0, plan("topology builder"))

@@ -5,15 +5,20 @@
 //! - [`section`]: the `[compare]` scenario section; [`variant`]: its fabrics validated;
 //! - [`model`]: per fabric the plan, the training step and the cost per delivered throughput,
 //!   each relative to the best;
+//! - [`curves`]: busbw against size, [`stress`]: incast over background load, [`probe`]:
+//!   ping-pong latency by switch hops and one long flow, each on the packet engine;
 //! - [`metrics`]: the table architects compare fabrics by, each figure with its provenance;
 //! - [`recommend`]: the documented score and its reasons.
 
+pub mod curves;
 pub mod engine;
 pub mod metrics;
 pub mod model;
+pub mod probe;
 pub mod recommend;
 pub mod section;
 pub mod step;
+pub mod stress;
 pub mod sweep;
 pub mod variant;
 

@@ -6,17 +6,16 @@
 
 use serde::Serialize;
 
+use super::curves::{self, BusbwCurve};
+use super::probe::{self, Probes};
 use super::section::CompareSection;
+use super::stress::{self, StressResult};
 use super::variant::{self, Variant};
 use crate::error::InputError;
 use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
 use crate::scenario::{Design, Scenario};
 use crate::topology::Topology;
-use crate::workload::busbw::busbw_gbps;
-use crate::workload::collective::Op;
-use crate::workload::comm_model::{AlphaBetaModel, CommModel, GroupShape};
-use crate::workload::link_params::FabricParams;
 use crate::workload::placement::Placement;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
@@ -46,43 +45,6 @@ pub struct Delivered {
     pub comm_source: String,
 }
 
-/// Bus bandwidth of one collective over the whole cluster at several sizes (nccl-tests'
-/// busbw, `workload::busbw`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct BusbwCurve {
-    pub op: &'static str,
-    pub ranks: u32,
-    pub servers: u32,
-    /// (size in bytes, busbw in GB/s).
-    pub points: Vec<(u64, f64)>,
-    pub source: String,
-}
-
-/// Sizes of the busbw curves: 64 KiB to 1 GiB by factors of 4 (nccl-tests style, fewer points).
-pub fn busbw_sizes() -> Vec<u64> {
-    (0..=7).map(|i| (64u64 << 10) << (2 * i)).collect()
-}
-
-fn busbw_curves(comm: &AlphaBetaModel, gpus: u32, servers: u32) -> Vec<BusbwCurve> {
-    let group = GroupShape {
-        ranks: gpus,
-        servers,
-    };
-    [Op::AllReduce, Op::AllToAll]
-        .into_iter()
-        .map(|op| BusbwCurve {
-            op: op.name(),
-            ranks: gpus,
-            servers,
-            points: busbw_sizes()
-                .into_iter()
-                .map(|b| (b, busbw_gbps(op, gpus, b, comm.time_s(op, b, group))))
-                .collect(),
-            source: comm.describe(),
-        })
-        .collect()
-}
-
 /// One fabric's results. `delivered` is `None` (with the reason in `missing`) when its numbers
 /// need a model that is not available: nothing is filled in by guess.
 #[derive(Clone, Debug)]
@@ -92,8 +54,12 @@ pub struct FabricResult {
     pub topology: Topology,
     pub plan: Plan,
     pub step: Option<StepReport>,
-    /// All-reduce and all-to-all over the whole cluster (empty when `missing`).
+    /// All-reduce and all-to-all over the whole cluster, measured on the packet engine.
     pub busbw: Vec<BusbwCurve>,
+    /// The incast-over-background run.
+    pub stress: Option<StressResult>,
+    /// Ping-pong latencies and the long flow's bandwidth.
+    pub probes: Option<Probes>,
     /// What the packet-engine runs saw, for fabrics whose step was calibrated on them.
     pub engine: Option<super::step::EngineTotals>,
     pub delivered: Option<Delivered>,
@@ -181,11 +147,11 @@ fn deliver(
     }
 }
 
-fn one(s: &Scenario, v: &Variant, utilization: f64, seed: u64) -> Result<FabricResult, InputError> {
+fn one(s: &Scenario, v: &Variant, sec: &CompareSection) -> Result<FabricResult, InputError> {
+    let seed = sec.seed;
     let mut sv = s.clone();
     sv.file.fabric.profile = v.profile.clone();
     let (design, topology, plan) = crate::plan::run(&sv)?;
-    let c = design.spec.clone();
     let cfg = train_config(&sv, &design, &topology)?;
     // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
     // compare on the same footing; loss acts only through these runs.
@@ -197,16 +163,32 @@ fn one(s: &Scenario, v: &Variant, utilization: f64, seed: u64) -> Result<FabricR
             "a fabric the packet engine can run",
         )
     })?;
-    let delivered = deliver(&r, &design, &plan, utilization, engine_source(&r, &totals));
-    // The closed-form busbw curves assume a lossless fabric: not drawn for a lossy one.
-    let busbw = if v.needs_engine() {
-        Vec::new()
-    } else {
-        busbw_curves(
-            &AlphaBetaModel::new(FabricParams::of(&design)),
-            c.gpus,
-            plan.servers,
+    let delivered = deliver(
+        &r,
+        &design,
+        &plan,
+        sec.utilization,
+        engine_source(&r, &totals),
+    );
+    let fail = |what: &str, e: String| {
+        s.error(
+            "compare.fabrics",
+            &v.name,
+            format!("{what}: {e}"),
+            "a fabric the packet engine can run",
         )
+    };
+    let (busbw, stress, probes) = if sec.fabric_runs {
+        (
+            curves::measured(&design, &topology, v, seed).map_err(|e| fail("busbw", e))?,
+            Some(stress::run(&design, &topology, v, seed).map_err(|e| fail("stress run", e))?),
+            Some(
+                probe::run(&sv, &design, &topology, v, seed)
+                    .map_err(|e| fail("latency probes", e))?,
+            ),
+        )
+    } else {
+        (Vec::new(), None, None)
     };
     Ok(FabricResult {
         variant: v.clone(),
@@ -215,6 +197,8 @@ fn one(s: &Scenario, v: &Variant, utilization: f64, seed: u64) -> Result<FabricR
         plan,
         step: Some(r),
         busbw,
+        stress,
+        probes,
         delivered: Some(delivered),
         engine: Some(totals),
         missing: None,
@@ -261,15 +245,28 @@ pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
             "a share of the period above 0 and at most 1",
         ));
     }
-    let fabrics = variants
-        .iter()
-        .map(|v| one(s, v, section.utilization, section.seed))
-        .collect::<Result<Vec<_>, _>>()?;
+    // Fabrics are independent: one thread each, results in comparison order.
+    let fabrics = std::thread::scope(|scope| {
+        let runs: Vec<_> = variants
+            .iter()
+            .map(|v| scope.spawn(|| one(s, v, &section)))
+            .collect();
+        runs.into_iter()
+            .map(|h| h.join().expect("a fabric's run does not panic"))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
     let years = fabrics[0].design.cost.years;
     let mut notes = vec![
-        "Training-step communication: every collective of the step is run on the packet engine at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes; the busbw curves are the closed-form alpha-beta model on each profile's estimated link parameters (not simulated).".to_string(),
-        "Tuned and untuned are the profile's two parameter sets (data/profiles): RoCE tuned = PFC with the SONiC headroom, ECN below XOFF and DCQCN (ConnectX firmware set); untuned = DCQCN off, ECN thresholds above XOFF and a legacy fixed headroom; InfiniBand = credits per VL and adaptive routing. Variants with loss or untuned parameters run their collectives on the packet engine (sizes up to 64 MiB, fitted and extrapolated) and their busbw curves are not drawn.".to_string(),
+        "Training-step communication: every collective of the step is run on the packet engine at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes. The busbw curves are packet-engine runs of all-reduce and all-to-all over every GPU at 64 KiB, 1 MiB and 8 MiB.".to_string(),
+        "Tuned and untuned are the profile's two parameter sets (data/profiles): RoCE tuned = PFC with the SONiC headroom, ECN below XOFF and DCQCN (ConnectX firmware set); untuned = DCQCN off, ECN thresholds above XOFF and a legacy fixed headroom; InfiniBand = credits per VL and adaptive routing.".to_string(),
     ];
+    if section.fabric_runs {
+        notes.push(format!("Stress: {} (an ESTIMATE of a congested moment, one packet-engine run per fabric with its own parameters, loss included).", stress::pattern(fabrics[0].topology.num_hosts() as u32)));
+    } else {
+        notes.push(
+            "[compare] fabric_runs = false: no busbw curves, stress run or latency probes.".into(),
+        );
+    }
     if s.file.train.is_none() {
         notes.push("No [train] section: the step is the built-in comparison's (examples/compare-default.toml: Llama 3 70B, TP 8, PP 4, ZeRO-1).".into());
     }

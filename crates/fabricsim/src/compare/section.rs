@@ -84,6 +84,9 @@ pub struct CompareSection {
     pub seed: u64,
     /// Share of the TCO period the cluster trains (default 1.0: every hour of `cost.years`).
     pub utilization: f64,
+    /// Run the per-fabric packet-engine measurements besides the step: busbw curves, the
+    /// stress run and the latency and bandwidth probes (default true; false: step and cost only).
+    pub fabric_runs: bool,
 }
 
 impl Default for CompareSection {
@@ -98,6 +101,7 @@ impl Default for CompareSection {
             weights: Weights::default(),
             utilization: 1.0,
             seed: 1,
+            fabric_runs: true,
         }
     }
 }

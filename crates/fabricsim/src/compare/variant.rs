@@ -41,12 +41,6 @@ pub struct Variant {
 }
 
 impl Variant {
-    /// True when the variant differs from its profile's lossless default in a way only the
-    /// packet engine can measure (random loss; the recovery only matters with loss).
-    pub fn needs_engine(&self) -> bool {
-        self.loss_rate > 0.0 || !self.tuned
-    }
-
     /// One line saying what the variant's parameters mean.
     pub fn describe(&self) -> String {
         if self.loss_rate > 0.0 {

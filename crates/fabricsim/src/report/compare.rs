@@ -133,6 +133,135 @@ fn columns(out: &mut String, label_w: usize, widths: &[usize], label: &str, cell
     out.push('\n');
 }
 
+/// A table of (label, one cell per fabric) rows under the fabric names, columns right-aligned.
+fn grid(out: &mut String, names: &[String], rows: &[(String, Vec<String>)]) {
+    let label_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..names.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.1[i].len())
+                .chain(std::iter::once(names[i].len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    columns(out, label_w, &widths, "", names);
+    for (label, cells) in rows {
+        columns(out, label_w, &widths, label, cells);
+    }
+}
+
+fn us(ps: Option<u64>) -> String {
+    ps.map(|p| format!("{:.1}", p as f64 / 1e6))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// Measured busbw rows: one per (op, size), GB/s.
+pub fn busbw_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
+    let Some(first) = c.fabrics.iter().find(|f| !f.busbw.is_empty()) else {
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    for (k, curve) in first.busbw.iter().enumerate() {
+        for (i, &(bytes, _)) in curve.points.iter().enumerate() {
+            rows.push((
+                format!(
+                    "{} {} ({})",
+                    curve.op,
+                    super::svg::axis::bytes(bytes as f64),
+                    curve.algorithm
+                ),
+                c.fabrics
+                    .iter()
+                    .map(|f| {
+                        f.busbw
+                            .get(k)
+                            .and_then(|b| b.points.get(i))
+                            .map(|p| format!("{:.2}", p.1))
+                            .unwrap_or_else(|| "-".into())
+                    })
+                    .collect(),
+            ));
+        }
+    }
+    rows
+}
+
+/// Stress rows: completion-time percentiles and what the mechanisms did.
+pub fn stress_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
+    type Get = fn(&crate::compare::stress::StressResult) -> String;
+    let rows: [(&str, Get); 15] = [
+        ("background FCT p50 (us)", |s| us(s.background.fct_p50_ps)),
+        ("background FCT p99 (us)", |s| us(s.background.fct_p99_ps)),
+        ("background FCT p99.9 (us)", |s| {
+            us(s.background.fct_p999_ps)
+        }),
+        ("background completed", |s| {
+            format!("{}/{}", s.background.completed, s.background.messages)
+        }),
+        ("incast FCT p50 (us)", |s| us(s.incast.fct_p50_ps)),
+        ("incast FCT p99 (us)", |s| us(s.incast.fct_p99_ps)),
+        ("incast FCT max (us)", |s| us(s.incast.fct_max_ps)),
+        ("pause frames", |s| s.pause_frames.to_string()),
+        ("PFC pause time, all ports (us)", |s| {
+            us(Some(s.pause_time_ps))
+        }),
+        ("credit stall time, all ports (us)", |s| {
+            us(Some(s.credit_stall_time_ps))
+        }),
+        ("packets dropped", |s| s.packets_dropped.to_string()),
+        ("retransmitted packets", |s| {
+            s.retransmitted_packets.to_string()
+        }),
+        ("timeouts", |s| s.timeouts.to_string()),
+        ("ECN marks / CNPs", |s| {
+            format!("{} / {}", s.ecn_marks, s.cnps)
+        }),
+        ("run", |s| {
+            serde_json::to_value(s.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        }),
+    ];
+    rows.iter()
+        .map(|(label, get)| {
+            (
+                label.to_string(),
+                c.fabrics
+                    .iter()
+                    .map(|f| f.stress.as_ref().map(get).unwrap_or_else(|| "-".into()))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The metrics table as text rows; each label is tagged with where its figures come from.
+pub fn metric_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
+    metrics::table(c)
+        .into_iter()
+        .map(|m| {
+            let kind = m
+                .cells
+                .iter()
+                .find(|x| x.text != "-")
+                .or(m.cells.first())
+                .map(|x| x.provenance.split(':').next().unwrap_or("").to_string())
+                .unwrap_or_default();
+            let unit = if m.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", m.unit)
+            };
+            (
+                format!("[{kind}] {}{unit}", m.metric),
+                m.cells.into_iter().map(|x| x.text).collect(),
+            )
+        })
+        .collect()
+}
+
 pub fn text(c: &Comparison, r: &Recommendation) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "fabricsim compare: {}", c.name);
@@ -151,25 +280,10 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
         );
     }
     out.push('\n');
-    let rows = summary_rows(c);
     let names: Vec<String> = c.fabrics.iter().map(|f| f.variant.name.clone()).collect();
-    let label_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     // The "fabric" description row is long: it is printed as a list below instead.
-    let table: Vec<&(String, Vec<String>)> = rows.iter().skip(1).collect();
-    let widths: Vec<usize> = (0..names.len())
-        .map(|i| {
-            table
-                .iter()
-                .map(|r| r.1[i].len())
-                .chain(std::iter::once(names[i].len()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    columns(&mut out, label_w, &widths, "", &names);
-    for (label, cells) in table {
-        columns(&mut out, label_w, &widths, label, cells);
-    }
+    let rows: Vec<(String, Vec<String>)> = summary_rows(c).into_iter().skip(1).collect();
+    grid(&mut out, &names, &rows);
     out.push('\n');
     for f in &c.fabrics {
         let _ = writeln!(out, "{}: {}", f.variant.name, f.variant.describe());
@@ -178,6 +292,36 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
     for i in 0..c.fabrics.len() {
         if let Some(s) = relative_sentence(c, i) {
             let _ = writeln!(out, "{s}");
+        }
+    }
+    out.push('\n');
+    let busbw = busbw_rows(c);
+    if !busbw.is_empty() {
+        let _ = writeln!(
+            out,
+            "busbw (GB/s) over all {} GPUs, packet-engine runs:",
+            c.fabrics[0].design.spec.gpus
+        );
+        grid(&mut out, &names, &busbw);
+        out.push('\n');
+    }
+    if let Some(s) = c.fabrics.iter().find_map(|f| f.stress.as_ref()) {
+        let _ = writeln!(out, "under stress (packet engine): {}", s.pattern);
+        grid(&mut out, &names, &stress_rows(c));
+        out.push('\n');
+    }
+    out.push_str(
+        "metrics ([source]: plan, simulation, profile or catalog; details in the JSON and HTML):\n",
+    );
+    // Short figures side by side; sentences (loss handling, congestion control, routing) listed.
+    let (short, long): (Vec<_>, Vec<_>) = metric_rows(c)
+        .into_iter()
+        .partition(|r| r.1.iter().all(|x| x.len() <= 24));
+    grid(&mut out, &names, &short);
+    for (label, cells) in long {
+        let _ = writeln!(out, "{label}:");
+        for (n, x) in names.iter().zip(cells) {
+            let _ = writeln!(out, "  {n}: {x}");
         }
     }
     out.push('\n');
@@ -243,11 +387,16 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
                 "delivered": f.delivered,
                 "busbw_GBps": f.busbw.iter().map(|b| json!({
                     "op": b.op,
+                    "algorithm": b.algorithm,
                     "ranks": b.ranks,
                     "servers": b.servers,
                     "points": b.points.iter().map(|p| json!({"bytes": p.0, "busbw_GBps": p.1})).collect::<Vec<_>>(),
+                    "retransmitted_packets": b.retransmitted_packets,
+                    "timeouts": b.timeouts,
                     "source": b.source,
                 })).collect::<Vec<_>>(),
+                "stress": f.stress,
+                "probes": f.probes,
                 "missing": f.missing,
             })
         })

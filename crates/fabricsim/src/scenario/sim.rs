@@ -18,6 +18,15 @@
 //! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
 //! # loss_rate, ber, routing (see ROUTINGS), qp_rate_limit
+//! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
+//! [sim.congestion]                 # ECN + DCQCN: the keys of a profile's [congestion]
+//! ecn = "red"                      # red | step (K = ecn_kmin_bytes) | off
+//! ecn_kmin_bytes = 150000
+//! ecn_kmax_bytes = 1500000
+//! ecn_pmax = 0.1
+//! dcqcn = "connectx_fw"            # paper | hpcc_sim_mlx | connectx_fw | off
+//! qps_per_connection = 1
+//! hash_dest_qp = false             # enhanced ECMP: the destination QP in the hash
 //! ```
 
 use std::path::Path;
@@ -63,10 +72,14 @@ pub struct SimSection {
     pub ber: Option<f64>,
     pub routing: Option<String>,
     pub qp_rate_limit: Option<String>,
+    /// IB congestion control with the `[ib_cc]` settings of this built-in profile, switched on.
+    pub ib_cc_profile: Option<String>,
     /// none | credits | pfc, with `[sim.pfc]` / `[sim.credits]` (see `scenario::flowctl`).
     pub flow_control: Option<String>,
     pub pfc: Option<super::flowctl::PfcSection>,
     pub credits: Option<super::flowctl::CreditsSection>,
+    /// ECN marking, DCQCN and ECMP entropy (`sim::cc_profile::Congestion`).
+    pub congestion: Option<crate::sim::cc_profile::Congestion>,
 }
 
 /// Everything one packet-level run needs.
@@ -80,9 +93,8 @@ pub struct SimSetup {
 }
 
 /// `sim.routing` names (as a profile's `[routing] policy`) and the engine's policies.
-pub const ROUTINGS: [(&str, RoutePolicy); 4] = [
+pub const ROUTINGS: [(&str, RoutePolicy); 3] = [
     ("ecmp", RoutePolicy::EcmpFlowHash),
-    ("static", RoutePolicy::DestStatic),
     ("dmodk", RoutePolicy::DModK),
     ("adaptive", RoutePolicy::Adaptive),
 ];
@@ -205,7 +217,7 @@ impl SimSection {
                         format!("\"{r}\""),
                         "unknown routing",
                         format!(
-                            "{} (ECMP 5-tuple hash, destination mod ports, D-mod-K per tier, \
+                            "{} (ECMP 5-tuple hash, static D-mod-K per tier, \
                              adaptive per packet with D-mod-K fallback)",
                             names.join(", ")
                         ),
@@ -245,6 +257,22 @@ impl SimSection {
             self.credits.as_ref(),
             &mut p,
         )?;
+        if let Some(id) = &self.ib_cc_profile {
+            let ib_cc = crate::profile::Profile::builtin(id)
+                .ok()
+                .and_then(|pr| pr.ib_cc)
+                .filter(|_| self.fabric.as_deref() == Some("ib"));
+            let Some(i) = ib_cc else {
+                return Err(InputError::at_key(
+                    src,
+                    "sim.ib_cc_profile",
+                    format!("\"{id}\""),
+                    "not a built-in profile with an [ib_cc] table, or fabric is not ib",
+                    "ib-ndr, ib-xdr (with fabric = \"ib\")",
+                ));
+            };
+            p.cc.ibcc = Some(crate::sim::cc_profile::ib_cc_params(&i));
+        }
         p.validate().map_err(|(field, problem, allowed)| {
             let (key, value) = match field {
                 "mtu_bytes" => ("sim.mtu", p.mtu_bytes.to_string()),
@@ -256,6 +284,10 @@ impl SimSection {
                 "routing" => (
                     "sim.routing",
                     format!("\"{}\"", self.routing.as_deref().unwrap_or("(default)")),
+                ),
+                "cc.ibcc" => (
+                    "sim.ib_cc_profile",
+                    format!("\"{}\"", self.ib_cc_profile.as_deref().unwrap_or("")),
                 ),
                 _ => ("sim.fabric", "(value)".to_string()),
             };
@@ -377,6 +409,26 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
     if let Some(s) = seed {
         params.seed = s;
     }
+    // The NICs' line rate: host 0's link.
+    let line = net.topo.links[net.topo.ports[net.topo.host_port(crate::topology::HostId(0)).idx()]
+        .link
+        .idx()]
+    .rate;
+    if let Some(c) = &section.congestion {
+        crate::sim::cc_profile::apply_congestion(c, line, &mut params.cc);
+        params
+            .cc
+            .validate(&params)
+            .map_err(|(field, problem, allowed)| {
+                let key = match field {
+                    "cc.ecn" => "sim.congestion.ecn",
+                    "cc.dcqcn" => "sim.congestion.dcqcn",
+                    "cc.qps_per_connection" => "sim.congestion.qps_per_connection",
+                    _ => "sim.congestion",
+                };
+                InputError::at_key(src, key, "(see the table)", problem, allowed)
+            })?;
+    }
     let until = section
         .until
         .as_deref()
@@ -406,12 +458,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
         }
         TrafficSource::Generated(t) => {
             let hosts = net.topo.num_hosts() as u32;
-            let rate = net.topo.links[net.topo.ports
-                [net.topo.host_port(crate::topology::HostId(0)).idx()]
-            .link
-            .idx()]
-            .rate;
-            traffic::generate(&t, hosts, rate, params.seed).map_err(|p| {
+            traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
                 InputError::at_key(
                     src,
                     "traffic.kind",
@@ -546,7 +593,7 @@ mod tests {
         .unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("sim.routing", Some(2)));
         assert!(
-            e.allowed.starts_with("ecmp, static, dmodk, adaptive"),
+            e.allowed.starts_with("ecmp, dmodk, adaptive"),
             "{e}"
         );
         // Adaptive on a go-back-N transport is refused, naming the routing key.

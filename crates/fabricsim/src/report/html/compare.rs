@@ -6,12 +6,12 @@ use super::{Page, figures, list, table};
 use crate::compare::model::FabricResult;
 use crate::compare::recommend::Recommendation;
 use crate::compare::{Comparison, metrics};
-use crate::report::compare::{relative_sentence, summary_rows};
+use crate::report::compare::{relative_sentence, stress_rows, summary_rows};
 use crate::report::plan::tier_role;
 use crate::report::svg::bars::StackedBars;
 use crate::report::svg::line::{LineChart, Series};
 use crate::report::svg::tiers::{self, Level, Stack};
-use crate::report::svg::{Scale, TickFormat, esc};
+use crate::report::svg::{Axis, Scale, TickFormat, cdf, esc};
 use crate::workload::collective::Op;
 
 fn names(c: &Comparison) -> Vec<String> {
@@ -43,6 +43,42 @@ fn busbw_chart(c: &Comparison, op: &str) -> Option<LineChart> {
         ("bus bandwidth (GB/s)", Scale::Linear, TickFormat::Number),
         series,
     ))
+}
+
+/// One completion-time CDF per fabric (background and incast messages of the stress run), all
+/// on the same x axis so they compare at a glance.
+fn cdf_charts(c: &Comparison) -> Vec<(String, String)> {
+    let title = "completion time (us)";
+    let all: Vec<f64> = c
+        .fabrics
+        .iter()
+        .filter_map(|f| f.stress.as_ref())
+        .flat_map(|s| s.background_fct_us.iter().chain(&s.incast_fct_us).copied())
+        .collect();
+    let x = Axis::fit(title, Scale::Log10, TickFormat::Number, &all);
+    c.fabrics
+        .iter()
+        .filter_map(|f| {
+            let s = f.stress.as_ref()?;
+            let mut ch = cdf::chart(
+                &format!("{}: completion times under stress", f.variant.name),
+                title,
+                Scale::Log10,
+                &[
+                    ("background".into(), s.background_fct_us.clone()),
+                    ("incast".into(), s.incast_fct_us.clone()),
+                ],
+            );
+            ch.x = x.clone();
+            Some((
+                ch.to_svg(),
+                format!(
+                    "simulation: packet engine, {} with its own parameters; {}",
+                    f.variant.name, s.pattern
+                ),
+            ))
+        })
+        .collect()
 }
 
 fn step_bars(c: &Comparison) -> StackedBars {
@@ -189,7 +225,7 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
                 .iter()
                 .find_map(|f| f.busbw.first().map(|b| b.source.clone()))
                 .unwrap_or_default();
-            charts.push((ch.to_svg(), format!("nccl-tests busbw from {src}")));
+            charts.push((ch.to_svg(), format!("nccl-tests busbw; {src}")));
         }
     }
     charts.push((
@@ -223,12 +259,23 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
         ));
     }
     page.section("charts", "Charts", &figures(&charts));
-    page.section(
-        "pending",
-        "Not simulated yet",
-        "<p class=\"note\">Completion-time CDFs under incast and engine-measured busbw are not \
-         wired into the comparison yet; nothing is estimated in their place.</p>",
-    );
+    if let Some(s) = c.fabrics.iter().find_map(|f| f.stress.as_ref()) {
+        let rows: Vec<Vec<(String, Option<String>)>> = stress_rows(c)
+            .into_iter()
+            .map(|(label, cells)| {
+                std::iter::once((label, None))
+                    .chain(cells.into_iter().map(|x| (x, None)))
+                    .collect()
+            })
+            .collect();
+        let content = format!(
+            "<p class=\"note\">simulation: packet engine, each fabric with its own parameters: {}</p>{}{}",
+            esc(&s.pattern),
+            table(&header, &rows),
+            figures(&cdf_charts(c))
+        );
+        page.section("stress", "Under stress", &content);
+    }
 
     let metric_rows: Vec<Vec<(String, Option<String>)>> = metrics::table(c)
         .into_iter()

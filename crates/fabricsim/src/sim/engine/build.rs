@@ -74,7 +74,7 @@ impl<'a> Engine<'a> {
                 tx_packets: 0,
                 tx_bytes: 0,
                 queued: 0,
-                sched: SchedState::default(),
+                lossy: false,
             });
         }
         let rngs = (0..nports)
@@ -82,6 +82,9 @@ impl<'a> Engine<'a> {
             .collect();
         let mut q = RadixQueue::new();
         let misroutes = super::link::apply_faults(topo, faults, &mut ports, &mut q)?;
+        for ps in &mut ports {
+            ps.update_lossy();
+        }
         let nh = topo.num_hosts() as u32;
         for (i, m) in dag.messages.iter().enumerate() {
             if m.src.0 >= nh || m.dst.0 >= nh {
@@ -186,6 +189,8 @@ impl<'a> Engine<'a> {
                 .map(|ps| P_LINK_UP | P_ROUTE_OK | if ps.host != NIL { P_NIC } else { 0 })
                 .collect(),
             qps,
+            port_node: ports.iter().map(|ps| ps.node).collect(),
+            sched: vec![SchedState::default(); nports],
             ports,
             tcq: vec![Fifo::default(); nports * ntc],
             ntc,

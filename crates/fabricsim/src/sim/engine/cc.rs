@@ -26,11 +26,18 @@ impl Engine<'_> {
             return;
         }
         if let Some(ib) = &self.p.cc.ibcc {
-            // A port that cannot send a full packet more for lack of credits is a victim.
-            let full = crate::sim::credits::blocks(self.p.data_frame_bytes(self.p.mtu_bytes));
+            // IBA A10: a congested port that waits for credits is a victim and marks only
+            // with Victim_Mask. A port held up for credits within the time its link drains a
+            // threshold's worth of queue could not have kept its queue below the threshold
+            // by itself, so its congestion comes from downstream [E: the window].
+            let window = self.ports[out].ser(ib.threshold_bytes.min(u32::MAX as u64) as u32);
             if !ib.victim_mask
                 && let Some(c) = &self.fc.credits
-                && c.available(out, self.p.data_tc as usize) < 2 * full
+                && c.starved_since(
+                    out,
+                    self.p.data_tc as usize,
+                    self.now.0.saturating_sub(window.0),
+                )
             {
                 return;
             }

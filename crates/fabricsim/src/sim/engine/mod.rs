@@ -114,9 +114,10 @@ const P_NIC: u8 = 4;
 /// The last global reroute blocked some destinations through the port (`Engine::reach`).
 const P_REROUTED: u8 = 8;
 
-/// An egress port. The fields the packet path reads come first and fill one cache line.
+/// An egress port. The fields the packet path reads fill the first cache line (the struct is
+/// aligned to one), the loss settings it reads only when `lossy` is set follow.
 #[derive(Clone, Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 struct PortState {
     busy_until: Time,
     /// Propagation plus the latency of the node at the other end (switch pipeline or NIC).
@@ -124,8 +125,6 @@ struct PortState {
     /// Bytes queued in all classes.
     queued: u64,
     tx_bytes: u64,
-    /// Loss per packet as a fraction of 2^64 (0: none).
-    loss_threshold: u64,
     /// Picoseconds per byte when exact at this rate (0: compute from `rate`).
     ps_per_byte: u32,
     node: u32,
@@ -138,17 +137,25 @@ struct PortState {
     blocked: u8,
     /// The peer switch cuts through (all its ports at one rate).
     peer_cut_through: bool,
+    /// Any of the loss settings below is on.
+    lossy: bool,
     // Colder fields.
     rate: crate::units::BitRate,
+    /// Loss per packet as a fraction of 2^64 (0: none).
+    loss_threshold: u64,
     /// Bit error rate (0: none).
     ber: f64,
     /// Corrupt the n-th packet sent (0: none); `tx_packets` counts only while it is set.
     drop_nth: u64,
     tx_packets: u64,
-    sched: SchedState,
 }
 
 impl PortState {
+    /// Sets `lossy` from the loss settings.
+    fn update_lossy(&mut self) {
+        self.lossy = self.loss_threshold != 0 || self.ber > 0.0 || self.drop_nth != 0;
+    }
+
     #[inline]
     fn ser(&self, bytes: u32) -> Time {
         if self.ps_per_byte != 0 {
@@ -208,6 +215,10 @@ pub struct Engine<'a> {
     q: RadixQueue<Ev>,
     pkts: Slab,
     ports: Vec<PortState>,
+    /// Per port: its node (read on every switch arrival; dense so it stays in cache).
+    port_node: Vec<u32>,
+    /// Per port: the scheduler's state (DWRR deficits).
+    sched: Vec<SchedState>,
     /// Per port: `P_*` bits.
     pflags: Vec<u8>,
     tcq: Vec<Fifo>,

@@ -22,16 +22,18 @@ impl Engine<'_> {
 
     /// The next packet a NIC sends: ACK/NAKs first, then its QPs round robin.
     #[inline]
-    pub(super) fn nic_next(&mut self, h: usize) -> Option<u32> {
+    pub(super) fn nic_next(&mut self, h: usize) -> Option<(u32, u8, u16)> {
         let pi = self.topo.host_port(HostId(h as u32)).idx();
-        if let Some((id, f)) = self.nics[h].ctrl.head()
-            && self.fc_may_send(pi, self.pkts.get(id).tc, f as u32)
-        {
-            self.nics[h].ctrl.pop().expect("a head");
-            if self.pkts.get(id).kind != Kind::Cnp {
-                self.c.ack_packets += 1;
+        if let Some((id, f)) = self.nics[h].ctrl.head() {
+            let pk = self.pkts.get(id);
+            let (tc, kind) = (pk.tc, pk.kind);
+            if self.fc_may_send(pi, tc, f as u32) {
+                self.nics[h].ctrl.pop().expect("a head");
+                if kind != Kind::Cnp {
+                    self.c.ack_packets += 1;
+                }
+                return Some((id, tc, f));
             }
-            return Some(id);
         }
         let full = self.p.data_frame_bytes(self.p.mtu_bytes);
         if !self.fc_may_send(pi, self.p.data_tc, full) {
@@ -90,7 +92,7 @@ impl Engine<'_> {
             if retx {
                 self.c.retransmitted_packets += 1;
             }
-            return Some(self.pkts.alloc(pkt));
+            return Some((self.pkts.alloc(pkt), pkt.tc, pkt.frame));
         }
         None
     }

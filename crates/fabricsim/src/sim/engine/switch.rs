@@ -12,8 +12,7 @@ impl Engine<'_> {
     /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
     #[inline]
     pub(super) fn switch_arrive(&mut self, id: u32, in_port: usize, pk: &Packet) {
-        let topo = self.topo;
-        let node = topo.ports[in_port].node.0;
+        let node = self.port_node[in_port];
         if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
             return self.fc_enqueue(id, in_port, out, pk);
         }
@@ -37,7 +36,7 @@ impl Engine<'_> {
             if used + frame > size || frame * 1024 > self.alpha_x1024 * (size - used) {
                 return self.drop_pkt(id, DropReason::Buffer);
             }
-            return self.transmit(out, id);
+            return self.transmit(out, id, pk.tc, pk.frame);
         }
         let qi = out * self.ntc + pk.tc as usize;
         let qlen = self.tcq[qi].bytes;
@@ -78,7 +77,7 @@ impl Engine<'_> {
 
     /// The next packet a switch port sends, by the port's scheduling discipline.
     #[inline]
-    pub(super) fn switch_next(&mut self, pi: usize) -> Option<u32> {
+    pub(super) fn switch_next(&mut self, pi: usize) -> Option<(u32, u8, u16)> {
         let base = pi * self.ntc;
         if self.ports[pi].queued == 0 {
             return None;
@@ -87,18 +86,18 @@ impl Engine<'_> {
         let port = &mut self.ports[pi];
         let queues = &self.tcq[base..base + self.ntc];
         let how = self.p.scheduling;
-        let tc = sched::pick(how, &mut port.sched, port.blocked | credit_blocked, queues)?;
-        let (id, frame) = self.tcq[base + tc].pop()?;
-        sched::served(how, &mut port.sched, tc, &self.tcq[base..base + self.ntc]);
+        let st = &mut self.sched[pi];
+        let tc = sched::pick(how, st, port.blocked | credit_blocked, queues)?;
+        let e = self.tcq[base + tc].pop_entry()?;
+        sched::served(how, st, tc, &self.tcq[base..base + self.ntc]);
         // The buffer is released at dequeue (as ns-3's switch MMU does).
-        port.queued -= frame as u64;
+        port.queued -= e.frame as u64;
         let node = port.node as usize;
-        let in_port = self.pkts.get(id).port as usize;
-        self.fc_release(in_port, tc as u8, frame as u32, node);
+        self.fc_release(e.from as usize, tc as u8, e.frame as u32, node);
         if tc == self.p.data_tc as usize {
-            self.cc_mark(id, node, pi, self.tcq[base + tc].bytes);
+            self.cc_mark(e.id, node, pi, self.tcq[base + tc].bytes);
         }
-        Some(id)
+        Some((e.id, tc as u8, e.frame))
     }
 
     /// Queues packet `id` at egress `out` of switch `node` and wakes the port.
@@ -106,7 +105,7 @@ impl Engine<'_> {
         let frame = pk.frame as u64;
         self.buf_used[node] += frame;
         self.ports[out].queued += frame;
-        self.tcq[out * self.ntc + pk.tc as usize].push(id, pk.frame);
+        self.tcq[out * self.ntc + pk.tc as usize].push_from(id, pk.frame, pk.port);
         self.kick(out);
     }
 }

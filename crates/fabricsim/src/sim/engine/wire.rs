@@ -28,8 +28,8 @@ impl Engine<'_> {
         } else {
             self.switch_next(pi)
         };
-        if let Some(id) = next {
-            self.transmit(pi, id);
+        if let Some((id, tc, frame)) = next {
+            self.transmit(pi, id, tc, frame);
             let more = if host != NIL {
                 let nic = &self.nics[host as usize];
                 !nic.ctrl.is_empty() || !nic.ring.is_empty()
@@ -45,30 +45,36 @@ impl Engine<'_> {
         }
     }
 
-    /// Serializes packet `id` on `pi` and schedules its arrival at the other end.
+    /// Serializes packet `id` (class `tc`, `frame` bytes) on `pi` and schedules its arrival at
+    /// the other end. The packet is only written (its next ingress port, a corruption mark), so
+    /// a packet out of the cache does not stall the sender.
     #[inline]
-    pub(super) fn transmit(&mut self, pi: usize, id: u32) {
+    pub(super) fn transmit(&mut self, pi: usize, id: u32, tc: u8, frame: u16) {
         let now = self.now;
         let port = &mut self.ports[pi];
-        let pk = self.pkts.get_mut(id);
-        let wire = pk.frame as u32 + self.wire_extra;
+        let wire = frame as u32 + self.wire_extra;
         let ser = port.ser(wire);
         port.busy_until = now + ser;
         port.tx_bytes += wire as u64;
-        let (tc, frame) = (pk.tc, pk.frame as u32);
-
-        if port.loss_threshold != 0 && self.rngs[pi].next_u64() < port.loss_threshold {
-            pk.flags |= F_CORRUPT;
-        } else if port.ber > 0.0 {
-            let p_loss = -((8 * wire) as f64 * (-port.ber).ln_1p()).exp_m1();
-            if self.rngs[pi].next_f64() < p_loss {
-                pk.flags |= F_CORRUPT;
+        let frame = frame as u32;
+        if port.lossy {
+            let mut corrupt = false;
+            if port.loss_threshold != 0 && self.rngs[pi].next_u64() < port.loss_threshold {
+                corrupt = true;
+            } else if port.ber > 0.0 {
+                let p_loss = -((8 * wire) as f64 * (-port.ber).ln_1p()).exp_m1();
+                if self.rngs[pi].next_f64() < p_loss {
+                    corrupt = true;
+                }
             }
-        }
-        if port.drop_nth != 0 {
-            port.tx_packets += 1;
-            if port.tx_packets == port.drop_nth {
-                pk.flags |= F_CORRUPT;
+            if port.drop_nth != 0 {
+                port.tx_packets += 1;
+                if port.tx_packets == port.drop_nth {
+                    corrupt = true;
+                }
+            }
+            if corrupt {
+                self.pkts.get_mut(id).flags |= F_CORRUPT;
             }
         }
         let head_start = if port.peer_cut_through {
@@ -76,7 +82,7 @@ impl Engine<'_> {
         } else {
             ser
         };
-        pk.port = port.peer;
+        self.pkts.get_mut(id).port = port.peer;
         let at = now + head_start + port.hop_delay;
         self.q.push(at.0, Ev::Arrive { pkt: id });
         self.fc_sent(pi, tc, frame);
