@@ -592,10 +592,7 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("sim.routing", Some(2)));
-        assert!(
-            e.allowed.starts_with("ecmp, dmodk, adaptive"),
-            "{e}"
-        );
+        assert!(e.allowed.starts_with("ecmp, dmodk, adaptive"), "{e}");
         // Adaptive on a go-back-N transport is refused, naming the routing key.
         let e = setup(&format!(
             "[sim]\nrouting = \"adaptive\"\n[cluster]\ngpus = 16\n{PERM}"

@@ -357,6 +357,7 @@ mod tests {
             congestion_untuned: None,
             routing: None,
             ib_cc: None,
+            vl_arbitration: None,
         };
         let mut p = SimParams::roce();
         apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap();

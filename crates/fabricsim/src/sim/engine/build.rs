@@ -105,24 +105,15 @@ impl<'a> Engine<'a> {
                 ));
             }
         }
-        // Queue pairs: connections (src, dst, qp index) numbered in order of first use, as the
-        // flow engine numbers them; the parts of connection c (QPs per connection) are QPs
-        // c x qpc .. c x qpc + qpc - 1.
-        let qpc = p.cc.qps_per_connection;
-        let (conn_of_msg, conns) = route::number_qps(&dag.messages);
-        let msg_qp: Vec<u32> = conn_of_msg
-            .iter()
-            .map(|&c| if c == NIL { NIL } else { c * qpc as u32 })
-            .collect();
-        let mut qps = Vec::with_capacity(conns.len() * qpc as usize);
-        for &(s, d) in &conns {
-            for _ in 0..qpc {
-                let id = qps.len() as u32;
-                let (fwd, rev) = entropy::flow_hashes(s, d, id, p.udp_dport, p.cc.hash_dest_qp);
-                let mut qp = Qp::new(s, d, fwd, rev, p.transport, p.window_packets);
-                qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
-                qps.push(qp);
-            }
+        // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
+        // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
+        let (msg_qp, qp_ends) = route::number_qps(&dag.messages, p.cc.qps_per_connection);
+        let mut qps = Vec::with_capacity(qp_ends.len());
+        for (id, &(s, d)) in qp_ends.iter().enumerate() {
+            let (fwd, rev) = entropy::flow_hashes(s, d, id as u32, p.udp_dport, p.cc.hash_dest_qp);
+            let mut qp = Qp::new(s, d, fwd, rev, p.transport, p.window_packets);
+            qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
+            qps.push(qp);
         }
         // Each QP's NIC line rate (congestion control paces below it).
         let qp_line = qps
@@ -142,7 +133,7 @@ impl<'a> Engine<'a> {
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
             let parts = if m.path == Path::Net {
-                entropy::parts(m.bytes, qpc)
+                entropy::parts(m.bytes, p.cc.qps_per_connection)
             } else {
                 1
             };
