@@ -270,7 +270,7 @@ fn a_topology_file_with_design_sections_or_an_unknown_routing_exits_2() {
         "routing.toml:4",
         "sim.routing",
         "spray",
-        "ecmp, static, dmodk, adaptive",
+        "ecmp, dmodk, adaptive",
     ] {
         assert!(e.contains(want), "missing `{want}` in: {e}");
     }
