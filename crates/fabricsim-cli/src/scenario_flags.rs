@@ -47,7 +47,7 @@ impl Keys for Cluster {
     }
 }
 
-/// `sim`: the network (cluster, fabric, topology, layout) and the catalog.
+/// `sim`: the network (cluster, fabric, topology, layout), the catalog and the engine.
 pub struct Sim;
 impl Keys for Sim {
     fn takes(key: &str) -> bool {
@@ -55,6 +55,7 @@ impl Keys for Sim {
             .iter()
             .any(|p| key.starts_with(p))
             || key == "catalog"
+            || key == "engine"
     }
 }
 

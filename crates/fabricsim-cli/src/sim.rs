@@ -6,10 +6,12 @@ use std::path::Path;
 
 use clap::Args;
 use fabricsim::InputError;
+use fabricsim::engine_choice::{self, AUTO_FLOW_ABOVE_PACKETS, EngineChoice, EngineKind};
 use fabricsim::io::fct::write_fct;
 use fabricsim::scenario::sim::build;
-use fabricsim::sim::{self, Progress, RunOptions, Status};
+use fabricsim::sim::{Progress, RunOptions, Status};
 use fabricsim::units::parse_time;
+use fabricsim::workload::run_engine::fabric_packets;
 
 use crate::outcome::{Failure, Outcome};
 use crate::scenario_flags::{self, ScenarioFlags};
@@ -82,6 +84,15 @@ pub fn run(a: SimArgs) -> Outcome {
         })
         .transpose()?;
     let until = until_flag.or(setup.until);
+    let choice = EngineChoice::of(&sc)?;
+    let packets = fabric_packets(&setup.params, &setup.dag);
+    let kind = choice.resolve(packets);
+    if choice == EngineChoice::Auto {
+        eprintln!(
+            "[sim] engine auto: {} ({packets} fabric packets, flow above {AUTO_FLOW_ABOVE_PACKETS})",
+            kind.name()
+        );
+    }
     interrupt::install();
     let tty = std::io::stderr().is_terminal();
     let mut progress = |p: &Progress| {
@@ -100,14 +111,24 @@ pub fn run(a: SimArgs) -> Outcome {
         until,
         progress: Some(&mut progress),
     };
-    let r = sim::run(
+    let r = engine_choice::run(
+        kind,
         &setup.net.topo,
         &setup.params,
         &setup.dag,
         &setup.faults,
         opts,
     )
-    .map_err(Failure::Run)?;
+    .map_err(|e| match kind {
+        // What the flow engine cannot run is a choice of the scenario's.
+        EngineKind::Flow => Failure::Input(sc.error(
+            "engine",
+            "\"flow\"",
+            e,
+            "engine = \"packet\" (or --engine packet) for faults, loss and stop times",
+        )),
+        EngineKind::Packet => Failure::Run(e),
+    })?;
     if tty {
         eprintln!();
     }
@@ -125,7 +146,8 @@ pub fn run(a: SimArgs) -> Outcome {
     }
     let s = &r.summary;
     eprintln!(
-        "[sim] {:?}: {}/{} messages, {} events in {:.3} s ({:.1} M events/s), p99 FCT {}",
+        "[sim] {} engine, {:?}: {}/{} messages, {} events in {:.3} s ({:.1} M events/s), p99 FCT {}",
+        r.sim.engine,
         r.sim.status,
         s.messages_completed,
         s.messages_total,

@@ -6,8 +6,9 @@
 //! global_reroute_delay = "10s"    # -> every switch avoids what it can no longer reach ("off")
 //! # (both default to the fabric profile's [reroute]; see sim::reroute)
 //! [[faults.link]]
-//! link = 12                 # link index (the order of the topology's links; for an ns-3 file,
-//!                           # the order of its link lines)
+//! link = 12                 # link index: the order of the topology's links (for an ns-3 file,
+//!                           # of its link lines; for a topology built from [cluster]/[topology],
+//!                           # of the link lines `fabricsim plan --export-ns3` writes)
 //! direction = "both"        # up | down | both (loss and drop_nth only)
 //! loss_rate = 1e-3          # or ber = 1e-12, or drop_nth = 5 (the 5th packet sent on it)
 //! down_at = "10us"          # and/or up_at = "50us"
