@@ -117,9 +117,11 @@ fn llama_dp_all_reduce(channels: u32, steps: u32) {
     // on the same boundary (one stream per boundary). Compute is not modelled (fabric only).
     let micro: u32 = 2;
     let act_bytes: u64 = 8_192 * 16_384 * 2 / tp as u64;
-    // Per (replica, rail): the last message that leaves or enters each stage in the backward
-    // pass, which the stage's DP all-reduce waits for.
-    let mut grads_ready = vec![0u32; (pp * dp * tp) as usize];
+    // Per (replica, rail): the pipeline's last message (the last micro-batch's gradients
+    // reaching stage 0), which every stage's DP all-reduce waits for: the all-reduce after
+    // the pipeline flush (Megatron-LM without overlap). Overlapping them would tie every
+    // ring to the cross-stage sends in one max-min component for the whole step.
+    let mut grads_ready = vec![0u32; (dp * tp) as usize];
     for d in 0..dp {
         for rail in 0..tp {
             let mut fwd_prev: Vec<Option<u32>> = vec![None; pp as usize];
@@ -157,12 +159,7 @@ fn llama_dp_all_reduce(channels: u32, steps: u32) {
                     dag.messages[m as usize].qp = 2;
                     bwd_prev[sgn as usize] = Some(m);
                     last = Some(m);
-                    // Stage `sgn` has its gradients once it has sent this micro-batch's
-                    // gradients down; stage 0 once they reached it.
-                    grads_ready[((sgn * dp + d) * tp + rail) as usize] = m;
-                    if sgn == 1 {
-                        grads_ready[(d * tp + rail) as usize] = m;
-                    }
+                    grads_ready[(d * tp + rail) as usize] = m;
                 }
             }
         }
@@ -175,13 +172,13 @@ fn llama_dp_all_reduce(channels: u32, steps: u32) {
     for stage in 0..pp {
         for rail in 0..tp {
             // DP group (TP rank `rail`, PP `stage`): GPU `rail` of the stage's 1,024 servers,
-            // all on rail `rail`; it starts once the stage's gradients are ready.
+            // all on rail `rail`; it starts after the pipeline flush.
             for ch in 0..channels {
                 prev.clear();
                 for step in 0..steps {
                     cur.clear();
                     for d in 0..dp {
-                        let ready = [grads_ready[((stage * dp + d) * tp + rail) as usize]];
+                        let ready = [grads_ready[(d * tp + rail) as usize]];
                         let deps: &[u32] = if step == 0 {
                             &ready
                         } else {
