@@ -1,7 +1,9 @@
 //! Scale benchmark of the flow engine (issue 7):
 //! (a) one all-to-all among 4,096 GPUs (512 servers, rail-optimized 2-tier, 128-port 400G);
-//! (b) the data-parallel all-reduce of one Llama 3 405B step on 131,072 H100 GPUs (TP 8 in the
-//!     node, PP 16, DP 1,024) on a 3-tier rail-optimized fabric of 128-port 400G switches.
+//! (b) the scale-out traffic of one Llama 3 405B step on 131,072 H100 GPUs (TP 8 in the node,
+//!     PP 16, DP 1,024) on a 3-tier rail-optimized fabric of 128-port 400G switches: the
+//!     pipeline's activation and gradient sends between stages, then every stage's
+//!     data-parallel ring all-reduce (TP stays on NVLink).
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_bench -- all`, or `-- a [gpus]`, or
 //! `-- b [channels] [steps]` (`/usr/bin/time -v` for peak memory). `channels` is the number of
@@ -100,7 +102,69 @@ fn llama_dp_all_reduce(channels: u32, steps: u32) {
     // A ring all-reduce moves the buffer in n chunks, one per step, split over the channels.
     let chunk = grad_bytes / dp as u64 / channels as u64;
     let servers_per_stage = topo.servers / pp;
+    // GPU `rail` of server `d` of PP stage `stage` (TP rank `rail` of DP replica `d`).
+    let host = |stage: u32, d: u32, rail: u32| {
+        topo.host_of(stage * servers_per_stage + d, rail as u16)
+            .expect("host")
+    };
     let mut dag = MessageDag::default();
+    // The pipeline's traffic first: with a global batch of 16M tokens (Llama 3 paper, 3.4.1)
+    // in 8,192-token sequences over DP 1,024, each replica runs 2 micro-batches. Every
+    // micro-batch sends its activations forward across the 15 stage boundaries and its
+    // gradients back, each TP rank its 1/8 of them (sequence parallel): 8,192 x 16,384 hidden
+    // x 2 B / 8 = 33,554,432 B per GPU per boundary, on the GPU's rail. A send waits for the
+    // one that brought the micro-batch to this stage, and for the previous micro-batch's send
+    // on the same boundary (one stream per boundary). Compute is not modelled (fabric only).
+    let micro: u32 = 2;
+    let act_bytes: u64 = 8_192 * 16_384 * 2 / tp as u64;
+    // Per (replica, rail): the pipeline's last message (the last micro-batch's gradients
+    // reaching stage 0), which every stage's DP all-reduce waits for: the all-reduce after
+    // the pipeline flush (Megatron-LM without overlap). Overlapping them would tie every
+    // ring to the cross-stage sends in one max-min component for the whole step.
+    let mut grads_ready = vec![0u32; (dp * tp) as usize];
+    for d in 0..dp {
+        for rail in 0..tp {
+            let mut fwd_prev: Vec<Option<u32>> = vec![None; pp as usize];
+            let mut bwd_prev: Vec<Option<u32>> = vec![None; pp as usize];
+            for _u in 0..micro {
+                let mut last: Option<u32> = None;
+                for sgn in 0..pp - 1 {
+                    let deps: Vec<u32> = [last, fwd_prev[sgn as usize]]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    let m = dag.push(
+                        host(sgn, d, rail),
+                        host(sgn + 1, d, rail),
+                        act_bytes,
+                        Time::ZERO,
+                        &deps,
+                    );
+                    dag.messages[m as usize].qp = 1;
+                    fwd_prev[sgn as usize] = Some(m);
+                    last = Some(m);
+                }
+                for sgn in (1..pp).rev() {
+                    let deps: Vec<u32> = [last, bwd_prev[sgn as usize]]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    let m = dag.push(
+                        host(sgn, d, rail),
+                        host(sgn - 1, d, rail),
+                        act_bytes,
+                        Time::ZERO,
+                        &deps,
+                    );
+                    dag.messages[m as usize].qp = 2;
+                    bwd_prev[sgn as usize] = Some(m);
+                    last = Some(m);
+                    grads_ready[(d * tp + rail) as usize] = m;
+                }
+            }
+        }
+    }
+    let pp_msgs = dag.messages.len();
     let rings = tp * pp * channels;
     dag.messages.reserve((rings * dp * steps) as usize);
     let mut prev: Vec<u32> = Vec::with_capacity(dp as usize);
@@ -108,23 +172,26 @@ fn llama_dp_all_reduce(channels: u32, steps: u32) {
     for stage in 0..pp {
         for rail in 0..tp {
             // DP group (TP rank `rail`, PP `stage`): GPU `rail` of the stage's 1,024 servers,
-            // all on rail `rail`.
-            let host = |d: u32| {
-                topo.host_of(stage * servers_per_stage + d, rail as u16)
-                    .expect("host")
-            };
+            // all on rail `rail`; it starts after the pipeline flush.
             for ch in 0..channels {
                 prev.clear();
                 for step in 0..steps {
                     cur.clear();
                     for d in 0..dp {
+                        let ready = [grads_ready[(d * tp + rail) as usize]];
                         let deps: &[u32] = if step == 0 {
-                            &[]
+                            &ready
                         } else {
                             &prev[((d + dp - 1) % dp) as usize..][..1]
                         };
-                        let m = dag.push(host(d), host((d + 1) % dp), chunk, Time::ZERO, deps);
-                        dag.messages[m as usize].qp = ch as u16;
+                        let m = dag.push(
+                            host(stage, d, rail),
+                            host(stage, (d + 1) % dp, rail),
+                            chunk,
+                            Time::ZERO,
+                            deps,
+                        );
+                        dag.messages[m as usize].qp = 8 + ch as u16;
                         cur.push(m);
                     }
                     std::mem::swap(&mut prev, &mut cur);
@@ -141,7 +208,8 @@ fn llama_dp_all_reduce(channels: u32, steps: u32) {
         "(b) Llama 3 405B DP all-reduce, 131,072 GPUs, TP {tp} PP {pp} DP {dp}: {} servers, \
          rail-optimized {} tiers, {} links; {rings} rings x {dp} ranks, {} B gradient per GPU, \
          {chunk} B per flow per step, {steps} of the {} ring steps simulated \
-         ({} messages); fabric + DAG {built:.2} s",
+         ({} messages), after the pipeline's {pp_msgs} activation and gradient sends of \
+         {act_bytes} B; fabric + DAG {built:.2} s",
         topo.servers,
         topo.tiers,
         topo.links.len(),
@@ -156,7 +224,7 @@ fn llama_dp_all_reduce(channels: u32, steps: u32) {
     // T(d, 2n-3) = T(d+3, 0) + 2 sum(dur) - dur(d+1) - dur(d+2) - dur(d+3) (indices mod n).
     let n = dp as usize;
     let fin = |ring: u32, k: u32, d: usize| -> u64 {
-        r.messages[((ring * steps + k) * dp) as usize + d]
+        r.messages[pp_msgs + ((ring * steps + k) * dp) as usize + d]
             .finish_ps
             .expect("every message completes")
     };

@@ -5,6 +5,8 @@
 //!   packet engine; runs that hit a retransmission timeout are left out (the timeout is its own
 //!   term of the model); the goodput of each is its wire bytes at line rate over its drain
 //!   time, fitted to `(1 - p_h) / (1 + c p_h W)`. Prints the points and the constant.
+//! - `-- credits`: a flow across long leaf-spine links (0-10 km) on ib-ndr, packet vs flow,
+//!   with the credit cap of `flow::credits` (no constant: the closed form is checked).
 //! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow.
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`).
@@ -74,6 +76,39 @@ fn fit_loss() {
     println!("fitted c_gbn = {c:.3}");
 }
 
+/// A single 4 MB flow between leaves of a 128-GPU ib-ndr fabric whose leaf-spine links are
+/// `km` long (5 ns/m): packet and flow FCT and the `flow::credits` closed form of the cap.
+fn credits() {
+    println!(
+        "{:>6} {:>14} {:>14} {:>8} {:>12}",
+        "km", "packet us", "flow us", "err", "cap Gb/s"
+    );
+    for km in [0.0, 1.0, 2.0, 5.0, 10.0] {
+        let (mut topo, p) = flow_cases::fabric(128, "ib-ndr");
+        for l in topo.links.iter_mut().filter(|l| l.tier >= 1) {
+            l.delay = Time::from_ps(l.delay.ps() + (km * 1000.0 * 5_000.0) as u64);
+        }
+        let mut dag = MessageDag::default();
+        dag.push(HostId(0), HostId(100), 4 << 20, Time::ZERO, &[]);
+        let pr = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
+        let fp = fabricsim::engine_choice::flow_params(&topo, &p);
+        let (fr, _) = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap();
+        let caps = fabricsim::flow::credits::limit(&topo, &p, paths::capacities(&topo));
+        let cap = caps.iter().min().copied().unwrap_or(0);
+        let (a, b) = (
+            pr.messages[0].fct_ps.unwrap() as f64,
+            fr.messages[0].fct_ps.unwrap() as f64,
+        );
+        println!(
+            "{km:>6} {:>14.2} {:>14.2} {:>+7.1}% {:>12.2}",
+            a / 1e6,
+            b / 1e6,
+            100.0 * (b - a) / a,
+            cap as f64 / 1e9
+        );
+    }
+}
+
 fn cases(only: Option<&str>) {
     for c in flow_cases::cases() {
         if only.is_some_and(|o| !c.name.contains(o)) {
@@ -93,6 +128,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("loss") => fit_loss(),
+        Some("credits") => credits(),
         _ => cases(args.get(1).map(String::as_str)),
     }
 }

@@ -20,6 +20,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use super::credits;
 use super::loss::{self, LossModel};
 use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 use super::paths::{self, PathModel};
@@ -200,7 +201,7 @@ impl<'a> Loop<'a> {
         let (mut route_cap, mut route_line, mut route_lat) = (Vec::new(), Vec::new(), Vec::new());
         let mut route_hops = Vec::new();
         let (mut qp_ack, mut qp_hash) = (Vec::with_capacity(nq), Vec::with_capacity(nq));
-        let caps = paths::capacities(topo);
+        let caps = credits::limit(topo, p, paths::capacities(topo));
         let mut links = Vec::new();
         // With the same delay on every link of a tier, an ACK's path (same tiers, reverse
         // order) has its data path's latency: no reverse walk needed.

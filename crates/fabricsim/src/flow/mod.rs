@@ -12,10 +12,12 @@
 //! - `paths`: directed links, the packet engine's per-QP ECMP routes, spraying and adaptive
 //!   splits, latencies and wire bytes;
 //! - `rate_model`: per-flow caps, where calibrated fabric effects plug in;
+//! - `credits`: credit-limited rates of long InfiniBand links;
 //! - `loss`: go-back-N and selective-repeat goodput under random loss, tail-loss timeouts;
 //! - `fluid`: the event loop; `report`: the results.
 
 pub mod cache;
+pub mod credits;
 pub mod fluid;
 pub mod loss;
 pub mod maxmin;
