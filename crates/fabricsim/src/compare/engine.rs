@@ -1,9 +1,10 @@
 //! The packet engine as the comparison uses it: engine parameters for a compared fabric, and a
 //! collective's completion time from one engine run of its message DAG.
 
-use super::variant::{Recovery, Variant};
+use super::variant::{Recovery, Tune, Variant};
 use crate::message::MessageDag;
 use crate::scenario::Design;
+use crate::sim::ecn::EcnMarking;
 use crate::sim::params_from_design::params_from_design;
 use crate::sim::results::Counters;
 use crate::sim::{self, Faults, RunOptions, SimParams, Status, Transport};
@@ -35,7 +36,49 @@ pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, Stri
         let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
         p.window_packets = p.bdp_packets(rate, bdp_rtt(&p));
     }
+    tune(&mut p, &v.tune, &design.profile.id)?;
     Ok(p)
+}
+
+/// Applies `t` over the profile's congestion control; `Err` when the fabric has no mechanism
+/// to set or the result is inconsistent (Kmin not below Kmax).
+fn tune(p: &mut SimParams, t: &Tune, profile: &str) -> Result<(), String> {
+    if t.ecn_kmin_bytes.is_some() || t.ecn_kmax_bytes.is_some() {
+        match &mut p.cc.ecn {
+            Some(EcnMarking::Red {
+                kmin_bytes,
+                kmax_bytes,
+                ..
+            }) => {
+                *kmin_bytes = t.ecn_kmin_bytes.unwrap_or(*kmin_bytes);
+                *kmax_bytes = t.ecn_kmax_bytes.unwrap_or(*kmax_bytes);
+            }
+            Some(EcnMarking::Step { k_bytes }) if t.ecn_kmax_bytes.is_none() => {
+                *k_bytes = t.ecn_kmin_bytes.unwrap_or(*k_bytes);
+            }
+            Some(EcnMarking::Step { .. }) => {
+                return Err(format!(
+                    "{profile} marks ECN at one step threshold: no Kmax to set"
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "{profile} has no ECN marking to set (a RoCE profile has)"
+                ));
+            }
+        }
+    }
+    if t.dcqcn_rai.is_some() || t.dcqcn_rate_increase_timer.is_some() {
+        let Some(d) = &mut p.cc.dcqcn else {
+            return Err(format!(
+                "{profile} runs without DCQCN here (tuned RoCE profiles run it)"
+            ));
+        };
+        d.rate_ai = t.dcqcn_rai.unwrap_or(d.rate_ai);
+        d.rate_increase_timer = t.dcqcn_rate_increase_timer.unwrap_or(d.rate_increase_timer);
+    }
+    p.validate()
+        .map_err(|(field, problem, allowed)| format!("{field}: {problem} (allowed: {allowed})"))
 }
 
 /// Completion time of `dag` (the last message's sender completion) and the run's counters;

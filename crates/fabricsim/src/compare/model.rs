@@ -287,7 +287,7 @@ pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
             };
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
             let points = super::sweep::expand(&axes);
-            let r = super::sweep::run(s, &base, section.seed, &points, threads, &|_, _| ());
+            let r = super::sweep::run(s, &base, section.seed, &points, threads, false, &|_, _| ());
             (axes, r)
         });
     Ok(Comparison {

@@ -30,6 +30,20 @@ impl Recovery {
     }
 }
 
+/// Congestion-control parameters set over the profile's (by `fabricsim sweep`); `None` keeps
+/// the profile's value.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Tune {
+    /// ECN marking threshold Kmin (RED) or K (step), bytes.
+    pub ecn_kmin_bytes: Option<u64>,
+    /// ECN marking threshold Kmax (RED), bytes.
+    pub ecn_kmax_bytes: Option<u64>,
+    /// DCQCN additive increase Rai.
+    pub dcqcn_rai: Option<crate::units::BitRate>,
+    /// DCQCN rate-increase timer (ConnectX RPG_TIME_RESET).
+    pub dcqcn_rate_increase_timer: Option<crate::units::Time>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Variant {
     pub name: String,
@@ -38,6 +52,7 @@ pub struct Variant {
     pub loss_rate: f64,
     /// The profile's tuned parameters, or its untuned variant.
     pub tuned: bool,
+    pub tune: Tune,
 }
 
 impl Variant {
@@ -109,6 +124,7 @@ fn entry(s: &Scenario, i: usize, e: &FabricEntry) -> Result<Variant, InputError>
         recovery,
         loss_rate,
         tuned: e.tuned.unwrap_or(true),
+        tune: Tune::default(),
     })
 }
 
