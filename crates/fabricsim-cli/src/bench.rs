@@ -1,12 +1,12 @@
 //! `fabricsim bench`: the three peer scenarios of issue 3 (k=8 permutation, 127-to-1 incast,
-//! k=16 permutation, all 2 MB at 100G), reporting events/s, packets/s and wall time.
+//! k=16 permutation, all 2 MB at 100G), reporting events/s, packets/s, wall time and the
+//! simulated end time. By default run as htsim RoCE ran them (lossless, no congestion control).
 
 use std::path::Path;
 
 use clap::Args;
 use fabricsim::InputError;
-use fabricsim::sim::SimParams;
-use fabricsim::sim::bench::{CASES, HEADER, format_row, run_case};
+use fabricsim::sim::bench::{CASES, HEADER, Mode, describe, format_row, peer_params, run_case};
 
 use crate::outcome::Outcome;
 
@@ -18,6 +18,10 @@ pub struct BenchArgs {
     /// Engine defaults: roce or ib.
     #[arg(long, default_value = "roce")]
     pub fabric: String,
+    /// lossless (PFC for roce, credits for ib; as htsim RoCE ran the cases) or lossy (drop-tail,
+    /// go-back-N: the incast then ends in retransmission timeouts).
+    #[arg(long, default_value = "lossless")]
+    pub mode: String,
     /// Run only the case with this name (e.g. ft8_perm128).
     #[arg(long)]
     pub only: Option<String>,
@@ -31,12 +35,17 @@ pub struct BenchArgs {
 }
 
 pub fn run(a: BenchArgs) -> Outcome {
-    let mut params = match a.fabric.as_str() {
-        "roce" => SimParams::roce(),
-        "ib" => SimParams::ib(),
+    let mode = match a.mode.as_str() {
+        "lossless" => Mode::Lossless,
+        "lossy" => Mode::Lossy,
         other => {
-            return Err(InputError::flag("--fabric", other, "unknown fabric", "roce, ib").into());
+            return Err(
+                InputError::flag("--mode", other, "unknown mode", "lossless, lossy").into(),
+            );
         }
+    };
+    let Some(mut params) = peer_params(&a.fabric, mode) else {
+        return Err(InputError::flag("--fabric", &a.fabric, "unknown fabric", "roce, ib").into());
     };
     params.window_packets = a.window_packets;
     if a.repeat == 0 {
@@ -48,18 +57,7 @@ pub fn run(a: BenchArgs) -> Outcome {
         let names: Vec<&str> = CASES.iter().map(|c| c.0).collect();
         return Err(InputError::flag("--only", o, "unknown case", names.join(", ")).into());
     }
-    println!(
-        "fabric {}: MTU {} B, {} B headers + {} B wire overhead, ack every {} packet(s), window {}",
-        a.fabric,
-        params.mtu_bytes,
-        params.header_bytes,
-        params.wire_overhead_bytes,
-        params.ack_every,
-        match params.window_packets {
-            0 => "unlimited".to_string(),
-            w => format!("{w} packets"),
-        }
-    );
+    println!("fabric {} ({}): {}", a.fabric, a.mode, describe(&params));
     println!("{HEADER}");
     for (stem, _) in CASES {
         if a.only.as_deref().is_some_and(|o| o != stem) {

@@ -1,5 +1,5 @@
 //! `fabricsim collective`: an NCCL collective over an nccl-tests size sweep, each size compiled
-//! into a message DAG and run on the packet engine; nccl-tests' table and its closing
+//! into a message DAG and run on the scenario's engine (`--engine`); nccl-tests' table and its closing
 //! "Avg bus bandwidth" line, and with `--fit` the alpha-beta fit and its error at sizes the
 //! fit did not use.
 
@@ -12,7 +12,7 @@ use fabricsim::sim::Progress;
 use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op};
 use fabricsim::workload::holdout::{Check, Holdout, holdout};
 use fabricsim::workload::measure::{SweepError, SweepOutcome, measure};
-use fabricsim::workload::run_engine::PacketCluster;
+use fabricsim::workload::run_engine::Cluster;
 use fabricsim::workload::sweep::sizes;
 
 use crate::outcome::{Failure, Outcome};
@@ -89,7 +89,7 @@ impl FitReport {
 
     fn to_text(&self) -> String {
         let mut s = format!(
-            "# alpha-beta fit to the packet runs at {} B: alpha {:.3} us, bandwidth {:.3} GB/s\n",
+            "# alpha-beta fit to the engine runs at {} B: alpha {:.3} us, bandwidth {:.3} GB/s\n",
             self.fitted_sizes_bytes
                 .iter()
                 .map(u64::to_string)
@@ -180,7 +180,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         None => Algo::for_op(op)[0],
     };
     let min = bytes_flag("--min-bytes", &a.min_bytes)?;
-    let cluster = PacketCluster::new(&scenario)?;
+    let cluster = Cluster::new(&scenario)?;
     let comm = Comm::world(&cluster.place);
     let max = match &a.max_bytes {
         Some(m) => bytes_flag("--max-bytes", m)?,
@@ -208,6 +208,9 @@ pub fn run(a: CollectiveArgs) -> Outcome {
     let tty = std::io::stderr().is_terminal();
     let total = sweep.len();
     let mut done = 0usize;
+    // The engines that ran the sizes (with `auto`, small sizes may run on one, large on the
+    // other).
+    let mut engines = std::collections::BTreeSet::new();
     let outcome = measure(&spec, &comm, cluster.nvlink(), &sweep, |dag| {
         done += 1;
         let mut progress = |p: &Progress| {
@@ -223,12 +226,15 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         if tty {
             eprint!("\r{:60}\r", "");
         }
-        r.map(|r| r.time)
+        r.map(|r| {
+            engines.insert(r.engine.name());
+            r.time
+        })
     })
     .map_err(|e| match e {
         SweepError::Input(e) => Failure::Input(e),
         SweepError::Run { bytes, error } => {
-            Failure::Run(format!("the packet run of {bytes} bytes failed: {error}"))
+            Failure::Run(format!("the engine run of {bytes} bytes failed: {error}"))
         }
     })?;
     let SweepOutcome { table, points, .. } = outcome;
@@ -239,11 +245,12 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         None
     };
     let fabric = &cluster.design.profile.id;
+    let engine = engines.into_iter().collect::<Vec<_>>().join("+");
     let (ranks, servers) = (comm.len(), cluster.place.servers());
     let text = match a.format {
         Format::Text => {
             let mut s = format!(
-                "# fabricsim collective: {op} ({}, {channels} channel{}) on {ranks} GPUs in {servers} servers, {fabric}, packet engine\n",
+                "# fabricsim collective: {op} ({}, {channels} channel{}) on {ranks} GPUs in {servers} servers, {fabric}, {engine} engine\n",
                 algo.name(),
                 if channels == 1 { "" } else { "s" },
             );
@@ -260,7 +267,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             "servers": servers,
             "channels": channels,
             "fabric": fabric,
-            "engine": "packet",
+            "engine": engine,
             "table": table,
             "fit": fit.as_ref().map(FitReport::to_json),
         })))?,

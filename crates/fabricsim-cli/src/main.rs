@@ -37,7 +37,7 @@ enum Cmd {
     Sweep(sweep::SweepArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
-    /// An NCCL collective over a size sweep on the packet engine: nccl-tests' table.
+    /// An NCCL collective over a size sweep on the packet or flow engine (`--engine`): nccl-tests' table.
     Collective(collective::CollectiveArgs),
     /// Run the packet-level simulator on a scenario.
     Sim(sim::SimArgs),

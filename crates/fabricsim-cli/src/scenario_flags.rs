@@ -47,6 +47,17 @@ impl Keys for Cluster {
     }
 }
 
+/// `sim`: the network (cluster, fabric, topology, layout) and the catalog.
+pub struct Sim;
+impl Keys for Sim {
+    fn takes(key: &str) -> bool {
+        ["cluster.", "fabric.", "topology.", "layout."]
+            .iter()
+            .any(|p| key.starts_with(p))
+            || key == "catalog"
+    }
+}
+
 /// The scenario flags given on the command line, as (flag, value) pairs in table order.
 pub struct ScenarioFlags<K> {
     pairs: Vec<(String, String)>,

@@ -1,5 +1,5 @@
-//! `fabricsim sim SCENARIO`: run the packet-level engine on a scenario's [sim], [traffic] and
-//! [faults], write the results as JSON (and optionally an ns-3 style fct.txt).
+//! `fabricsim sim SCENARIO`: run the packet-level engine on a scenario's network, [sim],
+//! [traffic] and [faults], write the results as JSON (and optionally an ns-3 style fct.txt).
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -7,16 +7,20 @@ use std::path::Path;
 use clap::Args;
 use fabricsim::InputError;
 use fabricsim::io::fct::write_fct;
-use fabricsim::scenario::{Scenario, sim::build};
+use fabricsim::scenario::sim::build;
 use fabricsim::sim::{self, Progress, RunOptions, Status};
 use fabricsim::units::parse_time;
 
 use crate::outcome::{Failure, Outcome};
+use crate::scenario_flags::{self, ScenarioFlags};
 
 #[derive(Args)]
 pub struct SimArgs {
-    /// Scenario TOML with [sim], [traffic] and optionally [faults].
+    /// Scenario TOML with [traffic], optionally [sim] and [faults], and the network: [cluster],
+    /// [fabric], [topology] (or an ns-3 file in sim.topology_file).
     pub scenario: String,
+    #[command(flatten)]
+    pub flags: ScenarioFlags<scenario_flags::Sim>,
     /// Random seed (overrides sim.seed).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -67,7 +71,7 @@ mod interrupt {
 }
 
 pub fn run(a: SimArgs) -> Outcome {
-    let sc = Scenario::load(&a.scenario)?;
+    let sc = a.flags.load(Some(Path::new(&a.scenario)))?;
     let base = Path::new(&a.scenario).parent().unwrap_or(Path::new("."));
     let setup = build(&sc, base, a.seed)?;
     let until_flag = a

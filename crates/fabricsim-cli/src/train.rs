@@ -3,6 +3,7 @@
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
+use fabricsim::engine_choice::EngineChoice;
 use fabricsim::workload::train::{report, run};
 use fabricsim::workload::train_engine::{self, calibrate_on_engine};
 
@@ -23,7 +24,7 @@ pub struct TrainArgs {
     pub scenario: Option<PathBuf>,
     #[command(flatten)]
     pub flags: ScenarioFlags<scenario_flags::Train>,
-    /// Fit the step's collectives to packet-engine runs at a few sizes and recompute the step
+    /// Fit the step's collectives to engine runs (`--engine`) at a few sizes and recompute the step
     /// (collectives too large to simulate keep the closed form; the report says which).
     #[arg(long)]
     pub calibrate: bool,
@@ -37,9 +38,10 @@ pub struct TrainArgs {
 
 pub fn run(args: TrainArgs) -> Outcome {
     let scenario = args.flags.load(args.scenario.as_deref())?;
+    let engine = EngineChoice::of(&scenario)?;
     let tr = run::run(&scenario)?;
     let (r, provenance) = if args.calibrate {
-        let (tr, p) = calibrate_on_engine(tr).map_err(Failure::Run)?;
+        let (tr, p) = calibrate_on_engine(tr, engine).map_err(Failure::Run)?;
         (tr.report, Some(p))
     } else {
         (tr.report, None)

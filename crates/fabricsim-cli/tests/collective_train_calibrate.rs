@@ -84,8 +84,8 @@ fn text_report_says_where_each_time_came_from() {
 
 #[test]
 fn collectives_too_large_to_simulate_keep_the_closed_form() {
-    // 1024 GPUs, dp 128: the data-parallel reduce-scatter of 2 GB per rank over 128 servers is
-    // far beyond the packet budget; TP on NVLink is still fitted.
+    // 1024 GPUs, dp 128, on the packet engine: the data-parallel reduce-scatter of 2 GB per
+    // rank over 128 servers is far beyond the packet budget; TP on NVLink is still fitted.
     let v = json(&[
         "--model",
         "llama3-8b",
@@ -98,6 +98,8 @@ fn collectives_too_large_to_simulate_keep_the_closed_form() {
         "--format",
         "json",
         "--calibrate",
+        "--engine",
+        "packet",
     ]);
     let rows = v["calibration"].as_array().unwrap();
     let dp = rows

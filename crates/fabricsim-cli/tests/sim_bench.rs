@@ -38,11 +38,29 @@ fn bench_runs_the_k8_permutation_to_completion() {
 }
 
 #[test]
+fn bench_runs_the_incast_lossless_in_milliseconds_and_names_its_mechanisms() {
+    let o = bench(&["--only", "ft8_incast128"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("flow control: PFC"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("ft8_incast128"))
+        .expect("a row");
+    assert!(row.trim_end().ends_with("127/127"), "{row}");
+    // 127 x 2 MB through one 100 Gb/s NIC port at 4096/4178 payload efficiency takes
+    // 254 MB x 8 / 98.04 Gb/s = 20.7 ms; lossless, no timeouts add to it.
+    let end_us: f64 = row.split_whitespace().nth(8).unwrap().parse().unwrap();
+    assert!((20_700.0..22_000.0).contains(&end_us), "{row}");
+}
+
+#[test]
 fn bench_rejects_unknown_cases_and_fabrics() {
     for args in [
         &["--only", "ft99"][..],
         &["--fabric", "token-ring"][..],
         &["--repeat", "0"][..],
+        &["--mode", "lossier"][..],
     ] {
         let o = bench(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");

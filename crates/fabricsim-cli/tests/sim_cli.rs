@@ -195,3 +195,131 @@ fn unfinished_runs_fail_unless_stopped_on_request() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(json(&out)["sim"]["partial"], true);
 }
+
+#[test]
+fn a_scenario_without_a_topology_file_runs_on_its_designed_fabric() {
+    let ex = examples().join("sim-ib-ndr-fat-tree.toml");
+    let out = tmp("design.json");
+    let o = sim(&[ex.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&out);
+    // One permutation message per host of the 128-GPU fabric, all complete.
+    assert_eq!(v["summary"]["messages_total"], 128);
+    assert_eq!(v["summary"]["messages_completed"], 128);
+    // The ib-ndr profile reached the engine: credit flow control, hence no drop.
+    assert_eq!(v["flow_control"]["kind"], "credits");
+    assert_eq!(v["counters"]["bytes_dropped"], 0);
+    // Scenario flags reshape the network: a 64-GPU RoCE fabric, PFC from roce-400g.
+    let o = sim(&[
+        ex.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--gpus",
+        "64",
+        "--fabric",
+        "roce-400g",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&out);
+    assert_eq!(v["summary"]["messages_total"], 64);
+    assert_eq!(v["flow_control"]["kind"], "pfc");
+}
+
+#[test]
+fn a_topology_file_with_design_sections_or_an_unknown_routing_exits_2() {
+    let topo = examples().join("sim-ft4.topo.txt");
+    let sc = tmp("conflict.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "[sim]\ntopology_file = \"{}\"\n[fabric]\nprofile = \"ib-ndr\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
+            topo.display()
+        ),
+    )
+    .unwrap();
+    let o = sim(&[sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    for want in [
+        "conflict.toml:3",
+        "`fabric`",
+        "[fabric]",
+        "sim.topology_file",
+        "[cluster]",
+    ] {
+        assert!(e.contains(want), "missing `{want}` in: {e}");
+    }
+    // The same conflict made by a flag names the flag.
+    let o = sim(&[
+        examples().join("sim-permutation.toml").to_str().unwrap(),
+        "--gpus",
+        "16",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--gpus"));
+    let sc = tmp("routing.toml");
+    std::fs::write(
+        &sc,
+        "[cluster]\ngpus = 16\n[sim]\nrouting = \"spray\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
+    )
+    .unwrap();
+    let o = sim(&[sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    for want in [
+        "routing.toml:4",
+        "sim.routing",
+        "spray",
+        "ecmp, static, dmodk, adaptive",
+    ] {
+        assert!(e.contains(want), "missing `{want}` in: {e}");
+    }
+}
+
+#[test]
+fn the_global_reroute_ends_the_losses_of_a_link_failure() {
+    // examples/sim-link-failure.toml: local repair after 20 us, global reroute after 60 us.
+    let ex = examples().join("sim-link-failure.toml");
+    let text = std::fs::read_to_string(&ex).unwrap().replace(
+        "sim-ft4.topo.txt",
+        examples().join("sim-ft4.topo.txt").to_str().unwrap(),
+    );
+    let off = tmp("sim-link-failure-local-only.toml");
+    std::fs::write(
+        &off,
+        text.replace(
+            "global_reroute_delay = \"60us\"",
+            "global_reroute_delay = \"off\"",
+        ),
+    )
+    .unwrap();
+    let no_route = |scenario: &PathBuf, name: &str| {
+        let out = tmp(name);
+        let o = sim(&[scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v = json(&out);
+        assert_eq!(v["sim"]["status"], "complete");
+        v["counters"]["drops"]["no_route"].as_u64().unwrap()
+    };
+    // Until the link comes back (at 150 us, local repair at 170 us), switches away from it keep
+    // sending into the aggregation switch that lost its way down; the global reroute stops
+    // that at 110 us.
+    let with_global = no_route(&ex, "lf-global.json");
+    let local_only = no_route(&off, "lf-local.json");
+    assert!(
+        with_global < local_only,
+        "global {with_global} vs local only {local_only}"
+    );
+    // A bad recovery delay names its key, and the old single key is refused.
+    for (line, want) in [
+        ("local_repair_delay = \"fast\"", "faults.local_repair_delay"),
+        ("reroute_delay = \"20us\"", "reroute_delay"),
+    ] {
+        let bad = tmp("bad-reroute.toml");
+        std::fs::write(&bad, text.replace("local_repair_delay = \"20us\"", line)).unwrap();
+        let o = sim(&[bad.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains("bad-reroute.toml:21") && e.contains(want), "{e}");
+    }
+}

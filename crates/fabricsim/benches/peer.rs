@@ -1,11 +1,10 @@
 //! `cargo bench -p fabricsim`: the packet engine on the three peer scenarios (issue 3), as
-//! `fabricsim bench` runs them. Scenarios from $FABRICSIM_PEER_DIR, else shared/peer-scenarios
+//! `fabricsim bench` runs them by default (lossless RoCE). Scenarios from $FABRICSIM_PEER_DIR, else shared/peer-scenarios
 //! next to the repository or next to its parent directory.
 
 use std::path::PathBuf;
 
-use fabricsim::sim::SimParams;
-use fabricsim::sim::bench::{CASES, HEADER, format_row, run_case};
+use fabricsim::sim::bench::{CASES, HEADER, Mode, describe, format_row, peer_params, run_case};
 
 fn peer_dir() -> Option<PathBuf> {
     if let Ok(d) = std::env::var("FABRICSIM_PEER_DIR") {
@@ -23,7 +22,8 @@ fn main() {
         eprintln!("peer scenarios not found: set FABRICSIM_PEER_DIR");
         std::process::exit(2);
     };
-    let params = SimParams::roce();
+    let params = peer_params("roce", Mode::Lossless).expect("a known fabric");
+    println!("roce (lossless): {}", describe(&params));
     println!("{HEADER}");
     for (stem, what) in CASES {
         match run_case(&dir, stem, &params) {

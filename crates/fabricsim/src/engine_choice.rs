@@ -3,10 +3,16 @@
 //! engine up to a work size and the flow engine above it.
 //!
 //! The scenario's top-level `engine` key (flag `--engine`) holds the choice; every command
-//! that runs a DAG (`sim`, `collective`, `train`, `sweep`, `compare`) reads it from here.
+//! that runs a DAG (`sim`, `collective`, `train`, `sweep`, `compare`) reads it from here and
+//! runs it through [`run`], which returns the packet engine's `RunResult` from either engine,
+//! with `sim.engine` naming the one that ran.
 
 use crate::error::InputError;
+use crate::flow::{self, FlowParams, LossModel, PathModel, RateModel};
+use crate::message::MessageDag;
 use crate::scenario::Scenario;
+use crate::sim::{self, Fault, Faults, RoutePolicy, RunOptions, RunResult, SimParams};
+use crate::topology::Topology;
 
 /// What the user asked for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,6 +83,86 @@ impl EngineKind {
             EngineKind::Packet => "packet",
             EngineKind::Flow => "flow",
         }
+    }
+}
+
+/// Runs `dag` on `topo` with the engine `kind`. The flow engine has no per-packet mechanisms:
+/// a fault it cannot model, or a stop time, is an `Err` that names it and points to
+/// `--engine packet`; the progress callback is not called (flow runs are short).
+pub fn run(
+    kind: EngineKind,
+    topo: &Topology,
+    params: &SimParams,
+    dag: &MessageDag,
+    faults: &Faults,
+    opts: RunOptions,
+) -> Result<RunResult, String> {
+    let mut r = match kind {
+        EngineKind::Packet => sim::run(topo, params, dag, faults, opts)?,
+        EngineKind::Flow => {
+            flow_supports(faults, &opts)?;
+            flow::run(topo, params, dag, &flow_params(topo, params))?.0
+        }
+    };
+    r.sim.engine = kind.name();
+    Ok(r)
+}
+
+/// `Err` naming the first thing of the run the flow engine does not model.
+fn flow_supports(faults: &Faults, opts: &RunOptions) -> Result<(), String> {
+    let unsupported = |what: String| {
+        Err(format!(
+            "the flow engine does not model {what}; run it with --engine packet"
+        ))
+    };
+    if let Some(f) = faults.faults.first() {
+        let what = match f {
+            Fault::Loss { link, .. } => format!("the loss fault on link {}", link.0),
+            Fault::DropNth { link, nth, .. } => {
+                format!("the dropped packet {nth} on link {}", link.0)
+            }
+            Fault::Down { link, .. } => format!("link {} going down", link.0),
+            Fault::Up { link, .. } => format!("link {} coming up", link.0),
+            Fault::RxStall { host, .. } => format!("the receive stall of host {}", host.0),
+            Fault::Misroute { node, .. } => format!("the misroute at switch {}", node.0),
+        };
+        return unsupported(what);
+    }
+    if let Some(t) = opts.until {
+        return unsupported(format!("a stop time ({} ps)", t.ps()));
+    }
+    Ok(())
+}
+
+/// Most subflows an adaptively routed message is split into (memory grows with it): the
+/// fluid view of per-packet adaptive routing spreading a message over the leaf's up ports.
+const MAX_ADAPTIVE_SUBFLOWS: u16 = 8;
+
+/// The flow engine's parameters for a run the packet engine would make with `p`.
+pub fn flow_params(topo: &Topology, p: &SimParams) -> FlowParams {
+    let paths = match p.routing {
+        RoutePolicy::Adaptive => {
+            let widest = topo
+                .nodes
+                .iter()
+                .filter(|n| n.is_switch() && n.tier() == 1)
+                .map(|n| n.up_ports().len())
+                .max()
+                .unwrap_or(1);
+            PathModel::Adaptive {
+                paths: (widest as u16).clamp(1, MAX_ADAPTIVE_SUBFLOWS),
+            }
+        }
+        _ => PathModel::Hash,
+    };
+    FlowParams {
+        paths,
+        rates: RateModel {
+            max_rate: p.qp_rate_limit,
+            ..RateModel::default()
+        },
+        loss: LossModel::of(p),
+        ..FlowParams::default()
     }
 }
 

@@ -106,6 +106,9 @@ pub struct Profile {
     pub congestion_untuned: Option<crate::sim::cc_profile::Congestion>,
     pub routing: Option<crate::sim::cc_profile::Routing>,
     pub ib_cc: Option<crate::sim::cc_profile::IbCc>,
+    /// Link-failure recovery delays (`sim::reroute`).
+    pub reroute: Option<crate::sim::reroute::RerouteProfile>,
+    pub vl_arbitration: Option<crate::sim::cc_profile::VlArbitration>,
 }
 
 impl Profile {
@@ -160,6 +163,7 @@ impl Profile {
             congestion_untuned: self.congestion_untuned.as_ref(),
             routing: self.routing.as_ref(),
             ib_cc: self.ib_cc.as_ref(),
+            vl_arbitration: self.vl_arbitration.as_ref(),
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use fabricsim::flow::{self, FlowParams, PathModel, paths};
 use fabricsim::message::MessageDag;
-use fabricsim::sim::{self, Faults, RunOptions, SimParams};
+use fabricsim::sim::{self, Faults, RoutePolicy, RunOptions, SimParams};
 use fabricsim::topology::{HostId, Kind, Tiers, Topology, TopologySpec, build};
 use fabricsim::units::{BitRate, Time};
 
@@ -81,42 +81,83 @@ fn two_messages_from_one_nic_share_it_evenly() {
 }
 
 #[test]
-fn flows_take_the_packet_engines_ecmp_paths() {
-    // 24 QPs across leaves of a 2-tier fat-tree with 4 up ports per leaf: every egress port the
-    // packet engine's data and ACK packets used is on a path the flow engine placed, and back.
+fn messages_of_one_qp_drain_in_order() {
+    // Two 1 MB messages on the same QP (host 0 -> 1, qp 0) posted together: an RC send queue
+    // sends them in order (IBA 9.5), so the first drains alone in 20,401,800 ps and the second
+    // right after it, 2 x 20,401,800 ps after the NIC pipeline; both then take the 1,200 ns
+    // path and the 1,200 ns ACK path. On two QPs they would share the NIC and both end at 2x.
     let topo = fat_tree(32, 8);
-    let mut p = SimParams::roce();
-    p.sample_interval = Some(Time::from_ns(100));
+    let p = SimParams::roce();
     let mut dag = MessageDag::default();
-    for i in 0..24u32 {
-        let (s, d) = (i % 16, 16 + (i * 7) % 16);
-        let m = dag.push(HostId(s), HostId(d), 8_192, Time::ZERO, &[]);
-        dag.messages[m as usize].qp = (i / 16) as u16;
-    }
+    dag.push(HostId(0), HostId(1), 1_000_000, Time::ZERO, &[]);
+    dag.push(HostId(0), HostId(1), 1_000_000, Time::ZERO, &[]);
+    let (r, _) = flow::run(&topo, &p, &dag, &FlowParams::default()).unwrap();
+    let fct = |i: usize| r.messages[i].fct_ps.unwrap();
+    assert_eq!(fct(0), 600 * NS + MB_DRAIN_PS + 2 * 1_200 * NS);
+    assert_eq!(fct(1), 600 * NS + 2 * MB_DRAIN_PS + 2 * 1_200 * NS);
+    // The packet engine agrees within a packet's serialization and its pipeline details.
     let pr = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
-    let series = pr.series.as_ref().unwrap();
-    let used: BTreeSet<u32> = series
-        .ports
-        .iter()
-        .filter(|s| s.tx_bytes.iter().sum::<u64>() > 0)
-        .map(|s| paths::directed_link(&topo, fabricsim::topology::PortId(s.port)))
-        .collect();
-    let (msg_qp, ends) = sim::route::number_qps(&dag.messages);
-    assert_eq!(msg_qp.len(), 24);
-    let mut placed = BTreeSet::new();
-    for (q, &(s, d)) in ends.iter().enumerate() {
-        let (fwd, rev) = paths::qp_hashes(&p, q as u32, s, d);
-        let mut links = Vec::new();
-        let h = PathModel::Hash;
-        paths::subflow_links(&topo, p.routing, h, s, d, fwd, 0, |_| 0, &mut links);
-        paths::subflow_links(&topo, p.routing, h, d, s, rev, 0, |_| 0, &mut links);
-        placed.extend(links);
+    for i in 0..2 {
+        let pf = pr.messages[i].fct_ps.unwrap() as f64;
+        assert!(
+            (fct(i) as f64 - pf).abs() < 0.02 * pf,
+            "{i}: {} vs {pf}",
+            fct(i)
+        );
     }
-    assert_eq!(used, placed);
-    // And the fluid run reports the same QP numbers as the packet run.
-    let (fr, _) = flow::run(&topo, &p, &dag, &FlowParams::default()).unwrap();
-    let qps = |r: &sim::RunResult| r.messages.iter().map(|m| m.qp).collect::<Vec<_>>();
-    assert_eq!(qps(&fr), qps(&pr));
+}
+
+#[test]
+fn flows_take_the_packet_engines_paths() {
+    // 24 connections across leaves of a 2-tier fat-tree with 4 up ports per leaf: every egress
+    // port the packet engine's data and ACK packets used is on a path the flow engine placed,
+    // and back; for ECMP (with 1 and 4 QPs per connection, the destination QP hashed or not)
+    // and for D-mod-K (Zahavi 2010: up port d mod 4 at a leaf).
+    let topo = fat_tree(32, 8);
+    let cases = [
+        (RoutePolicy::EcmpFlowHash, 1, false),
+        (RoutePolicy::EcmpFlowHash, 4, true),
+        (RoutePolicy::DModK, 1, false),
+    ];
+    for (policy, qpc, dest_qp) in cases {
+        let mut p = SimParams::roce();
+        p.routing = policy;
+        p.cc.qps_per_connection = qpc;
+        p.cc.hash_dest_qp = dest_qp;
+        p.sample_interval = Some(Time::from_ns(100));
+        let mut dag = MessageDag::default();
+        for i in 0..24u32 {
+            let (s, d) = (i % 16, 16 + (i * 7) % 16);
+            let m = dag.push(HostId(s), HostId(d), 65_536, Time::ZERO, &[]);
+            dag.messages[m as usize].qp = (i / 16) as u16;
+        }
+        let pr = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
+        let series = pr.series.as_ref().unwrap();
+        let used: BTreeSet<u32> = series
+            .ports
+            .iter()
+            .filter(|s| s.tx_bytes.iter().sum::<u64>() > 0)
+            .map(|s| paths::directed_link(&topo, fabricsim::topology::PortId(s.port)))
+            .collect();
+        let (msg_qp, ends) = sim::route::number_qps(&dag.messages, qpc);
+        assert_eq!(msg_qp.len(), 24);
+        assert_eq!(ends.len(), 24 * qpc as usize);
+        let router = paths::Router::new(&topo, policy);
+        let mut placed = BTreeSet::new();
+        for (q, &(s, d)) in ends.iter().enumerate() {
+            let (fwd, rev) = paths::qp_hashes(&p, q as u32, s, d);
+            let mut links = Vec::new();
+            let h = PathModel::Hash;
+            paths::subflow_links(&topo, &router, h, s, d, fwd, 0, |_| 0, &mut links);
+            paths::subflow_links(&topo, &router, h, d, s, rev, 0, |_| 0, &mut links);
+            placed.extend(links);
+        }
+        assert_eq!(used, placed, "{policy:?}, {qpc} QPs per connection");
+        // And the fluid run reports the same QP numbers as the packet run.
+        let (fr, _) = flow::run(&topo, &p, &dag, &FlowParams::default()).unwrap();
+        let qps = |r: &sim::RunResult| r.messages.iter().map(|m| m.qp).collect::<Vec<_>>();
+        assert_eq!(qps(&fr), qps(&pr));
+    }
 }
 
 /// A ring all-reduce of `chunk` bytes per step over `ranks` (2(n-1) steps; the step-k send of
@@ -239,7 +280,7 @@ fn adaptive_routing_avoids_an_ecmp_collision() {
         let mut links = Vec::new();
         paths::subflow_links(
             &topo,
-            p.routing,
+            &paths::Router::new(&topo, p.routing),
             PathModel::Hash,
             s,
             d,
@@ -340,7 +381,7 @@ fn qps_are_numbered_in_order_of_first_use() {
         });
         want.push(id as u32);
     }
-    let (got, ends) = sim::route::number_qps(&dag.messages);
+    let (got, ends) = sim::route::number_qps(&dag.messages, 1);
     assert_eq!(got, want);
     assert_eq!(ends, keys.iter().map(|k| (k.0, k.1)).collect::<Vec<_>>());
 }

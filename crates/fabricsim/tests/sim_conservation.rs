@@ -86,7 +86,10 @@ fn a_failed_link_drops_packets_and_exhausted_retries_leave_messages_unfinished()
             link: LinkId(0),
             at: Time::from_us(20),
         }],
-        reroute_delay: Time::from_us(5),
+        reroute: fabricsim::sim::reroute::RerouteDelays {
+            local_repair: Some(Time::from_us(5)),
+            global: None,
+        },
     };
     let r = run(&t, &p, &dag, &f);
     assert_eq!(r.sim.status, Status::Unfinished);

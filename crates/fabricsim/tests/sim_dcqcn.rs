@@ -11,14 +11,10 @@ use fabricsim::sim::{FlowControl, PfcParams, SimParams};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
 
-const RATE: BitRate = BitRate::gbps(100);
-
-/// RoCE at 100G with DCQCN set `set` and RED thresholds of the HPCC scaling rule at 100G
-/// (Kmin 400 KB, Kmax 1.6 MB, Pmax 0.2; physics.md C4) unless given.
-fn params(set: Option<DcqcnSet>, ecn: Option<EcnMarking>) -> SimParams {
+/// RoCE with ECN marking `ecn`, sampled every 10 us.
+fn params(ecn: Option<EcnMarking>) -> SimParams {
     let mut p = SimParams::roce();
     p.cc.ecn = ecn;
-    p.cc.dcqcn = set.map(|s| DcqcnParams::set(s, RATE));
     p.sample_interval = Some(Time::from_us(10));
     p
 }
@@ -31,10 +27,11 @@ fn red(kmin_bytes: u64, kmax_bytes: u64, pmax: f64) -> Option<EcnMarking> {
     })
 }
 
-/// Time (from the second flow's start) after which the two senders' rates, averaged over 100
-/// us windows, stay within 10% of each other while both send; `None` if they never do.
+/// Time (from the second flow's start) after which the two senders' rates, averaged over
+/// 5 ms windows (many rate-increase periods T, so one cut does not decide it), stay within 10% of each other
+/// while both send; `None` if they never do.
 fn convergence(a: &[f64], b: &[f64], start: usize, end: usize) -> Option<usize> {
-    let w = 100;
+    let w = 500;
     let avg = |v: &[f64], i: usize| v[i..i + w].iter().sum::<f64>() / w as f64;
     let mut since = None;
     let mut i = start;
@@ -51,18 +48,23 @@ fn convergence(a: &[f64], b: &[f64], start: usize, end: usize) -> Option<usize> 
     since.map(|s| s - start)
 }
 
-/// Two senders into one receiver on a star at `rate`: (time until within 10%, the two rates
-/// over the last 500 us of overlap, CNPs).
-fn two_flows(
-    rate: BitRate,
-    set: DcqcnSet,
-    ecn: Option<EcnMarking>,
-) -> (Option<u64>, f64, f64, u64) {
+/// What two flows into one receiver did.
+struct TwoFlows {
+    /// Time after B started from which the rates stay within 10% (5 ms windows), us.
+    converged_us: Option<u64>,
+    /// The two senders' rates over the last 5 ms of overlap, Gb/s.
+    last: (f64, f64),
+    cnps: u64,
+}
+
+/// Two senders into one receiver on a star at `rate`, each with 60 ms of data at line rate; A
+/// starts alone at line rate and B joins 1 ms later.
+fn two_flows(rate: BitRate, set: DcqcnSet, ecn: Option<EcnMarking>) -> TwoFlows {
     let t = star(3, rate, Time::from_ns(500));
-    let mut p = params(Some(set), ecn);
+    let mut p = params(ecn);
     p.cc.dcqcn = Some(DcqcnParams::set(set, rate));
     let mut d = MessageDag::default();
-    let bytes = rate.bytes_in(Time::from_ms(40));
+    let bytes = rate.bytes_in(Time::from_ms(60));
     d.push(HostId(0), HostId(2), bytes, Time::ZERO, &[]);
     d.push(HostId(1), HostId(2), bytes, Time::from_ms(1), &[]);
     let r = run(&t, &p, &d);
@@ -78,30 +80,65 @@ fn two_flows(
         .min()
         .unwrap();
     let (start, end) = (100, (end_ps / 10_000_000) as usize);
-    let conv = convergence(&a, &b, start, end);
-    let share = |v: &[f64]| v[end - 50..end].iter().sum::<f64>() / 50.0;
-    (
-        conv.map(|c| c as u64 * 10),
-        share(&a),
-        share(&b),
-        r.counters.cnps,
-    )
+    let share = |v: &[f64]| v[end - 500..end].iter().sum::<f64>() / 500.0;
+    TwoFlows {
+        converged_us: convergence(&a, &b, start, end).map(|c| c as u64 * 10),
+        last: (share(&a), share(&b)),
+        cnps: r.counters.cnps,
+    }
 }
 
-/// Zhu et al. §5 (and the DCQCN fluid model): two flows sharing a bottleneck converge towards
-/// equal rates. At 40G with the DCQCN-validation thresholds (Kmin 5 KB, Kmax 100 KB, Pmax 1%;
-/// physics.md C4), flow A starts alone at line rate and B joins 1 ms later; each of the three
-/// parameter sets of defaults.toml runs.
+/// Zhu et al. 2015 §5: two flows sharing a bottleneck converge towards equal rates. Each
+/// parameter set of defaults.toml runs with the marking thresholds of its own source
+/// (physics.md C4): the paper set at 40G with the DCQCN-validation thresholds (ns-3 with the
+/// authors' code: Kmin 5 KB, Kmax 100 KB, Pmax 1%); the HPCC set at 100G with the HPCC
+/// scaling rule (400 KB, 1.6 MB, 0.2); the ConnectX firmware set at 100G with the NVIDIA
+/// Onyx/Cumulus RoCE defaults (150 KB, 1.5 MB, 0.1).
+///
+/// Measured (this seed): HPCC set within 10% from the first 5 ms window (last 5 ms 50.0 / 49.7
+/// Gb/s); paper set within 10% from 80 ms (slow: a cut with α ≈ 0.1 is undone by fast recovery
+/// unless a second cut lands within its 5 × 55 us, so Rt drifts only by AI steps); ConnectX
+/// set only from 120 ms, the last windows of the run, after wandering 15-25% apart for 100 ms
+/// at ~90% utilization, so it is reported, not asserted. The firmware's 32 KB
+/// byte counter makes increase events rate-proportional (a faster flow finishes byte stages
+/// sooner), while under steady marking both QPs get the same CNP rate, one per
+/// `min_time_between_cnps` = 4 us: the decrease no longer favours the slower flow. The paper
+/// chose B = 10 MB so that the timer, the same for every flow, drives the increase; with B at
+/// 10 MB or off, the same ConnectX run stays within 11-13% after 20 ms instead of 23%.
 #[test]
-fn two_flows_share_the_bottleneck() {
-    let e = red(5_000, 100_000, 0.01);
-    for set in [DcqcnSet::Paper, DcqcnSet::HpccMlx, DcqcnSet::ConnectxFw] {
-        let (conv, a, b, cnps) = two_flows(BitRate::gbps(40), set, e);
+fn two_flows_converge_with_the_paper_and_hpcc_sets() {
+    let cases = [
+        (
+            DcqcnSet::Paper,
+            BitRate::gbps(40),
+            red(5_000, 100_000, 0.01),
+        ),
+        (
+            DcqcnSet::HpccMlx,
+            BitRate::gbps(100),
+            red(400_000, 1_600_000, 0.2),
+        ),
+        (
+            DcqcnSet::ConnectxFw,
+            BitRate::gbps(100),
+            red(150_000, 1_500_000, 0.1),
+        ),
+    ];
+    for (set, rate, e) in cases {
+        let x = two_flows(rate, set, e);
         eprintln!(
-            "40G {set:?}: within 10% (1 ms windows) from {conv:?} us after B starts; \
-             last 500 us {a:.1} / {b:.1} Gb/s; {cnps} CNPs"
+            "{set:?} at {} Gb/s: within 10% (5 ms windows) from {:?} us after B starts; \
+             last 5 ms {:.1} / {:.1} Gb/s; {} CNPs",
+            rate.bps() / 1_000_000_000,
+            x.converged_us,
+            x.last.0,
+            x.last.1,
+            x.cnps
         );
-        assert!(cnps > 0, "{set:?}: no CNPs");
+        assert!(x.cnps > 0, "{set:?}: no CNPs");
+        if set != DcqcnSet::ConnectxFw {
+            assert!(x.converged_us.is_some(), "{set:?}: never within 10%");
+        }
     }
 }
 
@@ -125,7 +162,7 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
     let rate = BitRate::gbps(400);
     let (kmin, kmax) = (150_000u64, 1_500_000u64);
     let t = star(9, rate, Time::from_ns(100));
-    let mut p = params(None, red(kmin, kmax, 0.1));
+    let mut p = params(red(kmin, kmax, 0.1));
     p.cc.dcqcn = set.map(|s| DcqcnParams::set(s, rate));
     p.switch_buffer_bytes = 8 << 20;
     p.sample_interval = Some(Time::from_us(1));
@@ -133,7 +170,7 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
     p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, frame));
     let mut d = MessageDag::default();
     for s in 1..=8 {
-        d.push(HostId(s), HostId(0), 8_000_000, Time::ZERO, &[]);
+        d.push(HostId(s), HostId(0), 16_000_000, Time::ZERO, &[]);
     }
     let r = run(&t, &p, &d);
     let bott = t
@@ -161,10 +198,19 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
     }
 }
 
-/// Zhu et al. §2 and §6: DCQCN keeps an incast's queue below the ECN ceiling so PFC rarely has
+/// Zhu et al. §2 and §6: DCQCN holds an incast's queue near the marking band so PFC rarely has
 /// to act; PFC alone lets the queue sit at the XOFF threshold and pauses the senders.
+///
+/// Measured (8 x 16 MB, this seed): PFC alone: queue in [Kmin, Kmax] 0.9% of the time, pause
+/// 17,759 us. With DCQCN: ConnectX set 42% in band, pause 914 us; HPCC set 27%, 90 us; paper
+/// set 0.8%, 491 us. Not "mostly" in band: the eight line-rate starts build ~3 MB before the
+/// first CNP acts, and draining it above Kmax keeps cutting every QP (every 4 us for ConnectX),
+/// so the rates fall far below the fair share and the queue empties; additive increase of
+/// 5 Mb/s (firmware) or 80 Mb/s (HPCC, scaled to 400G) per stage then takes hundreds of us to
+/// refill it, and the cycle repeats (utilization 0.59 and 0.74). The paper set (R_AI 40 Mb/s,
+/// B 10 MB, meant for 40G) collapses to 0.32 utilization and never rebuilds a queue.
 #[test]
-fn incast_queue_stays_below_kmax_with_less_pause_than_pfc_alone() {
+fn incast_with_dcqcn_has_less_pause_and_more_time_in_band_than_pfc_alone() {
     let pfc = incast(None);
     let show = |name: &str, x: &Incast| {
         eprintln!(
@@ -181,7 +227,7 @@ fn incast_queue_stays_below_kmax_with_less_pause_than_pfc_alone() {
         assert_eq!(x.drops, 0);
         assert!(x.cnps > 0);
         assert!(
-            x.below_kmax > 0.9,
+            x.below_kmax > 0.7,
             "{set:?}: queue <= Kmax only {:.3}",
             x.below_kmax
         );
@@ -190,41 +236,153 @@ fn incast_queue_stays_below_kmax_with_less_pause_than_pfc_alone() {
             "{set:?}: pause {} us",
             x.pause_us
         );
+        if set != DcqcnSet::Paper {
+            assert!(x.within > pfc.within, "{set:?}: in band {:.3}", x.within);
+        }
     }
 }
 
-/// The shipped roce-400g profile, tuned vs its documented untuned variant
-/// (`SimParams::from_profile`), on the 8 → 1 incast: tuned marks ECN and sends CNPs; untuned
-/// (DCQCN off, Kmin above the XOFF point) never marks and leaves the incast to PFC pauses.
+/// The shipped roce-400g profile through `params_from_design` (catalog SN5600: 128 MB buffer),
+/// tuned vs its documented untuned variant (data/profiles/roce-400g.toml), on an 8 → 1 incast
+/// of 16 MB per sender, enough to reach the dynamic XOFF point (1/8 of the free buffer per
+/// ingress port: ~64 MB queued over eight ports). Tuned: ECN at the NVIDIA defaults with
+/// ConnectX DCQCN stops the queue far below XOFF, so PFC does not act and nothing drops.
+/// Untuned: DCQCN off, so the queue grows to XOFF and PFC pauses the senders, and the legacy
+/// 25,632 B headroom is below what 400G needs (the peer's response alone is 58 KB, physics.md
+/// C3), so packets in flight after XOFF overflow it and drop.
+///
+/// Measured: tuned peak 12.8 MB, pause 0, no drops, but the last flow ends at 34 ms (DCQCN
+/// over-cuts the synchronized start and recovers by 5 Mb/s steps); untuned peak 67 MB, pause
+/// 3,434 us, 14,072 drops, last flow at 3.2 ms (ideal 2.6 ms).
 #[test]
-fn roce_400g_profile_tuned_vs_untuned_incast() {
-    let prof = fabricsim::profile::Profile::builtin("roce-400g").unwrap();
+fn roce_400g_tuned_vs_untuned_through_params_from_design() {
+    let mut sc = fabricsim::scenario::Scenario::defaults();
+    sc.apply_flags(&[("--fabric".to_string(), "roce-400g".to_string())])
+        .unwrap();
+    let design = sc.design().unwrap();
     let t = star(9, BitRate::gbps(400), Time::from_ns(100));
     let mut d = MessageDag::default();
     for s in 1..=8 {
-        d.push(HostId(s), HostId(0), 4_000_000, Time::ZERO, &[]);
+        d.push(HostId(s), HostId(0), 16_000_000, Time::ZERO, &[]);
     }
+    let bott = t
+        .ports
+        .iter()
+        .position(|x| x.peer == t.host_port(HostId(0)))
+        .unwrap();
     let mut out = Vec::new();
     for tuned in [true, false] {
-        let mut p = SimParams::from_profile(&prof, tuned).unwrap();
-        p.switch_buffer_bytes = 8 << 20;
+        let mut p = fabricsim::sim::params_from_design(&design, tuned).unwrap();
+        p.sample_interval = Some(Time::from_us(10));
         let r = run(&t, &p, &d);
         let pause_us = r.flow_control.as_ref().unwrap().pause_time_ps_total / 1_000_000;
+        let peak = r.series.as_ref().unwrap().ports[bott]
+            .queue_bytes
+            .iter()
+            .copied()
+            .max()
+            .unwrap();
         eprintln!(
-            "roce-400g {}: {} ECN marks, {} CNPs, pause {pause_us} us, drops {}, max FCT {} us",
+            "roce-400g {}: buffer {} MB, {} CNPs, peak queue {peak} B, pause {pause_us} us, \
+             drops {}, max FCT {} us",
             if tuned { "tuned" } else { "untuned" },
-            r.counters.ecn_marks,
+            p.switch_buffer_bytes >> 20,
             r.counters.cnps,
             r.counters.drops.total(),
             r.summary.max_fct_ps.unwrap() / 1_000_000
         );
-        out.push((r.counters.cnps, pause_us));
+        out.push((r.counters.cnps, pause_us, peak, r.counters.drops.total()));
     }
-    assert!(out[0].0 > 0 && out[1].0 == 0);
+    let (tuned, untuned) = (out[0], out[1]);
     assert!(
-        out[0].1 < out[1].1,
-        "pause tuned {} us vs untuned {} us",
-        out[0].1,
-        out[1].1
+        tuned.0 > 0 && untuned.0 == 0,
+        "CNPs {} / {}",
+        tuned.0,
+        untuned.0
     );
+    assert!(tuned.1 < untuned.1, "pause {} / {} us", tuned.1, untuned.1);
+    assert!(
+        tuned.2 < untuned.2,
+        "peak queue {} / {} B",
+        tuned.2,
+        untuned.2
+    );
+    assert_eq!(tuned.3, 0);
+    assert!(untuned.3 > 0, "the legacy headroom overflows");
+}
+
+/// DCTCP-style step marking (Alizadeh et al. 2010; HPCC run.py K = 30 KB x BW/10G, physics.md
+/// C4) at dequeue, without congestion control: two senders of 1 MB at line rate into one
+/// receiver. The bottleneck queue rises by one frame per departure while both send, then falls
+/// by one per departure, so the packet leaving m-th has min(m, 2n - m) frames behind it (n
+/// packets per sender); it is marked when that exceeds K: 2n - 1 - 2·floor(K / frame) marks.
+#[test]
+fn step_marking_marks_the_packets_that_leave_a_queue_above_k() {
+    let rate = BitRate::gbps(100);
+    let t = star(3, rate, Time::from_ns(500));
+    let k = 30_000 * 10; // 30 KB x 100G/10G
+    let p = params(Some(EcnMarking::Step { k_bytes: k }));
+    let mut d = MessageDag::default();
+    let bytes = 1u64 << 20;
+    d.push(HostId(0), HostId(2), bytes, Time::ZERO, &[]);
+    d.push(HostId(1), HostId(2), bytes, Time::ZERO, &[]);
+    let r = run(&t, &p, &d);
+    let frame = p.data_frame_bytes(p.mtu_bytes) as u64;
+    let n = bytes.div_ceil(p.mtu_bytes as u64);
+    let expect = 2 * n - 1 - 2 * (k / frame);
+    let got = r.counters.ecn_marks;
+    eprintln!("step K {k} B: {got} marks, closed form {expect}");
+    assert!(got.abs_diff(expect) <= 2, "{got} marks vs {expect}");
+}
+
+/// `[sim.congestion]` makes ECN and DCQCN reachable from a `fabricsim sim` scenario: the example
+/// runs with marks and CNPs and pauses less than the same scenario with DCQCN off (Zhu et al.
+/// §6); the step option and a bad table are read from the same keys.
+#[test]
+fn sim_congestion_section_reaches_the_engine() {
+    use fabricsim::scenario::{Scenario, sim::build};
+    use fabricsim::sim::RunOptions;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let text = std::fs::read_to_string(dir.join("roce-incast-dcqcn.toml")).unwrap();
+    let go = |text: &str| {
+        let sc = Scenario::parse("roce-incast-dcqcn.toml", text).unwrap();
+        let s = build(&sc, &dir, None).unwrap();
+        let r = fabricsim::sim::run(
+            &s.net.topo,
+            &s.params,
+            &s.dag,
+            &s.faults,
+            RunOptions::default(),
+        )
+        .unwrap();
+        r.check_conservation().unwrap();
+        (s.params, r)
+    };
+    let (p, on) = go(&text);
+    assert_eq!(p.cc.ecn, red(150_000, 1_500_000, 0.1));
+    assert_eq!(
+        p.cc.dcqcn,
+        Some(DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400)))
+    );
+    let (_, off) = go(&text.replace("dcqcn = \"connectx_fw\"", "dcqcn = \"off\""));
+    let pause = |r: &fabricsim::sim::RunResult| {
+        r.flow_control.as_ref().unwrap().pause_time_ps_total / 1_000_000
+    };
+    eprintln!(
+        "example incast: DCQCN {} CNPs, pause {} us; DCQCN off: pause {} us",
+        on.counters.cnps,
+        pause(&on),
+        pause(&off)
+    );
+    assert!(on.counters.cnps > 0 && off.counters.cnps == 0);
+    assert!(pause(&on) < pause(&off));
+    let (p, step) = go(&text.replace("ecn = \"red\"", "ecn = \"step\""));
+    assert_eq!(p.cc.ecn, Some(EcnMarking::Step { k_bytes: 150_000 }));
+    assert!(step.counters.ecn_marks > 0);
+    let bad = text.replace("ecn_kmax_bytes = 1500000", "ecn_kmax_bytes = 1000");
+    let e = build(&Scenario::parse("bad.toml", &bad).unwrap(), &dir, None).unwrap_err();
+    assert_eq!(e.key, "sim.congestion.ecn");
+    assert!(e.problem.contains("kmin"), "{e}");
+    let typo = text.replace("qps_per_connection", "qps_per_conection");
+    assert!(Scenario::parse("typo.toml", &typo).is_err());
 }

@@ -6,21 +6,21 @@ use fabricsim::scenario::Scenario;
 use fabricsim::units::Time;
 use fabricsim::workload::busbw::busbw_gbps;
 use fabricsim::workload::collective::{CollectiveSpec, Comm, Op, compile};
-use fabricsim::workload::run_engine::{CollectiveRun, PacketCluster};
+use fabricsim::workload::run_engine::{Cluster, CollectiveRun};
 use fabricsim::workload::sweep::round;
 
-fn cluster(flags: &[(&str, &str)]) -> PacketCluster {
+fn cluster(flags: &[(&str, &str)]) -> Cluster {
     let mut s = Scenario::defaults();
     let pairs: Vec<_> = flags
         .iter()
         .map(|(f, v)| (f.to_string(), v.to_string()))
         .collect();
     s.apply_flags(&pairs).unwrap();
-    PacketCluster::new(&s).unwrap()
+    Cluster::new(&s).unwrap()
 }
 
 /// The first `per_server` GPUs of each of the first `servers` servers, as one communicator.
-fn comm(c: &PacketCluster, servers: u32, per_server: u32) -> Comm<'_> {
+fn comm(c: &Cluster, servers: u32, per_server: u32) -> Comm<'_> {
     let g = c.place.gpus_per_node();
     Comm {
         place: &c.place,
@@ -29,7 +29,7 @@ fn comm(c: &PacketCluster, servers: u32, per_server: u32) -> Comm<'_> {
 }
 
 /// `op` of `bytes` on `shape` = (servers, GPUs per server) over `channels` channels.
-fn run(c: &PacketCluster, op: Op, bytes: u64, shape: (u32, u32), channels: u32) -> CollectiveRun {
+fn run(c: &Cluster, op: Op, bytes: u64, shape: (u32, u32), channels: u32) -> CollectiveRun {
     let spec = CollectiveSpec::with_defaults(op, bytes, channels);
     let dag = compile(&spec, &comm(c, shape.0, shape.1), c.nvlink()).unwrap();
     c.run(&dag, None).unwrap()

@@ -128,7 +128,6 @@ fn cc_text(p: &SimParams) -> String {
 fn routing_text(p: &SimParams) -> String {
     let r = match p.routing {
         RoutePolicy::EcmpFlowHash => "ECMP on the 5-tuple hash (per flow)",
-        RoutePolicy::DestStatic => "static per destination",
         RoutePolicy::DModK => "D-mod-K static tables",
         RoutePolicy::Adaptive => "adaptive per packet (least queued port), D-mod-K fallback",
     };

@@ -4,7 +4,10 @@
 //! A message is posted at `max(start, last dependency's finish) + delay` (its `start` when it
 //! has no dependencies), as in the packet engine. A `Net` message then starts after the
 //! sender's NIC pipeline latency as one flow per subflow (see `paths`), carrying its wire
-//! bytes (payload plus per-packet headers). When its last byte has drained, the receiver holds
+//! bytes (payload plus per-packet headers); with several QPs per connection, each QP carries
+//! its part of the message (`sim::entropy`, NCCL's split). A QP sends its messages in order (an RC send
+//! queue, IBA Vol. 1 9.5): a message posted while an earlier one of its QP still has bytes to
+//! send waits until that one has drained, as in the packet engine. When its last byte has drained, the receiver holds
 //! it one path latency later (`recv_ps`) and the sender's completion, which releases the
 //! dependants, comes one ACK latency after that (`finish_ps`). `NvLink` messages take a
 //! fixed-rate intra-server pipe: `bytes` at the DAG's NVLink rate, as the packet engine does.
@@ -17,13 +20,14 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use super::loss::{self, LossModel};
 use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 use super::paths::{self, PathModel};
 use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
-use crate::sim::route;
-use crate::sim::{RunResult, SimParams};
+use crate::rng::Rng;
+use crate::sim::{RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
 use crate::units::Time;
 
@@ -32,6 +36,8 @@ use crate::units::Time;
 pub struct FlowParams {
     pub paths: PathModel,
     pub rates: RateModel,
+    /// Random packet loss and its recovery (`None`: no loss).
+    pub loss: Option<LossModel>,
     /// Flow rates the repeated-component cache may hold (0 disables it).
     pub cache_entries: usize,
 }
@@ -41,6 +47,7 @@ impl Default for FlowParams {
         FlowParams {
             paths: PathModel::Hash,
             rates: RateModel::default(),
+            loss: None,
             cache_entries: 1 << 22,
         }
     }
@@ -63,6 +70,9 @@ const DRAINED: u8 = 0;
 const DONE: u8 = 1;
 const START: u8 = 2;
 const NONE: u64 = u64::MAX;
+const NONE32: u32 = u32::MAX;
+/// `Rng::stream` kind of the per-message tail-loss draws.
+const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
 const PS_PER_S: u128 = 1_000_000_000_000;
 
 /// Per-message state.
@@ -80,6 +90,7 @@ struct Loop<'a> {
     p: &'a SimParams,
     fp: &'a FlowParams,
     dag: &'a MessageDag,
+    router: paths::Router,
     solver: MaxMin,
     /// Per route: cap given to the solver (bit/s, `NO_CAP` when the links are the limit), the
     /// rate it reaches alone (min of cap and slowest link), and one-way latency after the
@@ -87,10 +98,18 @@ struct Loop<'a> {
     route_cap: Vec<u64>,
     route_line: Vec<u64>,
     route_lat: Vec<u32>,
+    /// Per route: its links (for the loss model's timeout probability).
+    route_hops: Vec<f32>,
     /// Per QP: the ACK path's latency (ps) and flow hash.
     qp_ack: Vec<u32>,
     qp_hash: Vec<u32>,
     msg_qp: Vec<u32>,
+    /// Per QP: whether a message is draining, and the first and last of the messages waiting
+    /// behind it (`NONE32`); per message: the next one waiting on its QP.
+    qp_busy: Vec<bool>,
+    qp_head: Vec<u32>,
+    qp_tail: Vec<u32>,
+    msg_next: Vec<u32>,
     /// First flow of each Net message (its subflows follow).
     msg_flow: Vec<u32>,
     msgs: Vec<MsgState>,
@@ -173,10 +192,13 @@ impl<'a> Loop<'a> {
         fp.rates.validate()?;
         check(topo, dag)?;
         let k = fp.paths.subflows();
-        let (msg_qp, ends) = route::number_qps(&dag.messages);
+        let qpc = p.cc.qps_per_connection.max(1) as u32;
+        let router = paths::Router::new(topo, p.routing);
+        let (msg_qp, ends) = route::number_qps(&dag.messages, qpc as u16);
         let nq = ends.len();
         let mut routes = Routes::new();
         let (mut route_cap, mut route_line, mut route_lat) = (Vec::new(), Vec::new(), Vec::new());
+        let mut route_hops = Vec::new();
         let (mut qp_ack, mut qp_hash) = (Vec::with_capacity(nq), Vec::with_capacity(nq));
         let caps = paths::capacities(topo);
         let mut links = Vec::new();
@@ -189,7 +211,7 @@ impl<'a> Loop<'a> {
             links.clear();
             let (from, to, hash) = if symmetric { (s, d, fwd) } else { (d, s, rev) };
             let h = PathModel::Hash;
-            paths::subflow_links(topo, p.routing, h, from, to, hash, 0, |_| 0, &mut links);
+            paths::subflow_links(topo, &router, h, from, to, hash, 0, |_| 0, &mut links);
             qp_ack.push(paths::one_way_ps(topo, p, &links) as u32);
             if matches!(fp.paths, PathModel::Adaptive { .. }) {
                 continue; // placed when each subflow starts
@@ -197,23 +219,15 @@ impl<'a> Loop<'a> {
             for j in 0..k {
                 if !(symmetric && fp.paths == PathModel::Hash) {
                     links.clear();
-                    paths::subflow_links(
-                        topo,
-                        p.routing,
-                        fp.paths,
-                        s,
-                        d,
-                        fwd,
-                        j,
-                        |_| 0,
-                        &mut links,
-                    );
+                    paths::subflow_links(topo, &router, fp.paths, s, d, fwd, j, |_| 0, &mut links);
                 }
                 routes.push(&links);
-                let (cap, line) = route_limits(&fp.rates, &caps, &links);
-                route_cap.push(cap);
-                route_line.push(line);
-                route_lat.push(paths::one_way_ps(topo, p, &links) as u32);
+                let slowest = links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0);
+                let e = route_entry(topo, p, fp, &links, slowest, *qp_ack.last().unwrap() as u64);
+                route_cap.push(e.0);
+                route_line.push(e.1);
+                route_lat.push(e.2);
+                route_hops.push(e.3);
             }
         }
         let mut msg_flow = vec![u32::MAX; dag.messages.len()];
@@ -221,7 +235,7 @@ impl<'a> Loop<'a> {
         for (i, m) in dag.messages.iter().enumerate() {
             if m.path == Path::Net {
                 msg_flow[i] = nflows;
-                nflows += k;
+                nflows += qpc * k;
             }
         }
         let n = dag.messages.len();
@@ -258,12 +272,18 @@ impl<'a> Loop<'a> {
             p,
             fp,
             dag,
+            router,
             solver,
             route_cap,
             route_line,
             route_lat,
+            route_hops,
             qp_ack,
             qp_hash,
+            qp_busy: vec![false; nq],
+            qp_head: vec![NONE32; nq],
+            qp_tail: vec![NONE32; nq],
+            msg_next: vec![NONE32; n],
             msg_qp,
             msg_flow,
             msgs,
@@ -379,29 +399,52 @@ impl<'a> Loop<'a> {
             self.complete_at(m, end);
             return;
         }
-        let k = self.fp.paths.subflows();
-        let wire = paths::wire_bytes(self.p, msg.bytes).max(1);
-        let qp = self.msg_qp[m as usize];
-        let (s, d) = (msg.src.0, msg.dst.0);
-        self.msgs[m as usize].subflows_left = k;
-        for j in 0..k {
-            let f = self.msg_flow[m as usize] + j;
-            let fi = f as usize;
-            self.flow_msg[fi] = m;
-            let bytes = wire / k as u64 + ((j as u64) < wire % k as u64) as u64;
-            let r = match self.fp.paths {
-                PathModel::Adaptive { .. } => self.place_adaptive(qp, s, d, j),
-                _ => qp * k + j,
-            };
-            self.flow_route[fi] = r;
-            if bytes == 0 {
-                self.subflow_done(m, r);
-                continue;
+        let qp = self.msg_qp[m as usize] as usize;
+        if self.qp_busy[qp] {
+            match self.qp_tail[qp] {
+                NONE32 => self.qp_head[qp] = m,
+                t => self.msg_next[t as usize] = m,
             }
-            self.work[fi] = bytes as u128 * 8 * PS_PER_S;
-            self.last[fi] = self.now;
-            self.solver.add(f, r, self.route_cap[r as usize]);
-            self.active += 1;
+            self.qp_tail[qp] = m;
+            return;
+        }
+        self.send(m);
+    }
+
+    /// Puts `m`'s bytes on its QP's subflows (the QP is free).
+    fn send(&mut self, m: u32) {
+        let msg = &self.dag.messages[m as usize];
+        let k = self.fp.paths.subflows();
+        let qpc = self.p.cc.qps_per_connection;
+        let parts = entropy::parts(msg.bytes, qpc) as u32;
+        let qp = self.msg_qp[m as usize];
+        let (s, d, total) = (msg.src.0, msg.dst.0, msg.bytes);
+        self.qp_busy[qp as usize] = true;
+        self.msgs[m as usize].subflows_left = parts * k;
+        // Part `i` of the message on the connection's QP `qp + i` (NCCL's split over QPs per
+        // connection), each part as `k` subflows.
+        for i in 0..parts {
+            let q = qp + i;
+            let wire = paths::wire_bytes(self.p, entropy::part_bytes(total, qpc, i as u16)).max(1);
+            for j in 0..k {
+                let f = self.msg_flow[m as usize] + i * k + j;
+                let fi = f as usize;
+                self.flow_msg[fi] = m;
+                let bytes = wire / k as u64 + ((j as u64) < wire % k as u64) as u64;
+                let r = match self.fp.paths {
+                    PathModel::Adaptive { .. } => self.place_adaptive(q, s, d, j),
+                    _ => q * k + j,
+                };
+                self.flow_route[fi] = r;
+                if bytes == 0 {
+                    self.subflow_done(m, r);
+                    continue;
+                }
+                self.work[fi] = bytes as u128 * 8 * PS_PER_S;
+                self.last[fi] = self.now;
+                self.solver.add(f, r, self.route_cap[r as usize]);
+                self.active += 1;
+            }
         }
         self.stats.peak_active = self.stats.peak_active.max(self.active);
     }
@@ -413,7 +456,7 @@ impl<'a> Loop<'a> {
         let solver = &self.solver;
         paths::subflow_links(
             self.topo,
-            self.p.routing,
+            &self.router,
             self.fp.paths,
             s,
             d,
@@ -424,11 +467,19 @@ impl<'a> Loop<'a> {
         );
         let slowest = links.iter().map(|&l| self.solver.capacity(l)).min();
         let r = self.solver.push_route(&links);
-        let (cap, line) = limits(&self.fp.rates, slowest.unwrap_or(0));
-        self.route_cap.push(cap);
-        self.route_line.push(line);
-        self.route_lat
-            .push(paths::one_way_ps(self.topo, self.p, &links) as u32);
+        let ack = self.qp_ack[qp as usize] as u64;
+        let e = route_entry(
+            self.topo,
+            self.p,
+            self.fp,
+            &links,
+            slowest.unwrap_or(0),
+            ack,
+        );
+        self.route_cap.push(e.0);
+        self.route_line.push(e.1);
+        self.route_lat.push(e.2);
+        self.route_hops.push(e.3);
         self.scratch = links;
         r
     }
@@ -456,8 +507,32 @@ impl<'a> Loop<'a> {
         st.subflows_left -= 1;
         if st.subflows_left == 0 {
             let qp = self.msg_qp[m as usize];
+            // A lost tail with nothing queued behind it on the QP to reveal the gap: the
+            // sender resends after its ACK timeout (`loss`).
+            if let Some(l) = &self.fp.loss
+                && self.qp_head[qp as usize] == NONE32
+            {
+                let packets = self.dag.messages[m as usize]
+                    .bytes
+                    .div_ceil(self.p.mtu_bytes as u64);
+                let q = l.timeout_prob(self.route_hops[r as usize] as usize, packets.max(1));
+                if Rng::stream(self.p.seed, TAIL_LOSS_STREAM, m as u64).chance(q) {
+                    st.recv += l.rto_ps;
+                }
+            }
             let finish = st.recv + self.qp_ack[qp as usize] as u64;
             self.complete_at(m, finish);
+            // The QP's next message starts now.
+            let q = qp as usize;
+            self.qp_busy[q] = false;
+            let next = self.qp_head[q];
+            if next != NONE32 {
+                self.qp_head[q] = self.msg_next[next as usize];
+                if self.qp_head[q] == NONE32 {
+                    self.qp_tail[q] = NONE32;
+                }
+                self.send(next);
+            }
         }
     }
 
@@ -493,18 +568,33 @@ impl<'a> Loop<'a> {
     }
 }
 
-/// A route's solver cap and alone rate, from its slowest link's capacity.
-fn route_limits(rates: &RateModel, caps: &[u64], links: &[u32]) -> (u64, u64) {
-    limits(
-        rates,
-        links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0),
-    )
+/// A route over `links` (slowest `slowest` bit/s, ACK path `ack_ps`): its solver cap, the rate
+/// a flow reaches alone, its one-way latency and its number of links.
+fn route_entry(
+    topo: &Topology,
+    p: &SimParams,
+    fp: &FlowParams,
+    links: &[u32],
+    slowest: u64,
+    ack_ps: u64,
+) -> (u64, u64, u32, f32) {
+    let lat = paths::one_way_ps(topo, p, links);
+    let (factor, tail) = match &fp.loss {
+        Some(l) => {
+            let frame = p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes;
+            let w = loss::window_packets(lat + ack_ps, slowest, frame);
+            (l.goodput(links.len(), w), links.len() as f32)
+        }
+        None => (1.0, 0.0),
+    };
+    let (cap, line) = limits(&fp.rates, slowest, factor);
+    (cap, line, lat as u32, tail)
 }
 
-/// The cap the rate model sets (`NO_CAP` when the slowest link binds first) and the rate a
-/// flow reaches alone.
-fn limits(rates: &RateModel, slowest: u64) -> (u64, u64) {
-    let cap = rates.cap(slowest);
+/// The cap the rate model sets with the route's own `factor` (`NO_CAP` when the slowest link
+/// binds first) and the rate a flow reaches alone.
+fn limits(rates: &RateModel, slowest: u64, factor: f64) -> (u64, u64) {
+    let cap = rates.cap(slowest, factor);
     if cap < slowest {
         (cap, cap)
     } else {

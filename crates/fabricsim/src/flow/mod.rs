@@ -12,16 +12,19 @@
 //! - `paths`: directed links, the packet engine's per-QP ECMP routes, spraying and adaptive
 //!   splits, latencies and wire bytes;
 //! - `rate_model`: per-flow caps, where calibrated fabric effects plug in;
+//! - `loss`: go-back-N and selective-repeat goodput under random loss, tail-loss timeouts;
 //! - `fluid`: the event loop; `report`: the results.
 
 pub mod cache;
 pub mod fluid;
+pub mod loss;
 pub mod maxmin;
 pub mod paths;
 pub mod rate_model;
 mod report;
 
 pub use fluid::{FlowParams, FlowStats, run};
+pub use loss::LossModel;
 pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 pub use paths::PathModel;
 pub use rate_model::RateModel;

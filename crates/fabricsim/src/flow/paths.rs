@@ -4,7 +4,8 @@
 //! - `Hash`: the packet engine's routing exactly: QPs numbered as it numbers them
 //!   (`route::number_qps`), the same 5-tuple hash per QP (`route::five_tuple_hash` of the QP's
 //!   UDP source port) and the same per-switch choice (`route::hashed`), so the same flows
-//!   collide on the same links. With `RoutePolicy::DestStatic` the choice is D-mod-K.
+//!   collide on the same links. With `RoutePolicy::DModK` (and `Adaptive`'s static fallback)
+//!   the choice is the packet engine's D-mod-K table ([`Router`] holds its divisors).
 //! - `Spray { paths: k }`: per-packet spraying as an even split: the message becomes k
 //!   subflows of equal bytes; subflow j takes, at every switch, the j-th candidate after the
 //!   hashed one, so the k subflows leave the first switch on k different ports when it has k.
@@ -16,8 +17,7 @@
 //!   per-packet/flowlet adaptive routing choosing the least-occupied egress queue
 //!   (InfiniBand AR, Spectrum-X): load spreads by occupancy, not by hash.
 
-use crate::sim::route;
-use crate::sim::{RoutePolicy, SimParams};
+use crate::sim::{RoutePolicy, SimParams, entropy, route};
 use crate::topology::{NodeId, PortId, Topology};
 
 /// How messages are placed on paths.
@@ -58,13 +58,26 @@ pub fn capacities(topo: &Topology) -> Vec<u64> {
         .collect()
 }
 
-/// The QP's flow hashes (forward, and reverse for its ACKs), as the packet engine sets them.
+/// The QP's flow hashes (forward, and reverse for its ACKs), as the packet engine sets them
+/// (the destination QP folded in when the switches hash it, `entropy::flow_hashes`).
 pub fn qp_hashes(p: &SimParams, qp: u32, src: u32, dst: u32) -> (u32, u32) {
-    let sport = route::qp_sport(qp);
-    (
-        route::five_tuple_hash(src, dst, sport, p.udp_dport),
-        route::five_tuple_hash(dst, src, sport, p.udp_dport),
-    )
+    entropy::flow_hashes(src, dst, qp, p.udp_dport, p.cc.hash_dest_qp)
+}
+
+/// The fabric's static next-hop rule: the routing policy and what `route::choose` reads per
+/// node (ECMP salt or D-mod-K divisor, `route::salts`).
+pub struct Router {
+    pub policy: RoutePolicy,
+    pub salt: Vec<u32>,
+}
+
+impl Router {
+    pub fn new(topo: &Topology, policy: RoutePolicy) -> Router {
+        Router {
+            policy,
+            salt: route::salts(topo, policy),
+        }
+    }
 }
 
 /// Appends the directed links of subflow `j` of a QP from `src` to `dst` with flow hash
@@ -72,7 +85,7 @@ pub fn qp_hashes(p: &SimParams, qp: u32, src: u32, dst: u32) -> (u32, u32) {
 #[allow(clippy::too_many_arguments)]
 pub fn subflow_links(
     topo: &Topology,
-    policy: RoutePolicy,
+    router: &Router,
     model: PathModel,
     src: u32,
     dst: u32,
@@ -81,7 +94,7 @@ pub fn subflow_links(
     load: impl Fn(u32) -> u32,
     out: &mut Vec<u32>,
 ) {
-    let hashed = route::hashed(policy, hash, dst);
+    let hashed = route::hashed(router.policy, hash, dst, &router.salt);
     let pick = |node: NodeId, c: &[PortId]| -> usize {
         let h = hashed(node, c);
         match model {

@@ -39,10 +39,12 @@ impl RateModel {
         Ok(())
     }
 
-    /// The cap of a flow whose path's slowest link runs at `bottleneck_bps`.
-    pub fn cap(&self, bottleneck_bps: u64) -> u64 {
-        let by_factor = if self.factor < 1.0 {
-            (bottleneck_bps as f64 * self.factor).floor() as u64
+    /// The cap of a flow whose path's slowest link runs at `bottleneck_bps`, with the path's
+    /// own throughput `factor` (the loss model's goodput; 1.0 when none) on top of this one.
+    pub fn cap(&self, bottleneck_bps: u64, factor: f64) -> u64 {
+        let f = self.factor * factor;
+        let by_factor = if f < 1.0 {
+            (bottleneck_bps as f64 * f).floor() as u64
         } else {
             NO_CAP
         };

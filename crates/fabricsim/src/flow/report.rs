@@ -77,6 +77,7 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
     let wall_s = wall.elapsed().as_secs_f64();
     RunResult {
         sim: SimInfo {
+            engine: "flow",
             status,
             partial: false,
             seed: p.seed,

@@ -2,7 +2,9 @@
 //!
 //! ```toml
 //! [faults]
-//! reroute_delay = "1ms"     # link state change -> routes reflect it
+//! local_repair_delay = "2ms"      # link state change -> its two ends reflect it ("off": never)
+//! global_reroute_delay = "10s"    # -> every switch avoids what it can no longer reach ("off")
+//! # (both default to the fabric profile's [reroute]; see sim::reroute)
 //! [[faults.link]]
 //! link = 12                 # link index (the order of the topology's links; for an ns-3 file,
 //!                           # the order of its link lines)
@@ -16,13 +18,15 @@ use serde::Deserialize;
 use super::value::time;
 use crate::error::{InputError, Source};
 use crate::sim::faults::{Dir, Fault, Faults, LinkLoss};
+use crate::sim::reroute::RerouteDelays;
 use crate::topology::LinkId;
 use crate::units::Time;
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FaultsSection {
-    pub reroute_delay: Option<String>,
+    pub local_repair_delay: Option<String>,
+    pub global_reroute_delay: Option<String>,
     #[serde(default)]
     pub link: Vec<LinkFaultEntry>,
     /// Receive stalls and forced routes (`scenario::flowctl`).
@@ -45,13 +49,47 @@ pub struct LinkFaultEntry {
 }
 
 impl FaultsSection {
-    /// The faults for a topology of `links` links.
-    pub fn resolve(&self, src: &Source, links: usize) -> Result<Faults, InputError> {
+    /// The faults for a topology of `links` links; recovery delays not set here come from
+    /// `profile` (the fabric profile's `[reroute]`, if it has one).
+    pub fn resolve(
+        &self,
+        src: &Source,
+        links: usize,
+        profile: Option<RerouteDelays>,
+    ) -> Result<Faults, InputError> {
+        let changes_links = self
+            .link
+            .iter()
+            .any(|e| e.down_at.is_some() || e.up_at.is_some());
+        let delay = |key: &str, set: &Option<String>, default: Option<Option<Time>>| {
+            match (set.as_deref(), default) {
+                (Some("off"), _) => Ok(None),
+                (Some(s), _) => time(src, key, s).map(Some),
+                (None, Some(d)) => Ok(d),
+                // Without a link going down or up the delays never act.
+                (None, None) if !changes_links => Ok(None),
+                (None, None) => Err(InputError::at_key(
+                    src,
+                    key,
+                    "(unset)",
+                    "a link goes down or up, and the fabric profile has no [reroute] table",
+                    "a duration such as 2ms, or \"off\"",
+                )),
+            }
+        };
         let mut out = Faults {
             faults: Vec::new(),
-            reroute_delay: match &self.reroute_delay {
-                Some(s) => time(src, "faults.reroute_delay", s)?,
-                None => Time::ZERO,
+            reroute: RerouteDelays {
+                local_repair: delay(
+                    "faults.local_repair_delay",
+                    &self.local_repair_delay,
+                    profile.map(|p| p.local_repair),
+                )?,
+                global: delay(
+                    "faults.global_reroute_delay",
+                    &self.global_reroute_delay,
+                    profile.map(|p| p.global),
+                )?,
             },
         };
         for e in &self.link {

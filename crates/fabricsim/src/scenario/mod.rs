@@ -122,6 +122,11 @@ impl Scenario {
         }
     }
 
+    /// Whether the file or a flag sets the top-level key or section `key`.
+    pub fn sets(&self, key: &str) -> bool {
+        self.doc.contains_key(key)
+    }
+
     /// A path written in the scenario file, taken relative to the file's directory.
     pub fn relative_path(&self, key: &str, path: &str) -> String {
         if self.flags.contains_key(key) || std::path::Path::new(path).is_absolute() {

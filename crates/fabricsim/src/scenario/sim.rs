@@ -1,16 +1,32 @@
-//! `[sim]`: how `fabricsim sim` runs: the topology file, the fabric's engine parameters (a
-//! RoCE-like or IB-like default, with overrides), the seed, an end time and the sample interval.
+//! `[sim]`: how `fabricsim sim` runs: where the topology comes from, the fabric's engine
+//! parameters (with overrides), the seed, an end time and the sample interval.
+//!
+//! The topology is either the scenario's `[cluster]`/`[fabric]`/`[topology]`/`[layout]` (built and
+//! cabled as `fabricsim plan` does, engine parameters from the profile by
+//! `sim::params_from_design`), or an ns-3 HPCC topology file with a RoCE-like or IB-like default.
+//! The two are exclusive: with `topology_file`, those sections are an error.
 //!
 //! ```toml
 //! [sim]
+//! tuned = true                     # without topology_file: the profile's tuned or untuned set
+//! # or:
 //! topology_file = "ft8.topo.txt"   # ns-3 HPCC format, relative to the scenario file
-//! fabric = "roce"                  # roce | ib: SimParams::roce() / SimParams::ib()
+//! fabric = "roce"                  # with topology_file: roce | ib (SimParams::roce() / ib())
 //! seed = 1
 //! until = "10ms"                   # stop there (partial results)
 //! sample_interval = "10us"         # per-port time series
 //! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
-//! # loss_rate, ber, routing (ecmp | static), qp_rate_limit
+//! # loss_rate, ber, routing (see ROUTINGS), qp_rate_limit
+//! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
+//! [sim.congestion]                 # ECN + DCQCN: the keys of a profile's [congestion]
+//! ecn = "red"                      # red | step (K = ecn_kmin_bytes) | off
+//! ecn_kmin_bytes = 150000
+//! ecn_kmax_bytes = 1500000
+//! ecn_pmax = 0.1
+//! dcqcn = "connectx_fw"            # paper | hpcc_sim_mlx | connectx_fw | off
+//! qps_per_connection = 1
+//! hash_dest_qp = false             # enhanced ECMP: the destination QP in the hash
 //! ```
 
 use std::path::Path;
@@ -23,8 +39,12 @@ use super::value::{SizeValue, in_range, time};
 use crate::error::{InputError, Source};
 use crate::io::ns3::{self, Ns3Topology};
 use crate::message::MessageDag;
+use crate::profile::Profile;
 use crate::sim::faults::Faults;
 use crate::sim::params::{RoutePolicy, SimParams, Transport};
+use crate::sim::params_from_design;
+use crate::sim::reroute::RerouteDelays;
+use crate::topology::{NodeId, NodeKind};
 use crate::traffic;
 use crate::units::Time;
 
@@ -33,6 +53,7 @@ use crate::units::Time;
 pub struct SimSection {
     pub topology_file: Option<String>,
     pub fabric: Option<String>,
+    pub tuned: Option<bool>,
     pub seed: Option<u64>,
     pub until: Option<String>,
     pub sample_interval: Option<String>,
@@ -51,10 +72,14 @@ pub struct SimSection {
     pub ber: Option<f64>,
     pub routing: Option<String>,
     pub qp_rate_limit: Option<String>,
+    /// IB congestion control with the `[ib_cc]` settings of this built-in profile, switched on.
+    pub ib_cc_profile: Option<String>,
     /// none | credits | pfc, with `[sim.pfc]` / `[sim.credits]` (see `scenario::flowctl`).
     pub flow_control: Option<String>,
     pub pfc: Option<super::flowctl::PfcSection>,
     pub credits: Option<super::flowctl::CreditsSection>,
+    /// ECN marking, DCQCN and ECMP entropy (`sim::cc_profile::Congestion`).
+    pub congestion: Option<crate::sim::cc_profile::Congestion>,
 }
 
 /// Everything one packet-level run needs.
@@ -67,22 +92,32 @@ pub struct SimSetup {
     pub until: Option<Time>,
 }
 
+/// `sim.routing` names (as a profile's `[routing] policy`) and the engine's policies.
+pub const ROUTINGS: [(&str, RoutePolicy); 3] = [
+    ("ecmp", RoutePolicy::EcmpFlowHash),
+    ("dmodk", RoutePolicy::DModK),
+    ("adaptive", RoutePolicy::Adaptive),
+];
+
 impl SimSection {
-    /// The engine parameters: the fabric's defaults with this section's overrides.
-    pub fn params(&self, src: &Source) -> Result<SimParams, InputError> {
-        let mut p = match self.fabric.as_deref().unwrap_or("roce") {
-            "roce" => SimParams::roce(),
-            "ib" => SimParams::ib(),
-            other => {
-                return Err(InputError::at_key(
-                    src,
-                    "sim.fabric",
-                    format!("\"{other}\""),
-                    "unknown fabric",
-                    "roce, ib",
-                ));
-            }
-        };
+    /// With an ns-3 topology file: the defaults of `sim.fabric` (roce or ib).
+    fn fabric_defaults(&self, src: &Source) -> Result<SimParams, InputError> {
+        match self.fabric.as_deref().unwrap_or("roce") {
+            "roce" => Ok(SimParams::roce()),
+            "ib" => Ok(SimParams::ib()),
+            other => Err(InputError::at_key(
+                src,
+                "sim.fabric",
+                format!("\"{other}\""),
+                "unknown fabric",
+                "roce, ib",
+            )),
+        }
+    }
+
+    /// `p` (the topology file's or the design's parameters) with this section's overrides,
+    /// validated.
+    pub fn apply(&self, src: &Source, mut p: SimParams) -> Result<SimParams, InputError> {
         if let Some(s) = self.seed {
             p.seed = s;
         }
@@ -172,16 +207,20 @@ impl SimSection {
             p.ber = b;
         }
         if let Some(r) = &self.routing {
-            p.routing = match r.as_str() {
-                "ecmp" => RoutePolicy::EcmpFlowHash,
-                "static" => RoutePolicy::DestStatic,
-                other => {
+            p.routing = match ROUTINGS.iter().find(|(name, _)| name == r) {
+                Some(&(_, policy)) => policy,
+                None => {
+                    let names: Vec<&str> = ROUTINGS.iter().map(|(n, _)| *n).collect();
                     return Err(InputError::at_key(
                         src,
                         "sim.routing",
-                        format!("\"{other}\""),
+                        format!("\"{r}\""),
                         "unknown routing",
-                        "ecmp, static",
+                        format!(
+                            "{} (ECMP 5-tuple hash, static D-mod-K per tier, \
+                             adaptive per packet with D-mod-K fallback)",
+                            names.join(", ")
+                        ),
                     ));
                 }
             };
@@ -218,17 +257,41 @@ impl SimSection {
             self.credits.as_ref(),
             &mut p,
         )?;
-        p.validate().map_err(|(field, problem, allowed)| {
-            let key = match field {
-                "mtu_bytes" => "sim.mtu",
-                "window_packets" => "sim.window_packets",
-                "loss_rate" => "sim.loss_rate",
-                "dt_alpha" => "sim.dt_alpha",
-                "ack_every" => "sim.ack_every",
-                "timeout_exp" => "sim.timeout_exp",
-                _ => "sim.fabric",
+        if let Some(id) = &self.ib_cc_profile {
+            let ib_cc = crate::profile::Profile::builtin(id)
+                .ok()
+                .and_then(|pr| pr.ib_cc)
+                .filter(|_| self.fabric.as_deref() == Some("ib"));
+            let Some(i) = ib_cc else {
+                return Err(InputError::at_key(
+                    src,
+                    "sim.ib_cc_profile",
+                    format!("\"{id}\""),
+                    "not a built-in profile with an [ib_cc] table, or fabric is not ib",
+                    "ib-ndr, ib-xdr (with fabric = \"ib\")",
+                ));
             };
-            InputError::at_key(src, key, "(value)", problem, allowed)
+            p.cc.ibcc = Some(crate::sim::cc_profile::ib_cc_params(&i));
+        }
+        p.validate().map_err(|(field, problem, allowed)| {
+            let (key, value) = match field {
+                "mtu_bytes" => ("sim.mtu", p.mtu_bytes.to_string()),
+                "window_packets" => ("sim.window_packets", p.window_packets.to_string()),
+                "loss_rate" => ("sim.loss_rate", p.loss_rate.to_string()),
+                "dt_alpha" => ("sim.dt_alpha", p.dt_alpha.to_string()),
+                "ack_every" => ("sim.ack_every", p.ack_every.to_string()),
+                "timeout_exp" => ("sim.timeout_exp", p.timeout_exp.to_string()),
+                "routing" => (
+                    "sim.routing",
+                    format!("\"{}\"", self.routing.as_deref().unwrap_or("(default)")),
+                ),
+                "cc.ibcc" => (
+                    "sim.ib_cc_profile",
+                    format!("\"{}\"", self.ib_cc_profile.as_deref().unwrap_or("")),
+                ),
+                _ => ("sim.fabric", "(value)".to_string()),
+            };
+            InputError::at_key(src, key, value, problem, allowed)
         })?;
         Ok(p)
     }
@@ -249,25 +312,123 @@ fn read_rel(base: &Path, src: &Source, key: &str, name: &str) -> Result<Source, 
     Ok(Source::new(path.display().to_string(), text))
 }
 
-/// Builds a run from a scenario's [sim], [traffic] and [faults]; files are found relative to
-/// `base` (the scenario's directory). `seed` (the `--seed` flag) overrides `sim.seed`.
+/// The scenario sections that describe the network the way `fabricsim plan` reads it.
+const DESIGN_SECTIONS: [&str; 4] = ["cluster", "fabric", "topology", "layout"];
+
+/// The topology and engine parameters of a run: an ns-3 topology file with `sim.fabric`'s
+/// defaults, or the scenario's design (cabled as `fabricsim plan` lays it out, so every link has
+/// its length and propagation delay) with `params_from_design`; `[sim]` overrides on top.
+/// Also the fabric profile's link-failure recovery delays (`sim.fabric` ib: ib-ndr's, roce:
+/// roce-400g's, the profiles `SimParams::ib()` / `roce()` describe).
+fn network(
+    sc: &Scenario,
+    section: &SimSection,
+    base: &Path,
+) -> Result<(Ns3Topology, SimParams, Option<RerouteDelays>), InputError> {
+    let src = &sc.source;
+    if let Some(topo_name) = &section.topology_file {
+        // One description of the network: a topology file excludes the design sections.
+        if let Some(s) = DESIGN_SECTIONS.iter().find(|s| sc.sets(s)) {
+            // Against the flag that set a key of the section, if one did.
+            let prefix = format!("{s}.");
+            let key = sc.flags.keys().find(|k| k.starts_with(&prefix));
+            return Err(sc.error(
+                key.map_or(*s, |k| k.as_str()),
+                format!("[{s}]"),
+                "conflicts with sim.topology_file: the topology file describes the network",
+                format!(
+                    "either sim.topology_file (with sim.fabric = roce | ib) or the sections {}",
+                    DESIGN_SECTIONS.map(|s| format!("[{s}]")).join(", ")
+                ),
+            ));
+        }
+        if let Some(t) = section.tuned {
+            return Err(InputError::at_key(
+                src,
+                "sim.tuned",
+                t,
+                "applies to a fabric profile, not to sim.topology_file",
+                "sim.tuned without sim.topology_file (the profile's tuned or untuned set)",
+            ));
+        }
+        // Parameters first: a bad [sim] key is reported before the file is read.
+        let params = section.apply(src, section.fabric_defaults(src)?)?;
+        let net = ns3::read_topology(&read_rel(base, src, "sim.topology_file", topo_name)?)?;
+        let like = if section.fabric.as_deref() == Some("ib") {
+            "ib-ndr"
+        } else {
+            "roce-400g"
+        };
+        let reroute = Profile::builtin(like)
+            .ok()
+            .and_then(|p| p.reroute)
+            .map(|r| r.delays());
+        return Ok((net, params, reroute));
+    }
+    if let Some(f) = &section.fabric {
+        return Err(InputError::at_key(
+            src,
+            "sim.fabric",
+            format!("\"{f}\""),
+            "applies only with sim.topology_file; the network comes from [fabric] profile",
+            "[fabric] profile = \"ib-ndr\" (or another profile), or set sim.topology_file",
+        ));
+    }
+    let (design, topo, _plan) = crate::plan::run(sc)?;
+    let params = section.apply(
+        src,
+        params_from_design(&design, section.tuned.unwrap_or(true))?,
+    )?;
+    // Node ids in [[faults.nic]] / [[faults.route]] are the topology's own node indices.
+    let host_of = topo
+        .nodes
+        .iter()
+        .map(|n| match n.kind {
+            NodeKind::Nic { host, .. } => Some(host),
+            _ => None,
+        })
+        .collect();
+    let node_of = (0..topo.nodes.len() as u32).map(NodeId).collect();
+    let net = Ns3Topology {
+        topo,
+        host_of,
+        node_of,
+        link_loss: Vec::new(),
+    };
+    let reroute = design.profile.reroute.as_ref().map(|r| r.delays());
+    Ok((net, params, reroute))
+}
+
+/// Builds a run from a scenario's network ([`network`]), [sim], [traffic] and [faults]; files
+/// are found relative to `base` (the scenario's directory). `seed` (the `--seed` flag) overrides
+/// `sim.seed`.
 pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, InputError> {
     let src = &sc.source;
     let section = sc.file.sim.clone().unwrap_or_default();
-    let mut params = section.params(src)?;
+    let (net, mut params, reroute) = network(sc, &section, base)?;
     if let Some(s) = seed {
         params.seed = s;
     }
-    let Some(topo_name) = &section.topology_file else {
-        return Err(InputError::at_key(
-            src,
-            "sim",
-            "(missing)",
-            "no topology: set sim.topology_file",
-            "sim.topology_file = \"an ns-3 HPCC topology file\"",
-        ));
-    };
-    let net = ns3::read_topology(&read_rel(base, src, "sim.topology_file", topo_name)?)?;
+    // The NICs' line rate: host 0's link.
+    let line = net.topo.links[net.topo.ports[net.topo.host_port(crate::topology::HostId(0)).idx()]
+        .link
+        .idx()]
+    .rate;
+    if let Some(c) = &section.congestion {
+        crate::sim::cc_profile::apply_congestion(c, line, &mut params.cc);
+        params
+            .cc
+            .validate(&params)
+            .map_err(|(field, problem, allowed)| {
+                let key = match field {
+                    "cc.ecn" => "sim.congestion.ecn",
+                    "cc.dcqcn" => "sim.congestion.dcqcn",
+                    "cc.qps_per_connection" => "sim.congestion.qps_per_connection",
+                    _ => "sim.congestion",
+                };
+                InputError::at_key(src, key, "(see the table)", problem, allowed)
+            })?;
+    }
     let until = section
         .until
         .as_deref()
@@ -284,16 +445,20 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
     };
     let dag = match tr.resolve(src)? {
         TrafficSource::Ns3File(name) => {
+            if section.topology_file.is_none() {
+                return Err(InputError::at_key(
+                    src,
+                    "traffic.kind",
+                    "\"ns3\"",
+                    "an ns-3 flow file names the nodes of an ns-3 topology file",
+                    "with sim.topology_file; else permutation, incast, all_to_all, uniform, list",
+                ));
+            }
             ns3::read_flows(&read_rel(base, src, "traffic.flow_file", &name)?, &net)?
         }
         TrafficSource::Generated(t) => {
             let hosts = net.topo.num_hosts() as u32;
-            let rate = net.topo.links[net.topo.ports
-                [net.topo.host_port(crate::topology::HostId(0)).idx()]
-            .link
-            .idx()]
-            .rate;
-            traffic::generate(&t, hosts, rate, params.seed).map_err(|p| {
+            traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
                 InputError::at_key(
                     src,
                     "traffic.kind",
@@ -305,7 +470,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
         }
     };
     let fsec = sc.file.faults.clone().unwrap_or_default();
-    let mut faults = fsec.resolve(src, net.topo.links.len())?;
+    let mut faults = fsec.resolve(src, net.topo.links.len(), reroute)?;
     faults.faults.extend(super::flowctl::node_faults(
         src,
         &fsec.nic,
@@ -323,4 +488,163 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
         faults,
         until,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Scenario {
+        Scenario::parse("t.toml", text).unwrap()
+    }
+
+    fn setup(text: &str) -> Result<SimSetup, InputError> {
+        build(&parse(text), Path::new("."), None)
+    }
+
+    const PERM: &str = "[traffic]\nkind = \"permutation\"\nbytes = \"100KB\"\n";
+
+    #[test]
+    fn without_a_topology_file_the_design_builds_the_network_and_its_parameters() {
+        let text = format!("[cluster]\ngpus = 64\n[fabric]\nprofile = \"ib-ndr\"\n{PERM}");
+        let s = setup(&text).unwrap();
+        let sc = parse(&text);
+        let (design, topo) = sc.design_and_topology().unwrap();
+        // The plan's topology: one host per GPU (8 NICs per 8-GPU server), same links.
+        assert_eq!(s.net.topo.num_hosts(), 64);
+        assert_eq!(s.net.topo.links.len(), topo.links.len());
+        // Cabled by the layout: every link has a length and its propagation delay.
+        assert!(
+            s.net
+                .topo
+                .links
+                .iter()
+                .all(|l| l.length_m > 0.0 && l.delay > Time::ZERO)
+        );
+        // The one profile-to-params mapping, unchanged when [sim] overrides nothing.
+        assert_eq!(s.params, params_from_design(&design, true).unwrap());
+        // The permutation addresses the 64 hosts of that topology.
+        assert_eq!(s.dag.messages.len(), 64);
+        assert!(s.dag.messages.iter().all(|m| m.src.0 < 64 && m.dst.0 < 64));
+    }
+
+    #[test]
+    fn sim_overrides_apply_on_top_of_the_profile_and_tuned_selects_the_variant() {
+        let text = format!("[sim]\nmtu = 2048\ntuned = false\n[cluster]\ngpus = 32\n{PERM}");
+        let s = setup(&text).unwrap();
+        let (design, _) = parse(&text).design_and_topology().unwrap();
+        let want = SimParams {
+            mtu_bytes: 2048,
+            ..params_from_design(&design, false).unwrap()
+        };
+        assert_eq!(s.params, want);
+        // roce-400g (the default profile) untuned: the fixed PFC headroom, not the formula.
+        assert_ne!(
+            params_from_design(&design, false).unwrap().flow_control,
+            params_from_design(&design, true).unwrap().flow_control
+        );
+    }
+
+    #[test]
+    fn a_topology_file_and_the_design_sections_conflict() {
+        for (text, key, value) in [
+            (
+                format!(
+                    "[sim]\ntopology_file = \"x.topo\"\n[fabric]\nprofile = \"ib-ndr\"\n{PERM}"
+                ),
+                "fabric",
+                "[fabric]",
+            ),
+            (
+                format!("[sim]\ntopology_file = \"x.topo\"\ntuned = true\n{PERM}"),
+                "sim.tuned",
+                "true",
+            ),
+            (
+                format!("[sim]\nfabric = \"ib\"\n{PERM}"),
+                "sim.fabric",
+                "\"ib\"",
+            ),
+            (
+                "[traffic]\nkind = \"ns3\"\nflow_file = \"f.txt\"\n".to_string(),
+                "traffic.kind",
+                "\"ns3\"",
+            ),
+        ] {
+            let e = setup(&text).unwrap_err();
+            assert_eq!((e.key.as_str(), e.value.as_str()), (key, value), "{text}");
+            assert!(e.line.is_some() && !e.allowed.is_empty(), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_engine_route_policy_is_accepted_by_name() {
+        for (name, policy) in ROUTINGS {
+            // Adaptive routing reorders packets: it needs the selective-repeat receiver.
+            let text = format!(
+                "[sim]\nrouting = \"{name}\"\ntransport = \"selective_repeat\"\n\
+                 window_packets = 64\n[cluster]\ngpus = 16\n{PERM}"
+            );
+            assert_eq!(setup(&text).unwrap().params.routing, policy, "{name}");
+        }
+        let e = setup(&format!(
+            "[sim]\nrouting = \"spray\"\n[cluster]\ngpus = 16\n{PERM}"
+        ))
+        .unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("sim.routing", Some(2)));
+        assert!(e.allowed.starts_with("ecmp, dmodk, adaptive"), "{e}");
+        // Adaptive on a go-back-N transport is refused, naming the routing key.
+        let e = setup(&format!(
+            "[sim]\nrouting = \"adaptive\"\n[cluster]\ngpus = 16\n{PERM}"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.value.as_str()),
+            ("sim.routing", "\"adaptive\"")
+        );
+    }
+
+    #[test]
+    fn recovery_delays_come_from_the_profile_unless_faults_sets_them() {
+        let down = "[[faults.link]]\nlink = 5\ndown_at = \"10us\"\n";
+        let reroute = |text: &str| setup(text).unwrap().faults.reroute;
+        // data/profiles/ib-ndr.toml [reroute]: SHIELD 2 ms, subnet manager 10 s.
+        let ib =
+            format!("[cluster]\ngpus = 64\n[fabric]\nprofile = \"ib-ndr\"\n{PERM}[faults]\n{down}");
+        assert_eq!(
+            reroute(&ib),
+            RerouteDelays {
+                local_repair: Some(Time::from_ms(2)),
+                global: Some(Time::from_ms(10_000)),
+            }
+        );
+        // roce-400g.toml: ECMP next-hop removal 1 ms, BGP convergence 300 ms.
+        let roce = format!("[cluster]\ngpus = 64\n{PERM}[faults]\n{down}");
+        assert_eq!(
+            reroute(&roce),
+            RerouteDelays {
+                local_repair: Some(Time::from_ms(1)),
+                global: Some(Time::from_ms(300)),
+            }
+        );
+        let set = format!(
+            "[cluster]\ngpus = 64\n{PERM}[faults]\nlocal_repair_delay = \"off\"\n\
+             global_reroute_delay = \"50us\"\n{down}"
+        );
+        assert_eq!(
+            reroute(&set),
+            RerouteDelays {
+                local_repair: None,
+                global: Some(Time::from_us(50)),
+            }
+        );
+        let bad = format!(
+            "[cluster]\ngpus = 64\n{PERM}[faults]\nglobal_reroute_delay = \"soon\"\n{down}"
+        );
+        let e = setup(&bad).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.line),
+            ("faults.global_reroute_delay", Some(7))
+        );
+    }
 }

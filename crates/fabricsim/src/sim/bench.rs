@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Faults, RunOptions, SimParams, Status};
+use super::{Faults, FlowControl, PfcParams, RunOptions, SimParams, Status};
 use crate::error::{InputError, Source};
 use crate::io::ns3;
 
@@ -22,6 +22,63 @@ pub const CASES: [(&str, &str); 3] = [
         "(c) k=16 fat-tree, 1,024 hosts, permutation of 2 MB at 100G",
     ),
 ];
+
+/// How the peer cases are run. htsim RoCE, the fastest peer (../shared/reference/README.md), runs
+/// them lossless with PFC and no end-to-end congestion control; `Lossless` does the same here
+/// (PFC on the data class for RoCE, credits for InfiniBand). `Lossy` is drop-tail with go-back-N
+/// recovery: the incast then ends in retransmission timeouts, seconds of simulated time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Lossless,
+    Lossy,
+}
+
+/// The engine parameters of the peer cases for `fabric` ("roce" or "ib") in `mode`; `None` for
+/// an unknown fabric.
+pub fn peer_params(fabric: &str, mode: Mode) -> Option<SimParams> {
+    let mut p = match fabric {
+        "roce" => SimParams::roce(),
+        "ib" => SimParams::ib(),
+        _ => return None,
+    };
+    p.flow_control = match (mode, p.flow_control) {
+        (Mode::Lossy, _) => FlowControl::None,
+        (Mode::Lossless, FlowControl::None) => FlowControl::Pfc(PfcParams::tuned(
+            p.data_tc,
+            p.data_frame_bytes(p.mtu_bytes) as u64,
+        )),
+        (Mode::Lossless, fc) => fc,
+    };
+    Some(p)
+}
+
+/// One line naming the mechanisms that are on in `p`, printed above the figures.
+pub fn describe(p: &SimParams) -> String {
+    let fc = match p.flow_control {
+        FlowControl::None => "none (lossy, drop-tail)",
+        FlowControl::Credits(_) => "credits per VL (lossless)",
+        FlowControl::Pfc(_) => "PFC on the data class (lossless)",
+    };
+    let cc = match (&p.cc.dcqcn, &p.cc.ibcc) {
+        (Some(_), _) => "DCQCN",
+        (_, Some(_)) => "IB CC",
+        _ => "none",
+    };
+    format!(
+        "MTU {} B, {} B headers + {} B wire overhead; flow control: {fc}; congestion control: {cc}; \
+         routing: {:?}; transport: {:?}, ack every {} packet(s), window {}",
+        p.mtu_bytes,
+        p.header_bytes,
+        p.wire_overhead_bytes,
+        p.routing,
+        p.transport,
+        p.ack_every,
+        match p.window_packets {
+            0 => "unlimited".to_string(),
+            w => format!("{w} packets"),
+        }
+    )
+}
 
 #[derive(Clone, Debug)]
 pub struct Figures {
@@ -98,3 +155,20 @@ pub fn format_row(f: &Figures) -> String {
 
 pub const HEADER: &str =
     "case           hosts  flows      events    packets   wall_s   Mev/s  Mpkt/s  sim_end_us  done";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lossless_mode_keeps_ib_credits_and_adds_pfc_to_roce() {
+        let roce = peer_params("roce", Mode::Lossless).unwrap();
+        assert!(matches!(roce.flow_control, FlowControl::Pfc(_)));
+        assert!(describe(&roce).contains("PFC"));
+        let ib = peer_params("ib", Mode::Lossless).unwrap();
+        assert!(matches!(ib.flow_control, FlowControl::Credits(_)));
+        let lossy = peer_params("ib", Mode::Lossy).unwrap();
+        assert_eq!(lossy.flow_control, FlowControl::None);
+        assert!(peer_params("token-ring", Mode::Lossy).is_none());
+    }
+}

@@ -13,7 +13,7 @@
 //! hash_dest_qp = false
 //! [congestion_untuned]        # same keys: the documented untuned variant
 //! [routing]
-//! policy = "adaptive"         # ecmp | static | dmodk | adaptive
+//! policy = "adaptive"         # ecmp | dmodk | adaptive
 //! ar_threshold_bytes = 8192
 //! reorder_window_packets = 512  # adaptive: out-of-order window of the receiver
 //! [ib_cc]                     # InfiniBand congestion control (IBA annex A10)
@@ -22,8 +22,12 @@
 //! marking_rate = 0
 //! ccti_increase = 1
 //! ccti_limit = 127
-//! ccti_timer_us = 50
-//! cct_denominator = 8
+//! ccti_timer_us = 51
+//! cct = "mellanox_default"
+//! [vl_arbitration]            # IBA Vol. 1 7.6.9, one entry per data VL
+//! high_weights_64b = [4, 0, 0, 0]
+//! low_weights_64b = [0, 4, 4, 4]
+//! high_limit_4kb = 0
 //! ```
 
 use serde::Deserialize;
@@ -31,8 +35,8 @@ use serde::Deserialize;
 use super::cc::CcParams;
 use super::dcqcn::{DcqcnParams, DcqcnSet};
 use super::ecn::EcnMarking;
-use super::ibcc::IbCcParams;
-use super::params::{RoutePolicy, SimParams, Transport};
+use super::ibcc::{Cct, IbCcParams};
+use super::params::{MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
 use crate::units::{BitRate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -56,7 +60,6 @@ pub enum DcqcnChoice {
 #[serde(rename_all = "snake_case")]
 pub enum RoutingChoice {
     Ecmp,
-    Static,
     Dmodk,
     Adaptive,
 }
@@ -102,7 +105,83 @@ pub struct IbCc {
     pub ccti_increase: u16,
     pub ccti_limit: u16,
     pub ccti_timer_us: u64,
-    pub cct_denominator: u16,
+    pub cct: CctChoice,
+}
+
+/// `[ib_cc] cct`: the congestion control table the manager loads (`sim::ibcc::Cct`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CctChoice {
+    MellanoxDefault,
+}
+
+/// `[vl_arbitration]`: per data VL its weight in the high- or the low-priority table (in
+/// 64-byte units, exactly one of the two non-zero), and Limit_of_High_Priority in 4 KB units
+/// (255: unlimited), IBA Vol. 1 7.6.9.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VlArbitration {
+    pub high_weights_64b: Vec<u32>,
+    pub low_weights_64b: Vec<u32>,
+    pub high_limit_4kb: u8,
+}
+
+impl VlArbitration {
+    /// The scheduling discipline for `vls` data VLs; `Err((key, problem, allowed))`.
+    fn scheduling(&self, vls: usize) -> Result<Scheduling, (&'static str, String, String)> {
+        let (h, l) = (&self.high_weights_64b, &self.low_weights_64b);
+        if h.len() != vls || l.len() != vls {
+            return Err((
+                "vl_arbitration.high_weights_64b",
+                format!(
+                    "{} high and {} low weights for {vls} data VLs",
+                    h.len(),
+                    l.len()
+                ),
+                "one weight per data VL in each table".into(),
+            ));
+        }
+        let mut high = 0u8;
+        let mut weight_bytes = [0u32; MAX_TC];
+        for vl in 0..vls {
+            if (h[vl] == 0) == (l[vl] == 0) {
+                return Err((
+                    "vl_arbitration.low_weights_64b",
+                    format!("VL {vl}: high weight {}, low weight {}", h[vl], l[vl]),
+                    "a non-zero weight in exactly one of the two tables".into(),
+                ));
+            }
+            if h[vl] > 0 {
+                high |= 1 << vl;
+            }
+            weight_bytes[vl] = h[vl].max(l[vl]) * 64;
+        }
+        let high_limit_bytes = match self.high_limit_4kb {
+            255 => u32::MAX,
+            n => n as u32 * 4096,
+        };
+        Ok(Scheduling::VlArb {
+            high,
+            weight_bytes,
+            high_limit_bytes,
+        })
+    }
+}
+
+/// IB CC parameters from an `[ib_cc]` table (whether or not it is enabled there).
+pub fn ib_cc_params(i: &IbCc) -> IbCcParams {
+    IbCcParams {
+        threshold_bytes: i.threshold_bytes,
+        marking_rate: i.marking_rate,
+        victim_mask: false,
+        ccti_increase: i.ccti_increase,
+        ccti_limit: i.ccti_limit,
+        ccti_min: 0,
+        ccti_timer: Time::from_us(i.ccti_timer_us),
+        cct: match i.cct {
+            CctChoice::MellanoxDefault => Cct::mellanox_default(),
+        },
+    }
 }
 
 /// Which congestion settings of a profile to use.
@@ -121,6 +200,7 @@ pub struct CcSections<'a> {
     pub congestion_untuned: Option<&'a Congestion>,
     pub routing: Option<&'a Routing>,
     pub ib_cc: Option<&'a IbCc>,
+    pub vl_arbitration: Option<&'a VlArbitration>,
 }
 
 /// Sets `p.cc` and `p.routing` from a profile's sections for NICs of `line` rate; `Err((key,
@@ -139,31 +219,11 @@ pub fn apply(
         _ => s.congestion,
     };
     if let Some(c) = cong {
-        cc.ecn = match c.ecn {
-            EcnMode::Red => Some(EcnMarking::Red {
-                kmin_bytes: c.ecn_kmin_bytes,
-                kmax_bytes: c.ecn_kmax_bytes,
-                pmax: c.ecn_pmax,
-            }),
-            EcnMode::Step => Some(EcnMarking::Step {
-                k_bytes: c.ecn_kmin_bytes,
-            }),
-            EcnMode::Off => None,
-        };
-        let set = match c.dcqcn {
-            DcqcnChoice::Paper => Some(DcqcnSet::Paper),
-            DcqcnChoice::HpccSimMlx => Some(DcqcnSet::HpccMlx),
-            DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
-            DcqcnChoice::Off => None,
-        };
-        cc.dcqcn = set.map(|s| DcqcnParams::set(s, line));
-        cc.qps_per_connection = c.qps_per_connection;
-        cc.hash_dest_qp = c.hash_dest_qp;
+        apply_congestion(c, line, &mut cc);
     }
     if let Some(r) = s.routing {
         p.routing = match r.policy {
             RoutingChoice::Ecmp => RoutePolicy::EcmpFlowHash,
-            RoutingChoice::Static => RoutePolicy::DestStatic,
             RoutingChoice::Dmodk => RoutePolicy::DModK,
             RoutingChoice::Adaptive => RoutePolicy::Adaptive,
         };
@@ -183,19 +243,38 @@ pub fn apply(
     if let Some(i) = s.ib_cc
         && i.enabled
     {
-        cc.ibcc = Some(IbCcParams {
-            threshold_bytes: i.threshold_bytes,
-            marking_rate: i.marking_rate,
-            victim_mask: false,
-            ccti_increase: i.ccti_increase,
-            ccti_limit: i.ccti_limit,
-            ccti_min: 0,
-            ccti_timer: Time::from_us(i.ccti_timer_us),
-            cct_denominator: i.cct_denominator,
-        });
+        cc.ibcc = Some(ib_cc_params(i));
+    }
+    if let Some(v) = s.vl_arbitration {
+        p.scheduling = v.scheduling(p.traffic_classes as usize)?;
     }
     p.cc = cc;
     p.cc.validate(p)
+}
+
+/// Sets the marking, DCQCN and entropy fields of `cc` from one `[congestion]` table for NICs of
+/// `line` rate (a profile's, or a scenario's `[sim.congestion]`).
+pub fn apply_congestion(c: &Congestion, line: BitRate, cc: &mut CcParams) {
+    cc.ecn = match c.ecn {
+        EcnMode::Red => Some(EcnMarking::Red {
+            kmin_bytes: c.ecn_kmin_bytes,
+            kmax_bytes: c.ecn_kmax_bytes,
+            pmax: c.ecn_pmax,
+        }),
+        EcnMode::Step => Some(EcnMarking::Step {
+            k_bytes: c.ecn_kmin_bytes,
+        }),
+        EcnMode::Off => None,
+    };
+    let set = match c.dcqcn {
+        DcqcnChoice::Paper => Some(DcqcnSet::Paper),
+        DcqcnChoice::HpccSimMlx => Some(DcqcnSet::HpccMlx),
+        DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
+        DcqcnChoice::Off => None,
+    };
+    cc.dcqcn = set.map(|s| DcqcnParams::set(s, line));
+    cc.qps_per_connection = c.qps_per_connection;
+    cc.hash_dest_qp = c.hash_dest_qp;
 }
 
 #[cfg(test)]
@@ -243,11 +322,57 @@ mod tests {
             assert_eq!(p.cc.ar_threshold_bytes, 8192);
             assert_eq!(p.transport, Transport::SelectiveRepeat);
             assert!(p.cc.ibcc.is_none() && p.cc.dcqcn.is_none(), "{id}");
+            // OpenSM's default QoS tables (osm_base.h): VL0 high, VL1-3 low, weight 4 x 64 B,
+            // Limit_of_High_Priority 0.
+            let mut w = [0u32; MAX_TC];
+            w[..4].fill(256);
+            assert_eq!(
+                p.scheduling,
+                Scheduling::VlArb {
+                    high: 0b0001,
+                    weight_bytes: w,
+                    high_limit_bytes: 0
+                },
+                "{id}"
+            );
             assert_eq!(
                 mapped(id, Tuning::Untuned),
                 p,
                 "{id}: one congestion setting"
             );
         }
+    }
+
+    /// The DCTCP-style step option and the enhanced-ECMP key of a `[congestion]` table reach
+    /// `CcParams`; a step without its K is refused.
+    #[test]
+    fn step_marking_and_dest_qp_hash_from_profile_keys() {
+        let c: Congestion = toml::from_str(
+            "ecn = \"step\"\necn_kmin_bytes = 300000\ndcqcn = \"off\"\n\
+             qps_per_connection = 4\nhash_dest_qp = true",
+        )
+        .unwrap();
+        let s = CcSections {
+            congestion: Some(&c),
+            congestion_untuned: None,
+            routing: None,
+            ib_cc: None,
+            vl_arbitration: None,
+        };
+        let mut p = SimParams::roce();
+        apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap();
+        assert_eq!(p.cc.ecn, Some(EcnMarking::Step { k_bytes: 300_000 }));
+        assert!(p.cc.hash_dest_qp && p.cc.dcqcn.is_none());
+        assert_eq!(p.cc.qps_per_connection, 4);
+        let no_k = Congestion {
+            ecn_kmin_bytes: 0,
+            ..c.clone()
+        };
+        let s = CcSections {
+            congestion: Some(&no_k),
+            ..s
+        };
+        let e = apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap_err();
+        assert_eq!(e.0, "cc.ecn");
     }
 }

@@ -33,6 +33,8 @@ pub struct Credits {
     cap: Vec<u32>,
     /// Per egress port x VL: when the sender started waiting for credits (`u64::MAX`: not).
     stall_since: Vec<u64>,
+    /// Per egress port x VL: when the sender's last wait for credits ended (0: never waited).
+    stall_end: Vec<u64>,
     /// Per egress port: time spent waiting for credits with a packet ready, in ps.
     pub stall_ps: Vec<u64>,
     /// Times a sender found too few credits for its next packet.
@@ -58,6 +60,7 @@ impl Credits {
             held: vec![0; n * ntc],
             cap,
             stall_since: vec![u64::MAX; n * ntc],
+            stall_end: vec![0; n * ntc],
             stall_ps: vec![0; n],
             stalls: 0,
         }
@@ -135,7 +138,17 @@ impl Credits {
         if self.stall_since[i] != u64::MAX {
             self.stall_ps[p] += now - self.stall_since[i];
             self.stall_since[i] = u64::MAX;
+            self.stall_end[i] = now;
         }
+    }
+
+    /// Whether the sender on `p` waited for credits on `tc` at some time since `since` (or
+    /// waits now): its queue is then held up from downstream, a victim of congestion in the
+    /// sense of IBA annex A10.
+    #[inline]
+    pub fn starved_since(&self, p: usize, tc: usize, since: u64) -> bool {
+        let i = p * self.ntc + tc;
+        self.stall_since[i] != u64::MAX || (self.stall_end[i] != 0 && self.stall_end[i] >= since)
     }
 
     /// Blocks held at ingress `ip` on `tc` (for the deadlock detector and tests).
@@ -163,6 +176,7 @@ mod tests {
         c.update(0, 0, fccl, 25);
         assert_eq!(c.available(0, 0), 10);
         assert_eq!(c.stall_ps[0], 20);
+        assert!(c.starved_since(0, 0, 25) && !c.starved_since(0, 0, 26));
     }
 
     #[test]

@@ -8,7 +8,11 @@
 //! - α: every `alpha_update`, α = (1 − g)·α + g if a CNP came in that period, else (1 − g)·α.
 //! - Increase: a timer T and a byte counter B each count stages; while both are below F, fast
 //!   recovery Rc = (Rt + Rc)/2; when one passes F, additive increase Rt += R_AI; when both do,
-//!   hyper increase Rt += i·R_HAI (i = stages beyond F); then Rc = (Rt + Rc)/2.
+//!   hyper increase Rt += i·R_HAI (i = stages beyond F); then Rc = (Rt + Rc)/2. Without a byte
+//!   counter (the HPCC set) the timer alone: F stages of fast recovery, one additive, then R_HAI.
+//! - Target clamp: whether a cut sets Rt = Rc (`TargetClamp`; the paper always, ConnectX and
+//!   HPCC only after an increase). Without it, a run of cuts with no increase between them keeps
+//!   Rt at the rate before the run, so fast recovery climbs back towards it.
 //!
 //! Rates are integer bits/s; α is a fraction of 2^20; the pacing gap is picoseconds per byte
 //! as a fraction of 2^16, so rate steps are not quantized to whole picoseconds per byte.
@@ -41,6 +45,20 @@ impl DcqcnSet {
     }
 }
 
+/// Whether a rate cut also lowers the target rate (Rt ← Rc), or Rt keeps the rate the flow had
+/// before a run of cuts that came with no increase in between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetClamp {
+    /// At every cut: Zhu et al. 2015 §3.1 (Rt = Rc); ns-3 DCQCN `CLAMP_TARGET_RATE 1`.
+    Always,
+    /// Only if the timer T raised the rate since the last cut: HPCC `rdma-hw.cc`
+    /// `CheckRateDecreaseMlx` with `CLAMP_TARGET_RATE 0` (`m_rpTimeStage != 0`).
+    AfterTimerIncrease,
+    /// Only if the timer or the byte counter raised the rate since the last cut: ConnectX
+    /// `CLAMP_TGT_RATE 0` with `CLAMP_TGT_RATE_AFTER_TIME_INC 1` (mstflint mlxcfg descriptions).
+    AfterAnyIncrease,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DcqcnParams {
     /// g as a fraction of 2^20.
@@ -62,6 +80,8 @@ pub struct DcqcnParams {
     pub rate_ai: BitRate,
     pub rate_hai: BitRate,
     pub min_rate: BitRate,
+    /// When a cut sets Rt = Rc.
+    pub clamp: TargetClamp,
 }
 
 impl DcqcnParams {
@@ -83,6 +103,7 @@ impl DcqcnParams {
                 rate_ai: BitRate::mbps(40),                // R_AI 40 Mb/s [U]
                 rate_hai: BitRate::mbps(400),              // R_HAI = 10 x R_AI [E]
                 min_rate: BitRate::mbps(100),              // [E]
+                clamp: TargetClamp::Always,                // paper §3.1: Rt = Rc
             },
             DcqcnSet::HpccMlx => DcqcnParams {
                 g_q20: Q20 / 256,                         // HPCC run.py "dcqcn"
@@ -96,6 +117,7 @@ impl DcqcnParams {
                 rate_ai: per_25g(5),            // 5 Mb/s x BW/25G
                 rate_hai: per_25g(50),          // 50 Mb/s x BW/25G
                 min_rate: BitRate::mbps(1000),  // run.py MIN_RATE
+                clamp: TargetClamp::AfterTimerIncrease, // run.py CLAMP_TARGET_RATE 0
             },
             DcqcnSet::ConnectxFw => DcqcnParams {
                 g_q20: Q20 * 5 / 1024, // DCE_TCP_G 1019 -> g = 5/1024 [E interpretation]
@@ -109,6 +131,7 @@ impl DcqcnParams {
                 rate_ai: BitRate::mbps(5), // RPG_AI_RATE
                 rate_hai: BitRate::mbps(50), // RPG_HAI_RATE
                 min_rate: BitRate::mbps(1), // RPG_MIN_RATE
+                clamp: TargetClamp::AfterAnyIncrease, // CLAMP_TGT_RATE 0, .._AFTER_TIME_INC 1
             },
         }
     }
@@ -245,9 +268,17 @@ impl Rp {
         }
     }
 
-    /// Rt = Rc; Rc = Rc·(1 − α/2), not below the minimum rate; the increase stages restart.
+    /// Rt = Rc (by `p.clamp`); Rc = Rc·(1 − α/2), not below the minimum rate; the increase
+    /// stages restart.
     fn decrease(&mut self, p: &DcqcnParams, line: BitRate, now: Time) {
-        self.rt = self.rc;
+        let clamp = match p.clamp {
+            TargetClamp::Always => true,
+            TargetClamp::AfterTimerIncrease => self.timer_stage > 0,
+            TargetClamp::AfterAnyIncrease => self.timer_stage > 0 || self.byte_stage > 0,
+        };
+        if clamp {
+            self.rt = self.rc;
+        }
         let cut = (self.rc as u128 * self.alpha_q20 as u128 / (2 * Q20 as u128)) as u64;
         self.rc = (self.rc - cut).max(p.min_rate.bps()).min(line.bps());
         self.last_decrease = now;
@@ -295,19 +326,25 @@ impl Rp {
 
     fn increase(&mut self, p: &DcqcnParams, line: BitRate) -> RpAction {
         let f = p.fast_recovery_stages;
-        // Without a byte counter the timer alone sets the stage (HPCC `RateIncEventMlx`).
-        let bytes = if p.byte_counter_bytes == 0 {
-            self.timer_stage
-        } else {
-            self.byte_stage
-        };
-        let (hi, lo) = (self.timer_stage.max(bytes), self.timer_stage.min(bytes));
         let lim = line.bps();
-        if lo > f {
-            // Hyper increase: i = stages beyond F.
-            self.rt = (self.rt + (lo - f) as u64 * p.rate_hai.bps()).min(lim);
-        } else if hi > f {
-            self.rt = (self.rt + p.rate_ai.bps()).min(lim);
+        let t = self.timer_stage;
+        if p.byte_counter_bytes == 0 {
+            // The timer alone (HPCC `RateIncEventMlx`): F stages of fast recovery, one of
+            // additive increase, then hyper increase by R_HAI per stage (`HyperIncreaseMlx`).
+            if t == f + 1 {
+                self.rt = (self.rt + p.rate_ai.bps()).min(lim);
+            } else if t > f + 1 {
+                self.rt = (self.rt + p.rate_hai.bps()).min(lim);
+            }
+        } else {
+            // Timer and byte counter (Zhu et al. §3.1, after QCN): additive increase once either
+            // passes F, hyper increase by i·R_HAI once both do, i = stages beyond F.
+            let (hi, lo) = (t.max(self.byte_stage), t.min(self.byte_stage));
+            if lo > f {
+                self.rt = (self.rt + (lo - f) as u64 * p.rate_hai.bps()).min(lim);
+            } else if hi > f {
+                self.rt = (self.rt + p.rate_ai.bps()).min(lim);
+            }
         }
         self.rc = (self.rt + self.rc).div_ceil(2).min(lim);
         if self.rc >= lim {
@@ -377,5 +414,57 @@ mod tests {
         rp.on_increase_timer(&p, line);
         // Additive increase caps Rt at the line rate.
         assert_eq!(rp.rt, line.bps().min(rt + p.rate_ai.bps()));
+    }
+
+    /// Two cuts with no increase between them: the paper clamps Rt to Rc at each (§3.1); the
+    /// ConnectX firmware (`CLAMP_TGT_RATE 0`) and HPCC (`CLAMP_TARGET_RATE 0`) keep Rt at the
+    /// rate before the first cut, and clamp once the rate has been raised since the last cut.
+    #[test]
+    fn target_clamp_rules() {
+        let line = BitRate::gbps(100);
+        for (set, clamps) in [
+            (DcqcnSet::Paper, true),
+            (DcqcnSet::HpccMlx, false),
+            (DcqcnSet::ConnectxFw, false),
+        ] {
+            let p = DcqcnParams::set(set, line);
+            let mut rp = Rp::new(line);
+            rp.on_cnp(&p, line, Time::from_us(1));
+            let second = Time::from_us(1) + p.rate_decrease_interval;
+            rp.on_cnp(&p, line, second);
+            let rc = rp.rc;
+            assert_eq!(rp.rt == line.bps(), !clamps, "{set:?}: rt {}", rp.rt);
+            // A timer increase, then a cut: every rule clamps now.
+            rp.on_increase_timer(&p, line);
+            let raised = rp.rc;
+            assert!(raised > rc, "{set:?}");
+            rp.on_cnp(&p, line, second + p.rate_decrease_interval);
+            assert_eq!(rp.rt, raised, "{set:?}");
+        }
+    }
+
+    /// HPCC `RateIncEventMlx` without a byte counter: F fast-recovery stages, one additive
+    /// increase of R_AI, then R_HAI per stage.
+    #[test]
+    fn timer_only_stages_follow_hpcc() {
+        let line = BitRate::gbps(100);
+        let p = DcqcnParams::set(DcqcnSet::HpccMlx, line);
+        let mut rp = Rp::new(line);
+        rp.on_cnp(&p, line, Time::from_us(1));
+        // An increase, then a cut: Rt is clamped below the line rate.
+        rp.on_increase_timer(&p, line);
+        rp.on_cnp(&p, line, Time::from_us(1) + p.rate_decrease_interval);
+        let rt = rp.rt;
+        assert!(rt < line.bps());
+        for _ in 0..p.fast_recovery_stages {
+            rp.on_increase_timer(&p, line);
+        }
+        assert_eq!(rp.rt, rt);
+        rp.on_increase_timer(&p, line);
+        assert_eq!(rp.rt, rt + p.rate_ai.bps());
+        for k in 1..=3 {
+            rp.on_increase_timer(&p, line);
+            assert_eq!(rp.rt, rt + p.rate_ai.bps() + k * p.rate_hai.bps());
+        }
     }
 }

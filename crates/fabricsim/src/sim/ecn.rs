@@ -24,6 +24,9 @@ pub enum EcnMarking {
 impl EcnMarking {
     /// Checks the thresholds; `Err((problem, allowed))`.
     pub fn validate(&self) -> Result<(), (String, &'static str)> {
+        if let EcnMarking::Step { k_bytes: 0 } = *self {
+            return Err(("step marking with K = 0 B".into(), "K > 0 bytes"));
+        }
         if let EcnMarking::Red {
             kmin_bytes,
             kmax_bytes,
@@ -133,5 +136,6 @@ mod tests {
             .validate()
             .is_err()
         );
+        assert!(EcnMarking::Step { k_bytes: 0 }.validate().is_err());
     }
 }

@@ -1,11 +1,8 @@
 //! Injected faults: per-link corruption loss (a rate or a BER), a chosen packet dropped, links
-//! going down and up, and the delay before routing steers around a change.
-//!
-//! Rerouting is local: after the delay, the failed link's two ends stop choosing it among their
-//! equal-cost ports. Switches further away still forward towards it, and a packet left with no
-//! way down is dropped as `no_route`; recomputing routes fabric-wide (a subnet manager, a routing
-//! protocol withdrawing prefixes) is not modelled yet.
+//! going down and up, and the delays before routing steers around a change: local repair at the
+//! link's ends, then the fabric-wide reroute (`sim::reroute`).
 
+use super::reroute::RerouteDelays;
 use crate::topology::{HostId, LinkId, NodeId, PortId};
 use crate::units::Time;
 
@@ -35,9 +32,9 @@ pub enum Fault {
     },
     /// The `nth` packet (1-based) put on the link in `dir` is corrupted.
     DropNth { link: LinkId, dir: Dir, nth: u64 },
-    /// The link fails at `at`; routing avoids it `reroute_delay` later.
+    /// The link fails at `at`; routing avoids it after the `reroute` delays.
     Down { link: LinkId, at: Time },
-    /// The link comes back at `at`; routing uses it again `reroute_delay` later.
+    /// The link comes back at `at`; routing uses it again after the `reroute` delays.
     Up { link: LinkId, at: Time },
     /// Host `host`'s NIC stops receiving at `at` (until `until`): under PFC it pauses its
     /// switch port without end, a pause storm (Guo et al., "RDMA over commodity Ethernet at
@@ -60,7 +57,7 @@ pub enum Fault {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Faults {
     pub faults: Vec<Fault>,
-    /// Time from a link state change to routes that reflect it (subnet manager or routing
-    /// protocol convergence; fast local repair when short).
-    pub reroute_delay: Time,
+    /// Time from a link state change to local repair and to the global reroute (the default:
+    /// neither happens).
+    pub reroute: RerouteDelays,
 }

@@ -6,11 +6,14 @@
 //! waits the table's inter-packet delay CCT[CCTI] between packets; every `ccti_timer` the index
 //! drops by one until `ccti_min`.
 //!
-//! The table. IBA leaves the CCT contents to the congestion control manager; this model builds
-//! a linear table: entry i adds i/`cct_denominator` of the packet's own serialization time after
-//! each packet, so the injection rate at index i is line / (1 + i/d). With d = 8 and the limit
-//! 127, the deepest throttle is line/16.9 [E: linear table; OpenSM's CC manager fills the CCT
-//! from a user list, no shipped default was found].
+//! The table (IBA A10 CongestionControlTable): 128 entries of a 2-bit CCT_Shift and a 14-bit
+//! CCT_Multiplier; entry i asks for an inter-packet delay of Multiplier x (MTU packet time >>
+//! Shift) after each packet, as the Linux hfi1 driver computes it (`set_link_ipg`), so the rate
+//! at index i is line / (1 + Multiplier / 2^Shift). Applied per byte (`gap_q16`), a smaller
+//! packet gets a proportionally smaller gap. The CCT is filled by the congestion control
+//! manager; `Cct::mellanox_default` is the table LLNL's OpenSM CC study labels the Mellanox
+//! default (quadratic, Multiplier = 7 i^2 / (95^2 x 0.218), Shift 0: no delay up to index 16,
+//! line/2 at 17, line/58 at 127) [S: Perry Huang, LLNL, opensm-cc-conf-gen.rb].
 
 use crate::units::{BitRate, Time};
 
@@ -28,16 +31,45 @@ pub struct IbCcParams {
     pub ccti_min: u16,
     /// The CCTI decrease timer.
     pub ccti_timer: Time,
-    /// d of the linear table: entry i delays i/d packet times.
-    pub cct_denominator: u16,
+    pub cct: Cct,
+}
+
+/// IBA A10 CCT size: 128 entries (CCTI_Limit <= 127).
+pub const CCT_ENTRIES: usize = 128;
+
+/// A congestion control table: per index, CCT_Shift in bits 15..14 and CCT_Multiplier in bits
+/// 13..0 (IBA A10 CongestionControlTableEntry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cct(pub [u16; CCT_ENTRIES]);
+
+impl Cct {
+    /// The quadratic table LLNL's OpenSM CC study uses as the Mellanox default (module doc).
+    pub fn mellanox_default() -> Cct {
+        let mut e = [0u16; CCT_ENTRIES];
+        for (i, x) in e.iter_mut().enumerate() {
+            // floor(7 i^2 / (95^2 x 0.218)) in integers: 7000 i^2 / (9025 x 218).
+            *x = (7000 * (i * i) as u64 / (9025 * 218)) as u16;
+        }
+        Cct(e)
+    }
+
+    /// The inter-packet delay at index `i` in MTU packet times, as (multiplier, shift).
+    #[inline]
+    pub fn entry(&self, i: u16) -> (u64, u32) {
+        let e = self.0[(i as usize).min(CCT_ENTRIES - 1)];
+        ((e & 0x3fff) as u64, (e >> 14) as u32)
+    }
 }
 
 impl IbCcParams {
     pub fn validate(&self) -> Result<(), (String, &'static str)> {
-        if self.ccti_timer == Time::ZERO || self.cct_denominator == 0 {
+        if self.ccti_timer == Time::ZERO {
+            return Err(("ccti_timer is 0".into(), "a positive timer"));
+        }
+        if self.ccti_limit as usize >= CCT_ENTRIES {
             return Err((
-                "ccti_timer or cct_denominator is 0".into(),
-                "a positive timer and denominator",
+                format!("ccti_limit {}", self.ccti_limit),
+                "0 to 127 (the CCT has 128 entries)",
             ));
         }
         if self.ccti_min > self.ccti_limit {
@@ -52,15 +84,16 @@ impl IbCcParams {
         Ok(())
     }
 
-    /// The pacing gap (ps per byte × 2^16) at index `ccti` for a NIC of `line` rate: the CCT
-    /// entry i/d times the serialization time, added to it. 0 at index 0 (line rate).
+    /// The pacing gap (ps per byte × 2^16, start to start) at index `ccti` for a NIC of `line`
+    /// rate: the serialization time plus the CCT entry's delay, Multiplier / 2^Shift times it.
+    /// 0 (line rate, no pacing) where the entry asks for no delay.
     pub fn gap_q16(&self, ccti: u16, line: BitRate) -> u64 {
-        if ccti == 0 {
+        let (mult, shift) = self.cct.entry(ccti);
+        if mult == 0 {
             return 0;
         }
         let ser_q16 = (8_000_000_000_000u128 << 16) / line.bps().max(1) as u128;
-        let d = self.cct_denominator as u128;
-        (ser_q16 * (d + ccti as u128) / d) as u64
+        (ser_q16 * ((1u128 << shift) + mult as u128) >> shift) as u64
     }
 }
 
@@ -103,17 +136,29 @@ mod tests {
             ccti_limit: 127,
             ccti_min: 0,
             ccti_timer: Time::from_us(50),
-            cct_denominator: 8,
+            cct: Cct::mellanox_default(),
         }
     }
 
-    /// The linear table: index i gives line/(1 + i/8); at 400G (20 ps/B) index 8 is 40 ps/B.
+    /// The LLNL "Mellanox default" table: floor(7 i^2 / (95^2 x 0.218)) gives 0 up to index
+    /// 16, 1 at 17, 14 at 64 and 57 at 127.
+    #[test]
+    fn mellanox_default_cct_is_the_quadratic_table() {
+        let c = Cct::mellanox_default();
+        let m = |i: u16| c.entry(i).0;
+        assert_eq!((m(16), m(17), m(64), m(127)), (0, 1, 14, 57));
+    }
+
+    /// IPD = Multiplier x (packet time >> Shift) (hfi1 `set_link_ipg`): at 400G (20 ps/B)
+    /// multiplier 1 doubles the spacing; 3:1 (shift 3) adds an eighth.
     #[test]
     fn cct_entry_scales_the_packet_time() {
-        let p = params();
+        let mut p = params();
         assert_eq!(p.gap_q16(0, BitRate::gbps(400)), 0);
-        assert_eq!(p.gap_q16(8, BitRate::gbps(400)), 40 << 16);
-        assert_eq!(p.gap_q16(127, BitRate::gbps(400)), (20 * 135 << 16) / 8);
+        assert_eq!(p.gap_q16(17, BitRate::gbps(400)), 40 << 16);
+        assert_eq!(p.gap_q16(127, BitRate::gbps(400)), 20 * 58 << 16);
+        p.cct.0[5] = (3 << 14) | 1;
+        assert_eq!(p.gap_q16(5, BitRate::gbps(400)), (20 * 9 << 16) / 8);
     }
 
     /// A10: CCTI += ccti_increase per BECN, capped at ccti_limit; the timer lowers it by one.

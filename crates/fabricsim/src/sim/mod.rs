@@ -6,7 +6,8 @@
 //! - `route`: next-hop choice (ECMP 5-tuple hash, static destination routing);
 //! - `sched`: egress scheduling between traffic classes (strict priority, DWRR);
 //! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts);
-//! - `engine`: the event loop and the packet path; `faults`: injected faults;
+//! - `engine`: the event loop and the packet path; `faults`: injected faults; `reroute`: local
+//!   repair and the fabric-wide reroute after a link failure;
 //! - `results`: counters, completion times, time series, the JSON written;
 //! - `cc` (with `ecn`, `dcqcn`, `ibcc`, `entropy`, `ibroute`): ECN/FECN marking, DCQCN, IB
 //!   congestion control, QPs per connection and the flow hash, D-mod-K and adaptive routing;
@@ -40,6 +41,7 @@ pub mod params_from_design;
 pub mod pfc;
 pub mod profile_fc;
 pub mod queue;
+pub mod reroute;
 pub mod results;
 pub mod route;
 pub mod sched;

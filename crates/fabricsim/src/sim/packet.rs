@@ -130,11 +130,22 @@ impl Default for Slab {
     }
 }
 
-/// A FIFO of packet ids with their frame sizes, and its byte count.
+/// A FIFO of packet ids with their frame sizes and the ports they came in on, and its byte
+/// count. The entry carries what a switch needs at dequeue (buffer release, link-level flow
+/// control), so dequeuing never loads the packet itself, long since evicted from the cache.
 #[derive(Clone, Debug, Default)]
 pub struct Fifo {
-    ring: VecDeque<(u32, u16)>,
+    ring: VecDeque<Queued>,
     pub bytes: u64,
+}
+
+/// One queued packet.
+#[derive(Clone, Copy, Debug)]
+pub struct Queued {
+    pub id: u32,
+    /// Its ingress port (`NIL` at a NIC).
+    pub from: u32,
+    pub frame: u16,
 }
 
 impl Fifo {
@@ -150,24 +161,36 @@ impl Fifo {
 
     #[inline]
     pub fn push(&mut self, id: u32, frame: u16) {
-        self.ring.push_back((id, frame));
+        self.push_from(id, frame, NIL);
+    }
+
+    /// Queues packet `id` that came in on port `from`.
+    #[inline]
+    pub fn push_from(&mut self, id: u32, frame: u16, from: u32) {
+        self.ring.push_back(Queued { id, from, frame });
         self.bytes += frame as u64;
     }
 
     /// The oldest packet and its frame size.
     #[inline]
     pub fn head(&self) -> Option<(u32, u16)> {
-        self.ring.front().copied()
+        self.ring.front().map(|e| (e.id, e.frame))
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(u32, u16)> {
+        self.pop_entry().map(|e| (e.id, e.frame))
+    }
+
+    /// The oldest entry, removed.
+    #[inline]
+    pub fn pop_entry(&mut self) -> Option<Queued> {
         let e = self.ring.pop_front()?;
-        self.bytes -= e.1 as u64;
+        self.bytes -= e.frame as u64;
         Some(e)
     }
 
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.ring.iter().map(|e| e.0)
+        self.ring.iter().map(|e| e.id)
     }
 }

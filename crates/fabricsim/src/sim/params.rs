@@ -22,9 +22,8 @@ pub enum Transport {
 pub enum RoutePolicy {
     /// Hash of the flow's 5-tuple (RoCEv2: UDP source port per QP), per switch salted.
     EcmpFlowHash,
-    /// Destination-based static routing (IB linear forwarding tables, D-mod-K style).
-    DestStatic,
-    /// D-mod-K static tables per tier (Zahavi 2010; OpenSM fat-tree routing): `sim::ibroute`.
+    /// Destination-based static routing: IB linear forwarding tables computed D-mod-K per tier
+    /// (Zahavi 2010; OpenSM fat-tree routing): `sim::ibroute`.
     DModK,
     /// Adaptive routing per packet among the allowed ports by least queued bytes, D-mod-K as
     /// the static fallback (NVIDIA AR): `sim::ibroute`.
@@ -39,12 +38,15 @@ pub enum Scheduling {
     /// Deficit weighted round robin (Shreedhar & Varghese, SIGCOMM 1995); quantum per class.
     Dwrr { quantum_bytes: [u32; MAX_TC] },
     /// Simplified IB VL arbitration (IBA Vol. 1 7.6.9): VLs in `high` (bit per VL) form the
-    /// high-priority table, the others the low one; the high table is served whenever it has
-    /// a packet that may go (no high-priority limit), each table weighted round robin with
-    /// `weight_bytes` per VL (IBA weights count 64-byte units).
+    /// high-priority table, the others the low one; the high table is served first until it
+    /// has sent more than `high_limit_bytes` (Limit_of_High_Priority, 4 KB units; `u32::MAX`:
+    /// unlimited) while a low-priority packet waits, then one low-priority packet goes; each
+    /// table is weighted round robin with `weight_bytes` per VL (IBA weights count 64-byte
+    /// units).
     VlArb {
         high: u8,
         weight_bytes: [u32; MAX_TC],
+        high_limit_bytes: u32,
     },
 }
 
@@ -245,7 +247,7 @@ impl SimParams {
             nic_latency: Time::from_ns(600), // [nic.connectx7] nic_latency_ns (estimate)
             switch_buffer_bytes: 64 * 1024 * 1024, // not published (estimate)
             dt_alpha: 1.0,
-            routing: RoutePolicy::DestStatic,
+            routing: RoutePolicy::DModK,
             ..SimParams::roce()
         }
     }

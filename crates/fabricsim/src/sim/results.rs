@@ -226,6 +226,8 @@ pub enum Status {
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct SimInfo {
+    /// The engine that ran: `packet` or `flow` (`engine_choice::EngineKind::name`).
+    pub engine: &'static str,
     pub status: Status,
     pub partial: bool,
     pub seed: u64,

@@ -61,19 +61,20 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32) -> 
             // Lemire's multiply-shift range reduction: uniform like `% n`, without a division.
             ((h as u64 * n as u64) >> 32) as usize
         }
-        // D-mod-K: the destination id modulo the number of up ports (Zahavi, "D-Mod-K routing
-        // providing non-blocking traffic for shift permutations on real life fat trees", 2010).
-        RoutePolicy::DestStatic => dst as usize % n,
-        // D-mod-K per tier: here `salt` is the switch's divisor W (`ibroute::divisors`), so the
+        // D-mod-K per tier (Zahavi, "D-Mod-K routing providing non-blocking traffic for shift
+        // permutations on real life fat trees", 2010): here `salt` is the switch's divisor W (`ibroute::divisors`), so the
         // port is floor(d / W) mod K. Adaptive routing falls back to the same static table.
         RoutePolicy::DModK | RoutePolicy::Adaptive => (dst / salt.max(1)) as usize % n,
     }
 }
 
-/// Queue pairs of the `Net` messages: one per (src, dst, qp index), numbered in order of first
-/// use. Returns each message's QP (`u32::MAX` for NVLink messages) and each QP's (src, dst).
-/// Shared by the packet and flow engines so a QP gets the same number, source port and hash.
-pub fn number_qps(messages: &[Message]) -> (Vec<u32>, Vec<(u32, u32)>) {
+/// Queue pairs of the `Net` messages: `qps_per_connection` per (src, dst, qp index), numbered
+/// in order of first use, a connection's QPs consecutive (message part j on its first QP + j,
+/// `entropy::parts`). Returns each message's first QP (`u32::MAX` for NVLink messages) and
+/// each QP's (src, dst). Shared by the packet and flow engines so a QP gets the same number,
+/// source port and hash.
+pub fn number_qps(messages: &[Message], qps_per_connection: u16) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let qpc = qps_per_connection.max(1) as u32;
     // Bucket the Net messages by source (counting sort), then sort each bucket by (dst, qp,
     // index) in cache: a group of equal (dst, qp) is one QP, first used by its first member.
     let hosts = messages.iter().map(|m| m.src.0 + 1).max().unwrap_or(0) as usize;
@@ -117,17 +118,31 @@ pub fn number_qps(messages: &[Message]) -> (Vec<u32>, Vec<(u32, u32)>) {
         let q = &mut qp_of_group[g as usize];
         if *q == u32::MAX {
             *q = ends.len() as u32;
-            ends.push(group_ends[g as usize]);
+            ends.extend((0..qpc).map(|_| group_ends[g as usize]));
         }
         msg_qp[i] = *q;
     }
     (msg_qp, ends)
 }
 
-/// The packet engine's next-hop choice as a picker for [`walk`]: `choose` with the switch's
-/// salt, for a flow with `hash` towards `dst`.
-pub fn hashed(policy: RoutePolicy, hash: u32, dst: u32) -> impl Fn(NodeId, &[PortId]) -> usize {
-    move |node, c| choose(policy, c.len(), hash, dst, switch_salt(node.0))
+/// What `choose` reads per node as its `salt`: the ECMP hash salt, or for D-mod-K and adaptive
+/// routing the switch's D-mod-K divisor (`ibroute::divisors`).
+pub fn salts(topo: &Topology, policy: RoutePolicy) -> Vec<u32> {
+    match policy {
+        RoutePolicy::DModK | RoutePolicy::Adaptive => super::ibroute::divisors(topo),
+        RoutePolicy::EcmpFlowHash => (0..topo.nodes.len() as u32).map(switch_salt).collect(),
+    }
+}
+
+/// The packet engine's static next-hop choice as a picker for [`walk`]: `choose` with each
+/// node's `salt` ([`salts`]), for a flow with `hash` towards `dst`.
+pub fn hashed(
+    policy: RoutePolicy,
+    hash: u32,
+    dst: u32,
+    salt: &[u32],
+) -> impl Fn(NodeId, &[PortId]) -> usize + '_ {
+    move |node, c| choose(policy, c.len(), hash, dst, salt[node.idx()])
 }
 
 /// Walks the up/down route from host `src` to `dst`: at each switch `pick` chooses among

@@ -12,6 +12,8 @@ pub struct SchedState {
     /// The class at `next` has not yet received its quantum for this visit.
     fresh: bool,
     deficit: [u32; MAX_TC],
+    /// VL arbitration: bytes the high-priority table sent since the low one last sent.
+    high_sent: u32,
 }
 
 impl Default for SchedState {
@@ -20,6 +22,7 @@ impl Default for SchedState {
             next: 0,
             fresh: true,
             deficit: [0; MAX_TC],
+            high_sent: 0,
         }
     }
 }
@@ -33,15 +36,28 @@ pub fn pick(how: Scheduling, st: &mut SchedState, blocked: u8, queues: &[Fifo]) 
     match how {
         Scheduling::StrictPriority => (0..n).find(|&c| eligible(c)),
         Scheduling::Dwrr { quantum_bytes } => dwrr(st, &quantum_bytes, eligible, queues),
-        Scheduling::VlArb { high, weight_bytes } => {
-            let in_high = |c: usize| eligible(c) && high & (1 << c) != 0;
-            let table = if (0..n).any(in_high) { high } else { !high };
-            dwrr(
-                st,
-                &weight_bytes,
-                |c| eligible(c) && table & (1 << c) != 0,
-                queues,
-            )
+        Scheduling::VlArb {
+            high,
+            weight_bytes,
+            high_limit_bytes,
+        } => {
+            let in_table = |t: u8| move |c: usize| eligible(c) && t & (1 << c) != 0;
+            let high_ready = (0..n).any(in_table(high));
+            let low_ready = (0..n).any(in_table(!high));
+            // IBA 7.6.9: past Limit_of_High_Priority a waiting low-priority packet goes next.
+            let table = if high_ready && !(low_ready && st.high_sent > high_limit_bytes) {
+                high
+            } else {
+                !high
+            };
+            let c = dwrr(st, &weight_bytes, in_table(table), queues)?;
+            if table == high {
+                let head = queues[c].head().expect("picked").1 as u32;
+                st.high_sent = st.high_sent.saturating_add(head);
+            } else {
+                st.high_sent = 0;
+            }
+            Some(c)
         }
     }
 }
@@ -142,12 +158,30 @@ mod tests {
         let how = Scheduling::VlArb {
             high: 0b001,
             weight_bytes: w,
+            high_limit_bytes: u32::MAX,
         };
         let mut queues = backlog(&[100, 100, 100]);
         assert_eq!(serve(how, 0, &mut queues, 50), vec![5000, 0, 0]);
         let b = serve(how, 0b001, &mut queues, 3000);
         let ratio = b[1] as f64 / b[2] as f64;
         assert!(b[0] == 0 && (ratio - 2.0).abs() < 0.05, "{b:?}");
+    }
+
+    /// IBA 7.6.9 Limit_of_High_Priority: with a limit of 4 KB the high table sends just over
+    /// 4 KB (41 packets of 100 B), then one low-priority packet goes; with limit 0 (OpenSM's
+    /// default) they alternate packet by packet.
+    #[test]
+    fn vl_arbitration_gives_low_priority_a_packet_past_the_high_limit() {
+        let w = [256; MAX_TC];
+        for (limit, high_per_low) in [(4096, 41), (0, 1)] {
+            let how = Scheduling::VlArb {
+                high: 0b01,
+                weight_bytes: w,
+                high_limit_bytes: limit,
+            };
+            let b = serve(how, 0, &mut backlog(&[100, 100]), 10 * (high_per_low + 1));
+            assert_eq!(b, vec![1000 * high_per_low as u64, 1000], "limit {limit}");
+        }
     }
 
     #[test]

@@ -1,41 +1,70 @@
-//! The packet engine as the workload layer's engine closure: a collective's DAG run on the
-//! topology, its time the last sender completion (the RC work completion of the last message:
-//! every rank then holds its result, as nccl-tests times a collective from launch to the end
-//! of its last rank).
+//! The engines as the workload layer's engine closure: a collective's DAG run on the topology
+//! by the scenario's engine (`engine_choice`), its time the last sender completion (the RC
+//! work completion of the last message: every rank then holds its result, as nccl-tests times
+//! a collective from launch to the end of its last rank).
 
+use std::cell::Cell;
+
+use crate::engine_choice::{self, AUTO_FLOW_ABOVE_PACKETS, EngineChoice, EngineKind};
 use crate::error::InputError;
 use crate::message::{MessageDag, Path};
 use crate::scenario::{Design, Scenario};
-use crate::sim::{self, Faults, Progress, RunOptions, SimParams, Status, params_from_design};
+use crate::sim::{Faults, Progress, RunOptions, SimParams, Status, params_from_design};
 use crate::topology::Topology;
 use crate::units::{BitRate, Time};
 use crate::workload::placement::Placement;
 
-/// A scenario ready for packet runs: its design, topology, engine parameters and rank placement.
-pub struct PacketCluster {
+/// A scenario ready for engine runs: its design, topology, engine parameters, rank placement
+/// and engine choice.
+pub struct Cluster {
     pub design: Design,
     pub topology: Topology,
     pub params: SimParams,
     pub place: Placement,
+    pub engine: EngineChoice,
+    /// The engine `auto` last chose (it says so on stderr when that changes).
+    auto_said: Cell<Option<EngineKind>>,
 }
 
-impl PacketCluster {
-    /// Builds the scenario's topology and places one rank per GPU on it.
-    pub fn new(s: &Scenario) -> Result<PacketCluster, InputError> {
+impl Cluster {
+    /// Builds the scenario's topology, places one rank per GPU on it and reads its engine.
+    pub fn new(s: &Scenario) -> Result<Cluster, InputError> {
+        let engine = EngineChoice::of(s)?;
         let (design, topology) = s.design_and_topology()?;
-        PacketCluster::of(design, topology)
+        Cluster::of(design, topology, engine)
     }
 
     /// The same from a design and topology already built.
-    pub fn of(design: Design, topology: Topology) -> Result<PacketCluster, InputError> {
+    pub fn of(
+        design: Design,
+        topology: Topology,
+        engine: EngineChoice,
+    ) -> Result<Cluster, InputError> {
         let params = params_from_design(&design, true)?;
         let place = Placement::on_topology(&topology, design.spec.gpus_per_node);
-        Ok(PacketCluster {
+        Ok(Cluster {
             design,
             topology,
             params,
             place,
+            engine,
+            auto_said: Cell::new(None),
         })
+    }
+
+    /// The engine that runs `dag`; with `auto`, says on stderr which one and why whenever the
+    /// choice differs from the last one.
+    pub fn engine_for(&self, dag: &MessageDag) -> EngineKind {
+        let packets = fabric_packets(&self.params, dag);
+        let kind = self.engine.resolve(packets);
+        if self.engine == EngineChoice::Auto && self.auto_said.replace(Some(kind)) != Some(kind) {
+            let why = if kind == EngineKind::Flow { ">" } else { "<=" };
+            eprintln!(
+                "engine auto: {} ({packets} fabric packets {why} {AUTO_FLOW_ABOVE_PACKETS})",
+                kind.name()
+            );
+        }
+        kind
     }
 
     /// The catalog GPU's one-way NVLink rate, as the collective DAGs record it.
@@ -43,13 +72,14 @@ impl PacketCluster {
         BitRate((self.design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64)
     }
 
-    /// Runs a collective's DAG on this cluster ([`run_collective`]).
+    /// Runs a collective's DAG on this cluster's engine ([`run_collective`]).
     pub fn run(
         &self,
         dag: &MessageDag,
         progress: Option<&mut dyn FnMut(&Progress) -> bool>,
     ) -> Result<CollectiveRun, String> {
-        run_collective(&self.topology, &self.params, dag, progress)
+        let kind = self.engine_for(dag);
+        run_collective(kind, &self.topology, &self.params, dag, progress)
     }
 }
 
@@ -63,9 +93,11 @@ pub fn fabric_packets(params: &SimParams, dag: &MessageDag) -> u64 {
         .sum()
 }
 
-/// What one packet-level run of a collective gave.
+/// What one engine run of a collective gave.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CollectiveRun {
+    /// The engine that ran it.
+    pub engine: EngineKind,
     /// Launch to the last message's completion at its sender.
     pub time: Time,
     /// Payload bytes the engine placed at receivers over the fabric (each byte once).
@@ -74,9 +106,10 @@ pub struct CollectiveRun {
     pub nvlink_bytes: u64,
 }
 
-/// Runs `dag` on `topo` without faults; `Err` when the engine rejects it or a message does not
-/// complete (a collective on a healthy fabric always completes).
+/// Runs `dag` on `topo` with the engine `kind`, without faults; `Err` when the engine rejects
+/// it or a message does not complete (a collective on a healthy fabric always completes).
 pub fn run_collective(
+    kind: EngineKind,
     topo: &Topology,
     params: &SimParams,
     dag: &MessageDag,
@@ -86,7 +119,7 @@ pub fn run_collective(
         until: None,
         progress,
     };
-    let r = sim::run(topo, params, dag, &Faults::default(), opts)?;
+    let r = engine_choice::run(kind, topo, params, dag, &Faults::default(), opts)?;
     if r.sim.status != Status::Complete {
         return Err(format!(
             "the collective did not complete ({:?}: {} of {} messages done)",
@@ -95,6 +128,7 @@ pub fn run_collective(
     }
     let end = r.messages.iter().filter_map(|m| m.finish_ps).max();
     Ok(CollectiveRun {
+        engine: kind,
         time: Time::from_ps(end.unwrap_or(0)),
         fabric_bytes_delivered: r.counters.bytes_delivered,
         nvlink_bytes: dag

@@ -1,22 +1,28 @@
-//! A training step calibrated on the packet engine: every collective of the step small enough
-//! to simulate packet by packet is run at a few sizes ([`calibrate`]), fitted to alpha-beta,
-//! and the step recomputed with the fits; the larger ones keep the closed form. The result
-//! names, per collective, where its time came from.
+//! A training step calibrated on an engine: every collective of the step small enough for the
+//! chosen engine (`--engine`: packet, flow, or auto, which takes the flow engine above a size)
+//! is run at a few sizes ([`calibrate`]), fitted to alpha-beta, and the step recomputed with
+//! the fits; the larger ones keep the closed form. The result names, per collective, where its
+//! time came from.
 
 use serde::Serialize;
 
 use super::comm_model::GroupShape;
-use super::run_engine::{PacketCluster, fabric_packets};
+use super::run_engine::{Cluster, fabric_packets};
 use super::train::calibrate::calibrate;
 use super::train::efficiency::Efficiency;
 use super::train::run::TrainRun;
 use super::train::step::step;
+use crate::engine_choice::{EngineChoice, EngineKind};
 use crate::workload::measure::SweepError;
 
 /// Fabric packets one packet run may hold (about 5 s of engine time: the 64-GPU all_reduce
 /// sweep of `fabricsim collective`, ~4 M fabric packets, ran in 0.9 s on the dev profile;
 /// estimate): larger collectives keep the closed form.
 pub const MAX_PACKETS_PER_RUN: u64 = 20_000_000;
+
+/// Messages one flow run may hold (the flow engine's cost grows with messages, not bytes: a
+/// few seconds at 4 M messages; estimate): larger collectives keep the closed form.
+pub const MAX_FLOW_MESSAGES_PER_RUN: u64 = 4_000_000;
 
 /// Where one collective's time came from.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -25,8 +31,10 @@ pub struct Provenance {
     pub op: &'static str,
     pub ranks: u32,
     pub servers: u32,
-    /// `fit` (alpha-beta fitted to packet runs) or `closed_form`.
+    /// `fit` (alpha-beta fitted to engine runs) or `closed_form`.
     pub source: &'static str,
+    /// The engine the fit came from (`packet` or `flow`), when it is one.
+    pub engine: Option<&'static str>,
     /// Why the closed form stayed (too large to simulate, or no fit), when it did.
     pub reason: Option<String>,
     pub alpha_us: Option<f64>,
@@ -43,8 +51,39 @@ fn packets_bound(ranks: u32, bytes: u64, mtu: u32) -> u64 {
     (2 * ranks as u64 * bytes).div_ceil(mtu.max(1) as u64)
 }
 
-/// Calibrates `tr`'s communication model on the packet engine and recomputes its step.
-pub fn calibrate_on_engine(tr: TrainRun) -> Result<(TrainRun, Vec<Provenance>), String> {
+/// Upper bound of the fabric messages of one call: ring and hierarchical collectives send at
+/// most 2(n-1) messages per rank and channel, all-to-all n-1 per rank.
+fn messages_bound(ranks: u32, channels: u32) -> u64 {
+    2 * ranks as u64 * ranks as u64 * channels.max(1) as u64
+}
+
+/// The engine that runs a call of `ranks` x `bytes`, or why none may (too large).
+fn engine_of_call(
+    c: &Cluster,
+    ranks: u32,
+    bytes: u64,
+    channels: u32,
+) -> Result<EngineKind, String> {
+    let packets = packets_bound(ranks, bytes, c.params.mtu_bytes);
+    match c.engine.resolve(packets) {
+        EngineKind::Packet if packets > MAX_PACKETS_PER_RUN => Err(format!(
+            "too large to simulate packet by packet (up to {packets} packets per call > {MAX_PACKETS_PER_RUN})"
+        )),
+        EngineKind::Flow if messages_bound(ranks, channels) > MAX_FLOW_MESSAGES_PER_RUN => {
+            Err(format!(
+                "too large for a flow run (up to {} messages per call > {MAX_FLOW_MESSAGES_PER_RUN})",
+                messages_bound(ranks, channels)
+            ))
+        }
+        kind => Ok(kind),
+    }
+}
+
+/// Calibrates `tr`'s communication model on `engine` and recomputes its step.
+pub fn calibrate_on_engine(
+    tr: TrainRun,
+    engine: EngineChoice,
+) -> Result<(TrainRun, Vec<Provenance>), String> {
     let TrainRun {
         design,
         topology,
@@ -52,13 +91,12 @@ pub fn calibrate_on_engine(tr: TrainRun) -> Result<(TrainRun, Vec<Provenance>), 
         mut comm,
         report,
     } = tr;
-    let cluster = PacketCluster::of(design, topology).map_err(|e| e.to_string())?;
-    let mtu = cluster.params.mtu_bytes;
+    let cluster = Cluster::of(design, topology, engine).map_err(|e| e.to_string())?;
     let channels = cluster.design.spec.nics_per_node;
     let mut small = report.clone();
     small
         .collectives
-        .retain(|c| packets_bound(c.ranks, c.bytes_per_call, mtu) <= MAX_PACKETS_PER_RUN);
+        .retain(|c| engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels).is_ok());
     let fits = calibrate(
         &mut comm,
         &small,
@@ -67,7 +105,9 @@ pub fn calibrate_on_engine(tr: TrainRun) -> Result<(TrainRun, Vec<Provenance>), 
         channels,
         |dag| {
             let packets = fabric_packets(&cluster.params, dag);
-            if packets > MAX_PACKETS_PER_RUN {
+            if cluster.engine.resolve(packets) == EngineKind::Packet
+                && packets > MAX_PACKETS_PER_RUN
+            {
                 return Err(format!("{packets} packets"));
             }
             cluster.run(dag, None).map(|r| r.time)
@@ -76,7 +116,7 @@ pub fn calibrate_on_engine(tr: TrainRun) -> Result<(TrainRun, Vec<Provenance>), 
     .map_err(|e| match e {
         SweepError::Input(e) => e.to_string(),
         SweepError::Run { bytes, error } => {
-            format!("packet run of a {bytes}-byte collective failed: {error}")
+            format!("engine run of a {bytes}-byte collective failed: {error}")
         }
     })?;
     let report = step(&config, &Efficiency::h200(&cluster.design.catalog), &comm);
@@ -98,6 +138,7 @@ pub fn calibrate_on_engine(tr: TrainRun) -> Result<(TrainRun, Vec<Provenance>), 
             ranks: c.ranks,
             servers: c.servers,
             source: "closed_form",
+            engine: None,
             reason: None,
             alpha_us: None,
             bandwidth_gbps: None,
@@ -107,18 +148,16 @@ pub fn calibrate_on_engine(tr: TrainRun) -> Result<(TrainRun, Vec<Provenance>), 
         match fit.map(|f| &f.fit) {
             Some(Ok(f)) => {
                 p.source = "fit";
+                p.engine = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels)
+                    .ok()
+                    .map(EngineKind::name);
                 p.alpha_us = Some(f.model.alpha_s * 1e6);
                 p.bandwidth_gbps = Some(f.model.bytes_per_s / 1e9);
                 p.fit_max_rel_err = Some(f.max_rel_err);
                 p.fit_sizes = Some(f.points);
             }
             Some(Err(e)) => p.reason = Some(format!("no fit: {e}")),
-            None => {
-                p.reason = Some(format!(
-                    "too large to simulate packet by packet (up to {} packets per call > {MAX_PACKETS_PER_RUN})",
-                    packets_bound(c.ranks, c.bytes_per_call, mtu)
-                ))
-            }
+            None => p.reason = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels).err(),
         }
         out.push(p);
     }
@@ -143,8 +182,9 @@ pub fn to_text(rows: &[Provenance]) -> String {
         );
         match (p.source, p.alpha_us, p.bandwidth_gbps, p.fit_max_rel_err) {
             ("fit", Some(a), Some(b), Some(e)) => s.push_str(&format!(
-                "  {:<26} fitted to packet runs ({what}): alpha {a:.2} us, {b:.1} GB/s, max error {:.1}% at {} sizes\n",
+                "  {:<26} fitted to {} runs ({what}): alpha {a:.2} us, {b:.1} GB/s, max error {:.1}% at {} sizes\n",
                 p.name,
+                p.engine.unwrap_or("engine"),
                 100.0 * e,
                 p.fit_sizes.unwrap_or(0)
             )),

@@ -1,6 +1,6 @@
 //! The engine's hooks for congestion control and adaptive routing (`sim::cc`): egress marking,
 //! the notification point (CNP/BECN), the reaction point (DCQCN, IB CC), their timers, pacing,
-//! and the adaptive route choice. Each is called from one place in `engine.rs`.
+//! and the adaptive route choice. Each is called from one place in the engine.
 
 use super::{Engine, Ev};
 use crate::sim::cc::CcTimer;
@@ -26,11 +26,18 @@ impl Engine<'_> {
             return;
         }
         if let Some(ib) = &self.p.cc.ibcc {
-            // A port that cannot send a full packet more for lack of credits is a victim.
-            let full = crate::sim::credits::blocks(self.p.data_frame_bytes(self.p.mtu_bytes));
+            // IBA A10: a congested port that waits for credits is a victim and marks only
+            // with Victim_Mask. A port held up for credits within the time its link drains a
+            // threshold's worth of queue could not have kept its queue below the threshold
+            // by itself, so its congestion comes from downstream [E: the window].
+            let window = self.ports[out].ser(ib.threshold_bytes.min(u32::MAX as u64) as u32);
             if !ib.victim_mask
                 && let Some(c) = &self.fc.credits
-                && c.available(out, self.p.data_tc as usize) < 2 * full
+                && c.starved_since(
+                    out,
+                    self.p.data_tc as usize,
+                    self.now.0.saturating_sub(window.0),
+                )
             {
                 return;
             }
@@ -205,12 +212,12 @@ impl Engine<'_> {
 
     /// Adaptive routing: the least-occupied usable candidate instead of the static `k`.
     #[inline]
-    pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8) -> usize {
+    pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8, dst: u32) -> usize {
         if self.p.routing != RoutePolicy::Adaptive || cands.len() < 2 || flags & F_STATIC_ROUTE != 0
         {
             return k;
         }
-        let usable = |pi: usize| self.pflags[pi] & super::P_ROUTE_OK != 0;
+        let usable = |pi: usize| self.routable(pi, dst);
         let credits = self
             .fc
             .credits

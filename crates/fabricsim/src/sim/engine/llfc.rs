@@ -387,7 +387,7 @@ impl Engine<'_> {
         if idle && self.fc_may_send(out, pk.tc, pk.frame as u32) {
             self.buf_used[node] += frame;
             self.fc_release(in_port, pk.tc, pk.frame as u32, node);
-            return self.transmit(out, id);
+            return self.transmit(out, id, pk.tc, pk.frame);
         }
         self.enqueue(node, out, id, pk);
     }

@@ -1,0 +1,216 @@
+//! Setting up a run: per-port state from the topology and parameters, queue pairs, the message
+//! table and the first events.
+
+use super::link::prob_threshold;
+use super::llfc::LinkFc;
+use super::{Engine, Ev, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortState};
+use crate::message::{MessageDag, Path};
+use crate::rng::Rng;
+use crate::sim::cc::CcState;
+use crate::sim::entropy;
+use crate::sim::faults::Faults;
+use crate::sim::packet::{Fifo, NIL, Slab};
+use crate::sim::params::{RoutePolicy, SimParams};
+use crate::sim::queue::RadixQueue;
+use crate::sim::results::{Counters, PortSeries};
+use crate::sim::sched::SchedState;
+use crate::sim::transport::Qp;
+use crate::sim::{ibroute, route};
+use crate::topology::{HostId, NodeKind, Topology};
+use crate::units::Time;
+
+impl<'a> Engine<'a> {
+    /// Sets up a run; `Err` when the traffic does not fit the topology.
+    pub fn new(
+        topo: &'a Topology,
+        p: &'a SimParams,
+        dag: &'a MessageDag,
+        faults: &Faults,
+    ) -> Result<Engine<'a>, String> {
+        p.validate()
+            .map_err(|(f, prob, allowed)| format!("parameter {f}: {prob} (allowed: {allowed})"))?;
+        let ntc = p.traffic_classes as usize;
+        let nports = topo.ports.len();
+        // Switches whose ports all run at one rate may cut through.
+        let uniform: Vec<bool> = topo
+            .nodes
+            .iter()
+            .map(|n| {
+                let mut rates = n
+                    .ports()
+                    .map(|q| topo.links[topo.ports[q as usize].link.idx()].rate);
+                let first = rates.next();
+                rates.all(|r| Some(r) == first)
+            })
+            .collect();
+        let mut ports = Vec::with_capacity(nports);
+        for port in &topo.ports {
+            let link = &topo.links[port.link.idx()];
+            let peer_node = topo.ports[port.peer.idx()].node;
+            let peer_is_switch = topo.nodes[peer_node.idx()].is_switch();
+            let host = match topo.nodes[port.node.idx()].kind {
+                NodeKind::Nic { host, .. } => host.0,
+                NodeKind::Switch { .. } => NIL,
+            };
+            ports.push(PortState {
+                node: port.node.0,
+                peer: port.peer.0,
+                host,
+                ps_per_byte: link.rate.ps_per_byte().unwrap_or(0) as u32,
+                rate: link.rate,
+                hop_delay: link.delay
+                    + if peer_is_switch {
+                        p.switch_latency
+                    } else {
+                        p.nic_latency
+                    },
+                peer_cut_through: p.cut_through && peer_is_switch && uniform[peer_node.idx()],
+                busy_until: Time::ZERO,
+                wake: false,
+                blocked: 0,
+                loss_threshold: prob_threshold(p.loss_rate),
+                ber: p.ber,
+                drop_nth: 0,
+                tx_packets: 0,
+                tx_bytes: 0,
+                queued: 0,
+                lossy: false,
+            });
+        }
+        let rngs = (0..nports)
+            .map(|i| Rng::stream(p.seed, 1, i as u64))
+            .collect();
+        let mut q = RadixQueue::new();
+        let misroutes = super::link::apply_faults(topo, faults, &mut ports, &mut q)?;
+        for ps in &mut ports {
+            ps.update_lossy();
+        }
+        let nh = topo.num_hosts() as u32;
+        for (i, m) in dag.messages.iter().enumerate() {
+            if m.src.0 >= nh || m.dst.0 >= nh {
+                return Err(format!(
+                    "message {i}: host {} -> {} but the topology has {nh} hosts",
+                    m.src.0, m.dst.0
+                ));
+            }
+            if m.path == Path::Net && m.src == m.dst {
+                return Err(format!(
+                    "message {i}: source and destination are both host {}",
+                    m.src.0
+                ));
+            }
+            if m.path == Path::NvLink && dag.nvlink_rate.is_none() {
+                return Err(format!(
+                    "message {i} uses NVLink but the DAG has no NVLink rate"
+                ));
+            }
+        }
+        // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
+        // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
+        let (msg_qp, qp_ends) = route::number_qps(&dag.messages, p.cc.qps_per_connection);
+        let mut qps = Vec::with_capacity(qp_ends.len());
+        for (id, &(s, d)) in qp_ends.iter().enumerate() {
+            let (fwd, rev) = entropy::flow_hashes(s, d, id as u32, p.udp_dport, p.cc.hash_dest_qp);
+            let mut qp = Qp::new(s, d, fwd, rev, p.transport, p.window_packets);
+            qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
+            qps.push(qp);
+        }
+        // Each QP's NIC line rate (congestion control paces below it).
+        let qp_line = qps
+            .iter()
+            .map(|q| topo.links[topo.ports[topo.host_port(HostId(q.src)).idx()].link.idx()].rate)
+            .collect();
+        // Dependencies must point backwards; the children lists (CSR) come from the DAG.
+        let n = dag.messages.len();
+        for i in 0..n {
+            if let Some(&d) = dag.deps_of(i as u32).iter().find(|&&d| d as usize >= i) {
+                return Err(format!(
+                    "message {i} depends on {d}, which does not come before it"
+                ));
+            }
+        }
+        let (children_start, children) = dag.children();
+        let mut msgs = Vec::with_capacity(n);
+        for (i, m) in dag.messages.iter().enumerate() {
+            let parts = if m.path == Path::Net {
+                entropy::parts(m.bytes, p.cc.qps_per_connection)
+            } else {
+                1
+            };
+            msgs.push(MsgState {
+                qp: msg_qp[i],
+                parts,
+                send_left: parts,
+                recv_left: parts,
+                pending_deps: m.deps_len,
+                post: NO_TIME,
+                recv: NO_TIME,
+                finish: NO_TIME,
+                failed: false,
+            });
+            if m.deps_len == 0 {
+                q.push(m.start.0, Ev::Post { msg: i as u32 });
+            }
+        }
+        let fc = LinkFc::new(topo, p, misroutes)?;
+        if let Some((t, ev)) = fc.first_events() {
+            q.push(t, ev);
+        }
+        let series = p.sample_interval.map(|iv| {
+            q.push(0, Ev::Sample);
+            let ps = (0..nports)
+                .map(|i| PortSeries {
+                    port: i as u32,
+                    node: topo.ports[i].node.0,
+                    queue_bytes: Vec::new(),
+                    tx_bytes: Vec::new(),
+                })
+                .collect();
+            (iv, ps, vec![0u64; nports])
+        });
+        Ok(Engine {
+            topo,
+            p,
+            dag,
+            now: Time::ZERO,
+            q,
+            pkts: Slab::new(),
+            pflags: ports
+                .iter()
+                .map(|ps| P_LINK_UP | P_ROUTE_OK | if ps.host != NIL { P_NIC } else { 0 })
+                .collect(),
+            qps,
+            port_node: ports.iter().map(|ps| ps.node).collect(),
+            sched: vec![SchedState::default(); nports],
+            ports,
+            tcq: vec![Fifo::default(); nports * ntc],
+            ntc,
+            buf_used: vec![0; topo.nodes.len()],
+            // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
+            salt: match p.routing {
+                RoutePolicy::DModK | RoutePolicy::Adaptive => ibroute::divisors(topo),
+                _ => (0..topo.nodes.len() as u32)
+                    .map(route::switch_salt)
+                    .collect(),
+            },
+            nics: (0..topo.num_hosts()).map(|_| Nic::default()).collect(),
+            nv_free: vec![0; topo.num_hosts()],
+            msgs,
+            children_start,
+            children,
+            rngs,
+            rto: p.ack_timeout(),
+            alpha_x1024: (p.dt_alpha * 1024.0).round().max(1.0) as u64,
+            wire_extra: p.wire_overhead_bytes,
+            remaining: n as u64,
+            c: Counters::default(),
+            events: 0,
+            data_sent: 0,
+            series,
+            reroute: faults.reroute,
+            reach: crate::sim::reroute::Reach::healthy(nports),
+            cc: CcState::new(&p.cc, p.seed, topo.nodes.len(), nports, qp_line),
+            fc,
+        })
+    }
+}

@@ -1,0 +1,260 @@
+//! The event loop and the packet path: NIC -> link -> switch (route, admit, queue, schedule)
+//! -> link -> ... -> NIC (RC receiver, ACK back).
+//!
+//! One event per packet per hop (`Arrive`, at the time the packet can leave the next node), plus
+//! `TxFree` only while a port has a backlog: an idle port sends at once. Time is integer
+//! picoseconds; ties pop in insertion order, so a run is a pure function of its inputs.
+//!
+//! This file holds the state (`Engine`, its per-port, per-NIC and per-message records and the
+//! event type); the behaviour is split by concept:
+//! - `build`: setting up a run (ports, QPs, messages, first events);
+//! - `run`: the event loop and dispatch;
+//! - `wire`: an egress port's transmissions, link loss, a packet's arrival at the next node;
+//! - `switch`: routing, buffer admission, queues and scheduling in a switch;
+//! - `nic_tx`: the NIC send path (QP ring, segmentation, pacing, the retransmission timer);
+//! - `nic_rx`: the NIC receive path and the RC transport (ACK, NAK, SACK, CNP, timeout);
+//! - `messages`: posting, starting and completing messages of the DAG;
+//! - `link`: injected faults, link down/up and routing's reaction;
+//! - `finish`: time-series sampling and the results;
+//! - `llfc`: link-level flow control (credits, PFC); `cc`: congestion control and adaptive
+//!   routing hooks.
+
+mod build;
+mod cc;
+mod finish;
+mod link;
+pub mod llfc;
+mod messages;
+mod nic_rx;
+mod nic_tx;
+mod run;
+mod switch;
+mod wire;
+
+use std::collections::VecDeque;
+
+use super::cc::{CcState, CcTimer};
+use super::packet::{Fifo, NIL, Slab};
+use super::params::SimParams;
+use super::queue::RadixQueue;
+use super::reroute::{Reach, RerouteDelays};
+use super::results::{Counters, PortSeries};
+use super::sched::SchedState;
+use super::transport::Qp;
+use crate::message::MessageDag;
+use crate::rng::Rng;
+use crate::topology::Topology;
+use crate::units::Time;
+use llfc::{FcEv, LinkFc};
+
+const NO_TIME: u64 = u64::MAX;
+/// Events between progress checks (stop flag, progress callback).
+const CHECK_EVERY: u64 = 1 << 18;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// Packet `pkt` can leave the node of its ingress port `Packet::port` (switch) or has
+    /// arrived (NIC).
+    Arrive {
+        pkt: u32,
+    },
+    /// Egress `port` finished serializing; pull the next packet.
+    TxFree {
+        port: u32,
+    },
+    /// The application posts message `msg`.
+    Post {
+        msg: u32,
+    },
+    /// After the sender NIC's latency, `msg` joins its QP.
+    Start {
+        msg: u32,
+    },
+    /// The rate limiter lets `qp` send again.
+    QpWake {
+        qp: u32,
+    },
+    /// Check `qp`'s local ACK timer.
+    Timer {
+        qp: u32,
+    },
+    /// An NVLink transfer completes.
+    NvDone {
+        msg: u32,
+    },
+    /// A link changes physical state.
+    Link {
+        link: u32,
+        up: bool,
+    },
+    /// Local repair: the link's two ends reflect its state change (`sim::reroute`).
+    Route {
+        link: u32,
+        up: bool,
+    },
+    /// Global reroute: every switch avoids ports that no longer reach a destination.
+    Reroute,
+    Sample,
+    /// A congestion-control timer of `qp` (`sim::cc`).
+    CcTimer {
+        qp: u32,
+        timer: CcTimer,
+    },
+    /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`.
+    Fc(FcEv),
+}
+
+/// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
+const P_LINK_UP: u8 = 1;
+/// Routing may choose the port (its link is up, or went down less than the local repair delay
+/// ago, or local repair is off).
+const P_ROUTE_OK: u8 = 2;
+/// The port is a NIC's.
+const P_NIC: u8 = 4;
+/// The last global reroute blocked some destinations through the port (`Engine::reach`).
+const P_REROUTED: u8 = 8;
+
+/// An egress port. The fields the packet path reads fill the first cache line (the struct is
+/// aligned to one), the loss settings it reads only when `lossy` is set follow.
+#[derive(Clone, Debug)]
+#[repr(C, align(64))]
+struct PortState {
+    busy_until: Time,
+    /// Propagation plus the latency of the node at the other end (switch pipeline or NIC).
+    hop_delay: Time,
+    /// Bytes queued in all classes.
+    queued: u64,
+    tx_bytes: u64,
+    /// Picoseconds per byte when exact at this rate (0: compute from `rate`).
+    ps_per_byte: u32,
+    node: u32,
+    peer: u32,
+    /// Host index when the node is a NIC, else NIL.
+    host: u32,
+    /// A `TxFree` is scheduled.
+    wake: bool,
+    /// Link-level flow control: bit `tc` set = that class may not send (credits, PFC).
+    blocked: u8,
+    /// The peer switch cuts through (all its ports at one rate).
+    peer_cut_through: bool,
+    /// Any of the loss settings below is on.
+    lossy: bool,
+    // Colder fields.
+    rate: crate::units::BitRate,
+    /// Loss per packet as a fraction of 2^64 (0: none).
+    loss_threshold: u64,
+    /// Bit error rate (0: none).
+    ber: f64,
+    /// Corrupt the n-th packet sent (0: none); `tx_packets` counts only while it is set.
+    drop_nth: u64,
+    tx_packets: u64,
+}
+
+impl PortState {
+    /// Sets `lossy` from the loss settings.
+    fn update_lossy(&mut self) {
+        self.lossy = self.loss_threshold != 0 || self.ber > 0.0 || self.drop_nth != 0;
+    }
+
+    #[inline]
+    fn ser(&self, bytes: u32) -> Time {
+        if self.ps_per_byte != 0 {
+            Time(bytes as u64 * self.ps_per_byte as u64)
+        } else {
+            self.rate.serialize(bytes as u64)
+        }
+    }
+}
+
+#[derive(Default)]
+struct Nic {
+    /// ACK/NAKs waiting for the wire (sent before data).
+    ctrl: Fifo,
+    /// QPs with something to send, served round robin.
+    ring: VecDeque<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct MsgState {
+    /// The QP of its first part; part j is on QP `qp + j`.
+    qp: u32,
+    /// Parts the message is split into (QPs per connection), parts not yet completed at the
+    /// sender, parts not yet received in full.
+    parts: u16,
+    send_left: u16,
+    recv_left: u16,
+    pending_deps: u32,
+    post: u64,
+    recv: u64,
+    finish: u64,
+    failed: bool,
+}
+
+/// What the caller learns every few hundred thousand events; return false to stop.
+pub struct Progress {
+    pub now: Time,
+    pub events: u64,
+    pub completed: u64,
+    pub total: u64,
+}
+
+/// Options of one run.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Stop at this simulated time (results are then partial).
+    pub until: Option<Time>,
+    /// Called every few hundred thousand events (never per event); false stops the run.
+    pub progress: Option<&'a mut dyn FnMut(&Progress) -> bool>,
+}
+
+pub struct Engine<'a> {
+    topo: &'a Topology,
+    p: &'a SimParams,
+    dag: &'a MessageDag,
+    now: Time,
+    q: RadixQueue<Ev>,
+    pkts: Slab,
+    ports: Vec<PortState>,
+    /// Per port: its node (read on every switch arrival; dense so it stays in cache).
+    port_node: Vec<u32>,
+    /// Per port: the scheduler's state (DWRR deficits).
+    sched: Vec<SchedState>,
+    /// Per port: `P_*` bits.
+    pflags: Vec<u8>,
+    tcq: Vec<Fifo>,
+    ntc: usize,
+    buf_used: Vec<u64>,
+    salt: Vec<u32>,
+    nics: Vec<Nic>,
+    /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
+    /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.
+    nv_free: Vec<u64>,
+    qps: Vec<Qp>,
+    msgs: Vec<MsgState>,
+    children_start: Vec<u32>,
+    children: Vec<u32>,
+    rngs: Vec<Rng>,
+    rto: Time,
+    alpha_x1024: u64,
+    wire_extra: u32,
+    remaining: u64,
+    c: Counters,
+    events: u64,
+    data_sent: u64,
+    series: Option<(Time, Vec<PortSeries>, Vec<u64>)>,
+    /// Delays of local repair and global reroute after a link state change.
+    reroute: RerouteDelays,
+    /// Destinations each port no longer reaches, as of the last global reroute.
+    reach: Reach,
+    cc: CcState,
+    /// Link-level flow control state (credits or PFC).
+    fc: LinkFc,
+}
+
+fn set_bit(flags: &mut u8, bit: u8, on: bool) {
+    if on {
+        *flags |= bit;
+    } else {
+        *flags &= !bit;
+    }
+}

@@ -1,0 +1,140 @@
+//! The NIC receive path and the RC transport's reactions: data in order or not (ACK, NAK, SACK),
+//! ACKs at the sender (completions), CNPs, and the retransmission timeout.
+
+use super::{Engine, Ev};
+use crate::sim::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
+use crate::sim::results::DropReason;
+use crate::sim::transport::{Reply, Rx};
+use crate::topology::HostId;
+
+impl Engine<'_> {
+    pub(super) fn nic_receive(&mut self, id: u32, pk: &Packet) {
+        let (kind, window) = (self.p.transport, self.p.window_packets);
+        let qi = pk.qp;
+        match pk.kind {
+            Kind::Data => {
+                let qp = &mut self.qps[qi as usize];
+                let (rx, reply) = qp.on_data(
+                    pk.psn,
+                    kind,
+                    window,
+                    self.p.ack_every,
+                    pk.flags & F_LAST != 0,
+                );
+                match rx {
+                    Rx::Accepted => {
+                        self.c.bytes_delivered += pk.payload as u64;
+                        self.pkts.free(id);
+                        // Messages whose every PSN is now in order are received.
+                        while let Some(s) = qp.segs.get((qp.rx_seg - qp.segs_popped) as usize) {
+                            if s.end > qp.expected {
+                                break;
+                            }
+                            let st = &mut self.msgs[s.msg as usize];
+                            st.recv_left -= 1;
+                            if st.recv_left == 0 {
+                                st.recv = self.now.0;
+                            }
+                            qp.rx_seg += 1;
+                        }
+                    }
+                    Rx::OutOfSequence => self.drop_pkt(id, DropReason::OutOfSequence),
+                    Rx::Duplicate => self.drop_pkt(id, DropReason::Duplicate),
+                }
+                if pk.flags & F_ECN != 0 {
+                    self.cc_marked_rx(qi);
+                }
+                let (k, psn, aux) = match self.ar_reply(reply) {
+                    Reply::None => return,
+                    Reply::Ack(e) => (Kind::Ack, e, 0),
+                    Reply::Nak(e) => (Kind::Nak, e, 0),
+                    Reply::Sack(e, s) => (Kind::Sack, e, s),
+                };
+                if k != Kind::Ack {
+                    self.c.naks += 1;
+                }
+                let qp = &self.qps[qi as usize];
+                let ack = Packet {
+                    qp: qi,
+                    psn,
+                    aux,
+                    dst: qp.src,
+                    hash: qp.hash_rev,
+                    payload: 0,
+                    frame: self.p.ack_frame_bytes() as u16,
+                    port: NIL,
+                    kind: k,
+                    tc: self.p.ack_tc,
+                    flags: 0,
+                };
+                let h = qp.dst as usize;
+                let aid = self.pkts.alloc(ack);
+                self.nics[h].ctrl.push(aid, self.p.ack_frame_bytes() as u16);
+                let port = self.topo.host_port(HostId(h as u32)).idx();
+                self.kick(port);
+            }
+            Kind::Ack | Kind::Nak | Kind::Sack => {
+                self.pkts.free(id);
+                let qp = &mut self.qps[qi as usize];
+                let advanced = match pk.kind {
+                    Kind::Ack => qp.on_ack(pk.psn),
+                    Kind::Nak => qp.on_nak(pk.psn),
+                    _ => qp.on_sack(pk.psn, pk.aux),
+                };
+                if advanced {
+                    qp.retries = 0;
+                    qp.rto_deadline = self.now + self.rto;
+                    loop {
+                        let qp = &mut self.qps[qi as usize];
+                        match qp.segs.front() {
+                            Some(s) if s.end <= qp.una => {
+                                let m = s.msg;
+                                qp.segs.pop_front();
+                                qp.segs_popped += 1;
+                                self.complete(m);
+                            }
+                            _ => break,
+                        }
+                    }
+                }
+                self.activate(qi);
+            }
+            Kind::Cnp => {
+                self.pkts.free(id);
+                self.cc_notified(qi);
+            }
+        }
+    }
+
+    /// The local ACK timer of `qp` fires (lazily re-armed: one pending event per QP).
+    pub(super) fn timer(&mut self, qi: u32) {
+        let now = self.now;
+        let qp = &mut self.qps[qi as usize];
+        qp.timer_pending = false;
+        if !qp.outstanding() || qp.failed {
+            return;
+        }
+        if now < qp.rto_deadline {
+            qp.timer_pending = true;
+            self.q.push(qp.rto_deadline.0, Ev::Timer { qp: qi });
+            return;
+        }
+        qp.retries += 1;
+        if qp.retries > self.p.retry_count {
+            // IBA: retries exhausted, the QP enters the error state; its messages fail.
+            qp.failed = true;
+            self.c.qp_errors += 1;
+            let failed: Vec<u32> = qp.segs.iter().map(|s| s.msg).collect();
+            for m in failed {
+                self.msgs[m as usize].failed = true;
+            }
+            return;
+        }
+        self.c.timeouts += 1;
+        qp.on_timeout(self.p.transport);
+        qp.rto_deadline = now + self.rto;
+        qp.timer_pending = true;
+        self.q.push(qp.rto_deadline.0, Ev::Timer { qp: qi });
+        self.activate(qi);
+    }
+}

@@ -1,0 +1,99 @@
+//! The NIC send path: QPs with something to send in a round-robin ring, ACK/NAKs first,
+//! segmentation, rate limiting, the retransmission timer armed.
+
+use super::{Engine, Ev};
+use crate::sim::packet::{F_LAST, Kind, NIL, Packet};
+use crate::topology::HostId;
+use crate::units::Time;
+
+impl Engine<'_> {
+    /// Puts `qp` in its NIC's ring if it has something to send, and wakes the NIC port.
+    pub(super) fn activate(&mut self, qp: u32) {
+        let q = &mut self.qps[qp as usize];
+        if q.active || !q.can_send(self.p.transport, self.p.window_packets) {
+            return;
+        }
+        q.active = true;
+        let h = q.src as usize;
+        self.nics[h].ring.push_back(qp);
+        let port = self.topo.host_port(HostId(h as u32)).idx();
+        self.kick(port);
+    }
+
+    /// The next packet a NIC sends: ACK/NAKs first, then its QPs round robin.
+    #[inline]
+    pub(super) fn nic_next(&mut self, h: usize) -> Option<(u32, u8, u16)> {
+        let pi = self.topo.host_port(HostId(h as u32)).idx();
+        if let Some((id, f)) = self.nics[h].ctrl.head() {
+            let pk = self.pkts.get(id);
+            let (tc, kind) = (pk.tc, pk.kind);
+            if self.fc_may_send(pi, tc, f as u32) {
+                self.nics[h].ctrl.pop().expect("a head");
+                if kind != Kind::Cnp {
+                    self.c.ack_packets += 1;
+                }
+                return Some((id, tc, f));
+            }
+        }
+        let full = self.p.data_frame_bytes(self.p.mtu_bytes);
+        if !self.fc_may_send(pi, self.p.data_tc, full) {
+            return None;
+        }
+        let (kind, window, mtu) = (self.p.transport, self.p.window_packets, self.p.mtu_bytes);
+        for _ in 0..self.nics[h].ring.len() {
+            let qi = self.nics[h].ring.pop_front()?;
+            let qp = &mut self.qps[qi as usize];
+            if qp.next_send > self.now {
+                qp.active = false;
+                self.q.push(qp.next_send.0, Ev::QpWake { qp: qi });
+                continue;
+            }
+            let was_idle = !qp.outstanding();
+            let Some((psn, retx)) = qp.next_psn(kind, window) else {
+                qp.active = false;
+                continue;
+            };
+            let (payload, last) = qp.packet_of(psn, mtu);
+            let frame = self.p.data_frame_bytes(payload);
+            if qp.can_send(kind, window) {
+                self.nics[h].ring.push_back(qi);
+            } else {
+                qp.active = false;
+            }
+            if qp.limit_ps_per_byte > 0 {
+                qp.next_send =
+                    self.now + Time((frame + self.wire_extra) as u64 * qp.limit_ps_per_byte);
+            }
+            if was_idle {
+                qp.rto_deadline = self.now + self.rto;
+            }
+            if !qp.timer_pending {
+                qp.timer_pending = true;
+                self.q
+                    .push(qp.rto_deadline.0.max(self.now.0), Ev::Timer { qp: qi });
+            }
+            let pkt = Packet {
+                qp: qi,
+                psn,
+                aux: 0,
+                dst: qp.dst,
+                hash: qp.hash_fwd,
+                payload: payload as u16,
+                frame: frame as u16,
+                port: NIL,
+                kind: Kind::Data,
+                tc: self.p.data_tc,
+                flags: if last { F_LAST } else { 0 } | self.ar_flags(qi, psn),
+            };
+            self.cc_sent(qi, (frame + self.wire_extra) as u64);
+            self.c.bytes_offered += payload as u64;
+            self.c.data_packets += 1;
+            self.data_sent += 1;
+            if retx {
+                self.c.retransmitted_packets += 1;
+            }
+            return Some((self.pkts.alloc(pkt), pkt.tc, pkt.frame));
+        }
+        None
+    }
+}

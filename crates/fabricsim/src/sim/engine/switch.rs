@@ -1,0 +1,111 @@
+//! The shared-memory switch: route, admit (dynamic thresholds), queue per egress and class, and
+//! the next packet an egress sends by its scheduling discipline.
+
+use super::{Engine, P_LINK_UP};
+use crate::sim::packet::Packet;
+use crate::sim::results::DropReason;
+use crate::sim::route;
+use crate::sim::sched;
+use crate::topology::{HostId, NodeId};
+
+impl Engine<'_> {
+    /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
+    #[inline]
+    pub(super) fn switch_arrive(&mut self, id: u32, in_port: usize, pk: &Packet) {
+        let node = self.port_node[in_port];
+        if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
+            return self.fc_enqueue(id, in_port, out, pk);
+        }
+        let out = match self.egress_of(node, pk) {
+            Ok(out) => out,
+            Err(reason) => return self.drop_pkt(id, reason),
+        };
+        if self.fc.lossless(pk.tc) {
+            return self.fc_enqueue(id, in_port, out, pk);
+        }
+        // Shared buffer with dynamic thresholds: a queue may grow to alpha x free buffer
+        // (Choudhury & Hahne, IEEE/ACM ToN 1998).
+        let frame = pk.frame as u64;
+        let used = self.buf_used[node as usize];
+        let size = self.p.switch_buffer_bytes;
+        let port = &self.ports[out];
+        let idle = port.queued == 0 && !port.wake && port.busy_until <= self.now;
+        if idle && port.blocked & (1 << pk.tc) == 0 {
+            // An idle egress with empty queues: straight to the wire (the packet passes through
+            // the buffer in no time, so admission sees an empty queue).
+            if used + frame > size || frame * 1024 > self.alpha_x1024 * (size - used) {
+                return self.drop_pkt(id, DropReason::Buffer);
+            }
+            return self.transmit(out, id, pk.tc, pk.frame);
+        }
+        let qi = out * self.ntc + pk.tc as usize;
+        let qlen = self.tcq[qi].bytes;
+        if used + frame > size || (qlen + frame) * 1024 > self.alpha_x1024 * (size - used) {
+            return self.drop_pkt(id, DropReason::Buffer);
+        }
+        self.enqueue(node as usize, out, id, pk);
+    }
+
+    /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
+    /// up/down candidates, the next usable one if local repair or the global reroute has
+    /// dropped that port (`routable`).
+    #[inline]
+    pub(super) fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
+        let topo = self.topo;
+        let cands = topo.routing.next_hops(NodeId(node), HostId(pk.dst));
+        if cands.is_empty() {
+            return Err(DropReason::NoRoute);
+        }
+        let n = cands.len();
+        let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, self.salt[node as usize]);
+        k = self.ar_pick(cands, k, pk.flags, pk.dst);
+        if !self.routable(cands[k].idx(), pk.dst) {
+            match (1..n)
+                .map(|j| (k + j) % n)
+                .find(|&j| self.routable(cands[j].idx(), pk.dst))
+            {
+                Some(j) => k = j,
+                None => return Err(DropReason::NoRoute),
+            }
+        }
+        let out = cands[k].idx();
+        if self.pflags[out] & P_LINK_UP == 0 {
+            return Err(DropReason::LinkDown);
+        }
+        Ok(out)
+    }
+
+    /// The next packet a switch port sends, by the port's scheduling discipline.
+    #[inline]
+    pub(super) fn switch_next(&mut self, pi: usize) -> Option<(u32, u8, u16)> {
+        let base = pi * self.ntc;
+        if self.ports[pi].queued == 0 {
+            return None;
+        }
+        let credit_blocked = self.fc_credit_blocked(pi);
+        let port = &mut self.ports[pi];
+        let queues = &self.tcq[base..base + self.ntc];
+        let how = self.p.scheduling;
+        let st = &mut self.sched[pi];
+        let tc = sched::pick(how, st, port.blocked | credit_blocked, queues)?;
+        let e = self.tcq[base + tc].pop_entry()?;
+        sched::served(how, st, tc, &self.tcq[base..base + self.ntc]);
+        // The buffer is released at dequeue (as ns-3's switch MMU does).
+        port.queued -= e.frame as u64;
+        let node = port.node as usize;
+        self.fc_release(e.from as usize, tc as u8, e.frame as u32, node);
+        if tc == self.p.data_tc as usize {
+            self.cc_mark(e.id, node, pi, self.tcq[base + tc].bytes);
+        }
+        Some((e.id, tc as u8, e.frame))
+    }
+
+    /// Queues packet `id` at egress `out` of switch `node` and wakes the port.
+    pub(super) fn enqueue(&mut self, node: usize, out: usize, id: u32, pk: &Packet) {
+        let frame = pk.frame as u64;
+        self.buf_used[node] += frame;
+        self.ports[out].queued += frame;
+        self.tcq[out * self.ntc + pk.tc as usize].push_from(id, pk.frame, pk.port);
+        self.kick(out);
+    }
+}

@@ -1,0 +1,123 @@
+//! The egress port and the wire: start a transmission when the port is idle, serialize, apply
+//! link loss, schedule the arrival at the other end; and the arrival, which hands the packet to
+//! the NIC or the switch.
+
+use super::{Engine, Ev, P_LINK_UP, P_NIC};
+use crate::sim::packet::{F_CORRUPT, Kind, NIL};
+use crate::sim::results::DropReason;
+use crate::units::Time;
+
+impl Engine<'_> {
+    /// Starts the next transmission on `port` if it is idle, or makes sure it will look again
+    /// when it becomes idle.
+    #[inline]
+    pub(super) fn kick(&mut self, pi: usize) {
+        let port = &mut self.ports[pi];
+        if port.wake || self.pflags[pi] & P_LINK_UP == 0 {
+            return;
+        }
+        if port.busy_until > self.now {
+            port.wake = true;
+            self.q
+                .push(port.busy_until.0, Ev::TxFree { port: pi as u32 });
+            return;
+        }
+        let host = port.host;
+        let next = if host != NIL {
+            self.nic_next(host as usize)
+        } else {
+            self.switch_next(pi)
+        };
+        if let Some((id, tc, frame)) = next {
+            self.transmit(pi, id, tc, frame);
+            let more = if host != NIL {
+                let nic = &self.nics[host as usize];
+                !nic.ctrl.is_empty() || !nic.ring.is_empty()
+            } else {
+                self.ports[pi].queued > 0
+            };
+            if more {
+                let port = &mut self.ports[pi];
+                port.wake = true;
+                self.q
+                    .push(port.busy_until.0, Ev::TxFree { port: pi as u32 });
+            }
+        }
+    }
+
+    /// Serializes packet `id` (class `tc`, `frame` bytes) on `pi` and schedules its arrival at
+    /// the other end. The packet is only written (its next ingress port, a corruption mark), so
+    /// a packet out of the cache does not stall the sender.
+    #[inline]
+    pub(super) fn transmit(&mut self, pi: usize, id: u32, tc: u8, frame: u16) {
+        let now = self.now;
+        let port = &mut self.ports[pi];
+        let wire = frame as u32 + self.wire_extra;
+        let ser = port.ser(wire);
+        port.busy_until = now + ser;
+        port.tx_bytes += wire as u64;
+        let frame = frame as u32;
+        if port.lossy {
+            let mut corrupt = false;
+            if port.loss_threshold != 0 && self.rngs[pi].next_u64() < port.loss_threshold {
+                corrupt = true;
+            } else if port.ber > 0.0 {
+                let p_loss = -((8 * wire) as f64 * (-port.ber).ln_1p()).exp_m1();
+                if self.rngs[pi].next_f64() < p_loss {
+                    corrupt = true;
+                }
+            }
+            if port.drop_nth != 0 {
+                port.tx_packets += 1;
+                if port.tx_packets == port.drop_nth {
+                    corrupt = true;
+                }
+            }
+            if corrupt {
+                self.pkts.get_mut(id).flags |= F_CORRUPT;
+            }
+        }
+        let head_start = if port.peer_cut_through {
+            Time::ZERO
+        } else {
+            ser
+        };
+        self.pkts.get_mut(id).port = port.peer;
+        let at = now + head_start + port.hop_delay;
+        self.q.push(at.0, Ev::Arrive { pkt: id });
+        self.fc_sent(pi, tc, frame);
+    }
+
+    /// Drops packet `id` for `reason`, counting its payload.
+    pub(super) fn drop_pkt(&mut self, id: u32, reason: DropReason) {
+        assert!(
+            self.fc.credits.is_none() || reason != DropReason::Buffer,
+            "buffer drop in a credit (lossless) fabric: engine bug"
+        );
+        let pk = self.pkts.get(id);
+        if pk.kind == Kind::Data {
+            self.c.bytes_dropped += pk.payload as u64;
+        }
+        self.c.drops.add(reason);
+        self.pkts.free(id);
+    }
+
+    #[inline]
+    pub(super) fn arrive(&mut self, id: u32, in_port: usize) {
+        let pk = *self.pkts.get(id);
+        if pk.flags & F_CORRUPT != 0 {
+            return self.drop_pkt(id, DropReason::Corruption);
+        }
+        let flags = self.pflags[in_port];
+        if flags & P_LINK_UP == 0 {
+            return self.drop_pkt(id, DropReason::LinkDown);
+        }
+        if flags & P_NIC != 0 {
+            if self.fc.lossless != 0 && !self.fc_nic_arrived(id, in_port, &pk) {
+                return;
+            }
+            return self.nic_receive(id, &pk);
+        }
+        self.switch_arrive(id, in_port, &pk)
+    }
+}
