@@ -13,6 +13,7 @@ use fabricsim::InputError;
 use fabricsim::compare::model::default_scenario;
 use fabricsim::compare::sweep::{self, SweepAxis};
 use fabricsim::compare::variant::{Recovery, Tune, Variant};
+use fabricsim::engine_choice::EngineChoice;
 use fabricsim::scenario::Scenario;
 
 /// The loss sweep's axes.
@@ -34,6 +35,9 @@ pub struct SweepArgs {
     /// Fabric profile the points start from.
     #[arg(long, default_value = "roce-400g")]
     pub fabric: String,
+    /// Engine for the DAG runs: packet, flow or auto (flow above 20M fabric packets) (engine).
+    #[arg(long)]
+    pub engine: Option<String>,
     /// Seed of the packet-engine runs (the same for every point).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -50,10 +54,14 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> Outcome {
-    let scenario = match &args.scenario {
+    let mut scenario = match &args.scenario {
         Some(p) => Scenario::load(&p.display().to_string())?,
         None => default_scenario(),
     };
+    if let Some(e) = &args.engine {
+        scenario.apply_flags(&[("--engine".to_string(), e.clone())])?;
+    }
+    let engine = EngineChoice::of(&scenario)?;
     let texts: Vec<String> = if args.params.is_empty() {
         LOSS_SWEEP.iter().map(|s| s.to_string()).collect()
     } else {
@@ -88,6 +96,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         loss_rate: 0.0,
         tuned: true,
         tune: Tune::default(),
+        engine,
     };
     let points = sweep::expand(&axes);
     sweep::check(&scenario, &fabric, &points, "--param")?;
@@ -149,6 +158,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     if let Some(p) = &args.json {
         let v = serde_json::json!({
             "fabric": args.fabric,
+            "engine": fabricsim::compare::engine::choice_name(engine),
             "seed": args.seed,
             "axes": axes,
             "points": results,

@@ -99,3 +99,25 @@ fn an_ecn_sweep_charts_the_stress_tail_against_kmin() {
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.contains("ECN Kmin (bytes)") && s.contains("stress p99 FCT"));
 }
+
+#[test]
+fn the_engine_flag_reaches_the_sweep_json() {
+    let json = Path::new(env!("CARGO_TARGET_TMPDIR")).join("flow-sweep.json");
+    let o = fabricsim(&[
+        "sweep",
+        "--engine",
+        "flow",
+        "--param",
+        "gpus=64,128",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["engine"], "flow");
+    for p in v["points"].as_array().unwrap() {
+        assert_eq!(p["engine"]["packet_runs"], 0, "{p}");
+        assert_eq!(p["stress"]["engine"], "flow");
+    }
+}

@@ -278,6 +278,7 @@ mod sweeps {
             loss_rate: 0.0,
             tuned: true,
             tune: Tune::default(),
+            engine: crate::engine_choice::EngineChoice::Packet,
         }
     }
 
