@@ -315,16 +315,22 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
     out.push('\n');
     let busbw = busbw_rows(c);
     if !busbw.is_empty() {
+        let engines = c
+            .fabrics
+            .iter()
+            .find_map(|f| f.busbw.first())
+            .map(|b| b.engine.clone())
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "busbw (GB/s) over all {} GPUs, packet-engine runs:",
+            "busbw (GB/s) over all {} GPUs, {engines}-engine runs:",
             c.fabrics[0].design.spec.gpus
         );
         grid(&mut out, &names, &busbw);
         out.push('\n');
     }
     if let Some(s) = c.fabrics.iter().find_map(|f| f.stress.as_ref()) {
-        let _ = writeln!(out, "under stress (packet engine): {}", s.pattern);
+        let _ = writeln!(out, "under stress ({} engine): {}", s.engine, s.pattern);
         grid(&mut out, &names, &stress_rows(c));
         out.push('\n');
     }
