@@ -31,6 +31,9 @@ pub struct CompareArgs {
     /// Years for the TCO ([cost] years).
     #[arg(long, allow_hyphen_values = true)]
     pub years: Option<String>,
+    /// Engine for the DAG runs: packet, flow or auto (flow above 20M fabric packets) (engine).
+    #[arg(long)]
+    pub engine: Option<String>,
     /// Also write a self-contained HTML report (inline CSS and SVG charts) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -56,6 +59,7 @@ pub fn run(args: CompareArgs) -> Outcome {
         ("--gpus", &args.gpus),
         ("--catalog", &args.catalog),
         ("--years", &args.years),
+        ("--engine", &args.engine),
     ]
     .into_iter()
     .filter_map(|(f, v)| v.as_ref().map(|v| (f.to_string(), v.clone())))

@@ -12,7 +12,8 @@ use crate::outcome::{Failure, Outcome};
 use fabricsim::InputError;
 use fabricsim::compare::model::default_scenario;
 use fabricsim::compare::sweep::{self, SweepAxis};
-use fabricsim::compare::variant::{Recovery, Variant};
+use fabricsim::compare::variant::{Recovery, Tune, Variant};
+use fabricsim::engine_choice::EngineChoice;
 use fabricsim::scenario::Scenario;
 
 /// The loss sweep's axes.
@@ -25,13 +26,18 @@ const LOSS_SWEEP: [&str; 2] = [
 pub struct SweepArgs {
     /// Scenario file ([cluster], [train], ...); without one, the built-in comparison's cluster.
     pub scenario: Option<PathBuf>,
-    /// NAME=V1,V2,... for loss_rate, transport, gpus, oversubscription or profile; once or
-    /// twice (the first is the chart's x axis). Default: the loss sweep.
+    /// NAME=V1,V2,... for loss_rate, transport, gpus, oversubscription, profile (link speed),
+    /// ecn_kmin, ecn_kmax (bytes: 50K), dcqcn_rai (rate: 5Mbps) or dcqcn_timer (time: 55us);
+    /// once or twice (the first is the chart's x axis). Default: the loss sweep. Every point
+    /// also runs the comparison's stress pattern (incast over background load).
     #[arg(long = "param", value_name = "NAME=VALUES")]
     pub params: Vec<String>,
     /// Fabric profile the points start from.
     #[arg(long, default_value = "roce-400g")]
     pub fabric: String,
+    /// Engine for the DAG runs: packet, flow or auto (flow above 20M fabric packets) (engine).
+    #[arg(long)]
+    pub engine: Option<String>,
     /// Seed of the packet-engine runs (the same for every point).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -48,10 +54,14 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> Outcome {
-    let scenario = match &args.scenario {
+    let mut scenario = match &args.scenario {
         Some(p) => Scenario::load(&p.display().to_string())?,
         None => default_scenario(),
     };
+    if let Some(e) = &args.engine {
+        scenario.apply_flags(&[("--engine".to_string(), e.clone())])?;
+    }
+    let engine = EngineChoice::of(&scenario)?;
     let texts: Vec<String> = if args.params.is_empty() {
         LOSS_SWEEP.iter().map(|s| s.to_string()).collect()
     } else {
@@ -85,8 +95,11 @@ pub fn run(args: SweepArgs) -> Outcome {
         recovery: Recovery::GoBackN,
         loss_rate: 0.0,
         tuned: true,
+        tune: Tune::default(),
+        engine,
     };
     let points = sweep::expand(&axes);
+    sweep::check(&scenario, &fabric, &points, "--param")?;
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -104,15 +117,17 @@ pub fn run(args: SweepArgs) -> Outcome {
             }
         }
     };
-    let results = sweep::run(&scenario, &fabric, args.seed, &points, threads, &progress);
+    let results = sweep::run(
+        &scenario, &fabric, args.seed, &points, threads, true, &progress,
+    );
 
     let mut table = String::new();
     for a in &axes {
         table += &format!("{:>18}", a.param.name());
     }
     table += &format!(
-        "{:>14}{:>10}{:>12}{:>10}\n",
-        "step_time_s", "MFU", "retransmits", "timeouts"
+        "{:>14}{:>10}{:>12}{:>10}{:>20}\n",
+        "step_time_s", "MFU", "retransmits", "timeouts", "stress_bg_p99_us"
     );
     for r in &results {
         for (_, v) in &r.point.values {
@@ -120,8 +135,14 @@ pub fn run(args: SweepArgs) -> Outcome {
         }
         match (&r.error, r.step_time_s, r.mfu, &r.engine) {
             (None, Some(t), Some(m), Some(e)) => {
+                let p99 = r
+                    .stress
+                    .as_ref()
+                    .and_then(|s| s.background.fct_p99_ps)
+                    .map(|p| format!("{:.1}", p as f64 / 1e6))
+                    .unwrap_or_else(|| "-".into());
                 table += &format!(
-                    "{t:>14.3}{:>9.2}%{:>12}{:>10}\n",
+                    "{t:>14.3}{:>9.2}%{:>12}{:>10}{p99:>20}\n",
                     100.0 * m,
                     e.retransmitted_packets,
                     e.timeouts
@@ -137,6 +158,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     if let Some(p) = &args.json {
         let v = serde_json::json!({
             "fabric": args.fabric,
+            "engine": fabricsim::compare::engine::choice_name(engine),
             "seed": args.seed,
             "axes": axes,
             "points": results,
@@ -150,7 +172,7 @@ pub fn run(args: SweepArgs) -> Outcome {
                 "--svg",
                 p.display(),
                 "needs a numeric first parameter",
-                "loss_rate or gpus as the first --param",
+                "loss_rate, gpus, ecn_kmin, ecn_kmax, dcqcn_rai or dcqcn_timer as the first --param",
             ))
         })?;
         write_file(p, svg.as_bytes())?;

@@ -159,3 +159,32 @@ fn html_report_renders_in_headless_chromium() {
         assert!(console.is_empty(), "console messages: {console:#?}");
     }
 }
+
+/// `--engine flow` runs every DAG of the comparison on the flow engine and the JSON says so;
+/// an unknown engine exits 2 naming the flag.
+#[test]
+fn the_engine_flag_picks_the_engine_and_the_json_names_it() {
+    let out = tmp("compare-flow.json");
+    let o = fabricsim(&[
+        "compare",
+        "--engine",
+        "flow",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["engine"], "flow");
+    for f in v["fabrics"].as_array().unwrap() {
+        assert_eq!(f["engine_runs"]["packet_runs"], 0);
+        assert!(f["engine_runs"]["flow_runs"].as_u64().unwrap() > 0);
+        assert_eq!(f["stress"]["engine"], "flow");
+        assert_eq!(f["busbw_GBps"][0]["engine"], "flow");
+    }
+    let o = fabricsim(&["compare", "--engine", "fluid"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--engine"));
+}

@@ -1,4 +1,4 @@
-//! Bus bandwidth curves measured on the packet engine: all-reduce and all-to-all over every GPU
+//! Bus bandwidth curves measured on an engine (`engine` choice; packet unless the scenario says): all-reduce and all-to-all over every GPU
 //! of the cluster at a few sizes, each size one engine run of the collective's message DAG
 //! (the algorithm the step model uses for that group: hierarchical NVLink + rails for
 //! all-reduce, direct for all-to-all), with the compared fabric's engine parameters. busbw is
@@ -31,6 +31,8 @@ pub struct BusbwCurve {
     /// Summed over the curve's runs (loss shows here).
     pub retransmitted_packets: u64,
     pub timeouts: u64,
+    /// The engine(s) that ran the sizes: packet, flow, or packet+flow.
+    pub engine: String,
     pub source: String,
 }
 
@@ -60,9 +62,12 @@ pub fn measured(
                 ..CollectiveSpec::with_defaults(op, 0, CHANNELS)
             };
             let sizes: Vec<_> = SIZES.iter().map(|&b| round(op, ranks, b)).collect();
-            let (mut retx, mut timeouts) = (0, 0);
+            let (mut retx, mut timeouts, mut kinds) = (0, 0, Vec::new());
             let out = measure(&spec, &comm, nvlink, &sizes, |dag| {
-                let (t, c) = makespan(topo, &p, dag)?;
+                let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
+                if !kinds.contains(&kind.name()) {
+                    kinds.push(kind.name());
+                }
                 retx += c.retransmitted_packets;
                 timeouts += c.timeouts;
                 Ok::<_, String>(t)
@@ -86,10 +91,12 @@ pub fn measured(
                 retransmitted_packets: retx,
                 timeouts,
                 source: format!(
-                    "simulation: packet engine, {} {} over {ranks} GPUs on {servers} servers, {CHANNELS} channels, one run per size",
+                    "simulation: {} engine, {} {} over {ranks} GPUs on {servers} servers, {CHANNELS} channels, one run per size",
+                    kinds.join("+"),
                     op.name(),
                     algo.name()
                 ),
+                engine: kinds.join("+"),
             })
         })
         .collect()

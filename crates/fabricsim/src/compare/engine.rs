@@ -1,14 +1,18 @@
-//! The packet engine as the comparison uses it: engine parameters for a compared fabric, and a
-//! collective's completion time from one engine run of its message DAG.
+//! The engines as the comparison uses them: engine parameters for a compared fabric, and runs of
+//! message DAGs on the engine the scenario's `engine` choice picks for each DAG's size
+//! (`engine_choice`: packet, flow, or auto), each result saying which engine ran.
 
-use super::variant::{Recovery, Variant};
+use super::variant::{Recovery, Tune, Variant};
+use crate::engine_choice::{self, EngineChoice, EngineKind};
 use crate::message::MessageDag;
 use crate::scenario::Design;
+use crate::sim::ecn::EcnMarking;
 use crate::sim::params_from_design::params_from_design;
 use crate::sim::results::Counters;
-use crate::sim::{self, Faults, RunOptions, SimParams, Status, Transport};
+use crate::sim::{Faults, RunOptions, RunResult, SimParams, Status, Transport};
 use crate::topology::Topology;
 use crate::units::{BitRate, Time};
+use crate::workload::run_engine::fabric_packets;
 
 /// NCCL channels of the measured collectives (NCCL's default for 8 NICs per node is one
 /// channel per NIC; 2 keeps two QPs per connection for ECMP entropy, an ESTIMATE).
@@ -35,14 +39,89 @@ pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, Stri
         let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
         p.window_packets = p.bdp_packets(rate, bdp_rtt(&p));
     }
+    tune(&mut p, &v.tune, &design.profile.id)?;
     Ok(p)
 }
 
-/// Completion time of `dag` (the last message's sender completion) and the run's counters;
-/// `Err` when the run does not complete (a QP out of retries, a parameter out of range).
-pub fn makespan(t: &Topology, p: &SimParams, dag: &MessageDag) -> Result<(Time, Counters), String> {
-    let r = sim::run(t, p, dag, &Faults::default(), RunOptions::default())?;
+/// Applies `t` over the profile's congestion control; `Err` when the fabric has no mechanism
+/// to set or the result is inconsistent (Kmin not below Kmax).
+fn tune(p: &mut SimParams, t: &Tune, profile: &str) -> Result<(), String> {
+    if t.ecn_kmin_bytes.is_some() || t.ecn_kmax_bytes.is_some() {
+        match &mut p.cc.ecn {
+            Some(EcnMarking::Red {
+                kmin_bytes,
+                kmax_bytes,
+                ..
+            }) => {
+                *kmin_bytes = t.ecn_kmin_bytes.unwrap_or(*kmin_bytes);
+                *kmax_bytes = t.ecn_kmax_bytes.unwrap_or(*kmax_bytes);
+            }
+            Some(EcnMarking::Step { k_bytes }) if t.ecn_kmax_bytes.is_none() => {
+                *k_bytes = t.ecn_kmin_bytes.unwrap_or(*k_bytes);
+            }
+            Some(EcnMarking::Step { .. }) => {
+                return Err(format!(
+                    "{profile} marks ECN at one step threshold: no Kmax to set"
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "{profile} has no ECN marking to set (a RoCE profile has)"
+                ));
+            }
+        }
+    }
+    if t.dcqcn_rai.is_some() || t.dcqcn_rate_increase_timer.is_some() {
+        let Some(d) = &mut p.cc.dcqcn else {
+            return Err(format!(
+                "{profile} runs without DCQCN here (tuned RoCE profiles run it)"
+            ));
+        };
+        d.rate_ai = t.dcqcn_rai.unwrap_or(d.rate_ai);
+        d.rate_increase_timer = t.dcqcn_rate_increase_timer.unwrap_or(d.rate_increase_timer);
+    }
+    p.validate()
+        .map_err(|(field, problem, allowed)| format!("{field}: {problem} (allowed: {allowed})"))
+}
+
+/// The choice as the scenario spells it.
+pub fn choice_name(c: EngineChoice) -> &'static str {
+    match c {
+        EngineChoice::Packet => "packet",
+        EngineChoice::Flow => "flow",
+        EngineChoice::Auto => "auto",
+    }
+}
+
+/// Runs `dag` on the engine `choice` picks for its size (the packet engine stops at `until`;
+/// the flow engine runs to the end) and checks byte conservation.
+pub fn run_dag(
+    t: &Topology,
+    p: &SimParams,
+    dag: &MessageDag,
+    choice: EngineChoice,
+    until: Option<Time>,
+) -> Result<(RunResult, EngineKind), String> {
+    let kind = choice.resolve(fabric_packets(p, dag));
+    let opts = RunOptions {
+        until: until.filter(|_| kind == EngineKind::Packet),
+        progress: None,
+    };
+    let r = engine_choice::run(kind, t, p, dag, &Faults::default(), opts)?;
     r.check_conservation()?;
+    Ok((r, kind))
+}
+
+/// Completion time of `dag` (the last message's sender completion), the run's counters and the
+/// engine that ran it; `Err` when the run does not complete (a QP out of retries, a parameter
+/// out of range).
+pub fn makespan(
+    t: &Topology,
+    p: &SimParams,
+    dag: &MessageDag,
+    choice: EngineChoice,
+) -> Result<(Time, Counters, EngineKind), String> {
+    let (r, kind) = run_dag(t, p, dag, choice, None)?;
     if r.sim.status != Status::Complete {
         return Err(format!(
             "{} of {} messages did not complete ({:?})",
@@ -57,5 +136,5 @@ pub fn makespan(t: &Topology, p: &SimParams, dag: &MessageDag) -> Result<(Time, 
         .filter_map(|m| m.finish_ps)
         .max()
         .unwrap_or(0);
-    Ok((Time(end), r.counters))
+    Ok((Time(end), r.counters, kind))
 }

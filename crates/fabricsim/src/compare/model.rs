@@ -257,7 +257,7 @@ pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
     })?;
     let years = fabrics[0].design.cost.years;
     let mut notes = vec![
-        "Training-step communication: every collective of the step is run on the packet engine at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes. The busbw curves are packet-engine runs of all-reduce and all-to-all over every GPU at 64 KiB, 1 MiB and 8 MiB.".to_string(),
+        "Training-step communication: every collective of the step is run on the engine the scenario's engine key picks (auto: packet up to 20M packets) at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes. The busbw curves are packet-engine runs of all-reduce and all-to-all over every GPU at 64 KiB, 1 MiB and 8 MiB.".to_string(),
         "Tuned and untuned are the profile's two parameter sets (data/profiles): RoCE tuned = PFC with the SONiC headroom, ECN below XOFF and DCQCN (ConnectX firmware set); untuned = DCQCN off, ECN thresholds above XOFF and a legacy fixed headroom; InfiniBand = credits per VL and adaptive routing.".to_string(),
     ];
     if section.fabric_runs {
@@ -287,7 +287,7 @@ pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
             };
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
             let points = super::sweep::expand(&axes);
-            let r = super::sweep::run(s, &base, section.seed, &points, threads, &|_, _| ());
+            let r = super::sweep::run(s, &base, section.seed, &points, threads, false, &|_, _| ());
             (axes, r)
         });
     Ok(Comparison {

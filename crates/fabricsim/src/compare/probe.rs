@@ -12,10 +12,12 @@
 use serde::Serialize;
 
 use super::engine::params;
+use super::engine::run_dag;
 use super::variant::Variant;
+use crate::engine_choice::EngineChoice;
 use crate::message::MessageDag;
 use crate::scenario::{Design, Scenario};
-use crate::sim::{self, Faults, RunOptions, SimParams};
+use crate::sim::SimParams;
 use crate::topology::{HostId, Topology};
 use crate::units::Time;
 
@@ -72,8 +74,13 @@ pub struct Probes {
 }
 
 /// One-way times (receiver holds the message minus post) of every message of `dag`.
-fn one_way(t: &Topology, p: &SimParams, dag: &MessageDag) -> Result<Vec<u64>, String> {
-    let r = sim::run(t, p, dag, &Faults::default(), RunOptions::default())?;
+fn one_way(
+    t: &Topology,
+    p: &SimParams,
+    dag: &MessageDag,
+    engine: EngineChoice,
+) -> Result<Vec<u64>, String> {
+    let (r, _) = run_dag(t, p, dag, engine, None)?;
     r.messages
         .iter()
         .map(|m| match (m.start_ps, m.recv_ps) {
@@ -88,6 +95,7 @@ fn ping_pong(
     p: &SimParams,
     hops: u32,
     label: &str,
+    engine: EngineChoice,
 ) -> Result<Option<PingPong>, String> {
     let Some(dst) = partner(t, hops) else {
         return Ok(None);
@@ -95,7 +103,7 @@ fn ping_pong(
     let mut dag = MessageDag::default();
     let ping = dag.push(HostId(0), dst, PING_BYTES, Time::ZERO, &[]);
     dag.push(dst, HostId(0), PING_BYTES, Time::ZERO, &[ping]);
-    let w = one_way(t, p, &dag)?;
+    let w = one_way(t, p, &dag, engine)?;
     Ok(Some(PingPong {
         switch_hops: hops,
         src_host: 0,
@@ -118,7 +126,7 @@ pub fn run(
     let mut ping = Vec::new();
     let mut three_tier: Option<(Design, Topology)> = None;
     for hops in HOPS {
-        if let Some(x) = ping_pong(topo, &p, hops, "this cluster")? {
+        if let Some(x) = ping_pong(topo, &p, hops, "this cluster", v.engine)? {
             ping.push(x);
             continue;
         }
@@ -135,7 +143,7 @@ pub fn run(
         }
         let (d3, t3) = three_tier.as_ref().expect("built above");
         let p3 = params(v, d3, seed)?;
-        if let Some(x) = ping_pong(t3, &p3, hops, "a 3-tier build with two pods")? {
+        if let Some(x) = ping_pong(t3, &p3, hops, "a 3-tier build with two pods", v.engine)? {
             ping.push(x);
         }
     }
@@ -143,7 +151,7 @@ pub fn run(
         Some(dst) => {
             let mut dag = MessageDag::default();
             dag.push(HostId(0), dst, LONG_FLOW_BYTES, Time::ZERO, &[]);
-            let w = one_way(topo, &p, &dag)?;
+            let w = one_way(topo, &p, &dag, v.engine)?;
             Some(LongFlow {
                 src_host: 0,
                 dst_host: dst.0,

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::engine::{CHANNELS, makespan, params};
 use super::variant::Variant;
+use crate::engine_choice::EngineKind;
 use crate::scenario::Design;
 use crate::topology::Topology;
 use crate::units::{BitRate, Time};
@@ -38,6 +39,9 @@ pub fn sizes(bytes: u64) -> Vec<u64> {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EngineTotals {
     pub runs: u64,
+    /// Runs on each engine (`engine` = auto picks per run by size).
+    pub packet_runs: u64,
+    pub flow_runs: u64,
     pub packets_dropped: u64,
     pub retransmitted_packets: u64,
     pub timeouts: u64,
@@ -70,8 +74,12 @@ pub fn engine_step(
         CHANNELS,
         &sizes,
         |dag| -> Result<Time, String> {
-            let (t, c) = makespan(topo, &p, dag)?;
+            let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
             totals.runs += 1;
+            match kind {
+                EngineKind::Packet => totals.packet_runs += 1,
+                EngineKind::Flow => totals.flow_runs += 1,
+            }
             totals.packets_dropped += c.drops.total();
             totals.retransmitted_packets += c.retransmitted_packets;
             totals.timeouts += c.timeouts;

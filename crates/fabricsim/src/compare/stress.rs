@@ -11,10 +11,11 @@
 use serde::Serialize;
 
 use super::engine::params;
+use super::engine::run_dag;
 use super::variant::Variant;
 use crate::scenario::Design;
+use crate::sim::Status;
 use crate::sim::results::percentile;
-use crate::sim::{self, Faults, RunOptions, Status};
 use crate::topology::Topology;
 use crate::traffic::{self, SizeDist, Traffic};
 use crate::units::{BitRate, Time};
@@ -65,6 +66,9 @@ pub struct StressResult {
     pub pattern: String,
     /// `complete`, or how the run ended (a deadlock, QPs out of retries, the horizon).
     pub status: Status,
+    /// The engine that ran it (packet, or flow when chosen; the flow engine has no pauses,
+    /// credits or marks, so those read 0).
+    pub engine: &'static str,
     pub background: FctStats,
     pub incast: FctStats,
     pub pause_frames: u64,
@@ -128,17 +132,7 @@ pub fn run(
         dag.push(m.src, m.dst, m.bytes, m.start, &[]);
     }
     let until = Time(Time::from_us(BACKGROUND_US).0 + HORIZON.0);
-    let r = sim::run(
-        topo,
-        &p,
-        &dag,
-        &Faults::default(),
-        RunOptions {
-            until: Some(until),
-            progress: None,
-        },
-    )?;
-    r.check_conservation()?;
+    let (r, kind) = run_dag(topo, &p, &dag, v.engine, Some(until))?;
     let (mut inc, mut bgf) = (Vec::new(), Vec::new());
     for m in &r.messages {
         if let Some(f) = m.fct_ps {
@@ -156,6 +150,7 @@ pub fn run(
     Ok(StressResult {
         pattern: pattern(hosts),
         status: r.sim.status,
+        engine: kind.name(),
         incast: FctStats::of(&mut inc, n_incast as u64),
         background: FctStats::of(&mut bgf, (dag.messages.len() - n_incast) as u64),
         pause_frames: c.pause_frames,

@@ -10,12 +10,15 @@ use serde::Serialize;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::engine::params;
 use super::model::train_config;
 use super::step::{EngineTotals, engine_step};
+use super::stress::StressResult;
 use super::variant::{Recovery, Variant};
 use crate::error::InputError;
 use crate::profile::Profile;
 use crate::scenario::Scenario;
+use crate::units::{Time, parse_bytes, parse_rate, parse_time};
 
 /// A parameter a sweep can vary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -31,15 +34,27 @@ pub enum Param {
     Oversubscription,
     /// Fabric profile, which sets the link speed (roce-400g, roce-800g, ib-ndr, ib-xdr).
     Profile,
+    /// ECN marking threshold Kmin (bytes; RoCE).
+    EcnKmin,
+    /// ECN marking threshold Kmax (bytes; RoCE).
+    EcnKmax,
+    /// DCQCN additive increase Rai (a rate; tuned RoCE).
+    DcqcnRai,
+    /// DCQCN rate-increase timer (a time; tuned RoCE).
+    DcqcnTimer,
 }
 
 impl Param {
-    pub const ALL: [Param; 5] = [
+    pub const ALL: [Param; 9] = [
         Param::LossRate,
         Param::Transport,
         Param::Gpus,
         Param::Oversubscription,
         Param::Profile,
+        Param::EcnKmin,
+        Param::EcnKmax,
+        Param::DcqcnRai,
+        Param::DcqcnTimer,
     ];
 
     pub fn name(self) -> &'static str {
@@ -49,12 +64,30 @@ impl Param {
             Param::Gpus => "gpus",
             Param::Oversubscription => "oversubscription",
             Param::Profile => "profile",
+            Param::EcnKmin => "ecn_kmin",
+            Param::EcnKmax => "ecn_kmax",
+            Param::DcqcnRai => "dcqcn_rai",
+            Param::DcqcnTimer => "dcqcn_timer",
+        }
+    }
+
+    /// The value as a number for a chart's x axis (bytes, Mb/s, us), when the parameter has one.
+    pub fn number(self, v: &str) -> Option<f64> {
+        match self {
+            Param::LossRate | Param::Gpus => v.parse().ok(),
+            Param::EcnKmin | Param::EcnKmax => parse_bytes(v).ok().map(|b| b as f64),
+            Param::DcqcnRai => parse_rate(v).ok().map(|r| r.bps() as f64 / 1e6),
+            Param::DcqcnTimer => parse_time(v).ok().map(|t| t.as_us_f64()),
+            Param::Transport | Param::Oversubscription | Param::Profile => None,
         }
     }
 
     /// True when values are numbers (a chart can put them on an x axis).
     pub fn numeric(self) -> bool {
-        matches!(self, Param::LossRate | Param::Gpus)
+        !matches!(
+            self,
+            Param::Transport | Param::Oversubscription | Param::Profile
+        )
     }
 }
 
@@ -85,6 +118,9 @@ impl SweepAxis {
                 Param::Gpus => v.parse::<u32>().is_ok_and(|g| g > 0),
                 Param::Oversubscription => v.contains(':'),
                 Param::Profile => Profile::builtin(v).is_ok(),
+                Param::EcnKmin | Param::EcnKmax => parse_bytes(v).is_ok_and(|b| b > 0),
+                Param::DcqcnRai => parse_rate(v).is_ok(),
+                Param::DcqcnTimer => parse_time(v).is_ok_and(|t| t > Time::ZERO),
             };
             if !ok {
                 let allowed = match param {
@@ -93,6 +129,11 @@ impl SweepAxis {
                     Param::Gpus => "whole numbers of GPUs".into(),
                     Param::Oversubscription => "ratios such as 1:1, 2:1".into(),
                     Param::Profile => Profile::ids().join(", "),
+                    Param::EcnKmin | Param::EcnKmax => {
+                        "positive byte counts such as 50K, 150000, 1.5M".into()
+                    }
+                    Param::DcqcnRai => "positive rates such as 5Mbps, 40Mbps".into(),
+                    Param::DcqcnTimer => "positive times such as 55us, 300us".into(),
                 };
                 return Err(InputError::flag(
                     flag,
@@ -144,12 +185,15 @@ pub struct PointResult {
     pub network_capex_usd: Option<f64>,
     pub usd_per_million_tokens: Option<f64>,
     pub engine: Option<EngineTotals>,
+    /// The stress run on the point's cluster, when the sweep runs it.
+    pub stress: Option<StressResult>,
     /// Why the point has no result (an invalid combination, an engine run that failed).
     pub error: Option<String>,
 }
 
-/// Evaluates one point: `base` scenario and fabric with the point's values applied.
-pub fn run_point(base: &Scenario, fabric: &Variant, seed: u64, point: &Point) -> PointResult {
+/// The scenario and fabric of `point`: `base` and `fabric` with the point's values applied
+/// (values were checked by [`SweepAxis::parse`]).
+pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Variant) {
     let mut s = base.clone();
     let mut v = fabric.clone();
     for (param, value) in &point.values {
@@ -159,19 +203,71 @@ pub fn run_point(base: &Scenario, fabric: &Variant, seed: u64, point: &Point) ->
             Param::Gpus => s.file.cluster.gpus = value.parse().unwrap_or(s.file.cluster.gpus),
             Param::Oversubscription => s.file.topology.oversubscription = value.clone(),
             Param::Profile => v.profile = value.clone(),
+            Param::EcnKmin => v.tune.ecn_kmin_bytes = parse_bytes(value).ok(),
+            Param::EcnKmax => v.tune.ecn_kmax_bytes = parse_bytes(value).ok(),
+            Param::DcqcnRai => v.tune.dcqcn_rai = parse_rate(value).ok(),
+            Param::DcqcnTimer => v.tune.dcqcn_rate_increase_timer = parse_time(value).ok(),
         }
     }
     s.file.fabric.profile = v.profile.clone();
+    (s, v)
+}
+
+/// Checks that every point's combination builds and gives valid engine parameters (an ECN
+/// threshold on a fabric without ECN, Kmin not below Kmax, a GPU count the cluster cannot
+/// have), before anything runs; the error names `flag` and the point.
+pub fn check(
+    base: &Scenario,
+    fabric: &Variant,
+    points: &[Point],
+    flag: &str,
+) -> Result<(), InputError> {
+    for point in points {
+        let (s, v) = apply(base, fabric, point);
+        let values: Vec<String> = point
+            .values
+            .iter()
+            .map(|(p, x)| format!("{}={x}", p.name()))
+            .collect();
+        let problem = crate::plan::run(&s)
+            .map_err(|e| e.to_string())
+            .and_then(|(design, _, _)| params(&v, &design, 1).map(|_| ()));
+        if let Err(e) = problem {
+            return Err(InputError::flag(
+                flag,
+                values.join(" "),
+                e,
+                "values this fabric and cluster admit",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Evaluates one point: `base` scenario and fabric with the point's values applied; with
+/// `stress`, also the comparison's stress run ([`super::stress`]) on the point's cluster.
+pub fn run_point(
+    base: &Scenario,
+    fabric: &Variant,
+    seed: u64,
+    point: &Point,
+    stress: bool,
+) -> PointResult {
+    let (s, v) = apply(base, fabric, point);
     let outcome = (|| -> Result<_, String> {
         let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
         let cfg = train_config(&s, &design, &topo).map_err(|e| e.to_string())?;
         let (r, totals) = engine_step(&cfg, &design, &topo, &v, seed)?;
         let secs = design.cost.years as f64 * crate::plan::cost::HOURS_PER_YEAR * 3600.0;
         let cpt = plan.cost.cluster_tco_usd / (r.tokens_per_s * secs / 1e6);
-        Ok((r, totals, plan.cost.network_capex_usd, cpt))
+        let st = match stress {
+            true => Some(super::stress::run(&design, &topo, &v, seed)?),
+            false => None,
+        };
+        Ok((r, totals, plan.cost.network_capex_usd, cpt, st))
     })();
     match outcome {
-        Ok((r, totals, capex, cpt)) => PointResult {
+        Ok((r, totals, capex, cpt, st)) => PointResult {
             point: point.clone(),
             step_time_s: Some(r.step_time_s),
             tokens_per_s: Some(r.tokens_per_s),
@@ -179,6 +275,7 @@ pub fn run_point(base: &Scenario, fabric: &Variant, seed: u64, point: &Point) ->
             network_capex_usd: Some(capex),
             usd_per_million_tokens: Some(cpt),
             engine: Some(totals),
+            stress: st,
             error: None,
         },
         Err(e) => PointResult {
@@ -189,6 +286,7 @@ pub fn run_point(base: &Scenario, fabric: &Variant, seed: u64, point: &Point) ->
             network_capex_usd: None,
             usd_per_million_tokens: None,
             engine: None,
+            stress: None,
             error: Some(e),
         },
     }
@@ -202,6 +300,7 @@ pub fn run(
     seed: u64,
     points: &[Point],
     threads: usize,
+    stress: bool,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<PointResult> {
     let next = AtomicUsize::new(0);
@@ -213,7 +312,7 @@ pub fn run(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = points.get(i) else { break };
-                    let r = run_point(base, fabric, seed, p);
+                    let r = run_point(base, fabric, seed, p, stress);
                     slots.lock().expect("no panics while holding the lock")[i] = Some(r);
                     progress(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
                 }
@@ -234,7 +333,7 @@ pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
     for a in axes {
         out += &format!(",{}", a.param.name());
     }
-    out += ",step_time_s,tokens_per_s,mfu,network_capex_usd,usd_per_million_tokens,packets_dropped,retransmitted_packets,timeouts,error\n";
+    out += ",step_time_s,tokens_per_s,mfu,network_capex_usd,usd_per_million_tokens,packets_dropped,retransmitted_packets,timeouts,stress_bg_fct_p50_ps,stress_bg_fct_p99_ps,stress_bg_fct_p999_ps,stress_incast_fct_p99_ps,stress_pause_time_ps,stress_ecn_marks,stress_cnps,error\n";
     let f = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_default();
     for r in results {
         out += &r.point.id.to_string();
@@ -242,8 +341,10 @@ pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
             out += &format!(",{v}");
         }
         let e = r.engine.as_ref();
+        let st = r.stress.as_ref();
+        let u = |x: Option<u64>| x.map(|v| v.to_string()).unwrap_or_default();
         out += &format!(
-            ",{},{},{},{},{},{},{},{},{}\n",
+            ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             f(r.step_time_s),
             f(r.tokens_per_s),
             f(r.mfu),
@@ -253,14 +354,23 @@ pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
             e.map(|e| e.retransmitted_packets.to_string())
                 .unwrap_or_default(),
             e.map(|e| e.timeouts.to_string()).unwrap_or_default(),
+            u(st.and_then(|s| s.background.fct_p50_ps)),
+            u(st.and_then(|s| s.background.fct_p99_ps)),
+            u(st.and_then(|s| s.background.fct_p999_ps)),
+            u(st.and_then(|s| s.incast.fct_p99_ps)),
+            u(st.map(|s| s.pause_time_ps)),
+            u(st.map(|s| s.ecn_marks)),
+            u(st.map(|s| s.cnps)),
             r.error.as_deref().unwrap_or("").replace([',', '\n'], ";"),
         );
     }
     out
 }
 
-/// The chart: MFU against the first axis (which must be numeric), one series per value of the
-/// second axis (or one series).
+/// The chart: against the first axis (which must be numeric), MFU for the loss, GPU-count and
+/// link parameters, the stress run's background p99 completion time for the congestion-control
+/// parameters (they act on congestion, which the step's collectives hardly meet); one series
+/// per value of the second axis (or one series).
 pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
     use crate::report::svg::line::{LineChart, Series};
     use crate::report::svg::{Scale, TickFormat};
@@ -268,6 +378,17 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
     if !x.param.numeric() {
         return None;
     }
+    let cc = matches!(
+        x.param,
+        Param::EcnKmin | Param::EcnKmax | Param::DcqcnRai | Param::DcqcnTimer
+    );
+    let y = |r: &PointResult| -> Option<f64> {
+        if cc {
+            Some(r.stress.as_ref()?.background.fct_p99_ps? as f64 / 1e6)
+        } else {
+            r.mfu
+        }
+    };
     let groups: Vec<String> = axes
         .get(1)
         .map(|a| a.values.clone())
@@ -276,14 +397,14 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
         .iter()
         .map(|g| Series {
             name: if g.is_empty() {
-                "MFU".into()
+                x.param.name().into()
             } else {
                 g.clone()
             },
             points: results
                 .iter()
                 .filter(|r| g.is_empty() || r.point.values.get(1).map(|v| &v.1) == Some(g))
-                .filter_map(|r| Some((r.point.values[0].1.parse().ok()?, r.mfu?)))
+                .filter_map(|r| Some((x.param.number(&r.point.values[0].1)?, y(r)?)))
                 .collect(),
         })
         .collect();
@@ -292,17 +413,26 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
             "packet loss rate (per packet per link)",
             TickFormat::Percent,
         ),
+        Param::EcnKmin => ("ECN Kmin (bytes)", TickFormat::Bytes),
+        Param::EcnKmax => ("ECN Kmax (bytes)", TickFormat::Bytes),
+        Param::DcqcnRai => ("DCQCN Rai (Mb/s)", TickFormat::Number),
+        Param::DcqcnTimer => ("DCQCN rate-increase timer (us)", TickFormat::Number),
         _ => ("GPUs", TickFormat::Number),
+    };
+    let (y_title, y_fmt, what) = if cc {
+        (
+            "background FCT p99 under stress (us)",
+            TickFormat::Number,
+            "stress p99 FCT",
+        )
+    } else {
+        ("MFU (model FLOPs / peak)", TickFormat::Percent, "MFU")
     };
     Some(
         LineChart::fitted(
-            &format!("MFU against {}", x.param.name()),
+            &format!("{what} against {}", x.param.name()),
             (title, Scale::Linear, fmt),
-            (
-                "MFU (model FLOPs / peak)",
-                Scale::Linear,
-                TickFormat::Percent,
-            ),
+            (y_title, Scale::Linear, y_fmt),
             series,
         )
         .to_svg(),

@@ -266,8 +266,8 @@ fabrics = [
 }
 
 mod sweeps {
-    use super::super::sweep::{Param, SweepAxis, expand, run};
-    use super::super::variant::{Recovery, Variant};
+    use super::super::sweep::{Param, SweepAxis, apply, check, expand, run};
+    use super::super::variant::{Recovery, Tune, Variant};
     use super::default_scenario;
 
     fn roce() -> Variant {
@@ -277,6 +277,8 @@ mod sweeps {
             recovery: Recovery::GoBackN,
             loss_rate: 0.0,
             tuned: true,
+            tune: Tune::default(),
+            engine: crate::engine_choice::EngineChoice::Packet,
         }
     }
 
@@ -321,8 +323,8 @@ mod sweeps {
         );
         let p = expand(&a);
         let s = default_scenario();
-        let one = run(&s, &roce(), 7, &p, 1, &|_, _| ());
-        let two = run(&s, &roce(), 7, &p, 2, &|_, _| ());
+        let one = run(&s, &roce(), 7, &p, 1, false, &|_, _| ());
+        let two = run(&s, &roce(), 7, &p, 2, false, &|_, _| ());
         assert_eq!(one, two);
         assert!(one.iter().all(|r| r.error.is_none()));
     }
@@ -336,7 +338,15 @@ mod sweeps {
             "loss_rate=0,0.001,0.003",
             "transport=go-back-n,selective-repeat",
         );
-        let r = run(&default_scenario(), &roce(), 1, &expand(&a), 2, &|_, _| ());
+        let r = run(
+            &default_scenario(),
+            &roce(),
+            1,
+            &expand(&a),
+            2,
+            false,
+            &|_, _| (),
+        );
         let mfu = |i: usize| r[i].mfu.unwrap();
         // Points: (p, gbn), (p, sr) for p = 0, 0.001, 0.003.
         assert_eq!(mfu(0), mfu(1), "no loss: the recovery does not matter");
@@ -430,5 +440,75 @@ mod sweeps {
             );
             (last_gbn, last_gap) = (gbn, gap);
         }
+    }
+
+    /// Each congestion-control parameter reaches the engine through the sweep's point (the
+    /// same `apply` and `params` as `run_point`), and the ECN thresholds and the DCQCN timer
+    /// change the stress run on tuned roce-400g. RED marks with probability rising from Kmin
+    /// to Kmax (physics.md C4), so a lower Kmin or Kmax marks more packets. Rai changes the
+    /// engine's parameters but not this stress run: CNPs every 4 us restart the increase
+    /// stages before an additive-increase stage is reached (Zhu et al. 2015, the RP state
+    /// machine in `sim::dcqcn`), so Rai only acts once congestion ends, after these flows.
+    #[test]
+    fn ecn_and_dcqcn_parameters_reach_the_engine_and_change_the_stress_run() {
+        use super::super::engine::params;
+        let s = default_scenario();
+        for (axis, changes_stress) in [
+            ("ecn_kmin=20K,1M", true),
+            ("ecn_kmax=300K,15M", true),
+            ("dcqcn_timer=10us,1000us", true),
+            ("dcqcn_rai=5Mbps,2Gbps", false),
+        ] {
+            let axis = SweepAxis::parse("--param", axis).unwrap();
+            let runs: Vec<_> = expand(std::slice::from_ref(&axis))
+                .iter()
+                .map(|p| {
+                    let (s, v) = apply(&s, &roce(), p);
+                    let (design, topo, _) = crate::plan::run(&s).unwrap();
+                    let cc = params(&v, &design, 1).unwrap().cc;
+                    let stress = changes_stress
+                        .then(|| super::super::stress::run(&design, &topo, &v, 1).unwrap());
+                    (cc, stress)
+                })
+                .collect();
+            let name = axis.param.name();
+            assert_ne!(runs[0].0, runs[1].0, "{name}: engine parameters");
+            if changes_stress {
+                let (a, b) = (runs[0].1.as_ref().unwrap(), runs[1].1.as_ref().unwrap());
+                assert_ne!(a, b, "{name}: stress run");
+                if name.starts_with("ecn") {
+                    assert!(a.ecn_marks > b.ecn_marks, "{name}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_congestion_control_values_are_refused() {
+        for bad in [
+            "ecn_kmin=0",
+            "ecn_kmin=lots",
+            "ecn_kmax=-1",
+            "dcqcn_rai=fast",
+            "dcqcn_timer=0us",
+        ] {
+            let e = SweepAxis::parse("--param", bad).unwrap_err();
+            assert_eq!(e.key, "--param", "{bad}");
+        }
+        let s = default_scenario();
+        let points = |t: &str| expand(&[SweepAxis::parse("--param", t).unwrap()]);
+        // Kmin above the profile's Kmax (1.5 MB): the engine's ECN check refuses it.
+        let e = check(&s, &roce(), &points("ecn_kmin=2M"), "--param").unwrap_err();
+        assert!(e.problem.contains("kmin"), "{e}");
+        // InfiniBand has neither ECN marking nor DCQCN.
+        let ib = Variant {
+            profile: "ib-ndr".into(),
+            ..roce()
+        };
+        let e = check(&s, &ib, &points("ecn_kmax=1M"), "--param").unwrap_err();
+        assert!(e.problem.contains("no ECN"), "{e}");
+        let e = check(&s, &ib, &points("dcqcn_rai=10Mbps"), "--param").unwrap_err();
+        assert!(e.problem.contains("without DCQCN"), "{e}");
+        assert!(check(&s, &roce(), &points("ecn_kmin=50K,100K"), "--param").is_ok());
     }
 }

@@ -30,6 +30,20 @@ impl Recovery {
     }
 }
 
+/// Congestion-control parameters set over the profile's (by `fabricsim sweep`); `None` keeps
+/// the profile's value.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Tune {
+    /// ECN marking threshold Kmin (RED) or K (step), bytes.
+    pub ecn_kmin_bytes: Option<u64>,
+    /// ECN marking threshold Kmax (RED), bytes.
+    pub ecn_kmax_bytes: Option<u64>,
+    /// DCQCN additive increase Rai.
+    pub dcqcn_rai: Option<crate::units::BitRate>,
+    /// DCQCN rate-increase timer (ConnectX RPG_TIME_RESET).
+    pub dcqcn_rate_increase_timer: Option<crate::units::Time>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Variant {
     pub name: String,
@@ -38,6 +52,9 @@ pub struct Variant {
     pub loss_rate: f64,
     /// The profile's tuned parameters, or its untuned variant.
     pub tuned: bool,
+    pub tune: Tune,
+    /// Which engine runs its DAGs (the scenario's `engine` key).
+    pub engine: crate::engine_choice::EngineChoice,
 }
 
 impl Variant {
@@ -62,7 +79,12 @@ impl Variant {
     }
 }
 
-fn entry(s: &Scenario, i: usize, e: &FabricEntry) -> Result<Variant, InputError> {
+fn entry(
+    s: &Scenario,
+    i: usize,
+    e: &FabricEntry,
+    engine: crate::engine_choice::EngineChoice,
+) -> Result<Variant, InputError> {
     let key = |k: &str| format!("compare.fabrics[{i}].{k}");
     // Error positions: the `fabrics` key itself (entries are inline tables).
     let err = |k: &str, v: &dyn std::fmt::Display, problem: &str, allowed: String| {
@@ -109,6 +131,8 @@ fn entry(s: &Scenario, i: usize, e: &FabricEntry) -> Result<Variant, InputError>
         recovery,
         loss_rate,
         tuned: e.tuned.unwrap_or(true),
+        tune: Tune::default(),
+        engine,
     })
 }
 
@@ -126,6 +150,7 @@ fn profile_recovery(id: &str) -> Recovery {
 
 /// The validated fabrics of `sec`; names must be unique (they key every table).
 pub fn resolve(s: &Scenario, sec: &CompareSection) -> Result<Vec<Variant>, InputError> {
+    let engine = crate::engine_choice::EngineChoice::of(s)?;
     let builtin = super::model::default_scenario();
     let (s, fabrics) = match &sec.fabrics {
         Some(f) => (s, f),
@@ -151,7 +176,7 @@ pub fn resolve(s: &Scenario, sec: &CompareSection) -> Result<Vec<Variant>, Input
     }
     let mut out: Vec<Variant> = Vec::new();
     for (i, e) in fabrics.iter().enumerate() {
-        let v = entry(s, i, e)?;
+        let v = entry(s, i, e, engine)?;
         if out.iter().any(|o| o.name == v.name) {
             return Err(s.error(
                 "compare.fabrics",

@@ -217,11 +217,12 @@ pub fn stress_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
         ("ECN marks / CNPs", |s| {
             format!("{} / {}", s.ecn_marks, s.cnps)
         }),
-        ("run", |s| {
-            serde_json::to_value(s.status)
+        ("run (engine)", |s| {
+            let status = serde_json::to_value(s.status)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default()
+                .unwrap_or_default();
+            format!("{status} ({})", s.engine)
         }),
     ];
     rows.iter()
@@ -279,6 +280,23 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
             s.seq
         );
     }
+    let runs = |k: fn(&crate::compare::step::EngineTotals) -> u64| -> u64 {
+        c.fabrics
+            .iter()
+            .filter_map(|f| f.engine.as_ref())
+            .map(k)
+            .sum()
+    };
+    let _ = writeln!(
+        out,
+        "engine: {} ({} packet-engine and {} flow-engine runs for the steps)",
+        c.fabrics
+            .first()
+            .map(|f| crate::compare::engine::choice_name(f.variant.engine))
+            .unwrap_or("auto"),
+        runs(|e| e.packet_runs),
+        runs(|e| e.flow_runs)
+    );
     out.push('\n');
     let names: Vec<String> = c.fabrics.iter().map(|f| f.variant.name.clone()).collect();
     // The "fabric" description row is long: it is printed as a list below instead.
@@ -297,16 +315,22 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
     out.push('\n');
     let busbw = busbw_rows(c);
     if !busbw.is_empty() {
+        let engines = c
+            .fabrics
+            .iter()
+            .find_map(|f| f.busbw.first())
+            .map(|b| b.engine.clone())
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "busbw (GB/s) over all {} GPUs, packet-engine runs:",
+            "busbw (GB/s) over all {} GPUs, {engines}-engine runs:",
             c.fabrics[0].design.spec.gpus
         );
         grid(&mut out, &names, &busbw);
         out.push('\n');
     }
     if let Some(s) = c.fabrics.iter().find_map(|f| f.stress.as_ref()) {
-        let _ = writeln!(out, "under stress (packet engine): {}", s.pattern);
+        let _ = writeln!(out, "under stress ({} engine): {}", s.engine, s.pattern);
         grid(&mut out, &names, &stress_rows(c));
         out.push('\n');
     }
@@ -393,8 +417,10 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
                     "points": b.points.iter().map(|p| json!({"bytes": p.0, "busbw_GBps": p.1})).collect::<Vec<_>>(),
                     "retransmitted_packets": b.retransmitted_packets,
                     "timeouts": b.timeouts,
+                    "engine": b.engine,
                     "source": b.source,
                 })).collect::<Vec<_>>(),
+                "engine_runs": f.engine,
                 "stress": f.stress,
                 "probes": f.probes,
                 "missing": f.missing,
@@ -405,6 +431,7 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
         "name": c.name,
         "years": c.years,
         "utilization": c.section.utilization,
+        "engine": c.fabrics.first().map(|f| crate::compare::engine::choice_name(f.variant.engine)),
         "fabrics": fabrics,
         "relative": c.relative,
         "relative_statements": (0..c.fabrics.len()).filter_map(|i| relative_sentence(c, i)).collect::<Vec<_>>(),
