@@ -4,8 +4,9 @@
 
 mod cc_util;
 
-use cc_util::{derangement, fat_tree, permutation, permutation_efficiency, run};
+use cc_util::{derangement, fat_tree, fat_tree_parallel, permutation, permutation_efficiency, run};
 use fabricsim::sim::{CreditParams, FlowControl, RoutePolicy, SimParams, Transport};
+use fabricsim::topology::Topology;
 use fabricsim::units::{BitRate, Time};
 
 const RATE: BitRate = BitRate::gbps(100);
@@ -76,12 +77,24 @@ fn ecmp_collisions_and_qps_per_connection() {
 /// path, `ideal_fct_ps`); 5-tuple ECMP does not.
 #[test]
 fn dmodk_routes_shift_permutations_at_full_rate() {
-    let t = fat_tree(LEAVES, HOSTS, HOSTS, RATE, Time::from_ns(100));
+    dmodk_shifts_at_full_rate(&fat_tree(LEAVES, HOSTS, HOSTS, RATE, Time::from_ns(100)));
+}
+
+/// The same with 4 parallel links from each leaf to each of 2 spines, as 64-port switches are
+/// cabled in small fabrics: going down, a spine must spread a leaf's destinations over the
+/// parallel links (one link for all of them made all-to-all 7x slower before).
+#[test]
+fn dmodk_spreads_destinations_over_parallel_links() {
+    let t = fat_tree_parallel(LEAVES, HOSTS, 2, HOSTS / 2, RATE, Time::from_ns(100));
+    dmodk_shifts_at_full_rate(&t);
+}
+
+fn dmodk_shifts_at_full_rate(t: &Topology) {
     let n = LEAVES * HOSTS;
     for shift in [1, HOSTS, 3 * HOSTS + 5] {
         let perm: Vec<u32> = (0..n).map(|i| (i + shift) % n).collect();
         let p = ib(RoutePolicy::DModK);
-        let r = run(&t, &p, &permutation(&perm, BYTES));
+        let r = run(t, &p, &permutation(&perm, BYTES));
         let worst = |r: &fabricsim::sim::RunResult| {
             r.messages
                 .iter()
@@ -89,7 +102,7 @@ fn dmodk_routes_shift_permutations_at_full_rate() {
                 .fold(0.0, f64::max)
         };
         let q = roce(1);
-        let re = run(&t, &q, &permutation(&perm, BYTES));
+        let re = run(t, &q, &permutation(&perm, BYTES));
         eprintln!(
             "shift {shift}: worst FCT / unloaded FCT: D-mod-K {:.4} ({:.4} of line rate), RoCE ECMP {:.4} ({:.4})",
             worst(&r),

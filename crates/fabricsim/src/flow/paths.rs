@@ -95,8 +95,8 @@ pub fn subflow_links(
     out: &mut Vec<u32>,
 ) {
     let hashed = route::hashed(router.policy, hash, dst, &router.salt);
-    let pick = |node: NodeId, c: &[PortId]| -> usize {
-        let h = hashed(node, c);
+    let pick = |node: NodeId, c: &[PortId], up: bool| -> usize {
+        let h = hashed(node, c, up);
         match model {
             PathModel::Hash => h,
             PathModel::Spray { .. } => (h + j as usize) % c.len(),

@@ -52,9 +52,10 @@ pub fn switch_salt(node: u32) -> u32 {
 }
 
 /// Index into `n` candidates for a packet with flow hash `hash` and destination `dst` at a
-/// switch with salt `salt`.
+/// switch with salt `salt`; `up` says whether the candidates are the switch's up ports (else
+/// they are the parallel links down to the one child that leads to `dst`).
 #[inline]
-pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32) -> usize {
+pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32, up: bool) -> usize {
     match policy {
         RoutePolicy::EcmpFlowHash => {
             let h = (hash ^ salt).wrapping_mul(0x8578_2d29);
@@ -64,7 +65,11 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32) -> 
         // D-mod-K per tier (Zahavi, "D-Mod-K routing providing non-blocking traffic for shift
         // permutations on real life fat trees", 2010): here `salt` is the switch's divisor W (`ibroute::divisors`), so the
         // port is floor(d / W) mod K. Adaptive routing falls back to the same static table.
-        RoutePolicy::DModK | RoutePolicy::Adaptive => (dst / salt.max(1)) as usize % n,
+        RoutePolicy::DModK | RoutePolicy::Adaptive if up => (dst / salt.max(1)) as usize % n,
+        // Down through parallel links to a child, OpenSM's fat-tree routing spreads the
+        // destinations below it over the links (consecutive destinations on consecutive links),
+        // so a child's hosts do not share one link: d mod n.
+        RoutePolicy::DModK | RoutePolicy::Adaptive => dst as usize % n,
     }
 }
 
@@ -141,8 +146,8 @@ pub fn hashed(
     hash: u32,
     dst: u32,
     salt: &[u32],
-) -> impl Fn(NodeId, &[PortId]) -> usize + '_ {
-    move |node, c| choose(policy, c.len(), hash, dst, salt[node.idx()])
+) -> impl Fn(NodeId, &[PortId], bool) -> usize + '_ {
+    move |node, c, up| choose(policy, c.len(), hash, dst, salt[node.idx()], up)
 }
 
 /// Walks the up/down route from host `src` to `dst`: at each switch `pick` chooses among
@@ -152,15 +157,15 @@ pub fn walk(
     topo: &Topology,
     src: u32,
     dst: u32,
-    mut pick: impl FnMut(NodeId, &[PortId]) -> usize,
+    mut pick: impl FnMut(NodeId, &[PortId], bool) -> usize,
     mut visit: impl FnMut(PortId),
 ) {
     let first = topo.host_port(HostId(src));
     visit(first);
     let mut node = topo.peer_node(first);
     while topo.nics[dst as usize] != node {
-        let c = topo.routing.next_hops(node, HostId(dst));
-        let p = c[pick(node, c)];
+        let (c, up) = topo.routing.next_hops_up(node, HostId(dst));
+        let p = c[pick(node, c, up)];
         visit(p);
         node = topo.peer_node(p);
     }

@@ -96,7 +96,16 @@ impl Routing {
     /// Candidate next-hop ports from `n` towards `dst`: down when `dst` is below, else up.
     #[inline]
     pub fn next_hops(&self, n: NodeId, dst: HostId) -> &[PortId] {
-        self.down_ports(n, dst).unwrap_or_else(|| self.up_ports(n))
+        self.next_hops_up(n, dst).0
+    }
+
+    /// [`Self::next_hops`] and whether they are `n`'s up ports (else the links down to `dst`).
+    #[inline]
+    pub fn next_hops_up(&self, n: NodeId, dst: HostId) -> (&[PortId], bool) {
+        match self.down_ports(n, dst) {
+            Some(d) => (d, false),
+            None => (self.up_ports(n), true),
+        }
     }
 
     /// Whether `dst` is below `n`.

@@ -10,12 +10,27 @@ use fabricsim::units::{BitRate, Time};
 /// A 2-tier fat-tree: `leaves` leaf switches with `hosts` hosts each, each leaf linked once to
 /// each of `spines` spines; hosts are numbered leaf by leaf. Non-blocking when hosts == spines.
 pub fn fat_tree(leaves: u32, hosts: u32, spines: u32, rate: BitRate, delay: Time) -> Topology {
+    fat_tree_parallel(leaves, hosts, spines, 1, rate, delay)
+}
+
+/// [`fat_tree`] with `parallel` links between each leaf and each spine (as large-radix fabrics
+/// are cabled); non-blocking when hosts == spines x parallel.
+pub fn fat_tree_parallel(
+    leaves: u32,
+    hosts: u32,
+    spines: u32,
+    parallel: u32,
+    rate: BitRate,
+    delay: Time,
+) -> Topology {
     let mut b = GraphBuilder::new();
     let nics: Vec<NodeId> = (0..leaves * hosts).map(|i| b.add_nic(i, 0)).collect();
     let leaf: Vec<NodeId> = (0..leaves)
-        .map(|l| b.add_switch(1, 0, l, hosts + spines))
+        .map(|l| b.add_switch(1, 0, l, hosts + spines * parallel))
         .collect();
-    let spine: Vec<NodeId> = (0..spines).map(|s| b.add_switch(2, 0, s, leaves)).collect();
+    let spine: Vec<NodeId> = (0..spines)
+        .map(|s| b.add_switch(2, 0, s, leaves * parallel))
+        .collect();
     for (i, &n) in nics.iter().enumerate() {
         b.connect(
             n,
@@ -28,7 +43,9 @@ pub fn fat_tree(leaves: u32, hosts: u32, spines: u32, rate: BitRate, delay: Time
     }
     for &l in &leaf {
         for &s in &spine {
-            b.connect(l, s, rate, 10.0, delay, Medium::Unspecified);
+            for _ in 0..parallel {
+                b.connect(l, s, rate, 10.0, delay, Medium::Unspecified);
+            }
         }
     }
     let t = b.finish(Shape::Imported, 2, leaves * hosts);

@@ -106,8 +106,15 @@ impl Engine<'_> {
     /// routing policy's choice with this engine's per-switch salts or divisors).
     pub(super) fn path(&self, src: u32, dst: u32, hash: u32) -> Vec<usize> {
         let mut out = Vec::new();
-        let pick = |node: NodeId, c: &[PortId]| {
-            route::choose(self.p.routing, c.len(), hash, dst, self.salt[node.idx()])
+        let pick = |node: NodeId, c: &[PortId], up: bool| {
+            route::choose(
+                self.p.routing,
+                c.len(),
+                hash,
+                dst,
+                self.salt[node.idx()],
+                up,
+            )
         };
         route::walk(self.topo, src, dst, pick, |pi| out.push(pi.idx()));
         out

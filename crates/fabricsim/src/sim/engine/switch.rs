@@ -52,12 +52,13 @@ impl Engine<'_> {
     #[inline]
     pub(super) fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
         let topo = self.topo;
-        let cands = topo.routing.next_hops(NodeId(node), HostId(pk.dst));
+        let (cands, up) = topo.routing.next_hops_up(NodeId(node), HostId(pk.dst));
         if cands.is_empty() {
             return Err(DropReason::NoRoute);
         }
         let n = cands.len();
-        let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, self.salt[node as usize]);
+        let salt = self.salt[node as usize];
+        let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, salt, up);
         k = self.ar_pick(cands, k, pk.flags, pk.dst);
         if !self.routable(cands[k].idx(), pk.dst) {
             match (1..n)
