@@ -2,7 +2,11 @@
 //! placement, a ring all-reduce against 2(n-1) x (alpha + S/(nB)), and repeated flow sets
 //! answered from the rate cache.
 
+mod flow_cases;
+
 use std::collections::BTreeSet;
+
+use flow_cases::ring;
 
 use fabricsim::flow::{self, FlowParams, PathModel, paths};
 use fabricsim::message::MessageDag;
@@ -158,29 +162,6 @@ fn flows_take_the_packet_engines_paths() {
         let qps = |r: &sim::RunResult| r.messages.iter().map(|m| m.qp).collect::<Vec<_>>();
         assert_eq!(qps(&fr), qps(&pr));
     }
-}
-
-/// A ring all-reduce of `chunk` bytes per step over `ranks` (2(n-1) steps; the step-k send of
-/// rank i waits for rank i-1's step k-1 send).
-fn ring(ranks: &[u32], chunk: u64) -> MessageDag {
-    let n = ranks.len();
-    let mut dag = MessageDag::default();
-    let mut prev: Vec<u32> = Vec::new();
-    for step in 0..2 * (n - 1) {
-        let cur: Vec<u32> = (0..n)
-            .map(|i| {
-                let deps: Vec<u32> = if step == 0 {
-                    vec![]
-                } else {
-                    vec![prev[(i + n - 1) % n]]
-                };
-                let (s, d) = (ranks[i], ranks[(i + 1) % n]);
-                dag.push(HostId(s), HostId(d), chunk, Time::ZERO, &deps)
-            })
-            .collect();
-        prev = cur;
-    }
-    dag
 }
 
 #[test]

@@ -59,10 +59,15 @@ pub fn incast(hosts: u32, senders: u32, bytes: u64) -> MessageDag {
 }
 
 /// A ring all-reduce over the first host of every server (`hosts / 8` ranks, every hop across
-/// the fabric), `chunk` bytes per step: 2(n-1) steps, the step-k send of rank i waiting for
-/// rank i-1's step k-1 send.
-pub fn ring(hosts: u32, chunk: u64) -> MessageDag {
+/// the fabric), `chunk` bytes per step.
+pub fn ring_of_servers(hosts: u32, chunk: u64) -> MessageDag {
     let ranks: Vec<u32> = (0..hosts).step_by(8).collect();
+    ring(&ranks, chunk)
+}
+
+/// A ring all-reduce of `chunk` bytes per step over `ranks`: 2(n-1) steps, the step-k send of
+/// rank i waiting for rank i-1's step k-1 send.
+pub fn ring(ranks: &[u32], chunk: u64) -> MessageDag {
     let n = ranks.len();
     let mut dag = MessageDag::default();
     let mut prev: Vec<u32> = Vec::new();
@@ -138,7 +143,12 @@ pub fn cases() -> Vec<Case> {
                 false,
             );
             add("incast 32:1 1 MB", 128, incast(128, 32, 1 << 20), false);
-            add("ring all-reduce 64 KB", 128, ring(128, 64 << 10), true);
+            add(
+                "ring all-reduce 64 KB",
+                128,
+                ring_of_servers(128, 64 << 10),
+                true,
+            );
             add("all-to-all 16 KB", 128, all_to_all(128, 16 << 10), true);
         }
     }
