@@ -207,14 +207,7 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
 
     let mut header = vec![String::new()];
     header.extend(names(c));
-    let rows: Vec<Vec<(String, Option<String>)>> = summary_rows(c)
-        .into_iter()
-        .map(|(label, cells)| {
-            std::iter::once((label, None))
-                .chain(cells.into_iter().map(|x| (x, None)))
-                .collect()
-        })
-        .collect();
+    let rows = plain_rows(summary_rows(c));
     page.section("summary", "Side by side", &table(&header, &rows));
 
     let mut charts: Vec<(String, String)> = Vec::new();
@@ -260,14 +253,7 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     }
     page.section("charts", "Charts", &figures(&charts));
     if let Some(s) = c.fabrics.iter().find_map(|f| f.stress.as_ref()) {
-        let rows: Vec<Vec<(String, Option<String>)>> = stress_rows(c)
-            .into_iter()
-            .map(|(label, cells)| {
-                std::iter::once((label, None))
-                    .chain(cells.into_iter().map(|x| (x, None)))
-                    .collect()
-            })
-            .collect();
+        let rows = plain_rows(stress_rows(c));
         let content = format!(
             "<p class=\"note\">simulation: packet engine, each fabric with its own parameters: {}</p>{}{}",
             esc(&s.pattern),
@@ -297,4 +283,15 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     );
     page.section("notes", "What the numbers mean", &list(&c.notes));
     page.finish()
+}
+
+/// Labelled rows of plain cells as `table` takes them (no cell tooltips).
+fn plain_rows(rows: Vec<(String, Vec<String>)>) -> Vec<Vec<(String, Option<String>)>> {
+    rows.into_iter()
+        .map(|(label, cells)| {
+            std::iter::once((label, None))
+                .chain(cells.into_iter().map(|x| (x, None)))
+                .collect()
+        })
+        .collect()
 }
