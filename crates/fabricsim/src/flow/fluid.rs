@@ -269,16 +269,22 @@ impl<'a> Loop<'a> {
             subflows_left: 0,
         };
         let msgs = vec![idle; n];
-        let mut initial: Vec<u32> = (0..n as u32)
-            .filter(|&i| dag.messages[i as usize].deps_len == 0)
+        // Messages without dependencies by the time each starts moving bytes (a Net message
+        // after the NIC's latency), keyed once: a comparison sort reading the DAG per
+        // comparison was seconds on the 16.7 M messages of a 4,096-GPU all-to-all.
+        let start = |i: usize| dag.messages[i].start.ps();
+        let mut keyed: Vec<(u64, u32)> = (0..n)
+            .filter(|&i| dag.messages[i].deps_len == 0)
+            .map(|i| {
+                (
+                    bytes_start(dag, p.nic_latency, i as u32, start(i)),
+                    i as u32,
+                )
+            })
             .collect();
-        // By the time each starts moving bytes (a Net message after the NIC's latency).
-        let nic = p.nic_latency.ps();
-        initial.sort_by_key(|&i| {
-            let m = &dag.messages[i as usize];
-            let lat = if m.path == Path::Net { nic } else { 0 };
-            (m.start.ps() + lat, i)
-        });
+        keyed.sort_unstable();
+        let mut initial: Vec<u32> = keyed.into_iter().map(|k| k.1).collect();
+        initial.shrink_to_fit();
         let nf = nflows as usize;
         let mut solver = MaxMin::new(caps, routes, nf);
         if fp.cache_entries > 0 {
