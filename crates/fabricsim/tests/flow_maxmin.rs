@@ -257,6 +257,39 @@ fn pure_finishes_resolve_only_the_flows_at_or_above_the_finished_rate() {
 }
 
 #[test]
+fn starts_resolve_only_the_flows_at_or_above_the_new_flows_bound() {
+    // Link 0 (10G): flows 0-9, 1G each. Flow 0 also crosses link 1 (100G) with flow 10, which
+    // gets 100 - 1 = 99G: one component of 11 flows. Flow 11 starts on link 1: its rate is at
+    // least 100G / 3 flows = 33.33G (no link fills below C/n), so flows 0-9 (1G) keep theirs
+    // and only flows 10 and 11 are re-solved: they share the 99G flow 0 leaves, 49.5G each.
+    let caps = [10 * G, 100 * G];
+    let mut flows: Vec<&[u32]> = vec![&[0, 1]];
+    flows.extend(std::iter::repeat_n(&[0u32][..], 9));
+    flows.push(&[1]);
+    flows.push(&[1]);
+    let mut routes = Routes::new();
+    for l in &flows {
+        routes.push(l);
+    }
+    let mut s = MaxMin::new(caps.to_vec(), routes, flows.len());
+    for f in 0..11 {
+        s.add(f, f, NO_CAP);
+    }
+    let mut ch = Vec::new();
+    s.resolve(&mut ch);
+    assert_eq!((s.rate(0), s.rate(9), s.rate(10)), (G, G, 99 * G));
+    let before = s.stats().flows_solved;
+    s.add(11, 11, NO_CAP);
+    ch.clear();
+    s.resolve(&mut ch);
+    assert_eq!(
+        (s.rate(0), s.rate(10), s.rate(11)),
+        (G, 49_500_000_000, 49_500_000_000)
+    );
+    assert_eq!(s.stats().flows_solved - before, 2);
+}
+
+#[test]
 fn a_repeated_component_is_answered_from_the_cache() {
     // 32 flows on one 100G link, solved, finished, then the same 32 routes start again (a
     // second ring step): the second solve is a cache hit with the same rates (100/32 = 3.125G).
