@@ -6,7 +6,7 @@
 //! - RP (sender), on CNPs: at most one decrease per `rate_decrease_interval`:
 //!   Rt = Rc, Rc = Rc·(1 − α/2), and the stages restart.
 //! - α: every `alpha_update`, α = (1 − g)·α + g if a CNP came in that period, else (1 − g)·α.
-//! - Increase: a timer T and a byte counter B each count stages; while both are below F, fast
+//! - Increase: a timer T and a byte counter B (ConnectX: in 64-byte units) each count stages; while both are below F, fast
 //!   recovery Rc = (Rt + Rc)/2; when one passes F, additive increase Rt += R_AI; when both do,
 //!   hyper increase Rt += i·R_HAI (i = stages beyond F); then Rc = (Rt + Rc)/2. Without a byte
 //!   counter (the HPCC set) the timer alone: F stages of fast recovery, one additive, then R_HAI.
@@ -21,6 +21,10 @@ use crate::units::{BitRate, Time};
 
 /// α and g as fractions of 2^20.
 pub const Q20: u64 = 1 << 20;
+
+/// ConnectX counts RPG_BYTE_RESET in 64-byte units (Isekai `SentBytes`: `byte_reset * 64`; its
+/// 15-bit field then tops out at 2 MB, Spirent's DCQCN profile default "ByteResetInMb 2").
+pub const RPG_BYTE_RESET_UNIT: u64 = 64;
 
 /// The three parameter sets of defaults.toml `[dcqcn.*]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +59,8 @@ pub enum TargetClamp {
     /// `CheckRateDecreaseMlx` with `CLAMP_TARGET_RATE 0` (`m_rpTimeStage != 0`).
     AfterTimerIncrease,
     /// Only if the timer or the byte counter raised the rate since the last cut: ConnectX
-    /// `CLAMP_TGT_RATE 0` with `CLAMP_TGT_RATE_AFTER_TIME_INC 1` (mstflint mlxcfg descriptions).
+    /// `CLAMP_TGT_RATE 0` with `CLAMP_TGT_RATE_AFTER_TIME_INC 1` (mstflint mlxcfg descriptions;
+    /// Isekai `HandleRateDecreaseTimer`: a byte stage, or a timer stage with the option).
     AfterAnyIncrease,
 }
 
@@ -120,17 +125,21 @@ impl DcqcnParams {
                 clamp: TargetClamp::AfterTimerIncrease, // run.py CLAMP_TARGET_RATE 0
             },
             DcqcnSet::ConnectxFw => DcqcnParams {
-                g_q20: Q20 * 5 / 1024, // DCE_TCP_G 1019 -> g = 5/1024 [E interpretation]
+                // DCE_TCP_G 1019: α = 1019/1024·α (+ 5/1024 with a CNP), so g = 5/1024 (Mellanox
+                // "DCQCN Parameters" DOC-2790; Isekai HandleAlphaUpdateTimer)
+                g_q20: Q20 * 5 / 1024,
                 initial_alpha_q20: Q20 * 1023 / 1024, // INITIAL_ALPHA_VALUE 1023
-                alpha_update: Time::from_us(1), // DCE_TCP_RTT
-                cnp_interval: Time::from_us(4), // MIN_TIME_BETWEEN_CNPS
+                alpha_update: Time::from_us(1),       // DCE_TCP_RTT
+                cnp_interval: Time::from_us(4),       // MIN_TIME_BETWEEN_CNPS
                 rate_decrease_interval: Time::from_us(4), // RATE_REDUCE_MONITOR_PERIOD
                 rate_increase_timer: Time::from_us(300), // RPG_TIME_RESET
-                byte_counter_bytes: 32_767, // RPG_BYTE_RESET
-                fast_recovery_stages: 1, // RPG_THRESHOLD
-                rate_ai: BitRate::mbps(5), // RPG_AI_RATE
-                rate_hai: BitRate::mbps(50), // RPG_HAI_RATE
-                min_rate: BitRate::mbps(1), // RPG_MIN_RATE
+                // RPG_BYTE_RESET 32767 in 64-byte units, 2 MB: Google Isekai DCQCN model
+                // (`rdma_roce_cc_dcqcn.cc` SentBytes: byte_reset * 64) [E interpretation]
+                byte_counter_bytes: 32_767 * RPG_BYTE_RESET_UNIT,
+                fast_recovery_stages: 1,              // RPG_THRESHOLD
+                rate_ai: BitRate::mbps(5),            // RPG_AI_RATE
+                rate_hai: BitRate::mbps(50),          // RPG_HAI_RATE
+                min_rate: BitRate::mbps(1),           // RPG_MIN_RATE
                 clamp: TargetClamp::AfterAnyIncrease, // CLAMP_TGT_RATE 0, .._AFTER_TIME_INC 1
             },
         }
@@ -441,6 +450,27 @@ mod tests {
             rp.on_cnp(&p, line, second + p.rate_decrease_interval);
             assert_eq!(rp.rt, raised, "{set:?}");
         }
+    }
+
+    /// The ConnectX byte counter completes a stage every 32767 x 64 bytes sent (Isekai
+    /// `SentBytes`), not every 32767 bytes: fast recovery then comes once per ~2 MB.
+    #[test]
+    fn connectx_byte_counter_counts_64_byte_units() {
+        let line = BitRate::gbps(100);
+        let p = DcqcnParams::set(DcqcnSet::ConnectxFw, line);
+        assert_eq!(p.byte_counter_bytes, 2_097_088);
+        let mut rp = Rp::new(line);
+        rp.on_cnp(&p, line, Time::from_us(1));
+        let rc = rp.rc;
+        let mtu = 4096;
+        let mut sent = 0;
+        while sent + mtu < p.byte_counter_bytes {
+            assert!(rp.on_sent(&p, line, mtu).is_none(), "stage after {sent} B");
+            sent += mtu;
+        }
+        assert!(rp.on_sent(&p, line, mtu).is_some());
+        // Fast recovery: halfway back to Rt (the line rate: no increase before the cut).
+        assert_eq!(rp.rc, (rc + line.bps()).div_ceil(2));
     }
 
     /// HPCC `RateIncEventMlx` without a byte counter: F fast-recovery stages, one additive
