@@ -28,8 +28,8 @@ fn red(kmin_bytes: u64, kmax_bytes: u64, pmax: f64) -> Option<EcnMarking> {
 }
 
 /// Time (from the second flow's start) after which the two senders' rates, averaged over
-/// 5 ms windows (many rate-increase periods T, so one cut does not decide it), stay within 10% of each other
-/// while both send; `None` if they never do.
+/// 5 ms windows (many rate-increase periods T, so one cut does not decide it), stay within 10%
+/// of each other while both send; `None` if they never do.
 fn convergence(a: &[f64], b: &[f64], start: usize, end: usize) -> Option<usize> {
     let w = 500;
     let avg = |v: &[f64], i: usize| v[i..i + w].iter().sum::<f64>() / w as f64;
@@ -55,6 +55,14 @@ struct TwoFlows {
     /// The two senders' rates over the last 5 ms of overlap, Gb/s.
     last: (f64, f64),
     cnps: u64,
+}
+
+impl TwoFlows {
+    /// |a − b| / max(a, b) over the last 5 ms, percent.
+    fn gap_pct(&self) -> f64 {
+        let (a, b) = self.last;
+        100.0 * (a - b).abs() / a.max(b)
+    }
 }
 
 /// Two senders into one receiver on a star at `rate`, each with 60 ms of data at line rate; A
@@ -88,76 +96,101 @@ fn two_flows(rate: BitRate, set: DcqcnSet, ecn: Option<EcnMarking>) -> TwoFlows 
     }
 }
 
-/// Zhu et al. 2015 §5: two flows sharing a bottleneck converge towards equal rates. Each
-/// parameter set of defaults.toml runs with the marking thresholds of its own source
-/// (physics.md C4): the paper set at 40G with the DCQCN-validation thresholds (ns-3 with the
-/// authors' code: Kmin 5 KB, Kmax 100 KB, Pmax 1%); the HPCC set at 100G with the HPCC
-/// scaling rule (400 KB, 1.6 MB, 0.2); the ConnectX firmware set at 100G with the NVIDIA
-/// Onyx/Cumulus RoCE defaults (150 KB, 1.5 MB, 0.1).
-///
-/// Measured (this seed): HPCC set within 10% from the first 5 ms window (last 5 ms 50.0 / 49.7
-/// Gb/s); paper set within 10% from 80 ms (slow: a cut with α ≈ 0.1 is undone by fast recovery
-/// unless a second cut lands within its 5 × 55 us, so Rt drifts only by AI steps); ConnectX
-/// set only from 120 ms, the last windows of the run, after wandering 15-25% apart for 100 ms
-/// at ~90% utilization, so it is reported, not asserted. The firmware's 32 KB
-/// byte counter makes increase events rate-proportional (a faster flow finishes byte stages
-/// sooner), while under steady marking both QPs get the same CNP rate, one per
-/// `min_time_between_cnps` = 4 us: the decrease no longer favours the slower flow. The paper
-/// chose B = 10 MB so that the timer, the same for every flow, drives the increase; with B at
-/// 10 MB or off, the same ConnectX run stays within 11-13% after 20 ms instead of 23%.
-#[test]
-fn two_flows_converge_with_the_paper_and_hpcc_sets() {
-    let cases = [
-        (
-            DcqcnSet::Paper,
-            BitRate::gbps(40),
-            red(5_000, 100_000, 0.01),
-        ),
-        (
-            DcqcnSet::HpccMlx,
-            BitRate::gbps(100),
-            red(400_000, 1_600_000, 0.2),
-        ),
-        (
-            DcqcnSet::ConnectxFw,
-            BitRate::gbps(100),
-            red(150_000, 1_500_000, 0.1),
-        ),
-    ];
-    for (set, rate, e) in cases {
-        let x = two_flows(rate, set, e);
-        eprintln!(
-            "{set:?} at {} Gb/s: within 10% (5 ms windows) from {:?} us after B starts; \
-             last 5 ms {:.1} / {:.1} Gb/s; {} CNPs",
-            rate.bps() / 1_000_000_000,
-            x.converged_us,
-            x.last.0,
-            x.last.1,
-            x.cnps
-        );
-        assert!(x.cnps > 0, "{set:?}: no CNPs");
-        if set != DcqcnSet::ConnectxFw {
-            assert!(x.converged_us.is_some(), "{set:?}: never within 10%");
-        }
+/// The marking thresholds of each parameter set's own source (physics.md C4): the paper set at
+/// 40G with the DCQCN-validation thresholds (ns-3 with the authors' code: Kmin 5 KB, Kmax
+/// 100 KB, Pmax 1%); the HPCC set at 100G with the HPCC scaling rule (400 KB, 1.6 MB, 0.2); the
+/// ConnectX firmware set at 100G with the NVIDIA Onyx/Cumulus RoCE defaults (150 KB, 1.5 MB,
+/// 0.1).
+fn own_thresholds(set: DcqcnSet) -> (BitRate, Option<EcnMarking>) {
+    match set {
+        DcqcnSet::Paper => (BitRate::gbps(40), red(5_000, 100_000, 0.01)),
+        DcqcnSet::HpccMlx => (BitRate::gbps(100), red(400_000, 1_600_000, 0.2)),
+        DcqcnSet::ConnectxFw => (BitRate::gbps(100), red(150_000, 1_500_000, 0.1)),
     }
 }
 
-/// What an 8 → 1 incast did at the bottleneck.
-struct Incast {
-    /// Fraction of samples with the queue in [Kmin, Kmax], and at or below Kmax.
-    within: f64,
-    below_kmax: f64,
-    pause_us: u64,
-    peak_bytes: u64,
-    cnps: u64,
-    drops: u64,
-    /// Payload delivered over the run time, as a fraction of the receiver's payload rate.
-    utilization: f64,
+fn show_two(set: DcqcnSet, rate: BitRate, x: &TwoFlows) {
+    eprintln!(
+        "{set:?} at {} Gb/s: within 10% (5 ms windows) from {:?} us after B starts; \
+         last 5 ms {:.1} / {:.1} Gb/s (gap {:.1}%); {} CNPs",
+        rate.bps() / 1_000_000_000,
+        x.converged_us,
+        x.last.0,
+        x.last.1,
+        x.gap_pct(),
+        x.cnps
+    );
 }
 
-/// 8 → 1 incast at 400G under PFC (SONiC headroom, dynamic XOFF, 8 MB buffer as in the PFC
-/// incast test), with ECN at the NVIDIA Onyx RoCE defaults (Kmin 150 KB, Kmax 1.5 MB, Pmax 0.1;
-/// physics.md C4) and DCQCN `set` or none.
+/// Zhu et al. 2015 §5: two flows sharing a bottleneck converge towards equal rates; here the
+/// paper and HPCC sets, each with its own source's thresholds (`own_thresholds`).
+///
+/// Measured (this seed): HPCC set within 10% from the first 5 ms window (last 5 ms 50.0 / 49.7
+/// Gb/s); paper set within 10% from 80 ms after B starts (19.8 / 20.1 Gb/s): a cut with α ≈ 0.1
+/// is undone by fast recovery unless a second cut lands within its 5 x 55 us, so Rt drifts only
+/// by R_AI steps.
+#[test]
+fn two_flows_converge_with_the_paper_and_hpcc_sets() {
+    for set in [DcqcnSet::Paper, DcqcnSet::HpccMlx] {
+        let (rate, e) = own_thresholds(set);
+        let x = two_flows(rate, set, e);
+        show_two(set, rate, &x);
+        assert!(x.cnps > 0, "{set:?}: no CNPs");
+        assert!(x.converged_us.is_some(), "{set:?}: never within 10%");
+        assert!(x.gap_pct() <= 10.0, "{set:?}: gap {:.1}%", x.gap_pct());
+    }
+}
+
+/// The ConnectX firmware defaults (mlxconfig dump, physics.md C5) do not bring two flows within
+/// 10% in this 60 ms run; what they do is measured and shown, and the link stays full.
+///
+/// Measured (this seed): from ~2 ms after B joins the two settle at ~60 / 40 Gb/s and stay
+/// there (gap ~32% over the last 5 ms; a 300 ms run narrows it only to ~57 / 43). Why: after
+/// the first cut each QP's target rate Rt is clamped only at a cut that follows an increase
+/// (CLAMP_TGT_RATE 0), and the timer (300 us) and the 2 MB byte counter raise the rate less
+/// often than CNPs cut it, so fast recovery keeps pulling each flow back to its own Rt; Rt moves
+/// only by R_AI = 5 Mb/s per increase event (~17 Mb/s per ms), so an unequal split relaxes over
+/// seconds. The paper's set moves Rt by 40 Mb/s every 55 us, ~40x faster.
+#[test]
+fn connectx_firmware_set_shares_a_bottleneck_unequally() {
+    let set = DcqcnSet::ConnectxFw;
+    let (rate, e) = own_thresholds(set);
+    let x = two_flows(rate, set, e);
+    show_two(set, rate, &x);
+    assert!(x.cnps > 0, "no CNPs");
+    // The bottleneck stays full (wire rate, Gb/s) however the two split it.
+    let total = x.last.0 + x.last.1;
+    assert!(total > 95.0, "total {total:.1} Gb/s");
+}
+
+/// The bottleneck queue of an 8 → 1 incast, sampled by the engine every 1 us.
+struct Incast {
+    /// Over the steady state (after `WARMUP` until the first sender finishes): fraction of
+    /// samples with the queue in [Kmin, Kmax], at or below Kmax, and above zero.
+    within: f64,
+    below_kmax: f64,
+    busy: f64,
+    /// The same in-band fraction over the whole run up to the first completion.
+    within_all: f64,
+    pause_us: u64,
+    cnps: u64,
+    drops: u64,
+    /// Bytes the bottleneck sent over the steady state, as a fraction of its line rate.
+    utilization: f64,
+    /// First and last completion, us.
+    first_us: u64,
+    last_us: u64,
+}
+
+/// The start-up transient left out of the steady-state figures: eight line-rate starts build a
+/// queue above Kmax before the first CNPs act, and the over-cut that follows recovers through
+/// several rate-increase periods T (300 us for the ConnectX and HPCC sets).
+const WARMUP: Time = Time::from_ms(2);
+
+/// 8 → 1 incast at 400G of 64 MB per sender (~10 ms at the fair share, so a steady state
+/// exists), under PFC (SONiC headroom, dynamic XOFF, 8 MB buffer as in the PFC incast test),
+/// with ECN at the roce-400g profile's thresholds (NVIDIA Onyx defaults Kmin 150 KB, Kmax
+/// 1.5 MB, Pmax 0.1; physics.md C4) and DCQCN `set` or none.
 fn incast(set: Option<DcqcnSet>) -> Incast {
     let rate = BitRate::gbps(400);
     let (kmin, kmax) = (150_000u64, 1_500_000u64);
@@ -170,7 +203,7 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
     p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, frame));
     let mut d = MessageDag::default();
     for s in 1..=8 {
-        d.push(HostId(s), HostId(0), 16_000_000, Time::ZERO, &[]);
+        d.push(HostId(s), HostId(0), 64_000_000, Time::ZERO, &[]);
     }
     let r = run(&t, &p, &d);
     let bott = t
@@ -178,45 +211,63 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
         .iter()
         .position(|x| x.peer == t.host_port(HostId(0)))
         .unwrap();
-    // Samples from 50 us (after the initial burst) to the first completion.
-    let first_done = r.messages.iter().map(|m| m.recv_ps.unwrap()).min().unwrap();
-    let series = &r.series.as_ref().unwrap().ports[bott].queue_bytes;
-    let q = &series[50..(first_done / 1_000_000) as usize];
-    let n = q.len() as f64;
-    let total: u64 = r.messages.iter().map(|m| m.bytes).sum();
-    let last = r.messages.iter().map(|m| m.recv_ps.unwrap()).max().unwrap();
+    let done = |m: &fabricsim::sim::results::MessageResult| m.recv_ps.unwrap() / 1_000_000;
+    let first_us = r.messages.iter().map(done).min().unwrap();
+    let last_us = r.messages.iter().map(done).max().unwrap();
+    let series = &r.series.as_ref().unwrap().ports[bott];
+    let (w, f) = ((WARMUP.0 / 1_000_000) as usize, first_us as usize);
+    let frac = |q: &[u64], keep: &dyn Fn(u64) -> bool| {
+        q.iter().filter(|&&x| keep(x)).count() as f64 / q.len() as f64
+    };
+    let band = |x: u64| x >= kmin && x <= kmax;
+    let q = &series.queue_bytes[w..f];
+    let sent: u64 = series.tx_bytes[w..f].iter().sum();
     Incast {
-        within: q.iter().filter(|&&x| x >= kmin && x <= kmax).count() as f64 / n,
-        below_kmax: q.iter().filter(|&&x| x <= kmax).count() as f64 / n,
+        within: frac(q, &band),
+        below_kmax: frac(q, &|x| x <= kmax),
+        busy: frac(q, &|x| x > 0),
+        within_all: frac(&series.queue_bytes[..f], &band),
         pause_us: r.flow_control.as_ref().unwrap().pause_time_ps_total / 1_000_000,
-        peak_bytes: q.iter().copied().max().unwrap(),
         cnps: r.counters.cnps,
         drops: r.counters.drops.total(),
-        utilization: total as f64 * 8.0
-            / (last as f64 / 1e12)
-            / (rate.bps() as f64 * p.payload_efficiency()),
+        utilization: sent as f64 / rate.bytes_in(Time::from_us((f - w) as u64)) as f64,
+        first_us,
+        last_us,
     }
 }
 
-/// Zhu et al. §2 and §6: DCQCN holds an incast's queue near the marking band so PFC rarely has
-/// to act; PFC alone lets the queue sit at the XOFF threshold and pauses the senders.
+/// Zhu et al. §2 and §6: DCQCN holds an incast's queue in the ECN marking band so PFC rarely
+/// has to act; PFC alone lets the queue sit at the XOFF threshold and pauses the senders.
 ///
-/// Measured (8 x 16 MB, this seed): PFC alone: queue in [Kmin, Kmax] 0.9% of the time, pause
-/// 17,759 us. With DCQCN: ConnectX set 42% in band, pause 914 us; HPCC set 27%, 90 us; paper
-/// set 0.8%, 491 us. Not "mostly" in band: the eight line-rate starts build ~3 MB before the
-/// first CNP acts, and draining it above Kmax keeps cutting every QP (every 4 us for ConnectX),
-/// so the rates fall far below the fair share and the queue empties; additive increase of
-/// 5 Mb/s (firmware) or 80 Mb/s (HPCC, scaled to 400G) per stage then takes hundreds of us to
-/// refill it, and the cycle repeats (utilization 0.59 and 0.74). The paper set (R_AI 40 Mb/s,
-/// B 10 MB, meant for 40G) collapses to 0.32 utilization and never rebuilds a queue.
+/// The measure: the fraction of the steady state (from `WARMUP` to the first completion) the
+/// bottleneck queue spends in [Kmin, Kmax]; also shown, at or below Kmax, non-empty, and the
+/// in-band fraction from time 0. Pause time is the whole run's.
+///
+/// Measured (8 x 64 MB, this seed): PFC alone: in band 0.2%, pause 72,702 us. ConnectX set
+/// (the profile's): in band 46%, <= Kmax 97%, pause 300 us. HPCC set: in band 42%, <= Kmax
+/// 100%, pause 90 us. Paper set: in band 0%, pause 491 us (R_AI 40 Mb/s and B 10 MB, meant for
+/// 40G, recover an over-cut 400G link over ~15 ms, so the queue stays empty). Not "mostly" in
+/// band: in the steady state the queue runs a limit cycle around Kmin (rises through Kmin as the
+/// synchronized increases overshoot, is cut back, drains to a few packets while the link stays
+/// ~97% busy), so it is below Kmin about half the time.
 #[test]
-fn incast_with_dcqcn_has_less_pause_and_more_time_in_band_than_pfc_alone() {
+fn incast_with_dcqcn_has_less_pause_and_keeps_the_queue_below_kmax() {
     let pfc = incast(None);
     let show = |name: &str, x: &Incast| {
         eprintln!(
-            "8->1 at 400G, {name}: queue in [Kmin,Kmax] {:.3} of the time, <= Kmax {:.3}, peak {} B, \
-             pause {} us, {} CNPs, drops {}, utilization {:.3}",
-            x.within, x.below_kmax, x.peak_bytes, x.pause_us, x.cnps, x.drops, x.utilization
+            "8->1 at 400G, {name}: steady state in [Kmin,Kmax] {:.3}, <= Kmax {:.3}, \
+             non-empty {:.3}, utilization {:.3}; in band from t=0 {:.3}; pause {} us, \
+             {} CNPs, drops {}, completions {}..{} us",
+            x.within,
+            x.below_kmax,
+            x.busy,
+            x.utilization,
+            x.within_all,
+            x.pause_us,
+            x.cnps,
+            x.drops,
+            x.first_us,
+            x.last_us
         )
     };
     show("PFC alone", &pfc);
@@ -227,14 +278,14 @@ fn incast_with_dcqcn_has_less_pause_and_more_time_in_band_than_pfc_alone() {
         assert_eq!(x.drops, 0);
         assert!(x.cnps > 0);
         assert!(
-            x.below_kmax > 0.7,
-            "{set:?}: queue <= Kmax only {:.3}",
-            x.below_kmax
-        );
-        assert!(
             x.pause_us < pfc.pause_us,
             "{set:?}: pause {} us",
             x.pause_us
+        );
+        assert!(
+            x.below_kmax > 0.9,
+            "{set:?}: queue <= Kmax only {:.3}",
+            x.below_kmax
         );
         if set != DcqcnSet::Paper {
             assert!(x.within > pfc.within, "{set:?}: in band {:.3}", x.within);
