@@ -67,9 +67,10 @@ impl TwoFlows {
 
 /// Two senders into one receiver on a star at `rate`, each with 60 ms of data at line rate; A
 /// starts alone at line rate and B joins 1 ms later.
-fn two_flows(rate: BitRate, set: DcqcnSet, ecn: Option<EcnMarking>) -> TwoFlows {
+fn two_flows(rate: BitRate, set: DcqcnSet, ecn: Option<EcnMarking>, seed: u64) -> TwoFlows {
     let t = star(3, rate, Time::from_ns(500));
     let mut p = params(ecn);
+    p.seed = seed;
     p.cc.dcqcn = Some(DcqcnParams::set(set, rate));
     let mut d = MessageDag::default();
     let bytes = rate.bytes_in(Time::from_ms(60));
@@ -109,10 +110,27 @@ fn own_thresholds(set: DcqcnSet) -> (BitRate, Option<EcnMarking>) {
     }
 }
 
-fn show_two(set: DcqcnSet, rate: BitRate, x: &TwoFlows) {
+/// The seeds each two-flow case runs with (the marking draws differ).
+const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
+
+/// `set` with its own thresholds over `SEEDS`, each result printed.
+fn two_flows_over_seeds(set: DcqcnSet) -> Vec<TwoFlows> {
+    let (rate, e) = own_thresholds(set);
+    SEEDS
+        .iter()
+        .map(|&seed| {
+            let x = two_flows(rate, set, e, seed);
+            show_two(set, rate, seed, &x);
+            assert!(x.cnps > 0, "{set:?} seed {seed}: no CNPs");
+            x
+        })
+        .collect()
+}
+
+fn show_two(set: DcqcnSet, rate: BitRate, seed: u64, x: &TwoFlows) {
     eprintln!(
-        "{set:?} at {} Gb/s: within 10% (5 ms windows) from {:?} us after B starts; \
-         last 5 ms {:.1} / {:.1} Gb/s (gap {:.1}%); {} CNPs",
+        "{set:?} at {} Gb/s, seed {seed}: within 10% (5 ms windows) from {:?} us after B \
+         starts; last 5 ms {:.1} / {:.1} Gb/s (gap {:.1}%); {} CNPs",
         rate.bps() / 1_000_000_000,
         x.converged_us,
         x.last.0,
@@ -122,45 +140,56 @@ fn show_two(set: DcqcnSet, rate: BitRate, x: &TwoFlows) {
     );
 }
 
-/// Zhu et al. 2015 §5: two flows sharing a bottleneck converge towards equal rates; here the
-/// paper and HPCC sets, each with its own source's thresholds (`own_thresholds`).
+/// Zhu et al. 2015 §5: two flows sharing a bottleneck converge towards equal rates. The HPCC
+/// set (its own thresholds, `own_thresholds`) holds them within 10% from the first 5 ms window
+/// for every seed.
 ///
-/// Measured (this seed): HPCC set within 10% from the first 5 ms window (last 5 ms 50.0 / 49.7
-/// Gb/s); paper set within 10% from 80 ms after B starts (19.8 / 20.1 Gb/s): a cut with α ≈ 0.1
-/// is undone by fast recovery unless a second cut lands within its 5 x 55 us, so Rt drifts only
-/// by R_AI steps.
+/// Measured (seeds 1-5): within 10% from 0 us; last 5 ms gaps 1.5, 0.7, 3.8, 2.5, 0.6%.
 #[test]
-fn two_flows_converge_with_the_paper_and_hpcc_sets() {
-    for set in [DcqcnSet::Paper, DcqcnSet::HpccMlx] {
-        let (rate, e) = own_thresholds(set);
-        let x = two_flows(rate, set, e);
-        show_two(set, rate, &x);
-        assert!(x.cnps > 0, "{set:?}: no CNPs");
-        assert!(x.converged_us.is_some(), "{set:?}: never within 10%");
-        assert!(x.gap_pct() <= 10.0, "{set:?}: gap {:.1}%", x.gap_pct());
+fn two_flows_converge_with_the_hpcc_set() {
+    for (seed, x) in SEEDS.iter().zip(two_flows_over_seeds(DcqcnSet::HpccMlx)) {
+        assert!(x.converged_us.is_some(), "seed {seed}: never within 10%");
+        assert!(x.gap_pct() <= 10.0, "seed {seed}: gap {:.1}%", x.gap_pct());
     }
 }
 
-/// The ConnectX firmware defaults (mlxconfig dump, physics.md C5) do not bring two flows within
-/// 10% in this 60 ms run; what they do is measured and shown, and the link stays full.
+/// Zhu et al. 2015 §5 with the paper set at 40G: the flows converge, slowly. The first cuts
+/// (α = 1, one per 50 us) take both far below the fair share and R_AI = 40 Mb/s per T = 55 us
+/// brings them back over ~20 ms; a later cut with α ≈ 0.1 is undone by fast recovery unless a
+/// second lands within its 5 x 55 us, so Rt, and the split, drift by R_AI steps.
 ///
-/// Measured (this seed): from ~2 ms after B joins the two settle at ~60 / 40 Gb/s and stay
-/// there (gap ~32% over the last 5 ms; a 300 ms run narrows it only to ~57 / 43). Why: after
-/// the first cut each QP's target rate Rt is clamped only at a cut that follows an increase
-/// (CLAMP_TGT_RATE 0), and the timer (300 us) and the 2 MB byte counter raise the rate less
-/// often than CNPs cut it, so fast recovery keeps pulling each flow back to its own Rt; Rt moves
-/// only by R_AI = 5 Mb/s per increase event (~17 Mb/s per ms), so an unequal split relaxes over
-/// seconds. The paper's set moves Rt by 40 Mb/s every 55 us, ~40x faster.
+/// Measured (seeds 1-5): within 10% from 80, 75, None, 110, 95 ms after B starts (the flows
+/// slow each other, so the overlap outlasts the 60 ms of data); seed 3 ends at 18.9 / 21.0
+/// Gb/s, exactly 10.0% apart, and is not counted. So: four of five.
 #[test]
-fn connectx_firmware_set_shares_a_bottleneck_unequally() {
-    let set = DcqcnSet::ConnectxFw;
-    let (rate, e) = own_thresholds(set);
-    let x = two_flows(rate, set, e);
-    show_two(set, rate, &x);
-    assert!(x.cnps > 0, "no CNPs");
-    // The bottleneck stays full (wire rate, Gb/s) however the two split it.
-    let total = x.last.0 + x.last.1;
-    assert!(total > 95.0, "total {total:.1} Gb/s");
+fn two_flows_converge_with_the_paper_set() {
+    let runs = two_flows_over_seeds(DcqcnSet::Paper);
+    let converged = runs.iter().filter(|x| x.converged_us.is_some()).count();
+    assert!(
+        converged >= 4,
+        "{converged} of {} seeds within 10%",
+        runs.len()
+    );
+}
+
+/// The ConnectX firmware defaults (mlxconfig dump, physics.md C5) keep whatever split the two
+/// flows reach in the first milliseconds: within 10% for two seeds of five, 12-33% apart for
+/// the other three, for the whole run. The link stays full either way.
+///
+/// Measured (seeds 1-5): last 5 ms 49.9/50.0, 49.5/50.5, 43.8/56.3, 53.2/46.8, 59.9/40.1
+/// Gb/s (gaps 0.2, 1.8, 22.2, 11.9, 33.1%). Why: with CLAMP_TGT_RATE 0 a cut sets Rt = Rc
+/// only if the rate was raised since the last cut, and the timer (300 us) and the 2 MB byte
+/// counter raise it less often than CNPs cut it, so through a congestion episode Rt keeps the
+/// flow's rate from before it and fast recovery brings each flow back there: no lasting
+/// multiplicative decrease, so no AIMD pull towards the fair share. R_AI is not what holds it:
+/// seed 5 run by hand with R_AI x10 and x100 ends at 58/42 and 59/38 Gb/s.
+#[test]
+fn connectx_firmware_set_keeps_the_first_split() {
+    for (seed, x) in SEEDS.iter().zip(two_flows_over_seeds(DcqcnSet::ConnectxFw)) {
+        // The bottleneck stays full (wire rate, Gb/s) however the two split it.
+        let total = x.last.0 + x.last.1;
+        assert!(total > 95.0, "seed {seed}: total {total:.1} Gb/s");
+    }
 }
 
 /// The bottleneck queue of an 8 → 1 incast, sampled by the engine every 1 us.
@@ -243,13 +272,16 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
 /// bottleneck queue spends in [Kmin, Kmax]; also shown, at or below Kmax, non-empty, and the
 /// in-band fraction from time 0. Pause time is the whole run's.
 ///
-/// Measured (8 x 64 MB, this seed): PFC alone: in band 0.2%, pause 72,702 us. ConnectX set
-/// (the profile's): in band 46%, <= Kmax 97%, pause 300 us. HPCC set: in band 42%, <= Kmax
-/// 100%, pause 90 us. Paper set: in band 0%, pause 491 us (R_AI 40 Mb/s and B 10 MB, meant for
-/// 40G, recover an over-cut 400G link over ~15 ms, so the queue stays empty). Not "mostly" in
-/// band: in the steady state the queue runs a limit cycle around Kmin (rises through Kmin as the
-/// synchronized increases overshoot, is cut back, drains to a few packets while the link stays
-/// ~97% busy), so it is below Kmin about half the time.
+/// Measured (8 x 64 MB, default seed): PFC alone: in band 0.2%, pause 72,702 us. ConnectX set
+/// (the profile's): in band 43.3%, <= Kmax 99.1%, non-empty 87.5%, link 95.2% busy, pause
+/// 1,097 us. HPCC set: in band 40.4%, <= Kmax 100%, non-empty 91.5%, link 99.3%, pause 183 us.
+/// Paper set: in band 0%, link 56.9%, pause 491 us (R_AI 40 Mb/s and B 10 MB, meant for 40G,
+/// take ~15 ms to recover an over-cut 400G link, so the queue stays empty). Not "mostly" in
+/// band, under this measure or as a share of the non-empty time (49.5%, 44.2%): in the steady
+/// state the queue runs a limit cycle around Kmin, rising through it as the flows' increases
+/// overshoot, cut back, then draining to a few packets while the link stays busy, so it is below
+/// Kmin about half the time. What DCQCN does hold is the queue at or below Kmax, far from the
+/// PFC XOFF point where PFC alone keeps it.
 #[test]
 fn incast_with_dcqcn_has_less_pause_and_keeps_the_queue_below_kmax() {
     let pfc = incast(None);
@@ -302,9 +334,11 @@ fn incast_with_dcqcn_has_less_pause_and_keeps_the_queue_below_kmax() {
 /// 25,632 B headroom is below what 400G needs (the peer's response alone is 58 KB, physics.md
 /// C3), so packets in flight after XOFF overflow it and drop.
 ///
-/// Measured: tuned peak 12.8 MB, pause 0, no drops, but the last flow ends at 34 ms (DCQCN
-/// over-cuts the synchronized start and recovers by 5 Mb/s steps); untuned peak 67 MB, pause
-/// 3,434 us, 14,072 drops, last flow at 3.2 ms (ideal 2.6 ms).
+/// Measured: tuned peak 19.3 MB, pause 0, no drops, but only three flows end near the ideal
+/// (2.4 ms); the other five were cut far below the fair share by the synchronized start and end
+/// at 12.0, 17.2, 23.5, 29.0 and 34.0 ms: their Rt was clamped low, R_AI is 5 Mb/s per 300 us
+/// and hyper increase waits for two 2 MB byte-counter stages. Untuned: peak 67 MB, pause
+/// 3,434 us, 14,072 drops, every flow done at 3.2 ms (ideal 2.6 ms).
 #[test]
 fn roce_400g_tuned_vs_untuned_through_params_from_design() {
     let mut sc = fabricsim::scenario::Scenario::defaults();
@@ -333,14 +367,19 @@ fn roce_400g_tuned_vs_untuned_through_params_from_design() {
             .copied()
             .max()
             .unwrap();
+        let mut fct_us: Vec<u64> = r
+            .messages
+            .iter()
+            .map(|m| m.fct_ps.unwrap() / 1_000_000)
+            .collect();
+        fct_us.sort_unstable();
         eprintln!(
             "roce-400g {}: buffer {} MB, {} CNPs, peak queue {peak} B, pause {pause_us} us, \
-             drops {}, max FCT {} us",
+             drops {}, FCTs {fct_us:?} us",
             if tuned { "tuned" } else { "untuned" },
             p.switch_buffer_bytes >> 20,
             r.counters.cnps,
             r.counters.drops.total(),
-            r.summary.max_fct_ps.unwrap() / 1_000_000
         );
         out.push((r.counters.cnps, pause_us, peak, r.counters.drops.total()));
     }
