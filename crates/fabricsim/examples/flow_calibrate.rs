@@ -188,11 +188,167 @@ fn timeouts(only: Option<&str>) {
     }
 }
 
+/// One run of `dag` on both engines: (packet, flow).
+fn both(
+    topo: &fabricsim::topology::Topology,
+    p: &sim::SimParams,
+    dag: &MessageDag,
+) -> (sim::RunResult, sim::RunResult) {
+    let pr = sim::run(topo, p, dag, &Faults::default(), RunOptions::default()).unwrap();
+    let fp = fabricsim::engine_choice::flow_params(topo, p);
+    (pr, fabricsim::flow::run(topo, p, dag, &fp).unwrap().0)
+}
+
+/// Last completion and mean FCT (us).
+fn last_mean(r: &sim::RunResult) -> (f64, f64) {
+    let f: Vec<u64> = r.messages.iter().filter_map(|m| m.fct_ps).collect();
+    let last = r
+        .messages
+        .iter()
+        .filter_map(|m| m.finish_ps)
+        .max()
+        .unwrap_or(0);
+    (
+        last as f64 / 1e6,
+        f.iter().sum::<u64>() as f64 / f.len().max(1) as f64 / 1e6,
+    )
+}
+
+/// The incast checks of the fluid model's sharing of a congested egress (per flow, max-min) on
+/// roce-400g, 128 GPUs, 1 MB per sender, packet vs flow:
+/// 1. DCQCN/ECN cost: N:1 incast (N = 2..32) with the profile's DCQCN and without it (PFC
+///    alone), at the catalog switch's buffer: collective time (the bottleneck's throughput) and
+///    mean FCT, with the packet engine's ECN marks, CNPs and PAUSE frames.
+/// 2. Per-input-port service: the mixed incast of `flow_cases` (3 senders on host 0's leaf,
+///    one per input port; 24 on other leaves, entering over the leaf's up ports, several per
+///    port): every sender's FCT, the largest per-flow error.
+/// 3. PFC head-of-line blocking, outside the model: the mixed incast with the switch buffer cut
+///    to 16 MB (so PFC pauses), with and without DCQCN, plus four 1 MB flows from incast
+///    senders' leaf to other hosts of host 0's leaf (one from an incast sender's own NIC).
+fn incast() {
+    let (topo, p0) = flow_cases::fabric(128, "roce-400g");
+    println!(
+        "1. N:1 incast, roce-400g, {} MB switch buffer",
+        p0.switch_buffer_bytes >> 20
+    );
+    println!(
+        "{:>4} {:>6} {:>11} {:>11} {:>7} {:>11} {:>11} {:>7} {:>7} {:>6} {:>6}",
+        "N",
+        "dcqcn",
+        "pkt last",
+        "flow last",
+        "err",
+        "pkt mean",
+        "flow mean",
+        "err",
+        "marks",
+        "cnps",
+        "pauses"
+    );
+    for n in [2u32, 4, 8, 16, 32] {
+        for dcqcn in [true, false] {
+            let mut p = p0.clone();
+            if !dcqcn {
+                p.cc.dcqcn = None;
+            }
+            let (pr, fr) = both(&topo, &p, &flow_cases::incast(128, n, 1 << 20));
+            let ((pl, pm), (fl, fm)) = (last_mean(&pr), last_mean(&fr));
+            let c = &pr.counters;
+            println!(
+                "{n:>4} {dcqcn:>6} {pl:>11.2} {fl:>11.2} {:>+6.1}% {pm:>11.2} {fm:>11.2} {:>+6.1}% {:>7} {:>6} {:>6}",
+                100.0 * (fl - pl) / pl,
+                100.0 * (fm - pm) / pm,
+                c.ecn_marks,
+                c.cnps,
+                c.pause_frames
+            );
+        }
+    }
+    let mixed = flow_cases::mixed_incast(1 << 20);
+    println!("2. mixed incast (3 local + 24 remote senders): per-sender FCT us, packet / flow");
+    for fabric in ["roce-400g", "ib-ndr"] {
+        let (topo, p) = flow_cases::fabric(128, fabric);
+        let (pr, fr) = both(&topo, &p, &mixed);
+        let errs: Vec<f64> = pr
+            .messages
+            .iter()
+            .zip(&fr.messages)
+            .map(|(a, b)| {
+                let (a, b) = (a.fct_ps.unwrap() as f64, b.fct_ps.unwrap() as f64);
+                (b - a) / a
+            })
+            .collect();
+        let worst = errs
+            .iter()
+            .fold(0.0f64, |w, e| if e.abs() > w.abs() { *e } else { w });
+        let ((pl, pm), (fl, fm)) = (last_mean(&pr), last_mean(&fr));
+        println!(
+            "  {fabric:<10} local {:.2} / {:.2}, remote min {:.2} max {:.2} / {:.2}; last {pl:.2} / {fl:.2}, mean {pm:.2} / {fm:.2}; worst per-flow error {:+.1}%",
+            pr.messages[0].fct_ps.unwrap() as f64 / 1e6,
+            fr.messages[0].fct_ps.unwrap() as f64 / 1e6,
+            pr.messages[3..]
+                .iter()
+                .filter_map(|m| m.fct_ps)
+                .min()
+                .unwrap() as f64
+                / 1e6,
+            pr.messages[3..]
+                .iter()
+                .filter_map(|m| m.fct_ps)
+                .max()
+                .unwrap() as f64
+                / 1e6,
+            fr.messages[3].fct_ps.unwrap() as f64 / 1e6,
+            100.0 * worst
+        );
+    }
+    println!(
+        "3. mixed incast + 4 victim flows (33..36 -> 5..8; 36 is an incast sender), roce-400g"
+    );
+    let mut dag = mixed.clone();
+    for v in 0..4u32 {
+        dag.push(HostId(33 + v), HostId(5 + v), 1 << 20, Time::ZERO, &[]);
+    }
+    let n = dag.messages.len();
+    for buffer in [p0.switch_buffer_bytes, 16_000_000] {
+        for dcqcn in [true, false] {
+            let mut p = p0.clone();
+            p.switch_buffer_bytes = buffer;
+            if !dcqcn {
+                p.cc.dcqcn = None;
+            }
+            let (pr, fr) = both(&topo, &p, &dag);
+            let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.unwrap() as f64 / 1e6;
+            let incast_last = |r: &sim::RunResult| {
+                r.messages[..n - 4]
+                    .iter()
+                    .filter_map(|m| m.finish_ps)
+                    .max()
+                    .unwrap() as f64
+                    / 1e6
+            };
+            println!(
+                "  buffer {:>3} MB dcqcn {dcqcn:>5}: incast last {:.2} / {:.2}; victims 33-35 {:.2} / {:.2}, 36 (shares its NIC) {:.2} / {:.2}  [pauses {}, cnps {}]",
+                buffer >> 20,
+                incast_last(&pr),
+                incast_last(&fr),
+                us(&pr, n - 4),
+                us(&fr, n - 4),
+                us(&pr, n - 1),
+                us(&fr, n - 1),
+                pr.counters.pause_frames,
+                pr.counters.cnps
+            );
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("loss") => fit_loss(),
         Some("credits") => credits(),
+        Some("incast") => incast(),
         Some("timeouts") => timeouts(args.get(1).map(String::as_str)),
         _ => cases(args.get(1).map(String::as_str)),
     }

@@ -59,6 +59,17 @@ pub fn incast(hosts: u32, senders: u32, bytes: u64) -> MessageDag {
     dag
 }
 
+/// An incast to host 0 with several flows per input port: hosts 1-3 on host 0's leaf (one
+/// flow per input port of the leaf) and 24 hosts of the other leaves (32, 36, ..., 124), whose
+/// flows enter host 0's leaf over its up ports, several per port, each sending `bytes`.
+pub fn mixed_incast(bytes: u64) -> MessageDag {
+    let mut dag = MessageDag::default();
+    for s in (1..=3).chain((0..24).map(|i| 32 + 4 * i)) {
+        dag.push(HostId(s), HostId(0), bytes, Time::ZERO, &[]);
+    }
+    dag
+}
+
 /// A ring all-reduce over the first host of every server (`hosts / 8` ranks, every hop across
 /// the fabric), `chunk` bytes per step.
 pub fn ring_of_servers(hosts: u32, chunk: u64) -> MessageDag {
@@ -159,6 +170,13 @@ pub fn cases() -> Vec<Case> {
                 4,
             );
             add("incast 32:1 1 MB", 128, incast(128, 32, 1 << 20), false, 8);
+            add(
+                "incast 27:1 mixed ports",
+                128,
+                mixed_incast(1 << 20),
+                false,
+                8,
+            );
             add(
                 "ring all-reduce 64 KB",
                 128,
