@@ -214,17 +214,88 @@ fn last_mean(r: &sim::RunResult) -> (f64, f64) {
     )
 }
 
+/// FCTs (us) of an incast of equal messages to one host if its leaf served the congested egress
+/// per input port, then per flow within a port (the candidate model): each port's flows
+/// arrive over the link the packet engine's ECMP hash gives them; `offset_us` is the fixed
+/// latency of a message.
+fn per_port_fcts(
+    topo: &fabricsim::topology::Topology,
+    p: &sim::SimParams,
+    dag: &MessageDag,
+    offset_us: f64,
+) -> Vec<f64> {
+    let router = paths::Router::new(topo, p.routing);
+    let (msg_qp, _) = sim::route::number_qps(&dag.messages, 1);
+    let mut links = Vec::new();
+    let ports: Vec<u32> = dag
+        .messages
+        .iter()
+        .zip(&msg_qp)
+        .map(|(m, &q)| {
+            let (h, _) = paths::qp_hashes(p, q, m.src.0, m.dst.0);
+            links.clear();
+            let model = fabricsim::flow::PathModel::Hash;
+            paths::subflow_links(
+                topo,
+                &router,
+                model,
+                m.src.0,
+                m.dst.0,
+                h,
+                0,
+                |_| 0,
+                &mut links,
+            );
+            links[links.len() - 2]
+        })
+        .collect();
+    let egress = topo.links[topo.ports[topo.host_port(dag.messages[0].dst).idx()]
+        .link
+        .idx()]
+    .rate
+    .bps() as f64;
+    let drain = paths::wire_bytes(p, dag.messages[0].bytes) as f64 * 8.0 / egress * 1e6;
+    // Per port: its flows and their remaining drain (us at the full egress rate).
+    let mut left: std::collections::BTreeMap<u32, (usize, f64)> = Default::default();
+    for &pt in &ports {
+        left.entry(pt).or_insert((0, drain)).0 += 1;
+    }
+    let (mut now, mut done) = (0.0, std::collections::BTreeMap::new());
+    while !left.is_empty() {
+        let k = left.len() as f64;
+        // A port's flows each drain at 1 / (k n) of the egress.
+        let (&first, &(n, r)) = left
+            .iter()
+            .min_by(|a, b| (a.1.0 as f64 * a.1.1).total_cmp(&(b.1.0 as f64 * b.1.1)))
+            .unwrap();
+        let dt = r * k * n as f64;
+        now += dt;
+        for (_, (n2, r2)) in left.iter_mut() {
+            *r2 -= dt / (k * *n2 as f64);
+        }
+        left.remove(&first);
+        done.insert(first, now);
+    }
+    println!(
+        "  per-port candidate: {} flows over {} input ports of the receiver's leaf",
+        ports.len(),
+        done.len()
+    );
+    ports.iter().map(|pt| done[pt] + offset_us).collect()
+}
+
 /// The incast checks of the fluid model's sharing of a congested egress (per flow, max-min) on
 /// roce-400g, 128 GPUs, 1 MB per sender, packet vs flow:
 /// 1. DCQCN/ECN cost: N:1 incast (N = 2..32) with the profile's DCQCN and without it (PFC
 ///    alone), at the catalog switch's buffer: collective time (the bottleneck's throughput) and
 ///    mean FCT, with the packet engine's ECN marks, CNPs and PAUSE frames.
-/// 2. Per-input-port service: the mixed incast of `flow_cases` (3 senders on host 0's leaf,
-///    one per input port; 24 on other leaves, entering over the leaf's up ports, several per
-///    port): every sender's FCT, the largest per-flow error.
-/// 3. PFC head-of-line blocking, outside the model: the mixed incast with the switch buffer cut
-///    to 16 MB (so PFC pauses), with and without DCQCN, plus four 1 MB flows from incast
-///    senders' leaf to other hosts of host 0's leaf (one from an incast sender's own NIC).
+/// 2. Per-input-port service: the mixed incast of `flow_cases` on 1,024 GPUs (2 tiers; 3
+///    senders on the receiver's leaf, one per input port; 96 on other leaves, entering over the
+///    leaf's up ports, several per port): the FCTs on both engines, the largest per-flow error,
+///    and the FCTs if the leaf shared the egress per input port then per flow (the candidate).
+/// 3. PFC head-of-line blocking and the NIC's per-QP service, outside the model: the 32:1
+///    incast plus four 1 MB flows to other hosts, one from an incast sender's NIC, at the
+///    catalog buffer and at 16 MB (so PFC pauses), with and without DCQCN.
 fn incast() {
     let (topo, p0) = flow_cases::fabric(128, "roce-400g");
     println!(
@@ -264,10 +335,12 @@ fn incast() {
             );
         }
     }
-    let mixed = flow_cases::mixed_incast(1 << 20);
-    println!("2. mixed incast (3 local + 24 remote senders): per-sender FCT us, packet / flow");
+    let mixed = flow_cases::mixed_incast(1024, 256 << 10);
+    println!(
+        "2. mixed incast on 1,024 GPUs, 256 KB per sender (3 on the receiver's leaf + 96 on others): FCT us, packet / flow"
+    );
     for fabric in ["roce-400g", "ib-ndr"] {
-        let (topo, p) = flow_cases::fabric(128, fabric);
+        let (topo, p) = flow_cases::fabric(1024, fabric);
         let (pr, fr) = both(&topo, &p, &mixed);
         let errs: Vec<f64> = pr
             .messages
@@ -302,12 +375,36 @@ fn incast() {
             100.0 * worst
         );
     }
+    let (big, pb) = flow_cases::fabric(1024, "roce-400g");
+    let (pr, fr) = both(&big, &pb, &mixed);
+    let last_flow = fr.messages.iter().filter_map(|m| m.fct_ps).max().unwrap() as f64 / 1e6;
+    let egress = big.links[big.ports[big.host_port(HostId(0)).idx()].link.idx()]
+        .rate
+        .bps() as f64;
+    let all = paths::wire_bytes(&pb, 256 << 10) as f64 * mixed.messages.len() as f64;
+    let port = per_port_fcts(&big, &pb, &mixed, last_flow - all * 8e6 / egress);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let us = |r: &sim::RunResult| -> Vec<f64> {
+        r.messages
+            .iter()
+            .map(|m| m.fct_ps.unwrap() as f64 / 1e6)
+            .collect()
+    };
     println!(
-        "3. mixed incast + 4 victim flows (33..36 -> 5..8; 36 is an incast sender), roce-400g"
+        "  roce-400g per-port candidate: local {:.2} us, remote {:.2}-{:.2} us, mean {:.2} us (packet {:.2}, per-flow {:.2})",
+        port[0],
+        port[3..].iter().cloned().fold(f64::MAX, f64::min),
+        port[3..].iter().cloned().fold(0.0, f64::max),
+        mean(&port),
+        mean(&us(&pr)),
+        mean(&us(&fr))
     );
-    let mut dag = mixed.clone();
-    for v in 0..4u32 {
-        dag.push(HostId(33 + v), HostId(5 + v), 1 << 20, Time::ZERO, &[]);
+    println!(
+        "3. 32:1 incast of 1 MB + 4 other 1 MB flows (3 -> 100 from an incast sender's NIC; 1, 2, 5 -> 101..103), roce-400g, 128 GPUs"
+    );
+    let mut dag = flow_cases::incast(128, 32, 1 << 20);
+    for (s, d) in [(1, 101), (2, 102), (5, 103), (3, 100)] {
+        dag.push(HostId(s), HostId(d), 1 << 20, Time::ZERO, &[]);
     }
     let n = dag.messages.len();
     for buffer in [p0.switch_buffer_bytes, 16_000_000] {
@@ -328,7 +425,7 @@ fn incast() {
                     / 1e6
             };
             println!(
-                "  buffer {:>3} MB dcqcn {dcqcn:>5}: incast last {:.2} / {:.2}; victims 33-35 {:.2} / {:.2}, 36 (shares its NIC) {:.2} / {:.2}  [pauses {}, cnps {}]",
+                "  buffer {:>3} MB dcqcn {dcqcn:>5}: incast last {:.2} / {:.2}; others {:.2} / {:.2}, from the sender's NIC {:.2} / {:.2}  [pauses {}, cnps {}]",
                 buffer >> 20,
                 incast_last(&pr),
                 incast_last(&fr),

@@ -59,12 +59,14 @@ pub fn incast(hosts: u32, senders: u32, bytes: u64) -> MessageDag {
     dag
 }
 
-/// An incast to host 0 with several flows per input port: hosts 1-3 on host 0's leaf (one
-/// flow per input port of the leaf) and 24 hosts of the other leaves (32, 36, ..., 124), whose
-/// flows enter host 0's leaf over its up ports, several per port, each sending `bytes`.
-pub fn mixed_incast(bytes: u64) -> MessageDag {
+/// An incast to host 0 with several flows per input port of its leaf: hosts 1-3 (on host 0's
+/// leaf: one flow per input port) and 96 hosts spread over the last seven eighths of the
+/// fabric (on other leaves of a 2-tier fabric, whose flows enter host 0's leaf over its up
+/// ports, several per port), each sending `bytes`.
+pub fn mixed_incast(hosts: u32, bytes: u64) -> MessageDag {
     let mut dag = MessageDag::default();
-    for s in (1..=3).chain((0..24).map(|i| 32 + 4 * i)) {
+    let far = hosts / 8;
+    for s in (1..=3).chain((0..96).map(|i| far + i * (hosts - far) / 96)) {
         dag.push(HostId(s), HostId(0), bytes, Time::ZERO, &[]);
     }
     dag
@@ -171,11 +173,11 @@ pub fn cases() -> Vec<Case> {
             );
             add("incast 32:1 1 MB", 128, incast(128, 32, 1 << 20), false, 8);
             add(
-                "incast 27:1 mixed ports",
-                128,
-                mixed_incast(1 << 20),
+                "incast 99:1 mixed ports",
+                1024,
+                mixed_incast(1024, 256 << 10),
                 false,
-                8,
+                4,
             );
             add(
                 "ring all-reduce 64 KB",
