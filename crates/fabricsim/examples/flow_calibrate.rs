@@ -1,15 +1,22 @@
 //! Calibration and cross-validation of the flow engine against the packet engine (issue 7).
 //!
 //! - `-- loss`: fits the go-back-N constant of `flow::loss` (`FITTED.c_gbn`): single 4 MB
-//!   flows across a 128-GPU roce-400g fabric at several per-link loss rates and seeds on the
-//!   packet engine; runs that hit a retransmission timeout are left out (the timeout is its own
+//!   flows across a 128-GPU roce-400g fabric (one switch: 2 links, counted from the route) at
+//!   several per-link loss rates and seeds on the packet engine; runs that hit a retransmission timeout are left out (the timeout is its own
 //!   term of the model); the goodput of each is its wire bytes at line rate over its drain
 //!   time, fitted to `(1 - p_h) / (1 + c p_h W)`. Prints the points and the constant.
 //! - `-- credits`: a flow across long leaf-spine links (0-10 km) on ib-ndr, packet vs flow,
 //!   with the credit cap of `flow::credits` (no constant: the closed form is checked).
-//! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow.
+//! - `-- timeouts [name]`: per lossy cross-validation case, the share of messages that waited
+//!   for one ACK timeout and for two or more on each engine over the case's seeds, and the
+//!   packet engine's timer firings and resent packets (checks `flow::loss`'s timeout draws).
+//! - `-- incast`: the sharing of a congested egress (DCQCN/ECN fan-in sweep, per-input-port
+//!   service, PFC head-of-line blocking); see `flow::rate_model` for the model and the figures.
+//! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow,
+//!   pooled over each case's seeds (the table of the issue-7 note).
 //!
-//! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`).
+//! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`,
+//! ...; the dev profile is optimized too and needs no fat-LTO build).
 
 #[path = "../tests/flow_cases/mod.rs"]
 mod flow_cases;
@@ -48,7 +55,7 @@ fn fit_loss() {
     let rtt_ps = fr.messages[0].fct_ps.unwrap() as f64 - drain_ps - p0.nic_latency.ps() as f64;
     let frame = p0.data_frame_bytes(p0.mtu_bytes) + p0.wire_overhead_bytes;
     let w = loss::window_packets(rtt_ps as u64, line, frame);
-    let hops = 4; // NIC -> leaf -> spine -> leaf -> NIC on this 2-tier fabric (hosts 0, 100)
+    let hops = route_links(&topo, &p0, &dag).len();
     println!("go-back-N on roce-400g, {bytes} B, window W = {w:.2} packets, {hops} links");
     println!(
         "{:>8} {:>6} {:>10} {:>10}",
@@ -212,6 +219,32 @@ fn last_mean(r: &sim::RunResult) -> (f64, f64) {
         last as f64 / 1e6,
         f.iter().sum::<u64>() as f64 / f.len().max(1) as f64 / 1e6,
     )
+}
+
+/// The directed links of the first message of `dag` as both engines route it.
+fn route_links(
+    topo: &fabricsim::topology::Topology,
+    p: &sim::SimParams,
+    dag: &MessageDag,
+) -> Vec<u32> {
+    let router = paths::Router::new(topo, p.routing);
+    let m = &dag.messages[0];
+    let (msg_qp, _) = sim::route::number_qps(&dag.messages, 1);
+    let (h, _) = paths::qp_hashes(p, msg_qp[0], m.src.0, m.dst.0);
+    let mut links = Vec::new();
+    let model = fabricsim::flow::PathModel::Hash;
+    paths::subflow_links(
+        topo,
+        &router,
+        model,
+        m.src.0,
+        m.dst.0,
+        h,
+        0,
+        |_| 0,
+        &mut links,
+    );
+    links
 }
 
 /// FCTs (us) of an incast of equal messages to one host if its leaf served the congested egress

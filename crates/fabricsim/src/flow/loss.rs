@@ -44,13 +44,14 @@ pub struct LossConstants {
 }
 
 /// `c_gbn` fitted by `cargo run --release -p fabricsim --example flow_calibrate -- loss`
-/// (0.488 over 38 packet runs of a 4 MB flow on roce-400g at 0.05-0.5% loss per link: a loss
-/// wastes about half a round trip of packets, the NAK leaving at the next packet's arrival).
+/// (1.015 over 37 packet runs of a 4 MB flow on roce-400g at 0.05-0.5% loss per link, across
+/// the 128-GPU fabric's one switch, 2 links: a loss costs one round trip of packets, the ideal
+/// protocol's 1; an earlier fit counted 4 links on this path and got half of it).
 /// `c_sr` is the closed form's 1, not fitted: the packet engine's selective repeat runs under
 /// adaptive routing on the profiles (ib-ndr), where a loss costs a timeout (`Recovery::
 /// TimeoutOnly`) and the resend itself is too small to fit beside it.
 pub const FITTED: LossConstants = LossConstants {
-    c_gbn: 0.488,
+    c_gbn: 1.015,
     c_sr: 1.0,
 };
 
