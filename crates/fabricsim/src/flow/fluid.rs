@@ -82,6 +82,8 @@ pub(super) struct MsgState {
     pub post: u64,
     pub recv: u64,
     pub finish: u64,
+    /// When its bytes started to drain (its QP free).
+    sent: u64,
     pending_deps: u32,
     subflows_left: u32,
 }
@@ -108,6 +110,8 @@ struct Loop<'a> {
     /// Per QP: whether a message is draining, and the first and last of the messages waiting
     /// behind it (`NONE32`); per message: the next one waiting on its QP.
     qp_busy: Vec<bool>,
+    /// Per QP: when its latest message was received (a QP delivers in order).
+    qp_recv: Vec<u64>,
     qp_head: Vec<u32>,
     qp_tail: Vec<u32>,
     msg_next: Vec<u32>,
@@ -248,6 +252,7 @@ impl<'a> Loop<'a> {
                 post: NONE,
                 recv: NONE,
                 finish: NONE,
+                sent: NONE,
                 pending_deps: m.deps_len,
                 subflows_left: 0,
             })
@@ -282,6 +287,7 @@ impl<'a> Loop<'a> {
             qp_ack,
             qp_hash,
             qp_busy: vec![false; nq],
+            qp_recv: vec![0; nq],
             qp_head: vec![NONE32; nq],
             qp_tail: vec![NONE32; nq],
             msg_next: vec![NONE32; n],
@@ -422,6 +428,7 @@ impl<'a> Loop<'a> {
         let (s, d, total) = (msg.src.0, msg.dst.0, msg.bytes);
         self.qp_busy[qp as usize] = true;
         self.msgs[m as usize].subflows_left = parts * k;
+        self.msgs[m as usize].sent = self.now;
         // Part `i` of the message on the connection's QP `qp + i` (NCCL's split over QPs per
         // connection), each part as `k` subflows.
         for i in 0..parts {
@@ -508,23 +515,31 @@ impl<'a> Loop<'a> {
         st.subflows_left -= 1;
         if st.subflows_left == 0 {
             let qp = self.msg_qp[m as usize];
-            // A lost tail with nothing queued behind it on the QP to reveal the gap: the
-            // sender resends after its ACK timeout (`loss`).
-            if let Some(l) = &self.fp.loss
-                && self.qp_head[qp as usize] == NONE32
-            {
+            // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
+            // `at` into the drain; the timer runs one RTO from its ACK, then the resend crosses.
+            if let Some(l) = &self.fp.loss {
                 let packets = self.dag.messages[m as usize]
                     .bytes
-                    .div_ceil(self.p.mtu_bytes as u64);
-                let q = l.timeout_prob(self.route_hops[r as usize] as usize, packets.max(1));
-                if Rng::stream(self.p.seed, TAIL_LOSS_STREAM, m as u64).chance(q) {
-                    st.recv += l.rto_ps;
+                    .div_ceil(self.p.mtu_bytes as u64)
+                    .max(1);
+                let queued = self.qp_head[qp as usize] != NONE32;
+                let mut rng = Rng::stream(self.p.seed, TAIL_LOSS_STREAM, m as u64);
+                let hops = self.route_hops[r as usize] as usize;
+                if let Some(s) = l.draw_timeout(hops, packets, queued, &mut rng) {
+                    let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64;
+                    let lat = self.route_lat[r as usize] as u64;
+                    let rto = s.timeouts as u64 * l.rto_ps;
+                    let resent = left + lat + self.qp_ack[qp as usize] as u64 + rto + lat;
+                    st.recv = st.recv.max(resent);
                 }
             }
+            // A QP delivers in order (RC): not before the message ahead of it.
+            let q = qp as usize;
+            st.recv = st.recv.max(self.qp_recv[q]);
+            self.qp_recv[q] = st.recv;
             let finish = st.recv + self.qp_ack[qp as usize] as u64;
             self.complete_at(m, finish);
             // The QP's next message starts now.
-            let q = qp as usize;
             self.qp_busy[q] = false;
             let next = self.qp_head[q];
             if next != NONE32 {
