@@ -27,6 +27,7 @@ use super::paths::{self, PathModel};
 use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
+use crate::release::Release;
 use crate::rng::{Rng, splitmix64};
 use crate::sim::{RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
@@ -84,7 +85,6 @@ pub(super) struct MsgState {
     pub finish: u64,
     /// When its bytes started to drain (its QP free).
     sent: u64,
-    pending_deps: u32,
     subflows_left: u32,
 }
 
@@ -124,8 +124,7 @@ struct Loop<'a> {
     /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
     /// transfers share its one-way NVLink rate one after another.
     nv_free: Vec<u64>,
-    children_start: Vec<u32>,
-    children: Vec<u32>,
+    release: Release,
     flow_msg: Vec<u32>,
     flow_route: Vec<u32>,
     work: Vec<u128>,
@@ -247,19 +246,15 @@ impl<'a> Loop<'a> {
             }
         }
         let n = dag.messages.len();
-        let (children_start, children) = dag.children();
-        let msgs = dag
-            .messages
-            .iter()
-            .map(|m| MsgState {
-                post: NONE,
-                recv: NONE,
-                finish: NONE,
-                sent: NONE,
-                pending_deps: m.deps_len,
-                subflows_left: 0,
-            })
-            .collect();
+        let release = Release::new(dag)?;
+        let idle = MsgState {
+            post: NONE,
+            recv: NONE,
+            finish: NONE,
+            sent: NONE,
+            subflows_left: 0,
+        };
+        let msgs = vec![idle; n];
         let mut initial: Vec<u32> = (0..n as u32)
             .filter(|&i| dag.messages[i as usize].deps_len == 0)
             .collect();
@@ -298,8 +293,7 @@ impl<'a> Loop<'a> {
             msg_qp,
             msg_flow,
             msgs,
-            children_start,
-            children,
+            release,
             flow_msg: vec![u32::MAX; nf],
             flow_route: vec![u32::MAX; nf],
             work: vec![0; nf],
@@ -334,10 +328,7 @@ impl<'a> Loop<'a> {
 
     /// When a message posted at `post` starts moving bytes.
     fn start_time(&self, m: u32, post: u64) -> u64 {
-        match self.dag.messages[m as usize].path {
-            Path::Net => post + self.p.nic_latency.ps(),
-            Path::NvLink => post,
-        }
+        bytes_start(self.dag, self.p.nic_latency, m, post)
     }
 
     fn run(&mut self) {
@@ -597,11 +588,11 @@ impl<'a> Loop<'a> {
 
     /// `m` completes at `t`: an event when it has dependants to release, else just recorded.
     fn complete_at(&mut self, m: u32, t: u64) {
-        if self.children_start[m as usize] == self.children_start[m as usize + 1] {
+        if self.release.has_dependants(m) {
+            self.push(t, DONE, m, 0);
+        } else {
             self.msgs[m as usize].finish = t;
             self.last_finish = self.last_finish.max(t);
-        } else {
-            self.push(t, DONE, m, 0);
         }
     }
 
@@ -612,22 +603,26 @@ impl<'a> Loop<'a> {
         if self.qp_stall[q].0 == m {
             self.qp_stall[q] = (NONE32, 0); // the timer fired first
         }
-        let (a, b) = (
-            self.children_start[m as usize] as usize,
-            self.children_start[m as usize + 1] as usize,
+        let (msgs, events, dag, nic) = (
+            &mut self.msgs,
+            &mut self.events,
+            self.dag,
+            self.p.nic_latency,
         );
-        for i in a..b {
-            let c = self.children[i];
-            let st = &mut self.msgs[c as usize];
-            st.pending_deps -= 1;
-            if st.pending_deps == 0 {
-                let msg = &self.dag.messages[c as usize];
-                let post = msg.start.max(Time(self.now) + msg.delay).ps();
-                self.msgs[c as usize].post = post;
-                let at = self.start_time(c, post);
-                self.push(at, START, c, 0);
-            }
-        }
+        self.release.complete(dag, m, Time(self.now), |c, post| {
+            msgs[c as usize].post = post.ps();
+            let at = bytes_start(dag, nic, c, post.ps());
+            events.entry(at).or_default().push((START, c, 0));
+        });
+    }
+}
+
+/// When message `m`, posted at `post`, starts moving bytes: a `Net` one after the sender NIC's
+/// latency `nic`, an `NvLink` one at once.
+fn bytes_start(dag: &MessageDag, nic: Time, m: u32, post: u64) -> u64 {
+    match dag.messages[m as usize].path {
+        Path::Net => post + nic.ps(),
+        Path::NvLink => post,
     }
 }
 
@@ -698,11 +693,6 @@ fn check(topo: &Topology, dag: &MessageDag) -> Result<(), String> {
                 ));
             }
             _ => {}
-        }
-        if let Some(&d) = dag.deps_of(i as u32).iter().find(|&&d| d as usize >= i) {
-            return Err(format!(
-                "message {i} depends on {d}, which does not come before it"
-            ));
         }
     }
     Ok(())

@@ -443,7 +443,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
             "a [traffic] section with kind = ...",
         ));
     };
-    let dag = match tr.resolve(src)? {
+    let dag = match tr.resolve(src, params.traffic_classes)? {
         TrafficSource::Ns3File(name) => {
             if section.topology_file.is_none() {
                 return Err(InputError::at_key(
@@ -454,11 +454,12 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
                     "with sim.topology_file; else permutation, incast, all_to_all, uniform, list",
                 ));
             }
-            ns3::read_flows(&read_rel(base, src, "traffic.flow_file", &name)?, &net)?
+            let flows = read_rel(base, src, "traffic.flow_file", &name)?;
+            ns3::read_flows(&flows, &net, params.traffic_classes)?
         }
-        TrafficSource::Generated(t) => {
+        TrafficSource::Generated(t, class) => {
             let hosts = net.topo.num_hosts() as u32;
-            traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
+            let mut dag = traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
                 InputError::at_key(
                     src,
                     "traffic.kind",
@@ -466,7 +467,11 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
                     p,
                     "traffic that fits the topology",
                 )
-            })?
+            })?;
+            if let Some(c) = class {
+                traffic::default_class(&mut dag, c);
+            }
+            dag
         }
     };
     let fsec = sc.file.faults.clone().unwrap_or_default();
