@@ -17,7 +17,11 @@
 //!     sequence error once, IBA 9.7.5.1.2): `n p_h (1 - (1 - p_h)^2)` for `n` packets;
 //!   - under adaptive routing the receiver acknowledges cumulatively and never reports a hole
 //!     (`sim::engine::cc::ar_reply`: reordering must not trigger resends), so any lost data
-//!     packet, or the last ACK, stalls the ACKs until the timer fires: `1 - (1 - p_h)^(n+1)`.
+//!     packet, or the last ACK when no message follows, stalls the ACKs until the timer fires:
+//!     `1 - (1 - p_h)^(n+1)` (`1 - (1 - p_h)^n` with a message queued behind).
+//!   A lost tail is revealed by the next message on the QP when that one starts before the
+//!   timer fires (its first packet draws a NAK or SACK, its ACK covers a lost last ACK): the
+//!   tail is then resent one round trip after that message starts.
 //!   The stalled message is received one RTO plus a round trip after the ACK of the packet
 //!   before the loss would have come back, plus the resent packet's one-way trip. Under
 //!   go-back-N and selective repeat everything from the loss on is resent after the timer
@@ -127,7 +131,11 @@ impl LossModel {
         let p = match self.recovery {
             Recovery::GoBackN => tail + packets as f64 * ph * (1.0 - (1.0 - ph) * (1.0 - ph)),
             Recovery::SelectiveRepeat => tail,
-            Recovery::TimeoutOnly => -((packets + 1) as f64 * (-ph).ln_1p()).exp_m1(),
+            // The last ACK counts only when no later message's cumulative ACK covers it.
+            Recovery::TimeoutOnly => {
+                let acks = if queued { 0 } else { 1 };
+                -((packets + acks) as f64 * (-ph).ln_1p()).exp_m1()
+            }
         };
         p.min(1.0)
     }
@@ -158,16 +166,24 @@ impl LossModel {
             timeouts += 1;
         }
         if self.recovery != Recovery::TimeoutOnly {
-            return Some(Stall { at: 1.0, timeouts });
+            let tail = if queued {
+                0.0
+            } else {
+                1.0 - (1.0 - ph) * (1.0 - ph)
+            };
+            return Some(Stall {
+                at: 1.0,
+                timeouts,
+                revealable: u < tail,
+            });
         }
         // The first lost packet k: P(k <= j) = 1 - (1 - p_h)^(j+1) (inverse CDF of the
         // geometric law); u beyond the last packet is the lost last ACK.
-        let k = ((-u).ln_1p() / (-ph).ln_1p())
-            .floor()
-            .min((packets - 1) as f64);
+        let k = ((-u).ln_1p() / (-ph).ln_1p()).floor();
         Some(Stall {
-            at: (k + 1.0) / packets as f64,
+            at: (k.min((packets - 1) as f64) + 1.0) / packets as f64,
             timeouts,
+            revealable: k >= packets as f64,
         })
     }
 }
@@ -181,6 +197,9 @@ pub struct Stall {
     pub at: f64,
     /// Timeouts in a row (the resent packet lost again re-arms the timer).
     pub timeouts: u32,
+    /// A lost tail (the last packet or the last ACK) that the next message on the QP reveals
+    /// before the timer: its first packet draws a NAK or SACK, its ACK covers the lost one.
+    pub revealable: bool,
 }
 
 /// Packets in flight over a round trip of `rtt_ps` at `rate_bps` with `frame_bytes` per packet.
@@ -247,12 +266,14 @@ mod tests {
             ..m
         };
         assert!((sr.timeout_prob(1, 100, false) - 0.0199).abs() < 1e-12);
-        // Cumulative ACKs only: any of 100 packets or the last ACK, 1 - 0.99^101.
+        // Cumulative ACKs only: any of 100 packets or the last ACK, 1 - 0.99^101; with a
+        // message behind, whose ACKs cover the last one, 1 - 0.99^100.
         let ao = LossModel {
             recovery: Recovery::TimeoutOnly,
             ..m
         };
-        assert!((ao.timeout_prob(1, 100, true) - (1.0 - 0.99f64.powi(101))).abs() < 1e-12);
+        assert!((ao.timeout_prob(1, 100, false) - (1.0 - 0.99f64.powi(101))).abs() < 1e-12);
+        assert!((ao.timeout_prob(1, 100, true) - (1.0 - 0.99f64.powi(100))).abs() < 1e-12);
     }
 
     #[test]

@@ -184,7 +184,7 @@ pub fn cases() -> Vec<Case> {
                 128,
                 ring_of_servers(128, 64 << 10),
                 true,
-                64,
+                160,
             );
             add("all-to-all 16 KB", 128, all_to_all(128, 16 << 10), true, 4);
         }
