@@ -610,6 +610,27 @@ mod tests {
     }
 
     #[test]
+    fn traffic_classes_are_set_per_section_or_flow_and_checked_against_the_profile() {
+        // roce-400g: two classes (0: ACKs and strict priority, 1: the lossless data class).
+        let s = setup(&format!("[cluster]\ngpus = 16\n{PERM}class = 0\n")).unwrap();
+        assert!(s.dag.messages.iter().all(|m| m.class == Some(0)));
+        let list = "[cluster]\ngpus = 16\n[traffic]\nkind = \"list\"\nclass = 1\nflows = [\n  \
+                    { src = 0, dst = 1, bytes = \"1MB\" },\n  \
+                    { src = 1, dst = 2, bytes = \"1MB\", class = 0 },\n]\n";
+        let s = setup(list).unwrap();
+        let classes: Vec<_> = s.dag.messages.iter().map(|m| m.class).collect();
+        assert_eq!(classes, vec![Some(1), Some(0)]);
+        let e = setup(&list.replace("class = 0", "class = 4")).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.value.as_str(), e.line),
+            ("traffic.flows[1].class", "4", Some(8))
+        );
+        assert!(e.allowed.starts_with("0 to 1"), "{e}");
+        let e = setup(&format!("[cluster]\ngpus = 16\n{PERM}class = 2\n")).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("traffic.class", Some(6)));
+    }
+
+    #[test]
     fn recovery_delays_come_from_the_profile_unless_faults_sets_them() {
         let down = "[[faults.link]]\nlink = 5\ndown_at = \"10us\"\n";
         let reroute = |text: &str| setup(text).unwrap().faults.reroute;
