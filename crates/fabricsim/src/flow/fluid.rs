@@ -27,6 +27,7 @@ use super::paths::{self, PathModel};
 use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
+use crate::release::Release;
 use crate::rng::Rng;
 use crate::sim::{RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
@@ -82,7 +83,8 @@ pub(super) struct MsgState {
     pub post: u64,
     pub recv: u64,
     pub finish: u64,
-    pending_deps: u32,
+    /// When its bytes started to drain (its QP free).
+    sent: u64,
     subflows_left: u32,
 }
 
@@ -108,6 +110,8 @@ struct Loop<'a> {
     /// Per QP: whether a message is draining, and the first and last of the messages waiting
     /// behind it (`NONE32`); per message: the next one waiting on its QP.
     qp_busy: Vec<bool>,
+    /// Per QP: when its latest message was received (a QP delivers in order).
+    qp_recv: Vec<u64>,
     qp_head: Vec<u32>,
     qp_tail: Vec<u32>,
     msg_next: Vec<u32>,
@@ -117,8 +121,7 @@ struct Loop<'a> {
     /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
     /// transfers share its one-way NVLink rate one after another.
     nv_free: Vec<u64>,
-    children_start: Vec<u32>,
-    children: Vec<u32>,
+    release: Release,
     flow_msg: Vec<u32>,
     flow_route: Vec<u32>,
     work: Vec<u128>,
@@ -240,18 +243,15 @@ impl<'a> Loop<'a> {
             }
         }
         let n = dag.messages.len();
-        let (children_start, children) = dag.children();
-        let msgs = dag
-            .messages
-            .iter()
-            .map(|m| MsgState {
-                post: NONE,
-                recv: NONE,
-                finish: NONE,
-                pending_deps: m.deps_len,
-                subflows_left: 0,
-            })
-            .collect();
+        let release = Release::new(dag)?;
+        let idle = MsgState {
+            post: NONE,
+            recv: NONE,
+            finish: NONE,
+            sent: NONE,
+            subflows_left: 0,
+        };
+        let msgs = vec![idle; n];
         let mut initial: Vec<u32> = (0..n as u32)
             .filter(|&i| dag.messages[i as usize].deps_len == 0)
             .collect();
@@ -282,14 +282,14 @@ impl<'a> Loop<'a> {
             qp_ack,
             qp_hash,
             qp_busy: vec![false; nq],
+            qp_recv: vec![0; nq],
             qp_head: vec![NONE32; nq],
             qp_tail: vec![NONE32; nq],
             msg_next: vec![NONE32; n],
             msg_qp,
             msg_flow,
             msgs,
-            children_start,
-            children,
+            release,
             flow_msg: vec![u32::MAX; nf],
             flow_route: vec![u32::MAX; nf],
             work: vec![0; nf],
@@ -324,10 +324,7 @@ impl<'a> Loop<'a> {
 
     /// When a message posted at `post` starts moving bytes.
     fn start_time(&self, m: u32, post: u64) -> u64 {
-        match self.dag.messages[m as usize].path {
-            Path::Net => post + self.p.nic_latency.ps(),
-            Path::NvLink => post,
-        }
+        bytes_start(self.dag, self.p.nic_latency, m, post)
     }
 
     fn run(&mut self) {
@@ -422,6 +419,7 @@ impl<'a> Loop<'a> {
         let (s, d, total) = (msg.src.0, msg.dst.0, msg.bytes);
         self.qp_busy[qp as usize] = true;
         self.msgs[m as usize].subflows_left = parts * k;
+        self.msgs[m as usize].sent = self.now;
         // Part `i` of the message on the connection's QP `qp + i` (NCCL's split over QPs per
         // connection), each part as `k` subflows.
         for i in 0..parts {
@@ -508,23 +506,31 @@ impl<'a> Loop<'a> {
         st.subflows_left -= 1;
         if st.subflows_left == 0 {
             let qp = self.msg_qp[m as usize];
-            // A lost tail with nothing queued behind it on the QP to reveal the gap: the
-            // sender resends after its ACK timeout (`loss`).
-            if let Some(l) = &self.fp.loss
-                && self.qp_head[qp as usize] == NONE32
-            {
+            // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
+            // `at` into the drain; the timer runs one RTO from its ACK, then the resend crosses.
+            if let Some(l) = &self.fp.loss {
                 let packets = self.dag.messages[m as usize]
                     .bytes
-                    .div_ceil(self.p.mtu_bytes as u64);
-                let q = l.timeout_prob(self.route_hops[r as usize] as usize, packets.max(1));
-                if Rng::stream(self.p.seed, TAIL_LOSS_STREAM, m as u64).chance(q) {
-                    st.recv += l.rto_ps;
+                    .div_ceil(self.p.mtu_bytes as u64)
+                    .max(1);
+                let queued = self.qp_head[qp as usize] != NONE32;
+                let mut rng = Rng::stream(self.p.seed, TAIL_LOSS_STREAM, m as u64);
+                let hops = self.route_hops[r as usize] as usize;
+                if let Some(s) = l.draw_timeout(hops, packets, queued, &mut rng) {
+                    let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64;
+                    let lat = self.route_lat[r as usize] as u64;
+                    let rto = s.timeouts as u64 * l.rto_ps;
+                    let resent = left + lat + self.qp_ack[qp as usize] as u64 + rto + lat;
+                    st.recv = st.recv.max(resent);
                 }
             }
+            // A QP delivers in order (RC): not before the message ahead of it.
+            let q = qp as usize;
+            st.recv = st.recv.max(self.qp_recv[q]);
+            self.qp_recv[q] = st.recv;
             let finish = st.recv + self.qp_ack[qp as usize] as u64;
             self.complete_at(m, finish);
             // The QP's next message starts now.
-            let q = qp as usize;
             self.qp_busy[q] = false;
             let next = self.qp_head[q];
             if next != NONE32 {
@@ -539,33 +545,37 @@ impl<'a> Loop<'a> {
 
     /// `m` completes at `t`: an event when it has dependants to release, else just recorded.
     fn complete_at(&mut self, m: u32, t: u64) {
-        if self.children_start[m as usize] == self.children_start[m as usize + 1] {
+        if self.release.has_dependants(m) {
+            self.push(t, DONE, m, 0);
+        } else {
             self.msgs[m as usize].finish = t;
             self.last_finish = self.last_finish.max(t);
-        } else {
-            self.push(t, DONE, m, 0);
         }
     }
 
     /// The sender's completion of `m`: release its dependants.
     fn done(&mut self, m: u32) {
         self.msgs[m as usize].finish = self.now;
-        let (a, b) = (
-            self.children_start[m as usize] as usize,
-            self.children_start[m as usize + 1] as usize,
+        let (msgs, events, dag, nic) = (
+            &mut self.msgs,
+            &mut self.events,
+            self.dag,
+            self.p.nic_latency,
         );
-        for i in a..b {
-            let c = self.children[i];
-            let st = &mut self.msgs[c as usize];
-            st.pending_deps -= 1;
-            if st.pending_deps == 0 {
-                let msg = &self.dag.messages[c as usize];
-                let post = msg.start.max(Time(self.now) + msg.delay).ps();
-                self.msgs[c as usize].post = post;
-                let at = self.start_time(c, post);
-                self.push(at, START, c, 0);
-            }
-        }
+        self.release.complete(dag, m, Time(self.now), |c, post| {
+            msgs[c as usize].post = post.ps();
+            let at = bytes_start(dag, nic, c, post.ps());
+            events.entry(at).or_default().push((START, c, 0));
+        });
+    }
+}
+
+/// When message `m`, posted at `post`, starts moving bytes: a `Net` one after the sender NIC's
+/// latency `nic`, an `NvLink` one at once.
+fn bytes_start(dag: &MessageDag, nic: Time, m: u32, post: u64) -> u64 {
+    match dag.messages[m as usize].path {
+        Path::Net => post + nic.ps(),
+        Path::NvLink => post,
     }
 }
 
@@ -626,11 +636,6 @@ fn check(topo: &Topology, dag: &MessageDag) -> Result<(), String> {
                 ));
             }
             _ => {}
-        }
-        if let Some(&d) = dag.deps_of(i as u32).iter().find(|&&d| d as usize >= i) {
-            return Err(format!(
-                "message {i} depends on {d}, which does not come before it"
-            ));
         }
     }
     Ok(())

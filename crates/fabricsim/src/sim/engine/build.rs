@@ -5,6 +5,7 @@ use super::link::prob_threshold;
 use super::llfc::LinkFc;
 use super::{Engine, Ev, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortState};
 use crate::message::{MessageDag, Path};
+use crate::release::Release;
 use crate::rng::Rng;
 use crate::sim::cc::CcState;
 use crate::sim::entropy;
@@ -140,16 +141,9 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|q| topo.links[topo.ports[topo.host_port(HostId(q.src)).idx()].link.idx()].rate)
             .collect();
-        // Dependencies must point backwards; the children lists (CSR) come from the DAG.
+        // Dependencies must point backwards (checked by the release tracker).
         let n = dag.messages.len();
-        for i in 0..n {
-            if let Some(&d) = dag.deps_of(i as u32).iter().find(|&&d| d as usize >= i) {
-                return Err(format!(
-                    "message {i} depends on {d}, which does not come before it"
-                ));
-            }
-        }
-        let (children_start, children) = dag.children();
+        let release = Release::new(dag)?;
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
             let parts = if m.path == Path::Net {
@@ -162,7 +156,6 @@ impl<'a> Engine<'a> {
                 parts,
                 send_left: parts,
                 recv_left: parts,
-                pending_deps: m.deps_len,
                 post: NO_TIME,
                 recv: NO_TIME,
                 finish: NO_TIME,
@@ -217,8 +210,7 @@ impl<'a> Engine<'a> {
             nics: (0..topo.num_hosts()).map(|_| Nic::default()).collect(),
             nv_free: vec![0; topo.num_hosts()],
             msgs,
-            children_start,
-            children,
+            release,
             rngs,
             rto: p.ack_timeout(),
             alpha_x1024: (p.dt_alpha * 1024.0).round().max(1.0) as u64,

@@ -42,6 +42,7 @@ use super::results::{Counters, PortSeries};
 use super::sched::SchedState;
 use super::transport::Qp;
 use crate::message::MessageDag;
+use crate::release::Release;
 use crate::rng::Rng;
 use crate::topology::Topology;
 use crate::units::Time;
@@ -183,7 +184,6 @@ struct MsgState {
     parts: u16,
     send_left: u16,
     recv_left: u16,
-    pending_deps: u32,
     post: u64,
     recv: u64,
     finish: u64,
@@ -233,8 +233,7 @@ pub struct Engine<'a> {
     nv_free: Vec<u64>,
     qps: Vec<Qp>,
     msgs: Vec<MsgState>,
-    children_start: Vec<u32>,
-    children: Vec<u32>,
+    release: Release,
     rngs: Vec<Rng>,
     rto: Time,
     alpha_x1024: u64,
