@@ -186,6 +186,11 @@ fn strict_priority_lets_a_high_class_preempt_a_low_one() {
     let r = run_with(0);
     let packet_ps = line.serialize(sim_util::wire(&p, p.mtu_bytes)).0 as f64;
     let (h, l) = (&r.messages[1], &r.messages[0]);
+    assert_eq!(
+        (h.class, l.class),
+        (Some(0), Some(1)),
+        "results name each message's class"
+    );
     let late = h.fct_ps.unwrap() as f64 - h.ideal_fct_ps as f64;
     eprintln!("high class: {late:.0} ps over its ideal (one packet {packet_ps:.0} ps)");
     assert!(
