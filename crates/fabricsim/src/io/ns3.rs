@@ -437,4 +437,20 @@ mod tests {
         let e = read_flows(&Source::new("f.txt", "1\n0 4 3 100 1000 2.0\n"), &t, 2).unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (Some(2), "dst"));
     }
+
+    #[test]
+    fn the_priority_group_is_the_traffic_class_and_pg_3_the_data_class() {
+        let t = read_topology(&Source::new("t.txt", SMALL)).unwrap();
+        let f = "3\n0 2 3 100 1000 2.0\n1 3 0 100 1000 2.0\n0 3 1 100 1000 2.0\n";
+        let dag = read_flows(&Source::new("f.txt", f), &t, 2).unwrap();
+        let classes: Vec<_> = dag.messages.iter().map(|m| m.class).collect();
+        assert_eq!(classes, vec![None, Some(0), Some(1)]);
+        let e =
+            read_flows(&Source::new("f.txt", f.replace(" 1 100", " 5 100")), &t, 2).unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_str(), e.value.as_str()),
+            (Some(4), "priority_group", "5")
+        );
+        assert!(e.allowed.contains("0 to 1"), "{e}");
+    }
 }

@@ -441,6 +441,43 @@ mod tests {
         assert_eq!(s.next_psn(Transport::GoBackN, 0), Some((1, true)));
     }
 
+    /// IBA 9.7.5.1.1 across the wrap: PSN 1 is ahead of an expected PSN 0 (a sequence error),
+    /// 0xFFFFFF behind it (a duplicate); the sender maps the NAK's PSN 0 back to its sequence.
+    #[test]
+    fn psns_compare_across_the_wrap() {
+        let k = Transport::GoBackN;
+        let mut s = Qp::new(0, 1, 0, 0, k, 0);
+        s.ipsn = psn::PSN_MASK - 1;
+        let mut r = s.clone();
+        s.post(0, 5 * 100, 100);
+        let wire: Vec<u32> = (0..5)
+            .map(|_| {
+                let q = s.next_psn(k, 0).unwrap().0;
+                s.wire_psn(q)
+            })
+            .collect();
+        assert_eq!(wire, vec![psn::PSN_MASK - 1, psn::PSN_MASK, 0, 1, 2]);
+        assert_eq!(
+            r.on_data(wire[0], k, 0, 1, false),
+            (Rx::Accepted, Reply::Ack(psn::PSN_MASK))
+        );
+        assert_eq!(
+            r.on_data(wire[1], k, 0, 1, false),
+            (Rx::Accepted, Reply::Ack(0))
+        );
+        // PSN 0 lost.
+        assert_eq!(
+            r.on_data(wire[3], k, 0, 1, false),
+            (Rx::OutOfSequence, Reply::Nak(0))
+        );
+        assert_eq!(
+            r.on_data(wire[1], k, 0, 1, false),
+            (Rx::Duplicate, Reply::Ack(0))
+        );
+        assert!(s.on_nak(0));
+        assert_eq!((s.una, s.next_psn(k, 0)), (2, Some((2, true))));
+    }
+
     #[test]
     fn selective_repeat_resends_only_the_hole() {
         let k = Transport::SelectiveRepeat;

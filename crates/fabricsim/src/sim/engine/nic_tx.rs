@@ -50,7 +50,7 @@ impl Engine<'_> {
                 }
             }
             if stopped & bit != 0 {
-                // Its class is paused (PFC) or short of credits: it keeps its turn for when
+                // Its class is paused (PFC) or short of credits: it stays in the ring for when
                 // the class may send again, and the other classes go on (IEEE 802.1Qbb).
                 self.nics[h].ring.push_back(qi);
                 continue;
