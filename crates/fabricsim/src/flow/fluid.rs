@@ -30,7 +30,7 @@ use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
-use crate::rng::Rng;
+use crate::rng::{Rng, splitmix64};
 use crate::sim::{RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
 use crate::units::Time;
@@ -100,7 +100,8 @@ pub(super) struct MsgState {
     pub post: u64,
     pub recv: u64,
     pub finish: u64,
-    /// When its bytes started to move (for the batching window).
+    /// When its bytes started to drain (its QP free): the loss model's tail and the batching
+    /// window start there.
     sent: u64,
     subflows_left: u32,
 }
@@ -127,6 +128,11 @@ struct Loop<'a> {
     /// Per QP: whether a message is draining, and the first and last of the messages waiting
     /// behind it (`NONE32`); per message: the next one waiting on its QP.
     qp_busy: Vec<bool>,
+    /// Per QP: when its latest message was received (a QP delivers in order).
+    qp_recv: Vec<u64>,
+    /// Per QP: a message whose lost tail waits for the timer or for the next message on the
+    /// QP to reveal it (`NONE32` when none), and its path's one-way latency.
+    qp_stall: Vec<(u32, u32)>,
     qp_head: Vec<u32>,
     qp_tail: Vec<u32>,
     msg_next: Vec<u32>,
@@ -305,6 +311,8 @@ impl<'a> Loop<'a> {
             qp_ack,
             qp_hash,
             qp_busy: vec![false; nq],
+            qp_recv: vec![0; nq],
+            qp_stall: vec![(NONE32, 0); nq],
             qp_head: vec![NONE32; nq],
             qp_tail: vec![NONE32; nq],
             msg_next: vec![NONE32; n],
@@ -456,8 +464,9 @@ impl<'a> Loop<'a> {
         let qp = self.msg_qp[m as usize];
         let (s, d, total) = (msg.src.0, msg.dst.0, msg.bytes);
         self.qp_busy[qp as usize] = true;
-        self.msgs[m as usize].sent = self.now;
         self.msgs[m as usize].subflows_left = parts * k;
+        self.msgs[m as usize].sent = self.now;
+        self.reveal(qp);
         // Part `i` of the message on the connection's QP `qp + i` (NCCL's split over QPs per
         // connection), each part as `k` subflows.
         for i in 0..parts {
@@ -486,6 +495,35 @@ impl<'a> Loop<'a> {
             }
         }
         self.stats.peak_active = self.stats.peak_active.max(self.active);
+    }
+
+    /// A message starts on `qp`: a lost tail of the one before it that still waits for the timer
+    /// is revealed (`loss::Stall::revealable`) and resent one round trip later.
+    fn reveal(&mut self, qp: u32) {
+        let q = qp as usize;
+        let (m, lat) = self.qp_stall[q];
+        if m == NONE32 {
+            return;
+        }
+        self.qp_stall[q] = (NONE32, 0);
+        let ack = self.qp_ack[q] as u64;
+        let recv = self.now + lat as u64 + ack + lat as u64;
+        let st = &mut self.msgs[m as usize];
+        if recv >= st.recv {
+            return;
+        }
+        let old = st.recv + ack;
+        if let Some(batch) = self.events.get_mut(&old) {
+            batch.retain(|&(kind, id, _)| !(kind == DONE && id == m));
+            if batch.is_empty() {
+                self.events.remove(&old);
+            }
+        }
+        if self.qp_recv[q] == st.recv {
+            self.qp_recv[q] = recv;
+        }
+        st.recv = recv;
+        self.push(recv + ack, DONE, m, 0);
     }
 
     /// Places subflow `j` of QP `qp` on the least-loaded ports now; returns its new route.
@@ -547,23 +585,40 @@ impl<'a> Loop<'a> {
         st.subflows_left -= 1;
         if st.subflows_left == 0 {
             let qp = self.msg_qp[m as usize];
-            // A lost tail with nothing queued behind it on the QP to reveal the gap: the
-            // sender resends after its ACK timeout (`loss`).
-            if let Some(l) = &self.fp.loss
-                && self.qp_head[qp as usize] == NONE32
-            {
+            // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
+            // `at` into the drain; the timer runs one RTO from its ACK, then the resend crosses.
+            let mut stalled = false;
+            if let Some(l) = &self.fp.loss {
                 let packets = self.dag.messages[m as usize]
                     .bytes
-                    .div_ceil(self.p.mtu_bytes as u64);
-                let q = l.timeout_prob(self.route_hops[r as usize] as usize, packets.max(1));
-                if Rng::stream(self.p.seed, TAIL_LOSS_STREAM, m as u64).chance(q) {
-                    st.recv += l.rto_ps;
+                    .div_ceil(self.p.mtu_bytes as u64)
+                    .max(1);
+                let queued = self.qp_head[qp as usize] != NONE32;
+                let mut rng = tail_loss_rng(self.p.seed, m);
+                let hops = self.route_hops[r as usize] as usize;
+                if let Some(s) = l.draw_timeout(hops, packets, queued, &mut rng) {
+                    let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64;
+                    let lat = self.route_lat[r as usize] as u64;
+                    let rto = s.timeouts as u64 * l.rto_ps;
+                    let resent = left + lat + self.qp_ack[qp as usize] as u64 + rto + lat;
+                    st.recv = st.recv.max(resent);
+                    if s.revealable {
+                        stalled = true;
+                        self.qp_stall[qp as usize] = (m, lat as u32);
+                    }
                 }
             }
-            let finish = st.recv + self.qp_ack[qp as usize] as u64;
-            self.complete_at(m, finish);
-            // The QP's next message starts now.
+            // A QP delivers in order (RC): not before the message ahead of it.
             let q = qp as usize;
+            st.recv = st.recv.max(self.qp_recv[q]);
+            self.qp_recv[q] = st.recv;
+            let finish = st.recv + self.qp_ack[qp as usize] as u64;
+            if stalled {
+                self.push(finish, DONE, m, 0); // may move earlier (`reveal`)
+            } else {
+                self.complete_at(m, finish);
+            }
+            // The QP's next message starts now.
             self.qp_busy[q] = false;
             let next = self.qp_head[q];
             if next != NONE32 {
@@ -589,6 +644,11 @@ impl<'a> Loop<'a> {
     /// The sender's completion of `m`: release its dependants.
     fn done(&mut self, m: u32) {
         self.msgs[m as usize].finish = self.now;
+        // NVLink messages have no QP (`NONE32`).
+        let q = self.msg_qp[m as usize] as usize;
+        if self.qp_stall.get(q).is_some_and(|s| s.0 == m) {
+            self.qp_stall[q] = (NONE32, 0); // the timer fired first
+        }
         let (msgs, events, dag, nic) = (
             &mut self.msgs,
             &mut self.events,
@@ -610,6 +670,16 @@ fn bytes_start(dag: &MessageDag, nic: Time, m: u32, post: u64) -> u64 {
         Path::Net => post + nic.ps(),
         Path::NvLink => post,
     }
+}
+
+/// The per-message stream of the timeout draws. Not `Rng::stream`: `rng::mix` folds each word
+/// into SplitMix's counter, which only adds a constant, so nearby (seed, id) pairs share seeds
+/// (seeds 1-64 x messages 0-479 gave 512 distinct streams); here each word is mixed into the
+/// previous output.
+fn tail_loss_rng(seed: u64, m: u32) -> Rng {
+    let mut x = seed ^ TAIL_LOSS_STREAM;
+    let mut y = splitmix64(&mut x) ^ m as u64;
+    Rng::new(splitmix64(&mut y))
 }
 
 /// A route over `links` (slowest `slowest` bit/s, ACK path `ack_ps`): its solver cap, the rate

@@ -114,7 +114,27 @@ impl<'a> Engine<'a> {
             let (fwd, rev) = entropy::flow_hashes(s, d, id as u32, p.udp_dport, p.cc.hash_dest_qp);
             let mut qp = Qp::new(s, d, fwd, rev, p.transport, p.window_packets);
             qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
+            qp.ipsn = p.initial_psn.of(p.seed, id as u32);
             qps.push(qp);
+        }
+        // Each QP's traffic class: its messages' (one class per QP, `route::number_qps`).
+        let mut data_tcs = 0u8;
+        for (i, m) in dag.messages.iter().enumerate() {
+            if m.path != Path::Net {
+                continue;
+            }
+            let tc = m.class.unwrap_or(p.data_tc);
+            if tc >= p.traffic_classes {
+                return Err(format!(
+                    "message {i}: traffic class {tc} but the fabric has classes 0 to {}",
+                    p.traffic_classes - 1
+                ));
+            }
+            data_tcs |= 1 << tc;
+            let first = msg_qp[i] as usize;
+            for qp in &mut qps[first..first + p.cc.qps_per_connection.max(1) as usize] {
+                qp.tc = tc;
+            }
         }
         // Each QP's NIC line rate (congestion control paces below it).
         let qp_line = qps
@@ -178,6 +198,7 @@ impl<'a> Engine<'a> {
             ports,
             tcq: vec![Fifo::default(); nports * ntc],
             ntc,
+            data_tcs,
             buf_used: vec![0; topo.nodes.len()],
             // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
             salt: match p.routing {

@@ -223,6 +223,8 @@ pub struct Engine<'a> {
     pflags: Vec<u8>,
     tcq: Vec<Fifo>,
     ntc: usize,
+    /// Bit `tc`: some QP sends data on class `tc` (ECN marks those queues).
+    data_tcs: u8,
     buf_used: Vec<u64>,
     salt: Vec<u32>,
     nics: Vec<Nic>,
