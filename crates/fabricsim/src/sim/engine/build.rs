@@ -3,7 +3,7 @@
 
 use super::link::prob_threshold;
 use super::llfc::LinkFc;
-use super::{Engine, Ev, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortState};
+use super::{Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortState};
 use crate::message::{MessageDag, Path};
 use crate::rng::Rng;
 use crate::sim::cc::CcState;
@@ -11,7 +11,6 @@ use crate::sim::entropy;
 use crate::sim::faults::Faults;
 use crate::sim::packet::{Fifo, NIL, Slab};
 use crate::sim::params::{RoutePolicy, SimParams};
-use crate::sim::queue::RadixQueue;
 use crate::sim::results::{Counters, PortSeries};
 use crate::sim::sched::SchedState;
 use crate::sim::transport::Qp;
@@ -80,7 +79,7 @@ impl<'a> Engine<'a> {
         let rngs = (0..nports)
             .map(|i| Rng::stream(p.seed, 1, i as u64))
             .collect();
-        let mut q = RadixQueue::new();
+        let mut q = Events::new();
         let misroutes = super::link::apply_faults(topo, faults, &mut ports, &mut q)?;
         for ps in &mut ports {
             ps.update_lossy();
@@ -154,7 +153,7 @@ impl<'a> Engine<'a> {
         }
         let fc = LinkFc::new(topo, p, misroutes)?;
         if let Some((t, ev)) = fc.first_events() {
-            q.push(t, ev);
+            q.push_fc(t, ev);
         }
         let series = p.sample_interval.map(|iv| {
             q.push(0, Ev::Sample);

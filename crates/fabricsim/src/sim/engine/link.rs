@@ -5,7 +5,6 @@
 use super::llfc::FcEv;
 use super::{Engine, Ev, P_LINK_UP, P_REROUTED, P_ROUTE_OK, PortState, set_bit};
 use crate::sim::faults::{Dir, Fault, Faults, LinkLoss};
-use crate::sim::queue::RadixQueue;
 use crate::sim::reroute::Reach;
 use crate::sim::results::DropReason;
 use crate::topology::{HostId, NodeId, PortId, Topology};
@@ -99,7 +98,7 @@ pub(super) fn apply_faults(
     topo: &Topology,
     faults: &Faults,
     ports: &mut [PortState],
-    q: &mut RadixQueue<Ev>,
+    q: &mut super::Events,
 ) -> Result<Vec<(NodeId, HostId, PortId)>, String> {
     let mut misroutes = Vec::new();
     for f in &faults.faults {
@@ -155,20 +154,20 @@ pub(super) fn apply_faults(
                         topo.num_hosts()
                     ));
                 }
-                q.push(
+                q.push_fc(
                     at.0,
-                    Ev::Fc(FcEv::Stall {
+                    FcEv::Stall {
                         host: host.0,
                         on: true,
-                    }),
+                    },
                 );
                 if let Some(u) = until {
-                    q.push(
+                    q.push_fc(
                         u.0,
-                        Ev::Fc(FcEv::Stall {
+                        FcEv::Stall {
                             host: host.0,
                             on: false,
-                        }),
+                        },
                     );
                 }
             }

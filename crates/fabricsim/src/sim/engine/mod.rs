@@ -36,7 +36,7 @@ use std::collections::VecDeque;
 use super::cc::{CcState, CcTimer};
 use super::packet::{Fifo, NIL, Slab};
 use super::params::SimParams;
-use super::queue::RadixQueue;
+use super::queue::CalendarQueue;
 use super::reroute::{Reach, RerouteDelays};
 use super::results::{Counters, PortSeries};
 use super::sched::SchedState;
@@ -51,6 +51,7 @@ const NO_TIME: u64 = u64::MAX;
 /// Events between progress checks (stop flag, progress callback).
 const CHECK_EVERY: u64 = 1 << 18;
 
+/// An event as the queue stores it: 8 bytes, so a queue entry with its time is 16.
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     /// Packet `pkt` can leave the node of its ingress port `Packet::port` (switch) or has
@@ -100,8 +101,60 @@ enum Ev {
         qp: u32,
         timer: CcTimer,
     },
-    /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`.
-    Fc(FcEv),
+    /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`; the
+    /// event itself waits in `Events::fc[slot]` (a credit update does not fit 8 bytes).
+    Fc {
+        slot: u32,
+    },
+}
+
+const _: () = assert!(std::mem::size_of::<Ev>() == 8);
+
+/// The event queue with the side table of flow-control events.
+struct Events {
+    q: CalendarQueue<Ev>,
+    fc: Vec<FcEv>,
+    fc_free: Vec<u32>,
+}
+
+impl Events {
+    fn new() -> Events {
+        Events {
+            q: CalendarQueue::new(),
+            fc: Vec::new(),
+            fc_free: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, t: u64, ev: Ev) {
+        self.q.push(t, ev);
+    }
+
+    /// Schedules flow-control event `e` at `t`.
+    fn push_fc(&mut self, t: u64, e: FcEv) {
+        let slot = match self.fc_free.pop() {
+            Some(s) => {
+                self.fc[s as usize] = e;
+                s
+            }
+            None => {
+                self.fc.push(e);
+                self.fc.len() as u32 - 1
+            }
+        };
+        self.q.push(t, Ev::Fc { slot });
+    }
+
+    /// The flow-control event of a popped `Ev::Fc`, its slot freed.
+    fn take_fc(&mut self, slot: u32) -> FcEv {
+        self.fc_free.push(slot);
+        self.fc[slot as usize]
+    }
+
+    fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
 }
 
 /// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
@@ -212,7 +265,7 @@ pub struct Engine<'a> {
     p: &'a SimParams,
     dag: &'a MessageDag,
     now: Time,
-    q: RadixQueue<Ev>,
+    q: Events,
     pkts: Slab,
     ports: Vec<PortState>,
     /// Per port: its node (read on every switch arrival; dense so it stays in cache).
