@@ -10,11 +10,11 @@ use crate::sim::cc::CcState;
 use crate::sim::entropy;
 use crate::sim::faults::Faults;
 use crate::sim::packet::{Fifo, NIL, Slab};
-use crate::sim::params::{RoutePolicy, SimParams};
+use crate::sim::params::SimParams;
 use crate::sim::results::{Counters, PortSeries};
+use crate::sim::route;
 use crate::sim::sched::SchedState;
 use crate::sim::transport::Qp;
-use crate::sim::{ibroute, route};
 use crate::topology::{HostId, NodeKind, Topology};
 use crate::units::Time;
 
@@ -74,6 +74,7 @@ impl<'a> Engine<'a> {
                 tx_bytes: 0,
                 queued: 0,
                 lossy: false,
+                flags: P_LINK_UP | P_ROUTE_OK | if host != NIL { P_NIC } else { 0 },
             });
         }
         let rngs = (0..nports)
@@ -174,24 +175,14 @@ impl<'a> Engine<'a> {
             now: Time::ZERO,
             q,
             pkts: Slab::new(),
-            pflags: ports
-                .iter()
-                .map(|ps| P_LINK_UP | P_ROUTE_OK | if ps.host != NIL { P_NIC } else { 0 })
-                .collect(),
             qps,
-            port_node: ports.iter().map(|ps| ps.node).collect(),
             sched: vec![SchedState::default(); nports],
             ports,
             tcq: vec![Fifo::default(); nports * ntc],
             ntc,
             buf_used: vec![0; topo.nodes.len()],
             // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
-            salt: match p.routing {
-                RoutePolicy::DModK | RoutePolicy::Adaptive => ibroute::divisors(topo),
-                _ => (0..topo.nodes.len() as u32)
-                    .map(route::switch_salt)
-                    .collect(),
-            },
+            routes: route::RouteTable::new(topo, p.routing),
             nics: (0..topo.num_hosts()).map(|_| Nic::default()).collect(),
             nv_free: vec![0; topo.num_hosts()],
             msgs,

@@ -112,7 +112,7 @@ impl Engine<'_> {
                 c.len(),
                 hash,
                 dst,
-                self.salt[node.idx()],
+                self.routes.salt(node.0),
                 up,
             )
         };

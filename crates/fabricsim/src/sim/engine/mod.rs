@@ -126,7 +126,7 @@ impl Events {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, t: u64, ev: Ev) {
         self.q.push(t, ev);
     }
@@ -157,7 +157,7 @@ impl Events {
     }
 }
 
-/// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
+/// `PortState::flags` bits.
 const P_LINK_UP: u8 = 1;
 /// Routing may choose the port (its link is up, or went down less than the local repair delay
 /// ago, or local repair is off).
@@ -192,6 +192,9 @@ struct PortState {
     peer_cut_through: bool,
     /// Any of the loss settings below is on.
     lossy: bool,
+    /// `P_*` bits: read by routing (the egress candidate) and on arrival (the ingress), in the
+    /// line the packet path loads anyway.
+    flags: u8,
     // Colder fields.
     rate: crate::units::BitRate,
     /// Loss per packet as a fraction of 2^64 (0: none).
@@ -268,16 +271,13 @@ pub struct Engine<'a> {
     q: Events,
     pkts: Slab,
     ports: Vec<PortState>,
-    /// Per port: its node (read on every switch arrival; dense so it stays in cache).
-    port_node: Vec<u32>,
     /// Per port: the scheduler's state (DWRR deficits).
     sched: Vec<SchedState>,
-    /// Per port: `P_*` bits.
-    pflags: Vec<u8>,
     tcq: Vec<Fifo>,
     ntc: usize,
     buf_used: Vec<u64>,
-    salt: Vec<u32>,
+    /// Per switch: candidates towards each destination and the routing salt.
+    routes: crate::sim::route::RouteTable,
     nics: Vec<Nic>,
     /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
     /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.
