@@ -185,21 +185,25 @@ impl<E: Copy> CalendarQueue<E> {
         let b = (self.cur & MASK) as usize;
         self.occupied[b >> 6] &= !(1 << (b & 63));
         std::mem::swap(&mut self.current, &mut self.wheel[b]);
-        // Stable: equal times keep their push order. Buckets are short, so insertion sort
-        // (no allocation, moves only for the inversions) unless one is long.
+        // Stable: equal times keep their push order. Insertion sort (no allocation, one move
+        // per inversion: buckets are short, and a burst of equal times is already in order)
+        // unless the inversions pass a budget, then the general stable sort finishes (insertion
+        // never moves an entry past an equal one, so the order of ties is still the push order).
         let v = &mut self.current[..];
-        if v.len() <= 32 {
-            for i in 1..v.len() {
-                let x = v[i];
-                let mut j = i;
-                while j > 0 && v[j - 1].0 > x.0 {
-                    v[j] = v[j - 1];
-                    j -= 1;
-                }
-                v[j] = x;
+        let mut budget = 8 * v.len() + 64;
+        for i in 1..v.len() {
+            let x = v[i];
+            let mut j = i;
+            while j > 0 && v[j - 1].0 > x.0 {
+                v[j] = v[j - 1];
+                j -= 1;
             }
-        } else {
-            v.sort_by_key(|e| e.0);
+            v[j] = x;
+            budget = budget.saturating_sub(i - j);
+            if budget == 0 {
+                v.sort_by_key(|e| e.0);
+                break;
+            }
         }
         for e in &self.current {
             ready(&e.1);
