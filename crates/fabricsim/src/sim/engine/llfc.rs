@@ -373,7 +373,8 @@ impl Engine<'_> {
             c.received(in_port, tc, pk.frame as u32);
         }
         if let Some(pfc) = self.fc.pfc.as_mut() {
-            if pfc.wd_off[out * self.ntc + tc] {
+            // Only the watchdog turns a queue's PFC off (`fc_watchdog`).
+            if pfc.params.watchdog.is_some() && pfc.wd_off[out * self.ntc + tc] {
                 return self.drop_pkt(id, DropReason::Watchdog);
             }
             match pfc.admit(in_port, node, tc, frame, self.buf_used[node]) {

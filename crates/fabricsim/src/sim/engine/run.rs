@@ -62,7 +62,7 @@ impl Engine<'_> {
         self.finish(status, wall_s)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn dispatch(&mut self, ev: Ev) {
         match ev {
             Ev::Arrive { pkt } => {
