@@ -2,30 +2,11 @@
 //! run, the layout of nccl-tests src/common.cu checked row by row), every op, the fit report,
 //! JSON keys with units, and bad flags exiting 2.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn fabricsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .current_dir(root())
-        .arg("collective")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
+/// `fabricsim collective ARGS`'s standard output; it must succeed.
 fn ok(args: &[&str]) -> String {
-    let o = fabricsim(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
+    support::stdout_ok(&[&["collective"], args].concat())
 }
 
 const SMALL: [&str; 8] = [
@@ -44,7 +25,7 @@ fn table_is_golden_and_laid_out_as_nccl_tests() {
     let got = ok(&SMALL);
     // Same input, same bytes.
     assert_eq!(ok(&SMALL), got);
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden/collective-all-reduce-16-ib-ndr.txt");
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&golden, &got).unwrap();
@@ -204,11 +185,8 @@ fn bad_flags_exit_2_naming_the_flag() {
         ),
         (vec!["--channels", "0"], "--channels"),
     ] {
-        let mut a = vec!["--gpus", "16"];
+        let mut a = vec!["collective", "--gpus", "16"];
         a.extend(args);
-        let o = fabricsim(&a);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
-        assert!(err.contains(want), "{a:?}: {err}");
+        support::exits_2_saying(&a, &[want]);
     }
 }

@@ -1,20 +1,11 @@
 //! `fabricsim train --calibrate`: the step's collectives fitted to packet-engine runs, the step
 //! recomputed, and each collective's time labelled fit or closed form.
 
-use std::process::{Command, Output};
+mod support;
 
-fn fabricsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .arg("train")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
+/// `fabricsim train ARGS`'s JSON output; it must succeed.
 fn json(args: &[&str]) -> serde_json::Value {
-    let o = fabricsim(args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    support::json_ok(&[&["train"], args].concat())
 }
 
 const JOB: [&str; 11] = [
@@ -71,8 +62,7 @@ fn calibrated_step_labels_every_collective_and_fits_follow_the_closed_forms() {
 fn text_report_says_where_each_time_came_from() {
     let mut args = JOB.to_vec();
     args.extend(["text", "--calibrate"]);
-    let o = fabricsim(&args);
-    let out = String::from_utf8(o.stdout).unwrap();
+    let out = support::stdout_ok(&[&["train"], &args[..]].concat());
     assert!(out.contains("communication times by collective:"), "{out}");
     assert!(
         out.contains(

@@ -1,20 +1,11 @@
 //! End-to-end: `fabricsim compare` (text, JSON, HTML, errors) and the HTML report rendered in
 //! headless Chromium.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn fabricsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .expect("runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
-}
+use std::path::Path;
+use std::process::Command;
+use support::{exits_2_saying, fabricsim, tmp};
 
 #[test]
 fn default_compare_prints_the_side_by_side_and_a_recommendation() {
@@ -73,20 +64,13 @@ fn json_and_file_outputs_are_identical_across_runs() {
 
 #[test]
 fn bad_scenario_values_exit_2_with_the_key() {
-    let dir = tmp("bad-compare");
-    std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join("bad.toml");
-    std::fs::write(
-        &f,
+    let f = support::write(
+        "bad-compare.toml",
         "[compare]\nfabrics = [ { profile = \"ib-ndr\", transport = \"gbn\" } ]\n",
-    )
-    .unwrap();
-    let o = fabricsim(&["compare", f.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("compare.fabrics[0].transport") && err.contains("selective-repeat"),
-        "{err}"
+    );
+    exits_2_saying(
+        &["compare", &f],
+        &["compare.fabrics[0].transport", "selective-repeat"],
     );
 }
 
@@ -175,8 +159,7 @@ fn the_engine_flag_picks_the_engine_and_the_json_names_it() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v = support::json_file(&out);
     assert_eq!(v["engine"], "flow");
     for f in v["fabrics"].as_array().unwrap() {
         assert_eq!(f["engine_runs"]["packet_runs"], 0);
@@ -184,7 +167,5 @@ fn the_engine_flag_picks_the_engine_and_the_json_names_it() {
         assert_eq!(f["stress"]["engine"], "flow");
         assert_eq!(f["busbw_GBps"][0]["engine"], "flow");
     }
-    let o = fabricsim(&["compare", "--engine", "fluid"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--engine"));
+    exits_2_saying(&["compare", "--engine", "fluid"], &["--engine"]);
 }

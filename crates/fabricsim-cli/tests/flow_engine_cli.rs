@@ -2,24 +2,13 @@
 //! all-reduce sweep (issue 7: collective time within 5%), the engine that ran is reported, and
 //! a bad value exits 2 naming the flag.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn fabricsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .unwrap()
-}
+use support::{exits_2_saying, fabricsim};
 
 /// The (size, time) rows and the engine of a `collective --format json` run.
 fn sweep(fabric: &str, engine: &str) -> (Vec<(u64, f64)>, String) {
-    let o = fabricsim(&[
+    let v = support::json_ok(&[
         "collective",
         "--gpus",
         "16",
@@ -34,8 +23,6 @@ fn sweep(fabric: &str, engine: &str) -> (Vec<(u64, f64)>, String) {
         "--format",
         "json",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v["table"]["rows"]
         .as_array()
         .unwrap()
@@ -88,12 +75,9 @@ fn a_bad_engine_exits_2_naming_the_flag() {
         &["collective", "--gpus", "16"][..],
         &["train", "--gpus", "16", "--model", "llama3-8b"],
     ] {
-        let o = fabricsim(&[cmd, &["--engine", "fluid"]].concat());
-        assert_eq!(o.status.code(), Some(2), "{cmd:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            err.contains("--engine") && err.contains("fluid") && err.contains("packet, flow, auto"),
-            "{cmd:?}: {err}"
+        exits_2_saying(
+            &[cmd, &["--engine", "fluid"]].concat(),
+            &["--engine", "fluid", "packet, flow, auto"],
         );
     }
 }

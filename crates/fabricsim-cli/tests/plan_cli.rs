@@ -1,25 +1,17 @@
 //! End-to-end runs of the `fabricsim plan` binary: formats, output files, DOT export, flags
 //! over files, and the largest size.
 
-use std::process::Command;
+mod support;
 
+/// Exit code, standard output and standard error of `fabricsim ARGS`.
 fn fabricsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    let o = support::fabricsim(args);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    (o.status.code().unwrap_or(-1), out, support::stderr(&o))
 }
 
 fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("fabricsim-plan-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).display().to_string()
+    support::tmp(name).display().to_string()
 }
 
 #[test]

@@ -1,38 +1,17 @@
 //! Bad input to `fabricsim plan`: each case exits with code 2 and a message naming the file,
 //! line, key, the bad value and what is allowed. No panics.
 
-use std::process::Command;
+mod support;
 
-/// Writes `text` to a scenario file of its own and runs `fabricsim plan` on it.
-fn plan_file(case: &str, text: &str) -> (i32, String, String) {
-    let dir = std::env::temp_dir().join(format!("fabricsim-plan-errors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{case}.toml"));
-    std::fs::write(&path, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .arg("plan")
-        .arg(&path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    (
-        out.status.code().unwrap_or(-1),
-        stderr,
-        path.display().to_string(),
-    )
-}
-
-/// Asserts exit code 2 and that the message holds `file:line:`, the key, the value and an
-/// `allowed:` part containing `allowed`.
+/// Writes `text` to a scenario file of its own, runs `fabricsim plan` on it and asserts exit
+/// code 2 with a message holding `file:line:`, the key, the value and an `allowed:` part
+/// containing `allowed`.
 fn check(case: &str, text: &str, line: usize, key: &str, value: &str, allowed: &str) {
-    let (code, err, path) = plan_file(case, text);
-    assert_eq!(code, 2, "{case}: {err}");
-    assert!(
-        err.contains(&format!("{path}:{line}:")),
-        "{case}: no file:line in {err}"
+    let path = support::write(&format!("{case}.toml"), text);
+    let err = support::exits_2_saying(
+        &["plan", &path],
+        &[&format!("{path}:{line}:"), &format!("`{key}`"), value],
     );
-    assert!(err.contains(&format!("`{key}`")), "{case}: no key in {err}");
-    assert!(err.contains(value), "{case}: no value in {err}");
     let (_, after) = err.split_once("allowed: ").expect("an allowed part");
     assert!(
         after.contains(allowed),
@@ -139,22 +118,19 @@ fn wrong_type() {
 
 #[test]
 fn bad_flag_names_the_flag() {
-    let out = Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .args(["plan", "--gpus", "-8", "--fabric", "roce-400g"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("command line: `--gpus` = -8"), "{err}");
-    assert!(err.contains("allowed: a whole number from 1 to"), "{err}");
+    support::exits_2_saying(
+        &["plan", "--gpus", "-8", "--fabric", "roce-400g"],
+        &[
+            "command line: `--gpus` = -8",
+            "allowed: a whole number from 1 to",
+        ],
+    );
 }
 
 #[test]
 fn missing_scenario_file() {
-    let out = Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .args(["plan", "/nonexistent/scenario.toml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/scenario.toml"));
+    support::exits_2_saying(
+        &["plan", "/nonexistent/scenario.toml"],
+        &["/nonexistent/scenario.toml"],
+    );
 }

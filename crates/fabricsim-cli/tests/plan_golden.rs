@@ -2,26 +2,13 @@
 //! JSON report are compared byte for byte with tests/golden/<name>.{txt,json}. Regenerate with
 //! `UPDATE_GOLDEN=1 cargo test -p fabricsim-cli --test plan_golden` and read the diff.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::{Path, PathBuf};
+use support::root;
 
 fn plan(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .current_dir(root())
-        .arg("plan")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    support::stdout_ok(&[&["plan"], args].concat())
 }
 
 fn compare(golden: &Path, got: &str) {

@@ -2,29 +2,23 @@
 //! fct.txt; two runs give identical bytes (wall-clock fields aside); bad input exits 2 naming
 //! file, line, key, value and what is allowed; unfinished runs exit 1 unless `--until` is given.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-}
-
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("fabricsim-sim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
+use std::process::Output;
+use support::{examples, exits_2_saying, json_file as json, tmp};
 
 fn sim(args: &[&str]) -> Output {
-    bin().arg("sim").args(args).output().unwrap()
+    support::fabricsim(&[&["sim"], args].concat())
 }
 
-fn json(path: &PathBuf) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+/// A scenario file in the scratch directory whose `[sim] topology_file` is the k=4 example
+/// topology; `rest` follows the `topology_file` line.
+fn on_ft4(name: &str, rest: &str) -> String {
+    let topo = examples().join("sim-ft4.topo.txt");
+    support::write(
+        name,
+        &format!("[sim]\ntopology_file = \"{}\"\n{rest}", topo.display()),
+    )
 }
 
 #[test]
@@ -115,83 +109,56 @@ fn two_runs_give_identical_bytes() {
 
 #[test]
 fn bad_scenario_input_exits_2_and_says_where_and_what() {
-    let bad = tmp("bad.toml");
-    std::fs::write(
-        &bad,
-        format!(
-            "[sim]\ntopology_file = \"{}\"\n\n[traffic]\nkind = \"permutaton\"\nbytes = \"1MB\"\n",
-            examples().join("sim-ft4.topo.txt").display()
-        ),
-    )
-    .unwrap();
-    let o = sim(&[bad.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    for want in [
-        "bad.toml:5",
-        "traffic.kind",
-        "permutaton",
-        "permutation, incast, all_to_all, uniform, list, ns3",
-    ] {
-        assert!(e.contains(want), "missing `{want}` in: {e}");
-    }
+    let bad = on_ft4(
+        "bad.toml",
+        "\n[traffic]\nkind = \"permutaton\"\nbytes = \"1MB\"\n",
+    );
+    exits_2_saying(
+        &["sim", &bad],
+        &[
+            "bad.toml:5",
+            "traffic.kind",
+            "permutaton",
+            "permutation, incast, all_to_all, uniform, list, ns3",
+        ],
+    );
     // A malformed line in the ns-3 topology file names that file and line.
-    let topo = tmp("bad.topo.txt");
-    std::fs::write(
-        &topo,
+    let topo = support::write(
+        "bad.topo.txt",
         "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps fast 0\n",
-    )
-    .unwrap();
-    let sc = tmp("bad2.toml");
-    std::fs::write(
-        &sc,
-        format!(
-            "[sim]\ntopology_file = \"{}\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
-            topo.display()
+    );
+    let sc = support::write(
+        "bad2.toml",
+        &format!(
+            "[sim]\ntopology_file = \"{topo}\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n"
         ),
-    )
-    .unwrap();
-    let o = sim(&[sc.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    for want in ["bad.topo.txt:4", "link_delay", "fast", "1000ns"] {
-        assert!(e.contains(want), "missing `{want}` in: {e}");
-    }
+    );
+    exits_2_saying(
+        &["sim", &sc],
+        &["bad.topo.txt:4", "link_delay", "fast", "1000ns"],
+    );
     // A bad flag value.
-    let o = sim(&[
-        examples().join("sim-permutation.toml").to_str().unwrap(),
-        "--until",
-        "soon",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--until"));
+    let ex = examples().join("sim-permutation.toml");
+    exits_2_saying(
+        &["sim", ex.to_str().unwrap(), "--until", "soon"],
+        &["--until"],
+    );
 }
 
 #[test]
 fn unfinished_runs_fail_unless_stopped_on_request() {
     // Host 0's link dies for good: its QP exhausts its retries.
-    let sc = tmp("dead.toml");
-    std::fs::write(
-        &sc,
-        format!(
-            "[sim]\ntopology_file = \"{}\"\ntimeout_exp = 2\nretry_count = 1\n[traffic]\nkind = \"permutation\"\nbytes = \"100KB\"\n[faults]\n[[faults.link]]\nlink = 0\ndown_at = \"1us\"\n",
-            examples().join("sim-ft4.topo.txt").display()
-        ),
-    )
-    .unwrap();
+    let sc = on_ft4(
+        "dead.toml",
+        "timeout_exp = 2\nretry_count = 1\n[traffic]\nkind = \"permutation\"\nbytes = \"100KB\"\n[faults]\n[[faults.link]]\nlink = 0\ndown_at = \"1us\"\n",
+    );
     let out = tmp("dead.json");
-    let o = sim(&[sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = sim(&[&sc, "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("did not complete"));
     assert_eq!(json(&out)["sim"]["status"], "unfinished");
     // Stopping at a time is not a failure; the results say they are partial.
-    let o = sim(&[
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--until",
-        "3us",
-    ]);
+    let o = sim(&[&sc, "--out", out.to_str().unwrap(), "--until", "3us"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(json(&out)["sim"]["partial"], true);
 }
@@ -227,53 +194,36 @@ fn a_scenario_without_a_topology_file_runs_on_its_designed_fabric() {
 
 #[test]
 fn a_topology_file_with_design_sections_or_an_unknown_routing_exits_2() {
-    let topo = examples().join("sim-ft4.topo.txt");
-    let sc = tmp("conflict.toml");
-    std::fs::write(
-        &sc,
-        format!(
-            "[sim]\ntopology_file = \"{}\"\n[fabric]\nprofile = \"ib-ndr\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
-            topo.display()
-        ),
-    )
-    .unwrap();
-    let o = sim(&[sc.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    for want in [
-        "conflict.toml:3",
-        "`fabric`",
-        "[fabric]",
-        "sim.topology_file",
-        "[cluster]",
-    ] {
-        assert!(e.contains(want), "missing `{want}` in: {e}");
-    }
+    let sc = on_ft4(
+        "conflict.toml",
+        "[fabric]\nprofile = \"ib-ndr\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
+    );
+    exits_2_saying(
+        &["sim", &sc],
+        &[
+            "conflict.toml:3",
+            "`fabric`",
+            "[fabric]",
+            "sim.topology_file",
+            "[cluster]",
+        ],
+    );
     // The same conflict made by a flag names the flag.
-    let o = sim(&[
-        examples().join("sim-permutation.toml").to_str().unwrap(),
-        "--gpus",
-        "16",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--gpus"));
-    let sc = tmp("routing.toml");
-    std::fs::write(
-        &sc,
+    let ex = examples().join("sim-permutation.toml");
+    exits_2_saying(&["sim", ex.to_str().unwrap(), "--gpus", "16"], &["--gpus"]);
+    let sc = support::write(
+        "routing.toml",
         "[cluster]\ngpus = 16\n[sim]\nrouting = \"spray\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
-    )
-    .unwrap();
-    let o = sim(&[sc.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    for want in [
-        "routing.toml:4",
-        "sim.routing",
-        "spray",
-        "ecmp, dmodk, adaptive",
-    ] {
-        assert!(e.contains(want), "missing `{want}` in: {e}");
-    }
+    );
+    exits_2_saying(
+        &["sim", &sc],
+        &[
+            "routing.toml:4",
+            "sim.routing",
+            "spray",
+            "ecmp, dmodk, adaptive",
+        ],
+    );
 }
 
 #[test]
@@ -284,18 +234,16 @@ fn the_global_reroute_ends_the_losses_of_a_link_failure() {
         "sim-ft4.topo.txt",
         examples().join("sim-ft4.topo.txt").to_str().unwrap(),
     );
-    let off = tmp("sim-link-failure-local-only.toml");
-    std::fs::write(
-        &off,
-        text.replace(
+    let off = support::write(
+        "sim-link-failure-local-only.toml",
+        &text.replace(
             "global_reroute_delay = \"60us\"",
             "global_reroute_delay = \"off\"",
         ),
-    )
-    .unwrap();
-    let no_route = |scenario: &PathBuf, name: &str| {
+    );
+    let no_route = |scenario: &str, name: &str| {
         let out = tmp(name);
-        let o = sim(&[scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let o = sim(&[scenario, "--out", out.to_str().unwrap()]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let v = json(&out);
         assert_eq!(v["sim"]["status"], "complete");
@@ -304,7 +252,7 @@ fn the_global_reroute_ends_the_losses_of_a_link_failure() {
     // Until the link comes back (at 150 us, local repair at 170 us), switches away from it keep
     // sending into the aggregation switch that lost its way down; the global reroute stops
     // that at 110 us.
-    let with_global = no_route(&ex, "lf-global.json");
+    let with_global = no_route(ex.to_str().unwrap(), "lf-global.json");
     let local_only = no_route(&off, "lf-local.json");
     assert!(
         with_global < local_only,
@@ -315,12 +263,11 @@ fn the_global_reroute_ends_the_losses_of_a_link_failure() {
         ("local_repair_delay = \"fast\"", "faults.local_repair_delay"),
         ("reroute_delay = \"20us\"", "reroute_delay"),
     ] {
-        let bad = tmp("bad-reroute.toml");
-        std::fs::write(&bad, text.replace("local_repair_delay = \"20us\"", line)).unwrap();
-        let o = sim(&[bad.to_str().unwrap()]);
-        assert_eq!(o.status.code(), Some(2));
-        let e = String::from_utf8_lossy(&o.stderr);
-        assert!(e.contains("bad-reroute.toml:21") && e.contains(want), "{e}");
+        let bad = support::write(
+            "bad-reroute.toml",
+            &text.replace("local_repair_delay = \"20us\"", line),
+        );
+        exits_2_saying(&["sim", &bad], &["bad-reroute.toml:21", want]);
     }
 }
 
@@ -353,14 +300,9 @@ fn engine_flow_runs_a_small_case_and_refuses_what_it_cannot_model() {
             <= auto["summary"]["max_fct_ps"].as_u64().unwrap()
     );
     // A link failure is a packet-level mechanism: --engine flow is refused, exit 2.
-    let o = sim(&[
-        examples().join("sim-link-failure.toml").to_str().unwrap(),
-        "--engine",
-        "flow",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    for want in ["--engine", "flow", "link 16 going down", "packet"] {
-        assert!(e.contains(want), "missing `{want}` in: {e}");
-    }
+    let lf = examples().join("sim-link-failure.toml");
+    exits_2_saying(
+        &["sim", lf.to_str().unwrap(), "--engine", "flow"],
+        &["--engine", "flow", "link 16 going down", "packet"],
+    );
 }

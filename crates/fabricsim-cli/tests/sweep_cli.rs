@@ -1,15 +1,9 @@
 //! End-to-end: `fabricsim sweep` writes its table, CSV, JSON and chart; bad parameters exit 2.
 
-use std::path::Path;
-use std::process::Command;
+mod support;
 
-fn fabricsim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .expect("runs")
-}
+use std::path::Path;
+use support::fabricsim;
 
 #[test]
 fn a_small_loss_sweep_writes_csv_json_and_svg() {
@@ -59,12 +53,7 @@ fn bad_sweep_parameters_exit_2() {
         &["sweep", "--param", "ecn_kmin=2M"],
         &["sweep", "--fabric", "ib-ndr", "--param", "ecn_kmax=1M"],
     ] {
-        let o = fabricsim(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(
-            String::from_utf8_lossy(&o.stderr).contains("--param"),
-            "{args:?}"
-        );
+        support::exits_2_saying(args, &["--param"]);
     }
 }
 

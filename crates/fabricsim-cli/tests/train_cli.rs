@@ -1,14 +1,9 @@
 //! End-to-end: `fabricsim train` with flags, with scenario files, and with bad input.
 
-use std::process::{Command, Output};
+mod support;
 
-fn fabricsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .expect("runs")
-}
+use std::process::Output;
+use support::{exits_2_saying, fabricsim};
 
 fn text(o: &Output) -> (String, String) {
     (
@@ -77,35 +72,26 @@ fn json_output_has_units_in_its_keys() {
 fn invalid_parallelism_exits_2_naming_the_flag() {
     let mut args = LLAMA.to_vec();
     args.push("16");
-    let o = fabricsim(&args);
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        err.contains("`--dp` = 16") && err.contains("1024 GPUs"),
-        "{err}"
-    );
+    exits_2_saying(&args, &["`--dp` = 16", "1024 GPUs"]);
 }
 
 #[test]
 fn out_of_memory_exits_2() {
-    let o = fabricsim(&[
-        "train",
-        "--model",
-        "llama3-405b",
-        "--gpus",
-        "64",
-        "--tp",
-        "8",
-        "--gpu",
-        "h200",
-        "--zero",
-        "0",
-    ]);
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        err.contains("GB per GPU") && err.contains("`--gpu` = h200"),
-        "{err}"
+    exits_2_saying(
+        &[
+            "train",
+            "--model",
+            "llama3-405b",
+            "--gpus",
+            "64",
+            "--tp",
+            "8",
+            "--gpu",
+            "h200",
+            "--zero",
+            "0",
+        ],
+        &["GB per GPU", "`--gpu` = h200"],
     );
 }
 
@@ -136,36 +122,23 @@ fn example_scenarios_run_and_flags_override_them() {
 
 #[test]
 fn scenario_errors_name_file_line_and_key() {
-    let dir = std::env::temp_dir().join(format!("fabricsim-train-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("bad.toml");
-    std::fs::write(
-        &path,
-        "[cluster]\ngpus = 1024\n[train]\nmodel = \"llama3-70b\"\ntp = 8\npp = 4\nzero = 5\n",
-    )
-    .unwrap();
-    let o = fabricsim(&["train", path.to_str().unwrap()]);
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(err.contains("bad.toml:7: `train.zero` = 5"), "{err}");
-    std::fs::write(
-        &path,
-        "[train]\nmodel = \"llama3-70b\"\n[cluster]\ngpus = \"many\"\n",
-    )
-    .unwrap();
-    let o = fabricsim(&["train", path.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains("bad.toml:4"), "{}", text(&o).1);
-    // The cluster is described once, in [cluster]: [train] has no GPU count.
-    std::fs::write(&path, "[train]\nmodel = \"llama3-70b\"\ngpus = 64\n").unwrap();
-    let o = fabricsim(&["train", path.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).1.contains("bad.toml:3: `train.gpus`"),
-        "{}",
-        text(&o).1
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
+    for (text, want) in [
+        (
+            "[cluster]\ngpus = 1024\n[train]\nmodel = \"llama3-70b\"\ntp = 8\npp = 4\nzero = 5\n",
+            "bad.toml:7: `train.zero` = 5",
+        ),
+        (
+            "[train]\nmodel = \"llama3-70b\"\n[cluster]\ngpus = \"many\"\n",
+            "bad.toml:4",
+        ),
+        // The cluster is described once, in [cluster]: [train] has no GPU count.
+        (
+            "[train]\nmodel = \"llama3-70b\"\ngpus = 64\n",
+            "bad.toml:3: `train.gpus`",
+        ),
+    ] {
+        exits_2_saying(&["train", &support::write("bad.toml", text)], &[want]);
+    }
 }
 
 #[test]

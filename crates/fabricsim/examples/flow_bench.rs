@@ -6,9 +6,12 @@
 //!     data-parallel ring all-reduce (TP stays on NVLink).
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_bench -- all`, or `-- a [gpus]`, or
-//! `-- b [channels] [steps]` (`/usr/bin/time -v` for peak memory). `channels` is the number of
-//! NCCL channels (rings) per data-parallel group in (b), default 1 (64 gives 8,192 rings of
-//! 1,024 ranks); `steps` the ring steps simulated, default 4.
+//! `-- b [channels] [steps] [dp]`; `--tol=X` sets the batching tolerance
+//! (`FlowParams::batch_tol`, default 0: exact). `channels` is the number of NCCL channels
+//! (rings) per data-parallel group in (b), default 1 (64 gives 8,192 rings of 1,024 ranks);
+//! `steps` the ring steps simulated, default 4; `dp` the data-parallel degree, default 1,024
+//! (131,072 GPUs). Each case prints its engine wall time, and the process's CPU time and peak
+//! resident memory so far (Linux `/proc/self`; `/usr/bin/time -v` gives the same).
 
 use std::time::Instant;
 
@@ -59,7 +62,7 @@ fn report(name: &str, r: &RunResult, st: &FlowStats, wall_s: f64) {
 }
 
 /// (a) All-to-all as NCCL posts it: every rank sends S/n to every other rank at once.
-fn all_to_all(gpus: u32) {
+fn all_to_all(gpus: u32, fp: &FlowParams) {
     let t0 = Instant::now();
     let topo = build(&spec(gpus, 2)).expect("rail-optimized fabric");
     // 256 MB per rank (an nccl-tests alltoall size): 62,500 B to each of the 4,095 others,
@@ -74,8 +77,7 @@ fn all_to_all(gpus: u32) {
     let block = per_rank / gpus as u64;
     let built = secs(t0);
     let t1 = Instant::now();
-    let (r, st) = flow::run(&topo, &SimParams::roce(), &dag, &FlowParams::default())
-        .expect("valid all-to-all");
+    let (r, st) = flow::run(&topo, &SimParams::roce(), &dag, fp).expect("valid all-to-all");
     let wall = secs(t1);
     println!(
         "(a) all-to-all, {gpus} GPUs ({} servers), rail-optimized {} tiers, {} links, {} B per \
@@ -92,10 +94,10 @@ fn all_to_all(gpus: u32) {
 /// steps of every ring with their real dependencies (the step-k send of rank i waits for rank
 /// i-1's step k-1 send) are simulated; every ring step repeats the same flow set, so the other
 /// steps follow from the last simulated one (see below).
-fn llama_dp_all_reduce(channels: u32, steps: u32) {
+fn llama_dp_all_reduce(channels: u32, steps: u32, dp: u32, fp: &FlowParams) {
     let t0 = Instant::now();
-    let topo = build(&spec(131_072, 3)).expect("131,072-GPU fabric");
-    let (tp, pp, dp) = (8u32, 16u32, 1024u32);
+    let (tp, pp) = (8u32, 16u32);
+    let topo = build(&spec(tp * pp * dp, 3)).expect("rail-optimized fabric");
     // Llama 3 405B: 405e9 parameters (Llama 3 paper, Dubey et al. 2024, table 3); per GPU the
     // gradient of its PP stage's TP shard in bf16: 405e9 / 16 / 8 x 2 B = 6,328,125,000 B.
     let grad_bytes: u64 = 405_000_000_000 / (pp * tp) as u64 * 2;
@@ -201,15 +203,15 @@ fn llama_dp_all_reduce(channels: u32, steps: u32) {
     }
     let built = secs(t0);
     let t1 = Instant::now();
-    let (r, st) =
-        flow::run(&topo, &SimParams::roce(), &dag, &FlowParams::default()).expect("valid DAG");
+    let (r, st) = flow::run(&topo, &SimParams::roce(), &dag, fp).expect("valid DAG");
     let wall = secs(t1);
     println!(
-        "(b) Llama 3 405B DP all-reduce, 131,072 GPUs, TP {tp} PP {pp} DP {dp}: {} servers, \
+        "(b) Llama 3 405B DP all-reduce, {} GPUs, TP {tp} PP {pp} DP {dp}: {} servers, \
          rail-optimized {} tiers, {} links; {rings} rings x {dp} ranks, {} B gradient per GPU, \
          {chunk} B per flow per step, {steps} of the {} ring steps simulated \
          ({} messages), after the pipeline's {pp_msgs} activation and gradient sends of \
          {act_bytes} B; fabric + DAG {built:.2} s",
+        tp * pp * dp,
         topo.servers,
         topo.tiers,
         topo.links.len(),
@@ -255,19 +257,51 @@ fn llama_dp_all_reduce(channels: u32, steps: u32) {
     );
 }
 
+/// CPU seconds (user + system) and peak resident memory (kB) of this process so far, from
+/// Linux's `/proc/self/stat` (fields 14 and 15, clock ticks of 1/100 s: `USER_HZ` on Linux) and
+/// `/proc/self/status` (`VmHWM`); `None` elsewhere.
+fn usage() -> Option<(f64, u64)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let hwm = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb = hwm.split_whitespace().nth(1)?.parse().ok()?;
+    Some((ticks as f64 / 100.0, kb))
+}
+
+fn print_usage() {
+    match usage() {
+        Some((cpu, kb)) => println!(
+            "process so far: CPU {cpu:.1} s, peak resident memory {:.2} GB",
+            kb as f64 / 1e6
+        ),
+        None => println!("process CPU time and peak memory: not available on this system"),
+    }
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let mut fp = FlowParams::default();
+    if let Some(i) = args.iter().position(|a| a.starts_with("--tol=")) {
+        fp.batch_tol = args[i]["--tol=".len()..].parse().expect("--tol=<number>");
+        args.remove(i);
+    }
     let which = args.get(1).map(String::as_str).unwrap_or("all");
     let arg = |i: usize, default: u32| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default);
+    println!("batching tolerance {}", fp.batch_tol);
     if which == "a" || which == "all" {
-        all_to_all(if which == "a" { arg(2, 4096) } else { 4096 });
+        all_to_all(if which == "a" { arg(2, 4096) } else { 4096 }, &fp);
+        print_usage();
     }
-    let (channels, steps) = if which == "b" {
-        (arg(2, 1), arg(3, 4))
+    let (channels, steps, dp) = if which == "b" {
+        (arg(2, 1), arg(3, 4), arg(4, 1024))
     } else {
-        (1, 4)
+        (1, 4, 1024)
     };
     if which == "b" || which == "all" {
-        llama_dp_all_reduce(channels, steps.max(2));
+        llama_dp_all_reduce(channels, steps.max(2), dp, &fp);
+        print_usage();
     }
 }

@@ -1,15 +1,22 @@
 //! Calibration and cross-validation of the flow engine against the packet engine (issue 7).
 //!
 //! - `-- loss`: fits the go-back-N constant of `flow::loss` (`FITTED.c_gbn`): single 4 MB
-//!   flows across a 128-GPU roce-400g fabric at several per-link loss rates and seeds on the
-//!   packet engine; runs that hit a retransmission timeout are left out (the timeout is its own
+//!   flows across a 128-GPU roce-400g fabric (one switch: 2 links, counted from the route) at
+//!   several per-link loss rates and seeds on the packet engine; runs that hit a retransmission timeout are left out (the timeout is its own
 //!   term of the model); the goodput of each is its wire bytes at line rate over its drain
 //!   time, fitted to `(1 - p_h) / (1 + c p_h W)`. Prints the points and the constant.
 //! - `-- credits`: a flow across long leaf-spine links (0-10 km) on ib-ndr, packet vs flow,
 //!   with the credit cap of `flow::credits` (no constant: the closed form is checked).
-//! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow.
+//! - `-- timeouts [name]`: per lossy cross-validation case, the share of messages that waited
+//!   for one ACK timeout and for two or more on each engine over the case's seeds, and the
+//!   packet engine's timer firings and resent packets (checks `flow::loss`'s timeout draws).
+//! - `-- incast`: the sharing of a congested egress (DCQCN/ECN fan-in sweep, per-input-port
+//!   service, PFC head-of-line blocking); see `flow::rate_model` for the model and the figures.
+//! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow,
+//!   pooled over each case's seeds (the table of the issue-7 note).
 //!
-//! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`).
+//! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`,
+//! ...; the dev profile is optimized too and needs no fat-LTO build).
 
 #[path = "../tests/flow_cases/mod.rs"]
 mod flow_cases;
@@ -48,7 +55,7 @@ fn fit_loss() {
     let rtt_ps = fr.messages[0].fct_ps.unwrap() as f64 - drain_ps - p0.nic_latency.ps() as f64;
     let frame = p0.data_frame_bytes(p0.mtu_bytes) + p0.wire_overhead_bytes;
     let w = loss::window_packets(rtt_ps as u64, line, frame);
-    let hops = 4; // NIC -> leaf -> spine -> leaf -> NIC on this 2-tier fabric (hosts 0, 100)
+    let hops = route_links(&topo, &p0, &dag).len();
     println!("go-back-N on roce-400g, {bytes} B, window W = {w:.2} packets, {hops} links");
     println!(
         "{:>8} {:>6} {:>10} {:>10}",
@@ -110,17 +117,359 @@ fn credits() {
 }
 
 fn cases(only: Option<&str>) {
+    println!("{}", flow_cases::HEADER);
     for c in flow_cases::cases() {
         if only.is_some_and(|o| !c.name.contains(o)) {
             continue;
         }
         let t = Instant::now();
-        let p = flow_cases::run(&c, EngineKind::Packet);
+        let p = flow_cases::pooled(&c, EngineKind::Packet);
         let tp = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let f = flow_cases::run(&c, EngineKind::Flow);
+        let f = flow_cases::pooled(&c, EngineKind::Flow);
         let tf = t.elapsed().as_secs_f64();
-        println!("{}  [{tp:.1} s / {tf:.2} s]", flow_cases::row(&c, &p, &f));
+        let (se_mean, se_last) = p.rel_se();
+        println!(
+            "{}  [{tp:.1} s / {tf:.2} s; packet s.e. mean {:.1}%, collective {:.1}%]",
+            flow_cases::row(&c, &p, &f),
+            100.0 * se_mean,
+            100.0 * se_last
+        );
+    }
+}
+
+/// Per lossy case, the share of messages that waited for one ACK timeout and for two or more,
+/// on each engine over the case's seeds: a message whose FCT exceeds its FCT in the same run
+/// without loss by more than half an RTO (1.5 RTO for two) timed out (an RTO is 65.5 us here,
+/// longer than any of these messages takes).
+fn timeouts(only: Option<&str>) {
+    println!(
+        "{:<24} {:<10} {:>8} {:>25} {:>25}",
+        "case", "fabric", "messages", "1+ timeouts pkt / flow", "2+ timeouts pkt / flow"
+    );
+    for c in flow_cases::cases().into_iter().filter(|c| c.loss > 0.0) {
+        if only.is_some_and(|o| !c.name.contains(o)) {
+            continue;
+        }
+        let rto = Time(4_096_000u64 << c.timeout_exp).ps();
+        let mut counts = [[0u64; 2]; 2];
+        let mut total = 0;
+        // The packet engine's timer firings and resent packets per message.
+        let (mut fired, mut resent) = (0u64, 0u64);
+        for seed in 1..=c.seeds {
+            let clean = flow_cases::Case {
+                loss: 0.0,
+                ..c.clone()
+            };
+            for (e, kind) in [EngineKind::Packet, EngineKind::Flow]
+                .into_iter()
+                .enumerate()
+            {
+                let base = flow_cases::run(&clean, kind, seed);
+                let lossy = flow_cases::run(&c, kind, seed);
+                if e == 0 {
+                    fired += lossy.counters.timeouts;
+                    resent += lossy.counters.retransmitted_packets;
+                }
+                for (a, b) in base.messages.iter().zip(&lossy.messages) {
+                    let extra = b.fct_ps.unwrap_or(0).saturating_sub(a.fct_ps.unwrap_or(0));
+                    counts[e][0] += (extra > rto / 2) as u64;
+                    counts[e][1] += (extra > 3 * rto / 2) as u64;
+                }
+                total += (e == 0) as u64 * base.messages.len() as u64;
+            }
+        }
+        let pct = |n: u64| 100.0 * n as f64 / total as f64;
+        println!(
+            "{:<24} {:<10} {:>8} {:>10.2}% / {:>6.2}% {:>10.3}% / {:>6.3}%  [packet: {:.3} timer firings, {:.2} resent packets per message]",
+            c.name,
+            c.fabric,
+            total,
+            pct(counts[0][0]),
+            pct(counts[1][0]),
+            pct(counts[0][1]),
+            pct(counts[1][1]),
+            fired as f64 / total as f64,
+            resent as f64 / total as f64,
+        );
+    }
+}
+
+/// One run of `dag` on both engines: (packet, flow).
+fn both(
+    topo: &fabricsim::topology::Topology,
+    p: &sim::SimParams,
+    dag: &MessageDag,
+) -> (sim::RunResult, sim::RunResult) {
+    let pr = sim::run(topo, p, dag, &Faults::default(), RunOptions::default()).unwrap();
+    let fp = fabricsim::engine_choice::flow_params(topo, p);
+    (pr, fabricsim::flow::run(topo, p, dag, &fp).unwrap().0)
+}
+
+/// Last completion and mean FCT (us).
+fn last_mean(r: &sim::RunResult) -> (f64, f64) {
+    let f: Vec<u64> = r.messages.iter().filter_map(|m| m.fct_ps).collect();
+    let last = r
+        .messages
+        .iter()
+        .filter_map(|m| m.finish_ps)
+        .max()
+        .unwrap_or(0);
+    (
+        last as f64 / 1e6,
+        f.iter().sum::<u64>() as f64 / f.len().max(1) as f64 / 1e6,
+    )
+}
+
+/// The directed links of the first message of `dag` as both engines route it.
+fn route_links(
+    topo: &fabricsim::topology::Topology,
+    p: &sim::SimParams,
+    dag: &MessageDag,
+) -> Vec<u32> {
+    let router = paths::Router::new(topo, p.routing);
+    let m = &dag.messages[0];
+    let (msg_qp, _) = sim::route::number_qps(&dag.messages, 1);
+    let (h, _) = paths::qp_hashes(p, msg_qp[0], m.src.0, m.dst.0);
+    let mut links = Vec::new();
+    let model = fabricsim::flow::PathModel::Hash;
+    paths::subflow_links(
+        topo,
+        &router,
+        model,
+        m.src.0,
+        m.dst.0,
+        h,
+        0,
+        |_| 0,
+        &mut links,
+    );
+    links
+}
+
+/// FCTs (us) of an incast of equal messages to one host if its leaf served the congested egress
+/// per input port, then per flow within a port (the candidate model): each port's flows
+/// arrive over the link the packet engine's ECMP hash gives them; `offset_us` is the fixed
+/// latency of a message.
+fn per_port_fcts(
+    topo: &fabricsim::topology::Topology,
+    p: &sim::SimParams,
+    dag: &MessageDag,
+    offset_us: f64,
+) -> Vec<f64> {
+    let router = paths::Router::new(topo, p.routing);
+    let (msg_qp, _) = sim::route::number_qps(&dag.messages, 1);
+    let mut links = Vec::new();
+    let ports: Vec<u32> = dag
+        .messages
+        .iter()
+        .zip(&msg_qp)
+        .map(|(m, &q)| {
+            let (h, _) = paths::qp_hashes(p, q, m.src.0, m.dst.0);
+            links.clear();
+            let model = fabricsim::flow::PathModel::Hash;
+            paths::subflow_links(
+                topo,
+                &router,
+                model,
+                m.src.0,
+                m.dst.0,
+                h,
+                0,
+                |_| 0,
+                &mut links,
+            );
+            links[links.len() - 2]
+        })
+        .collect();
+    let egress = topo.links[topo.ports[topo.host_port(dag.messages[0].dst).idx()]
+        .link
+        .idx()]
+    .rate
+    .bps() as f64;
+    let drain = paths::wire_bytes(p, dag.messages[0].bytes) as f64 * 8.0 / egress * 1e6;
+    // Per port: its flows and their remaining drain (us at the full egress rate).
+    let mut left: std::collections::BTreeMap<u32, (usize, f64)> = Default::default();
+    for &pt in &ports {
+        left.entry(pt).or_insert((0, drain)).0 += 1;
+    }
+    let (mut now, mut done) = (0.0, std::collections::BTreeMap::new());
+    while !left.is_empty() {
+        let k = left.len() as f64;
+        // A port's flows each drain at 1 / (k n) of the egress.
+        let (&first, &(n, r)) = left
+            .iter()
+            .min_by(|a, b| (a.1.0 as f64 * a.1.1).total_cmp(&(b.1.0 as f64 * b.1.1)))
+            .unwrap();
+        let dt = r * k * n as f64;
+        now += dt;
+        for (_, (n2, r2)) in left.iter_mut() {
+            *r2 -= dt / (k * *n2 as f64);
+        }
+        left.remove(&first);
+        done.insert(first, now);
+    }
+    println!(
+        "  per-port candidate: {} flows over {} input ports of the receiver's leaf",
+        ports.len(),
+        done.len()
+    );
+    ports.iter().map(|pt| done[pt] + offset_us).collect()
+}
+
+/// The incast checks of the fluid model's sharing of a congested egress (per flow, max-min) on
+/// roce-400g, 128 GPUs, 1 MB per sender, packet vs flow:
+/// 1. DCQCN/ECN cost: N:1 incast (N = 2..32) with the profile's DCQCN and without it (PFC
+///    alone), at the catalog switch's buffer: collective time (the bottleneck's throughput) and
+///    mean FCT, with the packet engine's ECN marks, CNPs and PAUSE frames.
+/// 2. Per-input-port service: the mixed incast of `flow_cases` on 1,024 GPUs (2 tiers; 3
+///    senders on the receiver's leaf, one per input port; 96 on other leaves, entering over the
+///    leaf's up ports, several per port): the FCTs on both engines, the largest per-flow error,
+///    and the FCTs if the leaf shared the egress per input port then per flow (the candidate).
+/// 3. PFC head-of-line blocking and the NIC's per-QP service, outside the model: the 32:1
+///    incast plus four 1 MB flows to other hosts, one from an incast sender's NIC, at the
+///    catalog buffer and at 16 MB (so PFC pauses), with and without DCQCN.
+fn incast() {
+    let (topo, p0) = flow_cases::fabric(128, "roce-400g");
+    println!(
+        "1. N:1 incast, roce-400g, {} MB switch buffer",
+        p0.switch_buffer_bytes >> 20
+    );
+    println!(
+        "{:>4} {:>6} {:>11} {:>11} {:>7} {:>11} {:>11} {:>7} {:>7} {:>6} {:>6}",
+        "N",
+        "dcqcn",
+        "pkt last",
+        "flow last",
+        "err",
+        "pkt mean",
+        "flow mean",
+        "err",
+        "marks",
+        "cnps",
+        "pauses"
+    );
+    for n in [2u32, 4, 8, 16, 32] {
+        for dcqcn in [true, false] {
+            let mut p = p0.clone();
+            if !dcqcn {
+                p.cc.dcqcn = None;
+            }
+            let (pr, fr) = both(&topo, &p, &flow_cases::incast(128, n, 1 << 20));
+            let ((pl, pm), (fl, fm)) = (last_mean(&pr), last_mean(&fr));
+            let c = &pr.counters;
+            println!(
+                "{n:>4} {dcqcn:>6} {pl:>11.2} {fl:>11.2} {:>+6.1}% {pm:>11.2} {fm:>11.2} {:>+6.1}% {:>7} {:>6} {:>6}",
+                100.0 * (fl - pl) / pl,
+                100.0 * (fm - pm) / pm,
+                c.ecn_marks,
+                c.cnps,
+                c.pause_frames
+            );
+        }
+    }
+    let mixed = flow_cases::mixed_incast(1024, 256 << 10);
+    println!(
+        "2. mixed incast on 1,024 GPUs, 256 KB per sender (3 on the receiver's leaf + 96 on others): FCT us, packet / flow"
+    );
+    for fabric in ["roce-400g", "ib-ndr"] {
+        let (topo, p) = flow_cases::fabric(1024, fabric);
+        let (pr, fr) = both(&topo, &p, &mixed);
+        let errs: Vec<f64> = pr
+            .messages
+            .iter()
+            .zip(&fr.messages)
+            .map(|(a, b)| {
+                let (a, b) = (a.fct_ps.unwrap() as f64, b.fct_ps.unwrap() as f64);
+                (b - a) / a
+            })
+            .collect();
+        let worst = errs
+            .iter()
+            .fold(0.0f64, |w, e| if e.abs() > w.abs() { *e } else { w });
+        let ((pl, pm), (fl, fm)) = (last_mean(&pr), last_mean(&fr));
+        println!(
+            "  {fabric:<10} local {:.2} / {:.2}, remote min {:.2} max {:.2} / {:.2}; last {pl:.2} / {fl:.2}, mean {pm:.2} / {fm:.2}; worst per-flow error {:+.1}%",
+            pr.messages[0].fct_ps.unwrap() as f64 / 1e6,
+            fr.messages[0].fct_ps.unwrap() as f64 / 1e6,
+            pr.messages[3..]
+                .iter()
+                .filter_map(|m| m.fct_ps)
+                .min()
+                .unwrap() as f64
+                / 1e6,
+            pr.messages[3..]
+                .iter()
+                .filter_map(|m| m.fct_ps)
+                .max()
+                .unwrap() as f64
+                / 1e6,
+            fr.messages[3].fct_ps.unwrap() as f64 / 1e6,
+            100.0 * worst
+        );
+    }
+    let (big, pb) = flow_cases::fabric(1024, "roce-400g");
+    let (pr, fr) = both(&big, &pb, &mixed);
+    let last_flow = fr.messages.iter().filter_map(|m| m.fct_ps).max().unwrap() as f64 / 1e6;
+    let egress = big.links[big.ports[big.host_port(HostId(0)).idx()].link.idx()]
+        .rate
+        .bps() as f64;
+    let all = paths::wire_bytes(&pb, 256 << 10) as f64 * mixed.messages.len() as f64;
+    let port = per_port_fcts(&big, &pb, &mixed, last_flow - all * 8e6 / egress);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let us = |r: &sim::RunResult| -> Vec<f64> {
+        r.messages
+            .iter()
+            .map(|m| m.fct_ps.unwrap() as f64 / 1e6)
+            .collect()
+    };
+    println!(
+        "  roce-400g per-port candidate: local {:.2} us, remote {:.2}-{:.2} us, mean {:.2} us (packet {:.2}, per-flow {:.2})",
+        port[0],
+        port[3..].iter().cloned().fold(f64::MAX, f64::min),
+        port[3..].iter().cloned().fold(0.0, f64::max),
+        mean(&port),
+        mean(&us(&pr)),
+        mean(&us(&fr))
+    );
+    println!(
+        "3. 32:1 incast of 1 MB + 4 other 1 MB flows (3 -> 100 from an incast sender's NIC; 1, 2, 5 -> 101..103), roce-400g, 128 GPUs"
+    );
+    let mut dag = flow_cases::incast(128, 32, 1 << 20);
+    for (s, d) in [(1, 101), (2, 102), (5, 103), (3, 100)] {
+        dag.push(HostId(s), HostId(d), 1 << 20, Time::ZERO, &[]);
+    }
+    let n = dag.messages.len();
+    for buffer in [p0.switch_buffer_bytes, 16_000_000] {
+        for dcqcn in [true, false] {
+            let mut p = p0.clone();
+            p.switch_buffer_bytes = buffer;
+            if !dcqcn {
+                p.cc.dcqcn = None;
+            }
+            let (pr, fr) = both(&topo, &p, &dag);
+            let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.unwrap() as f64 / 1e6;
+            let incast_last = |r: &sim::RunResult| {
+                r.messages[..n - 4]
+                    .iter()
+                    .filter_map(|m| m.finish_ps)
+                    .max()
+                    .unwrap() as f64
+                    / 1e6
+            };
+            println!(
+                "  buffer {:>3} MB dcqcn {dcqcn:>5}: incast last {:.2} / {:.2}; others {:.2} / {:.2}, from the sender's NIC {:.2} / {:.2}  [pauses {}, cnps {}]",
+                buffer >> 20,
+                incast_last(&pr),
+                incast_last(&fr),
+                us(&pr, n - 4),
+                us(&fr, n - 4),
+                us(&pr, n - 1),
+                us(&fr, n - 1),
+                pr.counters.pause_frames,
+                pr.counters.cnps
+            );
+        }
     }
 }
 
@@ -129,6 +478,8 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("loss") => fit_loss(),
         Some("credits") => credits(),
+        Some("incast") => incast(),
+        Some("timeouts") => timeouts(args.get(1).map(String::as_str)),
         _ => cases(args.get(1).map(String::as_str)),
     }
 }

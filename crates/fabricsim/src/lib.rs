@@ -11,6 +11,7 @@ pub mod io;
 pub mod message;
 pub mod plan;
 pub mod profile;
+pub mod release;
 pub mod report;
 pub mod rng;
 pub mod scenario;

@@ -32,6 +32,9 @@ pub struct Message {
     /// Which queue pair of the (src, dst) connection carries it (ECMP entropy; NCCL channels).
     pub qp: u16,
     pub path: Path,
+    /// Traffic class (an IB SL mapped to its VL, a RoCEv2 priority's queue): the engine class
+    /// of its data packets and its QP; `None`: the fabric's data class (`SimParams::data_tc`).
+    pub class: Option<u8>,
     /// Free tag for the producer (collective step, flow id from a file, ...).
     pub tag: u32,
 }
@@ -61,6 +64,7 @@ impl MessageDag {
             deps_len: deps.len() as u32,
             qp: 0,
             path: Path::Net,
+            class: None,
             tag: id,
         });
         id

@@ -28,8 +28,8 @@ fn red(kmin_bytes: u64, kmax_bytes: u64, pmax: f64) -> Option<EcnMarking> {
 }
 
 /// Time (from the second flow's start) after which the two senders' rates, averaged over
-/// 5 ms windows (many rate-increase periods T, so one cut does not decide it), stay within 10% of each other
-/// while both send; `None` if they never do.
+/// 5 ms windows (many rate-increase periods T, so one cut does not decide it), stay within 10%
+/// of each other while both send; `None` if they never do.
 fn convergence(a: &[f64], b: &[f64], start: usize, end: usize) -> Option<usize> {
     let w = 500;
     let avg = |v: &[f64], i: usize| v[i..i + w].iter().sum::<f64>() / w as f64;
@@ -57,11 +57,20 @@ struct TwoFlows {
     cnps: u64,
 }
 
+impl TwoFlows {
+    /// |a − b| / max(a, b) over the last 5 ms, percent.
+    fn gap_pct(&self) -> f64 {
+        let (a, b) = self.last;
+        100.0 * (a - b).abs() / a.max(b)
+    }
+}
+
 /// Two senders into one receiver on a star at `rate`, each with 60 ms of data at line rate; A
 /// starts alone at line rate and B joins 1 ms later.
-fn two_flows(rate: BitRate, set: DcqcnSet, ecn: Option<EcnMarking>) -> TwoFlows {
+fn two_flows(rate: BitRate, set: DcqcnSet, ecn: Option<EcnMarking>, seed: u64) -> TwoFlows {
     let t = star(3, rate, Time::from_ns(500));
     let mut p = params(ecn);
+    p.seed = seed;
     p.cc.dcqcn = Some(DcqcnParams::set(set, rate));
     let mut d = MessageDag::default();
     let bytes = rate.bytes_in(Time::from_ms(60));
@@ -88,76 +97,129 @@ fn two_flows(rate: BitRate, set: DcqcnSet, ecn: Option<EcnMarking>) -> TwoFlows 
     }
 }
 
-/// Zhu et al. 2015 §5: two flows sharing a bottleneck converge towards equal rates. Each
-/// parameter set of defaults.toml runs with the marking thresholds of its own source
-/// (physics.md C4): the paper set at 40G with the DCQCN-validation thresholds (ns-3 with the
-/// authors' code: Kmin 5 KB, Kmax 100 KB, Pmax 1%); the HPCC set at 100G with the HPCC
-/// scaling rule (400 KB, 1.6 MB, 0.2); the ConnectX firmware set at 100G with the NVIDIA
-/// Onyx/Cumulus RoCE defaults (150 KB, 1.5 MB, 0.1).
-///
-/// Measured (this seed): HPCC set within 10% from the first 5 ms window (last 5 ms 50.0 / 49.7
-/// Gb/s); paper set within 10% from 80 ms (slow: a cut with α ≈ 0.1 is undone by fast recovery
-/// unless a second cut lands within its 5 × 55 us, so Rt drifts only by AI steps); ConnectX
-/// set only from 120 ms, the last windows of the run, after wandering 15-25% apart for 100 ms
-/// at ~90% utilization, so it is reported, not asserted. The firmware's 32 KB
-/// byte counter makes increase events rate-proportional (a faster flow finishes byte stages
-/// sooner), while under steady marking both QPs get the same CNP rate, one per
-/// `min_time_between_cnps` = 4 us: the decrease no longer favours the slower flow. The paper
-/// chose B = 10 MB so that the timer, the same for every flow, drives the increase; with B at
-/// 10 MB or off, the same ConnectX run stays within 11-13% after 20 ms instead of 23%.
-#[test]
-fn two_flows_converge_with_the_paper_and_hpcc_sets() {
-    let cases = [
-        (
-            DcqcnSet::Paper,
-            BitRate::gbps(40),
-            red(5_000, 100_000, 0.01),
-        ),
-        (
-            DcqcnSet::HpccMlx,
-            BitRate::gbps(100),
-            red(400_000, 1_600_000, 0.2),
-        ),
-        (
-            DcqcnSet::ConnectxFw,
-            BitRate::gbps(100),
-            red(150_000, 1_500_000, 0.1),
-        ),
-    ];
-    for (set, rate, e) in cases {
-        let x = two_flows(rate, set, e);
-        eprintln!(
-            "{set:?} at {} Gb/s: within 10% (5 ms windows) from {:?} us after B starts; \
-             last 5 ms {:.1} / {:.1} Gb/s; {} CNPs",
-            rate.bps() / 1_000_000_000,
-            x.converged_us,
-            x.last.0,
-            x.last.1,
-            x.cnps
-        );
-        assert!(x.cnps > 0, "{set:?}: no CNPs");
-        if set != DcqcnSet::ConnectxFw {
-            assert!(x.converged_us.is_some(), "{set:?}: never within 10%");
-        }
+/// The marking thresholds of each parameter set's own source (physics.md C4): the paper set at
+/// 40G with the DCQCN-validation thresholds (ns-3 with the authors' code: Kmin 5 KB, Kmax
+/// 100 KB, Pmax 1%); the HPCC set at 100G with the HPCC scaling rule (400 KB, 1.6 MB, 0.2); the
+/// ConnectX firmware set at 100G with the NVIDIA Onyx/Cumulus RoCE defaults (150 KB, 1.5 MB,
+/// 0.1).
+fn own_thresholds(set: DcqcnSet) -> (BitRate, Option<EcnMarking>) {
+    match set {
+        DcqcnSet::Paper => (BitRate::gbps(40), red(5_000, 100_000, 0.01)),
+        DcqcnSet::HpccMlx => (BitRate::gbps(100), red(400_000, 1_600_000, 0.2)),
+        DcqcnSet::ConnectxFw => (BitRate::gbps(100), red(150_000, 1_500_000, 0.1)),
     }
 }
 
-/// What an 8 → 1 incast did at the bottleneck.
-struct Incast {
-    /// Fraction of samples with the queue in [Kmin, Kmax], and at or below Kmax.
-    within: f64,
-    below_kmax: f64,
-    pause_us: u64,
-    peak_bytes: u64,
-    cnps: u64,
-    drops: u64,
-    /// Payload delivered over the run time, as a fraction of the receiver's payload rate.
-    utilization: f64,
+/// The seeds each two-flow case runs with (the marking draws differ).
+const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
+
+/// `set` with its own thresholds over `SEEDS`, each result printed.
+fn two_flows_over_seeds(set: DcqcnSet) -> Vec<TwoFlows> {
+    let (rate, e) = own_thresholds(set);
+    SEEDS
+        .iter()
+        .map(|&seed| {
+            let x = two_flows(rate, set, e, seed);
+            show_two(set, rate, seed, &x);
+            assert!(x.cnps > 0, "{set:?} seed {seed}: no CNPs");
+            x
+        })
+        .collect()
 }
 
-/// 8 → 1 incast at 400G under PFC (SONiC headroom, dynamic XOFF, 8 MB buffer as in the PFC
-/// incast test), with ECN at the NVIDIA Onyx RoCE defaults (Kmin 150 KB, Kmax 1.5 MB, Pmax 0.1;
-/// physics.md C4) and DCQCN `set` or none.
+fn show_two(set: DcqcnSet, rate: BitRate, seed: u64, x: &TwoFlows) {
+    eprintln!(
+        "{set:?} at {} Gb/s, seed {seed}: within 10% (5 ms windows) from {:?} us after B \
+         starts; last 5 ms {:.1} / {:.1} Gb/s (gap {:.1}%); {} CNPs",
+        rate.bps() / 1_000_000_000,
+        x.converged_us,
+        x.last.0,
+        x.last.1,
+        x.gap_pct(),
+        x.cnps
+    );
+}
+
+/// Zhu et al. 2015 §5: two flows sharing a bottleneck converge towards equal rates. The HPCC
+/// set (its own thresholds, `own_thresholds`) holds them within 10% from the first 5 ms window
+/// for every seed.
+///
+/// Measured (seeds 1-5): within 10% from 0 us; last 5 ms gaps 1.5, 0.7, 3.8, 2.5, 0.6%.
+#[test]
+fn two_flows_converge_with_the_hpcc_set() {
+    for (seed, x) in SEEDS.iter().zip(two_flows_over_seeds(DcqcnSet::HpccMlx)) {
+        assert!(x.converged_us.is_some(), "seed {seed}: never within 10%");
+        assert!(x.gap_pct() <= 10.0, "seed {seed}: gap {:.1}%", x.gap_pct());
+    }
+}
+
+/// Zhu et al. 2015 §5 with the paper set at 40G: the flows converge, slowly. The first cuts
+/// (α = 1, one per 50 us) take both far below the fair share and R_AI = 40 Mb/s per T = 55 us
+/// brings them back over ~20 ms; a later cut with α ≈ 0.1 is undone by fast recovery unless a
+/// second lands within its 5 x 55 us, so Rt, and the split, drift by R_AI steps.
+///
+/// Measured (seeds 1-5): within 10% from 80, 75, None, 110, 95 ms after B starts (the flows
+/// slow each other, so the overlap outlasts the 60 ms of data); seed 3 ends at 18.9 / 21.0
+/// Gb/s, exactly 10.0% apart, and is not counted. So: four of five.
+#[test]
+fn two_flows_converge_with_the_paper_set() {
+    let runs = two_flows_over_seeds(DcqcnSet::Paper);
+    let converged = runs.iter().filter(|x| x.converged_us.is_some()).count();
+    assert!(
+        converged >= 4,
+        "{converged} of {} seeds within 10%",
+        runs.len()
+    );
+}
+
+/// The ConnectX firmware defaults (mlxconfig dump, physics.md C5) keep whatever split the two
+/// flows reach in the first milliseconds: within 10% for two seeds of five, 12-33% apart for
+/// the other three, for the whole run. The link stays full either way.
+///
+/// Measured (seeds 1-5): last 5 ms 49.9/50.0, 49.5/50.5, 43.8/56.3, 53.2/46.8, 59.9/40.1
+/// Gb/s (gaps 0.2, 1.8, 22.2, 11.9, 33.1%). Why: with CLAMP_TGT_RATE 0 a cut sets Rt = Rc
+/// only if the rate was raised since the last cut, and the timer (300 us) and the 2 MB byte
+/// counter raise it less often than CNPs cut it, so through a congestion episode Rt keeps the
+/// flow's rate from before it and fast recovery brings each flow back there: no lasting
+/// multiplicative decrease, so no AIMD pull towards the fair share. R_AI is not what holds it:
+/// seed 5 run by hand with R_AI x10 and x100 ends at 58/42 and 59/38 Gb/s.
+#[test]
+fn connectx_firmware_set_keeps_the_first_split() {
+    for (seed, x) in SEEDS.iter().zip(two_flows_over_seeds(DcqcnSet::ConnectxFw)) {
+        // The bottleneck stays full (wire rate, Gb/s) however the two split it.
+        let total = x.last.0 + x.last.1;
+        assert!(total > 95.0, "seed {seed}: total {total:.1} Gb/s");
+    }
+}
+
+/// The bottleneck queue of an 8 → 1 incast, sampled by the engine every 1 us.
+struct Incast {
+    /// Over the steady state (after `WARMUP` until the first sender finishes): fraction of
+    /// samples with the queue in [Kmin, Kmax], at or below Kmax, and above zero.
+    within: f64,
+    below_kmax: f64,
+    busy: f64,
+    /// The same in-band fraction over the whole run up to the first completion.
+    within_all: f64,
+    pause_us: u64,
+    cnps: u64,
+    drops: u64,
+    /// Bytes the bottleneck sent over the steady state, as a fraction of its line rate.
+    utilization: f64,
+    /// First and last completion, us.
+    first_us: u64,
+    last_us: u64,
+}
+
+/// The start-up transient left out of the steady-state figures: eight line-rate starts build a
+/// queue above Kmax before the first CNPs act, and the over-cut that follows recovers through
+/// several rate-increase periods T (300 us for the ConnectX and HPCC sets).
+const WARMUP: Time = Time::from_ms(2);
+
+/// 8 → 1 incast at 400G of 64 MB per sender (~10 ms at the fair share, so a steady state
+/// exists), under PFC (SONiC headroom, dynamic XOFF, 8 MB buffer as in the PFC incast test),
+/// with ECN at the roce-400g profile's thresholds (NVIDIA Onyx defaults Kmin 150 KB, Kmax
+/// 1.5 MB, Pmax 0.1; physics.md C4) and DCQCN `set` or none.
 fn incast(set: Option<DcqcnSet>) -> Incast {
     let rate = BitRate::gbps(400);
     let (kmin, kmax) = (150_000u64, 1_500_000u64);
@@ -170,7 +232,7 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
     p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, frame));
     let mut d = MessageDag::default();
     for s in 1..=8 {
-        d.push(HostId(s), HostId(0), 16_000_000, Time::ZERO, &[]);
+        d.push(HostId(s), HostId(0), 64_000_000, Time::ZERO, &[]);
     }
     let r = run(&t, &p, &d);
     let bott = t
@@ -178,45 +240,66 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
         .iter()
         .position(|x| x.peer == t.host_port(HostId(0)))
         .unwrap();
-    // Samples from 50 us (after the initial burst) to the first completion.
-    let first_done = r.messages.iter().map(|m| m.recv_ps.unwrap()).min().unwrap();
-    let series = &r.series.as_ref().unwrap().ports[bott].queue_bytes;
-    let q = &series[50..(first_done / 1_000_000) as usize];
-    let n = q.len() as f64;
-    let total: u64 = r.messages.iter().map(|m| m.bytes).sum();
-    let last = r.messages.iter().map(|m| m.recv_ps.unwrap()).max().unwrap();
+    let done = |m: &fabricsim::sim::results::MessageResult| m.recv_ps.unwrap() / 1_000_000;
+    let first_us = r.messages.iter().map(done).min().unwrap();
+    let last_us = r.messages.iter().map(done).max().unwrap();
+    let series = &r.series.as_ref().unwrap().ports[bott];
+    let (w, f) = ((WARMUP.0 / 1_000_000) as usize, first_us as usize);
+    let frac = |q: &[u64], keep: &dyn Fn(u64) -> bool| {
+        q.iter().filter(|&&x| keep(x)).count() as f64 / q.len() as f64
+    };
+    let band = |x: u64| x >= kmin && x <= kmax;
+    let q = &series.queue_bytes[w..f];
+    let sent: u64 = series.tx_bytes[w..f].iter().sum();
     Incast {
-        within: q.iter().filter(|&&x| x >= kmin && x <= kmax).count() as f64 / n,
-        below_kmax: q.iter().filter(|&&x| x <= kmax).count() as f64 / n,
+        within: frac(q, &band),
+        below_kmax: frac(q, &|x| x <= kmax),
+        busy: frac(q, &|x| x > 0),
+        within_all: frac(&series.queue_bytes[..f], &band),
         pause_us: r.flow_control.as_ref().unwrap().pause_time_ps_total / 1_000_000,
-        peak_bytes: q.iter().copied().max().unwrap(),
         cnps: r.counters.cnps,
         drops: r.counters.drops.total(),
-        utilization: total as f64 * 8.0
-            / (last as f64 / 1e12)
-            / (rate.bps() as f64 * p.payload_efficiency()),
+        utilization: sent as f64 / rate.bytes_in(Time::from_us((f - w) as u64)) as f64,
+        first_us,
+        last_us,
     }
 }
 
-/// Zhu et al. §2 and §6: DCQCN holds an incast's queue near the marking band so PFC rarely has
-/// to act; PFC alone lets the queue sit at the XOFF threshold and pauses the senders.
+/// Zhu et al. §2 and §6: DCQCN holds an incast's queue in the ECN marking band so PFC rarely
+/// has to act; PFC alone lets the queue sit at the XOFF threshold and pauses the senders.
 ///
-/// Measured (8 x 16 MB, this seed): PFC alone: queue in [Kmin, Kmax] 0.9% of the time, pause
-/// 17,759 us. With DCQCN: ConnectX set 42% in band, pause 914 us; HPCC set 27%, 90 us; paper
-/// set 0.8%, 491 us. Not "mostly" in band: the eight line-rate starts build ~3 MB before the
-/// first CNP acts, and draining it above Kmax keeps cutting every QP (every 4 us for ConnectX),
-/// so the rates fall far below the fair share and the queue empties; additive increase of
-/// 5 Mb/s (firmware) or 80 Mb/s (HPCC, scaled to 400G) per stage then takes hundreds of us to
-/// refill it, and the cycle repeats (utilization 0.59 and 0.74). The paper set (R_AI 40 Mb/s,
-/// B 10 MB, meant for 40G) collapses to 0.32 utilization and never rebuilds a queue.
+/// The measure: the fraction of the steady state (from `WARMUP` to the first completion) the
+/// bottleneck queue spends in [Kmin, Kmax]; also shown, at or below Kmax, non-empty, and the
+/// in-band fraction from time 0. Pause time is the whole run's.
+///
+/// Measured (8 x 64 MB, default seed): PFC alone: in band 0.2%, pause 72,702 us. ConnectX set
+/// (the profile's): in band 43.3%, <= Kmax 99.1%, non-empty 87.5%, link 95.2% busy, pause
+/// 1,097 us. HPCC set: in band 40.4%, <= Kmax 100%, non-empty 91.5%, link 99.3%, pause 183 us.
+/// Paper set: in band 0%, link 56.9%, pause 491 us (R_AI 40 Mb/s and B 10 MB, meant for 40G,
+/// take ~15 ms to recover an over-cut 400G link, so the queue stays empty). Not "mostly" in
+/// band, under this measure or as a share of the non-empty time (49.5%, 44.2%): in the steady
+/// state the queue runs a limit cycle around Kmin, rising through it as the flows' increases
+/// overshoot, cut back, then draining to a few packets while the link stays busy, so it is below
+/// Kmin about half the time. What DCQCN does hold is the queue at or below Kmax, far from the
+/// PFC XOFF point where PFC alone keeps it.
 #[test]
-fn incast_with_dcqcn_has_less_pause_and_more_time_in_band_than_pfc_alone() {
+fn incast_with_dcqcn_has_less_pause_and_keeps_the_queue_below_kmax() {
     let pfc = incast(None);
     let show = |name: &str, x: &Incast| {
         eprintln!(
-            "8->1 at 400G, {name}: queue in [Kmin,Kmax] {:.3} of the time, <= Kmax {:.3}, peak {} B, \
-             pause {} us, {} CNPs, drops {}, utilization {:.3}",
-            x.within, x.below_kmax, x.peak_bytes, x.pause_us, x.cnps, x.drops, x.utilization
+            "8->1 at 400G, {name}: steady state in [Kmin,Kmax] {:.3}, <= Kmax {:.3}, \
+             non-empty {:.3}, utilization {:.3}; in band from t=0 {:.3}; pause {} us, \
+             {} CNPs, drops {}, completions {}..{} us",
+            x.within,
+            x.below_kmax,
+            x.busy,
+            x.utilization,
+            x.within_all,
+            x.pause_us,
+            x.cnps,
+            x.drops,
+            x.first_us,
+            x.last_us
         )
     };
     show("PFC alone", &pfc);
@@ -227,14 +310,14 @@ fn incast_with_dcqcn_has_less_pause_and_more_time_in_band_than_pfc_alone() {
         assert_eq!(x.drops, 0);
         assert!(x.cnps > 0);
         assert!(
-            x.below_kmax > 0.7,
-            "{set:?}: queue <= Kmax only {:.3}",
-            x.below_kmax
-        );
-        assert!(
             x.pause_us < pfc.pause_us,
             "{set:?}: pause {} us",
             x.pause_us
+        );
+        assert!(
+            x.below_kmax > 0.9,
+            "{set:?}: queue <= Kmax only {:.3}",
+            x.below_kmax
         );
         if set != DcqcnSet::Paper {
             assert!(x.within > pfc.within, "{set:?}: in band {:.3}", x.within);
@@ -251,9 +334,11 @@ fn incast_with_dcqcn_has_less_pause_and_more_time_in_band_than_pfc_alone() {
 /// 25,632 B headroom is below what 400G needs (the peer's response alone is 58 KB, physics.md
 /// C3), so packets in flight after XOFF overflow it and drop.
 ///
-/// Measured: tuned peak 12.8 MB, pause 0, no drops, but the last flow ends at 34 ms (DCQCN
-/// over-cuts the synchronized start and recovers by 5 Mb/s steps); untuned peak 67 MB, pause
-/// 3,434 us, 14,072 drops, last flow at 3.2 ms (ideal 2.6 ms).
+/// Measured: tuned peak 19.3 MB, pause 0, no drops, but only three flows end near the ideal
+/// (2.4 ms); the other five were cut far below the fair share by the synchronized start and end
+/// at 12.0, 17.2, 23.5, 29.0 and 34.0 ms: their Rt was clamped low, R_AI is 5 Mb/s per 300 us
+/// and hyper increase waits for two 2 MB byte-counter stages. Untuned: peak 67 MB, pause
+/// 3,434 us, 14,072 drops, every flow done at 3.2 ms (ideal 2.6 ms).
 #[test]
 fn roce_400g_tuned_vs_untuned_through_params_from_design() {
     let mut sc = fabricsim::scenario::Scenario::defaults();
@@ -282,14 +367,19 @@ fn roce_400g_tuned_vs_untuned_through_params_from_design() {
             .copied()
             .max()
             .unwrap();
+        let mut fct_us: Vec<u64> = r
+            .messages
+            .iter()
+            .map(|m| m.fct_ps.unwrap() / 1_000_000)
+            .collect();
+        fct_us.sort_unstable();
         eprintln!(
             "roce-400g {}: buffer {} MB, {} CNPs, peak queue {peak} B, pause {pause_us} us, \
-             drops {}, max FCT {} us",
+             drops {}, FCTs {fct_us:?} us",
             if tuned { "tuned" } else { "untuned" },
             p.switch_buffer_bytes >> 20,
             r.counters.cnps,
             r.counters.drops.total(),
-            r.summary.max_fct_ps.unwrap() / 1_000_000
         );
         out.push((r.counters.cnps, pause_us, peak, r.counters.drops.total()));
     }

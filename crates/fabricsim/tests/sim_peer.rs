@@ -16,7 +16,7 @@ fn load(stem: &str) -> (ns3::Ns3Topology, fabricsim::message::MessageDag) {
         Source::new(f, std::fs::read_to_string(path).unwrap())
     };
     let t = ns3::read_topology(&read(format!("{stem}.topo.txt"))).unwrap();
-    let d = ns3::read_flows(&read(format!("{stem}.flow.txt")), &t).unwrap();
+    let d = ns3::read_flows(&read(format!("{stem}.flow.txt")), &t, 2).unwrap();
     (t, d)
 }
 

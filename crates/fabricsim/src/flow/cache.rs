@@ -35,11 +35,11 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn signature(flows: &[u32], route: &[u32], cap: &[u64]) -> (u64, u64, usize) {
+fn signature<T>(flows: &[u32], st: &[T], key: impl Fn(&T) -> (u32, u64)) -> (u64, u64, usize) {
     let (mut a, mut b) = (0u64, 0u64);
     for &f in flows {
-        let (r, c) = (route[f as usize] as u64, cap[f as usize]);
-        let x = mix(r ^ mix(c));
+        let (r, c) = key(&st[f as usize]);
+        let x = mix(r as u64 ^ mix(c));
         a = a.wrapping_add(x);
         b = b.wrapping_add(mix(x ^ 0x9E37_79B9_7F4A_7C15));
     }
@@ -56,15 +56,21 @@ impl RateCache {
         }
     }
 
-    /// The rate of each of `flows` (same order) when this multiset was stored before.
-    pub fn lookup(&mut self, flows: &[u32], route: &[u32], cap: &[u64]) -> Option<&[u64]> {
+    /// The rate of each of `flows` (same order) when this multiset was stored before; `key`
+    /// gives a flow's (route, cap) from its state in `st`.
+    pub fn lookup<T>(
+        &mut self,
+        flows: &[u32],
+        st: &[T],
+        key: impl Fn(&T) -> (u32, u64),
+    ) -> Option<&[u64]> {
         if flows.len() < MIN_FLOWS {
             return None;
         }
-        let e = self.entries.get(&signature(flows, route, cap))?;
+        let e = self.entries.get(&signature(flows, st, &key))?;
         self.scratch.clear();
         for &f in flows {
-            let key = (route[f as usize], cap[f as usize]);
+            let key = key(&st[f as usize]);
             let i = e.rates.partition_point(|t| (t.0, t.1) < key);
             match e.rates.get(i) {
                 Some(t) if (t.0, t.1) == key => self.scratch.push(t.2),
@@ -74,21 +80,22 @@ impl RateCache {
         Some(&self.scratch)
     }
 
-    /// Stores the rates just computed for `flows`, while the budget allows.
-    pub fn store(&mut self, flows: &[u32], route: &[u32], cap: &[u64], rate: &[u64]) {
+    /// Stores the rates just computed for `flows`, while the budget allows; `key` gives a
+    /// flow's (route, cap, rate) from its state in `st`.
+    pub fn store<T>(&mut self, flows: &[u32], st: &[T], key: impl Fn(&T) -> (u32, u64, u64)) {
         // Deduplication only shrinks the entry: a set larger than the room left is skipped
         // before it is copied.
         if flows.len() < MIN_FLOWS || self.stored + flows.len() > self.budget {
             return;
         }
-        let mut rates: Vec<(u32, u64, u64)> = flows
-            .iter()
-            .map(|&f| (route[f as usize], cap[f as usize], rate[f as usize]))
-            .collect();
+        let mut rates: Vec<(u32, u64, u64)> = flows.iter().map(|&f| key(&st[f as usize])).collect();
         rates.sort_unstable();
         rates.dedup();
         self.stored += rates.len();
-        self.entries
-            .insert(signature(flows, route, cap), Entry { rates });
+        let sig = signature(flows, st, |t| {
+            let (r, c, _) = key(t);
+            (r, c)
+        });
+        self.entries.insert(sig, Entry { rates });
     }
 }

@@ -11,13 +11,20 @@
 //! bit (the tests check it) and the result does not depend on floating-point rounding.
 //!
 //! Incremental recomputation touches only what can change:
-//! - Max-min allocations decompose over connected components of the flow-link graph, so after
-//!   a batch of starts only the component(s) through the new flows' links are re-solved.
-//! - After a batch of pure finishes, flows whose rate is below `r_min`, the smallest rate among
-//!   the finished flows, keep their rates: at fill levels below `r_min` a finished flow was
-//!   unfrozen and none of its links was a bottleneck, and removing it only raises those links'
-//!   shares. So only the flows at or above `r_min` reachable from the finished flows' links
-//!   (through such flows) are re-solved, on the capacity the others leave.
+//! - Max-min allocations decompose over connected components of the flow-link graph, so only
+//!   the component(s) through the changed flows' links are looked at.
+//! - After finishes, flows whose rate is below `r_min`, the smallest rate among the finished
+//!   flows, keep their rates: at fill levels below `r_min` a finished flow was unfrozen and
+//!   none of its links was a bottleneck, and removing it only raises those links' shares.
+//! - After starts, the same argument run backwards (remove the new flows from the new
+//!   allocation) keeps every flow below the new flows' smallest new rate; that rate is at least
+//!   `a_min`, the least over the new flows of min(cap, min over its links of capacity / flows on
+//!   the link), since no link fills below that level. In a batch of both, the threshold is
+//!   min(`r_min`, `a_min`).
+//!
+//! So only the flows at or above the threshold reachable from the changed flows' links
+//! (through such flows), and the new flows, are re-solved, on the capacity the others leave;
+//! the property tests check this against from-scratch solves.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -64,23 +71,13 @@ impl Routes {
 /// Flows have dense ids `0..num_flows` given by the caller; each is added at most once and
 /// removed at most once. Changes are batched: `add`/`remove` any number, then `resolve`.
 pub struct MaxMin {
-    capacity: Vec<u64>,
+    /// Per directed link (one cache line's worth of state read together).
+    ln: Vec<LinkState>,
     /// Flows on each link; finished flows are dropped lazily when the list is scanned.
     link_flows: Vec<Vec<u32>>,
-    /// Active flows on each link (the load adaptive routing looks at).
-    link_active: Vec<u32>,
-    /// Sum of the current rates of the active flows on each link.
-    link_sum: Vec<u64>,
-    link_mark: Vec<u32>,
-    residual: Vec<u64>,
-    count: Vec<u32>,
     routes: Routes,
-    route: Vec<u32>,
-    cap: Vec<u64>,
-    rate: Vec<u64>,
-    active: Vec<bool>,
-    in_set: Vec<u32>,
-    frozen: Vec<u32>,
+    /// Per flow.
+    fl: Vec<FlowState>,
     epoch: u32,
     // The pending batch.
     added: Vec<u32>,
@@ -93,10 +90,41 @@ pub struct MaxMin {
     set_links: Vec<u32>,
     capped: Vec<(u64, u32)>,
     sort_buf: Vec<(u64, u32)>,
-    /// Whether a link's flow list is sorted by current rate (for threshold searches).
-    sorted: Vec<bool>,
     cache: Option<RateCache>,
     stats: SolveStats,
+}
+
+/// A link's state. The solver's work is dominated by memory latency on large fabrics (a
+/// 131,072-GPU fabric has 786,432 directed links), so what a visit reads sits together.
+#[derive(Clone, Copy)]
+struct LinkState {
+    /// Bit/s.
+    capacity: u64,
+    /// Sum of the current rates of the active flows on the link.
+    sum: u64,
+    /// During a solve: the capacity left to the set's unfrozen flows, and their count.
+    residual: u64,
+    count: u32,
+    /// Epoch of the solve that last reached the link.
+    mark: u32,
+    /// Active flows on the link (the load adaptive routing looks at).
+    active: u32,
+    /// Flows added on the link since the last solve.
+    fresh: u32,
+    /// Whether the link's flow list is sorted by current rate (for threshold searches).
+    sorted: bool,
+}
+
+/// A flow's state (32 bytes: two flows per cache line).
+#[derive(Clone, Copy)]
+struct FlowState {
+    rate: u64,
+    cap: u64,
+    route: u32,
+    /// Epochs of the solve that put it in the set and that froze it.
+    in_set: u32,
+    frozen: u32,
+    active: bool,
 }
 
 /// Work counters, for benchmarks and tests of the incremental paths.
@@ -113,22 +141,32 @@ pub struct SolveStats {
 impl MaxMin {
     /// `capacity` per directed link in bit/s; `routes` the link lists flows may take.
     pub fn new(capacity: Vec<u64>, routes: Routes, num_flows: usize) -> MaxMin {
-        let nl = capacity.len();
+        let ln = capacity
+            .iter()
+            .map(|&capacity| LinkState {
+                capacity,
+                sum: 0,
+                residual: 0,
+                count: 0,
+                mark: 0,
+                active: 0,
+                fresh: 0,
+                sorted: true,
+            })
+            .collect();
+        let idle = FlowState {
+            rate: 0,
+            cap: NO_CAP,
+            route: u32::MAX,
+            in_set: 0,
+            frozen: 0,
+            active: false,
+        };
         MaxMin {
-            link_flows: vec![Vec::new(); nl],
-            link_active: vec![0; nl],
-            link_sum: vec![0; nl],
-            link_mark: vec![0; nl],
-            residual: vec![0; nl],
-            count: vec![0; nl],
-            capacity,
+            link_flows: vec![Vec::new(); capacity.len()],
+            ln,
             routes,
-            route: vec![u32::MAX; num_flows],
-            cap: vec![NO_CAP; num_flows],
-            rate: vec![0; num_flows],
-            active: vec![false; num_flows],
-            in_set: vec![0; num_flows],
-            frozen: vec![0; num_flows],
+            fl: vec![idle; num_flows],
             epoch: 0,
             added: Vec::new(),
             seed_links: Vec::new(),
@@ -139,7 +177,6 @@ impl MaxMin {
             set_links: Vec::new(),
             capped: Vec::new(),
             sort_buf: Vec::new(),
-            sorted: vec![true; nl],
             cache: None,
             stats: SolveStats::default(),
         }
@@ -161,20 +198,20 @@ impl MaxMin {
     /// Active flows on directed link `l`.
     #[inline]
     pub fn load(&self, l: u32) -> u32 {
-        self.link_active[l as usize]
+        self.ln[l as usize].active
     }
     /// Capacity of directed link `l`, bit/s.
     #[inline]
     pub fn capacity(&self, l: u32) -> u64 {
-        self.capacity[l as usize]
+        self.ln[l as usize].capacity
     }
     #[inline]
     pub fn rate(&self, f: u32) -> u64 {
-        self.rate[f as usize]
+        self.fl[f as usize].rate
     }
     #[inline]
     pub fn is_active(&self, f: u32) -> bool {
-        self.active[f as usize]
+        self.fl[f as usize].active
     }
     pub fn stats(&self) -> SolveStats {
         self.stats
@@ -184,18 +221,19 @@ impl MaxMin {
     pub fn add(&mut self, f: u32, route: u32, cap: u64) {
         let fi = f as usize;
         debug_assert!(
-            !self.active[fi] && self.route[fi] == u32::MAX,
+            !self.fl[fi].active && self.fl[fi].route == u32::MAX,
             "flow added twice"
         );
         debug_assert!(!self.routes.get(route).is_empty(), "a route has links");
-        self.route[fi] = route;
-        self.cap[fi] = cap;
-        self.rate[fi] = 0;
-        self.active[fi] = true;
+        self.fl[fi].route = route;
+        self.fl[fi].cap = cap;
+        self.fl[fi].rate = 0;
+        self.fl[fi].active = true;
         for &l in self.routes.get(route) {
             self.link_flows[l as usize].push(f);
-            self.link_active[l as usize] += 1;
-            self.sorted[l as usize] = false;
+            self.ln[l as usize].active += 1;
+            self.ln[l as usize].fresh += 1;
+            self.ln[l as usize].sorted = false;
         }
         self.added.push(f);
     }
@@ -203,12 +241,12 @@ impl MaxMin {
     /// Finishes flow `f`; its capacity is handed to the others at the next `resolve`.
     pub fn remove(&mut self, f: u32) {
         let fi = f as usize;
-        debug_assert!(self.active[fi], "flow removed while not active");
-        self.active[fi] = false;
-        let r = self.rate[fi];
-        for &l in self.routes.get(self.route[fi]) {
-            self.link_sum[l as usize] -= r;
-            self.link_active[l as usize] -= 1;
+        debug_assert!(self.fl[fi].active, "flow removed while not active");
+        self.fl[fi].active = false;
+        let r = self.fl[fi].rate;
+        for &l in self.routes.get(self.fl[fi].route) {
+            self.ln[l as usize].sum -= r;
+            self.ln[l as usize].active -= 1;
             self.seed_links.push(l);
         }
         self.removed_min_rate = self.removed_min_rate.min(r);
@@ -220,34 +258,36 @@ impl MaxMin {
         if self.added.is_empty() && self.seed_links.is_empty() {
             return;
         }
-        let threshold = if self.added.is_empty() {
-            self.removed_min_rate
-        } else {
-            0
-        };
+        // `a_min` of the module comment: flows below it (and below the finished flows' least
+        // rate) keep their rates.
+        let mut added_min = u64::MAX;
         for i in 0..self.added.len() {
             let f = self.added[i];
-            if self.active[f as usize] {
-                let r = self.route[f as usize];
-                for k in 0..self.routes.get(r).len() {
-                    let l = self.routes.get(r)[k];
-                    self.seed_links.push(l);
-                }
+            let fs = self.fl[f as usize];
+            debug_assert!(fs.active, "a flow drains only after its first solve");
+            let mut bound = fs.cap;
+            for k in 0..self.routes.get(fs.route).len() {
+                let l = self.routes.get(fs.route)[k];
+                let ls = &self.ln[l as usize];
+                bound = bound.min(ls.capacity / ls.active as u64);
+                self.seed_links.push(l);
             }
+            added_min = added_min.min(bound);
         }
-        self.added.clear();
+        let threshold = self.removed_min_rate.min(added_min);
         self.removed_min_rate = u64::MAX;
         self.epoch += 1;
-        self.collect(threshold);
+        let whole = self.collect(threshold);
+        self.added.clear();
         self.seed_links.clear();
         if self.set_flows.is_empty() {
             return;
         }
         self.stats.resolves += 1;
         self.stats.flows_solved += self.set_flows.len() as u64;
-        // A full component (threshold 0) is the same problem whenever the same routes and caps
-        // meet on it: ring steps, repeated collectives.
-        let cacheable = threshold == 0 && self.cache.is_some();
+        // A whole component is the same problem whenever the same routes and caps meet on it:
+        // ring steps, repeated collectives.
+        let cacheable = whole && self.cache.is_some();
         if cacheable && self.apply_cached(changed) {
             self.stats.cache_hits += 1;
             return;
@@ -255,25 +295,31 @@ impl MaxMin {
         self.fill(changed);
         if cacheable {
             let cache = self.cache.as_mut().expect("checked");
-            cache.store(&self.set_flows, &self.route, &self.cap, &self.rate);
+            cache.store(&self.set_flows, &self.fl, |f| (f.route, f.cap, f.rate));
         }
     }
 
     /// Breadth-first search from the seed links over flows with rate >= `threshold` (new
     /// flows have rate 0 and a threshold of 0): fills `set_flows`, `set_links`, and for each
     /// link its residual capacity (minus the flows outside the set) and set-flow count.
-    fn collect(&mut self, threshold: u64) {
+    fn collect(&mut self, threshold: u64) -> bool {
         let ep = self.epoch;
         self.set_flows.clear();
         self.set_links.clear();
         self.bfs.clear();
         for i in 0..self.seed_links.len() {
             let l = self.seed_links[i];
-            if self.link_mark[l as usize] != ep {
-                self.link_mark[l as usize] = ep;
+            if self.ln[l as usize].mark != ep {
+                self.ln[l as usize].mark = ep;
                 self.bfs.push(l);
             }
         }
+        // New flows (rate 0 until this solve) are in the set whatever the threshold.
+        for i in 0..self.added.len() {
+            let f = self.added[i] as usize;
+            self.enter(f);
+        }
+        let mut whole = true;
         let mut head = 0;
         while head < self.bfs.len() {
             let l = self.bfs[head] as usize;
@@ -281,28 +327,32 @@ impl MaxMin {
             let (count, set_sum) = if threshold == 0 {
                 self.scan_all(l)
             } else {
-                self.scan_top(l, threshold)
+                let (count, sum, all) = self.scan_top(l, threshold);
+                whole &= all;
+                (count + self.ln[l].fresh, sum)
             };
-            self.count[l] = count;
-            self.residual[l] = self.capacity[l] - (self.link_sum[l] - set_sum);
+            self.ln[l].fresh = 0;
+            self.ln[l].count = count;
+            self.ln[l].residual = self.ln[l].capacity - (self.ln[l].sum - set_sum);
             if count > 0 {
                 self.set_links.push(l as u32);
             }
         }
         // The order of `set_flows` and `set_links` does not reach the result: the fill orders
         // links by (share, id) and caps by (cap, flow).
+        whole
     }
 
     /// Puts flow `f` in the set (and its links in the search) unless it is there already.
     #[inline]
     fn enter(&mut self, f: usize) {
         let ep = self.epoch;
-        if self.in_set[f] != ep {
-            self.in_set[f] = ep;
+        if self.fl[f].in_set != ep {
+            self.fl[f].in_set = ep;
             self.set_flows.push(f as u32);
-            for &m in self.routes.get(self.route[f]) {
-                if self.link_mark[m as usize] != ep {
-                    self.link_mark[m as usize] = ep;
+            for &m in self.routes.get(self.fl[f].route) {
+                if self.ln[m as usize].mark != ep {
+                    self.ln[m as usize].mark = ep;
                     self.bfs.push(m);
                 }
             }
@@ -311,55 +361,60 @@ impl MaxMin {
 
     /// Every active flow of link `l` joins the set; returns their count and rate sum.
     fn scan_all(&mut self, l: usize) -> (u32, u64) {
-        let active = &self.active;
-        self.link_flows[l].retain(|&f| active[f as usize]);
+        let fl = &self.fl;
+        self.link_flows[l].retain(|&f| fl[f as usize].active);
         let mut sum = 0u64;
         for k in 0..self.link_flows[l].len() {
             let f = self.link_flows[l][k] as usize;
-            sum += self.rate[f];
+            sum += self.fl[f].rate;
             self.enter(f);
         }
         (self.link_flows[l].len() as u32, sum)
     }
 
     /// The active flows of link `l` at or above `threshold` join the set; returns their count
-    /// and rate sum. The link's list is kept sorted by rate (re-sorted only after its rates
+    /// and rate sum (new flows not included: they are in the set already), and whether no
+    /// other flow was left out. The link's list is kept sorted by rate (re-sorted only after its rates
     /// changed), so this reads only the flows it returns and the finished ones on top.
-    fn scan_top(&mut self, l: usize, threshold: u64) -> (u32, u64) {
-        if !self.sorted[l] {
+    fn scan_top(&mut self, l: usize, threshold: u64) -> (u32, u64, bool) {
+        if !self.ln[l].sorted {
             // Sort (rate, flow) pairs: one rate read per flow, not one per comparison.
             let keyed = &mut self.sort_buf;
             keyed.clear();
             for &f in &self.link_flows[l] {
-                if self.active[f as usize] {
-                    keyed.push((self.rate[f as usize], f));
+                if self.fl[f as usize].active {
+                    keyed.push((self.fl[f as usize].rate, f));
                 }
             }
             keyed.sort_unstable();
             self.link_flows[l].clear();
             self.link_flows[l].extend(keyed.iter().map(|k| k.1));
-            self.sorted[l] = true;
+            self.ln[l].sorted = true;
         }
         let (mut count, mut sum) = (0u32, 0u64);
         let mut i = self.link_flows[l].len();
         while i > 0 {
             let f = self.link_flows[l][i - 1] as usize;
-            if !self.active[f] {
+            if !self.fl[f].active {
                 if i == self.link_flows[l].len() {
                     self.link_flows[l].pop();
                 }
                 i -= 1;
                 continue;
             }
-            if self.rate[f] < threshold {
-                break;
+            if self.fl[f].rate < threshold {
+                if self.fl[f].in_set == self.epoch {
+                    i -= 1; // a new flow (rate 0, counted by `fresh`)
+                    continue;
+                }
+                return (count, sum, false);
             }
             count += 1;
-            sum += self.rate[f];
+            sum += self.fl[f].rate;
             self.enter(f);
             i -= 1;
         }
-        (count, sum)
+        (count, sum, true)
     }
 
     /// Progressive filling of `set_flows` on the residual capacities of `set_links`.
@@ -368,20 +423,22 @@ impl MaxMin {
         self.heap.clear();
         for &l in &self.set_links {
             let li = l as usize;
-            self.heap
-                .push(Reverse((self.residual[li] / self.count[li] as u64, l)));
+            self.heap.push(Reverse((
+                self.ln[li].residual / self.ln[li].count as u64,
+                l,
+            )));
         }
         self.capped.clear();
         for &f in &self.set_flows {
-            if self.cap[f as usize] != NO_CAP {
-                self.capped.push((self.cap[f as usize], f));
+            if self.fl[f as usize].cap != NO_CAP {
+                self.capped.push((self.fl[f as usize].cap, f));
             }
         }
         self.capped.sort_unstable();
         let mut next_cap = 0;
         loop {
             while next_cap < self.capped.len()
-                && self.frozen[self.capped[next_cap].1 as usize] == ep
+                && self.fl[self.capped[next_cap].1 as usize].frozen == ep
             {
                 next_cap += 1;
             }
@@ -393,10 +450,10 @@ impl MaxMin {
                     Some(&Reverse((s, l))) => {
                         let li = l as usize;
                         self.heap.pop();
-                        if self.count[li] == 0 {
+                        if self.ln[li].count == 0 {
                             continue;
                         }
-                        let cur = self.residual[li] / self.count[li] as u64;
+                        let cur = self.ln[li].residual / self.ln[li].count as u64;
                         if cur == s {
                             break Some((s, l));
                         }
@@ -421,7 +478,7 @@ impl MaxMin {
                 for k in 0..self.link_flows[li].len() {
                     let f = self.link_flows[li][k];
                     let fi = f as usize;
-                    if self.in_set[fi] == ep && self.frozen[fi] != ep && self.active[fi] {
+                    if self.fl[fi].in_set == ep && self.fl[fi].frozen != ep && self.fl[fi].active {
                         self.freeze(f, s, changed);
                     }
                 }
@@ -433,36 +490,36 @@ impl MaxMin {
 
     fn freeze(&mut self, f: u32, r: u64, changed: &mut Vec<(u32, u64)>) {
         let fi = f as usize;
-        self.frozen[fi] = self.epoch;
-        let old = self.rate[fi];
-        self.rate[fi] = r;
+        self.fl[fi].frozen = self.epoch;
+        let old = self.fl[fi].rate;
+        self.fl[fi].rate = r;
         if old != r {
             changed.push((f, old));
         }
-        for &l in self.routes.get(self.route[fi]) {
+        for &l in self.routes.get(self.fl[fi].route) {
             let li = l as usize;
-            self.link_sum[li] = self.link_sum[li] - old + r;
-            self.sorted[li] &= old == r;
-            self.residual[li] -= r;
-            self.count[li] -= 1;
+            self.ln[li].sum = self.ln[li].sum - old + r;
+            self.ln[li].sorted &= old == r;
+            self.ln[li].residual -= r;
+            self.ln[li].count -= 1;
         }
     }
 
     /// Applies cached rates when this component was solved before; false on a miss.
     fn apply_cached(&mut self, changed: &mut Vec<(u32, u64)>) -> bool {
         let cache = self.cache.as_mut().expect("checked");
-        let Some(rates) = cache.lookup(&self.set_flows, &self.route, &self.cap) else {
+        let Some(rates) = cache.lookup(&self.set_flows, &self.fl, |f| (f.route, f.cap)) else {
             return false;
         };
         for (i, &f) in self.set_flows.iter().enumerate() {
             let fi = f as usize;
-            let (old, r) = (self.rate[fi], rates[i]);
+            let (old, r) = (self.fl[fi].rate, rates[i]);
             if old != r {
                 changed.push((f, old));
-                self.rate[fi] = r;
-                for &l in self.routes.get(self.route[fi]) {
-                    self.link_sum[l as usize] = self.link_sum[l as usize] - old + r;
-                    self.sorted[l as usize] = false;
+                self.fl[fi].rate = r;
+                for &l in self.routes.get(self.fl[fi].route) {
+                    self.ln[l as usize].sum = self.ln[l as usize].sum - old + r;
+                    self.ln[l as usize].sorted = false;
                 }
             }
         }

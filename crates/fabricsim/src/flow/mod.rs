@@ -25,7 +25,7 @@ pub mod paths;
 pub mod rate_model;
 mod report;
 
-pub use fluid::{FlowParams, FlowStats, run};
+pub use fluid::{BATCH_TOL, FlowParams, FlowStats, run};
 pub use loss::LossModel;
 pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 pub use paths::PathModel;

@@ -282,11 +282,16 @@ pub fn write_topology(topo: &Topology) -> String {
     out
 }
 
+/// The priority group HPCC's traffic_gen.py gives every flow (formats.md 4.2).
+pub const DATA_PG: u8 = 3;
+
 /// Reads an ns-3 flow file into a DAG of independent messages. Start times are taken relative to
 /// the first flow (ns-3 scenarios start at 2.0 s after their setup phase); flows must be sorted
-/// by start time, as ns-3 requires. The priority group and destination port are read and checked
-/// but not used: every message goes on the data class over one QP per (src, dst).
-pub fn read_flows(src: &Source, topo: &Ns3Topology) -> Result<MessageDag, InputError> {
+/// by start time, as ns-3 requires. The priority group is the flow's traffic class, as in HPCC
+/// ns-3 where `pg` is the switch queue index, except `pg` 3 (`DATA_PG`, what traffic_gen.py
+/// writes: the RoCE lossless priority of the profiles) which is the fabric's data class; any
+/// other `pg` must be below `classes`. The destination port is read and checked but not used.
+pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<MessageDag, InputError> {
     let mut t = Tokens::new(src);
     let (_, count) = t.parse("flow_num", "a non-negative integer", parse_u64)?;
     let n = topo.host_of.len();
@@ -311,8 +316,18 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology) -> Result<MessageDag, InputE
         };
         let s = host(&mut t, "src")?;
         let d = host(&mut t, "dst")?;
-        let (line, _) = t.parse("priority_group", "an integer 0 to 7", |s| {
-            parse_u64(s).and_then(|v| if v < 8 { Ok(v) } else { Err("beyond 7".into()) })
+        let pg_allowed = format!(
+            "{DATA_PG} (the fabric's data class) or a class 0 to {}",
+            classes.saturating_sub(1)
+        );
+        let (line, pg) = t.parse("priority_group", &pg_allowed, |s| {
+            parse_u64(s).and_then(|v| {
+                if v == DATA_PG as u64 || v < classes as u64 {
+                    Ok(v as u8)
+                } else {
+                    Err(format!("beyond the fabric's {classes} traffic classes"))
+                }
+            })
         })?;
         if s == d {
             return Err(InputError::at_line(
@@ -366,6 +381,7 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology) -> Result<MessageDag, InputE
         let o = *origin.get_or_insert(start);
         let m = dag.push(s, d, size, Time::from_secs_f64(start - o), &[]);
         dag.messages[m as usize].tag = i as u32;
+        dag.messages[m as usize].class = (pg != DATA_PG).then_some(pg);
     }
     if let Some((line, tok)) = t.rest() {
         return Err(InputError::at_line(
@@ -415,10 +431,26 @@ mod tests {
     fn flows_start_at_the_first_flow() {
         let t = read_topology(&Source::new("t.txt", SMALL)).unwrap();
         let f = "2\n0 2 3 100 1000 2.000000000\n1 3 3 100 5000 2.000001000\n";
-        let dag = read_flows(&Source::new("f.txt", f), &t).unwrap();
+        let dag = read_flows(&Source::new("f.txt", f), &t, 2).unwrap();
         assert_eq!(dag.messages[0].start, Time::ZERO);
         assert_eq!(dag.messages[1].start, Time::from_us(1));
-        let e = read_flows(&Source::new("f.txt", "1\n0 4 3 100 1000 2.0\n"), &t).unwrap_err();
+        let e = read_flows(&Source::new("f.txt", "1\n0 4 3 100 1000 2.0\n"), &t, 2).unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (Some(2), "dst"));
+    }
+
+    #[test]
+    fn the_priority_group_is_the_traffic_class_and_pg_3_the_data_class() {
+        let t = read_topology(&Source::new("t.txt", SMALL)).unwrap();
+        let f = "3\n0 2 3 100 1000 2.0\n1 3 0 100 1000 2.0\n0 3 1 100 1000 2.0\n";
+        let dag = read_flows(&Source::new("f.txt", f), &t, 2).unwrap();
+        let classes: Vec<_> = dag.messages.iter().map(|m| m.class).collect();
+        assert_eq!(classes, vec![None, Some(0), Some(1)]);
+        let e =
+            read_flows(&Source::new("f.txt", f.replace(" 1 100", " 5 100")), &t, 2).unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_str(), e.value.as_str()),
+            (Some(4), "priority_group", "5")
+        );
+        assert!(e.allowed.contains("0 to 1"), "{e}");
     }
 }

@@ -18,6 +18,8 @@
 //! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
 //! # loss_rate, ber, routing (see ROUTINGS), qp_rate_limit
+//! initial_psn = "seeded"          # each QP's first PSN: "zero" (default), "seeded" or a number
+//!                                  # 0 to 16777215 (24-bit PSNs wrap: sim::psn)
 //! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
 //! [sim.congestion]                 # ECN + DCQCN: the keys of a profile's [congestion]
 //! ecn = "red"                      # red | step (K = ecn_kmin_bytes) | off
@@ -43,6 +45,7 @@ use crate::profile::Profile;
 use crate::sim::faults::Faults;
 use crate::sim::params::{RoutePolicy, SimParams, Transport};
 use crate::sim::params_from_design;
+use crate::sim::psn::{InitialPsn, PSN_MASK};
 use crate::sim::reroute::RerouteDelays;
 use crate::topology::{NodeId, NodeKind};
 use crate::traffic;
@@ -72,6 +75,7 @@ pub struct SimSection {
     pub ber: Option<f64>,
     pub routing: Option<String>,
     pub qp_rate_limit: Option<String>,
+    pub initial_psn: Option<PsnSetting>,
     /// IB congestion control with the `[ib_cc]` settings of this built-in profile, switched on.
     pub ib_cc_profile: Option<String>,
     /// none | credits | pfc, with `[sim.pfc]` / `[sim.credits]` (see `scenario::flowctl`).
@@ -80,6 +84,14 @@ pub struct SimSection {
     pub credits: Option<super::flowctl::CreditsSection>,
     /// ECN marking, DCQCN and ECMP entropy (`sim::cc_profile::Congestion`).
     pub congestion: Option<crate::sim::cc_profile::Congestion>,
+}
+
+/// `sim.initial_psn`: a name or a PSN.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum PsnSetting {
+    Name(String),
+    At(i64),
 }
 
 /// Everything one packet-level run needs.
@@ -236,6 +248,33 @@ impl SimSection {
                 )
             })?;
             p.qp_rate_limit = Some(rate);
+        }
+        if let Some(s) = &self.initial_psn {
+            let allowed = "\"zero\", \"seeded\" or a PSN 0 to 16777215 (24 bits)";
+            p.initial_psn = match s {
+                PsnSetting::Name(n) if n == "zero" => InitialPsn::Zero,
+                PsnSetting::Name(n) if n == "seeded" => InitialPsn::Seeded,
+                PsnSetting::At(v) if (0..=PSN_MASK as i64).contains(v) => InitialPsn::At(*v as u32),
+                PsnSetting::Name(n) => {
+                    let v = format!("\"{n}\"");
+                    return Err(InputError::at_key(
+                        src,
+                        "sim.initial_psn",
+                        v,
+                        "unknown",
+                        allowed,
+                    ));
+                }
+                PsnSetting::At(v) => {
+                    return Err(InputError::at_key(
+                        src,
+                        "sim.initial_psn",
+                        v,
+                        "out of range",
+                        allowed,
+                    ));
+                }
+            };
         }
         if let Some(s) = &self.sample_interval {
             let t = time(src, "sim.sample_interval", s)?;
@@ -443,7 +482,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
             "a [traffic] section with kind = ...",
         ));
     };
-    let dag = match tr.resolve(src)? {
+    let dag = match tr.resolve(src, params.traffic_classes)? {
         TrafficSource::Ns3File(name) => {
             if section.topology_file.is_none() {
                 return Err(InputError::at_key(
@@ -454,11 +493,12 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
                     "with sim.topology_file; else permutation, incast, all_to_all, uniform, list",
                 ));
             }
-            ns3::read_flows(&read_rel(base, src, "traffic.flow_file", &name)?, &net)?
+            let flows = read_rel(base, src, "traffic.flow_file", &name)?;
+            ns3::read_flows(&flows, &net, params.traffic_classes)?
         }
-        TrafficSource::Generated(t) => {
+        TrafficSource::Generated(t, class) => {
             let hosts = net.topo.num_hosts() as u32;
-            traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
+            let mut dag = traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
                 InputError::at_key(
                     src,
                     "traffic.kind",
@@ -466,7 +506,11 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
                     p,
                     "traffic that fits the topology",
                 )
-            })?
+            })?;
+            if let Some(c) = class {
+                traffic::default_class(&mut dag, c);
+            }
+            dag
         }
     };
     let fsec = sc.file.faults.clone().unwrap_or_default();
@@ -602,6 +646,52 @@ mod tests {
             (e.key.as_str(), e.value.as_str()),
             ("sim.routing", "\"adaptive\"")
         );
+    }
+
+    #[test]
+    fn traffic_classes_are_set_per_section_or_flow_and_checked_against_the_profile() {
+        // roce-400g: two classes (0: ACKs and strict priority, 1: the lossless data class).
+        let s = setup(&format!("[cluster]\ngpus = 16\n{PERM}class = 0\n")).unwrap();
+        assert!(s.dag.messages.iter().all(|m| m.class == Some(0)));
+        let list = "[cluster]\ngpus = 16\n[traffic]\nkind = \"list\"\nclass = 1\nflows = [\n  \
+                    { src = 0, dst = 1, bytes = \"1MB\" },\n  \
+                    { src = 1, dst = 2, bytes = \"1MB\", class = 0 },\n]\n";
+        let s = setup(list).unwrap();
+        let classes: Vec<_> = s.dag.messages.iter().map(|m| m.class).collect();
+        assert_eq!(classes, vec![Some(1), Some(0)]);
+        let e = setup(&list.replace("class = 0", "class = 4")).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.value.as_str(), e.line),
+            ("traffic.flows[1].class", "4", Some(8))
+        );
+        assert!(e.allowed.starts_with("0 to 1"), "{e}");
+        let e = setup(&format!("[cluster]\ngpus = 16\n{PERM}class = 2\n")).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("traffic.class", Some(6)));
+    }
+
+    #[test]
+    fn initial_psn_is_zero_seeded_or_a_24_bit_number() {
+        let with = |v: &str| {
+            setup(&format!(
+                "[sim]\ninitial_psn = {v}\n[cluster]\ngpus = 16\n{PERM}"
+            ))
+        };
+        assert_eq!(
+            with("\"seeded\"").unwrap().params.initial_psn,
+            InitialPsn::Seeded
+        );
+        assert_eq!(
+            with("16777000").unwrap().params.initial_psn,
+            InitialPsn::At(16_777_000)
+        );
+        for bad in ["16777216", "\"random\""] {
+            let e = with(bad).unwrap_err();
+            assert_eq!(
+                (e.key.as_str(), e.line),
+                ("sim.initial_psn", Some(2)),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

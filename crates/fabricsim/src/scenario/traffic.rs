@@ -11,7 +11,10 @@
 //! sizes = "fixed"        # uniform: fixed (bytes) | uniform (size_min, size_max) | cdf (size_cdf)
 //! size_cdf = [[1000, 0.0], [2000, 0.5], [10000, 1.0]]
 //! flow_file = "x.flow.txt"                                   # ns3 (relative to the scenario)
-//! flows = [{ src = 0, dst = 1, bytes = "1MB", start = "0us" }]  # list
+//! flows = [{ src = 0, dst = 1, bytes = "1MB", start = "0us", class = 2 }]  # list
+//! class = 1              # traffic class of every message (a flow's own `class` wins);
+//!                        # 0 to the fabric's traffic classes - 1; default: its data class.
+//!                        # ns3 flow files give it per flow in the priority-group column.
 //! ```
 
 use serde::Deserialize;
@@ -36,6 +39,7 @@ pub struct TrafficSection {
     pub size_cdf: Option<Vec<(u64, f64)>>,
     pub flow_file: Option<String>,
     pub flows: Option<Vec<FlowEntry>>,
+    pub class: Option<u8>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -46,19 +50,73 @@ pub struct FlowEntry {
     pub bytes: SizeValue,
     #[serde(default)]
     pub start: Option<String>,
+    #[serde(default)]
+    pub class: Option<u8>,
 }
 
 /// The traffic asked for: generated, or an ns-3 flow file to read against the topology.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TrafficSource {
-    Generated(Traffic),
+    /// Generated traffic and the class of its messages that name none.
+    Generated(Traffic, Option<u8>),
     Ns3File(String),
 }
 
 const KINDS: &str = "permutation, incast, all_to_all, uniform, list, ns3";
 
+/// Checks a traffic class against the fabric's `classes` classes.
+fn check_class(
+    src: &Source,
+    key: &str,
+    line: Option<usize>,
+    class: u8,
+    classes: u8,
+) -> Result<u8, InputError> {
+    if class < classes {
+        return Ok(class);
+    }
+    let mut e = InputError::at_key(
+        src,
+        key,
+        class,
+        format!("beyond the fabric's {classes} traffic classes"),
+        format!(
+            "0 to {} (the fabric profile's traffic classes)",
+            classes - 1
+        ),
+    );
+    if line.is_some() {
+        e.line = line;
+    }
+    Err(e)
+}
+
+/// The line where the `i`-th entry of `traffic.flows` starts: its `{` in an inline array, or
+/// its `[[traffic.flows]]` header.
+fn flow_line(src: &Source, i: usize) -> Option<usize> {
+    let lines: Vec<&str> = src.text.lines().collect();
+    let headers: Vec<usize> = (0..lines.len())
+        .filter(|&l| lines[l].trim().starts_with("[[traffic.flows]]"))
+        .collect();
+    if !headers.is_empty() {
+        return headers.get(i).map(|l| l + 1);
+    }
+    let first = src.locate_key("traffic.flows")?;
+    let mut seen = 0;
+    for (l, text) in lines.iter().enumerate().skip(first - 1) {
+        for _ in text.matches('{') {
+            if seen == i {
+                return Some(l + 1);
+            }
+            seen += 1;
+        }
+    }
+    None
+}
+
 impl TrafficSection {
-    pub fn resolve(&self, src: &Source) -> Result<TrafficSource, InputError> {
+    /// The traffic asked for; classes are checked against the fabric's `classes` classes.
+    pub fn resolve(&self, src: &Source, classes: u8) -> Result<TrafficSource, InputError> {
         let key = |k: &str| format!("traffic.{k}");
         let need = |present: bool, k: &str, what: &str| -> Result<(), InputError> {
             if present {
@@ -75,12 +133,12 @@ impl TrafficSection {
         };
         // Keys a kind uses; any other key set is an error, so a typo never goes unnoticed.
         let used: &[&str] = match self.kind.as_str() {
-            "permutation" | "all_to_all" => &["bytes"],
-            "incast" => &["bytes", "senders", "dst"],
+            "permutation" | "all_to_all" => &["bytes", "class"],
+            "incast" => &["bytes", "senders", "dst", "class"],
             "uniform" => &[
-                "load", "duration", "sizes", "bytes", "size_min", "size_max", "size_cdf",
+                "load", "duration", "sizes", "bytes", "size_min", "size_max", "size_cdf", "class",
             ],
-            "list" => &["flows"],
+            "list" => &["flows", "class"],
             "ns3" => &["flow_file"],
             other => {
                 return Err(InputError::at_key(
@@ -104,6 +162,7 @@ impl TrafficSection {
             ("size_cdf", self.size_cdf.is_some()),
             ("flow_file", self.flow_file.is_some()),
             ("flows", self.flows.is_some()),
+            ("class", self.class.is_some()),
         ];
         for (k, present) in set {
             if present && !used.contains(&k) {
@@ -233,8 +292,16 @@ impl TrafficSection {
                     "flows = [{ src = 0, dst = 1, bytes = \"1MB\" }]",
                 )?;
                 let mut flows = Vec::new();
-                for f in self.flows.as_ref().expect("checked") {
+                for (i, f) in self.flows.as_ref().expect("checked").iter().enumerate() {
+                    let class = f
+                        .class
+                        .map(|c| {
+                            let key = format!("traffic.flows[{i}].class");
+                            check_class(src, &key, flow_line(src, i), c, classes)
+                        })
+                        .transpose()?;
                     flows.push(Flow {
+                        class,
                         src: f.src,
                         dst: f.dst,
                         bytes: f.bytes.bytes(src, "traffic.flows")?,
@@ -258,6 +325,10 @@ impl TrafficSection {
                 ));
             }
         };
-        Ok(TrafficSource::Generated(t))
+        let class = self
+            .class
+            .map(|c| check_class(src, "traffic.class", None, c, classes))
+            .transpose()?;
+        Ok(TrafficSource::Generated(t, class))
     }
 }

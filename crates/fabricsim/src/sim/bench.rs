@@ -105,7 +105,8 @@ fn read(dir: &Path, file: &str) -> Result<Source, InputError> {
 /// Reads case `stem` from `dir` and runs it with `params`; the wall time covers the run only.
 pub fn run_case(dir: &Path, stem: &'static str, params: &SimParams) -> Result<Figures, InputError> {
     let net = ns3::read_topology(&read(dir, &format!("{stem}.topo.txt"))?)?;
-    let dag = ns3::read_flows(&read(dir, &format!("{stem}.flow.txt"))?, &net)?;
+    let flows = read(dir, &format!("{stem}.flow.txt"))?;
+    let dag = ns3::read_flows(&flows, &net, params.traffic_classes)?;
     let faults = Faults {
         faults: net.link_loss.clone(),
         ..Faults::default()

@@ -3,13 +3,18 @@
 //! `*Mlx` functions); physics.md C5.
 //!
 //! - NP (receiver): a CE-marked packet makes it send a CNP, at most one per QP per `cnp_interval`.
-//! - RP (sender), on CNPs: at most one decrease per `rate_decrease_interval`:
-//!   Rt = Rc, Rc = Rc·(1 − α/2), and the stages restart.
+//! - RP (sender), on CNPs: Rt = Rc, Rc = Rc·(1 − α/2), and the stages restart, at most once per
+//!   `rate_decrease_interval`. The paper cuts when the CNP arrives (§3.1); the ConnectX and
+//!   HPCC sets cut at the next tick of a grid the first CNP starts (RATE_REDUCE_MONITOR_PERIOD:
+//!   "reduced at the beginning of the next interval"; HPCC `CheckRateDecreaseMlx`, Isekai
+//!   `HandleRateDecreaseTimer`).
 //! - α: every `alpha_update`, α = (1 − g)·α + g if a CNP came in that period, else (1 − g)·α.
-//! - Increase: a timer T and a byte counter B each count stages; while both are below F, fast
-//!   recovery Rc = (Rt + Rc)/2; when one passes F, additive increase Rt += R_AI; when both do,
-//!   hyper increase Rt += i·R_HAI (i = stages beyond F); then Rc = (Rt + Rc)/2. Without a byte
-//!   counter (the HPCC set) the timer alone: F stages of fast recovery, one additive, then R_HAI.
+//! - Increase: a timer T and a byte counter B (ConnectX: in 64-byte units) each count stages,
+//!   compared with F before the stage that fires is counted (Isekai `IncreaseRate`): while both
+//!   are below F, fast recovery; once one reaches F, additive increase Rt += R_AI; once both
+//!   pass F, hyper increase Rt += R_HAI (the paper set, after QCN: i·R_HAI, i = stages beyond
+//!   F); then Rc = (Rt + Rc)/2. Without a byte counter (the HPCC set) the timer alone
+//!   (`RateIncEventMlx`): F stages of fast recovery, one additive, then R_HAI per stage.
 //! - Target clamp: whether a cut sets Rt = Rc (`TargetClamp`; the paper always, ConnectX and
 //!   HPCC only after an increase). Without it, a run of cuts with no increase between them keeps
 //!   Rt at the rate before the run, so fast recovery climbs back towards it.
@@ -21,6 +26,10 @@ use crate::units::{BitRate, Time};
 
 /// α and g as fractions of 2^20.
 pub const Q20: u64 = 1 << 20;
+
+/// ConnectX counts RPG_BYTE_RESET in 64-byte units (Isekai `SentBytes`: `byte_reset * 64`; its
+/// 15-bit field then tops out at 2 MB, Spirent's DCQCN profile default "ByteResetInMb 2").
+pub const RPG_BYTE_RESET_UNIT: u64 = 64;
 
 /// The three parameter sets of defaults.toml `[dcqcn.*]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +64,8 @@ pub enum TargetClamp {
     /// `CheckRateDecreaseMlx` with `CLAMP_TARGET_RATE 0` (`m_rpTimeStage != 0`).
     AfterTimerIncrease,
     /// Only if the timer or the byte counter raised the rate since the last cut: ConnectX
-    /// `CLAMP_TGT_RATE 0` with `CLAMP_TGT_RATE_AFTER_TIME_INC 1` (mstflint mlxcfg descriptions).
+    /// `CLAMP_TGT_RATE 0` with `CLAMP_TGT_RATE_AFTER_TIME_INC 1` (mstflint mlxcfg descriptions;
+    /// Isekai `HandleRateDecreaseTimer`: a byte stage, or a timer stage with the option).
     AfterAnyIncrease,
 }
 
@@ -82,6 +92,11 @@ pub struct DcqcnParams {
     pub min_rate: BitRate,
     /// When a cut sets Rt = Rc.
     pub clamp: TargetClamp,
+    /// Hyper increase adds i·R_HAI at the i-th stage beyond F (QCN, the paper) instead of R_HAI.
+    pub hyper_per_stage: bool,
+    /// The cut waits for the next tick of the monitor-period grid (firmware, HPCC) instead of
+    /// coming with the CNP (the paper).
+    pub decrease_on_tick: bool,
 }
 
 impl DcqcnParams {
@@ -104,6 +119,8 @@ impl DcqcnParams {
                 rate_hai: BitRate::mbps(400),              // R_HAI = 10 x R_AI [E]
                 min_rate: BitRate::mbps(100),              // [E]
                 clamp: TargetClamp::Always,                // paper §3.1: Rt = Rc
+                hyper_per_stage: true,                     // QCN hyper-active increase [E]
+                decrease_on_tick: false,                   // §3.1: cut on the CNP
             },
             DcqcnSet::HpccMlx => DcqcnParams {
                 g_q20: Q20 / 256,                         // HPCC run.py "dcqcn"
@@ -118,20 +135,28 @@ impl DcqcnParams {
                 rate_hai: per_25g(50),          // 50 Mb/s x BW/25G
                 min_rate: BitRate::mbps(1000),  // run.py MIN_RATE
                 clamp: TargetClamp::AfterTimerIncrease, // run.py CLAMP_TARGET_RATE 0
+                hyper_per_stage: false,         // HyperIncreaseMlx: Rt += R_HAI
+                decrease_on_tick: true,         // CheckRateDecreaseMlx every t_dec
             },
             DcqcnSet::ConnectxFw => DcqcnParams {
-                g_q20: Q20 * 5 / 1024, // DCE_TCP_G 1019 -> g = 5/1024 [E interpretation]
+                // DCE_TCP_G 1019: α = 1019/1024·α (+ 5/1024 with a CNP), so g = 5/1024 (Mellanox
+                // "DCQCN Parameters" DOC-2790; Isekai HandleAlphaUpdateTimer)
+                g_q20: Q20 * 5 / 1024,
                 initial_alpha_q20: Q20 * 1023 / 1024, // INITIAL_ALPHA_VALUE 1023
-                alpha_update: Time::from_us(1), // DCE_TCP_RTT
-                cnp_interval: Time::from_us(4), // MIN_TIME_BETWEEN_CNPS
+                alpha_update: Time::from_us(1),       // DCE_TCP_RTT
+                cnp_interval: Time::from_us(4),       // MIN_TIME_BETWEEN_CNPS
                 rate_decrease_interval: Time::from_us(4), // RATE_REDUCE_MONITOR_PERIOD
                 rate_increase_timer: Time::from_us(300), // RPG_TIME_RESET
-                byte_counter_bytes: 32_767, // RPG_BYTE_RESET
-                fast_recovery_stages: 1, // RPG_THRESHOLD
-                rate_ai: BitRate::mbps(5), // RPG_AI_RATE
-                rate_hai: BitRate::mbps(50), // RPG_HAI_RATE
-                min_rate: BitRate::mbps(1), // RPG_MIN_RATE
+                // RPG_BYTE_RESET 32767 in 64-byte units, 2 MB: Google Isekai DCQCN model
+                // (`rdma_roce_cc_dcqcn.cc` SentBytes: byte_reset * 64) [E interpretation]
+                byte_counter_bytes: 32_767 * RPG_BYTE_RESET_UNIT,
+                fast_recovery_stages: 1,              // RPG_THRESHOLD
+                rate_ai: BitRate::mbps(5),            // RPG_AI_RATE
+                rate_hai: BitRate::mbps(50),          // RPG_HAI_RATE
+                min_rate: BitRate::mbps(1),           // RPG_MIN_RATE
                 clamp: TargetClamp::AfterAnyIncrease, // CLAMP_TGT_RATE 0, .._AFTER_TIME_INC 1
+                hyper_per_stage: false, // RPG_HAI_RATE per RPR_HYPER_INCREASE step (Isekai)
+                decrease_on_tick: true, // RPG_GD: "at the beginning of the next ... period"
             },
         }
     }
@@ -168,9 +193,12 @@ pub struct Rp {
     pub alpha_q20: u64,
     /// A CNP arrived in the current α period.
     cnp_in_alpha_period: bool,
-    /// A CNP arrived and its decrease waits for the monitor period to end.
+    /// A CNP arrived and its decrease waits for the next tick of the monitor-period grid.
     decrease_pending: bool,
-    last_decrease: Time,
+    /// The first CNP's time: the monitor-period grid starts there.
+    grid_start: Time,
+    /// The last decrease (`None`: none since the RP became active).
+    last_decrease: Option<Time>,
     timer_stage: u32,
     byte_stage: u32,
     bytes_since: u64,
@@ -208,7 +236,8 @@ impl Rp {
             alpha_q20: Q20,
             cnp_in_alpha_period: false,
             decrease_pending: false,
-            last_decrease: Time::ZERO,
+            grid_start: Time::ZERO,
+            last_decrease: None,
             timer_stage: 0,
             byte_stage: 0,
             bytes_since: 0,
@@ -226,36 +255,44 @@ impl Rp {
         }
     }
 
-    /// A CNP arrives at `now`.
+    /// A CNP arrives at `now`: the decrease comes now or when the monitor period allows.
     pub fn on_cnp(&mut self, p: &DcqcnParams, line: BitRate, now: Time) -> RpAction {
         let mut a = self.action(line);
         if !self.active {
-            // First CNP (or first after recovering to line rate): timers start.
+            // First CNP (or first after recovering to line rate): timers start (HPCC
+            // `cnp_received_mlx`: α = 1, the decrease check one period later).
             self.active = true;
             self.alpha_q20 = p.initial_alpha_q20;
-            self.last_decrease = Time::ZERO;
+            self.grid_start = now;
+            self.last_decrease = None;
             a.arm_alpha = true;
         }
         self.cnp_in_alpha_period = true;
         if self.decrease_pending {
             return a;
         }
-        let ready = self.last_decrease + p.rate_decrease_interval;
-        if self.last_decrease == Time::ZERO || now >= ready {
+        let i = p.rate_decrease_interval.0;
+        let due = if p.decrease_on_tick {
+            let ticks = (now.0 - self.grid_start.0) / i + 1;
+            Time(self.grid_start.0 + ticks * i)
+        } else {
+            self.last_decrease
+                .map_or(now, |t| now.max(t + p.rate_decrease_interval))
+        };
+        if due == now {
             self.decrease(p, line, now);
-            a = RpAction {
+            return RpAction {
                 arm_alpha: a.arm_alpha,
                 arm_increase: true,
                 ..self.action(line)
             };
-        } else {
-            self.decrease_pending = true;
-            a.arm_decrease_at = Some(ready);
         }
+        self.decrease_pending = true;
+        a.arm_decrease_at = Some(due);
         a
     }
 
-    /// The monitor period after a decrease ended with a CNP pending.
+    /// The time a pending decrease was due.
     pub fn on_decrease_timer(&mut self, p: &DcqcnParams, line: BitRate, now: Time) -> RpAction {
         if !self.decrease_pending {
             return self.action(line);
@@ -281,7 +318,7 @@ impl Rp {
         }
         let cut = (self.rc as u128 * self.alpha_q20 as u128 / (2 * Q20 as u128)) as u64;
         self.rc = (self.rc - cut).max(p.min_rate.bps()).min(line.bps());
-        self.last_decrease = now;
+        self.last_decrease = Some(now);
         self.timer_stage = 0;
         self.byte_stage = 0;
         self.bytes_since = 0;
@@ -302,8 +339,8 @@ impl Rp {
 
     /// The increase timer T fired.
     pub fn on_increase_timer(&mut self, p: &DcqcnParams, line: BitRate) -> RpAction {
-        self.timer_stage += 1;
         let a = self.increase(p, line);
+        self.timer_stage += 1;
         RpAction {
             arm_increase: self.active,
             ..a
@@ -320,32 +357,42 @@ impl Rp {
             return None;
         }
         self.bytes_since -= p.byte_counter_bytes;
+        let a = self.increase(p, line);
         self.byte_stage += 1;
-        Some(self.increase(p, line))
+        Some(a)
     }
 
+    /// One increase stage, judged by the stages counted before it (the caller counts it after).
     fn increase(&mut self, p: &DcqcnParams, line: BitRate) -> RpAction {
         let f = p.fast_recovery_stages;
         let lim = line.bps();
         let t = self.timer_stage;
-        if p.byte_counter_bytes == 0 {
+        let step = if p.byte_counter_bytes == 0 {
             // The timer alone (HPCC `RateIncEventMlx`): F stages of fast recovery, one of
             // additive increase, then hyper increase by R_HAI per stage (`HyperIncreaseMlx`).
-            if t == f + 1 {
-                self.rt = (self.rt + p.rate_ai.bps()).min(lim);
-            } else if t > f + 1 {
-                self.rt = (self.rt + p.rate_hai.bps()).min(lim);
+            match t.cmp(&f) {
+                std::cmp::Ordering::Less => 0,
+                std::cmp::Ordering::Equal => p.rate_ai.bps(),
+                std::cmp::Ordering::Greater => p.rate_hai.bps(),
             }
         } else {
-            // Timer and byte counter (Zhu et al. §3.1, after QCN): additive increase once either
-            // passes F, hyper increase by i·R_HAI once both do, i = stages beyond F.
+            // Timer and byte counter (Isekai `IncreaseRate`; Zhu et al. Fig. 7 after QCN):
+            // hyper increase once both have passed F, additive once either has reached it.
             let (hi, lo) = (t.max(self.byte_stage), t.min(self.byte_stage));
             if lo > f {
-                self.rt = (self.rt + (lo - f) as u64 * p.rate_hai.bps()).min(lim);
-            } else if hi > f {
-                self.rt = (self.rt + p.rate_ai.bps()).min(lim);
+                let i = if p.hyper_per_stage {
+                    (lo - f) as u64
+                } else {
+                    1
+                };
+                i * p.rate_hai.bps()
+            } else if hi >= f {
+                p.rate_ai.bps()
+            } else {
+                0
             }
-        }
+        };
+        self.rt = (self.rt + step).min(lim);
         self.rc = (self.rt + self.rc).div_ceil(2).min(lim);
         if self.rc >= lim {
             // Back at line rate: the RP goes idle until the next CNP.
@@ -364,7 +411,17 @@ mod tests {
         DcqcnParams::set(DcqcnSet::Paper, BitRate::gbps(100))
     }
 
-    /// Zhu et al. 2015, §3: the first CNP with α = 1 halves the rate; Rt keeps the old rate.
+    /// A CNP at `now` and the decrease it schedules.
+    fn cut(rp: &mut Rp, p: &DcqcnParams, line: BitRate, now: Time) -> RpAction {
+        let a = rp.on_cnp(p, line, now);
+        match a.arm_decrease_at {
+            Some(at) => rp.on_decrease_timer(p, line, at),
+            None => a,
+        }
+    }
+
+    /// Zhu et al. 2015, §3.1: the first CNP with α = 1 halves the rate at once, Rt keeps the old
+    /// rate; a CNP within the decrease interval waits for its end.
     #[test]
     fn first_cnp_halves_the_rate() {
         let p = params();
@@ -376,10 +433,31 @@ mod tests {
         assert!(a.arm_alpha && a.arm_increase);
         // 8e12 / 50e9 = 160 ps per byte.
         assert_eq!(a.gap_q16 >> 16, 160);
-        // A second CNP inside the monitor period only schedules the decrease.
         let b = rp.on_cnp(&p, line, Time::from_us(20));
         assert_eq!(rp.rc, 50_000_000_000);
         assert_eq!(b.arm_decrease_at, Some(Time::from_us(60)));
+    }
+
+    /// ConnectX/HPCC: the cut comes at the next tick of the monitor-period grid the first CNP
+    /// starts ("at the beginning of the next rate_reduce_monitor_period"; HPCC
+    /// `cnp_received_mlx` / `CheckRateDecreaseMlx`), at most one per tick.
+    #[test]
+    fn firmware_cuts_at_the_next_monitor_tick() {
+        let line = BitRate::gbps(100);
+        let p = DcqcnParams::set(DcqcnSet::ConnectxFw, line);
+        let mut rp = Rp::new(line);
+        let a = rp.on_cnp(&p, line, Time::from_us(10));
+        assert!(a.arm_alpha && a.gap_q16 == 0);
+        assert_eq!(a.arm_decrease_at, Some(Time::from_us(14)));
+        // A second CNP before that tick adds nothing.
+        assert_eq!(rp.on_cnp(&p, line, Time::from_us(12)).arm_decrease_at, None);
+        let c = rp.on_decrease_timer(&p, line, Time::from_us(14));
+        assert!(c.arm_increase && c.gap_q16 != 0);
+        assert_eq!(rp.rc, line.bps() - line.bps() * 1023 / 2048);
+        assert_eq!(rp.rt, line.bps());
+        // The next CNP waits for the grid's next tick: 10 + 3 x 4 us.
+        let d = rp.on_cnp(&p, line, Time::from_us(19));
+        assert_eq!(d.arm_decrease_at, Some(Time::from_us(22)));
     }
 
     /// α = (1 − g)·α + g with a CNP in the period, (1 − g)·α without (paper eq. 1).
@@ -401,7 +479,7 @@ mod tests {
         let p = params();
         let line = BitRate::gbps(100);
         let mut rp = Rp::new(line);
-        rp.on_cnp(&p, line, Time::from_us(1));
+        cut(&mut rp, &p, line, Time::from_us(1));
         let rt = rp.rt;
         let mut gap = rt - rp.rc;
         for _ in 0..p.fast_recovery_stages {
@@ -429,18 +507,39 @@ mod tests {
         ] {
             let p = DcqcnParams::set(set, line);
             let mut rp = Rp::new(line);
-            rp.on_cnp(&p, line, Time::from_us(1));
+            cut(&mut rp, &p, line, Time::from_us(1));
             let second = Time::from_us(1) + p.rate_decrease_interval;
-            rp.on_cnp(&p, line, second);
+            cut(&mut rp, &p, line, second);
             let rc = rp.rc;
             assert_eq!(rp.rt == line.bps(), !clamps, "{set:?}: rt {}", rp.rt);
             // A timer increase, then a cut: every rule clamps now.
             rp.on_increase_timer(&p, line);
             let raised = rp.rc;
             assert!(raised > rc, "{set:?}");
-            rp.on_cnp(&p, line, second + p.rate_decrease_interval);
+            cut(&mut rp, &p, line, second + p.rate_decrease_interval);
             assert_eq!(rp.rt, raised, "{set:?}");
         }
+    }
+
+    /// The ConnectX byte counter completes a stage every 32767 x 64 bytes sent (Isekai
+    /// `SentBytes`), not every 32767 bytes: fast recovery then comes once per ~2 MB.
+    #[test]
+    fn connectx_byte_counter_counts_64_byte_units() {
+        let line = BitRate::gbps(100);
+        let p = DcqcnParams::set(DcqcnSet::ConnectxFw, line);
+        assert_eq!(p.byte_counter_bytes, 2_097_088);
+        let mut rp = Rp::new(line);
+        cut(&mut rp, &p, line, Time::from_us(1));
+        let rc = rp.rc;
+        let mtu = 4096;
+        let mut sent = 0;
+        while sent + mtu < p.byte_counter_bytes {
+            assert!(rp.on_sent(&p, line, mtu).is_none(), "stage after {sent} B");
+            sent += mtu;
+        }
+        assert!(rp.on_sent(&p, line, mtu).is_some());
+        // Fast recovery: halfway back to Rt (the line rate: no increase before the cut).
+        assert_eq!(rp.rc, (rc + line.bps()).div_ceil(2));
     }
 
     /// HPCC `RateIncEventMlx` without a byte counter: F fast-recovery stages, one additive
@@ -450,10 +549,15 @@ mod tests {
         let line = BitRate::gbps(100);
         let p = DcqcnParams::set(DcqcnSet::HpccMlx, line);
         let mut rp = Rp::new(line);
-        rp.on_cnp(&p, line, Time::from_us(1));
+        cut(&mut rp, &p, line, Time::from_us(1));
         // An increase, then a cut: Rt is clamped below the line rate.
         rp.on_increase_timer(&p, line);
-        rp.on_cnp(&p, line, Time::from_us(1) + p.rate_decrease_interval);
+        cut(
+            &mut rp,
+            &p,
+            line,
+            Time::from_us(1) + p.rate_decrease_interval,
+        );
         let rt = rp.rt;
         assert!(rt < line.bps());
         for _ in 0..p.fast_recovery_stages {

@@ -5,7 +5,8 @@
 //! - `queue`: the monotone radix-heap event queue; `packet`: the packet slab and FIFOs;
 //! - `route`: next-hop choice (ECMP 5-tuple hash, static destination routing);
 //! - `sched`: egress scheduling between traffic classes (strict priority, DWRR);
-//! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts);
+//! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts); `psn`: 24-bit
+//!   PSNs and their serial arithmetic;
 //! - `engine`: the event loop and the packet path; `faults`: injected faults; `reroute`: local
 //!   repair and the fabric-wide reroute after a link failure;
 //! - `results`: counters, completion times, time series, the JSON written;
@@ -40,6 +41,7 @@ pub mod params;
 pub mod params_from_design;
 pub mod pfc;
 pub mod profile_fc;
+pub mod psn;
 pub mod queue;
 pub mod reroute;
 pub mod results;

@@ -2,6 +2,7 @@
 //! RoCEv2-like and an InfiniBand-like fabric. The fabric profiles (data/profiles) map onto it.
 
 use super::cc::CcParams;
+use super::psn::InitialPsn;
 use crate::units::{BitRate, Time};
 
 /// Most traffic classes a port can have (802.1Q priorities; IB data VLs 0-7 in use).
@@ -176,6 +177,8 @@ pub struct SimParams {
     /// Outstanding packets per QP (0 = unlimited, as the RC transport itself; selective repeat
     /// needs a bound, IRN's BDP cap).
     pub window_packets: u32,
+    /// Each QP's initial PSN (`sim::psn`: 24-bit PSNs wrap).
+    pub initial_psn: InitialPsn,
     /// Local ACK timeout exponent: timeout = 4.096 us x 2^exp (IBA; NCCL_IB_TIMEOUT).
     pub timeout_exp: u8,
     /// Retries after a timeout before the QP goes to the error state (NCCL_IB_RETRY_CNT).
@@ -219,6 +222,7 @@ impl SimParams {
             ack_every: 1, // ns-3 HPCC L2_ACK_INTERVAL 1 (formats.md 4.3)
             transport: Transport::GoBackN, // [rc_transport] loss_recovery
             window_packets: 0,
+            initial_psn: InitialPsn::Zero,
             timeout_exp: 20, // [nccl] ib_timeout: 4.29 s
             retry_count: 7,  // [nccl] ib_retry_cnt
             loss_rate: 0.0,

@@ -128,6 +128,8 @@ pub struct MessageResult {
     pub id: u32,
     /// The queue pair that carried it (none for NVLink transfers).
     pub qp: Option<u32>,
+    /// Its traffic class (that QP's SL/VL or priority; none for NVLink transfers).
+    pub class: Option<u8>,
     pub src: u32,
     pub dst: u32,
     pub bytes: u64,

@@ -73,7 +73,7 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32, up:
     }
 }
 
-/// Queue pairs of the `Net` messages: `qps_per_connection` per (src, dst, qp index), numbered
+/// Queue pairs of the `Net` messages: `qps_per_connection` per (src, dst, qp index, class), numbered
 /// in order of first use, a connection's QPs consecutive (message part j on its first QP + j,
 /// `entropy::parts`). Returns each message's first QP (`u32::MAX` for NVLink messages) and
 /// each QP's (src, dst). Shared by the packet and flow engines so a QP gets the same number,
@@ -91,11 +91,13 @@ pub fn number_qps(messages: &[Message], qps_per_connection: u16) -> (Vec<u32>, V
         start[h + 1] += start[h];
     }
     let mut fill = start.clone();
-    let mut by_src = vec![(0u32, 0u16, 0u32); start[hosts] as usize];
+    let mut by_src = vec![(0u32, 0u32, 0u32); start[hosts] as usize];
     for (i, m) in messages.iter().enumerate() {
         if m.path == Path::Net {
             let at = &mut fill[m.src.0 as usize];
-            by_src[*at as usize] = (m.dst.0, m.qp, i as u32);
+            // A QP has one traffic class (its SL / priority): the class is part of the key.
+            let qp_class = (m.qp as u32) << 9 | m.class.map_or(0, |c| c as u32 + 1);
+            by_src[*at as usize] = (m.dst.0, qp_class, i as u32);
             *at += 1;
         }
     }

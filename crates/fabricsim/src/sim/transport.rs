@@ -2,10 +2,17 @@
 //! ACK timeout with its retry count (IBA Vol. 1 9.7; physics.md C7; IRN, SIGCOMM 2018).
 //!
 //! Pure state machines: the engine feeds them events and acts on what they return.
+//!
+//! Sequence numbers: the sender numbers its packets 0, 1, 2, ... (its *sequence*: `segs`,
+//! `una`, `nxt`, the receiver's `expected`); on the wire a packet carries the 24-bit PSN
+//! `initial PSN + sequence` modulo 2^24 (`sim::psn`), and every PSN that arrives (data at the
+//! receiver; ACK, NAK and SACK at the sender) is placed by serial arithmetic against the PSN the
+//! side expects, so a QP runs across the wrap as anywhere else.
 
 use std::collections::VecDeque;
 
 use super::params::Transport;
+use super::psn;
 use crate::units::Time;
 
 /// A message's span of PSNs on its QP.
@@ -79,6 +86,10 @@ pub struct Qp {
     pub dst: u32,
     pub hash_fwd: u32,
     pub hash_rev: u32,
+    /// Traffic class of its data packets (the QP's SL / priority).
+    pub tc: u8,
+    /// The PSN of sequence number 0 (chosen at QP setup, `sim::psn::InitialPsn`).
+    pub ipsn: u32,
     /// Posted messages not yet completed at the sender, in PSN order.
     pub segs: VecDeque<Seg>,
     /// Segments completed and removed from the front of `segs` so far.
@@ -132,6 +143,8 @@ impl Qp {
             dst,
             hash_fwd,
             hash_rev,
+            tc: 0,
+            ipsn: 0,
             segs: VecDeque::new(),
             segs_popped: 0,
             posted_end: 0,
@@ -164,6 +177,20 @@ impl Qp {
                 SeqBitmap::default()
             },
         }
+    }
+
+    /// The 24-bit wire PSN of sequence number `seq`.
+    #[inline]
+    pub fn wire_psn(&self, seq: u32) -> u32 {
+        psn::add(self.ipsn, seq)
+    }
+
+    /// The sequence number of wire PSN `p` by serial arithmetic against sequence `near` (the
+    /// PSN the side expects); `None` when `p` lies behind it.
+    #[inline]
+    fn seq_of(&self, p: u32, near: u32) -> Option<u32> {
+        let d = psn::diff(p, self.wire_psn(near));
+        (d >= 0).then(|| near + d as u32)
     }
 
     /// Appends a message of `bytes` split into packets of `mtu` payload bytes.
@@ -238,8 +265,17 @@ impl Qp {
         self.nxt < self.posted_end && (window == 0 || self.nxt - self.una < window)
     }
 
-    /// Cumulative acknowledgement up to (not including) `e`. Returns whether `una` advanced.
+    /// Cumulative acknowledgement up to (not including) wire PSN `e`. Returns whether `una`
+    /// advanced.
     pub fn on_ack(&mut self, e: u32) -> bool {
+        match self.seq_of(e, self.una) {
+            Some(e) if e <= self.max_sent => self.ack_seq(e),
+            _ => false,
+        }
+    }
+
+    /// Cumulative acknowledgement up to (not including) sequence number `e`.
+    fn ack_seq(&mut self, e: u32) -> bool {
         if e <= self.una {
             return false;
         }
@@ -262,7 +298,9 @@ impl Qp {
     /// advanced.
     pub fn on_nak(&mut self, e: u32) -> bool {
         let advanced = self.on_ack(e);
-        if e >= self.una && e < self.nxt {
+        if let Some(e) = self.seq_of(e, self.una)
+            && e < self.nxt
+        {
             self.nxt = e;
         }
         advanced
@@ -271,7 +309,9 @@ impl Qp {
     /// Selective-repeat NACK: cumulative `e`, and `s` arrived out of order.
     pub fn on_sack(&mut self, e: u32, s: u32) -> bool {
         let advanced = self.on_ack(e);
-        if s >= self.una && s < self.max_sent {
+        if let Some(s) = self.seq_of(s, self.una)
+            && s < self.max_sent
+        {
             self.sacked.set(s, true);
             self.high_sack = self.high_sack.max(s + 1);
             if !self.in_recovery {
@@ -296,9 +336,9 @@ impl Qp {
         }
     }
 
-    /// The receiver's handling of data packet `psn` (IBA 9.7.5.1: a PSN sequence error NAKs
-    /// once; a duplicate is re-ACKed). `ack_now` forces an ACK (coalescing count reached or the
-    /// last packet of a message).
+    /// The receiver's handling of a data packet with wire PSN `psn` (IBA 9.7.5.1: a PSN
+    /// sequence error NAKs once; a duplicate is re-ACKed); the reply carries wire PSNs. An ACK
+    /// goes when `ack_every` packets are unacknowledged or at the `last` packet of a message.
     pub fn on_data(
         &mut self,
         psn: u32,
@@ -307,6 +347,31 @@ impl Qp {
         ack_every: u32,
         last: bool,
     ) -> (Rx, Reply) {
+        let (r, reply) = self.on_data_seq(psn, kind, window, ack_every, last);
+        let w = |q: u32| self.wire_psn(q);
+        let reply = match reply {
+            Reply::None => Reply::None,
+            Reply::Ack(e) => Reply::Ack(w(e)),
+            Reply::Nak(e) => Reply::Nak(w(e)),
+            Reply::Sack(e, s) => Reply::Sack(w(e), w(s)),
+        };
+        (r, reply)
+    }
+
+    /// `on_data` in sequence numbers: the packet's place by serial arithmetic against the
+    /// expected PSN, the reply's sequence numbers.
+    fn on_data_seq(
+        &mut self,
+        psn: u32,
+        kind: Transport,
+        window: u32,
+        ack_every: u32,
+        last: bool,
+    ) -> (Rx, Reply) {
+        // Behind the expected PSN (the duplicate region): re-ACK.
+        let Some(psn) = self.seq_of(psn, self.expected) else {
+            return (Rx::Duplicate, Reply::Ack(self.expected));
+        };
         if psn == self.expected {
             self.expected += 1;
             if kind == Transport::SelectiveRepeat {
@@ -322,9 +387,6 @@ impl Qp {
                 return (Rx::Accepted, Reply::Ack(self.expected));
             }
             return (Rx::Accepted, Reply::None);
-        }
-        if psn < self.expected {
-            return (Rx::Duplicate, Reply::Ack(self.expected));
         }
         match kind {
             Transport::GoBackN => {
@@ -377,6 +439,43 @@ mod tests {
         );
         s.on_nak(1);
         assert_eq!(s.next_psn(Transport::GoBackN, 0), Some((1, true)));
+    }
+
+    /// IBA 9.7.5.1.1 across the wrap: PSN 1 is ahead of an expected PSN 0 (a sequence error),
+    /// 0xFFFFFF behind it (a duplicate); the sender maps the NAK's PSN 0 back to its sequence.
+    #[test]
+    fn psns_compare_across_the_wrap() {
+        let k = Transport::GoBackN;
+        let mut s = Qp::new(0, 1, 0, 0, k, 0);
+        s.ipsn = psn::PSN_MASK - 1;
+        let mut r = s.clone();
+        s.post(0, 5 * 100, 100);
+        let wire: Vec<u32> = (0..5)
+            .map(|_| {
+                let q = s.next_psn(k, 0).unwrap().0;
+                s.wire_psn(q)
+            })
+            .collect();
+        assert_eq!(wire, vec![psn::PSN_MASK - 1, psn::PSN_MASK, 0, 1, 2]);
+        assert_eq!(
+            r.on_data(wire[0], k, 0, 1, false),
+            (Rx::Accepted, Reply::Ack(psn::PSN_MASK))
+        );
+        assert_eq!(
+            r.on_data(wire[1], k, 0, 1, false),
+            (Rx::Accepted, Reply::Ack(0))
+        );
+        // PSN 0 lost.
+        assert_eq!(
+            r.on_data(wire[3], k, 0, 1, false),
+            (Rx::OutOfSequence, Reply::Nak(0))
+        );
+        assert_eq!(
+            r.on_data(wire[1], k, 0, 1, false),
+            (Rx::Duplicate, Reply::Ack(0))
+        );
+        assert!(s.on_nak(0));
+        assert_eq!((s.una, s.next_psn(k, 0)), (2, Some((2, true))));
     }
 
     #[test]

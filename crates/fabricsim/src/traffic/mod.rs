@@ -66,6 +66,8 @@ pub struct Flow {
     pub dst: u32,
     pub bytes: u64,
     pub start: Time,
+    /// Traffic class; `None`: the section's class, else the fabric's data class.
+    pub class: Option<u8>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -186,11 +188,19 @@ pub fn generate(
                         hosts - 1
                     ));
                 }
-                dag.push(HostId(f.src), HostId(f.dst), f.bytes, f.start, &[]);
+                let m = dag.push(HostId(f.src), HostId(f.dst), f.bytes, f.start, &[]);
+                dag.messages[m as usize].class = f.class;
             }
         }
     }
     Ok(dag)
+}
+
+/// Puts every message of `dag` that has no class of its own on `class`.
+pub fn default_class(dag: &mut MessageDag, class: u8) {
+    for m in dag.messages.iter_mut().filter(|m| m.class.is_none()) {
+        m.class = Some(class);
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use fabricsim::engine_choice::{self, EngineKind};
 use fabricsim::message::MessageDag;
 use fabricsim::rng::Rng;
 use fabricsim::scenario::Scenario;
+use fabricsim::sim::results::percentile;
 use fabricsim::sim::{Faults, RunOptions, RunResult, SimParams, params_from_design};
 use fabricsim::topology::{HostId, Topology};
 use fabricsim::units::Time;
@@ -58,6 +59,19 @@ pub fn incast(hosts: u32, senders: u32, bytes: u64) -> MessageDag {
     dag
 }
 
+/// An incast to host 0 with several flows per input port of its leaf: hosts 1-3 (on host 0's
+/// leaf: one flow per input port) and 96 hosts spread over the last seven eighths of the
+/// fabric (on other leaves of a 2-tier fabric, whose flows enter host 0's leaf over its up
+/// ports, several per port), each sending `bytes`.
+pub fn mixed_incast(hosts: u32, bytes: u64) -> MessageDag {
+    let mut dag = MessageDag::default();
+    let far = hosts / 8;
+    for s in (1..=3).chain((0..96).map(|i| far + i * (hosts - far) / 96)) {
+        dag.push(HostId(s), HostId(0), bytes, Time::ZERO, &[]);
+    }
+    dag
+}
+
 /// A ring all-reduce over the first host of every server (`hosts / 8` ranks, every hop across
 /// the fabric), `chunk` bytes per step.
 pub fn ring_of_servers(hosts: u32, chunk: u64) -> MessageDag {
@@ -100,6 +114,7 @@ pub fn all_to_all(hosts: u32, bytes: u64) -> MessageDag {
 }
 
 /// One shared case.
+#[derive(Clone)]
 pub struct Case {
     pub name: String,
     pub fabric: &'static str,
@@ -110,6 +125,8 @@ pub struct Case {
     pub dag: MessageDag,
     /// A collective (its time is compared) rather than independent flows.
     pub collective: bool,
+    /// Seeds pooled (see `LOSS_SEEDS`).
+    pub seeds: u64,
 }
 
 /// The ACK timeout of the lossy cases: 4.096 us x 2^4 = 65.5 us. With the profiles' NCCL
@@ -124,48 +141,107 @@ pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for fabric in ["ib-ndr", "roce-400g"] {
         for loss in [0.0, 0.001] {
-            let mut add = |name: &str, hosts: u32, dag: MessageDag, collective: bool| {
-                v.push(Case {
-                    name: name.to_string(),
-                    fabric,
-                    hosts,
-                    loss,
-                    timeout_exp: if loss > 0.0 { LOSS_TIMEOUT_EXP } else { 20 },
-                    dag,
-                    collective,
-                })
-            };
-            add("permutation 1 MB", 128, permutation(128, 1 << 20, 1), false);
+            // Seeds of each engine pooled per lossy case (by the packet engine's cost of a run):
+            // `tests/flow_xval.rs` asserts a quantity only where its sampling error over these
+            // is a small part of the tolerance.
+            let mut add =
+                |name: &str, hosts: u32, dag: MessageDag, collective: bool, seeds: u64| {
+                    v.push(Case {
+                        name: name.to_string(),
+                        fabric,
+                        hosts,
+                        loss,
+                        timeout_exp: if loss > 0.0 { LOSS_TIMEOUT_EXP } else { 20 },
+                        dag,
+                        collective,
+                        seeds: if loss > 0.0 { seeds } else { 1 },
+                    })
+                };
+            add(
+                "permutation 1 MB",
+                128,
+                permutation(128, 1 << 20, 1),
+                false,
+                8,
+            );
             add(
                 "permutation 256 KB",
                 1024,
                 permutation(1024, 256 << 10, 2),
                 false,
+                4,
             );
-            add("incast 32:1 1 MB", 128, incast(128, 32, 1 << 20), false);
+            add("incast 32:1 1 MB", 128, incast(128, 32, 1 << 20), false, 8);
+            add(
+                "incast 99:1 mixed ports",
+                1024,
+                mixed_incast(1024, 256 << 10),
+                false,
+                4,
+            );
             add(
                 "ring all-reduce 64 KB",
                 128,
                 ring_of_servers(128, 64 << 10),
                 true,
+                160,
             );
-            add("all-to-all 16 KB", 128, all_to_all(128, 16 << 10), true);
+            add("all-to-all 16 KB", 128, all_to_all(128, 16 << 10), true, 4);
         }
     }
     v
 }
 
-/// Mean FCT, p99 FCT and last completion (ps) of a run.
-pub fn stats(r: &RunResult) -> (f64, u64, u64) {
-    let f: Vec<u64> = r.messages.iter().filter_map(|m| m.fct_ps).collect();
-    let mean = f.iter().sum::<u64>() as f64 / f.len().max(1) as f64;
-    let last = r
-        .messages
-        .iter()
-        .filter_map(|m| m.finish_ps)
-        .max()
-        .unwrap_or(0);
-    (mean, r.summary.fct_p99_ps.unwrap_or(0), last)
+/// A case's results over its seeds: every message's FCT pooled, and each run's last
+/// completion.
+pub struct Pooled {
+    /// Sorted.
+    pub fcts: Vec<u64>,
+    pub lasts: Vec<u64>,
+}
+
+fn mean_sd(v: &[u64]) -> (f64, f64) {
+    let n = v.len().max(1) as f64;
+    let mean = v.iter().sum::<u64>() as f64 / n;
+    let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (mean, var.sqrt())
+}
+
+impl Pooled {
+    pub fn mean(&self) -> f64 {
+        mean_sd(&self.fcts).0
+    }
+    /// Nearest-rank p99 of the pooled FCTs (the results' `fct_p99_ps` of one run).
+    pub fn p99(&self) -> f64 {
+        percentile(&self.fcts, 0.99).unwrap_or(0) as f64
+    }
+    /// Mean over the seeds of the last completion (the collective time).
+    pub fn last(&self) -> f64 {
+        mean_sd(&self.lasts).0
+    }
+    /// The distribution-free 95% interval of the pooled p99 (order statistics at ranks
+    /// `N q -+ 2 sqrt(N q (1 - q))`, the normal approximation of the binomial count below the
+    /// quantile), relative to the p99: wide when the p99 falls on a cliff of the distribution
+    /// (the share of messages that hit a timeout near 1%).
+    pub fn p99_rel_interval(&self) -> f64 {
+        let n = self.fcts.len() as f64;
+        let half = 2.0 * (n * 0.99 * 0.01).sqrt() / n;
+        let lo = percentile(&self.fcts, 0.99 - half).unwrap_or(0) as f64;
+        let hi = percentile(&self.fcts, (0.99 + half).min(1.0)).unwrap_or(0) as f64;
+        (hi - lo) / self.p99().max(1.0)
+    }
+    /// Standard error of the mean FCT and of the mean last completion, relative to each.
+    pub fn rel_se(&self) -> (f64, f64) {
+        let se = |v: &[u64]| {
+            let (m, sd) = mean_sd(v);
+            if v.len() < 2 {
+                0.0
+            } else {
+                sd / (v.len() as f64).sqrt() / m
+            }
+        };
+        (se(&self.fcts), se(&self.lasts))
+    }
 }
 
 /// Relative error of `flow` against `packet`.
@@ -173,30 +249,56 @@ pub fn err(packet: f64, flow: f64) -> f64 {
     (flow - packet) / packet
 }
 
-/// One line of the comparison table: mean FCT, p99 FCT and last completion, packet / flow.
-pub fn row(c: &Case, p: &RunResult, f: &RunResult) -> String {
-    let ((pm, p99, pl), (fm, f99, fl)) = (stats(p), stats(f));
+/// One line of the comparison table: mean FCT, p99 FCT and collective time, packet / flow, and
+/// the seeds pooled.
+pub fn row(c: &Case, p: &Pooled, f: &Pooled) -> String {
     let us = |x: f64| x / 1e6;
+    let cell = |a: f64, b: f64| {
+        format!(
+            "{:>9.2} / {:>9.2} ({:+6.1}%)",
+            us(a),
+            us(b),
+            100.0 * err(a, b)
+        )
+    };
     format!(
-        "| {:<22} | {:<9} | {:>5.1}% | {:>9.2} / {:>9.2} ({:+6.1}%) | {:>9.2} / {:>9.2} ({:+6.1}%) | {:>9.2} / {:>9.2} ({:+6.1}%) |",
+        "| {:<22} | {:<9} | {:>4.1}% | {:>5} | {} | {} | {} |",
         c.name,
         c.fabric,
         100.0 * c.loss,
-        us(pm),
-        us(fm),
-        100.0 * err(pm, fm),
-        us(p99 as f64),
-        us(f99 as f64),
-        100.0 * err(p99 as f64, f99 as f64),
-        us(pl as f64),
-        us(fl as f64),
-        100.0 * err(pl as f64, fl as f64),
+        c.seeds,
+        cell(p.mean(), f.mean()),
+        cell(p.p99(), f.p99()),
+        cell(p.last(), f.last()),
     )
 }
 
-/// Runs `c` on `kind`.
-pub fn run(c: &Case, kind: EngineKind) -> RunResult {
+/// The table's heading.
+pub const HEADER: &str = "| case | fabric | loss | seeds | mean FCT us packet / flow | p99 FCT us packet / flow | collective us packet / flow |\n|---|---|---|---|---|---|---|";
+
+/// Runs `c` on `kind` over its seeds (`seed` 1, 2, ... of both engines' random streams).
+pub fn pooled(c: &Case, kind: EngineKind) -> Pooled {
+    let (mut fcts, mut lasts) = (Vec::new(), Vec::new());
+    for seed in 1..=c.seeds {
+        let r = run(c, kind, seed);
+        assert_eq!(r.sim.engine, kind.name());
+        fcts.extend(r.messages.iter().filter_map(|m| m.fct_ps));
+        lasts.push(
+            r.messages
+                .iter()
+                .filter_map(|m| m.finish_ps)
+                .max()
+                .unwrap_or(0),
+        );
+    }
+    fcts.sort_unstable();
+    Pooled { fcts, lasts }
+}
+
+/// Runs `c` on `kind` with random streams from `seed`.
+pub fn run(c: &Case, kind: EngineKind, seed: u64) -> RunResult {
     let (topo, mut p) = fabric(c.hosts, c.fabric);
+    p.seed = seed;
     p.loss_rate = c.loss;
     p.timeout_exp = c.timeout_exp;
     let r = engine_choice::run(

@@ -5,6 +5,7 @@ use super::link::prob_threshold;
 use super::llfc::LinkFc;
 use super::{Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortState};
 use crate::message::{MessageDag, Path};
+use crate::release::Release;
 use crate::rng::Rng;
 use crate::sim::cc::CcState;
 use crate::sim::entropy;
@@ -113,23 +114,36 @@ impl<'a> Engine<'a> {
             let (fwd, rev) = entropy::flow_hashes(s, d, id as u32, p.udp_dport, p.cc.hash_dest_qp);
             let mut qp = Qp::new(s, d, fwd, rev, p.transport, p.window_packets);
             qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
+            qp.ipsn = p.initial_psn.of(p.seed, id as u32);
             qps.push(qp);
+        }
+        // Each QP's traffic class: its messages' (one class per QP, `route::number_qps`).
+        let mut data_tcs = 0u8;
+        for (i, m) in dag.messages.iter().enumerate() {
+            if m.path != Path::Net {
+                continue;
+            }
+            let tc = m.class.unwrap_or(p.data_tc);
+            if tc >= p.traffic_classes {
+                return Err(format!(
+                    "message {i}: traffic class {tc} but the fabric has classes 0 to {}",
+                    p.traffic_classes - 1
+                ));
+            }
+            data_tcs |= 1 << tc;
+            let first = msg_qp[i] as usize;
+            for qp in &mut qps[first..first + p.cc.qps_per_connection.max(1) as usize] {
+                qp.tc = tc;
+            }
         }
         // Each QP's NIC line rate (congestion control paces below it).
         let qp_line = qps
             .iter()
             .map(|q| topo.links[topo.ports[topo.host_port(HostId(q.src)).idx()].link.idx()].rate)
             .collect();
-        // Dependencies must point backwards; the children lists (CSR) come from the DAG.
+        // Dependencies must point backwards (checked by the release tracker).
         let n = dag.messages.len();
-        for i in 0..n {
-            if let Some(&d) = dag.deps_of(i as u32).iter().find(|&&d| d as usize >= i) {
-                return Err(format!(
-                    "message {i} depends on {d}, which does not come before it"
-                ));
-            }
-        }
-        let (children_start, children) = dag.children();
+        let release = Release::new(dag)?;
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
             let parts = if m.path == Path::Net {
@@ -142,7 +156,6 @@ impl<'a> Engine<'a> {
                 parts,
                 send_left: parts,
                 recv_left: parts,
-                pending_deps: m.deps_len,
                 post: NO_TIME,
                 recv: NO_TIME,
                 finish: NO_TIME,
@@ -180,14 +193,14 @@ impl<'a> Engine<'a> {
             ports,
             tcq: vec![Fifo::default(); nports * ntc],
             ntc,
+            data_tcs,
             buf_used: vec![0; topo.nodes.len()],
             // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
             routes: route::RouteTable::new(topo, p.routing),
             nics: (0..topo.num_hosts()).map(|_| Nic::default()).collect(),
             nv_free: vec![0; topo.num_hosts()],
             msgs,
-            children_start,
-            children,
+            release,
             rngs,
             rto: p.ack_timeout(),
             alpha_x1024: (p.dt_alpha * 1024.0).round().max(1.0) as u64,

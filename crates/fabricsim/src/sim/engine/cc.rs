@@ -13,12 +13,19 @@ use crate::topology::{HostId, PortId};
 use crate::units::Time;
 
 impl Engine<'_> {
-    /// A data packet leaves switch `node`'s egress queue at `out`, `queue_bytes` of its class
+    /// A data packet of class `tc` leaves switch `node`'s egress queue at `out`, `queue_bytes` of its class
     /// staying behind: ECN CE (RED/step) or IB FECN (threshold, one in `marking_rate + 1`).
     /// Marking at dequeue, as the HPCC ns-3 switch (`SwitchNotifyDequeue`) and Mellanox
     /// switches do, so the mark does not wait behind the queue it reports.
     #[inline]
-    pub(super) fn cc_mark(&mut self, id: u32, node: usize, out: usize, queue_bytes: u64) {
+    pub(super) fn cc_mark(
+        &mut self,
+        id: u32,
+        node: usize,
+        out: usize,
+        tc: usize,
+        queue_bytes: u64,
+    ) {
         let Some(m) = &self.cc.marker else {
             return;
         };
@@ -33,11 +40,7 @@ impl Engine<'_> {
             let window = self.ports[out].ser(ib.threshold_bytes.min(u32::MAX as u64) as u32);
             if !ib.victim_mask
                 && let Some(c) = &self.fc.credits
-                && c.starved_since(
-                    out,
-                    self.p.data_tc as usize,
-                    self.now.0.saturating_sub(window.0),
-                )
+                && c.starved_since(out, tc, self.now.0.saturating_sub(window.0))
             {
                 return;
             }
@@ -212,7 +215,7 @@ impl Engine<'_> {
 
     /// Adaptive routing: the least-occupied usable candidate instead of the static `k`.
     #[inline]
-    pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8, dst: u32) -> usize {
+    pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8, dst: u32, tc: u8) -> usize {
         if self.p.routing != RoutePolicy::Adaptive || cands.len() < 2 || flags & F_STATIC_ROUTE != 0
         {
             return k;
@@ -226,7 +229,7 @@ impl Engine<'_> {
         match credits {
             // Most credits: the fewest blocks short of the largest possible count.
             Some(c) => ibroute::least_loaded(cands, k, usable, |pi| {
-                u32::MAX as u64 - c.available(pi, self.p.data_tc as usize) as u64
+                u32::MAX as u64 - c.available(pi, tc as usize) as u64
             }),
             None => ibroute::least_loaded(cands, k, usable, |pi| {
                 let port = &self.ports[pi];

@@ -139,6 +139,7 @@ impl Engine<'_> {
             messages.push(MessageResult {
                 id: i as u32,
                 qp: (st.qp != NIL).then_some(st.qp),
+                class: (st.qp != NIL).then(|| self.qps[st.qp as usize].tc),
                 src: m.src.0,
                 dst: m.dst.0,
                 bytes: m.bytes,

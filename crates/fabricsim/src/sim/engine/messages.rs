@@ -54,19 +54,9 @@ impl Engine<'_> {
         }
         st.finish = self.now.0;
         self.remaining -= 1;
-        let (a, b) = (
-            self.children_start[m as usize] as usize,
-            self.children_start[m as usize + 1] as usize,
-        );
-        for i in a..b {
-            let c = self.children[i];
-            let st = &mut self.msgs[c as usize];
-            st.pending_deps -= 1;
-            if st.pending_deps == 0 {
-                let msg = &self.dag.messages[c as usize];
-                let at = msg.start.max(self.now + msg.delay);
-                self.q.push(at.0, Ev::Post { msg: c });
-            }
-        }
+        let q = &mut self.q;
+        self.release.complete(self.dag, m, self.now, |c, at| {
+            q.push(at.0, Ev::Post { msg: c })
+        });
     }
 }

@@ -42,6 +42,7 @@ use super::results::{Counters, PortSeries};
 use super::sched::SchedState;
 use super::transport::Qp;
 use crate::message::MessageDag;
+use crate::release::Release;
 use crate::rng::Rng;
 use crate::topology::Topology;
 use crate::units::Time;
@@ -239,7 +240,6 @@ struct MsgState {
     parts: u16,
     send_left: u16,
     recv_left: u16,
-    pending_deps: u32,
     post: u64,
     recv: u64,
     finish: u64,
@@ -275,6 +275,8 @@ pub struct Engine<'a> {
     sched: Vec<SchedState>,
     tcq: Vec<Fifo>,
     ntc: usize,
+    /// Bit `tc`: some QP sends data on class `tc` (ECN marks those queues).
+    data_tcs: u8,
     buf_used: Vec<u64>,
     /// Per switch: candidates towards each destination and the routing salt.
     routes: crate::sim::route::RouteTable,
@@ -284,8 +286,7 @@ pub struct Engine<'a> {
     nv_free: Vec<u64>,
     qps: Vec<Qp>,
     msgs: Vec<MsgState>,
-    children_start: Vec<u32>,
-    children: Vec<u32>,
+    release: Release,
     rngs: Vec<Rng>,
     rto: Time,
     alpha_x1024: u64,

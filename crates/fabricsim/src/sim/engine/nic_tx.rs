@@ -36,12 +36,25 @@ impl Engine<'_> {
             }
         }
         let full = self.p.data_frame_bytes(self.p.mtu_bytes);
-        if !self.fc_may_send(pi, self.p.data_tc, full) {
-            return None;
-        }
         let (kind, window, mtu) = (self.p.transport, self.p.window_packets, self.p.mtu_bytes);
+        // Classes found paused or short of credits in this pass (checked once per class).
+        let (mut stopped, mut checked) = (0u8, 0u8);
         for _ in 0..self.nics[h].ring.len() {
             let qi = self.nics[h].ring.pop_front()?;
+            let tc = self.qps[qi as usize].tc;
+            let bit = 1u8 << tc;
+            if checked & bit == 0 {
+                checked |= bit;
+                if !self.fc_may_send(pi, tc, full) {
+                    stopped |= bit;
+                }
+            }
+            if stopped & bit != 0 {
+                // Its class is paused (PFC) or short of credits: it stays in the ring for when
+                // the class may send again, and the other classes go on (IEEE 802.1Qbb).
+                self.nics[h].ring.push_back(qi);
+                continue;
+            }
             let qp = &mut self.qps[qi as usize];
             if qp.next_send > self.now {
                 qp.active = false;
@@ -74,7 +87,7 @@ impl Engine<'_> {
             }
             let pkt = Packet {
                 qp: qi,
-                psn,
+                psn: qp.wire_psn(psn),
                 aux: 0,
                 dst: qp.dst,
                 hash: qp.hash_fwd,
@@ -82,7 +95,7 @@ impl Engine<'_> {
                 frame: frame as u16,
                 port: NIL,
                 kind: Kind::Data,
-                tc: self.p.data_tc,
+                tc: qp.tc,
                 flags: if last { F_LAST } else { 0 } | self.ar_flags(qi, psn),
             };
             self.cc_sent(qi, (frame + self.wire_extra) as u64);

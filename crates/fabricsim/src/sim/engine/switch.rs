@@ -56,7 +56,7 @@ impl Engine<'_> {
         }
         let n = cands.len();
         let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, salt, up);
-        k = self.ar_pick(cands, k, pk.flags, pk.dst);
+        k = self.ar_pick(cands, k, pk.flags, pk.dst, pk.tc);
         if !self.routable(cands[k].idx(), pk.dst) {
             match (1..n)
                 .map(|j| (k + j) % n)
@@ -92,8 +92,8 @@ impl Engine<'_> {
         port.queued -= e.frame as u64;
         let node = port.node as usize;
         self.fc_release(e.from as usize, tc as u8, e.frame as u32, node);
-        if tc == self.p.data_tc as usize {
-            self.cc_mark(e.id, node, pi, self.tcq[base + tc].bytes);
+        if self.data_tcs & (1 << tc) != 0 {
+            self.cc_mark(e.id, node, pi, tc, self.tcq[base + tc].bytes);
         }
         Some((e.id, tc as u8, e.frame))
     }
