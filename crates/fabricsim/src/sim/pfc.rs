@@ -22,20 +22,35 @@ pub enum Admit {
     Drop,
 }
 
+/// One ingress (port, tc)'s accounting: what admission and release read, in one record.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ingress {
+    /// Bytes in the shared pool, bytes in headroom.
+    shared: u64,
+    hdrm: u64,
+    /// XOFF asserted.
+    xoff: bool,
+}
+
+/// One node's buffer: the shared-pool size (buffer minus reserved headroom) and the headroom
+/// bytes in use.
+#[derive(Clone, Copy, Debug)]
+struct NodeBuf {
+    shared_size: u64,
+    hdrm: u64,
+}
+
 pub struct Pfc {
     pub params: PfcParams,
     ntc: usize,
-    /// Per ingress port x tc: bytes in the shared pool, bytes in headroom, XOFF asserted.
-    shared: Vec<u64>,
-    hdrm: Vec<u64>,
-    xoff: Vec<bool>,
+    /// Per ingress port x tc.
+    ing: Vec<Ingress>,
     /// When the next PAUSE refresh of an XOFF'd ingress is due (a stale refresh is ignored).
     pub refresh_at: Vec<u64>,
     /// Headroom per port (each lossless class gets this much).
     pub headroom: Vec<u64>,
-    /// Per node: shared-pool size (buffer minus reserved headroom) and headroom bytes in use.
-    pub shared_size: Vec<u64>,
-    hdrm_node: Vec<u64>,
+    /// Per node.
+    nodes: Vec<NodeBuf>,
     /// Per egress port x tc: paused until (ps; `NOT`: not paused), paused since, and the
     /// watchdog state (PFC turned off on the queue) with the time of the last PAUSE seen.
     pub paused_until: Vec<u64>,
@@ -56,13 +71,16 @@ impl Pfc {
         Pfc {
             params,
             ntc,
-            shared: vec![0; n * ntc],
-            hdrm: vec![0; n * ntc],
-            xoff: vec![false; n * ntc],
+            ing: vec![Ingress::default(); n * ntc],
             refresh_at: vec![NOT; n * ntc],
             headroom,
-            hdrm_node: vec![0; shared_size.len()],
-            shared_size,
+            nodes: shared_size
+                .iter()
+                .map(|&shared_size| NodeBuf {
+                    shared_size,
+                    hdrm: 0,
+                })
+                .collect(),
             paused_until: vec![NOT; n * ntc],
             paused_since: vec![NOT; n * ntc],
             wd_off: vec![false; n * ntc],
@@ -85,8 +103,9 @@ impl Pfc {
         match self.params.xoff {
             PfcThreshold::Static(b) => b,
             PfcThreshold::Dynamic(alpha) => {
-                let shared_used = used - self.hdrm_node[node];
-                (alpha * self.shared_size[node].saturating_sub(shared_used) as f64) as u64
+                let nb = &self.nodes[node];
+                let shared_used = used - nb.hdrm;
+                (alpha * nb.shared_size.saturating_sub(shared_used) as f64) as u64
             }
         }
     }
@@ -95,7 +114,8 @@ impl Pfc {
     /// against this, so lossless headroom stays reserved).
     #[inline]
     pub fn shared_free(&self, node: usize, used: u64) -> u64 {
-        self.shared_size[node].saturating_sub(used - self.hdrm_node[node])
+        let nb = &self.nodes[node];
+        nb.shared_size.saturating_sub(used - nb.hdrm)
     }
 
     /// A lossless frame from ingress `ip` (on node `node`, whose buffer holds `used`).
@@ -103,16 +123,18 @@ impl Pfc {
     pub fn admit(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> Admit {
         let i = ip * self.ntc + tc;
         let thr = self.threshold(node, used);
-        if self.shared[i] + frame <= thr && self.shared_free(node, used) >= frame {
-            self.shared[i] += frame;
-        } else if self.hdrm[i] + frame <= self.headroom[ip] {
-            self.hdrm[i] += frame;
-            self.hdrm_node[node] += frame;
+        let free = self.shared_free(node, used);
+        let g = &mut self.ing[i];
+        if g.shared + frame <= thr && free >= frame {
+            g.shared += frame;
+        } else if g.hdrm + frame <= self.headroom[ip] {
+            g.hdrm += frame;
+            self.nodes[node].hdrm += frame;
         } else {
             return Admit::Drop;
         }
-        if !self.xoff[i] && self.hdrm[i] > 0 {
-            self.xoff[i] = true;
+        if !g.xoff && g.hdrm > 0 {
+            g.xoff = true;
             self.xoff_sent[ip] += 1;
             return Admit::AcceptXoff;
         }
@@ -123,15 +145,17 @@ impl Pfc {
     #[inline]
     pub fn release(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> bool {
         let i = ip * self.ntc + tc;
-        let h = self.hdrm[i].min(frame);
-        self.hdrm[i] -= h;
-        self.hdrm_node[node] -= h;
-        self.shared[i] -= frame - h;
-        if self.xoff[i]
-            && self.hdrm[i] == 0
-            && self.shared[i] + self.params.xon_offset_bytes <= self.threshold(node, used)
+        let g = &mut self.ing[i];
+        let h = g.hdrm.min(frame);
+        g.hdrm -= h;
+        g.shared -= frame - h;
+        self.nodes[node].hdrm -= h;
+        let g = self.ing[i];
+        if g.xoff
+            && g.hdrm == 0
+            && g.shared + self.params.xon_offset_bytes <= self.threshold(node, used)
         {
-            self.xoff[i] = false;
+            self.ing[i].xoff = false;
             self.refresh_at[i] = NOT;
             return true;
         }
@@ -140,11 +164,11 @@ impl Pfc {
 
     /// Whether ingress `ip` has XOFF asserted on `tc` (a storm source asserts it forever).
     pub fn is_xoff(&self, ip: usize, tc: usize) -> bool {
-        self.xoff[ip * self.ntc + tc]
+        self.ing[ip * self.ntc + tc].xoff
     }
 
     pub fn set_xoff(&mut self, ip: usize, tc: usize, on: bool) {
-        self.xoff[ip * self.ntc + tc] = on;
+        self.ing[ip * self.ntc + tc].xoff = on;
         if !on {
             self.refresh_at[ip * self.ntc + tc] = NOT;
         }

@@ -1,46 +1,80 @@
-//! The event queue: a monotone radix heap (Ahuja, Mehlhorn, Orlin & Tarjan, "Faster algorithms
-//! for the shortest path problem", JACM 1990) over coarse keys `time >> SHIFT`, written out here.
+//! The event queue: a calendar queue (R. Brown, "Calendar queues: a fast O(1) priority queue
+//! implementation for the simulation event set problem", CACM 31(10), 1988) with a fixed bucket
+//! width, written out here, plus a binary heap for events beyond the calendar's horizon.
 //!
-//! Bucket `i` (1..=64) holds entries whose coarse key differs from the current one first at bit
-//! `i - 1`. The entries of the current coarse key (a window of 2^SHIFT ps) sit in `current`,
-//! sorted by time; each entry moves down at most 64 - SHIFT times instead of 64, the measured
-//! hot spot of a picosecond-keyed radix heap. Entries are appended and redistributed in order and
-//! `current` is sorted stably, so equal times pop in insertion order (FIFO ties) without a
-//! sequence number. Push is O(1) outside the current window.
+//! Times map to coarse keys `time >> SHIFT` (buckets of 1.024 ns, a few events each on a busy
+//! fabric). The wheel holds the `BUCKETS` keys from the current one on, bucket `key % BUCKETS`,
+//! each a plain `Vec` appended to in push order; an occupancy bitmap finds the next non-empty
+//! bucket. When the current bucket runs dry the next one is swapped in (no copy) and sorted
+//! stably by time, so equal times pop in push order (FIFO ties) without a sequence number.
+//! A push is O(1) inside the horizon (packet hops: a link's propagation plus a serialization,
+//! about 1.3 us on the benchmark fabrics); later events (timeouts, pause expiry) go to the heap
+//! ordered by (time, push sequence) and move into the wheel, in that order, as the horizon
+//! reaches them, always before any direct push into their bucket, which keeps ties FIFO.
 
-/// log2 of the window width in picoseconds.
-const SHIFT: u32 = 12;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// log2 of the bucket width in picoseconds.
+const SHIFT: u32 = 10;
+/// Buckets in the wheel (a power of two): the horizon is 2^(SHIFT+13) ps = 8.4 us.
+const BUCKETS: usize = 1 << 13;
+const MASK: u64 = BUCKETS as u64 - 1;
+const WORDS: usize = BUCKETS / 64;
 
 /// A time-ordered queue of `E` with FIFO order among equal times. Times pushed must not be
 /// earlier than the last popped time (a discrete-event simulation never schedules the past).
-pub struct RadixQueue<E> {
-    /// The current coarse key.
-    last: u64,
+pub struct CalendarQueue<E> {
+    /// The key of the current bucket.
+    cur: u64,
     len: usize,
-    /// Entries of the current window, sorted by time; `head` is the next to pop.
+    /// Entries of the current bucket, sorted by time; `head` is the next to pop.
     current: Vec<(u64, E)>,
     head: usize,
-    /// Bit i-1 set: bucket i is non-empty, so a refill finds the lowest in O(1).
-    occupied: u64,
-    buckets: Vec<Vec<(u64, E)>>,
-    scratch: Vec<(u64, E)>,
+    /// Keys `cur + 1 .. cur + BUCKETS`, key `k` in bucket `k & MASK`, in push order.
+    wheel: Vec<Vec<(u64, E)>>,
+    /// Bit `b` set: bucket `b` is non-empty.
+    occupied: [u64; WORDS],
+    /// Entries with keys `>= cur + BUCKETS`.
+    far: BinaryHeap<Far<E>>,
+    seq: u64,
 }
 
-#[inline]
-fn bucket_of(k: u64, last: u64) -> usize {
-    (64 - (k ^ last).leading_zeros()) as usize
+/// A far entry; the heap pops the earliest time, then the earliest push.
+struct Far<E> {
+    t: u64,
+    seq: u64,
+    e: E,
 }
 
-impl<E: Copy> RadixQueue<E> {
+impl<E> PartialEq for Far<E> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.t, self.seq) == (o.t, o.seq)
+    }
+}
+impl<E> Eq for Far<E> {}
+impl<E> PartialOrd for Far<E> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<E> Ord for Far<E> {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.t, o.seq).cmp(&(self.t, self.seq))
+    }
+}
+
+impl<E: Copy> CalendarQueue<E> {
     pub fn new() -> Self {
-        RadixQueue {
-            last: 0,
+        CalendarQueue {
+            cur: 0,
             len: 0,
             current: Vec::new(),
             head: 0,
-            occupied: 0,
-            buckets: (0..65).map(|_| Vec::new()).collect(),
-            scratch: Vec::new(),
+            wheel: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            occupied: [0; WORDS],
+            far: BinaryHeap::new(),
+            seq: 0,
         }
     }
 
@@ -52,27 +86,41 @@ impl<E: Copy> RadixQueue<E> {
         self.len == 0
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, t: u64, e: E) {
         let k = t >> SHIFT;
-        debug_assert!(k >= self.last, "scheduled in the past: {t}");
+        debug_assert!(k >= self.cur, "scheduled in the past: {t}");
         self.len += 1;
-        if k == self.last {
-            // In the window being drained: after every entry with a time <= t.
+        if k == self.cur {
+            // In the bucket being drained: after every entry with a time <= t.
             let pos = self.head + self.current[self.head..].partition_point(|x| x.0 <= t);
             self.current.insert(pos, (t, e));
-            return;
+        } else if k - self.cur < BUCKETS as u64 {
+            self.put(k, t, e);
+        } else {
+            self.far.push(Far {
+                t,
+                seq: self.seq,
+                e,
+            });
+            self.seq += 1;
         }
-        let b = bucket_of(k, self.last);
-        self.occupied |= 1 << (b - 1);
-        self.buckets[b].push((t, e));
+    }
+
+    #[inline(always)]
+    fn put(&mut self, k: u64, t: u64, e: E) {
+        let b = (k & MASK) as usize;
+        self.occupied[b >> 6] |= 1 << (b & 63);
+        self.wheel[b].push((t, e));
     }
 
     /// Every pending entry, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = &(u64, E)> {
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &E)> {
         self.current[self.head..]
             .iter()
-            .chain(self.buckets[1..].iter().flatten())
+            .chain(self.wheel.iter().flatten())
+            .map(|(t, e)| (*t, e))
+            .chain(self.far.iter().map(|f| (f.t, &f.e)))
     }
 
     /// Removes and returns the earliest entry (FIFO among equal times).
@@ -81,7 +129,7 @@ impl<E: Copy> RadixQueue<E> {
         self.pop_with(|_| {})
     }
 
-    /// As `pop`; `ready` sees each entry of a new window as it becomes current (the engine
+    /// As `pop`; `ready` sees each entry of a new bucket as it becomes current (the engine
     /// prefetches their packets, so the memory loads overlap).
     #[inline]
     pub fn pop_with(&mut self, ready: impl FnMut(&E)) -> Option<(u64, E)> {
@@ -97,48 +145,65 @@ impl<E: Copy> RadixQueue<E> {
         Some(e)
     }
 
-    /// The current window is exhausted: open the next one from the lowest non-empty bucket.
+    /// The key of the first non-empty wheel bucket after the current one.
+    fn next_in_wheel(&self) -> Option<u64> {
+        let start = ((self.cur + 1) & MASK) as usize;
+        let mut w = start >> 6;
+        let mut bits = self.occupied[w] & (!0u64 << (start & 63));
+        for _ in 0..=WORDS {
+            if bits != 0 {
+                let pos = (w << 6) + bits.trailing_zeros() as usize;
+                let d = (pos as u64).wrapping_sub(start as u64) & MASK;
+                return Some(self.cur + 1 + d);
+            }
+            w = (w + 1) % WORDS;
+            bits = self.occupied[w];
+        }
+        None
+    }
+
+    /// The current bucket is exhausted: open the next non-empty one.
     fn refill(&mut self, mut ready: impl FnMut(&E)) {
         self.current.clear();
         self.head = 0;
-        debug_assert!(self.occupied != 0, "len > 0 implies a non-empty bucket");
-        let i = self.occupied.trailing_zeros() as usize + 1;
-        self.occupied &= !(1 << (i - 1));
-        std::mem::swap(&mut self.scratch, &mut self.buckets[i]);
-        let min = self
-            .scratch
-            .iter()
-            .map(|e| e.0 >> SHIFT)
-            .min()
-            .unwrap_or(self.last);
-        self.last = min;
-        for &(t, e) in &self.scratch {
-            // Every entry lands below bucket `i`: they share the bits above it with `min`.
-            let b = bucket_of(t >> SHIFT, min);
-            if b == 0 {
-                self.current.push((t, e));
-            } else {
-                self.occupied |= 1 << (b - 1);
-                self.buckets[b].push((t, e));
+        let far = self.far.peek().map(|f| f.t >> SHIFT);
+        self.cur = match (self.next_in_wheel(), far) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a
+                .or(b)
+                .expect("len > 0 implies an entry in the wheel or the heap"),
+        };
+        // Far entries the horizon now reaches, in (time, push) order: before any direct push.
+        while let Some(f) = self.far.peek() {
+            let k = f.t >> SHIFT;
+            if k - self.cur >= BUCKETS as u64 {
+                break;
             }
+            let f = self.far.pop().expect("peeked");
+            self.put(k, f.t, f.e);
         }
-        self.scratch.clear();
-        // Stable: equal times keep their insertion order. A window arrives nearly sorted (its
-        // entries were pushed roughly in time order), so insertion sort (no allocation, moves
-        // only for the few inversions) unless it is long.
+        let b = (self.cur & MASK) as usize;
+        self.occupied[b >> 6] &= !(1 << (b & 63));
+        std::mem::swap(&mut self.current, &mut self.wheel[b]);
+        // Stable: equal times keep their push order. Insertion sort (no allocation, one move
+        // per inversion: buckets are short, and a burst of equal times is already in order)
+        // unless the inversions pass a budget, then the general stable sort finishes (insertion
+        // never moves an entry past an equal one, so the order of ties is still the push order).
         let v = &mut self.current[..];
-        if v.len() <= 64 {
-            for i in 1..v.len() {
-                let x = v[i];
-                let mut j = i;
-                while j > 0 && v[j - 1].0 > x.0 {
-                    v[j] = v[j - 1];
-                    j -= 1;
-                }
-                v[j] = x;
+        let mut budget = 8 * v.len() + 64;
+        for i in 1..v.len() {
+            let x = v[i];
+            let mut j = i;
+            while j > 0 && v[j - 1].0 > x.0 {
+                v[j] = v[j - 1];
+                j -= 1;
             }
-        } else {
-            v.sort_by_key(|e| e.0);
+            v[j] = x;
+            budget = budget.saturating_sub(i - j);
+            if budget == 0 {
+                v.sort_by_key(|e| e.0);
+                break;
+            }
         }
         for e in &self.current {
             ready(&e.1);
@@ -146,7 +211,7 @@ impl<E: Copy> RadixQueue<E> {
     }
 }
 
-impl<E: Copy> Default for RadixQueue<E> {
+impl<E: Copy> Default for CalendarQueue<E> {
     fn default() -> Self {
         Self::new()
     }
@@ -156,39 +221,52 @@ impl<E: Copy> Default for RadixQueue<E> {
 mod tests {
     use super::*;
     use crate::rng::Rng;
+    use std::collections::BTreeMap;
 
     #[test]
-    fn pops_in_time_order_with_fifo_ties_like_a_stable_sort() {
+    fn pops_like_a_stable_sort_by_time_across_buckets_horizon_and_heap() {
+        // Reference: a map keyed by (time, push number) pops exactly the stable-sort order.
+        let scales = [1u64, 1000, 100_000, 3_000_000, 50_000_000, 1 << 40];
         for seed in 0..20 {
             let mut rng = Rng::new(seed);
-            let mut q = RadixQueue::new();
-            let mut pushed = 0usize;
+            let mut q = CalendarQueue::new();
+            let mut reference = BTreeMap::new();
             let mut now = 0u64;
-            let mut popped = Vec::new();
-            let mut next_id = 0u32;
-            for _ in 0..20_000 {
+            for id in 0..20_000u32 {
                 if rng.below(3) > 0 {
-                    // Delays within and across windows; few distinct values so ties are common.
-                    let t = now + rng.below(8) * [1u64, 1000, 100_000][rng.below(3) as usize];
-                    q.push(t, next_id);
-                    pushed += 1;
-                    next_id += 1;
-                } else if let Some((t, id)) = q.pop() {
-                    assert!(t >= now);
-                    now = t;
-                    popped.push((t, id));
+                    // Delays within a bucket, across buckets, past the horizon and far out; few
+                    // distinct values so ties are common.
+                    let t = now + rng.below(8) * scales[rng.below(scales.len() as u64) as usize];
+                    q.push(t, id);
+                    reference.insert((t, id), ());
+                } else {
+                    let got = q.pop();
+                    let want = reference.pop_first().map(|((t, id), ())| (t, id));
+                    assert_eq!(got, want, "seed {seed}");
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
                 }
+                assert_eq!(q.len(), reference.len());
             }
-            while let Some(e) = q.pop() {
-                popped.push(e);
+            let mut n = 0;
+            let mut sum = 0u64;
+            for (t, e) in q.iter() {
+                n += 1;
+                sum = sum.wrapping_add(t ^ *e as u64);
             }
-            assert_eq!(popped.len(), pushed);
-            for w in popped.windows(2) {
-                assert!(w[0].0 <= w[1].0, "time order broken at {w:?}");
-                if w[0].0 == w[1].0 {
-                    assert!(w[0].1 < w[1].1, "FIFO tie order broken at {w:?}");
-                }
+            assert_eq!(n, reference.len());
+            let want_sum = reference
+                .keys()
+                .fold(0u64, |s, &(t, e)| s.wrapping_add(t ^ e as u64));
+            assert_eq!(sum, want_sum);
+            while let Some(got) = q.pop() {
+                assert_eq!(
+                    Some(got),
+                    reference.pop_first().map(|((t, id), ())| (t, id))
+                );
             }
+            assert!(reference.is_empty() && q.is_empty());
         }
     }
 }

@@ -141,6 +141,114 @@ pub fn salts(topo: &Topology, policy: RoutePolicy) -> Vec<u32> {
     }
 }
 
+/// Per switch, what the packet path reads to route: its `choose` salt ([`salts`]) and its
+/// candidate ports towards any destination, in O(1) when its down ranges are uniform (a fat
+/// tree: child `b`, or `b`'s group of parallel links, covers hosts `lo + b * 2^shift ..`), else
+/// through `Routing::next_hops_up` (a binary search over the ranges). One 32-byte record per
+/// node, so a hop touches one line of it and one of `ports`.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct NodeRoute {
+    /// Hosts below (fast path only): `lo..hi`.
+    lo: u32,
+    hi: u32,
+    /// In `RouteTable::ports`: block `b`'s candidates at `down + b * per` (`per` of them), the
+    /// up set at `up` (`up_len`).
+    down: u32,
+    per: u32,
+    up: u32,
+    up_len: u32,
+    salt: u32,
+    shift: u8,
+    fast: bool,
+}
+
+/// The routing of every node as the packet path reads it; same candidates, in the same order, as
+/// `Routing::next_hops_up`.
+pub struct RouteTable {
+    nodes: Vec<NodeRoute>,
+    ports: Vec<PortId>,
+}
+
+impl RouteTable {
+    pub fn new(topo: &Topology, policy: RoutePolicy) -> RouteTable {
+        let salt = salts(topo, policy);
+        let r = &topo.routing;
+        let mut ports = Vec::new();
+        let nodes = (0..topo.nodes.len())
+            .map(|i| {
+                let n = NodeId(i as u32);
+                let rs = r.down_ranges(n);
+                let mut nr = NodeRoute {
+                    lo: 0,
+                    hi: 0,
+                    down: 0,
+                    per: 0,
+                    up: 0,
+                    up_len: 0,
+                    salt: salt[i],
+                    shift: 0,
+                    fast: false,
+                };
+                let Some(first) = rs.first() else {
+                    return nr;
+                };
+                let w = first.hi - first.lo;
+                let uniform = w.is_power_of_two()
+                    && rs.iter().enumerate().all(|(b, x)| {
+                        x.lo == first.lo + b as u32 * w
+                            && x.hi - x.lo == w
+                            && x.ports_len == first.ports_len
+                    });
+                if !uniform || rs.len() as u64 * w as u64 > u32::MAX as u64 - first.lo as u64 {
+                    return nr;
+                }
+                nr.lo = first.lo;
+                nr.hi = first.lo + rs.len() as u32 * w;
+                nr.shift = w.trailing_zeros() as u8;
+                nr.per = first.ports_len;
+                nr.down = ports.len() as u32;
+                for x in rs {
+                    ports.extend_from_slice(r.down_ports(n, HostId(x.lo)).expect("a down range"));
+                }
+                nr.up = ports.len() as u32;
+                ports.extend_from_slice(r.up_ports(n));
+                nr.up_len = ports.len() as u32 - nr.up;
+                nr.fast = true;
+                nr
+            })
+            .collect();
+        RouteTable { nodes, ports }
+    }
+
+    /// `choose`'s salt at `node`.
+    #[inline]
+    pub fn salt(&self, node: u32) -> u32 {
+        self.nodes[node as usize].salt
+    }
+
+    /// `Routing::next_hops_up(node, dst)` and `node`'s salt.
+    #[inline]
+    pub fn next_hops_up<'a>(
+        &'a self,
+        topo: &'a Topology,
+        node: u32,
+        dst: u32,
+    ) -> (&'a [PortId], bool, u32) {
+        let nr = &self.nodes[node as usize];
+        if !nr.fast {
+            let (c, up) = topo.routing.next_hops_up(NodeId(node), HostId(dst));
+            return (c, up, nr.salt);
+        }
+        if dst < nr.lo || dst >= nr.hi {
+            let s = nr.up as usize;
+            return (&self.ports[s..s + nr.up_len as usize], true, nr.salt);
+        }
+        let s = (nr.down + ((dst - nr.lo) >> nr.shift) * nr.per) as usize;
+        (&self.ports[s..s + nr.per as usize], false, nr.salt)
+    }
+}
+
 /// The packet engine's static next-hop choice as a picker for [`walk`]: `choose` with each
 /// node's `salt` ([`salts`]), for a flow with `hash` towards `dst`.
 pub fn hashed(
@@ -181,6 +289,51 @@ mod tests {
     fn crc32_matches_the_standard_check_value() {
         // The CRC-32/ISO-HDLC check value of "123456789" is 0xCBF43926.
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn route_table_gives_the_routing_candidates_in_order() {
+        // Reference: `Routing::next_hops_up` (binary search over the down ranges) at every node
+        // for every destination, on uniform fat-tree and rail-optimized fabrics (fast path) and
+        // on two leaves of 3 hosts (the spine's blocks are 3 wide: it falls back).
+        let ft4 = crate::io::ns3::read_topology(&crate::error::Source::new(
+            "sim-ft4.topo.txt",
+            include_str!("../../../../examples/sim-ft4.topo.txt"),
+        ))
+        .unwrap()
+        .topo;
+        let rail =
+            crate::test_util::scenario(&[("--gpus", "256"), ("--topology", "rail-optimized")])
+                .design_and_topology()
+                .unwrap()
+                .1;
+        let odd = crate::sim::lossless_scenarios::two_leaves(
+            3,
+            crate::units::BitRate::gbps(100),
+            crate::units::Time::from_ns(1),
+        );
+        for (t, want_fast) in [(&ft4, true), (&rail, true), (&odd, false)] {
+            let table = RouteTable::new(t, RoutePolicy::EcmpFlowHash);
+            let mut fast = 0;
+            for n in 0..t.nodes.len() as u32 {
+                if !t.nodes[n as usize].is_switch() {
+                    continue;
+                }
+                fast += table.nodes[n as usize].fast as usize;
+                for d in 0..t.num_hosts() as u32 {
+                    let (c, up, salt) = table.next_hops_up(t, n, d);
+                    let (rc, rup) = t.routing.next_hops_up(NodeId(n), HostId(d));
+                    assert_eq!((c, up), (rc, rup), "node {n} dst {d}");
+                    assert_eq!(salt, switch_salt(n));
+                }
+            }
+            let switches = t.nodes.iter().filter(|x| x.is_switch()).count();
+            assert_eq!(
+                fast == switches,
+                want_fast,
+                "{fast} of {switches} switches fast"
+            );
+        }
     }
 
     #[test]

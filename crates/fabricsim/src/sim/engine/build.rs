@@ -3,7 +3,7 @@
 
 use super::link::prob_threshold;
 use super::llfc::LinkFc;
-use super::{Engine, Ev, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortState};
+use super::{Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortState};
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
 use crate::rng::Rng;
@@ -11,12 +11,11 @@ use crate::sim::cc::CcState;
 use crate::sim::entropy;
 use crate::sim::faults::Faults;
 use crate::sim::packet::{Fifo, NIL, Slab};
-use crate::sim::params::{RoutePolicy, SimParams};
-use crate::sim::queue::RadixQueue;
+use crate::sim::params::SimParams;
 use crate::sim::results::{Counters, PortSeries};
+use crate::sim::route;
 use crate::sim::sched::SchedState;
 use crate::sim::transport::Qp;
-use crate::sim::{ibroute, route};
 use crate::topology::{HostId, NodeKind, Topology};
 use crate::units::Time;
 
@@ -76,12 +75,13 @@ impl<'a> Engine<'a> {
                 tx_bytes: 0,
                 queued: 0,
                 lossy: false,
+                flags: P_LINK_UP | P_ROUTE_OK | if host != NIL { P_NIC } else { 0 },
             });
         }
         let rngs = (0..nports)
             .map(|i| Rng::stream(p.seed, 1, i as u64))
             .collect();
-        let mut q = RadixQueue::new();
+        let mut q = Events::new();
         let misroutes = super::link::apply_faults(topo, faults, &mut ports, &mut q)?;
         for ps in &mut ports {
             ps.update_lossy();
@@ -167,7 +167,7 @@ impl<'a> Engine<'a> {
         }
         let fc = LinkFc::new(topo, p, misroutes)?;
         if let Some((t, ev)) = fc.first_events() {
-            q.push(t, ev);
+            q.push_fc(t, ev);
         }
         let series = p.sample_interval.map(|iv| {
             q.push(0, Ev::Sample);
@@ -188,12 +188,7 @@ impl<'a> Engine<'a> {
             now: Time::ZERO,
             q,
             pkts: Slab::new(),
-            pflags: ports
-                .iter()
-                .map(|ps| P_LINK_UP | P_ROUTE_OK | if ps.host != NIL { P_NIC } else { 0 })
-                .collect(),
             qps,
-            port_node: ports.iter().map(|ps| ps.node).collect(),
             sched: vec![SchedState::default(); nports],
             ports,
             tcq: vec![Fifo::default(); nports * ntc],
@@ -201,12 +196,7 @@ impl<'a> Engine<'a> {
             data_tcs,
             buf_used: vec![0; topo.nodes.len()],
             // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
-            salt: match p.routing {
-                RoutePolicy::DModK | RoutePolicy::Adaptive => ibroute::divisors(topo),
-                _ => (0..topo.nodes.len() as u32)
-                    .map(route::switch_salt)
-                    .collect(),
-            },
+            routes: route::RouteTable::new(topo, p.routing),
             nics: (0..topo.num_hosts()).map(|_| Nic::default()).collect(),
             nv_free: vec![0; topo.num_hosts()],
             msgs,

@@ -40,7 +40,7 @@ impl Engine<'_> {
                 .map(|id| self.pkts.get(id).payload as u64)
                 .sum::<u64>();
         }
-        for (_, ev) in self.q.iter() {
+        for (_, ev) in self.q.q.iter() {
             if let Ev::Arrive { pkt } = ev {
                 total += self.pkts.get(*pkt).payload as u64;
             }
@@ -112,7 +112,7 @@ impl Engine<'_> {
                 c.len(),
                 hash,
                 dst,
-                self.salt[node.idx()],
+                self.routes.salt(node.0),
                 up,
             )
         };

@@ -5,7 +5,6 @@
 use super::llfc::FcEv;
 use super::{Engine, Ev, P_LINK_UP, P_REROUTED, P_ROUTE_OK, PortState, set_bit};
 use crate::sim::faults::{Dir, Fault, Faults, LinkLoss};
-use crate::sim::queue::RadixQueue;
 use crate::sim::reroute::Reach;
 use crate::sim::results::DropReason;
 use crate::topology::{HostId, NodeId, PortId, Topology};
@@ -14,7 +13,7 @@ impl Engine<'_> {
     /// Local repair: the ends of `link` reflect its state change.
     pub(super) fn route_state(&mut self, link: u32, up: bool) {
         for e in self.topo.links[link as usize].ends {
-            set_bit(&mut self.pflags[e.idx()], P_ROUTE_OK, up);
+            set_bit(&mut self.ports[e.idx()].flags, P_ROUTE_OK, up);
         }
     }
 
@@ -24,11 +23,15 @@ impl Engine<'_> {
         let up: Vec<bool> = topo
             .links
             .iter()
-            .map(|l| self.pflags[l.ends[0].idx()] & P_LINK_UP != 0)
+            .map(|l| self.ports[l.ends[0].idx()].flags & P_LINK_UP != 0)
             .collect();
         self.reach = Reach::compute(topo, &up);
         for pi in 0..topo.ports.len() {
-            set_bit(&mut self.pflags[pi], P_REROUTED, self.reach.any_blocked(pi));
+            set_bit(
+                &mut self.ports[pi].flags,
+                P_REROUTED,
+                self.reach.any_blocked(pi),
+            );
         }
     }
 
@@ -36,7 +39,7 @@ impl Engine<'_> {
     /// removed it and the last global reroute did not find `dst` unreachable through it.
     #[inline]
     pub(super) fn routable(&self, pi: usize, dst: u32) -> bool {
-        let f = self.pflags[pi];
+        let f = self.ports[pi].flags;
         f & P_ROUTE_OK != 0 && (f & P_REROUTED == 0 || self.reach.reaches(pi, dst))
     }
 
@@ -44,7 +47,7 @@ impl Engine<'_> {
         let ends = self.topo.links[link as usize].ends;
         for e in ends {
             let pi = e.idx();
-            set_bit(&mut self.pflags[pi], P_LINK_UP, up);
+            set_bit(&mut self.ports[pi].flags, P_LINK_UP, up);
             if !up {
                 // Packets queued for a dead link are lost.
                 for tc in 0..self.ntc {
@@ -99,7 +102,7 @@ pub(super) fn apply_faults(
     topo: &Topology,
     faults: &Faults,
     ports: &mut [PortState],
-    q: &mut RadixQueue<Ev>,
+    q: &mut super::Events,
 ) -> Result<Vec<(NodeId, HostId, PortId)>, String> {
     let mut misroutes = Vec::new();
     for f in &faults.faults {
@@ -155,20 +158,20 @@ pub(super) fn apply_faults(
                         topo.num_hosts()
                     ));
                 }
-                q.push(
+                q.push_fc(
                     at.0,
-                    Ev::Fc(FcEv::Stall {
+                    FcEv::Stall {
                         host: host.0,
                         on: true,
-                    }),
+                    },
                 );
                 if let Some(u) = until {
-                    q.push(
+                    q.push_fc(
                         u.0,
-                        Ev::Fc(FcEv::Stall {
+                        FcEv::Stall {
                             host: host.0,
                             on: false,
-                        }),
+                        },
                     );
                 }
             }

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::{Engine, Ev, NIL, set_bit};
+use super::{Engine, NIL, set_bit};
 use crate::sim::credits::Credits;
 use crate::sim::deadlock::find_cycle;
 use crate::sim::headroom::{self, HeadroomInputs, MAX_QUANTA, PAUSE_FRAME_BYTES};
@@ -252,9 +252,9 @@ impl LinkFc {
     }
 
     /// Events to schedule at the start (the first deadlock check).
-    pub(super) fn first_events(&self) -> Option<(u64, Ev)> {
+    pub(super) fn first_events(&self) -> Option<(u64, FcEv)> {
         let every = self.deadlock_every?;
-        Some((every.0, Ev::Fc(FcEv::DeadlockCheck)))
+        Some((every.0, FcEv::DeadlockCheck))
     }
 
     /// The forced egress of a lossless packet for `dst` at switch `node`, if any.
@@ -373,7 +373,8 @@ impl Engine<'_> {
             c.received(in_port, tc, pk.frame as u32);
         }
         if let Some(pfc) = self.fc.pfc.as_mut() {
-            if pfc.wd_off[out * self.ntc + tc] {
+            // Only the watchdog turns a queue's PFC off (`fc_watchdog`).
+            if pfc.params.watchdog.is_some() && pfc.wd_off[out * self.ntc + tc] {
                 return self.drop_pkt(id, DropReason::Watchdog);
             }
             match pfc.admit(in_port, node, tc, frame, self.buf_used[node]) {
@@ -414,7 +415,7 @@ impl Engine<'_> {
     fn fc_credit_update(&mut self, in_port: usize, tc: u8, fccl: u32) {
         let at = self.now + self.fc.link_delay[in_port];
         let port = self.ports[in_port].peer;
-        self.q.push(at.0, Ev::Fc(FcEv::Credit { port, tc, fccl }));
+        self.q.push_fc(at.0, FcEv::Credit { port, tc, fccl });
     }
 
     /// A packet reached NIC port `in_port`; false when the NIC is stalled and discards it.
@@ -441,12 +442,12 @@ impl Engine<'_> {
         let pfc = self.fc.pfc.as_mut().expect("pfc");
         let at = self.now.0 + half;
         pfc.refresh_at[ip * self.ntc + tc as usize] = at;
-        self.q.push(
+        self.q.push_fc(
             at,
-            Ev::Fc(FcEv::Refresh {
+            FcEv::Refresh {
                 port: ip as u32,
                 tc,
-            }),
+            },
         );
     }
 
@@ -462,13 +463,13 @@ impl Engine<'_> {
         let peer = port.peer;
         self.c.pause_frames += 1;
         let at = t0 + ser + self.fc.link_delay[ip] + self.fc.response[peer as usize];
-        self.q.push(
+        self.q.push_fc(
             at.0,
-            Ev::Fc(FcEv::Pause {
+            FcEv::Pause {
                 port: peer,
                 tc,
                 quanta,
-            }),
+            },
         );
     }
 
@@ -504,9 +505,9 @@ impl Engine<'_> {
                 let until = now + quanta as u64 * self.fc.quantum_ps[pi];
                 let first = pfc.pause(pi, tc as usize, now, until);
                 set_bit(&mut self.ports[pi].blocked, 1 << tc, true);
-                self.q.push(until, Ev::Fc(FcEv::PauseExpire { port, tc }));
+                self.q.push_fc(until, FcEv::PauseExpire { port, tc });
                 if first && let Some(wd) = pfc.params.watchdog {
-                    self.q.push(now + wd.0, Ev::Fc(FcEv::Watchdog { port, tc }));
+                    self.q.push_fc(now + wd.0, FcEv::Watchdog { port, tc });
                 }
             }
             FcEv::PauseExpire { port, tc } => {
@@ -536,7 +537,7 @@ impl Engine<'_> {
                     pfc.wd_off[i] = false;
                 } else {
                     let at = pfc.last_pause_rx[i] + wd;
-                    self.q.push(at, Ev::Fc(FcEv::WatchdogRestore { port, tc }));
+                    self.q.push_fc(at, FcEv::WatchdogRestore { port, tc });
                 }
             }
             FcEv::Stall { host, on } => self.fc_stall(host as usize, on),
@@ -561,12 +562,12 @@ impl Engine<'_> {
         pfc.wd_off[i] = true;
         pfc.resume(pi, tc as usize, now);
         set_bit(&mut self.ports[pi].blocked, 1 << tc, false);
-        self.q.push(
+        self.q.push_fc(
             now + wd,
-            Ev::Fc(FcEv::WatchdogRestore {
+            FcEv::WatchdogRestore {
                 port: pi as u32,
                 tc,
-            }),
+            },
         );
         // The queue is flushed.
         let node = self.ports[pi].node as usize;
@@ -676,8 +677,7 @@ impl Engine<'_> {
             None => self.fc.last_cycle = None,
         }
         if let Some(every) = self.fc.deadlock_every.filter(|_| !self.q.is_empty()) {
-            self.q
-                .push((self.now + every).0, Ev::Fc(FcEv::DeadlockCheck));
+            self.q.push_fc((self.now + every).0, FcEv::DeadlockCheck);
         }
     }
 }

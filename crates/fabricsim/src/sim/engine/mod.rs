@@ -36,7 +36,7 @@ use std::collections::VecDeque;
 use super::cc::{CcState, CcTimer};
 use super::packet::{Fifo, NIL, Slab};
 use super::params::SimParams;
-use super::queue::RadixQueue;
+use super::queue::CalendarQueue;
 use super::reroute::{Reach, RerouteDelays};
 use super::results::{Counters, PortSeries};
 use super::sched::SchedState;
@@ -52,6 +52,7 @@ const NO_TIME: u64 = u64::MAX;
 /// Events between progress checks (stop flag, progress callback).
 const CHECK_EVERY: u64 = 1 << 18;
 
+/// An event as the queue stores it: 8 bytes, so a queue entry with its time is 16.
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     /// Packet `pkt` can leave the node of its ingress port `Packet::port` (switch) or has
@@ -101,11 +102,63 @@ enum Ev {
         qp: u32,
         timer: CcTimer,
     },
-    /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`.
-    Fc(FcEv),
+    /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`; the
+    /// event itself waits in `Events::fc[slot]` (a credit update does not fit 8 bytes).
+    Fc {
+        slot: u32,
+    },
 }
 
-/// `Engine::pflags` bits: per-port state the arrival path reads, packed densely.
+const _: () = assert!(std::mem::size_of::<Ev>() == 8);
+
+/// The event queue with the side table of flow-control events.
+struct Events {
+    q: CalendarQueue<Ev>,
+    fc: Vec<FcEv>,
+    fc_free: Vec<u32>,
+}
+
+impl Events {
+    fn new() -> Events {
+        Events {
+            q: CalendarQueue::new(),
+            fc: Vec::new(),
+            fc_free: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, t: u64, ev: Ev) {
+        self.q.push(t, ev);
+    }
+
+    /// Schedules flow-control event `e` at `t`.
+    fn push_fc(&mut self, t: u64, e: FcEv) {
+        let slot = match self.fc_free.pop() {
+            Some(s) => {
+                self.fc[s as usize] = e;
+                s
+            }
+            None => {
+                self.fc.push(e);
+                self.fc.len() as u32 - 1
+            }
+        };
+        self.q.push(t, Ev::Fc { slot });
+    }
+
+    /// The flow-control event of a popped `Ev::Fc`, its slot freed.
+    fn take_fc(&mut self, slot: u32) -> FcEv {
+        self.fc_free.push(slot);
+        self.fc[slot as usize]
+    }
+
+    fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+}
+
+/// `PortState::flags` bits.
 const P_LINK_UP: u8 = 1;
 /// Routing may choose the port (its link is up, or went down less than the local repair delay
 /// ago, or local repair is off).
@@ -140,6 +193,9 @@ struct PortState {
     peer_cut_through: bool,
     /// Any of the loss settings below is on.
     lossy: bool,
+    /// `P_*` bits: read by routing (the egress candidate) and on arrival (the ingress), in the
+    /// line the packet path loads anyway.
+    flags: u8,
     // Colder fields.
     rate: crate::units::BitRate,
     /// Loss per packet as a fraction of 2^64 (0: none).
@@ -212,21 +268,18 @@ pub struct Engine<'a> {
     p: &'a SimParams,
     dag: &'a MessageDag,
     now: Time,
-    q: RadixQueue<Ev>,
+    q: Events,
     pkts: Slab,
     ports: Vec<PortState>,
-    /// Per port: its node (read on every switch arrival; dense so it stays in cache).
-    port_node: Vec<u32>,
     /// Per port: the scheduler's state (DWRR deficits).
     sched: Vec<SchedState>,
-    /// Per port: `P_*` bits.
-    pflags: Vec<u8>,
     tcq: Vec<Fifo>,
     ntc: usize,
     /// Bit `tc`: some QP sends data on class `tc` (ECN marks those queues).
     data_tcs: u8,
     buf_used: Vec<u64>,
-    salt: Vec<u32>,
+    /// Per switch: candidates towards each destination and the routing salt.
+    routes: crate::sim::route::RouteTable,
     nics: Vec<Nic>,
     /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
     /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.

@@ -16,7 +16,7 @@ impl Engine<'_> {
         let mut next_check = CHECK_EVERY;
         loop {
             let (pkts, ports) = (&self.pkts, &self.ports);
-            let Some((t, ev)) = self.q.pop_with(|e| match e {
+            let Some((t, ev)) = self.q.q.pop_with(|e| match e {
                 Ev::Arrive { pkt } => pkts.prefetch(*pkt),
                 Ev::TxFree { port } => prefetch(&ports[*port as usize]),
                 _ => {}
@@ -62,7 +62,7 @@ impl Engine<'_> {
         self.finish(status, wall_s)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn dispatch(&mut self, ev: Ev) {
         match ev {
             Ev::Arrive { pkt } => {
@@ -83,7 +83,10 @@ impl Engine<'_> {
             Ev::Reroute => self.global_reroute(),
             Ev::Sample => self.sample(),
             Ev::CcTimer { qp, timer } => self.cc_timer(qp, timer),
-            Ev::Fc(e) => self.fc_event(e),
+            Ev::Fc { slot } => {
+                let e = self.q.take_fc(slot);
+                self.fc_event(e)
+            }
         }
     }
 }

@@ -6,13 +6,12 @@ use crate::sim::packet::Packet;
 use crate::sim::results::DropReason;
 use crate::sim::route;
 use crate::sim::sched;
-use crate::topology::{HostId, NodeId};
 
 impl Engine<'_> {
     /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
     #[inline]
     pub(super) fn switch_arrive(&mut self, id: u32, in_port: usize, pk: &Packet) {
-        let node = self.port_node[in_port];
+        let node = self.ports[in_port].node;
         if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
             return self.fc_enqueue(id, in_port, out, pk);
         }
@@ -51,13 +50,11 @@ impl Engine<'_> {
     /// dropped that port (`routable`).
     #[inline]
     pub(super) fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
-        let topo = self.topo;
-        let (cands, up) = topo.routing.next_hops_up(NodeId(node), HostId(pk.dst));
+        let (cands, up, salt) = self.routes.next_hops_up(self.topo, node, pk.dst);
         if cands.is_empty() {
             return Err(DropReason::NoRoute);
         }
         let n = cands.len();
-        let salt = self.salt[node as usize];
         let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, salt, up);
         k = self.ar_pick(cands, k, pk.flags, pk.dst, pk.tc);
         if !self.routable(cands[k].idx(), pk.dst) {
@@ -70,7 +67,7 @@ impl Engine<'_> {
             }
         }
         let out = cands[k].idx();
-        if self.pflags[out] & P_LINK_UP == 0 {
+        if self.ports[out].flags & P_LINK_UP == 0 {
             return Err(DropReason::LinkDown);
         }
         Ok(out)

@@ -13,7 +13,7 @@ impl Engine<'_> {
     #[inline]
     pub(super) fn kick(&mut self, pi: usize) {
         let port = &mut self.ports[pi];
-        if port.wake || self.pflags[pi] & P_LINK_UP == 0 {
+        if port.wake || port.flags & P_LINK_UP == 0 {
             return;
         }
         if port.busy_until > self.now {
@@ -108,7 +108,7 @@ impl Engine<'_> {
         if pk.flags & F_CORRUPT != 0 {
             return self.drop_pkt(id, DropReason::Corruption);
         }
-        let flags = self.pflags[in_port];
+        let flags = self.ports[in_port].flags;
         if flags & P_LINK_UP == 0 {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
