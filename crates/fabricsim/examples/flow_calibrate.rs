@@ -228,23 +228,25 @@ fn route_links(
     dag: &MessageDag,
 ) -> Vec<u32> {
     let router = paths::Router::new(topo, p.routing);
-    let m = &dag.messages[0];
     let (msg_qp, _) = sim::route::number_qps(&dag.messages, 1);
-    let (h, _) = paths::qp_hashes(p, msg_qp[0], m.src.0, m.dst.0);
     let mut links = Vec::new();
-    let model = fabricsim::flow::PathModel::Hash;
-    paths::subflow_links(
-        topo,
-        &router,
-        model,
-        m.src.0,
-        m.dst.0,
-        h,
-        0,
-        |_| 0,
-        &mut links,
-    );
+    message_links(topo, &router, p, &dag.messages[0], msg_qp[0], &mut links);
     links
+}
+
+/// The links message `m` on QP `qp` crosses, as the packet engine's ECMP hash places it.
+fn message_links(
+    topo: &fabricsim::topology::Topology,
+    router: &paths::Router,
+    p: &sim::SimParams,
+    m: &fabricsim::message::Message,
+    qp: u32,
+    links: &mut Vec<u32>,
+) {
+    let (h, _) = paths::qp_hashes(p, qp, m.src.0, m.dst.0);
+    links.clear();
+    let model = fabricsim::flow::PathModel::Hash;
+    paths::subflow_links(topo, router, model, m.src.0, m.dst.0, h, 0, |_| 0, links);
 }
 
 /// FCTs (us) of an incast of equal messages to one host if its leaf served the congested egress
@@ -265,20 +267,7 @@ fn per_port_fcts(
         .iter()
         .zip(&msg_qp)
         .map(|(m, &q)| {
-            let (h, _) = paths::qp_hashes(p, q, m.src.0, m.dst.0);
-            links.clear();
-            let model = fabricsim::flow::PathModel::Hash;
-            paths::subflow_links(
-                topo,
-                &router,
-                model,
-                m.src.0,
-                m.dst.0,
-                h,
-                0,
-                |_| 0,
-                &mut links,
-            );
+            message_links(topo, &router, p, m, q, &mut links);
             links[links.len() - 2]
         })
         .collect();
