@@ -130,37 +130,27 @@ fn llama_dp_all_reduce(channels: u32, steps: u32, dp: u32, fp: &FlowParams) {
             let mut bwd_prev: Vec<Option<u32>> = vec![None; pp as usize];
             for _u in 0..micro {
                 let mut last: Option<u32> = None;
-                for sgn in 0..pp - 1 {
-                    let deps: Vec<u32> = [last, fwd_prev[sgn as usize]]
-                        .into_iter()
-                        .flatten()
-                        .collect();
+                // The send across boundary `b` from stage `from` to `to` on QP `qp` (1 forward,
+                // 2 backward), after `last` and the previous micro-batch's send there.
+                let mut send = |from: u32, to: u32, prev: &mut Option<u32>, qp: u16| {
+                    let deps: Vec<u32> = [last, *prev].into_iter().flatten().collect();
                     let m = dag.push(
-                        host(sgn, d, rail),
-                        host(sgn + 1, d, rail),
+                        host(from, d, rail),
+                        host(to, d, rail),
                         act_bytes,
                         Time::ZERO,
                         &deps,
                     );
-                    dag.messages[m as usize].qp = 1;
-                    fwd_prev[sgn as usize] = Some(m);
+                    dag.messages[m as usize].qp = qp;
+                    *prev = Some(m);
                     last = Some(m);
+                    m
+                };
+                for sgn in 0..pp - 1 {
+                    send(sgn, sgn + 1, &mut fwd_prev[sgn as usize], 1);
                 }
                 for sgn in (1..pp).rev() {
-                    let deps: Vec<u32> = [last, bwd_prev[sgn as usize]]
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                    let m = dag.push(
-                        host(sgn, d, rail),
-                        host(sgn - 1, d, rail),
-                        act_bytes,
-                        Time::ZERO,
-                        &deps,
-                    );
-                    dag.messages[m as usize].qp = 2;
-                    bwd_prev[sgn as usize] = Some(m);
-                    last = Some(m);
+                    let m = send(sgn, sgn - 1, &mut bwd_prev[sgn as usize], 2);
                     grads_ready[(d * tp + rail) as usize] = m;
                 }
             }
