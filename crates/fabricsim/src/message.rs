@@ -48,6 +48,35 @@ pub struct MessageDag {
 }
 
 impl MessageDag {
+    /// Checks that every message fits a topology of `num_hosts` hosts: endpoints exist, a
+    /// network message goes between two hosts, an NVLink one has the DAG's NVLink rate. Both
+    /// engines run it first; `Err` names the message.
+    pub fn check_hosts(&self, num_hosts: u32) -> Result<(), String> {
+        for (i, m) in self.messages.iter().enumerate() {
+            if m.src.0 >= num_hosts || m.dst.0 >= num_hosts {
+                return Err(format!(
+                    "message {i}: host {} -> {} but the topology has {num_hosts} hosts",
+                    m.src.0, m.dst.0
+                ));
+            }
+            match m.path {
+                Path::Net if m.src == m.dst => {
+                    return Err(format!(
+                        "message {i}: source and destination are both host {}",
+                        m.src.0
+                    ));
+                }
+                Path::NvLink if self.nvlink_rate.is_none() => {
+                    return Err(format!(
+                        "message {i} uses NVLink but the DAG has no NVLink rate"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Adds a message that depends on `deps` (indices of earlier messages); returns its index.
     pub fn push(&mut self, src: HostId, dst: HostId, bytes: u64, start: Time, deps: &[u32]) -> u32 {
         let id = self.messages.len() as u32;

@@ -217,7 +217,7 @@ impl<'a> Loop<'a> {
         p.validate()
             .map_err(|(f, prob, allowed)| format!("parameter {f}: {prob} (allowed: {allowed})"))?;
         fp.rates.validate()?;
-        check(topo, dag)?;
+        dag.check_hosts(topo.num_hosts() as u32)?;
         let k = fp.paths.subflows();
         let qpc = p.cc.qps_per_connection.max(1) as u32;
         let router = paths::Router::new(topo, p.routing);
@@ -714,32 +714,4 @@ fn limits(rates: &RateModel, slowest: u64, factor: f64) -> (u64, u64) {
     } else {
         (NO_CAP, slowest)
     }
-}
-
-/// Checks that the DAG fits the topology (the packet engine's rules).
-fn check(topo: &Topology, dag: &MessageDag) -> Result<(), String> {
-    let nh = topo.num_hosts() as u32;
-    for (i, m) in dag.messages.iter().enumerate() {
-        if m.src.0 >= nh || m.dst.0 >= nh {
-            return Err(format!(
-                "message {i}: host {} -> {} but the topology has {nh} hosts",
-                m.src.0, m.dst.0
-            ));
-        }
-        match m.path {
-            Path::Net if m.src == m.dst => {
-                return Err(format!(
-                    "message {i}: source and destination are both host {}",
-                    m.src.0
-                ));
-            }
-            Path::NvLink if dag.nvlink_rate.is_none() => {
-                return Err(format!(
-                    "message {i} uses NVLink but the DAG has no NVLink rate"
-                ));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }

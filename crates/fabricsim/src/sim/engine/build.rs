@@ -86,26 +86,7 @@ impl<'a> Engine<'a> {
         for ps in &mut ports {
             ps.update_lossy();
         }
-        let nh = topo.num_hosts() as u32;
-        for (i, m) in dag.messages.iter().enumerate() {
-            if m.src.0 >= nh || m.dst.0 >= nh {
-                return Err(format!(
-                    "message {i}: host {} -> {} but the topology has {nh} hosts",
-                    m.src.0, m.dst.0
-                ));
-            }
-            if m.path == Path::Net && m.src == m.dst {
-                return Err(format!(
-                    "message {i}: source and destination are both host {}",
-                    m.src.0
-                ));
-            }
-            if m.path == Path::NvLink && dag.nvlink_rate.is_none() {
-                return Err(format!(
-                    "message {i} uses NVLink but the DAG has no NVLink rate"
-                ));
-            }
-        }
+        dag.check_hosts(topo.num_hosts() as u32)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
         // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
         let (msg_qp, qp_ends) = route::number_qps(&dag.messages, p.cc.qps_per_connection);
