@@ -1,5 +1,5 @@
 //! Max-min fair rates by progressive filling (water-filling), recomputed incrementally, with
-//! optional per-input-port service of every link.
+//! optional per-input-port service of chosen links.
 //!
 //! Progressive filling (Bertsekas & Gallager, "Data Networks", 2nd ed., 6.5.2): raise every
 //! unfrozen flow's rate together; when a link saturates, freeze its flows at its fair share
@@ -7,16 +7,20 @@
 //! jumps from bottleneck to bottleneck with a lazy min-heap of link shares (as dslab-network's
 //! `TopologyAwareNetworkModel`).
 //!
-//! Per-input-port service (`MaxMin::with_port_service`): a link's flows are grouped by the
-//! link they arrive on (the switch's input port; a route's first link has one group), and the
-//! link is shared max-min among its input ports first, then among each port's flows
-//! (hierarchical max-min, as a lossless switch's round robin over input queues gives under
-//! back-pressure: credits or PFC). A link whose ports' unfrozen flows get the level `lambda`
-//! each: `lambda = (capacity - rates of ports with no unfrozen flow) / ports with one`, and a
-//! port offers its unfrozen flows `(lambda - its frozen flows' rates) / its unfrozen flows`.
-//! The fill freezes the port with the lowest offer. Offers only grow as flows freeze (a frozen
-//! flow took at most its offer, a closed port at most `lambda`), so flows still freeze in
-//! order of rate and the lazy heap stays valid. With one port per link this is plain max-min.
+//! Per-input-port service (`MaxMin::with_port_service`, on the links the caller picks): a
+//! link's flows are grouped by the link they arrive on (the switch's input port), and the
+//! link is shared among its input ports first, then among each port's flows, as a lossless
+//! switch's round robin over its input queues gives under back-pressure (credits, PFC). With
+//! `P` ports holding unfrozen flows and the others' rates summing to `closed`, the link's
+//! level is `(capacity - closed) / P` per port, and a port offers each of its unfrozen flows
+//! `(level - its frozen flows' rates) / its unfrozen flows`, a virtual link in the fill.
+//! Offers only grow as flows freeze, so the lazy heap stays valid. A port's offer counts on
+//! the other open ports taking the level; one whose flows are then held elsewhere below it
+//! leaves capacity idle, so a top-up raises every flow below its cap with no full link
+//! (progressive filling of what is left, per flow). Exact on the hand-computed cases
+//! (`tests/flow_maxmin.rs`); on random 2-tier Clos cases every flow ends at its cap or on a
+//! full link, and 97% meet the per-port max-min conditions (the rest lose to the chained
+//! offer above). Links where no port holds two flows share per flow exactly as per port.
 //!
 //! Rates and capacities are integer bits per second, and a share is a floor: sums over a link
 //! are exact, so an incremental solve reproduces a from-scratch one bit for bit (the tests
@@ -25,19 +29,17 @@
 //! Incremental recomputation touches only what can change:
 //! - Max-min allocations decompose over connected components of the flow-link graph, so only
 //!   the component(s) through the changed flows' links are looked at.
-//! - Flows freeze in order of rate, so a change leaves every flow below a threshold `x` as it
-//!   was when the fill below level `x` does not see the change. A link with `P` ports holding
-//!   `a` active flows offers every flow at least `m = capacity / (P (a - P + 1))` (`lambda`
-//!   is at least capacity / P; a port holds at most `a - P + 1` flows), so below `m` it binds
-//!   nobody, with or without the changed flow.
-//!   - A finished flow of rate `r` was unfrozen below `r`; on a link of one port it shared that
-//!     port's offer, so the link bound nobody below `r`, and removing it only raises offers. On
-//!     a link of several ports its port's presence lowered the others' `lambda`, seen from `m`
-//!     on. Its threshold: the least over its links of `r` (one port) or `min(r, m)`.
-//!   - A new flow: the same argument run backwards (remove it from the new allocation), with
-//!     its new rate at least `min(cap, least m of its links)`, the threshold itself.
-//!   A batch is a sequence of such changes: each threshold is taken with the link counts of
-//!   its own step (when the call is made), and the batch's is their least.
+//! - After finishes, flows whose rate is below `r_min`, the smallest rate among the finished
+//!   flows, keep their rates: at fill levels below `r_min` a finished flow was unfrozen and
+//!   none of its links was a bottleneck, and removing it only raises those links' shares.
+//! - After starts, the same argument run backwards (remove the new flows from the new
+//!   allocation) keeps every flow below the new flows' smallest new rate; that rate is at least
+//!   `a_min`, the least over the new flows of min(cap, min over its links of capacity / flows on
+//!   the link), since no link fills below that level. In a batch of both, the threshold is
+//!   min(`r_min`, `a_min`).
+//! - Neither argument holds on a link shared per port with a port of two or more flows (a
+//!   port's level depends on how many ports there are, not on the flows' order), so a batch
+//!   that changes such a link, or whose search reaches one, re-solves whole components.
 //!
 //! So only the flows at or above the threshold reachable from the changed flows' links
 //! (through such flows), and the new flows, are re-solved, on the capacity the others leave;
