@@ -11,7 +11,7 @@ impl Engine<'_> {
     /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
     #[inline]
     pub(super) fn switch_arrive(&mut self, id: u32, in_port: usize, pk: &Packet) {
-        let node = self.ports[in_port].node;
+        let node = self.info[in_port].node;
         if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
             return self.fc_enqueue(id, in_port, out, pk);
         }
@@ -67,7 +67,7 @@ impl Engine<'_> {
             }
         }
         let out = cands[k].idx();
-        if self.ports[out].flags & P_LINK_UP == 0 {
+        if self.info[out].flags & P_LINK_UP == 0 {
             return Err(DropReason::LinkDown);
         }
         Ok(out)
