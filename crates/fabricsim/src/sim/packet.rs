@@ -39,8 +39,8 @@ pub struct Packet {
     pub dst: u32,
     /// ECMP hash of the packet's flow (5-tuple).
     pub hash: u32,
-    /// The port it arrives on (on the wire) or arrived on (in a switch queue): the ingress of
-    /// its current hop, for ingress accounting by link-level flow control.
+    /// The port it arrives on next: set when its egress is chosen, while the packet is in cache
+    /// (a queue entry keeps the ingress it came in on, `Queued::from`).
     pub port: u32,
     pub payload: u16,
     /// Bytes in buffers (headers + payload, padded to the minimum frame).
@@ -190,7 +190,8 @@ impl Fifo {
         Some(e)
     }
 
-    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.ring.iter().map(|e| e.id)
+    /// The queued entries, oldest first.
+    pub fn entries(&self) -> impl Iterator<Item = &Queued> + '_ {
+        self.ring.iter()
     }
 }

@@ -75,6 +75,7 @@ impl<'a> Engine<'a> {
                 tx_bytes: 0,
                 queued: 0,
                 lossy: false,
+                wd_off: 0,
             });
             info.push(PortInfo {
                 node: port.node.0,

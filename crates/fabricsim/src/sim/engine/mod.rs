@@ -195,6 +195,8 @@ struct PortState {
     peer_cut_through: bool,
     /// Any of the `PortLoss` settings is on.
     lossy: bool,
+    /// Bit `tc`: the PFC watchdog turned PFC off on that class (`llfc::fc_watchdog`).
+    wd_off: u8,
 }
 
 const _: () = assert!(std::mem::size_of::<PortState>() == 64);
