@@ -51,12 +51,11 @@ impl Engine<'_> {
             if !up {
                 // Packets queued for a dead link are lost.
                 for tc in 0..self.ntc {
-                    while let Some((id, frame)) = self.tcq[pi * self.ntc + tc].pop() {
-                        self.ports[pi].queued -= frame as u64;
+                    while let Some(e) = self.tcq[pi * self.ntc + tc].pop_entry() {
+                        self.ports[pi].queued -= e.frame as u64;
                         let node = self.ports[pi].node as usize;
-                        let in_port = self.pkts.get(id).port as usize;
-                        self.fc_release(in_port, tc as u8, frame as u32, node);
-                        self.drop_pkt(id, DropReason::LinkDown);
+                        self.fc_release(e.from as usize, tc as u8, e.frame as u32, node);
+                        self.drop_pkt(e.id, DropReason::LinkDown);
                     }
                 }
             }

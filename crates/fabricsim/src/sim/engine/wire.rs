@@ -49,8 +49,8 @@ impl Engine<'_> {
     }
 
     /// Serializes packet `id` (class `tc`, `frame` bytes) on `pi` and schedules its arrival at
-    /// the other end. The packet is only written (its next ingress port, a corruption mark), so
-    /// a packet out of the cache does not stall the sender.
+    /// the other end. The packet (its `port` already the peer of `pi`) is written only to mark it
+    /// corrupt, so a packet long queued, out of the cache, is not touched.
     #[inline]
     pub(super) fn transmit(&mut self, pi: usize, id: u32, tc: u8, frame: u16) {
         let now = self.now;
@@ -86,7 +86,6 @@ impl Engine<'_> {
         } else {
             ser
         };
-        self.pkts.get_mut(id).port = port.peer;
         let at = now + head_start + port.hop_delay;
         self.q.push(at.0, Ev::Arrive { pkt: id });
         self.fc_sent(pi, tc, frame);
