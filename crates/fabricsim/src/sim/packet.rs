@@ -53,14 +53,29 @@ pub struct Packet {
 /// Hints the CPU to bring `r`'s first cache line into cache (no effect off x86_64).
 #[inline]
 pub fn prefetch<T>(r: &T) {
+    prefetch_ptr((r as *const T).cast::<i8>());
+}
+
+/// As [`prefetch`], every cache line of `r`.
+#[inline]
+pub fn prefetch_all<T>(r: &T) {
+    let p = (r as *const T).cast::<i8>();
+    for off in (0..std::mem::size_of::<T>()).step_by(64) {
+        prefetch_ptr(p.wrapping_add(off));
+    }
+}
+
+#[inline]
+fn prefetch_ptr(p: *const i8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: a prefetch is a hint that never faults; SSE is part of x86_64.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>()) };
+        // SAFETY: a prefetch is a hint that never faults, whatever the address; SSE is part of
+        // x86_64.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    let _ = p;
 }
 
 pub struct Slab {

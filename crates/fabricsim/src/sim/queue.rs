@@ -124,6 +124,12 @@ impl<E: Copy> CalendarQueue<E> {
             .chain(self.far.iter().map(|f| (f.t, &f.e)))
     }
 
+    /// The entry `pop` returns next if it is in the current bucket (no bucket is opened).
+    #[inline]
+    pub fn peek_current(&self) -> Option<&E> {
+        self.current.get(self.head).map(|e| &e.1)
+    }
+
     /// Removes and returns the earliest entry (FIFO among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
@@ -208,6 +214,12 @@ impl<E: Copy> CalendarQueue<E> {
         }
         for e in &self.current {
             ready(&e.1);
+        }
+        // The next bucket, usually the one after this, was last written a horizon ago: start
+        // loading its first lines now, as these few events run.
+        let next = &self.wheel[((self.cur + 1) & MASK) as usize];
+        for e in next.iter().step_by(4).take(8) {
+            super::packet::prefetch(e);
         }
     }
 }
