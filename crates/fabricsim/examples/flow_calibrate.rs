@@ -12,6 +12,8 @@
 //!   packet engine's timer firings and resent packets (checks `flow::loss`'s timeout draws).
 //! - `-- incast`: the sharing of a congested egress (DCQCN/ECN fan-in sweep, per-input-port
 //!   service, PFC head-of-line blocking); see `flow::rate_model` for the model and the figures.
+//! - `-- ports [gpus]`: the cost of per-input-port service at scale (all-to-all and ring,
+//!   roce-400g with PFC vs lossy): engine time, solves, flows re-solved and topped up.
 //! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow,
 //!   pooled over each case's seeds (the table of the issue-7 note).
 //!
@@ -462,6 +464,44 @@ fn incast() {
     }
 }
 
+/// The cost of per-input-port service (`flow::maxmin`) at scale: an all-to-all of 16 KB and
+/// a ring all-reduce of 64 KB steps over the servers' first GPUs, on `gpus` GPUs of
+/// roce-400g (PFC: ports served per input port at the egresses to NICs) and the same with
+/// lossy Ethernet (per flow): engine seconds, solves, flows re-solved and topped up.
+fn port_cost(gpus: u32) {
+    let (topo, p) = flow_cases::fabric(gpus, "roce-400g");
+    let dags = [
+        ("all-to-all 16 KB", flow_cases::all_to_all(gpus, 16 << 10)),
+        (
+            "ring all-reduce 64 KB",
+            flow_cases::ring_of_servers(gpus, 64 << 10),
+        ),
+    ];
+    for (name, dag) in &dags {
+        for (fc, label) in [
+            (p.flow_control, "per port (PFC)"),
+            (sim::FlowControl::None, "per flow (lossy)"),
+        ] {
+            let q = sim::SimParams {
+                flow_control: fc,
+                ..p.clone()
+            };
+            let t = Instant::now();
+            let (r, st) =
+                fabricsim::flow::run(&topo, &q, dag, &fabricsim::flow::FlowParams::default())
+                    .expect("valid case");
+            let (last, mean) = last_mean(&r);
+            println!(
+                "{name:<22} {gpus} GPUs {label:<17} {:>7.2} s: {} solves, {} flows re-solved, {} topped up; last {last:.2} us, mean FCT {mean:.2} us",
+                t.elapsed().as_secs_f64(),
+                st.solve.resolves,
+                st.solve.flows_solved,
+                st.solve.topped_up,
+            );
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -469,6 +509,7 @@ fn main() {
         Some("credits") => credits(),
         Some("incast") => incast(),
         Some("timeouts") => timeouts(args.get(1).map(String::as_str)),
+        Some("ports") => port_cost(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1024)),
         _ => cases(args.get(1).map(String::as_str)),
     }
 }
