@@ -84,6 +84,13 @@ pub struct FlowStats {
     pub batches: u64,
 }
 
+/// Most flows of a run whose egresses to NICs are served per input port. A change that
+/// reaches such a link re-solves whole components (`maxmin`), so a run costs about flows^2:
+/// the 128-GPU all-to-all (16,256 flows) takes seconds, the 256-GPU one (65,280) did not end in
+/// 8 minutes (measured with `flow_calibrate -- ports 256` before this limit). Larger runs share
+/// every link per flow.
+pub const PORT_SERVICE_MAX_FLOWS: u32 = 20_000;
+
 /// Event kinds.
 const DRAINED: u8 = 0;
 const DONE: u8 = 1;
@@ -297,7 +304,7 @@ impl<'a> Loop<'a> {
         // input ports in turn (`maxmin`'s port service; `flow_calibrate -- incast`); a lossy
         // egress drops instead and is shared per flow. Inner switch egresses stay per flow
         // (`flow::rate_model`: measured there, per port moved the all-to-all off).
-        if p.flow_control != FlowControl::None {
+        if p.flow_control != FlowControl::None && nflows <= PORT_SERVICE_MAX_FLOWS {
             solver = solver.with_port_service(|l| paths::into_nic(topo, l));
         }
         if fp.cache_entries > 0 {
