@@ -17,9 +17,7 @@
 //! between the messages that hit a timeout and those that did not (the share that did is near
 //! 1%), or the collective time is the maximum of a run and swings by a whole RTO with one more
 //! timeout; such quantities are printed with their sampling error, not asserted, since neither a
-//! model nor a second packet run reproduces a coin toss. (The packet engine's per-link streams
-//! come from `Rng::stream`, whose `rng::mix` maps nearby (seed, id) pairs to shared seeds, so
-//! its seeds are not fully independent and these intervals are, if anything, too narrow.)
+//! model nor a second packet run reproduces a coin toss.
 //!
 //! Printed, not asserted (see `excluded`): the 32:1 incast on roce-400g (the packet engine's
 //! DCQCN now loses 92% of the bottleneck's throughput there; the fluid model has no DCQCN

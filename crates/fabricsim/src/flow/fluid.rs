@@ -30,7 +30,7 @@ use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
-use crate::rng::{Rng, splitmix64};
+use crate::rng::Rng;
 use crate::sim::{RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
 use crate::units::Time;
@@ -672,14 +672,9 @@ fn bytes_start(dag: &MessageDag, nic: Time, m: u32, post: u64) -> u64 {
     }
 }
 
-/// The per-message stream of the timeout draws. Not `Rng::stream`: `rng::mix` folds each word
-/// into SplitMix's counter, which only adds a constant, so nearby (seed, id) pairs share seeds
-/// (seeds 1-64 x messages 0-479 gave 512 distinct streams); here each word is mixed into the
-/// previous output.
+/// The per-message stream of the timeout draws, apart from every other stream of the run.
 fn tail_loss_rng(seed: u64, m: u32) -> Rng {
-    let mut x = seed ^ TAIL_LOSS_STREAM;
-    let mut y = splitmix64(&mut x) ^ m as u64;
-    Rng::new(splitmix64(&mut y))
+    Rng::stream(seed, TAIL_LOSS_STREAM, m as u64)
 }
 
 /// A route over `links` (slowest `slowest` bit/s, ACK path `ack_ps`): its solver cap, the rate

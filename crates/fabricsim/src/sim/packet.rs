@@ -39,8 +39,8 @@ pub struct Packet {
     pub dst: u32,
     /// ECMP hash of the packet's flow (5-tuple).
     pub hash: u32,
-    /// The port it arrives on (on the wire) or arrived on (in a switch queue): the ingress of
-    /// its current hop, for ingress accounting by link-level flow control.
+    /// The port it arrives on next: set when its egress is chosen, while the packet is in cache
+    /// (a queue entry keeps the ingress it came in on, `Queued::from`).
     pub port: u32,
     pub payload: u16,
     /// Bytes in buffers (headers + payload, padded to the minimum frame).
@@ -53,14 +53,29 @@ pub struct Packet {
 /// Hints the CPU to bring `r`'s first cache line into cache (no effect off x86_64).
 #[inline]
 pub fn prefetch<T>(r: &T) {
+    prefetch_ptr((r as *const T).cast::<i8>());
+}
+
+/// As [`prefetch`], every cache line of `r`.
+#[inline]
+pub fn prefetch_all<T>(r: &T) {
+    let p = (r as *const T).cast::<i8>();
+    for off in (0..std::mem::size_of::<T>()).step_by(64) {
+        prefetch_ptr(p.wrapping_add(off));
+    }
+}
+
+#[inline]
+fn prefetch_ptr(p: *const i8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: a prefetch is a hint that never faults; SSE is part of x86_64.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>()) };
+        // SAFETY: a prefetch is a hint that never faults, whatever the address; SSE is part of
+        // x86_64.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    let _ = p;
 }
 
 pub struct Slab {
@@ -190,7 +205,8 @@ impl Fifo {
         Some(e)
     }
 
-    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.ring.iter().map(|e| e.id)
+    /// The queued entries, oldest first.
+    pub fn entries(&self) -> impl Iterator<Item = &Queued> + '_ {
+        self.ring.iter()
     }
 }

@@ -24,10 +24,13 @@ pub enum Admit {
 
 /// One ingress (port, tc)'s accounting: what admission and release read, in one record.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
 struct Ingress {
     /// Bytes in the shared pool, bytes in headroom.
     shared: u64,
     hdrm: u64,
+    /// The headroom this ingress may fill (its port's, `Pfc::headroom`).
+    hdrm_cap: u64,
     /// XOFF asserted.
     xoff: bool,
 }
@@ -51,11 +54,10 @@ pub struct Pfc {
     pub headroom: Vec<u64>,
     /// Per node.
     nodes: Vec<NodeBuf>,
-    /// Per egress port x tc: paused until (ps; `NOT`: not paused), paused since, and the
-    /// watchdog state (PFC turned off on the queue) with the time of the last PAUSE seen.
+    /// Per egress port x tc: paused until (ps; `NOT`: not paused), paused since, and the time
+    /// of the last PAUSE seen (for the watchdog, whose state is the engine port's `wd_off`).
     pub paused_until: Vec<u64>,
     pub paused_since: Vec<u64>,
-    pub wd_off: Vec<bool>,
     pub last_pause_rx: Vec<u64>,
     /// Per port: time its egress spent paused (any class), XOFF sent from its ingress,
     /// PAUSE frames received.
@@ -71,7 +73,12 @@ impl Pfc {
         Pfc {
             params,
             ntc,
-            ing: vec![Ingress::default(); n * ntc],
+            ing: (0..n * ntc)
+                .map(|i| Ingress {
+                    hdrm_cap: headroom[i / ntc],
+                    ..Ingress::default()
+                })
+                .collect(),
             refresh_at: vec![NOT; n * ntc],
             headroom,
             nodes: shared_size
@@ -83,7 +90,6 @@ impl Pfc {
                 .collect(),
             paused_until: vec![NOT; n * ntc],
             paused_since: vec![NOT; n * ntc],
-            wd_off: vec![false; n * ntc],
             last_pause_rx: vec![0; n * ntc],
             paused_ps: vec![0; n],
             xoff_sent: vec![0; n],
@@ -118,6 +124,14 @@ impl Pfc {
         nb.shared_size.saturating_sub(used - nb.hdrm)
     }
 
+    /// Hints the CPU to fetch the record `admit` reads for ingress `ip`, class `tc`.
+    #[inline]
+    pub fn prefetch(&self, ip: usize, tc: usize) {
+        if let Some(g) = self.ing.get(ip * self.ntc + tc) {
+            super::packet::prefetch(g);
+        }
+    }
+
     /// A lossless frame from ingress `ip` (on node `node`, whose buffer holds `used`).
     #[inline]
     pub fn admit(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> Admit {
@@ -127,7 +141,7 @@ impl Pfc {
         let g = &mut self.ing[i];
         if g.shared + frame <= thr && free >= frame {
             g.shared += frame;
-        } else if g.hdrm + frame <= self.headroom[ip] {
+        } else if g.hdrm + frame <= g.hdrm_cap {
             g.hdrm += frame;
             self.nodes[node].hdrm += frame;
         } else {

@@ -3,7 +3,10 @@
 
 use super::link::prob_threshold;
 use super::llfc::LinkFc;
-use super::{Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortState};
+use super::{
+    Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortInfo, PortLoss,
+    PortState,
+};
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
 use crate::rng::Rng;
@@ -44,6 +47,7 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let mut ports = Vec::with_capacity(nports);
+        let mut info = Vec::with_capacity(nports);
         for port in &topo.ports {
             let link = &topo.links[port.link.idx()];
             let peer_node = topo.ports[port.peer.idx()].node;
@@ -68,23 +72,31 @@ impl<'a> Engine<'a> {
                 busy_until: Time::ZERO,
                 wake: false,
                 blocked: 0,
-                loss_threshold: prob_threshold(p.loss_rate),
-                ber: p.ber,
-                drop_nth: 0,
-                tx_packets: 0,
                 tx_bytes: 0,
                 queued: 0,
                 lossy: false,
+                wd_off: 0,
+            });
+            info.push(PortInfo {
+                node: port.node.0,
                 flags: P_LINK_UP | P_ROUTE_OK | if host != NIL { P_NIC } else { 0 },
             });
         }
+        let mut loss = vec![
+            PortLoss {
+                threshold: prob_threshold(p.loss_rate),
+                ber: p.ber,
+                ..PortLoss::default()
+            };
+            nports
+        ];
         let rngs = (0..nports)
             .map(|i| Rng::stream(p.seed, 1, i as u64))
             .collect();
         let mut q = Events::new();
-        let misroutes = super::link::apply_faults(topo, faults, &mut ports, &mut q)?;
-        for ps in &mut ports {
-            ps.update_lossy();
+        let misroutes = super::link::apply_faults(topo, faults, &mut loss, &mut q)?;
+        for (ps, l) in ports.iter_mut().zip(&loss) {
+            ps.lossy = l.any();
         }
         dag.check_hosts(topo.num_hosts() as u32)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
@@ -172,6 +184,8 @@ impl<'a> Engine<'a> {
             qps,
             sched: vec![SchedState::default(); nports],
             ports,
+            info,
+            loss,
             tcq: vec![Fifo::default(); nports * ntc],
             ntc,
             data_tcs,

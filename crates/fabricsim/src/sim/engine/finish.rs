@@ -36,8 +36,8 @@ impl Engine<'_> {
         let mut total = 0;
         for f in &self.tcq {
             total += f
-                .ids()
-                .map(|id| self.pkts.get(id).payload as u64)
+                .entries()
+                .map(|e| self.pkts.get(e.id).payload as u64)
                 .sum::<u64>();
         }
         for (_, ev) in self.q.q.iter() {

@@ -3,7 +3,7 @@
 //! then the global reroute (`sim::reroute`), each after its delay.
 
 use super::llfc::FcEv;
-use super::{Engine, Ev, P_LINK_UP, P_REROUTED, P_ROUTE_OK, PortState, set_bit};
+use super::{Engine, Ev, P_LINK_UP, P_REROUTED, P_ROUTE_OK, PortLoss, set_bit};
 use crate::sim::faults::{Dir, Fault, Faults, LinkLoss};
 use crate::sim::reroute::Reach;
 use crate::sim::results::DropReason;
@@ -13,7 +13,7 @@ impl Engine<'_> {
     /// Local repair: the ends of `link` reflect its state change.
     pub(super) fn route_state(&mut self, link: u32, up: bool) {
         for e in self.topo.links[link as usize].ends {
-            set_bit(&mut self.ports[e.idx()].flags, P_ROUTE_OK, up);
+            set_bit(&mut self.info[e.idx()].flags, P_ROUTE_OK, up);
         }
     }
 
@@ -23,12 +23,12 @@ impl Engine<'_> {
         let up: Vec<bool> = topo
             .links
             .iter()
-            .map(|l| self.ports[l.ends[0].idx()].flags & P_LINK_UP != 0)
+            .map(|l| self.info[l.ends[0].idx()].flags & P_LINK_UP != 0)
             .collect();
         self.reach = Reach::compute(topo, &up);
         for pi in 0..topo.ports.len() {
             set_bit(
-                &mut self.ports[pi].flags,
+                &mut self.info[pi].flags,
                 P_REROUTED,
                 self.reach.any_blocked(pi),
             );
@@ -39,7 +39,7 @@ impl Engine<'_> {
     /// removed it and the last global reroute did not find `dst` unreachable through it.
     #[inline]
     pub(super) fn routable(&self, pi: usize, dst: u32) -> bool {
-        let f = self.ports[pi].flags;
+        let f = self.info[pi].flags;
         f & P_ROUTE_OK != 0 && (f & P_REROUTED == 0 || self.reach.reaches(pi, dst))
     }
 
@@ -47,16 +47,15 @@ impl Engine<'_> {
         let ends = self.topo.links[link as usize].ends;
         for e in ends {
             let pi = e.idx();
-            set_bit(&mut self.ports[pi].flags, P_LINK_UP, up);
+            set_bit(&mut self.info[pi].flags, P_LINK_UP, up);
             if !up {
                 // Packets queued for a dead link are lost.
                 for tc in 0..self.ntc {
-                    while let Some((id, frame)) = self.tcq[pi * self.ntc + tc].pop() {
-                        self.ports[pi].queued -= frame as u64;
+                    while let Some(e) = self.tcq[pi * self.ntc + tc].pop_entry() {
+                        self.ports[pi].queued -= e.frame as u64;
                         let node = self.ports[pi].node as usize;
-                        let in_port = self.pkts.get(id).port as usize;
-                        self.fc_release(in_port, tc as u8, frame as u32, node);
-                        self.drop_pkt(id, DropReason::LinkDown);
+                        self.fc_release(e.from as usize, tc as u8, e.frame as u32, node);
+                        self.drop_pkt(e.id, DropReason::LinkDown);
                     }
                 }
             }
@@ -101,7 +100,7 @@ pub(super) fn dir_ports(topo: &Topology, link: crate::topology::LinkId, dir: Dir
 pub(super) fn apply_faults(
     topo: &Topology,
     faults: &Faults,
-    ports: &mut [PortState],
+    loss: &mut [PortLoss],
     q: &mut super::Events,
 ) -> Result<Vec<(NodeId, HostId, PortId)>, String> {
     let mut misroutes = Vec::new();
@@ -118,17 +117,21 @@ pub(super) fn apply_faults(
             }
         };
         match *f {
-            Fault::Loss { link, dir, loss } => {
+            Fault::Loss {
+                link,
+                dir,
+                loss: link_loss,
+            } => {
                 link_ok(link)?;
                 for pt in dir_ports(topo, link, dir) {
-                    let ps = &mut ports[pt];
-                    match loss {
+                    let ps = &mut loss[pt];
+                    match link_loss {
                         LinkLoss::Rate(r) => {
-                            ps.loss_threshold = prob_threshold(r);
+                            ps.threshold = prob_threshold(r);
                             ps.ber = 0.0;
                         }
                         LinkLoss::Ber(b) => {
-                            ps.loss_threshold = 0;
+                            ps.threshold = 0;
                             ps.ber = b;
                         }
                     }
@@ -137,7 +140,7 @@ pub(super) fn apply_faults(
             Fault::DropNth { link, dir, nth } => {
                 link_ok(link)?;
                 for pt in dir_ports(topo, link, dir) {
-                    ports[pt].drop_nth = nth;
+                    loss[pt].drop_nth = nth;
                 }
             }
             Fault::Down { link, at } => {

@@ -374,7 +374,7 @@ impl Engine<'_> {
         }
         if let Some(pfc) = self.fc.pfc.as_mut() {
             // Only the watchdog turns a queue's PFC off (`fc_watchdog`).
-            if pfc.params.watchdog.is_some() && pfc.wd_off[out * self.ntc + tc] {
+            if self.ports[out].wd_off & (1 << tc) != 0 {
                 return self.drop_pkt(id, DropReason::Watchdog);
             }
             match pfc.admit(in_port, node, tc, frame, self.buf_used[node]) {
@@ -489,7 +489,7 @@ impl Engine<'_> {
                     return;
                 };
                 let i = pi * ntc + tc as usize;
-                if pfc.wd_off[i] {
+                if self.ports[pi].wd_off & (1 << tc) != 0 {
                     pfc.last_pause_rx[i] = now;
                     pfc.pauses_rx[pi] += 1;
                     return;
@@ -534,7 +534,7 @@ impl Engine<'_> {
                 let wd = pfc.params.watchdog.expect("watchdog on").0;
                 let i = pi * ntc + tc as usize;
                 if now >= pfc.last_pause_rx[i] + wd {
-                    pfc.wd_off[i] = false;
+                    set_bit(&mut self.ports[pi].wd_off, 1 << tc, false);
                 } else {
                     let at = pfc.last_pause_rx[i] + wd;
                     self.q.push_fc(at, FcEv::WatchdogRestore { port, tc });
@@ -559,7 +559,7 @@ impl Engine<'_> {
             return;
         }
         pfc.watchdog_trips += 1;
-        pfc.wd_off[i] = true;
+        set_bit(&mut self.ports[pi].wd_off, 1 << tc, true);
         pfc.resume(pi, tc as usize, now);
         set_bit(&mut self.ports[pi].blocked, 1 << tc, false);
         self.q.push_fc(
@@ -571,11 +571,10 @@ impl Engine<'_> {
         );
         // The queue is flushed.
         let node = self.ports[pi].node as usize;
-        while let Some((id, frame)) = self.tcq[i].pop() {
-            self.ports[pi].queued -= frame as u64;
-            let ip = self.pkts.get(id).port as usize;
-            self.fc_release(ip, tc, frame as u32, node);
-            self.drop_pkt(id, DropReason::Watchdog);
+        while let Some(e) = self.tcq[i].pop_entry() {
+            self.ports[pi].queued -= e.frame as u64;
+            self.fc_release(e.from as usize, tc, e.frame as u32, node);
+            self.drop_pkt(e.id, DropReason::Watchdog);
         }
     }
 
@@ -643,7 +642,7 @@ impl Engine<'_> {
                     continue;
                 };
                 let q = &self.tcq[e as usize * self.ntc + tc as usize];
-                if q.ids().any(|id| self.pkts.get(id).port == ip) {
+                if q.entries().any(|e| e.from == ip) {
                     adj[v].push(w as u32);
                 }
             }

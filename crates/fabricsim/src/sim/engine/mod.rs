@@ -168,8 +168,9 @@ const P_NIC: u8 = 4;
 /// The last global reroute blocked some destinations through the port (`Engine::reach`).
 const P_REROUTED: u8 = 8;
 
-/// An egress port. The fields the packet path reads fill the first cache line (the struct is
-/// aligned to one), the loss settings it reads only when `lossy` is set follow.
+/// An egress port: what its transmissions read and write, in one cache line (the struct is
+/// aligned to one). What the packet path reads about the port on the other side of a hop is in
+/// the compact `PortInfo`; the loss settings, read only when `lossy` is set, in `PortLoss`.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 struct PortState {
@@ -179,6 +180,7 @@ struct PortState {
     /// Bytes queued in all classes.
     queued: u64,
     tx_bytes: u64,
+    rate: crate::units::BitRate,
     /// Picoseconds per byte when exact at this rate (0: compute from `rate`).
     ps_per_byte: u32,
     node: u32,
@@ -191,15 +193,28 @@ struct PortState {
     blocked: u8,
     /// The peer switch cuts through (all its ports at one rate).
     peer_cut_through: bool,
-    /// Any of the loss settings below is on.
+    /// Any of the `PortLoss` settings is on.
     lossy: bool,
-    /// `P_*` bits: read by routing (the egress candidate) and on arrival (the ingress), in the
-    /// line the packet path loads anyway.
+    /// Bit `tc`: the PFC watchdog turned PFC off on that class (`llfc::fc_watchdog`).
+    wd_off: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<PortState>() == 64);
+
+/// A port as routing (an egress candidate) and an arrival (the ingress) see it: 8 bytes, so
+/// the table of all ports stays in cache while the `PortState` lines come and go.
+#[derive(Clone, Copy, Debug)]
+struct PortInfo {
+    node: u32,
+    /// `P_*` bits.
     flags: u8,
-    // Colder fields.
-    rate: crate::units::BitRate,
+}
+
+/// A port's injected loss (`sim::faults`).
+#[derive(Clone, Debug, Default)]
+struct PortLoss {
     /// Loss per packet as a fraction of 2^64 (0: none).
-    loss_threshold: u64,
+    threshold: u64,
     /// Bit error rate (0: none).
     ber: f64,
     /// Corrupt the n-th packet sent (0: none); `tx_packets` counts only while it is set.
@@ -207,12 +222,13 @@ struct PortState {
     tx_packets: u64,
 }
 
-impl PortState {
-    /// Sets `lossy` from the loss settings.
-    fn update_lossy(&mut self) {
-        self.lossy = self.loss_threshold != 0 || self.ber > 0.0 || self.drop_nth != 0;
+impl PortLoss {
+    fn any(&self) -> bool {
+        self.threshold != 0 || self.ber > 0.0 || self.drop_nth != 0
     }
+}
 
+impl PortState {
     #[inline]
     fn ser(&self, bytes: u32) -> Time {
         if self.ps_per_byte != 0 {
@@ -271,6 +287,9 @@ pub struct Engine<'a> {
     q: Events,
     pkts: Slab,
     ports: Vec<PortState>,
+    /// Per port: its node and `P_*` flags.
+    info: Vec<PortInfo>,
+    loss: Vec<PortLoss>,
     /// Per port: the scheduler's state (DWRR deficits).
     sched: Vec<SchedState>,
     tcq: Vec<Fifo>,

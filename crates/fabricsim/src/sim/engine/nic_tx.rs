@@ -2,7 +2,7 @@
 //! segmentation, rate limiting, the retransmission timer armed.
 
 use super::{Engine, Ev};
-use crate::sim::packet::{F_LAST, Kind, NIL, Packet};
+use crate::sim::packet::{F_LAST, Kind, Packet};
 use crate::topology::HostId;
 use crate::units::Time;
 
@@ -24,10 +24,12 @@ impl Engine<'_> {
     #[inline]
     pub(super) fn nic_next(&mut self, h: usize) -> Option<(u32, u8, u16)> {
         let pi = self.topo.host_port(HostId(h as u32)).idx();
+        let peer = self.ports[pi].peer;
         if let Some((id, f)) = self.nics[h].ctrl.head() {
             let pk = self.pkts.get(id);
             let (tc, kind) = (pk.tc, pk.kind);
             if self.fc_may_send(pi, tc, f as u32) {
+                self.pkts.get_mut(id).port = peer;
                 self.nics[h].ctrl.pop().expect("a head");
                 if kind != Kind::Cnp {
                     self.c.ack_packets += 1;
@@ -93,7 +95,7 @@ impl Engine<'_> {
                 hash: qp.hash_fwd,
                 payload: payload as u16,
                 frame: frame as u16,
-                port: NIL,
+                port: peer,
                 kind: Kind::Data,
                 tc: qp.tc,
                 flags: if last { F_LAST } else { 0 } | self.ar_flags(qi, psn),

@@ -11,14 +11,16 @@ impl Engine<'_> {
     /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
     #[inline]
     pub(super) fn switch_arrive(&mut self, id: u32, in_port: usize, pk: &Packet) {
-        let node = self.ports[in_port].node;
+        let node = self.info[in_port].node;
         if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
+            self.bind(id, out);
             return self.fc_enqueue(id, in_port, out, pk);
         }
         let out = match self.egress_of(node, pk) {
             Ok(out) => out,
             Err(reason) => return self.drop_pkt(id, reason),
         };
+        self.bind(id, out);
         if self.fc.lossless(pk.tc) {
             return self.fc_enqueue(id, in_port, out, pk);
         }
@@ -45,6 +47,13 @@ impl Engine<'_> {
         self.enqueue(node as usize, out, id, pk);
     }
 
+    /// Packet `id` will leave by egress `out`: it arrives next on `out`'s peer (written now,
+    /// while the packet is in cache, not when it leaves the queue).
+    #[inline]
+    fn bind(&mut self, id: u32, out: usize) {
+        self.pkts.get_mut(id).port = self.ports[out].peer;
+    }
+
     /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
     /// up/down candidates, the next usable one if local repair or the global reroute has
     /// dropped that port (`routable`).
@@ -67,7 +76,7 @@ impl Engine<'_> {
             }
         }
         let out = cands[k].idx();
-        if self.ports[out].flags & P_LINK_UP == 0 {
+        if self.info[out].flags & P_LINK_UP == 0 {
             return Err(DropReason::LinkDown);
         }
         Ok(out)

@@ -12,8 +12,11 @@ impl Engine<'_> {
     /// when it becomes idle.
     #[inline]
     pub(super) fn kick(&mut self, pi: usize) {
+        if self.info[pi].flags & P_LINK_UP == 0 {
+            return;
+        }
         let port = &mut self.ports[pi];
-        if port.wake || port.flags & P_LINK_UP == 0 {
+        if port.wake {
             return;
         }
         if port.busy_until > self.now {
@@ -46,8 +49,8 @@ impl Engine<'_> {
     }
 
     /// Serializes packet `id` (class `tc`, `frame` bytes) on `pi` and schedules its arrival at
-    /// the other end. The packet is only written (its next ingress port, a corruption mark), so
-    /// a packet out of the cache does not stall the sender.
+    /// the other end. The packet (its `port` already the peer of `pi`) is written only to mark it
+    /// corrupt, so a packet long queued, out of the cache, is not touched.
     #[inline]
     pub(super) fn transmit(&mut self, pi: usize, id: u32, tc: u8, frame: u16) {
         let now = self.now;
@@ -58,18 +61,19 @@ impl Engine<'_> {
         port.tx_bytes += wire as u64;
         let frame = frame as u32;
         if port.lossy {
+            let loss = &mut self.loss[pi];
             let mut corrupt = false;
-            if port.loss_threshold != 0 && self.rngs[pi].next_u64() < port.loss_threshold {
+            if loss.threshold != 0 && self.rngs[pi].next_u64() < loss.threshold {
                 corrupt = true;
-            } else if port.ber > 0.0 {
-                let p_loss = -((8 * wire) as f64 * (-port.ber).ln_1p()).exp_m1();
+            } else if loss.ber > 0.0 {
+                let p_loss = -((8 * wire) as f64 * (-loss.ber).ln_1p()).exp_m1();
                 if self.rngs[pi].next_f64() < p_loss {
                     corrupt = true;
                 }
             }
-            if port.drop_nth != 0 {
-                port.tx_packets += 1;
-                if port.tx_packets == port.drop_nth {
+            if loss.drop_nth != 0 {
+                loss.tx_packets += 1;
+                if loss.tx_packets == loss.drop_nth {
                     corrupt = true;
                 }
             }
@@ -82,7 +86,6 @@ impl Engine<'_> {
         } else {
             ser
         };
-        self.pkts.get_mut(id).port = port.peer;
         let at = now + head_start + port.hop_delay;
         self.q.push(at.0, Ev::Arrive { pkt: id });
         self.fc_sent(pi, tc, frame);
@@ -108,7 +111,7 @@ impl Engine<'_> {
         if pk.flags & F_CORRUPT != 0 {
             return self.drop_pkt(id, DropReason::Corruption);
         }
-        let flags = self.ports[in_port].flags;
+        let flags = self.info[in_port].flags;
         if flags & P_LINK_UP == 0 {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
