@@ -95,10 +95,6 @@ fn excluded(c: &Case) -> Option<&'static str> {
         Some(
             "the packet engine's DCQCN (connectx_fw, since the s3-dcqcn RP changes) leaves the bottleneck idle: 8.7 ms for 0.69 ms of bytes, no PAUSE; not modeled (flow::rate_model, flow_calibrate -- incast)",
         )
-    } else if c.name == "permutation 1 MB" && c.fabric == "roce-400g" {
-        Some(
-            "ECN at the NVIDIA Pmax of 100% (the profile's was a 0.1 placeholder) marks the ECMP-collided links and DCQCN cuts those flows with alpha ~1: p99 238 us for 46 us; the flow engine has no DCQCN (flow::rate_model)",
-        )
     } else if c.name.contains("mixed ports") {
         Some(
             "per-input-port service of a congested egress is not modeled (flow_calibrate -- incast)",
