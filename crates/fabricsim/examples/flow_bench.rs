@@ -209,8 +209,11 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
     if exact.iter().any(|&e| !e) {
         println!(
             "(b) the other rings share a link with {} pipeline flows while their derived steps \
-             run: each can take from the ring at most its wire time there, at most {:.3} ms \
-             per ring, and those rings end at least {:.3} ms before the step does",
+             run (a ring-wide time window: conservative), which the derivation ignores both \
+             ways (the derived ring flows were not in the engine to slow those pipeline flows \
+             either): each pipeline flow can take from its ring at most its wire time there, \
+             at most {:.3} ms per ring, and those rings end at least {:.3} ms before the step \
+             does",
             d.overlaps.iter().sum::<u64>(),
             worst.0 as f64 / 1e9,
             worst.1 as f64 / 1e9,
@@ -232,7 +235,7 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
         }
     );
     println!(
-        "(b) step time {step_s:.3} s (pipeline and TP {:.3} s, then the DP all-reduce {:.3} s), \
+        "(b) step time {step_s:.6} s (pipeline and TP {:.6} s, then the DP all-reduce {:.6} s), \
          MFU {:.1}%; analytic `fabricsim train` model of the same job (alpha-beta on the \
          roce-400g profile): step {:.3} s, MFU {:.1}%",
         pipe_end as f64 / 1e12,
