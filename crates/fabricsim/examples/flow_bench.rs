@@ -183,7 +183,8 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
     let exact: Vec<bool> = (0..rings).map(|i| d.overlaps[i] == 0).collect();
     let last = sd.rings[d.last_ring];
     // An inexact ring's end plus its bound stays below the step's end: the step time holds.
-    let holds = (0..rings).all(|i| exact[i] || d.ring_end[i] + d.overlap_ps[i] <= end_ps);
+    let holds = (0..rings)
+        .all(|i| exact[i] || d.ring_end[i] + d.overlap_ps[i] + d.pipeline_bound_ps <= end_ps);
     let worst = (0..rings)
         .filter(|&i| !exact[i])
         .map(|i| (d.overlap_ps[i], end_ps - d.ring_end[i]))
@@ -209,13 +210,17 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
     if exact.iter().any(|&e| !e) {
         println!(
             "(b) the other rings share a link with {} pipeline flows while their derived steps \
-             run: each can take from the ring at most its wire time there, at most {:.3} ms \
-             per ring, and those rings end at least {:.3} ms before the step does",
+             run (on a link while the ring edge using it runs its derived steps), which the derivation ignores both \
+             ways (the derived ring flows were not in the engine to slow those pipeline flows \
+             either): each pipeline flow can take from its ring at most its wire time there, \
+             at most {:.3} ms per ring, and those rings end at least {:.3} ms before the step \
+             does",
             d.overlaps.iter().sum::<u64>(),
             worst.0 as f64 / 1e9,
             worst.1 as f64 / 1e9,
         );
     }
+    let bound = d.pipeline_bound_ps;
     println!(
         "(b) the step ends with ring (stage {}, rail {}), derived {}; {}",
         last.stage,
@@ -225,14 +230,22 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
         } else {
             "NOT exactly"
         },
-        if exact[d.last_ring] && holds && d.shared_links == 0 && d.unexplained == 0 {
-            "so the step time below is exact for this model"
+        if !(exact[d.last_ring] && holds && d.shared_links == 0 && d.unexplained == 0) {
+            "so the step time below is an APPROXIMATION".to_string()
+        } else if bound == 0 {
+            "so the step time below is exact for this model".to_string()
         } else {
-            "so the step time below is an APPROXIMATION"
+            format!(
+                "the pipeline sends that share a link with a derived ring flow could take up to \
+                 {:.3} ms longer along one (replica, rail) (the sum of their wire times), so \
+                 the step time below is exact for this model up to +{:.3} ms (a bound)",
+                bound as f64 / 1e9,
+                bound as f64 / 1e9
+            )
         }
     );
     println!(
-        "(b) step time {step_s:.3} s (pipeline and TP {:.3} s, then the DP all-reduce {:.3} s), \
+        "(b) step time {step_s:.6} s (pipeline and TP {:.6} s, then the DP all-reduce {:.6} s), \
          MFU {:.1}%; analytic `fabricsim train` model of the same job (alpha-beta on the \
          roce-400g profile): step {:.3} s, MFU {:.1}%",
         pipe_end as f64 / 1e12,
@@ -258,6 +271,9 @@ struct Derived {
     /// Per ring: its derived end, the pipeline flows that share one of its links while its
     /// derived steps run, and their wire time on that link.
     ring_end: Vec<u64>,
+    /// The most one (replica, rail)'s pipeline can be slowed by derived ring flows on its
+    /// links: the sum of its sends' wire times there.
+    pipeline_bound_ps: u64,
     overlaps: Vec<u64>,
     overlap_ps: Vec<u64>,
 }
@@ -299,14 +315,18 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
         unexplained: 0,
         shared_links: 0,
         ring_end: vec![0; rings],
+        pipeline_bound_ps: 0,
         overlaps: vec![0; rings],
         overlap_ps: vec![0; rings],
     };
-    // Per directed link: how many ring flows use it, and the ring (the last one seen).
+    // Per directed link: how many ring flows use it, and the ring edge (the last one seen).
     let mut used = vec![0u8; caps.len()];
-    let mut ring_of = vec![u32::MAX; caps.len()];
-    // Per ring: when its derived steps begin (its last simulated step's earliest finish).
-    let mut derived_from = vec![u64::MAX; rings];
+    let mut edge_of = vec![u32::MAX; caps.len()];
+    // Per ring edge: when its derived steps begin (the post of its first derived step) and
+    // end (its last step's finish), its ring.
+    let mut edge_from: Vec<u64> = Vec::new();
+    let mut edge_end: Vec<u64> = Vec::new();
+    let mut edge_ring: Vec<usize> = Vec::new();
     let mut missed: Vec<usize> = Vec::new();
     for (ix, ri) in sd.rings.iter().enumerate() {
         let n = ri.ranks as usize;
@@ -321,10 +341,9 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
             drain[d] = (wire * 8 * 1_000_000_000_000).div_ceil(rate as u128) as u64;
             lat[d] = paths::one_way_ps(topo, p, &links);
             ack[d] = fin(i) - recv(i);
-            derived_from[ix] = derived_from[ix].min(fin(id(last, (d + n - 1) % n)));
             for &l in &links {
                 used[l as usize] = used[l as usize].saturating_add(1);
-                ring_of[l as usize] = ix as u32;
+                edge_of[l as usize] = (edge_from.len() + d) as u32;
             }
         }
         // The rule: (recv, finish) of step k at d from step k-1's.
@@ -358,6 +377,9 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
                 (rv[d], f[d]) = next[d];
             }
         }
+        edge_from.extend((0..n).map(|d| fin(id(last, (d + n - 1) % n))));
+        edge_end.extend_from_slice(&f);
+        edge_ring.extend(std::iter::repeat_n(ix, n));
         out.ring_end[ix] = f.iter().copied().max().unwrap_or(0);
         if out.ring_end[ix] > out.end_ps {
             (out.end_ps, out.last_ring) = (out.ring_end[ix], ix);
@@ -365,6 +387,9 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
     }
     out.shared_links = used.iter().filter(|&&u| u > 1).count() as u64;
     let mut on_ring_link: Vec<Vec<(u64, u64)>> = vec![Vec::new(); caps.len()];
+    let chains = (sd.gpus / sd.pipeline_stages) as usize;
+    let per_chain = sd.pipeline_messages as usize / chains;
+    let mut chain_extra = vec![0u64; chains];
     // Pipeline flows that share a ring's link while its derived steps run: each takes from
     // the ring at most its own wire time on that link (a work-conserving link serves the two
     // flows' bytes; the ring's later steps inherit the delay, they do not grow it).
@@ -376,25 +401,32 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
             continue;
         }
         let post = r.messages[i].start_ps.expect("posted");
+        let mut met = 0u64;
         route(i, &mut links);
         for &l in &links {
-            if ring_of[l as usize] != u32::MAX {
+            if edge_of[l as usize] != u32::MAX {
                 on_ring_link[l as usize].push((post, fin(i)));
             }
         }
         let wire = paths::wire_bytes(p, m.bytes) as u128 * 8 * 1_000_000_000_000;
         for &l in &links {
-            let ix = ring_of[l as usize];
-            if ix == u32::MAX {
+            let e = edge_of[l as usize];
+            if e == u32::MAX {
                 continue;
             }
-            let ix = ix as usize;
-            if fin(i) > derived_from[ix] && post < out.ring_end[ix] {
+            let (e, ix) = (e as usize, edge_ring[e as usize]);
+            if fin(i) > edge_from[e] && post < edge_end[e] {
+                let t = wire.div_ceil(caps[l as usize] as u128) as u64;
                 out.overlaps[ix] += 1;
-                out.overlap_ps[ix] += wire.div_ceil(caps[l as usize] as u128) as u64;
+                out.overlap_ps[ix] += t;
+                met = met.max(t);
             }
         }
+        // The derived ring flow can as well take this flow's wire time from it, and the delay
+        // runs down its (replica, rail)'s pipeline: the sends of one are contiguous.
+        chain_extra[i / per_chain] += met;
     }
+    out.pipeline_bound_ps = chain_extra.iter().copied().max().unwrap_or(0);
     for &i in &missed {
         let (post, end) = (r.messages[i].start_ps.expect("posted"), fin(i));
         route(i, &mut links);

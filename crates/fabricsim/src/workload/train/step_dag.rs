@@ -81,8 +81,9 @@ pub struct StepDag {
     pub rings: Vec<RingIndex>,
     /// Model FLOPs of the step (Megatron's count, [`flops_per_token`]).
     pub model_flops: f64,
-    /// The job's GPUs and their dense bf16 peak (FLOP/s).
+    /// The job's GPUs and pipeline stages, and the GPUs' dense bf16 peak (FLOP/s).
     pub gpus: u64,
+    pub pipeline_stages: u64,
     pub peak_flops: f64,
 }
 
@@ -280,6 +281,7 @@ pub fn compile(
         rings,
         model_flops: flops_per_token(m) * (m.global_batch * m.seq) as f64,
         gpus: cfg.gpus,
+        pipeline_stages: pp,
         peak_flops: cfg.gpu.peak_flops(),
     })
 }
