@@ -131,6 +131,11 @@ fn scenario_errors_name_file_line_and_key() {
             "[train]\nmodel = \"llama3-70b\"\n[cluster]\ngpus = \"many\"\n",
             "bad.toml:4",
         ),
+        // A per-stage layer list that does not add up to the model's layers.
+        (
+            "[cluster]\ngpus = 1024\n[train]\nmodel = \"llama3-70b\"\ntp = 8\npp = 4\nstage_layers = [20, 20, 20, 21]\n",
+            "bad.toml:7: `train.stage_layers` = [20, 20, 20, 21]: the stages hold 81 layers but the model has 80; allowed: 4 positive layer counts (one per stage) summing to 80",
+        ),
         // The cluster is described once, in [cluster]: [train] has no GPU count.
         (
             "[train]\nmodel = \"llama3-70b\"\ngpus = 64\n",
@@ -186,4 +191,29 @@ fn plan_and_train_read_the_same_cluster_and_flags() {
     )
     .unwrap();
     assert_eq!(t8["gpus"].as_u64(), Some(2048));
+}
+
+#[test]
+fn llama3_405b_on_16_stages_runs_with_uneven_stages() {
+    // 126 layers on 16 stages: 7 + 14 x 8 + 7 (Llama 3 paper §3.3.2), no longer refused.
+    let o = fabricsim(&[
+        "train",
+        "--model",
+        "llama3-405b",
+        "--gpu",
+        "h200",
+        "--gpus",
+        "2048",
+        "--tp",
+        "8",
+        "--pp",
+        "16",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let stages = format!("7 + {}7", "8 + ".repeat(14));
+    assert!(
+        out.contains(&format!("pipeline stages of unequal layers: {stages}")),
+        "{out}"
+    );
 }

@@ -9,7 +9,8 @@ use fabricsim::workload::collective::Op;
 use fabricsim::workload::comm_model::{AlphaBetaModel, CommModel, FreeNetwork};
 use fabricsim::workload::link_params::FabricParams;
 use fabricsim::workload::placement::Placement;
-use fabricsim::workload::train::config::TrainConfig;
+use fabricsim::workload::train::compute;
+use fabricsim::workload::train::config::{TrainConfig, balanced_stages};
 use fabricsim::workload::train::efficiency::Efficiency;
 use fabricsim::workload::train::flops::flops_per_token;
 use fabricsim::workload::train::model::ModelSpec;
@@ -290,7 +291,7 @@ fn invalid_parallelism_is_an_error_naming_the_flag() {
     );
     assert!(e.allowed.contains("dp = 32"), "{e}");
     assert_eq!(err(job("llama3-70b", 1024, 8, 3)).key, "--gpus"); // 1024 GPUs, tp*pp = 24
-    assert_eq!(err(job("llama3-70b", 960, 8, 3)).key, "--pp"); // 80 layers, 3 stages
+    assert_eq!(err(job("llama3-8b", 320, 1, 40)).key, "--pp"); // 32 layers, 40 stages
     assert_eq!(err(job("llama3-70b", 768, 3, 1)).key, "--tp"); // 64 heads over 3
     let mut s = job("llama3-70b", 1024, 8, 4);
     set(&mut s, "--global-batch", 100);
@@ -377,4 +378,101 @@ fn scenario_train_section_errors_point_at_the_file_line() {
     assert_eq!((bad.line, bad.key.as_str()), (Some(2), "train.gpus"));
     let bad = Scenario::parse("job.toml", "[train]\ntpp = 8\n").unwrap_err();
     assert_eq!(bad.line, Some(2));
+}
+
+#[test]
+fn llama3_405b_splits_126_layers_into_7_14x8_7_and_runs_at_the_slowest_stage() {
+    // Dubey et al. 2024 §3.3.2: one layer fewer on the first and the last of 16 stages.
+    let mut want = vec![8u64; 16];
+    (want[0], want[15]) = (7, 7);
+    assert_eq!(balanced_stages(126, 16), Some(want.clone()));
+    // Ends inwards: 80 layers on 3 stages -> 26 + 27 + 27; 10 on 4 -> 2 + 3 + 3 + 2.
+    assert_eq!(balanced_stages(80, 3), Some(vec![26, 27, 27]));
+    assert_eq!(balanced_stages(10, 4), Some(vec![2, 3, 3, 2]));
+    assert_eq!(balanced_stages(80, 4), Some(vec![20; 4]));
+    assert_eq!(balanced_stages(3, 4), None);
+    let cfg = config(&job("llama3-405b", 2048, 8, 16)).unwrap();
+    assert_eq!(cfg.par.stage_layers, want);
+    let eff = Efficiency::h200(&Catalog::builtin().unwrap());
+    let r = step(&cfg, &eff, &FreeNetwork);
+    assert_eq!(r.stage_layers, Some(want));
+    // An 8-layer middle stage outlasts the last stage's 7 layers plus the output projection
+    // (16,384 x 16,032 per GPU: about 2/3 of a layer's GEMM FLOPs), so it sets the slot.
+    let (middle, last) = (
+        compute::stage(&cfg, &eff, 1),
+        compute::stage(&cfg, &eff, 15),
+    );
+    assert!(middle.total_s() > last.total_s());
+    assert_eq!(r.per_micro_batch, middle);
+    // With a free network, step = (m + pp - 1) x the slowest stage's compute (1F1B).
+    let m = r.micro_batches as f64;
+    assert!(close(r.compute_s, m * middle.total_s(), 1e-12));
+    assert!(close(r.bubble_s, 15.0 * middle.total_s(), 1e-12));
+    assert!(close(r.step_time_s, (m + 15.0) * middle.total_s(), 1e-12));
+    // Memory is the largest stage's: the first (7 layers + embedding, 16 micro-batches in
+    // flight) against a middle one (8 layers, 15 in flight).
+    let first = fabricsim::workload::train::memory::stage_per_gpu(&cfg, 0);
+    let second = fabricsim::workload::train::memory::stage_per_gpu(&cfg, 1);
+    assert_eq!(r.memory.total_gb, first.total_gb.max(second.total_gb));
+}
+
+#[test]
+fn an_explicit_stage_list_sets_the_split_and_an_even_one_changes_nothing() {
+    let file = |stages: &str| {
+        let text = format!(
+            "[cluster]\ngpus = 1024\ngpu = \"h200\"\n[train]\nmodel = \"llama3-70b\"\ntp = 8\npp = 4\nstage_layers = {stages}\n"
+        );
+        Scenario::parse("job.toml", &text).unwrap()
+    };
+    let real = real("ib-ndr");
+    // [20, 20, 20, 20] is the default split of 80 layers: the same report, field by field.
+    let even = run(&file("[20, 20, 20, 20]"), &real);
+    assert_eq!(even, run(&job("llama3-70b", 1024, 8, 4), &real));
+    assert_eq!(even.stage_layers, None);
+    // [17, 22, 22, 19]: the 22-layer stage sets the slot, the first stage the memory.
+    let s = file("[17, 22, 22, 19]");
+    let cfg = config(&s).unwrap();
+    assert_eq!(cfg.par.stage_layers, vec![17, 22, 22, 19]);
+    let r = run(&s, &FreeNetwork);
+    let eff = Efficiency::h200(&Catalog::builtin().unwrap());
+    assert_eq!(r.per_micro_batch, compute::stage(&cfg, &eff, 1));
+    assert!(r.step_time_s > even_free(&s));
+    assert!(close(
+        r.bubble_s,
+        3.0 * compute::stage(&cfg, &eff, 1).total_s(),
+        1e-12
+    ));
+    // Bad lists: the error names the file, line, key and value and says what is allowed.
+    for (list, problem) in [
+        ("[20, 20, 40]", "3 stages listed but pp = 4"),
+        ("[20, 20, 40, 0]", "a stage without layers"),
+        (
+            "[20, 20, 20, 21]",
+            "the stages hold 81 layers but the model has 80",
+        ),
+    ] {
+        let e = config(&file(list)).unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str(), e.value.as_str()),
+            ("job.toml", Some(8), "train.stage_layers", list),
+            "{e}"
+        );
+        assert!(e.problem.contains(problem), "{e}");
+        assert_eq!(
+            e.allowed,
+            "4 positive layer counts (one per stage) summing to 80"
+        );
+    }
+}
+
+/// The step of `s` with its stages forced even (default split) on a free network.
+fn even_free(s: &Scenario) -> f64 {
+    let mut cfg = config(s).unwrap();
+    cfg.par.stage_layers = vec![20; 4];
+    step(
+        &cfg,
+        &Efficiency::h200(&Catalog::builtin().unwrap()),
+        &FreeNetwork,
+    )
+    .step_time_s
 }

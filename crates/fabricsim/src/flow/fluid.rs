@@ -30,8 +30,8 @@ use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
-use crate::rng::{Rng, splitmix64};
-use crate::sim::{RunResult, SimParams, entropy, route};
+use crate::rng::Rng;
+use crate::sim::{FlowControl, RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
 use crate::units::Time;
 
@@ -293,6 +293,13 @@ impl<'a> Loop<'a> {
         initial.shrink_to_fit();
         let nf = nflows as usize;
         let mut solver = MaxMin::new(caps, routes, nf);
+        // Lossless back-pressure (credits, PFC) makes a congested egress to a NIC serve its
+        // input ports in turn (`maxmin`'s port service; `flow_calibrate -- incast`); a lossy
+        // egress drops instead and is shared per flow. Inner switch egresses stay per flow
+        // (`flow::rate_model`: measured there, per port moved the all-to-all off).
+        if p.flow_control != FlowControl::None {
+            solver = solver.with_port_service(|l| paths::into_nic(topo, l));
+        }
         if fp.cache_entries > 0 {
             solver = solver.with_cache(fp.cache_entries);
         }
@@ -672,14 +679,9 @@ fn bytes_start(dag: &MessageDag, nic: Time, m: u32, post: u64) -> u64 {
     }
 }
 
-/// The per-message stream of the timeout draws. Not `Rng::stream`: `rng::mix` folds each word
-/// into SplitMix's counter, which only adds a constant, so nearby (seed, id) pairs share seeds
-/// (seeds 1-64 x messages 0-479 gave 512 distinct streams); here each word is mixed into the
-/// previous output.
+/// The per-message stream of the timeout draws, apart from every other stream of the run.
 fn tail_loss_rng(seed: u64, m: u32) -> Rng {
-    let mut x = seed ^ TAIL_LOSS_STREAM;
-    let mut y = splitmix64(&mut x) ^ m as u64;
-    Rng::new(splitmix64(&mut y))
+    Rng::stream(seed, TAIL_LOSS_STREAM, m as u64)
 }
 
 /// A route over `links` (slowest `slowest` bit/s, ACK path `ack_ps`): its solver cap, the rate

@@ -25,6 +25,8 @@ pub struct TrainSection {
     pub swiglu: Option<bool>,
     pub tp: Option<u64>,
     pub pp: Option<u64>,
+    /// Layers of each pipeline stage, first to last (default: a balanced split).
+    pub stage_layers: Option<Vec<u64>>,
     pub dp: Option<u64>,
     pub ep: Option<u64>,
     pub cp: Option<u64>,

@@ -34,8 +34,23 @@ pub fn run(
     ready: &Frontier,
     ph: Phases,
 ) -> Frontier {
+    run_steps(b, comm, bytes, lane, ready, ph, usize::MAX)
+}
+
+/// The first `steps` steps of [`run`]'s pass (all when `steps` >= its 2(n-1) or n-1): for
+/// simulations that derive the remaining steps of a ring that repeats itself. The frontier is
+/// the last compiled step's.
+pub fn run_steps(
+    b: &mut Builder,
+    comm: &Comm,
+    bytes: u64,
+    lane: Lane,
+    ready: &Frontier,
+    ph: Phases,
+    steps: usize,
+) -> Frontier {
     let ag_offset = usize::from(ph.reduce_scatter);
-    pass(b, comm, bytes, lane, ready, ph, ag_offset)
+    pass(b, comm, bytes, lane, ready, ph, ag_offset, steps)
 }
 
 /// The all-gather half of a ring all-reduce: position i starts holding segment i+1, as a ring
@@ -47,10 +62,21 @@ pub fn all_gather_after_reduce_scatter(
     lane: Lane,
     ready: &Frontier,
 ) -> Frontier {
-    pass(b, comm, bytes, lane, ready, Phases::ALL_GATHER, 1)
+    pass(
+        b,
+        comm,
+        bytes,
+        lane,
+        ready,
+        Phases::ALL_GATHER,
+        1,
+        usize::MAX,
+    )
 }
 
-/// `ag_offset`: the segment a rank holds before the all-gather, relative to its ring position.
+/// `ag_offset`: the segment a rank holds before the all-gather, relative to its ring position;
+/// `max_steps`: how many of the pass's steps to compile.
+#[allow(clippy::too_many_arguments)]
 fn pass(
     b: &mut Builder,
     comm: &Comm,
@@ -59,6 +85,7 @@ fn pass(
     ready: &Frontier,
     ph: Phases,
     ag_offset: usize,
+    max_steps: usize,
 ) -> Frontier {
     let n = comm.len();
     let order = ring_order(comm, lane);
@@ -83,6 +110,7 @@ fn pass(
     if ph.all_gather {
         steps.extend((0..n - 1).map(|j| ag_offset + n - j));
     }
+    steps.truncate(max_steps);
     // prev[c * n + i]: the message ring position i sent for chunk c at the previous step.
     let mut prev = vec![u32::MAX; chunks as usize * n];
     let mut cur = prev.clone();

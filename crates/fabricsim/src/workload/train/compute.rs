@@ -1,5 +1,6 @@
-//! Compute time of one micro-batch on the slowest (last) pipeline stage, from the measured
-//! efficiency of each GEMM shape and of causal flash attention.
+//! Compute time of one micro-batch on one pipeline stage (its layers; the last stage also the
+//! output projection), from the measured efficiency of each GEMM shape and of causal flash
+//! attention.
 //!
 //! Backward GEMMs (data and weight gradients) do 2x the forward FLOPs and are timed at the
 //! forward shapes' efficiency. Causal flash attention does half the full score FLOPs in the
@@ -31,17 +32,23 @@ impl MicroBatch {
     }
 }
 
-pub fn micro_batch(cfg: &TrainConfig, eff: &Efficiency) -> MicroBatch {
+/// One micro-batch's compute on pipeline stage `stage`.
+pub fn stage(cfg: &TrainConfig, eff: &Efficiency, stage: usize) -> MicroBatch {
     let (m, p) = (&cfg.model, &cfg.par);
     let peak = cfg.gpu.peak_flops();
-    let layers = (m.layers / p.pp) as f64;
+    let layers = p.stage_layers[stage] as f64;
+    let last = stage + 1 == p.stage_layers.len();
     let tokens = (p.micro_batch * m.seq) as f64 / p.cp as f64;
     let time = |g: &Gemm| g.flops() / (eff.gemm(g.m, g.n, g.k) * peak);
     let gemms: f64 = layer_gemms(m, tokens, p.tp, p.ep).iter().map(time).sum();
     let causal_fwd = attention_flops(m, tokens, p.tp) / 2.0;
     let attn_fwd = causal_fwd / (eff.attention(m.seq as f64, false) * peak);
     let attn_bwd = 3.5 * causal_fwd / (eff.attention(m.seq as f64, true) * peak) - attn_fwd;
-    let logits = time(&logits_gemm(m, tokens, p.tp));
+    let logits = if last {
+        time(&logits_gemm(m, tokens, p.tp))
+    } else {
+        0.0
+    };
     MicroBatch {
         forward_s: layers * (gemms + attn_fwd) + logits,
         backward_s: layers * (2.0 * gemms + attn_bwd) + 2.0 * logits,

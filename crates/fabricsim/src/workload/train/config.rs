@@ -36,6 +36,8 @@ pub struct Parallelism {
     pub dp_overlap: bool,
     pub dp_bucket_bytes: u64,
     pub recompute: Recompute,
+    /// Transformer layers of each pipeline stage, first to last (`pp` entries, each >= 1).
+    pub stage_layers: Vec<u64>,
 }
 
 impl Parallelism {
@@ -43,6 +45,41 @@ impl Parallelism {
     pub fn micro_batches(&self, global_batch: u64) -> u64 {
         global_batch / (self.dp * self.micro_batch)
     }
+
+    /// Whether every stage holds the same number of layers.
+    pub fn even_stages(&self) -> bool {
+        self.stage_layers.windows(2).all(|w| w[0] == w[1])
+    }
+}
+
+/// `layers` over `pp` stages as evenly as possible: every stage gets ceil(layers / pp), and the
+/// stages that must hold one fewer are taken from the ends inwards (first, last, second,
+/// second-to-last, ...): the first stage also runs the embedding and the last the output
+/// projection. Llama 3 405B: 126 layers on 16 stages = 7 + 14 x 8 + 7 (Dubey et al. 2024,
+/// arXiv 2407.21783, §3.3.2: one layer removed from the first and the last stage).
+/// `None` when there are more stages than layers.
+pub fn balanced_stages(layers: u64, pp: u64) -> Option<Vec<u64>> {
+    if pp == 0 || pp > layers {
+        return None;
+    }
+    let q = layers.div_ceil(pp);
+    let mut v = vec![q; pp as usize];
+    let short = (q * pp - layers) as usize;
+    for i in 0..short {
+        let s = if i % 2 == 0 {
+            i / 2
+        } else {
+            v.len() - 1 - i / 2
+        };
+        v[s] -= 1;
+    }
+    Some(v)
+}
+
+/// `[a, b, c]`, as the scenario file writes a list.
+fn list(v: &[u64]) -> String {
+    let items: Vec<String> = v.iter().map(u64::to_string).collect();
+    format!("[{}]", items.join(", "))
 }
 
 #[derive(Clone, Debug)]
@@ -245,6 +282,48 @@ impl TrainConfig {
             }
             None => default_bucket_bytes(dp),
         };
+        let stage_layers = match &t.stage_layers {
+            Some(v) => {
+                let bad = |problem: String| {
+                    train_error(
+                        s,
+                        "stage_layers",
+                        list(v),
+                        problem,
+                        format!(
+                            "{pp} positive layer counts (one per stage) summing to {}",
+                            model.layers
+                        ),
+                    )
+                };
+                if v.len() as u64 != pp {
+                    return Err(bad(format!("{} stages listed but pp = {pp}", v.len())));
+                }
+                if v.contains(&0) {
+                    return Err(bad("a stage without layers".into()));
+                }
+                let sum: u64 = v.iter().sum();
+                if sum != model.layers {
+                    return Err(bad(format!(
+                        "the stages hold {sum} layers but the model has {}",
+                        model.layers
+                    )));
+                }
+                v.clone()
+            }
+            None => balanced_stages(model.layers, pp).ok_or_else(|| {
+                train_error(
+                    s,
+                    "pp",
+                    pp,
+                    format!(
+                        "more pipeline stages than the model's {} layers",
+                        model.layers
+                    ),
+                    format!("1 to {}", model.layers),
+                )
+            })?,
+        };
         let cfg = TrainConfig {
             gpus,
             gpu: design.gpu.clone(),
@@ -260,6 +339,7 @@ impl TrainConfig {
                 dp_overlap: t.dp_overlap.unwrap_or(true),
                 dp_bucket_bytes,
                 recompute,
+                stage_layers,
             },
             model,
         };
@@ -289,18 +369,6 @@ impl TrainConfig {
                 p.zero,
                 "no such ZeRO stage",
                 "0, 1, 2 or 3 (3 = FSDP)",
-            ));
-        }
-        if m.layers % p.pp != 0 {
-            return Err(train_error(
-                s,
-                "pp",
-                p.pp,
-                format!(
-                    "{} layers do not split evenly into {} stages",
-                    m.layers, p.pp
-                ),
-                "a divisor of the layer count",
             ));
         }
         if m.heads % p.tp != 0 {

@@ -10,8 +10,8 @@
 //! flash attention, so no s^2 score term): per token of a layer, 11h + 4h bytes for attention
 //! and the two layer norms, plus the MLP's stored inputs: 3h + 4F for a GELU MLP (19h when
 //! F = 4h, the paper's 34 s b h in total) or 2h + 6F for SwiGLU, times top_k for routed experts;
-//! all divided by tp * cp. 1F1B keeps min(pp, micro-batches) micro-batches in flight on the
-//! first stage. Full recomputation keeps only each layer's 2h-byte input plus one layer's
+//! all divided by tp * cp. 1F1B keeps min(pp - s, micro-batches) micro-batches in flight on
+//! stage s; the memory reported is that of the stage needing the most. Full recomputation keeps only each layer's 2h-byte input plus one layer's
 //! working set. Framework buffers, fragmentation and the logits are not counted.
 
 use serde::Serialize;
@@ -19,17 +19,25 @@ use serde::Serialize;
 use super::config::{Recompute, TrainConfig};
 use super::model::ModelSpec;
 
-/// Parameters held by one GPU of the heaviest pipeline stage: (dense, expert).
-pub fn params_per_gpu(cfg: &TrainConfig) -> (f64, f64) {
+/// Parameters held by one GPU of pipeline stage `stage`: (dense, expert).
+pub fn stage_params_per_gpu(cfg: &TrainConfig, stage: usize) -> (f64, f64) {
     let (m, p) = (&cfg.model, &cfg.par);
     let (dense, expert) = m.layer_params();
-    let stage_layers = (m.layers / p.pp) as f64;
+    let layers = p.stage_layers[stage] as f64;
     // The first stage holds the embedding, the last the output projection; one stage both.
-    let embed_tables = if p.pp == 1 { 2.0 } else { 1.0 };
-    let d = stage_layers * dense as f64 / p.tp as f64
+    let last = p.stage_layers.len() - 1;
+    let embed_tables = f64::from(u8::from(stage == 0) + u8::from(stage == last));
+    let d = layers * dense as f64 / p.tp as f64
         + embed_tables * m.embedding_params() as f64 / p.tp as f64;
-    let e = stage_layers * expert as f64 / (p.tp * p.ep) as f64;
+    let e = layers * expert as f64 / (p.tp * p.ep) as f64;
     (d, e)
+}
+
+/// Parameters held by one GPU of the heaviest pipeline stage: (dense, expert).
+pub fn params_per_gpu(cfg: &TrainConfig) -> (f64, f64) {
+    (0..cfg.par.stage_layers.len())
+        .map(|s| stage_params_per_gpu(cfg, s))
+        .fold((0.0, 0.0), |a, b| if b.0 + b.1 > a.0 + a.1 { b } else { a })
 }
 
 /// Activation bytes stored per token of one layer, before dividing by tp * cp.
@@ -65,17 +73,30 @@ pub struct Memory {
     pub hbm_gb: f64,
 }
 
+/// Memory per GPU of the pipeline stage that needs the most.
 pub fn per_gpu(cfg: &TrainConfig) -> Memory {
+    (0..cfg.par.stage_layers.len())
+        .map(|s| stage_per_gpu(cfg, s))
+        .fold(None, |a: Option<Memory>, b| match a {
+            Some(a) if a.total_gb >= b.total_gb => Some(a),
+            _ => Some(b),
+        })
+        .expect("a pipeline has at least one stage")
+}
+
+/// Memory per GPU of pipeline stage `stage`: 1F1B keeps min(pp - stage, micro-batches)
+/// micro-batches' activations in flight there (Narayanan et al. 2021, arXiv 2104.04473, §2.2).
+pub fn stage_per_gpu(cfg: &TrainConfig, stage: usize) -> Memory {
     let (m, p) = (&cfg.model, &cfg.par);
-    let (d, e) = params_per_gpu(cfg);
+    let (d, e) = stage_params_per_gpu(cfg, stage);
     let edp = (p.dp / p.ep) as f64;
     let dp = p.dp as f64;
     let shard = |stage: u64, psi: f64, group: f64| if p.zero >= stage { psi / group } else { psi };
     let states = |bytes: f64, stage: u64| bytes * (shard(stage, d, dp) + shard(stage, e, edp));
     let tokens = (p.micro_batch * m.seq) as f64 / (p.tp * p.cp) as f64;
     let per_layer = activation_bytes_per_token(m) * tokens;
-    let stage_layers = (m.layers / p.pp) as f64;
-    let in_flight = p.pp.min(p.micro_batches(m.global_batch)) as f64;
+    let stage_layers = p.stage_layers[stage] as f64;
+    let in_flight = (p.pp - stage as u64).min(p.micro_batches(m.global_batch)) as f64;
     let activations = match p.recompute {
         Recompute::None => stage_layers * in_flight * per_layer,
         Recompute::Full => stage_layers * in_flight * 2.0 * m.hidden as f64 * tokens + per_layer,

@@ -13,3 +13,4 @@ pub mod model;
 pub mod report;
 pub mod run;
 pub mod step;
+pub mod step_dag;

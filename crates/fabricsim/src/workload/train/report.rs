@@ -29,6 +29,13 @@ pub fn to_text(r: &StepReport) -> String {
         "cluster: {} x {}; tp {} pp {} dp {} ep {} cp {}; ZeRO {}; micro-batch {} x {} per step\n",
         r.gpus, r.gpu, r.tp, r.pp, r.dp, r.ep, r.cp, r.zero, r.micro_batch, r.micro_batches
     ));
+    if let Some(v) = &r.stage_layers {
+        let items: Vec<String> = v.iter().map(u64::to_string).collect();
+        s.push_str(&format!(
+            "pipeline stages of unequal layers: {} (the slowest sets every slot)\n",
+            items.join(" + ")
+        ));
+    }
     s.push_str(&format!(
         "memory per GPU: {:.1} of {:.0} GB (weights {:.1}, grads {:.1}, optimizer {:.1}, activations {:.1})\n\n",
         r.memory.total_gb,

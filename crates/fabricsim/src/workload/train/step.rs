@@ -18,7 +18,7 @@ use super::compute::{self, MicroBatch};
 use super::config::{Recompute, TrainConfig};
 use super::efficiency::{Efficiency, MEASURED_ON};
 use super::flops::flops_per_token;
-use super::groups::{Layout, groups};
+use super::groups::{Groups, Layout, groups};
 use super::memory::{self, Memory};
 use crate::workload::collective::{Op, piece};
 use crate::workload::comm_model::{CommModel, GroupShape};
@@ -58,6 +58,10 @@ pub struct StepReport {
     pub zero: u64,
     pub micro_batch: u64,
     pub micro_batches: u64,
+    /// Layers of each pipeline stage, listed only when they differ (an even split is
+    /// layers / pp each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage_layers: Option<Vec<u64>>,
     pub global_batch: u64,
     pub seq: u64,
     pub flops_per_token: f64,
@@ -177,32 +181,27 @@ impl Step<'_> {
     }
 }
 
-/// Models one step of `cfg` (validated, so it fits in memory) with `comm` timing the
-/// collectives.
-pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepReport {
+/// The critical path of one micro-batch on a stage of `layers` layers computing `mb` and
+/// holding `psi` = (dense, expert) parameters per GPU: its compute and the collectives it
+/// waits for. Pushes their rows into `st`.
+fn slot(
+    st: &mut Step,
+    cfg: &TrainConfig,
+    g: &Groups,
+    mb: &MicroBatch,
+    layers: f64,
+    psi: (f64, f64),
+) -> f64 {
     let (m, p) = (&cfg.model, &cfg.par);
-    let mem = memory::per_gpu(cfg);
-    let g = groups(cfg);
-    let mb = compute::micro_batch(cfg, eff);
-    let mbs = p.micro_batches(m.global_batch);
-    let layers = (m.layers / p.pp) as f64;
+    let mbs = st.micro_batches;
     let tokens = (p.micro_batch * m.seq) as f64 / p.cp as f64;
     let act = tokens * m.hidden as f64 * ELEM;
-    let mut st = Step {
-        comm,
-        micro_batches: mbs,
-        bucket_bytes: p.dp_bucket_bytes,
-        overlap: p.dp_overlap,
-        rows: Vec::new(),
-    };
     let coll = |name, op, bytes, layout| Coll {
         name,
         op,
         bytes,
         layout,
     };
-
-    // The critical path of one micro-batch.
     let mut slot = mb.total_s();
     let recompute = if p.recompute == Recompute::Full {
         1.0
@@ -245,9 +244,66 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
             0.0,
         );
     }
+    if p.zero >= 3 {
+        // FSDP gathers the parameters again for every micro-batch, forward and backward.
+        let colls = |dense, expert| {
+            vec![
+                coll(dense, Op::AllGather, psi.0 * ELEM, g.dp),
+                coll(expert, Op::AllGather, psi.1 * ELEM, g.edp),
+            ]
+        };
+        slot += st.bucketed(
+            colls("dp_param_all_gather_fwd", "edp_param_all_gather_fwd"),
+            mb.forward_s,
+            mbs,
+        );
+        slot += st.bucketed(
+            colls("dp_param_all_gather_bwd", "edp_param_all_gather_bwd"),
+            mb.backward_s + mb.recompute_s,
+            mbs,
+        );
+    }
+    slot
+}
 
-    // Data parallelism: dense weights over dp, expert weights over dp / ep.
+/// Models one step of `cfg` (validated, so it fits in memory) with `comm` timing the
+/// collectives. 1F1B runs at the pace of its slowest stage: every slot, the bubble's
+/// included, waits for it, so the step is (m + pp - 1) of its slots (stages of unequal
+/// layers: Dubey et al. 2024, §3.3.2).
+pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepReport {
+    let (m, p) = (&cfg.model, &cfg.par);
+    let mem = memory::per_gpu(cfg);
+    let g = groups(cfg);
+    let mbs = p.micro_batches(m.global_batch);
     let (psi_d, psi_e) = memory::params_per_gpu(cfg);
+    let new_step = || Step {
+        comm,
+        micro_batches: mbs,
+        bucket_bytes: p.dp_bucket_bytes,
+        overlap: p.dp_overlap,
+        rows: Vec::new(),
+    };
+    // The slowest stage (the first of equals).
+    let mut slowest: Option<(f64, MicroBatch, Step)> = None;
+    for (s, &layers) in p.stage_layers.iter().enumerate() {
+        let mb = compute::stage(cfg, eff, s);
+        let mut st = new_step();
+        let psi = memory::stage_params_per_gpu(cfg, s);
+        let t = slot(&mut st, cfg, &g, &mb, layers as f64, psi);
+        if slowest.as_ref().is_none_or(|b| t > b.0) {
+            slowest = Some((t, mb, st));
+        }
+    }
+    let (slot, mb, mut st) = slowest.expect("a pipeline has at least one stage");
+    let coll = |name, op, bytes, layout| Coll {
+        name,
+        op,
+        bytes,
+        layout,
+    };
+
+    // Data parallelism (the heaviest stage's parameters): dense weights over dp, expert
+    // weights over dp / ep.
     let dp_colls = |op: Op, dense: &'static str, expert: &'static str| {
         vec![
             coll(dense, op, psi_d * ELEM, g.dp),
@@ -281,25 +337,6 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
             );
         }
         _ => {
-            // FSDP gathers the parameters again for every micro-batch, forward and backward.
-            slot += st.bucketed(
-                dp_colls(
-                    Op::AllGather,
-                    "dp_param_all_gather_fwd",
-                    "edp_param_all_gather_fwd",
-                ),
-                mb.forward_s,
-                mbs,
-            );
-            slot += st.bucketed(
-                dp_colls(
-                    Op::AllGather,
-                    "dp_param_all_gather_bwd",
-                    "edp_param_all_gather_bwd",
-                ),
-                last_bwd,
-                mbs,
-            );
             dp_exposed += st.bucketed(
                 dp_colls(
                     Op::ReduceScatter,
@@ -332,6 +369,7 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         zero: p.zero,
         micro_batch: p.micro_batch,
         micro_batches: mbs,
+        stage_layers: (!p.even_stages()).then(|| p.stage_layers.clone()),
         global_batch: m.global_batch,
         seq: m.seq,
         flops_per_token: fpt,

@@ -1,0 +1,185 @@
+//! The whole training step as a message DAG (`workload::train::step_dag`) run on the flow
+//! engine, against the analytic step of `train` (`workload::train::step`).
+
+use fabricsim::flow::{self, FlowParams};
+use fabricsim::scenario::Scenario;
+use fabricsim::workload::collective::Op;
+use fabricsim::workload::comm_model::{AlphaBetaModel, GroupShape};
+use fabricsim::workload::link_params::FabricParams;
+use fabricsim::workload::run_engine::Cluster;
+use fabricsim::workload::train::config::TrainConfig;
+use fabricsim::workload::train::efficiency::Efficiency;
+use fabricsim::workload::train::step::{StepReport, step};
+use fabricsim::workload::train::step_dag::{self, DagOptions, StepDag, one_f_one_b};
+
+fn scenario(flags: &[(&str, &str)]) -> Scenario {
+    let mut s = Scenario::defaults();
+    let flags: Vec<(String, String)> = flags
+        .iter()
+        .map(|(f, v)| (f.to_string(), v.to_string()))
+        .collect();
+    s.apply_flags(&flags).unwrap();
+    s
+}
+
+/// The analytic step, the compiled DAG and the DAG's end on the flow engine (seconds).
+fn both(s: &Scenario, opts: DagOptions) -> (StepReport, StepDag, f64) {
+    let c = Cluster::new(s).unwrap();
+    let cfg = TrainConfig::resolve(s, &c.design, c.place.clone()).unwrap();
+    let eff = Efficiency::h200(&c.design.catalog);
+    let analytic = step(
+        &cfg,
+        &eff,
+        &AlphaBetaModel::new(FabricParams::of(&c.design)),
+    );
+    let sd = step_dag::compile(&cfg, &eff, c.nvlink(), opts).unwrap();
+    let (r, _) = flow::run(&c.topology, &c.params, &sd.dag, &FlowParams::default()).unwrap();
+    (analytic, sd, r.sim.end_ps as f64 / 1e12)
+}
+
+#[test]
+fn one_f_one_b_order_is_megatrons() {
+    // pp 4, m 3: stage 0 warms up with 3 forwards, the last stage with none.
+    let f = |u| (false, u);
+    let b = |u| (true, u);
+    assert_eq!(
+        one_f_one_b(4, 3, 0),
+        vec![f(0), f(1), f(2), b(0), b(1), b(2)]
+    );
+    assert_eq!(
+        one_f_one_b(4, 3, 2),
+        vec![f(0), f(1), b(0), f(2), b(1), b(2)]
+    );
+    assert_eq!(
+        one_f_one_b(4, 3, 3),
+        vec![f(0), b(0), f(1), b(1), f(2), b(2)]
+    );
+}
+
+#[test]
+fn the_step_dag_agrees_with_the_analytic_step() {
+    // A Llama-3-8B-shaped model with a 128-token vocabulary, so that the last stage's output
+    // projection is negligible and the stages are equal (the case the analytic 1F1B formula
+    // describes), on 64 H100s: TP 8 (a server), PP 2 or 4, DP 4 or 2, 8 micro-batches, the
+    // gradient all-reduce after the flush in one bucket (as the DAG's one ring).
+    for (pp, gb) in [("2", "32"), ("4", "16")] {
+        let s = scenario(&[
+            ("--gpus", "64"),
+            ("--layers", "16"),
+            ("--hidden", "4096"),
+            ("--ffn", "14336"),
+            ("--heads", "32"),
+            ("--kv-heads", "8"),
+            ("--vocab", "128"),
+            ("--seq", "8192"),
+            ("--global-batch", gb),
+            ("--tp", "8"),
+            ("--pp", pp),
+            ("--dp-overlap", "false"),
+            ("--dp-bucket-mb", "100000"),
+        ]);
+        let (a, sd, dag_s) = both(&s, DagOptions { ring_steps: None });
+        let row = |name: &str| a.collectives.iter().find(|c| c.name == name).unwrap();
+        let m = a.micro_batches as f64;
+        let slots = m + a.pp as f64 - 1.0;
+        // Analytic (step.rs, Narayanan et al. 2021): step = (m + pp - 1) x slot + the
+        // all-reduce, slot = compute + TP all-reduces + 2 pipeline sends, bubble (pp-1)/m.
+        assert!(close(
+            a.bubble_s / (a.compute_s + a.exposed_comm_s - dp_rows(&a)),
+            (slots - m) / m
+        ));
+        // The DAG runs the same compute and moves the same bytes; it differs by
+        // (1) the alpha of each TP all-reduce (2(t-1) NVLink hops of 0.47 us each in the
+        //     closed form; the DAG's NVLink transfer is bandwidth only): the analytic is
+        //     longer by (m + pp - 1) x calls per slot x alpha;
+        // (2) the pipeline sends: the analytic charges both sends of every slot to the
+        //     critical path; in the DAG's 1F1B a stage waits for a send only when its own
+        //     work does not cover it (with pp = 2, every other micro-batch), so the DAG is
+        //     shorter by between 0 and (m + pp - 1) x 2 sends;
+        // (3) latencies: the engine's per-message latency against the closed form's alpha,
+        //     within 0.2% here.
+        let tp = row("tp_all_reduce");
+        let tp_alpha = {
+            let c = Cluster::new(&s).unwrap();
+            let ab = AlphaBetaModel::new(FabricParams::of(&c.design));
+            let g = GroupShape {
+                ranks: tp.ranks,
+                servers: tp.servers,
+            };
+            ab.model(Op::AllReduce, g).alpha_s
+        };
+        let upper = a.step_time_s - slots * (tp.calls_per_step as f64 / m) * tp_alpha;
+        let lower = upper - slots * 2.0 * row("pp_send_recv").time_per_call_s;
+        eprintln!(
+            "pp {pp}: analytic {:.6} s, DAG {dag_s:.6} s, closed-form bounds [{lower:.6}, {upper:.6}]",
+            a.step_time_s
+        );
+        assert!(dag_s > lower * 0.998 && dag_s < upper * 1.002, "pp {pp}");
+        assert!((dag_s / a.step_time_s - 1.0).abs() < 0.02);
+        // Both MFUs are Megatron's model FLOPs over time x GPUs x peak.
+        assert!(close(sd.mfu(dag_s) * dag_s, a.mfu * a.step_time_s));
+    }
+}
+
+/// The exposed data-parallel time of a report (the rows after the flush).
+fn dp_rows(r: &StepReport) -> f64 {
+    r.collectives
+        .iter()
+        .filter(|c| c.name.starts_with("dp_") || c.name.starts_with("edp_"))
+        .map(|c| c.exposed_s)
+        .sum()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs()
+}
+
+#[test]
+fn a_truncated_ring_keeps_its_first_steps_where_the_index_says() {
+    // pp 2, tp 8, dp 4 (4 servers per stage): 16 rings (2 stages x 8 rails) of 4 ranks, 3 of
+    // their 2(4-1) = 6 steps compiled. Step k of ring position i is message
+    // first + k * ranks + i, from replica i to replica i+1 of the ring's stage and rail.
+    let s = scenario(&[
+        ("--gpus", "64"),
+        ("--model", "llama3-8b"),
+        ("--global-batch", "32"),
+        ("--tp", "8"),
+        ("--pp", "2"),
+    ]);
+    let c = Cluster::new(&s).unwrap();
+    let cfg = TrainConfig::resolve(&s, &c.design, c.place.clone()).unwrap();
+    let eff = Efficiency::h200(&c.design.catalog);
+    let full = step_dag::compile(&cfg, &eff, c.nvlink(), DagOptions { ring_steps: None }).unwrap();
+    let cut = step_dag::compile(
+        &cfg,
+        &eff,
+        c.nvlink(),
+        DagOptions {
+            ring_steps: Some(3),
+        },
+    )
+    .unwrap();
+    assert_eq!(full.rings.len(), 16);
+    assert_eq!(full.pipeline_messages, cut.pipeline_messages);
+    let ring_msgs = |sd: &StepDag| sd.dag.messages.len() as u32 - sd.pipeline_messages;
+    assert_eq!(ring_msgs(&full), 16 * 4 * 6);
+    assert_eq!(ring_msgs(&cut), 16 * 4 * 3);
+    for (f, r) in full.rings.iter().zip(&cut.rings) {
+        assert_eq!(
+            (r.steps_compiled, r.steps_total, f.steps_compiled),
+            (3, 6, 6)
+        );
+        for k in 0..3 {
+            for i in 0..4u32 {
+                let (a, b) = (
+                    &full.dag.messages[(f.first + k * 4 + i) as usize],
+                    &cut.dag.messages[(r.first + k * 4 + i) as usize],
+                );
+                assert_eq!((a.src, a.dst, a.bytes), (b.src, b.dst, b.bytes));
+                // GPU rail + 8 (replica + 4 stage): server 4 stage + replica, NIC `rail`.
+                let host = |d: u32| c.place.host(r.rail + 8 * (d % 4 + 4 * r.stage));
+                assert_eq!((b.src, b.dst), (host(i), host(i + 1)));
+            }
+        }
+    }
+}
