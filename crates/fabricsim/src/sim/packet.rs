@@ -186,14 +186,6 @@ impl Fifo {
         self.bytes += frame as u64;
     }
 
-    /// Hints the CPU to fetch the oldest entry.
-    #[inline]
-    pub fn prefetch_head(&self) {
-        if let Some(e) = self.ring.front() {
-            prefetch(e);
-        }
-    }
-
     /// The oldest packet and its frame size.
     #[inline]
     pub fn head(&self) -> Option<(u32, u16)> {

@@ -16,13 +16,10 @@ impl Engine<'_> {
         let mut status = Status::Complete;
         let mut next_check = CHECK_EVERY;
         loop {
-            let (pkts, ports, tcq, ntc) = (&self.pkts, &self.ports, &self.tcq, self.ntc);
+            let (pkts, ports) = (&self.pkts, &self.ports);
             let Some((t, ev)) = self.q.q.pop_with(|e| match e {
                 Ev::Arrive { pkt } => pkts.prefetch(*pkt),
-                Ev::TxFree { port } => {
-                    prefetch(&ports[*port as usize]);
-                    prefetch(&tcq[*port as usize * ntc]);
-                }
+                Ev::TxFree { port } => prefetch(&ports[*port as usize]),
                 _ => {}
             }) else {
                 break;
@@ -67,24 +64,15 @@ impl Engine<'_> {
         self.finish(status, wall_s)
     }
 
-    /// Hints the CPU to fetch what the next event in the current bucket will read after what
-    /// was prefetched when the bucket opened (so in cache by now): for a packet reaching a
+    /// Hints the CPU to fetch what the next event in the current bucket will read after its
+    /// packet (prefetched when the bucket opened, so in cache by now): for a packet reaching a
     /// switch, the egress its static route picks, that egress's queue and the ingress's PFC
-    /// record; for one reaching a NIC, its queue pair; for a port turning free, the heads of its
-    /// queues. The loads then overlap this event's work. A hint only: a wrong guess (adaptive
-    /// routing, a failed port) costs nothing but the load.
+    /// record; for one reaching a NIC, its queue pair. The loads then overlap this event's work.
+    /// A hint only: a wrong guess (adaptive routing, a failed port) costs nothing but the load.
     #[inline(always)]
     fn prefetch_next(&self) {
-        let pkt = match self.q.q.peek_current() {
-            Some(&Ev::Arrive { pkt }) => pkt,
-            Some(&Ev::TxFree { port }) => {
-                let base = port as usize * self.ntc;
-                for q in &self.tcq[base..base + self.ntc] {
-                    q.prefetch_head();
-                }
-                return;
-            }
-            _ => return,
+        let Some(&Ev::Arrive { pkt }) = self.q.q.peek_current() else {
+            return;
         };
         let pk = self.pkts.get(pkt);
         let info = self.info[pk.port as usize];
