@@ -8,11 +8,24 @@ const G: u64 = 1_000_000_000;
 
 /// Solves `flows` (route links, cap) on `caps` from scratch; returns the rates.
 fn solve(caps: &[u64], flows: &[(&[u32], u64)]) -> Vec<u64> {
+    solve_with(caps, flows, false)
+}
+
+/// `solve` with per-input-port service of every link (`MaxMin::with_port_service`): a flow's
+/// port on a link is the link before it on its route.
+fn solve_per_port(caps: &[u64], flows: &[(&[u32], u64)]) -> Vec<u64> {
+    solve_with(caps, flows, true)
+}
+
+fn solve_with(caps: &[u64], flows: &[(&[u32], u64)], ports: bool) -> Vec<u64> {
     let mut routes = Routes::new();
     for (links, _) in flows {
         routes.push(links);
     }
     let mut s = MaxMin::new(caps.to_vec(), routes, flows.len());
+    if ports {
+        s = s.with_port_service(|_| true);
+    }
     for (i, &(_, cap)) in flows.iter().enumerate() {
         s.add(i as u32, i as u32, cap);
     }
@@ -112,6 +125,95 @@ fn separate_components_do_not_interact() {
     assert_eq!(r, vec![5 * G, 10 * G, 5 * G, 10 * G, 10 * G]);
 }
 
+#[test]
+fn per_port_service_shares_a_link_among_its_input_ports_first() {
+    // Egress E (link 0, 100G) fed by two input links: X (link 1) carries one flow, Y (link 2)
+    // three. Per port: E's level is 100 / 2 = 50G per port; Y's three flows are offered
+    // floor(50e9 / 3) = 16,666,666,666 each, the lowest offer, and freeze (Y's port closes at
+    // 49,999,999,998); X's flow is then offered 100e9 - 49,999,999,998 = 50,000,000,002.
+    let flows: [(&[u32], u64); 4] = [
+        (&[1, 0], NO_CAP),
+        (&[2, 0], NO_CAP),
+        (&[2, 0], NO_CAP),
+        (&[2, 0], NO_CAP),
+    ];
+    let caps = [100 * G, 100 * G, 100 * G];
+    let r = solve_per_port(&caps, &flows);
+    assert_eq!(
+        r,
+        vec![
+            50_000_000_002,
+            16_666_666_666,
+            16_666_666_666,
+            16_666_666_666
+        ]
+    );
+    // Per flow (plain max-min): 100 / 4 = 25G each.
+    assert_eq!(solve(&caps, &flows), vec![25 * G; 4]);
+}
+
+#[test]
+fn per_port_service_gives_a_port_mates_unused_share_to_its_port_first() {
+    // E (link 0, 100G) has ports X (link 1) and Y (link 2), 50G each. On X: flow 0, which
+    // comes over Z (link 3, 10G), and flow 1; on Y: flows 2 and 3.
+    // Offers: Z 10G to flow 0; X's port on E 50 / 2 = 25G, Y's 25G. Flow 0 freezes first at
+    // 10G; X's port then offers flow 1 50 - 10 = 40G, Y's still 25G: flows 2, 3 freeze at
+    // 25G and Y's port closes at 50G, leaving E's level at (100 - 50) / 1 = 50G for X: flow 1
+    // gets 50 - 10 = 40G (link X: 10 + 40 = 50 of 100G, not full).
+    let flows: [(&[u32], u64); 4] = [
+        (&[3, 1, 0], NO_CAP),
+        (&[1, 0], NO_CAP),
+        (&[2, 0], NO_CAP),
+        (&[2, 0], NO_CAP),
+    ];
+    let caps = [100 * G, 100 * G, 100 * G, 10 * G];
+    assert_eq!(
+        solve_per_port(&caps, &flows),
+        vec![10 * G, 40 * G, 25 * G, 25 * G]
+    );
+    // Per flow: flow 0 10G, then E's 90G over three flows: 30G each.
+    assert_eq!(solve(&caps, &flows), vec![10 * G, 30 * G, 30 * G, 30 * G]);
+}
+
+#[test]
+fn per_port_service_hands_a_closed_ports_share_to_the_other_ports() {
+    // E (link 0, 90G) has three ports: X (link 1; flow 0, which comes over Z, link 4, 10G),
+    // Y (link 2; flow 1) and W (link 3; flows 2 and 3). Level 90 / 3 = 30G per port: offers
+    // X 30, Y 30, W 15; Z offers 10. Flow 0 freezes at 10G and X's port closes: the level is
+    // (90 - 10) / 2 = 40G, offers Y 40, W 20. W's flows freeze at 20G and W closes at 40G:
+    // the level is (90 - 10 - 40) / 1 = 40G for Y. Rates 10, 40, 20, 20 (E full at 90G).
+    let flows: [(&[u32], u64); 4] = [
+        (&[4, 1, 0], NO_CAP),
+        (&[2, 0], NO_CAP),
+        (&[3, 0], NO_CAP),
+        (&[3, 0], NO_CAP),
+    ];
+    let caps = [90 * G, 100 * G, 100 * G, 100 * G, 10 * G];
+    assert_eq!(
+        solve_per_port(&caps, &flows),
+        vec![10 * G, 40 * G, 20 * G, 20 * G]
+    );
+}
+
+#[test]
+fn per_port_service_is_plain_max_min_with_one_port_per_link() {
+    // Every flow starts on the link it shares (its first hop: one port), so sharing per port
+    // is sharing per flow: the parking lot with a crowded first link of
+    // `parking_lot_with_a_crowded_first_link`, L0: 10e9 / 3, L1: 10e9 - 3,333,333,333.
+    let flows: [(&[u32], u64); 4] = [
+        (&[0, 1], NO_CAP),
+        (&[0], NO_CAP),
+        (&[0], NO_CAP),
+        (&[1], NO_CAP),
+    ];
+    // On L1, the long flow comes from L0 and the short one starts there: two ports with one
+    // flow each, the same split as per flow.
+    assert_eq!(
+        solve_per_port(&[10 * G, 10 * G], &flows),
+        vec![3_333_333_333, 3_333_333_333, 3_333_333_333, 6_666_666_667]
+    );
+}
+
 /// The max-min conditions (Bertsekas & Gallager, 6.5.2): feasible, and every flow is at its
 /// cap or has a saturated link (saturated up to the integer floor: less than one bit/s per
 /// flow left) on which no flow has a higher rate.
@@ -150,36 +252,169 @@ fn assert_max_min(caps: &[u64], flows: &[(Vec<u32>, u64)], active: &[bool], rate
     }
 }
 
+/// Per-port service's conditions: feasible and work-conserving (every flow at its cap or on
+/// a full link: less than one bit/s per flow left). Returns the flows that are not per-port
+/// max-min fair: no full link on which their port's total is the largest (within one bit/s
+/// per flow and port) and no flow of their port is faster. A port's offer counts on the
+/// link's other open ports taking its level; one held elsewhere below that level leaves the
+/// flows frozen at the lower offer short (`flow::maxmin`'s top-up gives out only what is
+/// left), so these are counted, not ruled out.
+fn assert_port_service(
+    caps: &[u64],
+    flows: &[(Vec<u32>, u64)],
+    active: &[bool],
+    rate: &[u64],
+) -> usize {
+    use std::collections::BTreeMap;
+    let nl = caps.len();
+    let (mut sum, mut n) = (vec![0u64; nl], vec![0u64; nl]);
+    // (link, port) -> (total, highest rate); per link: ports and the largest total.
+    let mut port: BTreeMap<(u32, u32), (u64, u64)> = BTreeMap::new();
+    let port_of = |links: &[u32], i: usize| {
+        let from = if i == 0 { u32::MAX } else { links[i - 1] };
+        (links[i], from)
+    };
+    for (f, (links, _)) in flows.iter().enumerate() {
+        if !active[f] {
+            continue;
+        }
+        for (i, &l) in links.iter().enumerate() {
+            sum[l as usize] += rate[f];
+            n[l as usize] += 1;
+            let e = port.entry(port_of(links, i)).or_default();
+            e.0 += rate[f];
+            e.1 = e.1.max(rate[f]);
+        }
+    }
+    let (mut ports, mut top) = (vec![0u64; nl], vec![0u64; nl]);
+    for (&(l, _), &(total, _)) in &port {
+        ports[l as usize] += 1;
+        top[l as usize] = top[l as usize].max(total);
+    }
+    for l in 0..nl {
+        assert!(sum[l] <= caps[l], "link {l} over capacity");
+    }
+    let full = |l: usize| caps[l] - sum[l] < n[l];
+    let mut unfair = 0;
+    for (f, (links, cap)) in flows.iter().enumerate() {
+        if !active[f] {
+            continue;
+        }
+        assert!(
+            rate[f] == *cap || links.iter().any(|&l| full(l as usize)),
+            "flow {f} (rate {}) could take more",
+            rate[f]
+        );
+        let fair = rate[f] == *cap
+            || (0..links.len()).any(|i| {
+                let l = links[i] as usize;
+                let (total, high) = port[&port_of(links, i)];
+                full(l) && rate[f] == high && total + n[l] + ports[l] >= top[l]
+            });
+        unfair += usize::from(!fair);
+    }
+    unfair
+}
+
 #[test]
 fn incremental_equals_from_scratch_on_random_cases() {
+    incremental_equals_from_scratch(false);
+}
+
+#[test]
+fn incremental_equals_from_scratch_with_per_port_service() {
+    incremental_equals_from_scratch(true);
+}
+
+/// Random routes over 4-23 links of random capacities.
+fn random_links(rng: &mut Rng) -> (Vec<u64>, Vec<(Vec<u32>, u64)>) {
+    let nl = 4 + rng.below(20) as usize;
+    let caps: Vec<u64> = (0..nl).map(|_| (1 + rng.below(40)) * G).collect();
+    let nf = 10 + rng.below(60) as usize;
+    let flows = (0..nf)
+        .map(|_| {
+            let len = 1 + rng.below(4) as usize;
+            let mut links: Vec<u32> = Vec::new();
+            while links.len() < len.min(nl) {
+                let l = rng.below(nl as u64) as u32;
+                if !links.contains(&l) {
+                    links.push(l);
+                }
+            }
+            (links, random_cap(rng))
+        })
+        .collect();
+    (caps, flows)
+}
+
+fn random_cap(rng: &mut Rng) -> u64 {
+    if rng.below(4) == 0 {
+        (1 + rng.below(20)) * G / 2
+    } else {
+        NO_CAP
+    }
+}
+
+/// Random up/down routes in a 2-tier Clos (as a fabric's routing gives them): 2-4 leaves of
+/// 2-4 hosts, 1-3 spines, random link capacities; a flow between hosts on one leaf crosses
+/// the host's up link and the other's down link, else also a random spine.
+fn random_clos(rng: &mut Rng) -> (Vec<u64>, Vec<(Vec<u32>, u64)>) {
+    let (leaves, hosts, spines) = (
+        2 + rng.below(3) as u32,
+        2 + rng.below(3) as u32,
+        1 + rng.below(3) as u32,
+    );
+    let n_hosts = leaves * hosts;
+    // Links: host up (n_hosts), host down (n_hosts), leaf up (leaves x spines), leaf down.
+    let up = |h: u32| h;
+    let down = |h: u32| n_hosts + h;
+    let leaf_up = |l: u32, s: u32| 2 * n_hosts + l * spines + s;
+    let leaf_down = |l: u32, s: u32| 2 * n_hosts + leaves * spines + l * spines + s;
+    let nl = (2 * n_hosts + 2 * leaves * spines) as usize;
+    let caps: Vec<u64> = (0..nl).map(|_| (1 + rng.below(40)) * G).collect();
+    let nf = 10 + rng.below(60) as usize;
+    let flows = (0..nf)
+        .map(|_| {
+            let a = rng.below(n_hosts as u64) as u32;
+            let b = (a + 1 + rng.below(n_hosts as u64 - 1) as u32) % n_hosts;
+            let (la, lb) = (a / hosts, b / hosts);
+            let links = if la == lb {
+                vec![up(a), down(b)]
+            } else {
+                let s = rng.below(spines as u64) as u32;
+                vec![up(a), leaf_up(la, s), leaf_down(lb, s), down(b)]
+            };
+            (links, random_cap(rng))
+        })
+        .collect();
+    (caps, flows)
+}
+
+/// Random routes (a flow's port on a link: the link before it), random starts and finishes:
+/// every incremental solve equals a from-scratch one and meets the (per-port) max-min
+/// conditions.
+fn incremental_equals_from_scratch(ports: bool) {
+    let with = |s: MaxMin| {
+        if ports {
+            s.with_port_service(|_| true)
+        } else {
+            s
+        }
+    };
+    let (mut unfair, mut checked) = (0, 0);
     for seed in 0..200u64 {
         let mut rng = Rng::stream(seed, 77, 0);
-        let nl = 4 + rng.below(20) as usize;
-        let caps: Vec<u64> = (0..nl).map(|_| (1 + rng.below(40)) * G).collect();
-        let nf = 10 + rng.below(60) as usize;
-        let flows: Vec<(Vec<u32>, u64)> = (0..nf)
-            .map(|_| {
-                let len = 1 + rng.below(4) as usize;
-                let mut links: Vec<u32> = Vec::new();
-                while links.len() < len.min(nl) {
-                    let l = rng.below(nl as u64) as u32;
-                    if !links.contains(&l) {
-                        links.push(l);
-                    }
-                }
-                let cap = if rng.below(4) == 0 {
-                    (1 + rng.below(20)) * G / 2
-                } else {
-                    NO_CAP
-                };
-                (links, cap)
-            })
-            .collect();
+        let (caps, flows) = if ports {
+            random_clos(&mut rng)
+        } else {
+            random_links(&mut rng)
+        };
+        let nf = flows.len();
         let mut routes = Routes::new();
         for (links, _) in &flows {
             routes.push(links);
         }
-        let mut inc = MaxMin::new(caps.clone(), routes.clone(), nf).with_cache(1 << 16);
+        let mut inc = with(MaxMin::new(caps.clone(), routes.clone(), nf)).with_cache(1 << 16);
         let mut active = vec![false; nf];
         let mut started = vec![false; nf];
         let mut changed = Vec::new();
@@ -198,7 +433,7 @@ fn incremental_equals_from_scratch_on_random_cases() {
             }
             changed.clear();
             inc.resolve(&mut changed);
-            let mut scratch = MaxMin::new(caps.clone(), routes.clone(), nf);
+            let mut scratch = with(MaxMin::new(caps.clone(), routes.clone(), nf));
             for f in 0..nf {
                 if active[f] {
                     scratch.add(f as u32, f as u32, flows[f].1);
@@ -219,8 +454,24 @@ fn incremental_equals_from_scratch_on_random_cases() {
                 })
                 .collect();
             assert_eq!(got, want, "seed {seed}");
-            assert_max_min(&caps, &flows, &active, &got);
+            if ports {
+                unfair += assert_port_service(&caps, &flows, &active, &got);
+                checked += active.iter().filter(|&&a| a).count();
+            } else {
+                assert_max_min(&caps, &flows, &active, &got);
+            }
         }
+    }
+    if ports {
+        // 23,364 of 24,031 (97.2%) when written: the rest are the chained-offer shortfall.
+        println!(
+            "per-port max-min fair: {} of {checked} flows",
+            checked - unfair
+        );
+        assert!(
+            unfair * 20 < checked,
+            "{unfair} of {checked} flows not per-port fair"
+        );
     }
 }
 

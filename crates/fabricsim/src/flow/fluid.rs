@@ -31,7 +31,7 @@ use super::report;
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
 use crate::rng::Rng;
-use crate::sim::{RunResult, SimParams, entropy, route};
+use crate::sim::{FlowControl, RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
 use crate::units::Time;
 
@@ -293,6 +293,13 @@ impl<'a> Loop<'a> {
         initial.shrink_to_fit();
         let nf = nflows as usize;
         let mut solver = MaxMin::new(caps, routes, nf);
+        // Lossless back-pressure (credits, PFC) makes a congested egress to a NIC serve its
+        // input ports in turn (`maxmin`'s port service; `flow_calibrate -- incast`); a lossy
+        // egress drops instead and is shared per flow. Inner switch egresses stay per flow
+        // (`flow::rate_model`: measured there, per port moved the all-to-all off).
+        if p.flow_control != FlowControl::None {
+            solver = solver.with_port_service(|l| paths::into_nic(topo, l));
+        }
         if fp.cache_entries > 0 {
             solver = solver.with_cache(fp.cache_entries);
         }

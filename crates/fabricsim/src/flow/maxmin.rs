@@ -1,4 +1,5 @@
-//! Max-min fair rates by progressive filling (water-filling), recomputed incrementally.
+//! Max-min fair rates by progressive filling (water-filling), recomputed incrementally, with
+//! optional per-input-port service of chosen links.
 //!
 //! Progressive filling (Bertsekas & Gallager, "Data Networks", 2nd ed., 6.5.2): raise every
 //! unfrozen flow's rate together; when a link saturates, freeze its flows at its fair share
@@ -6,9 +7,24 @@
 //! jumps from bottleneck to bottleneck with a lazy min-heap of link shares (as dslab-network's
 //! `TopologyAwareNetworkModel`).
 //!
-//! Rates and capacities are integer bits per second, and a share is `floor(residual / count)`:
-//! sums over a link are exact, so an incremental solve reproduces a from-scratch one bit for
-//! bit (the tests check it) and the result does not depend on floating-point rounding.
+//! Per-input-port service (`MaxMin::with_port_service`, on the links the caller picks): a
+//! link's flows are grouped by the link they arrive on (the switch's input port), and the
+//! link is shared among its input ports first, then among each port's flows, as a lossless
+//! switch's round robin over its input queues gives under back-pressure (credits, PFC). With
+//! `P` ports holding unfrozen flows and the others' rates summing to `closed`, the link's
+//! level is `(capacity - closed) / P` per port, and a port offers each of its unfrozen flows
+//! `(level - its frozen flows' rates) / its unfrozen flows`, a virtual link in the fill.
+//! Offers only grow as flows freeze, so the lazy heap stays valid. A port's offer counts on
+//! the other open ports taking the level; one whose flows are then held elsewhere below it
+//! leaves capacity idle, so a top-up raises every flow below its cap with no full link
+//! (progressive filling of what is left, per flow). Exact on the hand-computed cases
+//! (`tests/flow_maxmin.rs`); on random 2-tier Clos cases every flow ends at its cap or on a
+//! full link, and 97% meet the per-port max-min conditions (the rest lose to the chained
+//! offer above). Links where no port holds two flows share per flow exactly as per port.
+//!
+//! Rates and capacities are integer bits per second, and a share is a floor: sums over a link
+//! are exact, so an incremental solve reproduces a from-scratch one bit for bit (the tests
+//! check it) and the result does not depend on floating-point rounding.
 //!
 //! Incremental recomputation touches only what can change:
 //! - Max-min allocations decompose over connected components of the flow-link graph, so only
@@ -21,6 +37,9 @@
 //!   `a_min`, the least over the new flows of min(cap, min over its links of capacity / flows on
 //!   the link), since no link fills below that level. In a batch of both, the threshold is
 //!   min(`r_min`, `a_min`).
+//! - Neither argument holds on a link shared per port with a port of two or more flows (a
+//!   port's level depends on how many ports there are, not on the flows' order), so a batch
+//!   that changes such a link, or whose search reaches one, re-solves whole components.
 //!
 //! So only the flows at or above the threshold reachable from the changed flows' links
 //! (through such flows), and the new flows, are re-solved, on the capacity the others leave;
@@ -76,23 +95,39 @@ pub struct MaxMin {
     /// Flows on each link; finished flows are dropped lazily when the list is scanned.
     link_flows: Vec<Vec<u32>>,
     routes: Routes,
+    /// With port service: per input port of a link (the flows of a link that arrive on one
+    /// link), its state and flows (lazily cleaned as `link_flows`); each route hop's port
+    /// (parallel to `routes.links`); each link's ports by the link they come from
+    /// (`NONE_LINK` for a route's first link).
+    port_service: bool,
+    served: Vec<bool>,
+    pt: Vec<PortState>,
+    port_flows: Vec<Vec<u32>>,
+    hop_port: Vec<u32>,
+    link_ports: Vec<Vec<(u32, u32)>>,
     /// Per flow.
     fl: Vec<FlowState>,
     epoch: u32,
     // The pending batch.
     added: Vec<u32>,
     seed_links: Vec<u32>,
-    removed_min_rate: u64,
+    /// The least threshold of the batch's changes (module comment).
+    threshold: u64,
     // Scratch.
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     bfs: Vec<u32>,
     set_flows: Vec<u32>,
+    /// The set's flows' rates before the solve.
+    set_old: Vec<u64>,
     set_links: Vec<u32>,
+    set_ports: Vec<u32>,
     capped: Vec<(u64, u32)>,
     sort_buf: Vec<(u64, u32)>,
     cache: Option<RateCache>,
     stats: SolveStats,
 }
+
+const NONE_LINK: u32 = u32::MAX;
 
 /// A link's state. The solver's work is dominated by memory latency on large fabrics (a
 /// 131,072-GPU fabric has 786,432 directed links), so what a visit reads sits together.
@@ -109,10 +144,37 @@ struct LinkState {
     mark: u32,
     /// Active flows on the link (the load adaptive routing looks at).
     active: u32,
-    /// Flows added on the link since the last solve.
-    fresh: u32,
     /// Whether the link's flow list is sorted by current rate (for threshold searches).
     sorted: bool,
+    /// With port service: ports with active flows; during a solve, whether the link is
+    /// shared per port (`shared_per_port`), its ports with unfrozen set flows and the rates
+    /// of the others.
+    ports: u32,
+    per_port: bool,
+    open: u32,
+    closed: u64,
+}
+
+impl LinkState {
+    /// Whether sharing per port differs from sharing per flow here: several ports, one of
+    /// them with several flows.
+    #[inline]
+    fn shared_per_port(&self) -> bool {
+        self.ports > 1 && self.active > self.ports
+    }
+}
+
+/// An input port's state (port service).
+#[derive(Clone, Copy)]
+struct PortState {
+    link: u32,
+    /// Sum of the current rates of its active flows, and their count.
+    sum: u64,
+    active: u32,
+    /// During a solve: its unfrozen set flows and the rates of the others.
+    unfrozen: u32,
+    fixed: u64,
+    mark: u32,
 }
 
 /// A flow's state (32 bytes: two flows per cache line).
@@ -136,6 +198,8 @@ pub struct SolveStats {
     pub flows_solved: u64,
     /// Solves answered from the rate cache.
     pub cache_hits: u64,
+    /// Flows raised by a top-up after a fill with port service (`MaxMin::top_up`).
+    pub topped_up: u64,
 }
 
 impl MaxMin {
@@ -150,8 +214,11 @@ impl MaxMin {
                 count: 0,
                 mark: 0,
                 active: 0,
-                fresh: 0,
                 sorted: true,
+                ports: 0,
+                per_port: false,
+                open: 0,
+                closed: 0,
             })
             .collect();
         let idle = FlowState {
@@ -164,17 +231,25 @@ impl MaxMin {
         };
         MaxMin {
             link_flows: vec![Vec::new(); capacity.len()],
+            port_service: false,
+            served: Vec::new(),
+            pt: Vec::new(),
+            port_flows: Vec::new(),
+            hop_port: Vec::new(),
+            link_ports: Vec::new(),
             ln,
             routes,
             fl: vec![idle; num_flows],
             epoch: 0,
             added: Vec::new(),
             seed_links: Vec::new(),
-            removed_min_rate: u64::MAX,
+            threshold: u64::MAX,
             heap: BinaryHeap::new(),
             bfs: Vec::new(),
             set_flows: Vec::new(),
+            set_old: Vec::new(),
             set_links: Vec::new(),
+            set_ports: Vec::new(),
             capped: Vec::new(),
             sort_buf: Vec::new(),
             cache: None,
@@ -188,12 +263,66 @@ impl MaxMin {
         self
     }
 
+    /// Shares each link `served` picks per input port, then per flow (module comment); the
+    /// others per flow. Before any `add`.
+    pub fn with_port_service(mut self, served: impl Fn(u32) -> bool) -> MaxMin {
+        debug_assert!(self.fl.iter().all(|f| !f.active), "set before flows start");
+        self.port_service = true;
+        self.served = (0..self.ln.len() as u32).map(served).collect();
+        self.link_ports = vec![Vec::new(); self.ln.len()];
+        for r in 0..self.routes.len() as u32 {
+            self.number_ports(r);
+        }
+        self
+    }
+
+    /// Gives each hop of route `r` its port (port service only).
+    fn number_ports(&mut self, r: u32) {
+        for i in self.hops(r) {
+            let l = self.routes.links[i];
+            let from = if i == self.hops(r).start || !self.served[l as usize] {
+                NONE_LINK
+            } else {
+                self.routes.links[i - 1]
+            };
+            let ports = &mut self.link_ports[l as usize];
+            let p = match ports.iter().find(|e| e.0 == from) {
+                Some(e) => e.1,
+                None => {
+                    let p = self.pt.len() as u32;
+                    ports.push((from, p));
+                    self.pt.push(PortState {
+                        link: l,
+                        sum: 0,
+                        active: 0,
+                        unfrozen: 0,
+                        fixed: 0,
+                        mark: 0,
+                    });
+                    self.port_flows.push(Vec::new());
+                    p
+                }
+            };
+            self.hop_port.push(p);
+        }
+    }
+
+    /// Route `r`'s hops as indices into `routes.links` (and `hop_port`).
+    #[inline]
+    fn hops(&self, r: u32) -> std::ops::Range<usize> {
+        self.routes.start[r as usize] as usize..self.routes.start[r as usize + 1] as usize
+    }
+
     pub fn routes(&self) -> &Routes {
         &self.routes
     }
     /// Adds a route after construction (routes placed when their flow starts).
     pub fn push_route(&mut self, links: &[u32]) -> u32 {
-        self.routes.push(links)
+        let r = self.routes.push(links);
+        if self.port_service {
+            self.number_ports(r);
+        }
+        r
     }
     /// Active flows on directed link `l`.
     #[inline]
@@ -229,11 +358,22 @@ impl MaxMin {
         self.fl[fi].cap = cap;
         self.fl[fi].rate = 0;
         self.fl[fi].active = true;
-        for &l in self.routes.get(route) {
-            self.link_flows[l as usize].push(f);
-            self.ln[l as usize].active += 1;
-            self.ln[l as usize].fresh += 1;
-            self.ln[l as usize].sorted = false;
+        for i in self.hops(route) {
+            let l = self.routes.links[i] as usize;
+            self.link_flows[l].push(f);
+            self.ln[l].active += 1;
+            self.ln[l].sorted = false;
+            if self.port_service {
+                let p = self.hop_port[i] as usize;
+                self.port_flows[p].push(f);
+                if self.pt[p].active == 0 {
+                    self.ln[l].ports += 1;
+                }
+                self.pt[p].active += 1;
+                if self.ln[l].shared_per_port() {
+                    self.threshold = 0;
+                }
+            }
         }
         self.added.push(f);
     }
@@ -244,12 +384,24 @@ impl MaxMin {
         debug_assert!(self.fl[fi].active, "flow removed while not active");
         self.fl[fi].active = false;
         let r = self.fl[fi].rate;
-        for &l in self.routes.get(self.fl[fi].route) {
-            self.ln[l as usize].sum -= r;
-            self.ln[l as usize].active -= 1;
-            self.seed_links.push(l);
+        for i in self.hops(self.fl[fi].route) {
+            let l = self.routes.links[i] as usize;
+            if self.port_service {
+                if self.ln[l].shared_per_port() {
+                    self.threshold = 0;
+                }
+                let p = self.hop_port[i] as usize;
+                self.pt[p].sum -= r;
+                self.pt[p].active -= 1;
+                if self.pt[p].active == 0 {
+                    self.ln[l].ports -= 1;
+                }
+            }
+            self.ln[l].sum -= r;
+            self.ln[l].active -= 1;
+            self.seed_links.push(l as u32);
         }
-        self.removed_min_rate = self.removed_min_rate.min(r);
+        self.threshold = self.threshold.min(r);
     }
 
     /// Recomputes the rates the pending batch can change; appends `(flow, old rate)` for every
@@ -274,10 +426,16 @@ impl MaxMin {
             }
             added_min = added_min.min(bound);
         }
-        let threshold = self.removed_min_rate.min(added_min);
-        self.removed_min_rate = u64::MAX;
+        let mut threshold = self.threshold.min(added_min);
+        self.threshold = u64::MAX;
         self.epoch += 1;
-        let whole = self.collect(threshold);
+        let mut whole = self.collect(threshold);
+        if threshold > 0 && self.port_service && self.reaches_per_port() {
+            // A link shared per port has no per-flow threshold (module comment).
+            threshold = 0;
+            self.epoch += 1;
+            whole = self.collect(threshold);
+        }
         self.added.clear();
         self.seed_links.clear();
         if self.set_flows.is_empty() {
@@ -292,20 +450,40 @@ impl MaxMin {
             self.stats.cache_hits += 1;
             return;
         }
-        self.fill(changed);
+        self.set_old.clear();
+        for k in 0..self.set_flows.len() {
+            self.set_old.push(self.fl[self.set_flows[k] as usize].rate);
+        }
+        self.prepare();
+        self.fill();
+        if self.port_service {
+            self.top_up();
+        }
+        for k in 0..self.set_flows.len() {
+            let f = self.set_flows[k];
+            if self.fl[f as usize].rate != self.set_old[k] {
+                changed.push((f, self.set_old[k]));
+            }
+        }
         if cacheable {
             let cache = self.cache.as_mut().expect("checked");
             cache.store(&self.set_flows, &self.fl, |f| (f.route, f.cap, f.rate));
         }
     }
 
+    /// Whether the search reached a link shared per port.
+    fn reaches_per_port(&self) -> bool {
+        self.bfs
+            .iter()
+            .any(|&l| self.ln[l as usize].shared_per_port())
+    }
+
     /// Breadth-first search from the seed links over flows with rate >= `threshold` (new
-    /// flows have rate 0 and a threshold of 0): fills `set_flows`, `set_links`, and for each
-    /// link its residual capacity (minus the flows outside the set) and set-flow count.
+    /// flows have rate 0 and are in the set whatever the threshold): fills `set_flows` and
+    /// `bfs` (every link of theirs). Returns whether the set is whole components.
     fn collect(&mut self, threshold: u64) -> bool {
         let ep = self.epoch;
         self.set_flows.clear();
-        self.set_links.clear();
         self.bfs.clear();
         for i in 0..self.seed_links.len() {
             let l = self.seed_links[i];
@@ -314,7 +492,6 @@ impl MaxMin {
                 self.bfs.push(l);
             }
         }
-        // New flows (rate 0 until this solve) are in the set whatever the threshold.
         for i in 0..self.added.len() {
             let f = self.added[i] as usize;
             self.enter(f);
@@ -324,23 +501,59 @@ impl MaxMin {
         while head < self.bfs.len() {
             let l = self.bfs[head] as usize;
             head += 1;
-            let (count, set_sum) = if threshold == 0 {
-                self.scan_all(l)
+            if threshold == 0 {
+                self.scan_all(l);
             } else {
-                let (count, sum, all) = self.scan_top(l, threshold);
-                whole &= all;
-                (count + self.ln[l].fresh, sum)
-            };
-            self.ln[l].fresh = 0;
-            self.ln[l].count = count;
-            self.ln[l].residual = self.ln[l].capacity - (self.ln[l].sum - set_sum);
-            if count > 0 {
-                self.set_links.push(l as u32);
+                whole &= self.scan_top(l, threshold);
             }
         }
-        // The order of `set_flows` and `set_links` does not reach the result: the fill orders
-        // links by (share, id) and caps by (cap, flow).
         whole
+    }
+
+    /// Sets up a fill of the set: per link its residual capacity (minus the flows outside
+    /// the set) and set-flow count; with port service, per link shared per port its open
+    /// ports (with set flows) and the rates of the others, per open port its set flows and
+    /// the others' rates.
+    fn prepare(&mut self) {
+        let ep = self.epoch;
+        self.set_links.clear();
+        self.set_ports.clear();
+        for k in 0..self.bfs.len() {
+            let l = self.bfs[k] as usize;
+            let ls = &mut self.ln[l];
+            ls.count = 0;
+            ls.residual = ls.capacity - ls.sum;
+            ls.per_port = self.port_service && ls.shared_per_port();
+            ls.open = 0;
+            ls.closed = ls.sum;
+        }
+        for k in 0..self.set_flows.len() {
+            let f = self.set_flows[k] as usize;
+            let rate = self.fl[f].rate;
+            for i in self.hops(self.fl[f].route) {
+                let l = self.routes.links[i] as usize;
+                let ls = &mut self.ln[l];
+                if ls.count == 0 {
+                    self.set_links.push(l as u32);
+                }
+                ls.count += 1;
+                ls.residual += rate;
+                if ls.per_port {
+                    let p = self.hop_port[i] as usize;
+                    let ps = &mut self.pt[p];
+                    if ps.mark != ep {
+                        ps.mark = ep;
+                        ps.unfrozen = 0;
+                        ps.fixed = ps.sum;
+                        ls.open += 1;
+                        ls.closed -= ps.sum;
+                        self.set_ports.push(p as u32);
+                    }
+                    ps.unfrozen += 1;
+                    ps.fixed -= rate;
+                }
+            }
+        }
     }
 
     /// Puts flow `f` in the set (and its links in the search) unless it is there already.
@@ -359,24 +572,20 @@ impl MaxMin {
         }
     }
 
-    /// Every active flow of link `l` joins the set; returns their count and rate sum.
-    fn scan_all(&mut self, l: usize) -> (u32, u64) {
+    /// Every active flow of link `l` joins the set.
+    fn scan_all(&mut self, l: usize) {
         let fl = &self.fl;
         self.link_flows[l].retain(|&f| fl[f as usize].active);
-        let mut sum = 0u64;
         for k in 0..self.link_flows[l].len() {
             let f = self.link_flows[l][k] as usize;
-            sum += self.fl[f].rate;
             self.enter(f);
         }
-        (self.link_flows[l].len() as u32, sum)
     }
 
-    /// The active flows of link `l` at or above `threshold` join the set; returns their count
-    /// and rate sum (new flows not included: they are in the set already), and whether no
-    /// other flow was left out. The link's list is kept sorted by rate (re-sorted only after its rates
-    /// changed), so this reads only the flows it returns and the finished ones on top.
-    fn scan_top(&mut self, l: usize, threshold: u64) -> (u32, u64, bool) {
+    /// The active flows of link `l` at or above `threshold` join the set; returns whether no
+    /// other flow was left out. The link's list is kept sorted by rate (re-sorted only after
+    /// its rates changed), so this reads only the flows it takes and the finished ones on top.
+    fn scan_top(&mut self, l: usize, threshold: u64) -> bool {
         if !self.ln[l].sorted {
             // Sort (rate, flow) pairs: one rate read per flow, not one per comparison.
             let keyed = &mut self.sort_buf;
@@ -391,7 +600,6 @@ impl MaxMin {
             self.link_flows[l].extend(keyed.iter().map(|k| k.1));
             self.ln[l].sorted = true;
         }
-        let (mut count, mut sum) = (0u32, 0u64);
         let mut i = self.link_flows[l].len();
         while i > 0 {
             let f = self.link_flows[l][i - 1] as usize;
@@ -404,29 +612,49 @@ impl MaxMin {
             }
             if self.fl[f].rate < threshold {
                 if self.fl[f].in_set == self.epoch {
-                    i -= 1; // a new flow (rate 0, counted by `fresh`)
+                    i -= 1; // a new flow (rate 0)
                     continue;
                 }
-                return (count, sum, false);
+                return false;
             }
-            count += 1;
-            sum += self.fl[f].rate;
             self.enter(f);
             i -= 1;
         }
-        (count, sum, true)
+        true
     }
 
-    /// Progressive filling of `set_flows` on the residual capacities of `set_links`.
-    fn fill(&mut self, changed: &mut Vec<(u32, u64)>) {
+    /// The share entry `e` offers its unfrozen flows now: a link's residual / count, or (at
+    /// `e` >= the number of links) port `e - links`'s level minus its other flows / count.
+    #[inline]
+    fn share(&self, e: u32) -> Option<u64> {
+        let nl = self.ln.len() as u32;
+        if e < nl {
+            let ls = &self.ln[e as usize];
+            (ls.count > 0).then(|| ls.residual / ls.count as u64)
+        } else {
+            let ps = &self.pt[(e - nl) as usize];
+            let ls = &self.ln[ps.link as usize];
+            debug_assert!(ls.closed <= ls.capacity, "closed ports fit the link");
+            let level = ls.capacity.saturating_sub(ls.closed) / ls.open.max(1) as u64;
+            (ps.unfrozen > 0).then(|| level.saturating_sub(ps.fixed) / ps.unfrozen as u64)
+        }
+    }
+
+    /// Progressive filling of `set_flows` on the capacity the flows outside the set leave,
+    /// links shared per port holding each port to the link's level (a virtual link each).
+    fn fill(&mut self) {
         let ep = self.epoch;
+        let nl = self.ln.len() as u32;
         self.heap.clear();
-        for &l in &self.set_links {
-            let li = l as usize;
-            self.heap.push(Reverse((
-                self.ln[li].residual / self.ln[li].count as u64,
-                l,
-            )));
+        for k in 0..self.set_links.len() {
+            let l = self.set_links[k];
+            let s = self.share(l).expect("a set link has set flows");
+            self.heap.push(Reverse((s, l)));
+        }
+        for k in 0..self.set_ports.len() {
+            let e = nl + self.set_ports[k];
+            let s = self.share(e).expect("a set port has set flows");
+            self.heap.push(Reverse((s, e)));
         }
         self.capped.clear();
         for &f in &self.set_flows {
@@ -442,18 +670,165 @@ impl MaxMin {
             {
                 next_cap += 1;
             }
-            // The lowest link share. Shares only grow as flows freeze, so an entry is a lower
-            // bound of its link's share: a stale one is re-pushed at the current share when
-            // it reaches the top (no push per frozen flow).
+            // The lowest share. Shares only grow as flows freeze, so an entry is a lower
+            // bound of its share: a stale one is re-pushed at the current share when it
+            // reaches the top (no push per frozen flow).
+            let top = loop {
+                match self.heap.peek() {
+                    Some(&Reverse((s, e))) => {
+                        self.heap.pop();
+                        let Some(cur) = self.share(e) else {
+                            continue;
+                        };
+                        if cur == s {
+                            break Some((s, e));
+                        }
+                        self.heap.push(Reverse((cur, e)));
+                    }
+                    None => break None,
+                }
+            };
+            let cap_first = match (top, self.capped.get(next_cap)) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some((s, _)), Some(&(c, _))) => c <= s,
+            };
+            if cap_first {
+                let (c, f) = self.capped[next_cap];
+                self.freeze(f, c, c);
+                if let Some((s, e)) = top {
+                    self.heap.push(Reverse((s, e)));
+                }
+            } else if let Some((s, e)) = top {
+                let (port, list) = if e < nl {
+                    (false, &self.link_flows[e as usize])
+                } else {
+                    (true, &self.port_flows[(e - nl) as usize])
+                };
+                let n = list.len();
+                for k in 0..n {
+                    let f = if port {
+                        self.port_flows[(e - nl) as usize][k]
+                    } else {
+                        self.link_flows[e as usize][k]
+                    };
+                    let fi = f as usize;
+                    if self.fl[fi].in_set == ep && self.fl[fi].frozen != ep && self.fl[fi].active {
+                        self.freeze(f, s, s);
+                    }
+                }
+                if port {
+                    let p = (e - nl) as usize;
+                    let fl = &self.fl;
+                    self.port_flows[p].retain(|&f| fl[f as usize].active);
+                }
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Freezes flow `f` at rate `r`, taking `charged` from its links' residual capacities
+    /// (all of `r` in a fill, the increment in a top-up).
+    fn freeze(&mut self, f: u32, r: u64, charged: u64) {
+        let fi = f as usize;
+        self.fl[fi].frozen = self.epoch;
+        let old = self.fl[fi].rate;
+        self.fl[fi].rate = r;
+        for i in self.hops(self.fl[fi].route) {
+            let l = self.routes.links[i] as usize;
+            let ls = &mut self.ln[l];
+            ls.sum = ls.sum - old + r;
+            ls.sorted &= old == r;
+            ls.residual -= charged;
+            ls.count -= 1;
+            if self.port_service {
+                let per_port = ls.per_port;
+                let ps = &mut self.pt[self.hop_port[i] as usize];
+                ps.sum = ps.sum - old + r;
+                if per_port && ps.unfrozen > 0 {
+                    ps.fixed += r;
+                    ps.unfrozen -= 1;
+                    if ps.unfrozen == 0 {
+                        let total = ps.fixed;
+                        self.ln[l].open -= 1;
+                        self.ln[l].closed += total;
+                    }
+                }
+            }
+        }
+    }
+
+    /// After a fill with port service: a port's offer counted on the other open ports taking
+    /// the link's level each, but one whose flows were then held elsewhere below it leaves
+    /// capacity unused. The flows below their cap with no full link are raised together
+    /// (progressive filling of what is left, per flow), so no capacity a flow could use is
+    /// left idle.
+    fn top_up(&mut self) {
+        let ep = self.epoch;
+        self.set_links.clear();
+        let mut raised = std::mem::take(&mut self.bfs);
+        raised.clear();
+        for k in 0..self.set_flows.len() {
+            let f = self.set_flows[k] as usize;
+            let fs = self.fl[f];
+            if !fs.active || fs.rate >= fs.cap {
+                continue;
+            }
+            // Full: less than one bit/s per flow left (the floors of the shares).
+            let full = self
+                .routes
+                .get(fs.route)
+                .iter()
+                .any(|&l| self.ln[l as usize].residual < self.ln[l as usize].active as u64);
+            if !full {
+                raised.push(f as u32);
+            }
+        }
+        if raised.is_empty() {
+            self.bfs = raised;
+            return;
+        }
+        self.stats.topped_up += raised.len() as u64;
+        for &f in &raised {
+            self.fl[f as usize].frozen = 0;
+            for &l in self.routes.get(self.fl[f as usize].route) {
+                let ls = &mut self.ln[l as usize];
+                if ls.count == 0 {
+                    self.set_links.push(l);
+                }
+                ls.count += 1;
+            }
+        }
+        self.heap.clear();
+        for &l in &self.set_links {
+            let ls = &self.ln[l as usize];
+            self.heap.push(Reverse((ls.residual / ls.count as u64, l)));
+        }
+        self.capped.clear();
+        for &f in &raised {
+            let fs = &self.fl[f as usize];
+            if fs.cap != NO_CAP {
+                self.capped.push((fs.cap - fs.rate, f));
+            }
+        }
+        self.capped.sort_unstable();
+        let mut next_cap = 0;
+        loop {
+            while next_cap < self.capped.len()
+                && self.fl[self.capped[next_cap].1 as usize].frozen == ep
+            {
+                next_cap += 1;
+            }
             let top = loop {
                 match self.heap.peek() {
                     Some(&Reverse((s, l))) => {
-                        let li = l as usize;
                         self.heap.pop();
-                        if self.ln[li].count == 0 {
+                        let ls = &self.ln[l as usize];
+                        if ls.count == 0 {
                             continue;
                         }
-                        let cur = self.ln[li].residual / self.ln[li].count as u64;
+                        let cur = ls.residual / ls.count as u64;
                         if cur == s {
                             break Some((s, l));
                         }
@@ -469,60 +844,53 @@ impl MaxMin {
             };
             if cap_first {
                 let (c, f) = self.capped[next_cap];
-                self.freeze(f, c, changed);
-                if let Some((s, l)) = top {
-                    self.heap.push(Reverse((s, l)));
+                let r = self.fl[f as usize].rate;
+                self.freeze(f, r + c, c);
+                if let Some(t) = top {
+                    self.heap.push(Reverse(t));
                 }
             } else if let Some((s, l)) = top {
-                let li = l as usize;
-                for k in 0..self.link_flows[li].len() {
-                    let f = self.link_flows[li][k];
-                    let fi = f as usize;
-                    if self.fl[fi].in_set == ep && self.fl[fi].frozen != ep && self.fl[fi].active {
-                        self.freeze(f, s, changed);
+                for k in 0..self.link_flows[l as usize].len() {
+                    let f = self.link_flows[l as usize][k];
+                    let fs = self.fl[f as usize];
+                    if fs.in_set == ep && fs.frozen != ep && fs.active {
+                        self.freeze(f, fs.rate + s, s);
                     }
                 }
             } else {
                 break;
             }
         }
-    }
-
-    fn freeze(&mut self, f: u32, r: u64, changed: &mut Vec<(u32, u64)>) {
-        let fi = f as usize;
-        self.fl[fi].frozen = self.epoch;
-        let old = self.fl[fi].rate;
-        self.fl[fi].rate = r;
-        if old != r {
-            changed.push((f, old));
-        }
-        for &l in self.routes.get(self.fl[fi].route) {
-            let li = l as usize;
-            self.ln[li].sum = self.ln[li].sum - old + r;
-            self.ln[li].sorted &= old == r;
-            self.ln[li].residual -= r;
-            self.ln[li].count -= 1;
-        }
+        self.bfs = raised;
     }
 
     /// Applies cached rates when this component was solved before; false on a miss.
     fn apply_cached(&mut self, changed: &mut Vec<(u32, u64)>) -> bool {
-        let cache = self.cache.as_mut().expect("checked");
+        // Taken out for the loop below, which updates the solver's state.
+        let mut cache = self.cache.take().expect("checked");
         let Some(rates) = cache.lookup(&self.set_flows, &self.fl, |f| (f.route, f.cap)) else {
+            self.cache = Some(cache);
             return false;
         };
-        for (i, &f) in self.set_flows.iter().enumerate() {
+        for (k, &r) in rates.iter().enumerate() {
+            let f = self.set_flows[k];
             let fi = f as usize;
-            let (old, r) = (self.fl[fi].rate, rates[i]);
+            let old = self.fl[fi].rate;
             if old != r {
                 changed.push((f, old));
                 self.fl[fi].rate = r;
-                for &l in self.routes.get(self.fl[fi].route) {
-                    self.ln[l as usize].sum = self.ln[l as usize].sum - old + r;
-                    self.ln[l as usize].sorted = false;
+                for i in self.hops(self.fl[fi].route) {
+                    let l = self.routes.links[i] as usize;
+                    self.ln[l].sum = self.ln[l].sum - old + r;
+                    self.ln[l].sorted = false;
+                    if self.port_service {
+                        let p = self.hop_port[i] as usize;
+                        self.pt[p].sum = self.pt[p].sum - old + r;
+                    }
                 }
             }
         }
+        self.cache = Some(cache);
         true
     }
 }

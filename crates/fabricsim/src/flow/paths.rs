@@ -50,6 +50,12 @@ pub fn directed_link(topo: &Topology, p: PortId) -> u32 {
     2 * l.0 + (!up) as u32
 }
 
+/// Whether directed link `l` runs from a switch down to a NIC (a tier-1 link's down
+/// direction).
+pub fn into_nic(topo: &Topology, l: u32) -> bool {
+    l % 2 == 1 && topo.links[(l / 2) as usize].tier == 1
+}
+
 /// Capacity of every directed link, bit/s.
 pub fn capacities(topo: &Topology) -> Vec<u64> {
     topo.links

@@ -22,12 +22,13 @@
 //!   of `flow_cases` (1,024 GPUs, 2 tiers: 3 senders on the receiver's leaf, one per input
 //!   port, 96 entering over 54 of its up ports), the packet engine's mean FCT is 428.7 us;
 //!   sharing per input port, then per flow within a port, predicts 432.4 us (+0.9%), per-flow
-//!   max-min 534.8 us (+25%); the collective time is the same for all three (533.6 / 534.8
-//!   us). This hierarchical sharing is NOT in the engine: the solver (`maxmin`) fills per
-//!   flow, and per-port shares need weighted filling per (input port, egress) with weights
-//!   that change as flows come and go. The case is printed, not asserted, by
-//!   `tests/flow_xval.rs`.
-//!
+//!   max-min 534.8 us (+25%). This is now in the solver (`maxmin`'s port service), on lossless
+//!   fabrics, at the egresses to NICs: the engine gives 432.3 us (+1.1%; ib-ndr +2.3%, was
+//!   +11%). Not at inner switch egresses: applied there too it moved the 128-GPU ib-ndr
+//!   all-to-all's collective time from -0.7% to +8.1% of the packet engine's (the receiver's
+//!   local senders, one per port, finish first and the tail grows), so the packet engine's
+//!   inner arbitration is not per port in the fluid sense and stays per flow.
+
 //! Outside the model (the same command, part 3): PFC head-of-line blocking once the buffer is
 //! small enough to pause (16 MB: a flow that shares its NIC with an incast sender takes 678 us
 //! instead of 25 us, blocked behind the paused link), the NIC's per-QP round robin while the
