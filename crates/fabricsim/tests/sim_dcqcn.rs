@@ -233,7 +233,7 @@ fn two_flows_converge_with_the_paper_set() {
 ///
 /// Measured (seeds 1-5): within 10% (5 ms windows) from 0, None, 0, None, None; rates from 20
 /// ms on 7.1, 33.6, 1.3, 10.6, 13.4% apart; mean queue 87-96 KB, below Kmin (the fluid model's
-/// fixed point is Kmin + 1.4 KB, `cc_util::fluid`; the queue cycles around it). Run by hand with
+/// fixed point is Kmin + 1.2 KB, `cc_util::fluid`; the queue cycles around it). Run by hand with
 /// 400 ms of data: seeds 1, 4, 5 within 10% from 240, 695, 755 ms; seed 2 drifts apart, to
 /// 67/32 Gb/s.
 ///
@@ -248,7 +248,8 @@ fn two_flows_converge_with_the_paper_set() {
 /// pooled gap is smaller. Measured: 4 of 5 within 10% (from 0, None, 0, 30, 50 ms), last 5 ms
 /// gaps 4.3, 20.5, 3.0, 7.5, 7.5% (pooled 8.5% against 13.9%). The target clamp rule is not
 /// what holds the split: with Rt = Rc at every cut (CLAMP_TGT_RATE 1) 2 of 5, gaps up to 52%.
-/// With Pmax 0.1 (the profile's former placeholder) 2 of 5 as well, gaps up to 33%.
+/// With Pmax 0.1 (the profile's former placeholder; measured before the rng::mix fix) 2 of 5 as
+/// well, gaps up to 33%.
 #[test]
 fn connectx_firmware_set_keeps_a_split_through_its_byte_counter() {
     let fw = two_flows_over_seeds(DcqcnSet::ConnectxFw);
