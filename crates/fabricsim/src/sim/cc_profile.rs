@@ -7,7 +7,7 @@
 //! ecn = "red"                 # red | step | off
 //! ecn_kmin_bytes = 150000
 //! ecn_kmax_bytes = 1500000    # (step: ecn_kmin_bytes is K)
-//! ecn_pmax = 0.1
+//! ecn_pmax = 1.0
 //! dcqcn = "connectx_fw"       # paper | hpcc_sim_mlx | connectx_fw | off
 //! qps_per_connection = 1
 //! hash_dest_qp = false

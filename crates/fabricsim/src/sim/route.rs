@@ -227,8 +227,10 @@ impl RouteTable {
         self.nodes[node as usize].salt
     }
 
-    /// `Routing::next_hops_up(node, dst)` and `node`'s salt.
-    #[inline]
+    /// `Routing::next_hops_up(node, dst)` and `node`'s salt. Inlined into the packet path
+    /// (called for every switch hop, twice with the event loop's prefetch), the general case
+    /// kept out of line.
+    #[inline(always)]
     pub fn next_hops_up<'a>(
         &'a self,
         topo: &'a Topology,
@@ -237,8 +239,7 @@ impl RouteTable {
     ) -> (&'a [PortId], bool, u32) {
         let nr = &self.nodes[node as usize];
         if !nr.fast {
-            let (c, up) = topo.routing.next_hops_up(NodeId(node), HostId(dst));
-            return (c, up, nr.salt);
+            return Self::searched(topo, node, dst, nr.salt);
         }
         if dst < nr.lo || dst >= nr.hi {
             let s = nr.up as usize;
@@ -246,6 +247,14 @@ impl RouteTable {
         }
         let s = (nr.down + ((dst - nr.lo) >> nr.shift) * nr.per) as usize;
         (&self.ports[s..s + nr.per as usize], false, nr.salt)
+    }
+
+    /// `next_hops_up` at a node without uniform blocks: the routing's binary search.
+    #[cold]
+    #[inline(never)]
+    fn searched(topo: &Topology, node: u32, dst: u32, salt: u32) -> (&[PortId], bool, u32) {
+        let (c, up) = topo.routing.next_hops_up(NodeId(node), HostId(dst));
+        (c, up, salt)
     }
 }
 

@@ -1,6 +1,8 @@
 //! Topologies, traffic and measurements shared by the congestion-control and routing tests.
 #![allow(dead_code)]
 
+pub mod fluid;
+
 use fabricsim::message::MessageDag;
 use fabricsim::rng::Rng;
 use fabricsim::sim::{self, Faults, RunOptions, RunResult, SimParams};

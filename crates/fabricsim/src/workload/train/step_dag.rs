@@ -17,7 +17,8 @@
 //! The GPU's TP traffic thus runs after its compute, as it does on the critical path
 //! (Megatron's TP all-reduces are not overlapped).
 //!
-//! After a stage's last backward, each GPU's gradients (bf16, the stage's parameters) are
+//! After a stage's last backward and its send to the previous stage (the end of Megatron's
+//! schedule: its pipeline sends block unless `overlap_p2p_comm`), each GPU's gradients (bf16, the stage's parameters) are
 //! all-reduced over its data-parallel group by the workload layer's ring compiler
 //! ([`ring::run_steps`]), one message per rank and step (no NCCL chunks: at the flow level a
 //! step's chunks follow each other on the same links, so the step lasts as long). The gradient
@@ -80,8 +81,9 @@ pub struct StepDag {
     pub rings: Vec<RingIndex>,
     /// Model FLOPs of the step (Megatron's count, [`flops_per_token`]).
     pub model_flops: f64,
-    /// The job's GPUs and their dense bf16 peak (FLOP/s).
+    /// The job's GPUs and pipeline stages, and the GPUs' dense bf16 peak (FLOP/s).
     pub gpus: u64,
+    pub pipeline_stages: u64,
     pub peak_flops: f64,
 }
 
@@ -140,8 +142,8 @@ pub fn compile(
     let stages: Vec<compute::MicroBatch> = (0..pp as usize)
         .map(|s| compute::stage(cfg, eff, s))
         .collect();
-    // Per (replica, rail, stage): its last operation (the gradients are then ready).
-    let mut last_op = vec![u32::MAX; (dp * tp * pp) as usize];
+    // Per (replica, rail, stage): the end of its schedule (its gradients are ready).
+    let mut grads_ready = vec![u32::MAX; (dp * tp * pp) as usize];
     // Sends of the current (replica, rail): [stage][micro-batch].
     let mut fwd_send = vec![u32::MAX; (pp * mbs) as usize];
     let mut bwd_send = vec![u32::MAX; (pp * mbs) as usize];
@@ -212,8 +214,15 @@ pub fn compile(
                 }
                 assert!(progressed, "1F1B order always has a runnable operation");
             }
+            // A stage's schedule ends with the last micro-batch's backward and, but on the
+            // first stage, its send to the previous stage (Megatron's pipeline sends block
+            // without `overlap_p2p_comm`); then its gradients are all-reduced.
             for s in 0..pp {
-                last_op[((d * tp + rail) * pp + s) as usize] = prev[s as usize];
+                grads_ready[((d * tp + rail) * pp + s) as usize] = if s > 0 {
+                    bwd_send[(s * mbs + mbs - 1) as usize]
+                } else {
+                    prev[0]
+                };
             }
             fwd_send.fill(u32::MAX);
             bwd_send.fill(u32::MAX);
@@ -233,7 +242,7 @@ pub fn compile(
                     gpus: (0..dp).map(|d| gpu(rail, d, s)).collect(),
                 };
                 let ready: Frontier = (0..dp)
-                    .map(|d| vec![last_op[((d * tp + rail) * pp + s) as usize]])
+                    .map(|d| vec![grads_ready[((d * tp + rail) * pp + s) as usize]])
                     .collect();
                 let lane = Lane {
                     channel: 0,
@@ -272,6 +281,7 @@ pub fn compile(
         rings,
         model_flops: flops_per_token(m) * (m.global_batch * m.seq) as f64,
         gpus: cfg.gpus,
+        pipeline_stages: pp,
         peak_flops: cfg.gpu.peak_flops(),
     })
 }
