@@ -625,6 +625,45 @@ impl MaxMin {
         true
     }
 
+    /// What the filling meets next: the lowest cap (headroom, flow) in `capped` from
+    /// `next_cap` on, skipping flows already frozen, or the lowest share in the heap (ties go
+    /// to the cap; the share stays in the heap then).
+    fn next_step(&mut self, next_cap: &mut usize) -> Next {
+        let ep = self.epoch;
+        while *next_cap < self.capped.len()
+            && self.fl[self.capped[*next_cap].1 as usize].frozen == ep
+        {
+            *next_cap += 1;
+        }
+        let top = self.pop_lowest();
+        match (top, self.capped.get(*next_cap).copied()) {
+            (Some((s, e)), Some((c, f))) if c <= s => {
+                self.heap.push(Reverse((s, e)));
+                Next::Cap(c, f)
+            }
+            (None, Some((c, f))) => Next::Cap(c, f),
+            (Some((s, e)), _) => Next::Share(s, e),
+            (None, None) => Next::Done,
+        }
+    }
+
+    /// The lowest share in the heap and its entry. Shares only grow as flows freeze, so an
+    /// entry is a lower bound of its share: a stale one is re-pushed at the current share when
+    /// it reaches the top (no push per frozen flow); entries with nothing left to share go.
+    fn pop_lowest(&mut self) -> Option<(u64, u32)> {
+        while let Some(&Reverse((s, e))) = self.heap.peek() {
+            self.heap.pop();
+            let Some(cur) = self.share(e) else {
+                continue;
+            };
+            if cur == s {
+                return Some((s, e));
+            }
+            self.heap.push(Reverse((cur, e)));
+        }
+        None
+    }
+
     /// The share entry `e` offers its unfrozen flows now: a link's residual / count, or (at
     /// `e` >= the number of links) port `e - links`'s level minus its other flows / count.
     #[inline]
@@ -667,65 +706,36 @@ impl MaxMin {
         self.capped.sort_unstable();
         let mut next_cap = 0;
         loop {
-            while next_cap < self.capped.len()
-                && self.fl[self.capped[next_cap].1 as usize].frozen == ep
-            {
-                next_cap += 1;
-            }
-            // The lowest share. Shares only grow as flows freeze, so an entry is a lower
-            // bound of its share: a stale one is re-pushed at the current share when it
-            // reaches the top (no push per frozen flow).
-            let top = loop {
-                match self.heap.peek() {
-                    Some(&Reverse((s, e))) => {
-                        self.heap.pop();
-                        let Some(cur) = self.share(e) else {
-                            continue;
-                        };
-                        if cur == s {
-                            break Some((s, e));
-                        }
-                        self.heap.push(Reverse((cur, e)));
-                    }
-                    None => break None,
-                }
-            };
-            let cap_first = match (top, self.capped.get(next_cap)) {
-                (_, None) => false,
-                (None, Some(_)) => true,
-                (Some((s, _)), Some(&(c, _))) => c <= s,
-            };
-            if cap_first {
-                let (c, f) = self.capped[next_cap];
-                self.freeze(f, c, c);
-                if let Some((s, e)) = top {
-                    self.heap.push(Reverse((s, e)));
-                }
-            } else if let Some((s, e)) = top {
-                let (port, list) = if e < nl {
-                    (false, &self.link_flows[e as usize])
-                } else {
-                    (true, &self.port_flows[(e - nl) as usize])
-                };
-                let n = list.len();
-                for k in 0..n {
-                    let f = if port {
-                        self.port_flows[(e - nl) as usize][k]
+            match self.next_step(&mut next_cap) {
+                Next::Cap(c, f) => self.freeze(f, c, c),
+                Next::Share(s, e) => {
+                    let (port, list) = if e < nl {
+                        (false, &self.link_flows[e as usize])
                     } else {
-                        self.link_flows[e as usize][k]
+                        (true, &self.port_flows[(e - nl) as usize])
                     };
-                    let fi = f as usize;
-                    if self.fl[fi].in_set == ep && self.fl[fi].frozen != ep && self.fl[fi].active {
-                        self.freeze(f, s, s);
+                    let n = list.len();
+                    for k in 0..n {
+                        let f = if port {
+                            self.port_flows[(e - nl) as usize][k]
+                        } else {
+                            self.link_flows[e as usize][k]
+                        };
+                        let fi = f as usize;
+                        if self.fl[fi].in_set == ep
+                            && self.fl[fi].frozen != ep
+                            && self.fl[fi].active
+                        {
+                            self.freeze(f, s, s);
+                        }
+                    }
+                    if port {
+                        let p = (e - nl) as usize;
+                        let fl = &self.fl;
+                        self.port_flows[p].retain(|&f| fl[f as usize].active);
                     }
                 }
-                if port {
-                    let p = (e - nl) as usize;
-                    let fl = &self.fl;
-                    self.port_flows[p].retain(|&f| fl[f as usize].active);
-                }
-            } else {
-                break;
+                Next::Done => break,
             }
         }
     }
@@ -817,50 +827,21 @@ impl MaxMin {
         self.capped.sort_unstable();
         let mut next_cap = 0;
         loop {
-            while next_cap < self.capped.len()
-                && self.fl[self.capped[next_cap].1 as usize].frozen == ep
-            {
-                next_cap += 1;
-            }
-            let top = loop {
-                match self.heap.peek() {
-                    Some(&Reverse((s, l))) => {
-                        self.heap.pop();
-                        let ls = &self.ln[l as usize];
-                        if ls.count == 0 {
-                            continue;
-                        }
-                        let cur = ls.residual / ls.count as u64;
-                        if cur == s {
-                            break Some((s, l));
-                        }
-                        self.heap.push(Reverse((cur, l)));
-                    }
-                    None => break None,
+            match self.next_step(&mut next_cap) {
+                Next::Cap(c, f) => {
+                    let r = self.fl[f as usize].rate;
+                    self.freeze(f, r + c, c);
                 }
-            };
-            let cap_first = match (top, self.capped.get(next_cap)) {
-                (_, None) => false,
-                (None, Some(_)) => true,
-                (Some((s, _)), Some(&(c, _))) => c <= s,
-            };
-            if cap_first {
-                let (c, f) = self.capped[next_cap];
-                let r = self.fl[f as usize].rate;
-                self.freeze(f, r + c, c);
-                if let Some(t) = top {
-                    self.heap.push(Reverse(t));
-                }
-            } else if let Some((s, l)) = top {
-                for k in 0..self.link_flows[l as usize].len() {
-                    let f = self.link_flows[l as usize][k];
-                    let fs = self.fl[f as usize];
-                    if fs.in_set == ep && fs.frozen != ep && fs.active {
-                        self.freeze(f, fs.rate + s, s);
+                Next::Share(s, l) => {
+                    for k in 0..self.link_flows[l as usize].len() {
+                        let f = self.link_flows[l as usize][k];
+                        let fs = self.fl[f as usize];
+                        if fs.in_set == ep && fs.frozen != ep && fs.active {
+                            self.freeze(f, fs.rate + s, s);
+                        }
                     }
                 }
-            } else {
-                break;
+                Next::Done => break,
             }
         }
         self.bfs = raised;
@@ -895,4 +876,13 @@ impl MaxMin {
         self.cache = Some(cache);
         true
     }
+}
+
+/// The next event of a progressive filling (`MaxMin::next_step`).
+enum Next {
+    /// Flow `.1` reaches its cap, `.0` above its current rate (a fill starts from 0).
+    Cap(u64, u32),
+    /// Entry `.1` (a link, or a port past the links) saturates at share `.0`.
+    Share(u64, u32),
+    Done,
 }

@@ -37,7 +37,15 @@ pub fn run(
     if ph.reduce_scatter && k > 1 {
         for ranks in &servers {
             let (sub, before) = (comm.sub(ranks), gather(ready, ranks));
-            let f = ring::run(b, &sub, bytes, lane, &before, Phases::REDUCE_SCATTER);
+            let f = ring::run(
+                b,
+                &sub,
+                bytes,
+                lane,
+                &before,
+                Phases::REDUCE_SCATTER,
+                ring::ALL_STEPS,
+            );
             scatter(&mut after_rs, ranks, f);
         }
     }
@@ -50,7 +58,7 @@ pub fn run(
         let rail: Vec<usize> = servers.iter().map(|s| s[j]).collect();
         if rail.len() > 1 {
             let (sub, before) = (comm.sub(&rail), gather(&after_rs, &rail));
-            let f = ring::run(b, &sub, seg_bytes, lane, &before, ph);
+            let f = ring::run(b, &sub, seg_bytes, lane, &before, ph, ring::ALL_STEPS);
             scatter(&mut after_rail, &rail, f);
         }
     }

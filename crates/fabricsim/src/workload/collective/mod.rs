@@ -399,7 +399,9 @@ pub fn append(
         let bytes = piece(spec.bytes, spec.channels as u64, channel as u64);
         let f = match (spec.op, spec.algo, Phases::of(spec.op)) {
             (Op::AllReduce, Algo::Tree, _) => tree::all_reduce(b, comm, bytes, lane, ready),
-            (_, Algo::Ring, Some(ph)) => ring::run(b, comm, bytes, lane, ready, ph),
+            (_, Algo::Ring, Some(ph)) => {
+                ring::run(b, comm, bytes, lane, ready, ph, ring::ALL_STEPS)
+            }
             (_, Algo::HalvingDoubling, Some(ph)) => {
                 halving_doubling::run(b, comm, bytes, lane, ready, ph)
             }

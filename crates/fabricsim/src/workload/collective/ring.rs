@@ -24,23 +24,14 @@ pub fn ring_order(comm: &Comm, lane: Lane) -> Vec<usize> {
     order
 }
 
-/// A ring pass running `ph`. After a reduce-scatter, ring position i holds segment i+1 and
-/// the all-gather starts from it.
-pub fn run(
-    b: &mut Builder,
-    comm: &Comm,
-    bytes: u64,
-    lane: Lane,
-    ready: &Frontier,
-    ph: Phases,
-) -> Frontier {
-    run_steps(b, comm, bytes, lane, ready, ph, usize::MAX)
-}
+/// Every step of a ring pass (`run`).
+pub const ALL_STEPS: usize = usize::MAX;
 
-/// The first `steps` steps of [`run`]'s pass (all when `steps` >= its 2(n-1) or n-1): for
-/// simulations that derive the remaining steps of a ring that repeats itself. The frontier is
-/// the last compiled step's.
-pub fn run_steps(
+/// A ring pass running `ph`, its first `steps` steps (all: `ALL_STEPS`, or any `steps` >= its
+/// 2(n-1) or n-1; fewer for simulations that derive the remaining steps of a ring that repeats
+/// itself). After a reduce-scatter, ring position i holds segment i+1 and the all-gather starts
+/// from it. The frontier is the last compiled step's.
+pub fn run(
     b: &mut Builder,
     comm: &Comm,
     bytes: u64,

@@ -20,7 +20,7 @@
 //! After a stage's last backward and its send to the previous stage (the end of Megatron's
 //! schedule: its pipeline sends block unless `overlap_p2p_comm`), each GPU's gradients (bf16, the stage's parameters) are
 //! all-reduced over its data-parallel group by the workload layer's ring compiler
-//! ([`ring::run_steps`]), one message per rank and step (no NCCL chunks: at the flow level a
+//! ([`ring::run`] with a step count), one message per rank and step (no NCCL chunks: at the flow level a
 //! step's chunks follow each other on the same links, so the step lasts as long). The gradient
 //! reduction is not overlapped with the backward (Megatron's `overlap_grad_reduce` off);
 //! ZeRO 1/2 run it as the reduce-scatter and all-gather halves, the same ring. Dense models
@@ -250,7 +250,7 @@ pub fn compile(
                     chunk_bytes: 0,
                 };
                 let first = b.dag.messages.len() as u32;
-                ring::run_steps(
+                ring::run(
                     &mut b,
                     &comm,
                     bytes,
