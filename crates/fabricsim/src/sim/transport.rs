@@ -347,7 +347,50 @@ impl Qp {
         ack_every: u32,
         last: bool,
     ) -> (Rx, Reply) {
-        let (r, reply) = self.on_data_seq(psn, kind, window, ack_every, last);
+        // In sequence numbers: the packet's place by serial arithmetic against the expected
+        // PSN, the reply's sequence numbers (mapped to wire PSNs below).
+        let (r, reply) = 'rx: {
+            // Behind the expected PSN (the duplicate region): re-ACK.
+            let Some(psn) = self.seq_of(psn, self.expected) else {
+                break 'rx (Rx::Duplicate, Reply::Ack(self.expected));
+            };
+            if psn == self.expected {
+                self.expected += 1;
+                if kind == Transport::SelectiveRepeat {
+                    while self.received.get(self.expected) {
+                        self.received.set(self.expected, false);
+                        self.expected += 1;
+                    }
+                }
+                self.nak_sent = false;
+                self.unacked += 1;
+                if self.unacked >= ack_every || last || self.expected != psn + 1 {
+                    self.unacked = 0;
+                    break 'rx (Rx::Accepted, Reply::Ack(self.expected));
+                }
+                break 'rx (Rx::Accepted, Reply::None);
+            }
+            match kind {
+                Transport::GoBackN => {
+                    if self.nak_sent {
+                        (Rx::OutOfSequence, Reply::None)
+                    } else {
+                        self.nak_sent = true;
+                        (Rx::OutOfSequence, Reply::Nak(self.expected))
+                    }
+                }
+                Transport::SelectiveRepeat => {
+                    if psn - self.expected >= window {
+                        break 'rx (Rx::OutOfSequence, Reply::None);
+                    }
+                    if self.received.get(psn) {
+                        break 'rx (Rx::Duplicate, Reply::Sack(self.expected, psn));
+                    }
+                    self.received.set(psn, true);
+                    (Rx::Accepted, Reply::Sack(self.expected, psn))
+                }
+            }
+        };
         let w = |q: u32| self.wire_psn(q);
         let reply = match reply {
             Reply::None => Reply::None,
@@ -356,58 +399,6 @@ impl Qp {
             Reply::Sack(e, s) => Reply::Sack(w(e), w(s)),
         };
         (r, reply)
-    }
-
-    /// `on_data` in sequence numbers: the packet's place by serial arithmetic against the
-    /// expected PSN, the reply's sequence numbers.
-    fn on_data_seq(
-        &mut self,
-        psn: u32,
-        kind: Transport,
-        window: u32,
-        ack_every: u32,
-        last: bool,
-    ) -> (Rx, Reply) {
-        // Behind the expected PSN (the duplicate region): re-ACK.
-        let Some(psn) = self.seq_of(psn, self.expected) else {
-            return (Rx::Duplicate, Reply::Ack(self.expected));
-        };
-        if psn == self.expected {
-            self.expected += 1;
-            if kind == Transport::SelectiveRepeat {
-                while self.received.get(self.expected) {
-                    self.received.set(self.expected, false);
-                    self.expected += 1;
-                }
-            }
-            self.nak_sent = false;
-            self.unacked += 1;
-            if self.unacked >= ack_every || last || self.expected != psn + 1 {
-                self.unacked = 0;
-                return (Rx::Accepted, Reply::Ack(self.expected));
-            }
-            return (Rx::Accepted, Reply::None);
-        }
-        match kind {
-            Transport::GoBackN => {
-                if self.nak_sent {
-                    (Rx::OutOfSequence, Reply::None)
-                } else {
-                    self.nak_sent = true;
-                    (Rx::OutOfSequence, Reply::Nak(self.expected))
-                }
-            }
-            Transport::SelectiveRepeat => {
-                if psn - self.expected >= window {
-                    return (Rx::OutOfSequence, Reply::None);
-                }
-                if self.received.get(psn) {
-                    return (Rx::Duplicate, Reply::Sack(self.expected, psn));
-                }
-                self.received.set(psn, true);
-                (Rx::Accepted, Reply::Sack(self.expected, psn))
-            }
-        }
     }
 }
 
