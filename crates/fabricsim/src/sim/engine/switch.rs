@@ -16,7 +16,7 @@ impl Engine<'_> {
             self.bind(id, out);
             return self.fc_enqueue(id, in_port, out, pk);
         }
-        let out = match self.egress_of(node, pk) {
+        let out = match self.egress_of(node, id, pk) {
             Ok(out) => out,
             Err(reason) => return self.drop_pkt(id, reason),
         };
@@ -56,9 +56,18 @@ impl Engine<'_> {
 
     /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
     /// up/down candidates, the next usable one if local repair or the global reroute has
-    /// dropped that port (`routable`).
+    /// dropped that port (`routable`). The static choice comes from `memo_cur` when the loop's
+    /// prefetch computed it for packet `id` (never under adaptive routing).
     #[inline]
-    pub(super) fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
+    pub(super) fn egress_of(&self, node: u32, id: u32, pk: &Packet) -> Result<usize, DropReason> {
+        let memo = self.memo_cur;
+        if memo.pkt == id && self.routable(memo.out as usize, pk.dst) {
+            let out = memo.out as usize;
+            if self.info[out].flags & P_LINK_UP == 0 {
+                return Err(DropReason::LinkDown);
+            }
+            return Ok(out);
+        }
         let (cands, up, salt) = self.routes.next_hops_up(self.topo, node, pk.dst);
         if cands.is_empty() {
             return Err(DropReason::NoRoute);
