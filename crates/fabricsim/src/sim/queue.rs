@@ -201,11 +201,15 @@ impl<E: Copy> CalendarQueue<E> {
         let mut budget = 8 * v.len() + 64;
         for i in 1..v.len() {
             let x = v[i];
-            let mut j = i;
+            if v[i - 1].0 <= x.0 {
+                continue;
+            }
+            let mut j = i - 1;
             while j > 0 && v[j - 1].0 > x.0 {
-                v[j] = v[j - 1];
+                v[j + 1] = v[j];
                 j -= 1;
             }
+            v[j + 1] = v[j];
             v[j] = x;
             budget = budget.saturating_sub(i - j);
             if budget == 0 {

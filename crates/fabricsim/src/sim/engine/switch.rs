@@ -1,7 +1,7 @@
 //! The shared-memory switch: route, admit (dynamic thresholds), queue per egress and class, and
 //! the next packet an egress sends by its scheduling discipline.
 
-use super::{Engine, P_LINK_UP};
+use super::{Engine, P_LINK_UP, P_REROUTED, P_ROUTE_OK};
 use crate::sim::packet::Packet;
 use crate::sim::results::DropReason;
 use crate::sim::route;
@@ -61,12 +61,13 @@ impl Engine<'_> {
     #[inline]
     pub(super) fn egress_of(&self, node: u32, id: u32, pk: &Packet) -> Result<usize, DropReason> {
         let memo = self.memo_cur;
-        if memo.pkt == id && self.routable(memo.out as usize, pk.dst) {
-            let out = memo.out as usize;
-            if self.info[out].flags & P_LINK_UP == 0 {
-                return Err(DropReason::LinkDown);
+        if memo.pkt == id {
+            // Routable and up without a global reroute on it: the memo is the answer (else the
+            // general path below decides, from the same static choice).
+            let f = self.info[memo.out as usize].flags;
+            if f & (P_ROUTE_OK | P_REROUTED | P_LINK_UP) == P_ROUTE_OK | P_LINK_UP {
+                return Ok(memo.out as usize);
             }
-            return Ok(out);
         }
         let (cands, up, salt) = self.routes.next_hops_up(self.topo, node, pk.dst);
         if cands.is_empty() {
