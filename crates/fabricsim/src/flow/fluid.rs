@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::credits;
+use super::dcqcn_incast;
 use super::loss::{self, LossModel};
 use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 use super::paths::{self, PathModel};
@@ -145,6 +146,8 @@ struct Loop<'a> {
     msg_next: Vec<u32>,
     /// First flow of each Net message (its subflows follow).
     msg_flow: Vec<u32>,
+    /// Caps of the flows of synchronized DCQCN incasts, by flow (`dcqcn_incast`; sorted).
+    flow_cap: Vec<(u32, u64)>,
     msgs: Vec<MsgState>,
     /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
     /// transfers share its one-way NVLink rate one after another.
@@ -272,6 +275,9 @@ impl<'a> Loop<'a> {
                 nflows += qpc * k;
             }
         }
+        let flow_cap = dcqcn_incast::synchronized_caps(topo, p, dag, &msg_flow, k, |m| {
+            2 * qp_ack[msg_qp[m] as usize] as u64
+        });
         let n = dag.messages.len();
         let release = Release::new(dag)?;
         let idle = MsgState {
@@ -332,6 +338,7 @@ impl<'a> Loop<'a> {
             msg_next: vec![NONE32; n],
             msg_qp,
             msg_flow,
+            flow_cap,
             msgs,
             release,
             flow_msg: vec![u32::MAX; nf],
@@ -502,7 +509,11 @@ impl<'a> Loop<'a> {
                 }
                 self.work[fi] = bytes as u128 * 8 * PS_PER_S;
                 self.last[fi] = self.now;
-                self.solver.add(f, r, self.route_cap[r as usize]);
+                let cap = match self.flow_cap.binary_search_by_key(&f, |c| c.0) {
+                    Ok(i) => self.route_cap[r as usize].min(self.flow_cap[i].1),
+                    Err(_) => self.route_cap[r as usize],
+                };
+                self.solver.add(f, r, cap);
                 let alone = self.work[fi] / self.route_line[r as usize].max(1) as u128;
                 self.defer(alone.min(u64::MAX as u128) as u64);
                 self.active += 1;
