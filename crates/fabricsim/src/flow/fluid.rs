@@ -83,6 +83,9 @@ pub struct FlowStats {
     pub peak_active: u64,
     /// Distinct event times (one incremental solve each, at most).
     pub batches: u64,
+    /// The longest a message drained beyond its drain alone on its route (ps): the queueing
+    /// delay a packet network would add (`loss::LossModel::rto_warning`).
+    pub max_wait_ps: u64,
 }
 
 /// Most flows of a run whose egresses to NICs are served per input port. A change that
@@ -610,6 +613,13 @@ impl<'a> Loop<'a> {
         st.subflows_left -= 1;
         if st.subflows_left == 0 {
             let qp = self.msg_qp[m as usize];
+            let bytes = self.dag.messages[m as usize].bytes;
+            let lanes = entropy::parts(bytes, self.p.cc.qps_per_connection) as u128
+                * self.fp.paths.subflows() as u128;
+            let wire = paths::wire_bytes(self.p, bytes) as u128 * 8 * PS_PER_S;
+            let alone = wire / (self.route_line[r as usize] as u128 * lanes).max(1);
+            let wait = (self.now - st.sent).saturating_sub(alone as u64);
+            self.stats.max_wait_ps = self.stats.max_wait_ps.max(wait);
             // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
             // `at` into the drain; the timer runs one RTO from its ACK, then the resend crosses.
             let mut stalled = false;
