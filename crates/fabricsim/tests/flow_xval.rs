@@ -142,3 +142,26 @@ fn flow_engine_matches_the_packet_engine_under_loss_in_distribution() {
     let failures = compare_all(|c| c.loss > 0.0, true);
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// The flow engine warns when a run's ACK timeout is not above its longest queueing delay
+/// (`flow::LossModel::rto_warning`): the 32:1 ib-ndr incast's flows drain for 0.68 ms beyond
+/// their 21 us alone, so the old 65.5 us timeout warns and the rule's (`flow_cases::
+/// timeout_exp`: 1.05 ms) does not.
+#[test]
+fn the_timeout_rule_stays_above_the_queueing_delay_the_engine_warns_about() {
+    let c = flow_cases::cases()
+        .into_iter()
+        .find(|c| c.name == "incast 32:1 1 MB" && c.fabric == "ib-ndr" && c.loss > 0.0)
+        .expect("the lossy 32:1 ib-ndr incast");
+    let warned = |exp: u8| {
+        let (topo, mut p) = flow_cases::fabric(c.hosts, c.fabric);
+        p.loss_rate = c.loss;
+        p.timeout_exp = exp;
+        let fp = fabricsim::engine_choice::flow_params(&topo, &p);
+        let (_, stats) = fabricsim::flow::run(&topo, &p, &c.dag, &fp).expect("valid case");
+        fp.loss.expect("lossy").rto_warning(stats.max_wait_ps)
+    };
+    assert_eq!(c.timeout_exp, 8);
+    assert!(warned(flow_cases::LOSS_TIMEOUT_EXP).is_some());
+    assert_eq!(warned(c.timeout_exp), None);
+}
