@@ -142,8 +142,8 @@ fn cases(only: Option<&str>) {
 
 /// Per lossy case, the share of messages that waited for one ACK timeout and for two or more,
 /// on each engine over the case's seeds: a message whose FCT exceeds its FCT in the same run
-/// without loss by more than half an RTO (1.5 RTO for two) timed out (an RTO is 65.5 us here,
-/// longer than any of these messages takes).
+/// without loss by more than half an RTO (1.5 RTO for two) timed out (each case's RTO is above
+/// its lossless run's largest FCT, `flow_cases::timeout_exp`).
 fn timeouts(only: Option<&str>) {
     println!(
         "{:<24} {:<10} {:>8} {:>25} {:>25}",
