@@ -16,13 +16,12 @@
 //!   first cut lands, and every QP is cut once per monitor period while it drains), a cost the
 //!   sharing does not see. `dcqcn_incast` models it (a mean-field fluid model over the
 //!   profile's DCQCN parameters and the packet engine's `Rp`) and caps the flows of such a
-//!   group; roce-400g, 1 MB per sender, model drain vs the packet engine's last completion with
-//!   the pending pacing gap rescaled on a rate change (HPCC `RdmaHw::ChangeRate`, a local patch
-//!   of `sim::engine::cc::rp_act`, seeds 1-2): N = 2: 209 vs 210-273 us; 4: 383 vs 380-382;
-//!   8: 468 vs 466; 16: 637 vs 630-631; 32: 978 vs 966-967. The packet engine as it is keeps
-//!   the gap of a frame sent at a collapsed rate after the rate recovers (N = 8: 774 us, N =
-//!   32: 8.7 ms, set by the rate of the last frame before the queue drained), which the model
-//!   does not follow.
+//!   group; roce-400g, 1 MB per sender, the model's drain against the packet engine's last
+//!   completion (its pacer rescales a pending gap on a rate change, HPCC `RdmaHw::ChangeRate`):
+//!   N = 4: 386 vs 382 us; 8: 466 vs 462; 16: 636 vs 633; 32: 978 vs 968 (mean FCT +2.4% to
+//!   +5.8%: the packet engine's flows finish up to 10% apart, the mean field's together).
+//!   N = 2 is off (172 vs 335 us; mean 221): near Kmin the marks are rare, so the two senders'
+//!   cuts diverge, which a mean field of identical senders cannot show.
 //! - Per-input-port service: the switch serves a congested egress round robin over its input
 //!   ports, and that shows when ports carry different numbers of flows. In the mixed incast
 //!   of `flow_cases` (1,024 GPUs, 2 tiers: 3 senders on the receiver's leaf, one per input
