@@ -8,8 +8,9 @@
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_bench -- all`, or `-- a [gpus]`, or
 //! `-- b [steps] [dp]`; `--tol=X` sets the batching tolerance (`FlowParams::batch_tol`,
-//! default 0: exact). In (b), `steps` is the ring steps simulated per DP ring (default 4, at
-//! least 3; the others are derived and the output says how), `dp` the data-parallel degree,
+//! default 0: exact). In (b), `steps` is the ring steps the first pass simulates per DP ring
+//! (default 4, at least 3; later passes simulate more where a pipeline flow meets a ring, the
+//! others are derived and the output says how), `dp` the data-parallel degree,
 //! default 1,024 (131,072 GPUs). Each case prints its engine wall time, and the process's CPU time and peak
 //! resident memory so far (Linux `/proc/self`; `/usr/bin/time -v` gives the same).
 
@@ -27,7 +28,7 @@ use fabricsim::workload::link_params::FabricParams;
 use fabricsim::workload::placement::Placement;
 use fabricsim::workload::train::config::TrainConfig;
 use fabricsim::workload::train::efficiency::Efficiency;
-use fabricsim::workload::train::step::step;
+use fabricsim::workload::train::step::{StepReport, step};
 use fabricsim::workload::train::step_dag::{self, DagOptions, StepDag};
 
 fn spec(gpus: u32, tiers: u8) -> TopologySpec {
@@ -101,7 +102,10 @@ fn all_to_all(gpus: u32, fp: &FlowParams) {
 /// `dp`, 1,024 for 131,072 GPUs) compiled by `workload::train::step_dag`: per replica and rail,
 /// 1F1B compute as message delays (the compute model of `fabricsim train`), TP all-reduces on
 /// NVLink, the pipeline's sends, then every stage's DP ring all-reduce of its gradients.
-/// Each ring's first `steps` steps are simulated; the rest are derived, see below.
+/// Each ring's first steps are simulated and the rest derived (see [`derive_rings`]): a first
+/// pass simulates `steps` of every ring; while a derived ring step would share a link with a
+/// pipeline flow, the next pass simulates that ring `MARGIN` steps past the last such step
+/// (so the engine, not the rule, times every step whose set of concurrent flows differs).
 fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
     let t0 = Instant::now();
     let (tp, pp) = (8u32, 16u32);
@@ -131,48 +135,91 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
     let cfg = TrainConfig::resolve(&s, &design, place).expect("the job fits");
     let eff = Efficiency::h200(&design.catalog);
     let nvlink = BitRate((design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
-    let opts = DagOptions {
-        ring_steps: Some(steps),
-    };
-    let sd = step_dag::compile(&cfg, &eff, nvlink, opts).expect("dense job");
     let analytic = step(&cfg, &eff, &AlphaBetaModel::new(FabricParams::of(&design)));
-    let built = secs(t0);
-    let t1 = Instant::now();
-    let (r, st) = flow::run(&topo, &SimParams::roce(), &sd.dag, fp).expect("valid DAG");
-    let wall = secs(t1);
+    let p = SimParams::roce();
+    let total = 2 * (dp - 1);
+    let mut opts = DagOptions {
+        ring_steps: None,
+        ring_steps_each: vec![steps.min(total); (tp * pp) as usize],
+    };
+    println!("(b) fabric {:.2} s", secs(t0));
+    for pass in 1.. {
+        let t1 = Instant::now();
+        let sd = step_dag::compile(&cfg, &eff, nvlink, opts.clone()).expect("dense job");
+        let built = secs(t1);
+        let t2 = Instant::now();
+        let (r, st) = flow::run(&topo, &p, &sd.dag, fp).expect("valid DAG");
+        let wall = secs(t2);
+        let d = derive_rings(&topo, &p, &sd, &r);
+        let met: usize = d.last_met.iter().filter(|m| m.is_some()).count();
+        println!(
+            "(b) pass {pass}: {} ring steps simulated of {} ({} messages, DAG {built:.2} s, \
+             engine {wall:.2} s); rings whose derived steps share a link with a pipeline flow: \
+             {met}",
+            opts.ring_steps_each.iter().map(|&k| k as u64).sum::<u64>(),
+            total as u64 * sd.rings.len() as u64,
+            sd.dag.messages.len(),
+        );
+        if met == 0 || pass == MAX_PASSES {
+            report_step(&cfg, &sd, &r, &st, &d, &analytic, wall);
+            return;
+        }
+        for (i, m) in d.last_met.iter().enumerate() {
+            if let Some(k) = m {
+                opts.ring_steps_each[i] = (k + 1 + MARGIN).clamp(opts.ring_steps_each[i], total);
+            }
+        }
+    }
+}
+
+/// Passes of (b) before it reports what the last one left inexact.
+const MAX_PASSES: u32 = 4;
+/// Ring steps a pass simulates past the last derived step that met a pipeline flow: the
+/// simulated meetings slow the ring, which can move a later step into one (with 2, the
+/// 131,072-GPU step needed a third pass for 3 rings; a pass costs more than the margin).
+const MARGIN: u32 = 8;
+
+/// (b)'s report of its last pass.
+fn report_step(
+    cfg: &TrainConfig,
+    sd: &StepDag,
+    r: &RunResult,
+    st: &FlowStats,
+    d: &Derived,
+    analytic: &StepReport,
+    wall: f64,
+) {
     let ring0 = sd.rings[0];
-    let (n, k_sim) = (ring0.ranks as usize, ring0.steps_compiled);
+    let n = ring0.ranks as usize;
+    let gpus = sd.gpus;
     println!(
-        "(b) Llama 3 405B step, {gpus} H100 GPUs, TP {tp} PP {pp} DP {dp}, stages of {:?} \
-         layers, {} micro-batches: {} servers, rail-optimized {} tiers, {} links; DAG of {} \
-         messages: {} pipeline (compute as delays, TP on NVLink, sends) + {} rings x {n} ranks \
-         x {k_sim} of the {} ring all-reduce steps simulated; fabric + DAG {built:.2} s",
+        "(b) Llama 3 405B step, {gpus} H100 GPUs, TP {} PP {} DP {}, stages of {:?} layers, \
+         {} micro-batches; DAG of {} messages: {} pipeline (compute as delays, TP on NVLink, \
+         sends) + {} rings x {n} ranks x (simulated steps) of the {} ring all-reduce steps",
+        cfg.par.tp,
+        cfg.par.pp,
+        cfg.par.dp,
         cfg.par.stage_layers,
         cfg.par.micro_batches(cfg.model.global_batch),
-        topo.servers,
-        topo.tiers,
-        topo.links.len(),
         sd.dag.messages.len(),
         sd.pipeline_messages,
         sd.rings.len(),
         ring0.steps_total,
     );
-    report("(b)", &r, &st, wall);
+    report("(b)", r, st, wall);
     let pipe_end = r.messages[..sd.pipeline_messages as usize]
         .iter()
         .filter_map(|m| m.finish_ps)
         .max()
         .unwrap_or(0);
-    let p = SimParams::roce();
-    let d = derive_rings(&topo, &p, &sd, &r);
     let end_ps = pipe_end.max(d.end_ps);
     let step_s = end_ps as f64 / 1e12;
     println!(
         "(b) simulated ring steps, per step the time from the previous rank's step to this \
-         one (min..max over all {} rings' edges):",
+         one (min..max over all {} rings' edges; the first 4 steps):",
         sd.rings.len()
     );
-    for (k, (lo, hi)) in d.per_step.iter().enumerate().skip(1) {
+    for (k, (lo, hi)) in d.per_step.iter().enumerate().skip(1).take(3) {
         println!(
             "    step {k}: {:.3} .. {:.3} us",
             *lo as f64 / 1e6,
@@ -185,12 +232,10 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
     // An inexact ring's end plus its bound stays below the step's end: the step time holds.
     let holds = (0..rings)
         .all(|i| exact[i] || d.ring_end[i] + d.overlap_ps[i] + d.pipeline_bound_ps <= end_ps);
-    let worst = (0..rings)
-        .filter(|&i| !exact[i])
-        .map(|i| (d.overlap_ps[i], end_ps - d.ring_end[i]))
-        .fold((0u64, u64::MAX), |a, b| (a.0.max(b.0), a.1.min(b.1)));
+    let simulated: u64 = sd.rings.iter().map(|r| r.steps_compiled as u64).sum();
+    let derived = ring0.steps_total as u64 * rings as u64 - simulated;
     println!(
-        "(b) derived: the other {} steps of every ring ({} messages) by the flow engine's own \
+        "(b) derived: the other {derived} ring steps ({} messages) by the flow engine's own \
          rule for a flow alone on its path at its line rate (post = the previous rank's \
          finish; bytes start after the NIC latency or when the QP's previous message has \
          drained; drain = wire bytes / line rate; then the path and ACK latencies). Checks: \
@@ -198,8 +243,7 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
          picosecond ({} others met a pipeline flow on a link, which the engine simulated; \
          unexplained: {}); directed links carrying two ring flows: {}; rings whose derived \
          steps meet no other flow (exact): {} of {rings}.",
-        ring0.steps_total - k_sim,
-        (ring0.steps_total - k_sim) as u64 * ring0.ranks as u64 * rings as u64,
+        derived * n as u64,
         d.reproduced,
         d.checked,
         d.checked - d.reproduced - d.unexplained,
@@ -208,13 +252,15 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
         exact.iter().filter(|&&e| e).count(),
     );
     if exact.iter().any(|&e| !e) {
+        let worst = (0..rings)
+            .filter(|&i| !exact[i])
+            .map(|i| (d.overlap_ps[i], end_ps - d.ring_end[i]))
+            .fold((0u64, u64::MAX), |a, b| (a.0.max(b.0), a.1.min(b.1)));
         println!(
-            "(b) the other rings share a link with {} pipeline flows while their derived steps \
-             run (on a link while the ring edge using it runs its derived steps), which the derivation ignores both \
-             ways (the derived ring flows were not in the engine to slow those pipeline flows \
-             either): each pipeline flow can take from its ring at most its wire time there, \
-             at most {:.3} ms per ring, and those rings end at least {:.3} ms before the step \
-             does",
+            "(b) the other rings' derived steps share a link with {} pipeline flows, which the \
+             derivation ignores both ways: each pipeline flow can take from its ring at most \
+             its wire time there, at most {:.3} ms per ring, and those rings end at least \
+             {:.3} ms before the step does",
             d.overlaps.iter().sum::<u64>(),
             worst.0 as f64 / 1e9,
             worst.1 as f64 / 1e9,
@@ -261,21 +307,24 @@ struct Derived {
     /// The latest finish of a ring's last step, and that ring.
     end_ps: u64,
     last_ring: usize,
-    /// Per simulated step: min and max over all ring edges of finish(d, k) - finish(d-1, k-1).
+    /// Per simulated step (of ring 0's count): min and max over all ring edges of
+    /// finish(d, k) - finish(d-1, k-1).
     per_step: Vec<(u64, u64)>,
     checked: u64,
     reproduced: u64,
     /// Simulated ring messages the rule misses without a pipeline flow on their links then.
     unexplained: u64,
     shared_links: u64,
-    /// Per ring: its derived end, the pipeline flows that share one of its links while its
-    /// derived steps run, and their wire time on that link.
+    /// Per ring: its derived end, the pipeline flows that share one of its links while one
+    /// of its derived steps runs there, their wire time on that link, and its last derived
+    /// step that met one.
     ring_end: Vec<u64>,
+    overlaps: Vec<u64>,
+    overlap_ps: Vec<u64>,
+    last_met: Vec<Option<u32>>,
     /// The most one (replica, rail)'s pipeline can be slowed by derived ring flows on its
     /// links: the sum of its sends' wire times there.
     pipeline_bound_ps: u64,
-    overlaps: Vec<u64>,
-    overlap_ps: Vec<u64>,
 }
 
 /// The ring steps the run did not simulate, from the last simulated one, by the flow engine's
@@ -285,8 +334,8 @@ struct Derived {
 /// `ceil(bits x 10^12 / rate)` ps); the receiver has them one path latency later and the
 /// sender's completion comes one ACK latency after that. Exact when every ring flow is alone
 /// on its links: checked by the rule reproducing the simulated steps, no directed link
-/// carrying two ring flows, and no pipeline flow on a ring's links once its derived steps
-/// begin.
+/// carrying two ring flows, and no pipeline flow on a ring edge's links (from its post to its
+/// completion) while one of that edge's derived steps runs (bytes start to receipt).
 fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> Derived {
     let router = paths::Router::new(topo, p.routing);
     let caps = paths::capacities(topo);
@@ -315,84 +364,37 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
         unexplained: 0,
         shared_links: 0,
         ring_end: vec![0; rings],
-        pipeline_bound_ps: 0,
         overlaps: vec![0; rings],
         overlap_ps: vec![0; rings],
+        last_met: vec![None; rings],
+        pipeline_bound_ps: 0,
     };
-    // Per directed link: how many ring flows use it, and the ring edge (the last one seen).
+    // Ring edges (ring `ix`, position d: edge `ix * n + d`): per directed link how many ring
+    // flows use it and the edge (the last one seen); per edge its drain time, path and ACK
+    // latencies.
+    let n = ring0.ranks as usize;
+    let id = |ri: &step_dag::RingIndex, k: u32, d: usize| (ri.first + k * ri.ranks) as usize + d;
     let mut used = vec![0u8; caps.len()];
     let mut edge_of = vec![u32::MAX; caps.len()];
-    // Per ring edge: when its derived steps begin (the post of its first derived step) and
-    // end (its last step's finish), its ring.
-    let mut edge_from: Vec<u64> = Vec::new();
-    let mut edge_end: Vec<u64> = Vec::new();
-    let mut edge_ring: Vec<usize> = Vec::new();
-    let mut missed: Vec<usize> = Vec::new();
+    let edges = rings * n;
+    let (mut drain, mut lat, mut ack) = (vec![0u64; edges], vec![0u64; edges], vec![0u64; edges]);
     for (ix, ri) in sd.rings.iter().enumerate() {
-        let n = ri.ranks as usize;
-        let last = ri.steps_compiled - 1;
-        let id = |k: u32, d: usize| (ri.first + k * ri.ranks) as usize + d;
-        // Per edge: drain time, path latency, ACK latency.
-        let (mut drain, mut lat, mut ack) = (vec![0u64; n], vec![0u64; n], vec![0u64; n]);
         for d in 0..n {
-            let i = id(last, d);
+            let (e, i) = (ix * n + d, id(ri, ri.steps_compiled - 1, d));
             let rate = route(i, &mut links);
             let wire = paths::wire_bytes(p, r.messages[i].bytes) as u128;
-            drain[d] = (wire * 8 * 1_000_000_000_000).div_ceil(rate as u128) as u64;
-            lat[d] = paths::one_way_ps(topo, p, &links);
-            ack[d] = fin(i) - recv(i);
+            drain[e] = (wire * 8 * 1_000_000_000_000).div_ceil(rate as u128) as u64;
+            lat[e] = paths::one_way_ps(topo, p, &links);
+            ack[e] = fin(i) - recv(i);
             for &l in &links {
                 used[l as usize] = used[l as usize].saturating_add(1);
-                edge_of[l as usize] = (edge_from.len() + d) as u32;
+                edge_of[l as usize] = e as u32;
             }
-        }
-        // The rule: (recv, finish) of step k at d from step k-1's.
-        let step = |d: usize, prev_fin: u64, own_recv: u64| -> (u64, u64) {
-            let bytes_start = (prev_fin + nic).max(own_recv - lat[d]);
-            let rv = bytes_start + drain[d] + lat[d];
-            (rv, rv + ack[d])
-        };
-        for k in 1..=last {
-            for d in 0..n {
-                let prev = fin(id(k - 1, (d + n - 1) % n));
-                let e = &mut out.per_step[k as usize];
-                *e = (e.0.min(fin(id(k, d)) - prev), e.1.max(fin(id(k, d)) - prev));
-                out.checked += 1;
-                let (rv, f) = step(d, prev, recv(id(k - 1, d)));
-                if (rv, f) == (recv(id(k, d)), fin(id(k, d))) {
-                    out.reproduced += 1;
-                } else {
-                    missed.push(id(k, d));
-                }
-            }
-        }
-        let mut rv: Vec<u64> = (0..n).map(|d| recv(id(last, d))).collect();
-        let mut f: Vec<u64> = (0..n).map(|d| fin(id(last, d))).collect();
-        let mut next = vec![(0u64, 0u64); n];
-        for _ in last + 1..ri.steps_total {
-            for d in 0..n {
-                next[d] = step(d, f[(d + n - 1) % n], rv[d]);
-            }
-            for d in 0..n {
-                (rv[d], f[d]) = next[d];
-            }
-        }
-        edge_from.extend((0..n).map(|d| fin(id(last, (d + n - 1) % n))));
-        edge_end.extend_from_slice(&f);
-        edge_ring.extend(std::iter::repeat_n(ix, n));
-        out.ring_end[ix] = f.iter().copied().max().unwrap_or(0);
-        if out.ring_end[ix] > out.end_ps {
-            (out.end_ps, out.last_ring) = (out.ring_end[ix], ix);
         }
     }
     out.shared_links = used.iter().filter(|&&u| u > 1).count() as u64;
-    let mut on_ring_link: Vec<Vec<(u64, u64)>> = vec![Vec::new(); caps.len()];
-    let chains = (sd.gpus / sd.pipeline_stages) as usize;
-    let per_chain = sd.pipeline_messages as usize / chains;
-    let mut chain_extra = vec![0u64; chains];
-    // Pipeline flows that share a ring's link while its derived steps run: each takes from
-    // the ring at most its own wire time on that link (a work-conserving link serves the two
-    // flows' bytes; the ring's later steps inherit the delay, they do not grow it).
+    // Pipeline flows on a ring edge's links: (post, finish, message, link) per edge.
+    let mut on_edge: Vec<Vec<(u64, u64, u32, u32)>> = vec![Vec::new(); edges];
     for (i, m) in sd.dag.messages[..sd.pipeline_messages as usize]
         .iter()
         .enumerate()
@@ -401,41 +403,87 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
             continue;
         }
         let post = r.messages[i].start_ps.expect("posted");
-        let mut met = 0u64;
         route(i, &mut links);
         for &l in &links {
-            if edge_of[l as usize] != u32::MAX {
-                on_ring_link[l as usize].push((post, fin(i)));
+            if let Some(&e) = edge_of.get(l as usize).filter(|&&e| e != u32::MAX) {
+                on_edge[e as usize].push((post, fin(i), i as u32, l));
             }
         }
-        let wire = paths::wire_bytes(p, m.bytes) as u128 * 8 * 1_000_000_000_000;
-        for &l in &links {
-            let e = edge_of[l as usize];
-            if e == u32::MAX {
-                continue;
-            }
-            let (e, ix) = (e as usize, edge_ring[e as usize]);
-            if fin(i) > edge_from[e] && post < edge_end[e] {
-                let t = wire.div_ceil(caps[l as usize] as u128) as u64;
-                out.overlaps[ix] += 1;
-                out.overlap_ps[ix] += t;
-                met = met.max(t);
+    }
+    // Per pipeline message: the most wire time it lost to a derived ring flow on one link.
+    let mut met_ps = vec![0u64; sd.pipeline_messages as usize];
+    let mut missed: Vec<(usize, usize)> = Vec::new();
+    for (ix, ri) in sd.rings.iter().enumerate() {
+        let last = ri.steps_compiled - 1;
+        let e0 = ix * n;
+        // The rule: (bytes start, recv, finish) of step k at d from step k-1's.
+        let step = |d: usize, prev_fin: u64, own_recv: u64| -> (u64, u64, u64) {
+            let e = e0 + d;
+            let bytes_start = (prev_fin + nic).max(own_recv - lat[e]);
+            let rv = bytes_start + drain[e] + lat[e];
+            (bytes_start, rv, rv + ack[e])
+        };
+        for k in 1..=last {
+            for d in 0..n {
+                let prev = fin(id(ri, k - 1, (d + n - 1) % n));
+                if let Some(e) = out.per_step.get_mut(k as usize) {
+                    *e = (
+                        e.0.min(fin(id(ri, k, d)) - prev),
+                        e.1.max(fin(id(ri, k, d)) - prev),
+                    );
+                }
+                out.checked += 1;
+                let (_, rv, f) = step(d, prev, recv(id(ri, k - 1, d)));
+                if (rv, f) == (recv(id(ri, k, d)), fin(id(ri, k, d))) {
+                    out.reproduced += 1;
+                } else {
+                    missed.push((id(ri, k, d), e0 + d));
+                }
             }
         }
-        // The derived ring flow can as well take this flow's wire time from it, and the delay
-        // runs down its (replica, rail)'s pipeline: the sends of one are contiguous.
-        chain_extra[i / per_chain] += met;
+        let mut rv: Vec<u64> = (0..n).map(|d| recv(id(ri, last, d))).collect();
+        let mut f: Vec<u64> = (0..n).map(|d| fin(id(ri, last, d))).collect();
+        let mut next = vec![(0u64, 0u64); n];
+        for k in last + 1..ri.steps_total {
+            for d in 0..n {
+                let (start, r1, f1) = step(d, f[(d + n - 1) % n], rv[d]);
+                next[d] = (r1, f1);
+                for &(a, b, i, l) in &on_edge[e0 + d] {
+                    if a < r1 && b > start {
+                        let t = paths::wire_bytes(p, sd.dag.messages[i as usize].bytes) as u128
+                            * 8
+                            * 1_000_000_000_000;
+                        let t = t.div_ceil(caps[l as usize] as u128) as u64;
+                        if met_ps[i as usize] == 0 {
+                            out.overlaps[ix] += 1;
+                            out.overlap_ps[ix] += t;
+                        }
+                        met_ps[i as usize] = met_ps[i as usize].max(t);
+                        out.last_met[ix] = Some(k);
+                    }
+                }
+            }
+            for d in 0..n {
+                (rv[d], f[d]) = next[d];
+            }
+        }
+        out.ring_end[ix] = f.iter().copied().max().unwrap_or(0);
+        if out.ring_end[ix] > out.end_ps {
+            (out.end_ps, out.last_ring) = (out.ring_end[ix], ix);
+        }
+    }
+    // The derived ring flows were not in the engine to slow the pipeline flows they met: the
+    // delay runs down the met flows' (replica, rail) pipeline, whose sends are contiguous.
+    let chains = (sd.gpus / sd.pipeline_stages) as usize;
+    let per_chain = sd.pipeline_messages as usize / chains;
+    let mut chain_extra = vec![0u64; chains];
+    for (i, &t) in met_ps.iter().enumerate() {
+        chain_extra[i / per_chain] += t;
     }
     out.pipeline_bound_ps = chain_extra.iter().copied().max().unwrap_or(0);
-    for &i in &missed {
+    for &(i, e) in &missed {
         let (post, end) = (r.messages[i].start_ps.expect("posted"), fin(i));
-        route(i, &mut links);
-        let met = links.iter().any(|&l| {
-            on_ring_link[l as usize]
-                .iter()
-                .any(|&(a, b)| a < end && b > post)
-        });
-        if !met {
+        if !on_edge[e].iter().any(|&(a, b, _, _)| a < end && b > post) {
             out.unexplained += 1;
         }
     }

@@ -392,10 +392,9 @@ fn random_clos(rng: &mut Rng) -> (Vec<u64>, Vec<(Vec<u32>, u64)>) {
 
 /// Random routes (a flow's port on a link: the link before it), random starts and finishes:
 /// every incremental solve equals a from-scratch one and meets the max-min conditions. With
-/// port service (random Clos routes): a from-scratch solve is feasible and work-conserving;
-/// the flows not per-port fair, and those whose incremental rate differs from the
-/// from-scratch one (a known defect of the incremental rule, `flow::maxmin`), are counted and
-/// bounded.
+/// port service (random Clos routes) the incremental solve still equals the from-scratch one
+/// (topped-up rates send a search to whole components, `flow::maxmin`); a from-scratch solve is
+/// feasible and work-conserving, and the flows not per-port fair are counted and bounded.
 fn incremental_equals_from_scratch(ports: bool) {
     let with = |s: MaxMin| {
         if ports {
@@ -404,7 +403,7 @@ fn incremental_equals_from_scratch(ports: bool) {
             s
         }
     };
-    let (mut unfair, mut checked, mut differ) = (0, 0, 0);
+    let (mut unfair, mut checked) = (0, 0);
     for seed in 0..200u64 {
         let mut rng = Rng::stream(seed, 77, 0);
         let (caps, flows) = if ports {
@@ -456,11 +455,7 @@ fn incremental_equals_from_scratch(ports: bool) {
                     }
                 })
                 .collect();
-            if ports {
-                differ += got.iter().zip(&want).filter(|(g, w)| g != w).count();
-            } else {
-                assert_eq!(got, want, "seed {seed}");
-            }
+            assert_eq!(got, want, "seed {seed}");
             if ports {
                 unfair += assert_port_service(&caps, &flows, &active, &want);
                 checked += active.iter().filter(|&&a| a).count();
@@ -470,17 +465,15 @@ fn incremental_equals_from_scratch(ports: bool) {
         }
     }
     if ports {
-        // When written: 23,116 of 23,787 per-port fair; 3 flows (one seed) differ.
+        // When written: 23,116 of 23,787 per-port fair.
         println!(
             "per-port max-min fair: {} of {checked} flows",
             checked - unfair
         );
-        println!("incremental differs from scratch: {differ} of {checked} flows");
         assert!(
             unfair * 20 < checked,
             "{unfair} of {checked} flows not per-port fair"
         );
-        assert!(differ * 100 < checked, "{differ} of {checked} flows differ");
     }
 }
 

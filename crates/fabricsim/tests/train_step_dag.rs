@@ -78,7 +78,7 @@ fn the_step_dag_agrees_with_the_analytic_step() {
             ("--dp-overlap", "false"),
             ("--dp-bucket-mb", "100000"),
         ]);
-        let (a, sd, dag_s) = both(&s, DagOptions { ring_steps: None });
+        let (a, sd, dag_s) = both(&s, DagOptions::default());
         let row = |name: &str| a.collectives.iter().find(|c| c.name == name).unwrap();
         let m = a.micro_batches as f64;
         let slots = m + a.pp as f64 - 1.0;
@@ -149,16 +149,22 @@ fn a_truncated_ring_keeps_its_first_steps_where_the_index_says() {
     let c = Cluster::new(&s).unwrap();
     let cfg = TrainConfig::resolve(&s, &c.design, c.place.clone()).unwrap();
     let eff = Efficiency::h200(&c.design.catalog);
-    let full = step_dag::compile(&cfg, &eff, c.nvlink(), DagOptions { ring_steps: None }).unwrap();
-    let cut = step_dag::compile(
-        &cfg,
-        &eff,
-        c.nvlink(),
-        DagOptions {
-            ring_steps: Some(3),
-        },
-    )
-    .unwrap();
+    let full = step_dag::compile(&cfg, &eff, c.nvlink(), DagOptions::default()).unwrap();
+    let opts = |ring_steps, ring_steps_each| DagOptions {
+        ring_steps,
+        ring_steps_each,
+    };
+    let cut = step_dag::compile(&cfg, &eff, c.nvlink(), opts(Some(3), Vec::new())).unwrap();
+    // Per ring: ring r compiles 1 + r % 6 steps (of 6); a wrong count is refused.
+    let each: Vec<u32> = (0..16).map(|r| 1 + r % 6).collect();
+    let varied = step_dag::compile(&cfg, &eff, c.nvlink(), opts(None, each.clone())).unwrap();
+    let steps: Vec<u32> = varied.rings.iter().map(|r| r.steps_compiled).collect();
+    assert_eq!(steps, each);
+    assert_eq!(
+        varied.dag.messages.len() as u32 - varied.pipeline_messages,
+        4 * each.iter().sum::<u32>()
+    );
+    assert!(step_dag::compile(&cfg, &eff, c.nvlink(), opts(None, vec![3; 15])).is_err());
     assert_eq!(full.rings.len(), 16);
     assert_eq!(full.pipeline_messages, cut.pipeline_messages);
     let ring_msgs = |sd: &StepDag| sd.dag.messages.len() as u32 - sd.pipeline_messages;

@@ -38,10 +38,12 @@
 //!   the link), since no link fills below that level. In a batch of both, the threshold is
 //!   min(`r_min`, `a_min`).
 //! - Neither argument holds on a link shared per port with a port of two or more flows (a
-//!   port's level depends on how many ports there are, not on the flows' order), so a batch
-//!   that changes such a link, or whose search reaches one, re-solves whole components.
-//!   Known defect: on random 2-tier Clos cases 3 of 23,787 incremental rates still differ
-//!   from a from-scratch solve (one seed, `tests/flow_maxmin.rs`; cause not found yet).
+//!   port's level depends on how many ports there are, not on the flows' order), nor for a
+//!   flow a top-up raised (its rate depends on what the fill left on its links, which flows
+//!   above the threshold change), so a batch that changes such a link, or whose search
+//!   reaches one or a link carrying a topped-up flow (`LinkState::topped`), re-solves whole
+//!   components. (Without the second rule a topped-up flow below the threshold kept a rate
+//!   from an earlier solve: 3 of 23,787 rates on random Clos cases differed.)
 //!
 //! So only the flows at or above the threshold reachable from the changed flows' links
 //! (through such flows), and the new flows, are re-solved, on the capacity the others leave;
@@ -130,6 +132,8 @@ pub struct MaxMin {
 }
 
 const NONE_LINK: u32 = u32::MAX;
+/// A cached rate carries its flow's `topped` flag in this bit (rates stay below 2^63 bit/s).
+const TOPPED_BIT: u32 = 63;
 
 /// A link's state. The solver's work is dominated by memory latency on large fabrics (a
 /// 131,072-GPU fabric has 786,432 directed links), so what a visit reads sits together.
@@ -155,6 +159,8 @@ struct LinkState {
     per_port: bool,
     open: u32,
     closed: u64,
+    /// Active flows on the link whose rate a top-up raised (`MaxMin::top_up`).
+    topped: u32,
 }
 
 impl LinkState {
@@ -189,6 +195,8 @@ struct FlowState {
     in_set: u32,
     frozen: u32,
     active: bool,
+    /// Whether its rate came from a top-up (counted in its links' `topped`).
+    topped: bool,
 }
 
 /// Work counters, for benchmarks and tests of the incremental paths.
@@ -221,6 +229,7 @@ impl MaxMin {
                 per_port: false,
                 open: 0,
                 closed: 0,
+                topped: 0,
             })
             .collect();
         let idle = FlowState {
@@ -230,6 +239,7 @@ impl MaxMin {
             in_set: 0,
             frozen: 0,
             active: false,
+            topped: false,
         };
         MaxMin {
             link_flows: vec![Vec::new(); capacity.len()],
@@ -386,8 +396,10 @@ impl MaxMin {
         debug_assert!(self.fl[fi].active, "flow removed while not active");
         self.fl[fi].active = false;
         let r = self.fl[fi].rate;
+        let topped = std::mem::take(&mut self.fl[fi].topped);
         for i in self.hops(self.fl[fi].route) {
             let l = self.routes.links[i] as usize;
+            self.ln[l].topped -= u32::from(topped);
             if self.port_service {
                 if self.ln[l].shared_per_port() {
                     self.threshold = 0;
@@ -432,8 +444,8 @@ impl MaxMin {
         self.threshold = u64::MAX;
         self.epoch += 1;
         let mut whole = self.collect(threshold);
-        if threshold > 0 && self.port_service && self.reaches_per_port() {
-            // A link shared per port has no per-flow threshold (module comment).
+        if threshold > 0 && self.port_service && self.reaches_port_rates() {
+            // Rates set per port have no per-flow threshold (module comment).
             threshold = 0;
             self.epoch += 1;
             whole = self.collect(threshold);
@@ -469,15 +481,18 @@ impl MaxMin {
         }
         if cacheable {
             let cache = self.cache.as_mut().expect("checked");
-            cache.store(&self.set_flows, &self.fl, |f| (f.route, f.cap, f.rate));
+            cache.store(&self.set_flows, &self.fl, |f| {
+                (f.route, f.cap, f.rate | u64::from(f.topped) << TOPPED_BIT)
+            });
         }
     }
 
-    /// Whether the search reached a link shared per port.
-    fn reaches_per_port(&self) -> bool {
-        self.bfs
-            .iter()
-            .any(|&l| self.ln[l as usize].shared_per_port())
+    /// Whether the search reached a link shared per port or carrying a topped-up flow.
+    fn reaches_port_rates(&self) -> bool {
+        self.bfs.iter().any(|&l| {
+            let ls = &self.ln[l as usize];
+            ls.shared_per_port() || ls.topped > 0
+        })
     }
 
     /// Breadth-first search from the seed links over flows with rate >= `threshold` (new
@@ -707,7 +722,7 @@ impl MaxMin {
         let mut next_cap = 0;
         loop {
             match self.next_step(&mut next_cap) {
-                Next::Cap(c, f) => self.freeze(f, c, c),
+                Next::Cap(c, f) => self.freeze(f, c, c, false),
                 Next::Share(s, e) => {
                     let (port, list) = if e < nl {
                         (false, &self.link_flows[e as usize])
@@ -726,7 +741,7 @@ impl MaxMin {
                             && self.fl[fi].frozen != ep
                             && self.fl[fi].active
                         {
-                            self.freeze(f, s, s);
+                            self.freeze(f, s, s, false);
                         }
                     }
                     if port {
@@ -741,15 +756,17 @@ impl MaxMin {
     }
 
     /// Freezes flow `f` at rate `r`, taking `charged` from its links' residual capacities
-    /// (all of `r` in a fill, the increment in a top-up).
-    fn freeze(&mut self, f: u32, r: u64, charged: u64) {
+    /// (all of `r` in a fill, the increment in a top-up, which sets `topped`).
+    fn freeze(&mut self, f: u32, r: u64, charged: u64, topped: bool) {
         let fi = f as usize;
         self.fl[fi].frozen = self.epoch;
         let old = self.fl[fi].rate;
         self.fl[fi].rate = r;
+        let was = std::mem::replace(&mut self.fl[fi].topped, topped);
         for i in self.hops(self.fl[fi].route) {
             let l = self.routes.links[i] as usize;
             let ls = &mut self.ln[l];
+            ls.topped = ls.topped + u32::from(topped) - u32::from(was);
             ls.sum = ls.sum - old + r;
             ls.sorted &= old == r;
             ls.residual -= charged;
@@ -830,14 +847,14 @@ impl MaxMin {
             match self.next_step(&mut next_cap) {
                 Next::Cap(c, f) => {
                     let r = self.fl[f as usize].rate;
-                    self.freeze(f, r + c, c);
+                    self.freeze(f, r + c, c, true);
                 }
                 Next::Share(s, l) => {
                     for k in 0..self.link_flows[l as usize].len() {
                         let f = self.link_flows[l as usize][k];
                         let fs = self.fl[f as usize];
                         if fs.in_set == ep && fs.frozen != ep && fs.active {
-                            self.freeze(f, fs.rate + s, s);
+                            self.freeze(f, fs.rate + s, s, true);
                         }
                     }
                 }
@@ -855,10 +872,18 @@ impl MaxMin {
             self.cache = Some(cache);
             return false;
         };
-        for (k, &r) in rates.iter().enumerate() {
+        for (k, &tagged) in rates.iter().enumerate() {
+            let (r, topped) = (tagged & !(1 << TOPPED_BIT), tagged >> TOPPED_BIT == 1);
             let f = self.set_flows[k];
             let fi = f as usize;
             let old = self.fl[fi].rate;
+            let was = std::mem::replace(&mut self.fl[fi].topped, topped);
+            if was != topped {
+                for &l in self.routes.get(self.fl[fi].route) {
+                    let ls = &mut self.ln[l as usize];
+                    ls.topped = ls.topped + u32::from(topped) - u32::from(was);
+                }
+            }
             if old != r {
                 changed.push((f, old));
                 self.fl[fi].rate = r;

@@ -51,11 +51,14 @@ pub const TAG_BACKWARD: u32 = 2;
 pub const TAG_RING: u32 = 16;
 
 /// What to compile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DagOptions {
     /// Steps of every data-parallel ring to compile; `None`: all 2(dp - 1). A simulation of
     /// fewer steps must derive the rest (see [`RingIndex`]).
     pub ring_steps: Option<u32>,
+    /// Steps to compile per ring, in [`StepDag::rings`] order (stage-major, then rail),
+    /// overriding `ring_steps` when not empty.
+    pub ring_steps_each: Vec<u32>,
 }
 
 /// Where one data-parallel ring's messages sit in the DAG: step `k` (of the compiled ones)
@@ -233,10 +236,23 @@ pub fn compile(
     let mut rings = Vec::new();
     if dp > 1 {
         let total = 2 * (dp - 1) as u32;
-        let steps = opts.ring_steps.unwrap_or(total).clamp(1, total);
+        if !opts.ring_steps_each.is_empty() && opts.ring_steps_each.len() != (pp * tp) as usize {
+            return Err(format!(
+                "ring_steps_each has {} entries for {} rings",
+                opts.ring_steps_each.len(),
+                pp * tp
+            ));
+        }
         for s in 0..pp {
             let bytes = (memory::stage_params_per_gpu(cfg, s as usize).0.round() as u64) * ELEM;
             for rail in 0..tp {
+                let steps = opts
+                    .ring_steps_each
+                    .get((s * tp + rail) as usize)
+                    .copied()
+                    .or(opts.ring_steps)
+                    .unwrap_or(total)
+                    .clamp(1, total);
                 let comm = Comm {
                     place,
                     gpus: (0..dp).map(|d| gpu(rail, d, s)).collect(),
