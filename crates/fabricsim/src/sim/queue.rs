@@ -2,7 +2,7 @@
 //! implementation for the simulation event set problem", CACM 31(10), 1988) with a fixed bucket
 //! width, written out here, plus a binary heap for events beyond the calendar's horizon.
 //!
-//! Times map to coarse keys `time >> SHIFT` (buckets of 512 ps, a few events each on a busy
+//! Times map to coarse keys `time >> SHIFT` (buckets of 1.024 ns, a few events each on a busy
 //! fabric). The wheel holds the `BUCKETS` keys from the current one on, bucket `key % BUCKETS`,
 //! each a plain `Vec` appended to in push order; an occupancy bitmap finds the next non-empty
 //! bucket. When the current bucket runs dry the next one is swapped in (no copy) and sorted
@@ -15,12 +15,12 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// log2 of the bucket width in picoseconds: about 7 events a bucket on the 1,024-host benchmark
-/// (15 at 1.024 ns, where sorting the bucket cost about 30 instructions per event).
-const SHIFT: u32 = 9;
-/// Buckets in the wheel (a power of two): the horizon is 2^(SHIFT+12) ps = 2.1 us, past a packet
+/// log2 of the bucket width in picoseconds. About 15 events a bucket on the 1,024-host
+/// benchmark; 512 ps buckets halved the sorting (7 instructions per event) but ran slower.
+const SHIFT: u32 = 10;
+/// Buckets in the wheel (a power of two): the horizon is 2^(SHIFT+11) ps = 2.1 us, past a packet
 /// hop on the benchmark fabrics; a shorter wheel keeps the buckets a push writes in cache.
-const BUCKETS: usize = 1 << 12;
+const BUCKETS: usize = 1 << 11;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
 

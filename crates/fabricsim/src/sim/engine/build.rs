@@ -203,6 +203,7 @@ impl<'a> Engine<'a> {
             alpha_x1024: (p.dt_alpha * 1024.0).round().max(1.0) as u64,
             wire_extra: p.wire_overhead_bytes,
             remaining: n as u64,
+            stop: n == 0,
             c: Counters::default(),
             events: 0,
             data_sent: 0,

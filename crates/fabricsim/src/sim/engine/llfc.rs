@@ -395,6 +395,7 @@ impl Engine<'_> {
 
     /// A lossless packet from ingress `in_port` leaves switch `node`'s buffer (which still
     /// counts it): return credits upstream, or XON.
+    #[inline]
     pub(super) fn fc_release(&mut self, in_port: usize, tc: u8, frame: u32, node: usize) {
         self.buf_used[node] -= frame as u64;
         if !self.fc.lossless(tc) {
@@ -669,6 +670,7 @@ impl Engine<'_> {
                             .collect(),
                     });
                     self.fc.halt = true;
+                    self.stop = true;
                     return;
                 }
                 self.fc.last_cycle = Some((c, tx));

@@ -54,6 +54,7 @@ impl Engine<'_> {
         }
         st.finish = self.now.0;
         self.remaining -= 1;
+        self.stop |= self.remaining == 0;
         let q = &mut self.q;
         self.release.complete(self.dag, m, self.now, |c, at| {
             q.push(at.0, Ev::Post { msg: c })

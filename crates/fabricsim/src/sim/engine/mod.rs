@@ -328,6 +328,8 @@ pub struct Engine<'a> {
     alpha_x1024: u64,
     wire_extra: u32,
     remaining: u64,
+    /// Set when `remaining` reaches 0 or flow control halts the run: the loop's one check.
+    stop: bool,
     c: Counters,
     events: u64,
     data_sent: u64,

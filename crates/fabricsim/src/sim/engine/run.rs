@@ -36,11 +36,10 @@ impl Engine<'_> {
             self.memo_cur = std::mem::replace(&mut self.memo_next, RouteMemo::NONE);
             self.prefetch_next();
             self.dispatch(ev);
-            if self.remaining == 0 {
-                break;
-            }
-            if self.fc.halt {
-                status = Status::Deadlock;
+            if self.stop {
+                if self.fc.halt && self.remaining > 0 {
+                    status = Status::Deadlock;
+                }
                 break;
             }
             if self.events >= next_check {
