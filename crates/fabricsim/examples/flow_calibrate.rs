@@ -142,8 +142,8 @@ fn cases(only: Option<&str>) {
 
 /// Per lossy case, the share of messages that waited for one ACK timeout and for two or more,
 /// on each engine over the case's seeds: a message whose FCT exceeds its FCT in the same run
-/// without loss by more than half an RTO (1.5 RTO for two) timed out (an RTO is 65.5 us here,
-/// longer than any of these messages takes).
+/// without loss by more than half an RTO (1.5 RTO for two) timed out (each case's RTO is above
+/// its lossless run's largest FCT, `flow_cases::timeout_exp`).
 fn timeouts(only: Option<&str>) {
     println!(
         "{:<24} {:<10} {:>8} {:>25} {:>25}",
@@ -327,7 +327,7 @@ fn incast() {
         p0.switch_buffer_bytes >> 20
     );
     println!(
-        "{:>4} {:>6} {:>11} {:>11} {:>7} {:>11} {:>11} {:>7} {:>7} {:>6} {:>6}",
+        "{:>4} {:>6} {:>11} {:>11} {:>7} {:>11} {:>11} {:>7} {:>7} {:>6} {:>6}  model",
         "N",
         "dcqcn",
         "pkt last",
@@ -350,12 +350,13 @@ fn incast() {
             let ((pl, pm), (fl, fm)) = (last_mean(&pr), last_mean(&fr));
             let c = &pr.counters;
             println!(
-                "{n:>4} {dcqcn:>6} {pl:>11.2} {fl:>11.2} {:>+6.1}% {pm:>11.2} {fm:>11.2} {:>+6.1}% {:>7} {:>6} {:>6}",
+                "{n:>4} {dcqcn:>6} {pl:>11.2} {fl:>11.2} {:>+6.1}% {pm:>11.2} {fm:>11.2} {:>+6.1}% {:>7} {:>6} {:>6}  {}",
                 100.0 * (fl - pl) / pl,
                 100.0 * (fm - pm) / pm,
                 c.ecn_marks,
                 c.cnps,
-                c.pause_frames
+                c.pause_frames,
+                dcqcn_model(&topo, &p, n, 1 << 20)
             );
         }
     }
@@ -462,6 +463,42 @@ fn incast() {
             );
         }
     }
+}
+
+/// The `flow::dcqcn_incast` mean-field model of an N:1 incast of `bytes` per sender on `p`'s
+/// fabric (feedback loop: the flow engine's round trip of a sender's path): drain time, its
+/// ideal, one sender's cuts and CNPs, and the peak queue.
+fn dcqcn_model(
+    topo: &fabricsim::topology::Topology,
+    p: &sim::SimParams,
+    n: u32,
+    bytes: u64,
+) -> String {
+    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+        return "off".into();
+    };
+    let dag = flow_cases::incast(128, 1, bytes);
+    let links = route_links(topo, p, &dag);
+    let one_way = paths::one_way_ps(topo, p, &links);
+    let line = topo.links[topo.ports[topo.host_port(HostId(0)).idx()].link.idx()].rate;
+    let inc = fabricsim::flow::dcqcn_incast::Incast {
+        senders: n,
+        bytes: paths::wire_bytes(p, bytes),
+        offered_bps: line.bps(),
+        nic_line: line,
+        egress_bps: line.bps(),
+        loop_ps: 2 * one_way,
+        frame_bytes: (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64,
+    };
+    let o = fabricsim::flow::dcqcn_incast::drain(&inc, d, ecn);
+    format!(
+        "drain {:.2} us (ideal {:.2}), {} cuts, {} CNPs, peak queue {:.2} MB",
+        o.drain_ps as f64 / 1e6,
+        o.ideal_ps as f64 / 1e6,
+        o.cuts,
+        o.cnps,
+        o.peak_queue_bytes as f64 / 1e6
+    )
 }
 
 /// The cost of per-input-port service (`flow::maxmin`) at scale: an all-to-all of 16 KB and

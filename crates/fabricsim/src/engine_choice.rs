@@ -101,7 +101,12 @@ pub fn run(
         EngineKind::Packet => sim::run(topo, params, dag, faults, opts)?,
         EngineKind::Flow => {
             flow_supports(faults, &opts)?;
-            flow::run(topo, params, dag, &flow_params(topo, params))?.0
+            let fp = flow_params(topo, params);
+            let (r, stats) = flow::run(topo, params, dag, &fp)?;
+            if let Some(w) = fp.loss.and_then(|l| l.rto_warning(stats.max_wait_ps)) {
+                eprintln!("warning: {w}");
+            }
+            r
         }
     };
     r.sim.engine = kind.name();

@@ -28,10 +28,10 @@ fn red(kmin_bytes: u64, kmax_bytes: u64, pmax: f64) -> Option<EcnMarking> {
 }
 
 /// Time (from the second flow's start) after which the two senders' rates, averaged over
-/// 5 ms windows (many rate-increase periods T, so one cut does not decide it), stay within 10%
-/// of each other while both send; `None` if they never do.
-fn convergence(a: &[f64], b: &[f64], start: usize, end: usize) -> Option<usize> {
-    let w = 500;
+/// windows of `w` samples, stay within 10% of each other while both send; `None` if they never
+/// do. The 5 ms windows span many rate-increase periods T, so one cut does not decide it; 1 ms
+/// windows (three ConnectX T periods) time the convergence more finely.
+fn convergence(a: &[f64], b: &[f64], start: usize, end: usize, w: usize) -> Option<usize> {
     let avg = |v: &[f64], i: usize| v[i..i + w].iter().sum::<f64>() / w as f64;
     let mut since = None;
     let mut i = start;
@@ -49,9 +49,12 @@ fn convergence(a: &[f64], b: &[f64], start: usize, end: usize) -> Option<usize> 
 }
 
 /// What two flows into one receiver did.
+#[derive(Debug)]
 struct TwoFlows {
     /// Time after B started from which the rates stay within 10% (5 ms windows), us.
     converged_us: Option<u64>,
+    /// The same with 1 ms windows, us.
+    converged_1ms_us: Option<u64>,
     /// The two senders' rates over the last 5 ms of overlap, Gb/s.
     last: (f64, f64),
     /// The two senders' rates averaged over the overlap from 20 ms on, Gb/s.
@@ -66,15 +69,21 @@ fn gap_pct((a, b): (f64, f64)) -> f64 {
     100.0 * (a - b).abs() / a.max(b)
 }
 
-/// Two senders into one receiver on a star at `rate`, each with 60 ms of data at line rate; A
-/// starts alone at line rate and B joins 1 ms later.
-fn two_flows(rate: BitRate, d: DcqcnParams, ecn: Option<EcnMarking>, seed: u64) -> TwoFlows {
+/// Two senders into one receiver on a star at `rate`, each with `data` worth of line-rate
+/// bytes; A starts alone at line rate and B joins 1 ms later.
+fn two_flows(
+    rate: BitRate,
+    d: DcqcnParams,
+    ecn: Option<EcnMarking>,
+    seed: u64,
+    data: Time,
+) -> TwoFlows {
     let t = star(3, rate, Time::from_ns(500));
     let mut p = params(ecn);
     p.seed = seed;
     p.cc.dcqcn = Some(d);
     let mut d = MessageDag::default();
-    let bytes = rate.bytes_in(Time::from_ms(60));
+    let bytes = rate.bytes_in(data);
     d.push(HostId(0), HostId(2), bytes, Time::ZERO, &[]);
     d.push(HostId(1), HostId(2), bytes, Time::from_ms(1), &[]);
     let r = run(&t, &p, &d);
@@ -98,7 +107,8 @@ fn two_flows(rate: BitRate, d: DcqcnParams, ecn: Option<EcnMarking>, seed: u64) 
         .unwrap();
     let q = &r.series.as_ref().unwrap().ports[bott].queue_bytes[2000..end];
     TwoFlows {
-        converged_us: convergence(&a, &b, start, end).map(|c| c as u64 * 10),
+        converged_us: convergence(&a, &b, start, end, 500).map(|c| c as u64 * 10),
+        converged_1ms_us: convergence(&a, &b, start, end, 100).map(|c| c as u64 * 10),
         last: (mean(&a, end - 500), mean(&b, end - 500)),
         steady: (mean(&a, 2000), mean(&b, 2000)),
         mean_queue_bytes: q.iter().sum::<u64>() as f64 / q.len() as f64,
@@ -122,19 +132,31 @@ fn own_thresholds(set: DcqcnSet) -> (BitRate, Option<EcnMarking>) {
 /// The seeds each two-flow case runs with (the marking draws differ).
 const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
 
-/// `set` with its own thresholds over `SEEDS`, each result printed.
+/// `set` with its own thresholds over `SEEDS`, 60 ms of data each.
 fn two_flows_over_seeds(set: DcqcnSet) -> Vec<TwoFlows> {
     let (rate, e) = own_thresholds(set);
+    seeds_of(set, rate, DcqcnParams::set(set, rate), e, Time::from_ms(60))
+}
+
+/// Two flows of `d` at `rate` with marking `e` over `SEEDS`, each result printed.
+fn seeds_of(
+    name: impl std::fmt::Debug,
+    rate: BitRate,
+    d: DcqcnParams,
+    e: Option<EcnMarking>,
+    data: Time,
+) -> Vec<TwoFlows> {
     SEEDS
         .iter()
         .map(|&seed| {
-            let x = two_flows(rate, DcqcnParams::set(set, rate), e, seed);
+            let x = two_flows(rate, d, e, seed, data);
             eprintln!(
-                "{set:?} at {} Gb/s, seed {seed}: within 10% (5 ms windows) from {:?} us after \
-                 B starts; last 5 ms {:.1} / {:.1} Gb/s (gap {:.1}%); from 20 ms {:.1} / {:.1} \
-                 Gb/s (gap {:.1}%); mean queue {:.0} B; {} CNPs",
+                "{name:?} at {} Gb/s, seed {seed}: within 10% from {:?} us after B starts (5 ms \
+                 windows; 1 ms windows: {:?} us); last 5 ms {:.1} / {:.1} Gb/s (gap {:.1}%); \
+                 from 20 ms {:.1} / {:.1} Gb/s (gap {:.1}%); mean queue {:.0} B; {} CNPs",
                 rate.bps() / 1_000_000_000,
                 x.converged_us,
+                x.converged_1ms_us,
                 x.last.0,
                 x.last.1,
                 gap_pct(x.last),
@@ -144,7 +166,7 @@ fn two_flows_over_seeds(set: DcqcnSet) -> Vec<TwoFlows> {
                 x.mean_queue_bytes,
                 x.cnps
             );
-            assert!(x.cnps > 0, "{set:?} seed {seed}: no CNPs");
+            assert!(x.cnps > 0, "{name:?} seed {seed}: no CNPs");
             x
         })
         .collect()
@@ -157,22 +179,88 @@ fn wire_bytes() -> u64 {
 }
 
 /// Zhu et al. 2015 §5: two flows sharing a bottleneck converge towards equal rates. The HPCC
-/// set (its own thresholds, `own_thresholds`) brings them within 10% for every seed.
+/// set (its own thresholds, `own_thresholds`) ends every seed within 10% and shares fairly on
+/// average, but wanders by up to ~10-15% on the way. Asserted: the last 5 ms within 10% for
+/// every seed; the rates from 20 ms on within 10% pooled over the seeds.
 ///
-/// Measured (seeds 1-5): within 10% (5 ms windows, to the end) from 0, 60, 0, 0, 0 ms after B
-/// starts; last 5 ms gaps 2.5, 6.3, 4.1, 3.3, 2.2%. Its mean queue, 295-321 KB, is below Kmin
+/// Measured (seeds 1-5): within 10% (5 ms windows, to the end) from 0, None, 45, 0, 60 ms
+/// after B starts; last 5 ms gaps 2.1, 8.8, 3.1, 6.9, 0.3%; from 20 ms 1.6, 15.5, 6.3, 1.6,
+/// 6.8% (pooled 6.4%). With 100 ms of data (scratch runs) seed 2 starts 23% apart and comes
+/// within 10% after ~140 ms; the others wander 0-11%. Its mean queue, 296-338 KB, is below Kmin
 /// (400 KB) although the fluid model's fixed point is Kmin + 5.6 KB: the queue cycles around
 /// it.
 #[test]
 fn two_flows_converge_with_the_hpcc_set() {
-    for (seed, x) in SEEDS.iter().zip(two_flows_over_seeds(DcqcnSet::HpccMlx)) {
-        assert!(x.converged_us.is_some(), "seed {seed}: never within 10%");
+    let runs = two_flows_over_seeds(DcqcnSet::HpccMlx);
+    for (seed, x) in SEEDS.iter().zip(&runs) {
         assert!(
             gap_pct(x.last) <= 10.0,
             "seed {seed}: gap {:.1}%",
             gap_pct(x.last)
         );
     }
+    let pooled = runs.iter().map(|x| gap_pct(x.steady)).sum::<f64>() / runs.len() as f64;
+    assert!(
+        pooled <= 10.0,
+        "from 20 ms {pooled:.1}% apart (seeds pooled)"
+    );
+}
+
+/// A shipped profile's tuned congestion settings (`[congestion]`: ECN thresholds and DCQCN set)
+/// and port rate, through `params_from_design`.
+fn profile_cc(fabric: &str) -> (BitRate, DcqcnParams, Option<EcnMarking>) {
+    let mut sc = fabricsim::scenario::Scenario::defaults();
+    sc.apply_flags(&[("--fabric".to_string(), fabric.to_string())])
+        .unwrap();
+    let design = sc.design().unwrap();
+    let p = fabricsim::sim::params_from_design(&design, true).unwrap();
+    let d = p.cc.dcqcn.expect("the tuned profile runs DCQCN");
+    let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
+    (rate, d, p.cc.ecn)
+}
+
+/// Zhu et al. 2015 §5 with what the roce profiles ship: the ConnectX firmware set with the
+/// NVIDIA switch thresholds (150 KB, 1.5 MB, probability 100%), at the profiles' port rate.
+/// Two flows of 20 ms of line-rate data each (B joins at 1 ms; both send until ~40 ms) come
+/// within 10% from the start and stay there, or (one seed in five at 400G) keep the split the
+/// start left them with. B joining at line rate gives both flows their first CNPs in the same
+/// few us (α ≈ 1, Rt = line rate for both), usually leaving them alike; when one takes an extra
+/// cut of the start-up round, the split is restored only by the additive steps, too slowly to
+/// see (`connectx_firmware_set_at_100g_keeps_a_split`; in scratch runs at 400G, four flows
+/// started 1 ms apart stay 11-45% apart over 40 ms).
+fn connectx_two_flows_at_profile_rate(fabric: &str) -> usize {
+    let (rate, d, e) = profile_cc(fabric);
+    let runs = seeds_of(fabric, rate, d, e, Time::from_ms(20));
+    for (seed, x) in SEEDS.iter().zip(&runs) {
+        assert!(
+            x.converged_us.is_some() || holds_its_split(x),
+            "seed {seed}: neither converged nor held: {x:?}"
+        );
+    }
+    runs.iter().filter(|x| x.converged_us.is_some()).count()
+}
+
+/// A pair that did not converge kept the split it had: the gap over the last 5 ms is within 3
+/// points of the gap averaged from 20 ms on.
+fn holds_its_split(x: &TwoFlows) -> bool {
+    (gap_pct(x.last) - gap_pct(x.steady)).abs() <= 3.0
+}
+
+/// roce-400g: four seeds of five converge; asserted, and that the fifth keeps its split.
+/// Measured (seeds 1-5): seeds 1, 3, 4, 5 within 10% from B's start on (1 ms windows: 0 us),
+/// last 5 ms gaps 2.7, 0.8, 3.1, 4.6%; seed 2 leaves the start at 219/181 Gb/s and holds it
+/// (17.5% from 20 ms, 17.7% in the last 5 ms; 16-18% over 200 ms in a scratch run). Mean queue
+/// 98-134 KB; 648-824 CNPs.
+#[test]
+fn two_flows_converge_with_the_roce_400g_profile() {
+    assert!(connectx_two_flows_at_profile_rate("roce-400g") >= 4);
+}
+
+/// roce-800g: every seed converges. Measured (seeds 1-5): within 10% from B's start on (1 ms
+/// windows: 0 us for every seed); last 5 ms gaps 4.7, 3.8, 4.8, 4.8, 4.6%.
+#[test]
+fn two_flows_converge_with_the_roce_800g_profile() {
+    assert_eq!(connectx_two_flows_at_profile_rate("roce-800g"), SEEDS.len());
 }
 
 /// Zhu et al. 2015 §5 with the paper set at 40G: the flows share the link fairly on average
@@ -188,11 +276,11 @@ fn two_flows_converge_with_the_hpcc_set() {
 /// 10% of q*; the two flows' rates averaged over the same time, within 10% of each other
 /// (seeds pooled).
 ///
-/// Measured (seeds 1-5): mean queue 39.7, 40.1, 42.2, 39.6, 43.0 KB (pooled 40.9 KB, 2.3% below
-/// q*); rates from 20 ms on 7.6, 11.8, 6.0, 5.4, 11.1% apart (pooled 8.4%). Within 10% in 5 ms
-/// windows to the end: seeds 3-5, from 95, 100, 85 ms after B starts; seeds 1 and 2 end 19 and
-/// 13% apart. Run by hand with 400 ms of data each, every seed ends within 10% (last 5 ms 2-8%
-/// apart) but stays within 10% only from 735-800 ms on: the split keeps wandering by ~10%.
+/// Measured (seeds 1-5): mean queue 41.1, 41.1, 40.4, 40.2, 39.7 KB (pooled 40.5 KB, 3.2% below
+/// q*); rates from 20 ms on 16.4, 6.5, 5.0, 6.2, 9.1% apart (pooled 8.6%). Within 10% in 5 ms
+/// windows to the end from 70, 110, 100, 110, 90 ms after B starts; last 5 ms 1.6, 7.3, 1.4,
+/// 2.6, 11.8% apart: the split keeps wandering by ~10% (runs with 400 ms of data, before the
+/// pacing fix: within 10% only from 735-800 ms on).
 #[test]
 fn two_flows_converge_with_the_paper_set() {
     let runs = two_flows_over_seeds(DcqcnSet::Paper);
@@ -226,58 +314,41 @@ fn two_flows_converge_with_the_paper_set() {
     );
 }
 
-/// The ConnectX firmware defaults (mlxconfig dump, physics.md C5) with the NVIDIA switch
-/// defaults (Kmin 150 KB, Kmax 1.5 MB, marking probability 100% at Kmax) do not reliably bring
-/// two flows together: within 10% for two seeds of five, the others 11-34% apart for the whole
-/// run. The link stays full either way.
+/// Below the profiles' port rate the ConnectX firmware set does not reliably bring two flows
+/// together: at 100G with the NVIDIA thresholds (Kmin 150 KB, Kmax 1.5 MB, probability 100%)
+/// three seeds of five come within 10%; the other two keep the split they leave the start with
+/// (asserted: each seed converges or holds its split, and not all converge). The link stays full.
 ///
-/// Measured (seeds 1-5): within 10% (5 ms windows) from 0, None, 0, None, None; rates from 20
-/// ms on 7.1, 33.6, 1.3, 10.6, 13.4% apart; mean queue 87-96 KB, below Kmin (the fluid model's
-/// fixed point is Kmin + 1.2 KB, `cc_util::fluid`; the queue cycles around it). Run by hand with
-/// 400 ms of data: seeds 1, 4, 5 within 10% from 240, 695, 755 ms; seed 2 drifts apart, to
-/// 67/32 Gb/s.
+/// Measured (seeds 1-5): within 10% (5 ms windows) from 0, None, 0, 0, None; last 5 ms 4.0,
+/// 39.9, 5.1, 6.3, 13.3% apart, from 20 ms 4.6, 39.0, 2.3, 7.0, 13.1%; mean queue 91-100 KB,
+/// below Kmin (the fluid model's fixed point is Kmin + 1.2 KB, `cc_util::fluid`; the queue
+/// cycles around it). With 100 ms of data (scratch runs): seed 2 at 34-40% and seed 5 at 12-14%
+/// throughout.
 ///
-/// Why: a flow sees a CNP every few hundred us, so α (g = 5/1024 per 1 us) stays at a few
-/// percent and a cut takes ~1%; each cut restarts the increase stages, and with F = 1 the next
-/// stage is fast recovery halfway back to Rt, so little of a cut reaches Rt (through the clamp
-/// at the following cut). The increases are what differ: the 2 MB byte counter's stages come
-/// every B/R, more often for the faster flow (and hyper increase, R_HAI per stage, once both
-/// counters pass F), so the increase grows with the rate, which keeps or widens the split; only
-/// the timer's share is the same for both. Asserted, as an ablation: without the byte counter
-/// (RPG_BYTE_RESET 0, "Disabled" in the mstflint description) more seeds converge and the
-/// pooled gap is smaller. Measured: 4 of 5 within 10% (from 0, None, 0, 30, 50 ms), last 5 ms
-/// gaps 4.3, 20.5, 3.0, 7.5, 7.5% (pooled 8.5% against 13.9%). The target clamp rule is not
-/// what holds the split: with Rt = Rc at every cut (CLAMP_TGT_RATE 1) 2 of 5, gaps up to 52%.
-/// With Pmax 0.1 (the profile's former placeholder; measured before the rng::mix fix) 2 of 5 as
-/// well, gaps up to 33%.
+/// Why: a split changes only through what the two flows get alike, the additive steps (R_AI
+/// 5 Mb/s, R_HAI 50 Mb/s per stage, not scaled with the line rate), while each cut scales with
+/// the flow's own rate and fast recovery returns each flow to its own target Rt (kept through a
+/// run of cuts by CLAMP_TGT_RATE 0), which preserves the ratio. Restoring a 10-30 Gb/s split
+/// at 5-50 Mb/s per 300 us stage takes far longer than these runs: the gaps are there in the
+/// first 20 ms and hold. The HPCC set, with the same structure but R_AI and R_HAI scaled with
+/// the line rate (x4 here), converges (`two_flows_converge_with_the_hpcc_set`). Neither the
+/// 2 MB byte counter (scratch runs before the pacing fix: without it 4 of 5; with B = 0.5 MB
+/// 1 of 5) nor the clamp rule (Rt = Rc at every cut: 2 of 5) is what holds the split. Gentler
+/// marking does not help either: with the DCQCN authors' thresholds (5 KB, 100 KB, 1%) 3 of 5
+/// at 100G and 1 of 5 at 400G (scratch runs), the splits closing by ~1 point per 10 ms.
 #[test]
-fn connectx_firmware_set_keeps_a_split_through_its_byte_counter() {
+fn connectx_firmware_set_at_100g_keeps_a_split() {
     let fw = two_flows_over_seeds(DcqcnSet::ConnectxFw);
     for (seed, x) in SEEDS.iter().zip(&fw) {
         // The bottleneck stays full (wire rate, Gb/s) however the two split it.
         let total = x.last.0 + x.last.1;
         assert!(total > 95.0, "seed {seed}: total {total:.1} Gb/s");
+        assert!(
+            x.converged_us.is_some() || holds_its_split(x),
+            "seed {seed}"
+        );
     }
-    let (rate, e) = own_thresholds(DcqcnSet::ConnectxFw);
-    let no_b = DcqcnParams {
-        byte_counter_bytes: 0,
-        ..DcqcnParams::set(DcqcnSet::ConnectxFw, rate)
-    };
-    let ablated: Vec<TwoFlows> = SEEDS
-        .iter()
-        .map(|&seed| two_flows(rate, no_b, e, seed))
-        .collect();
-    let converged = |v: &[TwoFlows]| v.iter().filter(|x| x.converged_us.is_some()).count();
-    let pooled_gap = |v: &[TwoFlows]| v.iter().map(|x| gap_pct(x.last)).sum::<f64>() / 5.0;
-    eprintln!(
-        "ConnectxFw: {} of 5 within 10%, pooled gap {:.1}%; without B: {} of 5, {:.1}%",
-        converged(&fw),
-        pooled_gap(&fw),
-        converged(&ablated),
-        pooled_gap(&ablated)
-    );
-    assert!(converged(&ablated) > converged(&fw));
-    assert!(pooled_gap(&ablated) < pooled_gap(&fw));
+    assert!(fw.iter().any(|x| x.converged_us.is_none()));
 }
 
 /// The bottleneck queue of an 8 → 1 incast, sampled by the engine every 1 us.
@@ -310,15 +381,19 @@ const INCAST_RATE: BitRate = BitRate::gbps(400);
 /// The roce-400g profile's ECN thresholds (Kmin, Kmax, Pmax).
 const INCAST_ECN: (u64, u64, f64) = (150_000, 1_500_000, 1.0);
 
-/// 8 → 1 incast at 400G of 64 MB per sender (~10 ms at the fair share, so a steady state
-/// exists), under PFC (SONiC headroom, dynamic XOFF, 8 MB buffer as in the PFC incast test),
-/// with ECN at the roce-400g profile's thresholds (NVIDIA Onyx defaults Kmin 150 KB, Kmax
-/// 1.5 MB, Pmax 0.1; physics.md C4) and DCQCN `set` or none.
-fn incast(set: Option<DcqcnSet>) -> Incast {
+/// The DCQCN authors' thresholds: ns-3 with their code, DCQCN-validation README (Kmin 5 KB,
+/// Kmax 100 KB, Pmax 1%; physics.md C4), as the paper set's two-flow test uses.
+const AUTHORS_ECN: (u64, u64, f64) = (5_000, 100_000, 0.01);
+
+/// 8 → 1 incast at 400G of `bytes` per sender (64 MB: ~10 ms at the fair share, so a steady
+/// state exists), under PFC (SONiC headroom, dynamic XOFF, 8 MB buffer as in the PFC incast
+/// test), with RED marking `ecn` (Kmin, Kmax, Pmax) and DCQCN `set` or none.
+fn incast(set: Option<DcqcnSet>, ecn: (u64, u64, f64), bytes: u64, seed: u64) -> Incast {
     let rate = INCAST_RATE;
-    let (kmin, kmax, pmax) = INCAST_ECN;
+    let (kmin, kmax, pmax) = ecn;
     let t = star(9, rate, Time::from_ns(100));
     let mut p = params(red(kmin, kmax, pmax));
+    p.seed = seed;
     p.cc.dcqcn = set.map(|s| DcqcnParams::set(s, rate));
     p.switch_buffer_bytes = 8 << 20;
     p.sample_interval = Some(Time::from_us(1));
@@ -326,7 +401,7 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
     p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, frame));
     let mut d = MessageDag::default();
     for s in 1..=8 {
-        d.push(HostId(s), HostId(0), 64_000_000, Time::ZERO, &[]);
+        d.push(HostId(s), HostId(0), bytes, Time::ZERO, &[]);
     }
     let r = run(&t, &p, &d);
     let bott = t
@@ -360,6 +435,26 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
     }
 }
 
+/// Prints what an incast run measured.
+fn show(name: &str, x: &Incast) {
+    eprintln!(
+        "8->1 at 400G, {name}: steady state in [Kmin,Kmax] {:.3}, <= Kmax {:.3}, non-empty \
+         {:.3}, mean queue {:.0} B, utilization {:.3}; in band from t=0 {:.3}; pause {} us, {} \
+         CNPs, drops {}, completions {}..{} us",
+        x.within,
+        x.below_kmax,
+        x.busy,
+        x.mean_queue_bytes,
+        x.utilization,
+        x.within_all,
+        x.pause_us,
+        x.cnps,
+        x.drops,
+        x.first_us,
+        x.last_us
+    )
+}
+
 /// Zhu et al. §2 and §6: DCQCN holds an incast's queue near the ECN marking thresholds so PFC
 /// rarely has to act; PFC alone lets the queue sit at the XOFF threshold and pauses the senders.
 ///
@@ -369,13 +464,13 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
 /// Pause time is the whole run's.
 ///
 /// Measured (8 x 64 MB, default seed): PFC alone: in band 0.2%, mean queue 4.26 MB, pause
-/// 72,702 us. ConnectX set (the profile's): in band 19.4%, <= Kmax 100%, non-empty 85.2%, mean
-/// 78 KB, link 95.6% busy, pause 976 us. HPCC set: in band 17.7%, <= Kmax 100%, non-empty 86.0%,
-/// mean 64 KB, link 98.5%, pause 88 us. Paper set: in band 0%, link 42.6%, pause 471 us (R_AI
+/// 72,702 us. ConnectX set (the profile's): in band 20.2%, <= Kmax 100%, non-empty 93.0%, mean
+/// 75 KB, link 99.4% busy, pause 169 us. HPCC set: in band 16.7%, <= Kmax 100%, non-empty 83.7%,
+/// mean 61 KB, link 98.6%, pause 73 us. Paper set: in band 0%, link 41.0%, pause 471 us (R_AI
 /// 40 Mb/s and B 10 MB, meant for 40G, take ~15 ms to recover an over-cut 400G link, so the
 /// queue stays empty).
 ///
-/// So DCQCN cuts the pause time by 74-830x and holds the queue at or below Kmax, but not
+/// So DCQCN cuts the pause time by 154-996x and holds the queue at or below Kmax, but not
 /// "mostly" inside [Kmin, Kmax], and that follows from the parameters, not from the simulator:
 /// the fluid model's fixed point (Zhu et al., CoNEXT 2016; `cc_util::fluid`) for eight 50 Gb/s
 /// flows needs a marking probability of only p* = 0.09% (ConnectX) or 0.14% (HPCC), because
@@ -384,33 +479,18 @@ fn incast(set: Option<DcqcnSet>) -> Incast {
 /// Kmin is below it whenever it fluctuates down; in the packet simulation it cycles around Kmin
 /// (rising through it as the increases overshoot, cut back by a round of CNPs, draining below
 /// it), with its mean below Kmin. Where the fixed point is inside the band the simulated queue
-/// sits on it: the paper set's two flows at 40G (`two_flows_converge_with_the_paper_set`).
+/// sits on it: the paper set's two flows at 40G (`two_flows_converge_with_the_paper_set`). With
+/// the DCQCN authors' thresholds (5 KB, 100 KB, 1%) the ConnectX and HPCC sets keep the same
+/// incast's queue mostly in band (`incast_with_the_dcqcn_authors_thresholds_stays_mostly_in_
+/// band`).
 #[test]
 fn incast_with_dcqcn_has_less_pause_and_keeps_the_queue_below_kmax() {
-    let pfc = incast(None);
-    let show = |name: &str, x: &Incast| {
-        eprintln!(
-            "8->1 at 400G, {name}: steady state in [Kmin,Kmax] {:.3}, <= Kmax {:.3}, \
-             non-empty {:.3}, mean queue {:.0} B, utilization {:.3}; in band from t=0 {:.3}; \
-             pause {} us, {} CNPs, drops {}, completions {}..{} us",
-            x.within,
-            x.below_kmax,
-            x.busy,
-            x.mean_queue_bytes,
-            x.utilization,
-            x.within_all,
-            x.pause_us,
-            x.cnps,
-            x.drops,
-            x.first_us,
-            x.last_us
-        )
-    };
+    let pfc = incast(None, INCAST_ECN, 64_000_000, 1);
     show("PFC alone", &pfc);
     assert_eq!(pfc.drops, 0);
     let (kmin, kmax, _) = INCAST_ECN;
     for set in [DcqcnSet::ConnectxFw, DcqcnSet::HpccMlx, DcqcnSet::Paper] {
-        let x = incast(Some(set));
+        let x = incast(Some(set), INCAST_ECN, 64_000_000, 1);
         show(&format!("PFC + DCQCN {set:?}"), &x);
         let d = DcqcnParams::set(set, INCAST_RATE);
         let fp = fluid::fixed_point(&d, INCAST_RATE, 8, wire_bytes(), INCAST_ECN);
@@ -444,6 +524,53 @@ fn incast_with_dcqcn_has_less_pause_and_keeps_the_queue_below_kmax() {
     }
 }
 
+/// The same 8 → 1 incast (8 x 32 MB, seeds 1-5) with the DCQCN authors' thresholds
+/// (`AUTHORS_ECN`: 5 KB, 100 KB, 1%) instead of NVIDIA's: the queue is now mostly in [Kmin,
+/// Kmax] (steady state from `WARMUP` to the first completion, 1 us samples), for the ConnectX
+/// firmware set (the profiles') and the HPCC set, with less pause than PFC alone.
+///
+/// Why these thresholds and not NVIDIA's: the queue's cycle (a slow rise as the 300 us stages
+/// raise the rates, a round of cuts once it passes Kmin, a drain to near empty) is ~100-250 KB
+/// deep whatever the thresholds; with Pmax 1% the fluid fixed point moves up the band (p* /
+/// Pmax of the way), and a Kmax of 100 KB sits near the top of the cycle, so most of the cycle
+/// is inside the band. With Kmin 150 KB and Pmax 100% the fixed point is Kmin itself and the
+/// cycle spends most of its time below it (`incast_with_dcqcn_has_less_pause_and_keeps_the_
+/// queue_below_kmax`). The roce profiles keep NVIDIA's thresholds as their tuned default, since
+/// that is what the switch ships; these are the DCQCN authors' own tuning.
+///
+/// Measured (seeds 1-5): ConnectX in band 0.788, 0.793, 0.814, 0.788, 0.845 (from t = 0:
+/// 0.55-0.60), link 99.3-99.4% busy, pause 75 us (the start-up burst before the first cuts);
+/// HPCC 0.648, 0.684, 0.722, 0.645, 0.637, pause 0 us; PFC alone 36,058 us. The fluid fixed
+/// points: q* = 13.7 KB (ConnectX) and 18.3 KB (HPCC), 9% and 14% of the way up the band.
+#[test]
+fn incast_with_the_dcqcn_authors_thresholds_stays_mostly_in_band() {
+    let bytes = 32_000_000;
+    let pfc = incast(None, AUTHORS_ECN, bytes, 1);
+    show("PFC alone, 32 MB", &pfc);
+    let (kmin, kmax, _) = AUTHORS_ECN;
+    for set in [DcqcnSet::ConnectxFw, DcqcnSet::HpccMlx] {
+        let d = DcqcnParams::set(set, INCAST_RATE);
+        let fp = fluid::fixed_point(&d, INCAST_RATE, 8, wire_bytes(), AUTHORS_ECN);
+        eprintln!(
+            "{set:?} fluid model: p* {:?}, q* {:?} B, {:?} of the way from Kmin to Kmax",
+            fp.map(|f| f.p),
+            fp.map(|f| f.queue_bytes.round()),
+            fp.map(|f| (f.queue_bytes - kmin as f64) / (kmax - kmin) as f64)
+        );
+        for seed in SEEDS {
+            let x = incast(Some(set), AUTHORS_ECN, bytes, seed);
+            show(&format!("{set:?}, authors' thresholds, seed {seed}"), &x);
+            assert!(
+                x.within > 0.5,
+                "{set:?} seed {seed}: in band {:.3}",
+                x.within
+            );
+            assert!(x.pause_us < pfc.pause_us, "{set:?} seed {seed}");
+            assert_eq!(x.drops, 0);
+        }
+    }
+}
+
 /// The shipped roce-400g profile through `params_from_design` (catalog SN5600: 128 MB buffer),
 /// tuned vs its documented untuned variant (data/profiles/roce-400g.toml), on an 8 → 1 incast
 /// of 16 MB per sender, enough to reach the dynamic XOFF point (1/8 of the free buffer per
@@ -453,12 +580,13 @@ fn incast_with_dcqcn_has_less_pause_and_keeps_the_queue_below_kmax() {
 /// 25,632 B headroom is below what 400G needs (the peer's response alone is 58 KB, physics.md
 /// C3), so packets in flight after XOFF overflow it and drop.
 ///
-/// Measured: tuned peak 18.0 MB, pause 0, no drops, but only two flows end near the ideal (2.5
-/// ms); the others were cut far below the fair share by the synchronized start and end at 3.3,
-/// 3.4, 5.6, 11.7, 18.2 and 22.5 ms: the first cuts come with α ≈ 1 (INITIAL_ALPHA
-/// 1023/1024, decaying by g = 5/1024 per us) every 4 us while the start-up queue of many MB
-/// drains, their Rt is clamped low, R_AI is 5 Mb/s per 300 us and hyper increase waits for two
-/// 2 MB byte-counter stages. Untuned: peak 67 MB, pause
+/// Measured: tuned peak 5.2 MB, pause 0, no drops, flows done at 3.41-3.58 ms (ideal 2.6 ms):
+/// the synchronized starters take a cut every 4 us (RATE_REDUCE_MONITOR_PERIOD) with α ≈ 1
+/// (INITIAL_ALPHA 1023/1024) while the start-up queue drains, down to ~1% of the line rate,
+/// then wait for the first increase stage (T = 300 us, or 2 MB sent), which takes them halfway
+/// back to the line rate (Rt kept through the run of cuts by CLAMP_TGT_RATE 0). Before the
+/// pacing fix (a rate increase now rescales the wait left after the last packet) the packet
+/// sent at ~1 Mb/s held each QP for milliseconds: 3.3-22.5 ms. Untuned: peak 67 MB, pause
 /// 3,434 us, 14,072 drops, every flow done at 3.2 ms (ideal 2.6 ms).
 #[test]
 fn roce_400g_tuned_vs_untuned_through_params_from_design() {

@@ -14,7 +14,7 @@ use crate::units::BitRate;
 use crate::workload::busbw::busbw_gbps;
 use crate::workload::collective::{CollectiveSpec, Comm, Op};
 use crate::workload::comm_model::GroupShape;
-use crate::workload::measure::{SweepError, measure};
+use crate::workload::measure::{SweepError, Timed, measure};
 use crate::workload::placement::Placement;
 use crate::workload::sweep::round;
 use crate::workload::train::calibrate::algo_for;
@@ -70,7 +70,10 @@ pub fn measured(
                 }
                 retx += c.retransmitted_packets;
                 timeouts += c.timeouts;
-                Ok::<_, String>(t)
+                Ok::<_, String>(Timed {
+                    time: t,
+                    timeouts: c.timeouts,
+                })
             })
             .map_err(|e| match e {
                 SweepError::Input(e) => e.to_string(),

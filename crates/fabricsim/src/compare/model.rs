@@ -121,6 +121,12 @@ fn engine_source(r: &StepReport, t: &super::step::EngineTotals) -> String {
     if !t.unfitted.is_empty() {
         src += &format!("; no fit, closed form kept for: {}", t.unfitted.join(", "));
     }
+    if !t.stalled.is_empty() {
+        src += &format!(
+            "; runs with timeouts set apart from the fit: {}",
+            t.stalled.join(", ")
+        );
+    }
     src
 }
 

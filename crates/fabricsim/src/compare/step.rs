@@ -10,11 +10,11 @@ use super::variant::Variant;
 use crate::engine_choice::EngineKind;
 use crate::scenario::Design;
 use crate::topology::Topology;
-use crate::units::{BitRate, Time};
+use crate::units::BitRate;
 use crate::workload::comm_model::AlphaBetaModel;
 use crate::workload::link_params::FabricParams;
-use crate::workload::measure::SweepError;
-use crate::workload::train::calibrate::calibrate_at;
+use crate::workload::measure::{SweepError, Timed};
+use crate::workload::train::calibrate::{Calibrated, calibrate_at};
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::efficiency::Efficiency;
 use crate::workload::train::step::{StepReport, step};
@@ -49,6 +49,9 @@ pub struct EngineTotals {
     /// (op, ranks, servers) pairs whose times admit no alpha-beta fit: the closed form stays
     /// in use for them, and the step is reported with this warning.
     pub unfitted: Vec<String>,
+    /// Fits with runs that met a retransmission timeout: the line through the others, the
+    /// stalls' mean per call added to alpha (`alpha_beta::fit_runs`), one line each.
+    pub stalled: Vec<String>,
 }
 
 /// The step of `cfg` on `topo` with `v`'s engine parameters and `seed`.
@@ -73,7 +76,7 @@ pub fn engine_step(
         nvlink,
         CHANNELS,
         &sizes,
-        |dag| -> Result<Time, String> {
+        |dag| -> Result<Timed, String> {
             let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
             totals.runs += 1;
             match kind {
@@ -84,23 +87,47 @@ pub fn engine_step(
             totals.retransmitted_packets += c.retransmitted_packets;
             totals.timeouts += c.timeouts;
             totals.naks += c.naks;
-            Ok(t)
+            Ok(Timed {
+                time: t,
+                timeouts: c.timeouts,
+            })
         },
     )
     .map_err(|e| match e {
         SweepError::Input(e) => e.to_string(),
         SweepError::Run { bytes, error } => format!("engine run of {bytes} B: {error}"),
     })?;
+    let what = |c: &Calibrated| {
+        format!(
+            "{} on {} GPUs / {} servers",
+            c.op.name(),
+            c.group.ranks,
+            c.group.servers
+        )
+    };
     totals.unfitted = calibrated
         .iter()
         .filter(|c| c.fit.is_err())
-        .map(|c| {
-            format!(
-                "{} on {} GPUs / {} servers",
-                c.op.name(),
-                c.group.ranks,
-                c.group.servers
-            )
+        .map(what)
+        .collect();
+    totals.stalled = calibrated
+        .iter()
+        .filter_map(|c| {
+            let f = c.fit.as_ref().ok().filter(|f| f.stalled_runs > 0)?;
+            Some(match f.set_apart {
+                true => format!(
+                    "{}: {} of {} runs met a timeout, {:.3} s per call in alpha",
+                    what(c),
+                    f.stalled_runs,
+                    f.points + f.stalled_runs,
+                    f.stall_s
+                ),
+                false => format!(
+                    "{}: {} runs met a timeout, too few without one to set them apart",
+                    what(c),
+                    f.stalled_runs
+                ),
+            })
         })
         .collect();
     let r = step(cfg, &eff, &model);

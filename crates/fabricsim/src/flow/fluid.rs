@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::credits;
+use super::dcqcn_incast;
 use super::loss::{self, LossModel};
 use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 use super::paths::{self, PathModel};
@@ -82,6 +83,9 @@ pub struct FlowStats {
     pub peak_active: u64,
     /// Distinct event times (one incremental solve each, at most).
     pub batches: u64,
+    /// The longest a message drained beyond its drain alone on its route (ps): the queueing
+    /// delay a packet network would add (`loss::LossModel::rto_warning`).
+    pub max_wait_ps: u64,
 }
 
 /// Most flows of a run whose egresses to NICs are served per input port. A change that
@@ -145,6 +149,8 @@ struct Loop<'a> {
     msg_next: Vec<u32>,
     /// First flow of each Net message (its subflows follow).
     msg_flow: Vec<u32>,
+    /// Caps of the flows of synchronized DCQCN incasts, by flow (`dcqcn_incast`; sorted).
+    flow_cap: Vec<(u32, u64)>,
     msgs: Vec<MsgState>,
     /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
     /// transfers share its one-way NVLink rate one after another.
@@ -272,6 +278,9 @@ impl<'a> Loop<'a> {
                 nflows += qpc * k;
             }
         }
+        let flow_cap = dcqcn_incast::synchronized_caps(topo, p, dag, &msg_flow, k, |m| {
+            2 * qp_ack[msg_qp[m] as usize] as u64
+        });
         let n = dag.messages.len();
         let release = Release::new(dag)?;
         let idle = MsgState {
@@ -332,6 +341,7 @@ impl<'a> Loop<'a> {
             msg_next: vec![NONE32; n],
             msg_qp,
             msg_flow,
+            flow_cap,
             msgs,
             release,
             flow_msg: vec![u32::MAX; nf],
@@ -502,7 +512,11 @@ impl<'a> Loop<'a> {
                 }
                 self.work[fi] = bytes as u128 * 8 * PS_PER_S;
                 self.last[fi] = self.now;
-                self.solver.add(f, r, self.route_cap[r as usize]);
+                let cap = match self.flow_cap.binary_search_by_key(&f, |c| c.0) {
+                    Ok(i) => self.route_cap[r as usize].min(self.flow_cap[i].1),
+                    Err(_) => self.route_cap[r as usize],
+                };
+                self.solver.add(f, r, cap);
                 let alone = self.work[fi] / self.route_line[r as usize].max(1) as u128;
                 self.defer(alone.min(u64::MAX as u128) as u64);
                 self.active += 1;
@@ -599,6 +613,13 @@ impl<'a> Loop<'a> {
         st.subflows_left -= 1;
         if st.subflows_left == 0 {
             let qp = self.msg_qp[m as usize];
+            let bytes = self.dag.messages[m as usize].bytes;
+            let lanes = entropy::parts(bytes, self.p.cc.qps_per_connection) as u128
+                * self.fp.paths.subflows() as u128;
+            let wire = paths::wire_bytes(self.p, bytes) as u128 * 8 * PS_PER_S;
+            let alone = wire / (self.route_line[r as usize] as u128 * lanes).max(1);
+            let wait = (self.now - st.sent).saturating_sub(alone as u64);
+            self.stats.max_wait_ps = self.stats.max_wait_ps.max(wait);
             // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
             // `at` into the drain; the timer runs one RTO from its ACK, then the resend crosses.
             let mut stalled = false;

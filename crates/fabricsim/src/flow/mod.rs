@@ -13,11 +13,13 @@
 //!   splits, latencies and wire bytes;
 //! - `rate_model`: per-flow caps, where calibrated fabric effects plug in;
 //! - `credits`: credit-limited rates of long InfiniBand links;
+//! - `dcqcn_incast`: DCQCN's cost for synchronized incast starters (a mean-field fluid model);
 //! - `loss`: go-back-N and selective-repeat goodput under random loss, tail-loss timeouts;
 //! - `fluid`: the event loop; `report`: the results.
 
 pub mod cache;
 pub mod credits;
+pub mod dcqcn_incast;
 pub mod fluid;
 pub mod loss;
 pub mod maxmin;

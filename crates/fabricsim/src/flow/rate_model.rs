@@ -6,17 +6,23 @@
 //! links lower the links' capacities instead (`credits`). The engine calls [`RateModel::cap`]
 //! once per route and never looks at the mechanism.
 //!
-//! Incast (PFC, DCQCN/ECN) adds no cap: a congested egress is shared per flow, max-min, with
-//! no throughput lost. `cargo run -p fabricsim --example flow_calibrate -- incast` checks this
-//! against the packet engine (roce-400g, SN5600's 128 MB buffer, ConnectX DCQCN):
+//! Incast under PFC and ECN alone adds no cap: a congested egress is shared max-min with no
+//! throughput lost; DCQCN's over-cut of synchronized starters caps their flows
+//! (`dcqcn_incast`, hooked in `fluid`). `cargo run -p fabricsim --example flow_calibrate --
+//! incast` checks both against the packet engine (roce-400g, SN5600's 128 MB buffer, ConnectX DCQCN):
 //! - PFC and ECN without DCQCN: N:1 incasts of 1 MB (N = 2..32, 128 GPUs) keep the bottleneck
 //!   busy: collective time within 0.01% of the fluid one, mean FCT within 0.2%.
-//! - DCQCN: since the packet engine's DCQCN reaction point cuts at the monitor-period tick and
-//!   counts increase stages as the firmware does (s3-dcqcn), the same incasts leave the
-//!   bottleneck idle for most of the run, with no PAUSE: 2.4x (N = 16) to 12.7x (N = 32) the
-//!   fluid collective time, not monotone in N (it was within 0.01% before that change). That
-//!   cost is NOT modeled: it comes from the rate-recovery dynamics, not from a stable factor
-//!   of N, and is for the DCQCN model's owner to confirm before a fluid factor is fitted to it.
+//! - DCQCN: synchronized starters are over-cut (the start-up queue passes Kmax before the
+//!   first cut lands, and every QP is cut once per monitor period while it drains), a cost the
+//!   sharing does not see. `dcqcn_incast` models it (a mean-field fluid model over the
+//!   profile's DCQCN parameters and the packet engine's `Rp`) and caps the flows of such a
+//!   group; roce-400g, 1 MB per sender, model drain vs the packet engine's last completion with
+//!   the pending pacing gap rescaled on a rate change (HPCC `RdmaHw::ChangeRate`, a local patch
+//!   of `sim::engine::cc::rp_act`, seeds 1-2): N = 2: 209 vs 210-273 us; 4: 383 vs 380-382;
+//!   8: 468 vs 466; 16: 637 vs 630-631; 32: 978 vs 966-967. The packet engine as it is keeps
+//!   the gap of a frame sent at a collapsed rate after the rate recovers (N = 8: 774 us, N =
+//!   32: 8.7 ms, set by the rate of the last frame before the queue drained), which the model
+//!   does not follow.
 //! - Per-input-port service: the switch serves a congested egress round robin over its input
 //!   ports, and that shows when ports carry different numbers of flows. In the mixed incast
 //!   of `flow_cases` (1,024 GPUs, 2 tiers: 3 senders on the receiver's leaf, one per input
@@ -34,8 +40,8 @@
 //! small enough to pause (16 MB: a flow that shares its NIC with an incast sender takes 678 us
 //! instead of 25 us, blocked behind the paused link), the NIC's per-QP round robin while the
 //! buffer absorbs (46 us: the fluid model gives that flow the rest of the link), and DCQCN with
-//! PFC pauses (the incast takes 2.0 ms instead of 0.69 ms: cut rates recover slowly): each
-//! needs state in time (queues, pauses, rate recovery) that a max-min solve has no place for.
+//! PFC pauses (`dcqcn_incast` does not bound its queue by XOFF): each needs state in time
+//! (queues, pauses) that a max-min solve has no place for.
 
 use super::maxmin::NO_CAP;
 use crate::units::BitRate;

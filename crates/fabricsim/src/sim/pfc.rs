@@ -65,12 +65,32 @@ pub struct Pfc {
     pub xoff_sent: Vec<u64>,
     pub pauses_rx: Vec<u64>,
     pub watchdog_trips: u64,
+    /// A dynamic alpha of the form m / 2^s (0.125 = 1 / 2^3) with every m x shared size below
+    /// 2^53: the threshold is then `(m * free) >> s`, equal to the float product (which is
+    /// exact) without the float conversions.
+    alpha_dyadic: Option<(u64, u32)>,
+}
+
+/// `alpha` as (m, s) with alpha = m / 2^s, when m x `max` stays below 2^53 (so
+/// `alpha * x as f64` is exact for every x <= max and truncates to `(m * x) >> s`).
+fn dyadic(alpha: f64, max: u64) -> Option<(u64, u32)> {
+    (0..=32).find_map(|s| {
+        let m = alpha * (1u64 << s) as f64;
+        let exact = alpha >= 0.0 && m.fract() == 0.0 && m < (1u64 << 53) as f64;
+        (exact && (m as u128) * (max as u128) < 1u128 << 53).then_some((m as u64, s))
+    })
 }
 
 impl Pfc {
     pub fn new(params: PfcParams, ntc: usize, headroom: Vec<u64>, shared_size: Vec<u64>) -> Pfc {
         let n = headroom.len();
+        let max_shared = shared_size.iter().copied().max().unwrap_or(0);
+        let alpha_dyadic = match params.xoff {
+            PfcThreshold::Dynamic(alpha) => dyadic(alpha, max_shared),
+            PfcThreshold::Static(_) => None,
+        };
         Pfc {
+            alpha_dyadic,
             params,
             ntc,
             ing: (0..n * ntc)
@@ -111,7 +131,11 @@ impl Pfc {
             PfcThreshold::Dynamic(alpha) => {
                 let nb = &self.nodes[node];
                 let shared_used = used - nb.hdrm;
-                (alpha * nb.shared_size.saturating_sub(shared_used) as f64) as u64
+                let free = nb.shared_size.saturating_sub(shared_used);
+                match self.alpha_dyadic {
+                    Some((m, s)) => (m * free) >> s,
+                    None => (alpha * free as f64) as u64,
+                }
             }
         }
     }
@@ -228,6 +252,28 @@ impl Pfc {
 mod tests {
     use super::*;
     use crate::sim::params::Headroom;
+
+    #[test]
+    fn dyadic_alpha_gives_the_float_threshold_exactly() {
+        // IEEE 754: m x free (below 2^53) times 2^-s is exact, so the float product truncates
+        // to (m x free) >> s; other alphas keep the float path.
+        let max = 64 << 20;
+        for alpha in [0.125, 0.5, 1.0, 2.0, 0.75, 1.0 / 1024.0] {
+            let (m, s) = dyadic(alpha, max).expect("dyadic");
+            let mut rng = crate::rng::Rng::new(alpha.to_bits());
+            for _ in 0..10_000 {
+                let free = rng.below(max + 1);
+                assert_eq!(
+                    (m * free) >> s,
+                    (alpha * free as f64) as u64,
+                    "{alpha} {free}"
+                );
+            }
+        }
+        assert_eq!(dyadic(0.3, max), None);
+        assert_eq!(dyadic(-0.5, max), None);
+        assert_eq!(dyadic(0.125, u64::MAX), None);
+    }
 
     fn pfc(xoff: u64, headroom: u64) -> Pfc {
         let params = PfcParams {

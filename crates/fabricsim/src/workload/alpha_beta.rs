@@ -4,6 +4,13 @@
 //! The fit minimises the squared *relative* residuals, sum(((t_i - alpha - S_i/B) / t_i)^2),
 //! so small sizes (latency-bound) weigh as much as large ones (bandwidth-bound); a negative
 //! intercept is clamped to zero and the slope refitted (a latency cannot be negative).
+//!
+//! Runs that met an RC retransmission timeout ([`fit_runs`]) are set apart: a lost tail packet
+//! stalls its message by a whole local ACK timeout (4.096 us x 2^exp, up to seconds; IBA
+//! 9.7.6.1.3), an outlier that would bend the line by where in the size range it fell. The
+//! line is fitted to the runs without one, and the stalls enter as their mean excess over that
+//! line per run, added to alpha: a tail loss costs per message, and a collective call sends
+//! the same messages per rank and channel at every size, so its expected stall is per call.
 
 use std::fmt;
 
@@ -44,6 +51,13 @@ pub struct Fit {
     pub max_rel_err: f64,
     /// Root mean square of the relative errors.
     pub rms_rel_err: f64,
+    /// Runs that met a retransmission timeout ([`fit_runs`]); 0 for [`fit`].
+    pub stalled_runs: usize,
+    /// Whether they were set apart from the line (else too few sizes were free of timeouts,
+    /// and the line goes through them).
+    pub set_apart: bool,
+    /// Their mean excess over the line per run (all runs counted), included in `alpha_s`.
+    pub stall_s: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -120,7 +134,38 @@ pub fn fit(points: &[(u64, f64)]) -> Result<Fit, FitError> {
         points: points.len(),
         max_rel_err: errs.iter().cloned().fold(0.0, f64::max),
         rms_rel_err: (errs.iter().map(|e| e * e).sum::<f64>() / errs.len() as f64).sqrt(),
+        stalled_runs: 0,
+        set_apart: false,
+        stall_s: 0.0,
     })
+}
+
+/// Fits `(bytes, seconds)` runs of which those with `timeouts[i] > 0` met a retransmission
+/// timeout: the line through the others (with its error on them), plus the stalled runs' mean
+/// excess over it per run in alpha. With fewer than two distinct sizes free of timeouts, the
+/// line goes through every run, as [`fit`], and `stalled_runs` says so.
+pub fn fit_runs(points: &[(u64, f64)], timeouts: &[u64]) -> Result<Fit, FitError> {
+    assert_eq!(points.len(), timeouts.len(), "one timeout count per run");
+    let clean: Vec<(u64, f64)> = (points.iter().zip(timeouts))
+        .filter(|(_, t)| **t == 0)
+        .map(|(p, _)| *p)
+        .collect();
+    let stalled_runs = points.len() - clean.len();
+    let mut f = match fit(&clean) {
+        Ok(f) if stalled_runs > 0 => f,
+        _ => fit(points)?,
+    };
+    f.stalled_runs = stalled_runs;
+    f.set_apart = f.points < points.len();
+    if f.set_apart {
+        let excess: f64 = (points.iter().zip(timeouts))
+            .filter(|(_, t)| **t > 0)
+            .map(|(&(bytes, secs), _)| (secs - f.model.time_s(bytes)).max(0.0))
+            .sum();
+        f.stall_s = excess / points.len() as f64;
+        f.model.alpha_s += f.stall_s;
+    }
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -170,6 +215,46 @@ mod tests {
             );
             assert!(f.max_rel_err <= 0.04 && f.rms_rel_err > 0.0, "{f:?}");
         }
+    }
+
+    #[test]
+    fn timeout_runs_add_their_mean_stall_per_call_to_alpha() {
+        // Four sizes on the line 10 us + S / 50 GB/s; the 1 MiB run also waited out one
+        // 4.3 s timeout (4.096 us x 2^20). The line comes from the three others (exact), the
+        // stall is 4.3 s / 4 runs in alpha.
+        let truth = AlphaBeta {
+            alpha_s: 10e-6,
+            bytes_per_s: 50e9,
+        };
+        let rto = 4.096e-6 * (1u64 << 20) as f64;
+        let sizes = [64u64 << 10, 1 << 20, 8 << 20, 64 << 20];
+        let timeouts = [0, 1, 0, 0];
+        let pts: Vec<(u64, f64)> = (sizes.iter().zip(timeouts))
+            .map(|(&s, t)| (s, truth.time_s(s) + t as f64 * rto))
+            .collect();
+        let f = fit_runs(&pts, &timeouts).unwrap();
+        assert_eq!((f.points, f.stalled_runs, f.set_apart), (3, 1, true));
+        assert!((f.stall_s / (rto / 4.0) - 1.0).abs() < 1e-9, "{f:?}");
+        assert!(
+            (f.model.alpha_s - (truth.alpha_s + rto / 4.0)).abs() < 1e-9,
+            "{f:?}"
+        );
+        assert!((f.model.bytes_per_s / truth.bytes_per_s - 1.0).abs() < 1e-9);
+        // Through all four runs, the relative weights (1/t^2) leave the stall nearly out of the
+        // line: its expected cost per call would be lost.
+        let all = fit(&pts).unwrap();
+        assert!(
+            all.model.alpha_s < truth.alpha_s + 1e-3 * rto / 4.0,
+            "{all:?}"
+        );
+        // Without timeouts fit_runs is fit; with one clean size left it fits every run.
+        assert_eq!(fit_runs(&pts, &[0; 4]), fit(&pts));
+        let g = fit_runs(&pts, &[1, 1, 0, 1]).unwrap();
+        assert_eq!(
+            (g.points, g.stalled_runs, g.set_apart, g.stall_s),
+            (4, 3, false, 0.0)
+        );
+        assert_eq!(g.model, all.model);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! alpha-beta fit of the points with its error. This is where `fabricsim collective` plugs
 //! the packet engine in.
 
-use super::alpha_beta::{Fit, FitError, fit};
+use super::alpha_beta::{Fit, FitError, fit_runs};
 use super::collective::{CollectiveSpec, Comm, compile};
 use super::sweep::SweepSize;
 use super::table::{Measured, Table};
@@ -19,43 +19,65 @@ pub enum SweepError<E> {
     Run { bytes: u64, error: E },
 }
 
+/// One engine run: its completion time and the RC retransmission timeouts it met.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timed {
+    pub time: Time,
+    pub timeouts: u64,
+}
+
+impl From<Time> for Timed {
+    /// A run known to have met no timeout (an analytic engine).
+    fn from(time: Time) -> Timed {
+        Timed { time, timeouts: 0 }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct SweepOutcome {
     pub table: Table,
     /// (size in bytes, seconds) per size.
     pub points: Vec<(u64, f64)>,
-    /// time(S) = alpha + S / B_eff over the points, with its error against them.
+    /// Retransmission timeouts per size.
+    pub timeouts: Vec<u64>,
+    /// time(S) = alpha + S / B_eff over the points, with its error against them; runs with
+    /// timeouts set apart (`alpha_beta::fit_runs`).
     pub fit: Result<Fit, FitError>,
 }
 
 /// Measures `spec` (its `bytes` is replaced by each size) over `comm` with `run`.
-pub fn measure<E>(
+pub fn measure<E, R: Into<Timed>>(
     spec: &CollectiveSpec,
     comm: &Comm,
     nvlink: BitRate,
     sizes: &[SweepSize],
-    mut run: impl FnMut(&MessageDag) -> Result<Time, E>,
+    mut run: impl FnMut(&MessageDag) -> Result<R, E>,
 ) -> Result<SweepOutcome, SweepError<E>> {
     let mut measured = Vec::with_capacity(sizes.len());
+    let mut timeouts = Vec::with_capacity(sizes.len());
     for &size in sizes {
         let s = CollectiveSpec {
             bytes: size.bytes,
             ..*spec
         };
         let dag = compile(&s, comm, nvlink).map_err(SweepError::Input)?;
-        let t = run(&dag).map_err(|error| SweepError::Run {
-            bytes: size.bytes,
-            error,
-        })?;
+        let t: Timed = run(&dag)
+            .map_err(|error| SweepError::Run {
+                bytes: size.bytes,
+                error,
+            })?
+            .into();
         measured.push(Measured {
             size,
-            secs: t.as_secs_f64(),
+            secs: t.time.as_secs_f64(),
         });
+        timeouts.push(t.timeouts);
     }
     let points: Vec<(u64, f64)> = measured.iter().map(|m| (m.size.bytes, m.secs)).collect();
     Ok(SweepOutcome {
         table: Table::new(spec.op, comm.len() as u32, spec.root, &measured),
-        fit: fit(&points),
+        fit: fit_runs(&points, &timeouts),
         points,
+        timeouts,
     })
 }

@@ -12,6 +12,7 @@ use crate::scenario::{Design, Scenario};
 use crate::sim::{Faults, Progress, RunOptions, SimParams, Status, params_from_design};
 use crate::topology::Topology;
 use crate::units::{BitRate, Time};
+use crate::workload::measure::Timed;
 use crate::workload::placement::Placement;
 
 /// A scenario ready for engine runs: its design, topology, engine parameters, rank placement
@@ -104,6 +105,17 @@ pub struct CollectiveRun {
     pub fabric_bytes_delivered: u64,
     /// Payload bytes moved over NVLink (never on the fabric).
     pub nvlink_bytes: u64,
+    /// RC retransmission timeouts the run met.
+    pub timeouts: u64,
+}
+
+impl From<CollectiveRun> for Timed {
+    fn from(r: CollectiveRun) -> Timed {
+        Timed {
+            time: r.time,
+            timeouts: r.timeouts,
+        }
+    }
 }
 
 /// Runs `dag` on `topo` with the engine `kind`, without faults; `Err` when the engine rejects
@@ -137,5 +149,6 @@ pub fn run_collective(
             .filter(|m| m.path == Path::NvLink)
             .map(|m| m.bytes)
             .sum(),
+        timeouts: r.counters.timeouts,
     })
 }

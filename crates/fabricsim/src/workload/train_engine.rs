@@ -43,6 +43,10 @@ pub struct Provenance {
     /// Largest relative error of the fit at the sizes it was fitted to.
     pub fit_max_rel_err: Option<f64>,
     pub fit_sizes: Option<usize>,
+    /// Runs of the fit that met a retransmission timeout, and the stall per call they add to
+    /// alpha when set apart from the line (`alpha_beta::fit_runs`).
+    pub fit_timeout_runs: Option<usize>,
+    pub stall_us: Option<f64>,
 }
 
 /// Upper bound of the fabric packets of one call: no collective moves more than twice its
@@ -110,7 +114,7 @@ pub fn calibrate_on_engine(
             {
                 return Err(format!("{packets} packets"));
             }
-            cluster.run(dag, None).map(|r| r.time)
+            cluster.run(dag, None)
         },
     )
     .map_err(|e| match e {
@@ -144,6 +148,8 @@ pub fn calibrate_on_engine(
             bandwidth_gbps: None,
             fit_max_rel_err: None,
             fit_sizes: None,
+            fit_timeout_runs: None,
+            stall_us: None,
         };
         match fit.map(|f| &f.fit) {
             Some(Ok(f)) => {
@@ -155,6 +161,8 @@ pub fn calibrate_on_engine(
                 p.bandwidth_gbps = Some(f.model.bytes_per_s / 1e9);
                 p.fit_max_rel_err = Some(f.max_rel_err);
                 p.fit_sizes = Some(f.points);
+                p.fit_timeout_runs = Some(f.stalled_runs);
+                p.stall_us = f.set_apart.then_some(f.stall_s * 1e6);
             }
             Some(Err(e)) => p.reason = Some(format!("no fit: {e}")),
             None => p.reason = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels).err(),
@@ -181,13 +189,25 @@ pub fn to_text(rows: &[Provenance]) -> String {
             p.op, p.ranks, p.servers
         );
         match (p.source, p.alpha_us, p.bandwidth_gbps, p.fit_max_rel_err) {
-            ("fit", Some(a), Some(b), Some(e)) => s.push_str(&format!(
-                "  {:<26} fitted to {} runs ({what}): alpha {a:.2} us, {b:.1} GB/s, max error {:.1}% at {} sizes\n",
-                p.name,
-                p.engine.unwrap_or("engine"),
-                100.0 * e,
-                p.fit_sizes.unwrap_or(0)
-            )),
+            ("fit", Some(a), Some(b), Some(e)) => {
+                s.push_str(&format!(
+                    "  {:<26} fitted to {} runs ({what}): alpha {a:.2} us, {b:.1} GB/s, max error {:.1}% at {} sizes",
+                    p.name,
+                    p.engine.unwrap_or("engine"),
+                    100.0 * e,
+                    p.fit_sizes.unwrap_or(0)
+                ));
+                match (p.fit_timeout_runs, p.stall_us) {
+                    (Some(n), Some(st)) if n > 0 => s.push_str(&format!(
+                        "; {n} runs with a retransmission timeout set apart, {st:.1} us per call in alpha"
+                    )),
+                    (Some(n), None) if n > 0 => s.push_str(&format!(
+                        "; {n} runs with a retransmission timeout in the fit (too few without)"
+                    )),
+                    _ => {}
+                }
+                s.push('\n');
+            }
             _ => s.push_str(&format!(
                 "  {:<26} closed form ({what}): {}\n",
                 p.name,

@@ -116,7 +116,7 @@ impl Engine<'_> {
     fn rp_act(&mut self, qi: u32, a: RpAction) {
         let q = qi as usize;
         let d = self.p.cc.dcqcn.expect("DCQCN on");
-        self.cc.gap_q16[q] = a.gap_q16;
+        self.set_gap(qi, a.gap_q16);
         if a.arm_alpha && !self.cc.alpha_pending[q] {
             self.cc.alpha_pending[q] = true;
             self.arm(qi, CcTimer::Alpha, self.now + d.alpha_update);
@@ -131,6 +131,25 @@ impl Engine<'_> {
         }
         if let Some(at) = a.arm_decrease_at {
             self.arm(qi, CcTimer::Decrease, at);
+        }
+    }
+
+    /// A new pacing gap for QP `qi`. The wait still due after its last packet is the byte
+    /// deficit of a rate limiter, so it is rescaled to the new rate (HPCC ns-3 `RdmaHw::
+    /// ChangeRate` moves `m_nextAvail` likewise): a packet sent at 1 Mb/s must not hold the QP
+    /// for 33 ms after the rate has recovered.
+    fn set_gap(&mut self, qi: u32, gap_q16: u64) {
+        let q = qi as usize;
+        let old = std::mem::replace(&mut self.cc.gap_q16[q], gap_q16);
+        let qp = &mut self.qps[q];
+        if old == gap_q16 || old == 0 || qp.next_send <= self.now {
+            return;
+        }
+        let wait = (qp.next_send.0 - self.now.0) as u128 * gap_q16 as u128 / old as u128;
+        qp.next_send = self.now + Time(wait as u64);
+        if gap_q16 < old {
+            // Sooner than the wake already queued (a stale wake finds the QP active or waiting).
+            self.q.push(qp.next_send.0, Ev::QpWake { qp: qi });
         }
     }
 

@@ -210,6 +210,20 @@ struct PortInfo {
     flags: u8,
 }
 
+/// A switch hop's static egress (the routing policy's choice, before adaptive routing and
+/// failed ports), computed once per hop: by the event loop's prefetch for the next event
+/// (`Engine::memo_next`), moved to `Engine::memo_cur` when that event pops, read by `egress_of`.
+#[derive(Clone, Copy, Debug)]
+struct RouteMemo {
+    /// The packet whose `Arrive` it is for (NIL: none).
+    pkt: u32,
+    out: u32,
+}
+
+impl RouteMemo {
+    const NONE: RouteMemo = RouteMemo { pkt: NIL, out: 0 };
+}
+
 /// A port's injected loss (`sim::faults`).
 #[derive(Clone, Debug, Default)]
 struct PortLoss {
@@ -299,6 +313,9 @@ pub struct Engine<'a> {
     buf_used: Vec<u64>,
     /// Per switch: candidates towards each destination and the routing salt.
     routes: crate::sim::route::RouteTable,
+    /// The static egress of the next event's packet, and of the current event's.
+    memo_next: RouteMemo,
+    memo_cur: RouteMemo,
     nics: Vec<Nic>,
     /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
     /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.

@@ -2,8 +2,9 @@
 
 use std::time::Instant;
 
-use super::{CHECK_EVERY, Engine, Ev, P_NIC, Progress, RunOptions};
+use super::{CHECK_EVERY, Engine, Ev, P_NIC, Progress, RouteMemo, RunOptions};
 use crate::sim::packet::{prefetch, prefetch_all};
+use crate::sim::params::RoutePolicy;
 use crate::sim::results::{RunResult, Status};
 use crate::sim::route;
 use crate::units::Time;
@@ -32,6 +33,7 @@ impl Engine<'_> {
             }
             self.now = Time(t);
             self.events += 1;
+            self.memo_cur = std::mem::replace(&mut self.memo_next, RouteMemo::NONE);
             self.prefetch_next();
             self.dispatch(ev);
             if self.remaining == 0 {
@@ -69,8 +71,9 @@ impl Engine<'_> {
     /// switch, the egress its static route picks, that egress's queue and the ingress's PFC
     /// record; for one reaching a NIC, its queue pair. The loads then overlap this event's work.
     /// A hint only: a wrong guess (adaptive routing, a failed port) costs nothing but the load.
+    /// The static egress is kept (`memo_next`) so the hop does not route again.
     #[inline(always)]
-    fn prefetch_next(&self) {
+    fn prefetch_next(&mut self) {
         let Some(&Ev::Arrive { pkt }) = self.q.q.peek_current() else {
             return;
         };
@@ -86,6 +89,12 @@ impl Engine<'_> {
         }
         let k = route::choose(self.p.routing, cands.len(), pk.hash, pk.dst, salt, up);
         let out = cands[k].idx();
+        if self.p.routing != RoutePolicy::Adaptive {
+            self.memo_next = RouteMemo {
+                pkt,
+                out: out as u32,
+            };
+        }
         prefetch(&self.ports[out]);
         prefetch(&self.tcq[out * self.ntc + pk.tc as usize]);
         if let Some(pfc) = &self.fc.pfc {

@@ -1,7 +1,7 @@
 //! The shared-memory switch: route, admit (dynamic thresholds), queue per egress and class, and
 //! the next packet an egress sends by its scheduling discipline.
 
-use super::{Engine, P_LINK_UP};
+use super::{Engine, P_LINK_UP, P_REROUTED, P_ROUTE_OK};
 use crate::sim::packet::Packet;
 use crate::sim::results::DropReason;
 use crate::sim::route;
@@ -16,7 +16,7 @@ impl Engine<'_> {
             self.bind(id, out);
             return self.fc_enqueue(id, in_port, out, pk);
         }
-        let out = match self.egress_of(node, pk) {
+        let out = match self.egress_of(node, id, pk) {
             Ok(out) => out,
             Err(reason) => return self.drop_pkt(id, reason),
         };
@@ -56,9 +56,19 @@ impl Engine<'_> {
 
     /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
     /// up/down candidates, the next usable one if local repair or the global reroute has
-    /// dropped that port (`routable`).
+    /// dropped that port (`routable`). The static choice comes from `memo_cur` when the loop's
+    /// prefetch computed it for packet `id` (never under adaptive routing).
     #[inline]
-    pub(super) fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
+    pub(super) fn egress_of(&self, node: u32, id: u32, pk: &Packet) -> Result<usize, DropReason> {
+        let memo = self.memo_cur;
+        if memo.pkt == id {
+            // Routable and up without a global reroute on it: the memo is the answer (else the
+            // general path below decides, from the same static choice).
+            let f = self.info[memo.out as usize].flags;
+            if f & (P_ROUTE_OK | P_REROUTED | P_LINK_UP) == P_ROUTE_OK | P_LINK_UP {
+                return Ok(memo.out as usize);
+            }
+        }
         let (cands, up, salt) = self.routes.next_hops_up(self.topo, node, pk.dst);
         if cands.is_empty() {
             return Err(DropReason::NoRoute);

@@ -59,36 +59,44 @@ impl Engine<'_> {
         let ser = port.ser(wire);
         port.busy_until = now + ser;
         port.tx_bytes += wire as u64;
-        let frame = frame as u32;
-        if port.lossy {
-            let loss = &mut self.loss[pi];
-            let mut corrupt = false;
-            if loss.threshold != 0 && self.rngs[pi].next_u64() < loss.threshold {
-                corrupt = true;
-            } else if loss.ber > 0.0 {
-                let p_loss = -((8 * wire) as f64 * (-loss.ber).ln_1p()).exp_m1();
-                if self.rngs[pi].next_f64() < p_loss {
-                    corrupt = true;
-                }
-            }
-            if loss.drop_nth != 0 {
-                loss.tx_packets += 1;
-                if loss.tx_packets == loss.drop_nth {
-                    corrupt = true;
-                }
-            }
-            if corrupt {
-                self.pkts.get_mut(id).flags |= F_CORRUPT;
-            }
-        }
         let head_start = if port.peer_cut_through {
             Time::ZERO
         } else {
             ser
         };
         let at = now + head_start + port.hop_delay;
+        if port.lossy {
+            self.lose(pi, id, wire);
+        }
         self.q.push(at.0, Ev::Arrive { pkt: id });
-        self.fc_sent(pi, tc, frame);
+        self.fc_sent(pi, tc, frame as u32);
+    }
+
+    /// Link loss on port `pi` (`PortLoss`): marks packet `id` (`wire` bytes on the wire)
+    /// corrupt by the port's loss rate, bit error rate or drop-nth setting. Out of line: most
+    /// ports are lossless and the transmit path stays short.
+    #[cold]
+    #[inline(never)]
+    fn lose(&mut self, pi: usize, id: u32, wire: u32) {
+        let loss = &mut self.loss[pi];
+        let mut corrupt = false;
+        if loss.threshold != 0 && self.rngs[pi].next_u64() < loss.threshold {
+            corrupt = true;
+        } else if loss.ber > 0.0 {
+            let p_loss = -((8 * wire) as f64 * (-loss.ber).ln_1p()).exp_m1();
+            if self.rngs[pi].next_f64() < p_loss {
+                corrupt = true;
+            }
+        }
+        if loss.drop_nth != 0 {
+            loss.tx_packets += 1;
+            if loss.tx_packets == loss.drop_nth {
+                corrupt = true;
+            }
+        }
+        if corrupt {
+            self.pkts.get_mut(id).flags |= F_CORRUPT;
+        }
     }
 
     /// Drops packet `id` for `reason`, counting its payload.

@@ -7,11 +7,11 @@
 
 use super::step::StepReport;
 use crate::message::MessageDag;
-use crate::units::{BitRate, Time};
+use crate::units::BitRate;
 use crate::workload::alpha_beta::{Fit, FitError};
 use crate::workload::collective::{Algo, CollectiveSpec, Comm, Op};
 use crate::workload::comm_model::{AlphaBetaModel, GroupShape};
-use crate::workload::measure::{SweepError, measure};
+use crate::workload::measure::{SweepError, Timed, measure};
 use crate::workload::placement::Placement;
 use crate::workload::sweep::round;
 
@@ -46,27 +46,27 @@ pub struct Calibrated {
 
 /// Measures every collective of `report` on `place` with `run` and inserts the fits into
 /// `model`. `channels` is the NCCL channel count of the DAGs.
-pub fn calibrate<E>(
+pub fn calibrate<E, R: Into<Timed>>(
     model: &mut AlphaBetaModel,
     report: &StepReport,
     place: &Placement,
     nvlink: BitRate,
     channels: u32,
-    run: impl FnMut(&MessageDag) -> Result<Time, E>,
+    run: impl FnMut(&MessageDag) -> Result<R, E>,
 ) -> Result<Vec<Calibrated>, SweepError<E>> {
     calibrate_at(model, report, place, nvlink, channels, &sizes_around, run)
 }
 
 /// [`calibrate`] measuring each collective at `sizes(step's bytes)` (for example sizes capped
 /// to keep packet-level runs short; the fit extrapolates).
-pub fn calibrate_at<E>(
+pub fn calibrate_at<E, R: Into<Timed>>(
     model: &mut AlphaBetaModel,
     report: &StepReport,
     place: &Placement,
     nvlink: BitRate,
     channels: u32,
     sizes: &dyn Fn(u64) -> Vec<u64>,
-    mut run: impl FnMut(&MessageDag) -> Result<Time, E>,
+    mut run: impl FnMut(&MessageDag) -> Result<R, E>,
 ) -> Result<Vec<Calibrated>, SweepError<E>> {
     let mut done: Vec<Calibrated> = Vec::new();
     for row in &report.collectives {

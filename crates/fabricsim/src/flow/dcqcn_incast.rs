@@ -1,0 +1,429 @@
+//! DCQCN's throughput cost under a synchronized incast: a mean-field fluid model of the
+//! reaction points of `n` identical senders that start together into one congested egress.
+//!
+//! The fluid model of DCQCN (Zhu et al., "ECN or Delay: Lessons Learnt from Analysis of DCQCN
+//! and TIMELY", CoNEXT 2016, §3) couples a bottleneck queue `dq/dt = n R_c(t - τ*) - C` with
+//! each flow's reaction point driven by the CNPs that the queue's marking sends back one
+//! feedback delay later. Its flows are identical, so one reaction point stands for all (the
+//! mean field). Here that reaction point is the packet engine's own state machine
+//! (`sim::dcqcn::Rp`, with its timers armed as `sim::engine::cc` arms them), so the cut rule
+//! (α, the monitor-period grid, the target clamp) and the recovery rules (timer T, byte
+//! counter B, fast recovery, additive and hyper increase) are exactly the profile's, and stay
+//! so when they change. The queue is a fluid drained at the egress rate and marked at dequeue
+//! by the profile's RED rule, in expectation: the representative flow's packets leave at its
+//! share of the egress (FIFO, identical flows: `C / n`), each marked with probability `p(q)`,
+//! and the notification point sends a CNP for the first expected mark once `cnp_interval` has
+//! passed since the last one (the expected wait of the packet engine's per-packet draw). The
+//! sender paces whole frames, each spacing the next by its time at the current rate, and a rate
+//! change rescales the pending gap (HPCC ns-3 `RdmaHw::ChangeRate`).
+//!
+//! What it shows that max-min sharing does not: synchronized starters build a queue far above
+//! Kmax before the first cut lands; while it drains, every QP is cut once per monitor period
+//! (α near 1), so the rates fall far below the fair share and recover only at the timer's
+//! and byte counter's pace. The model returns the group's drain time; the flow engine caps each
+//! of the group's flows at its bytes over that time ([`synchronized_caps`]). A group whose bytes
+//! all leave the senders before the first cut lands (the whole incast fits in the buffer) pays
+//! nothing, as in the packet engine. Checked against the packet engine by `flow_calibrate --
+//! incast` (the drain and the packet engine's last completion for N = 2..32). Not modeled: PFC pauses (the queue is not bounded by
+//! XOFF), flows of one group with different sizes (the mean size stands for all), groups that
+//! are not dependency-free starters (a released message joins no group), congestion upstream
+//! of the receiver's egress.
+
+use crate::message::{MessageDag, Path};
+use crate::sim::dcqcn::{DcqcnParams, Rp, RpAction};
+use crate::sim::ecn::EcnMarking;
+use crate::sim::{SimParams, entropy};
+use crate::topology::{HostId, Topology};
+use crate::units::{BitRate, Time};
+
+use super::paths;
+
+/// The fluid step: a 4 KB frame takes 82 ns at 400 Gb/s; DCQCN's periods are 1 us and up.
+const STEP_PS: u64 = 50_000;
+/// A model run stops here (the group's drain is then reported as this long).
+const HORIZON_PS: u64 = 10_000_000_000_000;
+
+/// A group of identical senders that start together towards one egress.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Incast {
+    pub senders: u32,
+    /// Wire bytes each sends.
+    pub bytes: u64,
+    /// Each sender's rate before any cut (its NIC line, or its share of it), bit/s.
+    pub offered_bps: u64,
+    /// The sending NIC's line rate (the reaction point's line).
+    pub nic_line: BitRate,
+    /// The congested egress, bit/s.
+    pub egress_bps: u64,
+    /// The feedback loop without queueing: sender to egress to receiver, CNP back (ps).
+    pub loop_ps: u64,
+    /// Bytes per data frame on the wire (marks are per packet).
+    pub frame_bytes: u64,
+}
+
+/// The model's result.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Drain {
+    /// From the first byte reaching the egress to the last leaving it (ps).
+    pub drain_ps: u64,
+    /// The same at the egress rate with no cut (the max-min fluid's drain).
+    pub ideal_ps: u64,
+    /// Rate decreases of one sender, and its CNPs.
+    pub cuts: u32,
+    pub cnps: u32,
+    /// Largest queue (bytes).
+    pub peak_queue_bytes: u64,
+}
+
+/// Expected marking probability of a packet leaving a queue of `q` bytes (`sim::ecn::Marker`'s
+/// rule as an expectation).
+fn mark_prob(m: &EcnMarking, q: f64) -> f64 {
+    let (kmin, kmax, pmax) = match *m {
+        EcnMarking::Red {
+            kmin_bytes,
+            kmax_bytes,
+            pmax,
+        } => (kmin_bytes as f64, kmax_bytes as f64, pmax),
+        EcnMarking::Step { k_bytes } => (k_bytes as f64, k_bytes as f64, 1.0),
+    };
+    if q <= kmin {
+        0.0
+    } else if q > kmax {
+        1.0
+    } else {
+        pmax * (q - kmin) / (kmax - kmin)
+    }
+}
+
+/// The reaction point and its timers, armed as `sim::engine::cc::rp_act` arms them.
+struct Reaction {
+    rp: Rp,
+    alpha_due: Option<u64>,
+    increase_due: Option<u64>,
+    decrease_due: Option<u64>,
+    cuts: u32,
+}
+
+impl Reaction {
+    fn act(&mut self, d: &DcqcnParams, now: u64, a: RpAction) {
+        if a.arm_alpha && self.alpha_due.is_none() {
+            self.alpha_due = Some(now + d.alpha_update.ps());
+        }
+        if a.arm_increase {
+            self.increase_due = Some(now + d.rate_increase_timer.ps());
+        }
+        if let Some(at) = a.arm_decrease_at {
+            self.decrease_due = Some(at.ps());
+        }
+    }
+
+    /// Fires the earliest timer due by `until`; false when none is.
+    fn fire_next(&mut self, d: &DcqcnParams, line: BitRate, until: u64) -> bool {
+        let due = [self.decrease_due, self.alpha_due, self.increase_due];
+        let Some((which, at)) = due
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.map(|t| (i, t)))
+            .filter(|&(_, t)| t <= until)
+            .min_by_key(|&(i, t)| (t, i))
+        else {
+            return false;
+        };
+        match which {
+            0 => {
+                self.decrease_due = None;
+                let before = self.rp.rc;
+                let a = self.rp.on_decrease_timer(d, line, Time(at));
+                self.cuts += (self.rp.rc < before) as u32;
+                self.act(d, at, a);
+            }
+            1 => {
+                self.alpha_due = self.rp.on_alpha_timer(d).then(|| at + d.alpha_update.ps());
+            }
+            _ => {
+                self.increase_due = None;
+                if self.rp.active {
+                    let a = self.rp.on_increase_timer(d, line);
+                    self.act(d, at, a);
+                }
+            }
+        }
+        true
+    }
+
+    fn rate(&self, line: BitRate, offered: u64) -> u64 {
+        if self.rp.active {
+            self.rp.rc
+        } else {
+            line.bps()
+        }
+        .min(offered)
+        .max(1)
+    }
+
+    fn next_due(&self) -> Option<u64> {
+        [self.decrease_due, self.alpha_due, self.increase_due]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+}
+
+/// Integrates the mean-field model of `inc` under DCQCN `d` and marking `ecn`.
+pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
+    let n = inc.senders.max(1) as f64;
+    let line = inc.nic_line;
+    let c_bytes = inc.egress_bps as f64 / 8.0 * STEP_PS as f64 * 1e-12;
+    let half = (inc.loop_ps / 2).div_ceil(STEP_PS).max(1) as usize;
+    // Bytes the representative sender put on the wire per step, until they reach the egress.
+    let mut in_flight = std::collections::VecDeque::from(vec![0.0f64; half]);
+    let mut cnps_in_flight = std::collections::VecDeque::new();
+    let mut r = Reaction {
+        rp: Rp::new(line),
+        alpha_due: None,
+        increase_due: None,
+        decrease_due: None,
+        cuts: 0,
+    };
+    let (mut left, mut q, mut marks) = (inc.bytes as f64, 0.0f64, 0.0f64);
+    let (mut cnp_allowed, mut cnps, mut peak) = (0u64, 0u32, 0.0f64);
+    let (mut t, mut next_send) = (0u64, 0u64);
+    let mut first_arrival = None;
+    let ideal_ps = (n * inc.bytes as f64 * 8.0 / inc.egress_bps as f64 * 1e12) as u64;
+    loop {
+        let end = t + STEP_PS;
+        // CNPs and timers due in this step, in time order.
+        loop {
+            let before = r.rate(line, inc.offered_bps);
+            let cnp = cnps_in_flight.front().copied().filter(|&c| c <= end);
+            let timer = r.next_due().filter(|&x| x <= end);
+            match (cnp, timer) {
+                (Some(c), tm) if tm.is_none_or(|tm| c < tm) => {
+                    cnps_in_flight.pop_front();
+                    let before = r.rp.rc;
+                    let a = r.rp.on_cnp(d, line, Time(c));
+                    r.cuts += (r.rp.rc < before) as u32;
+                    r.act(d, c, a);
+                }
+                (_, Some(_)) => {
+                    r.fire_next(d, line, end);
+                }
+                _ => break,
+            }
+            // HPCC ns-3 `RdmaHw::ChangeRate`: the gap pending since the last frame is redone at
+            // the new rate, so a frame sent at a cut rate does not hold the QP once it recovers.
+            let after = r.rate(line, inc.offered_bps);
+            if after != before && next_send > t {
+                let f = inc.frame_bytes as f64 * 8e12;
+                next_send =
+                    (next_send as f64 + f / after as f64 - f / before as f64).max(t as f64) as u64;
+            }
+        }
+        // Whole frames, each spacing the next by its time at the current rate (the per-QP
+        // pacer; a rate change rescales the pending gap, below).
+        let mut sent = 0.0;
+        while left > 0.0 && next_send < end {
+            let rate = if r.rp.active { r.rp.rc } else { line.bps() }.min(inc.offered_bps);
+            let frame = (inc.frame_bytes as f64).min(left);
+            left -= frame;
+            sent += frame;
+            let at = next_send.max(t);
+            next_send = at + (frame * 8e12 / rate.max(1) as f64) as u64;
+            if let Some(a) = r.rp.on_sent(d, line, frame as u64) {
+                r.act(d, at, a);
+            }
+        }
+        in_flight.push_back(sent);
+        let arriving = n * in_flight.pop_front().unwrap_or(0.0);
+        if arriving > 0.0 && first_arrival.is_none() {
+            first_arrival = Some(t);
+        }
+        let out = (q + arriving).min(c_bytes);
+        q += arriving - out;
+        peak = peak.max(q);
+        // The representative flow's packets leaving now, marked by the queue they leave behind.
+        if end >= cnp_allowed {
+            marks += out / n / inc.frame_bytes as f64 * mark_prob(ecn, q);
+            if marks >= 1.0 {
+                marks = 0.0;
+                cnps += 1;
+                cnp_allowed = end + d.cnp_interval.ps();
+                cnps_in_flight.push_back(end + inc.loop_ps / 2);
+            }
+        } else {
+            marks = 0.0;
+        }
+        t = end;
+        let idle = left <= 0.0 && q <= 0.0 && in_flight.iter().all(|&b| b == 0.0);
+        if idle || t >= HORIZON_PS {
+            break;
+        }
+        // Nothing queued or on its way: skip to the next frame or timer, on the step grid.
+        if q <= 0.0 && cnps_in_flight.is_empty() && in_flight.iter().all(|&b| b == 0.0) {
+            let wake = r.next_due().map_or(next_send, |x| x.min(next_send));
+            t += wake.saturating_sub(t) / STEP_PS * STEP_PS;
+        }
+    }
+    let start = first_arrival.unwrap_or(0);
+    Drain {
+        drain_ps: (t - start).max(1),
+        ideal_ps,
+        cuts: r.cuts,
+        cnps,
+        peak_queue_bytes: peak as u64,
+    }
+}
+
+/// Per-flow caps (flow index, bit/s) for the dependency-free messages that start together
+/// towards one receiver faster than its link drains them, under the profile's DCQCN: each
+/// flow of such a group drains its bytes over the group's modeled drain time. Empty without
+/// DCQCN or ECN. `msg_flow[m]` is message `m`'s first flow (its subflows follow), `flows_per_qp`
+/// the subflows per QP, `loop_ps(m)` the feedback loop of `m`'s QP.
+pub fn synchronized_caps(
+    topo: &Topology,
+    p: &SimParams,
+    dag: &MessageDag,
+    msg_flow: &[u32],
+    flows_per_qp: u32,
+    loop_ps: impl Fn(usize) -> u64,
+) -> Vec<(u32, u64)> {
+    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+        return Vec::new();
+    };
+    let line = |h: HostId| topo.links[topo.ports[topo.host_port(h).idx()].link.idx()].rate;
+    let starter = |i: usize| {
+        let m = &dag.messages[i];
+        m.path == Path::Net && m.deps_len == 0 && m.bytes > 0
+    };
+    // A source's starters share its line (the NIC serves its QPs in turn).
+    let hosts = topo.num_hosts();
+    let mut from = vec![0u32; hosts];
+    for (i, m) in dag.messages.iter().enumerate() {
+        from[m.src.idx()] += starter(i) as u32;
+    }
+    let offered = |i: usize| {
+        let s = dag.messages[i].src;
+        line(s).bps() / from[s.idx()].max(1) as u64
+    };
+    // Receivers offered more than their line by their starters, over the whole run: only
+    // their starters are grouped by start time (an all-to-all offers exactly the line).
+    let mut into = vec![0u128; hosts];
+    for (i, m) in dag.messages.iter().enumerate() {
+        if starter(i) {
+            into[m.dst.idx()] += offered(i) as u128;
+        }
+    }
+    let mut cand: Vec<(u32, u64, u32)> = (0..dag.messages.len())
+        .filter(|&i| starter(i))
+        .filter(|&i| {
+            let dst = dag.messages[i].dst;
+            into[dst.idx()] > line(dst).bps() as u128
+        })
+        .map(|i| (dag.messages[i].dst.0, dag.messages[i].start.ps(), i as u32))
+        .collect();
+    cand.sort_unstable();
+    let qpc = p.cc.qps_per_connection.max(1);
+    let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    let mut caps = Vec::new();
+    for group in cand.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+        let members: Vec<usize> = group.iter().map(|g| g.2 as usize).collect();
+        let egress = line(HostId(group[0].0)).bps();
+        let offered_bps = members.iter().map(|&i| offered(i)).min().unwrap_or(0);
+        // Each QP of a message is a reaction point of its own (NCCL's split over QPs).
+        let qps: u64 = members
+            .iter()
+            .map(|&i| entropy::parts(dag.messages[i].bytes, qpc) as u64)
+            .sum();
+        let per_qp = |i: usize| {
+            let m = &dag.messages[i];
+            paths::wire_bytes(p, m.bytes) / entropy::parts(m.bytes, qpc) as u64
+        };
+        if qps < 2 || (qps as u128) * offered_bps as u128 <= egress as u128 {
+            continue;
+        }
+        let bytes = members.iter().map(|&i| per_qp(i)).sum::<u64>() / members.len() as u64;
+        let first = members[0];
+        let inc = Incast {
+            senders: qps as u32,
+            bytes,
+            offered_bps,
+            nic_line: line(dag.messages[first].src),
+            egress_bps: egress,
+            loop_ps: loop_ps(first),
+            frame_bytes: frame,
+        };
+        let out = drain(&inc, d, ecn);
+        // Below a feedback loop of extra time the model resolves no cost.
+        if out.drain_ps <= out.ideal_ps + inc.loop_ps {
+            continue;
+        }
+        let cap_bps = (bytes as u128 * 8 * 1_000_000_000_000 / out.drain_ps as u128) as u64;
+        let per_flow = (cap_bps / flows_per_qp.max(1) as u64).max(1);
+        for &i in &members {
+            let parts = entropy::parts(dag.messages[i].bytes, qpc) as u32;
+            let f0 = msg_flow[i];
+            caps.extend((f0..f0 + parts * flows_per_qp).map(|f| (f, per_flow)));
+        }
+    }
+    caps.sort_unstable();
+    caps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::dcqcn::DcqcnSet;
+
+    fn inc(senders: u32, bytes: u64) -> Incast {
+        Incast {
+            senders,
+            bytes,
+            offered_bps: 400_000_000_000,
+            nic_line: BitRate::gbps(400),
+            egress_bps: 400_000_000_000,
+            loop_ps: 4_000_000,
+            frame_bytes: 4_200,
+        }
+    }
+
+    fn red() -> EcnMarking {
+        EcnMarking::Red {
+            kmin_bytes: 150_000,
+            kmax_bytes: 1_500_000,
+            pmax: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_burst_that_fits_before_the_first_cut_pays_nothing() {
+        // 8 senders of 16 KB at 400 Gb/s put their bytes on the wire in 0.33 us, before the
+        // first CNP (one feedback loop, 4 us): the egress drains 128 KB at line rate.
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        let out = drain(&inc(8, 16_384), &d, &red());
+        assert_eq!(out.cuts, 0);
+        assert!(out.drain_ps <= out.ideal_ps + 2 * STEP_PS, "{out:?}");
+    }
+
+    #[test]
+    fn a_sender_alone_under_its_egress_is_never_marked() {
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        let mut one = inc(1, 1 << 20);
+        one.offered_bps = 200_000_000_000;
+        let out = drain(&one, &d, &red());
+        // Frames arrive whole: at most one waits behind another.
+        assert_eq!(out.cnps, 0);
+        assert!(out.peak_queue_bytes < one.frame_bytes, "{out:?}");
+        // At 200 Gb/s: 2 x (1 MB at 400 Gb/s) = 41.9 us (the egress drains what arrives).
+        assert!(out.drain_ps.abs_diff(41_943_040) <= 2 * STEP_PS, "{out:?}");
+    }
+
+    #[test]
+    fn synchronized_long_senders_are_over_cut() {
+        // 32 x 1 MB at 400 Gb/s into 400 Gb/s: the start-up queue passes Kmax before the
+        // first cut, so every sender is cut once per 4 us monitor period while it drains.
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        let out = drain(&inc(32, 1 << 20), &d, &red());
+        assert!(out.cuts >= 2 && out.peak_queue_bytes > 1_500_000, "{out:?}");
+        assert!(out.drain_ps > out.ideal_ps, "{out:?}");
+    }
+}
