@@ -766,7 +766,9 @@ impl MaxMin {
         for i in self.hops(self.fl[fi].route) {
             let l = self.routes.links[i] as usize;
             let ls = &mut self.ln[l];
-            ls.topped = ls.topped + u32::from(topped) - u32::from(was);
+            if was != topped {
+                ls.topped = ls.topped + u32::from(topped) - u32::from(was);
+            }
             ls.sum = ls.sum - old + r;
             ls.sorted &= old == r;
             ls.residual -= charged;
