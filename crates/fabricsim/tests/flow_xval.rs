@@ -28,8 +28,9 @@
 //! model has no DCQCN cost); the incasts with loss on ib-ndr (a 65.5 us RTO shorter than the
 //! credit back-pressure's queueing delay makes each 1 MB message's timer fire about 5 times and
 //! resend 1.7 times its packets, `flow_calibrate -- timeouts incast`: a queueing effect the
-//! fluid model has no queue for). The mixed-port incast with loss on roce-400g is compared
-//! like the others; so is the ring all-reduce on ib-ndr with loss, +1.2% over 160 seeds since
+//! fluid model has no queue for); the mixed-port incast with loss on roce-400g since the DCQCN
+//! pacing fix (its earlier match was an artifact of the stale pacing waits). The ring
+//! all-reduce on ib-ndr with loss is compared like the others, +1.2% over 160 seeds since
 //! the `rng::mix` fix (it was +5.3% when the packet engine's loss streams shared seeds).
 
 mod flow_cases;
@@ -96,6 +97,10 @@ fn excluded(c: &Case) -> Option<&'static str> {
     if c.name == "incast 32:1 1 MB" && c.fabric == "roce-400g" {
         Some(
             "the packet engine's DCQCN (connectx_fw, since the s3-dcqcn RP changes) leaves the bottleneck idle: 8.7 ms for 0.69 ms of bytes, no PAUSE; not modeled (flow::rate_model, flow_calibrate -- incast)",
+        )
+    } else if c.loss > 0.0 && c.name == "incast 99:1 mixed ports" && c.fabric == "roce-400g" {
+        Some(
+            "packet engine at 0.1% loss, seeds 1-4: mean 499 us with DCQCN, 481 us with PFC alone, against the flow engine's 433 us; the 438 us it gave before the DCQCN pacing fix (dcqcn 3b02ae3) matched by accident (the stale pacing waits); the flow engine models neither cost (flow::rate_model)",
         )
     } else if c.loss > 0.0 && c.name.starts_with("incast") && c.fabric == "ib-ndr" {
         Some(
