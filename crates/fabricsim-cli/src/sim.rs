@@ -144,6 +144,9 @@ pub fn run(a: SimArgs) -> Outcome {
         std::fs::write(path, write_fct(&r, setup.params.udp_dport))
             .map_err(|e| Failure::Run(format!("cannot write {path}: {e}")))?;
     }
+    for w in &r.sim.warnings {
+        eprintln!("[sim] warning: {w}");
+    }
     let s = &r.summary;
     eprintln!(
         "[sim] {} engine, {:?}: {}/{} messages, {} events in {:.3} s ({:.1} M events/s), p99 FCT {}",

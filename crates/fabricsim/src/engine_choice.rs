@@ -88,7 +88,8 @@ impl EngineKind {
 
 /// Runs `dag` on `topo` with the engine `kind`. The flow engine has no per-packet mechanisms:
 /// a fault it cannot model, or a stop time, is an `Err` that names it and points to
-/// `--engine packet`; the progress callback is not called (flow runs are short).
+/// `--engine packet`; the progress callback is not called (flow runs are short). What the flow
+/// engine does not model but the run met (an RTO below its queueing delay) is in `sim.warnings`.
 pub fn run(
     kind: EngineKind,
     topo: &Topology,
@@ -102,10 +103,10 @@ pub fn run(
         EngineKind::Flow => {
             flow_supports(faults, &opts)?;
             let fp = flow_params(topo, params);
-            let (r, stats) = flow::run(topo, params, dag, &fp)?;
-            if let Some(w) = fp.loss.and_then(|l| l.rto_warning(stats.max_wait_ps)) {
-                eprintln!("warning: {w}");
-            }
+            let (mut r, stats) = flow::run(topo, params, dag, &fp)?;
+            r.sim
+                .warnings
+                .extend(fp.loss.and_then(|l| l.rto_warning(stats.max_wait_ps)));
             r
         }
     };

@@ -88,6 +88,7 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
             events_per_s: tl.events as f64 / wall_s.max(1e-9),
             packets_per_s: 0.0,
             peak_packets: 0,
+            warnings: Vec::new(),
         },
         counters: c,
         flow_control: None,

@@ -240,6 +240,9 @@ pub struct SimInfo {
     pub packets_per_s: f64,
     /// Most packets alive at once (slab high-water mark).
     pub peak_packets: u64,
+    /// What the run's engine says of a regime it does not model (written only when any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

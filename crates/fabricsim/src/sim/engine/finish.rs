@@ -164,6 +164,7 @@ impl Engine<'_> {
                 events_per_s: self.events as f64 / sim_s,
                 packets_per_s: self.data_sent as f64 / sim_s,
                 peak_packets: self.pkts.capacity_used() as u64,
+                warnings: Vec::new(),
             },
             counters: self.c.clone(),
             flow_control: self.fc.result(self.topo, self.now.0),
