@@ -148,12 +148,9 @@ pub fn timeout_exp(c: &Case) -> u8 {
         seeds: 1,
         ..c.clone()
     };
-    let r = run(&clean, EngineKind::Flow, 1);
-    let worst = r
-        .messages
-        .iter()
-        .filter_map(|m| m.fct_ps)
-        .max()
+    let worst = run(&clean, EngineKind::Flow, 1)
+        .summary
+        .max_fct_ps
         .unwrap_or(0);
     (LOSS_TIMEOUT_EXP..=31)
         .find(|&e| Time(4_096_000u64 << e).ps() > worst)
