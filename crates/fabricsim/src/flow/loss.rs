@@ -186,9 +186,7 @@ impl LossModel {
             revealable: k >= packets as f64,
         })
     }
-}
 
-impl LossModel {
     /// A warning when the run's RTO is not above `max_wait_ps`, the longest a message's bytes
     /// waited behind other flows' (its drain time beyond its drain alone): a packet's round
     /// trip then includes that much queueing, so the timer fires before the ACK of a resend
