@@ -269,8 +269,10 @@ fn holds_its_split(x: &TwoFlows) -> bool {
 /// `GenerateCongestionNotification`) 4; one CNP per 4 us per receiving port (mstflint's
 /// "from the port") 1; marking at enqueue 10 (the mark now also waits out the queue: ~2,600
 /// marks and ~950 CNPs per run instead of ~1,550 and ~750; in 1 ms windows three seeds come
-/// within 10% only after 4-32 ms); byte counter off 9. So the held split at 400G follows from
-/// the firmware's parameters; which seeds hold one depends on such details.
+/// within 10% only after 4-32 ms); byte counter off 9; RPG_BYTE_RESET read as bytes (a stage
+/// per 32 KB instead of 2 MB) 0, the flows driven apart to 41-144 / 246-354 Gb/s (stages
+/// proportional to the rate: the faster flow climbs faster). So the held split at 400G follows
+/// from the firmware's parameters; which seeds hold one depends on such details.
 #[test]
 fn two_flows_converge_with_the_roce_400g_profile() {
     assert!(connectx_two_flows_at_profile_rate("roce-400g") >= 8);
