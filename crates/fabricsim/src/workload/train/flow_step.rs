@@ -19,11 +19,15 @@ use serde::Serialize;
 
 use super::config::TrainConfig;
 use super::efficiency::Efficiency;
+use super::run::TrainRun;
 use super::step::step;
 use super::step_dag::{self, DagOptions, RingIndex, StepDag};
+use crate::engine_choice::{self, EngineChoice};
+use crate::error::InputError;
 use crate::flow::{self, FlowParams, FlowStats, PathModel, paths};
 use crate::message::Path;
-use crate::sim::{RunResult, SimParams};
+use crate::scenario::Scenario;
+use crate::sim::{RunResult, SimParams, params_from_design};
 use crate::topology::Topology;
 use crate::units::BitRate;
 use crate::workload::comm_model::CommModel;
@@ -48,6 +52,90 @@ pub struct Fabric<'a> {
     pub topology: &'a Topology,
     pub params: &'a SimParams,
     pub flow: &'a FlowParams,
+}
+
+/// How `fabricsim train` times the step: the scenario's `[train] step_model`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StepModel {
+    /// The closed form (`step::step`).
+    #[default]
+    Analytic,
+    /// The whole step simulated on the flow engine ([`simulate`]).
+    FlowDag,
+}
+
+impl StepModel {
+    /// The allowed spellings, for error messages.
+    pub const ALLOWED: &'static str = "analytic, flow_dag";
+
+    /// The scenario's `train.step_model` (default `analytic`), or an error naming it.
+    pub fn of(s: &Scenario) -> Result<StepModel, InputError> {
+        match s.file.train.as_ref().and_then(|t| t.step_model.as_deref()) {
+            None | Some("analytic") => Ok(StepModel::Analytic),
+            Some("flow_dag") => Ok(StepModel::FlowDag),
+            Some(v) => Err(s.error(
+                "train.step_model",
+                format!("\"{v}\""),
+                "unknown step model",
+                StepModel::ALLOWED,
+            )),
+        }
+    }
+}
+
+/// The scenario's fabric for [`simulate`]: its profile's engine parameters (as every engine
+/// run of `train` takes them, `params_from_design`) and the flow engine's parameters for them
+/// (`engine_choice::flow_params`). An error names the key in the way: `engine = "packet"`
+/// (the step runs on the flow engine only), a job the step DAG does not model, or a profile
+/// whose routing the derivation does not follow.
+pub fn scenario_params(s: &Scenario, tr: &TrainRun) -> Result<(SimParams, FlowParams), InputError> {
+    let flow_dag = "\"flow_dag\"";
+    if EngineChoice::of(s)? == EngineChoice::Packet {
+        return Err(s.error(
+            "engine",
+            "\"packet\"",
+            "train.step_model = \"flow_dag\" simulates the whole step on the flow engine (its \
+             ring steps are derived by the flow engine's rule); the packet engine cannot run it \
+             (use step_model = \"analytic\" with --calibrate for packet runs)",
+            "flow, auto",
+        ));
+    }
+    step_dag::check(&tr.config)
+        .map_err(|problem| s.error("train.step_model", flow_dag, problem, "analytic"))?;
+    let params = params_from_design(&tr.design, true)?;
+    let fp = engine_choice::flow_params(&tr.topology, &params);
+    if fp.paths != PathModel::Hash {
+        return Err(s.error(
+            "fabric.profile",
+            format!("\"{}\"", tr.design.profile.id),
+            format!(
+                "train.step_model = \"flow_dag\" derives ring steps along each flow's hashed \
+                 path; this profile's routing ({:?}) splits messages over paths by load",
+                params.routing
+            ),
+            "a profile with ECMP hashing (roce-400g, roce-800g), or step_model = \"analytic\"",
+        ));
+    }
+    Ok((params, fp))
+}
+
+/// [`simulate`] on a training run (its job, GPU, topology and communication model) with the
+/// engine parameters of [`scenario_params`].
+pub fn simulate_run(
+    tr: &TrainRun,
+    params: &SimParams,
+    flow: &FlowParams,
+    on_pass: &mut dyn FnMut(&Pass),
+) -> Result<FlowStep, String> {
+    let nvlink = BitRate((tr.design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
+    let fabric = Fabric {
+        topology: &tr.topology,
+        params,
+        flow,
+    };
+    let eff = Efficiency::h200(&tr.design.catalog);
+    let first = DEFAULT_FIRST_RING_STEPS;
+    simulate(&tr.config, &eff, nvlink, &tr.comm, fabric, first, on_pass)
 }
 
 /// One pass of the simulation.
