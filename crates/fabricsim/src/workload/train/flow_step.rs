@@ -697,3 +697,74 @@ pub fn to_text(f: &FlowStep) -> String {
     );
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::scenario;
+    use crate::workload::train::run;
+
+    /// A Llama-3-8B on `gpus` H100s, TP 8, PP `pp`, the gradient all-reduce after the flush
+    /// in one bucket (the DAG's one ring per stage and rail).
+    fn job(gpus: &str, pp: &str, extra: &[(&str, &str)]) -> Scenario {
+        let mut flags = vec![
+            ("--gpus", gpus),
+            ("--model", "llama3-8b"),
+            ("--global-batch", "32"),
+            ("--tp", "8"),
+            ("--pp", pp),
+            ("--dp-overlap", "false"),
+            ("--dp-bucket-mb", "100000"),
+        ];
+        flags.extend_from_slice(extra);
+        scenario(&flags)
+    }
+
+    #[test]
+    fn derived_rings_give_the_fully_simulated_step_to_the_picosecond() {
+        // DP 8 (128 GPUs, PP 2) and DP 4 (128 GPUs, PP 4): rings of 2(dp-1) = 14 and 6 steps,
+        // 4 simulated and the rest derived. Where the result calls itself exact, the same DAG
+        // with every ring step simulated must end at the same picosecond.
+        for pp in ["2", "4"] {
+            let s = job("128", pp, &[]);
+            let tr = run::run(&s).unwrap();
+            let (params, fp) = scenario_params(&s, &tr).unwrap();
+            let mut passes = 0;
+            let f = simulate_run(&tr, &params, &fp, &mut |_| passes += 1).unwrap();
+            assert_eq!(passes, f.passes.len());
+            let total = f.rings * f.ring_steps_per_ring as u64;
+            assert_eq!(f.ring_steps_simulated + f.ring_steps_derived, total);
+            assert!(f.ring_steps_derived > 0, "pp {pp}: nothing derived");
+            assert_eq!(f.checks.verdict, "exact", "pp {pp}: {:?}", f.checks);
+            assert_eq!(f.checks.reproduced, f.checks.checked);
+            let nvlink = BitRate((tr.design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
+            let eff = Efficiency::h200(&tr.design.catalog);
+            let full = step_dag::compile(&tr.config, &eff, nvlink, DagOptions::default()).unwrap();
+            let (r, _) = flow::run(&tr.topology, &params, &full.dag, &fp).unwrap();
+            let end = r.messages.iter().filter_map(|m| m.finish_ps).max().unwrap();
+            assert_eq!((f.step_time_s * 1e12).round() as u64, end, "pp {pp}");
+            assert_eq!(f.analytic_step_time_s, tr.report.step_time_s);
+        }
+    }
+
+    #[test]
+    fn bad_step_model_and_packet_engine_are_input_errors() {
+        let s = Scenario::parse("s.toml", "[train]\nstep_model = \"fluid\"\n").unwrap();
+        let e = StepModel::of(&s).unwrap_err().to_string();
+        assert!(
+            e.contains("s.toml") && e.contains("step_model") && e.contains("fluid"),
+            "{e}"
+        );
+        assert!(e.contains(StepModel::ALLOWED), "{e}");
+        let s = job(
+            "64",
+            "2",
+            &[("--engine", "packet"), ("--step-model", "flow_dag")],
+        );
+        assert_eq!(StepModel::of(&s).unwrap(), StepModel::FlowDag);
+        let e = scenario_params(&s, &run::run(&s).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--engine") && e.contains("flow engine"), "{e}");
+    }
+}
