@@ -58,6 +58,7 @@ pub fn run(args: TrainArgs) -> Outcome {
     let flow = match &flow_params {
         Some((params, fp)) => {
             let tty = std::io::stderr().is_terminal();
+            let first = flow_step::DEFAULT_FIRST_RING_STEPS;
             let mut pass = 0;
             let mut on_pass = |p: &Pass| {
                 pass += 1;
@@ -72,7 +73,10 @@ pub fn run(args: TrainArgs) -> Outcome {
                     );
                 }
             };
-            Some(flow_step::simulate_run(&tr, params, fp, &mut on_pass).map_err(Failure::Run)?)
+            Some(
+                flow_step::simulate_run(&tr, params, fp, first, &mut on_pass)
+                    .map_err(Failure::Run)?,
+            )
         }
         None => None,
     };

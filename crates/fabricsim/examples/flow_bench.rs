@@ -22,12 +22,9 @@ use fabricsim::sim::{RunResult, SimParams};
 use fabricsim::topology::{Kind, Tiers, TopologySpec, build};
 use fabricsim::units::BitRate;
 use fabricsim::workload::collective::{self, CollectiveSpec, Comm, Op};
-use fabricsim::workload::comm_model::AlphaBetaModel;
-use fabricsim::workload::link_params::FabricParams;
 use fabricsim::workload::placement::Placement;
-use fabricsim::workload::train::config::TrainConfig;
-use fabricsim::workload::train::efficiency::Efficiency;
-use fabricsim::workload::train::flow_step::{self, Fabric, Pass};
+use fabricsim::workload::train::flow_step::{self, Pass};
+use fabricsim::workload::train::run;
 
 fn spec(gpus: u32, tiers: u8) -> TopologySpec {
     TopologySpec {
@@ -97,45 +94,40 @@ fn all_to_all(gpus: u32, fp: &FlowParams) {
 }
 
 /// (b) One training step of Llama 3 405B on `128 x dp` H100s (TP 8 in the server, PP 16, DP
-/// `dp`, 1,024 for 131,072 GPUs), simulated by `workload::train::flow_step` (the step DAG on
-/// the flow engine, each ring's first `steps` simulated and the rest derived where exact) on
-/// a 3-tier rail-optimized fabric of 128-port 400G switches with the RoCE parameters.
-fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
+/// `dp`, 1,024 for 131,072 GPUs) on a 3-tier rail-optimized roce-400g fabric (128-port 400G
+/// switches), as `fabricsim train --step-model flow_dag` runs it: `workload::train::flow_step`
+/// (the step DAG on the flow engine, each ring's first `steps` simulated and the rest derived
+/// where exact) with the scenario's topology and profile; `tol` overrides the batching
+/// tolerance.
+fn llama_step(steps: u32, dp: u32, tol: f64) {
     let t0 = Instant::now();
     let (tp, pp) = (8u32, 16u32);
-    let gpus = tp * pp * dp;
-    let topo = build(&spec(gpus, 3)).expect("rail-optimized fabric");
     // The job as `fabricsim train` reads it; the gradient all-reduce after the flush (the
     // DAG does not overlap it with the backward) in one bucket, as the DAG's one ring. The
     // batch: 16M tokens = 2,048 sequences of 8,192 (Llama 3 paper §3.4.1), 2 micro-batches per
     // replica at DP 1,024; a smaller `dp` keeps the 2 micro-batches.
     let mut s = Scenario::defaults();
     let flags: Vec<(String, String)> = [
-        ("--gpus", gpus.to_string()),
+        ("--gpus", (tp * pp * dp).to_string()),
         ("--gpu", "h100".into()),
+        ("--fabric", "roce-400g".into()),
+        ("--topology", "rail-optimized".into()),
+        ("--tiers", "3".into()),
         ("--model", "llama3-405b".into()),
         ("--tp", tp.to_string()),
         ("--pp", pp.to_string()),
         ("--dp-overlap", "false".into()),
         ("--dp-bucket-mb", "1000000".into()),
         ("--global-batch", (2 * dp).to_string()),
+        ("--step-model", "flow_dag".into()),
     ]
     .into_iter()
     .map(|(f, v)| (f.to_string(), v))
     .collect();
     s.apply_flags(&flags).expect("flags");
-    let design = s.design().expect("design");
-    let place = Placement::on_topology(&topo, 8);
-    let cfg = TrainConfig::resolve(&s, &design, place).expect("the job fits");
-    let eff = Efficiency::h200(&design.catalog);
-    let nvlink = BitRate((design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
-    // The analytic `fabricsim train` model of the same job: alpha-beta on the roce-400g profile.
-    let comm = AlphaBetaModel::new(FabricParams::of(&design));
-    let fabric = Fabric {
-        topology: &topo,
-        params: &SimParams::roce(),
-        flow: fp,
-    };
+    let tr = run::run(&s).expect("the job fits");
+    let (params, mut fp) = flow_step::scenario_params(&s, &tr).expect("a dense job, hashed paths");
+    fp.batch_tol = tol;
     println!("(b) fabric {:.2} s", secs(t0));
     let mut pass = 0;
     let mut on_pass = |p: &Pass| {
@@ -145,8 +137,8 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
             p.dag_wall_s, p.engine_wall_s
         );
     };
-    let fs = flow_step::simulate(&cfg, &eff, nvlink, &comm, fabric, steps, &mut on_pass)
-        .expect("a dense job on hashed paths");
+    let fs =
+        flow_step::simulate_run(&tr, &params, &fp, steps, &mut on_pass).expect("the step runs");
     print!("{}", flow_step::to_text(&fs));
 }
 
@@ -194,7 +186,7 @@ fn main() {
         (4, 1024)
     };
     if which == "b" || which == "all" {
-        llama_step(steps.max(3), dp, &fp);
+        llama_step(steps.max(3), dp, fp.batch_tol);
         print_usage();
     }
 }

@@ -42,7 +42,7 @@ pub const MARGIN: u32 = 1;
 /// Fewest ring steps the first pass simulates: the derivation reads the drain, path and ACK
 /// latencies of the last simulated step and checks the rule on the ones after step 0.
 pub const MIN_FIRST_RING_STEPS: u32 = 3;
-/// Ring steps the first pass simulates by default (flow_bench (b)'s choice).
+/// Ring steps the first pass simulates by default (`train`'s and flow_bench (b)'s choice).
 pub const DEFAULT_FIRST_RING_STEPS: u32 = 4;
 
 /// The fabric the step runs on: topology, the engine parameters of its profile, and the flow
@@ -125,6 +125,7 @@ pub fn simulate_run(
     tr: &TrainRun,
     params: &SimParams,
     flow: &FlowParams,
+    first_ring_steps: u32,
     on_pass: &mut dyn FnMut(&Pass),
 ) -> Result<FlowStep, String> {
     let nvlink = BitRate((tr.design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
@@ -134,7 +135,7 @@ pub fn simulate_run(
         flow,
     };
     let eff = Efficiency::h200(&tr.design.catalog);
-    let first = DEFAULT_FIRST_RING_STEPS;
+    let first = first_ring_steps;
     simulate(&tr.config, &eff, nvlink, &tr.comm, fabric, first, on_pass)
 }
 
@@ -730,7 +731,10 @@ mod tests {
             let tr = run::run(&s).unwrap();
             let (params, fp) = scenario_params(&s, &tr).unwrap();
             let mut passes = 0;
-            let f = simulate_run(&tr, &params, &fp, &mut |_| passes += 1).unwrap();
+            let f = simulate_run(&tr, &params, &fp, DEFAULT_FIRST_RING_STEPS, &mut |_| {
+                passes += 1
+            })
+            .unwrap();
             assert_eq!(passes, f.passes.len());
             let total = f.rings * f.ring_steps_per_ring as u64;
             assert_eq!(f.ring_steps_simulated + f.ring_steps_derived, total);
