@@ -350,6 +350,11 @@ impl MaxMin {
     pub fn rate(&self, f: u32) -> u64 {
         self.fl[f as usize].rate
     }
+    /// The route flow `f` was added on.
+    #[inline]
+    pub fn route(&self, f: u32) -> u32 {
+        self.fl[f as usize].route
+    }
     #[inline]
     pub fn is_active(&self, f: u32) -> bool {
         self.fl[f as usize].active
@@ -421,6 +426,13 @@ impl MaxMin {
     /// Recomputes the rates the pending batch can change; appends `(flow, old rate)` for every
     /// flow whose rate changed to `changed`.
     pub fn resolve(&mut self, changed: &mut Vec<(u32, u64)>) {
+        self.resolve_each(|f, old, _| changed.push((f, old)));
+    }
+
+    /// [`MaxMin::resolve`], calling `changed(flow, old rate, new rate)` for every flow whose
+    /// rate changed, in the same order (no list of them: the first solve of a 4,096-GPU
+    /// all-to-all changes 16.7 M).
+    pub fn resolve_each(&mut self, mut changed: impl FnMut(u32, u64, u64)) {
         if self.added.is_empty() && self.seed_links.is_empty() {
             return;
         }
@@ -432,11 +444,10 @@ impl MaxMin {
             let fs = self.fl[f as usize];
             debug_assert!(fs.active, "a flow drains only after its first solve");
             let mut bound = fs.cap;
-            for k in 0..self.routes.get(fs.route).len() {
-                let l = self.routes.get(fs.route)[k];
+            // Its links join the search when it enters the set (`collect`).
+            for &l in self.routes.get(fs.route) {
                 let ls = &self.ln[l as usize];
                 bound = bound.min(ls.capacity / ls.active as u64);
-                self.seed_links.push(l);
             }
             added_min = added_min.min(bound);
         }
@@ -460,7 +471,7 @@ impl MaxMin {
         // A whole component is the same problem whenever the same routes and caps meet on it:
         // ring steps, repeated collectives.
         let cacheable = whole && self.cache.is_some();
-        if cacheable && self.apply_cached(changed) {
+        if cacheable && self.apply_cached(&mut changed) {
             self.stats.cache_hits += 1;
             return;
         }
@@ -475,8 +486,9 @@ impl MaxMin {
         }
         for k in 0..self.set_flows.len() {
             let f = self.set_flows[k];
-            if self.fl[f as usize].rate != self.set_old[k] {
-                changed.push((f, self.set_old[k]));
+            let rate = self.fl[f as usize].rate;
+            if rate != self.set_old[k] {
+                changed(f, self.set_old[k], rate);
             }
         }
         if cacheable {
@@ -867,7 +879,7 @@ impl MaxMin {
     }
 
     /// Applies cached rates when this component was solved before; false on a miss.
-    fn apply_cached(&mut self, changed: &mut Vec<(u32, u64)>) -> bool {
+    fn apply_cached(&mut self, changed: &mut impl FnMut(u32, u64, u64)) -> bool {
         // Taken out for the loop below, which updates the solver's state.
         let mut cache = self.cache.take().expect("checked");
         let Some(rates) = cache.lookup(&self.set_flows, &self.fl, |f| (f.route, f.cap)) else {
@@ -887,7 +899,7 @@ impl MaxMin {
                 }
             }
             if old != r {
-                changed.push((f, old));
+                changed(f, old, r);
                 self.fl[fi].rate = r;
                 for i in self.hops(self.fl[fi].route) {
                     let l = self.routes.links[i] as usize;
