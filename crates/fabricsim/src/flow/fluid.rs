@@ -25,13 +25,14 @@ use std::time::Instant;
 use super::credits;
 use super::dcqcn_incast;
 use super::loss::{self, LossModel};
-use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
+use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
 use crate::rng::Rng;
+use crate::sim::packet::prefetch;
 use crate::sim::{FlowControl, RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
 use crate::units::Time;
@@ -122,6 +123,20 @@ pub(super) struct MsgState {
     pub qp: u32,
 }
 
+/// Per-QP state a message's start and completion read together (24 bytes).
+#[derive(Clone, Copy)]
+pub(super) struct QpState {
+    /// When its latest message was received (a QP delivers in order).
+    recv: u64,
+    /// The ACK path's latency (ps).
+    pub ack: u32,
+    /// The first and last of the messages waiting behind the draining one (`NONE32`).
+    head: u32,
+    tail: u32,
+    /// Whether a message is draining.
+    busy: bool,
+}
+
 /// Per-flow state an event reads together (32 bytes, half a cache line): its remaining work as
 /// of `last`, the version of its pending drain event, its message.
 #[derive(Clone, Copy)]
@@ -141,19 +156,14 @@ struct Loop<'a> {
     solver: MaxMin,
     /// Per route: its cap, line rate, latency and links (`paths::RouteInfo`).
     routes: RouteInfos,
-    /// Per QP: the ACK path's latency (ps) and flow hash (adaptive routing only).
-    qp_ack: Vec<u32>,
+    qps: Vec<QpState>,
+    /// Per QP: its flow hash (adaptive routing only).
     qp_hash: Vec<u32>,
-    /// Per QP: whether a message is draining, and the first and last of the messages waiting
-    /// behind it (`NONE32`); per message: the next one waiting on its QP.
-    qp_busy: Vec<bool>,
-    /// Per QP: when its latest message was received (a QP delivers in order).
-    qp_recv: Vec<u64>,
-    /// Per QP: a message whose lost tail waits for the timer or for the next message on the
-    /// QP to reveal it (`NONE32` when none), and its path's one-way latency.
+    /// Per QP (with a loss model only): a message whose lost tail waits for the timer or for
+    /// the next message on the QP to reveal it (`NONE32` when none), and its path's one-way
+    /// latency.
     qp_stall: Vec<(u32, u32)>,
-    qp_head: Vec<u32>,
-    qp_tail: Vec<u32>,
+    /// Per message: the next one waiting on its QP (`QpState::head`).
     msg_next: Vec<u32>,
     /// First flow of each Net message (its subflows follow).
     msg_flow: Vec<u32>,
@@ -196,7 +206,7 @@ pub fn run(
     let Loop {
         msgs,
         routes,
-        qp_ack,
+        qps,
         now,
         last_finish,
         stats,
@@ -209,7 +219,7 @@ pub fn run(
         &report::Timeline {
             msgs: &msgs,
             routes: &routes,
-            qp_ack: &qp_ack,
+            qps: &qps,
             subflows: fp.paths.subflows(),
             end_ps: now.max(last_finish),
             events,
@@ -284,6 +294,16 @@ impl<'a> Loop<'a> {
         let flow_cap = dcqcn_incast::synchronized_caps(topo, p, dag, &msg_flow, k, |m| {
             2 * qp_ack[msg_qp[m] as usize] as u64
         });
+        let qps: Vec<QpState> = qp_ack
+            .into_iter()
+            .map(|ack| QpState {
+                recv: 0,
+                ack,
+                head: NONE32,
+                tail: NONE32,
+                busy: false,
+            })
+            .collect();
         let n = dag.messages.len();
         let release = Release::new(dag)?;
         let msgs: Vec<MsgState> = msg_qp
@@ -334,13 +354,9 @@ impl<'a> Loop<'a> {
             router,
             solver,
             routes: infos,
-            qp_ack,
+            qps,
             qp_hash,
-            qp_busy: vec![false; nq],
-            qp_recv: vec![0; nq],
-            qp_stall: vec![(NONE32, 0); nq],
-            qp_head: vec![NONE32; nq],
-            qp_tail: vec![NONE32; nq],
+            qp_stall: vec![(NONE32, 0); if fp.loss.is_some() { nq } else { 0 }],
             msg_next: vec![NONE32; n],
             msg_flow,
             flow_cap,
@@ -403,7 +419,8 @@ impl<'a> Loop<'a> {
                     break;
                 }
                 let batch = entry.remove();
-                for &(kind, id, ver) in &batch {
+                for (i, &(kind, id, ver)) in batch.iter().enumerate() {
+                    self.prefetch_events(&batch, i);
                     match kind {
                         DRAINED => self.drained(id, ver),
                         DONE => self.done(id),
@@ -427,6 +444,39 @@ impl<'a> Loop<'a> {
         }
         self.stats.solve = self.solver.stats();
         self.stats.routes = self.solver.routes().len() as u64;
+    }
+
+    /// Prefetches what the events of `batch` after the `i`-th read, in three steps as each
+    /// step's addresses come from the one before (the flow, its message and route, their QP and
+    /// links): a batch's flows are scattered over arrays of gigabytes, so each read misses the
+    /// cache and the TLB, and several in flight hide most of that (hints only).
+    fn prefetch_events(&self, batch: &[(u8, u32, u32)], i: usize) {
+        let flow = |k: usize| batch.get(k).filter(|e| e.0 == DRAINED).map(|e| e.1);
+        let msg = |f: u32| self.flows.get(f as usize).map_or(NONE32, |fl| fl.msg) as usize;
+        if let Some(&(kind, id, _)) = batch.get(i + AHEAD) {
+            if kind == DRAINED {
+                prefetch(&self.flows[id as usize]);
+                self.solver.prefetch_flow(id);
+            } else {
+                prefetch(&self.msgs[id as usize]);
+                prefetch(&self.dag.messages[id as usize]);
+            }
+        }
+        if let Some(f) = flow(i + AHEAD / 2) {
+            self.solver.prefetch_route(f);
+            self.routes.prefetch(self.solver.route(f));
+            if let Some(m) = self.msgs.get(msg(f)) {
+                prefetch(m);
+                prefetch(&self.dag.messages[msg(f)]);
+            }
+        }
+        if let Some(f) = flow(i + AHEAD / 4) {
+            self.solver.prefetch_links(f);
+            let qp = self.msgs.get(msg(f)).map_or(NONE32, |m| m.qp);
+            if let Some(q) = self.qps.get(qp as usize) {
+                prefetch(q);
+            }
+        }
     }
 
     /// A start or finish of span `span_ps` is pending: it is due in the rates within
@@ -459,12 +509,13 @@ impl<'a> Loop<'a> {
             return;
         }
         let qp = self.msgs[m as usize].qp as usize;
-        if self.qp_busy[qp] {
-            match self.qp_tail[qp] {
-                NONE32 => self.qp_head[qp] = m,
+        let qs = &mut self.qps[qp];
+        if qs.busy {
+            match qs.tail {
+                NONE32 => qs.head = m,
                 t => self.msg_next[t as usize] = m,
             }
-            self.qp_tail[qp] = m;
+            qs.tail = m;
             return;
         }
         self.send(m);
@@ -478,7 +529,7 @@ impl<'a> Loop<'a> {
         let parts = entropy::parts(msg.bytes, qpc) as u32;
         let qp = self.msgs[m as usize].qp;
         let (s, d, total) = (msg.src.0, msg.dst.0, msg.bytes);
-        self.qp_busy[qp as usize] = true;
+        self.qps[qp as usize].busy = true;
         self.msgs[m as usize].subflows_left = parts * k;
         self.msgs[m as usize].sent = self.now;
         self.reveal(qp);
@@ -521,12 +572,11 @@ impl<'a> Loop<'a> {
     /// is revealed (`loss::Stall::revealable`) and resent one round trip later.
     fn reveal(&mut self, qp: u32) {
         let q = qp as usize;
-        let (m, lat) = self.qp_stall[q];
-        if m == NONE32 {
+        let Some(&(m, lat)) = self.qp_stall.get(q).filter(|s| s.0 != NONE32) else {
             return;
-        }
+        };
         self.qp_stall[q] = (NONE32, 0);
-        let ack = self.qp_ack[q] as u64;
+        let ack = self.qps[q].ack as u64;
         let recv = self.now + lat as u64 + ack + lat as u64;
         let st = &mut self.msgs[m as usize];
         if recv >= st.recv {
@@ -539,8 +589,8 @@ impl<'a> Loop<'a> {
                 self.events.remove(&old);
             }
         }
-        if self.qp_recv[q] == st.recv {
-            self.qp_recv[q] = recv;
+        if self.qps[q].recv == st.recv {
+            self.qps[q].recv = recv;
         }
         st.recv = recv;
         self.push(recv + ack, DONE, m, 0);
@@ -564,7 +614,7 @@ impl<'a> Loop<'a> {
         );
         let slowest = links.iter().map(|&l| self.solver.capacity(l)).min();
         let r = self.solver.push_route(&links);
-        let ack = self.qp_ack[qp as usize] as u64;
+        let ack = self.qps[qp as usize].ack as u64;
         let e = route_entry(
             self.topo,
             self.p,
@@ -618,14 +668,14 @@ impl<'a> Loop<'a> {
                     .bytes
                     .div_ceil(self.p.mtu_bytes as u64)
                     .max(1);
-                let queued = self.qp_head[qp as usize] != NONE32;
+                let queued = self.qps[qp as usize].head != NONE32;
                 let mut rng = tail_loss_rng(self.p.seed, m);
                 let hops = route.hops as usize;
                 if let Some(s) = l.draw_timeout(hops, packets, queued, &mut rng) {
                     let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64;
                     let lat = route.lat_ps as u64;
                     let rto = s.timeouts as u64 * l.rto_ps;
-                    let resent = left + lat + self.qp_ack[qp as usize] as u64 + rto + lat;
+                    let resent = left + lat + self.qps[qp as usize].ack as u64 + rto + lat;
                     st.recv = st.recv.max(resent);
                     if s.revealable {
                         stalled = true;
@@ -635,21 +685,23 @@ impl<'a> Loop<'a> {
             }
             // A QP delivers in order (RC): not before the message ahead of it.
             let q = qp as usize;
-            st.recv = st.recv.max(self.qp_recv[q]);
-            self.qp_recv[q] = st.recv;
-            let finish = st.recv + self.qp_ack[qp as usize] as u64;
+            let qs = &mut self.qps[q];
+            st.recv = st.recv.max(qs.recv);
+            qs.recv = st.recv;
+            let finish = st.recv + qs.ack as u64;
             if stalled {
                 self.push(finish, DONE, m, 0); // may move earlier (`reveal`)
             } else {
                 self.complete_at(m, finish);
             }
             // The QP's next message starts now.
-            self.qp_busy[q] = false;
-            let next = self.qp_head[q];
+            let qs = &mut self.qps[q];
+            qs.busy = false;
+            let next = qs.head;
             if next != NONE32 {
-                self.qp_head[q] = self.msg_next[next as usize];
-                if self.qp_head[q] == NONE32 {
-                    self.qp_tail[q] = NONE32;
+                qs.head = self.msg_next[next as usize];
+                if qs.head == NONE32 {
+                    qs.tail = NONE32;
                 }
                 self.send(next);
             }

@@ -209,6 +209,14 @@ impl RouteInfos {
         self.distinct[self.of[r as usize] as usize]
     }
 
+    /// Prefetches where route `r`'s info is (a hint: no effect on results).
+    #[inline]
+    pub fn prefetch(&self, r: u32) {
+        if let Some(i) = self.of.get(r as usize) {
+            crate::sim::packet::prefetch(i);
+        }
+    }
+
     /// Route `r`'s info, `None` past the last route.
     pub fn checked(&self, r: u32) -> Option<RouteInfo> {
         self.of.get(r as usize).map(|&i| self.distinct[i as usize])

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::fluid::MsgState;
+use super::fluid::{MsgState, QpState};
 use super::paths;
 use crate::message::{MessageDag, Path};
 use crate::sim::SimParams;
@@ -15,7 +15,7 @@ const NONE: u64 = u64::MAX;
 pub(super) struct Timeline<'a> {
     pub msgs: &'a [MsgState],
     pub routes: &'a paths::RouteInfos,
-    pub qp_ack: &'a [u32],
+    pub qps: &'a [QpState],
     pub subflows: u32,
     pub end_ps: u64,
     pub events: u64,
@@ -40,7 +40,7 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
                 let wire = paths::wire_bytes(p, m.bytes);
                 let line = (cap != 0)
                     .then(|| (wire as u128 * 8 * 1_000_000_000_000).div_ceil(cap as u128) as u64);
-                p.nic_latency.ps() + line.unwrap_or(0) + lat + tl.qp_ack[qp as usize] as u64
+                p.nic_latency.ps() + line.unwrap_or(0) + lat + tl.qps[qp as usize].ack as u64
             }
         };
         let opt = |t: u64| (t != NONE).then_some(t);
