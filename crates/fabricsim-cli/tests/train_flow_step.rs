@@ -131,7 +131,7 @@ fn a_bad_step_model_names_the_file_line_key_and_choices() {
 }
 
 #[test]
-fn the_packet_engine_or_adaptive_routing_is_refused_with_flow_dag() {
+fn the_packet_engine_or_too_many_adaptive_ring_steps_are_refused_with_flow_dag() {
     let mut args = vec!["train"];
     args.extend(job("2", "32"));
     args.extend(["--step-model", "flow_dag"]);
@@ -141,7 +141,33 @@ fn the_packet_engine_or_adaptive_routing_is_refused_with_flow_dag() {
         &packet,
         &["--engine", "packet", "flow engine", "flow, auto"],
     );
-    let mut ib = args.clone();
-    ib.extend(["--fabric", "ib-ndr"]);
-    exits_2_saying(&ib, &["--fabric", "ib-ndr", "hashed path", "roce-400g"]);
+    // Adaptive routing: every ring step simulated, refused when there are too many.
+    let ib = [
+        "train",
+        "--gpus",
+        "8192",
+        "--model",
+        "llama3-8b",
+        "--tp",
+        "8",
+        "--pp",
+        "1",
+        "--global-batch",
+        "2048",
+        "--dp-overlap",
+        "false",
+        "--step-model",
+        "flow_dag",
+        "--fabric",
+        "ib-ndr",
+    ];
+    exits_2_saying(
+        &ib,
+        &[
+            "--fabric",
+            "ib-ndr",
+            "hashed path",
+            "16760832 ring messages",
+        ],
+    );
 }

@@ -31,6 +31,7 @@ use crate::sim::{RunResult, SimParams, params_from_design};
 use crate::topology::Topology;
 use crate::units::BitRate;
 use crate::workload::comm_model::CommModel;
+use crate::workload::train_engine::MAX_FLOW_MESSAGES_PER_RUN;
 
 /// Passes before the result reports what the last one left inexact.
 pub const MAX_PASSES: u32 = 4;
@@ -42,6 +43,9 @@ pub const MARGIN: u32 = 1;
 /// Fewest ring steps the first pass simulates: the derivation reads the drain, path and ACK
 /// latencies of the last simulated step and checks the rule on the ones after step 0.
 pub const MIN_FIRST_RING_STEPS: u32 = 3;
+/// Ring messages a run with every ring step simulated may hold (the flow engine's limit for
+/// one run of `train --engine flow`): under adaptive routing or spraying nothing is derived.
+pub const MAX_SIMULATED_RING_MESSAGES: u64 = MAX_FLOW_MESSAGES_PER_RUN;
 /// Ring steps the first pass simulates by default (`train`'s and flow_bench (b)'s choice).
 pub const DEFAULT_FIRST_RING_STEPS: u32 = 4;
 
@@ -104,16 +108,20 @@ pub fn scenario_params(s: &Scenario, tr: &TrainRun) -> Result<(SimParams, FlowPa
         .map_err(|problem| s.error("train.step_model", flow_dag, problem, "analytic"))?;
     let params = params_from_design(&tr.design, true)?;
     let fp = engine_choice::flow_params(&tr.topology, &params);
-    if fp.paths != PathModel::Hash {
+    let ring_messages = ring_messages(&tr.config);
+    if fp.paths != PathModel::Hash && ring_messages > MAX_SIMULATED_RING_MESSAGES {
         return Err(s.error(
             "fabric.profile",
             format!("\"{}\"", tr.design.profile.id),
             format!(
                 "train.step_model = \"flow_dag\" derives ring steps along each flow's hashed \
-                 path; this profile's routing ({:?}) splits messages over paths by load",
+                 path; this profile's routing ({:?}) splits messages over paths by load, so \
+                 every ring step must be simulated: {ring_messages} ring messages, more than \
+                 the {MAX_SIMULATED_RING_MESSAGES} one run may hold",
                 params.routing
             ),
-            "a profile with ECMP hashing (roce-400g, roce-800g), or step_model = \"analytic\"",
+            "a profile with ECMP hashing (roce-400g, roce-800g), a smaller data-parallel \
+             degree, or step_model = \"analytic\"",
         ));
     }
     Ok((params, fp))
@@ -270,22 +278,30 @@ pub fn simulate(
     first_ring_steps: u32,
     on_pass: &mut dyn FnMut(&Pass),
 ) -> Result<FlowStep, String> {
-    if fabric.flow.paths != PathModel::Hash {
+    // Hashed paths: derive what the rule makes exact. Load-aware paths (adaptive routing,
+    // spraying) move with the load, so the rule cannot follow them: simulate every step.
+    let derive = fabric.flow.paths == PathModel::Hash;
+    if !derive && ring_messages(cfg) > MAX_SIMULATED_RING_MESSAGES {
         return Err(format!(
             "the whole-step simulation derives ring steps along each flow's hashed path; the \
-             flow engine's path model here is {:?} (adaptive routing or spraying), which the \
-             derivation does not follow: use a fabric profile with ECMP hashing (roce-400g, \
-             roce-800g)",
-            fabric.flow.paths
+             flow engine's path model here is {:?} (adaptive routing or spraying), so every \
+             ring step must be simulated: {} ring messages, more than the {} one run may hold",
+            fabric.flow.paths,
+            ring_messages(cfg),
+            MAX_SIMULATED_RING_MESSAGES
         ));
     }
     let analytic = step(cfg, eff, comm);
     let dp = cfg.par.dp as u32;
     let total = 2 * dp.saturating_sub(1);
     let rings = (cfg.par.tp * cfg.par.pp) as usize;
+    let first = match derive {
+        true => first_ring_steps.max(MIN_FIRST_RING_STEPS).min(total),
+        false => total,
+    };
     let mut opts = DagOptions {
         ring_steps: None,
-        ring_steps_each: vec![first_ring_steps.max(MIN_FIRST_RING_STEPS).min(total); rings],
+        ring_steps_each: vec![first; rings],
     };
     let mut passes = Vec::new();
     loop {
@@ -295,7 +311,10 @@ pub fn simulate(
         let t1 = Instant::now();
         let (r, st) = flow::run(fabric.topology, fabric.params, &sd.dag, fabric.flow)?;
         let engine_wall_s = t1.elapsed().as_secs_f64();
-        let d = derive_rings(fabric.topology, fabric.params, &sd, &r);
+        let d = match derive {
+            true => derive_rings(fabric.topology, fabric.params, &sd, &r),
+            false => simulated_rings(&sd, &r),
+        };
         let met = d.last_met.iter().filter(|m| m.is_some()).count() as u64;
         let p = Pass {
             ring_steps_simulated: opts.ring_steps_each.iter().map(|&k| k as u64).sum(),
@@ -425,16 +444,16 @@ struct Derived {
     pipeline_bound_ps: u64,
 }
 
-/// The ring steps the run did not simulate, from the last simulated one, by the flow engine's
-/// rule for a flow alone on its path (`flow::fluid`): ring position d's step k is posted when
-/// position d-1's step k-1 completes; its bytes start after the NIC latency, or when its QP's
-/// previous message has drained if later; they drain at the route's line rate (wire bytes,
-/// `ceil(bits x 10^12 / rate)` ps); the receiver has them one path latency later and the
-/// sender's completion comes one ACK latency after that. Exact when every ring flow is alone
-/// on its links: checked by the rule reproducing the simulated steps, no directed link
-/// carrying two ring flows, and no pipeline flow on a ring edge's links (from its post to its
-/// completion) while one of that edge's derived steps runs (bytes start to receipt).
-fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> Derived {
+/// Ring messages of `cfg`'s step: a ring per (stage, rail) of `dp` ranks, 2(dp - 1) steps.
+fn ring_messages(cfg: &TrainConfig) -> u64 {
+    let dp = cfg.par.dp as u64;
+    (cfg.par.tp * cfg.par.pp) as u64 * dp * 2 * dp.saturating_sub(1)
+}
+
+/// What the simulated ring steps give by themselves: per step the spread of
+/// finish(d, k) - finish(d - 1, k - 1), each ring's last simulated finish and the latest of
+/// them; nothing derived, nothing checked (the whole result when every step was simulated).
+fn simulated_rings(sd: &StepDag, r: &RunResult) -> Derived {
     let rings = sd.rings.len();
     let n = sd.rings.first().map_or(0, |r| r.ranks as usize);
     let mut out = Derived {
@@ -451,9 +470,46 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
         last_met: vec![None; rings],
         pipeline_bound_ps: 0,
     };
+    let fin = |i: usize| r.messages[i].finish_ps.expect("every message completes");
+    let id = |ri: &RingIndex, k: u32, d: usize| (ri.first + k * ri.ranks) as usize + d;
+    for (ix, ri) in sd.rings.iter().enumerate() {
+        if ri.steps_compiled == 0 {
+            continue;
+        }
+        for k in 1..ri.steps_compiled {
+            for d in 0..n {
+                let gap = fin(id(ri, k, d)) - fin(id(ri, k - 1, (d + n - 1) % n));
+                if let Some(s) = out.per_step.get_mut(k as usize) {
+                    *s = (s.0.min(gap), s.1.max(gap));
+                }
+            }
+        }
+        let last = ri.steps_compiled.saturating_sub(1);
+        out.ring_end[ix] = (0..n).map(|d| fin(id(ri, last, d))).max().unwrap_or(0);
+        if out.ring_end[ix] > out.end_ps {
+            (out.end_ps, out.last_ring) = (out.ring_end[ix], ix);
+        }
+    }
+    out
+}
+
+/// The ring steps the run did not simulate, from the last simulated one, by the flow engine's
+/// rule for a flow alone on its path (`flow::fluid`): ring position d's step k is posted when
+/// position d-1's step k-1 completes; its bytes start after the NIC latency, or when its QP's
+/// previous message has drained if later; they drain at the route's line rate (wire bytes,
+/// `ceil(bits x 10^12 / rate)` ps); the receiver has them one path latency later and the
+/// sender's completion comes one ACK latency after that. Exact when every ring flow is alone
+/// on its links: checked by the rule reproducing the simulated steps, no directed link
+/// carrying two ring flows, and no pipeline flow on a ring edge's links (from its post to its
+/// completion) while one of that edge's derived steps runs (bytes start to receipt).
+fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> Derived {
+    let rings = sd.rings.len();
+    let n = sd.rings.first().map_or(0, |r| r.ranks as usize);
+    let mut out = simulated_rings(sd, r);
     if rings == 0 {
         return out;
     }
+    (out.end_ps, out.last_ring) = (0, 0);
     let router = paths::Router::new(topo, p.routing);
     let caps = paths::capacities(topo);
     let nic = p.nic_latency.ps();
@@ -520,12 +576,6 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
             for d in 0..n {
                 let e = e0 + d;
                 let prev = fin(id(ri, k - 1, (d + n - 1) % n));
-                if let Some(s) = out.per_step.get_mut(k as usize) {
-                    *s = (
-                        s.0.min(fin(id(ri, k, d)) - prev),
-                        s.1.max(fin(id(ri, k, d)) - prev),
-                    );
-                }
                 out.checked += 1;
                 // The rule: (recv, finish) of step k at d from step k-1's.
                 let bytes_start = (prev + nic).max(recv(id(ri, k - 1, d)) - lat[e]);
@@ -643,21 +693,27 @@ pub fn to_text(f: &FlowStep) -> String {
             us(*hi)
         );
     }
-    s += &format!(
-        "  derived: {} ring steps ({} messages) by the flow engine's rule for a flow alone on \
+    // Under load-aware paths every ring step is simulated: nothing derived, nothing checked.
+    let all_simulated = f.ring_steps_derived == 0 && c.checked == 0;
+    if all_simulated {
+        s += "  every ring step simulated (paths split by load: the rule is not used)\n";
+    } else {
+        s += &format!(
+            "  derived: {} ring steps ({} messages) by the flow engine's rule for a flow alone on \
          its path; the rule reproduces {} of {} simulated ring messages after step 0 to the \
          picosecond ({} met a pipeline flow; unexplained: {}); directed links carrying two \
          ring flows: {}; exact rings: {} of {}\n",
-        f.ring_steps_derived,
-        f.ring_messages_derived,
-        c.reproduced,
-        c.checked,
-        c.met_pipeline,
-        c.unexplained,
-        c.shared_links,
-        c.exact_rings,
-        f.rings,
-    );
+            f.ring_steps_derived,
+            f.ring_messages_derived,
+            c.reproduced,
+            c.checked,
+            c.met_pipeline,
+            c.unexplained,
+            c.shared_links,
+            c.exact_rings,
+            f.rings,
+        );
+    }
     if let Some(slack) = c.least_ring_slack_ps {
         s += &format!(
             "  the other rings' derived steps share a link with {} pipeline flows: at most \
@@ -671,10 +727,10 @@ pub fn to_text(f: &FlowStep) -> String {
         "  the step ends with ring (stage {}, rail {}), derived {}; the step time is {}\n",
         c.last_ring_stage,
         c.last_ring_rail,
-        if c.last_ring_exact {
-            "exactly"
-        } else {
-            "NOT exactly"
+        match (all_simulated, c.last_ring_exact) {
+            (true, _) => "none",
+            (false, true) => "exactly",
+            (false, false) => "NOT exactly",
         },
         match c.verdict {
             "exact" => "exact for this model".to_string(),
@@ -749,6 +805,44 @@ mod tests {
             assert_eq!((f.step_time_s * 1e12).round() as u64, end, "pp {pp}");
             assert_eq!(f.analytic_step_time_s, tr.report.step_time_s);
         }
+    }
+
+    #[test]
+    fn under_adaptive_routing_every_ring_step_is_simulated() {
+        // ib-ndr routes adaptively: its flows' paths move with the load, so nothing is
+        // derived; the result is the fully simulated DAG's end, in one pass.
+        let s = job("128", "2", &[("--fabric", "ib-ndr")]);
+        let tr = run::run(&s).unwrap();
+        let (params, fp) = scenario_params(&s, &tr).unwrap();
+        assert_ne!(fp.paths, PathModel::Hash);
+        let f = simulate_run(&tr, &params, &fp, DEFAULT_FIRST_RING_STEPS, &mut |_| ()).unwrap();
+        assert_eq!((f.passes.len(), f.ring_steps_derived), (1, 0));
+        assert_eq!(f.checks.verdict, "exact");
+        assert!(
+            f.ring_step_min_max_ps
+                .iter()
+                .all(|&[lo, hi]| 0 < lo && lo <= hi)
+        );
+        let nvlink = BitRate((tr.design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
+        let eff = Efficiency::h200(&tr.design.catalog);
+        let full = step_dag::compile(&tr.config, &eff, nvlink, DagOptions::default()).unwrap();
+        let (r, _) = flow::run(&tr.topology, &params, &full.dag, &fp).unwrap();
+        let end = r.messages.iter().filter_map(|m| m.finish_ps).max().unwrap();
+        assert_eq!((f.step_time_s * 1e12).round() as u64, end);
+        assert!(to_text(&f).contains("every ring step simulated"));
+        // DP 1,024 (8,192 GPUs, TP 8): 8 rings x 1,024 ranks x 2,046 steps, too many.
+        let s = job(
+            "8192",
+            "1",
+            &[("--fabric", "ib-ndr"), ("--global-batch", "2048")],
+        );
+        let e = scenario_params(&s, &run::run(&s).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("16760832 ring messages") && e.contains("ib-ndr"),
+            "{e}"
+        );
     }
 
     #[test]
