@@ -492,12 +492,13 @@ fn dcqcn_model(
     };
     let o = fabricsim::flow::dcqcn_incast::drain(&inc, d, ecn);
     format!(
-        "drain {:.2} us (ideal {:.2}), {} cuts, {} CNPs, peak queue {:.2} MB",
+        "drain {:.2} us (ideal {:.2}), {} cuts, {} CNPs, peak queue {:.2} MB, mean wait {:.2} us",
         o.drain_ps as f64 / 1e6,
         o.ideal_ps as f64 / 1e6,
         o.cuts,
         o.cnps,
-        o.peak_queue_bytes as f64 / 1e6
+        o.peak_queue_bytes as f64 / 1e6,
+        o.mean_wait_ps as f64 / 1e6
     )
 }
 
