@@ -64,25 +64,57 @@ fn fit_loss() {
         "p/link", "seed", "p_h", "goodput"
     );
     let mut pts = Vec::new();
+    // Per loss rate: the mean FCT (us) of the runs without a timeout on each engine (the flow
+    // engine draws the same message's NAKed losses per seed, `LossModel::draw_naks`).
+    let mut means = Vec::new();
+    let fp = fabricsim::engine_choice::flow_params(&topo, &p0);
     for &pl in &[0.0005, 0.001, 0.002, 0.005] {
+        let (mut pkt, mut flow) = (Vec::new(), Vec::new());
         for seed in 1..=12u64 {
             let mut p = p0.clone();
             p.loss_rate = pl;
             p.seed = seed;
             let r = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
             let fct = r.messages[0].fct_ps.unwrap() as f64;
-            if fct >= p.ack_timeout().ps() as f64 {
+            let rto = p.ack_timeout().ps() as f64;
+            let fp = fabricsim::flow::FlowParams {
+                loss: fabricsim::flow::LossModel::of(&p),
+                ..fp.clone()
+            };
+            let f = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap().0;
+            let ffct = f.messages[0].fct_ps.unwrap() as f64;
+            if ffct < rto {
+                flow.push(ffct);
+            }
+            if fct >= rto {
                 println!("{pl:>8} {seed:>6} (timeout: left out)");
                 continue;
             }
+            pkt.push(fct);
             let g = drain_ps / (fct - fixed_ps);
             let ph = loss::path_loss(pl, hops);
             println!("{pl:>8} {seed:>6} {ph:>10.5} {g:>10.4}");
             pts.push((ph, w, g));
         }
+        means.push((pl, pkt, flow));
     }
     let c = loss::fit_gbn(&pts);
     println!("fitted c_gbn = {c:.3}");
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64 / 1e6;
+    println!(
+        "mean FCT without timeouts (us), packet / flow (c_gbn {} in the model):",
+        loss::FITTED.c_gbn
+    );
+    for (pl, pkt, flow) in &means {
+        println!(
+            "{pl:>8} {:>10.2} ({} runs) / {:>10.2} ({} runs) {:>+6.1}%",
+            mean(pkt),
+            pkt.len(),
+            mean(flow),
+            flow.len(),
+            100.0 * (mean(flow) - mean(pkt)) / mean(pkt)
+        );
+    }
 }
 
 /// A single 4 MB flow between leaves of a 128-GPU ib-ndr fabric whose leaf-spine links are
@@ -583,6 +615,9 @@ fn excess(only: Option<&str>, seeds: Option<u64>) {
         for kind in [EngineKind::Packet, EngineKind::Flow] {
             // Per hop count: messages, those with one timeout or more, with two or more.
             let mut by_hops = std::collections::BTreeMap::<usize, [u64; 3]>::new();
+            // Excess (us) summed over the messages that waited one timeout and over those that
+            // waited two or more.
+            let mut excess_sum = [0.0f64; 2];
             let mut lasts = Vec::new();
             let mut hist = [0u64; BINS.len() + 1];
             let mut tops = Vec::new();
@@ -597,6 +632,9 @@ fn excess(only: Option<&str>, seeds: Option<u64>) {
                     h[0] += 1;
                     h[1] += (x > rto / 3.0) as u64;
                     h[2] += (x > 1.4 * rto) as u64;
+                    if x > rto / 3.0 {
+                        excess_sum[(x > 1.4 * rto) as usize] += x;
+                    }
                     if x > top.0 {
                         top = (x, b.id);
                     }
@@ -617,6 +655,14 @@ fn excess(only: Option<&str>, seeds: Option<u64>) {
                 kind.name(),
                 hist,
                 sd / n.sqrt()
+            );
+            let (ones, twos) = by_hops
+                .values()
+                .fold((0, 0), |(a, b), h| (a + h[1], b + h[2]));
+            println!(
+                "          mean excess: {:.2} us over one timeout, {:.2} us over two or more",
+                excess_sum[0] / (ones - twos).max(1) as f64,
+                excess_sum[1] / twos.max(1) as f64
             );
             for (h, [n, one, two]) in &by_hops {
                 println!(
