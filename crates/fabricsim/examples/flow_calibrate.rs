@@ -4,12 +4,18 @@
 //!   flows across a 128-GPU roce-400g fabric (one switch: 2 links, counted from the route) at
 //!   several per-link loss rates and seeds on the packet engine; runs that hit a retransmission timeout are left out (the timeout is its own
 //!   term of the model); the goodput of each is its wire bytes at line rate over its drain
-//!   time, fitted to `(1 - p_h) / (1 + c p_h W)`. Prints the points and the constant.
+//!   time, fitted to `(1 - p_h) / (1 + c p_h W)`. Prints the points, the constant, and the
+//!   mean FCT of the same runs on the flow engine with the model's constant (its per-message
+//!   draws of NAKed losses, `LossModel::draw_naks`) beside the packet engine's.
 //! - `-- credits`: a flow across long leaf-spine links (0-10 km) on ib-ndr, packet vs flow,
 //!   with the credit cap of `flow::credits` (no constant: the closed form is checked).
 //! - `-- timeouts [name]`: per lossy cross-validation case, the share of messages that waited
 //!   for one ACK timeout and for two or more on each engine over the case's seeds, and the
 //!   packet engine's timer firings and resent packets (checks `flow::loss`'s timeout draws).
+//! - `-- excess [case [seeds]]`: per lossy case and engine, each message's FCT beyond its
+//!   lossless FCT (histogram), the messages that waited one and two ACK timeouts per path
+//!   length, and the collective time with its standard error (checks `flow::loss`'s second
+//!   timeout and go-back-N resends; `excess "all-to-all" 160` for the lossy all-to-all).
 //! - `-- incast`: the sharing of a congested egress (DCQCN/ECN fan-in sweep, per-input-port
 //!   service, PFC head-of-line blocking); see `flow::rate_model` for the model and the figures.
 //! - `-- ports [gpus]`: the cost of per-input-port service at scale (all-to-all and ring,
@@ -573,15 +579,16 @@ fn port_cost(gpus: u32) {
 }
 
 /// Per lossy case and engine, the distribution of each message's FCT beyond its FCT in the same
-/// seed's lossless run (us bins), and each run's largest FCT excess and last completion: where
-/// the lossy collective time's maximum comes from.
+/// seed's lossless run (us bins), the messages that waited one ACK timeout or more and two or
+/// more, per path length, and each run's last completion: where the lossy collective time (the
+/// maximum of a run) comes from. `excess [case [seeds]]`; the case filter matches "name fabric".
 fn excess(only: Option<&str>, seeds: Option<u64>) {
     const BINS: [f64; 16] = [
         0.5, 2.0, 5.0, 10.0, 20.0, 40.0, 60.0, 80.0, 90.0, 100.0, 110.0, 120.0, 130.0, 140.0,
         150.0, 200.0,
     ];
     for c in flow_cases::cases().into_iter().filter(|c| c.loss > 0.0) {
-        if only.is_some_and(|o| !c.name.contains(o)) {
+        if only.is_some_and(|o| !format!("{} {}", c.name, c.fabric).contains(o)) {
             continue;
         }
         println!(
