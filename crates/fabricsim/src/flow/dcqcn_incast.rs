@@ -23,8 +23,10 @@
 //! and byte counter's pace. The model returns the group's drain time; the flow engine caps each
 //! of the group's flows at its bytes over that time ([`synchronized_caps`]). A group whose bytes
 //! all leave the senders before the first cut lands (the whole incast fits in the buffer) pays
-//! nothing, as in the packet engine. Checked against the packet engine by `flow_calibrate --
-//! incast` (the drain and the packet engine's last completion for N = 2..32). Not modeled: PFC pauses (the queue is not bounded by
+//! nothing, as in the packet engine. The model also returns the mean queueing delay of the
+//! group's packets, which a go-back-N resend pays (`flow::loss`). Checked against the packet
+//! engine by `flow_calibrate -- incast` (the drain and the packet engine's last completion for
+//! N = 2..32; it prints the mean wait too: 191 us for 32 x 1 MB). Not modeled: PFC pauses (the queue is not bounded by
 //! XOFF), flows of one group with different sizes (the mean size stands for all), groups that
 //! are not dependency-free starters (a released message joins no group), congestion upstream
 //! of the receiver's egress.
@@ -297,8 +299,9 @@ pub struct GroupFlow {
 /// The flows (sorted by index) of the dependency-free messages that start together towards
 /// one receiver faster than its link drains them, under the profile's DCQCN: each flow of such
 /// a group drains its bytes over the group's modeled drain time, and its packets wait the
-/// group's mean queueing delay at the egress. Empty without DCQCN or ECN. `msg_flow[m]` is message `m`'s first flow (its subflows follow), `flows_per_qp`
-/// the subflows per QP, `loop_ps(m)` the feedback loop of `m`'s QP.
+/// group's mean queueing delay at the egress. Empty without DCQCN or ECN. `msg_flow[m]` is
+/// message `m`'s first flow (its subflows follow), `flows_per_qp` the subflows per QP,
+/// `loop_ps(m)` the feedback loop of `m`'s QP.
 pub fn synchronized_caps(
     topo: &Topology,
     p: &SimParams,
@@ -427,6 +430,12 @@ mod tests {
         let out = drain(&inc(8, 16_384), &d, &red());
         assert_eq!(out.cuts, 0);
         assert!(out.drain_ps <= out.ideal_ps + 2 * STEP_PS, "{out:?}");
+        // Bytes arriving at 8 C for T = 16 KB / C = 0.328 us find a queue of 7 C t: they wait
+        // 7 T / 2 = 1.147 us on average; the fluid counts a step's arrivals behind the queue at
+        // its start, up to 7 steps' bytes fewer.
+        let exact = 7.0 * 16_384.0 * 8.0 / 400e9 / 2.0 * 1e12;
+        let wait = out.mean_wait_ps as f64;
+        assert!(wait <= exact && wait >= exact - 7.0 * STEP_PS as f64, "{out:?}");
     }
 
     #[test]
@@ -438,6 +447,8 @@ mod tests {
         // Frames arrive whole: at most one waits behind another.
         assert_eq!(out.cnps, 0);
         assert!(out.peak_queue_bytes < one.frame_bytes, "{out:?}");
+        // Nothing waits longer than a frame's time at the egress (84 ns).
+        assert!(out.mean_wait_ps <= 84_000, "{out:?}");
         // At 200 Gb/s: 2 x (1 MB at 400 Gb/s) = 41.9 us (the egress drains what arrives).
         assert!(out.drain_ps.abs_diff(41_943_040) <= 2 * STEP_PS, "{out:?}");
     }

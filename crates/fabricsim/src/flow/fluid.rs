@@ -615,7 +615,7 @@ impl<'a> Loop<'a> {
             self.stats.max_wait_ps = self.stats.max_wait_ps.max(wait);
             // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
             // `at` into the drain; the timer runs one RTO from its ACK, then the resend crosses.
-            // Go-back-N losses a NAK reveals resend what followed them (`LossModel::nak_cost`),
+            // Go-back-N losses a NAK reveals resend what followed them (`LossModel::nak_cost_ps`),
             // which delays the rest of the message.
             let mut stalled = false;
             if let Some(l) = &self.fp.loss {
