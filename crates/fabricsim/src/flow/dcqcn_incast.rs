@@ -435,7 +435,10 @@ mod tests {
         // its start, up to 7 steps' bytes fewer.
         let exact = 7.0 * 16_384.0 * 8.0 / 400e9 / 2.0 * 1e12;
         let wait = out.mean_wait_ps as f64;
-        assert!(wait <= exact && wait >= exact - 7.0 * STEP_PS as f64, "{out:?}");
+        assert!(
+            wait <= exact && wait >= exact - 7.0 * STEP_PS as f64,
+            "{out:?}"
+        );
     }
 
     #[test]
