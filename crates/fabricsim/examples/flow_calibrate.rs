@@ -4,12 +4,18 @@
 //!   flows across a 128-GPU roce-400g fabric (one switch: 2 links, counted from the route) at
 //!   several per-link loss rates and seeds on the packet engine; runs that hit a retransmission timeout are left out (the timeout is its own
 //!   term of the model); the goodput of each is its wire bytes at line rate over its drain
-//!   time, fitted to `(1 - p_h) / (1 + c p_h W)`. Prints the points and the constant.
+//!   time, fitted to `(1 - p_h) / (1 + c p_h W)`. Prints the points, the constant, and the
+//!   mean FCT of the same runs on the flow engine with the model's constant (its per-message
+//!   draws of NAKed losses, `LossModel::draw_naks`) beside the packet engine's.
 //! - `-- credits`: a flow across long leaf-spine links (0-10 km) on ib-ndr, packet vs flow,
 //!   with the credit cap of `flow::credits` (no constant: the closed form is checked).
 //! - `-- timeouts [name]`: per lossy cross-validation case, the share of messages that waited
 //!   for one ACK timeout and for two or more on each engine over the case's seeds, and the
 //!   packet engine's timer firings and resent packets (checks `flow::loss`'s timeout draws).
+//! - `-- excess [case [seeds]]`: per lossy case and engine, each message's FCT beyond its
+//!   lossless FCT (histogram), the messages that waited one and two ACK timeouts per path
+//!   length, and the collective time with its standard error (checks `flow::loss`'s second
+//!   timeout and go-back-N resends; `excess "all-to-all" 160` for the lossy all-to-all).
 //! - `-- incast`: the sharing of a congested egress (DCQCN/ECN fan-in sweep, per-input-port
 //!   service, PFC head-of-line blocking); see `flow::rate_model` for the model and the figures.
 //! - `-- ports [gpus]`: the cost of per-input-port service at scale (all-to-all and ring,
@@ -64,25 +70,57 @@ fn fit_loss() {
         "p/link", "seed", "p_h", "goodput"
     );
     let mut pts = Vec::new();
+    // Per loss rate: the mean FCT (us) of the runs without a timeout on each engine (the flow
+    // engine draws the same message's NAKed losses per seed, `LossModel::draw_naks`).
+    let mut means = Vec::new();
+    let fp = fabricsim::engine_choice::flow_params(&topo, &p0);
     for &pl in &[0.0005, 0.001, 0.002, 0.005] {
+        let (mut pkt, mut flow) = (Vec::new(), Vec::new());
         for seed in 1..=12u64 {
             let mut p = p0.clone();
             p.loss_rate = pl;
             p.seed = seed;
             let r = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
             let fct = r.messages[0].fct_ps.unwrap() as f64;
-            if fct >= p.ack_timeout().ps() as f64 {
+            let rto = p.ack_timeout().ps() as f64;
+            let fp = fabricsim::flow::FlowParams {
+                loss: fabricsim::flow::LossModel::of(&p),
+                ..fp.clone()
+            };
+            let f = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap().0;
+            let ffct = f.messages[0].fct_ps.unwrap() as f64;
+            if ffct < rto {
+                flow.push(ffct);
+            }
+            if fct >= rto {
                 println!("{pl:>8} {seed:>6} (timeout: left out)");
                 continue;
             }
+            pkt.push(fct);
             let g = drain_ps / (fct - fixed_ps);
             let ph = loss::path_loss(pl, hops);
             println!("{pl:>8} {seed:>6} {ph:>10.5} {g:>10.4}");
             pts.push((ph, w, g));
         }
+        means.push((pl, pkt, flow));
     }
     let c = loss::fit_gbn(&pts);
     println!("fitted c_gbn = {c:.3}");
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64 / 1e6;
+    println!(
+        "mean FCT without timeouts (us), packet / flow (c_gbn {} in the model):",
+        loss::FITTED.c_gbn
+    );
+    for (pl, pkt, flow) in &means {
+        println!(
+            "{pl:>8} {:>10.2} ({} runs) / {:>10.2} ({} runs) {:>+6.1}%",
+            mean(pkt),
+            pkt.len(),
+            mean(flow),
+            flow.len(),
+            100.0 * (mean(flow) - mean(pkt)) / mean(pkt)
+        );
+    }
 }
 
 /// A single 4 MB flow between leaves of a 128-GPU ib-ndr fabric whose leaf-spine links are
@@ -492,12 +530,13 @@ fn dcqcn_model(
     };
     let o = fabricsim::flow::dcqcn_incast::drain(&inc, d, ecn);
     format!(
-        "drain {:.2} us (ideal {:.2}), {} cuts, {} CNPs, peak queue {:.2} MB",
+        "drain {:.2} us (ideal {:.2}), {} cuts, {} CNPs, peak queue {:.2} MB, mean wait {:.2} us",
         o.drain_ps as f64 / 1e6,
         o.ideal_ps as f64 / 1e6,
         o.cuts,
         o.cnps,
-        o.peak_queue_bytes as f64 / 1e6
+        o.peak_queue_bytes as f64 / 1e6,
+        o.mean_wait_ps as f64 / 1e6
     )
 }
 
@@ -539,6 +578,113 @@ fn port_cost(gpus: u32) {
     }
 }
 
+/// Per lossy case and engine, the distribution of each message's FCT beyond its FCT in the same
+/// seed's lossless run (us bins), the messages that waited one ACK timeout or more and two or
+/// more, per path length, and each run's last completion: where the lossy collective time (the
+/// maximum of a run) comes from. `excess [case [seeds]]`; the case filter matches "name fabric".
+fn excess(only: Option<&str>, seeds: Option<u64>) {
+    const BINS: [f64; 16] = [
+        0.5, 2.0, 5.0, 10.0, 20.0, 40.0, 60.0, 80.0, 90.0, 100.0, 110.0, 120.0, 130.0, 140.0,
+        150.0, 200.0,
+    ];
+    for c in flow_cases::cases().into_iter().filter(|c| c.loss > 0.0) {
+        if only.is_some_and(|o| !format!("{} {}", c.name, c.fabric).contains(o)) {
+            continue;
+        }
+        println!(
+            "{} on {} (RTO {:.1} us), excess bins (us) <{:?}..:",
+            c.name,
+            c.fabric,
+            Time(4_096_000u64 << c.timeout_exp).ps() as f64 / 1e6,
+            BINS
+        );
+        let c = flow_cases::Case {
+            seeds: seeds.unwrap_or(c.seeds),
+            ..c
+        };
+        let clean = flow_cases::Case {
+            loss: 0.0,
+            ..c.clone()
+        };
+        let (topo, p) = flow_cases::fabric(c.hosts, c.fabric);
+        let router = paths::Router::new(&topo, p.routing);
+        let mut links = Vec::new();
+        let hops: Vec<usize> = c
+            .dag
+            .messages
+            .iter()
+            .map(|m| {
+                message_links(&topo, &router, &p, m, 0, &mut links);
+                links.len()
+            })
+            .collect();
+        let rto = Time(4_096_000u64 << c.timeout_exp).ps() as f64 / 1e6;
+        for kind in [EngineKind::Packet, EngineKind::Flow] {
+            // Per hop count: messages, those with one timeout or more, with two or more.
+            let mut by_hops = std::collections::BTreeMap::<usize, [u64; 3]>::new();
+            // Excess (us) summed over the messages that waited one timeout and over those that
+            // waited two or more.
+            let mut excess_sum = [0.0f64; 2];
+            let mut lasts = Vec::new();
+            let mut hist = [0u64; BINS.len() + 1];
+            let mut tops = Vec::new();
+            for seed in 1..=c.seeds {
+                let base = flow_cases::run(&clean, kind, seed);
+                let lossy = flow_cases::run(&c, kind, seed);
+                let mut top = (0.0f64, 0u32);
+                for (a, b) in base.messages.iter().zip(&lossy.messages) {
+                    let x = (b.fct_ps.unwrap_or(0) as f64 - a.fct_ps.unwrap_or(0) as f64) / 1e6;
+                    hist[BINS.iter().take_while(|&&e| x >= e).count()] += 1;
+                    let h = by_hops.entry(hops[b.id as usize]).or_default();
+                    h[0] += 1;
+                    h[1] += (x > rto / 3.0) as u64;
+                    h[2] += (x > 1.4 * rto) as u64;
+                    if x > rto / 3.0 {
+                        excess_sum[(x > 1.4 * rto) as usize] += x;
+                    }
+                    if x > top.0 {
+                        top = (x, b.id);
+                    }
+                }
+                let (last, _) = last_mean(&lossy);
+                let (base_last, _) = last_mean(&base);
+                lasts.push(last);
+                tops.push(format!(
+                    "{:.1}/{:.1} (msg {} +{:.1})",
+                    base_last, last, top.1, top.0
+                ));
+            }
+            let n = lasts.len() as f64;
+            let mean = lasts.iter().sum::<f64>() / n;
+            let sd = (lasts.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            println!(
+                "  {:<7} {:?}; collective {mean:.2} us, s.e. {:.2} us over {n} runs",
+                kind.name(),
+                hist,
+                sd / n.sqrt()
+            );
+            let (ones, twos) = by_hops
+                .values()
+                .fold((0, 0), |(a, b), h| (a + h[1], b + h[2]));
+            println!(
+                "          mean excess: {:.2} us over one timeout, {:.2} us over two or more",
+                excess_sum[0] / (ones - twos).max(1) as f64,
+                excess_sum[1] / twos.max(1) as f64
+            );
+            for (h, [n, one, two]) in &by_hops {
+                println!(
+                    "          {h} links: {n} messages, {one} timed out ({:.3}%), {two} twice ({:.3}% of those)",
+                    100.0 * *one as f64 / *n as f64,
+                    100.0 * *two as f64 / (*one).max(1) as f64
+                );
+            }
+            if tops.len() <= 8 {
+                println!("          runs clean/lossy last us: {}", tops.join(", "));
+            }
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -546,6 +692,10 @@ fn main() {
         Some("credits") => credits(),
         Some("incast") => incast(),
         Some("timeouts") => timeouts(args.get(1).map(String::as_str)),
+        Some("excess") => excess(
+            args.get(1).map(String::as_str),
+            args.get(2).and_then(|a| a.parse().ok()),
+        ),
         Some("ports") => port_cost(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1024)),
         _ => cases(args.get(1).map(String::as_str)),
     }

@@ -7,7 +7,8 @@
 //!
 //! Method for the lossy cases. A loss is a random event in both engines (the packet engine drops
 //! packets from its seeded per-link streams; the flow engine draws per message, from its own
-//! seeded stream, whether and where an ACK timeout stalls it, `flow::loss`), so the two are
+//! seeded stream, whether and where an ACK timeout stalls it and how many of its packets a
+//! go-back-N NAK reveals lost, `flow::loss`), so the two are
 //! compared in distribution: each engine runs the case with seeds 1..=S (S per case in
 //! `flow_cases::cases`), every message's FCT pooled, the collective time averaged over the
 //! seeds. A quantity is asserted where the packet engine's own sampling error is small beside
@@ -26,9 +27,21 @@
 //! The 32:1 incast on roce-400g is asserted with and without loss since the flow engine models
 //! DCQCN's over-cut of synchronized starters (`flow::dcqcn_incast`: 978 us against 687 us of
 //! bytes; the packet engine 968 us since its pacer rescales a pending gap on a rate change,
-//! HPCC ns-3's `RdmaHw::ChangeRate`; it took 8.7 ms before). Printed, not asserted (see
-//! `excluded`): the mixed-port incast with loss on roce-400g (a resend after the over-cut waits
-//! for DCQCN's rate recovery, which the flow engine does not model).
+//! HPCC ns-3's `RdmaHw::ChangeRate`; it took 8.7 ms before). The mixed-port incast with loss on
+//! roce-400g is asserted since the flow engine draws each message's go-back-N losses and charges
+//! each a round trip of resent packets including the queue its DCQCN group built (`flow::loss`,
+//! `dcqcn_incast::Drain::mean_wait_ps`: 502.1 us mean against the packet engine's 502.2 us; it
+//! was 440 us with a goodput cap at line rate, which does not bind at a 1/99 share).
+//!
+//! The lossy all-to-all's collective time is printed, not asserted: it is the run's last
+//! completion, lossless time plus one ACK timeout (65.5 us) or two when any of the run's ~280
+//! (ib-ndr) / ~65 (roce-400g) timed-out messages waits a second one, so it swings by a whole RTO
+//! from run to run (standard deviation 16% / 22% of the mean): the gate's 2 s.e. within 2.5%
+//! needs 160 / 300 packet runs (minutes). Over 160 seeds (`flow_calibrate -- excess all-to-all
+//! 160`) the flow engine is within 5% on both fabrics (ib-ndr 156.3 +- 2.0 us packet, 163.9 +-
+//! 1.9 us flow; roce-400g 129.0 +- 2.2 us, 133.8 +- 2.2 us); see `flow::loss` for the
+//! second-timeout probability this rests on (the -10%/-11% at 4 seeds were sampling error plus,
+//! on ib-ndr, a second timeout after a lost tail drawn with `p_h` instead of `1 - (1 - p_h)^2`).
 //!
 //! Each lossy case's ACK timeout follows one rule (`flow_cases::timeout_exp`): the smallest
 //! 4.096 us x 2^e, e >= 4, above the largest FCT of its lossless run, as a deployment keeps its
@@ -98,17 +111,6 @@ fn compare(c: &Case, gate: bool) -> (Vec<String>, Vec<String>) {
     (failed, skipped)
 }
 
-/// Why a case is printed rather than asserted (see the module comment), if it is.
-fn excluded(c: &Case) -> Option<&'static str> {
-    if c.name == "incast 99:1 mixed ports" && c.fabric == "roce-400g" && c.loss > 0.0 {
-        Some(
-            "DCQCN with go-back-N: the whole incast sits in the switch buffer before the first cut, so every sender is cut to its floor while the queue drains (~0.5 ms), and a message that lost a packet resends from it only once the increase timer restores its rate; the flow engine charges the resend at the fair share (flow::dcqcn_incast sees no cost: no bytes wait to be sent)",
-        )
-    } else {
-        None
-    }
-}
-
 /// Compares the cases `pick` selects (gated by sampling error when `gate`); prints the table and
 /// every quantity not asserted with the reason; returns the failures.
 fn compare_all(pick: impl Fn(&Case) -> bool, gate: bool) -> Vec<String> {
@@ -118,10 +120,7 @@ fn compare_all(pick: impl Fn(&Case) -> bool, gate: bool) -> Vec<String> {
         let (f, noisy) = compare(&c, gate);
         let why = "the packet engine's sampling error is too large for the tolerance";
         printed.extend(noisy.into_iter().map(|l| format!("{l}: {why}")));
-        match excluded(&c) {
-            Some(why) => printed.extend(f.into_iter().map(|l| format!("{l}: {why}"))),
-            None => failures.extend(f),
-        }
+        failures.extend(f);
     }
     println!("not asserted:");
     for l in &printed {

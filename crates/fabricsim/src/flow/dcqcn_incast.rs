@@ -23,8 +23,10 @@
 //! and byte counter's pace. The model returns the group's drain time; the flow engine caps each
 //! of the group's flows at its bytes over that time ([`synchronized_caps`]). A group whose bytes
 //! all leave the senders before the first cut lands (the whole incast fits in the buffer) pays
-//! nothing, as in the packet engine. Checked against the packet engine by `flow_calibrate --
-//! incast` (the drain and the packet engine's last completion for N = 2..32). Not modeled: PFC pauses (the queue is not bounded by
+//! nothing, as in the packet engine. The model also returns the mean queueing delay of the
+//! group's packets, which a go-back-N resend pays (`flow::loss`). Checked against the packet
+//! engine by `flow_calibrate -- incast` (the drain and the packet engine's last completion for
+//! N = 2..32; it prints the mean wait too: 191 us for 32 x 1 MB). Not modeled: PFC pauses (the queue is not bounded by
 //! XOFF), flows of one group with different sizes (the mean size stands for all), groups that
 //! are not dependency-free starters (a released message joins no group), congestion upstream
 //! of the receiver's egress.
@@ -73,6 +75,9 @@ pub struct Drain {
     pub cnps: u32,
     /// Largest queue (bytes).
     pub peak_queue_bytes: u64,
+    /// The queueing delay at the egress averaged over the bytes that crossed it (ps): what a
+    /// packet of the group, picked at random, waited (a go-back-N resend pays it again, `loss`).
+    pub mean_wait_ps: u64,
 }
 
 /// Expected marking probability of a packet leaving a queue of `q` bytes (`sim::ecn::Marker`'s
@@ -187,6 +192,8 @@ pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
     };
     let (mut left, mut q, mut marks) = (inc.bytes as f64, 0.0f64, 0.0f64);
     let (mut cnp_allowed, mut cnps, mut peak) = (0u64, 0u32, 0.0f64);
+    // Bytes into the egress, and the same weighted by the queue they found.
+    let (mut in_sum, mut waited) = (0.0f64, 0.0f64);
     let (mut t, mut next_send) = (0u64, 0u64);
     let mut first_arrival = None;
     let ideal_ps = (n * inc.bytes as f64 * 8.0 / inc.egress_bps as f64 * 1e12) as u64;
@@ -238,6 +245,9 @@ pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
         if arriving > 0.0 && first_arrival.is_none() {
             first_arrival = Some(t);
         }
+        // FIFO: the bytes arriving now wait behind the queue they find.
+        in_sum += arriving;
+        waited += arriving * q;
         let out = (q + arriving).min(c_bytes);
         q += arriving - out;
         peak = peak.max(q);
@@ -271,14 +281,27 @@ pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
         cuts: r.cuts,
         cnps,
         peak_queue_bytes: peak as u64,
+        mean_wait_ps: (waited / in_sum.max(1.0) * 8e12 / inc.egress_bps as f64) as u64,
     }
 }
 
-/// Per-flow caps (flow index, bit/s) for the dependency-free messages that start together
-/// towards one receiver faster than its link drains them, under the profile's DCQCN: each
-/// flow of such a group drains its bytes over the group's modeled drain time. Empty without
-/// DCQCN or ECN. `msg_flow[m]` is message `m`'s first flow (its subflows follow), `flows_per_qp`
-/// the subflows per QP, `loop_ps(m)` the feedback loop of `m`'s QP.
+/// A flow of a synchronized group: its cap and the queueing delay the group's packets meet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupFlow {
+    pub flow: u32,
+    /// Bit/s (`u64::MAX` when the model resolves no cost: the group's bytes reach the egress
+    /// before the first cut lands).
+    pub cap_bps: u64,
+    /// [`Drain::mean_wait_ps`] of its group.
+    pub wait_ps: u64,
+}
+
+/// The flows (sorted by index) of the dependency-free messages that start together towards
+/// one receiver faster than its link drains them, under the profile's DCQCN: each flow of such
+/// a group drains its bytes over the group's modeled drain time, and its packets wait the
+/// group's mean queueing delay at the egress. Empty without DCQCN or ECN. `msg_flow[m]` is
+/// message `m`'s first flow (its subflows follow), `flows_per_qp` the subflows per QP,
+/// `loop_ps(m)` the feedback loop of `m`'s QP.
 pub fn synchronized_caps(
     topo: &Topology,
     p: &SimParams,
@@ -286,7 +309,7 @@ pub fn synchronized_caps(
     msg_flow: &[u32],
     flows_per_qp: u32,
     loop_ps: impl Fn(usize) -> u64,
-) -> Vec<(u32, u64)> {
+) -> Vec<GroupFlow> {
     let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
         return Vec::new();
     };
@@ -354,18 +377,23 @@ pub fn synchronized_caps(
         };
         let out = drain(&inc, d, ecn);
         // Below a feedback loop of extra time the model resolves no cost.
-        if out.drain_ps <= out.ideal_ps + inc.loop_ps {
-            continue;
-        }
-        let cap_bps = (bytes as u128 * 8 * 1_000_000_000_000 / out.drain_ps as u128) as u64;
-        let per_flow = (cap_bps / flows_per_qp.max(1) as u64).max(1);
+        let cap_bps = if out.drain_ps <= out.ideal_ps + inc.loop_ps {
+            u64::MAX
+        } else {
+            let group = (bytes as u128 * 8 * 1_000_000_000_000 / out.drain_ps as u128) as u64;
+            (group / flows_per_qp.max(1) as u64).max(1)
+        };
         for &i in &members {
             let parts = entropy::parts(dag.messages[i].bytes, qpc) as u32;
             let f0 = msg_flow[i];
-            caps.extend((f0..f0 + parts * flows_per_qp).map(|f| (f, per_flow)));
+            caps.extend((f0..f0 + parts * flows_per_qp).map(|flow| GroupFlow {
+                flow,
+                cap_bps,
+                wait_ps: out.mean_wait_ps,
+            }));
         }
     }
-    caps.sort_unstable();
+    caps.sort_unstable_by_key(|c| c.flow);
     caps
 }
 
@@ -402,6 +430,15 @@ mod tests {
         let out = drain(&inc(8, 16_384), &d, &red());
         assert_eq!(out.cuts, 0);
         assert!(out.drain_ps <= out.ideal_ps + 2 * STEP_PS, "{out:?}");
+        // Bytes arriving at 8 C for T = 16 KB / C = 0.328 us find a queue of 7 C t: they wait
+        // 7 T / 2 = 1.147 us on average; the fluid counts a step's arrivals behind the queue at
+        // its start, up to 7 steps' bytes fewer.
+        let exact = 7.0 * 16_384.0 * 8.0 / 400e9 / 2.0 * 1e12;
+        let wait = out.mean_wait_ps as f64;
+        assert!(
+            wait <= exact && wait >= exact - 7.0 * STEP_PS as f64,
+            "{out:?}"
+        );
     }
 
     #[test]
@@ -413,6 +450,8 @@ mod tests {
         // Frames arrive whole: at most one waits behind another.
         assert_eq!(out.cnps, 0);
         assert!(out.peak_queue_bytes < one.frame_bytes, "{out:?}");
+        // Nothing waits longer than a frame's time at the egress (84 ns).
+        assert!(out.mean_wait_ps <= 84_000, "{out:?}");
         // At 200 Gb/s: 2 x (1 MB at 400 Gb/s) = 41.9 us (the egress drains what arrives).
         assert!(out.drain_ps.abs_diff(41_943_040) <= 2 * STEP_PS, "{out:?}");
     }

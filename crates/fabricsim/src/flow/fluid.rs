@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use super::credits;
 use super::dcqcn_incast;
-use super::loss::{self, LossModel};
+use super::loss::LossModel;
 use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
@@ -167,8 +167,9 @@ struct Loop<'a> {
     msg_next: Vec<u32>,
     /// First flow of each Net message (its subflows follow).
     msg_flow: Vec<u32>,
-    /// Caps of the flows of synchronized DCQCN incasts, by flow (`dcqcn_incast`; sorted).
-    flow_cap: Vec<(u32, u64)>,
+    /// The flows of synchronized DCQCN incasts: caps and queueing delays (`dcqcn_incast`;
+    /// sorted by flow).
+    flow_cap: Vec<dcqcn_incast::GroupFlow>,
     msgs: Vec<MsgState>,
     /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
     /// transfers share its one-way NVLink rate one after another.
@@ -273,14 +274,7 @@ impl<'a> Loop<'a> {
                 }
                 routes.push(&links);
                 let slowest = links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0);
-                infos.push(route_entry(
-                    topo,
-                    p,
-                    fp,
-                    &links,
-                    slowest,
-                    *qp_ack.last().unwrap() as u64,
-                ));
+                infos.push(route_entry(topo, p, fp, &links, slowest));
             }
         }
         let mut msg_flow = vec![u32::MAX; dag.messages.len()];
@@ -555,8 +549,8 @@ impl<'a> Loop<'a> {
                 self.flows[fi].work = work;
                 self.flows[fi].last = self.now;
                 let route = self.routes.get(r);
-                let cap = match self.flow_cap.binary_search_by_key(&f, |c| c.0) {
-                    Ok(i) => route.cap.min(self.flow_cap[i].1),
+                let cap = match self.flow_cap.binary_search_by_key(&f, |c| c.flow) {
+                    Ok(i) => route.cap.min(self.flow_cap[i].cap_bps),
                     Err(_) => route.cap,
                 };
                 self.solver.add(f, r, cap);
@@ -614,15 +608,7 @@ impl<'a> Loop<'a> {
         );
         let slowest = links.iter().map(|&l| self.solver.capacity(l)).min();
         let r = self.solver.push_route(&links);
-        let ack = self.qps[qp as usize].ack as u64;
-        let e = route_entry(
-            self.topo,
-            self.p,
-            self.fp,
-            &links,
-            slowest.unwrap_or(0),
-            ack,
-        );
+        let e = route_entry(self.topo, self.p, self.fp, &links, slowest.unwrap_or(0));
         self.routes.push(e);
         self.scratch = links;
         r
@@ -662,6 +648,8 @@ impl<'a> Loop<'a> {
             self.stats.max_wait_ps = self.stats.max_wait_ps.max(wait);
             // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
             // `at` into the drain; the timer runs one RTO from its ACK, then the resend crosses.
+            // Go-back-N losses a NAK reveals resend what followed them (`LossModel::nak_cost_ps`),
+            // which delays the rest of the message.
             let mut stalled = false;
             if let Some(l) = &self.fp.loss {
                 let packets = self.dag.messages[m as usize]
@@ -671,9 +659,22 @@ impl<'a> Loop<'a> {
                 let queued = self.qps[qp as usize].head != NONE32;
                 let mut rng = tail_loss_rng(self.p.seed, m);
                 let hops = route.hops as usize;
-                if let Some(s) = l.draw_timeout(hops, packets, queued, &mut rng) {
-                    let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64;
-                    let lat = route.lat_ps as u64;
+                let timeout = l.draw_timeout(hops, packets, queued, &mut rng);
+                let lat = route.lat_ps as u64;
+                let queue_ps = match self
+                    .flow_cap
+                    .binary_search_by_key(&self.msg_flow[m as usize], |c| c.flow)
+                {
+                    Ok(i) => self.flow_cap[i].wait_ps,
+                    Err(_) => 0,
+                };
+                let rtt = lat + self.qps[qp as usize].ack as u64;
+                let slot = (self.now - st.sent) / packets;
+                let naks = l.draw_naks(hops, packets, &mut rng) as u64;
+                let resends = naks * l.nak_cost_ps(rtt, queue_ps, slot);
+                st.recv += resends;
+                if let Some(s) = timeout {
+                    let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64 + resends;
                     let rto = s.timeouts as u64 * l.rto_ps;
                     let resent = left + lat + self.qps[qp as usize].ack as u64 + rto + lat;
                     st.recv = st.recv.max(resent);
@@ -770,23 +771,18 @@ fn tail_loss_rng(seed: u64, m: u32) -> Rng {
     Rng::stream(seed, TAIL_LOSS_STREAM, m as u64)
 }
 
-/// A route over `links` (slowest `slowest` bit/s, ACK path `ack_ps`): its solver cap, the rate
-/// a flow reaches alone, its one-way latency and its number of links.
+/// A route over `links` (slowest `slowest` bit/s): its solver cap, the rate a flow reaches
+/// alone, its one-way latency and its number of links.
 fn route_entry(
     topo: &Topology,
     p: &SimParams,
     fp: &FlowParams,
     links: &[u32],
     slowest: u64,
-    ack_ps: u64,
 ) -> RouteInfo {
     let lat = paths::one_way_ps(topo, p, links);
     let (factor, tail) = match &fp.loss {
-        Some(l) => {
-            let frame = p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes;
-            let w = loss::window_packets(lat + ack_ps, slowest, frame);
-            (l.goodput(links.len(), w), links.len() as f32)
-        }
+        Some(l) => (l.goodput(links.len()), links.len() as f32),
         None => (1.0, 0.0),
     };
     let (cap, line) = limits(&fp.rates, slowest, factor);
