@@ -33,15 +33,15 @@
 //! `dcqcn_incast::Drain::mean_wait_ps`: 502.1 us mean against the packet engine's 502.2 us; it
 //! was 440 us with a goodput cap at line rate, which does not bind at a 1/99 share).
 //!
-//! The lossy all-to-all's collective time is printed, not asserted: it is the run's last
-//! completion, lossless time plus one ACK timeout (65.5 us) or two when any of the run's ~280
-//! (ib-ndr) / ~65 (roce-400g) timed-out messages waits a second one, so it swings by a whole RTO
-//! from run to run (standard deviation 16% / 22% of the mean): the gate's 2 s.e. within 2.5%
-//! needs 160 / 300 packet runs (minutes). Over 160 seeds (`flow_calibrate -- excess all-to-all
-//! 160`) the flow engine is within 5% on both fabrics (ib-ndr 156.3 +- 2.0 us packet, 163.9 +-
-//! 1.9 us flow; roce-400g 129.0 +- 2.2 us, 133.8 +- 2.2 us); see `flow::loss` for the
-//! second-timeout probability this rests on (the -10%/-11% at 4 seeds were sampling error plus,
-//! on ib-ndr, a second timeout after a lost tail drawn with `p_h` instead of `1 - (1 - p_h)^2`).
+//! The lossy all-to-all's collective time is asserted over 176 / 300 seeds in a test of its
+//! own: it is the run's last completion, lossless time plus one ACK timeout (65.5 us) or two
+//! when any of the run's ~280 (ib-ndr) / ~65 (roce-400g) timed-out messages waits a second one,
+//! so it swings by a whole RTO from run to run (standard deviation 16% / 22% of the mean), and
+//! the gate's 2 s.e. within 2.5% needs about 170 / 300 packet runs (98 s of the test on a loaded
+//! machine). Packet 157.06 us, flow 163.43 us (+4.1%) on ib-ndr; 128.32 us, 132.61 us (+3.3%) on
+//! roce-400g. See `flow::loss` for the second-timeout probability this rests on (the -10%/-11%
+//! at 4 seeds were sampling error plus, on ib-ndr, a second timeout after a lost tail drawn with
+//! `p_h` instead of `1 - (1 - p_h)^2`).
 //!
 //! Each lossy case's ACK timeout follows one rule (`flow_cases::timeout_exp`): the smallest
 //! 4.096 us x 2^e, e >= 4, above the largest FCT of its lossless run, as a deployment keeps its
@@ -136,9 +136,35 @@ fn flow_engine_matches_the_packet_engine_on_the_shared_cases() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// The lossy all-to-all, whose collective time needs more seeds than the other cases (its own
+/// test below).
+fn lossy_all_to_all(c: &Case) -> bool {
+    c.loss > 0.0 && c.collective && c.name.starts_with("all-to-all")
+}
+
 #[test]
 fn flow_engine_matches_the_packet_engine_under_loss_in_distribution() {
-    let failures = compare_all(|c| c.loss > 0.0, true);
+    let failures = compare_all(|c| c.loss > 0.0 && !lossy_all_to_all(c), true);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The lossy all-to-all's collective time swings by a whole ACK timeout from run to run
+/// (module comment), so it is compared over as many seeds as the gate needs: 2 s.e. of the
+/// packet engine's mean within half the tolerance takes about 170 runs on ib-ndr (s.d. 16% of
+/// the mean) and 300 on roce-400g (22%).
+#[test]
+fn lossy_all_to_all_collective_time_over_enough_seeds() {
+    println!("{}", flow_cases::HEADER);
+    let mut failures = Vec::new();
+    for mut c in flow_cases::cases().into_iter().filter(lossy_all_to_all) {
+        c.seeds = if c.fabric == "ib-ndr" { 176 } else { 300 };
+        let (failed, ungated) = compare(&c, true);
+        assert!(
+            ungated.is_empty(),
+            "still within sampling error: {ungated:#?}"
+        );
+        failures.extend(failed);
+    }
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
