@@ -25,13 +25,14 @@ use std::time::Instant;
 use super::credits;
 use super::dcqcn_incast;
 use super::loss::{self, LossModel};
-use super::maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
-use super::paths::{self, PathModel};
+use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
+use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
 use super::report;
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
 use crate::rng::Rng;
+use crate::sim::packet::prefetch;
 use crate::sim::{FlowControl, RunResult, SimParams, entropy, route};
 use crate::topology::Topology;
 use crate::units::Time;
@@ -105,7 +106,10 @@ const NONE32: u32 = u32::MAX;
 const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
 const PS_PER_S: u128 = 1_000_000_000_000;
 
-/// Per-message state.
+/// Pending events by time: (kind, id, version).
+type Events = BTreeMap<u64, Vec<(u8, u32, u32)>>;
+
+/// Per-message state (40 bytes; an event reads it with its QP).
 #[derive(Clone, Copy)]
 pub(super) struct MsgState {
     pub post: u64,
@@ -115,6 +119,32 @@ pub(super) struct MsgState {
     /// window start there.
     sent: u64,
     subflows_left: u32,
+    /// Its QP (`route::number_qps`; `NONE32` for NVLink).
+    pub qp: u32,
+}
+
+/// Per-QP state a message's start and completion read together (24 bytes).
+#[derive(Clone, Copy)]
+pub(super) struct QpState {
+    /// When its latest message was received (a QP delivers in order).
+    recv: u64,
+    /// The ACK path's latency (ps).
+    pub ack: u32,
+    /// The first and last of the messages waiting behind the draining one (`NONE32`).
+    head: u32,
+    tail: u32,
+    /// Whether a message is draining.
+    busy: bool,
+}
+
+/// Per-flow state an event reads together (32 bytes, half a cache line): its remaining work as
+/// of `last`, the version of its pending drain event, its message.
+#[derive(Clone, Copy)]
+struct FlowRun {
+    work: u128,
+    last: u64,
+    ver: u32,
+    msg: u32,
 }
 
 struct Loop<'a> {
@@ -124,28 +154,16 @@ struct Loop<'a> {
     dag: &'a MessageDag,
     router: paths::Router,
     solver: MaxMin,
-    /// Per route: cap given to the solver (bit/s, `NO_CAP` when the links are the limit), the
-    /// rate it reaches alone (min of cap and slowest link), and one-way latency after the
-    /// sender's NIC (ps).
-    route_cap: Vec<u64>,
-    route_line: Vec<u64>,
-    route_lat: Vec<u32>,
-    /// Per route: its links (for the loss model's timeout probability).
-    route_hops: Vec<f32>,
-    /// Per QP: the ACK path's latency (ps) and flow hash.
-    qp_ack: Vec<u32>,
+    /// Per route: its cap, line rate, latency and links (`paths::RouteInfo`).
+    routes: RouteInfos,
+    qps: Vec<QpState>,
+    /// Per QP: its flow hash (adaptive routing only).
     qp_hash: Vec<u32>,
-    msg_qp: Vec<u32>,
-    /// Per QP: whether a message is draining, and the first and last of the messages waiting
-    /// behind it (`NONE32`); per message: the next one waiting on its QP.
-    qp_busy: Vec<bool>,
-    /// Per QP: when its latest message was received (a QP delivers in order).
-    qp_recv: Vec<u64>,
-    /// Per QP: a message whose lost tail waits for the timer or for the next message on the
-    /// QP to reveal it (`NONE32` when none), and its path's one-way latency.
+    /// Per QP (with a loss model only): a message whose lost tail waits for the timer or for
+    /// the next message on the QP to reveal it (`NONE32` when none), and its path's one-way
+    /// latency.
     qp_stall: Vec<(u32, u32)>,
-    qp_head: Vec<u32>,
-    qp_tail: Vec<u32>,
+    /// Per message: the next one waiting on its QP (`QpState::head`).
     msg_next: Vec<u32>,
     /// First flow of each Net message (its subflows follow).
     msg_flow: Vec<u32>,
@@ -156,15 +174,11 @@ struct Loop<'a> {
     /// transfers share its one-way NVLink rate one after another.
     nv_free: Vec<u64>,
     release: Release,
-    flow_msg: Vec<u32>,
-    flow_route: Vec<u32>,
-    work: Vec<u128>,
-    last: Vec<u64>,
-    ver: Vec<u32>,
+    flows: Vec<FlowRun>,
     /// Pending events by time: (kind, id, version). Flows sharing a bottleneck drain at the
     /// same picosecond, so there are far fewer distinct times than events, and a time's
     /// events sit together.
-    events: BTreeMap<u64, Vec<(u8, u32, u32)>>,
+    events: Events,
     /// Messages without dependencies, by (time they start moving bytes, id).
     initial: Vec<u32>,
     next_initial: usize,
@@ -188,29 +202,24 @@ pub fn run(
     let wall = Instant::now();
     let mut lp = Loop::new(topo, p, dag, fp)?;
     lp.run();
+    // The rest of the loop's state goes before the per-message records are built.
     let Loop {
         msgs,
-        msg_qp,
-        route_line,
-        route_lat,
-        qp_ack,
-        solver,
+        routes,
+        qps,
         now,
         last_finish,
         stats,
         ..
-    } = lp;
-    drop(solver);
+    } = { lp };
     let events = stats.batches;
     let result = report::results(
         p,
         dag,
         &report::Timeline {
             msgs: &msgs,
-            msg_qp: &msg_qp,
-            route_line: &route_line,
-            route_lat: &route_lat,
-            qp_ack: &qp_ack,
+            routes: &routes,
+            qps: &qps,
             subflows: fp.paths.subflows(),
             end_ps: now.max(last_finish),
             events,
@@ -237,9 +246,10 @@ impl<'a> Loop<'a> {
         let (msg_qp, ends) = route::number_qps(&dag.messages, qpc as u16);
         let nq = ends.len();
         let mut routes = Routes::new();
-        let (mut route_cap, mut route_line, mut route_lat) = (Vec::new(), Vec::new(), Vec::new());
-        let mut route_hops = Vec::new();
-        let (mut qp_ack, mut qp_hash) = (Vec::with_capacity(nq), Vec::with_capacity(nq));
+        let adaptive = matches!(fp.paths, PathModel::Adaptive { .. });
+        let mut infos = RouteInfos::with_capacity(if adaptive { 0 } else { nq * k as usize });
+        let mut qp_ack = Vec::with_capacity(nq);
+        let mut qp_hash = Vec::with_capacity(if adaptive { nq } else { 0 });
         let caps = credits::limit(topo, p, paths::capacities(topo));
         let mut links = Vec::new();
         // With the same delay on every link of a tier, an ACK's path (same tiers, reverse
@@ -247,13 +257,13 @@ impl<'a> Loop<'a> {
         let symmetric = paths::delays_uniform_per_tier(topo);
         for (q, &(s, d)) in ends.iter().enumerate() {
             let (fwd, rev) = paths::qp_hashes(p, q as u32, s, d);
-            qp_hash.push(fwd);
             links.clear();
             let (from, to, hash) = if symmetric { (s, d, fwd) } else { (d, s, rev) };
             let h = PathModel::Hash;
             paths::subflow_links(topo, &router, h, from, to, hash, 0, |_| 0, &mut links);
             qp_ack.push(paths::one_way_ps(topo, p, &links) as u32);
-            if matches!(fp.paths, PathModel::Adaptive { .. }) {
+            if adaptive {
+                qp_hash.push(fwd);
                 continue; // placed when each subflow starts
             }
             for j in 0..k {
@@ -263,11 +273,14 @@ impl<'a> Loop<'a> {
                 }
                 routes.push(&links);
                 let slowest = links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0);
-                let e = route_entry(topo, p, fp, &links, slowest, *qp_ack.last().unwrap() as u64);
-                route_cap.push(e.0);
-                route_line.push(e.1);
-                route_lat.push(e.2);
-                route_hops.push(e.3);
+                infos.push(route_entry(
+                    topo,
+                    p,
+                    fp,
+                    &links,
+                    slowest,
+                    *qp_ack.last().unwrap() as u64,
+                ));
             }
         }
         let mut msg_flow = vec![u32::MAX; dag.messages.len()];
@@ -281,16 +294,29 @@ impl<'a> Loop<'a> {
         let flow_cap = dcqcn_incast::synchronized_caps(topo, p, dag, &msg_flow, k, |m| {
             2 * qp_ack[msg_qp[m] as usize] as u64
         });
+        let qps: Vec<QpState> = qp_ack
+            .into_iter()
+            .map(|ack| QpState {
+                recv: 0,
+                ack,
+                head: NONE32,
+                tail: NONE32,
+                busy: false,
+            })
+            .collect();
         let n = dag.messages.len();
         let release = Release::new(dag)?;
-        let idle = MsgState {
-            post: NONE,
-            recv: NONE,
-            finish: NONE,
-            sent: NONE,
-            subflows_left: 0,
-        };
-        let msgs = vec![idle; n];
+        let msgs: Vec<MsgState> = msg_qp
+            .into_iter()
+            .map(|qp| MsgState {
+                post: NONE,
+                recv: NONE,
+                finish: NONE,
+                sent: NONE,
+                subflows_left: 0,
+                qp,
+            })
+            .collect();
         // Messages without dependencies by the time each starts moving bytes (a Net message
         // after the NIC's latency), keyed once: a comparison sort reading the DAG per
         // comparison was seconds on the 16.7 M messages of a 4,096-GPU all-to-all.
@@ -327,28 +353,24 @@ impl<'a> Loop<'a> {
             dag,
             router,
             solver,
-            route_cap,
-            route_line,
-            route_lat,
-            route_hops,
-            qp_ack,
+            routes: infos,
+            qps,
             qp_hash,
-            qp_busy: vec![false; nq],
-            qp_recv: vec![0; nq],
-            qp_stall: vec![(NONE32, 0); nq],
-            qp_head: vec![NONE32; nq],
-            qp_tail: vec![NONE32; nq],
+            qp_stall: vec![(NONE32, 0); if fp.loss.is_some() { nq } else { 0 }],
             msg_next: vec![NONE32; n],
-            msg_qp,
             msg_flow,
             flow_cap,
             msgs,
             release,
-            flow_msg: vec![u32::MAX; nf],
-            flow_route: vec![u32::MAX; nf],
-            work: vec![0; nf],
-            last: vec![0; nf],
-            ver: vec![0; nf],
+            flows: vec![
+                FlowRun {
+                    work: 0,
+                    last: 0,
+                    ver: 0,
+                    msg: u32::MAX,
+                };
+                nf
+            ],
             events: BTreeMap::new(),
             initial,
             next_initial: 0,
@@ -388,7 +410,6 @@ impl<'a> Loop<'a> {
     }
 
     fn run(&mut self) {
-        let mut changed: Vec<(u32, u64)> = Vec::new();
         while let Some(t) = self.next_time() {
             self.now = t;
             self.stats.batches += 1;
@@ -398,7 +419,8 @@ impl<'a> Loop<'a> {
                     break;
                 }
                 let batch = entry.remove();
-                for &(kind, id, ver) in &batch {
+                for (i, &(kind, id, ver)) in batch.iter().enumerate() {
+                    self.prefetch_events(&batch, i);
                     match kind {
                         DRAINED => self.drained(id, ver),
                         DONE => self.done(id),
@@ -414,15 +436,47 @@ impl<'a> Loop<'a> {
             }
             if self.resolve_at <= t {
                 self.resolve_at = NONE;
-                changed.clear();
-                self.solver.resolve(&mut changed);
-                for &(f, old) in &changed {
-                    self.reschedule(f, old);
-                }
+                let (flows, events) = (&mut self.flows, &mut self.events);
+                self.solver.resolve_each(|f, old, rate| {
+                    reschedule(flows, events, t, f, old, rate);
+                });
             }
         }
         self.stats.solve = self.solver.stats();
         self.stats.routes = self.solver.routes().len() as u64;
+    }
+
+    /// Prefetches what the events of `batch` after the `i`-th read, in three steps as each
+    /// step's addresses come from the one before (the flow, its message and route, their QP and
+    /// links): a batch's flows are scattered over arrays of gigabytes, so each read misses the
+    /// cache and the TLB, and several in flight hide most of that (hints only).
+    fn prefetch_events(&self, batch: &[(u8, u32, u32)], i: usize) {
+        let flow = |k: usize| batch.get(k).filter(|e| e.0 == DRAINED).map(|e| e.1);
+        let msg = |f: u32| self.flows.get(f as usize).map_or(NONE32, |fl| fl.msg) as usize;
+        if let Some(&(kind, id, _)) = batch.get(i + AHEAD) {
+            if kind == DRAINED {
+                prefetch(&self.flows[id as usize]);
+                self.solver.prefetch_flow(id);
+            } else {
+                prefetch(&self.msgs[id as usize]);
+                prefetch(&self.dag.messages[id as usize]);
+            }
+        }
+        if let Some(f) = flow(i + AHEAD / 2) {
+            self.solver.prefetch_route(f);
+            self.routes.prefetch(self.solver.route(f));
+            if let Some(m) = self.msgs.get(msg(f)) {
+                prefetch(m);
+                prefetch(&self.dag.messages[msg(f)]);
+            }
+        }
+        if let Some(f) = flow(i + AHEAD / 4) {
+            self.solver.prefetch_links(f);
+            let qp = self.msgs.get(msg(f)).map_or(NONE32, |m| m.qp);
+            if let Some(q) = self.qps.get(qp as usize) {
+                prefetch(q);
+            }
+        }
     }
 
     /// A start or finish of span `span_ps` is pending: it is due in the rates within
@@ -443,19 +497,6 @@ impl<'a> Loop<'a> {
             .is_some_and(|&m| self.start_time(m, self.dag.messages[m as usize].start.ps()) == t)
     }
 
-    /// Flow `f`'s rate changed from `old`: account its progress and schedule its drain.
-    fn reschedule(&mut self, f: u32, old: u64) {
-        let fi = f as usize;
-        let done = old as u128 * (self.now - self.last[fi]) as u128;
-        self.work[fi] = self.work[fi].saturating_sub(done);
-        self.last[fi] = self.now;
-        self.ver[fi] = self.ver[fi].wrapping_add(1);
-        let r = self.solver.rate(f) as u128;
-        debug_assert!(r > 0, "max-min gives every flow a positive rate");
-        let dt = self.work[fi].div_ceil(r) as u64;
-        self.push(self.now + dt, DRAINED, f, self.ver[fi]);
-    }
-
     fn start(&mut self, m: u32) {
         let msg = &self.dag.messages[m as usize];
         if msg.path == Path::NvLink {
@@ -467,13 +508,14 @@ impl<'a> Loop<'a> {
             self.complete_at(m, end);
             return;
         }
-        let qp = self.msg_qp[m as usize] as usize;
-        if self.qp_busy[qp] {
-            match self.qp_tail[qp] {
-                NONE32 => self.qp_head[qp] = m,
+        let qp = self.msgs[m as usize].qp as usize;
+        let qs = &mut self.qps[qp];
+        if qs.busy {
+            match qs.tail {
+                NONE32 => qs.head = m,
                 t => self.msg_next[t as usize] = m,
             }
-            self.qp_tail[qp] = m;
+            qs.tail = m;
             return;
         }
         self.send(m);
@@ -485,9 +527,9 @@ impl<'a> Loop<'a> {
         let k = self.fp.paths.subflows();
         let qpc = self.p.cc.qps_per_connection;
         let parts = entropy::parts(msg.bytes, qpc) as u32;
-        let qp = self.msg_qp[m as usize];
+        let qp = self.msgs[m as usize].qp;
         let (s, d, total) = (msg.src.0, msg.dst.0, msg.bytes);
-        self.qp_busy[qp as usize] = true;
+        self.qps[qp as usize].busy = true;
         self.msgs[m as usize].subflows_left = parts * k;
         self.msgs[m as usize].sent = self.now;
         self.reveal(qp);
@@ -499,25 +541,26 @@ impl<'a> Loop<'a> {
             for j in 0..k {
                 let f = self.msg_flow[m as usize] + i * k + j;
                 let fi = f as usize;
-                self.flow_msg[fi] = m;
+                self.flows[fi].msg = m;
                 let bytes = wire / k as u64 + ((j as u64) < wire % k as u64) as u64;
                 let r = match self.fp.paths {
                     PathModel::Adaptive { .. } => self.place_adaptive(q, s, d, j),
                     _ => q * k + j,
                 };
-                self.flow_route[fi] = r;
                 if bytes == 0 {
                     self.subflow_done(m, r);
                     continue;
                 }
-                self.work[fi] = bytes as u128 * 8 * PS_PER_S;
-                self.last[fi] = self.now;
+                let work = bytes as u128 * 8 * PS_PER_S;
+                self.flows[fi].work = work;
+                self.flows[fi].last = self.now;
+                let route = self.routes.get(r);
                 let cap = match self.flow_cap.binary_search_by_key(&f, |c| c.0) {
-                    Ok(i) => self.route_cap[r as usize].min(self.flow_cap[i].1),
-                    Err(_) => self.route_cap[r as usize],
+                    Ok(i) => route.cap.min(self.flow_cap[i].1),
+                    Err(_) => route.cap,
                 };
                 self.solver.add(f, r, cap);
-                let alone = self.work[fi] / self.route_line[r as usize].max(1) as u128;
+                let alone = work / route.line.max(1) as u128;
                 self.defer(alone.min(u64::MAX as u128) as u64);
                 self.active += 1;
             }
@@ -529,12 +572,11 @@ impl<'a> Loop<'a> {
     /// is revealed (`loss::Stall::revealable`) and resent one round trip later.
     fn reveal(&mut self, qp: u32) {
         let q = qp as usize;
-        let (m, lat) = self.qp_stall[q];
-        if m == NONE32 {
+        let Some(&(m, lat)) = self.qp_stall.get(q).filter(|s| s.0 != NONE32) else {
             return;
-        }
+        };
         self.qp_stall[q] = (NONE32, 0);
-        let ack = self.qp_ack[q] as u64;
+        let ack = self.qps[q].ack as u64;
         let recv = self.now + lat as u64 + ack + lat as u64;
         let st = &mut self.msgs[m as usize];
         if recv >= st.recv {
@@ -547,8 +589,8 @@ impl<'a> Loop<'a> {
                 self.events.remove(&old);
             }
         }
-        if self.qp_recv[q] == st.recv {
-            self.qp_recv[q] = recv;
+        if self.qps[q].recv == st.recv {
+            self.qps[q].recv = recv;
         }
         st.recv = recv;
         self.push(recv + ack, DONE, m, 0);
@@ -572,7 +614,7 @@ impl<'a> Loop<'a> {
         );
         let slowest = links.iter().map(|&l| self.solver.capacity(l)).min();
         let r = self.solver.push_route(&links);
-        let ack = self.qp_ack[qp as usize] as u64;
+        let ack = self.qps[qp as usize].ack as u64;
         let e = route_entry(
             self.topo,
             self.p,
@@ -581,29 +623,27 @@ impl<'a> Loop<'a> {
             slowest.unwrap_or(0),
             ack,
         );
-        self.route_cap.push(e.0);
-        self.route_line.push(e.1);
-        self.route_lat.push(e.2);
-        self.route_hops.push(e.3);
+        self.routes.push(e);
         self.scratch = links;
         r
     }
 
     fn drained(&mut self, f: u32, ver: u32) {
-        let fi = f as usize;
-        if ver != self.ver[fi] || !self.solver.is_active(f) {
+        let fl = self.flows[f as usize];
+        if ver != fl.ver || !self.solver.is_active(f) {
             return;
         }
         self.solver.remove(f);
         self.active -= 1;
-        let m = self.flow_msg[fi];
+        let m = fl.msg;
         self.defer(self.now - self.msgs[m as usize].sent);
-        self.subflow_done(m, self.flow_route[fi]);
+        self.subflow_done(m, self.solver.route(f));
     }
 
     /// A subflow of `m` on route `r` has put its last byte on the wire.
     fn subflow_done(&mut self, m: u32, r: u32) {
-        let arrive = self.now + self.route_lat[r as usize] as u64;
+        let route = self.routes.get(r);
+        let arrive = self.now + route.lat_ps as u64;
         let st = &mut self.msgs[m as usize];
         st.recv = if st.recv == NONE {
             arrive
@@ -612,12 +652,12 @@ impl<'a> Loop<'a> {
         };
         st.subflows_left -= 1;
         if st.subflows_left == 0 {
-            let qp = self.msg_qp[m as usize];
+            let qp = st.qp;
             let bytes = self.dag.messages[m as usize].bytes;
             let lanes = entropy::parts(bytes, self.p.cc.qps_per_connection) as u128
                 * self.fp.paths.subflows() as u128;
             let wire = paths::wire_bytes(self.p, bytes) as u128 * 8 * PS_PER_S;
-            let alone = wire / (self.route_line[r as usize] as u128 * lanes).max(1);
+            let alone = wire / (route.line as u128 * lanes).max(1);
             let wait = (self.now - st.sent).saturating_sub(alone as u64);
             self.stats.max_wait_ps = self.stats.max_wait_ps.max(wait);
             // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
@@ -628,14 +668,14 @@ impl<'a> Loop<'a> {
                     .bytes
                     .div_ceil(self.p.mtu_bytes as u64)
                     .max(1);
-                let queued = self.qp_head[qp as usize] != NONE32;
+                let queued = self.qps[qp as usize].head != NONE32;
                 let mut rng = tail_loss_rng(self.p.seed, m);
-                let hops = self.route_hops[r as usize] as usize;
+                let hops = route.hops as usize;
                 if let Some(s) = l.draw_timeout(hops, packets, queued, &mut rng) {
                     let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64;
-                    let lat = self.route_lat[r as usize] as u64;
+                    let lat = route.lat_ps as u64;
                     let rto = s.timeouts as u64 * l.rto_ps;
-                    let resent = left + lat + self.qp_ack[qp as usize] as u64 + rto + lat;
+                    let resent = left + lat + self.qps[qp as usize].ack as u64 + rto + lat;
                     st.recv = st.recv.max(resent);
                     if s.revealable {
                         stalled = true;
@@ -645,21 +685,23 @@ impl<'a> Loop<'a> {
             }
             // A QP delivers in order (RC): not before the message ahead of it.
             let q = qp as usize;
-            st.recv = st.recv.max(self.qp_recv[q]);
-            self.qp_recv[q] = st.recv;
-            let finish = st.recv + self.qp_ack[qp as usize] as u64;
+            let qs = &mut self.qps[q];
+            st.recv = st.recv.max(qs.recv);
+            qs.recv = st.recv;
+            let finish = st.recv + qs.ack as u64;
             if stalled {
                 self.push(finish, DONE, m, 0); // may move earlier (`reveal`)
             } else {
                 self.complete_at(m, finish);
             }
             // The QP's next message starts now.
-            self.qp_busy[q] = false;
-            let next = self.qp_head[q];
+            let qs = &mut self.qps[q];
+            qs.busy = false;
+            let next = qs.head;
             if next != NONE32 {
-                self.qp_head[q] = self.msg_next[next as usize];
-                if self.qp_head[q] == NONE32 {
-                    self.qp_tail[q] = NONE32;
+                qs.head = self.msg_next[next as usize];
+                if qs.head == NONE32 {
+                    qs.tail = NONE32;
                 }
                 self.send(next);
             }
@@ -680,7 +722,7 @@ impl<'a> Loop<'a> {
     fn done(&mut self, m: u32) {
         self.msgs[m as usize].finish = self.now;
         // NVLink messages have no QP (`NONE32`).
-        let q = self.msg_qp[m as usize] as usize;
+        let q = self.msgs[m as usize].qp as usize;
         if self.qp_stall.get(q).is_some_and(|s| s.0 == m) {
             self.qp_stall[q] = (NONE32, 0); // the timer fired first
         }
@@ -696,6 +738,22 @@ impl<'a> Loop<'a> {
             events.entry(at).or_default().push((START, c, 0));
         });
     }
+}
+
+/// Flow `f`'s rate changed from `old` to `rate` at `now`: account its progress and schedule its
+/// drain.
+fn reschedule(flows: &mut [FlowRun], events: &mut Events, now: u64, f: u32, old: u64, rate: u64) {
+    let fl = &mut flows[f as usize];
+    let done = old as u128 * (now - fl.last) as u128;
+    fl.work = fl.work.saturating_sub(done);
+    fl.last = now;
+    fl.ver = fl.ver.wrapping_add(1);
+    debug_assert!(rate > 0, "max-min gives every flow a positive rate");
+    let dt = fl.work.div_ceil(rate as u128) as u64;
+    events
+        .entry(now + dt)
+        .or_default()
+        .push((DRAINED, f, fl.ver));
 }
 
 /// When message `m`, posted at `post`, starts moving bytes: a `Net` one after the sender NIC's
@@ -721,7 +779,7 @@ fn route_entry(
     links: &[u32],
     slowest: u64,
     ack_ps: u64,
-) -> (u64, u64, u32, f32) {
+) -> RouteInfo {
     let lat = paths::one_way_ps(topo, p, links);
     let (factor, tail) = match &fp.loss {
         Some(l) => {
@@ -732,7 +790,12 @@ fn route_entry(
         None => (1.0, 0.0),
     };
     let (cap, line) = limits(&fp.rates, slowest, factor);
-    (cap, line, lat as u32, tail)
+    RouteInfo {
+        cap,
+        line,
+        lat_ps: lat as u32,
+        hops: tail,
+    }
 }
 
 /// The cap the rate model sets with the route's own `factor` (`NO_CAP` when the slowest link

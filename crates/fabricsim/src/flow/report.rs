@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::fluid::MsgState;
+use super::fluid::{MsgState, QpState};
 use super::paths;
 use crate::message::{MessageDag, Path};
 use crate::sim::SimParams;
@@ -14,10 +14,8 @@ const NONE: u64 = u64::MAX;
 /// What the event loop leaves behind.
 pub(super) struct Timeline<'a> {
     pub msgs: &'a [MsgState],
-    pub msg_qp: &'a [u32],
-    pub route_line: &'a [u64],
-    pub route_lat: &'a [u32],
-    pub qp_ack: &'a [u32],
+    pub routes: &'a paths::RouteInfos,
+    pub qps: &'a [QpState],
     pub subflows: u32,
     pub end_ps: u64,
     pub events: u64,
@@ -29,20 +27,20 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
     let mut c = Counters::default();
     for (i, m) in dag.messages.iter().enumerate() {
         let st = &tl.msgs[i];
-        let qp = tl.msg_qp[i];
+        let qp = st.qp;
         let ideal = match m.path {
             Path::NvLink => dag.nvlink_rate.map_or(0, |r| r.serialize(m.bytes).ps()),
             // Alone on the fabric: the NIC pipeline, the wire bytes at the first subflow's
             // bottleneck (Hash and Spray routes are per QP; an adaptive route's first one),
             // the path and the ACK back.
             Path::Net => {
-                let r = (qp * tl.subflows) as usize;
-                let cap = tl.route_line.get(r).copied().unwrap_or(0);
-                let lat = tl.route_lat.get(r).copied().unwrap_or(0) as u64;
+                let route = tl.routes.checked(qp * tl.subflows);
+                let cap = route.map_or(0, |e| e.line);
+                let lat = route.map_or(0, |e| e.lat_ps as u64);
                 let wire = paths::wire_bytes(p, m.bytes);
                 let line = (cap != 0)
                     .then(|| (wire as u128 * 8 * 1_000_000_000_000).div_ceil(cap as u128) as u64);
-                p.nic_latency.ps() + line.unwrap_or(0) + lat + tl.qp_ack[qp as usize] as u64
+                p.nic_latency.ps() + line.unwrap_or(0) + lat + tl.qps[qp as usize].ack as u64
             }
         };
         let opt = |t: u64| (t != NONE).then_some(t);
