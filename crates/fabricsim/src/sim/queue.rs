@@ -29,6 +29,8 @@ const WORDS: usize = BUCKETS / 64;
 
 /// Bits of a wheel entry below the time's offset in its bucket: room for the packed event.
 pub const PACKED_BITS: u32 = 64 - SHIFT;
+/// The packed event's bits of a wheel entry.
+const PACKED_MASK: u64 = (1 << PACKED_BITS) - 1;
 
 /// An event as the wheel stores it: `pack` gives a value below 2^`PACKED_BITS` that `unpack`
 /// turns back into the same event.
@@ -164,7 +166,7 @@ impl<E: Packed> CalendarQueue<E> {
         self.current[self.head..]
             .iter()
             .chain(self.wheel.iter().flatten())
-            .map(|&x| E::unpack(x & ((1 << PACKED_BITS) - 1)))
+            .map(|&x| E::unpack(x & PACKED_MASK))
             .chain(self.far.iter().map(|f| f.e))
     }
 
@@ -172,9 +174,7 @@ impl<E: Packed> CalendarQueue<E> {
     /// opened).
     #[inline]
     pub fn peek_current(&self) -> Option<u64> {
-        self.current
-            .get(self.head)
-            .map(|&x| x & ((1 << PACKED_BITS) - 1))
+        self.current.get(self.head).map(|&x| x & PACKED_MASK)
     }
 
     /// Removes and returns the earliest entry (FIFO among equal times).
@@ -198,7 +198,7 @@ impl<E: Packed> CalendarQueue<E> {
         self.head += 1;
         self.len -= 1;
         let t = (self.cur << SHIFT) | offset(x);
-        Some((t, x & ((1 << PACKED_BITS) - 1)))
+        Some((t, x & PACKED_MASK))
     }
 
     /// The key of the first non-empty wheel bucket after the current one.
@@ -268,7 +268,7 @@ impl<E: Packed> CalendarQueue<E> {
             }
         }
         for &x in &self.current {
-            ready(x & ((1 << PACKED_BITS) - 1));
+            ready(x & PACKED_MASK);
         }
         // The next bucket, usually the one after this, was last written a horizon ago: start
         // loading its first lines now, as these few events run.
