@@ -123,6 +123,18 @@ pub enum CcTimer {
     Ccti,
 }
 
+impl CcTimer {
+    /// The timer whose `as u8` is `i` (the event queue stores it so).
+    pub fn from_index(i: u8) -> CcTimer {
+        match i {
+            0 => CcTimer::Alpha,
+            1 => CcTimer::Increase,
+            2 => CcTimer::Decrease,
+            _ => CcTimer::Ccti,
+        }
+    }
+}
+
 /// Per-run state of the mechanisms, in dense vectors indexed by QP, port or node.
 pub struct CcState {
     /// Egress marking rule (ECN CE or IB FECN), if any.

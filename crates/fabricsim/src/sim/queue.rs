@@ -5,8 +5,11 @@
 //! Times map to coarse keys `time >> SHIFT` (buckets of 1.024 ns, a few events each on a busy
 //! fabric). The wheel holds the `BUCKETS` keys from the current one on, bucket `key % BUCKETS`,
 //! each a plain `Vec` appended to in push order; an occupancy bitmap finds the next non-empty
-//! bucket. When the current bucket runs dry the next one is swapped in (no copy) and sorted
-//! stably by time, so equal times pop in push order (FIFO ties) without a sequence number.
+//! bucket. A wheel entry is one `u64`: the time's offset in its bucket in the top `SHIFT` bits,
+//! the event packed (`Packed`) below, so the wheel, written at a push and read a hop later
+//! (long evicted from the cache), is half the size of (time, event) pairs. When the current
+//! bucket runs dry the next one is swapped in (no copy) and sorted stably by offset, so equal
+//! times pop in push order (FIFO ties) without a sequence number.
 //! A push is O(1) inside the horizon (packet hops: a link's propagation plus a serialization,
 //! about 1.3 us on the benchmark fabrics); later events (timeouts, pause expiry) go to the heap
 //! ordered by (time, push sequence) and move into the wheel, in that order, as the horizon
@@ -24,17 +27,57 @@ const BUCKETS: usize = 1 << 11;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
 
+/// Bits of a wheel entry below the time's offset in its bucket: room for the packed event.
+pub const PACKED_BITS: u32 = 64 - SHIFT;
+/// The packed event's bits of a wheel entry.
+const PACKED_MASK: u64 = (1 << PACKED_BITS) - 1;
+
+/// An event as the wheel stores it: `pack` gives a value below 2^`PACKED_BITS` that `unpack`
+/// turns back into the same event.
+pub trait Packed: Copy {
+    fn pack(self) -> u64;
+    fn unpack(x: u64) -> Self;
+}
+
+impl Packed for u32 {
+    #[inline]
+    fn pack(self) -> u64 {
+        self as u64
+    }
+    #[inline]
+    fn unpack(x: u64) -> Self {
+        x as u32
+    }
+}
+
+/// A wheel entry: the offset of time `t` in its bucket above the packed event.
+#[inline(always)]
+fn entry<E: Packed>(t: u64, e: E) -> u64 {
+    let x = e.pack();
+    debug_assert!(
+        x >> PACKED_BITS == 0,
+        "packed event wider than {PACKED_BITS} bits"
+    );
+    ((t & ((1 << SHIFT) - 1)) << PACKED_BITS) | x
+}
+
+/// The offset in its bucket of an entry's time (entries sort by it).
+#[inline(always)]
+fn offset(x: u64) -> u64 {
+    x >> PACKED_BITS
+}
+
 /// A time-ordered queue of `E` with FIFO order among equal times. Times pushed must not be
 /// earlier than the last popped time (a discrete-event simulation never schedules the past).
 pub struct CalendarQueue<E> {
     /// The key of the current bucket.
     cur: u64,
     len: usize,
-    /// Entries of the current bucket, sorted by time; `head` is the next to pop.
-    current: Vec<(u64, E)>,
+    /// Entries of the current bucket, sorted by offset; `head` is the next to pop.
+    current: Vec<u64>,
     head: usize,
     /// Keys `cur + 1 .. cur + BUCKETS`, key `k` in bucket `k & MASK`, in push order.
-    wheel: Vec<Vec<(u64, E)>>,
+    wheel: Vec<Vec<u64>>,
     /// Bit `b` set: bucket `b` is non-empty.
     occupied: [u64; WORDS],
     /// Entries with keys `>= cur + BUCKETS`.
@@ -66,7 +109,7 @@ impl<E> Ord for Far<E> {
     }
 }
 
-impl<E: Copy> CalendarQueue<E> {
+impl<E: Packed> CalendarQueue<E> {
     pub fn new() -> Self {
         CalendarQueue {
             cur: 0,
@@ -95,8 +138,10 @@ impl<E: Copy> CalendarQueue<E> {
         self.len += 1;
         if k == self.cur {
             // In the bucket being drained: after every entry with a time <= t.
-            let pos = self.head + self.current[self.head..].partition_point(|x| x.0 <= t);
-            self.current.insert(pos, (t, e));
+            let x = entry(t, e);
+            let pos =
+                self.head + self.current[self.head..].partition_point(|&y| offset(y) <= offset(x));
+            self.current.insert(pos, x);
         } else if k - self.cur < BUCKETS as u64 {
             self.put(k, t, e);
         } else {
@@ -113,44 +158,47 @@ impl<E: Copy> CalendarQueue<E> {
     fn put(&mut self, k: u64, t: u64, e: E) {
         let b = (k & MASK) as usize;
         self.occupied[b >> 6] |= 1 << (b & 63);
-        self.wheel[b].push((t, e));
+        self.wheel[b].push(entry(t, e));
     }
 
-    /// Every pending entry, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = (u64, &E)> {
+    /// Every pending event, in no particular order.
+    pub fn events(&self) -> impl Iterator<Item = E> + '_ {
         self.current[self.head..]
             .iter()
             .chain(self.wheel.iter().flatten())
-            .map(|(t, e)| (*t, e))
-            .chain(self.far.iter().map(|f| (f.t, &f.e)))
+            .map(|&x| E::unpack(x & PACKED_MASK))
+            .chain(self.far.iter().map(|f| f.e))
     }
 
-    /// The entry `pop` returns next if it is in the current bucket (no bucket is opened).
+    /// The event `pop` returns next, packed, if it is in the current bucket (no bucket is
+    /// opened).
     #[inline]
-    pub fn peek_current(&self) -> Option<&E> {
-        self.current.get(self.head).map(|e| &e.1)
+    pub fn peek_current(&self) -> Option<u64> {
+        self.current.get(self.head).map(|&x| x & PACKED_MASK)
     }
 
     /// Removes and returns the earliest entry (FIFO among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        self.pop_with(|_| {})
+        self.pop_with(|_| {}).map(|(t, x)| (t, E::unpack(x)))
     }
 
-    /// As `pop`; `ready` sees each entry of a new bucket as it becomes current (the engine
+    /// As `pop`, the event packed (the caller decodes what it needs: the hot kinds from their
+    /// bits); `ready` sees each packed event of a new bucket as it becomes current (the engine
     /// prefetches their packets, so the memory loads overlap).
     #[inline]
-    pub fn pop_with(&mut self, ready: impl FnMut(&E)) -> Option<(u64, E)> {
+    pub fn pop_with(&mut self, ready: impl FnMut(u64)) -> Option<(u64, u64)> {
         if self.head == self.current.len() {
             if self.len == 0 {
                 return None;
             }
             self.refill(ready);
         }
-        let e = self.current[self.head];
+        let x = self.current[self.head];
         self.head += 1;
         self.len -= 1;
-        Some(e)
+        let t = (self.cur << SHIFT) | offset(x);
+        Some((t, x & PACKED_MASK))
     }
 
     /// The key of the first non-empty wheel bucket after the current one.
@@ -171,7 +219,7 @@ impl<E: Copy> CalendarQueue<E> {
     }
 
     /// The current bucket is exhausted: open the next non-empty one.
-    fn refill(&mut self, mut ready: impl FnMut(&E)) {
+    fn refill(&mut self, mut ready: impl FnMut(u64)) {
         self.current.clear();
         self.head = 0;
         let far = self.far.peek().map(|f| f.t >> SHIFT);
@@ -201,37 +249,37 @@ impl<E: Copy> CalendarQueue<E> {
         let mut budget = 8 * v.len() + 64;
         for i in 1..v.len() {
             let x = v[i];
-            if v[i - 1].0 <= x.0 {
+            if offset(v[i - 1]) <= offset(x) {
                 continue;
             }
             // Shift the later entries of v[..i] up by one; on the subslice the indices are
             // provably in bounds.
             let s = &mut v[..=i];
             let mut j = i;
-            while j > 0 && s[j - 1].0 > x.0 {
+            while j > 0 && offset(s[j - 1]) > offset(x) {
                 s[j] = s[j - 1];
                 j -= 1;
             }
             s[j] = x;
             budget = budget.saturating_sub(i - j);
             if budget == 0 {
-                v.sort_by_key(|e| e.0);
+                v.sort_by_key(|&x| offset(x));
                 break;
             }
         }
-        for e in &self.current {
-            ready(&e.1);
+        for &x in &self.current {
+            ready(x & PACKED_MASK);
         }
         // The next bucket, usually the one after this, was last written a horizon ago: start
         // loading its first lines now, as these few events run.
         let next = &self.wheel[((self.cur + 1) & MASK) as usize];
-        for e in next.iter().step_by(4).take(8) {
+        for e in next.iter().step_by(8).take(8) {
             super::packet::prefetch(e);
         }
     }
 }
 
-impl<E: Copy> Default for CalendarQueue<E> {
+impl<E: Packed> Default for CalendarQueue<E> {
     fn default() -> Self {
         Self::new()
     }
@@ -271,14 +319,14 @@ mod tests {
             }
             let mut n = 0;
             let mut sum = 0u64;
-            for (t, e) in q.iter() {
+            for e in q.events() {
                 n += 1;
-                sum = sum.wrapping_add(t ^ *e as u64);
+                sum = sum.wrapping_add(e as u64);
             }
             assert_eq!(n, reference.len());
             let want_sum = reference
                 .keys()
-                .fold(0u64, |s, &(t, e)| s.wrapping_add(t ^ e as u64));
+                .fold(0u64, |s, &(_, e)| s.wrapping_add(e as u64));
             assert_eq!(sum, want_sum);
             while let Some(got) = q.pop() {
                 assert_eq!(

@@ -94,6 +94,11 @@ pub struct Qp {
     pub segs: VecDeque<Seg>,
     /// Segments completed and removed from the front of `segs` so far.
     pub segs_popped: u32,
+    /// `segs.front().end` (`u32::MAX`: none), and the segment `packet_of` found last: the
+    /// per-packet paths read these in the QP's lines, not `segs`' own allocation, usually out
+    /// of the cache (`rx_end` below likewise).
+    una_end: u32,
+    seg_hint: Seg,
     /// One past the last posted PSN.
     pub posted_end: u32,
     /// Oldest unacknowledged PSN.
@@ -125,6 +130,8 @@ pub struct Qp {
     pub unacked: u32,
     /// Absolute index (counting popped ones) of the first segment not yet received in full.
     pub rx_seg: u32,
+    /// The end of segment `rx_seg` (`u32::MAX`: not posted yet).
+    rx_end: u32,
     pub received: SeqBitmap,
 }
 
@@ -147,6 +154,13 @@ impl Qp {
             ipsn: 0,
             segs: VecDeque::new(),
             segs_popped: 0,
+            una_end: u32::MAX,
+            seg_hint: Seg {
+                msg: 0,
+                first: 0,
+                end: 0,
+                bytes: 0,
+            },
             posted_end: 0,
             una: 0,
             nxt: 0,
@@ -171,6 +185,7 @@ impl Qp {
             nak_sent: false,
             unacked: 0,
             rx_seg: 0,
+            rx_end: u32::MAX,
             received: if sr {
                 SeqBitmap::new(window)
             } else {
@@ -204,13 +219,54 @@ impl Qp {
             end: first + n,
             bytes,
         });
+        if self.segs.len() == 1 {
+            self.una_end = first + n;
+        }
+        if (self.rx_seg - self.segs_popped) as usize == self.segs.len() - 1 {
+            self.rx_end = first + n;
+        }
+    }
+
+    /// The message of segment `rx_seg` if every PSN of it is now received (`expected` is past
+    /// its end); `rx_seg` moves to the next segment.
+    #[inline]
+    pub fn next_received(&mut self) -> Option<u32> {
+        if self.rx_end > self.expected {
+            return None;
+        }
+        let msg = self.segs[(self.rx_seg - self.segs_popped) as usize].msg;
+        self.rx_seg += 1;
+        self.rx_end = self
+            .segs
+            .get((self.rx_seg - self.segs_popped) as usize)
+            .map_or(u32::MAX, |s| s.end);
+        Some(msg)
+    }
+
+    /// The message of the oldest segment if `una` is past its end (all of it acknowledged),
+    /// removed from `segs`.
+    #[inline]
+    pub fn pop_acked(&mut self) -> Option<u32> {
+        if self.una_end > self.una {
+            return None;
+        }
+        let s = self.segs.pop_front().expect("una_end is the front's end");
+        self.segs_popped += 1;
+        self.una_end = self.segs.front().map_or(u32::MAX, |s| s.end);
+        Some(s.msg)
     }
 
     /// The segment holding `psn` and the payload bytes of that packet; whether it is the last.
     #[inline]
-    pub fn packet_of(&self, psn: u32, mtu: u32) -> (u32, bool) {
-        let i = self.segs.partition_point(|s| s.end <= psn);
-        let s = &self.segs[i];
+    pub fn packet_of(&mut self, psn: u32, mtu: u32) -> (u32, bool) {
+        let h = self.seg_hint;
+        let s = if h.first <= psn && psn < h.end {
+            h
+        } else {
+            let i = self.segs.partition_point(|s| s.end <= psn);
+            self.seg_hint = self.segs[i];
+            self.seg_hint
+        };
         let off = (psn - s.first) as u64 * mtu as u64;
         let payload = (s.bytes - off).min(mtu as u64) as u32;
         (payload, psn + 1 == s.end)

@@ -40,9 +40,9 @@ impl Engine<'_> {
                 .map(|e| self.pkts.get(e.id).payload as u64)
                 .sum::<u64>();
         }
-        for (_, ev) in self.q.q.iter() {
+        for ev in self.q.q.events() {
             if let Ev::Arrive { pkt } = ev {
-                total += self.pkts.get(*pkt).payload as u64;
+                total += self.pkts.get(pkt).payload as u64;
             }
         }
         total

@@ -25,16 +25,12 @@ impl Engine<'_> {
                         self.c.bytes_delivered += pk.payload as u64;
                         self.pkts.free(id);
                         // Messages whose every PSN is now in order are received.
-                        while let Some(s) = qp.segs.get((qp.rx_seg - qp.segs_popped) as usize) {
-                            if s.end > qp.expected {
-                                break;
-                            }
-                            let st = &mut self.msgs[s.msg as usize];
+                        while let Some(m) = qp.next_received() {
+                            let st = &mut self.msgs[m as usize];
                             st.recv_left -= 1;
                             if st.recv_left == 0 {
                                 st.recv = self.now.0;
                             }
-                            qp.rx_seg += 1;
                         }
                     }
                     Rx::OutOfSequence => self.drop_pkt(id, DropReason::OutOfSequence),
@@ -83,17 +79,8 @@ impl Engine<'_> {
                 if advanced {
                     qp.retries = 0;
                     qp.rto_deadline = self.now + self.rto;
-                    loop {
-                        let qp = &mut self.qps[qi as usize];
-                        match qp.segs.front() {
-                            Some(s) if s.end <= qp.una => {
-                                let m = s.msg;
-                                qp.segs.pop_front();
-                                qp.segs_popped += 1;
-                                self.complete(m);
-                            }
-                            _ => break,
-                        }
+                    while let Some(m) = self.qps[qi as usize].pop_acked() {
+                        self.complete(m);
                     }
                 }
                 self.activate(qi);

@@ -2,9 +2,12 @@
 
 use std::time::Instant;
 
-use super::{CHECK_EVERY, Engine, Ev, P_NIC, Progress, RouteMemo, RunOptions};
+use super::{
+    CHECK_EVERY, Engine, Ev, P_NIC, Progress, RouteMemo, RunOptions, TAG_ARRIVE, TAG_TXFREE, tag,
+};
 use crate::sim::packet::{prefetch, prefetch_all};
 use crate::sim::params::RoutePolicy;
+use crate::sim::queue::Packed;
 use crate::sim::results::{RunResult, Status};
 use crate::sim::route;
 use crate::units::Time;
@@ -18,18 +21,18 @@ impl Engine<'_> {
         let mut next_check = CHECK_EVERY;
         loop {
             let (pkts, ports, tcq, ntc) = (&self.pkts, &self.ports, &self.tcq, self.ntc);
-            let Some((t, ev)) = self.q.q.pop_with(|e| match e {
-                Ev::Arrive { pkt } => pkts.prefetch(*pkt),
-                Ev::TxFree { port } => {
-                    prefetch(&ports[*port as usize]);
-                    prefetch(&tcq[*port as usize * ntc]);
+            let Some((t, x)) = self.q.q.pop_with(|x| match tag(x) {
+                TAG_ARRIVE => pkts.prefetch(x as u32),
+                TAG_TXFREE => {
+                    prefetch(&ports[x as u32 as usize]);
+                    prefetch(&tcq[x as u32 as usize * ntc]);
                 }
                 _ => {}
             }) else {
                 break;
             };
             if t > until {
-                self.q.push(t, ev);
+                self.q.push(t, Ev::unpack(x));
                 self.now = Time(until);
                 status = Status::StoppedAtUntil;
                 break;
@@ -38,7 +41,7 @@ impl Engine<'_> {
             self.events += 1;
             self.memo_cur = std::mem::replace(&mut self.memo_next, RouteMemo::NONE);
             self.prefetch_next();
-            self.dispatch(ev);
+            self.dispatch_packed(x);
             if self.stop {
                 if self.fc.halt && self.remaining > 0 {
                     status = Status::Deadlock;
@@ -76,9 +79,13 @@ impl Engine<'_> {
     /// The static egress is kept (`memo_next`) so the hop does not route again.
     #[inline(always)]
     fn prefetch_next(&mut self) {
-        let Some(&Ev::Arrive { pkt }) = self.q.q.peek_current() else {
+        let Some(x) = self.q.q.peek_current() else {
             return;
         };
+        if tag(x) != TAG_ARRIVE {
+            return;
+        }
+        let pkt = x as u32;
         let pk = self.pkts.get(pkt);
         let info = self.info[pk.port as usize];
         if info.flags & P_NIC != 0 {
@@ -104,17 +111,36 @@ impl Engine<'_> {
         }
     }
 
+    /// Dispatches a packed event: the packet hops and port wake-ups straight from their bits,
+    /// the rest unpacked.
     #[inline(always)]
-    pub(super) fn dispatch(&mut self, ev: Ev) {
+    fn dispatch_packed(&mut self, x: u64) {
+        match tag(x) {
+            TAG_ARRIVE => self.hop(x as u32),
+            TAG_TXFREE => self.tx_free(x as u32),
+            _ => self.dispatch(Ev::unpack(x)),
+        }
+    }
+
+    /// `Ev::Arrive`: packet `pkt` at the node of its ingress port.
+    #[inline(always)]
+    fn hop(&mut self, pkt: u32) {
+        let port = self.pkts.get(pkt).port;
+        self.arrive(pkt, port as usize)
+    }
+
+    /// `Ev::TxFree`: egress `port` finished serializing.
+    #[inline(always)]
+    fn tx_free(&mut self, port: u32) {
+        self.ports[port as usize].wake = false;
+        self.kick(port as usize);
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::Arrive { pkt } => {
-                let port = self.pkts.get(pkt).port;
-                self.arrive(pkt, port as usize)
-            }
-            Ev::TxFree { port } => {
-                self.ports[port as usize].wake = false;
-                self.kick(port as usize);
-            }
+            Ev::Arrive { pkt } => self.hop(pkt),
+            Ev::TxFree { port } => self.tx_free(port),
             Ev::Post { msg } => self.post(msg),
             Ev::Start { msg } => self.start(msg),
             Ev::QpWake { qp } => self.activate(qp),
