@@ -1,9 +1,11 @@
 //! `fabricsim train`: the step time, tokens/s and MFU of a model on a cluster.
 
 use clap::{Args, ValueEnum};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use fabricsim::engine_choice::EngineChoice;
+use fabricsim::workload::train::flow_step::{self, Pass, StepModel};
 use fabricsim::workload::train::{report, run};
 use fabricsim::workload::train_engine::{self, calibrate_on_engine};
 
@@ -18,6 +20,8 @@ pub enum Format {
 }
 
 /// Flags override the scenario file's [cluster], [fabric], [topology] and [train] sections.
+/// With `--step-model flow_dag` the whole step is also simulated on the flow engine
+/// (`workload::train::flow_step`) and reported after the analytic step.
 #[derive(Args)]
 pub struct TrainArgs {
     /// Scenario file: the cluster as for `plan`, the job in [train].
@@ -39,20 +43,65 @@ pub struct TrainArgs {
 pub fn run(args: TrainArgs) -> Outcome {
     let scenario = args.flags.load(args.scenario.as_deref())?;
     let engine = EngineChoice::of(&scenario)?;
+    let model = StepModel::of(&scenario)?;
     let tr = run::run(&scenario)?;
-    let (r, provenance) = if args.calibrate {
-        let (tr, p) = calibrate_on_engine(tr, engine).map_err(Failure::Run)?;
-        (tr.report, Some(p))
-    } else {
-        (tr.report, None)
+    let flow_params = match model {
+        StepModel::FlowDag => Some(flow_step::scenario_params(&scenario, &tr)?),
+        StepModel::Analytic => None,
     };
-    let text = match (args.format, &provenance) {
-        (Format::Text, None) => report::to_text(&r),
-        (Format::Text, Some(p)) => report::to_text(&r) + &train_engine::to_text(p),
-        (Format::Json, None) => output::json(serde_json::to_string_pretty(&r))?,
-        (Format::Json, Some(p)) => {
-            let mut v = serde_json::to_value(&r).map_err(|e| Failure::Run(e.to_string()))?;
-            v["calibration"] = serde_json::to_value(p).map_err(|e| Failure::Run(e.to_string()))?;
+    let (tr, provenance) = if args.calibrate {
+        let (tr, p) = calibrate_on_engine(tr, engine).map_err(Failure::Run)?;
+        (tr, Some(p))
+    } else {
+        (tr, None)
+    };
+    let flow = match &flow_params {
+        Some((params, fp)) => {
+            let tty = std::io::stderr().is_terminal();
+            let mut pass = 0;
+            let mut on_pass = |p: &Pass| {
+                pass += 1;
+                if tty {
+                    eprintln!(
+                        "[train] flow_dag pass {pass}: {} of {} ring steps simulated, {} rings \
+                         meet a pipeline flow; engine {:.1} s",
+                        p.ring_steps_simulated,
+                        p.ring_steps_total,
+                        p.rings_meeting_pipeline,
+                        p.engine_wall_s
+                    );
+                }
+            };
+            Some(flow_step::simulate_run(&tr, params, fp, &mut on_pass).map_err(Failure::Run)?)
+        }
+        None => None,
+    };
+    let r = tr.report;
+    let text = match args.format {
+        Format::Text => {
+            let mut t = report::to_text(&r);
+            if let Some(p) = &provenance {
+                t += &train_engine::to_text(p);
+            }
+            if let Some(f) = &flow {
+                t += &flow_step::to_text(f);
+            }
+            t
+        }
+        Format::Json if provenance.is_none() && flow.is_none() => {
+            output::json(serde_json::to_string_pretty(&r))?
+        }
+        Format::Json => {
+            let json = |v: serde_json::Result<serde_json::Value>| {
+                v.map_err(|e| Failure::Run(e.to_string()))
+            };
+            let mut v = json(serde_json::to_value(&r))?;
+            if let Some(p) = &provenance {
+                v["calibration"] = json(serde_json::to_value(p))?;
+            }
+            if let Some(f) = &flow {
+                v["flow_step"] = json(serde_json::to_value(f))?;
+            }
             output::json(serde_json::to_string_pretty(&v))?
         }
     };

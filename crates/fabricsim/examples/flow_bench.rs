@@ -2,9 +2,9 @@
 //! (a) one all-to-all among 4,096 GPUs (512 servers, rail-optimized 2-tier, 128-port 400G);
 //! (b) one whole training step of Llama 3 405B on 131,072 H100 GPUs (TP 8 in the node, PP 16,
 //!     DP 1,024) with its scale-out traffic on a 3-tier rail-optimized fabric of 128-port 400G
-//!     switches: the `workload::train::step_dag` DAG (1F1B compute as message delays, TP on
-//!     NVLink, the pipeline's sends, every stage's DP ring all-reduce), so it prints the step
-//!     time and MFU.
+//!     switches: `workload::train::flow_step` runs the `step_dag` DAG (1F1B compute as message
+//!     delays, TP on NVLink, the pipeline's sends, every stage's DP ring all-reduce), so it
+//!     prints the step time and MFU (`fabricsim train --step-model flow_dag` runs the same).
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_bench -- all`, or `-- a [gpus]`, or
 //! `-- b [steps] [dp]`; `--tol=X` sets the batching tolerance (`FlowParams::batch_tol`,
@@ -16,11 +16,10 @@
 
 use std::time::Instant;
 
-use fabricsim::flow::{self, FlowParams, FlowStats, PathModel, paths};
-use fabricsim::message::Path;
+use fabricsim::flow::{self, FlowParams, FlowStats};
 use fabricsim::scenario::Scenario;
 use fabricsim::sim::{RunResult, SimParams};
-use fabricsim::topology::{Kind, Tiers, Topology, TopologySpec, build};
+use fabricsim::topology::{Kind, Tiers, TopologySpec, build};
 use fabricsim::units::BitRate;
 use fabricsim::workload::collective::{self, CollectiveSpec, Comm, Op};
 use fabricsim::workload::comm_model::AlphaBetaModel;
@@ -28,8 +27,7 @@ use fabricsim::workload::link_params::FabricParams;
 use fabricsim::workload::placement::Placement;
 use fabricsim::workload::train::config::TrainConfig;
 use fabricsim::workload::train::efficiency::Efficiency;
-use fabricsim::workload::train::step::{StepReport, step};
-use fabricsim::workload::train::step_dag::{self, DagOptions, StepDag};
+use fabricsim::workload::train::flow_step::{self, Fabric, Pass};
 
 fn spec(gpus: u32, tiers: u8) -> TopologySpec {
     TopologySpec {
@@ -99,13 +97,9 @@ fn all_to_all(gpus: u32, fp: &FlowParams) {
 }
 
 /// (b) One training step of Llama 3 405B on `128 x dp` H100s (TP 8 in the server, PP 16, DP
-/// `dp`, 1,024 for 131,072 GPUs) compiled by `workload::train::step_dag`: per replica and rail,
-/// 1F1B compute as message delays (the compute model of `fabricsim train`), TP all-reduces on
-/// NVLink, the pipeline's sends, then every stage's DP ring all-reduce of its gradients.
-/// Each ring's first steps are simulated and the rest derived (see [`derive_rings`]): a first
-/// pass simulates `steps` of every ring; while a derived ring step would share a link with a
-/// pipeline flow, the next pass simulates that ring `MARGIN` steps past the last such step
-/// (so the engine, not the rule, times every step whose set of concurrent flows differs).
+/// `dp`, 1,024 for 131,072 GPUs), simulated by `workload::train::flow_step` (the step DAG on
+/// the flow engine, each ring's first `steps` simulated and the rest derived where exact) on
+/// a 3-tier rail-optimized fabric of 128-port 400G switches with the RoCE parameters.
 fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
     let t0 = Instant::now();
     let (tp, pp) = (8u32, 16u32);
@@ -135,367 +129,25 @@ fn llama_step(steps: u32, dp: u32, fp: &FlowParams) {
     let cfg = TrainConfig::resolve(&s, &design, place).expect("the job fits");
     let eff = Efficiency::h200(&design.catalog);
     let nvlink = BitRate((design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
-    let analytic = step(&cfg, &eff, &AlphaBetaModel::new(FabricParams::of(&design)));
-    let p = SimParams::roce();
-    let total = 2 * (dp - 1);
-    let mut opts = DagOptions {
-        ring_steps: None,
-        ring_steps_each: vec![steps.min(total); (tp * pp) as usize],
+    // The analytic `fabricsim train` model of the same job: alpha-beta on the roce-400g profile.
+    let comm = AlphaBetaModel::new(FabricParams::of(&design));
+    let fabric = Fabric {
+        topology: &topo,
+        params: &SimParams::roce(),
+        flow: fp,
     };
     println!("(b) fabric {:.2} s", secs(t0));
-    for pass in 1.. {
-        let t1 = Instant::now();
-        let sd = step_dag::compile(&cfg, &eff, nvlink, opts.clone()).expect("dense job");
-        let built = secs(t1);
-        let t2 = Instant::now();
-        let (r, st) = flow::run(&topo, &p, &sd.dag, fp).expect("valid DAG");
-        let wall = secs(t2);
-        let d = derive_rings(&topo, &p, &sd, &r);
-        let met: usize = d.last_met.iter().filter(|m| m.is_some()).count();
+    let mut pass = 0;
+    let mut on_pass = |p: &Pass| {
+        pass += 1;
         println!(
-            "(b) pass {pass}: {} ring steps simulated of {} ({} messages, DAG {built:.2} s, \
-             engine {wall:.2} s); rings whose derived steps share a link with a pipeline flow: \
-             {met}",
-            opts.ring_steps_each.iter().map(|&k| k as u64).sum::<u64>(),
-            total as u64 * sd.rings.len() as u64,
-            sd.dag.messages.len(),
+            "(b) pass {pass}: DAG {:.2} s, engine {:.2} s",
+            p.dag_wall_s, p.engine_wall_s
         );
-        if met == 0 || pass == MAX_PASSES {
-            report_step(&cfg, &sd, &r, &st, &d, &analytic, wall);
-            return;
-        }
-        for (i, m) in d.last_met.iter().enumerate() {
-            if let Some(k) = m {
-                opts.ring_steps_each[i] = (k + 1 + MARGIN).clamp(opts.ring_steps_each[i], total);
-            }
-        }
-    }
-}
-
-/// Passes of (b) before it reports what the last one left inexact.
-const MAX_PASSES: u32 = 4;
-/// Ring steps a pass simulates past the last derived step that met a pipeline flow. The
-/// meetings the next pass simulates move both the rings and the pipeline, so a third pass may
-/// find new ones: at 131,072 GPUs a margin of 8 steps still left 2 rings to a third pass (as 1
-/// left 3), so the margin is kept small and the passes go on until none meets.
-const MARGIN: u32 = 1;
-
-/// (b)'s report of its last pass.
-fn report_step(
-    cfg: &TrainConfig,
-    sd: &StepDag,
-    r: &RunResult,
-    st: &FlowStats,
-    d: &Derived,
-    analytic: &StepReport,
-    wall: f64,
-) {
-    let ring0 = sd.rings[0];
-    let n = ring0.ranks as usize;
-    let gpus = sd.gpus;
-    println!(
-        "(b) Llama 3 405B step, {gpus} H100 GPUs, TP {} PP {} DP {}, stages of {:?} layers, \
-         {} micro-batches; DAG of {} messages: {} pipeline (compute as delays, TP on NVLink, \
-         sends) + {} rings x {n} ranks x (simulated steps) of the {} ring all-reduce steps",
-        cfg.par.tp,
-        cfg.par.pp,
-        cfg.par.dp,
-        cfg.par.stage_layers,
-        cfg.par.micro_batches(cfg.model.global_batch),
-        sd.dag.messages.len(),
-        sd.pipeline_messages,
-        sd.rings.len(),
-        ring0.steps_total,
-    );
-    report("(b)", r, st, wall);
-    let pipe_end = r.messages[..sd.pipeline_messages as usize]
-        .iter()
-        .filter_map(|m| m.finish_ps)
-        .max()
-        .unwrap_or(0);
-    let end_ps = pipe_end.max(d.end_ps);
-    let step_s = end_ps as f64 / 1e12;
-    println!(
-        "(b) simulated ring steps, per step the time from the previous rank's step to this \
-         one (min..max over all {} rings' edges; the first 4 steps):",
-        sd.rings.len()
-    );
-    for (k, (lo, hi)) in d.per_step.iter().enumerate().skip(1).take(3) {
-        println!(
-            "    step {k}: {:.3} .. {:.3} us",
-            *lo as f64 / 1e6,
-            *hi as f64 / 1e6
-        );
-    }
-    let rings = sd.rings.len();
-    let exact: Vec<bool> = (0..rings).map(|i| d.overlaps[i] == 0).collect();
-    let last = sd.rings[d.last_ring];
-    // An inexact ring's end plus its bound stays below the step's end: the step time holds.
-    let holds = (0..rings)
-        .all(|i| exact[i] || d.ring_end[i] + d.overlap_ps[i] + d.pipeline_bound_ps <= end_ps);
-    let simulated: u64 = sd.rings.iter().map(|r| r.steps_compiled as u64).sum();
-    let derived = ring0.steps_total as u64 * rings as u64 - simulated;
-    println!(
-        "(b) derived: the other {derived} ring steps ({} messages) by the flow engine's own \
-         rule for a flow alone on its path at its line rate (post = the previous rank's \
-         finish; bytes start after the NIC latency or when the QP's previous message has \
-         drained; drain = wire bytes / line rate; then the path and ACK latencies). Checks: \
-         the rule reproduces {} of the {} simulated ring messages after step 0 to the \
-         picosecond ({} others met a pipeline flow on a link, which the engine simulated; \
-         unexplained: {}); directed links carrying two ring flows: {}; rings whose derived \
-         steps meet no other flow (exact): {} of {rings}.",
-        derived * n as u64,
-        d.reproduced,
-        d.checked,
-        d.checked - d.reproduced - d.unexplained,
-        d.unexplained,
-        d.shared_links,
-        exact.iter().filter(|&&e| e).count(),
-    );
-    if exact.iter().any(|&e| !e) {
-        let worst = (0..rings)
-            .filter(|&i| !exact[i])
-            .map(|i| (d.overlap_ps[i], end_ps - d.ring_end[i]))
-            .fold((0u64, u64::MAX), |a, b| (a.0.max(b.0), a.1.min(b.1)));
-        println!(
-            "(b) the other rings' derived steps share a link with {} pipeline flows, which the \
-             derivation ignores both ways: each pipeline flow can take from its ring at most \
-             its wire time there, at most {:.3} ms per ring, and those rings end at least \
-             {:.3} ms before the step does",
-            d.overlaps.iter().sum::<u64>(),
-            worst.0 as f64 / 1e9,
-            worst.1 as f64 / 1e9,
-        );
-    }
-    let bound = d.pipeline_bound_ps;
-    println!(
-        "(b) the step ends with ring (stage {}, rail {}), derived {}; {}",
-        last.stage,
-        last.rail,
-        if exact[d.last_ring] {
-            "exactly"
-        } else {
-            "NOT exactly"
-        },
-        if !(exact[d.last_ring] && holds && d.shared_links == 0 && d.unexplained == 0) {
-            "so the step time below is an APPROXIMATION".to_string()
-        } else if bound == 0 {
-            "so the step time below is exact for this model".to_string()
-        } else {
-            format!(
-                "the pipeline sends that share a link with a derived ring flow could take up to \
-                 {:.3} ms longer along one (replica, rail) (the sum of their wire times), so \
-                 the step time below is exact for this model up to +{:.3} ms (a bound)",
-                bound as f64 / 1e9,
-                bound as f64 / 1e9
-            )
-        }
-    );
-    println!(
-        "(b) step time {step_s:.6} s (pipeline and TP {:.6} s, then the DP all-reduce {:.6} s), \
-         MFU {:.1}%; analytic `fabricsim train` model of the same job (alpha-beta on the \
-         roce-400g profile): step {:.3} s, MFU {:.1}%",
-        pipe_end as f64 / 1e12,
-        step_s - pipe_end as f64 / 1e12,
-        100.0 * sd.mfu(step_s),
-        analytic.step_time_s,
-        100.0 * analytic.mfu,
-    );
-}
-
-/// What [`derive_rings`] found.
-struct Derived {
-    /// The latest finish of a ring's last step, and that ring.
-    end_ps: u64,
-    last_ring: usize,
-    /// Per simulated step (of ring 0's count): min and max over all ring edges of
-    /// finish(d, k) - finish(d-1, k-1).
-    per_step: Vec<(u64, u64)>,
-    checked: u64,
-    reproduced: u64,
-    /// Simulated ring messages the rule misses without a pipeline flow on their links then.
-    unexplained: u64,
-    shared_links: u64,
-    /// Per ring: its derived end, the pipeline flows that share one of its links while one
-    /// of its derived steps runs there, their wire time on that link, and its last derived
-    /// step that met one.
-    ring_end: Vec<u64>,
-    overlaps: Vec<u64>,
-    overlap_ps: Vec<u64>,
-    last_met: Vec<Option<u32>>,
-    /// The most one (replica, rail)'s pipeline can be slowed by derived ring flows on its
-    /// links: the sum of its sends' wire times there.
-    pipeline_bound_ps: u64,
-}
-
-/// The ring steps the run did not simulate, from the last simulated one, by the flow engine's
-/// rule for a flow alone on its path (`flow::fluid`): ring position d's step k is posted when
-/// position d-1's step k-1 completes; its bytes start after the NIC latency, or when its QP's
-/// previous message has drained if later; they drain at the route's line rate (wire bytes,
-/// `ceil(bits x 10^12 / rate)` ps); the receiver has them one path latency later and the
-/// sender's completion comes one ACK latency after that. Exact when every ring flow is alone
-/// on its links: checked by the rule reproducing the simulated steps, no directed link
-/// carrying two ring flows, and no pipeline flow on a ring edge's links (from its post to its
-/// completion) while one of that edge's derived steps runs (bytes start to receipt).
-fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> Derived {
-    let router = paths::Router::new(topo, p.routing);
-    let caps = paths::capacities(topo);
-    let nic = p.nic_latency.ps();
-    let mut links = Vec::new();
-    // The directed links of message `i` (a Net message) and their line rate.
-    let route = |i: usize, links: &mut Vec<u32>| -> u64 {
-        let m = &r.messages[i];
-        let qp = m.qp.expect("a fabric message");
-        let (hash, _) = paths::qp_hashes(p, qp, m.src, m.dst);
-        links.clear();
-        let hm = PathModel::Hash;
-        paths::subflow_links(topo, &router, hm, m.src, m.dst, hash, 0, |_| 0, links);
-        links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0)
     };
-    let fin = |i: usize| r.messages[i].finish_ps.expect("every message completes");
-    let recv = |i: usize| r.messages[i].recv_ps.expect("every message completes");
-    let ring0 = sd.rings[0];
-    let rings = sd.rings.len();
-    let mut out = Derived {
-        end_ps: 0,
-        last_ring: 0,
-        per_step: vec![(u64::MAX, 0); ring0.steps_compiled as usize],
-        checked: 0,
-        reproduced: 0,
-        unexplained: 0,
-        shared_links: 0,
-        ring_end: vec![0; rings],
-        overlaps: vec![0; rings],
-        overlap_ps: vec![0; rings],
-        last_met: vec![None; rings],
-        pipeline_bound_ps: 0,
-    };
-    // Ring edges (ring `ix`, position d: edge `ix * n + d`): per directed link how many ring
-    // flows use it and the edge (the last one seen); per edge its drain time, path and ACK
-    // latencies.
-    let n = ring0.ranks as usize;
-    let id = |ri: &step_dag::RingIndex, k: u32, d: usize| (ri.first + k * ri.ranks) as usize + d;
-    let mut used = vec![0u8; caps.len()];
-    let mut edge_of = vec![u32::MAX; caps.len()];
-    let edges = rings * n;
-    let (mut drain, mut lat, mut ack) = (vec![0u64; edges], vec![0u64; edges], vec![0u64; edges]);
-    for (ix, ri) in sd.rings.iter().enumerate() {
-        for d in 0..n {
-            let (e, i) = (ix * n + d, id(ri, ri.steps_compiled - 1, d));
-            let rate = route(i, &mut links);
-            let wire = paths::wire_bytes(p, r.messages[i].bytes) as u128;
-            drain[e] = (wire * 8 * 1_000_000_000_000).div_ceil(rate as u128) as u64;
-            lat[e] = paths::one_way_ps(topo, p, &links);
-            ack[e] = fin(i) - recv(i);
-            for &l in &links {
-                used[l as usize] = used[l as usize].saturating_add(1);
-                edge_of[l as usize] = e as u32;
-            }
-        }
-    }
-    out.shared_links = used.iter().filter(|&&u| u > 1).count() as u64;
-    // Pipeline flows on a ring edge's links: (post, finish, message, link) per edge.
-    let mut on_edge: Vec<Vec<(u64, u64, u32, u32)>> = vec![Vec::new(); edges];
-    for (i, m) in sd.dag.messages[..sd.pipeline_messages as usize]
-        .iter()
-        .enumerate()
-    {
-        if m.path != Path::Net {
-            continue;
-        }
-        let post = r.messages[i].start_ps.expect("posted");
-        route(i, &mut links);
-        for &l in &links {
-            if let Some(&e) = edge_of.get(l as usize).filter(|&&e| e != u32::MAX) {
-                on_edge[e as usize].push((post, fin(i), i as u32, l));
-            }
-        }
-    }
-    // Per pipeline message: the most wire time it lost to a derived ring flow on one link.
-    let mut met_ps = vec![0u64; sd.pipeline_messages as usize];
-    let mut missed: Vec<(usize, usize)> = Vec::new();
-    for (ix, ri) in sd.rings.iter().enumerate() {
-        let last = ri.steps_compiled - 1;
-        let e0 = ix * n;
-        // The rule: (bytes start, recv, finish) of step k at d from step k-1's.
-        let step = |d: usize, prev_fin: u64, own_recv: u64| -> (u64, u64, u64) {
-            let e = e0 + d;
-            let bytes_start = (prev_fin + nic).max(own_recv - lat[e]);
-            let rv = bytes_start + drain[e] + lat[e];
-            (bytes_start, rv, rv + ack[e])
-        };
-        for k in 1..=last {
-            for d in 0..n {
-                let prev = fin(id(ri, k - 1, (d + n - 1) % n));
-                if let Some(e) = out.per_step.get_mut(k as usize) {
-                    *e = (
-                        e.0.min(fin(id(ri, k, d)) - prev),
-                        e.1.max(fin(id(ri, k, d)) - prev),
-                    );
-                }
-                out.checked += 1;
-                let (_, rv, f) = step(d, prev, recv(id(ri, k - 1, d)));
-                if (rv, f) == (recv(id(ri, k, d)), fin(id(ri, k, d))) {
-                    out.reproduced += 1;
-                } else {
-                    missed.push((id(ri, k, d), e0 + d));
-                }
-            }
-        }
-        let mut rv: Vec<u64> = (0..n).map(|d| recv(id(ri, last, d))).collect();
-        let mut f: Vec<u64> = (0..n).map(|d| fin(id(ri, last, d))).collect();
-        let pipe_edges: Vec<usize> = (0..n).filter(|&d| !on_edge[e0 + d].is_empty()).collect();
-        for k in last + 1..ri.steps_total {
-            // The rule in place: position d's step reads d-1's previous one, so positions go
-            // down (the ring's wrap read first); 268 M steps at 131,072 GPUs, no division.
-            let wrap = f[n - 1];
-            for d in (0..n).rev() {
-                let e = e0 + d;
-                let prev_fin = if d == 0 { wrap } else { f[d - 1] };
-                let bytes_start = (prev_fin + nic).max(rv[d] - lat[e]);
-                rv[d] = bytes_start + drain[e] + lat[e];
-                f[d] = rv[d] + ack[e];
-            }
-            for &d in &pipe_edges {
-                let e = e0 + d;
-                let start = rv[d] - drain[e] - lat[e];
-                for &(a, b, i, l) in &on_edge[e] {
-                    if a < rv[d] && b > start {
-                        let t = paths::wire_bytes(p, sd.dag.messages[i as usize].bytes) as u128
-                            * 8
-                            * 1_000_000_000_000;
-                        let t = t.div_ceil(caps[l as usize] as u128) as u64;
-                        if met_ps[i as usize] == 0 {
-                            out.overlaps[ix] += 1;
-                            out.overlap_ps[ix] += t;
-                        }
-                        met_ps[i as usize] = met_ps[i as usize].max(t);
-                        out.last_met[ix] = Some(k);
-                    }
-                }
-            }
-        }
-        out.ring_end[ix] = f.iter().copied().max().unwrap_or(0);
-        if out.ring_end[ix] > out.end_ps {
-            (out.end_ps, out.last_ring) = (out.ring_end[ix], ix);
-        }
-    }
-    // The derived ring flows were not in the engine to slow the pipeline flows they met: the
-    // delay runs down the met flows' (replica, rail) pipeline, whose sends are contiguous.
-    let chains = (sd.gpus / sd.pipeline_stages) as usize;
-    let per_chain = sd.pipeline_messages as usize / chains;
-    let mut chain_extra = vec![0u64; chains];
-    for (i, &t) in met_ps.iter().enumerate() {
-        chain_extra[i / per_chain] += t;
-    }
-    out.pipeline_bound_ps = chain_extra.iter().copied().max().unwrap_or(0);
-    for &(i, e) in &missed {
-        let (post, end) = (r.messages[i].start_ps.expect("posted"), fin(i));
-        if !on_edge[e].iter().any(|&(a, b, _, _)| a < end && b > post) {
-            out.unexplained += 1;
-        }
-    }
-    out
+    let fs = flow_step::simulate(&cfg, &eff, nvlink, &comm, fabric, steps, &mut on_pass)
+        .expect("a dense job on hashed paths");
+    print!("{}", flow_step::to_text(&fs));
 }
 
 /// CPU seconds (user + system) and peak resident memory (kB) of this process so far, from

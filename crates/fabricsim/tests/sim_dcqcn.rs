@@ -130,7 +130,7 @@ fn own_thresholds(set: DcqcnSet) -> (BitRate, Option<EcnMarking>) {
 }
 
 /// The seeds each two-flow case runs with (the marking draws differ).
-const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
+const SEEDS: [u64; 10] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
 /// `set` with its own thresholds over `SEEDS`, 60 ms of data each.
 fn two_flows_over_seeds(set: DcqcnSet) -> Vec<TwoFlows> {
@@ -183,12 +183,13 @@ fn wire_bytes() -> u64 {
 /// average, but wanders by up to ~10-15% on the way. Asserted: the last 5 ms within 10% for
 /// every seed; the rates from 20 ms on within 10% pooled over the seeds.
 ///
-/// Measured (seeds 1-5): within 10% (5 ms windows, to the end) from 0, None, 45, 0, 60 ms
-/// after B starts; last 5 ms gaps 2.1, 8.8, 3.1, 6.9, 0.3%; from 20 ms 1.6, 15.5, 6.3, 1.6,
-/// 6.8% (pooled 6.4%). With 100 ms of data (scratch runs) seed 2 starts 23% apart and comes
-/// within 10% after ~140 ms; the others wander 0-11%. Its mean queue, 296-338 KB, is below Kmin
-/// (400 KB) although the fluid model's fixed point is Kmin + 5.6 KB: the queue cycles around
-/// it.
+/// Measured (seeds 1-10): within 10% (5 ms windows, to the end) from 0, None, 45, 0, 60, 5, 0,
+/// 0, 0, 0 ms after B starts (1 ms windows: 37-115 ms, one seed None); last 5 ms gaps 2.1, 8.8,
+/// 3.1, 6.9, 0.3, 3.2, 6.3, 3.7, 1.6, 1.0%; from 20 ms 1.6, 15.5, 6.3, 1.6, 6.8, 6.9, 4.7, 2.1,
+/// 2.1, 1.9% (pooled 5.0%). With 100 ms of data (scratch runs) seed 2 starts 23% apart and
+/// comes within 10% after ~140 ms; the others wander 0-11%. Its mean queue, 295-339 KB, is
+/// below Kmin (400 KB) although the fluid model's fixed point is Kmin + 5.6 KB: the queue cycles
+/// around it.
 #[test]
 fn two_flows_converge_with_the_hpcc_set() {
     let runs = two_flows_over_seeds(DcqcnSet::HpccMlx);
@@ -222,12 +223,12 @@ fn profile_cc(fabric: &str) -> (BitRate, DcqcnParams, Option<EcnMarking>) {
 /// Zhu et al. 2015 §5 with what the roce profiles ship: the ConnectX firmware set with the
 /// NVIDIA switch thresholds (150 KB, 1.5 MB, probability 100%), at the profiles' port rate.
 /// Two flows of 20 ms of line-rate data each (B joins at 1 ms; both send until ~40 ms) come
-/// within 10% from the start and stay there, or (one seed in five at 400G) keep the split the
-/// start left them with. B joining at line rate gives both flows their first CNPs in the same
-/// few us (α ≈ 1, Rt = line rate for both), usually leaving them alike; when one takes an extra
-/// cut of the start-up round, the split is restored only by the additive steps, too slowly to
-/// see (`connectx_firmware_set_at_100g_keeps_a_split`; in scratch runs at 400G, four flows
-/// started 1 ms apart stay 11-45% apart over 40 ms).
+/// within 10% from the start and stay there, or keep the split the start left them with.
+/// B joining at line rate gives both flows their first CNPs in the same few us (α ≈ 1, a cut
+/// per 4 us, Rt = line rate for both), usually leaving them alike; the first cut after the
+/// first increase sets each Rt to where that flow's recovery had got, which can differ by
+/// 10-20%. After that the split is neutral, not restored (`two_flows_converge_with_the_roce_
+/// 400g_profile`): a split is held, not converged from.
 fn connectx_two_flows_at_profile_rate(fabric: &str) -> usize {
     let (rate, d, e) = profile_cc(fabric);
     let runs = seeds_of(fabric, rate, d, e, Time::from_ms(20));
@@ -246,18 +247,39 @@ fn holds_its_split(x: &TwoFlows) -> bool {
     (gap_pct(x.last) - gap_pct(x.steady)).abs() <= 3.0
 }
 
-/// roce-400g: four seeds of five converge; asserted, and that the fifth keeps its split.
-/// Measured (seeds 1-5): seeds 1, 3, 4, 5 within 10% from B's start on (1 ms windows: 0 us),
-/// last 5 ms gaps 2.7, 0.8, 3.1, 4.6%; seed 2 leaves the start at 219/181 Gb/s and holds it
-/// (17.5% from 20 ms, 17.7% in the last 5 ms; 16-18% over 200 ms in a scratch run). Mean queue
-/// 98-134 KB; 648-824 CNPs.
+/// roce-400g: eight seeds of ten converge (asserted), the others keep their split (asserted).
+/// Measured (seeds 1-10): seeds 1, 3-6, 8-10 within 10% from B's start on (1 ms windows: 0 us),
+/// last 5 ms gaps 0.8-4.6%; seed 2 leaves the start at 219/181 Gb/s and holds it (17.5% from
+/// 20 ms, 17.7% in the last 5 ms; 16-18% over 200 ms in a scratch run), seed 7 at 189/211
+/// (10.9%, 10.8%). Mean queue 98-133 KB; 648-824 CNPs.
+///
+/// Why the split is held (seed 2, the RP state traced in a scratch run): marking comes in
+/// rounds every ~0.4-0.5 ms, when the queue climbs past Kmin; with Pmax 100% each QP then gets a
+/// CNP per 4 us (MIN_TIME_BETWEEN_CNPS) whatever its rate, so from 5 ms on the 220 Gb/s flow had
+/// 252 CNPs and the 181 Gb/s one 226: 11% more for 22% more rate. Between rounds α decays to
+/// ~0.2% (g = 5/1024 per 1 us), so a round's cuts total a few percent, and the byte counter
+/// (a stage per 2 MB: more often for the faster flow) takes each flow back to its own Rt by
+/// fast recovery. Rt itself moves only by the residual Rt − Rc clamped off at a round's first
+/// cut and by R_AI = 5 Mb/s per stage: Rt went 225.2 / 188.4 Gb/s at 5 ms, 220.3 / 182.4 at
+/// 20 ms, 220.5 / 183.3 at 40 ms, the same absolute drift for both, so the ratio stays.
+///
+/// Model choices tested against this (scratch runs, 400G, seeds 1-10, converged of 10): as
+/// modelled (CNPs per QP per 4 us, marking at dequeue) 8; no NP limit, every marked packet a
+/// CNP and the RP's 4 us monitor period the only limit (HPCC ns-3 `ReceiveUdp`, Isekai
+/// `GenerateCongestionNotification`) 4; one CNP per 4 us per receiving port (mstflint's
+/// "from the port") 1; marking at enqueue 10 (the mark now also waits out the queue: ~2,600
+/// marks and ~950 CNPs per run instead of ~1,550 and ~750; in 1 ms windows three seeds come
+/// within 10% only after 4-32 ms); byte counter off 9; RPG_BYTE_RESET read as bytes (a stage
+/// per 32 KB instead of 2 MB) 0, the flows driven apart to 41-144 / 246-354 Gb/s (stages
+/// proportional to the rate: the faster flow climbs faster). So the held split at 400G follows
+/// from the firmware's parameters; which seeds hold one depends on such details.
 #[test]
 fn two_flows_converge_with_the_roce_400g_profile() {
-    assert!(connectx_two_flows_at_profile_rate("roce-400g") >= 4);
+    assert!(connectx_two_flows_at_profile_rate("roce-400g") >= 8);
 }
 
-/// roce-800g: every seed converges. Measured (seeds 1-5): within 10% from B's start on (1 ms
-/// windows: 0 us for every seed); last 5 ms gaps 4.7, 3.8, 4.8, 4.8, 4.6%.
+/// roce-800g: every seed converges. Measured (seeds 1-10): within 10% from B's start on (1 ms
+/// windows: 0 us for every seed); last 5 ms gaps 2.1-4.8%.
 #[test]
 fn two_flows_converge_with_the_roce_800g_profile() {
     assert_eq!(connectx_two_flows_at_profile_rate("roce-800g"), SEEDS.len());
@@ -276,11 +298,12 @@ fn two_flows_converge_with_the_roce_800g_profile() {
 /// 10% of q*; the two flows' rates averaged over the same time, within 10% of each other
 /// (seeds pooled).
 ///
-/// Measured (seeds 1-5): mean queue 41.1, 41.1, 40.4, 40.2, 39.7 KB (pooled 40.5 KB, 3.2% below
-/// q*); rates from 20 ms on 16.4, 6.5, 5.0, 6.2, 9.1% apart (pooled 8.6%). Within 10% in 5 ms
-/// windows to the end from 70, 110, 100, 110, 90 ms after B starts; last 5 ms 1.6, 7.3, 1.4,
-/// 2.6, 11.8% apart: the split keeps wandering by ~10% (runs with 400 ms of data, before the
-/// pacing fix: within 10% only from 735-800 ms on).
+/// Measured (seeds 1-10): mean queue 37.6-44.9 KB (pooled 40.9 KB, 2.3% below q*); rates from
+/// 20 ms on 16.4, 6.5, 5.0, 6.2, 9.1, 0.1, 4.0, 5.2, 0.5, 6.3% apart (pooled 5.9%). Within 10%
+/// in 5 ms windows to the end from 70, 110, 100, 110, 90, 105, None, 115, 85, 110 ms after B
+/// starts; last 5 ms 1.6, 7.3, 1.4, 2.6, 11.8, 10.7, 18.6, 2.1, 10.3, 11.9% apart: the split
+/// keeps wandering by ~10% (runs with 400 ms of data, before the pacing fix: within 10% only
+/// from 735-800 ms on).
 #[test]
 fn two_flows_converge_with_the_paper_set() {
     let runs = two_flows_over_seeds(DcqcnSet::Paper);
@@ -316,16 +339,17 @@ fn two_flows_converge_with_the_paper_set() {
 
 /// Below the profiles' port rate the ConnectX firmware set does not reliably bring two flows
 /// together: at 100G with the NVIDIA thresholds (Kmin 150 KB, Kmax 1.5 MB, probability 100%)
-/// three seeds of five come within 10%; the other two keep the split they leave the start with
+/// seven seeds of ten come within 10%; the other three keep the split they leave the start with
 /// (asserted: each seed converges or holds its split, and not all converge). The link stays full.
 ///
-/// Measured (seeds 1-5): within 10% (5 ms windows) from 0, None, 0, 0, None; last 5 ms 4.0,
-/// 39.9, 5.1, 6.3, 13.3% apart, from 20 ms 4.6, 39.0, 2.3, 7.0, 13.1%; mean queue 91-100 KB,
-/// below Kmin (the fluid model's fixed point is Kmin + 1.2 KB, `cc_util::fluid`; the queue
-/// cycles around it). With 100 ms of data (scratch runs): seed 2 at 34-40% and seed 5 at 12-14%
-/// throughout.
+/// Measured (seeds 1-10): within 10% (5 ms windows) from 0, None, 0, 0, None, 0, 0, 85, 0, None
+/// ms after B starts; last 5 ms 4.0, 39.9, 5.1, 6.3, 13.3, 5.6, 3.5, 7.9, 0.6, 18.6% apart, from
+/// 20 ms 4.6, 39.0, 2.3, 7.0, 13.1, 6.3, 3.4, 10.1, 0.1, 18.0%; mean queue 89-100 KB, below Kmin
+/// (the fluid model's fixed point is Kmin + 1.2 KB, `cc_util::fluid`; the queue cycles around
+/// it). With 100 ms of data (scratch runs): seed 2 at 34-40% and seed 5 at 12-14% throughout.
 ///
-/// Why: a split changes only through what the two flows get alike, the additive steps (R_AI
+/// Why (see `two_flows_converge_with_the_roce_400g_profile` for the trace): a split changes only
+/// through what the two flows get alike, the additive steps (R_AI
 /// 5 Mb/s, R_HAI 50 Mb/s per stage, not scaled with the line rate), while each cut scales with
 /// the flow's own rate and fast recovery returns each flow to its own target Rt (kept through a
 /// run of cuts by CLAMP_TGT_RATE 0), which preserves the ratio. Restoring a 10-30 Gb/s split
@@ -557,7 +581,7 @@ fn incast_with_the_dcqcn_authors_thresholds_stays_mostly_in_band() {
             fp.map(|f| f.queue_bytes.round()),
             fp.map(|f| (f.queue_bytes - kmin as f64) / (kmax - kmin) as f64)
         );
-        for seed in SEEDS {
+        for &seed in &SEEDS[..5] {
             let x = incast(Some(set), AUTHORS_ECN, bytes, seed);
             show(&format!("{set:?}, authors' thresholds, seed {seed}"), &x);
             assert!(

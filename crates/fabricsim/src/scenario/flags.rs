@@ -68,6 +68,7 @@ pub const FLAGS: &[Flag] = &[
     f("--dp-overlap", "train.dp_overlap", "Overlap data-parallel communication with compute: true (default) or false"),
     f("--dp-bucket-mb", "train.dp_bucket_mb", "Gradient bucket, MB (default Megatron's max(40M, 1M*dp) bf16 parameters)"),
     f("--recompute", "train.recompute", "Activation recomputation: none (default) or full"),
+    f("--step-model", "train.step_model", "How the step is timed: analytic (default, closed form) or flow_dag (the whole step simulated on the flow engine)"),
 ];
 
 /// Sets the dotted `key` in `doc`, creating its table.

@@ -38,4 +38,7 @@ pub struct TrainSection {
     pub dp_bucket_mb: Option<f64>,
     /// Activation recomputation: "none" or "full".
     pub recompute: Option<String>,
+    /// How the step is timed: "analytic" (closed form) or "flow_dag" (the whole step on the
+    /// flow engine, `workload::train::flow_step`).
+    pub step_model: Option<String>,
 }

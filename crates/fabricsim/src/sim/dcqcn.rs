@@ -202,6 +202,10 @@ pub struct Rp {
     timer_stage: u32,
     byte_stage: u32,
     bytes_since: u64,
+    /// When the α timer last started (`None`: the QP has never seen a CNP) and how many periods
+    /// it has run since: it stops a period after the RP goes idle.
+    alpha_origin: Option<Time>,
+    alpha_ticks: u64,
     /// Timers running (the RP is active once it has seen a CNP, until back at line rate).
     pub active: bool,
     /// Generation of the increase timer: a decrease restarts T, older timer events are stale.
@@ -217,6 +221,19 @@ pub struct RpAction {
     /// (Re)start the increase timer T from now: after a decrease, and after T fired.
     pub arm_increase: bool,
     pub arm_decrease_at: Option<Time>,
+}
+
+/// `alpha_q20` after `n` α periods without a CNP: α·keep^n, keep = 1 − g (fractions of 2^20).
+fn decay_q20(alpha_q20: u64, keep_q20: u64, mut n: u64) -> u64 {
+    let (mut a, mut k) = (alpha_q20, keep_q20);
+    while n > 0 && a > 0 {
+        if n & 1 == 1 {
+            a = a * k / Q20;
+        }
+        k = k * k / Q20;
+        n >>= 1;
+    }
+    a
 }
 
 /// Pacing gap (ps per byte × 2^16) of `rate` below `line`; 0 at line rate.
@@ -241,6 +258,8 @@ impl Rp {
             timer_stage: 0,
             byte_stage: 0,
             bytes_since: 0,
+            alpha_origin: None,
+            alpha_ticks: 0,
             active: false,
             increase_gen: 0,
         }
@@ -259,10 +278,22 @@ impl Rp {
     pub fn on_cnp(&mut self, p: &DcqcnParams, line: BitRate, now: Time) -> RpAction {
         let mut a = self.action(line);
         if !self.active {
-            // First CNP (or first after recovering to line rate): timers start (HPCC
-            // `cnp_received_mlx`: α = 1, the decrease check one period later).
+            // First CNP, or the first after recovering to line rate: timers start (HPCC
+            // `cnp_received_mlx`: the decrease check one period later).
             self.active = true;
-            self.alpha_q20 = p.initial_alpha_q20;
+            self.alpha_q20 = match self.alpha_origin {
+                // INITIAL_ALPHA_VALUE is for "the first CNP for a flow" (NVIDIA DCQCN CC
+                // parameters); HPCC `m_first_cnp` and Isekai `first_cnp` set it once per QP,
+                // and their α timer keeps decaying α while the rate is back at line rate.
+                None => p.initial_alpha_q20,
+                Some(origin) => {
+                    let stopped = origin.0 + self.alpha_ticks * p.alpha_update.0;
+                    let idle = now.0.saturating_sub(stopped) / p.alpha_update.0;
+                    decay_q20(self.alpha_q20, Q20 - p.g_q20, idle)
+                }
+            };
+            self.alpha_origin = Some(now);
+            self.alpha_ticks = 0;
             self.grid_start = now;
             self.last_decrease = None;
             a.arm_alpha = true;
@@ -334,6 +365,7 @@ impl Rp {
             keep
         };
         self.cnp_in_alpha_period = false;
+        self.alpha_ticks += 1;
         self.active
     }
 
@@ -471,6 +503,43 @@ mod tests {
         assert_eq!(rp.alpha_q20, Q20 * 255 / 256 + Q20 / 256);
         rp.on_alpha_timer(&p);
         assert_eq!(rp.alpha_q20, Q20 * 255 / 256);
+    }
+
+    /// α is set to INITIAL_ALPHA_VALUE on a QP's first CNP only: after the rate is back at line
+    /// rate, the next CNP finds α decayed by (1 − g) per α period since (HPCC `m_first_cnp`,
+    /// Isekai `first_cnp`; their α timer keeps running).
+    #[test]
+    fn alpha_is_initialized_once_per_qp() {
+        let line = BitRate::gbps(100);
+        let p = DcqcnParams::set(DcqcnSet::ConnectxFw, line);
+        let mut rp = Rp::new(line);
+        rp.on_cnp(&p, line, Time::ZERO);
+        // Three α periods, the first with the CNP.
+        for _ in 0..3 {
+            rp.on_alpha_timer(&p);
+        }
+        let a3 = rp.alpha_q20;
+        // Increase stages until the rate is back at line rate and the RP goes idle.
+        while rp.active {
+            rp.on_increase_timer(&p, line);
+        }
+        // The α timer stops at its next tick (the 4th period); 1000 periods later a CNP comes.
+        assert!(!rp.on_alpha_timer(&p));
+        let a4 = rp.alpha_q20;
+        let keep = Q20 - p.g_q20;
+        assert_eq!(a4, a3 * keep / Q20);
+        rp.on_cnp(&p, line, p.alpha_update * 1004);
+        let mut expect = a4;
+        for _ in 0..1000 {
+            expect = expect * keep / Q20;
+        }
+        // (1019/1024)^1000 = 0.75%: the cut is α/2 of that, not the first CNP's ~50%.
+        assert!(
+            rp.alpha_q20.abs_diff(expect) <= 100,
+            "{} vs {expect}",
+            rp.alpha_q20
+        );
+        assert!(rp.alpha_q20 < p.initial_alpha_q20 / 100);
     }
 
     /// Fast recovery halves the distance to Rt at each of the F stages (paper §3.2).

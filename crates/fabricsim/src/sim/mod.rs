@@ -2,7 +2,7 @@
 //! switches, RDMA NICs with the RC transport, ECMP, loss and link faults).
 //!
 //! - `params`: what the engine is told (a plain struct; fabric profiles map onto it);
-//! - `queue`: the monotone radix-heap event queue; `packet`: the packet slab and FIFOs;
+//! - `queue`: the calendar event queue; `packet`: the packet slab and FIFOs (`ring` buffers);
 //! - `route`: next-hop choice (ECMP 5-tuple hash, static destination routing);
 //! - `sched`: egress scheduling between traffic classes (strict priority, DWRR);
 //! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts); `psn`: 24-bit
@@ -45,6 +45,7 @@ pub mod psn;
 pub mod queue;
 pub mod reroute;
 pub mod results;
+pub mod ring;
 pub mod route;
 pub mod sched;
 pub mod transport;

@@ -2,7 +2,7 @@
 //! rings of ids (with each packet's frame size), so nothing allocates per packet once the rings
 //! have grown to their working size, and queueing never touches the packets themselves.
 
-use std::collections::VecDeque;
+use super::ring::Ring;
 
 pub const NIL: u32 = u32::MAX;
 
@@ -148,11 +148,15 @@ impl Default for Slab {
 /// A FIFO of packet ids with their frame sizes and the ports they came in on, and its byte
 /// count. The entry carries what a switch needs at dequeue (buffer release, link-level flow
 /// control), so dequeuing never loads the packet itself, long since evicted from the cache.
+/// 32 bytes, aligned so that a port's queues of two classes share one cache line.
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(32))]
 pub struct Fifo {
-    ring: VecDeque<Queued>,
+    ring: Ring<Queued>,
     pub bytes: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<Fifo>() == 32);
 
 /// One queued packet.
 #[derive(Clone, Copy, Debug)]

@@ -204,13 +204,15 @@ impl<E: Copy> CalendarQueue<E> {
             if v[i - 1].0 <= x.0 {
                 continue;
             }
-            let mut j = i - 1;
-            while j > 0 && v[j - 1].0 > x.0 {
-                v[j + 1] = v[j];
+            // Shift the later entries of v[..i] up by one; on the subslice the indices are
+            // provably in bounds.
+            let s = &mut v[..=i];
+            let mut j = i;
+            while j > 0 && s[j - 1].0 > x.0 {
+                s[j] = s[j - 1];
                 j -= 1;
             }
-            v[j + 1] = v[j];
-            v[j] = x;
+            s[j] = x;
             budget = budget.saturating_sub(i - j);
             if budget == 0 {
                 v.sort_by_key(|e| e.0);

@@ -16,6 +16,7 @@ use crate::sim::faults::Faults;
 use crate::sim::packet::{Fifo, NIL, Slab};
 use crate::sim::params::SimParams;
 use crate::sim::results::{Counters, PortSeries};
+use crate::sim::ring::Ring;
 use crate::sim::route;
 use crate::sim::sched::SchedState;
 use crate::sim::transport::Qp;
@@ -194,7 +195,13 @@ impl<'a> Engine<'a> {
             routes: route::RouteTable::new(topo, p.routing),
             memo_next: super::RouteMemo::NONE,
             memo_cur: super::RouteMemo::NONE,
-            nics: (0..topo.num_hosts()).map(|_| Nic::default()).collect(),
+            nics: (0..topo.num_hosts())
+                .map(|h| Nic {
+                    ctrl: Fifo::default(),
+                    ring: Ring::default(),
+                    port: topo.host_port(HostId(h as u32)).0,
+                })
+                .collect(),
             nv_free: vec![0; topo.num_hosts()],
             msgs,
             release,

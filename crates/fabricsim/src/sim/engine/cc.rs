@@ -9,7 +9,7 @@ use crate::sim::ibroute;
 use crate::sim::packet::{F_ECN, F_STATIC_ROUTE, Kind, NIL, Packet};
 use crate::sim::params::RoutePolicy;
 use crate::sim::transport::Reply;
-use crate::topology::{HostId, PortId};
+use crate::topology::PortId;
 use crate::units::Time;
 
 impl Engine<'_> {
@@ -88,7 +88,7 @@ impl Engine<'_> {
         let id = self.pkts.alloc(cnp);
         self.nics[h].ctrl.push(id, frame);
         self.c.cnps += 1;
-        let port = self.topo.host_port(HostId(h as u32)).idx();
+        let port = self.nics[h].port as usize;
         self.kick(port);
     }
 

@@ -31,14 +31,13 @@ mod run;
 mod switch;
 mod wire;
 
-use std::collections::VecDeque;
-
 use super::cc::{CcState, CcTimer};
 use super::packet::{Fifo, NIL, Slab};
 use super::params::SimParams;
 use super::queue::CalendarQueue;
 use super::reroute::{Reach, RerouteDelays};
 use super::results::{Counters, PortSeries};
+use super::ring::Ring;
 use super::sched::SchedState;
 use super::transport::Qp;
 use crate::message::MessageDag;
@@ -253,12 +252,13 @@ impl PortState {
     }
 }
 
-#[derive(Default)]
 struct Nic {
     /// ACK/NAKs waiting for the wire (sent before data).
     ctrl: Fifo,
     /// QPs with something to send, served round robin.
-    ring: VecDeque<u32>,
+    ring: Ring<u32>,
+    /// Its port (`Topology::host_port`, kept here: the NIC paths read it per packet).
+    port: u32,
 }
 
 #[derive(Clone, Copy, Debug)]

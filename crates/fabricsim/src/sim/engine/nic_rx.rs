@@ -5,7 +5,6 @@ use super::{Engine, Ev};
 use crate::sim::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
 use crate::sim::results::DropReason;
 use crate::sim::transport::{Reply, Rx};
-use crate::topology::HostId;
 
 impl Engine<'_> {
     pub(super) fn nic_receive(&mut self, id: u32, pk: &Packet) {
@@ -70,7 +69,7 @@ impl Engine<'_> {
                 let h = qp.dst as usize;
                 let aid = self.pkts.alloc(ack);
                 self.nics[h].ctrl.push(aid, self.p.ack_frame_bytes() as u16);
-                let port = self.topo.host_port(HostId(h as u32)).idx();
+                let port = self.nics[h].port as usize;
                 self.kick(port);
             }
             Kind::Ack | Kind::Nak | Kind::Sack => {

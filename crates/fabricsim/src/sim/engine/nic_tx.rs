@@ -3,7 +3,6 @@
 
 use super::{Engine, Ev};
 use crate::sim::packet::{F_LAST, Kind, Packet};
-use crate::topology::HostId;
 use crate::units::Time;
 
 impl Engine<'_> {
@@ -16,14 +15,14 @@ impl Engine<'_> {
         q.active = true;
         let h = q.src as usize;
         self.nics[h].ring.push_back(qp);
-        let port = self.topo.host_port(HostId(h as u32)).idx();
+        let port = self.nics[h].port as usize;
         self.kick(port);
     }
 
     /// The next packet a NIC sends: ACK/NAKs first, then its QPs round robin.
     #[inline]
     pub(super) fn nic_next(&mut self, h: usize) -> Option<(u32, u8, u16)> {
-        let pi = self.topo.host_port(HostId(h as u32)).idx();
+        let pi = self.nics[h].port as usize;
         let peer = self.ports[pi].peer;
         if let Some((id, f)) = self.nics[h].ctrl.head() {
             let pk = self.pkts.get(id);

@@ -17,10 +17,13 @@ impl Engine<'_> {
         let mut status = Status::Complete;
         let mut next_check = CHECK_EVERY;
         loop {
-            let (pkts, ports) = (&self.pkts, &self.ports);
+            let (pkts, ports, tcq, ntc) = (&self.pkts, &self.ports, &self.tcq, self.ntc);
             let Some((t, ev)) = self.q.q.pop_with(|e| match e {
                 Ev::Arrive { pkt } => pkts.prefetch(*pkt),
-                Ev::TxFree { port } => prefetch(&ports[*port as usize]),
+                Ev::TxFree { port } => {
+                    prefetch(&ports[*port as usize]);
+                    prefetch(&tcq[*port as usize * ntc]);
+                }
                 _ => {}
             }) else {
                 break;

@@ -7,6 +7,7 @@ pub mod compute;
 pub mod config;
 pub mod efficiency;
 pub mod flops;
+pub mod flow_step;
 pub mod groups;
 pub mod memory;
 pub mod model;

@@ -110,14 +110,8 @@ pub fn one_f_one_b(pp: u64, m: u64, s: u64) -> Vec<(bool, u64)> {
     ops
 }
 
-/// Compiles `cfg`'s step; `nvlink` is the GPU's one-way NVLink rate. `Err` names what the
-/// DAG does not model.
-pub fn compile(
-    cfg: &TrainConfig,
-    eff: &Efficiency,
-    nvlink: BitRate,
-    opts: DagOptions,
-) -> Result<StepDag, String> {
+/// `Err` naming what of `cfg` the DAG does not model: MoE, context parallelism, ZeRO 3.
+pub fn check(cfg: &TrainConfig) -> Result<(), String> {
     let (m, p) = (&cfg.model, &cfg.par);
     if m.is_moe() || p.cp > 1 || p.zero > 2 {
         return Err(format!(
@@ -128,6 +122,19 @@ pub fn compile(
             p.zero
         ));
     }
+    Ok(())
+}
+
+/// Compiles `cfg`'s step; `nvlink` is the GPU's one-way NVLink rate. `Err` names what the
+/// DAG does not model.
+pub fn compile(
+    cfg: &TrainConfig,
+    eff: &Efficiency,
+    nvlink: BitRate,
+    opts: DagOptions,
+) -> Result<StepDag, String> {
+    check(cfg)?;
+    let (m, p) = (&cfg.model, &cfg.par);
     let (tp, pp, dp) = (p.tp, p.pp, p.dp);
     let mbs = p.micro_batches(m.global_batch);
     let place = &cfg.place;
