@@ -50,7 +50,7 @@
 //! the property tests check this against from-scratch solves.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use super::cache::RateCache;
 use crate::sim::packet::prefetch;
@@ -117,6 +117,9 @@ pub struct MaxMin {
     link_ports: Vec<Vec<(u32, u32)>>,
     /// Per flow.
     fl: Vec<FlowState>,
+    /// The distinct flow caps (`NO_CAP` first) and their indices.
+    caps: Vec<u64>,
+    cap_index: BTreeMap<u64, u32>,
     epoch: u32,
     // The pending batch.
     added: Vec<u32>,
@@ -191,19 +194,23 @@ struct PortState {
     mark: u32,
 }
 
-/// A flow's state (32 bytes: two flows per cache line).
+/// A flow's state (24 bytes).
 #[derive(Clone, Copy)]
 struct FlowState {
     rate: u64,
-    cap: u64,
+    /// Its cap: `MaxMin::caps[cap]` (a run has few distinct caps).
+    cap: u32,
     route: u32,
-    /// Epochs of the solve that put it in the set and that froze it.
+    /// Epoch of the solve that put it in the set.
     in_set: u32,
-    frozen: u32,
+    /// Whether the current fill froze it (reset when it enters a fill).
+    frozen: bool,
     active: bool,
     /// Whether its rate came from a top-up (counted in its links' `topped`).
     topped: bool,
 }
+
+const _: () = assert!(size_of::<FlowState>() == 24);
 
 /// Work counters, for benchmarks and tests of the incremental paths.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -240,10 +247,10 @@ impl MaxMin {
             .collect();
         let idle = FlowState {
             rate: 0,
-            cap: NO_CAP,
+            cap: 0,
             route: u32::MAX,
             in_set: 0,
-            frozen: 0,
+            frozen: false,
             active: false,
             topped: false,
         };
@@ -258,6 +265,8 @@ impl MaxMin {
             ln,
             routes,
             fl: vec![idle; num_flows],
+            caps: vec![NO_CAP],
+            cap_index: BTreeMap::from([(NO_CAP, 0)]),
             epoch: 0,
             added: Vec::new(),
             seed_links: Vec::new(),
@@ -424,7 +433,12 @@ impl MaxMin {
         );
         debug_assert!(!self.routes.get(route).is_empty(), "a route has links");
         self.fl[fi].route = route;
-        self.fl[fi].cap = cap;
+        let next = self.caps.len() as u32;
+        let c = *self.cap_index.entry(cap).or_insert(next);
+        if c == next {
+            self.caps.push(cap);
+        }
+        self.fl[fi].cap = c;
         self.fl[fi].rate = 0;
         self.fl[fi].active = true;
         for i in self.hops(route) {
@@ -495,7 +509,7 @@ impl MaxMin {
             let f = self.added[i];
             let fs = self.fl[f as usize];
             debug_assert!(fs.active, "a flow drains only after its first solve");
-            let mut bound = fs.cap;
+            let mut bound = self.caps[fs.cap as usize];
             // Its links join the search when it enters the set (`collect`).
             for &l in self.routes.get(fs.route) {
                 let ls = &self.ln[l as usize];
@@ -547,8 +561,10 @@ impl MaxMin {
         }
         if cacheable {
             let cache = self.cache.as_mut().expect("checked");
+            let caps = &self.caps;
             cache.store(&self.set_flows, &self.fl, |f| {
-                (f.route, f.cap, f.rate | u64::from(f.topped) << TOPPED_BIT)
+                let rate = f.rate | u64::from(f.topped) << TOPPED_BIT;
+                (f.route, caps[f.cap as usize], rate)
             });
         }
     }
@@ -613,6 +629,7 @@ impl MaxMin {
         for k in 0..self.set_flows.len() {
             self.prefetch_walk(&self.set_flows, k);
             let f = self.set_flows[k] as usize;
+            self.fl[f].frozen = false;
             let rate = self.fl[f].rate;
             for i in self.hops(self.fl[f].route) {
                 let l = self.routes.links[i] as usize;
@@ -720,10 +737,7 @@ impl MaxMin {
     /// `next_cap` on, skipping flows already frozen, or the lowest share in the heap (ties go
     /// to the cap; the share stays in the heap then).
     fn next_step(&mut self, next_cap: &mut usize) -> Next {
-        let ep = self.epoch;
-        while *next_cap < self.capped.len()
-            && self.fl[self.capped[*next_cap].1 as usize].frozen == ep
-        {
+        while *next_cap < self.capped.len() && self.fl[self.capped[*next_cap].1 as usize].frozen {
             *next_cap += 1;
         }
         let top = self.pop_lowest();
@@ -790,8 +804,9 @@ impl MaxMin {
         }
         self.capped.clear();
         for &f in &self.set_flows {
-            if self.fl[f as usize].cap != NO_CAP {
-                self.capped.push((self.fl[f as usize].cap, f));
+            let cap = self.caps[self.fl[f as usize].cap as usize];
+            if cap != NO_CAP {
+                self.capped.push((cap, f));
             }
         }
         self.capped.sort_unstable();
@@ -818,10 +833,7 @@ impl MaxMin {
                             self.link_flows[e as usize][k]
                         };
                         let fi = f as usize;
-                        if self.fl[fi].in_set == ep
-                            && self.fl[fi].frozen != ep
-                            && self.fl[fi].active
-                        {
+                        if self.fl[fi].in_set == ep && !self.fl[fi].frozen && self.fl[fi].active {
                             self.freeze(f, s, s, false);
                         }
                     }
@@ -840,7 +852,7 @@ impl MaxMin {
     /// (all of `r` in a fill, the increment in a top-up, which sets `topped`).
     fn freeze(&mut self, f: u32, r: u64, charged: u64, topped: bool) {
         let fi = f as usize;
-        self.fl[fi].frozen = self.epoch;
+        self.fl[fi].frozen = true;
         let old = self.fl[fi].rate;
         self.fl[fi].rate = r;
         let was = std::mem::replace(&mut self.fl[fi].topped, topped);
@@ -884,7 +896,7 @@ impl MaxMin {
         for k in 0..self.set_flows.len() {
             let f = self.set_flows[k] as usize;
             let fs = self.fl[f];
-            if !fs.active || fs.rate >= fs.cap {
+            if !fs.active || fs.rate >= self.caps[fs.cap as usize] {
                 continue;
             }
             // Full: less than one bit/s per flow left (the floors of the shares).
@@ -903,7 +915,7 @@ impl MaxMin {
         }
         self.stats.topped_up += raised.len() as u64;
         for &f in &raised {
-            self.fl[f as usize].frozen = 0;
+            self.fl[f as usize].frozen = false;
             for &l in self.routes.get(self.fl[f as usize].route) {
                 let ls = &mut self.ln[l as usize];
                 if ls.count == 0 {
@@ -920,8 +932,9 @@ impl MaxMin {
         self.capped.clear();
         for &f in &raised {
             let fs = &self.fl[f as usize];
-            if fs.cap != NO_CAP {
-                self.capped.push((fs.cap - fs.rate, f));
+            let cap = self.caps[fs.cap as usize];
+            if cap != NO_CAP {
+                self.capped.push((cap - fs.rate, f));
             }
         }
         self.capped.sort_unstable();
@@ -936,7 +949,7 @@ impl MaxMin {
                     for k in 0..self.link_flows[l as usize].len() {
                         let f = self.link_flows[l as usize][k];
                         let fs = self.fl[f as usize];
-                        if fs.in_set == ep && fs.frozen != ep && fs.active {
+                        if fs.in_set == ep && !fs.frozen && fs.active {
                             self.freeze(f, fs.rate + s, s, true);
                         }
                     }
@@ -951,7 +964,9 @@ impl MaxMin {
     fn apply_cached(&mut self, changed: &mut impl FnMut(u32, u64, u64)) -> bool {
         // Taken out for the loop below, which updates the solver's state.
         let mut cache = self.cache.take().expect("checked");
-        let Some(rates) = cache.lookup(&self.set_flows, &self.fl, |f| (f.route, f.cap)) else {
+        let caps = &self.caps;
+        let key = |f: &FlowState| (f.route, caps[f.cap as usize]);
+        let Some(rates) = cache.lookup(&self.set_flows, &self.fl, key) else {
             self.cache = Some(cache);
             return false;
         };
