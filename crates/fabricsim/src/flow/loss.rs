@@ -323,6 +323,17 @@ pub fn fit_sr(points: &[(f64, f64)]) -> f64 {
 mod tests {
     use super::*;
 
+    /// A model with `per_link` loss, `recovery`, `rto_ps`, 7 retries and the fitted constants.
+    fn model(per_link: f64, recovery: Recovery, rto_ps: u64) -> LossModel {
+        LossModel {
+            per_link,
+            recovery,
+            rto_ps,
+            retries: 7,
+            constants: FITTED,
+        }
+    }
+
     #[test]
     fn path_loss_compounds_per_link() {
         // 1 - 0.999^4 = 0.003994003999
@@ -345,13 +356,7 @@ mod tests {
     fn timeouts_come_from_the_tail_and_from_lost_recoveries() {
         // p_h = 0.01: tail 1 - 0.99^2 = 0.0199; go-back-N on 100 packets adds
         // 100 x 0.01 x 0.0199 = 0.0199.
-        let m = LossModel {
-            per_link: 0.01,
-            recovery: Recovery::GoBackN,
-            rto_ps: 0,
-            retries: 7,
-            constants: FITTED,
-        };
+        let m = model(0.01, Recovery::GoBackN, 0);
         assert!((m.timeout_prob(1, 100, false) - 0.0398).abs() < 1e-12);
         // A message queued behind reveals the tail: only the lost recoveries remain.
         assert!((m.timeout_prob(1, 100, true) - 0.0199).abs() < 1e-12);
@@ -374,13 +379,7 @@ mod tests {
     fn timeout_draws_follow_the_probability_and_the_geometric_position() {
         // 1 - 0.99^101 = 0.6376 of the messages stall; the first loss is geometric, so the
         // mean fraction sent before it is E[(k+1)/n | stall], computed exactly beside it.
-        let m = LossModel {
-            per_link: 0.01,
-            recovery: Recovery::TimeoutOnly,
-            rto_ps: 0,
-            retries: 7,
-            constants: FITTED,
-        };
+        let m = model(0.01, Recovery::TimeoutOnly, 0);
         let (n, runs) = (100u64, 200_000u64);
         let (mut hits, mut at_sum) = (0u64, 0.0);
         for i in 0..runs {
@@ -406,13 +405,7 @@ mod tests {
         // (the first loss k >= 3) times out again with 1 - 0.99^2 = 0.0199 (the resend or its
         // one ACK lost); an earlier hole with 0.01 (its resend lost). P(k >= 3 | stall) =
         // 0.99^3 (1 - 0.99^2) / (1 - 0.99^5) = 0.39804.
-        let m = LossModel {
-            per_link: 0.01,
-            recovery: Recovery::TimeoutOnly,
-            rto_ps: 0,
-            retries: 7,
-            constants: FITTED,
-        };
+        let m = model(0.01, Recovery::TimeoutOnly, 0);
         let (mut stalls, mut again) = ([0u64; 2], [0u64; 2]);
         for i in 0..2_000_000u64 {
             if let Some(s) = m.draw_timeout(1, 4, false, &mut Rng::stream(5, 2, i)) {
@@ -433,13 +426,7 @@ mod tests {
 
     #[test]
     fn warns_when_the_timeout_is_not_above_the_queueing_delay() {
-        let m = LossModel {
-            per_link: 0.001,
-            recovery: Recovery::TimeoutOnly,
-            rto_ps: 65_536_000,
-            retries: 7,
-            constants: FITTED,
-        };
+        let m = model(0.001, Recovery::TimeoutOnly, 65_536_000);
         assert!(m.rto_warning(65_535_999).is_none());
         assert!(m.rto_warning(670_000_000).is_some());
     }
