@@ -117,6 +117,12 @@ pub struct LossModel {
     pub constants: LossConstants,
 }
 
+/// The chance that a packet or its one ACK is lost, each crossing a path lost with `ph`:
+/// `1 - (1 - ph)^2`.
+fn either_way(ph: f64) -> f64 {
+    1.0 - (1.0 - ph) * (1.0 - ph)
+}
+
 /// Loss probability of a packet crossing `hops` links each losing it with `p`.
 pub fn path_loss(p: f64, hops: usize) -> f64 {
     -(hops as f64 * (-p).ln_1p()).exp_m1()
@@ -190,13 +196,9 @@ impl LossModel {
     /// (its packets reveal a lost tail to a NAKing or SACKing receiver).
     pub fn timeout_prob(&self, hops: usize, packets: u64, queued: bool) -> f64 {
         let ph = path_loss(self.per_link, hops);
-        let tail = if queued {
-            0.0
-        } else {
-            1.0 - (1.0 - ph) * (1.0 - ph)
-        };
+        let tail = if queued { 0.0 } else { either_way(ph) };
         let p = match self.recovery {
-            Recovery::GoBackN => tail + packets as f64 * ph * (1.0 - (1.0 - ph) * (1.0 - ph)),
+            Recovery::GoBackN => tail + packets as f64 * ph * either_way(ph),
             Recovery::SelectiveRepeat => tail,
             // The last ACK counts only when no later message's cumulative ACK covers it.
             Recovery::TimeoutOnly => {
@@ -239,7 +241,7 @@ impl LossModel {
         // resent with the packets behind it, whose duplicate ACKs cover its ACK (cumulative
         // ACKs: `sim::transport::Qp::on_data` re-ACKs a duplicate).
         let again = if k >= (packets - 1) as f64 {
-            1.0 - (1.0 - ph) * (1.0 - ph)
+            either_way(ph)
         } else {
             ph
         };
@@ -250,11 +252,7 @@ impl LossModel {
         let revealable = match self.recovery {
             Recovery::TimeoutOnly => k >= packets as f64,
             Recovery::GoBackN | Recovery::SelectiveRepeat => {
-                let tail = if queued {
-                    0.0
-                } else {
-                    1.0 - (1.0 - ph) * (1.0 - ph)
-                };
+                let tail = if queued { 0.0 } else { either_way(ph) };
                 u < tail
             }
         };
