@@ -72,6 +72,41 @@ pub fn mixed_incast(hosts: u32, bytes: u64) -> MessageDag {
     dag
 }
 
+/// The incast of [`incast`] (`senders` hosts to host 0, `bytes` each) plus `victims` flows of
+/// `victim_bytes` that share the incast's queues but not its receiver (the victim flows of PFC and
+/// credit back-pressure: Zhu et al., DCQCN, SIGCOMM 2015, 2; Pfister & Norton, "Hot spot
+/// contention and combining", 1985): victim `k` goes from a host of the fabric's second half
+/// that is not a sender to host `k + 1` when `k` is even (another host of the receiver's leaf:
+/// through the downlinks into that leaf that the incast fills), and from the NIC of an incast
+/// sender of the second half to a non-sending host of the first half's upper quarter when `k`
+/// is odd (sharing the sender's NIC and uplinks with its incast flow). Victims follow the
+/// incast's messages in the DAG.
+pub fn incast_victims(
+    hosts: u32,
+    senders: u32,
+    bytes: u64,
+    victims: u32,
+    victim_bytes: u64,
+) -> MessageDag {
+    let mut dag = incast(hosts, senders, bytes);
+    let sending: Vec<u32> = dag.messages.iter().map(|m| m.src.0).collect();
+    let mut idle = (hosts / 2..hosts).rev().filter(|h| !sending.contains(h));
+    let mut busy = (hosts / 2..hosts).rev().filter(|h| sending.contains(h));
+    let mut far = (hosts / 4..hosts / 2)
+        .rev()
+        .filter(|h| !sending.contains(h));
+    for k in 0..victims {
+        let (s, d) = if k % 2 == 0 {
+            (idle.next(), Some(k + 1))
+        } else {
+            (busy.next(), far.next())
+        };
+        let (s, d) = (s.expect("enough hosts"), d.expect("enough hosts"));
+        dag.push(HostId(s), HostId(d), victim_bytes, Time::ZERO, &[]);
+    }
+    dag
+}
+
 /// A ring all-reduce over the first host of every server (`hosts / 8` ranks, every hop across
 /// the fabric), `chunk` bytes per step.
 pub fn ring_of_servers(hosts: u32, chunk: u64) -> MessageDag {
@@ -209,6 +244,10 @@ pub fn cases() -> Vec<Case> {
                 160,
             );
             add("all-to-all 16 KB", 128, all_to_all(128, 16 << 10), true, 4);
+            if loss == 0.0 {
+                let dag = incast_victims(128, 32, 1 << 20, 8, 1 << 20);
+                add("incast 32:1 + victims", 128, dag, false, 1);
+            }
         }
     }
     for c in v.iter_mut().filter(|c| c.loss > 0.0) {
