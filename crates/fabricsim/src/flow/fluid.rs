@@ -564,7 +564,7 @@ impl<'a> Loop<'a> {
                 };
                 self.solver.add(f, r, cap);
                 if let Some(h) = &mut self.hol {
-                    h.add(self.topo, f, self.solver.routes().get(r));
+                    h.add(self.topo, &self.solver, f, self.solver.routes().get(r));
                 }
                 let alone = work / route.line.max(1) as u128;
                 self.defer(alone.min(u64::MAX as u128) as u64);

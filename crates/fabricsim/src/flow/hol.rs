@@ -11,20 +11,32 @@
 //! what came over `d`: it is held, and the root's bytes beyond `W_d` wait in it. The queue is one
 //! FIFO per class (both engines carry every flow in one class), so a packet of another flow
 //! that enters it behind them, bound for an egress with room, leaves only once they have gone.
-//! In fluid terms: when a victim's last byte enters `d`'s queue, the root flows over `d` still
-//! hold `B_d` bytes (their remaining wire bytes in the solve), `B_d - W_d` of them queued at
-//! `d`, which drain at their max-min rates through `d` (`mu_d`); the victim's last byte waits
-//! `(B_d - W_d) / mu_d`. A flow is a victim at `d` when its next hop after `d` is not full
-//! (else it is a root flow, or shares a full egress with them, which max-min sharing already
-//! prices); the waits of a route's held queues add up.
+//! In fluid terms: when a victim's last byte enters `d`'s queue at `t`, the root flows over
+//! `d` have `B_d` wire bytes left in the solve and offer `A_d` beyond the rate `mu_d` they drain
+//! at (the rates they reach alone, less their max-min rates), so since the first of them
+//! started (`t_0`) the queue has built to `Q_d = min(A_d (t - t_0), B_d) - W_d` (the senders
+//! push ahead until held); the victim's last byte waits `Q_d / mu_d`, and no longer than its
+//! roots take to drain all they have left at their capacity (their rates rise as others
+//! finish). A flow is a victim at `d` when its next hop after `d` is not full (else it is a
+//! root flow, or shares a full egress with them, which max-min sharing already prices); the
+//! waits of a route's held queues add up. `W_d` is the ingress's credit buffer per VL, a static
+//! XOFF, or a dynamic XOFF's alpha x the buffer the roots' undrained bytes leave free (they are
+//! taken to sit in the root's switch).
 //!
-//! Only the queue right before a root is modeled (one level of the congestion tree: the queues
-//! feeding those are held too, and a flow that shares a sender's NIC with an incast flow waits
-//! there); the ramp while the buffers fill is not (the root's senders are taken to have put
-//! their bytes into the queue when the victim's last byte arrives: bytes of a victim that
-//! drains within the few microseconds the buffers take to fill wait less). A PFC ingress's
-//! dynamic XOFF is taken at an empty buffer (alpha x the switch buffer): an upper bound.
-//! Calibrated by `flow_calibrate -- hol` (`tests/flow_xval.rs`'s "incast 32:1 + victims").
+//! Calibrated by `flow_calibrate -- hol` (`tests/flow_xval.rs` asserts its "incast 32:1 +
+//! victims", 128 GPUs): 1 MB victims into the receiver's leaf on ib-ndr, packet 332-503 us
+//! (mean 407.8, alone 23.7), flow 426.0 us; roce-400g (128 MB buffer, DCQCN) pauses nothing,
+//! 24.4 us on both. Limits, measured by the same command:
+//! - one level of the congestion tree: the queues feeding `d` are held too, and a victim's own
+//!   sending is held back while its bytes wait, which the fluid lets it drain: ib-ndr victims
+//!   of 2-8 MB take 561-674 us, flow 426 us; a victim is also held at the sender's NIC it
+//!   shares with an incast flow (the NIC's per-QP round robin, not modeled: 44.8 us packet,
+//!   24.4 us flow);
+//! - the ramp is a mean: ib-ndr 256 KB victims take 67.6 us, flow 7.9 us; 512 KB 333 / 109 us;
+//! - at 1,024 GPUs (99:1) the packet engine's 1 MB victims spread widely, ib-ndr 564-2,050 us
+//!   (mean 1,414), flow 2,092 us; on roce-400g four spine egresses into the leaf paused (1.05
+//!   ms in all) and the victims took 164-771 us (mean 420), while the fluid's roots over each
+//!   downlink (1-2 MB) stay below the dynamic XOFF (3.6 MB) and the victims take 27-48 us.
 
 use super::maxmin::MaxMin;
 use super::paths;
@@ -38,10 +50,20 @@ pub struct Hol {
     by_penult: Vec<Vec<u32>>,
     /// Per directed link into a NIC: the flows that end on it (dropped lazily).
     by_last: Vec<Vec<u32>>,
-    /// Bytes the ingress at a link's downstream end holds before it holds the link back.
-    window_bytes: u64,
+    /// What the ingress at a link's downstream end holds before it holds the link back.
+    window: Window,
     /// Scratch: per root link seen from a queue, its flows there.
     roots: Vec<(u32, Roots)>,
+}
+
+/// An ingress's hold threshold.
+#[derive(Clone, Copy)]
+enum Window {
+    /// Credits per VL, or a static PFC XOFF (bytes).
+    Fixed(u64),
+    /// PFC's dynamic XOFF: `alpha` x the switch's free buffer of `buffer` bytes (Choudhury &
+    /// Hahne 1998, `sim::pfc`).
+    Dynamic { alpha: f64, buffer: u64 },
 }
 
 /// What a root's flows over one queue add up to.
@@ -73,29 +95,32 @@ impl Hol {
     /// The model for `p`'s flow control; `None` on a lossy fabric (a full buffer drops, so no
     /// queue is held back).
     pub fn new(topo: &Topology, p: &SimParams) -> Option<Hol> {
-        let window_bytes = match &p.flow_control {
+        let window = match &p.flow_control {
             FlowControl::None => return None,
-            FlowControl::Credits(c) => c.switch_vl_buffer_bytes,
+            FlowControl::Credits(c) => Window::Fixed(c.switch_vl_buffer_bytes),
             FlowControl::Pfc(pfc) => match pfc.xoff {
-                PfcThreshold::Static(b) => b,
-                PfcThreshold::Dynamic(alpha) => (alpha * p.switch_buffer_bytes as f64) as u64,
+                PfcThreshold::Static(b) => Window::Fixed(b),
+                PfcThreshold::Dynamic(alpha) => Window::Dynamic {
+                    alpha,
+                    buffer: p.switch_buffer_bytes,
+                },
             },
         };
         Some(Hol {
             by_penult: vec![Vec::new(); 2 * topo.links.len()],
             by_last: vec![Vec::new(); 2 * topo.links.len()],
-            window_bytes,
+            window,
             roots: Vec::new(),
         })
     }
 
-    /// Flow `f` starts on `links`.
-    pub fn add(&mut self, topo: &Topology, f: u32, links: &[u32]) {
+    /// Flow `f` starts on `links` (added to `solver`).
+    pub fn add(&mut self, topo: &Topology, solver: &MaxMin, f: u32, links: &[u32]) {
         if let [.., d, e] = *links
             && paths::into_nic(topo, e)
         {
-            self.by_penult[d as usize].push(f);
-            self.by_last[e as usize].push(f);
+            push_active(&mut self.by_penult[d as usize], solver, f);
+            push_active(&mut self.by_last[e as usize], solver, f);
         }
     }
 
@@ -160,7 +185,7 @@ impl Hol {
             };
             // The queue's root bytes are through once every root has drained all it has left
             // at its full capacity, whatever the rates do meanwhile (other inputs finishing).
-            let mut bound = 0u64;
+            let (mut bound, mut backlog) = (0u64, 0u128);
             for (e, r) in &roots {
                 if Self::full(solver, *e) {
                     q.work += r.work;
@@ -170,29 +195,53 @@ impl Hol {
                     let list = &mut self.by_last[*e as usize];
                     list.retain(|&f| solver.is_active(f));
                     let left: u128 = list.iter().map(|&f| flow(f).work).sum();
+                    backlog += left;
                     let cap = solver.capacity(*e).max(1) as u128;
                     bound = bound.max((left / cap).min(u64::MAX as u128) as u64);
                 }
             }
             self.roots = roots;
-            wait += self.queue_wait_ps(&q, now).min(bound);
+            let window = self.window_work(backlog);
+            wait += queue_wait_ps(&q, window, now).min(bound);
         }
         wait
     }
 
-    /// The wait behind the root flows `q` queued at one held queue at `now`: the ingress past
-    /// the queue fills `W` at the roots' excess rate (what they offer beyond what they drain)
-    /// from their first start, then the queue grows at that rate up to what they have left
-    /// beyond `W`, and drains at their rates.
-    fn queue_wait_ps(&self, q: &Roots, now: u64) -> u64 {
-        let excess = q.offered.saturating_sub(q.rate) as u128;
-        if q.rate == 0 || excess == 0 {
-            return 0;
+    /// The hold threshold `W` (work units) of a root switch's ingress whose roots have
+    /// `backlog` work left: under a dynamic XOFF, the senders' bytes the roots have not drained
+    /// yet are taken to sit in the switch's buffer (an upper bound on its use).
+    fn window_work(&self, backlog: u128) -> u128 {
+        let bits = |bytes: u64| bytes as u128 * 8 * PS_PER_S;
+        match self.window {
+            Window::Fixed(b) => bits(b),
+            Window::Dynamic { alpha, buffer } => {
+                let free = bits(buffer).saturating_sub(backlog);
+                (alpha * free as f64) as u128
+            }
         }
-        // Work units: bits x 10^12, so a rate (bit/s) times ps.
-        let window = self.window_bytes as u128 * 8 * PS_PER_S;
-        let building = excess * now.saturating_sub(q.first_ps) as u128;
-        let queued = building.min(q.work).saturating_sub(window);
-        (queued / q.rate as u128).min(u64::MAX as u128) as u64
     }
+}
+
+/// The wait behind the root flows `q` queued at one held queue at `now`, with the ingress past
+/// it holding `window` (work units): that ingress fills at the roots' excess rate (what they
+/// offer beyond what they drain) from their first start, then the queue grows at that rate up
+/// to what they have left beyond the window, and drains at their rates.
+fn queue_wait_ps(q: &Roots, window: u128, now: u64) -> u64 {
+    let excess = q.offered.saturating_sub(q.rate) as u128;
+    if q.rate == 0 || excess == 0 {
+        return 0;
+    }
+    // Work units: bits x 10^12, so a rate (bit/s) times ps.
+    let building = excess * now.saturating_sub(q.first_ps) as u128;
+    let queued = building.min(q.work).saturating_sub(window);
+    (queued / q.rate as u128).min(u64::MAX as u128) as u64
+}
+
+/// Appends `f` to `list`, first dropping its finished flows when it is full, so a list holds
+/// about its link's active flows, not every flow the run ever had there.
+fn push_active(list: &mut Vec<u32>, solver: &MaxMin, f: u32) {
+    if list.len() == list.capacity() {
+        list.retain(|&g| solver.is_active(g));
+    }
+    list.push(f);
 }
