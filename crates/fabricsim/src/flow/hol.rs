@@ -35,8 +35,9 @@
 //! - the ramp is a mean: ib-ndr 256 KB victims take 67.6 us, flow 7.9 us; 512 KB 333 / 109 us;
 //! - at 1,024 GPUs (99:1) the packet engine's 1 MB victims spread widely, ib-ndr 564-2,050 us
 //!   (mean 1,414), flow 2,092 us; on roce-400g four spine egresses into the leaf paused (1.05
-//!   ms in all) and the victims took 164-771 us (mean 420), while the fluid's roots over each
-//!   downlink (1-2 MB) stay below the dynamic XOFF (3.6 MB) and the victims take 27-48 us.
+//!   ms in all) and the victims took 164-771 us (mean 420), while the fluid's roots over a
+//!   downlink (96 MB over 64, 1.5 MB on average) stay below its dynamic XOFF (about 3.6 MB)
+//!   and the victims take 27-48 us.
 
 use super::maxmin::MaxMin;
 use super::paths;
