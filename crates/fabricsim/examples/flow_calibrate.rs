@@ -737,7 +737,8 @@ fn holds(topo: &fabricsim::topology::Topology, r: &sim::RunResult) -> String {
 ///    receiver's leaf and one from an incast sender's NIC, 32 KB to 8 MB;
 /// 2. the case of `tests/flow_xval.rs` (`victims` victims of `victim_bytes`): each victim
 ///    alone and with the incast, the means of both kinds of victim, the incast's mean and
-///    last, and which egresses the packet engine held (PFC pauses, credit stalls) and how long.
+///    last, and which egresses the packet engine held (PFC pauses, credit stalls) and how long;
+/// 3. the hotspot-and-victim pattern of Gran et al. (IPDPS 2010) on two leaves.
 ///
 /// `hol [gpus [senders [victims [victim KB]]]]` (128 32 8 1024: the asserted case).
 fn hol(gpus: u32, senders: u32, victims: u32, victim_bytes: u64) {
@@ -803,6 +804,36 @@ fn hol(gpus: u32, senders: u32, victims: u32, victim_bytes: u64) {
         println!("  packet, held egresses: {}", holds(&topo, &pb));
         println!("  packet, victims alone: {}", holds(&topo, &pa));
     }
+    hotspot_victim();
+}
+
+/// The hotspot-and-victim pattern of congestion spreading (Gran et al., IPDPS 2010;
+/// `sim::lossless_scenarios::hotspot_victim`): two leaves of 8 hosts under one spine, 400G,
+/// 3 remote and 6 local senders of 2 MB into one host, the victim across the spine to another
+/// host of that leaf; IB credits (`SimParams::ib`), packet / flow.
+fn hotspot_victim() {
+    use fabricsim::sim::lossless_scenarios as ls;
+    let mut p = sim::SimParams::ib();
+    p.flow_control = sim::FlowControl::Credits(sim::CreditParams::default_ib());
+    let topo = ls::two_leaves(8, fabricsim::units::BitRate::gbps(400), Time::from_ns(100));
+    let (dag, v) = ls::hotspot_victim(8, 3, 2_000_000);
+    let (pr, fr) = both(&topo, &p, &dag);
+    let mut alone = MessageDag::default();
+    let m = &dag.messages[v as usize];
+    alone.push(m.src, m.dst, m.bytes, m.start, &[]);
+    let (pa, fa) = both(&topo, &p, &alone);
+    let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.unwrap() as f64 / 1e6;
+    let last = |r: &sim::RunResult| last_mean(r).0;
+    println!(
+        "3. hotspot and victim (Gran et al. 2010), 2 leaves x 8 hosts, 9 senders + 1 victim of 2 MB, IB credits: victim alone {:.2} / {:.2}, with the hotspot {:.2} / {:.2} us; hotspot last {:.2} / {:.2} us",
+        us(&pa, 0),
+        us(&fa, 0),
+        us(&pr, v as usize),
+        us(&fr, v as usize),
+        last(&pr),
+        last(&fr)
+    );
+    println!("  packet, held egresses: {}", holds(&topo, &pr));
 }
 
 fn main() {

@@ -246,3 +246,63 @@ fn push_active(list: &mut Vec<u32>, solver: &MaxMin, f: u32) {
     }
     list.push(f);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Work units of `bytes` (bits x 10^12).
+    fn work(bytes: u64) -> u128 {
+        bytes as u128 * 8 * PS_PER_S
+    }
+
+    #[test]
+    fn the_queue_builds_at_the_excess_rate_then_holds_what_the_roots_have_left_past_the_window() {
+        // 3 roots of 1 MB over the queue, offered 400 Gb/s each, draining 10 Gb/s each: excess
+        // 1,170 Gb/s. Window 256 KB.
+        let q = Roots {
+            work: work(3_000_000),
+            rate: 30_000_000_000,
+            offered: 1_200_000_000_000,
+            first_ps: 1_000_000,
+        };
+        let w = work(256_000);
+        // Before the window is full (256 KB x 8 / 1,170 Gb/s = 1.75 us after the start): no wait.
+        assert_eq!(queue_wait_ps(&q, w, 2_000_000), 0);
+        // 10 us after the start: 1,170 Gb/s x 10 us = 1.4625 MB built, 1.2065 MB past the window,
+        // drained at 30 Gb/s: 321.7333 us.
+        assert_eq!(queue_wait_ps(&q, w, 11_000_000), 321_733_333);
+        // Long after: what they have left, 3 MB - 256 KB, at 30 Gb/s: 731.7333 us.
+        assert_eq!(queue_wait_ps(&q, w, 1_000_000_000), 731_733_333);
+        // Roots that offer no more than they drain build no queue.
+        let even = Roots {
+            offered: q.rate,
+            ..q
+        };
+        assert_eq!(queue_wait_ps(&even, w, 1_000_000_000), 0);
+    }
+
+    #[test]
+    fn a_dynamic_xoff_is_alpha_times_the_buffer_the_roots_leave_free() {
+        // alpha 1/8 of a 128 MB buffer (roce-400g): 16 MB when empty; with 96 MB of the roots'
+        // bytes in it, 4 MB; full, 0 (Choudhury & Hahne 1998).
+        let h = |window| Hol {
+            by_penult: Vec::new(),
+            by_last: Vec::new(),
+            window,
+            roots: Vec::new(),
+        };
+        let mb = 1u64 << 20;
+        let dynamic = h(Window::Dynamic {
+            alpha: 0.125,
+            buffer: 128 * mb,
+        });
+        assert_eq!(dynamic.window_work(0), work(16 * mb));
+        assert_eq!(dynamic.window_work(work(96 * mb)), work(4 * mb));
+        assert_eq!(dynamic.window_work(work(200 * mb)), 0);
+        assert_eq!(
+            h(Window::Fixed(262_144)).window_work(work(96 * mb)),
+            work(262_144)
+        );
+    }
+}
