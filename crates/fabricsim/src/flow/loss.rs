@@ -70,6 +70,7 @@
 //! `flow_calibrate -- timeouts` checks the timeout probabilities and delays against packet runs
 //! of the cross-validation cases over several seeds.
 
+use super::dcqcn_incast::ResendWait;
 use crate::rng::Rng;
 use crate::sim::{RoutePolicy, SimParams, Transport};
 
@@ -189,6 +190,20 @@ impl LossModel {
     /// NAK and are resent).
     pub fn nak_cost_ps(&self, rtt_ps: u64, queue_ps: u64, slot_ps: u64) -> u64 {
         (self.constants.c_gbn * rtt_ps as f64) as u64 + queue_ps + slot_ps
+    }
+
+    /// The delay `naks` NAKed losses add to a message whose resends wait `wait` (a DCQCN
+    /// incast group's, [`ResendWait`]; `PerNak(0)` elsewhere): [`Self::nak_cost_ps`] per NAK
+    /// with the wait as the queue, or, when the resend waits for DCQCN's rate-increase timer,
+    /// that timer once and the round trips and slots per NAK.
+    pub fn nak_delay_ps(&self, naks: u64, rtt_ps: u64, wait: ResendWait, slot_ps: u64) -> u64 {
+        match wait {
+            ResendWait::PerNak(queue_ps) => naks * self.nak_cost_ps(rtt_ps, queue_ps, slot_ps),
+            ResendWait::AfterTimer(t_ps) if naks > 0 => {
+                t_ps + naks * self.nak_cost_ps(rtt_ps, 0, slot_ps)
+            }
+            ResendWait::AfterTimer(_) => 0,
+        }
     }
 
     /// Probability that a message of `packets` packets over `hops` links (the ACKs back over
@@ -462,6 +477,13 @@ mod tests {
         assert_eq!(m.draw_naks(1, 1, &mut Rng::stream(9, 4, 0)), 0);
         // c_gbn = 1 round trip of 2 us, 10 us of queue, and the lost packet's 0.1 us slot.
         assert_eq!(m.nak_cost_ps(2_000_000, 10_000_000, 100_000), 12_100_000);
+        // Three NAKs: 3 x 12.1 us with the queue per NAK; 300 us of DCQCN timer once and
+        // 3 x 2.1 us; nothing without a NAK.
+        let per_nak = ResendWait::PerNak(10_000_000);
+        let timer = ResendWait::AfterTimer(300_000_000);
+        assert_eq!(m.nak_delay_ps(3, 2_000_000, per_nak, 100_000), 36_300_000);
+        assert_eq!(m.nak_delay_ps(3, 2_000_000, timer, 100_000), 306_300_000);
+        assert_eq!(m.nak_delay_ps(0, 2_000_000, timer, 100_000), 0);
         let sr = LossModel {
             recovery: Recovery::SelectiveRepeat,
             ..m
