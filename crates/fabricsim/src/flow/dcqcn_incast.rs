@@ -24,7 +24,9 @@
 //! of the group's flows at its bytes over that time ([`synchronized_caps`]). A group whose bytes
 //! all leave the senders before the first cut lands (the whole incast fits in the buffer) pays
 //! nothing, as in the packet engine. The model also returns the mean queueing delay of the
-//! group's packets, which a go-back-N resend pays (`flow::loss`). Checked against the packet
+//! group's packets, which a go-back-N resend pays per NAK (`flow::loss`); a group that put its
+//! bytes on the wire before the first cut and was cut while they queued resends at the cut rate
+//! until the rate-increase timer, once per message instead ([`ResendWait`]). Checked against the packet
 //! engine by `flow_calibrate -- incast` (the drain and the packet engine's last completion for
 //! N = 2..32; it prints the mean wait too: 191 us for 32 x 1 MB). Not modeled: PFC pauses (the queue is not bounded by
 //! XOFF), flows of one group with different sizes (the mean size stands for all), groups that
