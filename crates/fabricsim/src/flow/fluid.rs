@@ -673,17 +673,17 @@ impl<'a> Loop<'a> {
                 let hops = route.hops as usize;
                 let timeout = l.draw_timeout(hops, packets, queued, &mut rng);
                 let lat = route.lat_ps as u64;
-                let queue_ps = match self
+                let wait = match self
                     .flow_cap
                     .binary_search_by_key(&self.msg_flow[m as usize], |c| c.flow)
                 {
-                    Ok(i) => self.flow_cap[i].wait_ps,
-                    Err(_) => 0,
+                    Ok(i) => self.flow_cap[i].resend,
+                    Err(_) => dcqcn_incast::ResendWait::PerNak(0),
                 };
                 let rtt = lat + self.qps[qp as usize].ack as u64;
                 let slot = (self.now - st.sent) / packets;
                 let naks = l.draw_naks(hops, packets, &mut rng) as u64;
-                let resends = naks * l.nak_cost_ps(rtt, queue_ps, slot);
+                let resends = l.nak_delay_ps(naks, rtt, wait, slot);
                 st.recv += resends;
                 if let Some(s) = timeout {
                     let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64 + resends;
