@@ -210,6 +210,18 @@ impl Fifo {
     }
 
     /// The queued entries, oldest first.
+    /// Hints the CPU to fetch the entry `pop_entry` reads next.
+    #[inline(always)]
+    pub fn prefetch_head(&self) {
+        self.ring.prefetch_front();
+    }
+
+    /// Hints the CPU to fetch the slot `push_from` writes next.
+    #[inline(always)]
+    pub fn prefetch_tail(&self) {
+        self.ring.prefetch_back();
+    }
+
     pub fn entries(&self) -> impl Iterator<Item = &Queued> + '_ {
         self.ring.iter()
     }
