@@ -218,12 +218,6 @@ impl Fifo {
         self.ring.front().map(|e| (e.id, e.frame))
     }
 
-    /// The oldest entry.
-    #[inline]
-    pub fn head_entry(&self) -> Option<&Queued> {
-        self.ring.front()
-    }
-
     #[inline]
     pub fn pop(&mut self) -> Option<(u32, u16)> {
         self.pop_entry().map(|e| (e.id, e.frame))

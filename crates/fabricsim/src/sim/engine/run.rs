@@ -75,10 +75,9 @@ impl Engine<'_> {
     /// A software pipeline two events deep over the current bucket (whose packets and port
     /// headers were prefetched a bucket ahead, `CalendarQueue::pop_with`). For the event after
     /// next: an arrival is planned (`plan`); a port wake-up has its queues' head slots (a
-    /// switch) or its NIC prefetched. For the next event: a switch arrival, whose egress queue
-    /// header is in cache by now, the queue's tail slot; a wake-up, `prefetch_wake`. The loads
-    /// then overlap the work of the events before. Hints only: a wrong guess costs nothing but
-    /// the load.
+    /// switch) or its NIC prefetched. For the next event, a switch arrival whose egress queue
+    /// header is in cache by now: the queue's tail slot. The loads then overlap the work of the
+    /// events before. Hints only: a wrong guess costs nothing but the load.
     #[inline(always)]
     fn prefetch_next(&mut self) {
         if let Some(x) = self.q.q.peek_current(0) {
@@ -91,7 +90,6 @@ impl Engine<'_> {
                         self.tcq[m.qi as usize].prefetch_tail();
                     }
                 }
-                TAG_TXFREE => self.prefetch_wake(x as u32 as usize),
                 _ => {}
             }
         }
@@ -111,26 +109,6 @@ impl Engine<'_> {
                 }
                 _ => {}
             }
-        }
-    }
-
-    /// The second stage for a wake-up of port `pi`, whose queue heads or NIC are in cache by
-    /// now: at a switch, the PFC ingress record each queue's head would release; at a NIC, the
-    /// queue pair its ring serves next.
-    #[inline(always)]
-    fn prefetch_wake(&self, pi: usize) {
-        let host = self.ports[pi].host;
-        if host == NIL {
-            if let Some(pfc) = &self.fc.pfc {
-                let queues = &self.tcq[pi * self.ntc..(pi + 1) * self.ntc];
-                for (tc, q) in queues.iter().enumerate() {
-                    if let Some(e) = q.head_entry() {
-                        pfc.prefetch(e.from as usize, tc);
-                    }
-                }
-            }
-        } else if let Some(&qi) = self.nics[host as usize].ring.front() {
-            prefetch_all(&self.qps[qi as usize]);
         }
     }
 
