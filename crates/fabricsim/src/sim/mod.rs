@@ -3,6 +3,7 @@
 //!
 //! - `params`: what the engine is told (a plain struct; fabric profiles map onto it);
 //! - `queue`: the calendar event queue; `packet`: the packet slab and FIFOs (`ring` buffers);
+//!   `hugepages`: 2 MB pages for the slab;
 //! - `route`: next-hop choice (ECMP 5-tuple hash, static destination routing);
 //! - `sched`: egress scheduling between traffic classes (strict priority, DWRR);
 //! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts); `psn`: 24-bit
@@ -33,6 +34,7 @@ pub mod engine;
 pub mod entropy;
 pub mod faults;
 pub mod headroom;
+pub mod hugepages;
 pub mod ibcc;
 pub mod ibroute;
 pub mod lossless_scenarios;

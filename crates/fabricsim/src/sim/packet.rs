@@ -91,6 +91,17 @@ impl Slab {
         }
     }
 
+    /// A slab with room for `n` packets, on huge pages when that is large (`hugepages`: the
+    /// room is advised before any of it is touched, so the kernel can back it with 2 MB pages).
+    pub fn with_capacity(n: usize) -> Slab {
+        let pkts = Vec::with_capacity(n);
+        super::hugepages::advise(&pkts);
+        Slab {
+            pkts,
+            free: Vec::new(),
+        }
+    }
+
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> u32 {
         match self.free.pop() {
@@ -99,10 +110,21 @@ impl Slab {
                 id
             }
             None => {
+                if self.pkts.len() == self.pkts.capacity() {
+                    self.grow();
+                }
                 self.pkts.push(p);
                 (self.pkts.len() - 1) as u32
             }
         }
+    }
+
+    /// Doubles the slab's room, on huge pages once it is large (`hugepages`).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        self.pkts.reserve(self.pkts.len().max(1024));
+        super::hugepages::advise(&self.pkts);
     }
 
     #[inline]
@@ -210,6 +232,18 @@ impl Fifo {
     }
 
     /// The queued entries, oldest first.
+    /// Hints the CPU to fetch the entry `pop_entry` reads next.
+    #[inline(always)]
+    pub fn prefetch_head(&self) {
+        self.ring.prefetch_front();
+    }
+
+    /// Hints the CPU to fetch the slot `push_from` writes next.
+    #[inline(always)]
+    pub fn prefetch_tail(&self) {
+        self.ring.prefetch_back();
+    }
+
     pub fn entries(&self) -> impl Iterator<Item = &Queued> + '_ {
         self.ring.iter()
     }

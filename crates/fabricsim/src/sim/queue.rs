@@ -83,6 +83,8 @@ pub struct CalendarQueue<E> {
     /// Entries with keys `>= cur + BUCKETS`.
     far: BinaryHeap<Far<E>>,
     seq: u64,
+    /// The key whose bucket `pop_with`'s `ready` saw when the previous bucket opened.
+    readied: u64,
 }
 
 /// A far entry; the heap pops the earliest time, then the earliest push.
@@ -120,6 +122,7 @@ impl<E: Packed> CalendarQueue<E> {
             occupied: [0; WORDS],
             far: BinaryHeap::new(),
             seq: 0,
+            readied: u64::MAX,
         }
     }
 
@@ -170,11 +173,11 @@ impl<E: Packed> CalendarQueue<E> {
             .chain(self.far.iter().map(|f| f.e))
     }
 
-    /// The event `pop` returns next, packed, if it is in the current bucket (no bucket is
-    /// opened).
+    /// The event `pop` returns after `k` others, packed, if it is in the current bucket (no
+    /// bucket is opened).
     #[inline]
-    pub fn peek_current(&self) -> Option<u64> {
-        self.current.get(self.head).map(|&x| x & PACKED_MASK)
+    pub fn peek_current(&self, k: usize) -> Option<u64> {
+        self.current.get(self.head + k).map(|&x| x & PACKED_MASK)
     }
 
     /// Removes and returns the earliest entry (FIFO among equal times).
@@ -184,8 +187,9 @@ impl<E: Packed> CalendarQueue<E> {
     }
 
     /// As `pop`, the event packed (the caller decodes what it needs: the hot kinds from their
-    /// bits); `ready` sees each packed event of a new bucket as it becomes current (the engine
-    /// prefetches their packets, so the memory loads overlap).
+    /// bits); when a bucket opens, `ready` sees each packed event of the next bucket (and of
+    /// the opened one if it did not as the next): the engine prefetches what they read, so
+    /// the memory loads overlap a bucket of work.
     #[inline]
     pub fn pop_with(&mut self, ready: impl FnMut(u64)) -> Option<(u64, u64)> {
         if self.head == self.current.len() {
@@ -267,13 +271,22 @@ impl<E: Packed> CalendarQueue<E> {
                 break;
             }
         }
-        for &x in &self.current {
+        // `ready` sees the events of the next bucket (usually the one after this, its lines
+        // loaded when the previous bucket opened), so what they read loads while this bucket
+        // runs; and this bucket's when it was not the next one when the previous bucket opened.
+        // A later push into a bucket is not seen.
+        if self.cur != self.readied {
+            for &x in &self.current {
+                ready(x & PACKED_MASK);
+            }
+        }
+        self.readied = self.cur + 1;
+        for &x in &self.wheel[(self.readied & MASK) as usize] {
             ready(x & PACKED_MASK);
         }
-        // The next bucket, usually the one after this, was last written a horizon ago: start
-        // loading its first lines now, as these few events run.
-        let next = &self.wheel[((self.cur + 1) & MASK) as usize];
-        for e in next.iter().step_by(8).take(8) {
+        // The bucket after next was last written a horizon ago: start loading its first lines.
+        let after = &self.wheel[((self.cur + 2) & MASK) as usize];
+        for e in after.iter().step_by(8).take(8) {
             super::packet::prefetch(e);
         }
     }

@@ -67,6 +67,28 @@ impl<T: Copy> Ring<T> {
     }
 
     /// Elements, oldest first.
+    /// Hints the CPU to fetch the slot `pop_front` reads next (nothing when empty).
+    #[inline(always)]
+    pub fn prefetch_front(&self) {
+        if self.len != 0 {
+            if let Some(x) = self.buf.get(self.head as usize) {
+                super::packet::prefetch(x);
+            }
+        }
+    }
+
+    /// Hints the CPU to fetch the slot `push_back` writes next (nothing when full: it grows).
+    #[inline(always)]
+    pub fn prefetch_back(&self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        let i = self.head.wrapping_add(self.len) & self.mask();
+        if let Some(x) = self.buf.get(i as usize) {
+            super::packet::prefetch(x);
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         (0..self.len).map(move |i| &self.buf[(self.head.wrapping_add(i) & self.mask()) as usize])
     }

@@ -135,6 +135,15 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|q| topo.links[topo.ports[topo.host_port(HostId(q.src)).idx()].link.idx()].rate)
             .collect();
+        // The slab's room: every data packet of the run in flight at once, plus an ACK per QP
+        // (a lossless fabric with unlimited windows comes close), capped: it only grows past.
+        let data_packets: u64 = dag
+            .messages
+            .iter()
+            .filter(|m| m.path == Path::Net)
+            .map(|m| m.bytes.div_ceil(p.mtu_bytes.max(1) as u64))
+            .sum();
+        let slab_room = (data_packets + qps.len() as u64).min(1 << 22) as usize;
         // Dependencies must point backwards (checked by the release tracker).
         let n = dag.messages.len();
         let release = Release::new(dag)?;
@@ -181,7 +190,7 @@ impl<'a> Engine<'a> {
             dag,
             now: Time::ZERO,
             q,
-            pkts: Slab::new(),
+            pkts: Slab::with_capacity(slab_room),
             qps,
             sched: vec![SchedState::default(); nports],
             ports,
@@ -193,6 +202,7 @@ impl<'a> Engine<'a> {
             buf_used: vec![0; topo.nodes.len()],
             // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
             routes: route::RouteTable::new(topo, p.routing),
+            memo_far: super::RouteMemo::NONE,
             memo_next: super::RouteMemo::NONE,
             memo_cur: super::RouteMemo::NONE,
             nics: (0..topo.num_hosts())

@@ -272,17 +272,25 @@ struct PortInfo {
 }
 
 /// A switch hop's static egress (the routing policy's choice, before adaptive routing and
-/// failed ports), computed once per hop: by the event loop's prefetch for the next event
-/// (`Engine::memo_next`), moved to `Engine::memo_cur` when that event pops, read by `egress_of`.
+/// failed ports), computed once per hop: by the event loop's pipeline for the event after next
+/// (`Engine::memo_far`), moved to `memo_next` and then to `memo_cur` as events pop, read by
+/// `egress_of`.
 #[derive(Clone, Copy, Debug)]
 struct RouteMemo {
     /// The packet whose `Arrive` it is for (NIL: none).
     pkt: u32,
+    /// Its static egress (NIL: none, e.g. the packet reaches a NIC) and that egress's queue
+    /// for the packet's class (`Engine::tcq` index).
     out: u32,
+    qi: u32,
 }
 
 impl RouteMemo {
-    const NONE: RouteMemo = RouteMemo { pkt: NIL, out: 0 };
+    const NONE: RouteMemo = RouteMemo {
+        pkt: NIL,
+        out: NIL,
+        qi: 0,
+    };
 }
 
 /// A port's injected loss (`sim::faults`).
@@ -375,7 +383,9 @@ pub struct Engine<'a> {
     buf_used: Vec<u64>,
     /// Per switch: candidates towards each destination and the routing salt.
     routes: crate::sim::route::RouteTable,
-    /// The static egress of the next event's packet, and of the current event's.
+    /// The static egress of the packet of the event after next, of the next one's, and of the
+    /// current event's.
+    memo_far: RouteMemo,
     memo_next: RouteMemo,
     memo_cur: RouteMemo,
     nics: Vec<Nic>,

@@ -5,7 +5,7 @@ use std::time::Instant;
 use super::{
     CHECK_EVERY, Engine, Ev, P_NIC, Progress, RouteMemo, RunOptions, TAG_ARRIVE, TAG_TXFREE, tag,
 };
-use crate::sim::packet::{prefetch, prefetch_all};
+use crate::sim::packet::{NIL, prefetch, prefetch_all};
 use crate::sim::params::RoutePolicy;
 use crate::sim::queue::Packed;
 use crate::sim::results::{RunResult, Status};
@@ -39,7 +39,8 @@ impl Engine<'_> {
             }
             self.now = Time(t);
             self.events += 1;
-            self.memo_cur = std::mem::replace(&mut self.memo_next, RouteMemo::NONE);
+            self.memo_cur = self.memo_next;
+            self.memo_next = std::mem::replace(&mut self.memo_far, RouteMemo::NONE);
             self.prefetch_next();
             self.dispatch_packed(x);
             if self.stop {
@@ -71,43 +72,83 @@ impl Engine<'_> {
         self.finish(status, wall_s)
     }
 
-    /// Hints the CPU to fetch what the next event in the current bucket will read after its
-    /// packet (prefetched when the bucket opened, so in cache by now): for a packet reaching a
-    /// switch, the egress its static route picks, that egress's queue and the ingress's PFC
-    /// record; for one reaching a NIC, its queue pair. The loads then overlap this event's work.
-    /// A hint only: a wrong guess (adaptive routing, a failed port) costs nothing but the load.
-    /// The static egress is kept (`memo_next`) so the hop does not route again.
+    /// A software pipeline two events deep over the current bucket (whose packets and port
+    /// headers were prefetched a bucket ahead, `CalendarQueue::pop_with`). For the event after
+    /// next: an arrival is planned (`plan`); a port wake-up has its queues' head slots (a
+    /// switch) or its NIC prefetched. For the next event, a switch arrival whose egress queue
+    /// header is in cache by now: the queue's tail slot. The loads then overlap the work of the
+    /// events before. Hints only: a wrong guess costs nothing but the load.
     #[inline(always)]
     fn prefetch_next(&mut self) {
-        let Some(x) = self.q.q.peek_current() else {
-            return;
-        };
-        if tag(x) != TAG_ARRIVE {
-            return;
+        if let Some(x) = self.q.q.peek_current(0) {
+            match tag(x) {
+                TAG_ARRIVE => {
+                    let m = self.memo_next;
+                    if m.pkt != x as u32 {
+                        self.memo_next = self.plan(x as u32);
+                    } else if m.out != NIL {
+                        self.tcq[m.qi as usize].prefetch_tail();
+                    }
+                }
+                _ => {}
+            }
         }
-        let pkt = x as u32;
+        if let Some(x) = self.q.q.peek_current(1) {
+            match tag(x) {
+                TAG_ARRIVE => self.memo_far = self.plan(x as u32),
+                TAG_TXFREE => {
+                    let pi = x as u32 as usize;
+                    let host = self.ports[pi].host;
+                    if host == NIL {
+                        for q in &self.tcq[pi * self.ntc..(pi + 1) * self.ntc] {
+                            q.prefetch_head();
+                        }
+                    } else {
+                        prefetch(&self.nics[host as usize]);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The first stage for an arrival of packet `pkt`: for a packet reaching a switch, the
+    /// egress its static route picks (kept in the returned memo so the hop does not route
+    /// again; none under adaptive routing), prefetching that egress, its queue header and the
+    /// ingress's PFC record; for one reaching a NIC, its port and queue pair.
+    #[inline(always)]
+    fn plan(&self, pkt: u32) -> RouteMemo {
+        let none = RouteMemo {
+            pkt,
+            out: NIL,
+            qi: 0,
+        };
         let pk = self.pkts.get(pkt);
         let info = self.info[pk.port as usize];
         if info.flags & P_NIC != 0 {
             prefetch_all(&self.qps[pk.qp as usize]);
-            return;
+            prefetch(&self.ports[pk.port as usize]);
+            return none;
         }
         let (cands, up, salt) = self.routes.next_hops_up(self.topo, info.node, pk.dst);
         if cands.is_empty() {
-            return;
+            return none;
         }
         let k = route::choose(self.p.routing, cands.len(), pk.hash, pk.dst, salt, up);
         let out = cands[k].idx();
-        if self.p.routing != RoutePolicy::Adaptive {
-            self.memo_next = RouteMemo {
-                pkt,
-                out: out as u32,
-            };
-        }
+        let qi = out * self.ntc + pk.tc as usize;
         prefetch(&self.ports[out]);
-        prefetch(&self.tcq[out * self.ntc + pk.tc as usize]);
+        prefetch(&self.tcq[qi]);
         if let Some(pfc) = &self.fc.pfc {
             pfc.prefetch(pk.port as usize, pk.tc as usize);
+        }
+        if self.p.routing == RoutePolicy::Adaptive {
+            return none;
+        }
+        RouteMemo {
+            pkt,
+            out: out as u32,
+            qi: qi as u32,
         }
     }
 

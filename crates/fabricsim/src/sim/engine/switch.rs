@@ -2,7 +2,7 @@
 //! the next packet an egress sends by its scheduling discipline.
 
 use super::{Engine, P_LINK_UP, P_REROUTED, P_ROUTE_OK};
-use crate::sim::packet::Packet;
+use crate::sim::packet::{NIL, Packet};
 use crate::sim::results::DropReason;
 use crate::sim::route;
 use crate::sim::sched;
@@ -61,7 +61,7 @@ impl Engine<'_> {
     #[inline]
     pub(super) fn egress_of(&self, node: u32, id: u32, pk: &Packet) -> Result<usize, DropReason> {
         let memo = self.memo_cur;
-        if memo.pkt == id {
+        if memo.pkt == id && memo.out != NIL {
             // Routable and up without a global reroute on it: the memo is the answer (else the
             // general path below decides, from the same static choice).
             let f = self.info[memo.out as usize].flags;
