@@ -583,7 +583,9 @@ impl MaxMin {
         self.prepare(true);
         self.fill();
         let mut rounds = 1;
-        while self.port_service && rounds < MAX_PORT_ROUNDS && self.relevel(rounds >= JACOBI_ROUNDS)
+        while !self.set_ports.is_empty()
+            && rounds < MAX_PORT_ROUNDS
+            && self.relevel(rounds >= JACOBI_ROUNDS)
         {
             self.round += 1;
             self.prepare(false);
