@@ -9,29 +9,67 @@
 //! packets from its seeded per-link streams; the flow engine draws per message, from its own
 //! seeded stream, whether and where an ACK timeout stalls it and how many of its packets a
 //! go-back-N NAK reveals lost, `flow::loss`), so the two are
-//! compared in distribution: each engine runs the case with seeds 1..=S (S per case in
-//! `flow_cases::cases`), every message's FCT pooled, the collective time averaged over the
-//! seeds. A quantity is asserted where the packet engine's own sampling error is small beside
-//! its tolerance: twice the standard error of the mean (a 95% interval) within half the
-//! tolerance, and for the p99 the distribution-free 95% interval of the pooled quantile
-//! (`Pooled::p99_rel_interval`) within the tolerance. Where it is not, the p99 sits on the cliff
-//! between the messages that hit a timeout and those that did not (the share that did is near
-//! 1%), or the collective time is the maximum of a run and swings by a whole RTO with one more
-//! timeout; such quantities are printed with their sampling error, not asserted, since neither a
-//! model nor a second packet run reproduces a coin toss.
+//! compared in distribution: each engine runs the case with seeds 1..=S (S per case and fabric
+//! in `flow_cases::cases`), every message's FCT pooled, the collective time and each run's p99
+//! averaged over the seeds. A quantity is asserted where the packet engine's own sampling error
+//! is small beside its tolerance: twice the standard error of a mean (a 95% interval) within
+//! half the tolerance (for a mean over runs, from 30 runs up), and for the pooled p99 the
+//! distribution-free 95% interval of the quantile (`Pooled::p99_rel_interval`; the exact
+//! binomial ranks give the same order statistics) within the tolerance. Two p99s are compared:
+//! the pooled one (the p99 of a random message's FCT) and the mean of each run's p99 (what a
+//! run reports, `fct_p99_ps`). Where the share of messages that time out is near 1%, the pooled
+//! p99 sits on the cliff between those and the others and jumps by an RTO when the share
+//! crosses 1%, so no number of seeds resolves it when the share is within its own sampling
+//! error of 1%: the lossy roce-400g mixed incast's is 0.94% on the packet engine over 400 seeds
+//! (39,600 messages above 1 ms) and 1.03% on the flow engine, the packet p99's interval still
+//! +-35%. A run's p99 (its 2nd largest FCT of 99, its largest of 32) moves smoothly with that
+//! share, and its mean over runs is asserted there. The collective time is the maximum of a run
+//! and swings by a whole RTO with one more timeout. Unasserted quantities are printed with
+//! their sampling error, since neither a model nor a second packet run reproduces a coin toss.
+//!
+//! The lossy p99s and their seeds (packet / flow, error, packet 95% interval): incast 32:1 x
+//! 1 MB, ib-ndr, 64 seeds: 1730.8 / 1686.3 us (-2.6%, +-0.3%; at 16 seeds +-51%), run p99
+//! 1806.7 / 1703.5 (-5.7%); roce-400g, 288 seeds: 1415.8 / 1572.6 (+11.1%, +-2.2%; at 16 seeds
+//! +-73%), run p99 1423.7 / 1563.9 (+9.9%); permutation 1 MB on roce-400g, 64 seeds: 32.86 /
+//! 33.55 (+2.1%, +-0.2%; at 8 seeds +-189%, 0.6% of its messages time out); the roce-400g
+//! mixed incast, 64 seeds: run p99 1266.0 / 1254.2 (-0.9%, +-7.1%), pooled 874.3 / 857.7
+//! (not asserted, +-54%). The added seeds cost about 12 s of test time (best of two on a
+//! machine with load 4 on 2 cores), half of it the roce-400g 32:1 incast's 272 extra packet
+//! runs (~20 ms each). The roce-400g 32:1 incast's +10-11% is the flow engine's per-NAK charge
+//! of its group's mean queueing delay (191 us): the packet engine's NAKs there cost 20-140 us
+//! each depending on when they fall (traced: ~110 us in the first 200 us, 20-40 us at
+//! 300-500 us, 125-140 us after 700 us), which a mean wait does not follow.
+//!
+//! The lossless all-to-all's mean FCT is not asserted (a collective: its time is), and is
+//! +12.2% (ib-ndr) and +11.1% (roce-400g): the packet engine's NIC serves its QPs a packet each
+//! in turn (`sim::engine::nic_tx`), so of 127 messages of 4 packets the k-th posted ends in the
+//! last round at `(3 + k / 127) / 4` of the drain (34.4 us for k = 2 to 44.5 us for k = 127 on
+//! ib-ndr, mean 7/8 of it), where the fluid ends them all together (44.3 us).
 //!
 //! The mixed-port incast (several flows per input port of the receiver's leaf) is asserted
 //! since the solver serves a lossless egress to a NIC per input port (`flow::maxmin`'s port
 //! service): +2.3% (ib-ndr) and +1.1% (roce-400g) mean FCT, from +11% and +25% per flow.
 //!
+//! "incast 32:1 + victims" (lossless only) adds eight 1 MB flows to other hosts: four into the
+//! receiver's leaf, four from incast senders' NICs. On ib-ndr (credits, no IB CC) the four into
+//! the leaf wait behind the incast in the spine queues into that leaf (packet 332-503 us, alone
+//! 23.7 us); the flow engine charges that wait (`flow::hol`: 426.0 us, was 23.7) and the case's
+//! pooled mean is -2.9% (was -9.9%). Those victims are asserted on their own (mean +4.5%,
+//! largest -15.3%); the four from a sender's NIC are printed (the NIC's per-QP round robin,
+//! not modeled: 44.8 us packet, 24.4 us flow).
+//!
 //! The 32:1 incast on roce-400g is asserted with and without loss since the flow engine models
 //! DCQCN's over-cut of synchronized starters (`flow::dcqcn_incast`: 978 us against 687 us of
 //! bytes; the packet engine 968 us since its pacer rescales a pending gap on a rate change,
 //! HPCC ns-3's `RdmaHw::ChangeRate`; it took 8.7 ms before). The mixed-port incast with loss on
-//! roce-400g is asserted since the flow engine draws each message's go-back-N losses and charges
-//! each a round trip of resent packets including the queue its DCQCN group built (`flow::loss`,
-//! `dcqcn_incast::Drain::mean_wait_ps`: 502.1 us mean against the packet engine's 502.2 us; it
-//! was 440 us with a goodput cap at line rate, which does not bind at a 1/99 share).
+//! roce-400g: its 99 senders put their 256 KB on the wire before the first CNP, and DCQCN cuts
+//! their QPs while the packets queue, so a go-back-N resend leaves at the cut rate until the
+//! rate-increase timer (300 us) fires after the last cut: on the packet engine a NAKed message
+//! ends 301-348 us after its lossless FCT whatever the NAK's time, and a second NAK adds 0-40
+//! us (traced over 30 seeds). The flow engine charges that timer once per NAKed message
+//! (`dcqcn_incast::ResendWait::AfterTimer`); it charged the group's mean queueing delay per NAK,
+//! which put 2.3% of the messages past 1 ms (packet 0.94%) and the pooled p99 at 1250.6 us
+//! against 874.3 us (+43%, 64 seeds; +22.6% at 8). Mean FCT 504.1 / 512.0 us (+1.6%).
 //!
 //! The lossy all-to-all's collective time is asserted over 176 / 300 seeds in a test of its
 //! own: it is the run's last completion, lossless time plus one ACK timeout (65.5 us) or two
@@ -60,6 +98,11 @@ use flow_cases::{Case, err};
 const MEAN_TOL: f64 = 0.10;
 const P99_TOL: f64 = 0.20;
 const COLLECTIVE_TOL: f64 = 0.05;
+/// Runs below which a mean over runs is not gated by its standard error: a run's p99 is
+/// two-valued when the run's share of timed-out messages straddles 1% (the permutation of
+/// 1,024 x 256 KB: four packet runs all above the cliff, four flow runs one below, -24%), and
+/// the normal approximation of its mean wants some 30 runs.
+const MIN_RUNS: usize = 30;
 
 /// Compares `c` over its seeds; returns the failed and the unasserted quantities.
 fn compare(c: &Case, gate: bool) -> (Vec<String>, Vec<String>) {
@@ -88,6 +131,15 @@ fn compare(c: &Case, gate: bool) -> (Vec<String>, Vec<String>) {
         ));
         let w = p.p99_rel_interval();
         checks.push(("p99 FCT", p.p99(), f.p99(), P99_TOL, w <= P99_TOL, w));
+        let se_run_p99 = p.rel_se_run_p99();
+        checks.push((
+            "run p99 FCT (mean over seeds)",
+            p.run_p99(),
+            f.run_p99(),
+            P99_TOL,
+            p.run_p99s.len() >= MIN_RUNS && 2.0 * se_run_p99 <= P99_TOL / 2.0,
+            2.0 * se_run_p99,
+        ));
     }
     let (mut failed, mut skipped) = (vec![], vec![]);
     for (what, a, b, tol, conditioned, noise) in checks {
@@ -118,7 +170,7 @@ fn compare_all(pick: impl Fn(&Case) -> bool, gate: bool) -> Vec<String> {
     let (mut failures, mut printed) = (Vec::new(), Vec::new());
     for c in flow_cases::cases().into_iter().filter(|c| pick(c)) {
         let (f, noisy) = compare(&c, gate);
-        let why = "the packet engine's sampling error is too large for the tolerance";
+        let why = "the packet engine's sampling error (under 30 runs, its estimate) is too large for the tolerance";
         printed.extend(noisy.into_iter().map(|l| format!("{l}: {why}")));
         failures.extend(f);
     }
@@ -133,6 +185,61 @@ fn compare_all(pick: impl Fn(&Case) -> bool, gate: bool) -> Vec<String> {
 fn flow_engine_matches_the_packet_engine_on_the_shared_cases() {
     println!("{}", flow_cases::HEADER);
     let failures = compare_all(|c| c.loss == 0.0, false);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// PFC / credit head-of-line blocking (`flow::hol`): in "incast 32:1 + victims" (128 GPUs),
+/// four 1 MB flows go from hosts of another leaf to hosts of the receiver's leaf while the
+/// incast runs. On ib-ndr (credits, no IB CC) they wait behind the incast's bytes in the spine
+/// queues into that leaf: packet 332-503 us (mean 407.8 us) against 23.7 us alone. On roce-400g
+/// the 128 MB buffer and DCQCN pause nothing and they take 24.4 us. Their mean FCT within 10% and
+/// their largest within 20% of the packet engine's (`flow_calibrate -- hol`). The four victims
+/// that share an incast sender's NIC are printed, not asserted: the NIC's per-QP round robin
+/// while the switch absorbs the incast (44.8 us packet, 24.4 us flow on ib-ndr) is not modeled.
+#[test]
+fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
+    let mut failures = Vec::new();
+    for c in flow_cases::cases()
+        .into_iter()
+        .filter(|c| c.name == "incast 32:1 + victims")
+    {
+        let runs = [EngineKind::Packet, EngineKind::Flow].map(|k| flow_cases::run(&c, k, 1));
+        // Victims into the receiver's leaf go to hosts 1..=8, those from a sender's NIC to the
+        // first half's upper quarter (`flow_cases::incast_victims`); the incast goes to host 0.
+        let fcts = |r: &fabricsim::sim::RunResult, into: bool| -> Vec<f64> {
+            r.messages
+                .iter()
+                .filter(|m| m.dst != 0 && (m.dst < c.hosts / 4) == into)
+                .map(|m| m.fct_ps.expect("completed") as f64)
+                .collect()
+        };
+        for into in [true, false] {
+            let [p, f] = [&runs[0], &runs[1]].map(|r| fcts(r, into));
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+            let kind = if into {
+                "into the leaf"
+            } else {
+                "from a sender's NIC"
+            };
+            println!(
+                "{} victims {kind}: mean {:.2} / {:.2} us ({:+.1}%), largest {:.2} / {:.2} us ({:+.1}%)",
+                c.fabric,
+                mean(&p) / 1e6,
+                mean(&f) / 1e6,
+                100.0 * err(mean(&p), mean(&f)),
+                max(&p) / 1e6,
+                max(&f) / 1e6,
+                100.0 * err(max(&p), max(&f)),
+            );
+            assert_eq!(p.len(), 4);
+            let bad =
+                err(mean(&p), mean(&f)).abs() > MEAN_TOL || err(max(&p), max(&f)).abs() > P99_TOL;
+            if into && bad {
+                failures.push(format!("{} on {}: victims {kind}", c.name, c.fabric));
+            }
+        }
+    }
     assert!(failures.is_empty(), "{failures:#?}");
 }
 

@@ -24,7 +24,9 @@
 //! of the group's flows at its bytes over that time ([`synchronized_caps`]). A group whose bytes
 //! all leave the senders before the first cut lands (the whole incast fits in the buffer) pays
 //! nothing, as in the packet engine. The model also returns the mean queueing delay of the
-//! group's packets, which a go-back-N resend pays (`flow::loss`). Checked against the packet
+//! group's packets, which a go-back-N resend pays per NAK (`flow::loss`); a group that put its
+//! bytes on the wire before the first cut and was cut while they queued resends at the cut rate
+//! until the rate-increase timer, once per message instead ([`ResendWait`]). Checked against the packet
 //! engine by `flow_calibrate -- incast` (the drain and the packet engine's last completion for
 //! N = 2..32; it prints the mean wait too: 191 us for 32 x 1 MB). Not modeled: PFC pauses (the queue is not bounded by
 //! XOFF), flows of one group with different sizes (the mean size stands for all), groups that
@@ -285,15 +287,41 @@ pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
     }
 }
 
-/// A flow of a synchronized group: its cap and the queueing delay the group's packets meet.
+/// A flow of a synchronized group: its cap and what a go-back-N resend of it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GroupFlow {
     pub flow: u32,
     /// Bit/s (`u64::MAX` when the model resolves no cost: the group's bytes reach the egress
     /// before the first cut lands).
     pub cap_bps: u64,
-    /// [`Drain::mean_wait_ps`] of its group.
-    pub wait_ps: u64,
+    pub resend: ResendWait,
+}
+
+/// What a go-back-N resend of a group's flow waits beyond its round trips (`flow::loss`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResendWait {
+    /// Per NAK, the group's mean queueing delay ([`Drain::mean_wait_ps`], ps): the sender is
+    /// paced at its cut rate while it sends, so a NAK wastes what it sent over a round trip
+    /// with the queue, and resends it at that rate.
+    PerNak(u64),
+    /// Once per message that NAKs, the rate-increase timer T (ps): the group put its bytes on
+    /// the wire before the first cut and DCQCN cut its QPs while their queued packets drew
+    /// CNPs, so a resend leaves at the cut rate until T after the last cut, which comes as its
+    /// last queued packet arrives: the message ends one T after its drain, however many NAKs
+    /// (packet engine, roce-400g mixed incast, 30 seeds: a NAKed message ends 301-348 us after
+    /// its lossless FCT whatever the NAK's time, a second NAK adds 0-40 us).
+    AfterTimer(u64),
+}
+
+/// What a resend of a group's flow waits ([`ResendWait`]): the timer T when the group's
+/// bytes were all on the wire before the first cut (`cap_bps` unbounded) and the model's
+/// reaction point was cut while they drained, else the mean queueing delay per NAK.
+fn resend_wait(out: &Drain, cap_bps: u64, d: &DcqcnParams) -> ResendWait {
+    if cap_bps == u64::MAX && out.cuts > 0 {
+        ResendWait::AfterTimer(d.rate_increase_timer.ps())
+    } else {
+        ResendWait::PerNak(out.mean_wait_ps)
+    }
 }
 
 /// The flows (sorted by index) of the dependency-free messages that start together towards
@@ -383,13 +411,14 @@ pub fn synchronized_caps(
             let group = (bytes as u128 * 8 * 1_000_000_000_000 / out.drain_ps as u128) as u64;
             (group / flows_per_qp.max(1) as u64).max(1)
         };
+        let resend = resend_wait(&out, cap_bps, d);
         for &i in &members {
             let parts = entropy::parts(dag.messages[i].bytes, qpc) as u32;
             let f0 = msg_flow[i];
             caps.extend((f0..f0 + parts * flows_per_qp).map(|flow| GroupFlow {
                 flow,
                 cap_bps,
-                wait_ps: out.mean_wait_ps,
+                resend,
             }));
         }
     }
@@ -454,6 +483,30 @@ mod tests {
         assert!(out.mean_wait_ps <= 84_000, "{out:?}");
         // At 200 Gb/s: 2 x (1 MB at 400 Gb/s) = 41.9 us (the egress drains what arrives).
         assert!(out.drain_ps.abs_diff(41_943_040) <= 2 * STEP_PS, "{out:?}");
+    }
+
+    #[test]
+    fn a_resend_waits_the_timer_only_after_a_burst_that_was_cut_while_queued() {
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        // 99 x 256 KB put on the wire in 5.2 us, before the first CNP: no cap, but the 25 MB
+        // queue drains for 0.5 ms above Kmin, so every QP is cut while its packets wait.
+        let burst = drain(&inc(99, 256 << 10), &d, &red());
+        assert!(burst.drain_ps <= burst.ideal_ps + 4_000_000, "{burst:?}");
+        assert!(burst.cuts > 0, "{burst:?}");
+        let t = d.rate_increase_timer.ps();
+        assert_eq!(resend_wait(&burst, u64::MAX, &d), ResendWait::AfterTimer(t));
+        // 8 x 16 KB never reach Kmin: no cut, a resend waits the (sub-us) queue per NAK.
+        let small = drain(&inc(8, 16_384), &d, &red());
+        assert_eq!(
+            resend_wait(&small, u64::MAX, &d),
+            ResendWait::PerNak(small.mean_wait_ps)
+        );
+        // 32 x 1 MB are capped (paced at their cut rate while sending): per NAK.
+        let long = drain(&inc(32, 1 << 20), &d, &red());
+        assert_eq!(
+            resend_wait(&long, 1_000_000_000, &d),
+            ResendWait::PerNak(long.mean_wait_ps)
+        );
     }
 
     #[test]

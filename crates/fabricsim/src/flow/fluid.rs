@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use super::credits;
 use super::dcqcn_incast;
+use super::hol::{FlowNow, Hol};
 use super::loss::LossModel;
 use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
@@ -175,6 +176,8 @@ struct Loop<'a> {
     /// The flows of synchronized DCQCN incasts: caps and queueing delays (`dcqcn_incast`;
     /// sorted by flow).
     flow_cap: Vec<dcqcn_incast::GroupFlow>,
+    /// Head-of-line blocking of victims behind an incast (lossless fabrics only, `hol`).
+    hol: Option<Hol>,
     msgs: Vec<MsgState>,
     /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
     /// transfers share its one-way NVLink rate one after another.
@@ -359,6 +362,7 @@ impl<'a> Loop<'a> {
             msg_next: vec![NONE32; n],
             msg_flow,
             flow_cap,
+            hol: Hol::new(topo, p),
             msgs,
             release,
             flows: vec![
@@ -559,6 +563,9 @@ impl<'a> Loop<'a> {
                     Err(_) => route.cap,
                 };
                 self.solver.add(f, r, cap);
+                if let Some(h) = &mut self.hol {
+                    h.add(self.topo, &self.solver, f, self.solver.routes().get(r));
+                }
                 let alone = work / route.line.max(1) as u128;
                 self.defer(alone.min(u64::MAX as u128) as u64);
                 self.active += 1;
@@ -634,7 +641,7 @@ impl<'a> Loop<'a> {
     /// A subflow of `m` on route `r` has put its last byte on the wire.
     fn subflow_done(&mut self, m: u32, r: u32) {
         let route = self.routes.get(r);
-        let arrive = self.now + route.lat_ps as u64;
+        let arrive = self.now + route.lat_ps as u64 + self.hol_wait_ps(r);
         let st = &mut self.msgs[m as usize];
         st.recv = if st.recv == NONE {
             arrive
@@ -666,17 +673,17 @@ impl<'a> Loop<'a> {
                 let hops = route.hops as usize;
                 let timeout = l.draw_timeout(hops, packets, queued, &mut rng);
                 let lat = route.lat_ps as u64;
-                let queue_ps = match self
+                let wait = match self
                     .flow_cap
                     .binary_search_by_key(&self.msg_flow[m as usize], |c| c.flow)
                 {
-                    Ok(i) => self.flow_cap[i].wait_ps,
-                    Err(_) => 0,
+                    Ok(i) => self.flow_cap[i].resend,
+                    Err(_) => dcqcn_incast::ResendWait::PerNak(0),
                 };
                 let rtt = lat + self.qps[qp as usize].ack as u64;
                 let slot = (self.now - st.sent) / packets;
                 let naks = l.draw_naks(hops, packets, &mut rng) as u64;
-                let resends = naks * l.nak_cost_ps(rtt, queue_ps, slot);
+                let resends = l.nak_delay_ps(naks, rtt, wait, slot);
                 st.recv += resends;
                 if let Some(s) = timeout {
                     let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64 + resends;
@@ -712,6 +719,24 @@ impl<'a> Loop<'a> {
                 self.send(next);
             }
         }
+    }
+
+    /// The wait behind held queues of an incast (`hol`) of a last byte leaving now on route `r`.
+    fn hol_wait_ps(&mut self, r: u32) -> u64 {
+        let Some(h) = &mut self.hol else {
+            return 0;
+        };
+        let (solver, flows, now) = (&self.solver, &self.flows, self.now);
+        let (routes, msgs, k) = (&self.routes, &self.msgs, self.fp.paths.subflows());
+        h.wait_ps(solver, solver.routes().get(r), now, |f| {
+            let fl = &flows[f as usize];
+            let done = solver.rate(f) as u128 * (now - fl.last) as u128;
+            FlowNow {
+                work: fl.work.saturating_sub(done),
+                offered_bps: routes.get(solver.route(f)).line / k as u64,
+                sent_ps: msgs[fl.msg as usize].sent,
+            }
+        })
     }
 
     /// `m` completes at `t`: an event when it has dependants to release, else just recorded.

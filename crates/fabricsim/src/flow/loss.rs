@@ -16,13 +16,21 @@
 //!   has no queue). A cap of the closed form on the rate binds only at line rate: a flow at
 //!   1/99 of an incast egress behind a 0.2 ms queue paid nothing (the lossy roce-400g mixed
 //!   incast's mean FCT was 12% below the packet engine's); and a per-message draw gives the
-//!   unlucky messages their several losses (the p99). `flow_calibrate -- loss` checks the
-//!   mechanism on the fit's runs (single 4 MB flows, mean FCT without timeouts, packet / flow:
-//!   91.2 / 92.1, 94.2 / 95.2, 99.6 / 99.8, 121.3 / 118.4 us at 0.05, 0.1, 0.2, 0.5% per link),
-//!   `flow_calibrate -- cases mixed` the queue term (roce-400g, 99 x 256 KB, 0.1%, 8 seeds:
-//!   502.2 us packet, 501.4 us flow; `flow_calibrate -- excess mixed`: 165 of the 792 messages
-//!   finished 0.2 ms or more after their lossless FCT on the packet engine, 169 on the flow
-//!   engine). Not modeled: a resend drains at the
+//!   unlucky messages their several losses (the p99). A group that put its bytes on the wire
+//!   before DCQCN's first cut and was cut while they queued resends at the cut rate until the
+//!   rate-increase timer fires: its NAKed messages pay that timer once, not a queue per NAK
+//!   ([`LossModel::nak_delay_ps`], `dcqcn_incast::ResendWait`; traced on the packet engine,
+//!   roce-400g mixed incast, 30 seeds: a NAKed message ends 301-348 us after its lossless FCT
+//!   whatever the NAK's time, a second NAK adds 0-40 us; the queue per NAK put 2.3% of its
+//!   messages past 1 ms against the packet engine's 0.94%, 400 seeds). `flow_calibrate --
+//!   loss` checks the mechanism on the fit's runs (single 4 MB flows, mean FCT without
+//!   timeouts, packet / flow: 91.2 / 92.1, 94.2 / 95.2, 99.6 / 99.8, 121.3 / 118.4 us at 0.05,
+//!   0.1, 0.2, 0.5% per link), `flow_calibrate -- excess "mixed ports roce" 64` the resend
+//!   wait (64 seeds: 1351 of 6336 messages end 0.2 ms or more after their lossless FCT on the
+//!   packet engine, 1460 on the flow engine; mean FCT 504.1 / 512.0 us). The per-NAK queue
+//!   overcharges the capped 32:1 x 1 MB roce-400g incast (191 us per NAK; the packet engine's
+//!   cost 20-140 us by when the NAK falls: mean FCT +9.7%, p99 +11.1% over 288 seeds). Not
+//!   modeled: a resend drains at the
 //!   rate of the message's drain, so a message that lost a packet does not catch up once its
 //!   competitors finish (in the 128-GPU all-to-all, a loss costs the packet engine 2-10 us and
 //!   the flow engine ~13 us, one 10 us slot at a 1/127 share); the resent bytes do not load
@@ -70,6 +78,7 @@
 //! `flow_calibrate -- timeouts` checks the timeout probabilities and delays against packet runs
 //! of the cross-validation cases over several seeds.
 
+use super::dcqcn_incast::ResendWait;
 use crate::rng::Rng;
 use crate::sim::{RoutePolicy, SimParams, Transport};
 
@@ -189,6 +198,20 @@ impl LossModel {
     /// NAK and are resent).
     pub fn nak_cost_ps(&self, rtt_ps: u64, queue_ps: u64, slot_ps: u64) -> u64 {
         (self.constants.c_gbn * rtt_ps as f64) as u64 + queue_ps + slot_ps
+    }
+
+    /// The delay `naks` NAKed losses add to a message whose resends wait `wait` (a DCQCN
+    /// incast group's, [`ResendWait`]; `PerNak(0)` elsewhere): [`Self::nak_cost_ps`] per NAK
+    /// with the wait as the queue, or, when the resend waits for DCQCN's rate-increase timer,
+    /// that timer once and the round trips and slots per NAK.
+    pub fn nak_delay_ps(&self, naks: u64, rtt_ps: u64, wait: ResendWait, slot_ps: u64) -> u64 {
+        match wait {
+            ResendWait::PerNak(queue_ps) => naks * self.nak_cost_ps(rtt_ps, queue_ps, slot_ps),
+            ResendWait::AfterTimer(t_ps) if naks > 0 => {
+                t_ps + naks * self.nak_cost_ps(rtt_ps, 0, slot_ps)
+            }
+            ResendWait::AfterTimer(_) => 0,
+        }
     }
 
     /// Probability that a message of `packets` packets over `hops` links (the ACKs back over
@@ -462,6 +485,13 @@ mod tests {
         assert_eq!(m.draw_naks(1, 1, &mut Rng::stream(9, 4, 0)), 0);
         // c_gbn = 1 round trip of 2 us, 10 us of queue, and the lost packet's 0.1 us slot.
         assert_eq!(m.nak_cost_ps(2_000_000, 10_000_000, 100_000), 12_100_000);
+        // Three NAKs: 3 x 12.1 us with the queue per NAK; 300 us of DCQCN timer once and
+        // 3 x 2.1 us; nothing without a NAK.
+        let per_nak = ResendWait::PerNak(10_000_000);
+        let timer = ResendWait::AfterTimer(300_000_000);
+        assert_eq!(m.nak_delay_ps(3, 2_000_000, per_nak, 100_000), 36_300_000);
+        assert_eq!(m.nak_delay_ps(3, 2_000_000, timer, 100_000), 306_300_000);
+        assert_eq!(m.nak_delay_ps(0, 2_000_000, timer, 100_000), 0);
         let sr = LossModel {
             recovery: Recovery::SelectiveRepeat,
             ..m

@@ -391,6 +391,11 @@ impl MaxMin {
     pub fn capacity(&self, l: u32) -> u64 {
         self.ln[l as usize].capacity
     }
+    /// Sum of the current rates on directed link `l`, bit/s (`flow::hol` asks whether it is full).
+    #[inline]
+    pub fn used_bps(&self, l: u32) -> u64 {
+        self.ln[l as usize].sum
+    }
     #[inline]
     pub fn rate(&self, f: u32) -> u64 {
         self.fl[f as usize].rate

@@ -14,6 +14,7 @@
 //! - `rate_model`: per-flow caps, where calibrated fabric effects plug in;
 //! - `credits`: credit-limited rates of long InfiniBand links;
 //! - `dcqcn_incast`: DCQCN's cost for synchronized incast starters (a mean-field fluid model);
+//! - `hol`: head-of-line blocking of victim flows behind an incast under PFC or credits;
 //! - `loss`: go-back-N and selective-repeat goodput under random loss, tail-loss timeouts;
 //! - `fluid`: the event loop; `report`: the results.
 
@@ -21,6 +22,7 @@ pub mod cache;
 pub mod credits;
 pub mod dcqcn_incast;
 pub mod fluid;
+pub mod hol;
 pub mod loss;
 pub mod maxmin;
 pub mod paths;
