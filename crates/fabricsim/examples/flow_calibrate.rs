@@ -22,7 +22,7 @@
 //!   flows behind an incast (`flow::hol`): victims' FCT by size and the cross-validation case
 //!   `incast 32:1 + victims`, with the egresses the packet engine held and for how long.
 //! - `-- ports [gpus]`: the cost of per-input-port service at scale (all-to-all and ring,
-//!   roce-400g with PFC vs lossy): engine time, solves, flows re-solved and topped up.
+//!   roce-400g with PFC vs lossy): engine time, solves, flows re-solved, extra fills.
 //! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow,
 //!   pooled over each case's seeds (the table of the issue-7 note).
 //!
@@ -546,7 +546,8 @@ fn dcqcn_model(
 /// The cost of per-input-port service (`flow::maxmin`) at scale: an all-to-all of 16 KB and
 /// a ring all-reduce of 64 KB steps over the servers' first GPUs, on `gpus` GPUs of
 /// roce-400g (PFC: ports served per input port at the egresses to NICs) and the same with
-/// lossy Ethernet (per flow): engine seconds, solves, flows re-solved and topped up.
+/// lossy Ethernet (per flow): engine seconds, solves, flows re-solved and fills beyond the
+/// first (rounds of the port levels' fixed point).
 fn port_cost(gpus: u32) {
     let (topo, p) = flow_cases::fabric(gpus, "roce-400g");
     let dags = [
@@ -571,11 +572,11 @@ fn port_cost(gpus: u32) {
                     .expect("valid case");
             let (last, mean) = last_mean(&r);
             println!(
-                "{name:<22} {gpus} GPUs {label:<17} {:>7.2} s: {} solves, {} flows re-solved, {} topped up; last {last:.2} us, mean FCT {mean:.2} us",
+                "{name:<22} {gpus} GPUs {label:<17} {:>7.2} s: {} solves, {} flows re-solved, {} extra fills; last {last:.2} us, mean FCT {mean:.2} us",
                 t.elapsed().as_secs_f64(),
                 st.solve.resolves,
                 st.solve.flows_solved,
-                st.solve.topped_up,
+                st.solve.port_rounds,
             );
         }
     }

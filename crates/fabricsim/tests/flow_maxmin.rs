@@ -129,8 +129,10 @@ fn separate_components_do_not_interact() {
 fn per_port_service_shares_a_link_among_its_input_ports_first() {
     // Egress E (link 0, 100G) fed by two input links: X (link 1) carries one flow, Y (link 2)
     // three. Per port: E's level is 100 / 2 = 50G per port; Y's three flows are offered
-    // floor(50e9 / 3) = 16,666,666,666 each, the lowest offer, and freeze (Y's port closes at
-    // 49,999,999,998); X's flow is then offered 100e9 - 49,999,999,998 = 50,000,000,002.
+    // floor(50e9 / 3) = 16,666,666,666 each, the lowest offer, and freeze; X's flow then
+    // reaches its port's level, 50G, before E fills (100e9 - 49,999,999,998 = 50,000,000,002
+    // left). Both ports are held at E, so the level stays 100 / 2 (E keeps 2 bit/s, the floor
+    // of Y's share).
     let flows: [(&[u32], u64); 4] = [
         (&[1, 0], NO_CAP),
         (&[2, 0], NO_CAP),
@@ -142,7 +144,7 @@ fn per_port_service_shares_a_link_among_its_input_ports_first() {
     assert_eq!(
         r,
         vec![
-            50_000_000_002,
+            50_000_000_000,
             16_666_666_666,
             16_666_666_666,
             16_666_666_666
@@ -158,8 +160,8 @@ fn per_port_service_gives_a_port_mates_unused_share_to_its_port_first() {
     // comes over Z (link 3, 10G), and flow 1; on Y: flows 2 and 3.
     // Offers: Z 10G to flow 0; X's port on E 50 / 2 = 25G, Y's 25G. Flow 0 freezes first at
     // 10G; X's port then offers flow 1 50 - 10 = 40G, Y's still 25G: flows 2, 3 freeze at
-    // 25G and Y's port closes at 50G, leaving E's level at (100 - 50) / 1 = 50G for X: flow 1
-    // gets 50 - 10 = 40G (link X: 10 + 40 = 50 of 100G, not full).
+    // 25G, and E offers (100 - 10 - 50) / 1 = 40G to flow 1, as X's port does: flow 1 gets
+    // 40G (link X: 10 + 40 = 50 of 100G, not full). Both ports held at E: the level stays 50G.
     let flows: [(&[u32], u64); 4] = [
         (&[3, 1, 0], NO_CAP),
         (&[1, 0], NO_CAP),
@@ -178,10 +180,11 @@ fn per_port_service_gives_a_port_mates_unused_share_to_its_port_first() {
 #[test]
 fn per_port_service_hands_a_closed_ports_share_to_the_other_ports() {
     // E (link 0, 90G) has three ports: X (link 1; flow 0, which comes over Z, link 4, 10G),
-    // Y (link 2; flow 1) and W (link 3; flows 2 and 3). Level 90 / 3 = 30G per port: offers
-    // X 30, Y 30, W 15; Z offers 10. Flow 0 freezes at 10G and X's port closes: the level is
-    // (90 - 10) / 2 = 40G, offers Y 40, W 20. W's flows freeze at 20G and W closes at 40G:
-    // the level is (90 - 10 - 40) / 1 = 40G for Y. Rates 10, 40, 20, 20 (E full at 90G).
+    // Y (link 2; flow 1) and W (link 3; flows 2 and 3). First fill at the level 90 / 3 = 30G
+    // per port: offers X 30, Y 30, W 15; Z offers 10. Flow 0 freezes at 10G (at Z: X is slack),
+    // W's flows at 15G, flow 1 at 30G. Level of the held ports Y and W: (90 - 10) / 2 = 40G.
+    // Second fill: flow 0 10G, W's flows 20G each, flow 1 40G (E offers (90 - 10 - 40) / 1 =
+    // 40G too); the level stays (90 - 10) / 2 = 40G. Rates 10, 40, 20, 20 (E full at 90G).
     let flows: [(&[u32], u64); 4] = [
         (&[4, 1, 0], NO_CAP),
         (&[2, 0], NO_CAP),
@@ -252,14 +255,18 @@ fn assert_max_min(caps: &[u64], flows: &[(Vec<u32>, u64)], active: &[bool], rate
     }
 }
 
-/// Per-port service's conditions: feasible and work-conserving (every flow at its cap or on
-/// a full link: less than one bit/s per flow left). Returns the flows that are not per-port
-/// max-min fair: no full link on which their port's total is the largest (within one bit/s
-/// per flow and port) and no flow of their port is faster. A port's offer counts on the
-/// link's other open ports taking its level; one held elsewhere below that level leaves the
-/// flows frozen at the lower offer short (`flow::maxmin`'s top-up gives out only what is
-/// left), so these are counted, not ruled out.
+/// Per-port max-min conditions (hierarchical max-min: a `served` link shares its capacity
+/// max-min among its input ports, and each port's share max-min among its flows): feasible,
+/// and every flow at its cap or with a bottleneck link: full, no flow of the flow's port
+/// faster, and no port of the link with a larger total. Each holds up to the floors of the
+/// integer shares: less than one bit/s per flow of the link left, slower than the port's
+/// fastest by less than one bit/s per flow of the link, a port total within one bit/s per flow
+/// and port of the largest. On a link with one port (every link not served), or whose ports
+/// hold one flow each, these are the per-flow max-min conditions. Returns the flows that fail
+/// them (printed).
 fn assert_port_service(
+    seed: u64,
+    served: &[bool],
     caps: &[u64],
     flows: &[(Vec<u32>, u64)],
     active: &[bool],
@@ -271,7 +278,11 @@ fn assert_port_service(
     // (link, port) -> (total, highest rate); per link: ports and the largest total.
     let mut port: BTreeMap<(u32, u32), (u64, u64)> = BTreeMap::new();
     let port_of = |links: &[u32], i: usize| {
-        let from = if i == 0 { u32::MAX } else { links[i - 1] };
+        let from = if i == 0 || !served[links[i] as usize] {
+            u32::MAX
+        } else {
+            links[i - 1]
+        };
         (links[i], from)
     };
     for (f, (links, _)) in flows.iter().enumerate() {
@@ -300,17 +311,18 @@ fn assert_port_service(
         if !active[f] {
             continue;
         }
-        assert!(
-            rate[f] == *cap || links.iter().any(|&l| full(l as usize)),
-            "flow {f} (rate {}) could take more",
-            rate[f]
-        );
         let fair = rate[f] == *cap
             || (0..links.len()).any(|i| {
                 let l = links[i] as usize;
                 let (total, high) = port[&port_of(links, i)];
-                full(l) && rate[f] == high && total + n[l] + ports[l] >= top[l]
+                full(l) && high - rate[f] < n[l] && total + n[l] + ports[l] >= top[l]
             });
+        if !fair {
+            println!(
+                "seed {seed}: flow {f} (rate {}) is not per-port max-min fair",
+                rate[f]
+            );
+        }
         unfair += usize::from(!fair);
     }
     unfair
@@ -318,12 +330,33 @@ fn assert_port_service(
 
 #[test]
 fn incremental_equals_from_scratch_on_random_cases() {
-    incremental_equals_from_scratch(false);
+    incremental_equals_from_scratch(Served::None);
 }
 
 #[test]
 fn incremental_equals_from_scratch_with_per_port_service() {
-    incremental_equals_from_scratch(true);
+    // As the flow engine serves ports (`fluid`): at the egresses to hosts (NICs). When
+    // written: 23,787 of 23,787 flows per-port fair, at most 30 fills a solve; on 3,000 seeds
+    // (358,496 flows) all fair, at most 56 fills.
+    let unfair = incremental_equals_from_scratch(Served::IntoHosts);
+    assert_eq!(unfair, 0, "flows not per-port max-min fair");
+}
+
+#[test]
+fn incremental_equals_from_scratch_with_every_link_served_per_port() {
+    // Every link served per port: a flow crosses up to four links shared per port, whose
+    // levels depend on one another; the fixed point can be missed (`flow::maxmin`). When
+    // written: 23,781 of 23,787 flows per-port fair (one solve ended at the fill limit).
+    let unfair = incremental_equals_from_scratch(Served::Every);
+    assert!(unfair <= 10, "{unfair} flows not per-port max-min fair");
+}
+
+/// Which links a property test serves per input port.
+#[derive(Clone, Copy, PartialEq)]
+enum Served {
+    None,
+    IntoHosts,
+    Every,
 }
 
 /// Random routes over 4-23 links of random capacities.
@@ -357,8 +390,9 @@ fn random_cap(rng: &mut Rng) -> u64 {
 
 /// Random up/down routes in a 2-tier Clos (as a fabric's routing gives them): 2-4 leaves of
 /// 2-4 hosts, 1-3 spines, random link capacities; a flow between hosts on one leaf crosses
-/// the host's up link and the other's down link, else also a random spine.
-fn random_clos(rng: &mut Rng) -> (Vec<u64>, Vec<(Vec<u32>, u64)>) {
+/// the host's up link and the other's down link, else also a random spine. Serves the down
+/// links to hosts per port, or `every` link.
+fn random_clos(rng: &mut Rng, every: bool) -> (Vec<u64>, Vec<(Vec<u32>, u64)>, Vec<bool>) {
     let (leaves, hosts, spines) = (
         2 + rng.below(3) as u32,
         2 + rng.below(3) as u32,
@@ -387,29 +421,34 @@ fn random_clos(rng: &mut Rng) -> (Vec<u64>, Vec<(Vec<u32>, u64)>) {
             (links, random_cap(rng))
         })
         .collect();
-    (caps, flows)
+    let served = (0..nl as u32)
+        .map(|l| every || (n_hosts..2 * n_hosts).contains(&l))
+        .collect();
+    (caps, flows, served)
 }
 
 /// Random routes (a flow's port on a link: the link before it), random starts and finishes:
-/// every incremental solve equals a from-scratch one and meets the max-min conditions. With
-/// port service (random Clos routes) the incremental solve still equals the from-scratch one
-/// (topped-up rates send a search to whole components, `flow::maxmin`); a from-scratch solve is
-/// feasible and work-conserving, and the flows not per-port fair are counted and bounded.
-fn incremental_equals_from_scratch(ports: bool) {
-    let with = |s: MaxMin| {
-        if ports {
-            s.with_port_service(|_| true)
-        } else {
-            s
-        }
-    };
-    let (mut unfair, mut checked) = (0, 0);
+/// every incremental solve equals a from-scratch one and meets the max-min conditions; with
+/// port service (random Clos routes), per port. Returns the flows (summed over solves) that
+/// are not per-port max-min fair.
+fn incremental_equals_from_scratch(mode: Served) -> usize {
+    let ports = mode != Served::None;
+    let (mut checked, mut unfair, mut rounds) = (0, 0, 0);
     for seed in 0..200u64 {
         let mut rng = Rng::stream(seed, 77, 0);
-        let (caps, flows) = if ports {
-            random_clos(&mut rng)
+        let (caps, flows, served) = if ports {
+            random_clos(&mut rng, mode == Served::Every)
         } else {
-            random_links(&mut rng)
+            let (caps, flows) = random_links(&mut rng);
+            let served = vec![false; caps.len()];
+            (caps, flows, served)
+        };
+        let with = |s: MaxMin| {
+            if ports {
+                s.with_port_service(|l| served[l as usize])
+            } else {
+                s
+            }
         };
         let nf = flows.len();
         let mut routes = Routes::new();
@@ -457,24 +496,20 @@ fn incremental_equals_from_scratch(ports: bool) {
                 .collect();
             assert_eq!(got, want, "seed {seed}");
             if ports {
-                unfair += assert_port_service(&caps, &flows, &active, &want);
+                unfair += assert_port_service(seed, &served, &caps, &flows, &active, &want);
                 checked += active.iter().filter(|&&a| a).count();
+                let st = scratch.stats();
+                rounds = rounds.max(st.port_rounds + 1);
             } else {
                 assert_max_min(&caps, &flows, &active, &got);
             }
         }
     }
     if ports {
-        // When written: 23,116 of 23,787 per-port fair.
-        println!(
-            "per-port max-min fair: {} of {checked} flows",
-            checked - unfair
-        );
-        assert!(
-            unfair * 20 < checked,
-            "{unfair} of {checked} flows not per-port fair"
-        );
+        let fair = checked - unfair;
+        println!("per-port max-min fair: {fair} of {checked} flows; at most {rounds} fills");
     }
+    unfair
 }
 
 #[test]

@@ -92,9 +92,9 @@ pub struct FlowStats {
 
 /// Most flows of a run whose egresses to NICs are served per input port. A change that
 /// reaches such a link re-solves whole components (`maxmin`), so a run costs about flows^2:
-/// the 128-GPU all-to-all (16,256 flows) takes seconds, the 256-GPU one (65,280) did not end in
-/// 8 minutes (measured with `flow_calibrate -- ports 256` before this limit). Larger runs share
-/// every link per flow.
+/// the 128-GPU all-to-all (16,256 flows) takes 0.09 s (2 solves), the 256-GPU one (65,280) did
+/// not end in 10 minutes (`flow_calibrate -- ports 256` without this limit, dev profile, loaded
+/// machine). Larger runs share every link per flow.
 pub const PORT_SERVICE_MAX_FLOWS: u32 = 20_000;
 
 /// Event kinds.
