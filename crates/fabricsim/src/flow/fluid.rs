@@ -368,7 +368,9 @@ impl<'a> Loop<'a> {
             msg_next: vec![NONE32; n],
             msg_flow,
             flow_cap,
-            hol: (nflows <= HOL_MAX_FLOWS).then(|| Hol::new(topo, p)).flatten(),
+            hol: (nflows <= HOL_MAX_FLOWS)
+                .then(|| Hol::new(topo, p))
+                .flatten(),
             msgs,
             release,
             flows: vec![
