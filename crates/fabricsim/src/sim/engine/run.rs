@@ -80,17 +80,14 @@ impl Engine<'_> {
     /// events before. Hints only: a wrong guess costs nothing but the load.
     #[inline(always)]
     fn prefetch_next(&mut self) {
-        if let Some(x) = self.q.q.peek_current(0) {
-            match tag(x) {
-                TAG_ARRIVE => {
-                    let m = self.memo_next;
-                    if m.pkt != x as u32 {
-                        self.memo_next = self.plan(x as u32);
-                    } else if m.out != NIL {
-                        self.tcq[m.qi as usize].prefetch_tail();
-                    }
-                }
-                _ => {}
+        if let Some(x) = self.q.q.peek_current(0)
+            && tag(x) == TAG_ARRIVE
+        {
+            let m = self.memo_next;
+            if m.pkt != x as u32 {
+                self.memo_next = self.plan(x as u32);
+            } else if m.out != NIL {
+                self.tcq[m.qi as usize].prefetch_tail();
             }
         }
         if let Some(x) = self.q.q.peek_current(1) {
