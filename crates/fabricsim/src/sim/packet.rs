@@ -2,7 +2,7 @@
 //! rings of ids (with each packet's frame size), so nothing allocates per packet once the rings
 //! have grown to their working size, and queueing never touches the packets themselves.
 
-use super::ring::Ring;
+use super::ring::{Ring, RingArena};
 
 pub const NIL: u32 = u32::MAX;
 
@@ -167,10 +167,14 @@ impl Default for Slab {
     }
 }
 
+/// The storage of every `Fifo` of an engine (`ring::RingArena`).
+pub type QueueArena = RingArena<Queued>;
+
 /// A FIFO of packet ids with their frame sizes and the ports they came in on, and its byte
-/// count. The entry carries what a switch needs at dequeue (buffer release, link-level flow
-/// control), so dequeuing never loads the packet itself, long since evicted from the cache.
-/// 32 bytes, aligned so that a port's queues of two classes share one cache line.
+/// count, its entries in a `QueueArena`. The entry carries what a switch needs at dequeue
+/// (buffer release, link-level flow control), so dequeuing never loads the packet itself, long
+/// since evicted from the cache. 32 bytes, aligned so that a port's queues of two classes share
+/// one cache line.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(32))]
 pub struct Fifo {
@@ -201,50 +205,50 @@ impl Fifo {
     }
 
     #[inline]
-    pub fn push(&mut self, id: u32, frame: u16) {
-        self.push_from(id, frame, NIL);
+    pub fn push(&mut self, a: &mut QueueArena, id: u32, frame: u16) {
+        self.push_from(a, id, frame, NIL);
     }
 
     /// Queues packet `id` that came in on port `from`.
     #[inline]
-    pub fn push_from(&mut self, id: u32, frame: u16, from: u32) {
-        self.ring.push_back(Queued { id, from, frame });
+    pub fn push_from(&mut self, a: &mut QueueArena, id: u32, frame: u16, from: u32) {
+        self.ring.push_back(a, Queued { id, from, frame });
         self.bytes += frame as u64;
     }
 
     /// The oldest packet and its frame size.
     #[inline]
-    pub fn head(&self) -> Option<(u32, u16)> {
-        self.ring.front().map(|e| (e.id, e.frame))
+    pub fn head(&self, a: &QueueArena) -> Option<(u32, u16)> {
+        self.ring.front(a).map(|e| (e.id, e.frame))
     }
 
     #[inline]
-    pub fn pop(&mut self) -> Option<(u32, u16)> {
-        self.pop_entry().map(|e| (e.id, e.frame))
+    pub fn pop(&mut self, a: &QueueArena) -> Option<(u32, u16)> {
+        self.pop_entry(a).map(|e| (e.id, e.frame))
     }
 
     /// The oldest entry, removed.
     #[inline]
-    pub fn pop_entry(&mut self) -> Option<Queued> {
-        let e = self.ring.pop_front()?;
+    pub fn pop_entry(&mut self, a: &QueueArena) -> Option<Queued> {
+        let e = self.ring.pop_front(a)?;
         self.bytes -= e.frame as u64;
         Some(e)
     }
 
-    /// The queued entries, oldest first.
     /// Hints the CPU to fetch the entry `pop_entry` reads next.
     #[inline(always)]
-    pub fn prefetch_head(&self) {
-        self.ring.prefetch_front();
+    pub fn prefetch_head(&self, a: &QueueArena) {
+        self.ring.prefetch_front(a);
     }
 
     /// Hints the CPU to fetch the slot `push_from` writes next.
     #[inline(always)]
-    pub fn prefetch_tail(&self) {
-        self.ring.prefetch_back();
+    pub fn prefetch_tail(&self, a: &QueueArena) {
+        self.ring.prefetch_back(a);
     }
 
-    pub fn entries(&self) -> impl Iterator<Item = &Queued> + '_ {
-        self.ring.iter()
+    /// The queued entries, oldest first.
+    pub fn entries<'a>(&'a self, a: &'a QueueArena) -> impl Iterator<Item = &'a Queued> + 'a {
+        self.ring.iter(a)
     }
 }

@@ -1,22 +1,95 @@
-//! A FIFO ring buffer of `Copy` values for the engine's per-packet queues: a power-of-two slice
-//! indexed by a masked `u32` head, 24 bytes (a `VecDeque` is 32, and its push and pop carry
-//! wrap-around and capacity bookkeeping this one does with one mask). It grows by doubling, so
-//! nothing allocates once a queue has reached its working size; it never shrinks.
+//! FIFO ring buffers of `Copy` values for the engine's per-packet queues, all of one kind backed
+//! by one arena. A `Ring` is a 16-byte header: a power-of-two region of the arena (offset and
+//! capacity) indexed by a masked `u32` head. The regions sit side by side in one allocation
+//! advised onto 2 MB pages (`hugepages`), so the thousands of queues of a large fabric share a
+//! few TLB entries (one heap allocation per queue spread them over as many 4 KB pages as queues).
+//! A full ring moves to a region twice its size (the old one is kept for the next ring of that
+//! size), so nothing allocates once the queues have reached their working sizes; a ring never
+//! shrinks.
 
+use std::marker::PhantomData;
+
+/// The storage of every `Ring<T>` of one engine.
+#[derive(Clone, Debug)]
+pub struct RingArena<T> {
+    buf: Vec<T>,
+    /// Free regions by log2 of their capacity (offsets into `buf`).
+    free: Vec<Vec<u32>>,
+}
+
+/// A FIFO in a `RingArena`: slot `off + ((head + i) & (cap - 1))` holds element `i`.
 #[derive(Clone, Debug)]
 pub struct Ring<T> {
-    /// Capacity a power of two (or empty); slot `(head + i) & (len - 1)` holds element `i`.
-    buf: Box<[T]>,
+    off: u32,
+    /// A power of two, or 0 before the first push.
+    cap: u32,
     head: u32,
     len: u32,
+    _of: PhantomData<T>,
 }
 
 impl<T> Default for Ring<T> {
     fn default() -> Self {
         Ring {
-            buf: Box::new([]),
+            off: 0,
+            cap: 0,
             head: 0,
             len: 0,
+            _of: PhantomData,
+        }
+    }
+}
+
+impl<T: Copy> RingArena<T> {
+    /// An arena with room for `n` elements before it reallocates, on huge pages when that is
+    /// large (advised before any of it is touched).
+    pub fn with_capacity(n: usize) -> RingArena<T> {
+        let buf = Vec::with_capacity(n);
+        super::hugepages::advise(&buf);
+        RingArena {
+            buf,
+            free: Vec::new(),
+        }
+    }
+
+    /// A region of `cap` slots (a power of two), filled with `fill` when new.
+    fn alloc(&mut self, cap: u32, fill: T) -> u32 {
+        let class = cap.trailing_zeros() as usize;
+        if let Some(off) = self.free.get_mut(class).and_then(|f| f.pop()) {
+            return off;
+        }
+        let off = self.buf.len();
+        let end = off + cap as usize;
+        assert!(
+            end <= u32::MAX as usize,
+            "ring arena of more than 2^32 slots"
+        );
+        if end > self.buf.capacity() {
+            // A new allocation twice as large, advised before the elements are copied in.
+            let mut buf = Vec::with_capacity(end.max(2 * self.buf.capacity()));
+            super::hugepages::advise(&buf);
+            buf.extend_from_slice(&self.buf);
+            self.buf = buf;
+        }
+        self.buf.resize(end, fill);
+        off as u32
+    }
+
+    /// Gives back a region of `cap` slots at `off`.
+    fn release(&mut self, off: u32, cap: u32) {
+        let class = cap.trailing_zeros() as usize;
+        if self.free.len() <= class {
+            self.free.resize(class + 1, Vec::new());
+        }
+        self.free[class].push(off);
+    }
+}
+
+impl<T> Default for RingArena<T> {
+    fn default() -> Self {
+        RingArena {
+            buf: Vec::new(),
+            free: Vec::new(),
         }
     }
 }
@@ -32,79 +105,83 @@ impl<T: Copy> Ring<T> {
         self.len == 0
     }
 
-    #[inline]
-    fn mask(&self) -> u32 {
-        self.buf.len() as u32 - 1
+    /// The arena index of the ring's `i`-th slot after its head (`cap` > 0).
+    #[inline(always)]
+    fn slot(&self, i: u32) -> usize {
+        (self.off + (self.head.wrapping_add(i) & (self.cap - 1))) as usize
     }
 
     #[inline]
-    pub fn push_back(&mut self, x: T) {
-        if self.len as usize == self.buf.len() {
-            self.grow(x);
+    pub fn push_back(&mut self, a: &mut RingArena<T>, x: T) {
+        if self.len == self.cap {
+            self.grow(a, x);
         }
-        let i = (self.head.wrapping_add(self.len) & self.mask()) as usize;
-        self.buf[i] = x;
+        let i = self.slot(self.len);
+        a.buf[i] = x;
         self.len += 1;
     }
 
     #[inline]
-    pub fn front(&self) -> Option<&T> {
+    pub fn front<'a>(&self, a: &'a RingArena<T>) -> Option<&'a T> {
         if self.len == 0 {
             return None;
         }
-        Some(&self.buf[self.head as usize])
+        Some(&a.buf[self.slot(0)])
     }
 
     #[inline]
-    pub fn pop_front(&mut self) -> Option<T> {
+    pub fn pop_front(&mut self, a: &RingArena<T>) -> Option<T> {
         if self.len == 0 {
             return None;
         }
-        let x = self.buf[self.head as usize];
-        self.head = (self.head + 1) & self.mask();
+        let x = a.buf[self.slot(0)];
+        self.head = (self.head + 1) & (self.cap - 1);
         self.len -= 1;
         Some(x)
     }
 
-    /// Elements, oldest first.
     /// Hints the CPU to fetch the slot `pop_front` reads next (nothing when empty).
     #[inline(always)]
-    pub fn prefetch_front(&self) {
-        if self.len != 0 {
-            if let Some(x) = self.buf.get(self.head as usize) {
-                super::packet::prefetch(x);
-            }
+    pub fn prefetch_front(&self, a: &RingArena<T>) {
+        if self.len != 0
+            && let Some(x) = a.buf.get(self.slot(0))
+        {
+            super::packet::prefetch(x);
         }
     }
 
     /// Hints the CPU to fetch the slot `push_back` writes next (nothing when full: it grows).
     #[inline(always)]
-    pub fn prefetch_back(&self) {
-        if self.buf.is_empty() {
-            return;
-        }
-        let i = self.head.wrapping_add(self.len) & self.mask();
-        if let Some(x) = self.buf.get(i as usize) {
+    pub fn prefetch_back(&self, a: &RingArena<T>) {
+        if self.len != self.cap
+            && let Some(x) = a.buf.get(self.slot(self.len))
+        {
             super::packet::prefetch(x);
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        (0..self.len).map(move |i| &self.buf[(self.head.wrapping_add(i) & self.mask()) as usize])
+    /// Elements, oldest first.
+    pub fn iter<'a>(&'a self, a: &'a RingArena<T>) -> impl Iterator<Item = &'a T> + 'a {
+        (0..self.len).map(move |i| &a.buf[self.slot(i)])
     }
 
-    /// A full ring doubles its capacity (at least 4), the elements in order from slot 0; `fill`
-    /// pads the unused slots (no `Default` needed).
+    /// A full ring moves to a region of twice its capacity (at least 4), the elements in order
+    /// from its slot 0; `fill` pads new slots (no `Default` needed).
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, fill: T) {
-        let (old, head) = (self.buf.len(), self.head as usize);
-        let cap = (old * 2).max(4);
-        assert!(cap <= 1 << 31, "ring of more than 2^31 entries");
-        let mut buf = vec![fill; cap].into_boxed_slice();
-        buf[..old - head].copy_from_slice(&self.buf[head..]);
-        buf[old - head..old].copy_from_slice(&self.buf[..head]);
-        self.buf = buf;
+    fn grow(&mut self, a: &mut RingArena<T>, fill: T) {
+        let (old, cap, head) = (self.off as usize, self.cap, self.head as usize);
+        let new_cap = (cap * 2).max(4);
+        assert!(new_cap <= 1 << 31, "ring of more than 2^31 entries");
+        let off = a.alloc(new_cap, fill) as usize;
+        let cap = cap as usize;
+        a.buf.copy_within(old + head..old + cap, off);
+        a.buf.copy_within(old..old + head, off + cap - head);
+        if cap > 0 {
+            a.release(old as u32, cap as u32);
+        }
+        self.off = off as u32;
+        self.cap = new_cap;
         self.head = 0;
     }
 }
@@ -116,23 +193,29 @@ mod tests {
     use std::collections::VecDeque;
 
     #[test]
-    fn behaves_as_a_vecdeque_fifo_through_growth_and_wrap_around() {
-        // Reference: std's VecDeque with the same pushes and pops.
+    fn rings_sharing_an_arena_behave_as_vecdeque_fifos_through_growth_and_wrap_around() {
+        // Reference: std's VecDeque with the same pushes and pops, per ring; the rings grow
+        // interleaved, so regions are moved, freed and reused between them.
         for seed in 0..10 {
             let mut rng = Rng::new(seed);
-            let mut r = Ring::default();
-            let mut v = VecDeque::new();
-            for i in 0..20_000u32 {
-                if rng.below(5) < 3 {
-                    r.push_back(i);
-                    v.push_back(i);
+            let mut arena = RingArena::with_capacity(16);
+            let mut rings: Vec<Ring<u32>> = vec![Ring::default(); 5];
+            let mut refs = vec![VecDeque::new(); 5];
+            for i in 0..40_000u32 {
+                let r = rng.below(5) as usize;
+                // Ring r's push share drifts, so rings fill and drain by turns.
+                if rng.below(10) < 3 + ((i / 4000 + r as u32) % 5) as u64 {
+                    rings[r].push_back(&mut arena, i);
+                    refs[r].push_back(i);
                 } else {
-                    assert_eq!(r.pop_front(), v.pop_front());
+                    assert_eq!(rings[r].pop_front(&arena), refs[r].pop_front());
                 }
-                assert_eq!(r.len(), v.len());
-                assert_eq!(r.front(), v.front());
+                assert_eq!(rings[r].len(), refs[r].len());
+                assert_eq!(rings[r].front(&arena), refs[r].front());
             }
-            assert!(r.iter().eq(v.iter()));
+            for (r, v) in rings.iter().zip(&refs) {
+                assert!(r.iter(&arena).eq(v.iter()));
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 //! round robin (Shreedhar & Varghese, "Efficient fair queueing using deficit round robin",
 //! SIGCOMM 1995). Classes whose `blocked` bit is set (link-level flow control) are skipped.
 
-use super::packet::Fifo;
+use super::packet::{Fifo, QueueArena};
 use super::params::{MAX_TC, Scheduling};
 
 /// Per-port DWRR state.
@@ -30,12 +30,18 @@ impl Default for SchedState {
 /// The class to serve next among `queues` (one per class), or `None` when none may send.
 /// Call `served` after popping from it.
 #[inline]
-pub fn pick(how: Scheduling, st: &mut SchedState, blocked: u8, queues: &[Fifo]) -> Option<usize> {
+pub fn pick(
+    how: Scheduling,
+    st: &mut SchedState,
+    blocked: u8,
+    queues: &[Fifo],
+    a: &QueueArena,
+) -> Option<usize> {
     let n = queues.len();
     let eligible = |c: usize| blocked & (1 << c) == 0 && !queues[c].is_empty();
     match how {
         Scheduling::StrictPriority => (0..n).find(|&c| eligible(c)),
-        Scheduling::Dwrr { quantum_bytes } => dwrr(st, &quantum_bytes, eligible, queues),
+        Scheduling::Dwrr { quantum_bytes } => dwrr(st, &quantum_bytes, eligible, queues, a),
         Scheduling::VlArb {
             high,
             weight_bytes,
@@ -50,9 +56,9 @@ pub fn pick(how: Scheduling, st: &mut SchedState, blocked: u8, queues: &[Fifo]) 
             } else {
                 !high
             };
-            let c = dwrr(st, &weight_bytes, in_table(table), queues)?;
+            let c = dwrr(st, &weight_bytes, in_table(table), queues, a)?;
             if table == high {
-                let head = queues[c].head().expect("picked").1 as u32;
+                let head = queues[c].head(a).expect("picked").1 as u32;
                 st.high_sent = st.high_sent.saturating_add(head);
             } else {
                 st.high_sent = 0;
@@ -69,6 +75,7 @@ fn dwrr(
     quantum_bytes: &[u32; MAX_TC],
     eligible: impl Fn(usize) -> bool,
     queues: &[Fifo],
+    a: &QueueArena,
 ) -> Option<usize> {
     let n = queues.len();
     if !(0..n).any(&eligible) {
@@ -81,7 +88,7 @@ fn dwrr(
                 st.deficit[c] += quantum_bytes[c].max(1);
                 st.fresh = false;
             }
-            let head = queues[c].head().expect("eligible").1 as u32;
+            let head = queues[c].head(a).expect("eligible").1 as u32;
             if st.deficit[c] >= head {
                 st.deficit[c] -= head;
                 return Some(c);
@@ -110,26 +117,35 @@ pub fn served(how: Scheduling, st: &mut SchedState, c: usize, queues: &[Fifo]) {
 mod tests {
     use super::*;
 
-    fn backlog(frames: &[u16]) -> Vec<Fifo> {
-        frames
+    /// One queue per class and their arena.
+    struct Backlog {
+        q: Vec<Fifo>,
+        a: QueueArena,
+    }
+
+    fn backlog(frames: &[u16]) -> Backlog {
+        let mut a = QueueArena::default();
+        let q = frames
             .iter()
             .map(|&f| {
                 let mut q = Fifo::default();
                 for i in 0..10_000 {
-                    q.push(i, f);
+                    q.push(&mut a, i, f);
                 }
                 q
             })
-            .collect()
+            .collect();
+        Backlog { q, a }
     }
 
     /// Serves `n` packets; returns the bytes each class got.
-    fn serve(how: Scheduling, blocked: u8, queues: &mut [Fifo], n: usize) -> Vec<u64> {
+    fn serve(how: Scheduling, blocked: u8, b: &mut Backlog, n: usize) -> Vec<u64> {
+        let (queues, a) = (&mut b.q, &b.a);
         let mut st = SchedState::default();
         let mut bytes = vec![0; queues.len()];
         for _ in 0..n {
-            let c = pick(how, &mut st, blocked, queues).unwrap();
-            bytes[c] += queues[c].pop().unwrap().1 as u64;
+            let c = pick(how, &mut st, blocked, queues, a).unwrap();
+            bytes[c] += queues[c].pop(a).unwrap().1 as u64;
             served(how, &mut st, c, queues);
         }
         bytes
@@ -197,7 +213,13 @@ mod tests {
         );
         let mut st = SchedState::default();
         assert_eq!(
-            pick(Scheduling::StrictPriority, &mut st, 0b11, &queues),
+            pick(
+                Scheduling::StrictPriority,
+                &mut st,
+                0b11,
+                &queues.q,
+                &queues.a
+            ),
             None
         );
     }

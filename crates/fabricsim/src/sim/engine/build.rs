@@ -13,10 +13,10 @@ use crate::rng::Rng;
 use crate::sim::cc::CcState;
 use crate::sim::entropy;
 use crate::sim::faults::Faults;
-use crate::sim::packet::{Fifo, NIL, Slab};
+use crate::sim::packet::{Fifo, NIL, QueueArena, Slab};
 use crate::sim::params::SimParams;
 use crate::sim::results::{Counters, PortSeries};
-use crate::sim::ring::Ring;
+use crate::sim::ring::{Ring, RingArena};
 use crate::sim::route;
 use crate::sim::sched::SchedState;
 use crate::sim::transport::Qp;
@@ -144,6 +144,8 @@ impl<'a> Engine<'a> {
             .map(|m| m.bytes.div_ceil(p.mtu_bytes.max(1) as u64))
             .sum();
         let slab_room = (data_packets + qps.len() as u64).min(1 << 22) as usize;
+        // A NIC's QP ring holds each of its QPs at most once (4 slots at least, doubling).
+        let qp_ring_room = 2 * qps.len() + 4 * topo.num_hosts();
         // Dependencies must point backwards (checked by the release tracker).
         let n = dag.messages.len();
         let release = Release::new(dag)?;
@@ -197,6 +199,9 @@ impl<'a> Engine<'a> {
             info,
             loss,
             tcq: vec![Fifo::default(); nports * ntc],
+            // Every queued entry is a live packet: room for the slab's.
+            queued: QueueArena::with_capacity(slab_room),
+            qp_rings: RingArena::with_capacity(qp_ring_room),
             ntc,
             data_tcs,
             buf_used: vec![0; topo.nodes.len()],

@@ -86,7 +86,7 @@ impl Engine<'_> {
         };
         let h = qp.dst as usize;
         let id = self.pkts.alloc(cnp);
-        self.nics[h].ctrl.push(id, frame);
+        self.nics[h].ctrl.push(&mut self.queued, id, frame);
         self.c.cnps += 1;
         let port = self.nics[h].port as usize;
         self.kick(port);

@@ -36,7 +36,7 @@ impl Engine<'_> {
         let mut total = 0;
         for f in &self.tcq {
             total += f
-                .entries()
+                .entries(&self.queued)
                 .map(|e| self.pkts.get(e.id).payload as u64)
                 .sum::<u64>();
         }

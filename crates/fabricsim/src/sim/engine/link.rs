@@ -51,7 +51,7 @@ impl Engine<'_> {
             if !up {
                 // Packets queued for a dead link are lost.
                 for tc in 0..self.ntc {
-                    while let Some(e) = self.tcq[pi * self.ntc + tc].pop_entry() {
+                    while let Some(e) = self.tcq[pi * self.ntc + tc].pop_entry(&self.queued) {
                         self.ports[pi].queued -= e.frame as u64;
                         let node = self.ports[pi].node as usize;
                         self.fc_release(e.from as usize, tc as u8, e.frame as u32, node);

@@ -340,7 +340,7 @@ impl Engine<'_> {
         let base = pi * self.ntc;
         let heads = self.tcq[base..base + self.ntc]
             .iter()
-            .map(|q| q.head().map(|h| h.1 as u32).unwrap_or(0));
+            .map(|q| q.head(&self.queued).map(|h| h.1 as u32).unwrap_or(0));
         c.blocked_bits(pi, heads, self.now.0)
     }
 
@@ -572,7 +572,7 @@ impl Engine<'_> {
         );
         // The queue is flushed.
         let node = self.ports[pi].node as usize;
-        while let Some(e) = self.tcq[i].pop_entry() {
+        while let Some(e) = self.tcq[i].pop_entry(&self.queued) {
             self.ports[pi].queued -= e.frame as u64;
             self.fc_release(e.from as usize, tc, e.frame as u32, node);
             self.drop_pkt(e.id, DropReason::Watchdog);
@@ -609,7 +609,7 @@ impl Engine<'_> {
         let head = if self.ports[p].host != NIL {
             return false; // a NIC is a source, never part of a cycle
         } else {
-            self.tcq[p * self.ntc + tc].head()
+            self.tcq[p * self.ntc + tc].head(&self.queued)
         };
         let Some((_, frame)) = head else {
             return false;
@@ -643,7 +643,7 @@ impl Engine<'_> {
                     continue;
                 };
                 let q = &self.tcq[e as usize * self.ntc + tc as usize];
-                if q.entries().any(|e| e.from == ip) {
+                if q.entries(&self.queued).any(|e| e.from == ip) {
                     adj[v].push(w as u32);
                 }
             }

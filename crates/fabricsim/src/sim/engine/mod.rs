@@ -32,12 +32,12 @@ mod switch;
 mod wire;
 
 use super::cc::{CcState, CcTimer};
-use super::packet::{Fifo, NIL, Slab};
+use super::packet::{Fifo, NIL, QueueArena, Slab};
 use super::params::SimParams;
 use super::queue::{CalendarQueue, Packed};
 use super::reroute::{Reach, RerouteDelays};
 use super::results::{Counters, PortSeries};
-use super::ring::Ring;
+use super::ring::{Ring, RingArena};
 use super::sched::SchedState;
 use super::transport::Qp;
 use crate::message::MessageDag;
@@ -325,7 +325,7 @@ impl PortState {
 struct Nic {
     /// ACK/NAKs waiting for the wire (sent before data).
     ctrl: Fifo,
-    /// QPs with something to send, served round robin.
+    /// QPs with something to send, served round robin (in `Engine::qp_rings`).
     ring: Ring<u32>,
     /// Its port (`Topology::host_port`, kept here: the NIC paths read it per packet).
     port: u32,
@@ -377,6 +377,9 @@ pub struct Engine<'a> {
     /// Per port: the scheduler's state (DWRR deficits).
     sched: Vec<SchedState>,
     tcq: Vec<Fifo>,
+    /// The entries of every `Fifo` (`tcq`, the NICs' `ctrl`), and of the NICs' QP rings.
+    queued: QueueArena,
+    qp_rings: RingArena<u32>,
     ntc: usize,
     /// Bit `tc`: some QP sends data on class `tc` (ECN marks those queues).
     data_tcs: u8,

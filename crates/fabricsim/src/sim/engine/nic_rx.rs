@@ -64,7 +64,9 @@ impl Engine<'_> {
                 };
                 let h = qp.dst as usize;
                 let aid = self.pkts.alloc(ack);
-                self.nics[h].ctrl.push(aid, self.p.ack_frame_bytes() as u16);
+                self.nics[h]
+                    .ctrl
+                    .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);
                 let port = self.nics[h].port as usize;
                 self.kick(port);
             }

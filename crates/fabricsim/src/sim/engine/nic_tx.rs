@@ -14,7 +14,7 @@ impl Engine<'_> {
         }
         q.active = true;
         let h = q.src as usize;
-        self.nics[h].ring.push_back(qp);
+        self.nics[h].ring.push_back(&mut self.qp_rings, qp);
         let port = self.nics[h].port as usize;
         self.kick(port);
     }
@@ -24,12 +24,12 @@ impl Engine<'_> {
     pub(super) fn nic_next(&mut self, h: usize) -> Option<(u32, u8, u16)> {
         let pi = self.nics[h].port as usize;
         let peer = self.ports[pi].peer;
-        if let Some((id, f)) = self.nics[h].ctrl.head() {
+        if let Some((id, f)) = self.nics[h].ctrl.head(&self.queued) {
             let pk = self.pkts.get(id);
             let (tc, kind) = (pk.tc, pk.kind);
             if self.fc_may_send(pi, tc, f as u32) {
                 self.pkts.get_mut(id).port = peer;
-                self.nics[h].ctrl.pop().expect("a head");
+                self.nics[h].ctrl.pop(&self.queued).expect("a head");
                 if kind != Kind::Cnp {
                     self.c.ack_packets += 1;
                 }
@@ -41,7 +41,7 @@ impl Engine<'_> {
         // Classes found paused or short of credits in this pass (checked once per class).
         let (mut stopped, mut checked) = (0u8, 0u8);
         for _ in 0..self.nics[h].ring.len() {
-            let qi = self.nics[h].ring.pop_front()?;
+            let qi = self.nics[h].ring.pop_front(&self.qp_rings)?;
             let tc = self.qps[qi as usize].tc;
             let bit = 1u8 << tc;
             if checked & bit == 0 {
@@ -53,7 +53,7 @@ impl Engine<'_> {
             if stopped & bit != 0 {
                 // Its class is paused (PFC) or short of credits: it stays in the ring for when
                 // the class may send again, and the other classes go on (IEEE 802.1Qbb).
-                self.nics[h].ring.push_back(qi);
+                self.nics[h].ring.push_back(&mut self.qp_rings, qi);
                 continue;
             }
             let qp = &mut self.qps[qi as usize];
@@ -70,7 +70,7 @@ impl Engine<'_> {
             let (payload, last) = qp.packet_of(psn, mtu);
             let frame = self.p.data_frame_bytes(payload);
             if qp.can_send(kind, window) {
-                self.nics[h].ring.push_back(qi);
+                self.nics[h].ring.push_back(&mut self.qp_rings, qi);
             } else {
                 qp.active = false;
             }

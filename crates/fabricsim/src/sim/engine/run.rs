@@ -87,7 +87,7 @@ impl Engine<'_> {
             if m.pkt != x as u32 {
                 self.memo_next = self.plan(x as u32);
             } else if m.out != NIL {
-                self.tcq[m.qi as usize].prefetch_tail();
+                self.tcq[m.qi as usize].prefetch_tail(&self.queued);
             }
         }
         if let Some(x) = self.q.q.peek_current(1) {
@@ -98,7 +98,7 @@ impl Engine<'_> {
                     let host = self.ports[pi].host;
                     if host == NIL {
                         for q in &self.tcq[pi * self.ntc..(pi + 1) * self.ntc] {
-                            q.prefetch_head();
+                            q.prefetch_head(&self.queued);
                         }
                     } else {
                         prefetch(&self.nics[host as usize]);

@@ -104,8 +104,8 @@ impl Engine<'_> {
         let queues = &self.tcq[base..base + self.ntc];
         let how = self.p.scheduling;
         let st = &mut self.sched[pi];
-        let tc = sched::pick(how, st, port.blocked | credit_blocked, queues)?;
-        let e = self.tcq[base + tc].pop_entry()?;
+        let tc = sched::pick(how, st, port.blocked | credit_blocked, queues, &self.queued)?;
+        let e = self.tcq[base + tc].pop_entry(&self.queued)?;
         sched::served(how, st, tc, &self.tcq[base..base + self.ntc]);
         // The buffer is released at dequeue (as ns-3's switch MMU does).
         port.queued -= e.frame as u64;
@@ -122,7 +122,12 @@ impl Engine<'_> {
         let frame = pk.frame as u64;
         self.buf_used[node] += frame;
         self.ports[out].queued += frame;
-        self.tcq[out * self.ntc + pk.tc as usize].push_from(id, pk.frame, pk.port);
+        self.tcq[out * self.ntc + pk.tc as usize].push_from(
+            &mut self.queued,
+            id,
+            pk.frame,
+            pk.port,
+        );
         self.kick(out);
     }
 }
