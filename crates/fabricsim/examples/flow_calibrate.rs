@@ -23,6 +23,8 @@
 //!   `incast 32:1 + victims`, with the egresses the packet engine held and for how long.
 //! - `-- ports [gpus]`: the cost of per-input-port service at scale (all-to-all and ring,
 //!   roce-400g with PFC vs lossy): engine time, solves, flows re-solved, extra fills.
+//! - `-- rr [gpus [KB]]`: the NIC's per-QP round robin at message end (`flow::nic_rr`): the
+//!   all-to-all's mean FCT by post order on the NIC, packet vs flow.
 //! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow,
 //!   pooled over each case's seeds (the table of the issue-7 note).
 //!
@@ -837,6 +839,48 @@ fn hotspot_victim() {
     println!("  packet, held egresses: {}", holds(&topo, &pr));
 }
 
+/// The NIC's per-QP round robin at message end (`flow::nic_rr`): the all-to-all of `kb` KB
+/// among `gpus` GPUs (every host posts its messages to hosts `s + 1, s + 2, ...` in that order),
+/// per fabric: the mean FCT by a message's post order on its NIC (k-th posted), packet / flow,
+/// the mean over all messages and the collective time. `rr [gpus [KB]]` (128 16: the case of
+/// `tests/flow_xval.rs`).
+fn round_robin(gpus: u32, kb: u64) {
+    let dag = flow_cases::all_to_all(gpus, kb << 10);
+    let per = (gpus - 1) as usize;
+    for fabric in ["ib-ndr", "roce-400g"] {
+        let (topo, p) = flow_cases::fabric(gpus, fabric);
+        let (pr, fr) = both(&topo, &p, &dag);
+        // Mean FCT (us) of the k-th posted message of every host.
+        let by_k = |r: &sim::RunResult| -> Vec<f64> {
+            (0..per)
+                .map(|k| {
+                    let sum: u64 = (0..gpus as usize)
+                        .map(|s| r.messages[s * per + k].fct_ps.unwrap())
+                        .sum();
+                    sum as f64 / gpus as f64 / 1e6
+                })
+                .collect()
+        };
+        let (pk, fk) = (by_k(&pr), by_k(&fr));
+        println!(
+            "{fabric}, {gpus} GPUs, all-to-all of {kb} KB: mean FCT us by post order k, packet / flow"
+        );
+        let picks = [1, 2, 3, 4, 8, 16, 32, 64, 96, per / 2, per - 1, per];
+        let mut ks: Vec<usize> = picks.into_iter().filter(|&k| k >= 1 && k <= per).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        for k in ks {
+            println!("  k = {k:>4}: {:>8.2} / {:>8.2}", pk[k - 1], fk[k - 1]);
+        }
+        let ((pl, pm), (fl, fm)) = (last_mean(&pr), last_mean(&fr));
+        println!(
+            "  mean {pm:.2} / {fm:.2} ({:+.1}%), collective {pl:.2} / {fl:.2} ({:+.1}%)",
+            100.0 * (fm - pm) / pm,
+            100.0 * (fl - pl) / pl
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -856,6 +900,10 @@ fn main() {
                 arg(3, 8) as u32,
                 arg(4, 1024) << 10,
             )
+        }
+        Some("rr") => {
+            let arg = |i: usize, d: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
+            round_robin(arg(1, 128) as u32, arg(2, 16))
         }
         Some("ports") => port_cost(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1024)),
         _ => cases(args.get(1).map(String::as_str)),
