@@ -194,7 +194,7 @@ impl<E: Packed> CalendarQueue<E> {
 
     /// Bucket `b`, empty or its last chunk full (`tail` `slot`), gets a chunk from the pool
     /// (the last freed, else a new one); returns its first slot.
-    #[inline]
+    #[inline(always)]
     fn link(&mut self, b: usize, slot: u32) -> u32 {
         let c = match self.free.pop() {
             Some(c) => c,
@@ -316,7 +316,8 @@ impl<E: Packed> CalendarQueue<E> {
         let mut c = self.first[b] as usize;
         while tail != 0 {
             let n = if c == last { tail - c * CHUNK } else { CHUNK };
-            self.current.extend_from_slice(&self.chunks[c].0[..n]);
+            // A short copy inline (`extend_from_slice` calls `memcpy`: a call per bucket).
+            self.current.extend(self.chunks[c].0[..n].iter().copied());
             self.free.push(c as u32);
             if c == last {
                 break;
