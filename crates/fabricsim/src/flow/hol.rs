@@ -39,11 +39,27 @@
 //!   shares with an incast flow (the NIC's per-QP round robin, not modeled: 44.8 us packet,
 //!   24.4 us flow);
 //! - the ramp is a mean: ib-ndr 256 KB victims take 67.6 us, flow 7.9 us; 512 KB 333 / 109 us;
-//! - at 1,024 GPUs (99:1) the packet engine's 1 MB victims spread widely, ib-ndr 564-2,050 us
-//!   (mean 1,414), flow 2,092 us; on roce-400g four spine egresses into the leaf paused (1.05
-//!   ms in all) and the victims took 164-771 us (mean 420), while the fluid's roots over a
-//!   downlink (96 MB over 64, 1.5 MB on average) stay below its dynamic XOFF (about 3.6 MB)
-//!   and the victims take 27-48 us.
+//! - at 1,024 GPUs (99:1, `flow_calibrate -- hol 1024 99` and `-- hol-trace`) the victims into
+//!   the receiver's leaf wait for reasons outside this model, traced on the packet engine:
+//!   - ib-ndr (adaptive routing by most credits, `ibroute::least_loaded`): the incast's bytes
+//!     are held in the spines' ingress credit buffers (2 x 256 KB per sender leaf per spine,
+//!     about 3 MB per sender leaf), which AR fills spine after spine, so only 14 of the 32
+//!     downlinks into the leaf (7 of 16 spines) wait for credits (1.7-1.9 ms) and the others
+//!     never do. A victim waits only when its packets are routed into a held spine: alone with
+//!     the incast it does not (23.9 us), beside a flow from an incast sender's NIC it waits
+//!     1,062 us, beside a second flow from its own NIC 2,032 us; the case's four take
+//!     564-2,050 us (mean 1,414). The flow engine's adaptive split spreads every flow over all
+//!     32 downlinks, so each victim crosses held queues and waits for the whole incast (2,092
+//!     us): the bound, not the mean. Under D-mod-K both engines give these victims 23.7 us
+//!     (no incast on their downlinks), while the victims from a sender's NIC wait 1,875-1,883
+//!     us in the packet engine (the NIC's link held by its leaf's credits), 23.7 in the flow;
+//!   - roce-400g: DCQCN cuts the victims (marked in queues they share with the incast's first
+//!     burst): 164-771 us (mean 420), without DCQCN 48-485 us (mean 168), where only the
+//!     victim behind a downlink of 5 incast flows is paused (485 us; flow 1,668: the model
+//!     drains the held bytes at the roots' port share, while the leaf's dynamic XOFF rises as
+//!     its buffer drains and lets them go sooner). With DCQCN the flow engine caps the incast
+//!     below its egress (`dcqcn_incast`'s over-cut), so the egress is no root, and the victims do not wait (27-48 us): their
+//!     own cut is a DCQCN effect, not head-of-line blocking.
 
 use std::collections::VecDeque;
 
