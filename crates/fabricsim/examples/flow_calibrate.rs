@@ -21,6 +21,11 @@
 //! - `-- hol [gpus [senders [victims [KB]]]]`: PFC / credit head-of-line blocking of victim
 //!   flows behind an incast (`flow::hol`): victims' FCT by size and the cross-validation case
 //!   `incast 32:1 + victims`, with the egresses the packet engine held and for how long.
+//! - `-- hol-trace [gpus [senders]]`: where the packet engine's victims into the receiver's
+//!   leaf wait in the `hol` case (1,024 GPUs, 99:1 by default): on ib-ndr the spine downlinks
+//!   into that leaf that waited for credits, and one victim with the incast alone and beside a
+//!   second flow; each fabric without its routing or congestion-control choice (D-mod-K, no
+//!   DCQCN); the flow engine beside each.
 //! - `-- ports [gpus]`: the cost of per-input-port service at scale (all-to-all and ring,
 //!   roce-400g with PFC vs lossy): engine time, solves, flows re-solved, extra fills.
 //! - `-- rr [gpus [KB]]`: the NIC's per-QP round robin at message end (`flow::nic_rr`): the
@@ -812,6 +817,82 @@ fn hol(gpus: u32, senders: u32, victims: u32, victim_bytes: u64) {
     hotspot_victim();
 }
 
+/// Where the victims into the receiver's leaf wait (`hol-trace`): per fabric, the `hol` case's
+/// victims (packet / flow) with the profile as it is and without its routing (D-mod-K instead
+/// of adaptive) or congestion-control (DCQCN) choice; on the profile, the victim `k + 1 -> 1`
+/// (`k` = the last host) with the incast alone, beside a flow from an incast sender's NIC, and
+/// beside a second flow from its own NIC, with the spine downlinks into the receiver's leaf
+/// that waited for credits or were paused and for how long.
+fn hol_trace(gpus: u32, senders: u32) {
+    let n = senders as usize;
+    let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.unwrap() as f64 / 1e6;
+    let mb = 1u64 << 20;
+    for fabric in ["ib-ndr", "roce-400g"] {
+        let (topo, p) = flow_cases::fabric(gpus, fabric);
+        let dag = flow_cases::incast_victims(gpus, senders, mb, 8, mb);
+        let mut plain = p.clone();
+        let change = if p.routing == sim::RoutePolicy::Adaptive {
+            plain.routing = sim::RoutePolicy::DModK;
+            "D-mod-K routing"
+        } else {
+            plain.cc.dcqcn = None;
+            "no DCQCN"
+        };
+        println!(
+            "{fabric}, {gpus} GPUs, {senders}:1 incast of 1 MB + 8 victims of 1 MB, packet / flow us"
+        );
+        for (name, q) in [("profile", &p), (change, &plain)] {
+            let (pr, fr) = both(&topo, q, &dag);
+            let v: Vec<String> = (n..n + 8)
+                .map(|i| format!("{:.1} / {:.1}", us(&pr, i), us(&fr, i)))
+                .collect();
+            println!("  {name}: victims {}", v.join(", "));
+        }
+        // Victim 0 of the case with the incast alone and beside a second flow.
+        let v = &dag.messages[n];
+        let (src, dst) = (v.src.0, v.dst.0);
+        let sender = dag.messages[n - 1].src.0;
+        let far = gpus / 2 - 1;
+        for (name, other) in [
+            ("alone", None),
+            ("beside a flow from an incast sender's NIC", Some(sender)),
+            ("beside a second flow from its own NIC", Some(src)),
+        ] {
+            let mut d = MessageDag::default();
+            for m in &dag.messages[..n] {
+                d.push(m.src, m.dst, m.bytes, m.start, &[]);
+            }
+            d.push(v.src, v.dst, v.bytes, v.start, &[]);
+            if let Some(s) = other {
+                d.push(HostId(s), HostId(far), mb, Time::ZERO, &[]);
+            }
+            let (pr, fr) = both(&topo, &p, &d);
+            let held: Vec<String> = pr
+                .flow_control
+                .iter()
+                .flat_map(|fc| &fc.ports)
+                .filter(|pf| {
+                    let node = &topo.nodes[pf.node as usize];
+                    node.tier() == 2 && pf.paused_ps + pf.credit_stall_ps > 0
+                })
+                .map(|pf| {
+                    let l = paths::directed_link(&topo, fabricsim::topology::PortId(pf.port));
+                    format!(
+                        "{l}: {:.0}",
+                        (pf.paused_ps + pf.credit_stall_ps) as f64 / 1e6
+                    )
+                })
+                .collect();
+            println!(
+                "  {src} -> {dst} {name}: {:.1} / {:.1}; held spine egresses (directed link: us) {}",
+                us(&pr, n),
+                us(&fr, n),
+                held.join(", ")
+            );
+        }
+    }
+}
+
 /// The hotspot-and-victim pattern of congestion spreading (Gran et al., IPDPS 2010;
 /// `sim::lossless_scenarios::hotspot_victim`): two leaves of 8 hosts under one spine, 400G,
 /// 3 remote and 6 local senders of 2 MB into one host, the victim across the spine to another
@@ -970,6 +1051,10 @@ fn main() {
                 arg(3, 8) as u32,
                 arg(4, 1024) << 10,
             )
+        }
+        Some("hol-trace") => {
+            let arg = |i: usize, d: u32| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
+            hol_trace(arg(1, 1024), arg(2, 99))
         }
         Some("rr") => {
             let arg = |i: usize, d: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);

@@ -60,7 +60,12 @@
 //! 23.7 us); the flow engine charges that wait (`flow::hol`: 426.0 us, was 23.7) and the case's
 //! pooled mean is -2.9% (was -9.9%). Those victims are asserted on their own (mean +4.5%,
 //! largest -15.3%); the four from a sender's NIC are printed (the NIC's per-QP round robin,
-//! not modeled: 44.8 us packet, 24.4 us flow).
+//! not modeled: 44.8 us packet, 24.4 us flow; `flow_calibrate -- nicshare`: the NIC is never
+//! held, and the victim gets half its line until the NIC's incast flow has put its 1 MB on the
+//! wire, 42 us; on roce-400g until DCQCN cuts that flow, about 19 us). The same case at 1,024
+//! GPUs (99:1) is not asserted: there the packet engine's victims wait by adaptive routing's
+//! placement (ib-ndr) and DCQCN's cut (roce-400g), not by the queue the model prices
+//! (`flow::hol`'s limits, `flow_calibrate -- hol-trace`).
 //!
 //! The 32:1 incast on roce-400g is asserted with and without loss since the flow engine models
 //! DCQCN's over-cut of synchronized starters (`flow::dcqcn_incast`: 978 us against 687 us of

@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use super::credits;
 use super::dcqcn_incast;
-use super::hol::{FlowNow, Hol};
+use super::hol::{FlowNow, Hol, Progress};
 use super::loss::LossModel;
 use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
 use super::nic_rr::NicRounds;
@@ -99,12 +99,6 @@ pub struct FlowStats {
 /// not end in 10 minutes (`flow_calibrate -- ports 256` without this limit, dev profile, loaded
 /// machine). Larger runs share every link per flow.
 pub const PORT_SERVICE_MAX_FLOWS: u32 = 20_000;
-
-/// Most flows of a run that `hol` models: its wait scans the flows through a victim's queue at
-/// each last byte, about flows^2 per run when queues carry many (the default `compare --engine
-/// flow` took 534 s with it on every run, 6.7 s without; the 128-GPU all-to-all's 16,256 flows
-/// are above this). Larger runs leave victims unblocked.
-pub const HOL_MAX_FLOWS: u32 = 4_096;
 
 /// Event kinds.
 const DRAINED: u8 = 0;
@@ -373,9 +367,7 @@ impl<'a> Loop<'a> {
             msg_next: vec![NONE32; n],
             msg_flow,
             flow_cap,
-            hol: (nflows <= HOL_MAX_FLOWS)
-                .then(|| Hol::new(topo, p))
-                .flatten(),
+            hol: Hol::new(topo, p, nf),
             rounds: NicRounds::new(
                 topo.num_hosts(),
                 n,
@@ -457,9 +449,13 @@ impl<'a> Loop<'a> {
             }
             if self.resolve_at <= t {
                 self.resolve_at = NONE;
-                let (flows, events) = (&mut self.flows, &mut self.events);
+                let (flows, events, hol) = (&mut self.flows, &mut self.events, &mut self.hol);
                 self.solver.resolve_each(|f, old, rate| {
+                    let before = progress(&flows[f as usize], old);
                     reschedule(flows, events, t, f, old, rate);
+                    if let Some(h) = hol {
+                        h.rerate(f, before, progress(&flows[f as usize], rate));
+                    }
                 });
             }
         }
@@ -582,8 +578,10 @@ impl<'a> Loop<'a> {
                     Err(_) => route.cap,
                 };
                 self.solver.add(f, r, cap);
-                if let Some(h) = &mut self.hol {
-                    h.add(self.topo, &self.solver, f, self.solver.routes().get(r));
+                if self.hol.is_some() {
+                    let now = self.hol_flow(f);
+                    let h = self.hol.as_mut().expect("checked");
+                    h.add(self.topo, f, self.solver.routes().get(r), now);
                 }
                 let alone = work / route.line.max(1) as u128;
                 self.defer(alone.min(u64::MAX as u128) as u64);
@@ -649,6 +647,10 @@ impl<'a> Loop<'a> {
         let fl = self.flows[f as usize];
         if ver != fl.ver || !self.solver.is_active(f) {
             return;
+        }
+        if self.hol.is_some() {
+            let now = self.hol_flow(f);
+            self.hol.as_mut().expect("checked").remove(f, now);
         }
         self.solver.remove(f);
         self.active -= 1;
@@ -749,21 +751,21 @@ impl<'a> Loop<'a> {
     }
 
     /// The wait behind held queues of an incast (`hol`) of a last byte leaving now on route `r`.
-    fn hol_wait_ps(&mut self, r: u32) -> u64 {
-        let Some(h) = &mut self.hol else {
-            return 0;
-        };
-        let (solver, flows, now) = (&self.solver, &self.flows, self.now);
-        let (routes, msgs, k) = (&self.routes, &self.msgs, self.fp.paths.subflows());
-        h.wait_ps(solver, solver.routes().get(r), now, |f| {
-            let fl = &flows[f as usize];
-            let done = solver.rate(f) as u128 * (now - fl.last) as u128;
-            FlowNow {
-                work: fl.work.saturating_sub(done),
-                offered_bps: routes.get(solver.route(f)).line / k as u64,
-                sent_ps: msgs[fl.msg as usize].sent,
-            }
+    fn hol_wait_ps(&self, r: u32) -> u64 {
+        self.hol.as_ref().map_or(0, |h| {
+            h.wait_ps(&self.solver, self.solver.routes().get(r), self.now)
         })
+    }
+
+    /// Flow `f` as `hol` sees it.
+    fn hol_flow(&self, f: u32) -> FlowNow {
+        let fl = &self.flows[f as usize];
+        let k = self.fp.paths.subflows() as u64;
+        FlowNow {
+            progress: progress(fl, self.solver.rate(f)),
+            offered_bps: self.routes.get(self.solver.route(f)).line / k,
+            sent_ps: self.msgs[fl.msg as usize].sent,
+        }
     }
 
     /// `m` completes at `t`: an event when it has dependants to release, else just recorded. A
@@ -822,6 +824,15 @@ fn reschedule(flows: &mut [FlowRun], events: &mut Events, now: u64, f: u32, old:
         .entry(now + dt)
         .or_default()
         .push((DRAINED, f, fl.ver));
+}
+
+/// Flow `fl`'s progress at rate `rate` (`hol`).
+fn progress(fl: &FlowRun, rate: u64) -> Progress {
+    Progress {
+        work: fl.work,
+        at: fl.last,
+        rate,
+    }
 }
 
 /// When message `m`, posted at `post`, starts moving bytes: a `Net` one after the sender NIC's

@@ -23,6 +23,12 @@
 //! XOFF, or a dynamic XOFF's alpha x the buffer the roots' undrained bytes leave free (they are
 //! taken to sit in the root's switch).
 //!
+//! Cost: per queue the model keeps its flows' sums grouped by last link (remaining work as a
+//! linear function of time, max-min rates, offered rates, earliest start), updated as flows
+//! start, change rate and finish, so a wait reads a queue's last links, not its flows (a scan
+//! of the flows was about flows^2 per run: the default `compare --engine flow` took 534 s
+//! with it on every run, 6.7 s without). It is on for every lossless run.
+//!
 //! Calibrated by `flow_calibrate -- hol` (`tests/flow_xval.rs` asserts its "incast 32:1 +
 //! victims", 128 GPUs): 1 MB victims into the receiver's leaf on ib-ndr, packet 332-503 us
 //! (mean 407.8, alone 23.7), flow 426.0 us; roce-400g (128 MB buffer, DCQCN) pauses nothing,
@@ -33,28 +39,90 @@
 //!   shares with an incast flow (the NIC's per-QP round robin, not modeled: 44.8 us packet,
 //!   24.4 us flow);
 //! - the ramp is a mean: ib-ndr 256 KB victims take 67.6 us, flow 7.9 us; 512 KB 333 / 109 us;
-//! - at 1,024 GPUs (99:1) the packet engine's 1 MB victims spread widely, ib-ndr 564-2,050 us
-//!   (mean 1,414), flow 2,092 us; on roce-400g four spine egresses into the leaf paused (1.05
-//!   ms in all) and the victims took 164-771 us (mean 420), while the fluid's roots over a
-//!   downlink (96 MB over 64, 1.5 MB on average) stay below its dynamic XOFF (about 3.6 MB)
-//!   and the victims take 27-48 us.
+//! - at 1,024 GPUs (99:1, `flow_calibrate -- hol 1024 99` and `-- hol-trace`) the victims into
+//!   the receiver's leaf wait for reasons outside this model, traced on the packet engine:
+//!   - ib-ndr (adaptive routing by most credits, `ibroute::least_loaded`): the incast's bytes
+//!     are held in the spines' ingress credit buffers (2 x 256 KB per sender leaf per spine,
+//!     about 3 MB per sender leaf), which AR fills spine after spine, so only 14 of the 32
+//!     downlinks into the leaf (7 of 16 spines) wait for credits (1.7-1.9 ms) and the others
+//!     never do. A victim waits only when its packets are routed into a held spine: alone with
+//!     the incast it does not (23.9 us), beside a flow from an incast sender's NIC it waits
+//!     1,062 us, beside a second flow from its own NIC 2,032 us; the case's four take
+//!     564-2,050 us (mean 1,414). The flow engine's adaptive split spreads every flow over all
+//!     32 downlinks, so each victim crosses held queues and waits for the whole incast (2,092
+//!     us): the bound, not the mean. Under D-mod-K both engines give these victims 23.7 us
+//!     (no incast on their downlinks), while the victims from a sender's NIC wait 1,875-1,883
+//!     us in the packet engine (the NIC's link held by its leaf's credits), 23.7 in the flow;
+//!   - roce-400g: DCQCN cuts the victims (marked in queues they share with the incast's first
+//!     burst): 164-771 us (mean 420), without DCQCN 48-485 us (mean 168), where only the
+//!     victim behind a downlink of 5 incast flows is paused (485 us; flow 1,668: the model
+//!     drains the held bytes at the roots' port share, while the leaf's dynamic XOFF rises as
+//!     its buffer drains and lets them go sooner). With DCQCN the flow engine caps the incast
+//!     below its egress (`dcqcn_incast`'s over-cut), so the egress is no root, and the victims do not wait (27-48 us): their
+//!     own cut is a DCQCN effect, not head-of-line blocking.
+
+use std::collections::VecDeque;
 
 use super::maxmin::MaxMin;
 use super::paths;
 use crate::sim::{FlowControl, PfcThreshold, SimParams};
 use crate::topology::Topology;
 
-/// Per run: the active flows by their next-to-last link, and each link's downstream buffer.
+/// Per run: the active flows of each held-queue candidate grouped by their last link (the
+/// roots a wait reads), kept up to date as flows start, change rate and finish, so a wait costs
+/// the queue's last links, not its flows.
 pub struct Hol {
-    /// Per directed link: flows whose route's next-to-last link it is, whose last link goes into
-    /// a NIC (dropped lazily once finished).
-    by_penult: Vec<Vec<u32>>,
-    /// Per directed link into a NIC: the flows that end on it (dropped lazily).
-    by_last: Vec<Vec<u32>>,
+    /// Per directed link `d`: the groups of flows whose route's next-to-last link it is and whose
+    /// last link goes into a NIC, as (last link, group).
+    queues: Vec<Vec<(u32, u32)>>,
+    groups: Vec<Group>,
+    /// Per directed link into a NIC: the remaining work of every flow that ends on it.
+    lasts: Vec<Linear>,
+    /// Per flow: its group (`NO_GROUP` when its route does not end into a NIC behind a switch).
+    flow_group: Vec<u32>,
     /// What the ingress at a link's downstream end holds before it holds the link back.
     window: Window,
-    /// Scratch: per root link seen from a queue, its flows there.
-    roots: Vec<(u32, Roots)>,
+}
+
+const NO_GROUP: u32 = u32::MAX;
+
+/// The flows over one queue `d` that end on one link `e`.
+struct Group {
+    last: u32,
+    /// Their remaining work and max-min rates.
+    flows: Linear,
+    /// The rates they would send at alone (bit/s).
+    offered: u64,
+    active: u32,
+    /// Their start times (ps), ascending, with how many active flows started then: the first is
+    /// when the earliest of them started.
+    starts: VecDeque<(u64, u32)>,
+}
+
+/// A sum of flows' remaining work, linear in time between rate changes: at `t` it is
+/// `base - rate x t`, with `base` the sum of each flow's `work + rate x at`.
+#[derive(Clone, Copy, Default)]
+struct Linear {
+    base: u128,
+    rate: u64,
+}
+
+impl Linear {
+    fn add(&mut self, p: Progress) {
+        self.base += p.base();
+        self.rate += p.rate;
+    }
+    fn sub(&mut self, p: Progress) {
+        self.base -= p.base();
+        self.rate -= p.rate;
+    }
+    /// The remaining work at `t`. A flow whose drain falls at `t` and is not processed yet
+    /// counts its rounding overshoot (under a bit, negative) where a per-flow clamp would count
+    /// 0: the waits of every lossless `flow_xval` case and `flow_calibrate -- hol` case are the
+    /// same as with the per-flow scan, bit for bit.
+    fn at(&self, t: u64) -> u128 {
+        self.base.saturating_sub(self.rate as u128 * t as u128)
+    }
 }
 
 /// An ingress's hold threshold.
@@ -79,13 +147,26 @@ struct Roots {
     first_ps: u64,
 }
 
-/// A flow as the model sees it (`Hol::wait_ps`).
-pub struct FlowNow {
-    /// Remaining work (bits x 10^12).
+/// A flow's progress: `work` left (bits x 10^12) at `at` ps, draining at `rate` bit/s since.
+#[derive(Clone, Copy)]
+pub struct Progress {
     pub work: u128,
+    pub at: u64,
+    pub rate: u64,
+}
+
+impl Progress {
+    fn base(&self) -> u128 {
+        self.work + self.rate as u128 * self.at as u128
+    }
+}
+
+/// A flow as the model sees it when it starts or finishes.
+pub struct FlowNow {
+    pub progress: Progress,
     /// The rate it reaches alone on its route (bit/s).
     pub offered_bps: u64,
-    /// When its message started sending (ps).
+    /// When its message started sending (ps): its start, as flows start when their message does.
     pub sent_ps: u64,
 }
 
@@ -93,9 +174,9 @@ pub struct FlowNow {
 const PS_PER_S: u128 = 1_000_000_000_000;
 
 impl Hol {
-    /// The model for `p`'s flow control; `None` on a lossy fabric (a full buffer drops, so no
-    /// queue is held back).
-    pub fn new(topo: &Topology, p: &SimParams) -> Option<Hol> {
+    /// The model for `p`'s flow control over `flows` flows; `None` on a lossy fabric (a full
+    /// buffer drops, so no queue is held back).
+    pub fn new(topo: &Topology, p: &SimParams, flows: usize) -> Option<Hol> {
         let window = match &p.flow_control {
             FlowControl::None => return None,
             FlowControl::Credits(c) => Window::Fixed(c.switch_vl_buffer_bytes),
@@ -107,22 +188,97 @@ impl Hol {
                 },
             },
         };
-        Some(Hol {
-            by_penult: vec![Vec::new(); 2 * topo.links.len()],
-            by_last: vec![Vec::new(); 2 * topo.links.len()],
-            window,
-            roots: Vec::new(),
-        })
+        Some(Hol::with_window(2 * topo.links.len(), flows, window))
     }
 
-    /// Flow `f` starts on `links` (added to `solver`).
-    pub fn add(&mut self, topo: &Topology, solver: &MaxMin, f: u32, links: &[u32]) {
-        if let [.., d, e] = *links
-            && paths::into_nic(topo, e)
-        {
-            push_active(&mut self.by_penult[d as usize], solver, f);
-            push_active(&mut self.by_last[e as usize], solver, f);
+    fn with_window(links: usize, flows: usize, window: Window) -> Hol {
+        Hol {
+            queues: vec![Vec::new(); links],
+            groups: Vec::new(),
+            lasts: vec![Linear::default(); links],
+            flow_group: vec![NO_GROUP; flows],
+            window,
         }
+    }
+
+    /// Flow `f` starts on `links`.
+    pub fn add(&mut self, topo: &Topology, f: u32, links: &[u32], now: FlowNow) {
+        let [.., d, e] = *links else {
+            return;
+        };
+        if !paths::into_nic(topo, e) {
+            return;
+        }
+        let queue = &mut self.queues[d as usize];
+        let g = match queue.iter().find(|q| q.0 == e) {
+            Some(&(_, g)) => g,
+            None => {
+                let g = self.groups.len() as u32;
+                queue.push((e, g));
+                self.groups.push(Group {
+                    last: e,
+                    flows: Linear::default(),
+                    offered: 0,
+                    active: 0,
+                    starts: VecDeque::new(),
+                });
+                g
+            }
+        };
+        self.flow_group[f as usize] = g;
+        let group = &mut self.groups[g as usize];
+        group.flows.add(now.progress);
+        group.offered += now.offered_bps;
+        group.active += 1;
+        match group.starts.back_mut() {
+            Some(s) if s.0 == now.sent_ps => s.1 += 1,
+            back => {
+                debug_assert!(
+                    back.is_none_or(|s| s.0 < now.sent_ps),
+                    "flows start in time order"
+                );
+                group.starts.push_back((now.sent_ps, 1));
+            }
+        }
+        self.lasts[e as usize].add(now.progress);
+    }
+
+    /// Flow `f`'s rate changed: its progress was `before`, is `after`.
+    pub fn rerate(&mut self, f: u32, before: Progress, after: Progress) {
+        let g = self.flow_group[f as usize];
+        if g == NO_GROUP {
+            return;
+        }
+        let group = &mut self.groups[g as usize];
+        group.flows.sub(before);
+        group.flows.add(after);
+        let last = &mut self.lasts[group.last as usize];
+        last.sub(before);
+        last.add(after);
+    }
+
+    /// Flow `f` finishes (`now`: as it was added, with its latest progress).
+    pub fn remove(&mut self, f: u32, now: FlowNow) {
+        let g = std::mem::replace(&mut self.flow_group[f as usize], NO_GROUP);
+        if g == NO_GROUP {
+            return;
+        }
+        let group = &mut self.groups[g as usize];
+        group.flows.sub(now.progress);
+        group.offered -= now.offered_bps;
+        group.active -= 1;
+        let starts = &mut group.starts;
+        let i = starts
+            .binary_search_by_key(&now.sent_ps, |s| s.0)
+            .expect("a flow's start is in its group");
+        starts[i].1 -= 1;
+        while starts.front().is_some_and(|s| s.1 == 0) {
+            starts.pop_front();
+        }
+        if starts.len() > 2 * group.active as usize + 16 {
+            starts.retain(|s| s.1 > 0);
+        }
+        self.lasts[group.last as usize].sub(now.progress);
     }
 
     /// Whether `l` is a root: full, and the bottleneck of two flows or more.
@@ -132,53 +288,14 @@ impl Hol {
         n >= 2 && solver.used_bps(l) + n as u64 >= solver.capacity(l)
     }
 
-    /// The wait (ps) of a victim's last byte entering the held queues of `links` at `now`,
-    /// with each flow's state from `flow`.
-    pub fn wait_ps(
-        &mut self,
-        solver: &MaxMin,
-        links: &[u32],
-        now: u64,
-        flow: impl Fn(u32) -> FlowNow,
-    ) -> u64 {
+    /// The wait (ps) of a victim's last byte entering the held queues of `links` at `now`.
+    pub fn wait_ps(&self, solver: &MaxMin, links: &[u32], now: u64) -> u64 {
         let mut wait = 0u64;
         for hop in links.windows(2) {
             let (d, next) = (hop[0], hop[1]);
-            if self.by_penult[d as usize].is_empty() || Self::full(solver, next) {
+            let queue = &self.queues[d as usize];
+            if queue.is_empty() || Self::full(solver, next) {
                 continue;
-            }
-            let list = &mut self.by_penult[d as usize];
-            list.retain(|&f| solver.is_active(f));
-            let mut roots = std::mem::take(&mut self.roots);
-            roots.clear();
-            for &f in list.iter() {
-                let e = *solver
-                    .routes()
-                    .get(solver.route(f))
-                    .last()
-                    .expect("a route");
-                if e == next {
-                    continue;
-                }
-                let i = match roots.iter().position(|r| r.0 == e) {
-                    Some(i) => i,
-                    None => {
-                        let first_ps = u64::MAX;
-                        roots.push((
-                            e,
-                            Roots {
-                                first_ps,
-                                ..Roots::default()
-                            },
-                        ));
-                        roots.len() - 1
-                    }
-                };
-                let (fl, r) = (flow(f), &mut roots[i].1);
-                r.work += fl.work;
-                r.rate += solver.rate(f);
-                r.offered += fl.offered_bps;
-                r.first_ps = r.first_ps.min(fl.sent_ps);
             }
             let mut q = Roots {
                 first_ps: u64::MAX,
@@ -187,21 +304,20 @@ impl Hol {
             // The queue's root bytes are through once every root has drained all it has left
             // at its full capacity, whatever the rates do meanwhile (other inputs finishing).
             let (mut bound, mut backlog) = (0u64, 0u128);
-            for (e, r) in &roots {
-                if Self::full(solver, *e) {
-                    q.work += r.work;
-                    q.rate += r.rate;
-                    q.offered += r.offered;
-                    q.first_ps = q.first_ps.min(r.first_ps);
-                    let list = &mut self.by_last[*e as usize];
-                    list.retain(|&f| solver.is_active(f));
-                    let left: u128 = list.iter().map(|&f| flow(f).work).sum();
-                    backlog += left;
-                    let cap = solver.capacity(*e).max(1) as u128;
-                    bound = bound.max((left / cap).min(u64::MAX as u128) as u64);
+            for &(e, g) in queue {
+                let r = &self.groups[g as usize];
+                if e == next || r.active == 0 || !Self::full(solver, e) {
+                    continue;
                 }
+                q.work += r.flows.at(now);
+                q.rate += r.flows.rate;
+                q.offered += r.offered;
+                q.first_ps = q.first_ps.min(r.starts.front().map_or(u64::MAX, |s| s.0));
+                let left = self.lasts[e as usize].at(now);
+                backlog += left;
+                let cap = solver.capacity(e).max(1) as u128;
+                bound = bound.max((left / cap).min(u64::MAX as u128) as u64);
             }
-            self.roots = roots;
             let window = self.window_work(backlog);
             wait += queue_wait_ps(&q, window, now).min(bound);
         }
@@ -236,15 +352,6 @@ fn queue_wait_ps(q: &Roots, window: u128, now: u64) -> u64 {
     let building = excess * now.saturating_sub(q.first_ps) as u128;
     let queued = building.min(q.work).saturating_sub(window);
     (queued / q.rate as u128).min(u64::MAX as u128) as u64
-}
-
-/// Appends `f` to `list`, first dropping its finished flows when it is full, so a list holds
-/// about its link's active flows, not every flow the run ever had there.
-fn push_active(list: &mut Vec<u32>, solver: &MaxMin, f: u32) {
-    if list.len() == list.capacity() {
-        list.retain(|&g| solver.is_active(g));
-    }
-    list.push(f);
 }
 
 #[cfg(test)]
@@ -286,12 +393,7 @@ mod tests {
     fn a_dynamic_xoff_is_alpha_times_the_buffer_the_roots_leave_free() {
         // alpha 1/8 of a 128 MB buffer (roce-400g): 16 MB when empty; with 96 MB of the roots'
         // bytes in it, 4 MB; full, 0 (Choudhury & Hahne 1998).
-        let h = |window| Hol {
-            by_penult: Vec::new(),
-            by_last: Vec::new(),
-            window,
-            roots: Vec::new(),
-        };
+        let h = |window| Hol::with_window(0, 0, window);
         let mb = 1u64 << 20;
         let dynamic = h(Window::Dynamic {
             alpha: 0.125,
