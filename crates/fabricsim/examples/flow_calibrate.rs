@@ -26,6 +26,10 @@
 //!   `-- ports xval [case]`: the fills per solve on the cross-validation cases (flow engine)
 //!   with their mean FCT, last completion and a digest of every FCT; the case filter matches
 //!   "name fabric loss".
+//! - `-- rr [gpus [KB]]`: the NIC's per-QP round robin at message end (`flow::nic_rr`): the
+//!   all-to-all's mean FCT by post order on the NIC, packet vs flow.
+//! - `-- nicshare`: the NIC's per-QP round robin while the switch buffers absorb an incast
+//!   (a victim from an incast sender's NIC by size and buffer; not modeled).
 //! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow,
 //!   pooled over each case's seeds (the table of the issue-7 note).
 //!
@@ -905,6 +909,116 @@ fn hotspot_victim() {
     println!("  packet, held egresses: {}", holds(&topo, &pr));
 }
 
+/// The NIC's per-QP round robin at message end (`flow::nic_rr`): the all-to-all of `kb` KB
+/// among `gpus` GPUs (every host posts its messages to hosts `s + 1, s + 2, ...` in that order),
+/// per fabric: the mean FCT by a message's post order on its NIC (k-th posted), packet / flow,
+/// the mean over all messages and the collective time. `rr [gpus [KB]]` (128 16: the case of
+/// `tests/flow_xval.rs`).
+fn round_robin(gpus: u32, kb: u64) {
+    let dag = flow_cases::all_to_all(gpus, kb << 10);
+    let per = (gpus - 1) as usize;
+    for fabric in ["ib-ndr", "roce-400g"] {
+        let (topo, p) = flow_cases::fabric(gpus, fabric);
+        let (pr, fr) = both(&topo, &p, &dag);
+        // Mean FCT (us) of the k-th posted message of every host.
+        let by_k = |r: &sim::RunResult| -> Vec<f64> {
+            (0..per)
+                .map(|k| {
+                    let sum: u64 = (0..gpus as usize)
+                        .map(|s| r.messages[s * per + k].fct_ps.unwrap())
+                        .sum();
+                    sum as f64 / gpus as f64 / 1e6
+                })
+                .collect()
+        };
+        let (pk, fk) = (by_k(&pr), by_k(&fr));
+        println!(
+            "{fabric}, {gpus} GPUs, all-to-all of {kb} KB: mean FCT us by post order k, packet / flow"
+        );
+        let picks = [1, 2, 3, 4, 8, 16, 32, 64, 96, per / 2, per - 1, per];
+        let mut ks: Vec<usize> = picks.into_iter().filter(|&k| k >= 1 && k <= per).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        for k in ks {
+            println!("  k = {k:>4}: {:>8.2} / {:>8.2}", pk[k - 1], fk[k - 1]);
+        }
+        let ((pl, pm), (fl, fm)) = (last_mean(&pr), last_mean(&fr));
+        println!(
+            "  mean {pm:.2} / {fm:.2} ({:+.1}%), collective {pl:.2} / {fl:.2} ({:+.1}%)",
+            100.0 * (fm - pm) / pm,
+            100.0 * (fl - pl) / pl
+        );
+    }
+}
+
+/// The NIC's per-QP round robin while the switch buffers absorb an incast (not modeled): a
+/// 32:1 incast of 1 MB per sender on 128 GPUs plus a victim of `KB` from an incast sender's NIC
+/// (`flow_cases::incast_victims`' victim 1), per fabric and switch buffer (ib-ndr: the per-VL
+/// input buffer; roce-400g: the shared buffer): the victim's FCT packet / flow, alone, the FCT at
+/// half the NIC's line (the round robin's share beside the incast flow), the incast flow of the
+/// same NIC, and how long the packet engine held that NIC's egress (credit stalls or PFC pauses).
+fn nic_share() {
+    let n = 32;
+    for fabric in ["ib-ndr", "roce-400g"] {
+        let (topo, p0) = flow_cases::fabric(128, fabric);
+        let buffers: Vec<(String, sim::SimParams)> = match p0.flow_control {
+            sim::FlowControl::Credits(c) => [64u64, 256, 1024]
+                .iter()
+                .map(|&kb| {
+                    let mut p = p0.clone();
+                    let mut c = c.clone();
+                    c.switch_vl_buffer_bytes = kb << 10;
+                    p.flow_control = sim::FlowControl::Credits(c);
+                    (format!("{kb} KB per VL"), p)
+                })
+                .collect(),
+            _ => [16u64, 32, p0.switch_buffer_bytes >> 20]
+                .iter()
+                .map(|&mb| {
+                    let mut p = p0.clone();
+                    p.switch_buffer_bytes = mb << 20;
+                    (format!("{mb} MB shared"), p)
+                })
+                .collect(),
+        };
+        for (what, p) in &buffers {
+            println!("{fabric}, buffer {what}: victim from an incast sender's NIC, FCT us");
+            for kb in [64u64, 256, 1024, 4096] {
+                let dag = flow_cases::incast_victims(128, n, 1 << 20, 2, kb << 10);
+                let v = &dag.messages[n as usize + 1];
+                let mut alone = MessageDag::default();
+                alone.push(v.src, v.dst, v.bytes, v.start, &[]);
+                let (pr, fr) = both(&topo, p, &dag);
+                let (pa, _) = both(&topo, p, &alone);
+                let fct = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.unwrap() as f64 / 1e6;
+                let sibling = (0..n as usize)
+                    .find(|&i| dag.messages[i].src == v.src)
+                    .expect("an incast sender");
+                // The round robin's share: the victim's wire bytes at half the line, plus the
+                // rest of its lone FCT.
+                let wire = paths::wire_bytes(p, v.bytes) as f64 * 8.0 / 400e9 * 1e6;
+                let held = pr.flow_control.as_ref().map_or(0, |fc| {
+                    fc.ports
+                        .iter()
+                        .filter(|pf| pf.node == topo.nics[v.src.idx()].0)
+                        .map(|pf| pf.paused_ps + pf.credit_stall_ps)
+                        .sum::<u64>()
+                });
+                println!(
+                    "  {kb:>5} KB: packet {:>8.2}, flow {:>8.2}, alone {:>7.2}, at half the line {:>8.2}; its NIC's incast flow {:>8.2} / {:>8.2}; NIC held {:>7.2}",
+                    fct(&pr, n as usize + 1),
+                    fct(&fr, n as usize + 1),
+                    fct(&pa, 0),
+                    fct(&pa, 0) + wire,
+                    fct(&pr, sibling),
+                    fct(&fr, sibling),
+                    held as f64 / 1e6,
+                );
+            }
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -928,6 +1042,11 @@ fn main() {
         Some("ports") if args.get(1).is_some_and(|a| a == "xval") => {
             port_fills(args.get(2).map(String::as_str))
         }
+        Some("rr") => {
+            let arg = |i: usize, d: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
+            round_robin(arg(1, 128) as u32, arg(2, 16))
+        }
+        Some("nicshare") => nic_share(),
         Some("ports") => port_cost(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1024)),
         _ => cases(args.get(1).map(String::as_str)),
     }

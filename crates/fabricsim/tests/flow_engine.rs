@@ -33,6 +33,9 @@ fn fat_tree(hosts: u32, radix: u32) -> Topology {
 /// 244 x 4178 + 658 = 1,020,090 B, which take 20 ps each at 400 Gb/s: 20,401,800 ps.
 const MB_DRAIN_PS: u64 = 20_401_800;
 const NS: u64 = 1_000;
+/// A full 4,178-byte frame at 400 Gb/s: the step of the NIC's per-QP round robin at message
+/// end (`flow::nic_rr`).
+const FRAME_PS: u64 = 83_560;
 
 #[test]
 fn one_message_alone_takes_nic_plus_drain_plus_path_plus_ack() {
@@ -56,23 +59,32 @@ fn two_messages_from_one_nic_share_it_evenly() {
     let p = SimParams::roce();
     let mut dag = MessageDag::default();
     // Hosts 0, 1, 2 share a leaf: two 1 MB messages from host 0 get 200 Gb/s each and drain in
-    // 2 x 20,401,800 ps; the path is NIC -> leaf -> NIC (1,200 ns each way).
+    // 2 x 20,401,800 ps; the path is NIC -> leaf -> NIC (1,200 ns each way). The NIC's round
+    // robin (`flow::nic_rr`) ends the first posted, one packet ahead of the second (it was
+    // served at once), a round of 2 frames before the second's last frame.
     dag.push(HostId(0), HostId(1), 1_000_000, Time::ZERO, &[]);
     dag.push(HostId(0), HostId(2), 1_000_000, Time::ZERO, &[]);
     let (r, _) = flow::run(&topo, &p, &dag, &FlowParams::default()).unwrap();
-    for m in &r.messages {
-        assert_eq!(m.fct_ps, Some(600 * NS + 2 * MB_DRAIN_PS + 2 * 1_200 * NS));
+    for (m, early) in r.messages.iter().zip([2 * FRAME_PS, 0]) {
+        assert_eq!(
+            m.fct_ps,
+            Some(600 * NS + 2 * MB_DRAIN_PS - early + 2 * 1_200 * NS)
+        );
     }
     // A third message of 2 MB joining: the link's rate in whole bit/s is split three ways,
     // floor(400e9 / 3) = 133,333,333,333 each, so a 1 MB message (1,020,090 wire bytes =
     // 8.16072e18 bit-ps/s of work) drains in ceil(8.16072e18 / 133,333,333,333) = 61,205,401 ps
-    // (the exact 3 x 20,401,800 = 61,205,400, plus 1 ps from the integer rate).
+    // (the exact 3 x 20,401,800 = 61,205,400, plus 1 ps from the integer rate). In the ring
+    // [0, 1, 2] of 3 QPs, message 1 ends 1 frame before that, message 0 (the lead) a round
+    // earlier still: 1 + 3 = 4 frames (`flow::nic_rr`).
     dag.push(HostId(0), HostId(3), 2_000_000, Time::ZERO, &[]);
     let (r, _) = flow::run(&topo, &p, &dag, &FlowParams::default()).unwrap();
-    assert_eq!(
-        r.messages[0].fct_ps,
-        Some(600 * NS + 61_205_401 + 2 * 1_200 * NS)
-    );
+    for (i, early) in [4 * FRAME_PS, FRAME_PS].into_iter().enumerate() {
+        assert_eq!(
+            r.messages[i].fct_ps,
+            Some(600 * NS + 61_205_401 - early + 2 * 1_200 * NS)
+        );
+    }
     // 2 MB of payload is 488 full packets and a 1,152-byte one: 488 x 4178 + 1,234 =
     // 2,040,098 wire bytes. After 61,205,401 ps at 133,333,333,333 bit/s it has
     // 2,040,098 x 8e12 - 133,333,333,333 x 61,205,401 = 8,160,063,866,687,068,467 bit-ps/s

@@ -9,8 +9,10 @@
 //! queue, IBA Vol. 1 9.5): a message posted while an earlier one of its QP still has bytes to
 //! send waits until that one has drained, as in the packet engine. When its last byte has drained, the receiver holds
 //! it one path latency later (`recv_ps`) and the sender's completion, which releases the
-//! dependants, comes one ACK latency after that (`finish_ps`). `NvLink` messages take a
-//! fixed-rate intra-server pipe: `bytes` at the DAG's NVLink rate, as the packet engine does.
+//! dependants, comes one ACK latency after that (`finish_ps`); messages drained together on
+//! one NIC end a frame apart in its per-QP round-robin order (`nic_rr`), before the fluid's
+//! end. `NvLink` messages take a fixed-rate intra-server pipe: `bytes` at the DAG's NVLink
+//! rate, as the packet engine does.
 //!
 //! Remaining work is kept exactly in bit-picoseconds per second (`bits x 10^12`), so with an
 //! integer rate r (bit/s) a flow's progress over dt ps is `r x dt` and its drain time
@@ -27,6 +29,7 @@ use super::dcqcn_incast;
 use super::hol::{FlowNow, Hol};
 use super::loss::LossModel;
 use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
+use super::nic_rr::NicRounds;
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
 use super::report;
@@ -184,6 +187,8 @@ struct Loop<'a> {
     flow_cap: Vec<dcqcn_incast::GroupFlow>,
     /// Head-of-line blocking of victims behind an incast (lossless fabrics only, `hol`).
     hol: Option<Hol>,
+    /// The sender NICs' per-QP round robin at message end (`nic_rr`).
+    rounds: NicRounds,
     msgs: Vec<MsgState>,
     /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
     /// transfers share its one-way NVLink rate one after another.
@@ -371,6 +376,11 @@ impl<'a> Loop<'a> {
             hol: (nflows <= HOL_MAX_FLOWS)
                 .then(|| Hol::new(topo, p))
                 .flatten(),
+            rounds: NicRounds::new(
+                topo.num_hosts(),
+                n,
+                paths::wire_bytes(p, p.mtu_bytes as u64),
+            ),
             msgs,
             release,
             flows: vec![
@@ -543,6 +553,7 @@ impl<'a> Loop<'a> {
         self.qps[qp as usize].busy = true;
         self.msgs[m as usize].subflows_left = parts * k;
         self.msgs[m as usize].sent = self.now;
+        self.rounds.started(s, m, parts, self.now);
         self.reveal(qp);
         // Part `i` of the message on the connection's QP `qp + i` (NCCL's split over QPs per
         // connection), each part as `k` subflows.
@@ -666,6 +677,14 @@ impl<'a> Loop<'a> {
             let alone = wire / (route.line as u128 * lanes).max(1);
             let wait = (self.now - st.sent).saturating_sub(alone as u64);
             self.stats.max_wait_ps = self.stats.max_wait_ps.max(wait);
+            // Its last frame leaves at its place in the NIC's round robin (`nic_rr`), at most
+            // its queueing earlier.
+            let src = self.dag.messages[m as usize].src.0;
+            let nic = self.solver.routes().get(r).first();
+            let line = nic.map_or(route.line, |&l| self.solver.capacity(l));
+            let parts = lanes as u32 / self.fp.paths.subflows();
+            let early = self.rounds.ended(src, m, parts, self.now, line);
+            st.recv -= early.min(wait);
             // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
             // `at` into the drain; the timer runs one RTO from its ACK, then the resend crosses.
             // Go-back-N losses a NAK reveals resend what followed them (`LossModel::nak_cost_ps`),
@@ -747,10 +766,15 @@ impl<'a> Loop<'a> {
         })
     }
 
-    /// `m` completes at `t`: an event when it has dependants to release, else just recorded.
+    /// `m` completes at `t`: an event when it has dependants to release, else just recorded. A
+    /// completion the round robin moved before now (`nic_rr`) is recorded and releases its
+    /// dependants now, posted at `t` plus their delay.
     fn complete_at(&mut self, m: u32, t: u64) {
         if self.release.has_dependants(m) {
-            self.push(t, DONE, m, 0);
+            if t < self.now {
+                self.msgs[m as usize].finish = t;
+            }
+            self.push(t.max(self.now), DONE, m, 0);
         } else {
             self.msgs[m as usize].finish = t;
             self.last_finish = self.last_finish.max(t);
@@ -759,21 +783,26 @@ impl<'a> Loop<'a> {
 
     /// The sender's completion of `m`: release its dependants.
     fn done(&mut self, m: u32) {
-        self.msgs[m as usize].finish = self.now;
+        let st = &mut self.msgs[m as usize];
+        if st.finish == NONE {
+            st.finish = self.now;
+        }
+        let finish = st.finish;
         // NVLink messages have no QP (`NONE32`).
         let q = self.msgs[m as usize].qp as usize;
         if self.qp_stall.get(q).is_some_and(|s| s.0 == m) {
             self.qp_stall[q] = (NONE32, 0); // the timer fired first
         }
-        let (msgs, events, dag, nic) = (
+        let (msgs, events, dag, nic, now) = (
             &mut self.msgs,
             &mut self.events,
             self.dag,
             self.p.nic_latency,
+            self.now,
         );
-        self.release.complete(dag, m, Time(self.now), |c, post| {
+        self.release.complete(dag, m, Time(finish), |c, post| {
             msgs[c as usize].post = post.ps();
-            let at = bytes_start(dag, nic, c, post.ps());
+            let at = bytes_start(dag, nic, c, post.ps()).max(now);
             events.entry(at).or_default().push((START, c, 0));
         });
     }

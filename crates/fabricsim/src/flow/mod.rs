@@ -15,6 +15,7 @@
 //! - `credits`: credit-limited rates of long InfiniBand links;
 //! - `dcqcn_incast`: DCQCN's cost for synchronized incast starters (a mean-field fluid model);
 //! - `hol`: head-of-line blocking of victim flows behind an incast under PFC or credits;
+//! - `nic_rr`: the packet granularity of the NIC's per-QP round robin at message end;
 //! - `loss`: go-back-N and selective-repeat goodput under random loss, tail-loss timeouts;
 //! - `fluid`: the event loop; `report`: the results.
 
@@ -25,6 +26,7 @@ pub mod fluid;
 pub mod hol;
 pub mod loss;
 pub mod maxmin;
+mod nic_rr;
 pub mod paths;
 pub mod rate_model;
 mod report;
