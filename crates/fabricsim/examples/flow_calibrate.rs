@@ -28,6 +28,9 @@
 //!   DCQCN); the flow engine beside each.
 //! - `-- ports [gpus]`: the cost of per-input-port service at scale (all-to-all and ring,
 //!   roce-400g with PFC vs lossy): engine time, solves, flows re-solved, extra fills.
+//!   `-- ports xval [case]`: the fills per solve on the cross-validation cases (flow engine)
+//!   with their mean FCT, last completion and a digest of every FCT; the case filter matches
+//!   "name fabric loss".
 //! - `-- rr [gpus [KB]]`: the NIC's per-QP round robin at message end (`flow::nic_rr`): the
 //!   all-to-all's mean FCT by post order on the NIC, packet vs flow.
 //! - `-- nicshare`: the NIC's per-QP round robin while the switch buffers absorb an incast
@@ -591,6 +594,71 @@ fn port_cost(gpus: u32) {
     }
 }
 
+/// The solver's work on the cross-validation cases (flow engine, every seed): solves, those
+/// that reached a link shared per input port, their fills (1 + the port levels' rounds) and
+/// the most of one solve, engine seconds, and a digest of every message's FCT (FNV-1a) to
+/// check that a change of the solver leaves the results as they were.
+fn port_fills(only: Option<&str>) {
+    let mut all = fabricsim::flow::SolveStats::default();
+    let mut digest = 0xcbf2_9ce4_8422_2325u64;
+    let total = Instant::now();
+    for c in flow_cases::cases() {
+        if only.is_some_and(|o| !format!("{} {} {:.3}", c.name, c.fabric, c.loss).contains(o)) {
+            continue;
+        }
+        let (topo, mut p) = flow_cases::fabric(c.hosts, c.fabric);
+        p.loss_rate = c.loss;
+        p.timeout_exp = c.timeout_exp;
+        let mut st = fabricsim::flow::SolveStats::default();
+        let (mut sum_ps, mut count, mut last_ps) = (0u128, 0u64, 0u64);
+        let t = Instant::now();
+        for seed in 1..=c.seeds {
+            p.seed = seed;
+            let fp = fabricsim::engine_choice::flow_params(&topo, &p);
+            let (r, fs) = fabricsim::flow::run(&topo, &p, &c.dag, &fp).expect("valid case");
+            let s = fs.solve;
+            for m in &r.messages {
+                sum_ps += u128::from(m.fct_ps.unwrap_or(0));
+                count += 1;
+                last_ps = last_ps.max(m.finish_ps.unwrap_or(0));
+                for b in m.fct_ps.unwrap_or(u64::MAX).to_le_bytes() {
+                    digest = (digest ^ b as u64).wrapping_mul(0x100_0000_01b3);
+                }
+            }
+            st.resolves += s.resolves;
+            st.port_solves += s.port_solves;
+            st.port_rounds += s.port_rounds;
+            st.max_fills = st.max_fills.max(s.max_fills);
+        }
+        println!(
+            "{:<26} {:<9} loss {:<5} x{:<3} {:>7.2} s: {:>7} solves, {:>6} per port, {:.2} fills each, at most {}; mean FCT {:.4} us, last {:.4} us",
+            c.name,
+            c.fabric,
+            c.loss,
+            c.seeds,
+            t.elapsed().as_secs_f64(),
+            st.resolves,
+            st.port_solves,
+            (st.port_solves + st.port_rounds) as f64 / st.port_solves.max(1) as f64,
+            st.max_fills,
+            sum_ps as f64 / count.max(1) as f64 / 1e6,
+            last_ps as f64 / 1e6
+        );
+        all.resolves += st.resolves;
+        all.port_solves += st.port_solves;
+        all.port_rounds += st.port_rounds;
+        all.max_fills = all.max_fills.max(st.max_fills);
+    }
+    println!(
+        "all {:.2} s: {} solves, {} per port, {:.2} fills each, at most {}; FCT digest {digest:016x}",
+        total.elapsed().as_secs_f64(),
+        all.resolves,
+        all.port_solves,
+        (all.port_solves + all.port_rounds) as f64 / all.port_solves.max(1) as f64,
+        all.max_fills
+    );
+}
+
 /// Per lossy case and engine, the distribution of each message's FCT beyond its FCT in the same
 /// seed's lossless run (us bins), the messages that waited one ACK timeout or more and two or
 /// more, per path length, and each run's last completion: where the lossy collective time (the
@@ -1055,6 +1123,9 @@ fn main() {
         Some("hol-trace") => {
             let arg = |i: usize, d: u32| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
             hol_trace(arg(1, 1024), arg(2, 99))
+        }
+        Some("ports") if args.get(1).is_some_and(|a| a == "xval") => {
+            port_fills(args.get(2).map(String::as_str))
         }
         Some("rr") => {
             let arg = |i: usize, d: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);

@@ -19,18 +19,21 @@
 //! whose flows are held elsewhere what they take, so `L = (capacity - the slack ports'
 //! total) / held ports`. The levels are a fixed point, found by filling with the levels and
 //! re-leveling (`MaxMin::relevel`) until none moves: the first fill at `capacity / ports`,
-//! Jacobi steps, then, once a level moves back, bisection of its bracket (reopened if the
-//! other links have moved the fixed point out of it), at most `MAX_PORT_ROUNDS` fills. A port
+//! Jacobi steps (every second one from the third extrapolated, Aitken's delta-squared), then,
+//! once a level moves back, bisection of its bracket (reopened if the other links have moved
+//! the fixed point out of it), at most `MAX_PORT_ROUNDS` fills. A port
 //! is held at its link when the fill took it to the level, or left it below with the link
 //! full and a flow of it among the link's fastest with no bottleneck elsewhere (ties between
 //! bottlenecks count as elsewhere, so a flow held level at two links does not pull a level
 //! down). On random 2-tier Clos cases served at the egresses to hosts, as the flow engine
 //! serves them (`tests/flow_maxmin.rs`), every flow meets the per-port max-min conditions
-//! (200 seeds, 23,787 flows, at most 30 fills a solve; 3,000 seeds, 358,496 flows, at most
-//! 56); with every link served (a flow crossing up to four served
-//! links, whose levels depend on one another) 23,781 of 23,787 (one solve, seed 66, cycles
-//! until the fill limit). Links where no port holds two flows share per flow exactly as per
-//! port.
+//! (200 seeds, 23,787 flows, at most 5 fills a solve, 30 without the extrapolation; 3,000
+//! seeds, 358,496 flows, at most 56 either way); with every link served (a flow crossing up
+//! to four served links, whose levels depend on one another) 23,779 of 23,787 (one solve,
+//! seed 66, cycles until the fill limit; 23,781 without the extrapolation). On the shared
+//! cases of `tests/flow_xval.rs` a solve that reaches a link shared per port takes 6.2 fills
+//! on average, at most 18 (10.5 and 47 without; `flow_calibrate -- ports xval`). Links where
+//! no port holds two flows share per flow exactly as per port.
 //!
 //! Rates and capacities are integer bits per second, and a share is a floor: sums over a link
 //! are exact, so an incremental solve reproduces a from-scratch one bit for bit (the tests
@@ -193,6 +196,8 @@ struct LinkState {
     /// During a solve: levels found too low and too high (`MaxMin::relevel`).
     lo: u64,
     hi: u64,
+    /// During a solve: the level's last plain (Jacobi) step, 0 after any other.
+    step: i64,
 }
 
 impl LinkState {
@@ -248,6 +253,10 @@ pub struct SolveStats {
     /// Fills beyond the first of a solve with port service (rounds of the port levels'
     /// fixed point, `MaxMin::relevel`), summed over solves.
     pub port_rounds: u64,
+    /// Solves whose set reached a link shared per port (each takes 1 + its extra fills).
+    pub port_solves: u64,
+    /// The most fills of one solve.
+    pub max_fills: u64,
 }
 
 impl MaxMin {
@@ -271,6 +280,7 @@ impl MaxMin {
                 slack: 0,
                 lo: 0,
                 hi: 0,
+                step: 0,
             })
             .collect();
         let idle = FlowState {
@@ -588,16 +598,15 @@ impl MaxMin {
         self.prepare(true);
         self.fill();
         let mut rounds = 1;
-        while !self.set_ports.is_empty()
-            && rounds < MAX_PORT_ROUNDS
-            && self.relevel(rounds >= JACOBI_ROUNDS)
-        {
+        while !self.set_ports.is_empty() && rounds < MAX_PORT_ROUNDS && self.relevel(rounds) {
             self.round += 1;
             self.prepare(false);
             self.fill();
             rounds += 1;
         }
         self.stats.port_rounds += u64::from(rounds - 1);
+        self.stats.port_solves += u64::from(!self.set_ports.is_empty());
+        self.stats.max_fills = self.stats.max_fills.max(u64::from(rounds));
         for k in 0..self.set_flows.len() {
             self.prefetch_ahead(&self.set_flows, k);
             let f = self.set_flows[k];
@@ -673,6 +682,7 @@ impl MaxMin {
                 ls.level = ls.capacity / ls.ports as u64;
                 ls.lo = 0;
                 ls.hi = ls.capacity + 1;
+                ls.step = 0;
             }
         }
         for k in 0..self.set_flows.len() {
@@ -709,10 +719,17 @@ impl MaxMin {
     /// left it below with the link full and one of its flows among the link's fastest and with
     /// no bottleneck elsewhere (`bottleneck`); else it is slack: its flows are held elsewhere.
     /// The link gives its held ports an equal level and each slack port what its flows took,
-    /// so its level should be (capacity - the slack ports' total) / held ports. A level that
-    /// moves back bisects the bracket it moved in, so a link's levels cannot cycle. Returns
-    /// whether a level moved (then the set is filled again).
-    fn relevel(&mut self, bisect: bool) -> bool {
+    /// so its level should be (capacity - the slack ports' total) / held ports: the plain
+    /// (Jacobi) step. Levels coupled through the flows of other links converge linearly so
+    /// (each step about half the last on the 1,024-host permutation of `tests/flow_xval.rs`,
+    /// up to 47 fills a solve), so after `rounds` fills, from the third on every second step
+    /// is extrapolated from the link's last two plain ones (Aitken's delta-squared; Burden &
+    /// Faires, "Numerical Analysis", 2.5). A level that moves back bisects the bracket it moved
+    /// in, so a link's levels cannot cycle. Returns whether a level moved (then the set is
+    /// filled again).
+    fn relevel(&mut self, rounds: u32) -> bool {
+        let bisect = rounds >= JACOBI_ROUNDS;
+        let extrapolate = rounds >= 3 && rounds % 2 == 1;
         for &l in &self.set_links {
             let ls = &mut self.ln[l as usize];
             ls.top = 0;
@@ -798,6 +815,20 @@ impl MaxMin {
                 }
             } else {
                 level
+            };
+            // Aitken's delta-squared: two plain steps d_prev, d shrinking by the ratio
+            // d / d_prev point at level + d / (1 - d / d_prev), where a linearly converging
+            // Jacobi sequence ends (inside the bracket only).
+            let d = want as i128 - level as i128;
+            let next = if extrapolate {
+                let prev = std::mem::take(&mut ls.step) as i128;
+                let ext = (d != 0 && (d > 0) == (prev > 0) && d.abs() < prev.abs())
+                    .then(|| level as i128 + d * prev / (prev - d))
+                    .filter(|&e| e > ls.lo as i128 && e < ls.hi as i128);
+                ext.map_or(next, |e| e as u64)
+            } else {
+                ls.step = if next == want { d as i64 } else { 0 };
+                next
             };
             moved |= next != level;
             ls.level = next;
