@@ -616,7 +616,7 @@ fn port_fills(only: Option<&str>) {
             p.seed = seed;
             let fp = fabricsim::engine_choice::flow_params(&topo, &p);
             let (r, fs) = fabricsim::flow::run(&topo, &p, &c.dag, &fp).expect("valid case");
-            let s = fs.solve;
+            st.merge(&fs.solve);
             for m in &r.messages {
                 sum_ps += u128::from(m.fct_ps.unwrap_or(0));
                 count += 1;
@@ -625,10 +625,6 @@ fn port_fills(only: Option<&str>) {
                     digest = (digest ^ b as u64).wrapping_mul(0x100_0000_01b3);
                 }
             }
-            st.resolves += s.resolves;
-            st.port_solves += s.port_solves;
-            st.port_rounds += s.port_rounds;
-            st.max_fills = st.max_fills.max(s.max_fills);
         }
         println!(
             "{:<26} {:<9} loss {:<5} x{:<3} {:>7.2} s: {:>7} solves, {:>6} per port, {:.2} fills each, at most {}; mean FCT {:.4} us, last {:.4} us",
@@ -644,10 +640,7 @@ fn port_fills(only: Option<&str>) {
             sum_ps as f64 / count.max(1) as f64 / 1e6,
             last_ps as f64 / 1e6
         );
-        all.resolves += st.resolves;
-        all.port_solves += st.port_solves;
-        all.port_rounds += st.port_rounds;
-        all.max_fills = all.max_fills.max(st.max_fills);
+        all.merge(&st);
     }
     println!(
         "all {:.2} s: {} solves, {} per port, {:.2} fills each, at most {}; FCT digest {digest:016x}",

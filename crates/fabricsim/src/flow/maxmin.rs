@@ -259,6 +259,18 @@ pub struct SolveStats {
     pub max_fills: u64,
 }
 
+impl SolveStats {
+    /// Adds another run's counters (`max_fills` takes the larger).
+    pub fn merge(&mut self, o: &SolveStats) {
+        self.resolves += o.resolves;
+        self.flows_solved += o.flows_solved;
+        self.cache_hits += o.cache_hits;
+        self.port_rounds += o.port_rounds;
+        self.port_solves += o.port_solves;
+        self.max_fills = self.max_fills.max(o.max_fills);
+    }
+}
+
 impl MaxMin {
     /// `capacity` per directed link in bit/s; `routes` the link lists flows may take.
     pub fn new(capacity: Vec<u64>, routes: Routes, num_flows: usize) -> MaxMin {
