@@ -41,18 +41,41 @@
 //! - the ramp is a mean: ib-ndr 256 KB victims take 67.6 us, flow 7.9 us; 512 KB 333 / 109 us;
 //! - at 1,024 GPUs (99:1, `flow_calibrate -- hol 1024 99` and `-- hol-trace`) the victims into
 //!   the receiver's leaf wait for reasons outside this model, traced on the packet engine:
-//!   - ib-ndr (adaptive routing by most credits, `ibroute::least_loaded`): the incast's bytes
-//!     are held in the spines' ingress credit buffers (2 x 256 KB per sender leaf per spine,
-//!     about 3 MB per sender leaf), which AR fills spine after spine, so only 14 of the 32
-//!     downlinks into the leaf (7 of 16 spines) wait for credits (1.7-1.9 ms) and the others
-//!     never do. A victim waits only when its packets are routed into a held spine: alone with
-//!     the incast it does not (23.9 us), beside a flow from an incast sender's NIC it waits
-//!     1,062 us, beside a second flow from its own NIC 2,032 us; the case's four take
-//!     564-2,050 us (mean 1,414). The flow engine's adaptive split spreads every flow over all
-//!     32 downlinks, so each victim crosses held queues and waits for the whole incast (2,092
-//!     us): the bound, not the mean. Under D-mod-K both engines give these victims 23.7 us
-//!     (no incast on their downlinks), while the victims from a sender's NIC wait 1,875-1,883
-//!     us in the packet engine (the NIC's link held by its leaf's credits), 23.7 in the flow;
+//!   - ib-ndr, traced packet by packet (`flow_calibrate -- ar-trace`, `--features trace`):
+//!     the profile's adaptive routing takes, in order from the static (D-mod-K) port, the first
+//!     uplink with the fewest bytes queued or serializing (`ibroute::least_loaded`; the profile
+//!     does not set `ar_most_credits`). An uplink whose spine still grants credits has nothing
+//!     queued, so AR sees a spine's downlink queue only once the leaf's credit window there
+//!     (256 KB per link) is used up and packets queue at the leaf; the credits of the chosen
+//!     uplink fall (3,966 -> 1 blocks) while AR keeps choosing it. Every leaf's incast packets
+//!     start their scan at the same port (destination 0: uplink 0), so all leaves fill the same
+//!     spines first: their downlink queues into the receiver's leaf build from about 1 us,
+//!     wait for credits once its ingress buffers are full (spines in scan order 1-2: 6.8 us,
+//!     3-4: 11.5, 5: 17, 6: 18.7, 7: 22.7, 8: 32, 9: 38) and hold the incast's bytes for
+//!     1.8-2.0 ms (spines 1-6), 0.1-0.2 ms (7-9), never (10-16: each sender leaf's 3-4 MB fit
+//!     its 512 KB windows in 6-8 spines). A victim waits when its scan, from its own static port
+//!     (destination mod 32: 1, 3, 5, 7), stops at an idle uplink into a spine whose queue is
+//!     building; its last packet there waits behind what is queued ahead. The waits fall with
+//!     the static port (2,050, 2,016, 1,026, 564 us; 138, 126, 67, 43 packets waited over 10
+//!     us), as a later start meets spines filled later. Which uplinks are idle is decided by
+//!     the leaf's own senders: alone with the incast, the leaf's 4 incast senders at line rate
+//!     keep the low uplinks busy serializing, the victim's packets go to spines 3-9 before
+//!     their queues build, and it is done (23.9 us) before they hold; beside a flow from an
+//!     incast sender's NIC that sender's incast runs at half rate, uplink 3 is idle at 1.1 us
+//!     and the victim's packets queue in spine 2 (up to 1,054 us); beside a second flow from
+//!     its own NIC it sends until 42 us, finds uplinks 1-11 out of credits at 22 us and goes
+//!     into spine 7 as it is held (178 us), and 5 packets into spines 1-4 when credits come
+//!     back there (1,985 us). With AR by most credits (`ar_most_credits`) the leaves spread
+//!     the incast over all 16 spines, every downlink into the leaf holds (0.5-2.1 ms) and the
+//!     four victims wait alike, 895 us. The flow engine's adaptive split (fewest active flows)
+//!     spreads the incast and every victim over all 32 downlinks and charges each victim the
+//!     whole queue (2,092 us): the bound for both rules (+48% on the case's mean of 1,414 us,
+//!     +134% under most credits). Following the profile's rule needs AR's scan order and the
+//!     senders' line-rate burst in the placement (the incast stacked in the first spines, a
+//!     subflow moved off a spine when its leaf's window there is full), not a change of this
+//!     model. Under D-mod-K both engines give these victims 23.7 us (no incast on their
+//!     downlinks), while the victims from a sender's NIC wait 1,875-1,883 us in the packet
+//!     engine (the NIC's link held by its leaf's credits), 23.7 in the flow;
 //!   - roce-400g: DCQCN cuts the victims (marked in queues they share with the incast's first
 //!     burst): 164-771 us (mean 420), without DCQCN 48-485 us (mean 168), where only the
 //!     victim behind a downlink of 5 incast flows is paused (485 us; flow 1,668: the model

@@ -83,6 +83,8 @@ impl Credits {
         if self.stall_since[i] == u64::MAX {
             self.stall_since[i] = now;
             self.stalls += 1;
+            #[cfg(feature = "trace")]
+            super::trace::stall(now, p as u32);
         }
         false
     }
@@ -137,6 +139,8 @@ impl Credits {
         self.fccl[i] = fccl;
         if self.stall_since[i] != u64::MAX {
             self.stall_ps[p] += now - self.stall_since[i];
+            #[cfg(feature = "trace")]
+            super::trace::stall_end(now, p as u32);
             self.stall_since[i] = u64::MAX;
             self.stall_end[i] = now;
         }

@@ -50,6 +50,8 @@ pub mod results;
 pub mod ring;
 pub mod route;
 pub mod sched;
+#[cfg(feature = "trace")]
+pub mod trace;
 pub mod transport;
 
 pub use engine::{Engine, Progress, RunOptions};

@@ -86,10 +86,52 @@ impl Engine<'_> {
             }
         }
         let out = cands[k].idx();
+        #[cfg(feature = "trace")]
+        self.trace_route(node, pk, cands, out, salt, up);
         if self.info[out].flags & P_LINK_UP == 0 {
             return Err(DropReason::LinkDown);
         }
         Ok(out)
+    }
+
+    /// Records packet `pk`'s choice of `out` among `cands` (`sim::trace`).
+    #[cfg(feature = "trace")]
+    fn trace_route(
+        &self,
+        node: u32,
+        pk: &Packet,
+        cands: &[crate::topology::PortId],
+        out: usize,
+        salt: u32,
+        up: bool,
+    ) {
+        if pk.kind != crate::sim::packet::Kind::Data {
+            return;
+        }
+        crate::sim::trace::route(|| crate::sim::trace::RouteChoice {
+            t_ps: self.now.0,
+            node,
+            qp: pk.qp,
+            psn: pk.psn,
+            cands: cands.iter().map(|c| c.0).collect(),
+            static_idx: route::choose(self.p.routing, cands.len(), pk.hash, pk.dst, salt, up)
+                as u32,
+            out: out as u32,
+            credits: match &self.fc.credits {
+                Some(c) => cands
+                    .iter()
+                    .map(|p| c.available(p.idx(), pk.tc as usize))
+                    .collect(),
+                None => Vec::new(),
+            },
+            queued: cands
+                .iter()
+                .map(|p| {
+                    let port = &self.ports[p.idx()];
+                    port.queued + port.rate.bytes_in(port.busy_until.saturating_sub(self.now))
+                })
+                .collect(),
+        });
     }
 
     /// The next packet a switch port sends, by the port's scheduling discipline.
