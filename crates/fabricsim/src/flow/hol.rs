@@ -51,7 +51,7 @@
 //!     start their scan at the same port (destination 0: uplink 0), so all leaves fill the same
 //!     spines first: their downlink queues into the receiver's leaf build from about 1 us,
 //!     wait for credits once its ingress buffers are full (spines in scan order 1-2: 6.8 us,
-//!     3-4: 11.5, 5: 17, 6: 18.7, 7: 22.7, 8: 32, 9: 38) and hold the incast's bytes for
+//!     3-4: 11.5-16, 5: 17, 6: 19-22, 7: 23, 8: 32, 9: 38) and hold the incast's bytes for
 //!     1.8-2.0 ms (spines 1-6), 0.1-0.2 ms (7-9), never (10-16: each sender leaf's 3-4 MB fit
 //!     its 512 KB windows in 6-8 spines). A victim waits when its scan, from its own static port
 //!     (destination mod 32: 1, 3, 5, 7), stops at an idle uplink into a spine whose queue is
