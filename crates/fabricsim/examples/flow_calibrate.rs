@@ -1137,6 +1137,11 @@ fn main() {
             let arg = |i: usize, d: u32| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
             ar_trace(arg(1, 1024), arg(2, 99))
         }
+        #[cfg(not(feature = "trace"))]
+        Some("ar-trace") => {
+            eprintln!("ar-trace reads the packet engine's trace: build with --features trace");
+            std::process::exit(2)
+        }
         _ => cases(args.get(1).map(String::as_str)),
     }
 }
