@@ -1178,10 +1178,7 @@ fn victim_cnp(gpus: u32, senders: u32) {
             let above: Vec<usize> = (0..q.len()).filter(|&i| q[i] > kmin_bytes).collect();
             let peak = q.iter().max().copied().unwrap_or(0);
             let span = match (above.first(), above.last()) {
-                (Some(a), Some(b)) => format!(
-                    "above Kmin {} us of {a}..{b} us",
-                    above.len()
-                ),
+                (Some(a), Some(b)) => format!("above Kmin {} us of {a}..{b} us", above.len()),
                 _ => "never above Kmin".into(),
             };
             println!(
