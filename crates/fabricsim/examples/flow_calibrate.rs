@@ -1099,24 +1099,6 @@ fn nic_share() {
     }
 }
 
-/// The egresses of message `m`'s first QP, as the packet engine routes it (ECMP hash).
-fn qp_links(
-    topo: &fabricsim::topology::Topology,
-    p: &sim::SimParams,
-    dag: &MessageDag,
-    m: usize,
-) -> Vec<u32> {
-    let (msg_qp, ends) = sim::route::number_qps(&dag.messages, p.cc.qps_per_connection);
-    let q = msg_qp[m];
-    let (s, d) = ends[q as usize];
-    let (fwd, _) = paths::qp_hashes(p, q, s, d);
-    let router = paths::Router::new(topo, p.routing);
-    let mut links = Vec::new();
-    let hash = paths::PathModel::Hash;
-    paths::subflow_links(topo, &router, hash, s, d, fwd, 0, |_| 0, &mut links);
-    links
-}
-
 /// Where DCQCN cuts the victims into the receiver's leaf (`victim-cnp`): the roce-400g `hol`
 /// case with 1 us port samples; per victim (even `k`), each egress on its path with the incast
 /// QPs sharing it and when its queue stood above Kmin (the RED rule marks a packet leaving a
@@ -1139,7 +1121,7 @@ fn victim_cnp(gpus: u32, senders: u32) {
             i as u32;
     }
     let all_links: Vec<Vec<u32>> = (0..dag.messages.len())
-        .map(|m| qp_links(&topo, &p, &dag, m))
+        .map(|m| flow_cases::qp_links(&topo, &p, &dag, m))
         .collect();
     let incast_links = &all_links[..n];
     let (pr, fr) = both(&topo, &p, &dag);
@@ -1168,7 +1150,7 @@ fn victim_cnp(gpus: u32, senders: u32) {
             us(&pr, m),
             us(&fr, m)
         );
-        for &l in &qp_links(&topo, &p, &dag, m) {
+        for &l in &flow_cases::qp_links(&topo, &p, &dag, m) {
             let sharing = incast_links.iter().filter(|r| r.contains(&l)).count();
             let others: Vec<String> = (n..dag.messages.len())
                 .filter(|&o| o != m && all_links[o].contains(&l))

@@ -270,6 +270,16 @@ pub struct QueueTrace {
 }
 
 impl QueueTrace {
+    /// A queue given by samples: from each `at_ps[i]` (ascending) it holds `bytes[i]`.
+    pub fn from_samples(at_ps: Vec<u64>, bytes: Vec<f32>, egress_bps: u64) -> QueueTrace {
+        assert_eq!(at_ps.len(), bytes.len(), "one depth per sample time");
+        QueueTrace {
+            at_ps,
+            bytes,
+            egress_bps,
+        }
+    }
+
     /// The depth (bytes) at `t` ps from the senders' start.
     pub fn depth(&self, t: u64) -> f64 {
         match self.at_ps.partition_point(|&a| a <= t) {

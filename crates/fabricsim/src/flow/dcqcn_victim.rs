@@ -98,11 +98,14 @@ pub fn send(v: &Victim, queues: &[&QueueTrace], d: &DcqcnParams, ecn: &EcnMarkin
             &mut next_send,
         );
         let sent = r.send(d, line, offered, frame, &mut left, (t, end), &mut next_send);
+        // FIFO through the queues in path order, each entered as the one before is left.
+        let through = |at: u64| queues.iter().fold(at, |at, q| at + q.wait_ps(at));
         if sent > 0.0 {
-            // FIFO through the queues in path order, each entered as the one before is left.
-            let out = queues.iter().fold(t + half, |at, q| at + q.wait_ps(at));
-            leaving.push_back((out, sent / frame as f64));
-            last_out = out;
+            leaving.push_back((through(t + half), sent / frame as f64));
+            if left <= 0.0 {
+                // The last byte leaves the sender as its frame ends.
+                last_out = through(next_send + half);
+            }
         }
         // Frames leaving by `end`, marked by the depth they leave behind; a departure time is
         // never earlier than the one before (a FIFO queue drains at its rate).
@@ -155,12 +158,16 @@ fn key(inc: &Incast) -> BurstKey {
     )
 }
 
+const NO_BURST: u32 = u32::MAX;
+
 /// Per directed link, the starters of one start time over it.
 #[derive(Clone, Copy, Default)]
 struct Load {
     flows: u32,
     offered_bps: u64,
     bytes: u64,
+    /// Those not in a `dcqcn_incast` group (the candidate victims).
+    free: u32,
     /// The first of them (message index + 1; 0: none yet).
     first: u32,
 }
@@ -215,12 +222,14 @@ pub fn victim_caps<'r>(
     let is_grouped = |f: u32| grouped.binary_search_by_key(&f, |g| g.flow).is_ok();
     let mut load = vec![Load::default(); 2 * topo.links.len()];
     let mut touched: Vec<u32> = Vec::new();
+    // Per directed link, its burst's index in this group's `bursts` (`NO_BURST`: none).
+    let mut burst_at = vec![NO_BURST; 2 * topo.links.len()];
     let mut models: BTreeMap<BurstKey, (u64, QueueTrace)> = BTreeMap::new();
     let mut sent: BTreeMap<(u64, u64, u64, u64, Vec<BurstKey>), Sent> = BTreeMap::new();
     let mut caps = Vec::new();
     for group in order.chunk_by(|a, b| a.0 == b.0) {
         for &(_, i) in group {
-            for (_, part, j, bytes, each) in flows_of(i as usize) {
+            for (_, part, j, _, _) in flows_of(i as usize) {
                 for &l in route(i as usize, part, j) {
                     let e = &mut load[l as usize];
                     if e.flows == 0 {
@@ -228,18 +237,31 @@ pub fn victim_caps<'r>(
                         e.first = i + 1;
                     }
                     e.flows += 1;
-                    e.offered_bps += each;
-                    e.bytes += bytes;
                 }
             }
         }
-        // The burst queues among the links this group loads, by their model's key.
-        let mut burst: BTreeMap<u32, BurstKey> = BTreeMap::new();
+        // A flow reaches each link at most at its share of the links before it (a FIFO egress
+        // whose flows arrive at one rate passes each at its share of the departures).
+        for &(_, i) in group {
+            for (f, part, j, bytes, each) in flows_of(i as usize) {
+                let free = !is_grouped(f) as u32;
+                let mut rate = each;
+                for &l in route(i as usize, part, j) {
+                    let e = &mut load[l as usize];
+                    e.offered_bps += rate;
+                    e.bytes += bytes;
+                    e.free += free;
+                    rate = rate.min(capacity(l) / e.flows as u64);
+                }
+            }
+        }
+        // The burst queues among the links this group loads, with their model's key.
+        let mut bursts: Vec<BurstKey> = Vec::new();
         for &l in &touched {
             let e = load[l as usize];
             let c = capacity(l);
             let bound = e.bytes as f64 * (1.0 - c as f64 / e.offered_bps as f64);
-            if paths::into_nic(topo, l) || e.flows < 2 || bound <= kmin as f64 {
+            if paths::into_nic(topo, l) || e.flows < 2 || e.free == 0 || bound <= kmin as f64 {
                 continue;
             }
             let first = (e.first - 1) as usize;
@@ -258,22 +280,20 @@ pub fn victim_caps<'r>(
                 (out.peak_queue_bytes, trace)
             });
             if models[&kk].0 > kmin {
-                burst.insert(l, kk);
+                burst_at[l as usize] = bursts.len() as u32;
+                bursts.push(kk);
             }
         }
         for &l in &touched {
             load[l as usize] = Load::default();
         }
-        touched.clear();
-        if burst.is_empty() {
-            continue;
-        }
-        for &(_, i) in group {
+        let members = if bursts.is_empty() { &[][..] } else { group };
+        for &(_, i) in members {
             let i = i as usize;
             for (f, part, j, bytes, each) in flows_of(i) {
                 let on: Vec<BurstKey> = route(i, part, j)
                     .iter()
-                    .filter_map(|l| burst.get(l).copied())
+                    .filter_map(|&l| bursts.get(burst_at[l as usize] as usize).copied())
                     .collect();
                 if on.is_empty() || is_grouped(f) {
                     continue;
@@ -303,7 +323,106 @@ pub fn victim_caps<'r>(
                 });
             }
         }
+        for &l in &touched {
+            burst_at[l as usize] = NO_BURST;
+        }
+        touched.clear();
     }
     caps.sort_unstable_by_key(|c| c.flow);
     caps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::dcqcn::DcqcnSet;
+
+    const LINE: u64 = 400_000_000_000;
+
+    fn victim(bytes: u64) -> Victim {
+        Victim {
+            bytes,
+            offered_bps: LINE,
+            nic_line: BitRate::gbps(400),
+            loop_ps: 2_000_000,
+            frame_bytes: 4_096,
+        }
+    }
+
+    fn red() -> EcnMarking {
+        EcnMarking::Red {
+            kmin_bytes: 150_000,
+            kmax_bytes: 1_500_000,
+            pmax: 1.0,
+        }
+    }
+
+    /// A queue of `bytes` from 0 to `until_ps`, empty after.
+    fn held(bytes: f32, until_ps: u64) -> QueueTrace {
+        QueueTrace::from_samples(vec![0, until_ps], vec![bytes, 0.0], LINE)
+    }
+
+    #[test]
+    fn a_queue_below_kmin_delays_but_never_marks() {
+        // 1 MB at 400 Gb/s: 1,048,576 x 8 / 400e9 = 20.97 us on the wire; a 100 KB queue (below
+        // Kmin, 150 KB) for 30 us adds its FIFO wait, 102,400 x 8 / 400e9 = 2.05 us, to the
+        // frames that find it: the last leaves at 20.97 + 2.05 = 23.02 us (within a step of 50
+        // ns, the pacer's grid).
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        let q = held(100.0 * 1024.0, 30_000_000);
+        let out = send(&victim(1 << 20), &[&q], &d, &red());
+        assert_eq!((out.cnps, out.cuts), (0, 0), "{out:?}");
+        assert!(out.send_ps.abs_diff(23_020_000) <= STEP_PS, "{out:?}");
+    }
+
+    #[test]
+    fn a_victim_that_ends_before_its_first_cnp_returns_pays_only_the_wait() {
+        // A 2 MB queue (above Kmax: every departing frame is marked) for 100 us: a frame sent at
+        // t arrives at t + 1 us (half the loop) and leaves 2,000,000 x 8 / 400e9 = 40 us later;
+        // the first CNP reaches the sender at 0 + 1 + 40 + 1 = 42 us, after the 256 KB victim
+        // put its last byte on the wire (5.24 us): its cut changes nothing; its last byte
+        // leaves at 5.24 + 40 = 45.24 us after it could have (the half loop is the path's
+        // latency).
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        let q = held(2_000_000.0, 100_000_000);
+        let out = send(&victim(256 << 10), &[&q], &d, &red());
+        assert!(out.cnps >= 1, "{out:?}");
+        assert!(out.send_ps.abs_diff(45_240_000) <= STEP_PS, "{out:?}");
+    }
+
+    #[test]
+    fn a_victim_cut_while_the_queue_stays_up_waits_for_the_rate_increase_timer() {
+        // A 1.6 MB queue (above Kmax) for 60 us, as a spine downlink behind 2 incast flows
+        // (`flow_calibrate -- victim-cnp`: 1.7 MB, above Kmin to 57-59 us). Its frames wait 32 us;
+        // the first CNP lands at 1 + 32 + 1 = 34 us and by then 1 MB is on the wire at line, so
+        // take 4 MB: it is cut once per 4 us monitor period (the CNPs come one per 4 us) while
+        // its frames still meet the queue, each cut halving the rate (α near 1), which leaves it
+        // near 0 with most of its bytes unsent; then nothing until the rate-increase timer T
+        // (300 us) fires after the last cut. So its bytes take over T + 34 us, and at least
+        // 2 cuts happened (frames sent before 60 - 1 = 59 us meet the queue, CNPs of frames
+        // leaving after 34 us).
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        let q = held(1_600_000.0, 60_000_000);
+        let out = send(&victim(4 << 20), &[&q], &d, &red());
+        let t = d.rate_increase_timer.ps();
+        assert!(out.cuts >= 2 && out.cnps >= out.cuts, "{out:?}");
+        assert!(out.send_ps > t + 34_000_000, "{out:?}");
+        // Alone: 4 MB at line, 83.9 us.
+        let alone = send(&victim(4 << 20), &[], &d, &red());
+        assert!(alone.send_ps.abs_diff(83_886_080) <= STEP_PS, "{alone:?}");
+    }
+
+    #[test]
+    fn two_queues_wait_in_turn_and_mark_as_either() {
+        // Two 100 KB queues below Kmin add their waits (2 x 2.05 us); one above Kmax marks
+        // whatever the other does: the two-queue run is cut like the one-queue run.
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        let low = held(100.0 * 1024.0, 300_000_000);
+        let out = send(&victim(1 << 20), &[&low, &low], &d, &red());
+        assert!(out.send_ps.abs_diff(20_970_000 + 2 * 2_048_000) <= 2 * STEP_PS);
+        let high = held(1_600_000.0, 60_000_000);
+        let one = send(&victim(4 << 20), &[&high], &d, &red());
+        let both = send(&victim(4 << 20), &[&high, &low], &d, &red());
+        assert!(one.cuts >= 2 && both.cuts >= 2, "{one:?} {both:?}");
+    }
 }
