@@ -41,8 +41,9 @@
 //!   in the roce-400g `hol` case (1,024 GPUs, 99:1 by default; `flow::dcqcn_victim`): per
 //!   victim, each egress on its path (the packet engine's ECMP route, as the flow engine places
 //!   it) with the incast QPs that share it and when its queue stood above Kmin, the victim's
-//!   sending rate over time (its NIC's transmitted bytes, 1 us samples: it sends nothing else)
-//!   and its FCT, packet / flow; then the victim alone with the incast.
+//!   sending rate over time (its NIC's transmitted bytes, 1 us samples: it sends nothing else),
+//!   the CNPs its QP received (its receiver NIC's extra bytes) and its FCT, packet / flow; then
+//!   the victim alone with the incast.
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`,
 //! ...; the dev profile is optimized too and needs no fat-LTO build).
@@ -1140,15 +1141,36 @@ fn victim_cnp(gpus: u32, senders: u32) {
             _ => "spine down",
         }
     };
+    // The CNPs a victim's QP received: what its receiver's NIC sent beyond what it sends with
+    // the incast alone and with the victim alone (its ACKs: one per packet, `ack_every` 1,
+    // the same in every run of a lossless fabric), in CNP frames (`sim::engine::cc`).
+    let sent_by = |r: &sim::RunResult, h: HostId| -> u64 {
+        let s = r.series.as_ref().expect("sampled");
+        s.ports[topo.host_port(h).idx()].tx_bytes.iter().sum()
+    };
+    let run =
+        |d: &MessageDag| sim::run(&topo, &p, d, &Faults::default(), RunOptions::default()).unwrap();
+    let mut incast = MessageDag::default();
+    for m in &dag.messages[..n] {
+        incast.push(m.src, m.dst, m.bytes, m.start, &[]);
+    }
+    let incast_alone = run(&incast);
+    let cnp_frame = ((p.header_bytes + 16).max(p.min_frame_bytes) + p.wire_overhead_bytes) as f64;
     for k in (0..8).step_by(2) {
         let m = n + k;
         let v = &dag.messages[m];
+        let mut one = MessageDag::default();
+        one.push(v.src, v.dst, v.bytes, v.start, &[]);
+        let extra = sent_by(&pr, v.dst) as f64
+            - sent_by(&incast_alone, v.dst) as f64
+            - sent_by(&run(&one), v.dst) as f64;
         println!(
-            "victim {k} {} -> {}: FCT {:.1} / {:.1} us",
+            "victim {k} {} -> {}: FCT {:.1} / {:.1} us; CNPs received {:.1}",
             v.src.0,
             v.dst.0,
             us(&pr, m),
-            us(&fr, m)
+            us(&fr, m),
+            extra / cnp_frame
         );
         for &l in &flow_cases::qp_links(&topo, &p, &dag, m) {
             let sharing = incast_links.iter().filter(|r| r.contains(&l)).count();
@@ -1187,11 +1209,9 @@ fn victim_cnp(gpus: u32, senders: u32) {
     }
     let (pa, fa) = both(&topo, &p, &alone);
     println!(
-        "victim 0 alone with the incast: {:.1} / {:.1} us; CNPs: {} (incast + victim), ECN marks {}",
+        "victim 0 alone with the incast: {:.1} / {:.1} us",
         us(&pa, n),
-        us(&fa, n),
-        pa.counters.cnps,
-        pa.counters.ecn_marks
+        us(&fa, n)
     );
 }
 

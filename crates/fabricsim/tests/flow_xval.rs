@@ -63,9 +63,10 @@
 //! not modeled: 44.8 us packet, 24.4 us flow; `flow_calibrate -- nicshare`: the NIC is never
 //! held, and the victim gets half its line until the NIC's incast flow has put its 1 MB on the
 //! wire, 42 us; on roce-400g until DCQCN cuts that flow, about 19 us). The same case at 1,024
-//! GPUs (99:1) is not asserted: there the packet engine's victims wait by adaptive routing's
-//! placement (ib-ndr) and DCQCN's cut (roce-400g), not by the queue the model prices
-//! (`flow::hol`'s limits, `flow_calibrate -- hol-trace`).
+//! GPUs (99:1) is not asserted on ib-ndr: there the packet engine's victims wait by adaptive
+//! routing's placement, not by the queue the model prices (`flow::hol`'s limits,
+//! `flow_calibrate -- hol-trace`); on roce-400g DCQCN cuts them, which `flow::dcqcn_victim`
+//! models (asserted below where the packet engine paused nothing on their path).
 //!
 //! The 32:1 incast on roce-400g is asserted with and without loss since the flow engine models
 //! DCQCN's over-cut of synchronized starters (`flow::dcqcn_incast`: 978 us against 687 us of

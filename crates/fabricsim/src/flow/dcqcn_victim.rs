@@ -28,10 +28,13 @@
 //! downlink), and victims 2 and 4 also in a leaf uplink they share with each other alone (two
 //! flows at line into it: 665 KB, above Kmin 5-33 us). Their NICs' rates: ~340 Gb/s for 10 us,
 //! then cut once per 4 us monitor period while the queue stays above Kmin; a victim whose queue
-//! stays up ~55 us (about 14 cuts, rate near 0) sends nothing more until the rate-increase timer
+//! stays up ~55 us (12-13 CNPs, rate near 0) sends nothing more until the rate-increase timer
 //! fires one T (300 us) after its last cut and ends at 372-373 us (alone with the incast 376
-//! us); the one cut for ~29 us keeps ~7-10 Gb/s and ends at 164 us; the one behind the paused
-//! downlink at 771 us. The flow engine without this model: 27-48 us for all four.
+//! us); the one marked for ~29 us (6 CNPs) keeps ~7-10 Gb/s and ends at 164 us; the one behind
+//! the paused downlink (28 CNPs) at 771 us. The flow engine without this model: 27-48 us for all
+//! four; with it 370.1, 170.9, 427.4, 370.1 us (`tests/flow_xval.rs` asserts the three whose
+//! path no PFC pause holds). In the 1,024-GPU permutation of 256 KB (`flow_xval`'s case) ECMP
+//! collisions are bursts too: its mean FCT goes from 17.60 to 17.8 us (packet 17.19).
 //! Not modeled: PFC pauses of the burst queue (its mean field is not bounded by XOFF, as in
 //! `dcqcn_incast`), marks the burst's flows draw at other queues (an incast flow is cut by its
 //! receiver's egress too; the mean field at the burst queue cuts it only there), flows that are
