@@ -11,7 +11,10 @@
 //!   bytes to pass Kmin (at most `B (1 - C / O)` queues: `B` bytes offered at `O` into `C`);
 //! - its depth over time comes from `dcqcn_incast`'s mean-field model of its `n` flows (the
 //!   queue `dq/dt = n R_c(t - τ) - C` with one representative reaction point, the packet
-//!   engine's `sim::dcqcn::Rp`), fed the flows' mean bytes and offered rate;
+//!   engine's `sim::dcqcn::Rp`), fed the flows' mean bytes and mean offered rate (a flow offers
+//!   its share of its NIC, and no more than its share of each egress before this one: a FIFO
+//!   egress whose flows arrive at one rate passes each at its share of the departures) and the
+//!   feedback loop of its first flow;
 //! - a flow over burst queues that is not itself in a `dcqcn_incast` group is a victim: its own
 //!   `Rp` paces its frames, each reaching the queues half a feedback loop after it leaves,
 //!   leaving them after their FIFO wait, marked by the depth it leaves behind with the RED
