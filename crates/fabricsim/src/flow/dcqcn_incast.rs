@@ -33,6 +33,8 @@
 //! are not dependency-free starters (a released message joins no group), congestion upstream
 //! of the receiver's egress.
 
+use std::collections::VecDeque;
+
 use crate::message::{MessageDag, Path};
 use crate::sim::dcqcn::{DcqcnParams, Rp, RpAction};
 use crate::sim::ecn::EcnMarking;
@@ -43,9 +45,9 @@ use crate::units::{BitRate, Time};
 use super::paths;
 
 /// The fluid step: a 4 KB frame takes 82 ns at 400 Gb/s; DCQCN's periods are 1 us and up.
-const STEP_PS: u64 = 50_000;
+pub(super) const STEP_PS: u64 = 50_000;
 /// A model run stops here (the group's drain is then reported as this long).
-const HORIZON_PS: u64 = 10_000_000_000_000;
+pub(super) const HORIZON_PS: u64 = 10_000_000_000_000;
 
 /// A group of identical senders that start together towards one egress.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,7 +86,7 @@ pub struct Drain {
 
 /// Expected marking probability of a packet leaving a queue of `q` bytes (`sim::ecn::Marker`'s
 /// rule as an expectation).
-fn mark_prob(m: &EcnMarking, q: f64) -> f64 {
+pub(super) fn mark_prob(m: &EcnMarking, q: f64) -> f64 {
     let (kmin, kmax, pmax) = match *m {
         EcnMarking::Red {
             kmin_bytes,
@@ -102,16 +104,95 @@ fn mark_prob(m: &EcnMarking, q: f64) -> f64 {
     }
 }
 
-/// The reaction point and its timers, armed as `sim::engine::cc::rp_act` arms them.
-struct Reaction {
+/// The reaction point and its timers, armed as `sim::engine::cc::rp_act` arms them, and its
+/// pacer (shared with `dcqcn_victim`).
+pub(super) struct Reaction {
     rp: Rp,
     alpha_due: Option<u64>,
     increase_due: Option<u64>,
     decrease_due: Option<u64>,
-    cuts: u32,
+    /// Rate decreases so far.
+    pub(super) cuts: u32,
 }
 
 impl Reaction {
+    pub(super) fn new(line: BitRate) -> Reaction {
+        Reaction {
+            rp: Rp::new(line),
+            alpha_due: None,
+            increase_due: None,
+            decrease_due: None,
+            cuts: 0,
+        }
+    }
+
+    /// Applies the CNPs (arrival times, ascending) and timers due by `end` in time order;
+    /// the pacer's pending gap `next_send` follows each rate change (HPCC ns-3
+    /// `RdmaHw::ChangeRate`: the gap pending since the last frame is redone at the new rate, so
+    /// a frame sent at a cut rate does not hold the QP once it recovers).
+    pub(super) fn advance(
+        &mut self,
+        d: &DcqcnParams,
+        line: BitRate,
+        offered: u64,
+        frame_bytes: u64,
+        cnps: &mut VecDeque<u64>,
+        (t, end): (u64, u64),
+        next_send: &mut u64,
+    ) {
+        loop {
+            let before = self.rate(line, offered);
+            let cnp = cnps.front().copied().filter(|&c| c <= end);
+            let timer = self.next_due().filter(|&x| x <= end);
+            match (cnp, timer) {
+                (Some(c), tm) if tm.is_none_or(|tm| c < tm) => {
+                    cnps.pop_front();
+                    let rc = self.rp.rc;
+                    let a = self.rp.on_cnp(d, line, Time(c));
+                    self.cuts += (self.rp.rc < rc) as u32;
+                    self.act(d, c, a);
+                }
+                (_, Some(_)) => {
+                    self.fire_next(d, line, end);
+                }
+                _ => break,
+            }
+            let after = self.rate(line, offered);
+            if after != before && *next_send > t {
+                let f = frame_bytes as f64 * 8e12;
+                *next_send =
+                    (*next_send as f64 + f / after as f64 - f / before as f64).max(t as f64) as u64;
+            }
+        }
+    }
+
+    /// Sends whole frames from `left` bytes due before `end`, each spacing the next by its time
+    /// at the current rate (the per-QP pacer); returns the bytes sent.
+    pub(super) fn send(
+        &mut self,
+        d: &DcqcnParams,
+        line: BitRate,
+        offered: u64,
+        frame_bytes: u64,
+        left: &mut f64,
+        (t, end): (u64, u64),
+        next_send: &mut u64,
+    ) -> f64 {
+        let mut sent = 0.0;
+        while *left > 0.0 && *next_send < end {
+            let rate = self.rate(line, offered);
+            let frame = (frame_bytes as f64).min(*left);
+            *left -= frame;
+            sent += frame;
+            let at = (*next_send).max(t);
+            *next_send = at + (frame * 8e12 / rate as f64) as u64;
+            if let Some(a) = self.rp.on_sent(d, line, frame as u64) {
+                self.act(d, at, a);
+            }
+        }
+        sent
+    }
+
     fn act(&mut self, d: &DcqcnParams, now: u64, a: RpAction) {
         if a.arm_alpha && self.alpha_due.is_none() {
             self.alpha_due = Some(now + d.alpha_update.ps());
@@ -158,7 +239,7 @@ impl Reaction {
         true
     }
 
-    fn rate(&self, line: BitRate, offered: u64) -> u64 {
+    pub(super) fn rate(&self, line: BitRate, offered: u64) -> u64 {
         if self.rp.active {
             self.rp.rc
         } else {
@@ -168,7 +249,7 @@ impl Reaction {
         .max(1)
     }
 
-    fn next_due(&self) -> Option<u64> {
+    pub(super) fn next_due(&self) -> Option<u64> {
         [self.decrease_due, self.alpha_due, self.increase_due]
             .into_iter()
             .flatten()
@@ -176,22 +257,72 @@ impl Reaction {
     }
 }
 
+/// The queue of a mean-field run over time (`queue`): its depth at the end of each step the
+/// model integrated, from the senders' start; between two samples it is the earlier one (the
+/// model skips only spans where the queue is empty).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueueTrace {
+    /// Step ends (ps) and the depth then (bytes).
+    at_ps: Vec<u64>,
+    bytes: Vec<f32>,
+    /// The egress's rate, bit/s.
+    pub egress_bps: u64,
+}
+
+impl QueueTrace {
+    /// A queue given by samples: from each `at_ps[i]` (ascending) it holds `bytes[i]`.
+    pub fn from_samples(at_ps: Vec<u64>, bytes: Vec<f32>, egress_bps: u64) -> QueueTrace {
+        assert_eq!(at_ps.len(), bytes.len(), "one depth per sample time");
+        QueueTrace {
+            at_ps,
+            bytes,
+            egress_bps,
+        }
+    }
+
+    /// The depth (bytes) at `t` ps from the senders' start.
+    pub fn depth(&self, t: u64) -> f64 {
+        match self.at_ps.partition_point(|&a| a <= t) {
+            0 => 0.0,
+            i => self.bytes[i - 1] as f64,
+        }
+    }
+
+    /// The queueing delay (ps) of a byte arriving at `t` (FIFO at the egress rate).
+    pub fn wait_ps(&self, t: u64) -> u64 {
+        (self.depth(t) * 8e12 / self.egress_bps.max(1) as f64) as u64
+    }
+}
+
 /// Integrates the mean-field model of `inc` under DCQCN `d` and marking `ecn`.
 pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
+    integrate(inc, d, ecn, None)
+}
+
+/// [`drain`], with the queue's depth over time.
+pub fn queue(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> (Drain, QueueTrace) {
+    let mut trace = QueueTrace {
+        egress_bps: inc.egress_bps,
+        ..QueueTrace::default()
+    };
+    let out = integrate(inc, d, ecn, Some(&mut trace));
+    (out, trace)
+}
+
+fn integrate(
+    inc: &Incast,
+    d: &DcqcnParams,
+    ecn: &EcnMarking,
+    mut trace: Option<&mut QueueTrace>,
+) -> Drain {
     let n = inc.senders.max(1) as f64;
     let line = inc.nic_line;
     let c_bytes = inc.egress_bps as f64 / 8.0 * STEP_PS as f64 * 1e-12;
     let half = (inc.loop_ps / 2).div_ceil(STEP_PS).max(1) as usize;
     // Bytes the representative sender put on the wire per step, until they reach the egress.
-    let mut in_flight = std::collections::VecDeque::from(vec![0.0f64; half]);
-    let mut cnps_in_flight = std::collections::VecDeque::new();
-    let mut r = Reaction {
-        rp: Rp::new(line),
-        alpha_due: None,
-        increase_due: None,
-        decrease_due: None,
-        cuts: 0,
-    };
+    let mut in_flight = VecDeque::from(vec![0.0f64; half]);
+    let mut cnps_in_flight = VecDeque::new();
+    let mut r = Reaction::new(line);
     let (mut left, mut q, mut marks) = (inc.bytes as f64, 0.0f64, 0.0f64);
     let (mut cnp_allowed, mut cnps, mut peak) = (0u64, 0u32, 0.0f64);
     // Bytes into the egress, and the same weighted by the queue they found.
@@ -199,49 +330,20 @@ pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
     let (mut t, mut next_send) = (0u64, 0u64);
     let mut first_arrival = None;
     let ideal_ps = (n * inc.bytes as f64 * 8.0 / inc.egress_bps as f64 * 1e12) as u64;
+    let (offered, frame) = (inc.offered_bps, inc.frame_bytes);
     loop {
         let end = t + STEP_PS;
-        // CNPs and timers due in this step, in time order.
-        loop {
-            let before = r.rate(line, inc.offered_bps);
-            let cnp = cnps_in_flight.front().copied().filter(|&c| c <= end);
-            let timer = r.next_due().filter(|&x| x <= end);
-            match (cnp, timer) {
-                (Some(c), tm) if tm.is_none_or(|tm| c < tm) => {
-                    cnps_in_flight.pop_front();
-                    let before = r.rp.rc;
-                    let a = r.rp.on_cnp(d, line, Time(c));
-                    r.cuts += (r.rp.rc < before) as u32;
-                    r.act(d, c, a);
-                }
-                (_, Some(_)) => {
-                    r.fire_next(d, line, end);
-                }
-                _ => break,
-            }
-            // HPCC ns-3 `RdmaHw::ChangeRate`: the gap pending since the last frame is redone at
-            // the new rate, so a frame sent at a cut rate does not hold the QP once it recovers.
-            let after = r.rate(line, inc.offered_bps);
-            if after != before && next_send > t {
-                let f = inc.frame_bytes as f64 * 8e12;
-                next_send =
-                    (next_send as f64 + f / after as f64 - f / before as f64).max(t as f64) as u64;
-            }
-        }
-        // Whole frames, each spacing the next by its time at the current rate (the per-QP
-        // pacer; a rate change rescales the pending gap, below).
-        let mut sent = 0.0;
-        while left > 0.0 && next_send < end {
-            let rate = if r.rp.active { r.rp.rc } else { line.bps() }.min(inc.offered_bps);
-            let frame = (inc.frame_bytes as f64).min(left);
-            left -= frame;
-            sent += frame;
-            let at = next_send.max(t);
-            next_send = at + (frame * 8e12 / rate.max(1) as f64) as u64;
-            if let Some(a) = r.rp.on_sent(d, line, frame as u64) {
-                r.act(d, at, a);
-            }
-        }
+        // CNPs and timers due in this step, in time order; then whole frames.
+        r.advance(
+            d,
+            line,
+            offered,
+            frame,
+            &mut cnps_in_flight,
+            (t, end),
+            &mut next_send,
+        );
+        let sent = r.send(d, line, offered, frame, &mut left, (t, end), &mut next_send);
         in_flight.push_back(sent);
         let arriving = n * in_flight.pop_front().unwrap_or(0.0);
         if arriving > 0.0 && first_arrival.is_none() {
@@ -253,6 +355,10 @@ pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
         let out = (q + arriving).min(c_bytes);
         q += arriving - out;
         peak = peak.max(q);
+        if let Some(tr) = trace.as_deref_mut() {
+            tr.at_ps.push(end);
+            tr.bytes.push(q as f32);
+        }
         // The representative flow's packets leaving now, marked by the queue they leave behind.
         if end >= cnp_allowed {
             marks += out / n / inc.frame_bytes as f64 * mark_prob(ecn, q);
@@ -285,6 +391,33 @@ pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
         peak_queue_bytes: peak as u64,
         mean_wait_ps: (waited / in_sum.max(1.0) * 8e12 / inc.egress_bps as f64) as u64,
     }
+}
+
+/// Host `h`'s NIC line rate.
+pub(super) fn nic_line(topo: &Topology, h: HostId) -> BitRate {
+    topo.links[topo.ports[topo.host_port(h).idx()].link.idx()].rate
+}
+
+/// Per message, the rate it offers when it is a starter (a dependency-free `Net` message with
+/// bytes: its sender's line, shared by the sender's starters as the NIC serves its QPs in
+/// turn), else 0.
+pub(super) fn starters(topo: &Topology, dag: &MessageDag) -> Vec<u64> {
+    let starter =
+        |m: &crate::message::Message| m.path == Path::Net && m.deps_len == 0 && m.bytes > 0;
+    let mut from = vec![0u64; topo.num_hosts()];
+    for m in dag.messages.iter().filter(|m| starter(m)) {
+        from[m.src.idx()] += 1;
+    }
+    dag.messages
+        .iter()
+        .map(|m| {
+            if starter(m) {
+                nic_line(topo, m.src).bps() / from[m.src.idx()]
+            } else {
+                0
+            }
+        })
+        .collect()
 }
 
 /// A flow of a synchronized group: its cap and what a go-back-N resend of it waits.
@@ -341,21 +474,11 @@ pub fn synchronized_caps(
     let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
         return Vec::new();
     };
-    let line = |h: HostId| topo.links[topo.ports[topo.host_port(h).idx()].link.idx()].rate;
-    let starter = |i: usize| {
-        let m = &dag.messages[i];
-        m.path == Path::Net && m.deps_len == 0 && m.bytes > 0
-    };
-    // A source's starters share its line (the NIC serves its QPs in turn).
+    let line = |h: HostId| nic_line(topo, h);
+    let offers = starters(topo, dag);
+    let starter = |i: usize| offers[i] > 0;
+    let offered = |i: usize| offers[i];
     let hosts = topo.num_hosts();
-    let mut from = vec![0u32; hosts];
-    for (i, m) in dag.messages.iter().enumerate() {
-        from[m.src.idx()] += starter(i) as u32;
-    }
-    let offered = |i: usize| {
-        let s = dag.messages[i].src;
-        line(s).bps() / from[s.idx()].max(1) as u64
-    };
     // Receivers offered more than their line by their starters, over the whole run: only
     // their starters are grouped by start time (an all-to-all offers exactly the line).
     let mut into = vec![0u128; hosts];

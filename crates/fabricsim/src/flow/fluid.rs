@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use super::credits;
 use super::dcqcn_incast;
+use super::dcqcn_victim;
 use super::hol::{FlowNow, Hol, Progress};
 use super::loss::LossModel;
 use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
@@ -176,8 +177,8 @@ struct Loop<'a> {
     msg_next: Vec<u32>,
     /// First flow of each Net message (its subflows follow).
     msg_flow: Vec<u32>,
-    /// The flows of synchronized DCQCN incasts: caps and queueing delays (`dcqcn_incast`;
-    /// sorted by flow).
+    /// The flows of synchronized DCQCN incasts and their victims: caps and queueing delays
+    /// (`dcqcn_incast`, `dcqcn_victim`; sorted by flow).
     flow_cap: Vec<dcqcn_incast::GroupFlow>,
     /// Head-of-line blocking of victims behind an incast (lossless fabrics only, `hol`).
     hol: Option<Hol>,
@@ -298,9 +299,18 @@ impl<'a> Loop<'a> {
                 nflows += qpc * k;
             }
         }
-        let flow_cap = dcqcn_incast::synchronized_caps(topo, p, dag, &msg_flow, k, |m| {
-            2 * qp_ack[msg_qp[m] as usize] as u64
-        });
+        let loop_ps = |m: usize| 2 * qp_ack[msg_qp[m] as usize] as u64;
+        let mut flow_cap = dcqcn_incast::synchronized_caps(topo, p, dag, &msg_flow, k, loop_ps);
+        // Flows over queues an incast's burst fills (`dcqcn_victim`; static routes only).
+        if !adaptive {
+            let route = |m: usize, part: u32, j: u32| routes.get((msg_qp[m] + part) * k + j);
+            let cap = |l: u32| caps[l as usize];
+            let victims = dcqcn_victim::victim_caps(
+                topo, p, dag, &msg_flow, k, route, cap, loop_ps, &flow_cap,
+            );
+            flow_cap.extend(victims);
+            flow_cap.sort_unstable_by_key(|c| c.flow);
+        }
         let qps: Vec<QpState> = qp_ack
             .into_iter()
             .map(|ack| QpState {

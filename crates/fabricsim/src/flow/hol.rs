@@ -81,8 +81,11 @@
 //!     victim behind a downlink of 5 incast flows is paused (485 us; flow 1,668: the model
 //!     drains the held bytes at the roots' port share, while the leaf's dynamic XOFF rises as
 //!     its buffer drains and lets them go sooner). With DCQCN the flow engine caps the incast
-//!     below its egress (`dcqcn_incast`'s over-cut), so the egress is no root, and the victims do not wait (27-48 us): their
-//!     own cut is a DCQCN effect, not head-of-line blocking.
+//!     below its egress (`dcqcn_incast`'s over-cut), so the egress is no root and nothing is
+//!     held here: the victims' cut is a DCQCN effect, `dcqcn_victim`'s (traced by
+//!     `flow_calibrate -- victim-cnp`; flow 369.8, 166.8, 427.2, 369.8 us against packet 373.3,
+//!     163.6, 771.0, 371.9: the 771 us victim also sits behind a downlink the leaf's PFC pauses
+//!     for 356 us, which neither model sees with DCQCN on).
 
 use std::collections::VecDeque;
 

@@ -14,6 +14,7 @@
 //! - `rate_model`: per-flow caps, where calibrated fabric effects plug in;
 //! - `credits`: credit-limited rates of long InfiniBand links;
 //! - `dcqcn_incast`: DCQCN's cost for synchronized incast starters (a mean-field fluid model);
+//! - `dcqcn_victim`: DCQCN's cut of flows that cross a queue a start-up burst fills;
 //! - `hol`: head-of-line blocking of victim flows behind an incast under PFC or credits;
 //! - `nic_rr`: the packet granularity of the NIC's per-QP round robin at message end;
 //! - `loss`: go-back-N and selective-repeat goodput under random loss, tail-loss timeouts;
@@ -22,6 +23,7 @@
 pub mod cache;
 pub mod credits;
 pub mod dcqcn_incast;
+pub mod dcqcn_victim;
 pub mod fluid;
 pub mod hol;
 pub mod loss;

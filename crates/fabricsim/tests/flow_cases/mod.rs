@@ -417,3 +417,18 @@ pub fn run(c: &Case, kind: EngineKind, seed: u64) -> RunResult {
     .unwrap_or_else(|e| panic!("{} on {}: {e}", c.name, c.fabric));
     r
 }
+
+/// The directed links of message `m`'s first QP, as the packet engine routes it (static ECMP
+/// hash or D-mod-K; the flow engine places it there too).
+pub fn qp_links(topo: &Topology, p: &SimParams, dag: &MessageDag, m: usize) -> Vec<u32> {
+    use fabricsim::flow::paths;
+    let (msg_qp, ends) = fabricsim::sim::route::number_qps(&dag.messages, p.cc.qps_per_connection);
+    let q = msg_qp[m];
+    let (s, d) = ends[q as usize];
+    let (fwd, _) = paths::qp_hashes(p, q, s, d);
+    let router = paths::Router::new(topo, p.routing);
+    let mut links = Vec::new();
+    let hash = paths::PathModel::Hash;
+    paths::subflow_links(topo, &router, hash, s, d, fwd, 0, |_| 0, &mut links);
+    links
+}
