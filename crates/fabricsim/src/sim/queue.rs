@@ -183,7 +183,6 @@ impl<E: Packed> CalendarQueue<E> {
     #[inline(always)]
     fn put(&mut self, k: u64, t: u64, e: E) {
         let b = (k & MASK) as usize;
-        self.occupied[b >> 6] |= 1 << (b & 63);
         let mut slot = self.tail[b];
         if slot % CHUNK as u32 == 0 {
             slot = self.link(b, slot);
@@ -193,7 +192,8 @@ impl<E: Packed> CalendarQueue<E> {
     }
 
     /// Bucket `b`, empty or its last chunk full (`tail` `slot`), gets a chunk from the pool
-    /// (the last freed, else a new one); returns its first slot.
+    /// (the last freed, else a new one); returns its first slot. An empty bucket becomes
+    /// occupied here, so a push into a non-empty one does not touch the bitmap.
     #[inline(always)]
     fn link(&mut self, b: usize, slot: u32) -> u32 {
         let c = match self.free.pop() {
@@ -201,6 +201,7 @@ impl<E: Packed> CalendarQueue<E> {
             None => self.new_chunk(),
         };
         if slot == 0 {
+            self.occupied[b >> 6] |= 1 << (b & 63);
             self.first[b] = c;
         } else {
             self.next[slot as usize / CHUNK - 1] = c;

@@ -118,7 +118,9 @@ impl Engine<'_> {
         self.pkts.free(id);
     }
 
-    #[inline]
+    /// Packet `id` at the node of ingress `in_port`. Inlined into the event loop (a call cost
+    /// about 15 instructions of register saves per hop); the NIC receive path stays a call.
+    #[inline(always)]
     pub(super) fn arrive(&mut self, id: u32, in_port: usize) {
         let pk = *self.pkts.get(id);
         if pk.flags & F_CORRUPT != 0 {
