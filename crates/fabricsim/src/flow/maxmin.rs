@@ -518,6 +518,31 @@ impl MaxMin {
         self.added.push(f);
     }
 
+    /// Changes active flow `f`'s cap to `cap` bit/s; the next `resolve` re-solves the whole
+    /// components of its links (a cap may rise or fall: no threshold applies).
+    pub fn set_cap(&mut self, f: u32, cap: u64) {
+        let fi = f as usize;
+        debug_assert!(self.fl[fi].active, "cap of an inactive flow");
+        let next = self.caps.len() as u32;
+        let c = *self.cap_index.entry(cap).or_insert(next);
+        if c == next {
+            self.caps.push(cap);
+        }
+        if self.fl[fi].cap == c {
+            return;
+        }
+        self.fl[fi].cap = c;
+        for i in self.hops(self.fl[fi].route) {
+            self.seed_links.push(self.routes.links[i]);
+        }
+        self.threshold = 0;
+    }
+
+    /// Flow `f`'s cap (bit/s).
+    pub fn cap(&self, f: u32) -> u64 {
+        self.caps[self.fl[f as usize].cap as usize]
+    }
+
     /// Finishes flow `f`; its capacity is handed to the others at the next `resolve`.
     pub fn remove(&mut self, f: u32) {
         let fi = f as usize;

@@ -1,0 +1,381 @@
+//! The sender NIC's send stage: its per-QP round robin injects bytes at a QP's share of the
+//! line, not at the rate the fabric delivers them, and lossless back-pressure that reaches the
+//! NIC holds all of its QPs.
+//!
+//! Mechanism. A NIC serves the QPs that have data one packet each in turn (the packet engine's
+//! `sim::engine::nic_tx`; ConnectX's per-QP send arbitration). A QP whose flow is bottlenecked
+//! downstream (an incast flow) keeps getting its turn while the switch buffers absorb what it
+//! puts on the wire, so it takes its round-robin share of the line, not its max-min delivery
+//! rate, and a victim QP of the same NIC gets only its own share. Once that QP's backlog fills
+//! what the lossless hops can hold for it (credits per VL, IBA Vol. 1 7.9; PFC XOFF, IEEE
+//! 802.1Qbb), the ingress after the NIC's link is full of its bytes and the link waits for
+//! credits (or is paused): credits come back as the held flow drains, and the round robin
+//! hands them to its QPs in turn, so every QP of the NIC moves about at the held flow's rate
+//! (congestion spreading: Pfister & Norton, "Hot spot contention and combining in multistage
+//! interconnection networks", 1985; the victim flow of Zhu et al., "Congestion Control for
+//! Large-Scale RDMA Deployments", SIGCOMM 2015, 2.2).
+//!
+//! The model, per sender NIC (lossless fabrics), over its flows that still have bytes to put
+//! on the wire (*injecting*; a QP's subflows count as flows, each with its share):
+//! - A flow is *slow* when its max-min (delivery) rate is below its share of the line and not
+//!   set by this model's cap: its bytes queue in the fabric (backlog = injected - delivered).
+//! - *Absorbing*: with a slow flow and none held, the line is water-filled over the injecting
+//!   flows (each at most its own cap: a rate limiter, `dcqcn_incast`): a slow flow injects at
+//!   its share, the others are capped at it.
+//! - *Held*: once a slow flow's backlog reaches `C_f`, the bytes the lossless hops before its
+//!   bottleneck hold for it, it injects at its delivery rate and the NIC's round rate is the
+//!   held flows' mean rate: the other injecting flows are capped at it. `C_f` sums over the
+//!   ingresses its bytes wait in (the ends of its route's links before its first full link)
+//!   the ingress's hold threshold `W` (`hol`'s: credits per VL or PFC XOFF) over the flows that
+//!   share it: at the first switch, the NIC's slow flows (a victim's packets pass through);
+//!   further in, every flow on the link (the solver's load).
+//! - A flow that has put all its bytes on the wire leaves the round robin (its backlog drains
+//!   at its delivery rate, uncapped).
+//! The state changes at a NIC's events (a flow starts or ends, a rate changes, an injection
+//! ends, a backlog reaches `C_f`); each costs the NIC's flows, and a cap change re-solves the
+//! components of its links (`MaxMin::set_cap`), so the model is on for runs of at most
+//! [`NIC_SEND_MAX_FLOWS`] flows.
+//!
+//! Measured (`flow_calibrate -- nicshare`, `-- nicsend-trace`; ib-ndr, 1 MB victims beside a
+//! 1 MB incast flow on one NIC):
+//! - 128 GPUs, 32:1, 256 KB per VL (adaptive routing): the NIC is never held; the victim takes
+//!   44.8 us (half the line until the incast QP has put its 1 MB on the wire), flow was 24.4 us;
+//! - 1,024 GPUs, 99:1, D-mod-K: the NIC sends both QPs' first ~300 KB at the line in 15 us,
+//!   then waits for credits (the sender leaf's ingress holds its 256 KB, the spine's ingress
+//!   that incast flow's share), and the victim moves at about the incast flow's rate: packet
+//!   1,875-1,883 us (8 victims), flow 23.7 us before this model.
+
+use super::maxmin::{MaxMin, NO_CAP};
+use crate::sim::{FlowControl, PfcThreshold, SimParams};
+
+/// Most flows of a run the model is on for: a cap change re-solves whole components, which
+/// runs of 10^5 flows and more (the 131K-GPU step, the 4,096-GPU all-to-all) cannot afford per
+/// event; it shares `fluid::PORT_SERVICE_MAX_FLOWS`'s limit for the same reason.
+pub const NIC_SEND_MAX_FLOWS: u32 = 20_000;
+
+const NONE32: u32 = u32::MAX;
+const PS_PER_S: u128 = 1_000_000_000_000;
+/// A backlog within a byte of its hold is held (the work units' rounding).
+const SLACK: u128 = 8 * PS_PER_S;
+
+/// A flow's injection (work units: bits x 10^12, as `fluid`'s).
+#[derive(Clone, Copy)]
+struct Flow {
+    nic: u32,
+    /// Its cap before this model (route, rate limiter, `dcqcn_incast`).
+    base_cap: u64,
+    /// The cap this model set (`base_cap` when none).
+    cap: u64,
+    /// Work not yet put on the wire as of `at`, injected at `rate` since.
+    left: u128,
+    rate: u64,
+    at: u64,
+    /// Slow flows only (else 0): its backlog and its hold `C_f` at the last update.
+    backlog: u128,
+    hold: u128,
+}
+
+/// Per NIC: its active flows, the version of its pending event, whether it needs an update.
+#[derive(Clone, Default)]
+struct Nic {
+    flows: Vec<u32>,
+    ver: u32,
+    dirty: bool,
+}
+
+/// The send stage of every sender NIC.
+pub struct NicSend {
+    flows: Vec<Flow>,
+    nics: Vec<Nic>,
+    dirty: Vec<u32>,
+    /// The hold threshold of a switch ingress (bytes).
+    window: u64,
+    scratch: Vec<(u64, u32)>,
+}
+
+/// Rounds of solve and cap update per re-solve at most (`fluid`): a slow flow found, caps set,
+/// a held flow found, caps set, a last solve.
+pub const ROUNDS: u32 = 4;
+
+impl NicSend {
+    /// The model for `p`'s flow control over `flows` flows from `hosts` NICs; `None` on a lossy
+    /// fabric (a full buffer drops: nothing holds the NIC) or above [`NIC_SEND_MAX_FLOWS`].
+    pub fn new(p: &SimParams, hosts: usize, flows: u32) -> Option<NicSend> {
+        let window = match &p.flow_control {
+            FlowControl::None => return None,
+            FlowControl::Credits(c) => c.switch_vl_buffer_bytes,
+            FlowControl::Pfc(pfc) => match pfc.xoff {
+                PfcThreshold::Static(b) => b,
+                // An empty switch's dynamic XOFF: alpha x its buffer (Choudhury & Hahne 1998).
+                PfcThreshold::Dynamic(alpha) => (alpha * p.switch_buffer_bytes as f64) as u64,
+            },
+        };
+        if flows > NIC_SEND_MAX_FLOWS {
+            return None;
+        }
+        let idle = Flow {
+            nic: NONE32,
+            base_cap: NO_CAP,
+            cap: NO_CAP,
+            left: 0,
+            rate: 0,
+            at: 0,
+            backlog: 0,
+            hold: 0,
+        };
+        Some(NicSend {
+            flows: vec![idle; flows as usize],
+            nics: vec![Nic::default(); hosts],
+            dirty: Vec::new(),
+            window,
+            scratch: Vec::new(),
+        })
+    }
+
+    fn touch(&mut self, h: u32) {
+        let n = &mut self.nics[h as usize];
+        if !n.dirty {
+            n.dirty = true;
+            self.dirty.push(h);
+        }
+    }
+
+    /// Flow `f` of NIC `h` starts with `work` to send, capped at `cap` by its route.
+    pub fn add(&mut self, f: u32, h: u32, cap: u64, work: u128, now: u64) {
+        self.flows[f as usize] = Flow {
+            nic: h,
+            base_cap: cap,
+            cap,
+            left: work,
+            rate: 0,
+            at: now,
+            backlog: 0,
+            hold: 0,
+        };
+        self.nics[h as usize].flows.push(f);
+        self.touch(h);
+    }
+
+    /// Flow `f` has delivered its last byte.
+    pub fn remove(&mut self, f: u32) {
+        let h = std::mem::replace(&mut self.flows[f as usize].nic, NONE32);
+        if h == NONE32 {
+            return;
+        }
+        let fl = &mut self.nics[h as usize].flows;
+        let i = fl.iter().position(|&g| g == f).expect("a NIC's flow");
+        fl.swap_remove(i);
+        self.touch(h);
+    }
+
+    /// Flow `f`'s max-min rate changed.
+    pub fn rerated(&mut self, f: u32) {
+        let h = self.flows[f as usize].nic;
+        if h != NONE32 {
+            self.touch(h);
+        }
+    }
+
+    /// NIC event `(h, ver)` fell due: whether it is current (the NIC then needs an update).
+    pub fn due(&mut self, h: u32, ver: u32) -> bool {
+        if self.nics[h as usize].ver != ver {
+            return false;
+        }
+        self.touch(h);
+        true
+    }
+
+    /// Brings every NIC touched since the last call up to `now`: advances its flows' injection,
+    /// sets its flows' caps in `solver` (`d(flow, rate, now)`: its undelivered work), and schedules its next change with
+    /// `schedule(time, nic, version)`. Returns whether a cap changed (the rates need a solve).
+    pub fn update(
+        &mut self,
+        now: u64,
+        solver: &mut MaxMin,
+        d: &impl Fn(u32, u64, u64) -> u128,
+        mut schedule: impl FnMut(u64, u32, u32),
+    ) -> bool {
+        let mut changed = false;
+        let dirty = std::mem::take(&mut self.dirty);
+        for &h in &dirty {
+            self.nics[h as usize].dirty = false;
+            let next = self.update_nic(h, now, solver, d, &mut changed);
+            let n = &mut self.nics[h as usize];
+            n.ver = n.ver.wrapping_add(1);
+            if let Some(t) = next {
+                schedule(t, h, n.ver);
+            }
+        }
+        self.dirty = dirty;
+        self.dirty.clear();
+        changed
+    }
+
+    fn update_nic(
+        &mut self,
+        h: u32,
+        now: u64,
+        solver: &mut MaxMin,
+        d: &impl Fn(u32, u64, u64) -> u128,
+        changed: &mut bool,
+    ) -> Option<u64> {
+        let flows = std::mem::take(&mut self.nics[h as usize].flows);
+        let line = flows
+            .first()
+            .and_then(|&f| solver.routes().get(solver.route(f)).first())
+            .map_or(0, |&l| solver.capacity(l));
+        // Tolerance of a rate's integer floors (1 ppm of the line).
+        let tol = line >> 20;
+        // Injection up to now, never behind delivery (a flow's bytes are on the wire before they
+        // are delivered).
+        for &f in &flows {
+            let rate = solver.rate(f);
+            let fl = &mut self.flows[f as usize];
+            let sent = fl.rate as u128 * (now - fl.at) as u128;
+            fl.left = fl.left.saturating_sub(sent).min(d(f, rate, now));
+            fl.at = now;
+        }
+        // The line's round-robin share, water-filled over the injecting flows' own caps.
+        self.scratch.clear();
+        self.scratch.extend(
+            flows
+                .iter()
+                .filter(|&&f| self.flows[f as usize].left > 0)
+                .map(|&f| (self.flows[f as usize].base_cap, f)),
+        );
+        self.scratch.sort_unstable();
+        let share = water_fill(line, self.scratch.iter().map(|c| c.0));
+        // Slow flows: injecting, delivery below their share and not set by this model's cap.
+        let slow = |fl: &Flow, rate: u64| {
+            let set_here = fl.cap < fl.base_cap && rate + tol >= fl.cap;
+            fl.left > 0 && !set_here && rate + tol < share.min(fl.base_cap)
+        };
+        let slow_n = flows
+            .iter()
+            .filter(|&&f| slow(&self.flows[f as usize], solver.rate(f)))
+            .count() as u64;
+        // Per slow flow: its backlog and hold (`hold` 0: not slow); the held ones' rates.
+        let (mut held_n, mut held_sum) = (0u64, 0u64);
+        for &f in &flows {
+            let fl = self.flows[f as usize];
+            let rate = solver.rate(f);
+            let (backlog, hold) = if slow(&fl, rate) {
+                let backlog = d(f, rate, now).saturating_sub(fl.left);
+                (backlog, self.hold_work(solver, f, slow_n).max(1))
+            } else {
+                (0, 0)
+            };
+            if hold > 0 && backlog + SLACK >= hold {
+                held_n += 1;
+                held_sum += rate;
+            }
+            let fl = &mut self.flows[f as usize];
+            fl.backlog = backlog;
+            fl.hold = hold;
+        }
+        // The rate the round robin serves every injecting flow at: the held flows' mean once
+        // one is held, else the share; none when no flow is slow (the max-min rates are the
+        // NIC's own).
+        let round = match (held_n, slow_n) {
+            (0, 0) => None,
+            (0, _) => Some(share),
+            (n, _) => Some(held_sum / n),
+        };
+        let mut next = u64::MAX;
+        for &f in &flows {
+            let rate = solver.rate(f);
+            let fl = &mut self.flows[f as usize];
+            let (inject, cap) = match round {
+                Some(r) if fl.left > 0 && fl.hold > 0 => {
+                    if fl.backlog + SLACK >= fl.hold {
+                        (rate, fl.base_cap) // held: its backlog stays
+                    } else {
+                        let inject = r.min(fl.base_cap).max(rate);
+                        if inject > rate {
+                            // Its backlog reaches its hold at this excess.
+                            let gap = fl.hold.saturating_sub(fl.backlog);
+                            next = next.min(now.saturating_add(ps(gap, inject - rate)));
+                        }
+                        (inject, fl.base_cap)
+                    }
+                }
+                Some(r) if fl.left > 0 => (rate.min(r), fl.base_cap.min(r.max(1))),
+                _ => (rate, fl.base_cap),
+            };
+            fl.rate = inject;
+            if fl.left > 0 && inject > 0 {
+                next = next.min(now.saturating_add(ps(fl.left, inject)));
+            }
+            if cap != fl.cap {
+                fl.cap = cap;
+                solver.set_cap(f, cap);
+                *changed = true;
+            }
+        }
+        self.nics[h as usize].flows = flows;
+        (next != u64::MAX).then_some(next)
+    }
+
+    /// `C_f` (work units): what the ingresses of `f`'s route before its first full link hold for
+    /// it, each's window over the flows sharing it (the first switch's over the NIC's `slow`
+    /// flows).
+    fn hold_work(&self, solver: &MaxMin, f: u32, slow: u64) -> u128 {
+        let links = solver.routes().get(solver.route(f));
+        let w = self.window as u128 * 8 * PS_PER_S;
+        let mut c = 0u128;
+        for (i, &l) in links.iter().enumerate() {
+            if i > 0 && full(solver, l) {
+                break;
+            }
+            if i + 1 == links.len() {
+                break; // the last ingress is the receiving NIC's, which drains at line rate
+            }
+            let sharing = if i == 0 { slow } else { solver.load(l) as u64 };
+            c += w / sharing.max(1) as u128;
+        }
+        c
+    }
+}
+
+/// Whether `l` is full in the max-min solution (its rates are floors: under 1 bit/s a flow).
+fn full(solver: &MaxMin, l: u32) -> bool {
+    let n = solver.load(l) as u64;
+    n >= 1 && solver.used_bps(l) + n >= solver.capacity(l)
+}
+
+/// The time (ps, rounded up) `work` takes at `rate` bit/s.
+fn ps(work: u128, rate: u64) -> u64 {
+    work.div_ceil(rate.max(1) as u128).min(u64::MAX as u128) as u64
+}
+
+/// The equal share of `line` over flows whose own caps are `caps` (ascending): a flow capped
+/// below the share takes its cap, the others split the rest (`NO_CAP` when none inject).
+fn water_fill(line: u64, caps: impl ExactSizeIterator<Item = u64>) -> u64 {
+    let mut n = caps.len() as u64;
+    if n == 0 {
+        return NO_CAP;
+    }
+    let mut left = line;
+    for c in caps {
+        let share = left / n;
+        if c >= share {
+            return share;
+        }
+        left -= c;
+        n -= 1;
+    }
+    NO_CAP
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_share_is_water_filled_over_the_flows_own_caps() {
+        // 400 over 3 uncapped: 133; a flow capped at 100 leaves 300 to the other two: 150 each.
+        assert_eq!(water_fill(400, [NO_CAP; 3].into_iter()), 133);
+        assert_eq!(water_fill(400, [100, NO_CAP, NO_CAP].into_iter()), 150);
+        assert_eq!(water_fill(400, std::iter::empty()), NO_CAP);
+    }
+}
