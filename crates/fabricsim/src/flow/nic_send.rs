@@ -90,7 +90,7 @@ pub struct NicSend {
     dirty: Vec<u32>,
     /// The hold threshold of a switch ingress (bytes).
     window: u64,
-    scratch: Vec<(u64, u32)>,
+    scratch: Vec<u64>,
 }
 
 /// Rounds of solve and cap update per re-solve at most (`fluid`): a slow flow found, caps set,
@@ -235,16 +235,26 @@ impl NicSend {
             fl.left = fl.left.saturating_sub(sent).min(d(f, rate, now));
             fl.at = now;
         }
-        // The line's round-robin share, water-filled over the injecting flows' own caps.
+        // The line's round-robin share, water-filled over the injecting flows' own caps (sorted
+        // only when one of them is below the equal share).
         self.scratch.clear();
         self.scratch.extend(
             flows
                 .iter()
                 .filter(|&&f| self.flows[f as usize].left > 0)
-                .map(|&f| (self.flows[f as usize].base_cap, f)),
+                .map(|&f| self.flows[f as usize].base_cap),
         );
-        self.scratch.sort_unstable();
-        let share = water_fill(line, self.scratch.iter().map(|c| c.0));
+        let equal = line / (self.scratch.len() as u64).max(1);
+        let share = if self.scratch.iter().all(|&c| c >= equal) {
+            if self.scratch.is_empty() {
+                NO_CAP
+            } else {
+                equal
+            }
+        } else {
+            self.scratch.sort_unstable();
+            water_fill(line, self.scratch.iter().copied())
+        };
         // Slow flows: injecting, delivery below their share and not set by this model's cap.
         let slow = |fl: &Flow, rate: u64| {
             let set_here = fl.cap < fl.base_cap && rate + tol >= fl.cap;
