@@ -22,13 +22,15 @@
 //! - *Absorbing*: with a slow flow and none held, the line is water-filled over the injecting
 //!   flows (each at most its own cap: a rate limiter, `dcqcn_incast`): a slow flow injects at
 //!   its share, the others are capped at it.
-//! - *Held*: once a slow flow's backlog reaches `C_f`, the bytes the lossless hops before its
-//!   bottleneck hold for it, it injects at its delivery rate and the NIC's round rate is the
-//!   held flows' mean rate: the other injecting flows are capped at it. `C_f` sums over the
-//!   ingresses its bytes wait in (the ends of its route's links before its first full link)
-//!   the ingress's hold threshold `W` (`hol`'s: credits per VL or PFC XOFF) over the flows that
-//!   share it: at the first switch, the NIC's slow flows (a victim's packets pass through);
-//!   further in, every flow on the link (the solver's load).
+//! - *Held*: a slow flow's backlog fills, from its bottleneck back, the ingresses of its route
+//!   before that link (the ends of its links up to the one before its first full link), each
+//!   up to its hold threshold `W` (`hol`'s: credits per VL or PFC XOFF) over the flows on the
+//!   link into it; what the ingresses past the first switch cannot hold waits in the first
+//!   switch's ingress, which every slow flow of the NIC (and every subflow of an adaptive QP)
+//!   fills together. Once that ingress holds `W`, the NIC's link waits for credits: the flows
+//!   overflowing into it inject at their delivery rates, and the round robin serves every
+//!   other injecting flow at their mean rate (the rate credits come back at, per flow), capping
+//!   the others at it.
 //! - A flow that has put all its bytes on the wire leaves the round robin (its backlog drains
 //!   at its delivery rate, uncapped).
 //! The state changes at a NIC's events (a flow starts or ends, a rate changes, an injection
@@ -36,14 +38,25 @@
 //! components of its links (`MaxMin::set_cap`), so the model is on for runs of at most
 //! [`NIC_SEND_MAX_FLOWS`] flows.
 //!
-//! Measured (`flow_calibrate -- nicshare`, `-- nicsend-trace`; ib-ndr, 1 MB victims beside a
-//! 1 MB incast flow on one NIC):
-//! - 128 GPUs, 32:1, 256 KB per VL (adaptive routing): the NIC is never held; the victim takes
-//!   44.8 us (half the line until the incast QP has put its 1 MB on the wire), flow was 24.4 us;
-//! - 1,024 GPUs, 99:1, D-mod-K: the NIC sends both QPs' first ~300 KB at the line in 15 us,
-//!   then waits for credits (the sender leaf's ingress holds its 256 KB, the spine's ingress
-//!   that incast flow's share), and the victim moves at about the incast flow's rate: packet
-//!   1,875-1,883 us (8 victims), flow 23.7 us before this model.
+//! Measured (`flow_calibrate -- nicshare`, `-- nicsend-trace`, `-- hol-trace`; ib-ndr, 1 MB
+//! victims from the NIC of a 1 MB incast flow), packet / flow (flow before this model):
+//! - 128 GPUs, 32:1, 256 KB per VL (adaptive routing): the NIC is never held; the victim gets
+//!   half the line until the incast QP has put its 1 MB on the wire: 44.8 / 44.8 us (24.4); a
+//!   4 MB victim 108.1 / 110.3 us (89.9);
+//! - the same at 64 KB per VL: the NIC is held 461 us; 534.6 / 399.8 us (24.4). The packet
+//!   engine holds it sooner than the model, after ~180 KB of the incast QP's backlog (a 256 KB
+//!   victim: 152.5 / 13.1 us): adaptive routing's bytes wait in fewer ingresses than the
+//!   subflows' loads give them;
+//! - 1,024 GPUs, 99:1 (the `hol-trace` case, 8 victims, 4 from incast senders' NICs):
+//!   adaptive routing 44.8 / 44.8 us (25.4 and 23.8); D-mod-K 1,875-1,883 / 1,457.6 us (23.7):
+//!   the NIC sends both QPs' first ~300 KB at the line in 15 us, then waits for credits (the
+//!   sender leaf's ingress holds 256 KB of the incast flow), and the victim moves at the incast
+//!   flow's rate, 3.0 Gb/s in the packet engine, where the spine's egress into the receiver's
+//!   leaf serves its 31 input ports in turn and 4 incast flows share each, 4.2 Gb/s (400G / 96)
+//!   in the flow engine, which shares inner egresses per flow (`rate_model`);
+//! - roce-400g, 128 GPUs (DCQCN): 33.3 / 24.9 us (unchanged): the packet engine's incast QP
+//!   takes its share until DCQCN's first cut (~19 us), `dcqcn_incast` caps it from its start,
+//!   so it is not slow; without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
 
 use super::maxmin::{MaxMin, NO_CAP};
 use crate::sim::{FlowControl, PfcThreshold, SimParams};
@@ -70,9 +83,11 @@ struct Flow {
     left: u128,
     rate: u64,
     at: u64,
-    /// Slow flows only (else 0): its backlog and its hold `C_f` at the last update.
+    /// Whether it was slow at the last update, and then its backlog and what the ingresses
+    /// past the first switch hold for it (work units).
+    slow: bool,
     backlog: u128,
-    hold: u128,
+    down: u128,
 }
 
 /// Per NIC: its active flows, the version of its pending event, whether it needs an update.
@@ -120,8 +135,9 @@ impl NicSend {
             left: 0,
             rate: 0,
             at: 0,
+            slow: false,
             backlog: 0,
-            hold: 0,
+            down: 0,
         };
         Some(NicSend {
             flows: vec![idle; flows as usize],
@@ -149,8 +165,9 @@ impl NicSend {
             left: work,
             rate: 0,
             at: now,
+            slow: false,
             backlog: 0,
-            hold: 0,
+            down: 0,
         };
         self.nics[h as usize].flows.push(f);
         self.touch(h);
@@ -245,69 +262,72 @@ impl NicSend {
                 .map(|&f| self.flows[f as usize].base_cap),
         );
         let equal = line / (self.scratch.len() as u64).max(1);
-        let share = if self.scratch.iter().all(|&c| c >= equal) {
-            if self.scratch.is_empty() {
-                NO_CAP
-            } else {
-                equal
-            }
+        let share = if self.scratch.is_empty() {
+            NO_CAP
+        } else if self.scratch.iter().all(|&c| c >= equal) {
+            equal
         } else {
             self.scratch.sort_unstable();
             water_fill(line, self.scratch.iter().copied())
         };
-        // Slow flows: injecting, delivery below their share and not set by this model's cap.
-        let slow = |fl: &Flow, rate: u64| {
-            let set_here = fl.cap < fl.base_cap && rate + tol >= fl.cap;
-            fl.left > 0 && !set_here && rate + tol < share.min(fl.base_cap)
-        };
-        let slow_n = flows
-            .iter()
-            .filter(|&&f| slow(&self.flows[f as usize], solver.rate(f)))
-            .count() as u64;
-        // Per slow flow: its backlog and hold (`hold` 0: not slow); the held ones' rates.
-        let (mut held_n, mut held_sum) = (0u64, 0u64);
+        // Slow flows (injecting, delivery below their share and not set by this model's cap):
+        // their backlog, what the ingresses past the first switch hold of it, and the rest,
+        // which waits in the first switch's ingress (the one NIC link's credits or XOFF count).
+        let (mut first, mut over_n, mut over_sum) = (0u128, 0u64, 0u64);
+        let mut slow_n = 0u32;
         for &f in &flows {
-            let fl = self.flows[f as usize];
             let rate = solver.rate(f);
-            let (backlog, hold) = if slow(&fl, rate) {
+            let fl = self.flows[f as usize];
+            let set_here = fl.cap < fl.base_cap && rate + tol >= fl.cap;
+            let slow = fl.left > 0 && !set_here && rate + tol < share.min(fl.base_cap);
+            let (backlog, down) = if slow {
                 let backlog = d(f, rate, now).saturating_sub(fl.left);
-                (backlog, self.hold_work(solver, f, slow_n).max(1))
+                (backlog, self.held_past_first(solver, f))
             } else {
                 (0, 0)
             };
-            if hold > 0 && backlog + SLACK >= hold {
-                held_n += 1;
-                held_sum += rate;
+            if slow {
+                slow_n += 1;
+                if backlog + SLACK >= down {
+                    first += backlog - down.min(backlog);
+                    over_n += 1;
+                    over_sum += rate;
+                }
             }
             let fl = &mut self.flows[f as usize];
+            fl.slow = slow;
             fl.backlog = backlog;
-            fl.hold = hold;
+            fl.down = down;
         }
-        // The rate the round robin serves every injecting flow at: the held flows' mean once
-        // one is held, else the share; none when no flow is slow (the max-min rates are the
-        // NIC's own).
-        let round = match (held_n, slow_n) {
-            (0, 0) => None,
-            (0, _) => Some(share),
-            (n, _) => Some(held_sum / n),
+        let window = self.window_work();
+        let held = over_n > 0 && first + SLACK >= window;
+        // The rate the round robin serves every injecting flow at: while the NIC is held, the
+        // rate its credits come back at per flow (the overflowing flows' mean rate), else the
+        // share; none when no flow is slow (the max-min rates are the NIC's own).
+        let round = match (held, slow_n) {
+            (true, _) => Some(over_sum / over_n),
+            (false, 0) => None,
+            (false, _) => Some(share),
         };
         let mut next = u64::MAX;
+        // How fast the first ingress fills (absorbing): the overflowing flows' excess.
+        let mut filling = 0u64;
         for &f in &flows {
             let rate = solver.rate(f);
             let fl = &mut self.flows[f as usize];
+            let overflowing = fl.slow && fl.backlog + SLACK >= fl.down;
             let (inject, cap) = match round {
-                Some(r) if fl.left > 0 && fl.hold > 0 => {
-                    if fl.backlog + SLACK >= fl.hold {
-                        (rate, fl.base_cap) // held: its backlog stays
-                    } else {
-                        let inject = r.min(fl.base_cap).max(rate);
-                        if inject > rate {
-                            // Its backlog reaches its hold at this excess.
-                            let gap = fl.hold.saturating_sub(fl.backlog);
-                            next = next.min(now.saturating_add(ps(gap, inject - rate)));
-                        }
-                        (inject, fl.base_cap)
+                Some(_) if fl.slow && held && overflowing => (rate, fl.base_cap),
+                Some(r) if fl.slow => {
+                    let inject = r.min(fl.base_cap).max(rate);
+                    if overflowing {
+                        filling += inject - rate;
+                    } else if inject > rate {
+                        // Its backlog reaches the ingresses past the first switch at this excess.
+                        let gap = fl.down - fl.backlog;
+                        next = next.min(now.saturating_add(ps(gap, inject - rate)));
                     }
+                    (inject, fl.base_cap)
                 }
                 Some(r) if fl.left > 0 => (rate.min(r), fl.base_cap.min(r.max(1))),
                 _ => (rate, fl.base_cap),
@@ -322,26 +342,31 @@ impl NicSend {
                 *changed = true;
             }
         }
+        if !held && filling > 0 {
+            next = next.min(now.saturating_add(ps(window.saturating_sub(first), filling)));
+        }
         self.nics[h as usize].flows = flows;
         (next != u64::MAX).then_some(next)
     }
 
-    /// `C_f` (work units): what the ingresses of `f`'s route before its first full link hold for
-    /// it, each's window over the flows sharing it (the first switch's over the NIC's `slow`
-    /// flows).
-    fn hold_work(&self, solver: &MaxMin, f: u32, slow: u64) -> u128 {
+    /// The switch ingress's hold threshold in work units.
+    fn window_work(&self) -> u128 {
+        self.window as u128 * 8 * PS_PER_S
+    }
+
+    /// What the ingresses of `f`'s route past the first switch and before its first full link
+    /// hold for it (work units): each's window over the flows on the link into it.
+    fn held_past_first(&self, solver: &MaxMin, f: u32) -> u128 {
         let links = solver.routes().get(solver.route(f));
-        let w = self.window as u128 * 8 * PS_PER_S;
+        let w = self.window_work();
         let mut c = 0u128;
-        for (i, &l) in links.iter().enumerate() {
-            if i > 0 && full(solver, l) {
+        // The ingress at the end of link i holds what waits for link i + 1; the last ingress is
+        // the receiving NIC's, which drains at line rate.
+        for (i, &l) in links.iter().enumerate().skip(1) {
+            if full(solver, l) || i + 1 == links.len() {
                 break;
             }
-            if i + 1 == links.len() {
-                break; // the last ingress is the receiving NIC's, which drains at line rate
-            }
-            let sharing = if i == 0 { slow } else { solver.load(l) as u64 };
-            c += w / sharing.max(1) as u128;
+            c += w / solver.load(l).max(1) as u128;
         }
         c
     }
