@@ -39,6 +39,8 @@
 //!   sender's NIC with a victim beside it (`flow::nic_send`), traced on the packet engine: per
 //!   interval, the NIC's sending rate, the egress queues along its incast flow's path, and
 //!   whether the NIC waited for credits; the victim and that incast flow, packet / flow.
+//!   `-- nicsend-trace cases`: per cross-validation case (flow engine, up to 8 seeds), the caps
+//!   the send stage set or lifted (0: the case's results are the engine's without it).
 //! - `-- cases [name]`: the cross-validation cases of `tests/flow_xval.rs`, packet vs flow,
 //!   pooled over each case's seeds (the table of the issue-7 note).
 //!
@@ -1170,6 +1172,34 @@ fn nic_send_trace(gpus: u32, senders: u32, kb: u64, dmodk: bool) {
     }
 }
 
+/// `nicsend-trace cases`: the caps `flow::nic_send` set or lifted per cross-validation case
+/// (flow engine, seeds 1 to 8 at most), with the case's mean FCT.
+fn nic_send_cases() {
+    for c in flow_cases::cases() {
+        let (topo, mut p) = flow_cases::fabric(c.hosts, c.fabric);
+        p.loss_rate = c.loss;
+        p.timeout_exp = c.timeout_exp;
+        let (mut caps, mut sum_ps, mut count) = (0u64, 0u128, 0u64);
+        for seed in 1..=c.seeds.min(8) {
+            p.seed = seed;
+            let fp = fabricsim::engine_choice::flow_params(&topo, &p);
+            let (r, fs) = fabricsim::flow::run(&topo, &p, &c.dag, &fp).expect("valid case");
+            caps += fs.nic_caps;
+            for m in &r.messages {
+                sum_ps += u128::from(m.fct_ps.unwrap_or(0));
+                count += 1;
+            }
+        }
+        println!(
+            "{:<26} {:<9} loss {:<5}: {caps:>6} caps set or lifted; mean FCT {:.4} us",
+            c.name,
+            c.fabric,
+            c.loss,
+            sum_ps as f64 / count.max(1) as f64 / 1e6
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -1203,6 +1233,7 @@ fn main() {
         }
         Some("nicshare") => nic_share(),
         Some("ports") => port_cost(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1024)),
+        Some("nicsend-trace") if args.get(1).is_some_and(|a| a == "cases") => nic_send_cases(),
         Some("nicsend-trace") => {
             let arg = |i: usize, d: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
             let dmodk = args.get(4).is_some_and(|a| a == "dmodk");

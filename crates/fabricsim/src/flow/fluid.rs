@@ -92,6 +92,8 @@ pub struct FlowStats {
     /// The longest a message drained beyond its drain alone on its route (ps): the queueing
     /// delay a packet network would add (`loss::LossModel::rto_warning`).
     pub max_wait_ps: u64,
+    /// Caps the NICs' send stage set or lifted (`nic_send`; 0: it changed no rate).
+    pub nic_caps: u64,
 }
 
 /// Most flows of a run whose egresses to NICs are served per input port. A change that
@@ -459,6 +461,7 @@ impl<'a> Loop<'a> {
             }
         }
         self.stats.solve = self.solver.stats();
+        self.stats.nic_caps = self.nic_send.as_ref().map_or(0, NicSend::caps_set);
         self.stats.routes = self.solver.routes().len() as u64;
     }
 

@@ -518,8 +518,9 @@ impl MaxMin {
         self.added.push(f);
     }
 
-    /// Changes active flow `f`'s cap to `cap` bit/s; the next `resolve` re-solves the whole
-    /// components of its links (a cap may rise or fall: no threshold applies).
+    /// Changes active flow `f`'s cap to `cap` bit/s, as finishing it and starting it again with
+    /// that cap would: flows below its rate and below the new cap's bound (the cap, or a fair
+    /// share of one of its links) keep their rates at the next `resolve`.
     pub fn set_cap(&mut self, f: u32, cap: u64) {
         let fi = f as usize;
         debug_assert!(self.fl[fi].active, "cap of an inactive flow");
@@ -532,15 +533,14 @@ impl MaxMin {
             return;
         }
         self.fl[fi].cap = c;
+        let mut bound = cap.min(self.fl[fi].rate);
         for i in self.hops(self.fl[fi].route) {
-            self.seed_links.push(self.routes.links[i]);
+            let l = self.routes.links[i];
+            let ls = &self.ln[l as usize];
+            bound = bound.min(ls.capacity / ls.active.max(1) as u64);
+            self.seed_links.push(l);
         }
-        self.threshold = 0;
-    }
-
-    /// Flow `f`'s cap (bit/s).
-    pub fn cap(&self, f: u32) -> u64 {
-        self.caps[self.fl[f as usize].cap as usize]
+        self.threshold = self.threshold.min(bound);
     }
 
     /// Finishes flow `f`; its capacity is handed to the others at the next `resolve`.

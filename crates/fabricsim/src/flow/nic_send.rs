@@ -106,6 +106,8 @@ pub struct NicSend {
     /// The hold threshold of a switch ingress (bytes).
     window: u64,
     scratch: Vec<u64>,
+    /// Caps set or lifted so far.
+    caps_set: u64,
 }
 
 /// Rounds of solve and cap update per re-solve at most (`fluid`): a slow flow found, caps set,
@@ -145,7 +147,13 @@ impl NicSend {
             dirty: Vec::new(),
             window,
             scratch: Vec::new(),
+            caps_set: 0,
         })
+    }
+
+    /// Caps set or lifted so far (0: the model changed no rate).
+    pub fn caps_set(&self) -> u64 {
+        self.caps_set
     }
 
     fn touch(&mut self, h: u32) {
@@ -339,6 +347,7 @@ impl NicSend {
             if cap != fl.cap {
                 fl.cap = cap;
                 solver.set_cap(f, cap);
+                self.caps_set += 1;
                 *changed = true;
             }
         }
@@ -346,7 +355,9 @@ impl NicSend {
             next = next.min(now.saturating_add(ps(window.saturating_sub(first), filling)));
         }
         self.nics[h as usize].flows = flows;
-        (next != u64::MAX).then_some(next)
+        // Without a slow flow every flow injects at its delivery rate, and only a start, an
+        // end or a rate change (each of which touches the NIC) can make one slow.
+        (round.is_some() && next != u64::MAX).then_some(next)
     }
 
     /// The switch ingress's hold threshold in work units.
