@@ -34,9 +34,11 @@
 //! - A flow that has put all its bytes on the wire leaves the round robin (its backlog drains
 //!   at its delivery rate, uncapped).
 //! The state changes at a NIC's events (a flow starts or ends, a rate changes, an injection
-//! ends, a backlog reaches `C_f`); each costs the NIC's flows, and a cap change re-solves the
-//! components of its links (`MaxMin::set_cap`), so the model is on for runs of at most
-//! [`NIC_SEND_MAX_FLOWS`] flows.
+//! ends, a backlog reaches a hold; only the last two are scheduled, and only while the NIC has
+//! a slow flow); an update costs the NIC's flows, and a cap change re-solves as finishing the
+//! flow and starting it again would (`MaxMin::set_cap`). A solve that changes the rates of
+//! many flows on NICs of many flows costs their product (the 4,096-GPU all-to-all: 4,095 QPs
+//! per NIC, 16.7 M flows), so the model is on for runs of at most [`NIC_SEND_MAX_FLOWS`].
 //!
 //! Measured (`flow_calibrate -- nicshare`, `-- nicsend-trace`, `-- hol-trace`; ib-ndr, 1 MB
 //! victims from the NIC of a 1 MB incast flow), packet / flow (flow before this model):
@@ -61,9 +63,9 @@
 use super::maxmin::{MaxMin, NO_CAP};
 use crate::sim::{FlowControl, PfcThreshold, SimParams};
 
-/// Most flows of a run the model is on for: a cap change re-solves whole components, which
-/// runs of 10^5 flows and more (the 131K-GPU step, the 4,096-GPU all-to-all) cannot afford per
-/// event; it shares `fluid::PORT_SERVICE_MAX_FLOWS`'s limit for the same reason.
+/// Most flows of a run the model is on for (the module's cost): the 131K-GPU step and the
+/// 4,096-GPU all-to-all of `examples/flow_bench.rs` run without it; the same limit as
+/// `fluid::PORT_SERVICE_MAX_FLOWS`, whose model is on for the same (lossless) runs.
 pub const NIC_SEND_MAX_FLOWS: u32 = 20_000;
 
 const NONE32: u32 = u32::MAX;
