@@ -520,8 +520,10 @@ impl MaxMin {
 
     /// Changes active flow `f`'s cap to `cap` bit/s, as finishing it and starting it again with
     /// that cap would: flows below its rate and below the new cap's bound (the cap, or a fair
-    /// share of one of its links) keep their rates at the next `resolve`.
-    pub fn set_cap(&mut self, f: u32, cap: u64) {
+    /// share of one of its links) keep their rates at the next `resolve`. Returns whether the
+    /// rates may change: not when neither the old cap nor the new one is below its rate (the
+    /// solution stays feasible, and a looser or unused cap does not move a max-min solution).
+    pub fn set_cap(&mut self, f: u32, cap: u64) -> bool {
         let fi = f as usize;
         debug_assert!(self.fl[fi].active, "cap of an inactive flow");
         let next = self.caps.len() as u32;
@@ -529,10 +531,13 @@ impl MaxMin {
         if c == next {
             self.caps.push(cap);
         }
-        if self.fl[fi].cap == c {
-            return;
-        }
+        let old = self.caps[self.fl[fi].cap as usize];
         self.fl[fi].cap = c;
+        let rate = self.fl[fi].rate;
+        // A flow not solved yet (rate 0) is solved with its new cap at the next `resolve`.
+        if old == cap || (rate > 0 && rate < old && rate <= cap) {
+            return false;
+        }
         let mut bound = cap.min(self.fl[fi].rate);
         for i in self.hops(self.fl[fi].route) {
             let l = self.routes.links[i];
@@ -541,6 +546,7 @@ impl MaxMin {
             self.seed_links.push(l);
         }
         self.threshold = self.threshold.min(bound);
+        true
     }
 
     /// Finishes flow `f`; its capacity is handed to the others at the next `resolve`.

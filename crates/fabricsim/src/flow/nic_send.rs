@@ -108,7 +108,7 @@ pub struct NicSend {
     /// The hold threshold of a switch ingress (bytes).
     window: u64,
     scratch: Vec<u64>,
-    /// Caps set or lifted so far.
+    /// Caps set or lifted that could move the rates.
     caps_set: u64,
 }
 
@@ -348,9 +348,10 @@ impl NicSend {
             }
             if cap != fl.cap {
                 fl.cap = cap;
-                solver.set_cap(f, cap);
-                self.caps_set += 1;
-                *changed = true;
+                if solver.set_cap(f, cap) {
+                    self.caps_set += 1;
+                    *changed = true;
+                }
             }
         }
         if !held && filling > 0 {
