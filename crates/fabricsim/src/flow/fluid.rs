@@ -31,6 +31,7 @@ use super::hol::{FlowNow, Hol, Progress};
 use super::loss::LossModel;
 use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
 use super::nic_rr::NicRounds;
+use super::nic_send::{self, NicSend};
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
 use super::report;
@@ -92,6 +93,8 @@ pub struct FlowStats {
     /// The longest a message drained beyond its drain alone on its route (ps): the queueing
     /// delay a packet network would add (`loss::LossModel::rto_warning`).
     pub max_wait_ps: u64,
+    /// Caps the NICs' send stage set or lifted (`nic_send`; 0: it changed no rate).
+    pub nic_caps: u64,
 }
 
 /// Most flows of a run whose egresses to NICs are served per input port. A change that
@@ -105,6 +108,7 @@ pub const PORT_SERVICE_MAX_FLOWS: u32 = 20_000;
 const DRAINED: u8 = 0;
 const DONE: u8 = 1;
 const START: u8 = 2;
+const NIC_SEND: u8 = 3;
 const NONE: u64 = u64::MAX;
 const NONE32: u32 = u32::MAX;
 /// `Rng::stream` kind of the per-message tail-loss draws.
@@ -184,6 +188,8 @@ struct Loop<'a> {
     hol: Option<Hol>,
     /// The sender NICs' per-QP round robin at message end (`nic_rr`).
     rounds: NicRounds,
+    /// The sender NICs' send stage: round-robin injection and back-pressure (`nic_send`).
+    nic_send: Option<NicSend>,
     msgs: Vec<MsgState>,
     /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
     /// transfers share its one-way NVLink rate one after another.
@@ -383,6 +389,7 @@ impl<'a> Loop<'a> {
                 n,
                 paths::wire_bytes(p, p.mtu_bytes as u64),
             ),
+            nic_send: NicSend::new(p, topo.num_hosts(), nflows),
             msgs,
             release,
             flows: vec![
@@ -447,6 +454,7 @@ impl<'a> Loop<'a> {
                     match kind {
                         DRAINED => self.drained(id, ver),
                         DONE => self.done(id),
+                        NIC_SEND => self.nic_due(id, ver),
                         _ => self.start(id),
                     }
                 }
@@ -459,18 +467,56 @@ impl<'a> Loop<'a> {
             }
             if self.resolve_at <= t {
                 self.resolve_at = NONE;
-                let (flows, events, hol) = (&mut self.flows, &mut self.events, &mut self.hol);
-                self.solver.resolve_each(|f, old, rate| {
-                    let before = progress(&flows[f as usize], old);
-                    reschedule(flows, events, t, f, old, rate);
-                    if let Some(h) = hol {
-                        h.rerate(f, before, progress(&flows[f as usize], rate));
-                    }
-                });
+                self.solve(t);
             }
         }
         self.stats.solve = self.solver.stats();
+        self.stats.nic_caps = self.nic_send.as_ref().map_or(0, NicSend::caps_set);
         self.stats.routes = self.solver.routes().len() as u64;
+    }
+
+    /// Re-solves the rates at `t`. The NICs' send stage caps flows by the rates and the rates
+    /// follow the caps (`nic_send`): a few rounds settle them, the last one a solve.
+    fn solve(&mut self, t: u64) {
+        for round in 1..=nic_send::ROUNDS {
+            let (flows, events, hol) = (&mut self.flows, &mut self.events, &mut self.hol);
+            let ns = &mut self.nic_send;
+            self.solver.resolve_each(|f, old, rate| {
+                let before = progress(&flows[f as usize], old);
+                reschedule(flows, events, t, f, old, rate);
+                if let Some(h) = hol {
+                    h.rerate(f, before, progress(&flows[f as usize], rate));
+                }
+                if let Some(n) = ns {
+                    n.rerated(f);
+                }
+            });
+            let Some(ns) = self.nic_send.as_mut() else {
+                return;
+            };
+            if round == nic_send::ROUNDS {
+                return;
+            }
+            let (flows, events) = (&self.flows, &mut self.events);
+            let delivery = |f: u32, rate: u64, now: u64| {
+                let fl = &flows[f as usize];
+                fl.work
+                    .saturating_sub(rate as u128 * now.saturating_sub(fl.last) as u128)
+            };
+            let changed = ns.update(t, &mut self.solver, &delivery, |at, h, ver| {
+                events.entry(at).or_default().push((NIC_SEND, h, ver))
+            });
+            if !changed {
+                return;
+            }
+        }
+    }
+
+    /// NIC `h`'s send stage changes now (`nic_send`) if event version `ver` is current.
+    fn nic_due(&mut self, h: u32, ver: u32) {
+        if self.nic_send.as_mut().is_some_and(|n| n.due(h, ver)) {
+            self.defer(0);
+        }
     }
 
     /// Prefetches what the events of `batch` after the `i`-th read, in three steps as each
@@ -484,7 +530,7 @@ impl<'a> Loop<'a> {
             if kind == DRAINED {
                 prefetch(&self.flows[id as usize]);
                 self.solver.prefetch_flow(id);
-            } else {
+            } else if kind != NIC_SEND {
                 prefetch(&self.msgs[id as usize]);
                 prefetch(&self.dag.messages[id as usize]);
             }
@@ -588,6 +634,9 @@ impl<'a> Loop<'a> {
                     Err(_) => route.cap,
                 };
                 self.solver.add(f, r, cap);
+                if let Some(ns) = self.nic_send.as_mut() {
+                    ns.add(f, s, cap, work, self.now);
+                }
                 if self.hol.is_some() {
                     let now = self.hol_flow(f);
                     let h = self.hol.as_mut().expect("checked");
@@ -663,6 +712,9 @@ impl<'a> Loop<'a> {
             self.hol.as_mut().expect("checked").remove(f, now);
         }
         self.solver.remove(f);
+        if let Some(ns) = self.nic_send.as_mut() {
+            ns.remove(f);
+        }
         self.active -= 1;
         let m = fl.msg;
         self.defer(self.now - self.msgs[m as usize].sent);

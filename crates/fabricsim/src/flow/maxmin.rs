@@ -518,6 +518,37 @@ impl MaxMin {
         self.added.push(f);
     }
 
+    /// Changes active flow `f`'s cap to `cap` bit/s, as finishing it and starting it again with
+    /// that cap would: flows below its rate and below the new cap's bound (the cap, or a fair
+    /// share of one of its links) keep their rates at the next `resolve`. Returns whether the
+    /// rates may change: not when neither the old cap nor the new one is below its rate (the
+    /// solution stays feasible, and a looser or unused cap does not move a max-min solution).
+    pub fn set_cap(&mut self, f: u32, cap: u64) -> bool {
+        let fi = f as usize;
+        debug_assert!(self.fl[fi].active, "cap of an inactive flow");
+        let next = self.caps.len() as u32;
+        let c = *self.cap_index.entry(cap).or_insert(next);
+        if c == next {
+            self.caps.push(cap);
+        }
+        let old = self.caps[self.fl[fi].cap as usize];
+        self.fl[fi].cap = c;
+        let rate = self.fl[fi].rate;
+        // A flow not solved yet (rate 0) is solved with its new cap at the next `resolve`.
+        if old == cap || (rate > 0 && rate < old && rate <= cap) {
+            return false;
+        }
+        let mut bound = cap.min(self.fl[fi].rate);
+        for i in self.hops(self.fl[fi].route) {
+            let l = self.routes.links[i];
+            let ls = &self.ln[l as usize];
+            bound = bound.min(ls.capacity / ls.active.max(1) as u64);
+            self.seed_links.push(l);
+        }
+        self.threshold = self.threshold.min(bound);
+        true
+    }
+
     /// Finishes flow `f`; its capacity is handed to the others at the next `resolve`.
     pub fn remove(&mut self, f: u32) {
         let fi = f as usize;

@@ -17,6 +17,7 @@
 //! - `dcqcn_victim`: DCQCN's cut of flows that cross a queue a start-up burst fills;
 //! - `hol`: head-of-line blocking of victim flows behind an incast under PFC or credits;
 //! - `nic_rr`: the packet granularity of the NIC's per-QP round robin at message end;
+//! - `nic_send`: the NIC's send stage: round-robin injection while buffers absorb, back-pressure;
 //! - `loss`: go-back-N and selective-repeat goodput under random loss, tail-loss timeouts;
 //! - `fluid`: the event loop; `report`: the results.
 
@@ -29,6 +30,7 @@ pub mod hol;
 pub mod loss;
 pub mod maxmin;
 mod nic_rr;
+pub mod nic_send;
 pub mod paths;
 pub mod rate_model;
 mod report;

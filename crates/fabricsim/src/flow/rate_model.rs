@@ -40,10 +40,10 @@
 //! enough to pause (16 MB, no DCQCN), a flow that shares its NIC with an incast sender takes
 //! 677.8 us instead of 25 us, blocked behind the paused link; `hol` gives 687.5 us (it gave
 //! 25.1). With DCQCN it takes 84.2 us, flow 24.9 us (the `dcqcn_incast` cap leaves the root
-//! below full, so nothing is held in the fluid). Outside the model: the NIC's per-QP round
-//! robin while the buffer absorbs (46 us: the fluid model gives that flow the rest of the
-//! link), and DCQCN with PFC pauses (`dcqcn_incast` does not bound its queue by XOFF): each
-//! needs state in time (queues, pauses) that a max-min solve has no place for.
+//! below full, so nothing is held in the fluid). The NIC's per-QP round robin while the buffer
+//! absorbs (46 us: the max-min rates give that flow the rest of the link) is `nic_send`'s,
+//! which keeps the NIC's injection as state in time beside the solve. Outside the model: DCQCN
+//! with PFC pauses (`dcqcn_incast` does not bound its queue by XOFF).
 
 use super::maxmin::NO_CAP;
 use crate::units::BitRate;
