@@ -36,8 +36,8 @@
 //! - one level of the congestion tree: the queues feeding `d` are held too, and a victim's own
 //!   sending is held back while its bytes wait, which the fluid lets it drain: ib-ndr victims
 //!   of 2-8 MB take 561-674 us, flow 426 us; a victim is also held at the sender's NIC it
-//!   shares with an incast flow (the NIC's per-QP round robin, not modeled: 44.8 us packet,
-//!   24.4 us flow);
+//!   shares with an incast flow (the NIC's per-QP round robin: `flow::nic_send`'s, 44.8 us on
+//!   both engines, 24.4 us flow before it);
 //! - the ramp is a mean: ib-ndr 256 KB victims take 67.6 us, flow 7.9 us; 512 KB 333 / 109 us;
 //! - at 1,024 GPUs (99:1, `flow_calibrate -- hol 1024 99` and `-- hol-trace`) the victims into
 //!   the receiver's leaf wait for reasons outside this model, traced on the packet engine:
