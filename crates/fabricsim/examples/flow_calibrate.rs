@@ -897,6 +897,33 @@ fn hol(gpus: u32, senders: u32, victims: u32, victim_bytes: u64) {
     hotspot_victim();
 }
 
+/// The `hol` case's first victim (message `n` of `dag`) with the incast alone, beside a 1 MB
+/// flow from an incast sender's NIC, and beside a second 1 MB flow from its own NIC (both to
+/// host `gpus / 2 - 1`): (name, DAG).
+fn victim_variants(dag: &MessageDag, n: usize, gpus: u32) -> Vec<(&'static str, MessageDag)> {
+    let v = &dag.messages[n];
+    let sender = dag.messages[n - 1].src.0;
+    let far = gpus / 2 - 1;
+    [
+        ("alone", None),
+        ("beside a flow from an incast sender's NIC", Some(sender)),
+        ("beside a second flow from its own NIC", Some(v.src.0)),
+    ]
+    .into_iter()
+    .map(|(name, other)| {
+        let mut d = MessageDag::default();
+        for m in &dag.messages[..n] {
+            d.push(m.src, m.dst, m.bytes, m.start, &[]);
+        }
+        d.push(v.src, v.dst, v.bytes, v.start, &[]);
+        if let Some(s) = other {
+            d.push(HostId(s), HostId(far), 1 << 20, Time::ZERO, &[]);
+        }
+        (name, d)
+    })
+    .collect()
+}
+
 /// Where the victims into the receiver's leaf wait (`hol-trace`): per fabric, the `hol` case's
 /// victims (packet / flow) with the profile as it is and without its routing (D-mod-K instead
 /// of adaptive) or congestion-control (DCQCN) choice; on the profile, the victim `k + 1 -> 1`
@@ -931,21 +958,7 @@ fn hol_trace(gpus: u32, senders: u32) {
         // Victim 0 of the case with the incast alone and beside a second flow.
         let v = &dag.messages[n];
         let (src, dst) = (v.src.0, v.dst.0);
-        let sender = dag.messages[n - 1].src.0;
-        let far = gpus / 2 - 1;
-        for (name, other) in [
-            ("alone", None),
-            ("beside a flow from an incast sender's NIC", Some(sender)),
-            ("beside a second flow from its own NIC", Some(src)),
-        ] {
-            let mut d = MessageDag::default();
-            for m in &dag.messages[..n] {
-                d.push(m.src, m.dst, m.bytes, m.start, &[]);
-            }
-            d.push(v.src, v.dst, v.bytes, v.start, &[]);
-            if let Some(s) = other {
-                d.push(HostId(s), HostId(far), mb, Time::ZERO, &[]);
-            }
+        for (name, d) in victim_variants(&dag, n, gpus) {
             let (pr, fr) = both(&topo, &p, &d);
             let held: Vec<String> = pr
                 .flow_control
@@ -1410,9 +1423,6 @@ fn ar_trace(gpus: u32, senders: u32) {
                 && node_of(topo.ports[pt as usize].peer.0) == recv_leaf
         })
         .collect();
-    let v = &dag.messages[n];
-    let sender = dag.messages[n - 1].src.0;
-    let far = gpus / 2 - 1;
     let mut credits = p.clone();
     credits.cc.ar_most_credits = true;
     let mut cases: Vec<(&str, &sim::SimParams, MessageDag, Vec<usize>)> = vec![
@@ -1424,19 +1434,7 @@ fn ar_trace(gpus: u32, senders: u32) {
             vec![0, 2, 4, 6],
         ),
     ];
-    for (name, other) in [
-        ("alone", None),
-        ("beside a flow from an incast sender's NIC", Some(sender)),
-        ("beside a second flow from its own NIC", Some(v.src.0)),
-    ] {
-        let mut d = MessageDag::default();
-        for m in &dag.messages[..n] {
-            d.push(m.src, m.dst, m.bytes, m.start, &[]);
-        }
-        d.push(v.src, v.dst, v.bytes, v.start, &[]);
-        if let Some(s) = other {
-            d.push(HostId(s), HostId(far), mb, Time::ZERO, &[]);
-        }
+    for (name, d) in victim_variants(&dag, n, gpus) {
         cases.push((name, &p, d, vec![0]));
     }
     let us = |ps: u64| ps as f64 / 1e6;

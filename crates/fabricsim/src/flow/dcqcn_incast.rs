@@ -126,11 +126,29 @@ impl Reaction {
         }
     }
 
+    /// One fluid step `(t, end)`: the CNPs and timers due in it ([`Self::advance`]), then the
+    /// frames the pacer sends from `left` ([`Self::send`]); returns the bytes sent.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn step(
+        &mut self,
+        d: &DcqcnParams,
+        line: BitRate,
+        offered: u64,
+        frame_bytes: u64,
+        cnps: &mut VecDeque<u64>,
+        left: &mut f64,
+        span: (u64, u64),
+        next_send: &mut u64,
+    ) -> f64 {
+        self.advance(d, line, offered, frame_bytes, cnps, span, next_send);
+        self.send(d, line, offered, frame_bytes, left, span, next_send)
+    }
+
     /// Applies the CNPs (arrival times, ascending) and timers due by `end` in time order;
     /// the pacer's pending gap `next_send` follows each rate change (HPCC ns-3
     /// `RdmaHw::ChangeRate`: the gap pending since the last frame is redone at the new rate, so
     /// a frame sent at a cut rate does not hold the QP once it recovers).
-    pub(super) fn advance(
+    fn advance(
         &mut self,
         d: &DcqcnParams,
         line: BitRate,
@@ -168,7 +186,7 @@ impl Reaction {
 
     /// Sends whole frames from `left` bytes due before `end`, each spacing the next by its time
     /// at the current rate (the per-QP pacer); returns the bytes sent.
-    pub(super) fn send(
+    fn send(
         &mut self,
         d: &DcqcnParams,
         line: BitRate,
@@ -334,16 +352,16 @@ fn integrate(
     loop {
         let end = t + STEP_PS;
         // CNPs and timers due in this step, in time order; then whole frames.
-        r.advance(
+        let sent = r.step(
             d,
             line,
             offered,
             frame,
             &mut cnps_in_flight,
+            &mut left,
             (t, end),
             &mut next_send,
         );
-        let sent = r.send(d, line, offered, frame, &mut left, (t, end), &mut next_send);
         in_flight.push_back(sent);
         let arriving = n * in_flight.pop_front().unwrap_or(0.0);
         if arriving > 0.0 && first_arrival.is_none() {

@@ -94,16 +94,16 @@ pub fn send(v: &Victim, queues: &[&QueueTrace], d: &DcqcnParams, ecn: &EcnMarkin
     let (mut marks, mut cnp_allowed, mut cnps, mut last_out) = (0.0f64, 0u64, 0u32, 0u64);
     loop {
         let end = t + STEP_PS;
-        r.advance(
+        let sent = r.step(
             d,
             line,
             offered,
             frame,
             &mut cnps_in_flight,
+            &mut left,
             (t, end),
             &mut next_send,
         );
-        let sent = r.send(d, line, offered, frame, &mut left, (t, end), &mut next_send);
         // FIFO through the queues in path order, each entered as the one before is left.
         let through = |at: u64| queues.iter().fold(at, |at, q| at + q.wait_ps(at));
         if sent > 0.0 {
