@@ -105,8 +105,13 @@ pub(super) fn mark_prob(m: &EcnMarking, q: f64) -> f64 {
 }
 
 /// The reaction point and its timers, armed as `sim::engine::cc::rp_act` arms them, and its
-/// pacer (shared with `dcqcn_victim`).
-pub(super) struct Reaction {
+/// pacer (shared with `dcqcn_victim`): one QP of line `line` offering at most `offered` bit/s in
+/// frames of `frame_bytes`, under DCQCN `d`.
+pub(super) struct Reaction<'a> {
+    d: &'a DcqcnParams,
+    line: BitRate,
+    offered: u64,
+    frame_bytes: u64,
     rp: Rp,
     alpha_due: Option<u64>,
     increase_due: Option<u64>,
@@ -115,9 +120,18 @@ pub(super) struct Reaction {
     pub(super) cuts: u32,
 }
 
-impl Reaction {
-    pub(super) fn new(line: BitRate) -> Reaction {
+impl<'a> Reaction<'a> {
+    pub(super) fn new(
+        d: &'a DcqcnParams,
+        line: BitRate,
+        offered: u64,
+        frame_bytes: u64,
+    ) -> Reaction<'a> {
         Reaction {
+            d,
+            line,
+            offered,
+            frame_bytes,
             rp: Rp::new(line),
             alpha_due: None,
             increase_due: None,
@@ -126,40 +140,21 @@ impl Reaction {
         }
     }
 
-    /// One fluid step `(t, end)`: the CNPs and timers due in it ([`Self::advance`]), then the
-    /// frames the pacer sends from `left` ([`Self::send`]); returns the bytes sent.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn step(
-        &mut self,
-        d: &DcqcnParams,
-        line: BitRate,
-        offered: u64,
-        frame_bytes: u64,
-        cnps: &mut VecDeque<u64>,
-        left: &mut f64,
-        span: (u64, u64),
-        next_send: &mut u64,
-    ) -> f64 {
-        self.advance(d, line, offered, frame_bytes, cnps, span, next_send);
-        self.send(d, line, offered, frame_bytes, left, span, next_send)
-    }
-
-    /// Applies the CNPs (arrival times, ascending) and timers due by `end` in time order;
-    /// the pacer's pending gap `next_send` follows each rate change (HPCC ns-3
+    /// One fluid step `(t, end)`: the CNPs (arrival times, ascending) and timers due in it, in
+    /// time order, then the whole frames the pacer sends from `left`; returns the bytes sent.
+    /// The pacer's pending gap `next_send` follows each rate change (HPCC ns-3
     /// `RdmaHw::ChangeRate`: the gap pending since the last frame is redone at the new rate, so
     /// a frame sent at a cut rate does not hold the QP once it recovers).
-    fn advance(
+    pub(super) fn step(
         &mut self,
-        d: &DcqcnParams,
-        line: BitRate,
-        offered: u64,
-        frame_bytes: u64,
         cnps: &mut VecDeque<u64>,
+        left: &mut f64,
         (t, end): (u64, u64),
         next_send: &mut u64,
-    ) {
+    ) -> f64 {
+        let (d, line) = (self.d, self.line);
         loop {
-            let before = self.rate(line, offered);
+            let before = self.rate();
             let cnp = cnps.front().copied().filter(|&c| c <= end);
             let timer = self.next_due().filter(|&x| x <= end);
             match (cnp, timer) {
@@ -168,50 +163,39 @@ impl Reaction {
                     let rc = self.rp.rc;
                     let a = self.rp.on_cnp(d, line, Time(c));
                     self.cuts += (self.rp.rc < rc) as u32;
-                    self.act(d, c, a);
+                    self.act(c, a);
                 }
                 (_, Some(_)) => {
-                    self.fire_next(d, line, end);
+                    self.fire_next(end);
                 }
                 _ => break,
             }
-            let after = self.rate(line, offered);
+            let after = self.rate();
             if after != before && *next_send > t {
-                let f = frame_bytes as f64 * 8e12;
+                let f = self.frame_bytes as f64 * 8e12;
                 *next_send =
                     (*next_send as f64 + f / after as f64 - f / before as f64).max(t as f64) as u64;
             }
         }
-    }
-
-    /// Sends whole frames from `left` bytes due before `end`, each spacing the next by its time
-    /// at the current rate (the per-QP pacer); returns the bytes sent.
-    fn send(
-        &mut self,
-        d: &DcqcnParams,
-        line: BitRate,
-        offered: u64,
-        frame_bytes: u64,
-        left: &mut f64,
-        (t, end): (u64, u64),
-        next_send: &mut u64,
-    ) -> f64 {
+        // Whole frames due before `end`, each spacing the next by its time at the current rate
+        // (the per-QP pacer).
         let mut sent = 0.0;
         while *left > 0.0 && *next_send < end {
-            let rate = self.rate(line, offered);
-            let frame = (frame_bytes as f64).min(*left);
+            let rate = self.rate();
+            let frame = (self.frame_bytes as f64).min(*left);
             *left -= frame;
             sent += frame;
             let at = (*next_send).max(t);
             *next_send = at + (frame * 8e12 / rate as f64) as u64;
             if let Some(a) = self.rp.on_sent(d, line, frame as u64) {
-                self.act(d, at, a);
+                self.act(at, a);
             }
         }
         sent
     }
 
-    fn act(&mut self, d: &DcqcnParams, now: u64, a: RpAction) {
+    fn act(&mut self, now: u64, a: RpAction) {
+        let d = self.d;
         if a.arm_alpha && self.alpha_due.is_none() {
             self.alpha_due = Some(now + d.alpha_update.ps());
         }
@@ -224,7 +208,8 @@ impl Reaction {
     }
 
     /// Fires the earliest timer due by `until`; false when none is.
-    fn fire_next(&mut self, d: &DcqcnParams, line: BitRate, until: u64) -> bool {
+    fn fire_next(&mut self, until: u64) -> bool {
+        let (d, line) = (self.d, self.line);
         let due = [self.decrease_due, self.alpha_due, self.increase_due];
         let Some((which, at)) = due
             .iter()
@@ -241,7 +226,7 @@ impl Reaction {
                 let before = self.rp.rc;
                 let a = self.rp.on_decrease_timer(d, line, Time(at));
                 self.cuts += (self.rp.rc < before) as u32;
-                self.act(d, at, a);
+                self.act(at, a);
             }
             1 => {
                 self.alpha_due = self.rp.on_alpha_timer(d).then(|| at + d.alpha_update.ps());
@@ -250,20 +235,20 @@ impl Reaction {
                 self.increase_due = None;
                 if self.rp.active {
                     let a = self.rp.on_increase_timer(d, line);
-                    self.act(d, at, a);
+                    self.act(at, a);
                 }
             }
         }
         true
     }
 
-    pub(super) fn rate(&self, line: BitRate, offered: u64) -> u64 {
+    fn rate(&self) -> u64 {
         if self.rp.active {
             self.rp.rc
         } else {
-            line.bps()
+            self.line.bps()
         }
-        .min(offered)
+        .min(self.offered)
         .max(1)
     }
 
@@ -340,7 +325,6 @@ fn integrate(
     // Bytes the representative sender put on the wire per step, until they reach the egress.
     let mut in_flight = VecDeque::from(vec![0.0f64; half]);
     let mut cnps_in_flight = VecDeque::new();
-    let mut r = Reaction::new(line);
     let (mut left, mut q, mut marks) = (inc.bytes as f64, 0.0f64, 0.0f64);
     let (mut cnp_allowed, mut cnps, mut peak) = (0u64, 0u32, 0.0f64);
     // Bytes into the egress, and the same weighted by the queue they found.
@@ -349,19 +333,11 @@ fn integrate(
     let mut first_arrival = None;
     let ideal_ps = (n * inc.bytes as f64 * 8.0 / inc.egress_bps as f64 * 1e12) as u64;
     let (offered, frame) = (inc.offered_bps, inc.frame_bytes);
+    let mut r = Reaction::new(d, line, offered, frame);
     loop {
         let end = t + STEP_PS;
         // CNPs and timers due in this step, in time order; then whole frames.
-        let sent = r.step(
-            d,
-            line,
-            offered,
-            frame,
-            &mut cnps_in_flight,
-            &mut left,
-            (t, end),
-            &mut next_send,
-        );
+        let sent = r.step(&mut cnps_in_flight, &mut left, (t, end), &mut next_send);
         in_flight.push_back(sent);
         let arriving = n * in_flight.pop_front().unwrap_or(0.0);
         if arriving > 0.0 && first_arrival.is_none() {

@@ -86,7 +86,7 @@ pub struct Sent {
 pub fn send(v: &Victim, queues: &[&QueueTrace], d: &DcqcnParams, ecn: &EcnMarking) -> Sent {
     let (line, offered, frame) = (v.nic_line, v.offered_bps, v.frame_bytes);
     let half = v.loop_ps / 2;
-    let mut r = Reaction::new(line);
+    let mut r = Reaction::new(d, line, offered, frame);
     let mut cnps_in_flight = VecDeque::new();
     // Per step's frames: when they leave the last queue, and how many they are.
     let mut leaving: VecDeque<(u64, f64)> = VecDeque::new();
@@ -94,16 +94,7 @@ pub fn send(v: &Victim, queues: &[&QueueTrace], d: &DcqcnParams, ecn: &EcnMarkin
     let (mut marks, mut cnp_allowed, mut cnps, mut last_out) = (0.0f64, 0u64, 0u32, 0u64);
     loop {
         let end = t + STEP_PS;
-        let sent = r.step(
-            d,
-            line,
-            offered,
-            frame,
-            &mut cnps_in_flight,
-            &mut left,
-            (t, end),
-            &mut next_send,
-        );
+        let sent = r.step(&mut cnps_in_flight, &mut left, (t, end), &mut next_send);
         // FIFO through the queues in path order, each entered as the one before is left.
         let through = |at: u64| queues.iter().fold(at, |at, q| at + q.wait_ps(at));
         if sent > 0.0 {
