@@ -95,7 +95,7 @@ fn fit_loss() {
     )
     .unwrap();
     let rtt_ps = fr.messages[0].fct_ps.unwrap() as f64 - drain_ps - p0.nic_latency.ps() as f64;
-    let frame = p0.data_frame_bytes(p0.mtu_bytes) + p0.wire_overhead_bytes;
+    let frame = p0.mtu_frame_wire_bytes() as u32;
     let w = loss::window_packets(rtt_ps as u64, line, frame);
     let hops = route_links(&topo, &p0, &dag).len();
     println!("go-back-N on roce-400g, {bytes} B, window W = {w:.2} packets, {hops} links");
@@ -560,7 +560,7 @@ fn dcqcn_model(
         nic_line: line,
         egress_bps: line.bps(),
         loop_ps: 2 * one_way,
-        frame_bytes: (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64,
+        frame_bytes: p.mtu_frame_wire_bytes(),
     };
     let o = fabricsim::flow::dcqcn_incast::drain(&inc, d, ecn);
     format!(

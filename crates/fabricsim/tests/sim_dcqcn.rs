@@ -175,7 +175,7 @@ fn seeds_of(
 /// On-wire bytes of a full data packet under `SimParams::roce()`.
 fn wire_bytes() -> u64 {
     let p = SimParams::roce();
-    (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64
+    p.mtu_frame_wire_bytes()
 }
 
 /// Zhu et al. 2015 §5: two flows sharing a bottleneck converge towards equal rates. The HPCC
@@ -421,7 +421,7 @@ fn incast(set: Option<DcqcnSet>, ecn: (u64, u64, f64), bytes: u64, seed: u64) ->
     p.cc.dcqcn = set.map(|s| DcqcnParams::set(s, rate));
     p.switch_buffer_bytes = 8 << 20;
     p.sample_interval = Some(Time::from_us(1));
-    let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    let frame = p.mtu_frame_wire_bytes();
     p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, frame));
     let mut d = MessageDag::default();
     for s in 1..=8 {

@@ -23,7 +23,7 @@ fn ib() -> SimParams {
 fn roce_pfc() -> SimParams {
     let mut p = SimParams::roce();
     p.sample_interval = Some(Time::from_us(10));
-    let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    let frame = p.mtu_frame_wire_bytes();
     p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, frame));
     p
 }

@@ -31,7 +31,7 @@ fn rate_bps(r: &RunResult, i: usize) -> f64 {
 fn roce_two_lossless() -> SimParams {
     let mut p = SimParams::roce();
     p.traffic_classes = 3;
-    let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    let frame = p.mtu_frame_wire_bytes();
     let mut pfc = PfcParams::tuned(p.data_tc, frame);
     pfc.lossless = 0b110;
     pfc.xoff = PfcThreshold::Static(100_000);

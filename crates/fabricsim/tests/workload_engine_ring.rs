@@ -59,7 +59,7 @@ fn ring_all_reduce_matches_the_closed_form_on_a_non_blocking_fabric() {
         // packet's serialization at the sender, propagation on the NIC-leaf links both ways
         // and the leaf's pipeline (one switch between servers of one leaf; the ACK's
         // return leg is hidden by the pipeline, so this is an upper bound of one step).
-        let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as f64;
+        let frame = p.mtu_frame_wire_bytes() as f64;
         let alpha = 2.0 * p.nic_latency.as_secs_f64()
             + frame / line_bytes_per_s
             + 2.0 * link.delay.as_secs_f64()

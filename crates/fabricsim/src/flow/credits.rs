@@ -16,7 +16,7 @@ pub fn limit(topo: &Topology, p: &SimParams, mut caps: Vec<u64>) -> Vec<u64> {
     let FlowControl::Credits(c) = &p.flow_control else {
         return caps;
     };
-    let frame_bits = 8 * (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    let frame_bits = 8 * p.mtu_frame_wire_bytes();
     for (d, cap) in caps.iter_mut().enumerate() {
         let link = &topo.links[d / 2];
         // The receiving end: the upper node going up (even ids), the lower one going down.

@@ -491,7 +491,7 @@ pub fn synchronized_caps(
         .collect();
     cand.sort_unstable();
     let qpc = p.cc.qps_per_connection.max(1);
-    let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    let frame = p.mtu_frame_wire_bytes();
     let mut caps = Vec::new();
     for group in cand.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
         let members: Vec<usize> = group.iter().map(|g| g.2 as usize).collect();

@@ -202,7 +202,7 @@ pub fn victim_caps<'r>(
     order.sort_unstable();
     let qpc = p.cc.qps_per_connection.max(1);
     let k = flows_per_qp.max(1);
-    let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    let frame = p.mtu_frame_wire_bytes();
     // A message's flows: (flow, part, subflow, wire bytes, offered bit/s).
     let flows_of = |i: usize| {
         let m = &dag.messages[i];

@@ -151,9 +151,9 @@ impl Linear {
     }
 }
 
-/// An ingress's hold threshold.
+/// An ingress's hold threshold (shared with `nic_send`).
 #[derive(Clone, Copy)]
-enum Window {
+pub(super) enum Window {
     /// Credits per VL, or a static PFC XOFF (bytes).
     Fixed(u64),
     /// PFC's dynamic XOFF: `alpha` x the switch's free buffer of `buffer` bytes (Choudhury &
@@ -203,17 +203,7 @@ impl Hol {
     /// The model for `p`'s flow control over `flows` flows; `None` on a lossy fabric (a full
     /// buffer drops, so no queue is held back).
     pub fn new(topo: &Topology, p: &SimParams, flows: usize) -> Option<Hol> {
-        let window = match &p.flow_control {
-            FlowControl::None => return None,
-            FlowControl::Credits(c) => Window::Fixed(c.switch_vl_buffer_bytes),
-            FlowControl::Pfc(pfc) => match pfc.xoff {
-                PfcThreshold::Static(b) => Window::Fixed(b),
-                PfcThreshold::Dynamic(alpha) => Window::Dynamic {
-                    alpha,
-                    buffer: p.switch_buffer_bytes,
-                },
-            },
-        };
+        let window = Window::of(p)?;
         Some(Hol::with_window(2 * topo.links.len(), flows, window))
     }
 
@@ -354,8 +344,32 @@ impl Hol {
     /// `backlog` work left: under a dynamic XOFF, the senders' bytes the roots have not drained
     /// yet are taken to sit in the switch's buffer (an upper bound on its use).
     fn window_work(&self, backlog: u128) -> u128 {
+        self.window.work(backlog)
+    }
+}
+
+impl Window {
+    /// The hold threshold of `p`'s flow control; `None` on a lossy fabric (a full buffer
+    /// drops, so nothing is held back).
+    pub(super) fn of(p: &SimParams) -> Option<Window> {
+        Some(match &p.flow_control {
+            FlowControl::None => return None,
+            FlowControl::Credits(c) => Window::Fixed(c.switch_vl_buffer_bytes),
+            FlowControl::Pfc(pfc) => match pfc.xoff {
+                PfcThreshold::Static(b) => Window::Fixed(b),
+                PfcThreshold::Dynamic(alpha) => Window::Dynamic {
+                    alpha,
+                    buffer: p.switch_buffer_bytes,
+                },
+            },
+        })
+    }
+
+    /// The threshold in work units (bits x 10^12) of a switch whose buffer holds `backlog`
+    /// work units of other bytes (they leave a dynamic XOFF less free buffer).
+    pub(super) fn work(&self, backlog: u128) -> u128 {
         let bits = |bytes: u64| bytes as u128 * 8 * PS_PER_S;
-        match self.window {
+        match *self {
             Window::Fixed(b) => bits(b),
             Window::Dynamic { alpha, buffer } => {
                 let free = bits(buffer).saturating_sub(backlog);

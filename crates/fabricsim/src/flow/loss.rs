@@ -141,7 +141,7 @@ impl LossModel {
     /// The model for `p`'s loss rate and transport; `None` without loss. A bit error rate is
     /// turned into a per-packet probability for a full MTU frame (physics D1).
     pub fn of(p: &SimParams) -> Option<LossModel> {
-        let frame_bits = 8.0 * (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as f64;
+        let frame_bits = 8.0 * p.mtu_frame_wire_bytes() as f64;
         let from_ber = -(frame_bits * (-p.ber).ln_1p()).exp_m1();
         let per_link = 1.0 - (1.0 - p.loss_rate) * (1.0 - from_ber);
         (per_link > 0.0).then(|| LossModel {

@@ -490,12 +490,7 @@ impl MaxMin {
         );
         debug_assert!(!self.routes.get(route).is_empty(), "a route has links");
         self.fl[fi].route = route;
-        let next = self.caps.len() as u32;
-        let c = *self.cap_index.entry(cap).or_insert(next);
-        if c == next {
-            self.caps.push(cap);
-        }
-        self.fl[fi].cap = c;
+        self.fl[fi].cap = self.cap_id(cap);
         self.fl[fi].rate = 0;
         self.fl[fi].active = true;
         for i in self.hops(route) {
@@ -518,6 +513,16 @@ impl MaxMin {
         self.added.push(f);
     }
 
+    /// The index of `cap` in the table of distinct caps (added when new).
+    fn cap_id(&mut self, cap: u64) -> u32 {
+        let next = self.caps.len() as u32;
+        let c = *self.cap_index.entry(cap).or_insert(next);
+        if c == next {
+            self.caps.push(cap);
+        }
+        c
+    }
+
     /// Changes active flow `f`'s cap to `cap` bit/s, as finishing it and starting it again with
     /// that cap would: flows below its rate and below the new cap's bound (the cap, or a fair
     /// share of one of its links) keep their rates at the next `resolve`. Returns whether the
@@ -526,13 +531,8 @@ impl MaxMin {
     pub fn set_cap(&mut self, f: u32, cap: u64) -> bool {
         let fi = f as usize;
         debug_assert!(self.fl[fi].active, "cap of an inactive flow");
-        let next = self.caps.len() as u32;
-        let c = *self.cap_index.entry(cap).or_insert(next);
-        if c == next {
-            self.caps.push(cap);
-        }
         let old = self.caps[self.fl[fi].cap as usize];
-        self.fl[fi].cap = c;
+        self.fl[fi].cap = self.cap_id(cap);
         let rate = self.fl[fi].rate;
         // A flow not solved yet (rate 0) is solved with its new cap at the next `resolve`.
         if old == cap || (rate > 0 && rate < old && rate <= cap) {

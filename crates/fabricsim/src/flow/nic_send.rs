@@ -60,8 +60,9 @@
 //!   takes its share until DCQCN's first cut (~19 us), `dcqcn_incast` caps it from its start,
 //!   so it is not slow; without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
 
+use super::hol::Window;
 use super::maxmin::{MaxMin, NO_CAP};
-use crate::sim::{FlowControl, PfcThreshold, SimParams};
+use crate::sim::SimParams;
 
 /// Most flows of a run the model is on for (the module's cost): the 131K-GPU step and the
 /// 4,096-GPU all-to-all of `examples/flow_bench.rs` run without it; the same limit as
@@ -105,8 +106,8 @@ pub struct NicSend {
     flows: Vec<Flow>,
     nics: Vec<Nic>,
     dirty: Vec<u32>,
-    /// The hold threshold of a switch ingress (bytes).
-    window: u64,
+    /// The hold threshold of a switch ingress.
+    window: Window,
     scratch: Vec<u64>,
     /// Caps set or lifted that could move the rates.
     caps_set: u64,
@@ -122,15 +123,7 @@ impl NicSend {
     /// The model for `p`'s flow control over `flows` flows from `hosts` NICs; `None` on a lossy
     /// fabric (a full buffer drops: nothing holds the NIC) or above [`NIC_SEND_MAX_FLOWS`].
     pub fn new(p: &SimParams, hosts: usize, flows: u32) -> Option<NicSend> {
-        let window = match &p.flow_control {
-            FlowControl::None => return None,
-            FlowControl::Credits(c) => c.switch_vl_buffer_bytes,
-            FlowControl::Pfc(pfc) => match pfc.xoff {
-                PfcThreshold::Static(b) => b,
-                // An empty switch's dynamic XOFF: alpha x its buffer (Choudhury & Hahne 1998).
-                PfcThreshold::Dynamic(alpha) => (alpha * p.switch_buffer_bytes as f64) as u64,
-            },
-        };
+        let window = Window::of(p)?;
         if flows > NIC_SEND_MAX_FLOWS {
             return None;
         }
@@ -365,9 +358,10 @@ impl NicSend {
         (round.is_some() && next != u64::MAX).then_some(next)
     }
 
-    /// The switch ingress's hold threshold in work units.
+    /// The switch ingress's hold threshold in work units (an empty switch's, under a dynamic
+    /// XOFF: alpha x its buffer, Choudhury & Hahne 1998).
     fn window_work(&self) -> u128 {
-        self.window as u128 * 8 * PS_PER_S
+        self.window.work(0)
     }
 
     /// What the ingresses of `f`'s route past the first switch and before its first full link

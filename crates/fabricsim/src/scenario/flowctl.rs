@@ -87,7 +87,7 @@ pub fn apply(
     credits: Option<&CreditsSection>,
     p: &mut SimParams,
 ) -> Result<(), InputError> {
-    let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+    let frame = p.mtu_frame_wire_bytes();
     match kind {
         None => {}
         Some("none") => p.flow_control = FlowControl::None,

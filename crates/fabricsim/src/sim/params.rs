@@ -266,6 +266,12 @@ impl SimParams {
         (payload + self.header_bytes).max(self.min_frame_bytes)
     }
 
+    /// A full (MTU) data frame on the wire: headers and the link's per-frame overhead
+    /// (preamble, inter-frame gap) included.
+    pub fn mtu_frame_wire_bytes(&self) -> u64 {
+        (self.data_frame_bytes(self.mtu_bytes) + self.wire_overhead_bytes) as u64
+    }
+
     pub fn ack_frame_bytes(&self) -> u32 {
         (self.header_bytes + self.ack_extra_bytes).max(self.min_frame_bytes)
     }
@@ -273,7 +279,7 @@ impl SimParams {
     /// Line-rate goodput fraction of full packets: payload / (payload + all overhead).
     pub fn payload_efficiency(&self) -> f64 {
         let p = self.mtu_bytes as f64;
-        p / (self.data_frame_bytes(self.mtu_bytes) + self.wire_overhead_bytes) as f64
+        p / self.mtu_frame_wire_bytes() as f64
     }
 
     /// The rate limiter's picoseconds per wire byte for `rate` (0: unlimited).
@@ -341,7 +347,7 @@ impl SimParams {
 
     /// The window in packets that covers the bandwidth-delay product of `rtt` at `rate`.
     pub fn bdp_packets(&self, rate: BitRate, rtt: Time) -> u32 {
-        let wire = (self.data_frame_bytes(self.mtu_bytes) + self.wire_overhead_bytes) as u64;
+        let wire = self.mtu_frame_wire_bytes();
         (rate.bytes_in(rtt).div_ceil(wire)).max(1) as u32
     }
 }

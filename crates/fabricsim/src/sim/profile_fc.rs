@@ -54,7 +54,7 @@ impl FlowControlProfile {
                 if self.priority.is_some_and(|x| x > 7) {
                     return Err("flow_control.priority: 0 to 7 (802.1p)".into());
                 }
-                let frame = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+                let frame = p.mtu_frame_wire_bytes();
                 let mut pp = PfcParams::tuned(p.data_tc, frame);
                 if let Some(a) = self.xoff_alpha {
                     pp.xoff = PfcThreshold::Dynamic(a);

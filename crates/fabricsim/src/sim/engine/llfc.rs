@@ -199,7 +199,7 @@ impl LinkFc {
                 fc.lossless = ((1u16 << ntc) - 1) as u8;
             }
             FlowControl::Pfc(pp) => {
-                let mtu_wire = (p.data_frame_bytes(p.mtu_bytes) + p.wire_overhead_bytes) as u64;
+                let mtu_wire = p.mtu_frame_wire_bytes();
                 let pause_wire = (PAUSE_FRAME_BYTES + p.wire_overhead_bytes) as u64;
                 let mut hdrm = vec![0u64; n];
                 for (i, h) in hdrm.iter_mut().enumerate() {
