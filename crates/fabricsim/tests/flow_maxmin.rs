@@ -607,3 +607,71 @@ fn a_repeated_component_is_answered_from_the_cache() {
         assert_eq!(s.rate(f), 3_125_000_000);
     }
 }
+
+#[test]
+fn ending_port_service_mid_run_equals_a_per_flow_solve_from_scratch() {
+    // `MaxMin::end_port_service` (the flow engine ends it when too many flows are active at
+    // once): from the per-port allocation, the next solve must give the per-flow max-min one,
+    // and every later incremental solve must too (random Clos, egresses to hosts served, as
+    // `fluid` serves them; random starts and finishes, the service ended after batch 2-7).
+    let mut ended_differs = 0;
+    for seed in 0..200u64 {
+        let mut rng = Rng::stream(seed, 78, 0);
+        let (caps, flows, served) = random_clos(&mut rng, false);
+        let nf = flows.len();
+        let mut routes = Routes::new();
+        for (links, _) in &flows {
+            routes.push(links);
+        }
+        let mut inc = MaxMin::new(caps.clone(), routes.clone(), nf)
+            .with_port_service(|l| served[l as usize])
+            .with_cache(1 << 16);
+        let end_at = 2 + rng.below(6);
+        let (mut active, mut started) = (vec![false; nf], vec![false; nf]);
+        let mut changed = Vec::new();
+        for batch in 0..12 {
+            let finish_only = rng.below(2) == 0;
+            for f in 0..nf {
+                if !started[f] && !finish_only && rng.below(5) == 0 {
+                    started[f] = true;
+                    active[f] = true;
+                    inc.add(f as u32, f as u32, flows[f].1);
+                } else if active[f] && rng.below(6) == 0 {
+                    active[f] = false;
+                    inc.remove(f as u32);
+                }
+            }
+            let before: Vec<u64> = (0..nf as u32).map(|f| inc.rate(f)).collect();
+            if batch == end_at {
+                inc.end_port_service();
+                assert!(!inc.port_service());
+            }
+            changed.clear();
+            inc.resolve(&mut changed);
+            if batch < end_at {
+                continue;
+            }
+            let mut scratch = MaxMin::new(caps.clone(), routes.clone(), nf);
+            for f in 0..nf {
+                if active[f] {
+                    scratch.add(f as u32, f as u32, flows[f].1);
+                }
+            }
+            scratch.resolve(&mut Vec::new());
+            let rate = |s: &MaxMin, f: usize| if active[f] { s.rate(f as u32) } else { 0 };
+            let got: Vec<u64> = (0..nf).map(|f| rate(&inc, f)).collect();
+            let want: Vec<u64> = (0..nf).map(|f| rate(&scratch, f)).collect();
+            assert_eq!(got, want, "seed {seed} batch {batch}");
+            assert_max_min(&caps, &flows, &active, &got);
+            // `changed` lists exactly the flows whose rates moved (old rates as they were).
+            for (f, old) in &changed {
+                assert_eq!(*old, before[*f as usize], "seed {seed}: old rate of flow {f}");
+            }
+            if batch == end_at {
+                ended_differs += (0..nf).filter(|&f| active[f] && before[f] != got[f]).count();
+            }
+        }
+    }
+    // The cases do exercise the switch: per-port rates that per-flow sharing moves.
+    assert!(ended_differs > 0, "no rate moved when port service ended");
+}

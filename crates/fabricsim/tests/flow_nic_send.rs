@@ -176,3 +176,45 @@ fn capped_incrementally_equals_from_scratch() {
         }
     }
 }
+
+/// A 2-tier fat tree of `hosts` hosts, 32-port switches.
+fn fat_tree_of(hosts: u32) -> Topology {
+    build(&TopologySpec {
+        gpus: hosts,
+        gpus_per_node: 1,
+        nics_per_node: 1,
+        kind: Kind::FatTree,
+        tiers: Tiers::Fixed(2),
+        oversubscription: (1, 1),
+        switch_radix: 32,
+        port_rate: BitRate::gbps(400),
+    })
+    .unwrap()
+}
+
+#[test]
+fn the_lossless_models_end_when_too_many_flows_are_active_at_once() {
+    // Every host sends 4 KB to every other at once on credits: 128 hosts start 16,256 flows,
+    // within `fluid::LOSSLESS_MODELS_MAX_ACTIVE` (20,000): port service and the send stage stay
+    // on; 160 hosts start 25,440: both end at the first solve, before the send stage set a cap.
+    for (hosts, ends) in [(128u32, false), (160, true)] {
+        let topo = fat_tree_of(hosts);
+        let mut dag = MessageDag::default();
+        for s in 0..hosts {
+            for k in 1..hosts {
+                dag.push(HostId(s), HostId((s + k) % hosts), 4 << 10, Time::ZERO, &[]);
+            }
+        }
+        let (r, st) = flow::run(&topo, &ib(4096), &dag, &FlowParams::default()).unwrap();
+        assert_eq!(st.peak_active, u64::from(hosts * (hosts - 1)));
+        let first_finish = r.messages.iter().filter_map(|m| m.finish_ps).min().unwrap();
+        match st.lossless_models_end_ps {
+            Some(t) => {
+                assert!(ends, "{hosts} hosts: ended at {t} ps");
+                assert!(t < first_finish, "ended at the first solve");
+                assert_eq!(st.nic_caps, 0);
+            }
+            None => assert!(!ends, "{hosts} hosts: the models did not end"),
+        }
+    }
+}

@@ -95,14 +95,23 @@ pub struct FlowStats {
     pub max_wait_ps: u64,
     /// Caps the NICs' send stage set or lifted (`nic_send`; 0: it changed no rate).
     pub nic_caps: u64,
+    /// When the lossless fabrics' models ended, more than [`LOSSLESS_MODELS_MAX_ACTIVE`] flows
+    /// being active (ps; `None`: they did not, or were never on).
+    pub lossless_models_end_ps: Option<u64>,
 }
 
-/// Most flows of a run whose egresses to NICs are served per input port. A change that
-/// reaches such a link re-solves whole components (`maxmin`), so a run costs about flows^2:
-/// the 128-GPU all-to-all (16,256 flows) takes 0.09 s (2 solves), the 256-GPU one (65,280) did
-/// not end in 10 minutes (`flow_calibrate -- ports 256` without this limit, dev profile, loaded
-/// machine). Larger runs share every link per flow.
-pub const PORT_SERVICE_MAX_FLOWS: u32 = 20_000;
+/// Most flows active at once for which the lossless fabrics' models stay on: the egresses to
+/// NICs served per input port (`maxmin`) and the NICs' send stage (`nic_send`). A change that
+/// reaches a link served per port re-solves whole components, a fixed point of several fills
+/// (`maxmin`), and a NIC's update costs its flows, so a run costs about (flows active at once)
+/// x solves: the 16 KB all-to-all among 128 GPUs (16,256 flows at once) takes 0.03 s in 2
+/// solves; among 256 GPUs (65,280) its fills took ~30 ms each, ~28 a solve, and 34 solves had
+/// run after 30 s (`flow_calibrate -- ports 256` without this limit, release, loaded machine).
+/// The first time more flows are active both models end for the rest of the run (every link
+/// then shared per flow, `MaxMin::end_port_service`, `NicSend::lift`); runs of many flows but
+/// few at once keep them (the 131,072-GPU step of `examples/flow_bench.rs`: 1.5 M flows,
+/// at most 8,192 at once).
+pub const LOSSLESS_MODELS_MAX_ACTIVE: u64 = 20_000;
 
 /// Event kinds.
 const DRAINED: u8 = 0;
@@ -362,7 +371,7 @@ impl<'a> Loop<'a> {
         // input ports in turn (`maxmin`'s port service; `flow_calibrate -- incast`); a lossy
         // egress drops instead and is shared per flow. Inner switch egresses stay per flow
         // (`flow::rate_model`: measured there, per port moved the all-to-all off).
-        if p.flow_control != FlowControl::None && nflows <= PORT_SERVICE_MAX_FLOWS {
+        if p.flow_control != FlowControl::None {
             solver = solver.with_port_service(|l| paths::into_nic(topo, l));
         }
         if fp.cache_entries > 0 {
@@ -471,13 +480,18 @@ impl<'a> Loop<'a> {
             }
         }
         self.stats.solve = self.solver.stats();
-        self.stats.nic_caps = self.nic_send.as_ref().map_or(0, NicSend::caps_set);
+        if let Some(ns) = self.nic_send.as_ref() {
+            self.stats.nic_caps = ns.caps_set();
+        }
         self.stats.routes = self.solver.routes().len() as u64;
     }
 
     /// Re-solves the rates at `t`. The NICs' send stage caps flows by the rates and the rates
     /// follow the caps (`nic_send`): a few rounds settle them, the last one a solve.
     fn solve(&mut self, t: u64) {
+        if self.active > LOSSLESS_MODELS_MAX_ACTIVE && self.lossless_models_on() {
+            self.end_lossless_models(t);
+        }
         for round in 1..=nic_send::ROUNDS {
             let (flows, events, hol) = (&mut self.flows, &mut self.events, &mut self.hol);
             let ns = &mut self.nic_send;
@@ -510,6 +524,21 @@ impl<'a> Loop<'a> {
                 return;
             }
         }
+    }
+
+    fn lossless_models_on(&self) -> bool {
+        self.solver.port_service() || self.nic_send.is_some()
+    }
+
+    /// Ends port service and the NICs' send stage (`LOSSLESS_MODELS_MAX_ACTIVE`) at `t`; the
+    /// solve that follows re-solves every flow per flow.
+    fn end_lossless_models(&mut self, t: u64) {
+        self.solver.end_port_service();
+        if let Some(ns) = self.nic_send.take() {
+            ns.lift(&mut self.solver);
+            self.stats.nic_caps = ns.caps_set();
+        }
+        self.stats.lossless_models_end_ps = Some(t);
     }
 
     /// NIC `h`'s send stage changes now (`nic_send`) if event version `ver` is current.

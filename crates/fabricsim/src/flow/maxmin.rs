@@ -149,6 +149,8 @@ pub struct MaxMin {
     capped: Vec<(u64, u32)>,
     sort_buf: Vec<(u64, u32)>,
     cache: Option<RateCache>,
+    /// The cache's budget (`MaxMin::end_port_service` empties it).
+    cache_entries: usize,
     stats: SolveStats,
     /// Counts fills (ports are set up once per fill).
     round: u32,
@@ -329,6 +331,7 @@ impl MaxMin {
             capped: Vec::new(),
             sort_buf: Vec::new(),
             cache: None,
+            cache_entries: 0,
             stats: SolveStats::default(),
             round: 0,
         }
@@ -337,6 +340,7 @@ impl MaxMin {
     /// Answers repeated component solves from a cache of at most `max_entries` flow rates.
     pub fn with_cache(mut self, max_entries: usize) -> MaxMin {
         self.cache = Some(RateCache::new(max_entries));
+        self.cache_entries = max_entries;
         self
     }
 
@@ -351,6 +355,37 @@ impl MaxMin {
             self.number_ports(r);
         }
         self
+    }
+
+    /// Whether links are shared per input port (`with_port_service`, until `end_port_service`).
+    pub fn port_service(&self) -> bool {
+        self.port_service
+    }
+
+    /// Shares every link per flow from now on: the next `resolve` re-solves every component
+    /// with active flows from scratch (the current rates were set per port, and the per-flow
+    /// thresholds of the module comment hold only from a per-flow max-min allocation), and the
+    /// cache, which holds rates solved per port, starts empty.
+    pub fn end_port_service(&mut self) {
+        if !self.port_service {
+            return;
+        }
+        self.port_service = false;
+        self.served = Vec::new();
+        self.pt = Vec::new();
+        self.port_flows = Vec::new();
+        self.hop_port = Vec::new();
+        self.link_ports = Vec::new();
+        if self.cache.is_some() {
+            self.cache = Some(RateCache::new(self.cache_entries));
+        }
+        for l in 0..self.ln.len() {
+            self.ln[l].per_port = false;
+            if self.ln[l].active > 0 {
+                self.seed_links.push(l as u32);
+            }
+        }
+        self.threshold = 0;
     }
 
     /// Gives each hop of route `r` its port (port service only).

@@ -37,8 +37,11 @@
 //! ends, a backlog reaches a hold; only the last two are scheduled, and only while the NIC has
 //! a slow flow); an update costs the NIC's flows, and a cap change re-solves as finishing the
 //! flow and starting it again would (`MaxMin::set_cap`). A solve that changes the rates of
-//! many flows on NICs of many flows costs their product (the 4,096-GPU all-to-all: 4,095 QPs
-//! per NIC, 16.7 M flows), so the model is on for runs of at most [`NIC_SEND_MAX_FLOWS`].
+//! many flows on NICs of many flows costs their product, so the model is on while at most
+//! `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows are active at once (`NicSend::lift` ends it):
+//! a lossless 16 KB all-to-all among 256 GPUs (65,280 flows at once) takes 0.40 s with it,
+//! among 1,024 GPUs (1.05 M) it did not end in 300 s (`flow_calibrate -- ports N`, release,
+//! port service off, loaded machine).
 //!
 //! Measured (`flow_calibrate -- nicshare`, `-- nicsend-trace`, `-- hol-trace`; ib-ndr, 1 MB
 //! victims from the NIC of a 1 MB incast flow), packet / flow (flow before this model):
@@ -63,11 +66,6 @@
 use super::hol::Window;
 use super::maxmin::{MaxMin, NO_CAP};
 use crate::sim::SimParams;
-
-/// Most flows of a run the model is on for (the module's cost): the 131K-GPU step and the
-/// 4,096-GPU all-to-all of `examples/flow_bench.rs` run without it; the same limit as
-/// `fluid::PORT_SERVICE_MAX_FLOWS`, whose model is on for the same (lossless) runs.
-pub const NIC_SEND_MAX_FLOWS: u32 = 20_000;
 
 const NONE32: u32 = u32::MAX;
 const PS_PER_S: u128 = 1_000_000_000_000;
@@ -121,12 +119,9 @@ pub const ROUNDS: u32 = 2;
 
 impl NicSend {
     /// The model for `p`'s flow control over `flows` flows from `hosts` NICs; `None` on a lossy
-    /// fabric (a full buffer drops: nothing holds the NIC) or above [`NIC_SEND_MAX_FLOWS`].
+    /// fabric (a full buffer drops: nothing holds the NIC).
     pub fn new(p: &SimParams, hosts: usize, flows: u32) -> Option<NicSend> {
         let window = Window::of(p)?;
-        if flows > NIC_SEND_MAX_FLOWS {
-            return None;
-        }
         let idle = Flow {
             nic: NONE32,
             base_cap: NO_CAP,
@@ -151,6 +146,22 @@ impl NicSend {
     /// Caps set or lifted so far (0: the model changed no rate).
     pub fn caps_set(&self) -> u64 {
         self.caps_set
+    }
+
+    /// Ends the model: every cap it set goes back to the flow's own (`fluid` drops the model
+    /// when a run has too many flows active at once). Returns whether a cap changed (the rates
+    /// need a solve).
+    pub fn lift(&self, solver: &mut MaxMin) -> bool {
+        let mut changed = false;
+        for n in &self.nics {
+            for &f in &n.flows {
+                let fl = &self.flows[f as usize];
+                if fl.cap != fl.base_cap {
+                    changed |= solver.set_cap(f, fl.base_cap);
+                }
+            }
+        }
+        changed
     }
 
     fn touch(&mut self, h: u32) {
