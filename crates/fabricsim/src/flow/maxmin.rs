@@ -672,6 +672,7 @@ impl MaxMin {
             self.prefetch_ahead(&self.set_flows, k);
             self.set_old.push(self.fl[self.set_flows[k] as usize].rate);
         }
+        self.sort_caps();
         self.round += 1;
         self.prepare(true);
         self.fill();
@@ -1060,22 +1061,8 @@ impl MaxMin {
         }
     }
 
-    /// Progressive filling of `set_flows` on the capacity the flows outside the set leave,
-    /// links shared per port holding each port to the link's level (a virtual link each).
-    fn fill(&mut self) {
-        let ep = self.epoch;
-        let nl = self.ln.len() as u32;
-        self.heap.clear();
-        for k in 0..self.set_links.len() {
-            let l = self.set_links[k];
-            let s = self.share(l).expect("a set link has set flows");
-            self.heap.push(Reverse((s, l)));
-        }
-        for k in 0..self.set_ports.len() {
-            let e = nl + self.set_ports[k];
-            let s = self.share(e).expect("a set port has set flows");
-            self.heap.push(Reverse((s, e)));
-        }
+    /// The set's capped flows by cap (`capped`), for every fill of a solve.
+    fn sort_caps(&mut self) {
         self.capped.clear();
         for &f in &self.set_flows {
             let cap = self.caps[self.fl[f as usize].cap as usize];
@@ -1084,6 +1071,27 @@ impl MaxMin {
             }
         }
         self.capped.sort_unstable();
+    }
+
+    /// Progressive filling of `set_flows` on the capacity the flows outside the set leave,
+    /// links shared per port holding each port to the link's level (a virtual link each).
+    fn fill(&mut self) {
+        let ep = self.epoch;
+        let nl = self.ln.len() as u32;
+        // Built in one pass and heapified (linear), not pushed entry by entry.
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        entries.clear();
+        for k in 0..self.set_links.len() {
+            let l = self.set_links[k];
+            let s = self.share(l).expect("a set link has set flows");
+            entries.push(Reverse((s, l)));
+        }
+        for k in 0..self.set_ports.len() {
+            let e = nl + self.set_ports[k];
+            let s = self.share(e).expect("a set port has set flows");
+            entries.push(Reverse((s, e)));
+        }
+        self.heap = BinaryHeap::from(entries);
         let mut next_cap = 0;
         loop {
             match self.next_step(&mut next_cap) {
