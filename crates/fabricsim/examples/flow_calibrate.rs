@@ -603,11 +603,16 @@ fn port_cost(gpus: u32) {
                     .expect("valid case");
             let (last, mean) = last_mean(&r);
             println!(
-                "{name:<22} {gpus} GPUs {label:<17} {:>7.2} s: {} solves, {} flows re-solved, {} extra fills; last {last:.2} us, mean FCT {mean:.2} us",
+                "{name:<22} {gpus} GPUs {label:<17} {:>7.2} s: {} solves, {} flows re-solved, {} extra fills; last {last:.2} us, mean FCT {mean:.2} us{}",
                 t.elapsed().as_secs_f64(),
                 st.solve.resolves,
                 st.solve.flows_solved,
                 st.solve.port_rounds,
+                st.lossless_models_end_ps.map_or(String::new(), |t| format!(
+                    "; lossless models ended at {:.3} us ({} flows active at once)",
+                    t as f64 / 1e6,
+                    st.peak_active
+                )),
             );
         }
     }

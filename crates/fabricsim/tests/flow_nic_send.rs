@@ -218,3 +218,28 @@ fn the_lossless_models_end_when_too_many_flows_are_active_at_once() {
         }
     }
 }
+
+#[test]
+fn the_lossless_models_end_once_their_port_work_is_spent() {
+    // The 128-host all-to-all of the test above keeps the models with the default budget; with
+    // a budget of 1 flow-fill its first solve (16,256 flows through links shared per port)
+    // spends it, and the models end at the next solve.
+    let hosts = 128u32;
+    let topo = fat_tree_of(hosts);
+    let mut dag = MessageDag::default();
+    for s in 0..hosts {
+        for k in 1..hosts {
+            dag.push(HostId(s), HostId((s + k) % hosts), 4 << 10, Time::ZERO, &[]);
+        }
+    }
+    let fp = FlowParams {
+        lossless_max_port_work: 1,
+        ..FlowParams::default()
+    };
+    let (_, st) = flow::run(&topo, &ib(4096), &dag, &fp).unwrap();
+    // The first event time's solves (a rate solve, then one under the send stage's caps:
+    // `nic_send::ROUNDS`) ran per port, and only they did.
+    assert!((1..=2).contains(&st.solve.port_solves), "{:?}", st.solve);
+    assert!(st.solve.port_work >= u64::from(hosts * (hosts - 1)), "{:?}", st.solve);
+    assert!(st.lossless_models_end_ps.is_some(), "the models did not end");
+}

@@ -60,6 +60,9 @@ pub struct FlowParams {
     /// the shared links and the DAG, so the error is measured, not bounded: along a chain of
     /// dependent transfers it adds up to about `batch_tol` of the chain (`tests/flow_batch.rs`).
     pub batch_tol: f64,
+    /// The most port-service work of a run (`SolveStats::port_work`) before the lossless
+    /// models end ([`LOSSLESS_MODELS_MAX_PORT_WORK`]).
+    pub lossless_max_port_work: u64,
 }
 
 /// A batching tolerance whose error stays within 0.1% of the exact solve on the 256-GPU ring
@@ -76,6 +79,7 @@ impl Default for FlowParams {
             loss: None,
             cache_entries: 1 << 22,
             batch_tol: 0.0,
+            lossless_max_port_work: LOSSLESS_MODELS_MAX_PORT_WORK,
         }
     }
 }
@@ -96,7 +100,8 @@ pub struct FlowStats {
     /// Caps the NICs' send stage set or lifted (`nic_send`; 0: it changed no rate).
     pub nic_caps: u64,
     /// When the lossless fabrics' models ended, more than [`LOSSLESS_MODELS_MAX_ACTIVE`] flows
-    /// being active (ps; `None`: they did not, or were never on).
+    /// being active or their work over `FlowParams::lossless_max_port_work` (ps; `None`: they
+    /// did not, or were never on).
     pub lossless_models_end_ps: Option<u64>,
 }
 
@@ -107,11 +112,23 @@ pub struct FlowStats {
 /// x solves: the 16 KB all-to-all among 128 GPUs (16,256 flows at once) takes 0.03 s in 2
 /// solves; among 256 GPUs (65,280) its fills took ~30 ms each, ~28 a solve, and 34 solves had
 /// run after 30 s (`flow_calibrate -- ports 256` without this limit, release, loaded machine).
-/// The first time more flows are active both models end for the rest of the run (every link
+/// The first time more flows are active (or `FlowParams::lossless_max_port_work` is spent)
+/// both models end for the rest of the run (every link
 /// then shared per flow, `MaxMin::end_port_service`, `NicSend::lift`); runs of many flows but
 /// few at once keep them (the 131,072-GPU step of `examples/flow_bench.rs`: 1.5 M flows,
 /// at most 8,192 at once).
 pub const LOSSLESS_MODELS_MAX_ACTIVE: u64 = 20_000;
+
+/// The most port-service work of a run (flows re-solved times fills in solves that reach a
+/// link shared per port, `SolveStats::port_work`) before the lossless models end as above: a
+/// run of at most 20,000 flows at once can still take many whole-component solves. Measured
+/// (release, loaded machine): the ib-ndr stress run of the default `compare --engine flow`
+/// (19,056 flows) spends 1.37 x 10^8 in 19,168 solves, about 9 s (0.065 us a flow and fill);
+/// fills of 65,263 flows took ~30 ms (0.5 us; `flow_calibrate -- ports 256` without the
+/// limits). 2^28 keeps that compare's output and bounds the models' solves at about 17 s at
+/// the first rate (estimate); with 2^25 that run's models ended midway (incast p50 182.6 ->
+/// 184.8 us, 6.6 s user for the whole compare against 15.7).
+pub const LOSSLESS_MODELS_MAX_PORT_WORK: u64 = 1 << 28;
 
 /// Event kinds.
 const DRAINED: u8 = 0;
@@ -489,7 +506,9 @@ impl<'a> Loop<'a> {
     /// Re-solves the rates at `t`. The NICs' send stage caps flows by the rates and the rates
     /// follow the caps (`nic_send`): a few rounds settle them, the last one a solve.
     fn solve(&mut self, t: u64) {
-        if self.active > LOSSLESS_MODELS_MAX_ACTIVE && self.lossless_models_on() {
+        let costly = self.active > LOSSLESS_MODELS_MAX_ACTIVE
+            || self.solver.stats().port_work > self.fp.lossless_max_port_work;
+        if costly && self.lossless_models_on() {
             self.end_lossless_models(t);
         }
         for round in 1..=nic_send::ROUNDS {

@@ -52,7 +52,9 @@
 //!   min(`r_min`, `a_min`).
 //! - Neither argument holds on a link shared per port with a port of two or more flows (its
 //!   ports' levels are a fixed point over the component, not set by the flows' order), so a
-//!   batch that changes such a link, or whose search reaches one, re-solves whole components.
+//!   batch that changes such a link, or whose search reaches one, re-solves whole components
+//!   (`fluid` therefore ends port service, `MaxMin::end_port_service`, once a run has too many
+//!   flows active at once).
 //!   With port service the threshold is lowered by 2^-20 of itself: a flow held at a port
 //!   level sits a few bit/s (floors of shares) below the finished flows it was held level
 //!   with, and without the margin it kept a stale rate (1 of 3,000 random Clos seeds).
@@ -259,6 +261,9 @@ pub struct SolveStats {
     pub port_solves: u64,
     /// The most fills of one solve.
     pub max_fills: u64,
+    /// Flows re-solved times fills, in solves that reached a link shared per port (the cost
+    /// `fluid::FlowParams::lossless_max_port_work` bounds).
+    pub port_work: u64,
 }
 
 impl SolveStats {
@@ -270,6 +275,7 @@ impl SolveStats {
         self.port_rounds += o.port_rounds;
         self.port_solves += o.port_solves;
         self.max_fills = self.max_fills.max(o.max_fills);
+        self.port_work += o.port_work;
     }
 }
 
@@ -684,7 +690,10 @@ impl MaxMin {
             rounds += 1;
         }
         self.stats.port_rounds += u64::from(rounds - 1);
-        self.stats.port_solves += u64::from(!self.set_ports.is_empty());
+        if !self.set_ports.is_empty() {
+            self.stats.port_solves += 1;
+            self.stats.port_work += self.set_flows.len() as u64 * u64::from(rounds);
+        }
         self.stats.max_fills = self.stats.max_fills.max(u64::from(rounds));
         for k in 0..self.set_flows.len() {
             self.prefetch_ahead(&self.set_flows, k);
