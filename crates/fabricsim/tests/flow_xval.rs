@@ -213,9 +213,9 @@ fn flow_engine_matches_the_packet_engine_on_the_shared_cases() {
 /// their largest within 20% of the packet engine's (`flow_calibrate -- hol`). The four victims
 /// that share an incast sender's NIC get half its line while the switch absorbs the incast
 /// (`flow::nic_send`: 44.8 us on both engines on ib-ndr, was 24.4 us flow), asserted the same
-/// way on ib-ndr; on roce-400g they are printed (packet 33.3 us, flow 24.9 us): the incast QP
-/// sends at its share until DCQCN's first cut, about 19 us, while `dcqcn_incast` caps it from
-/// its start.
+/// way on ib-ndr, and on roce-400g each within 10% (packet 33.3 us, flow 34.5 us, was 24.9):
+/// the incast QP sends at its share until DCQCN cuts it below (~14 us), then at the cut rates
+/// (`dcqcn_incast::Onsets`; `flow_calibrate -- roce-nic-trace`).
 #[test]
 fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
     let mut failures = Vec::new();
@@ -255,7 +255,11 @@ fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
             assert_eq!(p.len(), 4);
             let bad =
                 err(mean(&p), mean(&f)).abs() > MEAN_TOL || err(max(&p), max(&f)).abs() > P99_TOL;
-            if (into || c.fabric == "ib-ndr") && bad {
+            // On roce-400g each victim from a sender's NIC within 10% too (`dcqcn_incast::Onsets`).
+            let each =
+                |v: &[f64], w: &[f64]| v.iter().zip(w).all(|(a, b)| err(*a, *b).abs() <= MEAN_TOL);
+            let bad = bad || (!into && c.fabric == "roce-400g" && !each(&p, &f));
+            if bad {
                 failures.push(format!("{} on {}: victims {kind}", c.name, c.fabric));
             }
         }
@@ -270,8 +274,9 @@ fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
 /// 163.6, 771.0, 371.9 us against 27-48 us without the model; flow 369.8, 166.8, 427.2, 369.8.
 /// Asserted: the victims into the leaf whose path crosses no egress the packet engine paused
 /// (PFC on a burst queue is outside the model) each within 10%, their mean within 10%; the
-/// paused one and the victims from a sender's NIC (the NIC's per-QP round robin, not modeled)
-/// are printed. One packet run: the test takes 0.2 s (dev profile, loaded 2-core machine).
+/// victims from a sender's NIC each within 10% (the NIC's round robin until DCQCN cuts its
+/// incast QP, `dcqcn_incast::Onsets`: packet 46.2, 48.4, 42.2, 42.2 us, flow 48.2, 48.2, 43.2,
+/// 43.2; 27.0 before); the paused one is printed. One packet run: the test takes 0.2 s (dev profile, loaded 2-core machine).
 #[test]
 fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
     use fabricsim::sim::{self, Faults, RunOptions};
@@ -313,9 +318,9 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
         if into && !held {
             pk.push(a);
             fk.push(b);
-            if err(a, b).abs() > MEAN_TOL {
-                failures.push(format!("victim {k}: {a:.1} / {b:.1} us"));
-            }
+        }
+        if (!into || !held) && err(a, b).abs() > MEAN_TOL {
+            failures.push(format!("victim {k}: {a:.1} / {b:.1} us"));
         }
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;

@@ -242,6 +242,16 @@ impl<'a> Reaction<'a> {
         true
     }
 
+    /// The reaction point's rate, bit/s (its line until the first cut), before the pacer's
+    /// limit to the offered rate.
+    fn rp_bps(&self) -> u64 {
+        if self.rp.active {
+            self.rp.rc
+        } else {
+            self.line.bps()
+        }
+    }
+
     fn rate(&self) -> u64 {
         if self.rp.active {
             self.rp.rc
@@ -299,7 +309,16 @@ impl QueueTrace {
 
 /// Integrates the mean-field model of `inc` under DCQCN `d` and marking `ecn`.
 pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
-    integrate(inc, d, ecn, None)
+    integrate(inc, d, ecn, None, None)
+}
+
+/// [`drain`], with the representative reaction point's rate over time: `(t, bit/s)` from each
+/// `t` (ps from the senders' start, to the end of the model's step it changed in), its line
+/// before the first entry.
+pub fn rates(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> (Drain, Vec<(u64, u64)>) {
+    let mut rates = Vec::new();
+    let out = integrate(inc, d, ecn, None, Some(&mut rates));
+    (out, rates)
 }
 
 /// [`drain`], with the queue's depth over time.
@@ -308,7 +327,7 @@ pub fn queue(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> (Drain, QueueTr
         egress_bps: inc.egress_bps,
         ..QueueTrace::default()
     };
-    let out = integrate(inc, d, ecn, Some(&mut trace));
+    let out = integrate(inc, d, ecn, Some(&mut trace), None);
     (out, trace)
 }
 
@@ -317,6 +336,7 @@ fn integrate(
     d: &DcqcnParams,
     ecn: &EcnMarking,
     mut trace: Option<&mut QueueTrace>,
+    mut rates: Option<&mut Vec<(u64, u64)>>,
 ) -> Drain {
     let n = inc.senders.max(1) as f64;
     let line = inc.nic_line;
@@ -338,6 +358,12 @@ fn integrate(
         let end = t + STEP_PS;
         // CNPs and timers due in this step, in time order; then whole frames.
         let sent = r.step(&mut cnps_in_flight, &mut left, (t, end), &mut next_send);
+        if let Some(v) = rates.as_deref_mut() {
+            let bps = r.rp_bps();
+            if v.last().map_or(line.bps(), |x| x.1) != bps {
+                v.push((end, bps));
+            }
+        }
         in_flight.push_back(sent);
         let arriving = n * in_flight.pop_front().unwrap_or(0.0);
         if arriving > 0.0 && first_arrival.is_none() {
@@ -451,12 +477,96 @@ fn resend_wait(out: &Drain, cap_bps: u64, d: &DcqcnParams) -> ResendWait {
     }
 }
 
+/// When the caps of a group's flows take hold ([`synchronized_caps`]). DCQCN cuts a QP only
+/// once CNPs for its packets have come back: until the model's reaction point is cut below the
+/// group's fair share of the egress, a flow is capped at that reaction point's rate (its line
+/// until the first cut), so it injects at its share of its NIC's line (`nic_send`) while the
+/// egress delivers its fair share; from then on at the rate that drains what it has left by
+/// the time its group cap would (its FCT is the group's drain, as with the cap from its
+/// start). Traced on the packet engine (`flow_calibrate -- roce-nic-trace`, roce-400g 32:1 x 1
+/// MB): an incast QP alone on its NIC leaves the line at ~11 us and falls to ~100 Gb/s at ~15
+/// us, one sharing its NIC with a victim keeps half the line until ~14 us, then ~100, ~50 from
+/// ~22 us, ~30 from ~26 us; the model's reaction point (offered half the line): cut to 202 Gb/s
+/// at 10.1 us, 104 at 14.1, 55 at 22.1, 29 at 26.1.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Onsets {
+    /// Per group: its reaction point's rates per flow before its cap takes hold, `(ps after a
+    /// flow's start, bit/s)`, and when the cap takes hold (ps after a flow's start).
+    ramps: Vec<(Vec<(u64, u64)>, u64)>,
+    /// Per flow (sorted by flow): its group's ramp and cap, and once it started, when and its
+    /// group-cap deadline (ps).
+    flows: Vec<OnsetFlow>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct OnsetFlow {
+    flow: u32,
+    ramp: u32,
+    cap_bps: u64,
+    start_ps: u64,
+    deadline_ps: u64,
+}
+
+impl Onsets {
+    fn find(&self, f: u32) -> Option<usize> {
+        self.flows.binary_search_by_key(&f, |o| o.flow).ok()
+    }
+
+    /// Flow `f` starts at `now` with `work` (bits x 10^12): when its first step is due (`None`:
+    /// `f` has no onset, its group cap holds from its start).
+    pub fn start(&mut self, f: u32, now: u64, work: u128) -> Option<u64> {
+        let i = self.find(f)?;
+        let o = &mut self.flows[i];
+        o.start_ps = now;
+        let drain = work.div_ceil(o.cap_bps.max(1) as u128);
+        o.deadline_ps = now.saturating_add(drain.min(u64::MAX as u128) as u64);
+        let (steps, hold) = &self.ramps[o.ramp as usize];
+        Some(now + steps.first().map_or(*hold, |s| s.0))
+    }
+
+    /// Flow `f`'s cap from its step `step` (due now, `now`), with `left` work units left to
+    /// deliver: the cap (bit/s; `u64::MAX`: none) and when its next step is due. The last step
+    /// drains `left` by the group cap's deadline.
+    pub fn step(&self, f: u32, step: u32, now: u64, left: u128) -> (u64, Option<u64>) {
+        let Some(i) = self.find(f) else {
+            return (u64::MAX, None);
+        };
+        let o = self.flows[i];
+        let (steps, hold) = &self.ramps[o.ramp as usize];
+        match steps.get(step as usize) {
+            Some(&(_, bps)) => {
+                let next = steps.get(step as usize + 1).map_or(*hold, |s| s.0);
+                (bps, Some(o.start_ps + next))
+            }
+            None if o.deadline_ps > now => {
+                let cap = left.div_ceil((o.deadline_ps - now) as u128);
+                (cap.min(u64::MAX as u128).max(1) as u64, None)
+            }
+            None => (u64::MAX, None),
+        }
+    }
+}
+
+/// The ramp of a group's flows ([`Onsets`]): the reaction point's `rates` (per QP, from the
+/// model's start) split over `flows_per_qp` subflows while above `fair_bps` (a QP's fair
+/// share of the egress), and when the first at or below it comes (the last rate's time when
+/// none does).
+fn ramp(rates: &[(u64, u64)], fair_bps: u64, flows_per_qp: u32) -> (Vec<(u64, u64)>, u64) {
+    let above = rates.iter().take_while(|r| r.1 > fair_bps).count();
+    let steps = rates[..above]
+        .iter()
+        .map(|&(t, bps)| (t, bps / flows_per_qp.max(1) as u64))
+        .collect();
+    let hold = rates.get(above).or(rates.last()).map_or(0, |r| r.0);
+    (steps, hold)
+}
+
 /// The flows (sorted by index) of the dependency-free messages that start together towards
 /// one receiver faster than its link drains them, under the profile's DCQCN: each flow of such
 /// a group drains its bytes over the group's modeled drain time, and its packets wait the
-/// group's mean queueing delay at the egress. Empty without DCQCN or ECN. `msg_flow[m]` is
-/// message `m`'s first flow (its subflows follow), `flows_per_qp` the subflows per QP,
-/// `loop_ps(m)` the feedback loop of `m`'s QP.
+/// group's mean queueing delay at the egress; when those caps take hold ([`Onsets`]). Empty
+/// without DCQCN or ECN. `msg_flow[m]` is message `m`'s first flow (its subflows follow),
+/// `flows_per_qp` the subflows per QP, `loop_ps(m)` the feedback loop of `m`'s QP.
 pub fn synchronized_caps(
     topo: &Topology,
     p: &SimParams,
@@ -464,9 +574,10 @@ pub fn synchronized_caps(
     msg_flow: &[u32],
     flows_per_qp: u32,
     loop_ps: impl Fn(usize) -> u64,
-) -> Vec<GroupFlow> {
+) -> (Vec<GroupFlow>, Onsets) {
+    let mut onsets = Onsets::default();
     let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
-        return Vec::new();
+        return (Vec::new(), onsets);
     };
     let line = |h: HostId| nic_line(topo, h);
     let offers = starters(topo, dag);
@@ -520,7 +631,7 @@ pub fn synchronized_caps(
             loop_ps: loop_ps(first),
             frame_bytes: frame,
         };
-        let out = drain(&inc, d, ecn);
+        let (out, rp_rates) = rates(&inc, d, ecn);
         // Below a feedback loop of extra time the model resolves no cost.
         let cap_bps = if out.drain_ps <= out.ideal_ps + inc.loop_ps {
             u64::MAX
@@ -529,18 +640,35 @@ pub fn synchronized_caps(
             (group / flows_per_qp.max(1) as u64).max(1)
         };
         let resend = resend_wait(&out, cap_bps, d);
+        let ramp_id = onsets.ramps.len() as u32;
+        if cap_bps != u64::MAX {
+            onsets
+                .ramps
+                .push(ramp(&rp_rates, egress / qps, flows_per_qp));
+        }
         for &i in &members {
             let parts = entropy::parts(dag.messages[i].bytes, qpc) as u32;
             let f0 = msg_flow[i];
-            caps.extend((f0..f0 + parts * flows_per_qp).map(|flow| GroupFlow {
+            let flows = f0..f0 + parts * flows_per_qp;
+            caps.extend(flows.clone().map(|flow| GroupFlow {
                 flow,
                 cap_bps,
                 resend,
             }));
+            if cap_bps != u64::MAX {
+                onsets.flows.extend(flows.map(|flow| OnsetFlow {
+                    flow,
+                    ramp: ramp_id,
+                    cap_bps,
+                    start_ps: 0,
+                    deadline_ps: 0,
+                }));
+            }
         }
     }
     caps.sort_unstable_by_key(|c| c.flow);
-    caps
+    onsets.flows.sort_unstable_by_key(|o| o.flow);
+    (caps, onsets)
 }
 
 #[cfg(test)]

@@ -178,6 +178,17 @@ impl NicSend {
         self.touch(h);
     }
 
+    /// Flow `f`'s own cap changed to `cap` (`dcqcn_incast::Onsets`; the solver has it).
+    pub fn set_base_cap(&mut self, f: u32, cap: u64) {
+        let fl = &mut self.flows[f as usize];
+        fl.base_cap = cap;
+        fl.cap = cap;
+        let h = fl.nic;
+        if h != NONE32 {
+            self.touch(h);
+        }
+    }
+
     /// Flow `f` has delivered its last byte.
     pub fn remove(&mut self, f: u32) {
         let h = std::mem::replace(&mut self.flows[f as usize].nic, NONE32);
