@@ -50,6 +50,11 @@
 //!   sending rate over time (its NIC's transmitted bytes, 1 us samples: it sends nothing else),
 //!   the CNPs its QP received (its receiver NIC's extra bytes) and its FCT, packet / flow; then
 //!   the victim alone with the incast.
+//! - `-- roce-nic-trace [gpus [senders]]`: DCQCN and the per-QP round robin of an incast
+//!   sender's NIC on roce-400g (`incast 32:1 + victims` at 128 GPUs by default; `1024 99` the
+//!   `hol-trace` case): per 1 us, from the packet engine's port samples, each victim from an
+//!   incast sender's NIC and that NIC's incast QP, and an incast QP alone on its NIC; the FCTs
+//!   packet / flow; the mean-field reaction point's cuts (`flow::dcqcn_incast::Onsets`).
 //! - `-- ar-trace [gpus [senders]]` (build with `--features trace`): why each victim of the
 //!   ib-ndr `hol-trace` case waits or not under adaptive routing, from the packet engine's
 //!   routing choices and credit waits (`sim::trace`): when each spine downlink into the

@@ -62,8 +62,11 @@
 //! largest -15.3%); the four from a sender's NIC are asserted on ib-ndr (`flow::nic_send`: the
 //! NIC is never held, and the victim gets half its line until the NIC's incast flow has put its
 //! 1 MB on the wire, 42 us: 44.8 us on both engines, was 24.4 us flow; `flow_calibrate --
-//! nicshare`) and printed on roce-400g (33.3 / 24.9 us: there the incast QP takes its share
-//! until DCQCN cuts it, about 19 us, while `dcqcn_incast` caps it from its start). The same
+//! nicshare`) and on roce-400g each within 10%: 33.3 / 34.5 us (was 24.9 flow): there the
+//! incast QP takes its share until DCQCN cuts it below that share, ~14 us, then a cut per 4
+//! us monitor period (`flow_calibrate -- roce-nic-trace`), and `dcqcn_incast::Onsets` follows
+//! the mean-field reaction point's cuts (10.1 us to about the share, 14.1 us to 104 Gb/s,
+//! 22.1 us to 55) where `dcqcn_incast` capped it from its start. The same
 //! case at 1,024 GPUs (99:1) is not asserted on ib-ndr: there the packet engine's victims wait
 //! by adaptive routing's placement, not by the queue the model prices (`flow::hol`'s limits,
 //! `flow_calibrate -- hol-trace`, `-- ar-trace`); on roce-400g DCQCN cuts them, which

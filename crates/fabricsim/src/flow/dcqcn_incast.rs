@@ -21,7 +21,9 @@
 //! Kmax before the first cut lands; while it drains, every QP is cut once per monitor period
 //! (α near 1), so the rates fall far below the fair share and recover only at the timer's
 //! and byte counter's pace. The model returns the group's drain time; the flow engine caps each
-//! of the group's flows at its bytes over that time ([`synchronized_caps`]). A group whose bytes
+//! of the group's flows at its bytes over that time ([`synchronized_caps`]), the cap taking
+//! hold as the model's reaction point is cut ([`Onsets`]: until then the flow's QP sends at its
+//! share of its NIC's line, which a flow sharing that NIC sees). A group whose bytes
 //! all leave the senders before the first cut lands (the whole incast fits in the buffer) pays
 //! nothing, as in the packet engine. The model also returns the mean queueing delay of the
 //! group's packets, which a go-back-N resend pays per NAK (`flow::loss`); a group that put its
@@ -485,9 +487,12 @@ fn resend_wait(out: &Drain, cap_bps: u64, d: &DcqcnParams) -> ResendWait {
 /// the time its group cap would (its FCT is the group's drain, as with the cap from its
 /// start). Traced on the packet engine (`flow_calibrate -- roce-nic-trace`, roce-400g 32:1 x 1
 /// MB): an incast QP alone on its NIC leaves the line at ~11 us and falls to ~100 Gb/s at ~15
-/// us, one sharing its NIC with a victim keeps half the line until ~14 us, then ~100, ~50 from
-/// ~22 us, ~30 from ~26 us; the model's reaction point (offered half the line): cut to 202 Gb/s
-/// at 10.1 us, 104 at 14.1, 55 at 22.1, 29 at 26.1.
+/// us, one sharing its NIC with a victim keeps half the line until ~14 us (the first cut, to
+/// about half the line, does not bite), then ~84 Gb/s (a paced QP loses turns to the victim
+/// in the round robin, not modeled), ~50 from ~22 us, ~30 from ~26 us; the model's reaction
+/// point (offered half the line): 202 Gb/s from 10.1 us, 104 from 14.1, 55 from 22.1, 29 from
+/// 26.1. At 1,024 GPUs (99:1) the shared QPs keep half the line until ~28 us, the model's
+/// second cut 26.9 us.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Onsets {
     /// Per group: its reaction point's rates per flow before its cap takes hold, `(ps after a
@@ -752,6 +757,78 @@ mod tests {
             resend_wait(&long, 1_000_000_000, &d),
             ResendWait::PerNak(long.mean_wait_ps)
         );
+    }
+
+    #[test]
+    fn the_reaction_point_is_first_cut_a_monitor_period_after_its_first_cnp() {
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        let i = inc(32, 1 << 20);
+        let (out, rates) = rates(&i, &d, &red());
+        assert_eq!(out, drain(&i, &d, &red()));
+        let (t, bps) = rates[0];
+        // A CNP comes back one feedback loop after a packet at the earliest, and the decrease
+        // waits for the next monitor period's tick (`Rp::on_cnp`, `decrease_on_tick`).
+        let period = d.rate_decrease_interval.ps();
+        assert!(t >= i.loop_ps + period, "{rates:?}");
+        // The cut is rc (1 - α/2) from the line, α from its initial value α0 (the first CNP)
+        // decayed by (1 - g) per α period without a CNP since, at most the monitor period's.
+        let q20 = crate::sim::dcqcn::Q20 as f64;
+        let (a0, g) = (d.initial_alpha_q20 as f64 / q20, d.g_q20 as f64 / q20);
+        let a = a0 * (1.0 - g).powi((period / d.alpha_update.ps()) as i32);
+        let line = 400e9;
+        assert!(
+            bps as f64 >= line / 2.0 && bps as f64 <= line * (1.0 - a / 2.0),
+            "{bps}"
+        );
+        // While the start-up queue drains, a cut per monitor period at most.
+        for w in rates.windows(2).take(4) {
+            assert!(w[1].1 < w[0].1 && w[1].0 - w[0].0 >= period, "{rates:?}");
+        }
+    }
+
+    #[test]
+    fn a_ramp_keeps_the_rates_above_the_fair_share_and_holds_at_the_first_below() {
+        let r = [(10, 200), (14, 104), (22, 55), (26, 29)];
+        // Two subflows per QP: each half its QP's rate.
+        assert_eq!(ramp(&r, 50, 2), (vec![(10, 100), (14, 52), (22, 27)], 26));
+        // Never at or below the fair share: the cap holds from the last rate's time.
+        assert_eq!(ramp(&r, 10, 1), (r.to_vec(), 26));
+        assert_eq!(ramp(&[], 10, 1), (vec![], 0));
+    }
+
+    #[test]
+    fn an_onset_steps_through_its_ramp_then_drains_what_is_left_by_the_group_caps_deadline() {
+        const PS: u128 = 1_000_000_000_000;
+        let mut o = Onsets {
+            ramps: vec![(
+                vec![(10_000_000, 200 << 30), (14_000_000, 100 << 30)],
+                22_000_000,
+            )],
+            flows: vec![OnsetFlow {
+                flow: 7,
+                ramp: 0,
+                cap_bps: 8_000_000_000,
+                start_ps: 0,
+                deadline_ps: 0,
+            }],
+        };
+        let work = 1_000_000u128 * 8 * PS;
+        assert_eq!(o.start(3, 5, work), None);
+        assert_eq!(o.start(7, 1_000_000, work), Some(11_000_000));
+        assert_eq!(
+            o.step(7, 0, 11_000_000, work),
+            (200 << 30, Some(15_000_000))
+        );
+        assert_eq!(
+            o.step(7, 1, 15_000_000, work),
+            (100 << 30, Some(23_000_000))
+        );
+        // 1 MB at the group cap, 8 Gb/s, ends 1 ms after the start (1,001 us): at 23 us with
+        // 900 KB left, 7.2 Mbit over 978 us = 7.3620 Gb/s (rounded up).
+        let left = 900_000u128 * 8 * PS;
+        assert_eq!(o.step(7, 2, 23_000_000, left), (7_361_963_191, None));
+        // Past the deadline: uncapped.
+        assert_eq!(o.step(7, 2, 2_000_000_000, left), (u64::MAX, None));
     }
 
     #[test]
