@@ -1240,6 +1240,94 @@ fn victim_cnp(gpus: u32, senders: u32) {
     );
 }
 
+/// Why the victim behind a PFC-paused spine downlink is cut longer (`victim-pause`): the
+/// roce-400g `hol` case (1,024 GPUs, 99:1) with 1 us port samples; the receiver's leaf, its
+/// buffer and PFC thresholds, then per 5 us: the leaf's egress to the receiver and its whole
+/// buffer, and for each spine downlink into the leaf that carries incast flows (its incast QPs
+/// and victims), its queue and what it sent (a downlink with a queue that sends below its line
+/// was paused for the rest of the interval).
+fn victim_pause(gpus: u32, senders: u32) {
+    let (topo, mut p) = flow_cases::fabric(gpus, "roce-400g");
+    let sim::FlowControl::Pfc(pfc) = p.flow_control else {
+        println!("roce-400g without PFC");
+        return;
+    };
+    let n = senders as usize;
+    let step = 5usize;
+    p.sample_interval = Some(Time::from_us(1));
+    let dag = flow_cases::incast_victims(gpus, senders, 1 << 20, 8, 1 << 20);
+    let links: Vec<Vec<u32>> = (0..dag.messages.len())
+        .map(|m| flow_cases::qp_links(&topo, &p, &dag, m))
+        .collect();
+    let (pr, fr) = both(&topo, &p, &dag);
+    let series = pr.series.as_ref().expect("sampled");
+    let root = topo.ports[topo.host_port(HostId(0)).idx()].peer;
+    let leaf = &topo.nodes[topo.ports[root.idx()].node.idx()];
+    let dl = |port: u32| paths::directed_link(&topo, fabricsim::topology::PortId(port));
+    println!(
+        "roce-400g, {gpus} GPUs, {senders}:1: buffer {} KB, PFC {:?}, XON offset {} B; leaf {} ports ({} up); Kmin {:?}",
+        p.switch_buffer_bytes >> 10,
+        pfc.xoff,
+        pfc.xon_offset_bytes,
+        leaf.num_ports,
+        leaf.first_port + leaf.num_ports - leaf.first_up,
+        p.cc.ecn
+    );
+    // The spine downlinks into the leaf that carry incast flows: (spine port, incast, victims).
+    let mut downs = Vec::new();
+    for u in leaf.first_up..leaf.first_port + leaf.num_ports {
+        let s = topo.ports[u as usize].peer.0;
+        let l = dl(s);
+        let inc = links[..n].iter().filter(|r| r.contains(&l)).count();
+        let vic: Vec<String> = (n..dag.messages.len())
+            .filter(|&o| links[o].contains(&l))
+            .map(|o| (o - n).to_string())
+            .collect();
+        if inc > 0 {
+            let paused_us = (series.ports[s as usize].queue_bytes.iter())
+                .zip(&series.ports[s as usize].tx_bytes)
+                .filter(|&(&q, &tx)| q > 0 && tx == 0)
+                .count();
+            println!(
+                "  downlink port {s} (link {l}): {inc} incast QPs, victims [{}]; {paused_us} us with a queue and nothing sent",
+                vic.join(" ")
+            );
+            downs.push(s as usize);
+        }
+    }
+    let us = |i: usize| pr.messages[i].fct_ps.unwrap() as f64 / 1e6;
+    let fus = |i: usize| fr.messages[i].fct_ps.unwrap() as f64 / 1e6;
+    let v: Vec<String> = (n..dag.messages.len())
+        .step_by(2)
+        .map(|m| format!("{} {:.1}/{:.1}", m - n, us(m), fus(m)))
+        .collect();
+    println!("  victims packet/flow us: {}", v.join(", "));
+    println!("  t us | root q KB | leaf KB | per downlink: q KB / Gb/s sent");
+    let rows = series.ports[root.idx()].queue_bytes.len();
+    for b in (0..rows).step_by(step) {
+        let at = |port: usize| series.ports[port].queue_bytes[(b + step - 1).min(rows - 1)];
+        let sent = |port: usize| -> f64 {
+            let tx = &series.ports[port].tx_bytes;
+            tx.iter().skip(b).take(step).sum::<u64>() as f64 * 8.0 / (step as f64 * 1e3)
+        };
+        let leaf_kb: u64 = leaf.ports().map(|q| at(q as usize)).sum::<u64>() >> 10;
+        let d: Vec<String> = downs
+            .iter()
+            .map(|&s| format!("{:>5}/{:>3.0}", at(s) >> 10, sent(s)))
+            .collect();
+        println!(
+            "  {:>4} | {:>6} | {:>6} | {}",
+            b + step,
+            at(root.idx()) >> 10,
+            leaf_kb,
+            d.join(" ")
+        );
+        if b > 900 {
+            break;
+        }
+    }
+}
+
 /// `nicsend-trace`: an incast of `senders` x 1 MB to host 0 on `gpus` GPUs (ib-ndr, `kb` KB per
 /// VL in the switches) plus `flow_cases::incast_victims`' victim 1 (1 MB from an incast sender's
 /// NIC), traced every 5 us on the packet engine: the NIC's sending rate, the queues of the
@@ -1377,6 +1465,10 @@ fn main() {
         Some("victim-cnp") => {
             let arg = |i: usize, d: u32| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
             victim_cnp(arg(1, 1024), arg(2, 99))
+        }
+        Some("victim-pause") => {
+            let arg = |i: usize, d: u32| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
+            victim_pause(arg(1, 1024), arg(2, 99))
         }
         #[cfg(feature = "trace")]
         Some("ar-trace") => {

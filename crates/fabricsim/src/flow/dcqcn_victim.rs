@@ -56,7 +56,7 @@ use crate::units::BitRate;
 use super::dcqcn_incast::{
     self, GroupFlow, HORIZON_PS, Incast, QueueTrace, Reaction, ResendWait, STEP_PS,
 };
-use super::paths;
+use super::{paths, pfc_pause};
 
 /// A victim flow: what its reaction point needs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,9 +81,35 @@ pub struct Sent {
     pub cnps: u32,
 }
 
-/// Runs victim `v`'s reaction point against the queues on its path (each a depth over time
-/// from the common start), under DCQCN `d` and marking `ecn`.
-pub fn send(v: &Victim, queues: &[&QueueTrace], d: &DcqcnParams, ecn: &EcnMarking) -> Sent {
+/// A queue on a victim's path over time, from the common start.
+pub trait Queue {
+    /// Its depth (bytes) at `t` ps.
+    fn depth(&self, t: u64) -> f64;
+    /// The queueing delay (ps) of a byte arriving at `t`.
+    fn wait_ps(&self, t: u64) -> u64;
+}
+
+impl Queue for QueueTrace {
+    fn depth(&self, t: u64) -> f64 {
+        QueueTrace::depth(self, t)
+    }
+    fn wait_ps(&self, t: u64) -> u64 {
+        QueueTrace::wait_ps(self, t)
+    }
+}
+
+impl Queue for pfc_pause::Paused {
+    fn depth(&self, t: u64) -> f64 {
+        self.depth.depth(t)
+    }
+    fn wait_ps(&self, t: u64) -> u64 {
+        pfc_pause::Paused::wait_ps(self, t)
+    }
+}
+
+/// Runs victim `v`'s reaction point against the queues on its path, under DCQCN `d` and
+/// marking `ecn`.
+pub fn send(v: &Victim, queues: &[&dyn Queue], d: &DcqcnParams, ecn: &EcnMarking) -> Sent {
     let (line, offered, frame) = (v.nic_line, v.offered_bps, v.frame_bytes);
     let half = v.loop_ps / 2;
     let mut r = Reaction::new(d, line, offered, frame);
@@ -155,6 +181,11 @@ fn key(inc: &Incast) -> BurstKey {
     )
 }
 
+/// A queue a victim crosses: a burst queue's model, and when the next switch pauses it, the
+/// model of the congested egress there, the share of the burst's flows that go into it
+/// (millionths) and that switch's shared pool (bytes; `pfc_pause::Ingress`).
+type QueueKey = (BurstKey, Option<(BurstKey, u32, u64)>);
+
 const NO_BURST: u32 = u32::MAX;
 
 /// Per directed link, the starters of one start time over it.
@@ -221,19 +252,31 @@ pub fn victim_caps<'r>(
     let mut touched: Vec<u32> = Vec::new();
     // Per directed link, its burst's index in this group's `bursts` (`NO_BURST`: none).
     let mut burst_at = vec![NO_BURST; 2 * topo.links.len()];
+    // A queue's mean-field model: its peak and its depth over time.
+    let model = |inc: &Incast| {
+        let (out, trace) = dcqcn_incast::queue(inc, d, ecn);
+        (out.peak_queue_bytes, trace)
+    };
     let mut models: BTreeMap<BurstKey, (u64, QueueTrace)> = BTreeMap::new();
-    let mut sent: BTreeMap<(u64, u64, u64, u64, Vec<BurstKey>), Sent> = BTreeMap::new();
+    let mut paused: BTreeMap<QueueKey, pfc_pause::Paused> = BTreeMap::new();
+    let mut sent: BTreeMap<(u64, u64, u64, u64, Vec<QueueKey>), Sent> = BTreeMap::new();
+    // Per link and congested egress into a NIC right after it, the flows of this group over both.
+    let mut feeds: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     let mut caps = Vec::new();
     for group in order.chunk_by(|a, b| a.0 == b.0) {
         for &(_, i) in group {
             for (_, part, j, _, _) in flows_of(i as usize) {
-                for &l in route(i as usize, part, j) {
+                let r = route(i as usize, part, j);
+                for &l in r {
                     let e = &mut load[l as usize];
                     if e.flows == 0 {
                         touched.push(l);
                         e.first = i + 1;
                     }
                     e.flows += 1;
+                }
+                for w in r.windows(2).filter(|w| paths::into_nic(topo, w[1])) {
+                    *feeds.entry((w[0], w[1])).or_default() += 1;
                 }
             }
         }
@@ -252,13 +295,17 @@ pub fn victim_caps<'r>(
                 }
             }
         }
-        // The burst queues among the links this group loads, with their model's key.
-        let mut bursts: Vec<BurstKey> = Vec::new();
+        // The queues among the links this group loads that its burst fills above Kmin, with
+        // their model's key: inner egresses (burst queues) and egresses into NICs (congested,
+        // for the pauses of the burst queues before them).
+        let mut bursts: Vec<QueueKey> = Vec::new();
+        let mut deep: BTreeMap<u32, Incast> = BTreeMap::new();
         for &l in &touched {
             let e = load[l as usize];
             let c = capacity(l);
             let bound = e.bytes as f64 * (1.0 - c as f64 / e.offered_bps as f64);
-            if paths::into_nic(topo, l) || e.flows < 2 || e.free == 0 || bound <= kmin as f64 {
+            let nic = paths::into_nic(topo, l);
+            if e.flows < 2 || (e.free == 0 && !nic) || bound <= kmin as f64 {
                 continue;
             }
             let first = (e.first - 1) as usize;
@@ -271,16 +318,43 @@ pub fn victim_caps<'r>(
                 loop_ps: loop_ps(first),
                 frame_bytes: frame,
             };
+            if nic {
+                // Its model is run only for a burst queue that feeds it (below).
+                deep.insert(l, inc);
+                continue;
+            }
             let kk = key(&inc);
-            models.entry(kk).or_insert_with(|| {
-                let (out, trace) = dcqcn_incast::queue(&inc, d, ecn);
-                (out.peak_queue_bytes, trace)
-            });
+            models.entry(kk).or_insert_with(|| model(&inc));
             if models[&kk].0 > kmin {
                 burst_at[l as usize] = bursts.len() as u32;
-                bursts.push(kk);
+                bursts.push((kk, None));
             }
         }
+        // A burst queue feeding a congested egress into a NIC is paused by the next switch's
+        // ingress (`pfc_pause`): the one its flows feed most.
+        for (&(l, r), &n) in &feeds {
+            let (Some(&b), Some(inc)) = (burst_at.get(l as usize), deep.get(&r)) else {
+                continue;
+            };
+            let Some(q) = bursts.get_mut(b as usize) else {
+                continue;
+            };
+            let port = topo.links[(r / 2) as usize].ends[1];
+            let Some(ing) = pfc_pause::Ingress::of(topo, p, topo.ports[port.idx()].node) else {
+                continue;
+            };
+            let share = (n as u64 * 1_000_000 / load[l as usize].flows.max(1) as u64) as u32;
+            let root = key(inc);
+            let (peak, _) = models.entry(root).or_insert_with(|| model(inc));
+            if *peak > kmin && q.1.is_none_or(|(_, s, _)| share > s) {
+                q.1 = Some((root, share, ing.shared_bytes));
+                let kq = *q;
+                paused.entry(kq).or_insert_with(|| {
+                    pfc_pause::paused(&models[&kq.0].1, &models[&root].1, &ing, share as f64 / 1e6)
+                });
+            }
+        }
+        feeds.clear();
         for &l in &touched {
             load[l as usize] = Load::default();
         }
@@ -288,7 +362,7 @@ pub fn victim_caps<'r>(
         for &(_, i) in members {
             let i = i as usize;
             for (f, part, j, bytes, each) in flows_of(i) {
-                let on: Vec<BurstKey> = route(i, part, j)
+                let on: Vec<QueueKey> = route(i, part, j)
                     .iter()
                     .filter_map(|&l| bursts.get(burst_at[l as usize] as usize).copied())
                     .collect();
@@ -304,7 +378,12 @@ pub fn victim_caps<'r>(
                 };
                 let vk = (v.bytes, v.offered_bps, v.nic_line.bps(), v.loop_ps, on);
                 let out = *sent.entry(vk.clone()).or_insert_with(|| {
-                    let queues: Vec<&QueueTrace> = vk.4.iter().map(|kk| &models[kk].1).collect();
+                    let queues: Vec<&dyn Queue> = (vk.4.iter())
+                        .map(|kq| match paused.get(kq) {
+                            Some(q) => q as &dyn Queue,
+                            None => &models[&kq.0].1,
+                        })
+                        .collect();
                     send(&v, &queues, d, ecn)
                 });
                 // Below a feedback loop of extra time the model resolves no cost.
