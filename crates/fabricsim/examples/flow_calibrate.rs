@@ -1288,9 +1288,16 @@ fn victim_pause(gpus: u32, senders: u32) {
                 .zip(&series.ports[s as usize].tx_bytes)
                 .filter(|&(&q, &tx)| q > 0 && tx == 0)
                 .count();
+            let fc = |port: u32| {
+                let f = pr.flow_control.as_ref().expect("pfc");
+                f.ports.iter().find(|x| x.port == port).cloned()
+            };
+            let (paused, frames) = fc(s).map_or((0, 0), |x| (x.paused_ps, x.pause_frames_received));
+            let xoffs = fc(u).map_or(0, |x| x.xoff_events);
             println!(
-                "  downlink port {s} (link {l}): {inc} incast QPs, victims [{}]; {paused_us} us with a queue and nothing sent",
-                vic.join(" ")
+                "  downlink port {s} (link {l}): {inc} incast QPs, victims [{}]; {paused_us} us with a queue and nothing sent; paused {:.1} us, {frames} PAUSE frames, {xoffs} XOFF at the leaf",
+                vic.join(" "),
+                paused as f64 / 1e6
             );
             downs.push(s as usize);
         }
@@ -1302,6 +1309,54 @@ fn victim_pause(gpus: u32, senders: u32) {
         .map(|m| format!("{} {:.1}/{:.1}", m - n, us(m), fus(m)))
         .collect();
     println!("  victims packet/flow us: {}", v.join(", "));
+    // The leaf's ingress from each downlink of 4 or more incast QPs, as `flow::pfc_pause`
+    // counts it on the packet engine's samples: what the downlink sent, leaving the root
+    // egress one FIFO wait (its depth then over its rate) later; against the XOFF threshold on
+    // the root's depth (the leaf's buffer use).
+    let node = topo.ports[root.idx()].node;
+    let ing = fabricsim::flow::pfc_pause::Ingress::of(&topo, &p, node).expect("a PFC switch");
+    let c = topo.links[topo.ports[root.idx()].link.idx()].rate.bps() as f64 / 8e6;
+    let heavy: Vec<usize> = downs
+        .iter()
+        .copied()
+        .filter(|&s| {
+            links[..n]
+                .iter()
+                .filter(|r| r.contains(&dl(s as u32)))
+                .count()
+                >= 4
+        })
+        .collect();
+    println!(
+        "  leaf shared pool {} KB; per 5 us: threshold KB | ingress KB per heavy downlink {heavy:?}",
+        ing.shared_bytes >> 10
+    );
+    let root_q = &series.ports[root.idx()].queue_bytes;
+    let held: Vec<Vec<f64>> = heavy
+        .iter()
+        .map(|&s| {
+            let tx = &series.ports[s].tx_bytes;
+            let mut h = vec![0.0; tx.len()];
+            for (i, &b) in tx.iter().enumerate() {
+                let leave = i + 1 + (root_q[i] as f64 / c).ceil() as usize;
+                for x in h.iter_mut().take(leave.min(tx.len())).skip(i) {
+                    *x += b as f64;
+                }
+            }
+            h
+        })
+        .collect();
+    for b in (0..root_q.len()).step_by(10) {
+        let thr = ing.threshold(root_q[b] as f64);
+        let h: Vec<String> = held
+            .iter()
+            .map(|h| format!("{:>6.0}", h[b] / 1024.0))
+            .collect();
+        println!("  {:>4} us: {:>6.0} | {}", b + 1, thr / 1024.0, h.join(" "));
+        if b > 600 {
+            break;
+        }
+    }
     println!("  t us | root q KB | leaf KB | per downlink: q KB / Gb/s sent");
     let rows = series.ports[root.idx()].queue_bytes.len();
     for b in (0..rows).step_by(step) {

@@ -349,8 +349,16 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
     if held_pf.iter().any(|&(_, b)| fk.iter().any(|&f| f >= b)) {
         failures.push("a paused victim ends before an unpaused one".into());
     }
-    let all_p: Vec<f64> = pk.iter().copied().chain(held_pf.iter().map(|h| h.0)).collect();
-    let all_f: Vec<f64> = fk.iter().copied().chain(held_pf.iter().map(|h| h.1)).collect();
+    let all_p: Vec<f64> = pk
+        .iter()
+        .copied()
+        .chain(held_pf.iter().map(|h| h.0))
+        .collect();
+    let all_f: Vec<f64> = fk
+        .iter()
+        .copied()
+        .chain(held_pf.iter().map(|h| h.1))
+        .collect();
     println!(
         "all victims into the leaf: mean {:.1} / {:.1} us",
         mean(&all_p),

@@ -181,10 +181,10 @@ fn key(inc: &Incast) -> BurstKey {
     )
 }
 
-/// A queue a victim crosses: a burst queue's model, and when the next switch pauses it, the
-/// model of the congested egress there, the share of the burst's flows that go into it
-/// (millionths) and that switch's shared pool (bytes; `pfc_pause::Ingress`).
-type QueueKey = (BurstKey, Option<(BurstKey, u32, u64)>);
+/// A queue a victim crosses: a burst queue's model, and when the next switch pauses it, its
+/// start group and index among that group's burst queues (its paused depth depends on every
+/// burst queue that feeds the same congested egress).
+type QueueKey = (BurstKey, Option<(u32, u32)>);
 
 const NO_BURST: u32 = u32::MAX;
 
@@ -259,11 +259,13 @@ pub fn victim_caps<'r>(
     };
     let mut models: BTreeMap<BurstKey, (u64, QueueTrace)> = BTreeMap::new();
     let mut paused: BTreeMap<QueueKey, pfc_pause::Paused> = BTreeMap::new();
+    // Per congested egress into a NIC, the burst queues that feed it (index, share).
+    let mut fed: BTreeMap<u32, Vec<(u32, f64)>> = BTreeMap::new();
     let mut sent: BTreeMap<(u64, u64, u64, u64, Vec<QueueKey>), Sent> = BTreeMap::new();
     // Per link and congested egress into a NIC right after it, the flows of this group over both.
     let mut feeds: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     let mut caps = Vec::new();
-    for group in order.chunk_by(|a, b| a.0 == b.0) {
+    for (gi, group) in order.chunk_by(|a, b| a.0 == b.0).enumerate() {
         for &(_, i) in group {
             for (_, part, j, _, _) in flows_of(i as usize) {
                 let r = route(i as usize, part, j);
@@ -300,12 +302,17 @@ pub fn victim_caps<'r>(
         // for the pauses of the burst queues before them).
         let mut bursts: Vec<QueueKey> = Vec::new();
         let mut deep: BTreeMap<u32, Incast> = BTreeMap::new();
-        for &l in &touched {
+        // A group with no candidate victim has no queue to model.
+        let any_free = touched.iter().any(|&l| load[l as usize].free > 0);
+        for &l in touched.iter().filter(|_| any_free) {
             let e = load[l as usize];
             let c = capacity(l);
             let bound = e.bytes as f64 * (1.0 - c as f64 / e.offered_bps as f64);
             let nic = paths::into_nic(topo, l);
-            if e.flows < 2 || (e.free == 0 && !nic) || bound <= kmin as f64 {
+            // A queue no victim crosses matters only as it feeds a congested egress (its
+            // pauses lower the threshold there).
+            let feeds_nic = feeds.range((l, 0)..(l + 1, 0)).next().is_some();
+            if e.flows < 2 || (e.free == 0 && !nic && !feeds_nic) || bound <= kmin as f64 {
                 continue;
             }
             let first = (e.first - 1) as usize;
@@ -332,28 +339,45 @@ pub fn victim_caps<'r>(
         }
         // A burst queue feeding a congested egress into a NIC is paused by the next switch's
         // ingress (`pfc_pause`): the one its flows feed most.
+        let mut into: Vec<Option<(u32, f64)>> = vec![None; bursts.len()];
         for (&(l, r), &n) in &feeds {
             let (Some(&b), Some(inc)) = (burst_at.get(l as usize), deep.get(&r)) else {
                 continue;
             };
-            let Some(q) = bursts.get_mut(b as usize) else {
+            let Some(to) = into.get_mut(b as usize) else {
                 continue;
             };
+            let share = n as f64 / load[l as usize].flows.max(1) as f64;
+            let (peak, _) = models.entry(key(inc)).or_insert_with(|| model(inc));
+            if *peak > kmin && to.is_none_or(|(_, s)| share > s) {
+                *to = Some((r, share));
+            }
+        }
+        for (b, to) in into.iter().enumerate() {
+            if let Some((r, share)) = *to {
+                fed.entry(r).or_default().push((b as u32, share));
+            }
+        }
+        for (&r, list) in &fed {
             let port = topo.links[(r / 2) as usize].ends[1];
             let Some(ing) = pfc_pause::Ingress::of(topo, p, topo.ports[port.idx()].node) else {
                 continue;
             };
-            let share = (n as u64 * 1_000_000 / load[l as usize].flows.max(1) as u64) as u32;
-            let root = key(inc);
-            let (peak, _) = models.entry(root).or_insert_with(|| model(inc));
-            if *peak > kmin && q.1.is_none_or(|(_, s, _)| share > s) {
-                q.1 = Some((root, share, ing.shared_bytes));
-                let kq = *q;
-                paused.entry(kq).or_insert_with(|| {
-                    pfc_pause::paused(&models[&kq.0].1, &models[&root].1, &ing, share as f64 / 1e6)
-                });
+            let feeders: Vec<pfc_pause::Feeder> = list
+                .iter()
+                .map(|&(b, share)| pfc_pause::Feeder {
+                    queue: &models[&bursts[b as usize].0].1,
+                    share,
+                })
+                .collect();
+            let out = pfc_pause::paused(&feeders, &models[&key(&deep[&r])].1, &ing);
+            for (&(b, _), q) in list.iter().zip(out) {
+                let kq = &mut bursts[b as usize];
+                kq.1 = Some((gi as u32, b));
+                paused.insert(*kq, q);
             }
         }
+        fed.clear();
         feeds.clear();
         for &l in &touched {
             load[l as usize] = Load::default();

@@ -16,9 +16,9 @@
 
 use std::collections::VecDeque;
 
+use crate::sim::SimParams;
 use crate::sim::headroom::{self, HeadroomInputs, PAUSE_FRAME_BYTES};
 use crate::sim::params::{FlowControl, PfcThreshold};
-use crate::sim::SimParams;
 use crate::topology::{NodeId, Topology};
 
 use super::dcqcn_incast::{HORIZON_PS, QueueTrace, STEP_PS};
@@ -86,66 +86,106 @@ impl Ingress {
     }
 }
 
-/// `queue` (a burst queue's depth over time, drained at its egress's rate while it holds
-/// bytes) with its egress paused by the next switch's ingress (`ing`), whose bytes wait in
-/// `congested` (the next switch's deep egress); `share` of the bytes it drains go there. The
-/// same arrivals (recovered from `queue`: the depth's change plus what the egress drained; an
-/// empty queue's are taken as none) drain only while the ingress is not XOFF. Returns the
-/// paused queue, up to its drain (or `HORIZON_PS`).
-pub fn paused(queue: &QueueTrace, congested: &QueueTrace, ing: &Ingress, share: f64) -> Paused {
-    let c = queue.egress_bps as f64 / 8.0 * STEP_PS as f64 * 1e-12;
-    let (at, depth) = queue.samples();
-    let mut out_at = Vec::with_capacity(at.len());
-    let mut out_q = Vec::with_capacity(at.len());
-    let (mut departed, mut gone) = (Vec::with_capacity(at.len()), 0.0f64);
-    // Bytes the ingress holds, and when each step's bytes leave the congested egress (in
-    // order: a FIFO drained at C shrinks by at most C per unit time, so `t + U(t) / C` never
-    // falls).
-    let (mut held, mut leaving) = (0.0f64, VecDeque::<(u64, f64)>::new());
-    let (mut prev, mut q, mut xoff, mut t_prev) = (0.0f64, 0.0f64, false, 0u64);
-    let mut i = 0;
-    loop {
-        let (t, arriving) = match (at.get(i), depth.get(i)) {
-            (Some(&t), Some(&d)) => {
-                let d = d as f64;
-                let drained = if d > 0.0 { c } else { prev.min(c) };
-                let arriving = (d - prev + drained).max(0.0);
-                prev = d;
-                (t, arriving)
+/// A burst queue that feeds the next switch's congested egress: its depth over time as its
+/// mean field gives it (drained at its egress's rate while it holds bytes), and the share of
+/// the bytes it drains that go into the congested egress.
+pub struct Feeder<'a> {
+    pub queue: &'a QueueTrace,
+    pub share: f64,
+}
+
+/// The burst queues `feeders`, their egresses paused by the next switch's ingresses (`ing`),
+/// whose bytes wait in `congested` (the next switch's deep egress, the switch's buffer use).
+/// Each queue's arrivals (recovered from its trace: the depth's change plus what the egress
+/// drained; an empty queue's are taken as none) drain only while its ingress is not XOFF.
+/// The congested egress's mean field counts the bytes as they reach the burst queues; those a
+/// pause holds back are not yet in the next switch: its depth is the mean field's less them,
+/// so a queue that resumes lowers the threshold for all (the ingresses share the free pool).
+/// Returns each queue paused, up to its drain (or `HORIZON_PS`).
+pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<Paused> {
+    struct State {
+        c: f64,
+        prev: f64,
+        q: f64,
+        xoff: bool,
+        /// Bytes its ingress holds, and when each step's leave the congested egress (in order:
+        /// a FIFO drained at C shrinks by at most C per unit time, so `t + U(t) / C` never
+        /// falls).
+        held: f64,
+        leaving: VecDeque<(u64, f64)>,
+        gone: f64,
+        /// Its samples: step ends, depths, bytes drained so far.
+        at_ps: Vec<u64>,
+        depth: Vec<f32>,
+        departed: Vec<f64>,
+        bps: u64,
+    }
+    let mut st: Vec<State> = feeders
+        .iter()
+        .map(|f| State {
+            c: f.queue.egress_bps as f64 / 8.0 * STEP_PS as f64 * 1e-12,
+            prev: 0.0,
+            q: 0.0,
+            xoff: false,
+            held: 0.0,
+            leaving: VecDeque::new(),
+            gone: 0.0,
+            at_ps: Vec::new(),
+            depth: Vec::new(),
+            departed: Vec::new(),
+            bps: f.queue.egress_bps,
+        })
+        .collect();
+    let last = |q: &QueueTrace| q.samples().0.last().copied().unwrap_or(0);
+    let end = feeders.iter().map(|f| last(f.queue)).max().unwrap_or(0);
+    let root_bps = congested.egress_bps.max(1) as f64;
+    let mut t = 0u64;
+    while t < HORIZON_PS && (t <= end || st.iter().any(|s| s.q > 0.0)) {
+        t += STEP_PS;
+        // The congested egress's depth less what the pauses hold back.
+        let back: f64 = (st.iter().zip(feeders))
+            .map(|(s, f)| (s.q - f.queue.depth(t - STEP_PS)).max(0.0) * f.share)
+            .sum();
+        let used = (congested.depth(t) - back).max(0.0);
+        let thr = ing.threshold(used);
+        let wait = (used * 8e12 / root_bps) as u64;
+        for (s, f) in st.iter_mut().zip(feeders) {
+            let d = f.queue.depth(t);
+            let drained = if d > 0.0 { s.c } else { s.prev.min(s.c) };
+            let arriving = (d - s.prev + drained).max(0.0);
+            s.prev = d;
+            while let Some(&(_, b)) = s.leaving.front().filter(|l| l.0 <= t) {
+                s.leaving.pop_front();
+                s.held -= b;
             }
-            _ if q <= 0.0 || t_prev >= HORIZON_PS => break,
-            _ => (t_prev + STEP_PS, 0.0),
-        };
-        // Steps the model skipped held an empty queue.
-        let steps = (t.saturating_sub(t_prev) / STEP_PS).max(1) as f64;
-        t_prev = t;
-        i += 1;
-        while let Some(&(_, b)) = leaving.front().filter(|l| l.0 <= t) {
-            leaving.pop_front();
-            held -= b;
+            if s.xoff && s.held + ing.xon_offset_bytes as f64 <= thr {
+                s.xoff = false;
+            }
+            let out = if s.xoff {
+                0.0
+            } else {
+                (s.q + arriving).min(s.c)
+            };
+            s.q = (s.q + arriving - out).max(0.0);
+            s.gone += out;
+            if out > 0.0 {
+                s.held += out * f.share;
+                s.leaving.push_back((t + wait, out * f.share));
+            }
+            if s.held > thr {
+                s.xoff = true;
+            }
+            s.at_ps.push(t);
+            s.depth.push(s.q as f32);
+            s.departed.push(s.gone);
         }
-        let thr = ing.threshold(congested.depth(t));
-        if xoff && held + ing.xon_offset_bytes as f64 <= thr {
-            xoff = false;
-        }
-        let out = if xoff { 0.0 } else { (q + arriving).min(c * steps) };
-        q += arriving - out;
-        gone += out;
-        if out > 0.0 {
-            held += out * share;
-            leaving.push_back((t + congested.wait_ps(t), out * share));
-        }
-        if held > thr {
-            xoff = true;
-        }
-        out_at.push(t);
-        out_q.push(q.max(0.0) as f32);
-        departed.push(gone);
     }
-    Paused {
-        depth: QueueTrace::from_samples(out_at, out_q, queue.egress_bps),
-        departed,
-    }
+    st.into_iter()
+        .map(|s| Paused {
+            depth: QueueTrace::from_samples(s.at_ps, s.depth, s.bps),
+            departed: s.departed,
+        })
+        .collect()
 }
 
 /// A paused burst queue over time: its depth, and the bytes it drained by each sample.
@@ -167,5 +207,103 @@ impl Paused {
         let target = self.departed[i - 1] + self.depth.depth(t);
         let j = self.departed.partition_point(|&d| d < target);
         at.get(j).map_or(at[at.len() - 1], |&a| a).saturating_sub(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::MessageDag;
+    use crate::sim::lossless_scenarios::clos2;
+    use crate::sim::params::PfcParams;
+    use crate::topology::HostId;
+    use crate::units::{BitRate, Time};
+
+    #[test]
+    fn the_shared_pool_is_the_packet_engines() {
+        // The packet engine reports the headroom of its switch ports (`FlowControlResult`):
+        // on a Clos whose links are all alike it is one figure, and a leaf of 4 hosts under 2
+        // spines reserves it on each of its 6 ports for the one lossless class.
+        let (topo, leaves, _) = clos2(2, 2, 4, BitRate::gbps(400), Time::from_ns(100));
+        let mut p = SimParams::roce();
+        p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, p.mtu_frame_wire_bytes()));
+        let mut dag = MessageDag::default();
+        dag.push(HostId(0), HostId(5), 64 << 10, Time::ZERO, &[]);
+        let r = crate::sim::run(&topo, &p, &dag, &Default::default(), Default::default()).unwrap();
+        let fc = r.flow_control.expect("PFC");
+        assert_eq!(fc.headroom_bytes_min, fc.headroom_bytes_max);
+        let ing = Ingress::of(&topo, &p, leaves[0]).expect("a switch under PFC");
+        assert_eq!(
+            ing.shared_bytes,
+            p.switch_buffer_bytes - 6 * fc.headroom_bytes_max
+        );
+        // Dynamic alpha 1/8 of the free pool (`PfcParams::tuned`).
+        let used = 1e6;
+        assert_eq!(ing.threshold(used), (ing.shared_bytes as f64 - used) / 8.0);
+        let nic = topo.nics[0];
+        assert!(Ingress::of(&topo, &p, nic).is_none());
+    }
+
+    /// A queue of `bytes` that all arrive in the first step and drain at 400 Gb/s.
+    fn burst(bytes: f64) -> QueueTrace {
+        let c = 400e9 / 8.0 * STEP_PS as f64 * 1e-12;
+        let steps = (bytes / c).ceil() as u64;
+        let at: Vec<u64> = (1..=steps + 1).map(|k| k * STEP_PS).collect();
+        let q: Vec<f32> = (1..=steps + 1)
+            .map(|k| (bytes - c * k as f64).max(0.0) as f32)
+            .collect();
+        QueueTrace::from_samples(at, q, 400_000_000_000)
+    }
+
+    #[test]
+    fn a_static_threshold_holds_the_queue_until_its_bytes_leave_the_congested_egress() {
+        // 512 KB reach a 400 Gb/s egress at once (2,500 B per 50 ns step); the next switch's
+        // ingress takes 256 KB (static XOFF, no XON offset) into a congested egress 64 MB deep
+        // (400 Gb/s, for 1 s). The egress sends until its ingress holds more than 256 KB (105
+        // steps, 262,500 B), then is paused until those bytes leave the congested egress,
+        // 64 MB / 400 Gb/s = 1,342.177 us after they came (the first step's, sent by 0.05 us,
+        // are released at the step ending 1,342.25 us); from then it sends as they leave, at
+        // line: the other 261,788 B take 105 steps, the last ending at 1,342.25 + 104 x 0.05
+        // = 1,347.45 us (unpaused: 10.5 us). A byte arriving at 30 us waits for them all:
+        // 1,317.45 us.
+        let ing = Ingress {
+            shared_bytes: 0,
+            xoff: PfcThreshold::Static(256 << 10),
+            xon_offset_bytes: 0,
+        };
+        let deep = QueueTrace::from_samples(
+            vec![0, 1_000_000_000_000],
+            vec![(64 << 20) as f32, 0.0],
+            400_000_000_000,
+        );
+        let q = burst((512 << 10) as f64);
+        let out = paused(
+            &[Feeder {
+                queue: &q,
+                share: 1.0,
+            }],
+            &deep,
+            &ing,
+        );
+        let (at, depth) = out[0].depth.samples();
+        let drained = at[depth.iter().rposition(|&d| d > 0.0).unwrap() + 1];
+        assert_eq!(drained, 1_347_450_000);
+        // Paused from 5.25 us on: the depth holds.
+        assert_eq!(out[0].depth.depth(10_000_000), 261_788.0);
+        assert_eq!(out[0].depth.depth(1_000_000_000), 261_788.0);
+        assert_eq!(out[0].wait_ps(30_000_000), 1_317_450_000);
+        // Into an empty egress the ingress never fills: the queue drains as unpaused.
+        let none = QueueTrace::from_samples(vec![0], vec![0.0], 400_000_000_000);
+        let free = paused(
+            &[Feeder {
+                queue: &q,
+                share: 1.0,
+            }],
+            &none,
+            &ing,
+        );
+        let (at, depth) = free[0].depth.samples();
+        let drained = at[depth.iter().rposition(|&d| d > 0.0).unwrap() + 1];
+        assert!(drained.abs_diff(10_485_760) <= 2 * STEP_PS, "{drained}");
     }
 }
