@@ -50,6 +50,12 @@
 //!   sending rate over time (its NIC's transmitted bytes, 1 us samples: it sends nothing else),
 //!   the CNPs its QP received (its receiver NIC's extra bytes) and its FCT, packet / flow; then
 //!   the victim alone with the incast.
+//! - `-- victim-pause [gpus [senders]]`: the PFC pauses of the spine downlinks into the
+//!   receiver's leaf in the `victim-cnp` case: per downlink with incast flows, its incast QPs,
+//!   victims, pause time, PAUSE frames and XOFFs at the leaf; per 5 us the root egress, the
+//!   leaf's buffer and each downlink's queue and sending rate; per 10 us the XOFF threshold
+//!   (`flow::pfc_pause::Ingress` on the root's depth) against the ingress count of the
+//!   downlinks of 4 or more incast QPs (what they sent, leaving the root one FIFO wait later).
 //! - `-- ar-trace [gpus [senders]]` (build with `--features trace`): why each victim of the
 //!   ib-ndr `hol-trace` case waits or not under adaptive routing, from the packet engine's
 //!   routing choices and credit waits (`sim::trace`): when each spine downlink into the
@@ -1328,7 +1334,7 @@ fn victim_pause(gpus: u32, senders: u32) {
         })
         .collect();
     println!(
-        "  leaf shared pool {} KB; per 5 us: threshold KB | ingress KB per heavy downlink {heavy:?}",
+        "  leaf shared pool {} KB; per 10 us: threshold KB | ingress KB per heavy downlink {heavy:?}",
         ing.shared_bytes >> 10
     );
     let root_q = &series.ports[root.idx()].queue_bytes;

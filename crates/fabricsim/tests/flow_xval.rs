@@ -271,10 +271,11 @@ fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
 /// (victim 4's spine downlink paused by the leaf's PFC, `flow::pfc_pause`: 427.4 without it).
 /// Asserted: the victims into the leaf whose path crosses no egress the packet engine paused
 /// each within 10%, their mean within 10%; the paused one within 35% (the model's downlink
-/// resumes at 165 us, the packet engine's at 365 us: see `pfc_pause`) and above each of the
-/// others, and the mean of all four within 20%; the victims from a sender's NIC (the NIC's
-/// per-QP round robin, not modeled) are printed. One packet run: the test takes 0.2 s (dev
-/// profile, loaded 2-core machine).
+/// drains from 140 us at the rate the leaf's threshold allows, the packet engine's in bursts a
+/// pause apart to 450 us: see `pfc_pause`) and above each of the others, and the mean of all
+/// four within 20%; the victims from a sender's NIC (the NIC's per-QP round robin, not
+/// modeled) are printed. One packet run: the test takes 0.2 s (dev profile, loaded 2-core
+/// machine).
 #[test]
 fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
     // What `flow::pfc_pause` reaches on the paused victim (-31%), and with it on the mean of

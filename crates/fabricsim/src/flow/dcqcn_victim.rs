@@ -21,6 +21,11 @@
 //!   probability (several queues: `1 - Π(1 - p_i)`): its expected marks are its share of the
 //!   queue's departures times `p(q)`, and the notification point returns a CNP for the first
 //!   expected mark once `cnp_interval` has passed since the last, half a loop later;
+//! - a burst queue whose flows go on into a congested egress into a NIC (one whose burst passes
+//!   Kmin in its own mean field) is paused by the next switch's PFC ingress (`pfc_pause`, all
+//!   the burst queues feeding that egress at once; burst queues no victim crosses join them):
+//!   it drains only while unpaused, so the victim's frames wait there through the pauses and
+//!   leave it marked by the depth the pauses hold;
 //! - the flow engine caps the victim at its bytes over the time its last byte leaves the
 //!   queues (`victim_caps`), as `dcqcn_incast` caps a group by its drain.
 //!
@@ -35,14 +40,16 @@
 //! fires one T (300 us) after its last cut and ends at 372-373 us (alone with the incast 376
 //! us); the one marked for ~29 us (6 CNPs) keeps ~7-10 Gb/s and ends at 164 us; the one behind
 //! the paused downlink (28 CNPs) at 771 us. The flow engine without this model: 27-48 us for all
-//! four; with it 370.1, 170.9, 427.4, 370.1 us (`tests/flow_xval.rs` asserts the three whose
-//! path no PFC pause holds). In the 1,024-GPU permutation of 256 KB (`flow_xval`'s case) ECMP
-//! collisions are bursts too: its mean FCT goes from 17.60 to 17.8 us (packet 17.19).
-//! Not modeled: PFC pauses of the burst queue (its mean field is not bounded by XOFF, as in
-//! `dcqcn_incast`), marks the burst's flows draw at other queues (an incast flow is cut by its
-//! receiver's egress too; the mean field at the burst queue cuts it only there), flows that are
-//! not dependency-free starters, adaptive routing (no static route to scan). A resend after a
-//! NAK waits no extra queueing (`ResendWait::PerNak(0)`).
+//! four; with it 364.1, 170.9, 531.3, 364.1 us (427.4 for the paused one without
+//! `pfc_pause`; `tests/flow_xval.rs` asserts each, the paused one within 35%). In the
+//! 1,024-GPU permutation of 256 KB (`flow_xval`'s case) ECMP collisions are bursts too: its
+//! mean FCT goes from 17.60 to 17.8 us (packet 17.19).
+//! Not modeled: the pauses' feedback on the burst's own flows (its mean field is not bounded by
+//! XOFF, as in `dcqcn_incast`; the paused queue keeps the mean field's arrivals), pauses of
+//! queues before other egresses than one into a NIC, marks the burst's flows draw at other
+//! queues (an incast flow is cut by its receiver's egress too; the mean field at the burst
+//! queue cuts it only there), flows that are not dependency-free starters, adaptive routing (no
+//! static route to scan). A resend after a NAK waits no extra queueing (`ResendWait::PerNak(0)`).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -427,6 +434,7 @@ pub fn victim_caps<'r>(
             burst_at[l as usize] = NO_BURST;
         }
         touched.clear();
+        paused.clear();
     }
     caps.sort_unstable_by_key(|c| c.flow);
     caps

@@ -6,13 +6,27 @@
 //! `switch-mmu.cc`). The egress drains only while unpaused: a burst queue that feeds a deep
 //! congested egress stays deep long after its flows were cut (`flow::dcqcn_victim`).
 //!
-//! The congested egress's depth over time is a mean-field queue (`dcqcn_incast`); the switch's
-//! buffer use is taken as that depth (the one deep queue of the switch), so the dynamic
-//! threshold rises as it drains. The ingress count is fluid: bytes the paused egress passed on
-//! while the congested queue was `U` deep leave it `U / C` later (FIFO at its rate `C`).
-//! Not modeled: the peer's response time (bytes in flight after XOFF fill headroom and count as
-//! shared), other deep egresses of the same switch, bytes the paused egress passes to other
-//! egresses of the next switch (counted as leaving at once).
+//! The congested egress's depth over time is a mean-field queue (`dcqcn_incast`) that counts
+//! bytes as they reach the queues before it; those a pause holds back are not in the switch
+//! yet, so its buffer use is that depth less them (the one deep queue of the switch), and the
+//! dynamic threshold, shared by all its ingresses, rises as it drains and falls as any paused
+//! queue resumes: the burst queues feeding one congested egress are modeled together. The
+//! ingress count is fluid: bytes passed on while the switch holds `U` leave it `U / C` later
+//! (FIFO at the congested egress's rate `C`).
+//!
+//! Traced on the packet engine by `flow_calibrate -- victim-pause` (roce-400g, 1,024 GPUs,
+//! 99:1 x 1 MB + 8 victims; leaf shared pool 118,912 KB by [`Ingress::of`]): the spine
+//! downlinks into the receiver's leaf that carry 4-5 incast QPs are paused from 80 us (the
+//! leaf holds 91 MB: threshold 3.4 MB, their ingresses 3.6-3.8 MB), those with 1-3 never; on
+//! the packet engine's own samples this rule resumes the 5-QP one at 171 us as the packet
+//! engine does (XON at 171, 271, 365 us), but there each XON lets a burst of 0.3-0.7 MB through
+//! (the four resume together and fill the leaf, and the threshold falls) and the next waits for
+//! it to leave, so its queue holds 1-2 MB to 365 us; here the queue drains from 140 us at the
+//! rate the threshold allows (6 KB/us, there 4). The model's 5-QP queue also peaks lower (its
+//! mean field: 3.1 MB, the packet engine 4.6). Not modeled: the peer's response time (bytes in
+//! flight after XOFF count as shared; no burst per XON), other deep egresses of the same
+//! switch, bytes the paused egress passes to other egresses of the next switch (counted as
+//! leaving at once), the pauses' feedback on the burst's DCQCN marks.
 
 use std::collections::VecDeque;
 
@@ -158,7 +172,9 @@ pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<
                 s.leaving.pop_front();
                 s.held -= b;
             }
-            if s.xoff && s.held + ing.xon_offset_bytes as f64 <= thr {
+            // An ingress that holds nothing resumes (the model's guard against a threshold
+            // below the XON offset, which would hold it forever).
+            if s.xoff && (s.held + ing.xon_offset_bytes as f64 <= thr || s.held < 1.0) {
                 s.xoff = false;
             }
             let out = if s.xoff {
