@@ -67,8 +67,9 @@
 //! case at 1,024 GPUs (99:1) is not asserted on ib-ndr: there the packet engine's victims wait
 //! by adaptive routing's placement, not by the queue the model prices (`flow::hol`'s limits,
 //! `flow_calibrate -- hol-trace`, `-- ar-trace`); on roce-400g DCQCN cuts them, which
-//! `flow::dcqcn_victim` models (asserted below where the packet engine paused nothing on their
-//! path).
+//! `flow::dcqcn_victim` models (asserted below within 10% where the packet engine paused
+//! nothing on their path; the one behind a downlink the leaf's PFC pauses, `flow::pfc_pause`,
+//! within 35%).
 //!
 //! The 32:1 incast on roce-400g is asserted with and without loss since the flow engine models
 //! DCQCN's over-cut of synchronized starters (`flow::dcqcn_incast`: 978 us against 687 us of
