@@ -70,8 +70,9 @@
 //! case at 1,024 GPUs (99:1) is not asserted on ib-ndr: there the packet engine's victims wait
 //! by adaptive routing's placement, not by the queue the model prices (`flow::hol`'s limits,
 //! `flow_calibrate -- hol-trace`, `-- ar-trace`); on roce-400g DCQCN cuts them, which
-//! `flow::dcqcn_victim` models (asserted below where the packet engine paused nothing on their
-//! path).
+//! `flow::dcqcn_victim` models (asserted below within 10% where the packet engine paused
+//! nothing on their path; the one behind a downlink the leaf's PFC pauses, `flow::pfc_pause`,
+//! within 35%).
 //!
 //! The 32:1 incast on roce-400g is asserted with and without loss since the flow engine models
 //! DCQCN's over-cut of synchronized starters (`flow::dcqcn_incast`: 978 us against 687 us of
@@ -274,14 +275,22 @@ fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
 /// the roce-400g case of `flow_calibrate -- hol-trace` (1,024 GPUs, 99:1 x 1 MB incast + 8
 /// victims of 1 MB). The victims into the receiver's leaf cross spine downlinks (and one leaf
 /// uplink) that the start-up burst fills above Kmin, and DCQCN cuts them there: packet 373.3,
-/// 163.6, 771.0, 371.9 us against 27-48 us without the model; flow 369.8, 166.8, 427.2, 369.8.
+/// 163.6, 771.0, 371.9 us against 27-48 us without the model; flow 364.1, 170.9, 531.3, 364.1
+/// (victim 4's spine downlink paused by the leaf's PFC, `flow::pfc_pause`: 427.4 without it).
 /// Asserted: the victims into the leaf whose path crosses no egress the packet engine paused
-/// (PFC on a burst queue is outside the model) each within 10%, their mean within 10%; the
-/// victims from a sender's NIC each within 10% (the NIC's round robin until DCQCN cuts its
-/// incast QP, `dcqcn_incast::Onsets`: packet 46.2, 48.4, 42.2, 42.2 us, flow 48.2, 48.2, 43.2,
-/// 43.2; 27.0 before); the paused one is printed. One packet run: the test takes 0.2 s (dev profile, loaded 2-core machine).
+/// each within 10%, their mean within 10%; the paused one within 35% (the model's downlink
+/// drains from 140 us at the rate the leaf's threshold allows, the packet engine's in bursts a
+/// pause apart to 450 us: see `pfc_pause`) and above each of the others, and the mean of all
+/// four within 20%; the victims from a sender's NIC each within 10% (the NIC's round robin
+/// until DCQCN cuts its incast QP, `dcqcn_incast::Onsets`: packet 46.2, 48.4, 42.2, 42.2 us,
+/// flow 48.2, 48.2, 43.2, 43.2; 27.0 before). One packet run: the test takes 0.2 s (dev
+/// profile, loaded 2-core machine).
 #[test]
 fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
+    // What `flow::pfc_pause` reaches on the paused victim (-31%), and with it on the mean of
+    // all four (-15%): see the doc above.
+    const PAUSED_TOL: f64 = 0.35;
+    const ALL_TOL: f64 = 0.20;
     use fabricsim::sim::{self, Faults, RunOptions};
     let (topo, p) = flow_cases::fabric(1024, "roce-400g");
     let n = 99;
@@ -300,6 +309,8 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
         .collect();
     let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.expect("completed") as f64 / 1e6;
     let (mut pk, mut fk) = (Vec::new(), Vec::new());
+    // The victims into the leaf behind a paused egress, packet / flow us.
+    let mut held_pf = Vec::new();
     let mut failures = Vec::new();
     for k in 0..8 {
         let m = n + k;
@@ -318,7 +329,12 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
             if held { ", behind a paused egress" } else { "" },
             100.0 * err(a, b)
         );
-        if into && !held {
+        if into && held {
+            held_pf.push((a, b));
+            if err(a, b).abs() > PAUSED_TOL {
+                failures.push(format!("victim {k} (paused): {a:.1} / {b:.1} us"));
+            }
+        } else if into {
             pk.push(a);
             fk.push(b);
         }
@@ -338,6 +354,28 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
     );
     if err(mean(&pk), mean(&fk)).abs() > MEAN_TOL {
         failures.push("their mean".into());
+    }
+    // The paused victim is cut longest on both engines.
+    if held_pf.iter().any(|&(_, b)| fk.iter().any(|&f| f >= b)) {
+        failures.push("a paused victim ends before an unpaused one".into());
+    }
+    let all_p: Vec<f64> = pk
+        .iter()
+        .copied()
+        .chain(held_pf.iter().map(|h| h.0))
+        .collect();
+    let all_f: Vec<f64> = fk
+        .iter()
+        .copied()
+        .chain(held_pf.iter().map(|h| h.1))
+        .collect();
+    println!(
+        "all victims into the leaf: mean {:.1} / {:.1} us",
+        mean(&all_p),
+        mean(&all_f)
+    );
+    if err(mean(&all_p), mean(&all_f)).abs() > ALL_TOL {
+        failures.push("the mean of all victims into the leaf".into());
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }

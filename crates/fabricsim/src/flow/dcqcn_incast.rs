@@ -303,6 +303,11 @@ impl QueueTrace {
         }
     }
 
+    /// The samples: step ends (ps) and the depth then (bytes).
+    pub fn samples(&self) -> (&[u64], &[f32]) {
+        (&self.at_ps, &self.bytes)
+    }
+
     /// The queueing delay (ps) of a byte arriving at `t` (FIFO at the egress rate).
     pub fn wait_ps(&self, t: u64) -> u64 {
         (self.depth(t) * 8e12 / self.egress_bps.max(1) as f64) as u64
