@@ -260,13 +260,17 @@ impl<E: Packed> CalendarQueue<E> {
     /// the memory loads overlap a bucket of work.
     #[inline]
     pub fn pop_with(&mut self, ready: impl FnMut(u64)) -> Option<(u64, u64)> {
-        if self.head == self.current.len() {
-            if self.len == 0 {
-                return None;
+        // One check for both an exhausted bucket and the index's bounds.
+        let x = match self.current.get(self.head) {
+            Some(&x) => x,
+            None => {
+                if self.len == 0 {
+                    return None;
+                }
+                self.refill(ready);
+                self.current[0]
             }
-            self.refill(ready);
-        }
-        let x = self.current[self.head];
+        };
         self.head += 1;
         self.len -= 1;
         let t = (self.cur << SHIFT) | offset(x);

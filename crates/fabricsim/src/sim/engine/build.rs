@@ -207,9 +207,7 @@ impl<'a> Engine<'a> {
             buf_used: vec![0; topo.nodes.len()],
             // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
             routes: route::RouteTable::new(topo, p.routing),
-            memo_far: super::RouteMemo::NONE,
-            memo_next: super::RouteMemo::NONE,
-            memo_cur: super::RouteMemo::NONE,
+            memo: [super::RouteMemo::NONE; 4],
             nics: (0..topo.num_hosts())
                 .map(|h| Nic {
                     ctrl: Fifo::default(),

@@ -345,7 +345,8 @@ impl Engine<'_> {
     }
 
     /// Whether egress `pi` may send a `frame`-byte packet of class `tc` now (pause and credits).
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn fc_may_send(&mut self, pi: usize, tc: u8, frame: u32) -> bool {
         if self.ports[pi].blocked & (1 << tc) != 0 {
             return false;
@@ -366,6 +367,8 @@ impl Engine<'_> {
 
     /// A packet of a lossless class at switch ingress `in_port` bound for egress `out`:
     /// account it at the ingress, then send it on or queue it.
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn fc_enqueue(&mut self, id: u32, in_port: usize, out: usize, pk: &Packet) {
         let node = self.ports[out].node as usize;
         let (tc, frame) = (pk.tc as usize, pk.frame as u64);
@@ -395,7 +398,8 @@ impl Engine<'_> {
 
     /// A lossless packet from ingress `in_port` leaves switch `node`'s buffer (which still
     /// counts it): return credits upstream, or XON.
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn fc_release(&mut self, in_port: usize, tc: u8, frame: u32, node: usize) {
         self.buf_used[node] -= frame as u64;
         if !self.fc.lossless(tc) {

@@ -272,9 +272,8 @@ struct PortInfo {
 }
 
 /// A switch hop's static egress (the routing policy's choice, before adaptive routing and
-/// failed ports), computed once per hop: by the event loop's pipeline for the event after next
-/// (`Engine::memo_far`), moved to `memo_next` and then to `memo_cur` as events pop, read by
-/// `egress_of`.
+/// failed ports), computed once per hop: by the event loop's pipeline for the next event or
+/// the one after (`Engine::memo`, a slot per event number), read by `egress_of`.
 #[derive(Clone, Copy, Debug)]
 struct RouteMemo {
     /// The packet whose `Arrive` it is for (NIL: none).
@@ -312,7 +311,8 @@ impl PortLoss {
 }
 
 impl PortState {
-    #[inline]
+    /// Inlined: every transmission calls it (a call cost more than its multiply).
+    #[inline(always)]
     fn ser(&self, bytes: u32) -> Time {
         if self.ps_per_byte != 0 {
             Time(bytes as u64 * self.ps_per_byte as u64)
@@ -386,11 +386,9 @@ pub struct Engine<'a> {
     buf_used: Vec<u64>,
     /// Per switch: candidates towards each destination and the routing salt.
     routes: crate::sim::route::RouteTable,
-    /// The static egress of the packet of the event after next, of the next one's, and of the
-    /// current event's.
-    memo_far: RouteMemo,
-    memo_next: RouteMemo,
-    memo_cur: RouteMemo,
+    /// The static egress of the packet of event `n` in slot `n & 3` (`run::memo_slot`): the
+    /// current event's, the next one's and the one after's.
+    memo: [RouteMemo; 4],
     nics: Vec<Nic>,
     /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
     /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.

@@ -39,8 +39,8 @@ impl Engine<'_> {
             }
             self.now = Time(t);
             self.events += 1;
-            self.memo_cur = self.memo_next;
-            self.memo_next = std::mem::replace(&mut self.memo_far, RouteMemo::NONE);
+            // The slot two events ahead is free again (a rotation would copy all three).
+            self.memo[Self::memo_slot(self.events + 2)].pkt = NIL;
             self.prefetch_next();
             self.dispatch_packed(x);
             if self.stop {
@@ -83,16 +83,17 @@ impl Engine<'_> {
         if let Some(x) = self.q.q.peek_current(0)
             && tag(x) == TAG_ARRIVE
         {
-            let m = self.memo_next;
+            let next = Self::memo_slot(self.events + 1);
+            let m = self.memo[next];
             if m.pkt != x as u32 {
-                self.memo_next = self.plan(x as u32);
+                self.memo[next] = self.plan(x as u32);
             } else if m.out != NIL {
                 self.tcq[m.qi as usize].prefetch_tail(&self.queued);
             }
         }
         if let Some(x) = self.q.q.peek_current(1) {
             match tag(x) {
-                TAG_ARRIVE => self.memo_far = self.plan(x as u32),
+                TAG_ARRIVE => self.memo[Self::memo_slot(self.events + 2)] = self.plan(x as u32),
                 TAG_TXFREE => {
                     let pi = x as u32 as usize;
                     let host = self.ports[pi].host;
@@ -147,6 +148,12 @@ impl Engine<'_> {
             out: out as u32,
             qi: qi as u32,
         }
+    }
+
+    /// The `memo` slot of the `n`-th event.
+    #[inline(always)]
+    pub(super) fn memo_slot(n: u64) -> usize {
+        (n & 3) as usize
     }
 
     /// Dispatches a packed event: the packet hops and port wake-ups straight from their bits,

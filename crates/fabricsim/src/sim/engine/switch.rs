@@ -9,7 +9,8 @@ use crate::sim::sched;
 
 impl Engine<'_> {
     /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn switch_arrive(&mut self, id: u32, in_port: usize, pk: &Packet) {
         let node = self.info[in_port].node;
         if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
@@ -56,11 +57,11 @@ impl Engine<'_> {
 
     /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
     /// up/down candidates, the next usable one if local repair or the global reroute has
-    /// dropped that port (`routable`). The static choice comes from `memo_cur` when the loop's
+    /// dropped that port (`routable`). The static choice comes from `memo` when the loop's
     /// prefetch computed it for packet `id` (never under adaptive routing).
     #[inline]
     pub(super) fn egress_of(&self, node: u32, id: u32, pk: &Packet) -> Result<usize, DropReason> {
-        let memo = self.memo_cur;
+        let memo = self.memo[Self::memo_slot(self.events)];
         if memo.pkt == id && memo.out != NIL {
             // Routable and up without a global reroute on it: the memo is the answer (else the
             // general path below decides, from the same static choice).
@@ -135,7 +136,8 @@ impl Engine<'_> {
     }
 
     /// The next packet a switch port sends, by the port's scheduling discipline.
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn switch_next(&mut self, pi: usize) -> Option<(u32, u8, u16)> {
         let base = pi * self.ntc;
         if self.ports[pi].queued == 0 {
@@ -160,6 +162,8 @@ impl Engine<'_> {
     }
 
     /// Queues packet `id` at egress `out` of switch `node` and wakes the port.
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn enqueue(&mut self, node: usize, out: usize, id: u32, pk: &Packet) {
         let frame = pk.frame as u64;
         self.buf_used[node] += frame;
