@@ -337,8 +337,9 @@ impl Engine<'_> {
         let Some(c) = self.fc.credits.as_mut() else {
             return 0;
         };
-        let base = pi * self.ntc;
-        let heads = self.tcq[base..base + self.ntc]
+        let heads = self
+            .tcq
+            .group(pi, self.ntc)
             .iter()
             .map(|q| q.head(&self.queued).map(|h| h.1 as u32).unwrap_or(0));
         c.blocked_bits(pi, heads, self.now.0)

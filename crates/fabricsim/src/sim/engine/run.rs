@@ -98,7 +98,7 @@ impl Engine<'_> {
                     let pi = x as u32 as usize;
                     let host = self.ports[pi].host;
                     if host == NIL {
-                        for q in &self.tcq[pi * self.ntc..(pi + 1) * self.ntc] {
+                        for q in self.tcq.group(pi, self.ntc) {
                             q.prefetch_head(&self.queued);
                         }
                     } else {

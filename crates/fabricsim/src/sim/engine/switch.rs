@@ -145,12 +145,12 @@ impl Engine<'_> {
         }
         let credit_blocked = self.fc_credit_blocked(pi);
         let port = &mut self.ports[pi];
-        let queues = &self.tcq[base..base + self.ntc];
+        let queues = self.tcq.group(pi, self.ntc);
         let how = self.p.scheduling;
         let st = &mut self.sched[pi];
         let tc = sched::pick(how, st, port.blocked | credit_blocked, queues, &self.queued)?;
         let e = self.tcq[base + tc].pop_entry(&self.queued)?;
-        sched::served(how, st, tc, &self.tcq[base..base + self.ntc]);
+        sched::served(how, st, tc, self.tcq.group(pi, self.ntc));
         // The buffer is released at dequeue (as ns-3's switch MMU does).
         port.queued -= e.frame as u64;
         let node = port.node as usize;
