@@ -187,7 +187,10 @@ impl<E: Packed> CalendarQueue<E> {
         if slot % CHUNK as u32 == 0 {
             slot = self.link(b, slot);
         }
-        self.chunks[slot as usize / CHUNK].0[slot as usize % CHUNK] = entry(t, e);
+        let c = slot as usize / CHUNK;
+        debug_assert!(c < self.chunks.len());
+        // SAFETY: `tail[b]` is a slot of a chunk `link` took from the pool, which never shrinks.
+        unsafe { self.chunks.get_unchecked_mut(c) }.0[slot as usize % CHUNK] = entry(t, e);
         self.tail[b] = slot + 1;
     }
 
@@ -321,8 +324,11 @@ impl<E: Packed> CalendarQueue<E> {
         let mut c = self.first[b] as usize;
         while tail != 0 {
             let n = if c == last { tail - c * CHUNK } else { CHUNK };
-            // A short copy inline (`extend_from_slice` calls `memcpy`: a call per bucket).
-            self.current.extend(self.chunks[c].0[..n].iter().copied());
+            // The whole chunk, a fixed-size copy inlined (a loop per entry, or `memcpy` for `n`
+            // of them, cost more), then what is past its `n` entries dropped.
+            let len = self.current.len();
+            self.current.extend_from_slice(&self.chunks[c].0);
+            self.current.truncate(len + n);
             self.free.push(c as u32);
             if c == last {
                 break;

@@ -121,7 +121,8 @@ impl Engine<'_> {
             out: NIL,
             qi: 0,
         };
-        let pk = self.pkts.get(pkt);
+        // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
+        let pk = unsafe { self.pkts.get_unchecked(pkt) };
         let info = self.info[pk.port as usize];
         if info.flags & P_NIC != 0 {
             prefetch_all(&self.qps[pk.qp as usize]);
@@ -170,7 +171,8 @@ impl Engine<'_> {
     /// `Ev::Arrive`: packet `pkt` at the node of its ingress port.
     #[inline(always)]
     fn hop(&mut self, pkt: u32) {
-        let port = self.pkts.get(pkt).port;
+        // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
+        let port = unsafe { self.pkts.get_unchecked(pkt) }.port;
         self.arrive(pkt, port as usize)
     }
 

@@ -52,7 +52,8 @@ impl Engine<'_> {
     /// while the packet is in cache, not when it leaves the queue).
     #[inline]
     fn bind(&mut self, id: u32, out: usize) {
-        self.pkts.get_mut(id).port = self.ports[out].peer;
+        // SAFETY: the arriving packet's id came from the slab's `alloc`.
+        unsafe { self.pkts.get_unchecked_mut(id) }.port = self.ports[out].peer;
     }
 
     /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
