@@ -157,8 +157,9 @@ impl Pfc {
         }
     }
 
-    /// A lossless frame from ingress `ip` (on node `node`, whose buffer holds `used`).
-    #[inline]
+    /// A lossless frame from ingress `ip` (on node `node`, whose buffer holds `used`). Inlined
+    /// into the hop, as is `release` into the dequeue (a call saved and restored registers).
+    #[inline(always)]
     pub fn admit(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> Admit {
         let i = ip * self.ntc + tc;
         let free = self.shared_free(node, used);
@@ -181,7 +182,7 @@ impl Pfc {
     }
 
     /// A lossless frame from ingress `ip` leaves the buffer; true when XON is due.
-    #[inline]
+    #[inline(always)]
     pub fn release(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> bool {
         let i = ip * self.ntc + tc;
         let g = &mut self.ing[i];

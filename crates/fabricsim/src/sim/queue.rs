@@ -83,7 +83,6 @@ fn offset(x: u64) -> u64 {
 pub struct CalendarQueue<E> {
     /// The key of the current bucket.
     cur: u64,
-    len: usize,
     /// Entries of the current bucket, sorted by offset; `head` is the next to pop.
     current: Vec<u64>,
     head: usize,
@@ -134,7 +133,6 @@ impl<E: Packed> CalendarQueue<E> {
     pub fn new() -> Self {
         CalendarQueue {
             cur: 0,
-            len: 0,
             current: Vec::new(),
             head: 0,
             first: Box::new([0; BUCKETS]),
@@ -149,19 +147,16 @@ impl<E: Packed> CalendarQueue<E> {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
+    /// No count is kept (a count cost two read-modify-writes per event): the current bucket,
+    /// the bitmap and the heap are all empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.head == self.current.len() && self.occupied == [0; WORDS] && self.far.is_empty()
     }
 
     #[inline(always)]
     pub fn push(&mut self, t: u64, e: E) {
         let k = t >> SHIFT;
         debug_assert!(k >= self.cur, "scheduled in the past: {t}");
-        self.len += 1;
         if k == self.cur {
             // In the bucket being drained: after every entry with a time <= t.
             let x = entry(t, e);
@@ -267,15 +262,13 @@ impl<E: Packed> CalendarQueue<E> {
         let x = match self.current.get(self.head) {
             Some(&x) => x,
             None => {
-                if self.len == 0 {
+                if !self.refill(ready) {
                     return None;
                 }
-                self.refill(ready);
                 self.current[0]
             }
         };
         self.head += 1;
-        self.len -= 1;
         let t = (self.cur << SHIFT) | offset(x);
         Some((t, x & PACKED_MASK))
     }
@@ -297,16 +290,16 @@ impl<E: Packed> CalendarQueue<E> {
         None
     }
 
-    /// The current bucket is exhausted: open the next non-empty one.
-    fn refill(&mut self, mut ready: impl FnMut(u64)) {
+    /// The current bucket is exhausted: open the next non-empty one; false when there is none
+    /// (the queue is empty).
+    fn refill(&mut self, mut ready: impl FnMut(u64)) -> bool {
         self.current.clear();
         self.head = 0;
         let far = self.far.peek().map(|f| f.t >> SHIFT);
         self.cur = match (self.next_in_wheel(), far) {
             (Some(a), Some(b)) => a.min(b),
-            (a, b) => a
-                .or(b)
-                .expect("len > 0 implies an entry in the wheel or the heap"),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return false,
         };
         // Far entries the horizon now reaches, in (time, push) order: before any direct push.
         while let Some(f) = self.far.peek() {
@@ -382,6 +375,7 @@ impl<E: Packed> CalendarQueue<E> {
                 super::packet::prefetch(line);
             }
         }
+        true
     }
 }
 
@@ -421,7 +415,7 @@ mod tests {
                         now = t;
                     }
                 }
-                assert_eq!(q.len(), reference.len());
+                assert_eq!(q.is_empty(), reference.is_empty());
             }
             let mut n = 0;
             let mut sum = 0u64;

@@ -59,8 +59,9 @@ impl Engine<'_> {
     /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
     /// up/down candidates, the next usable one if local repair or the global reroute has
     /// dropped that port (`routable`). The static choice comes from `memo` when the loop's
-    /// prefetch computed it for packet `id` (never under adaptive routing).
-    #[inline]
+    /// prefetch computed it for packet `id` (never under adaptive routing); that check is
+    /// inlined into the hop, the rest (`egress_routed`) a call.
+    #[inline(always)]
     pub(super) fn egress_of(&self, node: u32, id: u32, pk: &Packet) -> Result<usize, DropReason> {
         let memo = self.memo[Self::memo_slot(self.events)];
         if memo.pkt == id && memo.out != NIL {
@@ -71,6 +72,12 @@ impl Engine<'_> {
                 return Ok(memo.out as usize);
             }
         }
+        self.egress_routed(node, pk)
+    }
+
+    /// `egress_of` without a usable memo: route packet `pk` at switch `node`.
+    #[inline(never)]
+    fn egress_routed(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
         let (cands, up, salt) = self.routes.next_hops_up(self.topo, node, pk.dst);
         if cands.is_empty() {
             return Err(DropReason::NoRoute);
