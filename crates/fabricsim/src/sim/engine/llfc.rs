@@ -337,15 +337,17 @@ impl Engine<'_> {
         let Some(c) = self.fc.credits.as_mut() else {
             return 0;
         };
-        let base = pi * self.ntc;
-        let heads = self.tcq[base..base + self.ntc]
+        let heads = self
+            .tcq
+            .group(pi, self.ntc)
             .iter()
             .map(|q| q.head(&self.queued).map(|h| h.1 as u32).unwrap_or(0));
         c.blocked_bits(pi, heads, self.now.0)
     }
 
     /// Whether egress `pi` may send a `frame`-byte packet of class `tc` now (pause and credits).
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn fc_may_send(&mut self, pi: usize, tc: u8, frame: u32) -> bool {
         if self.ports[pi].blocked & (1 << tc) != 0 {
             return false;
@@ -366,6 +368,8 @@ impl Engine<'_> {
 
     /// A packet of a lossless class at switch ingress `in_port` bound for egress `out`:
     /// account it at the ingress, then send it on or queue it.
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn fc_enqueue(&mut self, id: u32, in_port: usize, out: usize, pk: &Packet) {
         let node = self.ports[out].node as usize;
         let (tc, frame) = (pk.tc as usize, pk.frame as u64);
@@ -395,7 +399,8 @@ impl Engine<'_> {
 
     /// A lossless packet from ingress `in_port` leaves switch `node`'s buffer (which still
     /// counts it): return credits upstream, or XON.
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn fc_release(&mut self, in_port: usize, tc: u8, frame: u32, node: usize) {
         self.buf_used[node] -= frame as u64;
         if !self.fc.lossless(tc) {
