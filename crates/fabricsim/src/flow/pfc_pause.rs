@@ -31,7 +31,7 @@
 use std::collections::VecDeque;
 
 use crate::sim::SimParams;
-use crate::sim::headroom::{self, HeadroomInputs, PAUSE_FRAME_BYTES};
+use crate::sim::headroom;
 use crate::sim::params::{FlowControl, PfcThreshold};
 use crate::topology::{NodeId, Topology};
 
@@ -59,28 +59,10 @@ impl Ingress {
         if !n.is_switch() {
             return None;
         }
-        let pause_wire = (PAUSE_FRAME_BYTES + p.wire_overhead_bytes) as u64;
-        let mut reserved = 0u64;
-        for q in n.ports() {
-            let port = &topo.ports[q as usize];
-            let link = &topo.links[port.link.idx()];
-            let peer_rate = topo.links[topo.ports[port.peer.idx()].link.idx()].rate;
-            let resp = pp
-                .peer_response
-                .unwrap_or_else(|| headroom::peer_response(peer_rate));
-            let formula = headroom::sonic_headroom(&HeadroomInputs {
-                mtu_bytes: p.mtu_frame_wire_bytes(),
-                rate: link.rate,
-                cable_delay: link.delay,
-                gearbox_bytes: 0,
-                mac_phy_bytes: link.rate.bytes_in(p.switch_latency) + pause_wire,
-                peer_response_bytes: link.rate.bytes_in(resp),
-            });
-            reserved += match pp.headroom {
-                crate::sim::params::Headroom::Formula { scale } => (formula as f64 * scale) as u64,
-                crate::sim::params::Headroom::Bytes(b) => b,
-            };
-        }
+        let reserved: u64 = n
+            .ports()
+            .map(|q| headroom::port_headroom(topo, p, pp, q as usize))
+            .sum();
         let lossless = (0..p.traffic_classes)
             .filter(|&t| pp.lossless & (1 << t) != 0)
             .count() as u64;

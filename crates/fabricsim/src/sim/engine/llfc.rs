@@ -9,9 +9,9 @@ use serde::Serialize;
 use super::{Engine, NIL, set_bit};
 use crate::sim::credits::Credits;
 use crate::sim::deadlock::find_cycle;
-use crate::sim::headroom::{self, HeadroomInputs, MAX_QUANTA, PAUSE_FRAME_BYTES};
+use crate::sim::headroom::{self, MAX_QUANTA, PAUSE_FRAME_BYTES};
 use crate::sim::packet::Packet;
-use crate::sim::params::{FlowControl, Headroom, SimParams};
+use crate::sim::params::{FlowControl, SimParams};
 use crate::sim::pfc::{Admit, NOT, Pfc};
 use crate::sim::results::DropReason;
 use crate::topology::{HostId, NodeId, PortId, Topology};
@@ -199,36 +199,15 @@ impl LinkFc {
                 fc.lossless = ((1u16 << ntc) - 1) as u8;
             }
             FlowControl::Pfc(pp) => {
-                let mtu_wire = p.mtu_frame_wire_bytes();
-                let pause_wire = (PAUSE_FRAME_BYTES + p.wire_overhead_bytes) as u64;
                 let mut hdrm = vec![0u64; n];
                 for (i, h) in hdrm.iter_mut().enumerate() {
-                    let r = rate(i);
                     fc.response[i] = pp
                         .peer_response
-                        .unwrap_or_else(|| headroom::peer_response(r));
+                        .unwrap_or_else(|| headroom::peer_response(rate(i)));
                     if !is_switch(i) {
                         continue; // NICs drain at line rate; they pause only when stalled
                     }
-                    // The peer is the sender whose response matters.
-                    let peer = topo.ports[i].peer.idx();
-                    let resp = pp
-                        .peer_response
-                        .unwrap_or_else(|| headroom::peer_response(rate(peer)));
-                    let formula = headroom::sonic_headroom(&HeadroomInputs {
-                        mtu_bytes: mtu_wire,
-                        rate: r,
-                        cable_delay: fc.link_delay[i],
-                        gearbox_bytes: 0,
-                        // The pipeline before the MMU accounts a frame, and the PAUSE frame's
-                        // own wire time: this model's MAC/PHY terms.
-                        mac_phy_bytes: r.bytes_in(p.switch_latency) + pause_wire,
-                        peer_response_bytes: r.bytes_in(resp),
-                    });
-                    *h = match pp.headroom {
-                        Headroom::Formula { scale } => (formula as f64 * scale) as u64,
-                        Headroom::Bytes(b) => b,
-                    };
+                    *h = headroom::port_headroom(topo, p, &pp, i);
                 }
                 let lossless_n = (0..ntc).filter(|&t| pp.lossless & (1 << t) != 0).count() as u64;
                 let mut shared = Vec::with_capacity(topo.nodes.len());
