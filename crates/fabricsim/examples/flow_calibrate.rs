@@ -1423,13 +1423,13 @@ fn ar_trace(gpus: u32, senders: u32) {
                 && node_of(topo.ports[pt as usize].peer.0) == recv_leaf
         })
         .collect();
-    let mut credits = p.clone();
-    credits.cc.ar_most_credits = true;
+    let mut queue = p.clone();
+    queue.cc.ar_select = sim::cc::ArSelect::Queue;
     let mut cases: Vec<(&str, &sim::SimParams, MessageDag, Vec<usize>)> = vec![
         ("full case", &p, dag.clone(), vec![0, 2, 4, 6]),
         (
-            "full case, AR by most credits",
-            &credits,
+            "full case, AR by fewest queued bytes",
+            &queue,
             dag.clone(),
             vec![0, 2, 4, 6],
         ),

@@ -232,7 +232,8 @@ impl Engine<'_> {
         }
     }
 
-    /// Adaptive routing: the least-occupied usable candidate instead of the static `k`.
+    /// Adaptive routing (`ibroute`): the usable candidate with the most normalized credits for
+    /// the packet's VL (`ArSelect::Credits`) or the fewest bytes queued, instead of the static `k`.
     #[inline]
     pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8, dst: u32, tc: u8) -> usize {
         if self.p.routing != RoutePolicy::Adaptive || cands.len() < 2 || flags & F_STATIC_ROUTE != 0
@@ -240,15 +241,16 @@ impl Engine<'_> {
             return k;
         }
         let usable = |pi: usize| self.routable(pi, dst);
+        // `ar_scale` is filled exactly when the rule is credits and the links have credits.
         let credits = self
             .fc
             .credits
             .as_ref()
-            .filter(|_| self.p.cc.ar_most_credits);
+            .filter(|_| !self.cc.ar_scale.is_empty());
         match credits {
-            // Most credits: the fewest blocks short of the largest possible count.
+            // Most normalized credits: the largest score, as the smallest complement.
             Some(c) => ibroute::least_loaded(cands, k, usable, |pi| {
-                u32::MAX as u64 - c.available(pi, tc as usize) as u64
+                u64::MAX - c.available(pi, tc as usize) as u64 * self.cc.ar_scale[pi]
             }),
             None => ibroute::least_loaded(cands, k, usable, |pi| {
                 let port = &self.ports[pi];
