@@ -10,6 +10,7 @@
 use super::dcqcn::{DcqcnParams, Rp};
 use super::ecn::{EcnMarking, Marker};
 use super::ibcc::{CcaState, IbCcParams};
+use super::ibroute::CreditShare;
 use super::params::{FlowControl, RoutePolicy, SimParams, Transport};
 use crate::rng::Rng;
 use crate::topology::Topology;
@@ -42,7 +43,7 @@ pub enum ArSelect {
     /// The fewest bytes queued or serializing at the egress.
     Queue,
     /// The most credits of the packet's VL, normalized by the link's length (Mellanox patent
-    /// US 10,200,294 B2, claims 1 and 3; `ibroute::credit_scales`); needs credit flow control.
+    /// US 10,200,294 B2, claims 1 and 3; `ibroute::credit_shares`); needs credit flow control.
     Credits,
 }
 
@@ -168,17 +169,17 @@ pub struct CcState {
     pub gap_q16: Vec<u64>,
     /// Per QP: its NIC's line rate.
     pub line: Vec<BitRate>,
-    /// Per egress port: the factor adaptive routing by credits multiplies a port's credits by
-    /// (`ibroute::credit_scales`); empty unless `ArSelect::Credits` with credit flow control.
-    pub ar_scale: Vec<u64>,
+    /// Per egress port: how adaptive routing by credits scores it (`ibroute::credit_shares`);
+    /// empty unless `ArSelect::Credits` with credit flow control.
+    pub ar_share: Vec<CreditShare>,
 }
 
 impl CcState {
     pub fn new(p: &SimParams, topo: &Topology, qp_line: Vec<BitRate>) -> Self {
         let (cc, seed, nodes, ports) = (&p.cc, p.seed, topo.nodes.len(), topo.ports.len());
-        let ar_scale = match p.flow_control {
+        let ar_share = match p.flow_control {
             FlowControl::Credits(c) if cc.ar_select == ArSelect::Credits => {
-                super::ibroute::credit_scales(topo, p, &c)
+                super::ibroute::credit_shares(topo, p, &c)
             }
             _ => Vec::new(),
         };
@@ -200,7 +201,7 @@ impl CcState {
             cca: vec![CcaState::default(); nq],
             gap_q16: vec![0; nq],
             line: qp_line,
-            ar_scale,
+            ar_share,
         }
     }
 }

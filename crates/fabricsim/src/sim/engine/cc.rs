@@ -232,8 +232,9 @@ impl Engine<'_> {
         }
     }
 
-    /// Adaptive routing (`ibroute`): the usable candidate with the most normalized credits for
-    /// the packet's VL (`ArSelect::Credits`) or the fewest bytes queued, instead of the static `k`.
+    /// Adaptive routing (`ibroute`): the usable candidate whose next hop lacks the fewest
+    /// normalized credits for the packet's VL, its queue for the VL added (`ArSelect::Credits`),
+    /// or with the fewest bytes queued, instead of the static `k`.
     #[inline]
     pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8, dst: u32, tc: u8) -> usize {
         if self.p.routing != RoutePolicy::Adaptive || cands.len() < 2 || flags & F_STATIC_ROUTE != 0
@@ -241,16 +242,17 @@ impl Engine<'_> {
             return k;
         }
         let usable = |pi: usize| self.routable(pi, dst);
-        // `ar_scale` is filled exactly when the rule is credits and the links have credits.
+        // `ar_share` is filled exactly when the rule is credits and the links have credits.
         let credits = self
             .fc
             .credits
             .as_ref()
-            .filter(|_| !self.cc.ar_scale.is_empty());
+            .filter(|_| !self.cc.ar_share.is_empty());
         match credits {
-            // Most normalized credits: the largest score, as the smallest complement.
+            // The next hop's lack of normalized credits plus the VL's bytes queued here.
             Some(c) => ibroute::least_loaded(cands, k, usable, |pi| {
-                u64::MAX - c.available(pi, tc as usize) as u64 * self.cc.ar_scale[pi]
+                let queued = self.tcq[pi * self.ntc + tc as usize].bytes;
+                self.cc.ar_share[pi].load(c.available(pi, tc as usize), queued)
             }),
             None => ibroute::least_loaded(cands, k, usable, |pi| {
                 let port = &self.ports[pi];
