@@ -55,7 +55,8 @@
 //!   routing choices and credit waits (`sim::trace`): when each spine downlink into the
 //!   receiver's leaf was held, through which spines each victim's packets went and how long
 //!   they waited there, and what its leaf's AR choice saw (queued bytes and credits per
-//!   uplink); also with AR by most credits. Findings in `flow::hol`.
+//!   uplink), under the profile's AR by normalized credits and by least queued bytes.
+//!   Findings in `flow::hol`.
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`,
 //! ...; the dev profile is optimized too and needs no fat-LTO build).

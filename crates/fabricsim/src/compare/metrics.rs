@@ -132,7 +132,7 @@ fn routing_text(p: &SimParams) -> String {
         RoutePolicy::DModK => "D-mod-K static tables",
         RoutePolicy::Adaptive => match p.cc.ar_select {
             ArSelect::Credits => {
-                "adaptive per packet (most credits by link length, then least queued), D-mod-K fallback"
+                "adaptive per packet (most credits by link length, less the local queue), D-mod-K fallback"
             }
             ArSelect::Queue => "adaptive per packet (least queued port), D-mod-K fallback",
         },

@@ -42,8 +42,9 @@ pub struct CcParams {
 pub enum ArSelect {
     /// The fewest bytes queued or serializing at the egress.
     Queue,
-    /// The most credits of the packet's VL, normalized by the link's length (Mellanox patent
-    /// US 10,200,294 B2, claims 1 and 3; `ibroute::credit_shares`); needs credit flow control.
+    /// The most credits of the packet's VL normalized by the link's length, less the VL's bytes
+    /// queued at the port (Mellanox patent US 10,200,294 B2, claims 1 and 3;
+    /// `ibroute::credit_shares`); needs credit flow control.
     Credits,
 }
 

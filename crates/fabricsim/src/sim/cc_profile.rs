@@ -69,7 +69,8 @@ pub enum RoutingChoice {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArSelectChoice {
-    /// The most credits of the packet's VL, normalized by link length (`ArSelect::Credits`).
+    /// The most credits of the packet's VL, normalized by link length, less the port's queue
+    /// (`ArSelect::Credits`).
     Credits,
     /// The fewest bytes queued at the egress (`ArSelect::Queue`); the default.
     #[default]

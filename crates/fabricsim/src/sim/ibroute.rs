@@ -8,16 +8,18 @@
 //! divisor W per switch (`divisors`) and evaluated by `route::choose` (`RoutePolicy::DModK`).
 //!
 //! Adaptive routing (NVIDIA AR; physics.md C2), by `CcParams::ar_select`: among the allowed
-//! ports, the one holding the most credits for the packet's VL normalized by its link's length
-//! (`ArSelect::Credits`), or the one whose egress queue holds the fewest bytes
-//! (`ArSelect::Queue`); ties keep the static port, then the next ports in order.
+//! ports, the one whose next hop lacks the least of a full share of credits for the packet's
+//! VL, normalized by its link's length, with the bytes of that VL queued at the port added
+//! (`ArSelect::Credits`, `CreditShare::load`), or the one whose egress queue holds the fewest
+//! bytes (`ArSelect::Queue`); ties keep the static port, then the next ports in order.
 //!
 //! The credit rule is Mellanox's patent US 10,200,294 B2, "Adaptive routing based on
 //! flow-control credits" (Shpiner, Zdornov, Haramaty, Zahavi; filed 2016, granted 2019) [S: a
 //! patent shows the vendor's design, not what Quantum firmware ships]: claim 1, the switch
 //! derives the credits available on each candidate port from the link-level flow-control
 //! notifications, normalizes them by the lengths of the links to the next hops and selects by
-//! the normalized credits; claim 3, only the credits of the packet's VL. The claims give no
+//! the normalized credits ("based at least on"); claim 2, port congestion grades from the
+//! credit notifications; claim 3, only the credits of the packet's VL. The claims give no
 //! formula for the normalization; `credit_shares` has the one used here and why.
 
 use super::credits::{BLOCK_BYTES, blocks};
