@@ -66,7 +66,8 @@
 //!   routing choices and credit waits (`sim::trace`): when each spine downlink into the
 //!   receiver's leaf was held, through which spines each victim's packets went and how long
 //!   they waited there, and what its leaf's AR choice saw (queued bytes and credits per
-//!   uplink); also with AR by most credits. Findings in `flow::hol`.
+//!   uplink), under the profile's AR by normalized credits and by least queued bytes.
+//!   Findings in `flow::hol`.
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`,
 //! ...; the dev profile is optimized too and needs no fat-LTO build).
@@ -1585,13 +1586,13 @@ fn ar_trace(gpus: u32, senders: u32) {
                 && node_of(topo.ports[pt as usize].peer.0) == recv_leaf
         })
         .collect();
-    let mut credits = p.clone();
-    credits.cc.ar_most_credits = true;
+    let mut queue = p.clone();
+    queue.cc.ar_select = sim::cc::ArSelect::Queue;
     let mut cases: Vec<(&str, &sim::SimParams, MessageDag, Vec<usize>)> = vec![
         ("full case", &p, dag.clone(), vec![0, 2, 4, 6]),
         (
-            "full case, AR by most credits",
-            &credits,
+            "full case, AR by fewest queued bytes",
+            &queue,
             dag.clone(),
             vec![0, 2, 4, 6],
         ),

@@ -245,7 +245,7 @@ impl<'a> Engine<'a> {
             series,
             reroute: faults.reroute,
             reach: crate::sim::reroute::Reach::healthy(nports),
-            cc: CcState::new(&p.cc, p.seed, topo.nodes.len(), nports, qp_line),
+            cc: CcState::new(p, topo, qp_line),
             fc,
         })
     }

@@ -175,15 +175,7 @@ impl LinkFc {
             FlowControl::None => {}
             FlowControl::Credits(c) => {
                 let cap = (0..n)
-                    .map(|i| {
-                        let b = if is_switch(i) {
-                            c.switch_vl_buffer_bytes
-                        } else {
-                            c.nic_vl_buffer_bytes
-                        };
-                        (b / crate::sim::credits::BLOCK_BYTES as u64).min(u32::MAX as u64 / 4)
-                            as u32
-                    })
+                    .map(|i| c.vl_buffer_blocks(is_switch(i)))
                     .collect::<Vec<u32>>();
                 let min_blocks = crate::sim::credits::blocks(p.data_frame_bytes(p.mtu_bytes));
                 if let Some(i) = cap.iter().position(|&b| b < min_blocks) {
