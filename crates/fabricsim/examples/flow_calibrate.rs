@@ -50,12 +50,24 @@
 //!   sending rate over time (its NIC's transmitted bytes, 1 us samples: it sends nothing else),
 //!   the CNPs its QP received (its receiver NIC's extra bytes) and its FCT, packet / flow; then
 //!   the victim alone with the incast.
+//! - `-- roce-nic-trace [gpus [senders]]`: DCQCN and the per-QP round robin of an incast
+//!   sender's NIC on roce-400g (`incast 32:1 + victims` at 128 GPUs by default; `1024 99` the
+//!   `hol-trace` case): per 1 us, from the packet engine's port samples, each victim from an
+//!   incast sender's NIC and that NIC's incast QP, and an incast QP alone on its NIC; the FCTs
+//!   packet / flow; the mean-field reaction point's cuts (`flow::dcqcn_incast::Onsets`).
+//! - `-- victim-pause [gpus [senders]]`: the PFC pauses of the spine downlinks into the
+//!   receiver's leaf in the `victim-cnp` case: per downlink with incast flows, its incast QPs,
+//!   victims, pause time, PAUSE frames and XOFFs at the leaf; per 5 us the root egress, the
+//!   leaf's buffer and each downlink's queue and sending rate; per 10 us the XOFF threshold
+//!   (`flow::pfc_pause::Ingress` on the root's depth) against the ingress count of the
+//!   downlinks of 4 or more incast QPs (what they sent, leaving the root one FIFO wait later).
 //! - `-- ar-trace [gpus [senders]]` (build with `--features trace`): why each victim of the
 //!   ib-ndr `hol-trace` case waits or not under adaptive routing, from the packet engine's
 //!   routing choices and credit waits (`sim::trace`): when each spine downlink into the
 //!   receiver's leaf was held, through which spines each victim's packets went and how long
 //!   they waited there, and what its leaf's AR choice saw (queued bytes and credits per
-//!   uplink); also with AR by most credits. Findings in `flow::hol`.
+//!   uplink), under the profile's AR by normalized credits and by least queued bytes.
+//!   Findings in `flow::hol`.
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`,
 //! ...; the dev profile is optimized too and needs no fat-LTO build).
@@ -1245,6 +1257,149 @@ fn victim_cnp(gpus: u32, senders: u32) {
     );
 }
 
+/// Why the victim behind a PFC-paused spine downlink is cut longer (`victim-pause`): the
+/// roce-400g `hol` case (1,024 GPUs, 99:1) with 1 us port samples; the receiver's leaf, its
+/// buffer and PFC thresholds, then per 5 us: the leaf's egress to the receiver and its whole
+/// buffer, and for each spine downlink into the leaf that carries incast flows (its incast QPs
+/// and victims), its queue and what it sent (a downlink with a queue that sends below its line
+/// was paused for the rest of the interval).
+fn victim_pause(gpus: u32, senders: u32) {
+    let (topo, mut p) = flow_cases::fabric(gpus, "roce-400g");
+    let sim::FlowControl::Pfc(pfc) = p.flow_control else {
+        println!("roce-400g without PFC");
+        return;
+    };
+    let n = senders as usize;
+    let step = 5usize;
+    p.sample_interval = Some(Time::from_us(1));
+    let dag = flow_cases::incast_victims(gpus, senders, 1 << 20, 8, 1 << 20);
+    let links: Vec<Vec<u32>> = (0..dag.messages.len())
+        .map(|m| flow_cases::qp_links(&topo, &p, &dag, m))
+        .collect();
+    let (pr, fr) = both(&topo, &p, &dag);
+    let series = pr.series.as_ref().expect("sampled");
+    let root = topo.ports[topo.host_port(HostId(0)).idx()].peer;
+    let leaf = &topo.nodes[topo.ports[root.idx()].node.idx()];
+    let dl = |port: u32| paths::directed_link(&topo, fabricsim::topology::PortId(port));
+    println!(
+        "roce-400g, {gpus} GPUs, {senders}:1: buffer {} KB, PFC {:?}, XON offset {} B; leaf {} ports ({} up); Kmin {:?}",
+        p.switch_buffer_bytes >> 10,
+        pfc.xoff,
+        pfc.xon_offset_bytes,
+        leaf.num_ports,
+        leaf.first_port + leaf.num_ports - leaf.first_up,
+        p.cc.ecn
+    );
+    // The spine downlinks into the leaf that carry incast flows: (spine port, incast, victims).
+    let mut downs = Vec::new();
+    for u in leaf.first_up..leaf.first_port + leaf.num_ports {
+        let s = topo.ports[u as usize].peer.0;
+        let l = dl(s);
+        let inc = links[..n].iter().filter(|r| r.contains(&l)).count();
+        let vic: Vec<String> = (n..dag.messages.len())
+            .filter(|&o| links[o].contains(&l))
+            .map(|o| (o - n).to_string())
+            .collect();
+        if inc > 0 {
+            let paused_us = (series.ports[s as usize].queue_bytes.iter())
+                .zip(&series.ports[s as usize].tx_bytes)
+                .filter(|&(&q, &tx)| q > 0 && tx == 0)
+                .count();
+            let fc = |port: u32| {
+                let f = pr.flow_control.as_ref().expect("pfc");
+                f.ports.iter().find(|x| x.port == port).cloned()
+            };
+            let (paused, frames) = fc(s).map_or((0, 0), |x| (x.paused_ps, x.pause_frames_received));
+            let xoffs = fc(u).map_or(0, |x| x.xoff_events);
+            println!(
+                "  downlink port {s} (link {l}): {inc} incast QPs, victims [{}]; {paused_us} us with a queue and nothing sent; paused {:.1} us, {frames} PAUSE frames, {xoffs} XOFF at the leaf",
+                vic.join(" "),
+                paused as f64 / 1e6
+            );
+            downs.push(s as usize);
+        }
+    }
+    let us = |i: usize| pr.messages[i].fct_ps.unwrap() as f64 / 1e6;
+    let fus = |i: usize| fr.messages[i].fct_ps.unwrap() as f64 / 1e6;
+    let v: Vec<String> = (n..dag.messages.len())
+        .step_by(2)
+        .map(|m| format!("{} {:.1}/{:.1}", m - n, us(m), fus(m)))
+        .collect();
+    println!("  victims packet/flow us: {}", v.join(", "));
+    // The leaf's ingress from each downlink of 4 or more incast QPs, as `flow::pfc_pause`
+    // counts it on the packet engine's samples: what the downlink sent, leaving the root
+    // egress one FIFO wait (its depth then over its rate) later; against the XOFF threshold on
+    // the root's depth (the leaf's buffer use).
+    let node = topo.ports[root.idx()].node;
+    let ing = fabricsim::flow::pfc_pause::Ingress::of(&topo, &p, node).expect("a PFC switch");
+    let c = topo.links[topo.ports[root.idx()].link.idx()].rate.bps() as f64 / 8e6;
+    let heavy: Vec<usize> = downs
+        .iter()
+        .copied()
+        .filter(|&s| {
+            links[..n]
+                .iter()
+                .filter(|r| r.contains(&dl(s as u32)))
+                .count()
+                >= 4
+        })
+        .collect();
+    println!(
+        "  leaf shared pool {} KB; per 10 us: threshold KB | ingress KB per heavy downlink {heavy:?}",
+        ing.shared_bytes >> 10
+    );
+    let root_q = &series.ports[root.idx()].queue_bytes;
+    let held: Vec<Vec<f64>> = heavy
+        .iter()
+        .map(|&s| {
+            let tx = &series.ports[s].tx_bytes;
+            let mut h = vec![0.0; tx.len()];
+            for (i, &b) in tx.iter().enumerate() {
+                let leave = i + 1 + (root_q[i] as f64 / c).ceil() as usize;
+                for x in h.iter_mut().take(leave.min(tx.len())).skip(i) {
+                    *x += b as f64;
+                }
+            }
+            h
+        })
+        .collect();
+    for b in (0..root_q.len()).step_by(10) {
+        let thr = ing.threshold(root_q[b] as f64);
+        let h: Vec<String> = held
+            .iter()
+            .map(|h| format!("{:>6.0}", h[b] / 1024.0))
+            .collect();
+        println!("  {:>4} us: {:>6.0} | {}", b + 1, thr / 1024.0, h.join(" "));
+        if b > 600 {
+            break;
+        }
+    }
+    println!("  t us | root q KB | leaf KB | per downlink: q KB / Gb/s sent");
+    let rows = series.ports[root.idx()].queue_bytes.len();
+    for b in (0..rows).step_by(step) {
+        let at = |port: usize| series.ports[port].queue_bytes[(b + step - 1).min(rows - 1)];
+        let sent = |port: usize| -> f64 {
+            let tx = &series.ports[port].tx_bytes;
+            tx.iter().skip(b).take(step).sum::<u64>() as f64 * 8.0 / (step as f64 * 1e3)
+        };
+        let leaf_kb: u64 = leaf.ports().map(|q| at(q as usize)).sum::<u64>() >> 10;
+        let d: Vec<String> = downs
+            .iter()
+            .map(|&s| format!("{:>5}/{:>3.0}", at(s) >> 10, sent(s)))
+            .collect();
+        println!(
+            "  {:>4} | {:>6} | {:>6} | {}",
+            b + step,
+            at(root.idx()) >> 10,
+            leaf_kb,
+            d.join(" ")
+        );
+        if b > 900 {
+            break;
+        }
+    }
+}
+
 /// `nicsend-trace`: an incast of `senders` x 1 MB to host 0 on `gpus` GPUs (ib-ndr, `kb` KB per
 /// VL in the switches) plus `flow_cases::incast_victims`' victim 1 (1 MB from an incast sender's
 /// NIC), traced every 5 us on the packet engine: the NIC's sending rate, the queues of the
@@ -1383,6 +1538,10 @@ fn main() {
             let arg = |i: usize, d: u32| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
             victim_cnp(arg(1, 1024), arg(2, 99))
         }
+        Some("victim-pause") => {
+            let arg = |i: usize, d: u32| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
+            victim_pause(arg(1, 1024), arg(2, 99))
+        }
         #[cfg(feature = "trace")]
         Some("ar-trace") => {
             let arg = |i: usize, d: u32| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
@@ -1392,6 +1551,10 @@ fn main() {
         Some("ar-trace") => {
             eprintln!("ar-trace reads the packet engine's trace: build with --features trace");
             std::process::exit(2)
+        }
+        Some("roce-nic-trace") => {
+            let arg = |i: usize, d: u32| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
+            roce_nic_trace(arg(1, 128), arg(2, 32))
         }
         Some("nicsend-trace") if args.get(1).is_some_and(|a| a == "cases") => nic_send_cases(),
         Some("nicsend-trace") => {
@@ -1428,13 +1591,13 @@ fn ar_trace(gpus: u32, senders: u32) {
                 && node_of(topo.ports[pt as usize].peer.0) == recv_leaf
         })
         .collect();
-    let mut credits = p.clone();
-    credits.cc.ar_most_credits = true;
+    let mut queue = p.clone();
+    queue.cc.ar_select = sim::cc::ArSelect::Queue;
     let mut cases: Vec<(&str, &sim::SimParams, MessageDag, Vec<usize>)> = vec![
         ("full case", &p, dag.clone(), vec![0, 2, 4, 6]),
         (
-            "full case, AR by most credits",
-            &credits,
+            "full case, AR by fewest queued bytes",
+            &queue,
             dag.clone(),
             vec![0, 2, 4, 6],
         ),
@@ -1616,4 +1779,127 @@ fn ar_trace(gpus: u32, senders: u32) {
             }
         }
     }
+}
+
+/// `roce-nic-trace [gpus [senders]]`: DCQCN and the per-QP round robin of an incast sender's
+/// NIC on roce-400g, in the `incast 32:1 + victims` case (`flow_cases::incast_victims`, 8
+/// victims), from the packet engine's 1 us port samples: per 1 us, the sending rate of each
+/// victim from an incast sender's NIC (what its receiver's leaf sends it: it receives nothing
+/// else, shifted back by its path's latency) and of that NIC's incast QP (the NIC's sending
+/// rate less the victim's), and of an incast QP alone on its NIC (its first cut shows as its
+/// rate leaving the line); when the receiver's egress queue passed Kmin; the FCTs packet / flow;
+/// then the flow engine's mean-field reaction point (`flow::dcqcn_incast::Ramp`).
+fn roce_nic_trace(gpus: u32, senders: u32) {
+    let n = senders as usize;
+    let mb = 1u64 << 20;
+    let (topo, mut p) = flow_cases::fabric(gpus, "roce-400g");
+    let Some(sim::ecn::EcnMarking::Red { kmin_bytes, .. }) = p.cc.ecn else {
+        println!("roce-400g without RED marking");
+        return;
+    };
+    p.sample_interval = Some(Time::from_us(1));
+    let dag = flow_cases::incast_victims(gpus, senders, mb, 8, mb);
+    let (pr, fr) = both(&topo, &p, &dag);
+    let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.unwrap() as f64 / 1e6;
+    let series = pr.series.as_ref().expect("sampled");
+    let gbps = |port: usize| -> Vec<f64> {
+        let s = series
+            .ports
+            .iter()
+            .find(|s| s.port as usize == port)
+            .expect("sampled port");
+        s.tx_bytes
+            .iter()
+            .map(|&b| b as f64 * 8.0 / 1e-6 / 1e9)
+            .collect()
+    };
+    let nic = |h: HostId| topo.host_port(h).idx();
+    let into = |h: HostId| topo.ports[topo.host_port(h).idx()].peer.idx();
+    let q = &series
+        .ports
+        .iter()
+        .find(|s| s.port as usize == into(HostId(0)))
+        .expect("sampled port")
+        .queue_bytes;
+    let above = q.iter().position(|&b| b > kmin_bytes);
+    println!(
+        "roce-400g, {gpus} GPUs, {senders}:1 x 1 MB + 8 victims; receiver's egress above Kmin ({} KB) from the sample ending {:?} us, peak {} KB",
+        kmin_bytes >> 10,
+        above.map(|i| i + 1),
+        q.iter().max().copied().unwrap_or(0) >> 10
+    );
+    let bins = 50;
+    let show = |what: String, v: &[f64]| {
+        let s: Vec<String> = v.iter().take(bins).map(|r| format!("{r:.0}")).collect();
+        println!("  {what:<30} {}", s.join(" "));
+    };
+    let lone = (0..n)
+        .find(|&i| {
+            !dag.messages[n..]
+                .iter()
+                .any(|v| v.src == dag.messages[i].src)
+        })
+        .expect("an incast sender without a victim");
+    show(
+        format!("incast QP {lone} alone on its NIC"),
+        &gbps(nic(dag.messages[lone].src)),
+    );
+    for k in (1..8).step_by(2) {
+        let v = n + k;
+        let (src, dst) = (dag.messages[v].src, dag.messages[v].dst);
+        let sib = (0..n)
+            .find(|&i| dag.messages[i].src == src)
+            .expect("an incast sender");
+        println!(
+            "victim {k} {} -> {}: {:.1} / {:.1} us; its NIC's incast QP {sib}: {:.1} / {:.1} us; Gb/s per us:",
+            src.0,
+            dst.0,
+            us(&pr, v),
+            us(&fr, v),
+            us(&pr, sib),
+            us(&fr, sib)
+        );
+        // The victim's bytes reach its receiver's leaf egress one path latency (whole us) later.
+        let links = flow_cases::qp_links(&topo, &p, &dag, v);
+        let lat = paths::one_way_ps(&topo, &p, &links[..links.len() - 1]);
+        let shift = (lat as f64 / 1e6).round() as usize;
+        let victim: Vec<f64> = gbps(into(dst)).into_iter().skip(shift).collect();
+        let total = gbps(nic(src));
+        let incast: Vec<f64> = total
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t - victim.get(i).copied().unwrap_or(0.0)).max(0.0))
+            .collect();
+        show(format!("NIC {}", src.0), &total);
+        show(format!("victim {k} (shifted {shift} us)"), &victim);
+        show(format!("incast QP {sib}"), &incast);
+    }
+    // The mean-field model of the group as `dcqcn_incast::synchronized_caps` builds it: the
+    // senders sharing a NIC with a victim offer half the line, and the group offers its least.
+    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+        return;
+    };
+    let links = flow_cases::qp_links(&topo, &p, &dag, 0);
+    let line = topo.links[topo.ports[topo.host_port(HostId(0)).idx()].link.idx()].rate;
+    let inc = fabricsim::flow::dcqcn_incast::Incast {
+        senders,
+        bytes: paths::wire_bytes(&p, mb),
+        offered_bps: line.bps() / 2,
+        nic_line: line,
+        egress_bps: line.bps(),
+        loop_ps: 2 * paths::one_way_ps(&topo, &p, &links),
+        frame_bytes: p.mtu_frame_wire_bytes(),
+    };
+    let (out, rates) = fabricsim::flow::dcqcn_incast::rates(&inc, d, ecn);
+    let r: Vec<String> = rates
+        .iter()
+        .take(12)
+        .map(|&(t, b)| format!("{:.1} us {:.0}", t as f64 / 1e6, b as f64 / 1e9))
+        .collect();
+    println!(
+        "mean field (offered {} Gb/s): drain {:.1} us; reaction point's rate from (Gb/s): {}",
+        inc.offered_bps / 1_000_000_000,
+        out.drain_ps as f64 / 1e6,
+        r.join(", ")
+    );
 }

@@ -56,19 +56,24 @@
 //!
 //! "incast 32:1 + victims" (lossless only) adds eight 1 MB flows to other hosts: four into the
 //! receiver's leaf, four from incast senders' NICs. On ib-ndr (credits, no IB CC) the four into
-//! the leaf wait behind the incast in the spine queues into that leaf (packet 332-503 us, alone
-//! 23.7 us); the flow engine charges that wait (`flow::hol`: 426.0 us, was 23.7) and the case's
-//! pooled mean is -2.9% (was -9.9%). Those victims are asserted on their own (mean +4.5%,
-//! largest -15.3%); the four from a sender's NIC are asserted on ib-ndr (`flow::nic_send`: the
+//! the leaf wait behind the incast in the spine queues into that leaf (packet mean 418.6 us,
+//! largest 434.2, under AR by normalized credits; 332-503 us, mean 407.8, by least queued bytes;
+//! alone 23.7 us); the flow engine charges that wait (`flow::hol`: 426.0 us, was 23.7). Those
+//! victims are asserted on their own (mean +1.8%, largest -1.9%); the four from a sender's NIC are asserted on ib-ndr (`flow::nic_send`: the
 //! NIC is never held, and the victim gets half its line until the NIC's incast flow has put its
 //! 1 MB on the wire, 42 us: 44.8 us on both engines, was 24.4 us flow; `flow_calibrate --
-//! nicshare`) and printed on roce-400g (33.3 / 24.9 us: there the incast QP takes its share
-//! until DCQCN cuts it, about 19 us, while `dcqcn_incast` caps it from its start). The same
-//! case at 1,024 GPUs (99:1) is not asserted on ib-ndr: there the packet engine's victims wait
-//! by adaptive routing's placement, not by the queue the model prices (`flow::hol`'s limits,
-//! `flow_calibrate -- hol-trace`, `-- ar-trace`); on roce-400g DCQCN cuts them, which
-//! `flow::dcqcn_victim` models (asserted below where the packet engine paused nothing on their
-//! path).
+//! nicshare`) and on roce-400g each within 10%: 33.3 / 34.5 us (was 24.9 flow): there the
+//! incast QP takes its share until DCQCN cuts it below that share, ~14 us, then a cut per 4
+//! us monitor period (`flow_calibrate -- roce-nic-trace`), and `dcqcn_incast::Onsets` follows
+//! the mean-field reaction point's cuts (10.1 us to about the share, 14.1 us to 104 Gb/s,
+//! 22.1 us to 55) where `dcqcn_incast` capped it from its start. The same case at 1,024 GPUs
+//! (99:1): on ib-ndr, AR by normalized credits spreads the incast over every spine and the
+//! victims wait behind full queues, which `flow::hol` prices (asserted below: mean +8.3%,
+//! largest +5.8%; by least queued bytes their waits followed AR's scan order, outside the
+//! model, `flow_calibrate -- ar-trace`); on roce-400g DCQCN cuts them, which
+//! `flow::dcqcn_victim` models (asserted below within 10% where the packet engine paused
+//! nothing on their path; the one behind a downlink the leaf's PFC pauses, `flow::pfc_pause`,
+//! within 35%).
 //!
 //! The 32:1 incast on roce-400g is asserted with and without loss since the flow engine models
 //! DCQCN's over-cut of synchronized starters (`flow::dcqcn_incast`: 978 us against 687 us of
@@ -208,14 +213,15 @@ fn flow_engine_matches_the_packet_engine_on_the_shared_cases() {
 /// PFC / credit head-of-line blocking (`flow::hol`): in "incast 32:1 + victims" (128 GPUs),
 /// four 1 MB flows go from hosts of another leaf to hosts of the receiver's leaf while the
 /// incast runs. On ib-ndr (credits, no IB CC) they wait behind the incast's bytes in the spine
-/// queues into that leaf: packet 332-503 us (mean 407.8 us) against 23.7 us alone. On roce-400g
+/// queues into that leaf: packet mean 418.6 us, largest 434.2 (AR by normalized credits)
+/// against 23.7 us alone. On roce-400g
 /// the 128 MB buffer and DCQCN pause nothing and they take 24.4 us. Their mean FCT within 10% and
 /// their largest within 20% of the packet engine's (`flow_calibrate -- hol`). The four victims
 /// that share an incast sender's NIC get half its line while the switch absorbs the incast
 /// (`flow::nic_send`: 44.8 us on both engines on ib-ndr, was 24.4 us flow), asserted the same
-/// way on ib-ndr; on roce-400g they are printed (packet 33.3 us, flow 24.9 us): the incast QP
-/// sends at its share until DCQCN's first cut, about 19 us, while `dcqcn_incast` caps it from
-/// its start.
+/// way on ib-ndr, and on roce-400g each within 10% (packet 33.3 us, flow 34.5 us, was 24.9):
+/// the incast QP sends at its share until DCQCN cuts it below (~14 us), then at the cut rates
+/// (`dcqcn_incast::Onsets`; `flow_calibrate -- roce-nic-trace`).
 #[test]
 fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
     let mut failures = Vec::new();
@@ -255,7 +261,11 @@ fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
             assert_eq!(p.len(), 4);
             let bad =
                 err(mean(&p), mean(&f)).abs() > MEAN_TOL || err(max(&p), max(&f)).abs() > P99_TOL;
-            if (into || c.fabric == "ib-ndr") && bad {
+            // On roce-400g each victim from a sender's NIC within 10% too (`dcqcn_incast::Onsets`).
+            let each =
+                |v: &[f64], w: &[f64]| v.iter().zip(w).all(|(a, b)| err(*a, *b).abs() <= MEAN_TOL);
+            let bad = bad || (!into && c.fabric == "roce-400g" && !each(&p, &f));
+            if bad {
                 failures.push(format!("{} on {}: victims {kind}", c.name, c.fabric));
             }
         }
@@ -267,13 +277,22 @@ fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
 /// the roce-400g case of `flow_calibrate -- hol-trace` (1,024 GPUs, 99:1 x 1 MB incast + 8
 /// victims of 1 MB). The victims into the receiver's leaf cross spine downlinks (and one leaf
 /// uplink) that the start-up burst fills above Kmin, and DCQCN cuts them there: packet 373.3,
-/// 163.6, 771.0, 371.9 us against 27-48 us without the model; flow 369.8, 166.8, 427.2, 369.8.
+/// 163.6, 771.0, 371.9 us against 27-48 us without the model; flow 364.1, 170.9, 531.3, 364.1
+/// (victim 4's spine downlink paused by the leaf's PFC, `flow::pfc_pause`: 427.4 without it).
 /// Asserted: the victims into the leaf whose path crosses no egress the packet engine paused
-/// (PFC on a burst queue is outside the model) each within 10%, their mean within 10%; the
-/// paused one and the victims from a sender's NIC (the NIC's per-QP round robin, not modeled)
-/// are printed. One packet run: the test takes 0.2 s (dev profile, loaded 2-core machine).
+/// each within 10%, their mean within 10%; the paused one within 35% (the model's downlink
+/// drains from 140 us at the rate the leaf's threshold allows, the packet engine's in bursts a
+/// pause apart to 450 us: see `pfc_pause`) and above each of the others, and the mean of all
+/// four within 20%; the victims from a sender's NIC each within 10% (the NIC's round robin
+/// until DCQCN cuts its incast QP, `dcqcn_incast::Onsets`: packet 46.2, 48.4, 42.2, 42.2 us,
+/// flow 48.2, 48.2, 43.2, 43.2; 27.0 before). One packet run: the test takes 0.2 s (dev
+/// profile, loaded 2-core machine).
 #[test]
 fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
+    // What `flow::pfc_pause` reaches on the paused victim (-31%), and with it on the mean of
+    // all four (-15%): see the doc above.
+    const PAUSED_TOL: f64 = 0.35;
+    const ALL_TOL: f64 = 0.20;
     use fabricsim::sim::{self, Faults, RunOptions};
     let (topo, p) = flow_cases::fabric(1024, "roce-400g");
     let n = 99;
@@ -292,6 +311,8 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
         .collect();
     let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.expect("completed") as f64 / 1e6;
     let (mut pk, mut fk) = (Vec::new(), Vec::new());
+    // The victims into the leaf behind a paused egress, packet / flow us.
+    let mut held_pf = Vec::new();
     let mut failures = Vec::new();
     for k in 0..8 {
         let m = n + k;
@@ -310,12 +331,17 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
             if held { ", behind a paused egress" } else { "" },
             100.0 * err(a, b)
         );
-        if into && !held {
+        if into && held {
+            held_pf.push((a, b));
+            if err(a, b).abs() > PAUSED_TOL {
+                failures.push(format!("victim {k} (paused): {a:.1} / {b:.1} us"));
+            }
+        } else if into {
             pk.push(a);
             fk.push(b);
-            if err(a, b).abs() > MEAN_TOL {
-                failures.push(format!("victim {k}: {a:.1} / {b:.1} us"));
-            }
+        }
+        if (!into || !held) && err(a, b).abs() > MEAN_TOL {
+            failures.push(format!("victim {k}: {a:.1} / {b:.1} us"));
         }
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
@@ -330,6 +356,86 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
     );
     if err(mean(&pk), mean(&fk)).abs() > MEAN_TOL {
         failures.push("their mean".into());
+    }
+    // The paused victim is cut longest on both engines.
+    if held_pf.iter().any(|&(_, b)| fk.iter().any(|&f| f >= b)) {
+        failures.push("a paused victim ends before an unpaused one".into());
+    }
+    let all_p: Vec<f64> = pk
+        .iter()
+        .copied()
+        .chain(held_pf.iter().map(|h| h.0))
+        .collect();
+    let all_f: Vec<f64> = fk
+        .iter()
+        .copied()
+        .chain(held_pf.iter().map(|h| h.1))
+        .collect();
+    println!(
+        "all victims into the leaf: mean {:.1} / {:.1} us",
+        mean(&all_p),
+        mean(&all_f)
+    );
+    if err(mean(&all_p), mean(&all_f)).abs() > ALL_TOL {
+        failures.push("the mean of all victims into the leaf".into());
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Adaptive routing by credits and its victims (`flow::hol`, `flow::paths`' adaptive split):
+/// the ib-ndr case of `flow_calibrate -- hol-trace` (1,024 GPUs, 99:1 x 1 MB incast + 8
+/// victims of 1 MB). AR by normalized credits (`sim::ibroute`, US 10,200,294 B2) spreads the
+/// incast over all 16 spines, all 32 downlinks into the receiver's leaf hold for 1.8-1.9 ms, and
+/// the four victims into that leaf wait behind the full queues: packet 1,873.7, 1,849.1,
+/// 1,922.8, 1,870.4 us, flow 2,035.1 each (by least queued bytes the incast stacked in the
+/// first spines and the victims took 564-2,050 us, which no fluid rule follows). Asserted:
+/// their mean within 10% and their largest within 20%; the victims from a sender's NIC each
+/// within 10% (`flow::nic_send`, 44.8 us on both).
+#[test]
+fn ar_by_credits_victims_at_1024_gpus_wait_as_in_the_packet_engine() {
+    use fabricsim::sim::{self, Faults, RunOptions};
+    let (topo, p) = flow_cases::fabric(1024, "ib-ndr");
+    let n = 99;
+    let dag = flow_cases::incast_victims(1024, n as u32, 1 << 20, 8, 1 << 20);
+    let pr = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
+    let fp = fabricsim::engine_choice::flow_params(&topo, &p);
+    let (fr, _) = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap();
+    let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.expect("completed") as f64 / 1e6;
+    let mut failures = Vec::new();
+    let (mut pk, mut fk) = (Vec::new(), Vec::new());
+    for k in 0..8 {
+        let (a, b) = (us(&pr, n + k), us(&fr, n + k));
+        let into = k % 2 == 0;
+        println!(
+            "victim {k} ({}): packet {a:.1} us, flow {b:.1} us ({:+.1}%)",
+            if into {
+                "into the leaf"
+            } else {
+                "from a sender's NIC"
+            },
+            100.0 * err(a, b)
+        );
+        if into {
+            pk.push(a);
+            fk.push(b);
+        } else if err(a, b).abs() > MEAN_TOL {
+            failures.push(format!("victim {k}: {a:.1} / {b:.1} us"));
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+    let (m, x) = (err(mean(&pk), mean(&fk)), err(max(&pk), max(&fk)));
+    println!(
+        "victims into the leaf: mean {:.1} / {:.1} us ({:+.1}%), largest {:.1} / {:.1} us ({:+.1}%)",
+        mean(&pk),
+        mean(&fk),
+        100.0 * m,
+        max(&pk),
+        max(&fk),
+        100.0 * x
+    );
+    if m.abs() > MEAN_TOL || x.abs() > P99_TOL {
+        failures.push("victims into the leaf".into());
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -5,6 +5,7 @@
 mod cc_util;
 
 use cc_util::{derangement, fat_tree, fat_tree_parallel, permutation, permutation_efficiency, run};
+use fabricsim::sim::cc::ArSelect;
 use fabricsim::sim::{CreditParams, FlowControl, RoutePolicy, SimParams, Transport};
 use fabricsim::topology::Topology;
 use fabricsim::units::{BitRate, Time};
@@ -119,14 +120,19 @@ fn dmodk_shifts_at_full_rate(t: &Topology) {
     }
 }
 
-/// NVIDIA adaptive routing: per packet, the least-occupied allowed up port. On random
-/// permutations static D-mod-K tables collide like a hash; adaptive routing spreads the load.
+/// NVIDIA adaptive routing: per packet, the allowed up port with the fewest queued bytes
+/// (`ArSelect::Queue`) or the most normalized credits (`ArSelect::Credits`, the IB profiles'
+/// rule, US 10,200,294 B2). On random permutations static D-mod-K tables collide like a hash;
+/// adaptive routing by either rule spreads the load, and by credits it also sees a spine
+/// downlink that several leaves feed (the spine's buffer fills, the leaf's credits fall), which
+/// the leaf's own queue shows only once its credits run out: 0.411, 0.677 and 0.888 of line
+/// rate (D-mod-K, by queue, by credits).
 #[test]
 fn adaptive_routing_beats_static_on_random_permutations() {
     let stat = mean_random(&ib(RoutePolicy::DModK), 4, 2 * BYTES);
     let ar = mean_random(&ib(RoutePolicy::Adaptive), 4, 2 * BYTES);
     let mut by_credits = ib(RoutePolicy::Adaptive);
-    by_credits.cc.ar_most_credits = true;
+    by_credits.cc.ar_select = ArSelect::Credits;
     let arc = mean_random(&by_credits, 4, 2 * BYTES);
     eprintln!(
         "random permutations, IB credits: D-mod-K {stat:.3}, adaptive by queue {ar:.3}, \
@@ -134,7 +140,7 @@ fn adaptive_routing_beats_static_on_random_permutations() {
     );
     assert!(ar > stat + 0.15, "adaptive {ar:.3} vs static {stat:.3}");
     assert!(
-        arc > stat + 0.05,
-        "adaptive by credits {arc:.3} vs static {stat:.3}"
+        arc > ar + 0.1,
+        "adaptive by credits {arc:.3} vs by queue {ar:.3}"
     );
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::model::{Comparison, FabricResult};
 use super::probe::{LONG_FLOW_BYTES, PING_BYTES};
+use crate::sim::cc::ArSelect;
 use crate::sim::{RoutePolicy, SimParams};
 use crate::topology::max_gpus;
 
@@ -129,7 +130,12 @@ fn routing_text(p: &SimParams) -> String {
     let r = match p.routing {
         RoutePolicy::EcmpFlowHash => "ECMP on the 5-tuple hash (per flow)",
         RoutePolicy::DModK => "D-mod-K static tables",
-        RoutePolicy::Adaptive => "adaptive per packet (least queued port), D-mod-K fallback",
+        RoutePolicy::Adaptive => match p.cc.ar_select {
+            ArSelect::Credits => {
+                "adaptive per packet (most credits by link length, less the local queue), D-mod-K fallback"
+            }
+            ArSelect::Queue => "adaptive per packet (least queued port), D-mod-K fallback",
+        },
     };
     format!("{r}; {} QP(s) per connection", p.cc.qps_per_connection)
 }

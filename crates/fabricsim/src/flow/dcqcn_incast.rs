@@ -21,7 +21,9 @@
 //! Kmax before the first cut lands; while it drains, every QP is cut once per monitor period
 //! (α near 1), so the rates fall far below the fair share and recover only at the timer's
 //! and byte counter's pace. The model returns the group's drain time; the flow engine caps each
-//! of the group's flows at its bytes over that time ([`synchronized_caps`]). A group whose bytes
+//! of the group's flows at its bytes over that time ([`synchronized_caps`]), the cap taking
+//! hold as the model's reaction point is cut ([`Onsets`]: until then the flow's QP sends at its
+//! share of its NIC's line, which a flow sharing that NIC sees). A group whose bytes
 //! all leave the senders before the first cut lands (the whole incast fits in the buffer) pays
 //! nothing, as in the packet engine. The model also returns the mean queueing delay of the
 //! group's packets, which a go-back-N resend pays per NAK (`flow::loss`); a group that put its
@@ -242,6 +244,16 @@ impl<'a> Reaction<'a> {
         true
     }
 
+    /// The reaction point's rate, bit/s (its line until the first cut), before the pacer's
+    /// limit to the offered rate.
+    fn rp_bps(&self) -> u64 {
+        if self.rp.active {
+            self.rp.rc
+        } else {
+            self.line.bps()
+        }
+    }
+
     fn rate(&self) -> u64 {
         if self.rp.active {
             self.rp.rc
@@ -291,6 +303,11 @@ impl QueueTrace {
         }
     }
 
+    /// The samples: step ends (ps) and the depth then (bytes).
+    pub fn samples(&self) -> (&[u64], &[f32]) {
+        (&self.at_ps, &self.bytes)
+    }
+
     /// The queueing delay (ps) of a byte arriving at `t` (FIFO at the egress rate).
     pub fn wait_ps(&self, t: u64) -> u64 {
         (self.depth(t) * 8e12 / self.egress_bps.max(1) as f64) as u64
@@ -299,7 +316,16 @@ impl QueueTrace {
 
 /// Integrates the mean-field model of `inc` under DCQCN `d` and marking `ecn`.
 pub fn drain(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> Drain {
-    integrate(inc, d, ecn, None)
+    integrate(inc, d, ecn, None, None)
+}
+
+/// [`drain`], with the representative reaction point's rate over time: `(t, bit/s)` from each
+/// `t` (ps from the senders' start, to the end of the model's step it changed in), its line
+/// before the first entry.
+pub fn rates(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> (Drain, Vec<(u64, u64)>) {
+    let mut rates = Vec::new();
+    let out = integrate(inc, d, ecn, None, Some(&mut rates));
+    (out, rates)
 }
 
 /// [`drain`], with the queue's depth over time.
@@ -308,7 +334,7 @@ pub fn queue(inc: &Incast, d: &DcqcnParams, ecn: &EcnMarking) -> (Drain, QueueTr
         egress_bps: inc.egress_bps,
         ..QueueTrace::default()
     };
-    let out = integrate(inc, d, ecn, Some(&mut trace));
+    let out = integrate(inc, d, ecn, Some(&mut trace), None);
     (out, trace)
 }
 
@@ -317,6 +343,7 @@ fn integrate(
     d: &DcqcnParams,
     ecn: &EcnMarking,
     mut trace: Option<&mut QueueTrace>,
+    mut rates: Option<&mut Vec<(u64, u64)>>,
 ) -> Drain {
     let n = inc.senders.max(1) as f64;
     let line = inc.nic_line;
@@ -338,6 +365,12 @@ fn integrate(
         let end = t + STEP_PS;
         // CNPs and timers due in this step, in time order; then whole frames.
         let sent = r.step(&mut cnps_in_flight, &mut left, (t, end), &mut next_send);
+        if let Some(v) = rates.as_deref_mut() {
+            let bps = r.rp_bps();
+            if v.last().map_or(line.bps(), |x| x.1) != bps {
+                v.push((end, bps));
+            }
+        }
         in_flight.push_back(sent);
         let arriving = n * in_flight.pop_front().unwrap_or(0.0);
         if arriving > 0.0 && first_arrival.is_none() {
@@ -451,12 +484,99 @@ fn resend_wait(out: &Drain, cap_bps: u64, d: &DcqcnParams) -> ResendWait {
     }
 }
 
+/// When the caps of a group's flows take hold ([`synchronized_caps`]). DCQCN cuts a QP only
+/// once CNPs for its packets have come back: until the model's reaction point is cut below the
+/// group's fair share of the egress, a flow is capped at that reaction point's rate (its line
+/// until the first cut), so it injects at its share of its NIC's line (`nic_send`) while the
+/// egress delivers its fair share; from then on at the rate that drains what it has left by
+/// the time its group cap would (its FCT is the group's drain, as with the cap from its
+/// start). Traced on the packet engine (`flow_calibrate -- roce-nic-trace`, roce-400g 32:1 x 1
+/// MB): an incast QP alone on its NIC leaves the line at ~11 us and falls to ~100 Gb/s at ~15
+/// us, one sharing its NIC with a victim keeps half the line until ~14 us (the first cut, to
+/// about half the line, does not bite), then ~84 Gb/s (a paced QP loses turns to the victim
+/// in the round robin, not modeled), ~50 from ~22 us, ~30 from ~26 us; the model's reaction
+/// point (offered half the line): 202 Gb/s from 10.1 us, 104 from 14.1, 55 from 22.1, 29 from
+/// 26.1. At 1,024 GPUs (99:1) the shared QPs keep half the line until ~28 us, the model's
+/// second cut 26.9 us.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Onsets {
+    /// Per group: its reaction point's rates per flow before its cap takes hold, `(ps after a
+    /// flow's start, bit/s)`, and when the cap takes hold (ps after a flow's start).
+    ramps: Vec<(Vec<(u64, u64)>, u64)>,
+    /// Per flow (sorted by flow): its group's ramp and cap, and once it started, when and its
+    /// group-cap deadline (ps).
+    flows: Vec<OnsetFlow>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct OnsetFlow {
+    flow: u32,
+    ramp: u32,
+    cap_bps: u64,
+    start_ps: u64,
+    deadline_ps: u64,
+}
+
+impl Onsets {
+    fn find(&self, f: u32) -> Option<usize> {
+        self.flows.binary_search_by_key(&f, |o| o.flow).ok()
+    }
+
+    /// Flow `f` starts at `now` with `work` (bits x 10^12): when its first step is due (`None`:
+    /// `f` has no onset, its group cap holds from its start).
+    pub fn start(&mut self, f: u32, now: u64, work: u128) -> Option<u64> {
+        let i = self.find(f)?;
+        let o = &mut self.flows[i];
+        o.start_ps = now;
+        let drain = work.div_ceil(o.cap_bps.max(1) as u128);
+        o.deadline_ps = now.saturating_add(drain.min(u64::MAX as u128) as u64);
+        let (steps, hold) = &self.ramps[o.ramp as usize];
+        Some(now + steps.first().map_or(*hold, |s| s.0))
+    }
+
+    /// Flow `f`'s cap from its step `step` (due now, `now`), with `left` work units left to
+    /// deliver: the cap (bit/s; `u64::MAX`: none) and when its next step is due. The last step
+    /// drains `left` by the group cap's deadline.
+    pub fn step(&self, f: u32, step: u32, now: u64, left: u128) -> (u64, Option<u64>) {
+        let Some(i) = self.find(f) else {
+            return (u64::MAX, None);
+        };
+        let o = self.flows[i];
+        let (steps, hold) = &self.ramps[o.ramp as usize];
+        match steps.get(step as usize) {
+            Some(&(_, bps)) => {
+                let next = steps.get(step as usize + 1).map_or(*hold, |s| s.0);
+                (bps, Some(o.start_ps + next))
+            }
+            None if o.deadline_ps > now => {
+                let cap = left.div_ceil((o.deadline_ps - now) as u128);
+                (cap.min(u64::MAX as u128).max(1) as u64, None)
+            }
+            None => (u64::MAX, None),
+        }
+    }
+}
+
+/// The ramp of a group's flows ([`Onsets`]): the reaction point's `rates` (per QP, from the
+/// model's start) split over `flows_per_qp` subflows while above `fair_bps` (a QP's fair
+/// share of the egress), and when the first at or below it comes (the last rate's time when
+/// none does).
+fn ramp(rates: &[(u64, u64)], fair_bps: u64, flows_per_qp: u32) -> (Vec<(u64, u64)>, u64) {
+    let above = rates.iter().take_while(|r| r.1 > fair_bps).count();
+    let steps = rates[..above]
+        .iter()
+        .map(|&(t, bps)| (t, bps / flows_per_qp.max(1) as u64))
+        .collect();
+    let hold = rates.get(above).or(rates.last()).map_or(0, |r| r.0);
+    (steps, hold)
+}
+
 /// The flows (sorted by index) of the dependency-free messages that start together towards
 /// one receiver faster than its link drains them, under the profile's DCQCN: each flow of such
 /// a group drains its bytes over the group's modeled drain time, and its packets wait the
-/// group's mean queueing delay at the egress. Empty without DCQCN or ECN. `msg_flow[m]` is
-/// message `m`'s first flow (its subflows follow), `flows_per_qp` the subflows per QP,
-/// `loop_ps(m)` the feedback loop of `m`'s QP.
+/// group's mean queueing delay at the egress; when those caps take hold ([`Onsets`]). Empty
+/// without DCQCN or ECN. `msg_flow[m]` is message `m`'s first flow (its subflows follow),
+/// `flows_per_qp` the subflows per QP, `loop_ps(m)` the feedback loop of `m`'s QP.
 pub fn synchronized_caps(
     topo: &Topology,
     p: &SimParams,
@@ -464,9 +584,10 @@ pub fn synchronized_caps(
     msg_flow: &[u32],
     flows_per_qp: u32,
     loop_ps: impl Fn(usize) -> u64,
-) -> Vec<GroupFlow> {
+) -> (Vec<GroupFlow>, Onsets) {
+    let mut onsets = Onsets::default();
     let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
-        return Vec::new();
+        return (Vec::new(), onsets);
     };
     let line = |h: HostId| nic_line(topo, h);
     let offers = starters(topo, dag);
@@ -520,7 +641,7 @@ pub fn synchronized_caps(
             loop_ps: loop_ps(first),
             frame_bytes: frame,
         };
-        let out = drain(&inc, d, ecn);
+        let (out, rp_rates) = rates(&inc, d, ecn);
         // Below a feedback loop of extra time the model resolves no cost.
         let cap_bps = if out.drain_ps <= out.ideal_ps + inc.loop_ps {
             u64::MAX
@@ -529,18 +650,35 @@ pub fn synchronized_caps(
             (group / flows_per_qp.max(1) as u64).max(1)
         };
         let resend = resend_wait(&out, cap_bps, d);
+        let ramp_id = onsets.ramps.len() as u32;
+        if cap_bps != u64::MAX {
+            onsets
+                .ramps
+                .push(ramp(&rp_rates, egress / qps, flows_per_qp));
+        }
         for &i in &members {
             let parts = entropy::parts(dag.messages[i].bytes, qpc) as u32;
             let f0 = msg_flow[i];
-            caps.extend((f0..f0 + parts * flows_per_qp).map(|flow| GroupFlow {
+            let flows = f0..f0 + parts * flows_per_qp;
+            caps.extend(flows.clone().map(|flow| GroupFlow {
                 flow,
                 cap_bps,
                 resend,
             }));
+            if cap_bps != u64::MAX {
+                onsets.flows.extend(flows.map(|flow| OnsetFlow {
+                    flow,
+                    ramp: ramp_id,
+                    cap_bps,
+                    start_ps: 0,
+                    deadline_ps: 0,
+                }));
+            }
         }
     }
     caps.sort_unstable_by_key(|c| c.flow);
-    caps
+    onsets.flows.sort_unstable_by_key(|o| o.flow);
+    (caps, onsets)
 }
 
 #[cfg(test)]
@@ -624,6 +762,78 @@ mod tests {
             resend_wait(&long, 1_000_000_000, &d),
             ResendWait::PerNak(long.mean_wait_ps)
         );
+    }
+
+    #[test]
+    fn the_reaction_point_is_first_cut_a_monitor_period_after_its_first_cnp() {
+        let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
+        let i = inc(32, 1 << 20);
+        let (out, rates) = rates(&i, &d, &red());
+        assert_eq!(out, drain(&i, &d, &red()));
+        let (t, bps) = rates[0];
+        // A CNP comes back one feedback loop after a packet at the earliest, and the decrease
+        // waits for the next monitor period's tick (`Rp::on_cnp`, `decrease_on_tick`).
+        let period = d.rate_decrease_interval.ps();
+        assert!(t >= i.loop_ps + period, "{rates:?}");
+        // The cut is rc (1 - α/2) from the line, α from its initial value α0 (the first CNP)
+        // decayed by (1 - g) per α period without a CNP since, at most the monitor period's.
+        let q20 = crate::sim::dcqcn::Q20 as f64;
+        let (a0, g) = (d.initial_alpha_q20 as f64 / q20, d.g_q20 as f64 / q20);
+        let a = a0 * (1.0 - g).powi((period / d.alpha_update.ps()) as i32);
+        let line = 400e9;
+        assert!(
+            bps as f64 >= line / 2.0 && bps as f64 <= line * (1.0 - a / 2.0),
+            "{bps}"
+        );
+        // While the start-up queue drains, a cut per monitor period at most.
+        for w in rates.windows(2).take(4) {
+            assert!(w[1].1 < w[0].1 && w[1].0 - w[0].0 >= period, "{rates:?}");
+        }
+    }
+
+    #[test]
+    fn a_ramp_keeps_the_rates_above_the_fair_share_and_holds_at_the_first_below() {
+        let r = [(10, 200), (14, 104), (22, 55), (26, 29)];
+        // Two subflows per QP: each half its QP's rate.
+        assert_eq!(ramp(&r, 50, 2), (vec![(10, 100), (14, 52), (22, 27)], 26));
+        // Never at or below the fair share: the cap holds from the last rate's time.
+        assert_eq!(ramp(&r, 10, 1), (r.to_vec(), 26));
+        assert_eq!(ramp(&[], 10, 1), (vec![], 0));
+    }
+
+    #[test]
+    fn an_onset_steps_through_its_ramp_then_drains_what_is_left_by_the_group_caps_deadline() {
+        const PS: u128 = 1_000_000_000_000;
+        let mut o = Onsets {
+            ramps: vec![(
+                vec![(10_000_000, 200 << 30), (14_000_000, 100 << 30)],
+                22_000_000,
+            )],
+            flows: vec![OnsetFlow {
+                flow: 7,
+                ramp: 0,
+                cap_bps: 8_000_000_000,
+                start_ps: 0,
+                deadline_ps: 0,
+            }],
+        };
+        let work = 1_000_000u128 * 8 * PS;
+        assert_eq!(o.start(3, 5, work), None);
+        assert_eq!(o.start(7, 1_000_000, work), Some(11_000_000));
+        assert_eq!(
+            o.step(7, 0, 11_000_000, work),
+            (200 << 30, Some(15_000_000))
+        );
+        assert_eq!(
+            o.step(7, 1, 15_000_000, work),
+            (100 << 30, Some(23_000_000))
+        );
+        // 1 MB at the group cap, 8 Gb/s, ends 1 ms after the start (1,001 us): at 23 us with
+        // 900 KB left, 7.2 Mbit over 978 us = 7.3620 Gb/s (rounded up).
+        let left = 900_000u128 * 8 * PS;
+        assert_eq!(o.step(7, 2, 23_000_000, left), (7_361_963_191, None));
+        // Past the deadline: uncapped.
+        assert_eq!(o.step(7, 2, 2_000_000_000, left), (u64::MAX, None));
     }
 
     #[test]

@@ -21,6 +21,11 @@
 //!   probability (several queues: `1 - Π(1 - p_i)`): its expected marks are its share of the
 //!   queue's departures times `p(q)`, and the notification point returns a CNP for the first
 //!   expected mark once `cnp_interval` has passed since the last, half a loop later;
+//! - a burst queue whose flows go on into a congested egress into a NIC (one whose burst passes
+//!   Kmin in its own mean field) is paused by the next switch's PFC ingress (`pfc_pause`, all
+//!   the burst queues feeding that egress at once; burst queues no victim crosses join them):
+//!   it drains only while unpaused, so the victim's frames wait there through the pauses and
+//!   leave it marked by the depth the pauses hold;
 //! - the flow engine caps the victim at its bytes over the time its last byte leaves the
 //!   queues (`victim_caps`), as `dcqcn_incast` caps a group by its drain.
 //!
@@ -35,14 +40,16 @@
 //! fires one T (300 us) after its last cut and ends at 372-373 us (alone with the incast 376
 //! us); the one marked for ~29 us (6 CNPs) keeps ~7-10 Gb/s and ends at 164 us; the one behind
 //! the paused downlink (28 CNPs) at 771 us. The flow engine without this model: 27-48 us for all
-//! four; with it 370.1, 170.9, 427.4, 370.1 us (`tests/flow_xval.rs` asserts the three whose
-//! path no PFC pause holds). In the 1,024-GPU permutation of 256 KB (`flow_xval`'s case) ECMP
-//! collisions are bursts too: its mean FCT goes from 17.60 to 17.8 us (packet 17.19).
-//! Not modeled: PFC pauses of the burst queue (its mean field is not bounded by XOFF, as in
-//! `dcqcn_incast`), marks the burst's flows draw at other queues (an incast flow is cut by its
-//! receiver's egress too; the mean field at the burst queue cuts it only there), flows that are
-//! not dependency-free starters, adaptive routing (no static route to scan). A resend after a
-//! NAK waits no extra queueing (`ResendWait::PerNak(0)`).
+//! four; with it 364.1, 170.9, 531.3, 364.1 us (427.4 for the paused one without
+//! `pfc_pause`; `tests/flow_xval.rs` asserts each, the paused one within 35%). In the
+//! 1,024-GPU permutation of 256 KB (`flow_xval`'s case) ECMP collisions are bursts too: its
+//! mean FCT goes from 17.60 to 17.8 us (packet 17.19).
+//! Not modeled: the pauses' feedback on the burst's own flows (its mean field is not bounded by
+//! XOFF, as in `dcqcn_incast`; the paused queue keeps the mean field's arrivals), pauses of
+//! queues before other egresses than one into a NIC, marks the burst's flows draw at other
+//! queues (an incast flow is cut by its receiver's egress too; the mean field at the burst
+//! queue cuts it only there), flows that are not dependency-free starters, adaptive routing (no
+//! static route to scan). A resend after a NAK waits no extra queueing (`ResendWait::PerNak(0)`).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -56,7 +63,7 @@ use crate::units::BitRate;
 use super::dcqcn_incast::{
     self, GroupFlow, HORIZON_PS, Incast, QueueTrace, Reaction, ResendWait, STEP_PS,
 };
-use super::paths;
+use super::{paths, pfc_pause};
 
 /// A victim flow: what its reaction point needs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,9 +88,35 @@ pub struct Sent {
     pub cnps: u32,
 }
 
-/// Runs victim `v`'s reaction point against the queues on its path (each a depth over time
-/// from the common start), under DCQCN `d` and marking `ecn`.
-pub fn send(v: &Victim, queues: &[&QueueTrace], d: &DcqcnParams, ecn: &EcnMarking) -> Sent {
+/// A queue on a victim's path over time, from the common start.
+pub trait Queue {
+    /// Its depth (bytes) at `t` ps.
+    fn depth(&self, t: u64) -> f64;
+    /// The queueing delay (ps) of a byte arriving at `t`.
+    fn wait_ps(&self, t: u64) -> u64;
+}
+
+impl Queue for QueueTrace {
+    fn depth(&self, t: u64) -> f64 {
+        QueueTrace::depth(self, t)
+    }
+    fn wait_ps(&self, t: u64) -> u64 {
+        QueueTrace::wait_ps(self, t)
+    }
+}
+
+impl Queue for pfc_pause::Paused {
+    fn depth(&self, t: u64) -> f64 {
+        self.depth.depth(t)
+    }
+    fn wait_ps(&self, t: u64) -> u64 {
+        pfc_pause::Paused::wait_ps(self, t)
+    }
+}
+
+/// Runs victim `v`'s reaction point against the queues on its path, under DCQCN `d` and
+/// marking `ecn`.
+pub fn send(v: &Victim, queues: &[&dyn Queue], d: &DcqcnParams, ecn: &EcnMarking) -> Sent {
     let (line, offered, frame) = (v.nic_line, v.offered_bps, v.frame_bytes);
     let half = v.loop_ps / 2;
     let mut r = Reaction::new(d, line, offered, frame);
@@ -155,6 +188,11 @@ fn key(inc: &Incast) -> BurstKey {
     )
 }
 
+/// A queue a victim crosses: a burst queue's model, and when the next switch pauses it, its
+/// start group and index among that group's burst queues (its paused depth depends on every
+/// burst queue that feeds the same congested egress).
+type QueueKey = (BurstKey, Option<(u32, u32)>);
+
 const NO_BURST: u32 = u32::MAX;
 
 /// Per directed link, the starters of one start time over it.
@@ -221,19 +259,33 @@ pub fn victim_caps<'r>(
     let mut touched: Vec<u32> = Vec::new();
     // Per directed link, its burst's index in this group's `bursts` (`NO_BURST`: none).
     let mut burst_at = vec![NO_BURST; 2 * topo.links.len()];
+    // A queue's mean-field model: its peak and its depth over time.
+    let model = |inc: &Incast| {
+        let (out, trace) = dcqcn_incast::queue(inc, d, ecn);
+        (out.peak_queue_bytes, trace)
+    };
     let mut models: BTreeMap<BurstKey, (u64, QueueTrace)> = BTreeMap::new();
-    let mut sent: BTreeMap<(u64, u64, u64, u64, Vec<BurstKey>), Sent> = BTreeMap::new();
+    let mut paused: BTreeMap<QueueKey, pfc_pause::Paused> = BTreeMap::new();
+    // Per congested egress into a NIC, the burst queues that feed it (index, share).
+    let mut fed: BTreeMap<u32, Vec<(u32, f64)>> = BTreeMap::new();
+    let mut sent: BTreeMap<(u64, u64, u64, u64, Vec<QueueKey>), Sent> = BTreeMap::new();
+    // Per link and congested egress into a NIC right after it, the flows of this group over both.
+    let mut feeds: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     let mut caps = Vec::new();
-    for group in order.chunk_by(|a, b| a.0 == b.0) {
+    for (gi, group) in order.chunk_by(|a, b| a.0 == b.0).enumerate() {
         for &(_, i) in group {
             for (_, part, j, _, _) in flows_of(i as usize) {
-                for &l in route(i as usize, part, j) {
+                let r = route(i as usize, part, j);
+                for &l in r {
                     let e = &mut load[l as usize];
                     if e.flows == 0 {
                         touched.push(l);
                         e.first = i + 1;
                     }
                     e.flows += 1;
+                }
+                for w in r.windows(2).filter(|w| paths::into_nic(topo, w[1])) {
+                    *feeds.entry((w[0], w[1])).or_default() += 1;
                 }
             }
         }
@@ -252,13 +304,22 @@ pub fn victim_caps<'r>(
                 }
             }
         }
-        // The burst queues among the links this group loads, with their model's key.
-        let mut bursts: Vec<BurstKey> = Vec::new();
-        for &l in &touched {
+        // The queues among the links this group loads that its burst fills above Kmin, with
+        // their model's key: inner egresses (burst queues) and egresses into NICs (congested,
+        // for the pauses of the burst queues before them).
+        let mut bursts: Vec<QueueKey> = Vec::new();
+        let mut deep: BTreeMap<u32, Incast> = BTreeMap::new();
+        // A group with no candidate victim has no queue to model.
+        let any_free = touched.iter().any(|&l| load[l as usize].free > 0);
+        for &l in touched.iter().filter(|_| any_free) {
             let e = load[l as usize];
             let c = capacity(l);
             let bound = e.bytes as f64 * (1.0 - c as f64 / e.offered_bps as f64);
-            if paths::into_nic(topo, l) || e.flows < 2 || e.free == 0 || bound <= kmin as f64 {
+            let nic = paths::into_nic(topo, l);
+            // A queue no victim crosses matters only as it feeds a congested egress (its
+            // pauses lower the threshold there).
+            let feeds_nic = feeds.range((l, 0)..(l + 1, 0)).next().is_some();
+            if e.flows < 2 || (e.free == 0 && !nic && !feeds_nic) || bound <= kmin as f64 {
                 continue;
             }
             let first = (e.first - 1) as usize;
@@ -271,16 +332,60 @@ pub fn victim_caps<'r>(
                 loop_ps: loop_ps(first),
                 frame_bytes: frame,
             };
+            if nic {
+                // Its model is run only for a burst queue that feeds it (below).
+                deep.insert(l, inc);
+                continue;
+            }
             let kk = key(&inc);
-            models.entry(kk).or_insert_with(|| {
-                let (out, trace) = dcqcn_incast::queue(&inc, d, ecn);
-                (out.peak_queue_bytes, trace)
-            });
+            models.entry(kk).or_insert_with(|| model(&inc));
             if models[&kk].0 > kmin {
                 burst_at[l as usize] = bursts.len() as u32;
-                bursts.push(kk);
+                bursts.push((kk, None));
             }
         }
+        // A burst queue feeding a congested egress into a NIC is paused by the next switch's
+        // ingress (`pfc_pause`): the one its flows feed most.
+        let mut into: Vec<Option<(u32, f64)>> = vec![None; bursts.len()];
+        for (&(l, r), &n) in &feeds {
+            let (Some(&b), Some(inc)) = (burst_at.get(l as usize), deep.get(&r)) else {
+                continue;
+            };
+            let Some(to) = into.get_mut(b as usize) else {
+                continue;
+            };
+            let share = n as f64 / load[l as usize].flows.max(1) as f64;
+            let (peak, _) = models.entry(key(inc)).or_insert_with(|| model(inc));
+            if *peak > kmin && to.is_none_or(|(_, s)| share > s) {
+                *to = Some((r, share));
+            }
+        }
+        for (b, to) in into.iter().enumerate() {
+            if let Some((r, share)) = *to {
+                fed.entry(r).or_default().push((b as u32, share));
+            }
+        }
+        for (&r, list) in &fed {
+            let port = topo.links[(r / 2) as usize].ends[1];
+            let Some(ing) = pfc_pause::Ingress::of(topo, p, topo.ports[port.idx()].node) else {
+                continue;
+            };
+            let feeders: Vec<pfc_pause::Feeder> = list
+                .iter()
+                .map(|&(b, share)| pfc_pause::Feeder {
+                    queue: &models[&bursts[b as usize].0].1,
+                    share,
+                })
+                .collect();
+            let out = pfc_pause::paused(&feeders, &models[&key(&deep[&r])].1, &ing);
+            for (&(b, _), q) in list.iter().zip(out) {
+                let kq = &mut bursts[b as usize];
+                kq.1 = Some((gi as u32, b));
+                paused.insert(*kq, q);
+            }
+        }
+        fed.clear();
+        feeds.clear();
         for &l in &touched {
             load[l as usize] = Load::default();
         }
@@ -288,7 +393,7 @@ pub fn victim_caps<'r>(
         for &(_, i) in members {
             let i = i as usize;
             for (f, part, j, bytes, each) in flows_of(i) {
-                let on: Vec<BurstKey> = route(i, part, j)
+                let on: Vec<QueueKey> = route(i, part, j)
                     .iter()
                     .filter_map(|&l| bursts.get(burst_at[l as usize] as usize).copied())
                     .collect();
@@ -304,7 +409,12 @@ pub fn victim_caps<'r>(
                 };
                 let vk = (v.bytes, v.offered_bps, v.nic_line.bps(), v.loop_ps, on);
                 let out = *sent.entry(vk.clone()).or_insert_with(|| {
-                    let queues: Vec<&QueueTrace> = vk.4.iter().map(|kk| &models[kk].1).collect();
+                    let queues: Vec<&dyn Queue> = (vk.4.iter())
+                        .map(|kq| match paused.get(kq) {
+                            Some(q) => q as &dyn Queue,
+                            None => &models[&kq.0].1,
+                        })
+                        .collect();
                     send(&v, &queues, d, ecn)
                 });
                 // Below a feedback loop of extra time the model resolves no cost.
@@ -324,6 +434,7 @@ pub fn victim_caps<'r>(
             burst_at[l as usize] = NO_BURST;
         }
         touched.clear();
+        paused.clear();
     }
     caps.sort_unstable_by_key(|c| c.flow);
     caps

@@ -135,6 +135,9 @@ const DRAINED: u8 = 0;
 const DONE: u8 = 1;
 const START: u8 = 2;
 const NIC_SEND: u8 = 3;
+/// A step of a synchronized incast flow's cap (`dcqcn_incast::Onsets`; id: the flow, version:
+/// the step).
+const ONSET: u8 = 4;
 const NONE: u64 = u64::MAX;
 const NONE32: u32 = u32::MAX;
 /// `Rng::stream` kind of the per-message tail-loss draws.
@@ -210,6 +213,8 @@ struct Loop<'a> {
     /// The flows of synchronized DCQCN incasts and their victims: caps and queueing delays
     /// (`dcqcn_incast`, `dcqcn_victim`; sorted by flow).
     flow_cap: Vec<dcqcn_incast::GroupFlow>,
+    /// When the caps of synchronized incasts' flows take hold.
+    onsets: dcqcn_incast::Onsets,
     /// Head-of-line blocking of victims behind an incast (lossless fabrics only, `hol`).
     hol: Option<Hol>,
     /// The sender NICs' per-QP round robin at message end (`nic_rr`).
@@ -332,7 +337,8 @@ impl<'a> Loop<'a> {
             }
         }
         let loop_ps = |m: usize| 2 * qp_ack[msg_qp[m] as usize] as u64;
-        let mut flow_cap = dcqcn_incast::synchronized_caps(topo, p, dag, &msg_flow, k, loop_ps);
+        let (mut flow_cap, onsets) =
+            dcqcn_incast::synchronized_caps(topo, p, dag, &msg_flow, k, loop_ps);
         // Flows over queues an incast's burst fills (`dcqcn_victim`; static routes only).
         if !adaptive {
             let route = |m: usize, part: u32, j: u32| routes.get((msg_qp[m] + part) * k + j);
@@ -409,6 +415,7 @@ impl<'a> Loop<'a> {
             msg_next: vec![NONE32; n],
             msg_flow,
             flow_cap,
+            onsets,
             hol: Hol::new(topo, p, nf),
             rounds: NicRounds::new(
                 topo.num_hosts(),
@@ -481,6 +488,7 @@ impl<'a> Loop<'a> {
                         DRAINED => self.drained(id, ver),
                         DONE => self.done(id),
                         NIC_SEND => self.nic_due(id, ver),
+                        ONSET => self.onset(id, ver),
                         _ => self.start(id),
                     }
                 }
@@ -567,6 +575,29 @@ impl<'a> Loop<'a> {
         }
     }
 
+    /// Step `step` of flow `f`'s cap (`dcqcn_incast::Onsets`) falls due.
+    fn onset(&mut self, f: u32, step: u32) {
+        if !self.solver.is_active(f) {
+            return;
+        }
+        let fl = &self.flows[f as usize];
+        let left = fl
+            .work
+            .saturating_sub(self.solver.rate(f) as u128 * self.now.saturating_sub(fl.last) as u128);
+        let (cap, next) = self.onsets.step(f, step, self.now, left);
+        let cap = cap.min(self.routes.get(self.solver.route(f)).cap);
+        if self.solver.set_cap(f, cap) {
+            self.defer(0);
+        }
+        if let Some(ns) = self.nic_send.as_mut() {
+            ns.set_base_cap(f, cap);
+            self.defer(0);
+        }
+        if let Some(at) = next {
+            self.push(at, ONSET, f, step + 1);
+        }
+    }
+
     /// Prefetches what the events of `batch` after the `i`-th read, in three steps as each
     /// step's addresses come from the one before (the flow, its message and route, their QP and
     /// links): a batch's flows are scattered over arrays of gigabytes, so each read misses the
@@ -578,7 +609,7 @@ impl<'a> Loop<'a> {
             if kind == DRAINED {
                 prefetch(&self.flows[id as usize]);
                 self.solver.prefetch_flow(id);
-            } else if kind != NIC_SEND {
+            } else if kind != NIC_SEND && kind != ONSET {
                 prefetch(&self.msgs[id as usize]);
                 prefetch(&self.dag.messages[id as usize]);
             }
@@ -677,7 +708,12 @@ impl<'a> Loop<'a> {
                 self.flows[fi].work = work;
                 self.flows[fi].last = self.now;
                 let route = self.routes.get(r);
+                // A synchronized incast's flow takes its cap in steps (`dcqcn_incast::Onsets`).
                 let cap = match self.flow_cap.binary_search_by_key(&f, |c| c.flow) {
+                    Ok(_) if let Some(at) = self.onsets.start(f, self.now, work) => {
+                        self.push(at, ONSET, f, 0);
+                        route.cap
+                    }
                     Ok(i) => route.cap.min(self.flow_cap[i].cap_bps),
                     Err(_) => route.cap,
                 };

@@ -30,22 +30,32 @@
 //! with it on every run, 6.7 s without). It is on for every lossless run.
 //!
 //! Calibrated by `flow_calibrate -- hol` (`tests/flow_xval.rs` asserts its "incast 32:1 +
-//! victims", 128 GPUs): 1 MB victims into the receiver's leaf on ib-ndr, packet 332-503 us
-//! (mean 407.8, alone 23.7), flow 426.0 us; roce-400g (128 MB buffer, DCQCN) pauses nothing,
+//! victims", 128 GPUs): 1 MB victims into the receiver's leaf on ib-ndr, packet mean 418.6 us,
+//! largest 434.2 (AR by normalized credits, the profile's; 332-503, mean 407.8, by least queued
+//! bytes; alone 23.7), flow 426.0 us; roce-400g (128 MB buffer, DCQCN) pauses nothing,
 //! 24.4 us on both. Limits, measured by the same command:
 //! - one level of the congestion tree: the queues feeding `d` are held too, and a victim's own
 //!   sending is held back while its bytes wait, which the fluid lets it drain: ib-ndr victims
-//!   of 2-8 MB take 561-674 us, flow 426 us; a victim is also held at the sender's NIC it
+//!   of 2, 4, 8 MB take 445, 496, 579 us, flow 426 us (by least queued bytes 561-674); a victim is also held at the sender's NIC it
 //!   shares with an incast flow (the NIC's per-QP round robin: `flow::nic_send`'s, 44.8 us on
 //!   both engines, 24.4 us flow before it);
-//! - the ramp is a mean: ib-ndr 256 KB victims take 67.6 us, flow 7.9 us; 512 KB 333 / 109 us;
-//! - at 1,024 GPUs (99:1, `flow_calibrate -- hol 1024 99` and `-- hol-trace`) the victims into
-//!   the receiver's leaf wait for reasons outside this model, traced on the packet engine:
-//!   - ib-ndr, traced packet by packet (`flow_calibrate -- ar-trace`, `--features trace`):
-//!     the profile's adaptive routing takes, in order from the static (D-mod-K) port, the first
-//!     uplink with the fewest bytes queued or serializing (`ibroute::least_loaded`; the profile
-//!     does not set `ar_most_credits`). An uplink whose spine still grants credits has nothing
-//!     queued, so AR sees a spine's downlink queue only once the leaf's credit window there
+//! - the ramp is a mean: ib-ndr 512 KB victims take 173 us, flow 109 (256 KB: 8.1 / 7.9; by
+//!   least queued bytes 67.6 and 333 us);
+//! - at 1,024 GPUs (99:1, `flow_calibrate -- hol 1024 99` and `-- hol-trace`):
+//!   - ib-ndr under the profile's AR by normalized credits (`sim::ibroute`, US 10,200,294 B2):
+//!     a leaf's uplink into a spine whose downlink holds loses credits, so every leaf spreads
+//!     the incast over all 16 spines, all 32 downlinks into the receiver's leaf hold 1.8-1.9
+//!     ms, and the four victims into that leaf wait behind full queues: packet 1,873.7,
+//!     1,849.1, 1,922.8, 1,870.4 us (mean 1,879.0), flow 2,035.1 each (mean +8.3%, largest
+//!     +5.8%, asserted in `tests/flow_xval.rs`; the adaptive split looks one hop ahead as the
+//!     credits do, `flow::paths`). Victim 0 alone with the incast 1,929.4 / 2,035.1 us, beside a
+//!     flow from an incast sender's NIC 1,912.6 / 2,035.1, beside a second flow from its own NIC
+//!     1,954.0 / 2,034.9. The rest of this item is the queue rule (`ar_select = "queue"`),
+//!     whose victims wait for reasons outside this model;
+//!   - ib-ndr by least queued bytes, traced packet by packet (`flow_calibrate -- ar-trace`,
+//!     `--features trace`): adaptive routing takes, in order from the static (D-mod-K) port, the
+//!     first uplink with the fewest bytes queued or serializing (`ibroute::least_loaded`). An
+//!     uplink whose spine still grants credits has nothing queued, so AR sees a spine's downlink queue only once the leaf's credit window there
 //!     (256 KB per link) is used up and packets queue at the leaf; the credits of the chosen
 //!     uplink fall (3,966 -> 1 blocks) while AR keeps choosing it. Every leaf's incast packets
 //!     start their scan at the same port (destination 0: uplink 0), so all leaves fill the same
@@ -65,12 +75,11 @@
 //!     and the victim's packets queue in spine 2 (up to 1,054 us); beside a second flow from
 //!     its own NIC it sends until 42 us, finds uplinks 1-11 out of credits at 22 us and goes
 //!     into spine 7 as it is held (178 us), and 5 packets into spines 1-4 when credits come
-//!     back there (1,985 us). With AR by most credits (`ar_most_credits`) the leaves spread
-//!     the incast over all 16 spines, every downlink into the leaf holds (0.5-2.1 ms) and the
-//!     four victims wait alike, 895 us. The flow engine's adaptive split (fewest active flows)
-//!     spreads the incast and every victim over all 32 downlinks and charges each victim the
-//!     whole queue (2,092 us): the bound for both rules (+48% on the case's mean of 1,414 us,
-//!     +134% under most credits). Following the profile's rule needs AR's scan order and the
+//!     back there (1,985 us). (Session 9's rule by raw most credits, without the length
+//!     normalization's saturation and the local queue, spread the incast too and gave the
+//!     four 895 us.) The flow engine's adaptive split spreads the incast and every victim over
+//!     all 32 downlinks and charges each victim the whole queue (2,035 us): under this rule the
+//!     bound (+44% on the case's mean of 1,414 us). Following it needs AR's scan order and the
 //!     senders' line-rate burst in the placement (the incast stacked in the first spines, a
 //!     subflow moved off a spine when its leaf's window there is full), not a change of this
 //!     model. Under D-mod-K both engines give these victims 23.7 us (no incast on their

@@ -32,6 +32,7 @@ pub mod maxmin;
 mod nic_rr;
 pub mod nic_send;
 pub mod paths;
+pub mod pfc_pause;
 pub mod rate_model;
 mod report;
 

@@ -59,9 +59,11 @@
 //!   flow's rate, 3.0 Gb/s in the packet engine, where the spine's egress into the receiver's
 //!   leaf serves its 31 input ports in turn and 4 incast flows share each, 4.2 Gb/s (400G / 96)
 //!   in the flow engine, which shares inner egresses per flow (`rate_model`);
-//! - roce-400g, 128 GPUs (DCQCN): 33.3 / 24.9 us (unchanged): the packet engine's incast QP
-//!   takes its share until DCQCN's first cut (~19 us), `dcqcn_incast` caps it from its start,
-//!   so it is not slow; without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
+//! - roce-400g, 128 GPUs (DCQCN): 33.3 / 34.5 us (24.9 while `dcqcn_incast` capped the incast
+//!   flow from its start, so it was never slow): the incast QP takes its share until DCQCN
+//!   cuts it below that share, ~14 us, and its flow's cap now follows those cuts
+//!   (`dcqcn_incast::Onsets`, [`NicSend::set_base_cap`]); 1,024 GPUs 42.2-48.4 / 43.2-48.2 us;
+//!   without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
 
 use super::hol::Window;
 use super::maxmin::{MaxMin, NO_CAP};
@@ -187,6 +189,17 @@ impl NicSend {
         };
         self.nics[h as usize].flows.push(f);
         self.touch(h);
+    }
+
+    /// Flow `f`'s own cap changed to `cap` (`dcqcn_incast::Onsets`; the solver has it).
+    pub fn set_base_cap(&mut self, f: u32, cap: u64) {
+        let fl = &mut self.flows[f as usize];
+        fl.base_cap = cap;
+        fl.cap = cap;
+        let h = fl.nic;
+        if h != NONE32 {
+            self.touch(h);
+        }
     }
 
     /// Flow `f` has delivered its last byte.

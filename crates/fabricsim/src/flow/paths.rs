@@ -12,10 +12,12 @@
 //!   The message completes when its last subflow does (a sprayed message waits for its slowest
 //!   path, as the receiver needs every packet).
 //! - `Adaptive { paths: k }`: adaptive routing as a load-aware split: k subflows, each placed
-//!   when it starts on the candidate port with the fewest active flows at every switch (ties
-//!   go to the hashed candidate, then the next ones in order). This is the fluid view of
-//!   per-packet/flowlet adaptive routing choosing the least-occupied egress queue
-//!   (InfiniBand AR, Spectrum-X): load spreads by occupancy, not by hash.
+//!   when it starts, at every switch, on the candidate port whose path on is least loaded: the
+//!   more active flows of its link and of the next hop's least-loaded link toward the
+//!   destination, then its link's own (ties go to the hashed candidate, then the next ones in
+//!   order). This is the fluid view of per-packet adaptive routing by normalized credits (the
+//!   IB profiles' rule, `sim::ibroute`): a port's credits fall when its next hop's egress is
+//!   held, so AR sees one hop ahead; load spreads by occupancy, not by hash.
 
 use std::collections::BTreeMap;
 
@@ -103,6 +105,21 @@ pub fn subflow_links(
     out: &mut Vec<u32>,
 ) {
     let hashed = route::hashed(router.policy, hash, dst, &router.salt);
+    // Going up, a port's load as adaptive routing by credits sees it: the more loaded of its
+    // link and the next hop's least-loaded link on to `dst` (the next hop's buffer fills, and
+    // the port's credits fall, when that egress is held; `ibroute::CreditShare`).
+    let ahead = |p: PortId| -> u32 {
+        let own = load(directed_link(topo, p));
+        let next = topo.peer_node(p);
+        if topo.nics[dst as usize] == next {
+            return own;
+        }
+        let (c, _) = topo
+            .routing
+            .next_hops_up(next, crate::topology::HostId(dst));
+        let on = c.iter().map(|&q| load(directed_link(topo, q))).min();
+        own.max(on.unwrap_or(0))
+    };
     let pick = |node: NodeId, c: &[PortId], up: bool| -> usize {
         let h = hashed(node, c, up);
         match model {
@@ -110,7 +127,7 @@ pub fn subflow_links(
             PathModel::Spray { .. } => (h + j as usize) % c.len(),
             PathModel::Adaptive { .. } => (0..c.len())
                 .map(|i| (h + i) % c.len())
-                .min_by_key(|&k| load(directed_link(topo, c[k])))
+                .min_by_key(|&k| (ahead(c[k]), load(directed_link(topo, c[k]))))
                 .expect("next_hops is never empty on a built fabric"),
         }
     };

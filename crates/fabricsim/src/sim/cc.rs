@@ -10,8 +10,10 @@
 use super::dcqcn::{DcqcnParams, Rp};
 use super::ecn::{EcnMarking, Marker};
 use super::ibcc::{CcaState, IbCcParams};
-use super::params::{RoutePolicy, SimParams, Transport};
+use super::ibroute::CreditShare;
+use super::params::{FlowControl, RoutePolicy, SimParams, Transport};
 use crate::rng::Rng;
+use crate::topology::Topology;
 use crate::units::{BitRate, Time};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -31,13 +33,24 @@ pub struct CcParams {
     /// With adaptive routing, messages below this many bytes stay on the static route
     /// (NCCL_IB_AR_THRESHOLD); 0: every packet may be routed adaptively.
     pub ar_threshold_bytes: u64,
-    /// Adaptive routing picks the port with the most credits of the packet's class (IB credits
-    /// only) instead of the least queued bytes.
-    pub ar_most_credits: bool,
+    /// What adaptive routing ranks the allowed ports by (`[routing] ar_select`).
+    pub ar_select: ArSelect,
+}
+
+/// The adaptive-routing rule: which allowed up port a packet takes (`sim::ibroute`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArSelect {
+    /// The fewest bytes queued or serializing at the egress.
+    Queue,
+    /// The most credits of the packet's VL normalized by the link's length, less the VL's bytes
+    /// queued at the port (Mellanox patent US 10,200,294 B2, claims 1 and 3;
+    /// `ibroute::credit_shares`); needs credit flow control.
+    Credits,
 }
 
 impl Default for CcParams {
-    /// Nothing on: no marking, no congestion control, one QP per connection, 5-tuple hash.
+    /// Nothing on: no marking, no congestion control, one QP per connection, 5-tuple hash,
+    /// adaptive routing (if the policy is) by queued bytes.
     fn default() -> CcParams {
         CcParams {
             ecn: None,
@@ -47,7 +60,7 @@ impl Default for CcParams {
             qps_per_connection: 1,
             hash_dest_qp: false,
             ar_threshold_bytes: 0,
-            ar_most_credits: false,
+            ar_select: ArSelect::Queue,
         }
     }
 }
@@ -157,16 +170,20 @@ pub struct CcState {
     pub gap_q16: Vec<u64>,
     /// Per QP: its NIC's line rate.
     pub line: Vec<BitRate>,
+    /// Per egress port: how adaptive routing by credits scores it (`ibroute::credit_shares`);
+    /// empty unless `ArSelect::Credits` with credit flow control.
+    pub ar_share: Vec<CreditShare>,
 }
 
 impl CcState {
-    pub fn new(
-        cc: &CcParams,
-        seed: u64,
-        nodes: usize,
-        ports: usize,
-        qp_line: Vec<BitRate>,
-    ) -> Self {
+    pub fn new(p: &SimParams, topo: &Topology, qp_line: Vec<BitRate>) -> Self {
+        let (cc, seed, nodes, ports) = (&p.cc, p.seed, topo.nodes.len(), topo.ports.len());
+        let ar_share = match p.flow_control {
+            FlowControl::Credits(c) if cc.ar_select == ArSelect::Credits => {
+                super::ibroute::credit_shares(topo, p, &c)
+            }
+            _ => Vec::new(),
+        };
         let marker = match (&cc.ecn, &cc.ibcc) {
             (Some(e), _) => Some(Marker::new(*e)),
             (None, Some(i)) => Some(Marker::threshold(i.threshold_bytes)),
@@ -185,6 +202,7 @@ impl CcState {
             cca: vec![CcaState::default(); nq],
             gap_q16: vec![0; nq],
             line: qp_line,
+            ar_share,
         }
     }
 }

@@ -14,6 +14,7 @@
 //! [congestion_untuned]        # same keys: the documented untuned variant
 //! [routing]
 //! policy = "adaptive"         # ecmp | dmodk | adaptive
+//! ar_select = "credits"       # adaptive: credits (most VL credits, by link length) | queue
 //! ar_threshold_bytes = 8192
 //! reorder_window_packets = 512  # adaptive: out-of-order window of the receiver
 //! [ib_cc]                     # InfiniBand congestion control (IBA annex A10)
@@ -32,11 +33,11 @@
 
 use serde::Deserialize;
 
-use super::cc::CcParams;
+use super::cc::{ArSelect, CcParams};
 use super::dcqcn::{DcqcnParams, DcqcnSet};
 use super::ecn::EcnMarking;
 use super::ibcc::{Cct, IbCcParams};
-use super::params::{MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
+use super::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
 use crate::units::{BitRate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -64,6 +65,18 @@ pub enum RoutingChoice {
     Adaptive,
 }
 
+/// `[routing] ar_select`: what adaptive routing ranks the allowed ports by (`CcParams::ar_select`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArSelectChoice {
+    /// The most credits of the packet's VL, normalized by link length, less the port's queue
+    /// (`ArSelect::Credits`).
+    Credits,
+    /// The fewest bytes queued at the egress (`ArSelect::Queue`); the default.
+    #[default]
+    Queue,
+}
+
 /// `[congestion]` / `[congestion_untuned]`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,6 +102,9 @@ pub struct Routing {
     /// Messages below this stay on the static route under adaptive routing (0: none).
     #[serde(default)]
     pub ar_threshold_bytes: u64,
+    /// Adaptive routing's rule (absent: queue).
+    #[serde(default)]
+    pub ar_select: ArSelectChoice,
     /// Adaptive routing: the receiver accepts out-of-order packets within this many PSNs
     /// (the transport becomes the selective-repeat receiver path).
     #[serde(default)]
@@ -228,6 +244,17 @@ pub fn apply(
             RoutingChoice::Adaptive => RoutePolicy::Adaptive,
         };
         cc.ar_threshold_bytes = r.ar_threshold_bytes;
+        cc.ar_select = match r.ar_select {
+            ArSelectChoice::Credits => ArSelect::Credits,
+            ArSelectChoice::Queue => ArSelect::Queue,
+        };
+        if cc.ar_select == ArSelect::Credits && !matches!(p.flow_control, FlowControl::Credits(_)) {
+            return Err((
+                "routing.ar_select",
+                "\"credits\" without credit-based flow control".into(),
+                "\"queue\", or flow_control kind \"credits\"".into(),
+            ));
+        }
         if r.policy == RoutingChoice::Adaptive {
             if r.reorder_window_packets == 0 {
                 return Err((
@@ -320,6 +347,7 @@ mod tests {
             let p = mapped(id, Tuning::Tuned);
             assert_eq!(p.routing, RoutePolicy::Adaptive, "{id}");
             assert_eq!(p.cc.ar_threshold_bytes, 8192);
+            assert_eq!(p.cc.ar_select, ArSelect::Credits, "{id}: US 10,200,294 B2");
             assert_eq!(p.transport, Transport::SelectiveRepeat);
             assert!(p.cc.ibcc.is_none() && p.cc.dcqcn.is_none(), "{id}");
             // OpenSM's default QoS tables (osm_base.h): VL0 high, VL1-3 low, weight 4 x 64 B,
@@ -341,6 +369,37 @@ mod tests {
                 "{id}: one congestion setting"
             );
         }
+    }
+
+    /// `[routing] ar_select`: a value outside the two rules is refused with the file, key, value
+    /// and the allowed values; "credits" on links without credits is refused; absent, the queue.
+    #[test]
+    fn ar_select_key_parses_and_refuses_bad_input() {
+        use crate::error::Source;
+        let text = include_str!("../../../../data/profiles/ib-ndr.toml");
+        let with = |v: &str| text.replace("ar_select = \"credits\"", v);
+        let e =
+            Profile::parse(&Source::new("my.toml", with("ar_select = \"fastest\""))).unwrap_err();
+        let msg = e.to_string();
+        for part in [
+            "my.toml",
+            "routing.ar_select",
+            "fastest",
+            "credits",
+            "queue",
+        ] {
+            assert!(msg.contains(part), "{part} missing from: {msg}");
+        }
+        let queue = Profile::parse(&Source::new("q.toml", with("ar_select = \"queue\""))).unwrap();
+        let p = SimParams::from_profile(&queue, true).unwrap();
+        assert_eq!(p.cc.ar_select, ArSelect::Queue);
+        let absent = Profile::parse(&Source::new("a.toml", with(""))).unwrap();
+        let p = SimParams::from_profile(&absent, true).unwrap();
+        assert_eq!(p.cc.ar_select, ArSelect::Queue);
+        let lossy = text.replace("kind = \"credits\"", "kind = \"none\"");
+        let lossy = Profile::parse(&Source::new("l.toml", lossy)).unwrap();
+        let e = SimParams::from_profile(&lossy, true).unwrap_err();
+        assert!(e.starts_with("routing.ar_select"), "{e}");
     }
 
     /// The DCTCP-style step option and the enhanced-ECMP key of a `[congestion]` table reach

@@ -4,6 +4,8 @@
 //! `xoff = MTU + propagation x cell_occupancy` (cell occupancy 1 here), rounded up to 1 KB;
 //! `bytes_on_cable` covers the cable twice (the PAUSE going up, the data still coming down).
 
+use crate::sim::params::{Headroom, PfcParams, SimParams};
+use crate::topology::Topology;
 use crate::units::{BitRate, Time};
 
 /// One pause quantum: 512 bit times (IEEE 802.1Qbb; physics.md C3).
@@ -50,6 +52,29 @@ pub struct HeadroomInputs {
     pub mac_phy_bytes: u64,
     /// The peer's response time, in bytes at line rate.
     pub peer_response_bytes: u64,
+}
+
+/// The headroom of switch port `port` per lossless priority: the formula on its link with this
+/// model's MAC/PHY terms (the pipeline before the MMU accounts a frame, and the PAUSE frame's
+/// own wire time) and its peer's response, or the profile's fixed bytes (`Headroom`).
+pub fn port_headroom(topo: &Topology, p: &SimParams, pp: &PfcParams, port: usize) -> u64 {
+    let link = &topo.links[topo.ports[port].link.idx()];
+    // The peer is the sender whose response matters.
+    let peer_rate = topo.links[topo.ports[topo.ports[port].peer.idx()].link.idx()].rate;
+    let resp = pp.peer_response.unwrap_or_else(|| peer_response(peer_rate));
+    let pause_wire = (PAUSE_FRAME_BYTES + p.wire_overhead_bytes) as u64;
+    let formula = sonic_headroom(&HeadroomInputs {
+        mtu_bytes: p.mtu_frame_wire_bytes(),
+        rate: link.rate,
+        cable_delay: link.delay,
+        gearbox_bytes: 0,
+        mac_phy_bytes: link.rate.bytes_in(p.switch_latency) + pause_wire,
+        peer_response_bytes: link.rate.bytes_in(resp),
+    });
+    match pp.headroom {
+        Headroom::Formula { scale } => (formula as f64 * scale) as u64,
+        Headroom::Bytes(b) => b,
+    }
 }
 
 /// The headroom in bytes, rounded up to 1 KB as SONiC does.

@@ -84,6 +84,17 @@ impl CreditParams {
             deadlock_check: Some(Time::from_us(100)),
         }
     }
+
+    /// The receive buffer per VL of a switch (`switch` true) or NIC input port, in credits
+    /// (64-byte blocks), bounded so that modular counters keep room (`sim::credits`).
+    pub fn vl_buffer_blocks(&self, switch: bool) -> u32 {
+        let b = if switch {
+            self.switch_vl_buffer_bytes
+        } else {
+            self.nic_vl_buffer_bytes
+        };
+        (b / crate::sim::credits::BLOCK_BYTES as u64).min(u32::MAX as u64 / 4) as u32
+    }
 }
 
 /// When a class's ingress usage reaches XOFF.

@@ -126,17 +126,18 @@ impl Pfc {
     /// The XOFF threshold of node `node` whose buffer holds `used` bytes in all.
     #[inline]
     fn threshold(&self, node: usize, used: u64) -> u64 {
+        self.threshold_at(self.shared_free(node, used))
+    }
+
+    /// The XOFF threshold when `free` bytes of the node's shared pool are free (`shared_free`).
+    #[inline]
+    fn threshold_at(&self, free: u64) -> u64 {
         match self.params.xoff {
             PfcThreshold::Static(b) => b,
-            PfcThreshold::Dynamic(alpha) => {
-                let nb = &self.nodes[node];
-                let shared_used = used - nb.hdrm;
-                let free = nb.shared_size.saturating_sub(shared_used);
-                match self.alpha_dyadic {
-                    Some((m, s)) => (m * free) >> s,
-                    None => (alpha * free as f64) as u64,
-                }
-            }
+            PfcThreshold::Dynamic(alpha) => match self.alpha_dyadic {
+                Some((m, s)) => (m * free) >> s,
+                None => (alpha * free as f64) as u64,
+            },
         }
     }
 
@@ -156,12 +157,13 @@ impl Pfc {
         }
     }
 
-    /// A lossless frame from ingress `ip` (on node `node`, whose buffer holds `used`).
-    #[inline]
+    /// A lossless frame from ingress `ip` (on node `node`, whose buffer holds `used`). Inlined
+    /// into the hop, as is `release` into the dequeue (a call saved and restored registers).
+    #[inline(always)]
     pub fn admit(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> Admit {
         let i = ip * self.ntc + tc;
-        let thr = self.threshold(node, used);
         let free = self.shared_free(node, used);
+        let thr = self.threshold_at(free);
         let g = &mut self.ing[i];
         if g.shared + frame <= thr && free >= frame {
             g.shared += frame;
@@ -180,7 +182,7 @@ impl Pfc {
     }
 
     /// A lossless frame from ingress `ip` leaves the buffer; true when XON is due.
-    #[inline]
+    #[inline(always)]
     pub fn release(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> bool {
         let i = ip * self.ntc + tc;
         let g = &mut self.ing[i];

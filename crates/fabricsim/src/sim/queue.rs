@@ -83,7 +83,6 @@ fn offset(x: u64) -> u64 {
 pub struct CalendarQueue<E> {
     /// The key of the current bucket.
     cur: u64,
-    len: usize,
     /// Entries of the current bucket, sorted by offset; `head` is the next to pop.
     current: Vec<u64>,
     head: usize,
@@ -134,7 +133,6 @@ impl<E: Packed> CalendarQueue<E> {
     pub fn new() -> Self {
         CalendarQueue {
             cur: 0,
-            len: 0,
             current: Vec::new(),
             head: 0,
             first: Box::new([0; BUCKETS]),
@@ -149,19 +147,16 @@ impl<E: Packed> CalendarQueue<E> {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
+    /// No count is kept (a count cost two read-modify-writes per event): the current bucket,
+    /// the bitmap and the heap are all empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.head == self.current.len() && self.occupied == [0; WORDS] && self.far.is_empty()
     }
 
     #[inline(always)]
     pub fn push(&mut self, t: u64, e: E) {
         let k = t >> SHIFT;
         debug_assert!(k >= self.cur, "scheduled in the past: {t}");
-        self.len += 1;
         if k == self.cur {
             // In the bucket being drained: after every entry with a time <= t.
             let x = entry(t, e);
@@ -187,7 +182,10 @@ impl<E: Packed> CalendarQueue<E> {
         if slot % CHUNK as u32 == 0 {
             slot = self.link(b, slot);
         }
-        self.chunks[slot as usize / CHUNK].0[slot as usize % CHUNK] = entry(t, e);
+        let c = slot as usize / CHUNK;
+        debug_assert!(c < self.chunks.len());
+        // SAFETY: `tail[b]` is a slot of a chunk `link` took from the pool, which never shrinks.
+        unsafe { self.chunks.get_unchecked_mut(c) }.0[slot as usize % CHUNK] = entry(t, e);
         self.tail[b] = slot + 1;
     }
 
@@ -260,15 +258,17 @@ impl<E: Packed> CalendarQueue<E> {
     /// the memory loads overlap a bucket of work.
     #[inline]
     pub fn pop_with(&mut self, ready: impl FnMut(u64)) -> Option<(u64, u64)> {
-        if self.head == self.current.len() {
-            if self.len == 0 {
-                return None;
+        // One check for both an exhausted bucket and the index's bounds.
+        let x = match self.current.get(self.head) {
+            Some(&x) => x,
+            None => {
+                if !self.refill(ready) {
+                    return None;
+                }
+                self.current[0]
             }
-            self.refill(ready);
-        }
-        let x = self.current[self.head];
+        };
         self.head += 1;
-        self.len -= 1;
         let t = (self.cur << SHIFT) | offset(x);
         Some((t, x & PACKED_MASK))
     }
@@ -290,16 +290,16 @@ impl<E: Packed> CalendarQueue<E> {
         None
     }
 
-    /// The current bucket is exhausted: open the next non-empty one.
-    fn refill(&mut self, mut ready: impl FnMut(u64)) {
+    /// The current bucket is exhausted: open the next non-empty one; false when there is none
+    /// (the queue is empty).
+    fn refill(&mut self, mut ready: impl FnMut(u64)) -> bool {
         self.current.clear();
         self.head = 0;
         let far = self.far.peek().map(|f| f.t >> SHIFT);
         self.cur = match (self.next_in_wheel(), far) {
             (Some(a), Some(b)) => a.min(b),
-            (a, b) => a
-                .or(b)
-                .expect("len > 0 implies an entry in the wheel or the heap"),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return false,
         };
         // Far entries the horizon now reaches, in (time, push) order: before any direct push.
         while let Some(f) = self.far.peek() {
@@ -317,8 +317,11 @@ impl<E: Packed> CalendarQueue<E> {
         let mut c = self.first[b] as usize;
         while tail != 0 {
             let n = if c == last { tail - c * CHUNK } else { CHUNK };
-            // A short copy inline (`extend_from_slice` calls `memcpy`: a call per bucket).
-            self.current.extend(self.chunks[c].0[..n].iter().copied());
+            // The whole chunk, a fixed-size copy inlined (a loop per entry, or `memcpy` for `n`
+            // of them, cost more), then what is past its `n` entries dropped.
+            let len = self.current.len();
+            self.current.extend_from_slice(&self.chunks[c].0);
+            self.current.truncate(len + n);
             self.free.push(c as u32);
             if c == last {
                 break;
@@ -372,6 +375,7 @@ impl<E: Packed> CalendarQueue<E> {
                 super::packet::prefetch(line);
             }
         }
+        true
     }
 }
 
@@ -411,7 +415,7 @@ mod tests {
                         now = t;
                     }
                 }
-                assert_eq!(q.len(), reference.len());
+                assert_eq!(q.is_empty(), reference.is_empty());
             }
             let mut n = 0;
             let mut sum = 0u64;

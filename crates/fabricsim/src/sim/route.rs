@@ -170,6 +170,20 @@ pub struct RouteTable {
     ports: Vec<PortId>,
 }
 
+/// Whether every candidate port of `topo`'s routing is one of its ports (the engine indexes its
+/// per-port tables by them unchecked, `engine::tab`).
+pub fn candidates_within(topo: &Topology) -> bool {
+    let r = &topo.routing;
+    let n = topo.ports.len();
+    (0..topo.nodes.len() as u32).map(NodeId).all(|node| {
+        let down = r
+            .down_ranges(node)
+            .iter()
+            .flat_map(|x| r.down_ports(node, HostId(x.lo)).unwrap_or(&[]));
+        r.up_ports(node).iter().chain(down).all(|p| p.idx() < n)
+    })
+}
+
 impl RouteTable {
     pub fn new(topo: &Topology, policy: RoutePolicy) -> RouteTable {
         let salt = salts(topo, policy);

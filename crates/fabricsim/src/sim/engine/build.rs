@@ -35,6 +35,20 @@ impl<'a> Engine<'a> {
             .map_err(|(f, prob, allowed)| format!("parameter {f}: {prob} (allowed: {allowed})"))?;
         let ntc = p.traffic_classes as usize;
         let nports = topo.ports.len();
+        // What makes every id the engine holds valid in its tables (`tab`).
+        topo.check().map_err(|e| format!("topology: {e}"))?;
+        if !route::candidates_within(topo) {
+            return Err("topology: a routing candidate is not a port of the topology".into());
+        }
+        if let Some(h) = topo.nodes.iter().find_map(|n| match n.kind {
+            NodeKind::Nic { host, .. } if host.idx() >= topo.num_hosts() => Some(host.0),
+            _ => None,
+        }) {
+            return Err(format!(
+                "topology: a NIC of host {h} past its {} hosts",
+                topo.num_hosts()
+            ));
+        }
         // Switches whose ports all run at one rate may cut through.
         let uniform: Vec<bool> = topo
             .nodes
@@ -193,30 +207,29 @@ impl<'a> Engine<'a> {
             now: Time::ZERO,
             q,
             pkts: Slab::with_capacity(slab_room),
-            qps,
-            sched: vec![SchedState::default(); nports],
-            ports,
-            info,
+            qps: qps.into(),
+            sched: vec![SchedState::default(); nports].into(),
+            ports: ports.into(),
+            info: info.into(),
             loss,
-            tcq: vec![Fifo::default(); nports * ntc],
+            tcq: vec![Fifo::default(); nports * ntc].into(),
             // Every queued entry is a live packet: room for the slab's.
             queued: QueueArena::with_capacity(slab_room),
             qp_rings: RingArena::with_capacity(qp_ring_room),
             ntc,
             data_tcs,
-            buf_used: vec![0; topo.nodes.len()],
+            buf_used: vec![0; topo.nodes.len()].into(),
             // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
             routes: route::RouteTable::new(topo, p.routing),
-            memo_far: super::RouteMemo::NONE,
-            memo_next: super::RouteMemo::NONE,
-            memo_cur: super::RouteMemo::NONE,
+            memo: [super::RouteMemo::NONE; 4],
             nics: (0..topo.num_hosts())
                 .map(|h| Nic {
                     ctrl: Fifo::default(),
                     ring: Ring::default(),
                     port: topo.host_port(HostId(h as u32)).0,
                 })
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
             nv_free: vec![0; topo.num_hosts()],
             msgs,
             release,
@@ -232,7 +245,7 @@ impl<'a> Engine<'a> {
             series,
             reroute: faults.reroute,
             reach: crate::sim::reroute::Reach::healthy(nports),
-            cc: CcState::new(&p.cc, p.seed, topo.nodes.len(), nports, qp_line),
+            cc: CcState::new(p, topo, qp_line),
             fc,
         })
     }

@@ -232,7 +232,9 @@ impl Engine<'_> {
         }
     }
 
-    /// Adaptive routing: the least-occupied usable candidate instead of the static `k`.
+    /// Adaptive routing (`ibroute`): the usable candidate whose next hop lacks the fewest
+    /// normalized credits for the packet's VL, its queue for the VL added (`ArSelect::Credits`),
+    /// or with the fewest bytes queued, instead of the static `k`.
     #[inline]
     pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8, dst: u32, tc: u8) -> usize {
         if self.p.routing != RoutePolicy::Adaptive || cands.len() < 2 || flags & F_STATIC_ROUTE != 0
@@ -240,15 +242,17 @@ impl Engine<'_> {
             return k;
         }
         let usable = |pi: usize| self.routable(pi, dst);
+        // `ar_share` is filled exactly when the rule is credits and the links have credits.
         let credits = self
             .fc
             .credits
             .as_ref()
-            .filter(|_| self.p.cc.ar_most_credits);
+            .filter(|_| !self.cc.ar_share.is_empty());
         match credits {
-            // Most credits: the fewest blocks short of the largest possible count.
+            // The next hop's lack of normalized credits plus the VL's bytes queued here.
             Some(c) => ibroute::least_loaded(cands, k, usable, |pi| {
-                u32::MAX as u64 - c.available(pi, tc as usize) as u64
+                let queued = self.tcq[pi * self.ntc + tc as usize].bytes;
+                self.cc.ar_share[pi].load(c.available(pi, tc as usize), queued)
             }),
             None => ibroute::least_loaded(cands, k, usable, |pi| {
                 let port = &self.ports[pi];

@@ -9,9 +9,9 @@ use serde::Serialize;
 use super::{Engine, NIL, set_bit};
 use crate::sim::credits::Credits;
 use crate::sim::deadlock::find_cycle;
-use crate::sim::headroom::{self, HeadroomInputs, MAX_QUANTA, PAUSE_FRAME_BYTES};
+use crate::sim::headroom::{self, MAX_QUANTA, PAUSE_FRAME_BYTES};
 use crate::sim::packet::Packet;
-use crate::sim::params::{FlowControl, Headroom, SimParams};
+use crate::sim::params::{FlowControl, SimParams};
 use crate::sim::pfc::{Admit, NOT, Pfc};
 use crate::sim::results::DropReason;
 use crate::topology::{HostId, NodeId, PortId, Topology};
@@ -175,15 +175,7 @@ impl LinkFc {
             FlowControl::None => {}
             FlowControl::Credits(c) => {
                 let cap = (0..n)
-                    .map(|i| {
-                        let b = if is_switch(i) {
-                            c.switch_vl_buffer_bytes
-                        } else {
-                            c.nic_vl_buffer_bytes
-                        };
-                        (b / crate::sim::credits::BLOCK_BYTES as u64).min(u32::MAX as u64 / 4)
-                            as u32
-                    })
+                    .map(|i| c.vl_buffer_blocks(is_switch(i)))
                     .collect::<Vec<u32>>();
                 let min_blocks = crate::sim::credits::blocks(p.data_frame_bytes(p.mtu_bytes));
                 if let Some(i) = cap.iter().position(|&b| b < min_blocks) {
@@ -199,36 +191,15 @@ impl LinkFc {
                 fc.lossless = ((1u16 << ntc) - 1) as u8;
             }
             FlowControl::Pfc(pp) => {
-                let mtu_wire = p.mtu_frame_wire_bytes();
-                let pause_wire = (PAUSE_FRAME_BYTES + p.wire_overhead_bytes) as u64;
                 let mut hdrm = vec![0u64; n];
                 for (i, h) in hdrm.iter_mut().enumerate() {
-                    let r = rate(i);
                     fc.response[i] = pp
                         .peer_response
-                        .unwrap_or_else(|| headroom::peer_response(r));
+                        .unwrap_or_else(|| headroom::peer_response(rate(i)));
                     if !is_switch(i) {
                         continue; // NICs drain at line rate; they pause only when stalled
                     }
-                    // The peer is the sender whose response matters.
-                    let peer = topo.ports[i].peer.idx();
-                    let resp = pp
-                        .peer_response
-                        .unwrap_or_else(|| headroom::peer_response(rate(peer)));
-                    let formula = headroom::sonic_headroom(&HeadroomInputs {
-                        mtu_bytes: mtu_wire,
-                        rate: r,
-                        cable_delay: fc.link_delay[i],
-                        gearbox_bytes: 0,
-                        // The pipeline before the MMU accounts a frame, and the PAUSE frame's
-                        // own wire time: this model's MAC/PHY terms.
-                        mac_phy_bytes: r.bytes_in(p.switch_latency) + pause_wire,
-                        peer_response_bytes: r.bytes_in(resp),
-                    });
-                    *h = match pp.headroom {
-                        Headroom::Formula { scale } => (formula as f64 * scale) as u64,
-                        Headroom::Bytes(b) => b,
-                    };
+                    *h = headroom::port_headroom(topo, p, &pp, i);
                 }
                 let lossless_n = (0..ntc).filter(|&t| pp.lossless & (1 << t) != 0).count() as u64;
                 let mut shared = Vec::with_capacity(topo.nodes.len());
@@ -337,15 +308,17 @@ impl Engine<'_> {
         let Some(c) = self.fc.credits.as_mut() else {
             return 0;
         };
-        let base = pi * self.ntc;
-        let heads = self.tcq[base..base + self.ntc]
+        let heads = self
+            .tcq
+            .group(pi, self.ntc)
             .iter()
             .map(|q| q.head(&self.queued).map(|h| h.1 as u32).unwrap_or(0));
         c.blocked_bits(pi, heads, self.now.0)
     }
 
     /// Whether egress `pi` may send a `frame`-byte packet of class `tc` now (pause and credits).
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn fc_may_send(&mut self, pi: usize, tc: u8, frame: u32) -> bool {
         if self.ports[pi].blocked & (1 << tc) != 0 {
             return false;
@@ -366,6 +339,8 @@ impl Engine<'_> {
 
     /// A packet of a lossless class at switch ingress `in_port` bound for egress `out`:
     /// account it at the ingress, then send it on or queue it.
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn fc_enqueue(&mut self, id: u32, in_port: usize, out: usize, pk: &Packet) {
         let node = self.ports[out].node as usize;
         let (tc, frame) = (pk.tc as usize, pk.frame as u64);
@@ -395,7 +370,8 @@ impl Engine<'_> {
 
     /// A lossless packet from ingress `in_port` leaves switch `node`'s buffer (which still
     /// counts it): return credits upstream, or XON.
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn fc_release(&mut self, in_port: usize, tc: u8, frame: u32, node: usize) {
         self.buf_used[node] -= frame as u64;
         if !self.fc.lossless(tc) {

@@ -29,6 +29,7 @@ mod nic_rx;
 mod nic_tx;
 mod run;
 mod switch;
+mod tab;
 mod wire;
 
 use super::cc::{CcState, CcTimer};
@@ -46,6 +47,7 @@ use crate::rng::Rng;
 use crate::topology::Topology;
 use crate::units::Time;
 use llfc::{FcEv, LinkFc};
+use tab::Tab;
 
 const NO_TIME: u64 = u64::MAX;
 /// Events between progress checks (stop flag, progress callback).
@@ -272,9 +274,8 @@ struct PortInfo {
 }
 
 /// A switch hop's static egress (the routing policy's choice, before adaptive routing and
-/// failed ports), computed once per hop: by the event loop's pipeline for the event after next
-/// (`Engine::memo_far`), moved to `memo_next` and then to `memo_cur` as events pop, read by
-/// `egress_of`.
+/// failed ports), computed once per hop: by the event loop's pipeline for the next event or
+/// the one after (`Engine::memo`, a slot per event number), read by `egress_of`.
 #[derive(Clone, Copy, Debug)]
 struct RouteMemo {
     /// The packet whose `Arrive` it is for (NIL: none).
@@ -312,7 +313,8 @@ impl PortLoss {
 }
 
 impl PortState {
-    #[inline]
+    /// Inlined: every transmission calls it (a call cost more than its multiply).
+    #[inline(always)]
     fn ser(&self, bytes: u32) -> Time {
         if self.ps_per_byte != 0 {
             Time(bytes as u64 * self.ps_per_byte as u64)
@@ -370,32 +372,30 @@ pub struct Engine<'a> {
     now: Time,
     q: Events,
     pkts: Slab,
-    ports: Vec<PortState>,
+    ports: Tab<PortState>,
     /// Per port: its node and `P_*` flags.
-    info: Vec<PortInfo>,
+    info: Tab<PortInfo>,
     loss: Vec<PortLoss>,
     /// Per port: the scheduler's state (DWRR deficits).
-    sched: Vec<SchedState>,
-    tcq: Vec<Fifo>,
+    sched: Tab<SchedState>,
+    tcq: Tab<Fifo>,
     /// The entries of every `Fifo` (`tcq`, the NICs' `ctrl`), and of the NICs' QP rings.
     queued: QueueArena,
     qp_rings: RingArena<u32>,
     ntc: usize,
     /// Bit `tc`: some QP sends data on class `tc` (ECN marks those queues).
     data_tcs: u8,
-    buf_used: Vec<u64>,
+    buf_used: Tab<u64>,
     /// Per switch: candidates towards each destination and the routing salt.
     routes: crate::sim::route::RouteTable,
-    /// The static egress of the packet of the event after next, of the next one's, and of the
-    /// current event's.
-    memo_far: RouteMemo,
-    memo_next: RouteMemo,
-    memo_cur: RouteMemo,
-    nics: Vec<Nic>,
+    /// The static egress of the packet of event `n` in slot `n & 3` (`run::memo_slot`): the
+    /// current event's, the next one's and the one after's.
+    memo: [RouteMemo; 4],
+    nics: Tab<Nic>,
     /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
     /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.
     nv_free: Vec<u64>,
-    qps: Vec<Qp>,
+    qps: Tab<Qp>,
     msgs: Vec<MsgState>,
     release: Release,
     rngs: Vec<Rng>,

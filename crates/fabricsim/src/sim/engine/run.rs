@@ -39,8 +39,8 @@ impl Engine<'_> {
             }
             self.now = Time(t);
             self.events += 1;
-            self.memo_cur = self.memo_next;
-            self.memo_next = std::mem::replace(&mut self.memo_far, RouteMemo::NONE);
+            // The slot two events ahead is free again (a rotation would copy all three).
+            self.memo[Self::memo_slot(self.events + 2)].pkt = NIL;
             self.prefetch_next();
             self.dispatch_packed(x);
             if self.stop {
@@ -83,21 +83,22 @@ impl Engine<'_> {
         if let Some(x) = self.q.q.peek_current(0)
             && tag(x) == TAG_ARRIVE
         {
-            let m = self.memo_next;
+            let next = Self::memo_slot(self.events + 1);
+            let m = self.memo[next];
             if m.pkt != x as u32 {
-                self.memo_next = self.plan(x as u32);
+                self.memo[next] = self.plan(x as u32);
             } else if m.out != NIL {
                 self.tcq[m.qi as usize].prefetch_tail(&self.queued);
             }
         }
         if let Some(x) = self.q.q.peek_current(1) {
             match tag(x) {
-                TAG_ARRIVE => self.memo_far = self.plan(x as u32),
+                TAG_ARRIVE => self.memo[Self::memo_slot(self.events + 2)] = self.plan(x as u32),
                 TAG_TXFREE => {
                     let pi = x as u32 as usize;
                     let host = self.ports[pi].host;
                     if host == NIL {
-                        for q in &self.tcq[pi * self.ntc..(pi + 1) * self.ntc] {
+                        for q in self.tcq.group(pi, self.ntc) {
                             q.prefetch_head(&self.queued);
                         }
                     } else {
@@ -120,7 +121,8 @@ impl Engine<'_> {
             out: NIL,
             qi: 0,
         };
-        let pk = self.pkts.get(pkt);
+        // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
+        let pk = unsafe { self.pkts.get_unchecked(pkt) };
         let info = self.info[pk.port as usize];
         if info.flags & P_NIC != 0 {
             prefetch_all(&self.qps[pk.qp as usize]);
@@ -149,6 +151,12 @@ impl Engine<'_> {
         }
     }
 
+    /// The `memo` slot of the `n`-th event.
+    #[inline(always)]
+    pub(super) fn memo_slot(n: u64) -> usize {
+        (n & 3) as usize
+    }
+
     /// Dispatches a packed event: the packet hops and port wake-ups straight from their bits,
     /// the rest unpacked.
     #[inline(always)]
@@ -163,7 +171,8 @@ impl Engine<'_> {
     /// `Ev::Arrive`: packet `pkt` at the node of its ingress port.
     #[inline(always)]
     fn hop(&mut self, pkt: u32) {
-        let port = self.pkts.get(pkt).port;
+        // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
+        let port = unsafe { self.pkts.get_unchecked(pkt) }.port;
         self.arrive(pkt, port as usize)
     }
 

@@ -9,7 +9,8 @@ use crate::sim::sched;
 
 impl Engine<'_> {
     /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn switch_arrive(&mut self, id: u32, in_port: usize, pk: &Packet) {
         let node = self.info[in_port].node;
         if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
@@ -51,16 +52,18 @@ impl Engine<'_> {
     /// while the packet is in cache, not when it leaves the queue).
     #[inline]
     fn bind(&mut self, id: u32, out: usize) {
-        self.pkts.get_mut(id).port = self.ports[out].peer;
+        // SAFETY: the arriving packet's id came from the slab's `alloc`.
+        unsafe { self.pkts.get_unchecked_mut(id) }.port = self.ports[out].peer;
     }
 
     /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
     /// up/down candidates, the next usable one if local repair or the global reroute has
-    /// dropped that port (`routable`). The static choice comes from `memo_cur` when the loop's
-    /// prefetch computed it for packet `id` (never under adaptive routing).
-    #[inline]
+    /// dropped that port (`routable`). The static choice comes from `memo` when the loop's
+    /// prefetch computed it for packet `id` (never under adaptive routing); that check is
+    /// inlined into the hop, the rest (`egress_routed`) a call.
+    #[inline(always)]
     pub(super) fn egress_of(&self, node: u32, id: u32, pk: &Packet) -> Result<usize, DropReason> {
-        let memo = self.memo_cur;
+        let memo = self.memo[Self::memo_slot(self.events)];
         if memo.pkt == id && memo.out != NIL {
             // Routable and up without a global reroute on it: the memo is the answer (else the
             // general path below decides, from the same static choice).
@@ -69,6 +72,12 @@ impl Engine<'_> {
                 return Ok(memo.out as usize);
             }
         }
+        self.egress_routed(node, pk)
+    }
+
+    /// `egress_of` without a usable memo: route packet `pk` at switch `node`.
+    #[inline(never)]
+    fn egress_routed(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
         let (cands, up, salt) = self.routes.next_hops_up(self.topo, node, pk.dst);
         if cands.is_empty() {
             return Err(DropReason::NoRoute);
@@ -135,7 +144,8 @@ impl Engine<'_> {
     }
 
     /// The next packet a switch port sends, by the port's scheduling discipline.
-    #[inline]
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn switch_next(&mut self, pi: usize) -> Option<(u32, u8, u16)> {
         let base = pi * self.ntc;
         if self.ports[pi].queued == 0 {
@@ -143,12 +153,12 @@ impl Engine<'_> {
         }
         let credit_blocked = self.fc_credit_blocked(pi);
         let port = &mut self.ports[pi];
-        let queues = &self.tcq[base..base + self.ntc];
+        let queues = self.tcq.group(pi, self.ntc);
         let how = self.p.scheduling;
         let st = &mut self.sched[pi];
         let tc = sched::pick(how, st, port.blocked | credit_blocked, queues, &self.queued)?;
         let e = self.tcq[base + tc].pop_entry(&self.queued)?;
-        sched::served(how, st, tc, &self.tcq[base..base + self.ntc]);
+        sched::served(how, st, tc, self.tcq.group(pi, self.ntc));
         // The buffer is released at dequeue (as ns-3's switch MMU does).
         port.queued -= e.frame as u64;
         let node = port.node as usize;
@@ -160,6 +170,8 @@ impl Engine<'_> {
     }
 
     /// Queues packet `id` at egress `out` of switch `node` and wakes the port.
+    /// Inlined into the hop (a call saved and restored six registers).
+    #[inline(always)]
     pub(super) fn enqueue(&mut self, node: usize, out: usize, id: u32, pk: &Packet) {
         let frame = pk.frame as u64;
         self.buf_used[node] += frame;
