@@ -6,27 +6,13 @@ mod flow_cases;
 
 use std::collections::BTreeSet;
 
-use flow_cases::ring;
+use flow_cases::{fat_tree, ring};
 
 use fabricsim::flow::{self, FlowParams, PathModel, paths};
 use fabricsim::message::MessageDag;
 use fabricsim::sim::{self, Faults, RoutePolicy, RunOptions, SimParams};
-use fabricsim::topology::{HostId, Kind, Tiers, Topology, TopologySpec, build};
+use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
-
-fn fat_tree(hosts: u32, radix: u32) -> Topology {
-    build(&TopologySpec {
-        gpus: hosts,
-        gpus_per_node: 1,
-        nics_per_node: 1,
-        kind: Kind::FatTree,
-        tiers: Tiers::Fixed(2),
-        oversubscription: (1, 1),
-        switch_radix: radix,
-        port_rate: BitRate::gbps(400),
-    })
-    .unwrap()
-}
 
 /// Wire bytes of 1 MB with RoCEv2 framing: 244 full 4096-byte packets and a 576-byte one,
 /// each with 62 B of headers and 20 B of preamble and inter-frame gap:

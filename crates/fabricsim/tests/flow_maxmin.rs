@@ -433,6 +433,28 @@ fn random_clos(rng: &mut Rng, every: bool) -> (Vec<u64>, Vec<(Vec<u32>, u64)>, V
 /// every incremental solve equals a from-scratch one and meets the max-min conditions; with
 /// port service (random Clos routes), per port. Returns the flows (summed over solves) that
 /// are not per-port max-min fair.
+/// One random step of a run: start a few flows never started, or (half the steps) only finish
+/// a few active ones, so pure finishes take the thresholded path.
+fn churn(
+    rng: &mut Rng,
+    inc: &mut MaxMin,
+    flows: &[(Vec<u32>, u64)],
+    started: &mut [bool],
+    active: &mut [bool],
+) {
+    let finish_only = rng.below(2) == 0;
+    for f in 0..flows.len() {
+        if !started[f] && !finish_only && rng.below(5) == 0 {
+            started[f] = true;
+            active[f] = true;
+            inc.add(f as u32, f as u32, flows[f].1);
+        } else if active[f] && rng.below(6) == 0 {
+            active[f] = false;
+            inc.remove(f as u32);
+        }
+    }
+}
+
 fn incremental_equals_from_scratch(mode: Served) -> usize {
     let ports = mode != Served::None;
     let (mut checked, mut unfair, mut rounds) = (0, 0, 0);
@@ -462,18 +484,7 @@ fn incremental_equals_from_scratch(mode: Served) -> usize {
         let mut started = vec![false; nf];
         let mut changed = Vec::new();
         for _batch in 0..12 {
-            // Start a few flows, or finish a few (pure finishes take the thresholded path).
-            let finish_only = rng.below(2) == 0;
-            for f in 0..nf {
-                if !started[f] && !finish_only && rng.below(5) == 0 {
-                    started[f] = true;
-                    active[f] = true;
-                    inc.add(f as u32, f as u32, flows[f].1);
-                } else if active[f] && rng.below(6) == 0 {
-                    active[f] = false;
-                    inc.remove(f as u32);
-                }
-            }
+            churn(&mut rng, &mut inc, &flows, &mut started, &mut active);
             changed.clear();
             inc.resolve(&mut changed);
             let mut scratch = with(MaxMin::new(caps.clone(), routes.clone(), nf));
@@ -630,17 +641,7 @@ fn ending_port_service_mid_run_equals_a_per_flow_solve_from_scratch() {
         let (mut active, mut started) = (vec![false; nf], vec![false; nf]);
         let mut changed = Vec::new();
         for batch in 0..12 {
-            let finish_only = rng.below(2) == 0;
-            for f in 0..nf {
-                if !started[f] && !finish_only && rng.below(5) == 0 {
-                    started[f] = true;
-                    active[f] = true;
-                    inc.add(f as u32, f as u32, flows[f].1);
-                } else if active[f] && rng.below(6) == 0 {
-                    active[f] = false;
-                    inc.remove(f as u32);
-                }
-            }
+            churn(&mut rng, &mut inc, &flows, &mut started, &mut active);
             let before: Vec<u64> = (0..nf as u32).map(|f| inc.rate(f)).collect();
             if batch == end_at {
                 inc.end_port_service();
@@ -665,10 +666,15 @@ fn ending_port_service_mid_run_equals_a_per_flow_solve_from_scratch() {
             assert_max_min(&caps, &flows, &active, &got);
             // `changed` lists exactly the flows whose rates moved (old rates as they were).
             for (f, old) in &changed {
-                assert_eq!(*old, before[*f as usize], "seed {seed}: old rate of flow {f}");
+                assert_eq!(
+                    *old, before[*f as usize],
+                    "seed {seed}: old rate of flow {f}"
+                );
             }
             if batch == end_at {
-                ended_differs += (0..nf).filter(|&f| active[f] && before[f] != got[f]).count();
+                ended_differs += (0..nf)
+                    .filter(|&f| active[f] && before[f] != got[f])
+                    .count();
             }
         }
     }

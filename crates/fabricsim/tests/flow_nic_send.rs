@@ -3,26 +3,15 @@
 //! switch buffers absorb the incast, and of the held NIC once its backlog fills the ingress
 //! after the NIC (IB credits per VL).
 
+mod flow_cases;
+
+use flow_cases::fat_tree;
+
 use fabricsim::flow::{self, FlowParams, paths};
 use fabricsim::message::MessageDag;
 use fabricsim::sim::{CreditParams, FlowControl, SimParams};
-use fabricsim::topology::{HostId, Kind, Tiers, Topology, TopologySpec, build};
-use fabricsim::units::{BitRate, Time};
-
-/// 32 hosts, 8-port switches: 4 hosts per leaf (hosts 0-3 on leaf 0, 4-7 on leaf 1).
-fn fat_tree() -> Topology {
-    build(&TopologySpec {
-        gpus: 32,
-        gpus_per_node: 1,
-        nics_per_node: 1,
-        kind: Kind::FatTree,
-        tiers: Tiers::Fixed(2),
-        oversubscription: (1, 1),
-        switch_radix: 8,
-        port_rate: BitRate::gbps(400),
-    })
-    .unwrap()
-}
+use fabricsim::topology::HostId;
+use fabricsim::units::Time;
 
 /// InfiniBand credits with `kb` KB per VL in the switches.
 fn ib(kb: u64) -> SimParams {
@@ -40,7 +29,8 @@ const L: f64 = 400e9;
 /// L/3), and host 1 sends a 1 MB victim to host 4 on another leaf: (the victim's FCT beside
 /// the incast, alone).
 fn victim_fct(p: &SimParams) -> (f64, f64) {
-    let topo = fat_tree();
+    // 32 hosts, 8-port switches: 4 hosts per leaf (hosts 0-3 on leaf 0, 4-7 on leaf 1).
+    let topo = fat_tree(32, 8);
     let mut dag = MessageDag::default();
     for s in 1..=3 {
         dag.push(HostId(s), HostId(0), MB, Time::ZERO, &[]);
@@ -177,28 +167,13 @@ fn capped_incrementally_equals_from_scratch() {
     }
 }
 
-/// A 2-tier fat tree of `hosts` hosts, 32-port switches.
-fn fat_tree_of(hosts: u32) -> Topology {
-    build(&TopologySpec {
-        gpus: hosts,
-        gpus_per_node: 1,
-        nics_per_node: 1,
-        kind: Kind::FatTree,
-        tiers: Tiers::Fixed(2),
-        oversubscription: (1, 1),
-        switch_radix: 32,
-        port_rate: BitRate::gbps(400),
-    })
-    .unwrap()
-}
-
 #[test]
 fn the_lossless_models_end_when_too_many_flows_are_active_at_once() {
     // Every host sends 4 KB to every other at once on credits: 128 hosts start 16,256 flows,
     // within `fluid::LOSSLESS_MODELS_MAX_ACTIVE` (20,000): port service and the send stage stay
     // on; 160 hosts start 25,440: both end at the first solve, before the send stage set a cap.
     for (hosts, ends) in [(128u32, false), (160, true)] {
-        let topo = fat_tree_of(hosts);
+        let topo = fat_tree(hosts, 32);
         let mut dag = MessageDag::default();
         for s in 0..hosts {
             for k in 1..hosts {
@@ -225,7 +200,7 @@ fn the_lossless_models_end_once_their_port_work_is_spent() {
     // a budget of 1 flow-fill its first solve (16,256 flows through links shared per port)
     // spends it, and the models end at the next solve.
     let hosts = 128u32;
-    let topo = fat_tree_of(hosts);
+    let topo = fat_tree(hosts, 32);
     let mut dag = MessageDag::default();
     for s in 0..hosts {
         for k in 1..hosts {
@@ -240,6 +215,13 @@ fn the_lossless_models_end_once_their_port_work_is_spent() {
     // The first event time's solves (a rate solve, then one under the send stage's caps:
     // `nic_send::ROUNDS`) ran per port, and only they did.
     assert!((1..=2).contains(&st.solve.port_solves), "{:?}", st.solve);
-    assert!(st.solve.port_work >= u64::from(hosts * (hosts - 1)), "{:?}", st.solve);
-    assert!(st.lossless_models_end_ps.is_some(), "the models did not end");
+    assert!(
+        st.solve.port_work >= u64::from(hosts * (hosts - 1)),
+        "{:?}",
+        st.solve
+    );
+    assert!(
+        st.lossless_models_end_ps.is_some(),
+        "the models did not end"
+    );
 }

@@ -10,8 +10,8 @@ use fabricsim::rng::Rng;
 use fabricsim::scenario::Scenario;
 use fabricsim::sim::results::percentile;
 use fabricsim::sim::{Faults, RunOptions, RunResult, SimParams, params_from_design};
-use fabricsim::topology::{HostId, Topology};
-use fabricsim::units::Time;
+use fabricsim::topology::{HostId, Kind, Tiers, Topology, TopologySpec, build};
+use fabricsim::units::{BitRate, Time};
 
 /// A fabric of `gpus` GPUs (8 per server, one NIC each, the scenario's default topology) on
 /// `fabric`'s profile, and the packet engine's parameters for it.
@@ -29,6 +29,22 @@ pub fn fabric(gpus: u32, fabric: &str) -> (Topology, SimParams) {
     let (design, topo) = s.design_and_topology().expect("valid design");
     let p = params_from_design(&design, true).expect("profile parameters");
     (topo, p)
+}
+
+/// A 2-tier fat tree of `hosts` hosts (one NIC each) and `radix`-port 400G switches: `radix/2`
+/// hosts per leaf.
+pub fn fat_tree(hosts: u32, radix: u32) -> Topology {
+    build(&TopologySpec {
+        gpus: hosts,
+        gpus_per_node: 1,
+        nics_per_node: 1,
+        kind: Kind::FatTree,
+        tiers: Tiers::Fixed(2),
+        oversubscription: (1, 1),
+        switch_radix: radix,
+        port_rate: BitRate::gbps(400),
+    })
+    .unwrap()
 }
 
 /// Every host sends `bytes` to another, a random permutation without fixed points.
