@@ -115,7 +115,11 @@ impl<T: Copy> Ring<T> {
     /// The arena's slot `i` of this ring (`slot`'s value, `cap` > 0).
     #[inline(always)]
     fn at<'a>(&self, a: &'a RingArena<T>, i: usize) -> &'a T {
-        debug_assert!(i < a.buf.len(), "ring slot {i} in an arena of {}", a.buf.len());
+        debug_assert!(
+            i < a.buf.len(),
+            "ring slot {i} in an arena of {}",
+            a.buf.len()
+        );
         // SAFETY: the ring's region `off..off + cap` was allocated in `a` (`grow`; a ring is
         // used with the one arena of its kind, the module's invariant) and the arena never
         // shrinks; `slot` masks into that region.
@@ -128,7 +132,11 @@ impl<T: Copy> Ring<T> {
             self.grow(a, x);
         }
         let i = self.slot(self.len);
-        debug_assert!(i < a.buf.len(), "ring slot {i} in an arena of {}", a.buf.len());
+        debug_assert!(
+            i < a.buf.len(),
+            "ring slot {i} in an arena of {}",
+            a.buf.len()
+        );
         // SAFETY: as in `at`; `grow` made room.
         unsafe { *a.buf.get_unchecked_mut(i) = x };
         self.len += 1;
