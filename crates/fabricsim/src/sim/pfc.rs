@@ -81,6 +81,16 @@ fn dyadic(alpha: f64, max: u64) -> Option<(u64, u32)> {
     })
 }
 
+/// Entry `i` of an ingress (port x `ntc` + class) or node table, for the packet path, unchecked.
+#[inline(always)]
+fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
+    debug_assert!(i < v.len(), "id {i} in a table of {}", v.len());
+    // SAFETY: the packet path's callers (`engine::llfc`) pass the engine's port, node and class
+    // ids, valid by `engine::tab`'s checks; `Pfc::new` sized `ing` ports x `ntc` and `nodes` one
+    // per node (`LinkFc::new`: `headroom` per port, `shared_size` per node).
+    unsafe { v.get_unchecked_mut(i) }
+}
+
 impl Pfc {
     pub fn new(params: PfcParams, ntc: usize, headroom: Vec<u64>, shared_size: Vec<u64>) -> Pfc {
         let n = headroom.len();
@@ -144,8 +154,14 @@ impl Pfc {
     /// Bytes of shared pool node `node` may still give out (lossy classes are admitted
     /// against this, so lossless headroom stays reserved).
     #[inline]
-    pub fn shared_free(&self, node: usize, used: u64) -> u64 {
-        let nb = &self.nodes[node];
+    fn shared_free(&self, node: usize, used: u64) -> u64 {
+        debug_assert!(
+            node < self.nodes.len(),
+            "node {node} of {}",
+            self.nodes.len()
+        );
+        // SAFETY: as in `at_mut`.
+        let nb = unsafe { self.nodes.get_unchecked(node) };
         nb.shared_size.saturating_sub(used - nb.hdrm)
     }
 
@@ -160,16 +176,23 @@ impl Pfc {
     /// A lossless frame from ingress `ip` (on node `node`, whose buffer holds `used`). Inlined
     /// into the hop, as is `release` into the dequeue (a call saved and restored registers).
     #[inline(always)]
-    pub fn admit(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> Admit {
+    pub(crate) fn admit(
+        &mut self,
+        ip: usize,
+        node: usize,
+        tc: usize,
+        frame: u64,
+        used: u64,
+    ) -> Admit {
         let i = ip * self.ntc + tc;
         let free = self.shared_free(node, used);
         let thr = self.threshold_at(free);
-        let g = &mut self.ing[i];
+        let g = at_mut(&mut self.ing, i);
         if g.shared + frame <= thr && free >= frame {
             g.shared += frame;
         } else if g.hdrm + frame <= g.hdrm_cap {
             g.hdrm += frame;
-            self.nodes[node].hdrm += frame;
+            at_mut(&mut self.nodes, node).hdrm += frame;
         } else {
             return Admit::Drop;
         }
@@ -183,19 +206,26 @@ impl Pfc {
 
     /// A lossless frame from ingress `ip` leaves the buffer; true when XON is due.
     #[inline(always)]
-    pub fn release(&mut self, ip: usize, node: usize, tc: usize, frame: u64, used: u64) -> bool {
+    pub(crate) fn release(
+        &mut self,
+        ip: usize,
+        node: usize,
+        tc: usize,
+        frame: u64,
+        used: u64,
+    ) -> bool {
         let i = ip * self.ntc + tc;
-        let g = &mut self.ing[i];
+        let g = at_mut(&mut self.ing, i);
         let h = g.hdrm.min(frame);
         g.hdrm -= h;
         g.shared -= frame - h;
-        self.nodes[node].hdrm -= h;
-        let g = self.ing[i];
+        let g = *g;
+        at_mut(&mut self.nodes, node).hdrm -= h;
         if g.xoff
             && g.hdrm == 0
             && g.shared + self.params.xon_offset_bytes <= self.threshold(node, used)
         {
-            self.ing[i].xoff = false;
+            at_mut(&mut self.ing, i).xoff = false;
             self.refresh_at[i] = NOT;
             return true;
         }

@@ -5,7 +5,8 @@
 //! few TLB entries (one heap allocation per queue spread them over as many 4 KB pages as queues).
 //! A full ring moves to a region twice its size (the old one is kept for the next ring of that
 //! size), so nothing allocates once the queues have reached their working sizes; a ring never
-//! shrinks.
+//! shrinks. Invariant: a ring is only ever used with the one arena it grew in (the engine holds
+//! one arena per entry type), so its slots are read and written without bounds checks.
 
 use std::marker::PhantomData;
 
@@ -111,13 +112,33 @@ impl<T: Copy> Ring<T> {
         (self.off + (self.head.wrapping_add(i) & (self.cap - 1))) as usize
     }
 
+    /// The arena's slot `i` of this ring (`slot`'s value, `cap` > 0).
+    #[inline(always)]
+    fn at<'a>(&self, a: &'a RingArena<T>, i: usize) -> &'a T {
+        debug_assert!(
+            i < a.buf.len(),
+            "ring slot {i} in an arena of {}",
+            a.buf.len()
+        );
+        // SAFETY: the ring's region `off..off + cap` was allocated in `a` (`grow`; a ring is
+        // used with the one arena of its kind, the module's invariant) and the arena never
+        // shrinks; `slot` masks into that region.
+        unsafe { a.buf.get_unchecked(i) }
+    }
+
     #[inline]
     pub fn push_back(&mut self, a: &mut RingArena<T>, x: T) {
         if self.len == self.cap {
             self.grow(a, x);
         }
         let i = self.slot(self.len);
-        a.buf[i] = x;
+        debug_assert!(
+            i < a.buf.len(),
+            "ring slot {i} in an arena of {}",
+            a.buf.len()
+        );
+        // SAFETY: as in `at`; `grow` made room.
+        unsafe { *a.buf.get_unchecked_mut(i) = x };
         self.len += 1;
     }
 
@@ -126,7 +147,7 @@ impl<T: Copy> Ring<T> {
         if self.len == 0 {
             return None;
         }
-        Some(&a.buf[self.slot(0)])
+        Some(self.at(a, self.slot(0)))
     }
 
     #[inline]
@@ -134,7 +155,7 @@ impl<T: Copy> Ring<T> {
         if self.len == 0 {
             return None;
         }
-        let x = a.buf[self.slot(0)];
+        let x = *self.at(a, self.slot(0));
         self.head = (self.head + 1) & (self.cap - 1);
         self.len -= 1;
         Some(x)
@@ -143,26 +164,22 @@ impl<T: Copy> Ring<T> {
     /// Hints the CPU to fetch the slot `pop_front` reads next (nothing when empty).
     #[inline(always)]
     pub fn prefetch_front(&self, a: &RingArena<T>) {
-        if self.len != 0
-            && let Some(x) = a.buf.get(self.slot(0))
-        {
-            super::packet::prefetch(x);
+        if self.len != 0 {
+            super::packet::prefetch(self.at(a, self.slot(0)));
         }
     }
 
     /// Hints the CPU to fetch the slot `push_back` writes next (nothing when full: it grows).
     #[inline(always)]
     pub fn prefetch_back(&self, a: &RingArena<T>) {
-        if self.len != self.cap
-            && let Some(x) = a.buf.get(self.slot(self.len))
-        {
-            super::packet::prefetch(x);
+        if self.len != self.cap {
+            super::packet::prefetch(self.at(a, self.slot(self.len)));
         }
     }
 
     /// Elements, oldest first.
     pub fn iter<'a>(&'a self, a: &'a RingArena<T>) -> impl Iterator<Item = &'a T> + 'a {
-        (0..self.len).map(move |i| &a.buf[self.slot(i)])
+        (0..self.len).map(move |i| self.at(a, self.slot(i)))
     }
 
     /// A full ring moves to a region of twice its capacity (at least 4), the elements in order

@@ -223,7 +223,10 @@ impl RouteTable {
                 nr.per = first.ports_len;
                 nr.down = ports.len() as u32;
                 for x in rs {
-                    ports.extend_from_slice(r.down_ports(n, HostId(x.lo)).expect("a down range"));
+                    let d = r.down_ports(n, HostId(x.lo)).expect("a down range");
+                    // `next_hops_up` slices `per` ports per block unchecked.
+                    assert_eq!(d.len(), nr.per as usize, "a down range's port count");
+                    ports.extend_from_slice(d);
                 }
                 nr.up = ports.len() as u32;
                 ports.extend_from_slice(r.up_ports(n));
@@ -255,12 +258,17 @@ impl RouteTable {
         if !nr.fast {
             return Self::searched(topo, node, dst, nr.salt);
         }
-        if dst < nr.lo || dst >= nr.hi {
-            let s = nr.up as usize;
-            return (&self.ports[s..s + nr.up_len as usize], true, nr.salt);
-        }
-        let s = (nr.down + ((dst - nr.lo) >> nr.shift) * nr.per) as usize;
-        (&self.ports[s..s + nr.per as usize], false, nr.salt)
+        let (s, n, up) = if dst < nr.lo || dst >= nr.hi {
+            (nr.up as usize, nr.up_len as usize, true)
+        } else {
+            // Block `(dst - lo) >> shift` < the node's block count, as `lo <= dst < hi`.
+            let b = (dst - nr.lo) >> nr.shift;
+            ((nr.down + b * nr.per) as usize, nr.per as usize, false)
+        };
+        debug_assert!(s + n <= self.ports.len());
+        // SAFETY: `new` laid out a fast node's blocks (`per` ports each, asserted there) and its
+        // up set (`up_len`) inside `ports`; these fields are private and never changed after.
+        (unsafe { self.ports.get_unchecked(s..s + n) }, up, nr.salt)
     }
 
     /// `next_hops_up` at a node without uniform blocks: the routing's binary search.

@@ -89,7 +89,7 @@ impl Engine<'_> {
         self.nics[h].ctrl.push(&mut self.queued, id, frame);
         self.c.cnps += 1;
         let port = self.nics[h].port as usize;
-        self.kick(port);
+        self.kick_any(port);
     }
 
     /// A CNP/BECN reached the source of QP `qi`.

@@ -54,7 +54,7 @@ impl Engine<'_> {
                     while let Some(e) = self.tcq[pi * self.ntc + tc].pop_entry(&self.queued) {
                         self.ports[pi].queued -= e.frame as u64;
                         let node = self.ports[pi].node as usize;
-                        self.fc_release(e.from as usize, tc as u8, e.frame as u32, node);
+                        self.fc_release_any(e.from as usize, tc as u8, e.frame as u32, node);
                         self.drop_pkt(e.id, DropReason::LinkDown);
                     }
                 }
@@ -68,7 +68,7 @@ impl Engine<'_> {
         }
         if up {
             for e in ends {
-                self.kick(e.idx());
+                self.kick_any(e.idx());
             }
         }
     }

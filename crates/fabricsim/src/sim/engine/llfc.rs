@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::fcmode::FcMode;
 use super::{Engine, NIL, set_bit};
 use crate::sim::credits::Credits;
 use crate::sim::deadlock::find_cycle;
@@ -304,8 +305,8 @@ impl LinkFc {
 impl Engine<'_> {
     /// Classes of switch egress `pi` whose head packet lacks credits.
     #[inline]
-    pub(super) fn fc_credit_blocked(&mut self, pi: usize) -> u8 {
-        let Some(c) = self.fc.credits.as_mut() else {
+    pub(super) fn fc_credit_blocked<M: FcMode>(&mut self, pi: usize) -> u8 {
+        let Some(c) = self.fc.credits_of::<M>() else {
             return 0;
         };
         let heads = self
@@ -319,11 +320,11 @@ impl Engine<'_> {
     /// Whether egress `pi` may send a `frame`-byte packet of class `tc` now (pause and credits).
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
-    pub(super) fn fc_may_send(&mut self, pi: usize, tc: u8, frame: u32) -> bool {
+    pub(super) fn fc_may_send<M: FcMode>(&mut self, pi: usize, tc: u8, frame: u32) -> bool {
         if self.ports[pi].blocked & (1 << tc) != 0 {
             return false;
         }
-        match self.fc.credits.as_mut() {
+        match self.fc.credits_of::<M>() {
             Some(c) => c.may_send(pi, tc as usize, frame, self.now.0),
             None => true,
         }
@@ -331,8 +332,8 @@ impl Engine<'_> {
 
     /// Egress `pi` puts a frame of class `tc` on the wire.
     #[inline]
-    pub(super) fn fc_sent(&mut self, pi: usize, tc: u8, frame: u32) {
-        if let Some(c) = self.fc.credits.as_mut() {
+    pub(super) fn fc_sent<M: FcMode>(&mut self, pi: usize, tc: u8, frame: u32) {
+        if let Some(c) = self.fc.credits_of::<M>() {
             c.sent(pi, tc as usize, frame);
         }
     }
@@ -341,13 +342,19 @@ impl Engine<'_> {
     /// account it at the ingress, then send it on or queue it.
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
-    pub(super) fn fc_enqueue(&mut self, id: u32, in_port: usize, out: usize, pk: &Packet) {
+    pub(super) fn fc_enqueue<M: FcMode>(
+        &mut self,
+        id: u32,
+        in_port: usize,
+        out: usize,
+        pk: &Packet,
+    ) {
         let node = self.ports[out].node as usize;
         let (tc, frame) = (pk.tc as usize, pk.frame as u64);
-        if let Some(c) = self.fc.credits.as_mut() {
+        if let Some(c) = self.fc.credits_of::<M>() {
             c.received(in_port, tc, pk.frame as u32);
         }
-        if let Some(pfc) = self.fc.pfc.as_mut() {
+        if let Some(pfc) = self.fc.pfc_of::<M>() {
             // Only the watchdog turns a queue's PFC off (`fc_watchdog`).
             if self.ports[out].wd_off & (1 << tc) != 0 {
                 return self.drop_pkt(id, DropReason::Watchdog);
@@ -360,28 +367,34 @@ impl Engine<'_> {
         }
         let port = &self.ports[out];
         let idle = port.queued == 0 && !port.wake && port.busy_until <= self.now;
-        if idle && self.fc_may_send(out, pk.tc, pk.frame as u32) {
+        if idle && self.fc_may_send::<M>(out, pk.tc, pk.frame as u32) {
             self.buf_used[node] += frame;
-            self.fc_release(in_port, pk.tc, pk.frame as u32, node);
-            return self.transmit(out, id, pk.tc, pk.frame);
+            self.fc_release::<M>(in_port, pk.tc, pk.frame as u32, node);
+            return self.transmit::<M>(out, id, pk.tc, pk.frame);
         }
-        self.enqueue(node, out, id, pk);
+        self.enqueue::<M>(node, out, id, pk);
     }
 
     /// A lossless packet from ingress `in_port` leaves switch `node`'s buffer (which still
     /// counts it): return credits upstream, or XON.
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
-    pub(super) fn fc_release(&mut self, in_port: usize, tc: u8, frame: u32, node: usize) {
+    pub(super) fn fc_release<M: FcMode>(
+        &mut self,
+        in_port: usize,
+        tc: u8,
+        frame: u32,
+        node: usize,
+    ) {
         self.buf_used[node] -= frame as u64;
         if !self.fc.lossless(tc) {
             return;
         }
-        if let Some(c) = self.fc.credits.as_mut() {
+        if let Some(c) = self.fc.credits_of::<M>() {
             let fccl = c.freed(in_port, tc as usize, frame);
             self.fc_credit_update(in_port, tc, fccl);
         }
-        if let Some(pfc) = self.fc.pfc.as_mut() {
+        if let Some(pfc) = self.fc.pfc_of::<M>() {
             let used = self.buf_used[node];
             if pfc.release(in_port, node, tc as usize, frame as u64, used) {
                 self.fc_send_pause(in_port, tc, 0);
@@ -397,15 +410,20 @@ impl Engine<'_> {
 
     /// A packet reached NIC port `in_port`; false when the NIC is stalled and discards it.
     #[inline]
-    pub(super) fn fc_nic_arrived(&mut self, id: u32, in_port: usize, pk: &Packet) -> bool {
-        if let Some(c) = self.fc.credits.as_mut() {
+    pub(super) fn fc_nic_arrived<M: FcMode>(
+        &mut self,
+        id: u32,
+        in_port: usize,
+        pk: &Packet,
+    ) -> bool {
+        if let Some(c) = self.fc.credits_of::<M>() {
             // The NIC's receive buffer drains at line rate: credits go back at once.
             c.received(in_port, pk.tc as usize, pk.frame as u32);
             let fccl = c.freed(in_port, pk.tc as usize, pk.frame as u32);
             self.fc_credit_update(in_port, pk.tc, fccl);
         }
         let host = self.ports[in_port].host as usize;
-        if self.fc.pfc.is_some() && self.fc.stalled[host] {
+        if M::PFC && self.fc.stalled[host] {
             self.drop_pkt(id, DropReason::RxStalled);
             return false;
         }
@@ -457,7 +475,7 @@ impl Engine<'_> {
             FcEv::Credit { port, tc, fccl } => {
                 if let Some(c) = self.fc.credits.as_mut() {
                     c.update(port as usize, tc as usize, fccl, now);
-                    self.kick(port as usize);
+                    self.kick_any(port as usize);
                 }
             }
             FcEv::Pause { port, tc, quanta } => {
@@ -475,7 +493,7 @@ impl Engine<'_> {
                     pfc.pauses_rx[pi] += 1;
                     if pfc.resume(pi, tc as usize, now) {
                         set_bit(&mut self.ports[pi].blocked, 1 << tc, false);
-                        self.kick(pi);
+                        self.kick_any(pi);
                     }
                     return;
                 }
@@ -494,7 +512,7 @@ impl Engine<'_> {
                     && pfc.resume(pi, tc as usize, now)
                 {
                     set_bit(&mut self.ports[pi].blocked, 1 << tc, false);
-                    self.kick(pi);
+                    self.kick_any(pi);
                 }
             }
             FcEv::Refresh { port, tc } => {
@@ -550,7 +568,7 @@ impl Engine<'_> {
         let node = self.ports[pi].node as usize;
         while let Some(e) = self.tcq[i].pop_entry(&self.queued) {
             self.ports[pi].queued -= e.frame as u64;
-            self.fc_release(e.from as usize, tc, e.frame as u32, node);
+            self.fc_release_any(e.from as usize, tc, e.frame as u32, node);
             self.drop_pkt(e.id, DropReason::Watchdog);
         }
     }

@@ -21,6 +21,7 @@
 
 mod build;
 mod cc;
+mod fcmode;
 mod finish;
 mod link;
 pub mod llfc;

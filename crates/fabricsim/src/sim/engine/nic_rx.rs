@@ -71,7 +71,7 @@ impl Engine<'_> {
                     .ctrl
                     .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);
                 let port = self.nics[h].port as usize;
-                self.kick(port);
+                self.kick_any(port);
             }
             Kind::Ack | Kind::Nak | Kind::Sack => {
                 self.pkts.free(id);

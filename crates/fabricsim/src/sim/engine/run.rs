@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use super::fcmode::{CreditsOn, FcMode, Lossy, Mode, PfcOn};
 use super::{
     CHECK_EVERY, Engine, Ev, P_NIC, Progress, RouteMemo, RunOptions, TAG_ARRIVE, TAG_TXFREE, tag,
 };
@@ -16,6 +17,20 @@ impl Engine<'_> {
     /// Runs to the end (or `until`, or a stop from the progress callback) and returns the results.
     pub fn run(mut self, mut opts: RunOptions) -> RunResult {
         let wall = Instant::now();
+        let mut status = match self.fc.mode() {
+            Mode::Lossy => self.event_loop::<Lossy>(&mut opts),
+            Mode::Pfc => self.event_loop::<PfcOn>(&mut opts),
+            Mode::Credits => self.event_loop::<CreditsOn>(&mut opts),
+        };
+        if status == Status::Complete && self.remaining > 0 {
+            status = Status::Unfinished;
+        }
+        let wall_s = wall.elapsed().as_secs_f64();
+        self.finish(status, wall_s)
+    }
+
+    /// The loop of `run`, compiled once per flow-control mode `M` (`fcmode`).
+    fn event_loop<M: FcMode>(&mut self, opts: &mut RunOptions) -> Status {
         let until = opts.until.map(|t| t.0).unwrap_or(u64::MAX);
         let mut status = Status::Complete;
         let mut next_check = CHECK_EVERY;
@@ -41,8 +56,8 @@ impl Engine<'_> {
             self.events += 1;
             // The slot two events ahead is free again (a rotation would copy all three).
             self.memo[Self::memo_slot(self.events + 2)].pkt = NIL;
-            self.prefetch_next();
-            self.dispatch_packed(x);
+            self.prefetch_next::<M>();
+            self.dispatch_packed::<M>(x);
             if self.stop {
                 if self.fc.halt && self.remaining > 0 {
                     status = Status::Deadlock;
@@ -65,11 +80,7 @@ impl Engine<'_> {
                 }
             }
         }
-        if status == Status::Complete && self.remaining > 0 {
-            status = Status::Unfinished;
-        }
-        let wall_s = wall.elapsed().as_secs_f64();
-        self.finish(status, wall_s)
+        status
     }
 
     /// A software pipeline two events deep over the current bucket (whose packets and port
@@ -79,21 +90,23 @@ impl Engine<'_> {
     /// header is in cache by now: the queue's tail slot. The loads then overlap the work of the
     /// events before. Hints only: a wrong guess costs nothing but the load.
     #[inline(always)]
-    fn prefetch_next(&mut self) {
+    fn prefetch_next<M: FcMode>(&mut self) {
         if let Some(x) = self.q.q.peek_current(0)
             && tag(x) == TAG_ARRIVE
         {
             let next = Self::memo_slot(self.events + 1);
             let m = self.memo[next];
             if m.pkt != x as u32 {
-                self.memo[next] = self.plan(x as u32);
+                self.memo[next] = self.plan::<M>(x as u32);
             } else if m.out != NIL {
                 self.tcq[m.qi as usize].prefetch_tail(&self.queued);
             }
         }
         if let Some(x) = self.q.q.peek_current(1) {
             match tag(x) {
-                TAG_ARRIVE => self.memo[Self::memo_slot(self.events + 2)] = self.plan(x as u32),
+                TAG_ARRIVE => {
+                    self.memo[Self::memo_slot(self.events + 2)] = self.plan::<M>(x as u32)
+                }
                 TAG_TXFREE => {
                     let pi = x as u32 as usize;
                     let host = self.ports[pi].host;
@@ -115,7 +128,7 @@ impl Engine<'_> {
     /// again; none under adaptive routing), prefetching that egress, its queue header and the
     /// ingress's PFC record; for one reaching a NIC, its port and queue pair.
     #[inline(always)]
-    fn plan(&self, pkt: u32) -> RouteMemo {
+    fn plan<M: FcMode>(&self, pkt: u32) -> RouteMemo {
         let none = RouteMemo {
             pkt,
             out: NIL,
@@ -138,7 +151,7 @@ impl Engine<'_> {
         let qi = out * self.ntc + pk.tc as usize;
         prefetch(&self.ports[out]);
         prefetch(&self.tcq[qi]);
-        if let Some(pfc) = &self.fc.pfc {
+        if let Some(pfc) = self.fc.pfc_ref::<M>() {
             pfc.prefetch(pk.port as usize, pk.tc as usize);
         }
         if self.p.routing == RoutePolicy::Adaptive {
@@ -160,34 +173,34 @@ impl Engine<'_> {
     /// Dispatches a packed event: the packet hops and port wake-ups straight from their bits,
     /// the rest unpacked.
     #[inline(always)]
-    fn dispatch_packed(&mut self, x: u64) {
+    fn dispatch_packed<M: FcMode>(&mut self, x: u64) {
         match tag(x) {
-            TAG_ARRIVE => self.hop(x as u32),
-            TAG_TXFREE => self.tx_free(x as u32),
-            _ => self.dispatch(Ev::unpack(x)),
+            TAG_ARRIVE => self.hop::<M>(x as u32),
+            TAG_TXFREE => self.tx_free::<M>(x as u32),
+            _ => self.dispatch::<M>(Ev::unpack(x)),
         }
     }
 
     /// `Ev::Arrive`: packet `pkt` at the node of its ingress port.
     #[inline(always)]
-    fn hop(&mut self, pkt: u32) {
+    fn hop<M: FcMode>(&mut self, pkt: u32) {
         // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
         let port = unsafe { self.pkts.get_unchecked(pkt) }.port;
-        self.arrive(pkt, port as usize)
+        self.arrive::<M>(pkt, port as usize)
     }
 
     /// `Ev::TxFree`: egress `port` finished serializing.
     #[inline(always)]
-    fn tx_free(&mut self, port: u32) {
+    fn tx_free<M: FcMode>(&mut self, port: u32) {
         self.ports[port as usize].wake = false;
-        self.kick(port as usize);
+        self.kick::<M>(port as usize);
     }
 
     #[inline]
-    fn dispatch(&mut self, ev: Ev) {
+    fn dispatch<M: FcMode>(&mut self, ev: Ev) {
         match ev {
-            Ev::Arrive { pkt } => self.hop(pkt),
-            Ev::TxFree { port } => self.tx_free(port),
+            Ev::Arrive { pkt } => self.hop::<M>(pkt),
+            Ev::TxFree { port } => self.tx_free::<M>(port),
             Ev::Post { msg } => self.post(msg),
             Ev::Start { msg } => self.start(msg),
             Ev::QpWake { qp } => self.activate(qp),

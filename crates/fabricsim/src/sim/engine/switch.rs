@@ -1,6 +1,7 @@
 //! The shared-memory switch: route, admit (dynamic thresholds), queue per egress and class, and
 //! the next packet an egress sends by its scheduling discipline.
 
+use super::fcmode::FcMode;
 use super::{Engine, P_LINK_UP, P_REROUTED, P_ROUTE_OK};
 use crate::sim::packet::{NIL, Packet};
 use crate::sim::results::DropReason;
@@ -11,11 +12,11 @@ impl Engine<'_> {
     /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
-    pub(super) fn switch_arrive(&mut self, id: u32, in_port: usize, pk: &Packet) {
+    pub(super) fn switch_arrive<M: FcMode>(&mut self, id: u32, in_port: usize, pk: &Packet) {
         let node = self.info[in_port].node;
         if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
             self.bind(id, out);
-            return self.fc_enqueue(id, in_port, out, pk);
+            return self.fc_enqueue::<M>(id, in_port, out, pk);
         }
         let out = match self.egress_of(node, id, pk) {
             Ok(out) => out,
@@ -23,7 +24,7 @@ impl Engine<'_> {
         };
         self.bind(id, out);
         if self.fc.lossless(pk.tc) {
-            return self.fc_enqueue(id, in_port, out, pk);
+            return self.fc_enqueue::<M>(id, in_port, out, pk);
         }
         // Shared buffer with dynamic thresholds: a queue may grow to alpha x free buffer
         // (Choudhury & Hahne, IEEE/ACM ToN 1998).
@@ -38,14 +39,14 @@ impl Engine<'_> {
             if used + frame > size || frame * 1024 > self.alpha_x1024 * (size - used) {
                 return self.drop_pkt(id, DropReason::Buffer);
             }
-            return self.transmit(out, id, pk.tc, pk.frame);
+            return self.transmit::<M>(out, id, pk.tc, pk.frame);
         }
         let qi = out * self.ntc + pk.tc as usize;
         let qlen = self.tcq[qi].bytes;
         if used + frame > size || (qlen + frame) * 1024 > self.alpha_x1024 * (size - used) {
             return self.drop_pkt(id, DropReason::Buffer);
         }
-        self.enqueue(node as usize, out, id, pk);
+        self.enqueue::<M>(node as usize, out, id, pk);
     }
 
     /// Packet `id` will leave by egress `out`: it arrives next on `out`'s peer (written now,
@@ -146,12 +147,12 @@ impl Engine<'_> {
     /// The next packet a switch port sends, by the port's scheduling discipline.
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
-    pub(super) fn switch_next(&mut self, pi: usize) -> Option<(u32, u8, u16)> {
+    pub(super) fn switch_next<M: FcMode>(&mut self, pi: usize) -> Option<(u32, u8, u16)> {
         let base = pi * self.ntc;
         if self.ports[pi].queued == 0 {
             return None;
         }
-        let credit_blocked = self.fc_credit_blocked(pi);
+        let credit_blocked = self.fc_credit_blocked::<M>(pi);
         let port = &mut self.ports[pi];
         let queues = self.tcq.group(pi, self.ntc);
         let how = self.p.scheduling;
@@ -162,7 +163,7 @@ impl Engine<'_> {
         // The buffer is released at dequeue (as ns-3's switch MMU does).
         port.queued -= e.frame as u64;
         let node = port.node as usize;
-        self.fc_release(e.from as usize, tc as u8, e.frame as u32, node);
+        self.fc_release::<M>(e.from as usize, tc as u8, e.frame as u32, node);
         if self.data_tcs & (1 << tc) != 0 {
             self.cc_mark(e.id, node, pi, tc, self.tcq[base + tc].bytes);
         }
@@ -172,7 +173,7 @@ impl Engine<'_> {
     /// Queues packet `id` at egress `out` of switch `node` and wakes the port.
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
-    pub(super) fn enqueue(&mut self, node: usize, out: usize, id: u32, pk: &Packet) {
+    pub(super) fn enqueue<M: FcMode>(&mut self, node: usize, out: usize, id: u32, pk: &Packet) {
         let frame = pk.frame as u64;
         self.buf_used[node] += frame;
         self.ports[out].queued += frame;
@@ -182,6 +183,6 @@ impl Engine<'_> {
             pk.frame,
             pk.port,
         );
-        self.kick(out);
+        self.kick::<M>(out);
     }
 }
