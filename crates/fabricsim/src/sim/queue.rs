@@ -318,10 +318,20 @@ impl<E: Packed> CalendarQueue<E> {
         while tail != 0 {
             let n = if c == last { tail - c * CHUNK } else { CHUNK };
             // The whole chunk, a fixed-size copy inlined (a loop per entry, or `memcpy` for `n`
-            // of them, cost more), then what is past its `n` entries dropped.
+            // of them, cost more), then the length set past its `n` entries only.
             let len = self.current.len();
-            self.current.extend_from_slice(&self.chunks[c].0);
-            self.current.truncate(len + n);
+            if self.current.capacity() - len < CHUNK {
+                self.current.reserve(CHUNK);
+            }
+            debug_assert!(c < self.chunks.len() && n <= CHUNK);
+            // SAFETY: `c` is a chunk of the chain, taken from the pool, which never shrinks;
+            // the capacity holds `CHUNK` more entries past `len` (reserved just above), and the
+            // `n <= CHUNK` entries the length then covers were written by this copy.
+            unsafe {
+                let dst = self.current.as_mut_ptr().add(len).cast::<[u64; CHUNK]>();
+                dst.write_unaligned(self.chunks.get_unchecked(c).0);
+                self.current.set_len(len + n);
+            }
             self.free.push(c as u32);
             if c == last {
                 break;
@@ -336,14 +346,17 @@ impl<E: Packed> CalendarQueue<E> {
         let mut budget = 8 * v.len() + 64;
         for i in 1..v.len() {
             let x = v[i];
-            if offset(v[i - 1]) <= offset(x) {
+            // `y > top` exactly when `offset(y) > offset(x)`: `top` is the largest entry with
+            // `x`'s offset, so one compare of whole entries, no shift of the loaded one.
+            let top = x | PACKED_MASK;
+            if v[i - 1] <= top {
                 continue;
             }
             // Shift the later entries of v[..i] up by one; on the subslice the indices are
             // provably in bounds.
             let s = &mut v[..=i];
             let mut j = i;
-            while j > 0 && offset(s[j - 1]) > offset(x) {
+            while j > 0 && s[j - 1] > top {
                 s[j] = s[j - 1];
                 j -= 1;
             }
