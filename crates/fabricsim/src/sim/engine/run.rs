@@ -54,8 +54,6 @@ impl Engine<'_> {
             }
             self.now = Time(t);
             self.events += 1;
-            // The slot two events ahead is free again (a rotation would copy all three).
-            self.memo[Self::memo_slot(self.events + 2)].pkt = NIL;
             self.prefetch_next::<M>();
             self.dispatch_packed::<M>(x);
             if self.stop {
@@ -102,23 +100,27 @@ impl Engine<'_> {
                 self.tcq[m.qi as usize].prefetch_tail(&self.queued);
             }
         }
-        if let Some(x) = self.q.q.peek_current(1) {
-            match tag(x) {
-                TAG_ARRIVE => {
-                    self.memo[Self::memo_slot(self.events + 2)] = self.plan::<M>(x as u32)
+        // The slot two events ahead gets the plan of the event after next, or is free again (a
+        // rotation would copy all three).
+        let ahead = Self::memo_slot(self.events + 2);
+        let Some(x) = self.q.q.peek_current(1) else {
+            self.memo[ahead].pkt = NIL;
+            return;
+        };
+        if tag(x) == TAG_ARRIVE {
+            self.memo[ahead] = self.plan::<M>(x as u32);
+            return;
+        }
+        self.memo[ahead].pkt = NIL;
+        if tag(x) == TAG_TXFREE {
+            let pi = x as u32 as usize;
+            let host = self.ports[pi].host;
+            if host == NIL {
+                for q in self.tcq.group(pi, self.ntc) {
+                    q.prefetch_head(&self.queued);
                 }
-                TAG_TXFREE => {
-                    let pi = x as u32 as usize;
-                    let host = self.ports[pi].host;
-                    if host == NIL {
-                        for q in self.tcq.group(pi, self.ntc) {
-                            q.prefetch_head(&self.queued);
-                        }
-                    } else {
-                        prefetch(&self.nics[host as usize]);
-                    }
-                }
-                _ => {}
+            } else {
+                prefetch(&self.nics[host as usize]);
             }
         }
     }
