@@ -190,6 +190,14 @@ struct FlowRun {
     msg: u32,
 }
 
+impl FlowRun {
+    /// The work left at `now` moving at `rate` since `last`.
+    fn left_at(&self, rate: u64, now: u64) -> u128 {
+        self.work
+            .saturating_sub(rate as u128 * now.saturating_sub(self.last) as u128)
+    }
+}
+
 struct Loop<'a> {
     topo: &'a Topology,
     p: &'a SimParams,
@@ -539,11 +547,7 @@ impl<'a> Loop<'a> {
                 return;
             }
             let (flows, events) = (&self.flows, &mut self.events);
-            let delivery = |f: u32, rate: u64, now: u64| {
-                let fl = &flows[f as usize];
-                fl.work
-                    .saturating_sub(rate as u128 * now.saturating_sub(fl.last) as u128)
-            };
+            let delivery = |f: u32, rate: u64, now: u64| flows[f as usize].left_at(rate, now);
             let changed = ns.update(t, &mut self.solver, &delivery, |at, h, ver| {
                 events.entry(at).or_default().push((NIC_SEND, h, ver))
             });
@@ -580,10 +584,7 @@ impl<'a> Loop<'a> {
         if !self.solver.is_active(f) {
             return;
         }
-        let fl = &self.flows[f as usize];
-        let left = fl
-            .work
-            .saturating_sub(self.solver.rate(f) as u128 * self.now.saturating_sub(fl.last) as u128);
+        let left = self.flows[f as usize].left_at(self.solver.rate(f), self.now);
         let (cap, next) = self.onsets.step(f, step, self.now, left);
         let cap = cap.min(self.routes.get(self.solver.route(f)).cap);
         if self.solver.set_cap(f, cap) {
@@ -960,8 +961,7 @@ impl<'a> Loop<'a> {
 /// drain.
 fn reschedule(flows: &mut [FlowRun], events: &mut Events, now: u64, f: u32, old: u64, rate: u64) {
     let fl = &mut flows[f as usize];
-    let done = old as u128 * (now - fl.last) as u128;
-    fl.work = fl.work.saturating_sub(done);
+    fl.work = fl.left_at(old, now);
     fl.last = now;
     fl.ver = fl.ver.wrapping_add(1);
     debug_assert!(rate > 0, "max-min gives every flow a positive rate");

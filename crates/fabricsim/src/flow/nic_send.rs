@@ -151,19 +151,16 @@ impl NicSend {
     }
 
     /// Ends the model: every cap it set goes back to the flow's own (`fluid` drops the model
-    /// when a run has too many flows active at once). Returns whether a cap changed (the rates
-    /// need a solve).
-    pub fn lift(&self, solver: &mut MaxMin) -> bool {
-        let mut changed = false;
+    /// when a run has too many flows active at once; the solve it is ending them in follows).
+    pub fn lift(&self, solver: &mut MaxMin) {
         for n in &self.nics {
             for &f in &n.flows {
                 let fl = &self.flows[f as usize];
                 if fl.cap != fl.base_cap {
-                    changed |= solver.set_cap(f, fl.base_cap);
+                    solver.set_cap(f, fl.base_cap);
                 }
             }
         }
-        changed
     }
 
     fn touch(&mut self, h: u32) {

@@ -63,9 +63,7 @@ impl Ingress {
             .ports()
             .map(|q| headroom::port_headroom(topo, p, pp, q as usize))
             .sum();
-        let lossless = (0..p.traffic_classes)
-            .filter(|&t| pp.lossless & (1 << t) != 0)
-            .count() as u64;
+        let lossless = pp.lossless_classes(p.traffic_classes as usize);
         Some(Ingress {
             shared_bytes: p.switch_buffer_bytes.saturating_sub(reserved * lossless),
             xoff: pp.xoff,

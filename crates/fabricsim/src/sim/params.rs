@@ -137,6 +137,13 @@ pub struct PfcParams {
 }
 
 impl PfcParams {
+    /// How many of the first `classes` classes are lossless (each reserves headroom per port).
+    pub fn lossless_classes(&self, classes: usize) -> u64 {
+        (0..classes.min(8))
+            .filter(|&t| self.lossless & (1 << t) != 0)
+            .count() as u64
+    }
+
     /// PFC on the data class with the SONiC headroom, dynamic XOFF (alpha 1/8:
     /// `dynamic_threshold_alpha_shift` 3 in defaults.toml), 2 x MTU XON hysteresis.
     pub fn tuned(data_tc: u8, mtu_frame_bytes: u64) -> PfcParams {

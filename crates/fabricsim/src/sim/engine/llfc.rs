@@ -202,7 +202,7 @@ impl LinkFc {
                     }
                     *h = headroom::port_headroom(topo, p, &pp, i);
                 }
-                let lossless_n = (0..ntc).filter(|&t| pp.lossless & (1 << t) != 0).count() as u64;
+                let lossless_n = pp.lossless_classes(ntc);
                 let mut shared = Vec::with_capacity(topo.nodes.len());
                 for (ni, node) in topo.nodes.iter().enumerate() {
                     let reserved: u64 =
