@@ -56,15 +56,6 @@ pub fn prefetch<T>(r: &T) {
     prefetch_ptr((r as *const T).cast::<i8>());
 }
 
-/// As [`prefetch`], every cache line of `r`.
-#[inline]
-pub fn prefetch_all<T>(r: &T) {
-    let p = (r as *const T).cast::<i8>();
-    for off in (0..std::mem::size_of::<T>()).step_by(64) {
-        prefetch_ptr(p.wrapping_add(off));
-    }
-}
-
 #[inline]
 fn prefetch_ptr(p: *const i8) {
     #[cfg(target_arch = "x86_64")]
@@ -256,18 +247,6 @@ impl Fifo {
         let e = self.ring.pop_front(a)?;
         self.bytes -= e.frame as u64;
         Some(e)
-    }
-
-    /// Hints the CPU to fetch the entry `pop_entry` reads next.
-    #[inline(always)]
-    pub fn prefetch_head(&self, a: &QueueArena) {
-        self.ring.prefetch_front(a);
-    }
-
-    /// Hints the CPU to fetch the slot `push_from` writes next.
-    #[inline(always)]
-    pub fn prefetch_tail(&self, a: &QueueArena) {
-        self.ring.prefetch_back(a);
     }
 
     /// The queued entries, oldest first.

@@ -165,14 +165,6 @@ impl Pfc {
         nb.shared_size.saturating_sub(used - nb.hdrm)
     }
 
-    /// Hints the CPU to fetch the record `admit` reads for ingress `ip`, class `tc`.
-    #[inline]
-    pub fn prefetch(&self, ip: usize, tc: usize) {
-        if let Some(g) = self.ing.get(ip * self.ntc + tc) {
-            super::packet::prefetch(g);
-        }
-    }
-
     /// A lossless frame from ingress `ip` (on node `node`, whose buffer holds `used`). Inlined
     /// into the hop, as is `release` into the dequeue (a call saved and restored registers).
     #[inline(always)]

@@ -161,22 +161,6 @@ impl<T: Copy> Ring<T> {
         Some(x)
     }
 
-    /// Hints the CPU to fetch the slot `pop_front` reads next (nothing when empty).
-    #[inline(always)]
-    pub fn prefetch_front(&self, a: &RingArena<T>) {
-        if self.len != 0 {
-            super::packet::prefetch(self.at(a, self.slot(0)));
-        }
-    }
-
-    /// Hints the CPU to fetch the slot `push_back` writes next (nothing when full: it grows).
-    #[inline(always)]
-    pub fn prefetch_back(&self, a: &RingArena<T>) {
-        if self.len != self.cap {
-            super::packet::prefetch(self.at(a, self.slot(self.len)));
-        }
-    }
-
     /// Elements, oldest first.
     pub fn iter<'a>(&'a self, a: &'a RingArena<T>) -> impl Iterator<Item = &'a T> + 'a {
         (0..self.len).map(move |i| self.at(a, self.slot(i)))

@@ -245,8 +245,7 @@ impl RouteTable {
     }
 
     /// `Routing::next_hops_up(node, dst)` and `node`'s salt. Inlined into the packet path
-    /// (called for every switch hop, twice with the event loop's prefetch), the general case
-    /// kept out of line.
+    /// (called for every switch hop), the general case kept out of line.
     #[inline(always)]
     pub fn next_hops_up<'a>(
         &'a self,

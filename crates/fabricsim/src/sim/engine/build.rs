@@ -14,7 +14,7 @@ use crate::sim::cc::CcState;
 use crate::sim::entropy;
 use crate::sim::faults::Faults;
 use crate::sim::packet::{Fifo, NIL, QueueArena, Slab};
-use crate::sim::params::SimParams;
+use crate::sim::params::{RoutePolicy, SimParams};
 use crate::sim::results::{Counters, PortSeries};
 use crate::sim::ring::{Ring, RingArena};
 use crate::sim::route;
@@ -221,7 +221,7 @@ impl<'a> Engine<'a> {
             buf_used: vec![0; topo.nodes.len()].into(),
             // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
             routes: route::RouteTable::new(topo, p.routing),
-            memo: [super::RouteMemo::NONE; 4],
+            fast_route: p.routing != RoutePolicy::Adaptive && !fc.has_misroutes(),
             nics: (0..topo.num_hosts())
                 .map(|h| Nic {
                     ctrl: Fifo::default(),

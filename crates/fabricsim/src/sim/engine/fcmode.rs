@@ -74,17 +74,6 @@ impl LinkFc {
         // it.
         Some(unsafe { self.pfc.as_mut().unwrap_unchecked() })
     }
-
-    /// `pfc_of` for reading.
-    #[inline(always)]
-    pub(super) fn pfc_ref<M: FcMode>(&self) -> Option<&Pfc> {
-        if !M::PFC {
-            return None;
-        }
-        debug_assert!(self.pfc.is_some());
-        // SAFETY: as in `pfc_of`.
-        Some(unsafe { self.pfc.as_ref().unwrap_unchecked() })
-    }
 }
 
 impl Engine<'_> {

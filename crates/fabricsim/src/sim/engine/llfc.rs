@@ -229,6 +229,11 @@ impl LinkFc {
         Some((every.0, FcEv::DeadlockCheck))
     }
 
+    /// Whether any fault forces a next hop (`misroute`).
+    pub(super) fn has_misroutes(&self) -> bool {
+        !self.misroutes.is_empty()
+    }
+
     /// The forced egress of a lossless packet for `dst` at switch `node`, if any.
     #[inline]
     pub(super) fn misroute(&self, node: u32, dst: u32, tc: u8) -> Option<usize> {

@@ -274,27 +274,6 @@ struct PortInfo {
     flags: u8,
 }
 
-/// A switch hop's static egress (the routing policy's choice, before adaptive routing and
-/// failed ports), computed once per hop: by the event loop's pipeline for the next event or
-/// the one after (`Engine::memo`, a slot per event number), read by `egress_of`.
-#[derive(Clone, Copy, Debug)]
-struct RouteMemo {
-    /// The packet whose `Arrive` it is for (NIL: none).
-    pkt: u32,
-    /// Its static egress (NIL: none, e.g. the packet reaches a NIC) and that egress's queue
-    /// for the packet's class (`Engine::tcq` index).
-    out: u32,
-    qi: u32,
-}
-
-impl RouteMemo {
-    const NONE: RouteMemo = RouteMemo {
-        pkt: NIL,
-        out: NIL,
-        qi: 0,
-    };
-}
-
 /// A port's injected loss (`sim::faults`).
 #[derive(Clone, Debug, Default)]
 struct PortLoss {
@@ -389,9 +368,9 @@ pub struct Engine<'a> {
     buf_used: Tab<u64>,
     /// Per switch: candidates towards each destination and the routing salt.
     routes: crate::sim::route::RouteTable,
-    /// The static egress of the packet of event `n` in slot `n & 3` (`run::memo_slot`): the
-    /// current event's, the next one's and the one after's.
-    memo: [RouteMemo; 4],
+    /// The routing is static (not adaptive) and no fault forces a next hop: the hop routes
+    /// inline (`switch::egress_of`).
+    fast_route: bool,
     nics: Tab<Nic>,
     /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
     /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.

@@ -3,14 +3,10 @@
 use std::time::Instant;
 
 use super::fcmode::{CreditsOn, FcMode, Lossy, Mode, PfcOn};
-use super::{
-    CHECK_EVERY, Engine, Ev, P_NIC, Progress, RouteMemo, RunOptions, TAG_ARRIVE, TAG_TXFREE, tag,
-};
-use crate::sim::packet::{NIL, prefetch, prefetch_all};
-use crate::sim::params::RoutePolicy;
+use super::{CHECK_EVERY, Engine, Ev, Progress, RunOptions, TAG_ARRIVE, TAG_TXFREE, tag};
+use crate::sim::packet::prefetch;
 use crate::sim::queue::Packed;
 use crate::sim::results::{RunResult, Status};
-use crate::sim::route;
 use crate::units::Time;
 
 impl Engine<'_> {
@@ -54,7 +50,6 @@ impl Engine<'_> {
             }
             self.now = Time(t);
             self.events += 1;
-            self.prefetch_next::<M>();
             self.dispatch_packed::<M>(x);
             if self.stop {
                 if self.fc.halt && self.remaining > 0 {
@@ -79,97 +74,6 @@ impl Engine<'_> {
             }
         }
         status
-    }
-
-    /// A software pipeline two events deep over the current bucket (whose packets and port
-    /// headers were prefetched a bucket ahead, `CalendarQueue::pop_with`). For the event after
-    /// next: an arrival is planned (`plan`); a port wake-up has its queues' head slots (a
-    /// switch) or its NIC prefetched. For the next event, a switch arrival whose egress queue
-    /// header is in cache by now: the queue's tail slot. The loads then overlap the work of the
-    /// events before. Hints only: a wrong guess costs nothing but the load.
-    #[inline(always)]
-    fn prefetch_next<M: FcMode>(&mut self) {
-        if let Some(x) = self.q.q.peek_current(0)
-            && tag(x) == TAG_ARRIVE
-        {
-            let next = Self::memo_slot(self.events + 1);
-            let m = self.memo[next];
-            if m.pkt != x as u32 {
-                self.memo[next] = self.plan::<M>(x as u32);
-            } else if m.out != NIL {
-                self.tcq[m.qi as usize].prefetch_tail(&self.queued);
-            }
-        }
-        // The slot two events ahead gets the plan of the event after next, or is free again (a
-        // rotation would copy all three).
-        let ahead = Self::memo_slot(self.events + 2);
-        let Some(x) = self.q.q.peek_current(1) else {
-            self.memo[ahead].pkt = NIL;
-            return;
-        };
-        if tag(x) == TAG_ARRIVE {
-            self.memo[ahead] = self.plan::<M>(x as u32);
-            return;
-        }
-        self.memo[ahead].pkt = NIL;
-        if tag(x) == TAG_TXFREE {
-            let pi = x as u32 as usize;
-            let host = self.ports[pi].host;
-            if host == NIL {
-                for q in self.tcq.group(pi, self.ntc) {
-                    q.prefetch_head(&self.queued);
-                }
-            } else {
-                prefetch(&self.nics[host as usize]);
-            }
-        }
-    }
-
-    /// The first stage for an arrival of packet `pkt`: for a packet reaching a switch, the
-    /// egress its static route picks (kept in the returned memo so the hop does not route
-    /// again; none under adaptive routing), prefetching that egress, its queue header and the
-    /// ingress's PFC record; for one reaching a NIC, its port and queue pair.
-    #[inline(always)]
-    fn plan<M: FcMode>(&self, pkt: u32) -> RouteMemo {
-        let none = RouteMemo {
-            pkt,
-            out: NIL,
-            qi: 0,
-        };
-        // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
-        let pk = unsafe { self.pkts.get_unchecked(pkt) };
-        let info = self.info[pk.port as usize];
-        if info.flags & P_NIC != 0 {
-            prefetch_all(&self.qps[pk.qp as usize]);
-            prefetch(&self.ports[pk.port as usize]);
-            return none;
-        }
-        let (cands, up, salt) = self.routes.next_hops_up(self.topo, info.node, pk.dst);
-        if cands.is_empty() {
-            return none;
-        }
-        let k = route::choose(self.p.routing, cands.len(), pk.hash, pk.dst, salt, up);
-        let out = cands[k].idx();
-        let qi = out * self.ntc + pk.tc as usize;
-        prefetch(&self.ports[out]);
-        prefetch(&self.tcq[qi]);
-        if let Some(pfc) = self.fc.pfc_ref::<M>() {
-            pfc.prefetch(pk.port as usize, pk.tc as usize);
-        }
-        if self.p.routing == RoutePolicy::Adaptive {
-            return none;
-        }
-        RouteMemo {
-            pkt,
-            out: out as u32,
-            qi: qi as u32,
-        }
-    }
-
-    /// The `memo` slot of the `n`-th event.
-    #[inline(always)]
-    pub(super) fn memo_slot(n: u64) -> usize {
-        (n & 3) as usize
     }
 
     /// Dispatches a packed event: the packet hops and port wake-ups straight from their bits,

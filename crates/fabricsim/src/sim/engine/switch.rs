@@ -3,7 +3,7 @@
 
 use super::fcmode::FcMode;
 use super::{Engine, P_LINK_UP, P_REROUTED, P_ROUTE_OK};
-use crate::sim::packet::{NIL, Packet};
+use crate::sim::packet::Packet;
 use crate::sim::results::DropReason;
 use crate::sim::route;
 use crate::sim::sched;
@@ -14,11 +14,7 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn switch_arrive<M: FcMode>(&mut self, id: u32, in_port: usize, pk: &Packet) {
         let node = self.info[in_port].node;
-        if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
-            self.bind(id, out);
-            return self.fc_enqueue::<M>(id, in_port, out, pk);
-        }
-        let out = match self.egress_of(node, id, pk) {
+        let out = match self.egress_of(node, pk) {
             Ok(out) => out,
             Err(reason) => return self.drop_pkt(id, reason),
         };
@@ -57,28 +53,35 @@ impl Engine<'_> {
         unsafe { self.pkts.get_unchecked_mut(id) }.port = self.ports[out].peer;
     }
 
-    /// The egress port of packet `pk` at switch `node`: the routing policy's choice among the
-    /// up/down candidates, the next usable one if local repair or the global reroute has
-    /// dropped that port (`routable`). The static choice comes from `memo` when the loop's
-    /// prefetch computed it for packet `id` (never under adaptive routing); that check is
-    /// inlined into the hop, the rest (`egress_routed`) a call.
+    /// The egress port of packet `pk` at switch `node`: under static routing without forced
+    /// next hops (`Engine::fast_route`) the routing policy's choice when that port is routable
+    /// and up without a global reroute on it, inlined into the hop; otherwise the general path
+    /// (`egress_routed`) decides, from the same static choice.
     #[inline(always)]
-    pub(super) fn egress_of(&self, node: u32, id: u32, pk: &Packet) -> Result<usize, DropReason> {
-        let memo = self.memo[Self::memo_slot(self.events)];
-        if memo.pkt == id && memo.out != NIL {
-            // Routable and up without a global reroute on it: the memo is the answer (else the
-            // general path below decides, from the same static choice).
-            let f = self.info[memo.out as usize].flags;
-            if f & (P_ROUTE_OK | P_REROUTED | P_LINK_UP) == P_ROUTE_OK | P_LINK_UP {
-                return Ok(memo.out as usize);
+    fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
+        if self.fast_route {
+            let (cands, up, salt) = self.routes.next_hops_up(self.topo, node, pk.dst);
+            if !cands.is_empty() {
+                let k = route::choose(self.p.routing, cands.len(), pk.hash, pk.dst, salt, up);
+                let out = cands[k].idx();
+                let f = self.info[out].flags;
+                if f & (P_ROUTE_OK | P_REROUTED | P_LINK_UP) == P_ROUTE_OK | P_LINK_UP {
+                    return Ok(out);
+                }
             }
         }
         self.egress_routed(node, pk)
     }
 
-    /// `egress_of` without a usable memo: route packet `pk` at switch `node`.
+    /// The egress port of packet `pk` at switch `node` in general: a forced next hop
+    /// (`Fault::Misroute`, lossless classes), else the routing policy's choice among the
+    /// up/down candidates (adaptive routing's, `ar_pick`), the next usable one if local repair
+    /// or the global reroute has dropped that port (`routable`).
     #[inline(never)]
     fn egress_routed(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
+        if let Some(out) = self.fc.misroute(node, pk.dst, pk.tc) {
+            return Ok(out);
+        }
         let (cands, up, salt) = self.routes.next_hops_up(self.topo, node, pk.dst);
         if cands.is_empty() {
             return Err(DropReason::NoRoute);
