@@ -149,9 +149,9 @@ pub fn salts(topo: &Topology, policy: RoutePolicy) -> Vec<u32> {
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct NodeRoute {
-    /// Hosts below (fast path only): `lo..hi`.
+    /// Hosts below (fast path only): `lo..lo + span`.
     lo: u32,
-    hi: u32,
+    span: u32,
     /// In `RouteTable::ports`: block `b`'s candidates at `down + b * per` (`per` of them), the
     /// up set at `up` (`up_len`).
     down: u32,
@@ -168,6 +168,8 @@ struct NodeRoute {
 pub struct RouteTable {
     nodes: Vec<NodeRoute>,
     ports: Vec<PortId>,
+    /// The policy `choose` applies (`static_choice`).
+    policy: RoutePolicy,
 }
 
 /// Whether every candidate port of `topo`'s routing is one of its ports (the engine indexes its
@@ -195,7 +197,7 @@ impl RouteTable {
                 let rs = r.down_ranges(n);
                 let mut nr = NodeRoute {
                     lo: 0,
-                    hi: 0,
+                    span: 0,
                     down: 0,
                     per: 0,
                     up: 0,
@@ -218,7 +220,7 @@ impl RouteTable {
                     return nr;
                 }
                 nr.lo = first.lo;
-                nr.hi = first.lo + rs.len() as u32 * w;
+                nr.span = rs.len() as u32 * w;
                 nr.shift = w.trailing_zeros() as u8;
                 nr.per = first.ports_len;
                 nr.down = ports.len() as u32;
@@ -235,7 +237,11 @@ impl RouteTable {
                 nr
             })
             .collect();
-        RouteTable { nodes, ports }
+        RouteTable {
+            nodes,
+            ports,
+            policy,
+        }
     }
 
     /// `choose`'s salt at `node`.
@@ -253,15 +259,55 @@ impl RouteTable {
         node: u32,
         dst: u32,
     ) -> (&'a [PortId], bool, u32) {
-        let nr = &self.nodes[node as usize];
+        self.hops_of(&self.nodes[node as usize], topo, node, dst)
+    }
+
+    /// The static choice of the table's policy at switch `node` for a packet to `dst` with flow
+    /// hash `hash` (`choose` among `next_hops_up`); `None` without candidates. The packet
+    /// engine's hop, inlined.
+    ///
+    /// # Safety
+    /// `node` is one of the topology's nodes (below the node count the table was built for).
+    #[inline(always)]
+    pub unsafe fn static_choice(
+        &self,
+        topo: &Topology,
+        node: u32,
+        dst: u32,
+        hash: u32,
+    ) -> Option<PortId> {
+        debug_assert!((node as usize) < self.nodes.len());
+        // SAFETY: the caller's contract; `new` made one record per node.
+        let nr = unsafe { self.nodes.get_unchecked(node as usize) };
+        let (cands, up, salt) = self.hops_of(nr, topo, node, dst);
+        if cands.is_empty() {
+            return None;
+        }
+        let k = choose(self.policy, cands.len(), hash, dst, salt, up);
+        debug_assert!(k < cands.len());
+        // SAFETY: `choose` returns an index below the count it is given.
+        Some(unsafe { *cands.get_unchecked(k) })
+    }
+
+    /// `next_hops_up` from `node`'s record `nr`.
+    #[inline(always)]
+    fn hops_of<'a>(
+        &'a self,
+        nr: &NodeRoute,
+        topo: &'a Topology,
+        node: u32,
+        dst: u32,
+    ) -> (&'a [PortId], bool, u32) {
         if !nr.fast {
             return Self::searched(topo, node, dst, nr.salt);
         }
-        let (s, n, up) = if dst < nr.lo || dst >= nr.hi {
+        // One compare for `lo <= dst < lo + span` (below `lo` wraps past `span`).
+        let off = dst.wrapping_sub(nr.lo);
+        let (s, n, up) = if off >= nr.span {
             (nr.up as usize, nr.up_len as usize, true)
         } else {
-            // Block `(dst - lo) >> shift` < the node's block count, as `lo <= dst < hi`.
-            let b = (dst - nr.lo) >> nr.shift;
+            // Block `off >> shift` < the node's block count, as `off < span`.
+            let b = off >> nr.shift;
             ((nr.down + b * nr.per) as usize, nr.per as usize, false)
         };
         debug_assert!(s + n <= self.ports.len());

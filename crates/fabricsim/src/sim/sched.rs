@@ -28,9 +28,27 @@ impl Default for SchedState {
 }
 
 /// The class to serve next among `queues` (one per class), or `None` when none may send.
-/// Call `served` after popping from it.
-#[inline]
+/// Call `served` after popping from it. Strict priority inlined into the caller (the packet
+/// engine's dequeue), the weighted disciplines a call.
+#[inline(always)]
 pub fn pick(
+    how: Scheduling,
+    st: &mut SchedState,
+    blocked: u8,
+    queues: &[Fifo],
+    a: &QueueArena,
+) -> Option<usize> {
+    match how {
+        Scheduling::StrictPriority => {
+            (0..queues.len()).find(|&c| blocked & (1 << c) == 0 && !queues[c].is_empty())
+        }
+        _ => pick_weighted(how, st, blocked, queues, a),
+    }
+}
+
+/// `pick` under the weighted disciplines (DWRR, IB VL arbitration).
+#[inline(never)]
+fn pick_weighted(
     how: Scheduling,
     st: &mut SchedState,
     blocked: u8,
@@ -40,7 +58,7 @@ pub fn pick(
     let n = queues.len();
     let eligible = |c: usize| blocked & (1 << c) == 0 && !queues[c].is_empty();
     match how {
-        Scheduling::StrictPriority => (0..n).find(|&c| eligible(c)),
+        Scheduling::StrictPriority => unreachable!("strict priority is picked inline"),
         Scheduling::Dwrr { quantum_bytes } => dwrr(st, &quantum_bytes, eligible, queues, a),
         Scheduling::VlArb {
             high,

@@ -343,18 +343,18 @@ impl Engine<'_> {
         }
     }
 
-    /// A packet of a lossless class at switch ingress `in_port` bound for egress `out`:
+    /// A packet of a lossless class at ingress `in_port` of switch `node` bound for egress `out`:
     /// account it at the ingress, then send it on or queue it.
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
     pub(super) fn fc_enqueue<M: FcMode>(
         &mut self,
         id: u32,
+        node: usize,
         in_port: usize,
         out: usize,
         pk: &Packet,
     ) {
-        let node = self.ports[out].node as usize;
         let (tc, frame) = (pk.tc as usize, pk.frame as u64);
         if let Some(c) = self.fc.credits_of::<M>() {
             c.received(in_port, tc, pk.frame as u32);

@@ -28,9 +28,10 @@ impl Engine<'_> {
     /// The loop of `run`, compiled once per flow-control mode `M` (`fcmode`).
     fn event_loop<M: FcMode>(&mut self, opts: &mut RunOptions) -> Status {
         let until = opts.until.map(|t| t.0).unwrap_or(u64::MAX);
-        let mut status = Status::Complete;
         let mut next_check = CHECK_EVERY;
-        loop {
+        // Counted in a register, stored when the loop ends.
+        let mut events = self.events;
+        let status = loop {
             let (pkts, ports, tcq, ntc) = (&self.pkts, &self.ports, &self.tcq, self.ntc);
             let Some((t, x)) = self.q.q.pop_with(|x| match tag(x) {
                 TAG_ARRIVE => pkts.prefetch(x as u32),
@@ -40,39 +41,38 @@ impl Engine<'_> {
                 }
                 _ => {}
             }) else {
-                break;
+                break Status::Complete;
             };
             if t > until {
                 self.q.push(t, Ev::unpack(x));
                 self.now = Time(until);
-                status = Status::StoppedAtUntil;
-                break;
+                break Status::StoppedAtUntil;
             }
             self.now = Time(t);
-            self.events += 1;
+            events += 1;
             self.dispatch_packed::<M>(x);
             if self.stop {
                 if self.fc.halt && self.remaining > 0 {
-                    status = Status::Deadlock;
+                    break Status::Deadlock;
                 }
-                break;
+                break Status::Complete;
             }
-            if self.events >= next_check {
+            if events >= next_check {
                 next_check += CHECK_EVERY;
                 if let Some(cb) = opts.progress.as_mut() {
                     let pr = Progress {
                         now: self.now,
-                        events: self.events,
+                        events,
                         completed: self.msgs.len() as u64 - self.remaining,
                         total: self.msgs.len() as u64,
                     };
                     if !cb(&pr) {
-                        status = Status::Interrupted;
-                        break;
+                        break Status::Interrupted;
                     }
                 }
             }
-        }
+        };
+        self.events = events;
         status
     }
 

@@ -20,7 +20,7 @@ impl Engine<'_> {
         };
         self.bind(id, out);
         if self.fc.lossless(pk.tc) {
-            return self.fc_enqueue::<M>(id, in_port, out, pk);
+            return self.fc_enqueue::<M>(id, node as usize, in_port, out, pk);
         }
         // Shared buffer with dynamic thresholds: a queue may grow to alpha x free buffer
         // (Choudhury & Hahne, IEEE/ACM ToN 1998).
@@ -60,13 +60,13 @@ impl Engine<'_> {
     #[inline(always)]
     fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
         if self.fast_route {
-            let (cands, up, salt) = self.routes.next_hops_up(self.topo, node, pk.dst);
-            if !cands.is_empty() {
-                let k = route::choose(self.p.routing, cands.len(), pk.hash, pk.dst, salt, up);
-                let out = cands[k].idx();
-                let f = self.info[out].flags;
+            // SAFETY: `node` is the switch of an ingress port (`PortInfo::node`, a topology
+            // node by `Topology::check`).
+            let out = unsafe { self.routes.static_choice(self.topo, node, pk.dst, pk.hash) };
+            if let Some(out) = out {
+                let f = self.info[out.idx()].flags;
                 if f & (P_ROUTE_OK | P_REROUTED | P_LINK_UP) == P_ROUTE_OK | P_LINK_UP {
-                    return Ok(out);
+                    return Ok(out.idx());
                 }
             }
         }
