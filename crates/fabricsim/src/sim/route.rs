@@ -161,6 +161,8 @@ struct NodeRoute {
     salt: u32,
     shift: u8,
     fast: bool,
+    /// `fast`, and `static_choice` answers here (`RouteTable::new`'s `inline`).
+    inline: bool,
 }
 
 /// The routing of every node as the packet path reads it; same candidates, in the same order, as
@@ -187,7 +189,10 @@ pub fn candidates_within(topo: &Topology) -> bool {
 }
 
 impl RouteTable {
-    pub fn new(topo: &Topology, policy: RoutePolicy) -> RouteTable {
+    /// The table of `topo` under `policy`; `inline`: whether `static_choice` gives the static
+    /// choice (the packet engine passes false when a hop must always take the general path:
+    /// adaptive routing, forced next hops).
+    pub fn new(topo: &Topology, policy: RoutePolicy, inline: bool) -> RouteTable {
         let salt = salts(topo, policy);
         let r = &topo.routing;
         let mut ports = Vec::new();
@@ -205,6 +210,7 @@ impl RouteTable {
                     salt: salt[i],
                     shift: 0,
                     fast: false,
+                    inline: false,
                 };
                 let Some(first) = rs.first() else {
                     return nr;
@@ -234,6 +240,7 @@ impl RouteTable {
                 ports.extend_from_slice(r.up_ports(n));
                 nr.up_len = ports.len() as u32 - nr.up;
                 nr.fast = true;
+                nr.inline = inline;
                 nr
             })
             .collect();
@@ -263,23 +270,20 @@ impl RouteTable {
     }
 
     /// The static choice of the table's policy at switch `node` for a packet to `dst` with flow
-    /// hash `hash` (`choose` among `next_hops_up`); `None` without candidates. The packet
-    /// engine's hop, inlined.
+    /// hash `hash` (`choose` among `next_hops_up`), at a node with uniform blocks when the table
+    /// is `inline`; `None` otherwise or without candidates. The packet engine's hop, inlined.
     ///
     /// # Safety
     /// `node` is one of the topology's nodes (below the node count the table was built for).
     #[inline(always)]
-    pub unsafe fn static_choice(
-        &self,
-        topo: &Topology,
-        node: u32,
-        dst: u32,
-        hash: u32,
-    ) -> Option<PortId> {
+    pub unsafe fn static_choice(&self, node: u32, dst: u32, hash: u32) -> Option<PortId> {
         debug_assert!((node as usize) < self.nodes.len());
         // SAFETY: the caller's contract; `new` made one record per node.
         let nr = unsafe { self.nodes.get_unchecked(node as usize) };
-        let (cands, up, salt) = self.hops_of(nr, topo, node, dst);
+        if !nr.inline {
+            return None;
+        }
+        let (cands, up, salt) = self.fast_hops(nr, dst);
         if cands.is_empty() {
             return None;
         }
@@ -301,6 +305,13 @@ impl RouteTable {
         if !nr.fast {
             return Self::searched(topo, node, dst, nr.salt);
         }
+        self.fast_hops(nr, dst)
+    }
+
+    /// `hops_of` at a node with uniform blocks (`nr.fast`).
+    #[inline(always)]
+    fn fast_hops(&self, nr: &NodeRoute, dst: u32) -> (&[PortId], bool, u32) {
+        debug_assert!(nr.fast);
         // One compare for `lo <= dst < lo + span` (below `lo` wraps past `span`).
         let off = dst.wrapping_sub(nr.lo);
         let (s, n, up) = if off >= nr.span {
@@ -389,7 +400,7 @@ mod tests {
             crate::units::Time::from_ns(1),
         );
         for (t, want_fast) in [(&ft4, true), (&rail, true), (&odd, false)] {
-            let table = RouteTable::new(t, RoutePolicy::EcmpFlowHash);
+            let table = RouteTable::new(t, RoutePolicy::EcmpFlowHash, true);
             let mut fast = 0;
             for n in 0..t.nodes.len() as u32 {
                 if !t.nodes[n as usize].is_switch() {

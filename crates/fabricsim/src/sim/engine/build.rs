@@ -220,8 +220,12 @@ impl<'a> Engine<'a> {
             data_tcs,
             buf_used: vec![0; topo.nodes.len()].into(),
             // D-mod-K routing reads its per-switch divisor where ECMP reads its salt.
-            routes: route::RouteTable::new(topo, p.routing),
-            fast_route: p.routing != RoutePolicy::Adaptive && !fc.has_misroutes(),
+            // The hop routes inline unless routing adapts or a fault forces a next hop.
+            routes: route::RouteTable::new(
+                topo,
+                p.routing,
+                p.routing != RoutePolicy::Adaptive && !fc.has_misroutes(),
+            ),
             nics: (0..topo.num_hosts())
                 .map(|h| Nic {
                     ctrl: Fifo::default(),

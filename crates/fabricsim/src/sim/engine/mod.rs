@@ -368,9 +368,6 @@ pub struct Engine<'a> {
     buf_used: Tab<u64>,
     /// Per switch: candidates towards each destination and the routing salt.
     routes: crate::sim::route::RouteTable,
-    /// The routing is static (not adaptive) and no fault forces a next hop: the hop routes
-    /// inline (`switch::egress_of`).
-    fast_route: bool,
     nics: Tab<Nic>,
     /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
     /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.

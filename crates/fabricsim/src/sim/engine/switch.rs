@@ -54,20 +54,17 @@ impl Engine<'_> {
     }
 
     /// The egress port of packet `pk` at switch `node`: under static routing without forced
-    /// next hops (`Engine::fast_route`) the routing policy's choice when that port is routable
+    /// next hops (`RouteTable::static_choice`) the routing policy's choice when that port is routable
     /// and up without a global reroute on it, inlined into the hop; otherwise the general path
     /// (`egress_routed`) decides, from the same static choice.
     #[inline(always)]
     fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
-        if self.fast_route {
-            // SAFETY: `node` is the switch of an ingress port (`PortInfo::node`, a topology
-            // node by `Topology::check`).
-            let out = unsafe { self.routes.static_choice(self.topo, node, pk.dst, pk.hash) };
-            if let Some(out) = out {
-                let f = self.info[out.idx()].flags;
-                if f & (P_ROUTE_OK | P_REROUTED | P_LINK_UP) == P_ROUTE_OK | P_LINK_UP {
-                    return Ok(out.idx());
-                }
+        // SAFETY: `node` is the switch of an ingress port (`PortInfo::node`, a topology node
+        // by `Topology::check`).
+        if let Some(out) = unsafe { self.routes.static_choice(node, pk.dst, pk.hash) } {
+            let f = self.info[out.idx()].flags;
+            if f & (P_ROUTE_OK | P_REROUTED | P_LINK_UP) == P_ROUTE_OK | P_LINK_UP {
+                return Ok(out.idx());
             }
         }
         self.egress_routed(node, pk)
