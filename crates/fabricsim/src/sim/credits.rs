@@ -21,24 +21,46 @@ pub fn blocks(frame: u32) -> u32 {
     frame.div_ceil(BLOCK_BYTES)
 }
 
+/// The sender's state on one egress port x VL, in one record.
+#[derive(Clone, Copy, Debug)]
+struct Tx {
+    /// The last FCCL received and FCTBS.
+    fccl: u32,
+    fctbs: u32,
+    /// When the sender started waiting for credits (`u64::MAX`: not).
+    stall_since: u64,
+    /// When its last wait for credits ended (0: never waited).
+    stall_end: u64,
+}
+
+/// The receiver's state on one ingress port x VL: ABR, blocks held in the buffer, and the
+/// buffer per VL of the port (blocks), in one record.
+#[derive(Clone, Copy, Debug)]
+struct Rx {
+    abr: u32,
+    held: u32,
+    cap: u32,
+}
+
 pub struct Credits {
     ntc: usize,
-    /// Sender side, per egress port x VL: the last FCCL received and FCTBS.
-    fccl: Vec<u32>,
-    fctbs: Vec<u32>,
-    /// Receiver side, per ingress port x VL: ABR and blocks held in the buffer.
-    abr: Vec<u32>,
-    held: Vec<u32>,
-    /// Receive buffer per VL of each port, in blocks.
-    cap: Vec<u32>,
-    /// Per egress port x VL: when the sender started waiting for credits (`u64::MAX`: not).
-    stall_since: Vec<u64>,
-    /// Per egress port x VL: when the sender's last wait for credits ended (0: never waited).
-    stall_end: Vec<u64>,
+    /// Per egress port x VL.
+    tx: Vec<Tx>,
+    /// Per ingress port x VL.
+    rx: Vec<Rx>,
     /// Per egress port: time spent waiting for credits with a packet ready, in ps.
     pub stall_ps: Vec<u64>,
     /// Times a sender found too few credits for its next packet.
     pub stalls: u64,
+}
+
+/// Entry `i` (port x `ntc` + VL) of a table, for the packet path, unchecked.
+#[inline(always)]
+fn at<T>(v: &mut [T], i: usize) -> &mut T {
+    debug_assert!(i < v.len(), "id {i} in a table of {}", v.len());
+    // SAFETY: the packet path's callers (`engine::llfc`) pass the engine's port and class
+    // ids, valid by `engine::tab`'s checks; `Credits::new` sized `tx` and `rx` ports x `ntc`.
+    unsafe { v.get_unchecked_mut(i) }
 }
 
 impl Credits {
@@ -46,21 +68,23 @@ impl Credits {
     /// end. Each sender starts with the FCCL of an empty peer buffer (the link-up exchange).
     pub fn new(ntc: usize, cap: Vec<u32>, peer: &[u32]) -> Credits {
         let n = cap.len();
-        let mut fccl = vec![0u32; n * ntc];
-        for p in 0..n {
-            for tc in 0..ntc {
-                fccl[p * ntc + tc] = cap[peer[p] as usize];
-            }
-        }
         Credits {
             ntc,
-            fccl,
-            fctbs: vec![0; n * ntc],
-            abr: vec![0; n * ntc],
-            held: vec![0; n * ntc],
-            cap,
-            stall_since: vec![u64::MAX; n * ntc],
-            stall_end: vec![0; n * ntc],
+            tx: (0..n * ntc)
+                .map(|i| Tx {
+                    fccl: cap[peer[i / ntc] as usize],
+                    fctbs: 0,
+                    stall_since: u64::MAX,
+                    stall_end: 0,
+                })
+                .collect(),
+            rx: (0..n * ntc)
+                .map(|i| Rx {
+                    abr: 0,
+                    held: 0,
+                    cap: cap[i / ntc],
+                })
+                .collect(),
             stall_ps: vec![0; n],
             stalls: 0,
         }
@@ -69,19 +93,19 @@ impl Credits {
     /// Credits (blocks) the sender on egress `p` holds for `tc`.
     #[inline]
     pub fn available(&self, p: usize, tc: usize) -> u32 {
-        let i = p * self.ntc + tc;
-        self.fccl[i].wrapping_sub(self.fctbs[i])
+        let t = &self.tx[p * self.ntc + tc];
+        t.fccl.wrapping_sub(t.fctbs)
     }
 
     /// Whether egress `p` may send a frame of `frame` bytes on `tc`; a refusal starts a stall.
-    #[inline]
-    pub fn may_send(&mut self, p: usize, tc: usize, frame: u32, now: u64) -> bool {
-        if self.available(p, tc) >= blocks(frame) {
+    #[inline(always)]
+    pub(crate) fn may_send(&mut self, p: usize, tc: usize, frame: u32, now: u64) -> bool {
+        let t = at(&mut self.tx, p * self.ntc + tc);
+        if t.fccl.wrapping_sub(t.fctbs) >= blocks(frame) {
             return true;
         }
-        let i = p * self.ntc + tc;
-        if self.stall_since[i] == u64::MAX {
-            self.stall_since[i] = now;
+        if t.stall_since == u64::MAX {
+            t.stall_since = now;
             self.stalls += 1;
             #[cfg(feature = "trace")]
             super::trace::stall(now, p as u32);
@@ -91,7 +115,12 @@ impl Credits {
 
     /// Bits of the classes whose head frame (`heads[tc]`, 0 = empty) lacks credits.
     #[inline]
-    pub fn blocked_bits(&mut self, p: usize, heads: impl Iterator<Item = u32>, now: u64) -> u8 {
+    pub(crate) fn blocked_bits(
+        &mut self,
+        p: usize,
+        heads: impl Iterator<Item = u32>,
+        now: u64,
+    ) -> u8 {
         let mut bits = 0u8;
         for (tc, f) in heads.enumerate() {
             if f != 0 && !self.may_send(p, tc, f, now) {
@@ -102,47 +131,44 @@ impl Credits {
     }
 
     /// The sender on `p` puts a frame on `tc`.
-    #[inline]
-    pub fn sent(&mut self, p: usize, tc: usize, frame: u32) {
-        let i = p * self.ntc + tc;
-        self.fctbs[i] = self.fctbs[i].wrapping_add(blocks(frame));
+    #[inline(always)]
+    pub(crate) fn sent(&mut self, p: usize, tc: usize, frame: u32) {
+        let t = at(&mut self.tx, p * self.ntc + tc);
+        t.fctbs = t.fctbs.wrapping_add(blocks(frame));
     }
 
     /// A frame arrives at ingress `ip` on `tc`. Panics if it does not fit: with credits the
     /// sender cannot overrun the buffer, so an overrun is an engine bug.
-    #[inline]
-    pub fn received(&mut self, ip: usize, tc: usize, frame: u32) {
-        let i = ip * self.ntc + tc;
+    #[inline(always)]
+    pub(crate) fn received(&mut self, ip: usize, tc: usize, frame: u32) {
+        let r = at(&mut self.rx, ip * self.ntc + tc);
         let b = blocks(frame);
-        self.abr[i] = self.abr[i].wrapping_add(b);
-        self.held[i] += b;
-        assert!(
-            self.held[i] <= self.cap[ip],
-            "credit overrun on port {ip} VL {tc}: {} blocks held, buffer {} (engine bug)",
-            self.held[i],
-            self.cap[ip]
-        );
+        r.abr = r.abr.wrapping_add(b);
+        r.held += b;
+        if r.held > r.cap {
+            overrun(ip, tc, r.held, r.cap);
+        }
     }
 
     /// Ingress `ip` frees a frame on `tc`; returns the FCCL to send upstream.
-    #[inline]
-    pub fn freed(&mut self, ip: usize, tc: usize, frame: u32) -> u32 {
-        let i = ip * self.ntc + tc;
-        self.held[i] -= blocks(frame);
-        self.abr[i].wrapping_add(self.cap[ip] - self.held[i])
+    #[inline(always)]
+    pub(crate) fn freed(&mut self, ip: usize, tc: usize, frame: u32) -> u32 {
+        let r = at(&mut self.rx, ip * self.ntc + tc);
+        r.held -= blocks(frame);
+        r.abr.wrapping_add(r.cap - r.held)
     }
 
     /// A flow-control packet with `fccl` reaches the sender on `p`.
     #[inline]
     pub fn update(&mut self, p: usize, tc: usize, fccl: u32, now: u64) {
-        let i = p * self.ntc + tc;
-        self.fccl[i] = fccl;
-        if self.stall_since[i] != u64::MAX {
-            self.stall_ps[p] += now - self.stall_since[i];
+        let t = &mut self.tx[p * self.ntc + tc];
+        t.fccl = fccl;
+        if t.stall_since != u64::MAX {
+            self.stall_ps[p] += now - t.stall_since;
             #[cfg(feature = "trace")]
             super::trace::stall_end(now, p as u32);
-            self.stall_since[i] = u64::MAX;
-            self.stall_end[i] = now;
+            t.stall_since = u64::MAX;
+            t.stall_end = now;
         }
     }
 
@@ -151,14 +177,21 @@ impl Credits {
     /// sense of IBA annex A10.
     #[inline]
     pub fn starved_since(&self, p: usize, tc: usize, since: u64) -> bool {
-        let i = p * self.ntc + tc;
-        self.stall_since[i] != u64::MAX || (self.stall_end[i] != 0 && self.stall_end[i] >= since)
+        let t = &self.tx[p * self.ntc + tc];
+        t.stall_since != u64::MAX || (t.stall_end != 0 && t.stall_end >= since)
     }
 
     /// Blocks held at ingress `ip` on `tc` (for the deadlock detector and tests).
     pub fn held(&self, ip: usize, tc: usize) -> u32 {
-        self.held[ip * self.ntc + tc]
+        self.rx[ip * self.ntc + tc].held
     }
+}
+
+/// `received`'s failure, out of line.
+#[cold]
+#[inline(never)]
+fn overrun(ip: usize, tc: usize, held: u32, cap: u32) -> ! {
+    panic!("credit overrun on port {ip} VL {tc}: {held} blocks held, buffer {cap} (engine bug)")
 }
 
 #[cfg(test)]
@@ -186,9 +219,9 @@ mod tests {
     #[test]
     fn counters_wrap_like_the_spec_modular_counters() {
         let mut c = Credits::new(1, vec![4, 4], &[1, 0]);
-        c.fccl[0] = u32::MAX;
-        c.fctbs[0] = u32::MAX - 4;
-        c.abr[1] = u32::MAX - 1;
+        c.tx[0].fccl = u32::MAX;
+        c.tx[0].fctbs = u32::MAX - 4;
+        c.rx[1].abr = u32::MAX - 1;
         assert_eq!(c.available(0, 0), 4);
         c.sent(0, 0, 256);
         assert_eq!(c.available(0, 0), 0);
