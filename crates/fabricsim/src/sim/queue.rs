@@ -121,6 +121,10 @@ struct Ends {
     tail: u32,
 }
 
+/// Log2 of the groups a bucket longer than a chunk is spread into when it opens. On the 1,024-host
+/// benchmark two thirds of the events are in such buckets, at 3-4 inversions each.
+const GROUP_BITS: u32 = 5;
+
 /// A far entry; the heap pops the earliest time, then the earliest push.
 struct Far<E> {
     t: u64,
@@ -391,13 +395,36 @@ impl<E: Packed> CalendarQueue<E> {
             self.end = tail as usize - first as usize * CHUNK;
             self.base = self.chunks[first as usize].0.as_mut_ptr();
         } else {
+            // Longer (a burst): copied out spread by the top `GROUP_BITS` of the offsets, a stable
+            // counting sort, so the insertion sort after moves entries only within a group.
+            let group = |x: u64| (x >> (64 - GROUP_BITS)) as usize;
+            let mut at = [0usize; 1 << GROUP_BITS];
+            self.walk(b, usize::MAX, |c, n| {
+                for &x in self.entries(c, n) {
+                    at[group(x)] += 1;
+                }
+            });
+            let mut len = 0;
+            for a in &mut at {
+                (*a, len) = (len, len + *a);
+            }
             let mut current = std::mem::take(&mut self.current);
             let mut free = std::mem::take(&mut self.free);
             current.clear();
+            current.reserve(len);
+            let dst = current.as_mut_ptr();
             self.walk(b, usize::MAX, |c, n| {
-                current.extend_from_slice(self.entries(c, n));
+                for &x in self.entries(c, n) {
+                    let g = group(x);
+                    // SAFETY: `at[g]` starts at the entries of the groups before `g` and counts
+                    // `g`'s entries, so each of the `len` slots reserved is written once.
+                    unsafe { dst.add(at[g]).write(x) };
+                    at[g] += 1;
+                }
                 free.push(c as u32);
             });
+            // SAFETY: all `len` entries were written just above.
+            unsafe { current.set_len(len) };
             self.current = current;
             self.free = free;
             self.base = self.current.as_mut_ptr();
