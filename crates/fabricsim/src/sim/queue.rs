@@ -2,8 +2,8 @@
 //! implementation for the simulation event set problem", CACM 31(10), 1988) with a fixed bucket
 //! width, written out here, plus a binary heap for events beyond the calendar's horizon.
 //!
-//! Times map to coarse keys `time >> SHIFT` (buckets of 1.024 ns, a few events each on a busy
-//! fabric). The wheel holds the `BUCKETS` keys from the current one on, bucket `key % BUCKETS`,
+//! Times map to coarse keys `time >> SHIFT` (buckets of 4.096 ns, a few to a hundred events each
+//! on a busy fabric). The wheel holds the `BUCKETS` keys from the current one on, bucket `key % BUCKETS`,
 //! appended to in push order, as a chain of 16-entry chunks from one pool; an occupancy bitmap
 //! finds the next non-empty bucket. An opened bucket's chunks go back to the pool's free list
 //! and the next chunks taken are the last freed, so pushes write lines still in cache, and the
@@ -12,8 +12,8 @@
 //! horizon ago). A wheel entry is one `u64`: the time's offset in its bucket in the top `SHIFT`
 //! bits, the event packed (`Packed`) below, so the wheel, written at a push and read a hop later,
 //! is half the size of (time, event) pairs. When the current bucket runs dry the next one is
-//! copied out (a few cache lines) and sorted stably by offset, so equal times pop in push order
-//! (FIFO ties) without a sequence number.
+//! sorted stably by offset, so equal times pop in push order (FIFO ties) without a sequence
+//! number: in its chunk when it fits one, else copied out (spread by the offsets' top bits first).
 //! A push is O(1) inside the horizon (packet hops: a link's propagation plus a serialization,
 //! about 1.3 us on the benchmark fabrics); later events (timeouts, pause expiry) go to the heap
 //! ordered by (time, push sequence) and move into the wheel, in that order, as the horizon
@@ -22,12 +22,14 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// log2 of the bucket width in picoseconds. About 15 events a bucket on the 1,024-host
-/// benchmark; 512 ps buckets halved the sorting (7 instructions per event) but ran slower.
-const SHIFT: u32 = 10;
-/// Buckets in the wheel (a power of two): the horizon is 2^(SHIFT+11) ps = 2.1 us, past a packet
+/// log2 of the bucket width in picoseconds: fewer bucket opens on sparse fabrics, longer buckets
+/// sorted at about the same cost per event once spread (measured, `fabricsim bench` under
+/// cachegrind, instructions per event on (a) ft8_perm128 / (c) ft16_perm1024: 10 388.0 / 374.1,
+/// 11 381.9 / 372.2, 12 378.3 / 368.9). At most 12: the packed event needs 52 bits.
+const SHIFT: u32 = 12;
+/// Buckets in the wheel (a power of two): the horizon is 2^(SHIFT+9) ps = 2.1 us, past a packet
 /// hop on the benchmark fabrics; a shorter wheel keeps the buckets a push writes in cache.
-const BUCKETS: usize = 1 << 11;
+const BUCKETS: usize = 1 << 9;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
 /// Entries per chunk of a bucket's chain: two cache lines.
