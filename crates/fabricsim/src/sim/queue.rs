@@ -2,8 +2,8 @@
 //! implementation for the simulation event set problem", CACM 31(10), 1988) with a fixed bucket
 //! width, written out here, plus a binary heap for events beyond the calendar's horizon.
 //!
-//! Times map to coarse keys `time >> SHIFT` (buckets of 1.024 ns, a few events each on a busy
-//! fabric). The wheel holds the `BUCKETS` keys from the current one on, bucket `key % BUCKETS`,
+//! Times map to coarse keys `time >> SHIFT` (buckets of 4.096 ns, a few to a hundred events each
+//! on a busy fabric). The wheel holds the `BUCKETS` keys from the current one on, bucket `key % BUCKETS`,
 //! appended to in push order, as a chain of 16-entry chunks from one pool; an occupancy bitmap
 //! finds the next non-empty bucket. An opened bucket's chunks go back to the pool's free list
 //! and the next chunks taken are the last freed, so pushes write lines still in cache, and the
@@ -12,8 +12,8 @@
 //! horizon ago). A wheel entry is one `u64`: the time's offset in its bucket in the top `SHIFT`
 //! bits, the event packed (`Packed`) below, so the wheel, written at a push and read a hop later,
 //! is half the size of (time, event) pairs. When the current bucket runs dry the next one is
-//! copied out (a few cache lines) and sorted stably by offset, so equal times pop in push order
-//! (FIFO ties) without a sequence number.
+//! sorted stably by offset, so equal times pop in push order (FIFO ties) without a sequence
+//! number: in its chunk when it fits one, else copied out (spread by the offsets' top bits first).
 //! A push is O(1) inside the horizon (packet hops: a link's propagation plus a serialization,
 //! about 1.3 us on the benchmark fabrics); later events (timeouts, pause expiry) go to the heap
 //! ordered by (time, push sequence) and move into the wheel, in that order, as the horizon
@@ -22,12 +22,14 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// log2 of the bucket width in picoseconds. About 15 events a bucket on the 1,024-host
-/// benchmark; 512 ps buckets halved the sorting (7 instructions per event) but ran slower.
-const SHIFT: u32 = 10;
-/// Buckets in the wheel (a power of two): the horizon is 2^(SHIFT+11) ps = 2.1 us, past a packet
+/// log2 of the bucket width in picoseconds: fewer bucket opens on sparse fabrics, longer buckets
+/// sorted at about the same cost per event once spread (measured, `fabricsim bench` under
+/// cachegrind, instructions per event on (a) ft8_perm128 / (c) ft16_perm1024: 10 388.0 / 374.1,
+/// 11 381.9 / 372.2, 12 378.3 / 368.9). At most 12: the packed event needs 52 bits.
+const SHIFT: u32 = 12;
+/// Buckets in the wheel (a power of two): the horizon is 2^(SHIFT+9) ps = 2.1 us, past a packet
 /// hop on the benchmark fabrics; a shorter wheel keeps the buckets a push writes in cache.
-const BUCKETS: usize = 1 << 11;
+const BUCKETS: usize = 1 << 9;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
 /// Entries per chunk of a bucket's chain: two cache lines.
@@ -83,15 +85,18 @@ fn offset(x: u64) -> u64 {
 pub struct CalendarQueue<E> {
     /// The key of the current bucket.
     cur: u64,
-    /// Entries of the current bucket, sorted by offset; `head` is the next to pop.
-    current: Vec<u64>,
+    /// Entries of the current bucket, sorted by offset: `base[head..end]`, `head` the next to
+    /// pop. `base` points into the chunk `held` when the bucket fit in one chunk (sorted there,
+    /// no copy; the chunk goes back to the pool when the next bucket opens), else (`held` 0)
+    /// into `current`, where a longer bucket's chain is copied out.
+    base: *mut u64,
     head: usize,
+    end: usize,
+    held: u32,
+    current: Vec<u64>,
     /// Keys `cur + 1 .. cur + BUCKETS`, key `k` in bucket `k & MASK`, in push order: a chain
-    /// of chunks from `first[b]`, the slot (chunk x `CHUNK` + index) its next entry goes to in
-    /// `tail[b]`; a multiple of `CHUNK` there means a chunk is to be chained first, 0 that the
-    /// bucket is empty (chunk 0 is never used).
-    first: Box<[u32; BUCKETS]>,
-    tail: Box<[u32; BUCKETS]>,
+    /// of chunks (`Ends`).
+    ends: Box<[Ends; BUCKETS]>,
     /// The chunk pool: `next[c]` follows chunk `c` in its bucket's chain; `free` is a stack.
     chunks: Vec<Chunk>,
     next: Vec<u32>,
@@ -101,9 +106,26 @@ pub struct CalendarQueue<E> {
     /// Entries with keys `>= cur + BUCKETS`.
     far: BinaryHeap<Far<E>>,
     seq: u64,
+    /// The key of `far`'s earliest entry, `u64::MAX` when it is empty (a bucket open compares
+    /// it, no heap peek).
+    far_key: u64,
     /// The key whose bucket `pop_with`'s `ready` saw when the previous bucket opened.
     readied: u64,
 }
+
+/// A bucket's chain: its first chunk, and the slot (chunk x `CHUNK` + index) its next entry
+/// goes to; a multiple of `CHUNK` there means a chunk is to be chained first, 0 that the bucket
+/// is empty (chunk 0 is never used). Side by side, so a push's tail and a link's first share a
+/// line.
+#[derive(Clone, Copy, Default)]
+struct Ends {
+    first: u32,
+    tail: u32,
+}
+
+/// Log2 of the groups a bucket longer than a chunk is spread into when it opens. On the 1,024-host
+/// benchmark two thirds of the events are in such buckets, at 3-4 inversions each.
+const GROUP_BITS: u32 = 5;
 
 /// A far entry; the heap pops the earliest time, then the earliest push.
 struct Far<E> {
@@ -133,16 +155,19 @@ impl<E: Packed> CalendarQueue<E> {
     pub fn new() -> Self {
         CalendarQueue {
             cur: 0,
-            current: Vec::new(),
+            base: std::ptr::NonNull::dangling().as_ptr(),
             head: 0,
-            first: Box::new([0; BUCKETS]),
-            tail: Box::new([0; BUCKETS]),
+            end: 0,
+            held: 0,
+            current: Vec::new(),
+            ends: Box::new([Ends::default(); BUCKETS]),
             chunks: vec![Chunk([0; CHUNK])],
             next: vec![0],
             free: Vec::new(),
             occupied: [0; WORDS],
             far: BinaryHeap::new(),
             seq: 0,
+            far_key: u64::MAX,
             readied: u64::MAX,
         }
     }
@@ -150,7 +175,7 @@ impl<E: Packed> CalendarQueue<E> {
     /// No count is kept (a count cost two read-modify-writes per event): the current bucket,
     /// the bitmap and the heap are all empty.
     pub fn is_empty(&self) -> bool {
-        self.head == self.current.len() && self.occupied == [0; WORDS] && self.far.is_empty()
+        self.head == self.end && self.occupied == [0; WORDS] && self.far.is_empty()
     }
 
     #[inline(always)]
@@ -158,11 +183,7 @@ impl<E: Packed> CalendarQueue<E> {
         let k = t >> SHIFT;
         debug_assert!(k >= self.cur, "scheduled in the past: {t}");
         if k == self.cur {
-            // In the bucket being drained: after every entry with a time <= t.
-            let x = entry(t, e);
-            let pos =
-                self.head + self.current[self.head..].partition_point(|&y| offset(y) <= offset(x));
-            self.current.insert(pos, x);
+            self.push_current(entry(t, e));
         } else if k - self.cur < BUCKETS as u64 {
             self.put(k, t, e);
         } else {
@@ -172,21 +193,55 @@ impl<E: Packed> CalendarQueue<E> {
                 e,
             });
             self.seq += 1;
+            self.far_key = self.far_key.min(k);
+        }
+    }
+
+    /// An entry into the bucket being drained (rare: a zero-delay event), after every entry with
+    /// a time <= its own; the bucket moves to `current` first if it was in a chunk.
+    #[inline(never)]
+    fn push_current(&mut self, x: u64) {
+        let rest = self.rest().to_vec();
+        self.release();
+        self.current.clear();
+        self.current.extend_from_slice(&rest);
+        let pos = self.current.partition_point(|&y| offset(y) <= offset(x));
+        self.current.insert(pos, x);
+        self.base = self.current.as_mut_ptr();
+        self.head = 0;
+        self.end = self.current.len();
+    }
+
+    /// The current bucket's entries not yet popped.
+    fn rest(&self) -> &[u64] {
+        // SAFETY: `base[head..end]` are entries of the held chunk or of `current`, written when
+        // the bucket opened (or by `push_current`); `new_chunk` moves `base` with the pool.
+        unsafe { std::slice::from_raw_parts(self.base.add(self.head), self.end - self.head) }
+    }
+
+    /// The chunk the current bucket was sorted in, if any, goes back to the pool.
+    #[inline(always)]
+    fn release(&mut self) {
+        if self.held != 0 {
+            self.free.push(self.held);
+            self.held = 0;
         }
     }
 
     #[inline(always)]
     fn put(&mut self, k: u64, t: u64, e: E) {
         let b = (k & MASK) as usize;
-        let mut slot = self.tail[b];
+        let mut slot = self.ends[b].tail;
         if slot % CHUNK as u32 == 0 {
             slot = self.link(b, slot);
         }
-        let c = slot as usize / CHUNK;
-        debug_assert!(c < self.chunks.len());
-        // SAFETY: `tail[b]` is a slot of a chunk `link` took from the pool, which never shrinks.
-        unsafe { self.chunks.get_unchecked_mut(c) }.0[slot as usize % CHUNK] = entry(t, e);
-        self.tail[b] = slot + 1;
+        debug_assert!((slot as usize) < self.chunks.len() * CHUNK);
+        // SAFETY: `tail` is a slot of a chunk `link` took from the pool, which never shrinks; a
+        // `Chunk` is exactly `CHUNK` entries, so slot `s` is entry `s` of the pool's entries.
+        unsafe {
+            *self.chunks.as_mut_ptr().cast::<u64>().add(slot as usize) = entry(t, e);
+        }
+        self.ends[b].tail = slot + 1;
     }
 
     /// Bucket `b`, empty or its last chunk full (`tail` `slot`), gets a chunk from the pool
@@ -200,7 +255,7 @@ impl<E: Packed> CalendarQueue<E> {
         };
         if slot == 0 {
             self.occupied[b >> 6] |= 1 << (b & 63);
-            self.first[b] = c;
+            self.ends[b].first = c;
         } else {
             self.next[slot as usize / CHUNK - 1] = c;
         }
@@ -212,30 +267,63 @@ impl<E: Packed> CalendarQueue<E> {
     fn new_chunk(&mut self) -> u32 {
         self.chunks.push(Chunk([0; CHUNK]));
         self.next.push(0);
+        if self.held != 0 {
+            // The pool may have moved.
+            self.base = self.chunks[self.held as usize].0.as_mut_ptr();
+        }
         self.chunks.len() as u32 - 1
     }
 
-    /// Bucket `b`'s chunks, each with the entries it holds, in push order.
-    #[inline]
-    fn chain(&self, b: usize) -> impl Iterator<Item = (usize, &[u64])> + '_ {
-        let tail = self.tail[b] as usize;
-        let last = tail.wrapping_sub(1) / CHUNK;
-        let first = (tail != 0).then_some(self.first[b] as usize);
-        std::iter::successors(first, move |&c| {
-            (c != last).then_some(self.next[c] as usize)
-        })
-        .map(move |c| {
-            let n = if c == last { tail - c * CHUNK } else { CHUNK };
-            (c, &self.chunks[c].0[..n])
-        })
+    /// Calls `f(c, n)` for the first `max` chunks `c` of bucket `b`'s chain in push order, `n`
+    /// the entries chunk `c` holds.
+    #[inline(always)]
+    fn walk(&self, b: usize, max: usize, mut f: impl FnMut(usize, usize)) {
+        let Ends { first, tail } = self.ends[b];
+        let tail = tail as usize;
+        if tail == 0 {
+            return;
+        }
+        let last = (tail - 1) / CHUNK;
+        let mut c = first as usize;
+        for _ in 0..max {
+            if c == last {
+                f(c, tail - c * CHUNK);
+                return;
+            }
+            f(c, CHUNK);
+            debug_assert!(c < self.next.len());
+            // SAFETY: a chained chunk came from the pool, and `next` is as long as the pool.
+            c = unsafe { *self.next.get_unchecked(c) } as usize;
+        }
+    }
+
+    /// Chunk `c` of a chain (`walk`).
+    #[inline(always)]
+    fn chunk(&self, c: usize) -> &Chunk {
+        debug_assert!(c < self.chunks.len());
+        // SAFETY: `walk` passes chunks of a chain, taken from the pool, which never shrinks.
+        unsafe { self.chunks.get_unchecked(c) }
+    }
+
+    /// The first `n <= CHUNK` entries of chunk `c` of a chain (`walk`).
+    #[inline(always)]
+    fn entries(&self, c: usize, n: usize) -> &[u64] {
+        debug_assert!(n <= CHUNK);
+        // SAFETY: `walk` passes at most `CHUNK` entries.
+        unsafe { self.chunk(c).0.get_unchecked(..n) }
     }
 
     /// Every pending event, in no particular order.
     pub fn events(&self) -> impl Iterator<Item = E> + '_ {
-        self.current[self.head..]
+        self.rest()
             .iter()
-            .chain((0..BUCKETS).flat_map(|b| self.chain(b).flat_map(|(_, p)| p)))
-            .map(|&x| E::unpack(x & PACKED_MASK))
+            .copied()
+            .chain((0..BUCKETS).flat_map(|b| {
+                let mut v = Vec::new();
+                self.walk(b, usize::MAX, |c, n| v.extend_from_slice(&self.chunks[c].0[..n]));
+                v
+            }))
+            .map(|x| E::unpack(x & PACKED_MASK))
             .chain(self.far.iter().map(|f| f.e))
     }
 
@@ -243,7 +331,9 @@ impl<E: Packed> CalendarQueue<E> {
     /// bucket is opened).
     #[inline]
     pub fn peek_current(&self, k: usize) -> Option<u64> {
-        self.current.get(self.head + k).map(|&x| x & PACKED_MASK)
+        let i = self.head + k;
+        // SAFETY: as in `rest`.
+        (i < self.end).then(|| unsafe { *self.base.add(i) } & PACKED_MASK)
     }
 
     /// Removes and returns the earliest entry (FIFO among equal times).
@@ -258,16 +348,11 @@ impl<E: Packed> CalendarQueue<E> {
     /// the memory loads overlap a bucket of work.
     #[inline]
     pub fn pop_with(&mut self, ready: impl FnMut(u64)) -> Option<(u64, u64)> {
-        // One check for both an exhausted bucket and the index's bounds.
-        let x = match self.current.get(self.head) {
-            Some(&x) => x,
-            None => {
-                if !self.refill(ready) {
-                    return None;
-                }
-                self.current[0]
-            }
-        };
+        if self.head == self.end && !self.refill(ready) {
+            return None;
+        }
+        // SAFETY: as in `rest`; `head < end` here.
+        let x = unsafe { *self.base.add(self.head) };
         self.head += 1;
         let t = (self.cur << SHIFT) | offset(x);
         Some((t, x & PACKED_MASK))
@@ -293,102 +378,134 @@ impl<E: Packed> CalendarQueue<E> {
     /// The current bucket is exhausted: open the next non-empty one; false when there is none
     /// (the queue is empty).
     fn refill(&mut self, mut ready: impl FnMut(u64)) -> bool {
-        self.current.clear();
-        self.head = 0;
-        let far = self.far.peek().map(|f| f.t >> SHIFT);
-        self.cur = match (self.next_in_wheel(), far) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => return false,
-        };
-        // Far entries the horizon now reaches, in (time, push) order: before any direct push.
-        while let Some(f) = self.far.peek() {
-            let k = f.t >> SHIFT;
-            if k - self.cur >= BUCKETS as u64 {
-                break;
-            }
-            let f = self.far.pop().expect("peeked");
-            self.put(k, f.t, f.e);
+        self.release();
+        let k = self.next_in_wheel().unwrap_or(u64::MAX).min(self.far_key);
+        if k == u64::MAX {
+            return false;
         }
-        let b = (self.cur & MASK) as usize;
+        self.cur = k;
+        if self.far_key - k < BUCKETS as u64 {
+            self.admit_far();
+        }
+        let b = (k & MASK) as usize;
         self.occupied[b >> 6] &= !(1 << (b & 63));
-        let tail = std::mem::take(&mut self.tail[b]) as usize;
-        let last = tail.wrapping_sub(1) / CHUNK;
-        let mut c = self.first[b] as usize;
-        while tail != 0 {
-            let n = if c == last { tail - c * CHUNK } else { CHUNK };
-            // The whole chunk, a fixed-size copy inlined (a loop per entry, or `memcpy` for `n`
-            // of them, cost more), then the length set past its `n` entries only.
-            let len = self.current.len();
-            if self.current.capacity() - len < CHUNK {
-                self.current.reserve(CHUNK);
+        let Ends { first, tail } = self.ends[b];
+        self.head = 0;
+        if (tail as usize - 1) / CHUNK == first as usize {
+            // One chunk: sorted where it is.
+            self.held = first;
+            self.end = tail as usize - first as usize * CHUNK;
+            self.base = self.chunks[first as usize].0.as_mut_ptr();
+        } else {
+            // Longer (a burst): copied out spread by the top `GROUP_BITS` of the offsets, a stable
+            // counting sort, so the insertion sort after moves entries only within a group.
+            let group = |x: u64| (x >> (64 - GROUP_BITS)) as usize;
+            let mut at = [0usize; 1 << GROUP_BITS];
+            self.walk(b, usize::MAX, |c, n| {
+                for &x in self.entries(c, n) {
+                    at[group(x)] += 1;
+                }
+            });
+            let mut len = 0;
+            for a in &mut at {
+                (*a, len) = (len, len + *a);
             }
-            debug_assert!(c < self.chunks.len() && n <= CHUNK);
-            // SAFETY: `c` is a chunk of the chain, taken from the pool, which never shrinks;
-            // the capacity holds `CHUNK` more entries past `len` (reserved just above), and the
-            // `n <= CHUNK` entries the length then covers were written by this copy.
-            unsafe {
-                let dst = self.current.as_mut_ptr().add(len).cast::<[u64; CHUNK]>();
-                dst.write_unaligned(self.chunks.get_unchecked(c).0);
-                self.current.set_len(len + n);
-            }
-            self.free.push(c as u32);
-            if c == last {
-                break;
-            }
-            c = self.next[c] as usize;
+            let mut current = std::mem::take(&mut self.current);
+            let mut free = std::mem::take(&mut self.free);
+            current.clear();
+            current.reserve(len);
+            let dst = current.as_mut_ptr();
+            self.walk(b, usize::MAX, |c, n| {
+                for &x in self.entries(c, n) {
+                    let g = group(x);
+                    // SAFETY: `at[g]` starts at the entries of the groups before `g` and counts
+                    // `g`'s entries, so each of the `len` slots reserved is written once.
+                    unsafe { dst.add(at[g]).write(x) };
+                    at[g] += 1;
+                }
+                free.push(c as u32);
+            });
+            // SAFETY: all `len` entries were written just above.
+            unsafe { current.set_len(len) };
+            self.current = current;
+            self.free = free;
+            self.base = self.current.as_mut_ptr();
+            self.end = self.current.len();
         }
-        // Stable: equal times keep their push order. Insertion sort (no allocation, one move
-        // per inversion: buckets are short, and a burst of equal times is already in order)
-        // unless the inversions pass a budget, then the general stable sort finishes (insertion
-        // never moves an entry past an equal one, so the order of ties is still the push order).
-        let v = &mut self.current[..];
-        let mut budget = 8 * v.len() + 64;
-        for i in 1..v.len() {
-            let x = v[i];
-            // `y > top` exactly when `offset(y) > offset(x)`: `top` is the largest entry with
-            // `x`'s offset, so one compare of whole entries, no shift of the loaded one.
-            let top = x | PACKED_MASK;
-            if v[i - 1] <= top {
-                continue;
-            }
-            // Shift the later entries of v[..i] up by one; on the subslice the indices are
-            // provably in bounds.
-            let s = &mut v[..=i];
-            let mut j = i;
-            while j > 0 && s[j - 1] > top {
-                s[j] = s[j - 1];
-                j -= 1;
-            }
-            s[j] = x;
-            budget = budget.saturating_sub(i - j);
-            if budget == 0 {
-                v.sort_by_key(|&x| offset(x));
-                break;
-            }
-        }
+        self.ends[b] = Ends::default();
+        // SAFETY: `base[0..end]` are the bucket's entries, in its held chunk or in `current`,
+        // and nothing else refers to them while they are sorted.
+        sort(unsafe { std::slice::from_raw_parts_mut(self.base, self.end) });
         // `ready` sees the events of the next bucket (usually the one after this, its lines
         // loaded when the previous bucket opened), so what they read loads while this bucket
         // runs; and this bucket's when it was not the next one when the previous bucket opened.
         // A later push into a bucket is not seen.
         if self.cur != self.readied {
-            for &x in &self.current {
+            // SAFETY: as in `rest`.
+            for &x in unsafe { std::slice::from_raw_parts(self.base, self.end) } {
                 ready(x & PACKED_MASK);
             }
         }
         self.readied = self.cur + 1;
-        for (_, part) in self.chain((self.readied & MASK) as usize) {
-            for &x in part {
+        self.walk((self.readied & MASK) as usize, usize::MAX, |c, n| {
+            for &x in self.entries(c, n) {
                 ready(x & PACKED_MASK);
             }
-        }
+        });
         // The bucket after next: start loading its first chunks' lines.
-        for (_, part) in self.chain(((self.cur + 2) & MASK) as usize).take(4) {
-            for line in part.iter().step_by(8) {
-                super::packet::prefetch(line);
-            }
-        }
+        self.walk(((self.cur + 2) & MASK) as usize, 4, |c, _| {
+            super::packet::prefetch_all(self.chunk(c));
+        });
         true
+    }
+
+    /// Far entries the horizon now reaches move into the wheel in (time, push) order: before
+    /// any direct push into their buckets.
+    #[inline(never)]
+    fn admit_far(&mut self) {
+        while let Some(f) = self.far.peek() {
+            let k = f.t >> SHIFT;
+            if k - self.cur >= BUCKETS as u64 {
+                self.far_key = k;
+                return;
+            }
+            let f = self.far.pop().expect("peeked");
+            self.put(k, f.t, f.e);
+        }
+        self.far_key = u64::MAX;
+    }
+}
+
+/// Sorts a bucket's entries stably by offset, so equal times keep their push order. Insertion
+/// sort (no allocation, one move per inversion: buckets are short, and a burst of equal times is
+/// already in order) unless the inversions pass a budget, then the general stable sort finishes
+/// (insertion never moves an entry past an equal one, so the order of ties is still the push
+/// order).
+#[inline(always)]
+fn sort(v: &mut [u64]) {
+    let mut budget = 8 * v.len() + 64;
+    for i in 1..v.len() {
+        let x = v[i];
+        // `y > top` exactly when `offset(y) > offset(x)`: `top` is the largest entry with
+        // `x`'s offset, so one compare of whole entries, no shift of the loaded one.
+        let top = x | PACKED_MASK;
+        if v[i - 1] <= top {
+            continue;
+        }
+        // Shift the later entries of v[..i] up by one; on the subslice the indices are
+        // provably in bounds.
+        let s = &mut v[..=i];
+        let mut j = i;
+        while j > 0 && s[j - 1] > top {
+            s[j] = s[j - 1];
+            j -= 1;
+        }
+        s[j] = x;
+        budget = budget.saturating_sub(i - j);
+        if budget == 0 {
+            v.sort_by_key(|&x| offset(x));
+            break;
+        }
     }
 }
 

@@ -122,7 +122,7 @@ const TAG_ARRIVE: u64 = 0;
 const TAG_TXFREE: u64 = 1;
 
 /// An event in the calendar's wheel: the variant in bits 48..52, its `u32` in bits 0..32, a
-/// flag or timer kind in bits 32..40 (`queue::PACKED_BITS` is 54).
+/// flag or timer kind in bits 32..40 (`queue::PACKED_BITS` is 52).
 impl Packed for Ev {
     #[inline(always)]
     fn pack(self) -> u64 {
