@@ -16,8 +16,9 @@ impl Engine<'_> {
     /// A data packet of class `tc` leaves switch `node`'s egress queue at `out`, `queue_bytes` of its class
     /// staying behind: ECN CE (RED/step) or IB FECN (threshold, one in `marking_rate + 1`).
     /// Marking at dequeue, as the HPCC ns-3 switch (`SwitchNotifyDequeue`) and Mellanox
-    /// switches do, so the mark does not wait behind the queue it reports.
-    #[inline]
+    /// switches do, so the mark does not wait behind the queue it reports. Inlined into the
+    /// dequeue as far as the test for a marking policy, the marking itself a call.
+    #[inline(always)]
     pub(super) fn cc_mark(
         &mut self,
         id: u32,
@@ -26,6 +27,14 @@ impl Engine<'_> {
         tc: usize,
         queue_bytes: u64,
     ) {
+        if self.cc.marker.is_some() {
+            self.cc_mark_marking(id, node, out, tc, queue_bytes);
+        }
+    }
+
+    /// `cc_mark` under a marking policy.
+    #[inline(never)]
+    fn cc_mark_marking(&mut self, id: u32, node: usize, out: usize, tc: usize, queue_bytes: u64) {
         let Some(m) = &self.cc.marker else {
             return;
         };
