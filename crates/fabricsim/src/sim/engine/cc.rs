@@ -224,13 +224,20 @@ impl Engine<'_> {
     }
 
     /// The flag a new data packet of QP `qi` with PSN `psn` carries: it stays on the static route
-    /// when its message is below the adaptive-routing threshold.
-    #[inline]
+    /// when its message is below the adaptive-routing threshold. The test for that threshold
+    /// inlined into the NIC's send, the lookup a call.
+    #[inline(always)]
     pub(super) fn ar_flags(&self, qi: u32, psn: u32) -> u8 {
         let t = self.p.cc.ar_threshold_bytes;
         if self.p.routing != RoutePolicy::Adaptive || t == 0 {
             return 0;
         }
+        self.ar_static_flag(qi, psn, t)
+    }
+
+    /// `ar_flags` under adaptive routing with threshold `t` bytes.
+    #[inline(never)]
+    fn ar_static_flag(&self, qi: u32, psn: u32, t: u64) -> u8 {
         let qp = &self.qps[qi as usize];
         let i = qp.segs.partition_point(|s| s.end <= psn);
         let msg = qp.segs[i].msg;
