@@ -65,10 +65,21 @@ pub struct Pfc {
     pub xoff_sent: Vec<u64>,
     pub pauses_rx: Vec<u64>,
     pub watchdog_trips: u64,
+    /// `params.xoff` as the packet path computes it (one match per threshold).
+    xoff: Xoff,
+}
+
+/// The XOFF threshold rule.
+#[derive(Clone, Copy, Debug)]
+enum Xoff {
+    /// Bytes.
+    Static(u64),
     /// A dynamic alpha of the form m / 2^s (0.125 = 1 / 2^3) with every m x shared size below
     /// 2^53: the threshold is then `(m * free) >> s`, equal to the float product (which is
     /// exact) without the float conversions.
-    alpha_dyadic: Option<(u64, u32)>,
+    Dyadic(u64, u32),
+    /// Any other dynamic alpha: `alpha * free`.
+    Alpha(f64),
 }
 
 /// `alpha` as (m, s) with alpha = m / 2^s, when m x `max` stays below 2^53 (so
@@ -95,12 +106,15 @@ impl Pfc {
     pub fn new(params: PfcParams, ntc: usize, headroom: Vec<u64>, shared_size: Vec<u64>) -> Pfc {
         let n = headroom.len();
         let max_shared = shared_size.iter().copied().max().unwrap_or(0);
-        let alpha_dyadic = match params.xoff {
-            PfcThreshold::Dynamic(alpha) => dyadic(alpha, max_shared),
-            PfcThreshold::Static(_) => None,
+        let xoff = match params.xoff {
+            PfcThreshold::Static(b) => Xoff::Static(b),
+            PfcThreshold::Dynamic(alpha) => match dyadic(alpha, max_shared) {
+                Some((m, s)) => Xoff::Dyadic(m, s),
+                None => Xoff::Alpha(alpha),
+            },
         };
         Pfc {
-            alpha_dyadic,
+            xoff,
             params,
             ntc,
             ing: (0..n * ntc)
@@ -142,12 +156,10 @@ impl Pfc {
     /// The XOFF threshold when `free` bytes of the node's shared pool are free (`shared_free`).
     #[inline]
     fn threshold_at(&self, free: u64) -> u64 {
-        match self.params.xoff {
-            PfcThreshold::Static(b) => b,
-            PfcThreshold::Dynamic(alpha) => match self.alpha_dyadic {
-                Some((m, s)) => (m * free) >> s,
-                None => (alpha * free as f64) as u64,
-            },
+        match self.xoff {
+            Xoff::Static(b) => b,
+            Xoff::Dyadic(m, s) => (m * free) >> s,
+            Xoff::Alpha(alpha) => (alpha * free as f64) as u64,
         }
     }
 

@@ -401,6 +401,7 @@ mod tests {
         );
         for (t, want_fast) in [(&ft4, true), (&rail, true), (&odd, false)] {
             let table = RouteTable::new(t, RoutePolicy::EcmpFlowHash, true);
+            let off = RouteTable::new(t, RoutePolicy::EcmpFlowHash, false);
             let mut fast = 0;
             for n in 0..t.nodes.len() as u32 {
                 if !t.nodes[n as usize].is_switch() {
@@ -412,6 +413,15 @@ mod tests {
                     let (rc, rup) = t.routing.next_hops_up(NodeId(n), HostId(d));
                     assert_eq!((c, up), (rc, rup), "node {n} dst {d}");
                     assert_eq!(salt, switch_salt(n));
+                    // The hop's inline choice: `choose` among the reference candidates at a
+                    // node with uniform blocks, none elsewhere or in a table built without it.
+                    for hash in [0, 0x9e37_79b9, u32::MAX] {
+                        let k = choose(RoutePolicy::EcmpFlowHash, rc.len(), hash, d, salt, rup);
+                        let want = (table.nodes[n as usize].fast && !rc.is_empty()).then(|| rc[k]);
+                        // SAFETY: `n` is one of `t`'s nodes.
+                        assert_eq!(unsafe { table.static_choice(n, d, hash) }, want);
+                        assert_eq!(unsafe { off.static_choice(n, d, hash) }, None);
+                    }
                 }
             }
             let switches = t.nodes.iter().filter(|x| x.is_switch()).count();

@@ -16,8 +16,9 @@ impl Engine<'_> {
     /// A data packet of class `tc` leaves switch `node`'s egress queue at `out`, `queue_bytes` of its class
     /// staying behind: ECN CE (RED/step) or IB FECN (threshold, one in `marking_rate + 1`).
     /// Marking at dequeue, as the HPCC ns-3 switch (`SwitchNotifyDequeue`) and Mellanox
-    /// switches do, so the mark does not wait behind the queue it reports.
-    #[inline]
+    /// switches do, so the mark does not wait behind the queue it reports. Inlined into the
+    /// dequeue as far as the test for a marking policy, the marking itself a call.
+    #[inline(always)]
     pub(super) fn cc_mark(
         &mut self,
         id: u32,
@@ -26,6 +27,14 @@ impl Engine<'_> {
         tc: usize,
         queue_bytes: u64,
     ) {
+        if self.cc.marker.is_some() {
+            self.cc_mark_marking(id, node, out, tc, queue_bytes);
+        }
+    }
+
+    /// `cc_mark` under a marking policy.
+    #[inline(never)]
+    fn cc_mark_marking(&mut self, id: u32, node: usize, out: usize, tc: usize, queue_bytes: u64) {
         let Some(m) = &self.cc.marker else {
             return;
         };
@@ -215,13 +224,20 @@ impl Engine<'_> {
     }
 
     /// The flag a new data packet of QP `qi` with PSN `psn` carries: it stays on the static route
-    /// when its message is below the adaptive-routing threshold.
-    #[inline]
+    /// when its message is below the adaptive-routing threshold. The test for that threshold
+    /// inlined into the NIC's send, the lookup a call.
+    #[inline(always)]
     pub(super) fn ar_flags(&self, qi: u32, psn: u32) -> u8 {
         let t = self.p.cc.ar_threshold_bytes;
         if self.p.routing != RoutePolicy::Adaptive || t == 0 {
             return 0;
         }
+        self.ar_static_flag(qi, psn, t)
+    }
+
+    /// `ar_flags` under adaptive routing with threshold `t` bytes.
+    #[inline(never)]
+    fn ar_static_flag(&self, qi: u32, psn: u32, t: u64) -> u8 {
         let qp = &self.qps[qi as usize];
         let i = qp.segs.partition_point(|s| s.end <= psn);
         let msg = qp.segs[i].msg;

@@ -54,9 +54,9 @@ impl Engine<'_> {
     }
 
     /// The egress port of packet `pk` at switch `node`: under static routing without forced
-    /// next hops (`RouteTable::static_choice`) the routing policy's choice when that port is routable
-    /// and up without a global reroute on it, inlined into the hop; otherwise the general path
-    /// (`egress_routed`) decides, from the same static choice.
+    /// next hops (`RouteTable::static_choice`) the routing policy's choice when that port is
+    /// routable and up without a global reroute on it, inlined into the hop; otherwise the
+    /// general path (`egress_routed`) decides, from the same static choice.
     #[inline(always)]
     fn egress_of(&self, node: u32, pk: &Packet) -> Result<usize, DropReason> {
         // SAFETY: `node` is the switch of an ingress port (`PortInfo::node`, a topology node
