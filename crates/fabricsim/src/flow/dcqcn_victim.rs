@@ -320,6 +320,13 @@ pub fn victim_caps<'r>(
         (out.peak_queue_bytes, trace)
     };
     let mut models: BTreeMap<BurstKey, (u64, QueueTrace)> = BTreeMap::new();
+    // A model's reaction point's rates over time (`dcqcn_incast::rates`), for `fed_queue`.
+    let mut rp_rates: BTreeMap<BurstKey, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut rates_of = |inc: &Incast| -> Vec<(u64, u64)> {
+        (rp_rates.entry(key(inc)))
+            .or_insert_with(|| dcqcn_incast::rates(inc, d, ecn).1)
+            .clone()
+    };
     let mut paused: BTreeMap<QueueKey, pfc_pause::Paused> = BTreeMap::new();
     // Per congested egress into a NIC, the burst queues that feed it (index, share, lag).
     let mut fed: BTreeMap<u32, Vec<(u32, f64, u64)>> = BTreeMap::new();
@@ -425,12 +432,11 @@ pub fn victim_caps<'r>(
             let Some(ing) = pfc_pause::Ingress::of(topo, p, topo.ports[port.idx()].node) else {
                 continue;
             };
-            let (_, deep_rates) = dcqcn_incast::rates(&deep[&r], d, ecn);
+            let deep_rates = rates_of(&deep[&r]);
             let queues: Vec<QueueTrace> = (list.iter())
                 .map(|&(b, share, _)| {
                     let inc = incast_of(&bursts[b as usize].0, frame);
-                    let (_, own) = dcqcn_incast::rates(&inc, d, ecn);
-                    fed_queue(&inc, &own, &deep_rates, share)
+                    fed_queue(&inc, &rates_of(&inc), &deep_rates, share)
                 })
                 .collect();
             let feeders: Vec<pfc_pause::Feeder> = (list.iter().zip(&queues))
