@@ -446,7 +446,9 @@ pub fn victim_caps<'r>(
                     lag_ps,
                 })
                 .collect();
-            let out = pfc_pause::paused(&feeders, &models[&key(&deep[&r])].1, &ing);
+            // The ingresses that feed `r`: the links into its switch its flows take.
+            let n = feeds.keys().filter(|k| k.1 == r).count() as u32;
+            let out = pfc_pause::paused(&feeders, &models[&key(&deep[&r])].1, &ing, n);
             for (&(b, _, _), q) in list.iter().zip(out) {
                 let kq = &mut bursts[b as usize];
                 kq.1 = Some((gi as u32, b));

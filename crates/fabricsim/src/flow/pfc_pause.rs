@@ -88,6 +88,22 @@ impl Ingress {
             PfcThreshold::Dynamic(alpha) => alpha * (self.shared_bytes as f64 - used).max(0.0),
         }
     }
+
+    /// The most the switch's shared pool holds when `n` ingresses feed it: each is paused
+    /// once its bytes pass the threshold, so at most `n x threshold`, and with a dynamic one
+    /// `used = n alpha (B - used)`, `B n alpha / (1 + n alpha)` (1,024 GPUs 127:1, 55 spine
+    /// downlinks into the receiver's leaf: 103,812 KB of its 118,912 KB pool, where the
+    /// receiver's mean field reaches 128.8 MB; the packet engine's root queue peaks at 102,394
+    /// KB, `flow_calibrate -- victim-pause 1024 127`).
+    pub fn most_used(&self, n: u32) -> f64 {
+        let n = n as f64;
+        match self.xoff {
+            PfcThreshold::Static(b) => n * b as f64,
+            PfcThreshold::Dynamic(alpha) => {
+                self.shared_bytes as f64 * n * alpha / (1.0 + n * alpha)
+            }
+        }
+    }
 }
 
 /// A burst queue that feeds the next switch's congested egress: its depth over time as its
@@ -124,9 +140,16 @@ pub fn lag_ps(topo: &Topology, p: &SimParams, link: u32) -> u64 {
 /// drained; an empty queue's are taken as none) drain only while its ingress is not XOFF.
 /// The congested egress's mean field counts the bytes as they reach the burst queues; those a
 /// pause holds back are not yet in the next switch: its depth is the mean field's less them,
-/// so a queue that resumes lowers the threshold for all (the ingresses share the free pool).
+/// so a queue that resumes lowers the threshold for all (the ingresses share the free pool);
+/// the mean field is not bounded by the pauses of the other `ingresses` that feed the
+/// congested egress, so the buffer use is at most [`Ingress::most_used`] of them all.
 /// Returns each queue paused, up to its drain (or `HORIZON_PS`).
-pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<Paused> {
+pub fn paused(
+    feeders: &[Feeder],
+    congested: &QueueTrace,
+    ing: &Ingress,
+    ingresses: u32,
+) -> Vec<Paused> {
     struct State {
         c: f64,
         prev: f64,
@@ -171,6 +194,7 @@ pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<
     let last = |q: &QueueTrace| q.samples().0.last().copied().unwrap_or(0);
     let end = feeders.iter().map(|f| last(f.queue)).max().unwrap_or(0);
     let root_bps = congested.egress_bps.max(1) as f64;
+    let most = ing.most_used(ingresses.max(feeders.len() as u32));
     let mut t = 0u64;
     while t < HORIZON_PS && (t <= end || st.iter().any(|s| s.q > 0.0)) {
         t += STEP_PS;
@@ -178,7 +202,7 @@ pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<
         let back: f64 = (st.iter().zip(feeders))
             .map(|(s, f)| (s.q - f.queue.depth(t - STEP_PS)).max(0.0) * f.share)
             .sum();
-        let used = (congested.depth(t) - back).max(0.0);
+        let used = (congested.depth(t) - back).clamp(0.0, most);
         let thr = ing.threshold(used);
         let wait = (used * 8e12 / root_bps) as u64;
         for (s, f) in st.iter_mut().zip(feeders) {
@@ -284,6 +308,32 @@ mod tests {
         assert!(Ingress::of(&topo, &p, nic).is_none());
     }
 
+    #[test]
+    fn the_pool_holds_at_most_every_ingress_at_its_threshold() {
+        // n ingresses each holding the threshold: used = n alpha (B - used), the fixed point
+        // B n alpha / (1 + n alpha); 48 at alpha 1/8 hold 6/7 of the pool. Static: n x bytes.
+        let ing = Ingress {
+            shared_bytes: 118_912 << 10,
+            xoff: PfcThreshold::Dynamic(0.125),
+            xon_offset_bytes: 8_356,
+        };
+        let most = ing.most_used(48);
+        assert!(
+            (most - (118_912u64 << 10) as f64 * 6.0 / 7.0).abs() < 1.0,
+            "{most}"
+        );
+        assert!((48.0 * ing.threshold(most) - most).abs() < 1.0);
+        let fixed = Ingress {
+            xoff: PfcThreshold::Static(256 << 10),
+            ..ing
+        };
+        assert_eq!(fixed.most_used(3), (3 * (256 << 10)) as f64);
+    }
+
+    /// Ingresses that feed the deep egress of the tests below, so that they may hold it:
+    /// 1,000 x 256 KB.
+    const OTHERS: u32 = 1_000;
+
     /// A queue of `bytes` that all arrive in the first step and drain at 400 Gb/s.
     fn burst(bytes: f64) -> QueueTrace {
         let c = 400e9 / 8.0 * STEP_PS as f64 * 1e-12;
@@ -325,6 +375,7 @@ mod tests {
             }],
             &deep,
             &ing,
+            OTHERS,
         );
         let (at, depth) = out[0].depth.samples();
         let drained = at[depth.iter().rposition(|&d| d > 0.0).unwrap() + 1];
@@ -343,6 +394,7 @@ mod tests {
             }],
             &none,
             &ing,
+            1,
         );
         let (at, depth) = free[0].depth.samples();
         let drained = at[depth.iter().rposition(|&d| d > 0.0).unwrap() + 1];
@@ -375,7 +427,7 @@ mod tests {
                 share: 1.0,
                 lag_ps,
             };
-            let out = paused(&[feeder], &deep, &ing);
+            let out = paused(&[feeder], &deep, &ing, OTHERS);
             let (at, depth) = out[0].depth.samples();
             let held = out[0].depth.depth(100_000_000);
             let i = depth.iter().position(|&d| d < held as f32).unwrap();
