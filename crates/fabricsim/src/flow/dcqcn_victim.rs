@@ -25,7 +25,8 @@
 //!   Kmin in its own mean field) is paused by the next switch's PFC ingress (`pfc_pause`, all
 //!   the burst queues feeding that egress at once; burst queues no victim crosses join them):
 //!   it drains only while unpaused, so the victim's frames wait there through the pauses and
-//!   leave it marked by the depth the pauses hold;
+//!   leave it marked by the depth the pauses hold; its flows into that egress are cut by that
+//!   egress's marks, not by its own (`fed_queue`), so it fills higher than its own mean field;
 //! - the flow engine caps the victim at its bytes over the time its last byte leaves the
 //!   queues (`victim_caps`), as `dcqcn_incast` caps a group by its drain.
 //!
@@ -40,15 +41,16 @@
 //! fires one T (300 us) after its last cut and ends at 372-373 us (alone with the incast 376
 //! us); the one marked for ~29 us (6 CNPs) keeps ~7-10 Gb/s and ends at 164 us; the one behind
 //! the paused downlink (28 CNPs) at 771 us. The flow engine without this model: 27-48 us for all
-//! four; with it 364.1, 170.9, 531.3, 364.1 us (427.4 for the paused one without
-//! `pfc_pause`; `tests/flow_xval.rs` asserts each, the paused one within 35%). In the
+//! four; with it 366.6, 170.9, 791.7, 366.6 us (427.4 for the paused one without
+//! `pfc_pause`, 531.3 with session 10's: no headroom, and the burst queue cut by its own
+//! marks, peak 3.1 MB; `tests/flow_xval.rs` asserts each within 10%). In the
 //! 1,024-GPU permutation of 256 KB (`flow_xval`'s case) ECMP collisions are bursts too: its
 //! mean FCT goes from 17.60 to 17.8 us (packet 17.19).
 //! Not modeled: the pauses' feedback on the burst's own flows (its mean field is not bounded by
 //! XOFF, as in `dcqcn_incast`; the paused queue keeps the mean field's arrivals), pauses of
 //! queues before other egresses than one into a NIC, marks the burst's flows draw at other
-//! queues (an incast flow is cut by its receiver's egress too; the mean field at the burst
-//! queue cuts it only there), flows that are not dependency-free starters, adaptive routing (no
+//! queues than a congested egress into a NIC right after it (there the mean field at the burst
+//! queue cuts them only by its own marks), flows that are not dependency-free starters, adaptive routing (no
 //! static route to scan). A resend after a NAK waits no extra queueing (`ResendWait::PerNak(0)`).
 
 use std::collections::{BTreeMap, VecDeque};
@@ -188,6 +190,59 @@ fn key(inc: &Incast) -> BurstKey {
     )
 }
 
+fn incast_of(k: &BurstKey, frame_bytes: u64) -> Incast {
+    let &(senders, bytes, offered_bps, egress_bps, loop_ps, line) = k;
+    Incast {
+        senders,
+        bytes,
+        offered_bps,
+        nic_line: BitRate(line),
+        egress_bps,
+        loop_ps,
+        frame_bytes,
+    }
+}
+
+/// The depth over time of burst queue `inc` whose flows go on, `share` of them, into a
+/// congested egress into a NIC. Those are cut by that egress's marks, not this queue's: each
+/// packet they deliver has passed the deep egress, above Kmax and so marked there, and a mark
+/// of this queue reaches the receiver only after the deep egress's wait (hundreds of us); so
+/// they send at the deep egress's mean-field reaction point's rate (`deep`), the others at
+/// this queue's own (`own`; both `dcqcn_incast::rates`, from the senders' start), each at most
+/// its offered rate, reaching the queue half a feedback loop after they are sent. Traced on
+/// the packet engine (`flow_calibrate -- victim-pause`): the spine downlink of 5 incast QPs and
+/// a victim grows at ~215 KB/us to ~20 us and peaks at 4.6 MB, where this queue's own mean
+/// field (cut by its own marks) peaks at 3.1 MB.
+fn fed_queue(inc: &Incast, own: &[(u64, u64)], deep: &[(u64, u64)], share: f64) -> QueueTrace {
+    let n = inc.senders.max(1) as f64;
+    let line = inc.nic_line.bps();
+    let rate = |steps: &[(u64, u64)], t: u64| {
+        let i = steps.partition_point(|s| s.0 <= t);
+        let rp = if i == 0 { line } else { steps[i - 1].1 };
+        rp.min(inc.offered_bps) as f64 / 8.0 * STEP_PS as f64 * 1e-12
+    };
+    let c = inc.egress_bps as f64 / 8.0 * STEP_PS as f64 * 1e-12;
+    let half = inc.loop_ps / 2;
+    // Bytes each flow of the two parts has left to send.
+    let (mut deep_left, mut own_left) = (inc.bytes as f64, inc.bytes as f64);
+    let (mut at, mut depth) = (Vec::new(), Vec::new());
+    let (mut t, mut q) = (0u64, 0.0f64);
+    while t < HORIZON_PS && (deep_left > 0.0 || own_left > 0.0 || q > 0.0) {
+        let sent = t.checked_sub(half).map(|s| {
+            let a = rate(deep, s).min(deep_left);
+            let b = rate(own, s).min(own_left);
+            deep_left -= a;
+            own_left -= b;
+            n * (share * a + (1.0 - share) * b)
+        });
+        q = (q + sent.unwrap_or(0.0) - c).max(0.0);
+        t += STEP_PS;
+        at.push(t);
+        depth.push(q as f32);
+    }
+    QueueTrace::from_samples(at, depth, inc.egress_bps)
+}
+
 /// A queue a victim crosses: a burst queue's model, and when the next switch pauses it, its
 /// start group and index among that group's burst queues (its paused depth depends on every
 /// burst queue that feeds the same congested egress).
@@ -265,9 +320,16 @@ pub fn victim_caps<'r>(
         (out.peak_queue_bytes, trace)
     };
     let mut models: BTreeMap<BurstKey, (u64, QueueTrace)> = BTreeMap::new();
+    // A model's reaction point's rates over time (`dcqcn_incast::rates`), for `fed_queue`.
+    let mut rp_rates: BTreeMap<BurstKey, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut rates_of = |inc: &Incast| -> Vec<(u64, u64)> {
+        (rp_rates.entry(key(inc)))
+            .or_insert_with(|| dcqcn_incast::rates(inc, d, ecn).1)
+            .clone()
+    };
     let mut paused: BTreeMap<QueueKey, pfc_pause::Paused> = BTreeMap::new();
-    // Per congested egress into a NIC, the burst queues that feed it (index, share).
-    let mut fed: BTreeMap<u32, Vec<(u32, f64)>> = BTreeMap::new();
+    // Per congested egress into a NIC, the burst queues that feed it (index, share, lag).
+    let mut fed: BTreeMap<u32, Vec<(u32, f64, u64)>> = BTreeMap::new();
     let mut sent: BTreeMap<(u64, u64, u64, u64, Vec<QueueKey>), Sent> = BTreeMap::new();
     // Per link and congested egress into a NIC right after it, the flows of this group over both.
     let mut feeds: BTreeMap<(u32, u32), u32> = BTreeMap::new();
@@ -346,7 +408,7 @@ pub fn victim_caps<'r>(
         }
         // A burst queue feeding a congested egress into a NIC is paused by the next switch's
         // ingress (`pfc_pause`): the one its flows feed most.
-        let mut into: Vec<Option<(u32, f64)>> = vec![None; bursts.len()];
+        let mut into: Vec<Option<(u32, f64, u64)>> = vec![None; bursts.len()];
         for (&(l, r), &n) in &feeds {
             let (Some(&b), Some(inc)) = (burst_at.get(l as usize), deep.get(&r)) else {
                 continue;
@@ -356,13 +418,13 @@ pub fn victim_caps<'r>(
             };
             let share = n as f64 / load[l as usize].flows.max(1) as f64;
             let (peak, _) = models.entry(key(inc)).or_insert_with(|| model(inc));
-            if *peak > kmin && to.is_none_or(|(_, s)| share > s) {
-                *to = Some((r, share));
+            if *peak > kmin && to.is_none_or(|(_, s, _)| share > s) {
+                *to = Some((r, share, pfc_pause::lag_ps(topo, p, l)));
             }
         }
         for (b, to) in into.iter().enumerate() {
-            if let Some((r, share)) = *to {
-                fed.entry(r).or_default().push((b as u32, share));
+            if let Some((r, share, lag)) = *to {
+                fed.entry(r).or_default().push((b as u32, share, lag));
             }
         }
         for (&r, list) in &fed {
@@ -370,15 +432,24 @@ pub fn victim_caps<'r>(
             let Some(ing) = pfc_pause::Ingress::of(topo, p, topo.ports[port.idx()].node) else {
                 continue;
             };
-            let feeders: Vec<pfc_pause::Feeder> = list
-                .iter()
-                .map(|&(b, share)| pfc_pause::Feeder {
-                    queue: &models[&bursts[b as usize].0].1,
-                    share,
+            let deep_rates = rates_of(&deep[&r]);
+            let queues: Vec<QueueTrace> = (list.iter())
+                .map(|&(b, share, _)| {
+                    let inc = incast_of(&bursts[b as usize].0, frame);
+                    fed_queue(&inc, &rates_of(&inc), &deep_rates, share)
                 })
                 .collect();
-            let out = pfc_pause::paused(&feeders, &models[&key(&deep[&r])].1, &ing);
-            for (&(b, _), q) in list.iter().zip(out) {
+            let feeders: Vec<pfc_pause::Feeder> = (list.iter().zip(&queues))
+                .map(|(&(_, share, lag_ps), queue)| pfc_pause::Feeder {
+                    queue,
+                    share,
+                    lag_ps,
+                })
+                .collect();
+            // The ingresses that feed `r`: the links into its switch its flows take.
+            let n = feeds.keys().filter(|k| k.1 == r).count() as u32;
+            let out = pfc_pause::paused(&feeders, &models[&key(&deep[&r])].1, &ing, n);
+            for (&(b, _, _), q) in list.iter().zip(out) {
                 let kq = &mut bursts[b as usize];
                 kq.1 = Some((gi as u32, b));
                 paused.insert(*kq, q);
@@ -532,5 +603,39 @@ mod tests {
         let one = send(&victim(4 << 20), &[&high], &d, &red());
         let both = send(&victim(4 << 20), &[&high, &low], &d, &red());
         assert!(one.cuts >= 2 && both.cuts >= 2, "{one:?} {both:?}");
+    }
+
+    #[test]
+    fn a_burst_into_a_deep_egress_follows_that_egress_reaction_point() {
+        // 5 flows of 1 MB offered at 400 Gb/s into a 400 Gb/s egress, the half loop 1 us. Never
+        // cut: 1,048,576 B per flow at 50,000 B/us takes 20.97 us, the queue growing at 4 x
+        // 50,000 B/us, so it peaks at 4 x 1,048,576 = 4,194,304 B (less a step's rounding).
+        // With the deep egress's reaction point at 100 Gb/s from the start (share 1), its flows
+        // send for 83.9 us and the queue peaks at 5 x 1 MB - 83.9 us x 50,000 B/us = 1 MB; with
+        // share 0 the queue's own reaction point (never cut) sets the first peak again.
+        let inc = Incast {
+            senders: 5,
+            bytes: 1 << 20,
+            offered_bps: LINE,
+            nic_line: BitRate::gbps(400),
+            egress_bps: LINE,
+            loop_ps: 2_000_000,
+            frame_bytes: 4_096,
+        };
+        let peak = |q: &QueueTrace| q.samples().1.iter().fold(0.0f32, |a, &b| a.max(b)) as f64;
+        let slow = [(0, 100_000_000_000)];
+        let never = fed_queue(&inc, &[], &[], 1.0);
+        assert!(
+            (peak(&never) - 4_194_304.0).abs() <= 4.0 * 2_500.0,
+            "{}",
+            peak(&never)
+        );
+        let cut = fed_queue(&inc, &[], &slow, 1.0);
+        assert!(
+            (peak(&cut) - 1_048_576.0).abs() <= 4.0 * 2_500.0,
+            "{}",
+            peak(&cut)
+        );
+        assert_eq!(fed_queue(&inc, &[], &slow, 0.0), never);
     }
 }

@@ -1,9 +1,13 @@
 //! PFC pauses of a switch egress whose next hop holds a congested egress: the next switch's
 //! ingress from that egress counts the bytes it took in until they leave (they wait in the
-//! congested egress's FIFO), and sends XOFF once that count passes the threshold (dynamic:
-//! `alpha x` the switch's free shared pool; static: a number of bytes), XON once it is the XON
-//! offset below it (IEEE 802.1Qbb; the admission of `sim::pfc`, after the HPCC ns-3
-//! `switch-mmu.cc`). The egress drains only while unpaused: a burst queue that feeds a deep
+//! congested egress's FIFO) in the shared pool while that count is under the threshold
+//! (dynamic: `alpha x` the switch's free shared pool; static: a number of bytes), beyond it in
+//! its headroom, and sends XOFF once the headroom holds a byte, XON once the headroom is empty
+//! and the count is the XON offset below the threshold; a byte leaving frees headroom first
+//! (IEEE 802.1Qbb; the admission of `sim::pfc`, after the HPCC ns-3 `switch-mmu.cc`). The
+//! egress stops one lag after XOFF and resumes one lag after XON ([`lag_ps`]: the PAUSE frame,
+//! the cable and the peer's response, the headroom formula's terms): what it sends in that lag
+//! fills the headroom. The egress drains only while unpaused: a burst queue that feeds a deep
 //! congested egress stays deep long after its flows were cut (`flow::dcqcn_victim`).
 //!
 //! The congested egress's depth over time is a mean-field queue (`dcqcn_incast`) that counts
@@ -14,19 +18,25 @@
 //! ingress count is fluid: bytes passed on while the switch holds `U` leave it `U / C` later
 //! (FIFO at the congested egress's rate `C`).
 //!
+//! So a pause lasts until the bytes of one lag have left the congested egress, at the
+//! ingress's share of its departures: the bytes that reach its head came in while it filled
+//! (at ~2.4 MB/us, 48 times its drain), so a 400 Gb/s ingress's bytes leave at ~1 KB/us and
+//! the headroom's ~86 KB take ~85 us; meanwhile the threshold rose with the drain (1/8 of it),
+//! and at XON the ingress passes that rise, shared with the ingresses that resume with it (the
+//! threshold falls by 1/8 of what they all pass), plus one lag: a burst of ~0.5 MB per XON.
 //! Traced on the packet engine by `flow_calibrate -- victim-pause` (roce-400g, 1,024 GPUs,
 //! 99:1 x 1 MB + 8 victims; leaf shared pool 118,912 KB by [`Ingress::of`]): the spine
 //! downlinks into the receiver's leaf that carry 4-5 incast QPs are paused from 80 us (the
-//! leaf holds 91 MB: threshold 3.4 MB, their ingresses 3.6-3.8 MB), those with 1-3 never; on
-//! the packet engine's own samples this rule resumes the 5-QP one at 171 us as the packet
-//! engine does (XON at 171, 271, 365 us), but there each XON lets a burst of 0.3-0.7 MB through
-//! (the four resume together and fill the leaf, and the threshold falls) and the next waits for
-//! it to leave, so its queue holds 1-2 MB to 365 us; here the queue drains from 140 us at the
-//! rate the threshold allows (6 KB/us, there 4). The model's 5-QP queue also peaks lower (its
-//! mean field: 3.1 MB, the packet engine 4.6). Not modeled: the peer's response time (bytes in
-//! flight after XOFF count as shared; no burst per XON), other deep egresses of the same
-//! switch, bytes the paused egress passes to other egresses of the next switch (counted as
-//! leaving at once), the pauses' feedback on the burst's DCQCN marks.
+//! leaf holds 91 MB: threshold 3.4 MB), those with 1-3 never; the 5-QP one that victim 4
+//! crosses (its leaf ingress's `sim::pfc` counters printed by a local debug build, session
+//! 11): XOFF at 81.9 us (3,452 KB shared, 21 frames = 86 KB into headroom), XON at 166.4,
+//! 261.2, 364.5, 445.8 us, each as the headroom emptied (shared 3,460-4,710 KB, the threshold
+//! then 3,923-5,105 KB), 117-173 frames through per XON (96-152 under the threshold, 21 in the
+//! lag); its queue (the trace's samples) 2,058 KB paused, 1,583, 994, 393, empty at ~457 us. The model: XOFF at 80 us, XON at 159, 258, 366,
+//! 465 us; the queue 2,095 KB paused, then 1,626, 1,072, 352, above Kmin to 470 us. Not
+//! modeled: other deep egresses of the same switch, bytes the paused egress passes to other
+//! egresses of the next switch (counted as leaving at once), the pauses' feedback on the
+//! burst's DCQCN marks.
 
 use std::collections::VecDeque;
 
@@ -78,6 +88,22 @@ impl Ingress {
             PfcThreshold::Dynamic(alpha) => alpha * (self.shared_bytes as f64 - used).max(0.0),
         }
     }
+
+    /// The most the switch's shared pool holds when `n` ingresses feed it: each is paused
+    /// once its bytes pass the threshold, so at most `n x threshold`, and with a dynamic one
+    /// `used = n alpha (B - used)`, `B n alpha / (1 + n alpha)` (1,024 GPUs 127:1, 55 spine
+    /// downlinks into the receiver's leaf: 103,812 KB of its 118,912 KB pool, where the
+    /// receiver's mean field reaches 128.8 MB; the packet engine's root queue peaks at 102,394
+    /// KB, `flow_calibrate -- victim-pause 1024 127`).
+    pub fn most_used(&self, n: u32) -> f64 {
+        let n = n as f64;
+        match self.xoff {
+            PfcThreshold::Static(b) => n * b as f64,
+            PfcThreshold::Dynamic(alpha) => {
+                self.shared_bytes as f64 * n * alpha / (1.0 + n * alpha)
+            }
+        }
+    }
 }
 
 /// A burst queue that feeds the next switch's congested egress: its depth over time as its
@@ -86,6 +112,26 @@ impl Ingress {
 pub struct Feeder<'a> {
     pub queue: &'a QueueTrace,
     pub share: f64,
+    /// From its ingress's XOFF (XON) to the last (first) byte sent under it reaching that
+    /// ingress, ps ([`lag_ps`]).
+    pub lag_ps: u64,
+}
+
+/// The time from the next switch's XOFF (XON) to the last (first) byte the egress over
+/// directed link `link` sends under it reaching that switch (ps; 0 without PFC): the PAUSE
+/// frame's serialization, the cable, the peer's response time (`sim::engine::llfc`'s
+/// `fc_send_pause`), and the cable back and the switch latency for the bytes on their way
+/// (`sim::engine::build`'s hop delay): the headroom formula's terms (`sim::headroom`).
+pub fn lag_ps(topo: &Topology, p: &SimParams, link: u32) -> u64 {
+    let FlowControl::Pfc(pp) = &p.flow_control else {
+        return 0;
+    };
+    let l = &topo.links[(link / 2) as usize];
+    let wire = (headroom::PAUSE_FRAME_BYTES + p.wire_overhead_bytes) as u64;
+    let response = pp
+        .peer_response
+        .unwrap_or_else(|| headroom::peer_response(l.rate));
+    l.rate.serialize(wire).ps() + 2 * l.delay.ps() + p.switch_latency.ps() + response.ps()
 }
 
 /// The burst queues `feeders`, their egresses paused by the next switch's ingresses (`ing`),
@@ -94,18 +140,31 @@ pub struct Feeder<'a> {
 /// drained; an empty queue's are taken as none) drain only while its ingress is not XOFF.
 /// The congested egress's mean field counts the bytes as they reach the burst queues; those a
 /// pause holds back are not yet in the next switch: its depth is the mean field's less them,
-/// so a queue that resumes lowers the threshold for all (the ingresses share the free pool).
+/// so a queue that resumes lowers the threshold for all (the ingresses share the free pool);
+/// the mean field is not bounded by the pauses of the other `ingresses` that feed the
+/// congested egress, so the buffer use is at most [`Ingress::most_used`] of them all.
 /// Returns each queue paused, up to its drain (or `HORIZON_PS`).
-pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<Paused> {
+pub fn paused(
+    feeders: &[Feeder],
+    congested: &QueueTrace,
+    ing: &Ingress,
+    ingresses: u32,
+) -> Vec<Paused> {
     struct State {
         c: f64,
         prev: f64,
         q: f64,
+        /// Its ingress's XOFF, and when it last turned on or off (the egress follows one lag
+        /// later).
         xoff: bool,
-        /// Bytes its ingress holds, and when each step's leave the congested egress (in order:
-        /// a FIFO drained at C shrinks by at most C per unit time, so `t + U(t) / C` never
-        /// falls).
-        held: f64,
+        flip: Option<u64>,
+        /// Bytes its ingress holds in the shared pool and in its headroom (HPCC ns-3
+        /// `switch-mmu.cc`, as `sim::pfc`: a byte beyond the threshold goes to headroom and
+        /// asserts XOFF, a byte leaving frees headroom first, XON needs it empty), and when
+        /// each step's leave the congested egress (in order: a FIFO drained at C shrinks by at
+        /// most C per unit time, so `t + U(t) / C` never falls).
+        shared: f64,
+        hdrm: f64,
         leaving: VecDeque<(u64, f64)>,
         gone: f64,
         /// Its samples: step ends, depths, bytes drained so far.
@@ -121,7 +180,9 @@ pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<
             prev: 0.0,
             q: 0.0,
             xoff: false,
-            held: 0.0,
+            flip: None,
+            shared: 0.0,
+            hdrm: 0.0,
             leaving: VecDeque::new(),
             gone: 0.0,
             at_ps: Vec::new(),
@@ -133,6 +194,7 @@ pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<
     let last = |q: &QueueTrace| q.samples().0.last().copied().unwrap_or(0);
     let end = feeders.iter().map(|f| last(f.queue)).max().unwrap_or(0);
     let root_bps = congested.egress_bps.max(1) as f64;
+    let most = ing.most_used(ingresses.max(feeders.len() as u32));
     let mut t = 0u64;
     while t < HORIZON_PS && (t <= end || st.iter().any(|s| s.q > 0.0)) {
         t += STEP_PS;
@@ -140,7 +202,7 @@ pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<
         let back: f64 = (st.iter().zip(feeders))
             .map(|(s, f)| (s.q - f.queue.depth(t - STEP_PS)).max(0.0) * f.share)
             .sum();
-        let used = (congested.depth(t) - back).max(0.0);
+        let used = (congested.depth(t) - back).clamp(0.0, most);
         let thr = ing.threshold(used);
         let wait = (used * 8e12 / root_bps) as u64;
         for (s, f) in st.iter_mut().zip(feeders) {
@@ -150,26 +212,32 @@ pub fn paused(feeders: &[Feeder], congested: &QueueTrace, ing: &Ingress) -> Vec<
             s.prev = d;
             while let Some(&(_, b)) = s.leaving.front().filter(|l| l.0 <= t) {
                 s.leaving.pop_front();
-                s.held -= b;
+                let h = s.hdrm.min(b);
+                s.hdrm -= h;
+                s.shared = (s.shared - (b - h)).max(0.0);
             }
             // An ingress that holds nothing resumes (the model's guard against a threshold
             // below the XON offset, which would hold it forever).
-            if s.xoff && (s.held + ing.xon_offset_bytes as f64 <= thr || s.held < 1.0) {
+            let empty = s.hdrm <= 0.0 && s.shared + ing.xon_offset_bytes as f64 <= thr;
+            if s.xoff && (empty || s.shared + s.hdrm < 1.0) {
                 s.xoff = false;
+                s.flip = Some(t);
             }
-            let out = if s.xoff {
-                0.0
-            } else {
-                (s.q + arriving).min(s.c)
-            };
+            // The egress stops (resumes) one lag after its ingress's XOFF (XON).
+            let held = s.flip.is_some_and(|at| s.xoff == (t >= at + f.lag_ps));
+            let out = if held { 0.0 } else { (s.q + arriving).min(s.c) };
             s.q = (s.q + arriving - out).max(0.0);
             s.gone += out;
             if out > 0.0 {
-                s.held += out * f.share;
-                s.leaving.push_back((t + wait, out * f.share));
+                let b = out * f.share;
+                let fits = (thr - s.shared).clamp(0.0, b);
+                s.shared += fits;
+                s.hdrm += b - fits;
+                s.leaving.push_back((t + wait, b));
             }
-            if s.held > thr {
+            if !s.xoff && s.hdrm > 0.0 {
                 s.xoff = true;
+                s.flip = Some(t);
             }
             s.at_ps.push(t);
             s.depth.push(s.q as f32);
@@ -240,6 +308,32 @@ mod tests {
         assert!(Ingress::of(&topo, &p, nic).is_none());
     }
 
+    #[test]
+    fn the_pool_holds_at_most_every_ingress_at_its_threshold() {
+        // n ingresses each holding the threshold: used = n alpha (B - used), the fixed point
+        // B n alpha / (1 + n alpha); 48 at alpha 1/8 hold 6/7 of the pool. Static: n x bytes.
+        let ing = Ingress {
+            shared_bytes: 118_912 << 10,
+            xoff: PfcThreshold::Dynamic(0.125),
+            xon_offset_bytes: 8_356,
+        };
+        let most = ing.most_used(48);
+        assert!(
+            (most - (118_912u64 << 10) as f64 * 6.0 / 7.0).abs() < 1.0,
+            "{most}"
+        );
+        assert!((48.0 * ing.threshold(most) - most).abs() < 1.0);
+        let fixed = Ingress {
+            xoff: PfcThreshold::Static(256 << 10),
+            ..ing
+        };
+        assert_eq!(fixed.most_used(3), (3 * (256 << 10)) as f64);
+    }
+
+    /// Ingresses that feed the deep egress of the tests below, so that they may hold it:
+    /// 1,000 x 256 KB.
+    const OTHERS: u32 = 1_000;
+
     /// A queue of `bytes` that all arrive in the first step and drain at 400 Gb/s.
     fn burst(bytes: f64) -> QueueTrace {
         let c = 400e9 / 8.0 * STEP_PS as f64 * 1e-12;
@@ -277,9 +371,11 @@ mod tests {
             &[Feeder {
                 queue: &q,
                 share: 1.0,
+                lag_ps: 0,
             }],
             &deep,
             &ing,
+            OTHERS,
         );
         let (at, depth) = out[0].depth.samples();
         let drained = at[depth.iter().rposition(|&d| d > 0.0).unwrap() + 1];
@@ -294,12 +390,50 @@ mod tests {
             &[Feeder {
                 queue: &q,
                 share: 1.0,
+                lag_ps: 0,
             }],
             &none,
             &ing,
+            1,
         );
         let (at, depth) = free[0].depth.samples();
         let drained = at[depth.iter().rposition(|&d| d > 0.0).unwrap() + 1];
         assert!(drained.abs_diff(10_485_760) <= 2 * STEP_PS, "{drained}");
+    }
+
+    #[test]
+    fn xon_waits_for_the_headroom_the_peers_lag_filled() {
+        // The case above with a lag of 1 us (`lag_ps`: PAUSE, cable, peer response): XOFF at
+        // the step ending 5.25 us (262,144 B in the shared pool, 356 B in headroom); the egress
+        // sends 19 more steps (to 6.20 us), 47,500 B into headroom, and holds 524,288 - 124 x
+        // 2,500 = 214,288 B. A byte leaving frees headroom first (`sim::pfc::release`): the
+        // 47,856 B go with the first 20 steps' bytes, the last sent by 1.0 us and leaving
+        // 1,342.177 us later; XON in the step ending 1,343.20 us, the egress resumes one lag
+        // later: it sends again in the step ending 1,344.20 us (lag 0: 1,342.25 us).
+        let ing = Ingress {
+            shared_bytes: 0,
+            xoff: PfcThreshold::Static(256 << 10),
+            xon_offset_bytes: 0,
+        };
+        let deep = QueueTrace::from_samples(
+            vec![0, 1_000_000_000_000],
+            vec![(64 << 20) as f32, 0.0],
+            400_000_000_000,
+        );
+        let q = burst((512 << 10) as f64);
+        let resumed = |lag_ps: u64| {
+            let feeder = Feeder {
+                queue: &q,
+                share: 1.0,
+                lag_ps,
+            };
+            let out = paused(&[feeder], &deep, &ing, OTHERS);
+            let (at, depth) = out[0].depth.samples();
+            let held = out[0].depth.depth(100_000_000);
+            let i = depth.iter().position(|&d| d < held as f32).unwrap();
+            (held, at[i])
+        };
+        assert_eq!(resumed(0), (261_788.0, 1_342_250_000));
+        assert_eq!(resumed(1_000_000), (214_288.0, 1_344_200_000));
     }
 }
