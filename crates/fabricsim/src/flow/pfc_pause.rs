@@ -345,6 +345,22 @@ mod tests {
         QueueTrace::from_samples(at, q, 400_000_000_000)
     }
 
+    /// The next switch's ingress of the tests below (static XOFF at 256 KB, no XON offset) and
+    /// the congested egress it feeds: 64 MB deep, draining at 400 Gb/s, for 1 s.
+    fn static_256k_into_64mb() -> (Ingress, QueueTrace) {
+        let ing = Ingress {
+            shared_bytes: 0,
+            xoff: PfcThreshold::Static(256 << 10),
+            xon_offset_bytes: 0,
+        };
+        let deep = QueueTrace::from_samples(
+            vec![0, 1_000_000_000_000],
+            vec![(64 << 20) as f32, 0.0],
+            400_000_000_000,
+        );
+        (ing, deep)
+    }
+
     #[test]
     fn a_static_threshold_holds_the_queue_until_its_bytes_leave_the_congested_egress() {
         // 512 KB reach a 400 Gb/s egress at once (2,500 B per 50 ns step); the next switch's
@@ -356,16 +372,7 @@ mod tests {
         // line: the other 261,788 B take 105 steps, the last ending at 1,342.25 + 104 x 0.05
         // = 1,347.45 us (unpaused: 10.5 us). A byte arriving at 30 us waits for them all:
         // 1,317.45 us.
-        let ing = Ingress {
-            shared_bytes: 0,
-            xoff: PfcThreshold::Static(256 << 10),
-            xon_offset_bytes: 0,
-        };
-        let deep = QueueTrace::from_samples(
-            vec![0, 1_000_000_000_000],
-            vec![(64 << 20) as f32, 0.0],
-            400_000_000_000,
-        );
+        let (ing, deep) = static_256k_into_64mb();
         let q = burst((512 << 10) as f64);
         let out = paused(
             &[Feeder {
@@ -410,16 +417,7 @@ mod tests {
         // 47,856 B go with the first 20 steps' bytes, the last sent by 1.0 us and leaving
         // 1,342.177 us later; XON in the step ending 1,343.20 us, the egress resumes one lag
         // later: it sends again in the step ending 1,344.20 us (lag 0: 1,342.25 us).
-        let ing = Ingress {
-            shared_bytes: 0,
-            xoff: PfcThreshold::Static(256 << 10),
-            xon_offset_bytes: 0,
-        };
-        let deep = QueueTrace::from_samples(
-            vec![0, 1_000_000_000_000],
-            vec![(64 << 20) as f32, 0.0],
-            400_000_000_000,
-        );
+        let (ing, deep) = static_256k_into_64mb();
         let q = burst((512 << 10) as f64);
         let resumed = |lag_ps: u64| {
             let feeder = Feeder {
