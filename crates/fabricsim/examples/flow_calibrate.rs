@@ -70,7 +70,7 @@
 //!   Findings in `flow::hol`.
 //! - `-- dense [gpus [KB [forced [fabric]]]]`: the lossless all-to-all beyond 128 hosts, packet
 //!   vs flow (mean, p99, collective time, seconds), the flow engine's lossless models as run and
-//!   (`forced`) without their limits.
+//!   (`forced`) without their limits and off from the start.
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`,
 //! ...; the dev profile is optimized too and needs no fat-LTO build).
@@ -1507,7 +1507,8 @@ fn nic_send_cases() {
 /// The lossless all-to-all beyond 128 hosts (`dense [gpus [KB [forced [fabric]]]]`): packet vs
 /// flow mean FCT, p99 FCT and collective time (last completion), with each engine's seconds;
 /// the flow engine with the lossless models as the engine runs them (they end above
-/// `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows at once), and with `forced` with no limit.
+/// `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows at once), and with `forced` with no limit and with
+/// none (the models off from the start).
 fn dense(gpus: u32, kb: u64, forced: bool, only: Option<&str>) {
     let dag = flow_cases::all_to_all(gpus, kb << 10);
     for fabric in ["ib-ndr", "roce-400g"] {
@@ -1532,8 +1533,12 @@ fn dense(gpus: u32, kb: u64, forced: bool, only: Option<&str>) {
             lossless_max_port_work: u64::MAX,
             ..base.clone()
         };
-        let runs = [("flow", base), ("flow forced on", free)];
-        for (what, fp) in runs.iter().take(1 + forced as usize) {
+        let off = fabricsim::flow::FlowParams {
+            lossless_max_active: 0,
+            ..base.clone()
+        };
+        let runs = [("flow", base), ("flow forced on", free), ("flow models off", off)];
+        for (what, fp) in runs.iter().take(1 + 2 * forced as usize) {
             let t = Instant::now();
             let (fr, st) = fabricsim::flow::run(&topo, &p, &dag, fp).unwrap();
             let fl = line(what, &fr, t.elapsed().as_secs_f64());
