@@ -69,7 +69,8 @@
 //!   uplink), under the profile's AR by normalized credits and by least queued bytes.
 //!   Findings in `flow::hol`.
 //! - `-- dense [gpus [KB [forced [fabric]]]]`: the lossless all-to-all beyond 128 hosts, packet
-//!   vs flow (mean, p99, collective time, seconds), the flow engine's lossless models as run and
+//!   vs flow (mean, within and across leaves, p99, collective time, seconds), the flow
+//!   engine's lossless models as run and
 //!   (`forced`) without their limits and off from the start.
 //!
 //! Run: `cargo run --release -p fabricsim --example flow_calibrate -- loss` (or `-- cases`,
@@ -1516,11 +1517,22 @@ fn dense(gpus: u32, kb: u64, forced: bool, only: Option<&str>) {
             continue;
         }
         let (topo, p) = flow_cases::fabric(gpus, fabric);
+        // Mean FCT of the messages within a leaf and across leaves (us).
+        let leaf = |h: u32| topo.peer_node(topo.host_port(HostId(h)));
+        let by_leaf = |r: &sim::RunResult| {
+            let mut sum = [(0u64, 0u64); 2];
+            for (m, res) in dag.messages.iter().zip(&r.messages) {
+                let s = &mut sum[(leaf(m.src.0) != leaf(m.dst.0)) as usize];
+                *s = (s.0 + res.fct_ps.unwrap_or(0), s.1 + 1);
+            }
+            sum.map(|(t, n)| t as f64 / n.max(1) as f64 / 1e6)
+        };
         let line = |what: &str, r: &sim::RunResult, secs: f64| {
             let (last, mean) = last_mean(r);
             let p99 = r.summary.fct_p99_ps.unwrap_or(0) as f64 / 1e6;
+            let [within, across] = by_leaf(r);
             println!(
-                "{fabric:<9} {gpus} GPUs {kb} KB {what:<14} {secs:>8.2} s: mean {mean:.2} us, p99 {p99:.2} us, collective {last:.2} us"
+                "{fabric:<9} {gpus} GPUs {kb} KB {what:<14} {secs:>8.2} s: mean {mean:.2} us (within a leaf {within:.2}, across {across:.2}), p99 {p99:.2} us, collective {last:.2} us"
             );
             (mean, p99, last)
         };
