@@ -1539,6 +1539,11 @@ fn dense(gpus: u32, kb: u64, forced: bool, only: Option<&str>) {
         let t = Instant::now();
         let pr = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
         let pk = line("packet", &pr, t.elapsed().as_secs_f64());
+        let c = &pr.counters;
+        println!(
+            "    packet: {} ECN marks, {} CNPs, {} PAUSE frames",
+            c.ecn_marks, c.cnps, c.pause_frames
+        );
         let base = fabricsim::engine_choice::flow_params(&topo, &p);
         let free = fabricsim::flow::FlowParams {
             lossless_max_active: u64::MAX,

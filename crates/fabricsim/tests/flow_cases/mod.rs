@@ -276,6 +276,14 @@ pub fn cases() -> Vec<Case> {
                 [4, 4],
             );
             if loss == 0.0 {
+                // Beyond 128 hosts (`flow_calibrate -- dense`): every flow at once, so the
+                // lossless models are off (`fluid::LOSSLESS_MODELS_MAX_ACTIVE`).
+                for (hosts, kb) in [(256, 16), (512, 16), (256, 256)] {
+                    let name = format!("all-to-all {kb} KB x{hosts}");
+                    add(&name, hosts, all_to_all(hosts, kb << 10), true, [1, 1]);
+                }
+            }
+            if loss == 0.0 {
                 let dag = incast_victims(128, 32, 1 << 20, 8, 1 << 20);
                 add("incast 32:1 + victims", 128, dag, false, [1, 1]);
             }
