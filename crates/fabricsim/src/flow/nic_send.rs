@@ -33,6 +33,9 @@
 //!   the others at it.
 //! - A flow that has put all its bytes on the wire leaves the round robin (its backlog drains
 //!   at its delivery rate, uncapped).
+//! - While the NIC caps its flows, a flow delivered at its share stays slow: the caps may be
+//!   what let it reach the share (an egress served per input port, `maxmin`), and lifting them
+//!   flipped the rates back (a dense all-to-all's flows within a leaf ended early).
 //! The state changes at a NIC's events (a flow starts or ends, a rate changes, an injection
 //! ends, a backlog reaches a hold; only the last two are scheduled, and only while the NIC has
 //! a slow flow); an update costs the NIC's flows, and a cap change re-solves as finishing the
