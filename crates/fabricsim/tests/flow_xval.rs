@@ -57,10 +57,12 @@
 //! 90.63 (-4.0%); 512 160.33 / 154.64 (-3.6%), 181.75 / 174.88 (-3.8%), 191.06 / 184.60 (-3.4%).
 //! Every flow starts at once, more than `fluid::LOSSLESS_MODELS_MAX_ACTIVE`, so port service and
 //! the NICs' send stage are off (on ib-ndr already at 128 hosts: 130,048 adaptive subflows);
-//! forced on they move the ib-ndr mean to -11.8% (128) and -10.7% (256): port service gives the
+//! forced on they moved the ib-ndr mean to -11.8% (128) and -10.7% (256): port service gives the
 //! flows within a leaf their own input port of the receiver's egress, 22.6 / 17.5 us against the
-//! packet engine's 39.6 / 76.6, but the egress is not backlogged there (each sender's round robin
-//! offers it exactly its line), so the packet engine ends them with the others.
+//! packet engine's 39.6 / 76.6, where each sender's round robin offers that egress exactly its
+//! line and the packet engine ends them with the others; the send stage capped them at that
+//! share and lifted the caps once they worked. It keeps them now (`flow::nic_send`), and
+//! forced on gives the per-flow figures (`tests/flow_nic_send.rs`).
 //!
 //! The mixed-port incast (several flows per input port of the receiver's leaf) is asserted
 //! since the solver serves a lossless egress to a NIC per input port (`flow::maxmin`'s port
