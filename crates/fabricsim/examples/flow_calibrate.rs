@@ -1554,7 +1554,11 @@ fn dense(gpus: u32, kb: u64, forced: bool, only: Option<&str>) {
             lossless_max_active: 0,
             ..base.clone()
         };
-        let runs = [("flow", base), ("flow forced on", free), ("flow models off", off)];
+        let runs = [
+            ("flow", base),
+            ("flow forced on", free),
+            ("flow models off", off),
+        ];
         for (what, fp) in runs.iter().take(1 + 2 * forced as usize) {
             let t = Instant::now();
             let (fr, st) = fabricsim::flow::run(&topo, &p, &dag, fp).unwrap();
@@ -1644,7 +1648,12 @@ fn main() {
         Some("dense") => {
             let arg = |i: usize, d: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
             let forced = args.get(3).is_some_and(|a| a == "forced");
-            dense(arg(1, 256) as u32, arg(2, 16), forced, args.get(4).map(String::as_str))
+            dense(
+                arg(1, 256) as u32,
+                arg(2, 16),
+                forced,
+                args.get(4).map(String::as_str),
+            )
         }
         _ => cases(args.get(1).map(String::as_str)),
     }

@@ -252,5 +252,8 @@ fn an_all_to_all_ends_its_flows_within_a_leaf_with_the_others() {
         *s = (s.0 + res.fct_ps.unwrap() as f64, s.1 + 1);
     }
     let [within, across] = sum.map(|(t, n)| t / f64::from(n));
-    assert!(within >= 0.95 * across, "within a leaf {within} ps, across {across} ps");
+    assert!(
+        within >= 0.95 * across,
+        "within a leaf {within} ps, across {across} ps"
+    );
 }
