@@ -50,6 +50,20 @@
 //! 39.50 / 39.06 us (-1.1%) on ib-ndr, 40.91 / 40.10 us (-2.0%) on roce-400g, asserted
 //! (`flow_calibrate -- rr` prints the FCT by post order).
 //!
+//! The lossless all-to-all of 16 KB among 256 and 512 hosts (`flow_calibrate -- dense`, release):
+//! packet / flow mean FCT, p99, collective time: ib-ndr 256 77.39 / 76.05 us (-1.7%), 87.27 /
+//! 86.07 (-1.4%), 87.69 / 86.67 (-1.2%); 512 151.78 / 149.95 (-1.2%), 172.13 / 170.32 (-1.0%),
+//! 172.72 / 171.09 (-0.9%); roce-400g 256 82.76 / 79.34 (-4.1%), 93.54 / 89.21 (-4.6%), 94.39 /
+//! 90.63 (-4.0%); 512 160.33 / 154.64 (-3.6%), 181.75 / 174.88 (-3.8%), 191.06 / 184.60 (-3.4%).
+//! Every flow starts at once, more than `fluid::LOSSLESS_MODELS_MAX_ACTIVE`, so port service and
+//! the NICs' send stage are off (on ib-ndr already at 128 hosts: 130,048 adaptive subflows);
+//! forced on they moved the ib-ndr mean to -11.8% (128) and -10.7% (256): port service gives the
+//! flows within a leaf their own input port of the receiver's egress, 22.6 / 17.5 us against the
+//! packet engine's 39.6 / 76.6, where each sender's round robin offers that egress exactly its
+//! line and the packet engine ends them with the others; the send stage capped them at that
+//! share and lifted the caps once they worked. It keeps them now (`flow::nic_send`), and
+//! forced on gives the per-flow figures (`tests/flow_nic_send.rs`).
+//!
 //! The mixed-port incast (several flows per input port of the receiver's leaf) is asserted
 //! since the solver serves a lossless egress to a NIC per input port (`flow::maxmin`'s port
 //! service): +2.3% (ib-ndr) and +1.1% (roce-400g) mean FCT, from +11% and +25% per flow.

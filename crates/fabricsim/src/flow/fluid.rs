@@ -63,6 +63,9 @@ pub struct FlowParams {
     /// The most port-service work of a run (`SolveStats::port_work`) before the lossless
     /// models end ([`LOSSLESS_MODELS_MAX_PORT_WORK`]).
     pub lossless_max_port_work: u64,
+    /// The most flows active at once before the lossless models end
+    /// ([`LOSSLESS_MODELS_MAX_ACTIVE`]).
+    pub lossless_max_active: u64,
 }
 
 /// A batching tolerance whose error stays within 0.1% of the exact solve on the 256-GPU ring
@@ -80,6 +83,7 @@ impl Default for FlowParams {
             cache_entries: 1 << 22,
             batch_tol: 0.0,
             lossless_max_port_work: LOSSLESS_MODELS_MAX_PORT_WORK,
+            lossless_max_active: LOSSLESS_MODELS_MAX_ACTIVE,
         }
     }
 }
@@ -522,7 +526,7 @@ impl<'a> Loop<'a> {
     /// Re-solves the rates at `t`. The NICs' send stage caps flows by the rates and the rates
     /// follow the caps (`nic_send`): a few rounds settle them, the last one a solve.
     fn solve(&mut self, t: u64) {
-        let costly = self.active > LOSSLESS_MODELS_MAX_ACTIVE
+        let costly = self.active > self.fp.lossless_max_active
             || self.solver.stats().port_work > self.fp.lossless_max_port_work;
         if costly && self.lossless_models_on() {
             self.end_lossless_models(t);

@@ -33,6 +33,9 @@
 //!   the others at it.
 //! - A flow that has put all its bytes on the wire leaves the round robin (its backlog drains
 //!   at its delivery rate, uncapped).
+//! - While the NIC caps its flows, a flow delivered at its share stays slow: the caps may be
+//!   what let it reach the share (an egress served per input port, `maxmin`), and lifting them
+//!   flipped the rates back (a dense all-to-all's flows within a leaf ended early).
 //! The state changes at a NIC's events (a flow starts or ends, a rate changes, an injection
 //! ends, a backlog reaches a hold; only the last two are scheduled, and only while the NIC has
 //! a slow flow); an update costs the NIC's flows, and a cap change re-solves as finishing the
@@ -93,12 +96,14 @@ struct Flow {
     down: u128,
 }
 
-/// Per NIC: its active flows, the version of its pending event, whether it needs an update.
+/// Per NIC: its active flows, the version of its pending event, whether it needs an update,
+/// and whether its round robin capped its flows at the last update.
 #[derive(Clone, Default)]
 struct Nic {
     flows: Vec<u32>,
     ver: u32,
     dirty: bool,
+    round: bool,
 }
 
 /// The send stage of every sender NIC.
@@ -299,13 +304,24 @@ impl NicSend {
         // Slow flows (injecting, delivery below their share and not set by this model's cap):
         // their backlog, what the ingresses past the first switch hold of it, and the rest,
         // which waits in the first switch's ingress (the one NIC link's credits or XOFF count).
+        // While the round robin caps the NIC's flows, a flow delivered at its share (not by
+        // this model's cap) stays slow: the caps are what brought it up to the share (a
+        // receiver's egress served per input port gives its flows from within the leaf more
+        // than their share, and those from other leaves less, until the caps hold the former
+        // to it), and lifting them would undo that (the 128-GPU ib-ndr all-to-all's flows
+        // within a leaf ended at 22.6 us, the packet engine's at 39.6 with the others:
+        // `flow_calibrate -- dense 128 16 forced`).
+        let was = self.nics[h as usize].round;
         let (mut first, mut over_n, mut over_sum) = (0u128, 0u64, 0u64);
         let mut slow_n = 0u32;
         for &f in &flows {
             let rate = solver.rate(f);
             let fl = self.flows[f as usize];
             let set_here = fl.cap < fl.base_cap && rate + tol >= fl.cap;
-            let slow = fl.left > 0 && !set_here && rate + tol < share.min(fl.base_cap);
+            let want = share.min(fl.base_cap);
+            let slow = fl.left > 0
+                && !set_here
+                && (rate + tol < want || (was && rate <= want.saturating_add(tol)));
             let (backlog, down) = if slow {
                 let backlog = d(f, rate, now).saturating_sub(fl.left);
                 (backlog, self.held_past_first(solver, f))
@@ -374,6 +390,7 @@ impl NicSend {
             next = next.min(now.saturating_add(ps(window.saturating_sub(first), filling)));
         }
         self.nics[h as usize].flows = flows;
+        self.nics[h as usize].round = round.is_some();
         // Without a slow flow every flow injects at its delivery rate, and only a start, an
         // end or a rate change (each of which touches the NIC) can make one slow.
         (round.is_some() && next != u64::MAX).then_some(next)
