@@ -522,6 +522,34 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
+    fn buckets_of_every_length_pop_like_a_stable_sort() {
+        // Reference: a stable sort by time of the push order. One bucket of each length 1..=80
+        // (sorted in its chunk up to a chunk, spread and copied out past it), three times over so
+        // the pool hands out its chunks in changing order (a chain may go to a lower chunk); 16
+        // offsets in the bucket, so ties are common.
+        let mut rng = Rng::new(3);
+        let mut q = CalendarQueue::new();
+        let mut now = 0u64;
+        let mut id = 0u32;
+        for n in (1..=80).chain(1..=80).chain((1..=80).rev()) {
+            let start = ((now >> SHIFT) + 1 + rng.below(3)) << SHIFT;
+            let mut want = Vec::new();
+            for _ in 0..n {
+                let t = start + rng.below(16) * ((1 << SHIFT) / 16);
+                q.push(t, id);
+                want.push((t, id));
+                id += 1;
+            }
+            want.sort_by_key(|&(t, _)| t);
+            for w in want {
+                assert_eq!(q.pop(), Some(w), "bucket of {n}");
+                now = w.0;
+            }
+            assert!(q.is_empty());
+        }
+    }
+
+    #[test]
     fn pops_like_a_stable_sort_by_time_across_buckets_horizon_and_heap() {
         // Reference: a map keyed by (time, push number) pops exactly the stable-sort order.
         let scales = [1u64, 1000, 100_000, 3_000_000, 50_000_000, 1 << 40];
