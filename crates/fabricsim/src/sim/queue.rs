@@ -124,7 +124,9 @@ struct Ends {
 }
 
 /// Log2 of the groups a bucket longer than a chunk is spread into when it opens. On the 1,024-host
-/// benchmark two thirds of the events are in such buckets, at 3-4 inversions each.
+/// benchmark two thirds of the events are in such buckets, at 3-4 inversions each (at 1.024 ns
+/// buckets; measured: an instrumented `fabricsim bench --only ft16_perm1024`); 4 and 6 bits cost
+/// more (ARCHITECTURE.md, "Session 11 (queue)").
 const GROUP_BITS: u32 = 5;
 
 /// A far entry; the heap pops the earliest time, then the earliest push.
@@ -201,10 +203,17 @@ impl<E: Packed> CalendarQueue<E> {
     /// a time <= its own; the bucket moves to `current` first if it was in a chunk.
     #[inline(never)]
     fn push_current(&mut self, x: u64) {
-        let rest = self.rest().to_vec();
-        self.release();
-        self.current.clear();
-        self.current.extend_from_slice(&rest);
+        if self.held != 0 {
+            self.current.clear();
+            // SAFETY: as in `rest`; the entries are in the held chunk, not in `current`.
+            let rest = unsafe {
+                std::slice::from_raw_parts(self.base.add(self.head), self.end - self.head)
+            };
+            self.current.extend_from_slice(rest);
+            self.release();
+        } else {
+            self.current.drain(..self.head);
+        }
         let pos = self.current.partition_point(|&y| offset(y) <= offset(x));
         self.current.insert(pos, x);
         self.base = self.current.as_mut_ptr();
@@ -381,6 +390,10 @@ impl<E: Packed> CalendarQueue<E> {
         self.release();
         let k = self.next_in_wheel().unwrap_or(u64::MAX).min(self.far_key);
         if k == u64::MAX {
+            // Empty: the drained bucket's pushes (`push_current`) go to `current`.
+            self.current.clear();
+            self.base = self.current.as_mut_ptr();
+            (self.head, self.end) = (0, 0);
             return false;
         }
         self.cur = k;
