@@ -467,7 +467,9 @@ impl<E: Packed> CalendarQueue<E> {
         });
         // The bucket after next: start loading its first chunks' lines.
         self.walk(((self.cur + 2) & MASK) as usize, 4, |c, _| {
-            super::packet::prefetch_all(self.chunk(c));
+            for line in self.chunk(c).0.iter().step_by(8) {
+                super::packet::prefetch(line);
+            }
         });
         true
     }
