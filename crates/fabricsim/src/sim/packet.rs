@@ -56,15 +56,6 @@ pub fn prefetch<T>(r: &T) {
     prefetch_ptr((r as *const T).cast::<i8>());
 }
 
-/// As [`prefetch`], every cache line of `r`.
-#[inline]
-pub fn prefetch_all<T>(r: &T) {
-    let p = (r as *const T).cast::<i8>();
-    for off in (0..std::mem::size_of::<T>()).step_by(64) {
-        prefetch_ptr(p.wrapping_add(off));
-    }
-}
-
 #[inline]
 fn prefetch_ptr(p: *const i8) {
     #[cfg(target_arch = "x86_64")]

@@ -124,7 +124,9 @@ struct Ends {
 }
 
 /// Log2 of the groups a bucket longer than a chunk is spread into when it opens. On the 1,024-host
-/// benchmark two thirds of the events are in such buckets, at 3-4 inversions each.
+/// benchmark two thirds of the events are in such buckets, at 3-4 inversions each (at 1.024 ns
+/// buckets; measured: an instrumented `fabricsim bench --only ft16_perm1024`); 4 and 6 bits cost
+/// more (ARCHITECTURE.md, "Session 11 (queue)").
 const GROUP_BITS: u32 = 5;
 
 /// A far entry; the heap pops the earliest time, then the earliest push.
@@ -201,10 +203,17 @@ impl<E: Packed> CalendarQueue<E> {
     /// a time <= its own; the bucket moves to `current` first if it was in a chunk.
     #[inline(never)]
     fn push_current(&mut self, x: u64) {
-        let rest = self.rest().to_vec();
-        self.release();
-        self.current.clear();
-        self.current.extend_from_slice(&rest);
+        if self.held != 0 {
+            self.current.clear();
+            // SAFETY: as in `rest`; the entries are in the held chunk, not in `current`.
+            let rest = unsafe {
+                std::slice::from_raw_parts(self.base.add(self.head), self.end - self.head)
+            };
+            self.current.extend_from_slice(rest);
+            self.release();
+        } else {
+            self.current.drain(..self.head);
+        }
         let pos = self.current.partition_point(|&y| offset(y) <= offset(x));
         self.current.insert(pos, x);
         self.base = self.current.as_mut_ptr();
@@ -327,15 +336,6 @@ impl<E: Packed> CalendarQueue<E> {
             .chain(self.far.iter().map(|f| f.e))
     }
 
-    /// The event `pop` returns after `k` others, packed, if it is in the current bucket (no
-    /// bucket is opened).
-    #[inline]
-    pub fn peek_current(&self, k: usize) -> Option<u64> {
-        let i = self.head + k;
-        // SAFETY: as in `rest`.
-        (i < self.end).then(|| unsafe { *self.base.add(i) } & PACKED_MASK)
-    }
-
     /// Removes and returns the earliest entry (FIFO among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
@@ -381,6 +381,10 @@ impl<E: Packed> CalendarQueue<E> {
         self.release();
         let k = self.next_in_wheel().unwrap_or(u64::MAX).min(self.far_key);
         if k == u64::MAX {
+            // Empty: the drained bucket's pushes (`push_current`) go to `current`.
+            self.current.clear();
+            self.base = self.current.as_mut_ptr();
+            (self.head, self.end) = (0, 0);
             return false;
         }
         self.cur = k;
@@ -454,7 +458,9 @@ impl<E: Packed> CalendarQueue<E> {
         });
         // The bucket after next: start loading its first chunks' lines.
         self.walk(((self.cur + 2) & MASK) as usize, 4, |c, _| {
-            super::packet::prefetch_all(self.chunk(c));
+            for line in self.chunk(c).0.iter().step_by(8) {
+                super::packet::prefetch(line);
+            }
         });
         true
     }
@@ -520,6 +526,34 @@ mod tests {
     use super::*;
     use crate::rng::Rng;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn buckets_of_every_length_pop_like_a_stable_sort() {
+        // Reference: a stable sort by time of the push order. One bucket of each length 1..=80
+        // (sorted in its chunk up to a chunk, spread and copied out past it), three times over so
+        // the pool hands out its chunks in changing order (a chain may go to a lower chunk); 16
+        // offsets in the bucket, so ties are common.
+        let mut rng = Rng::new(3);
+        let mut q = CalendarQueue::new();
+        let mut now = 0u64;
+        let mut id = 0u32;
+        for n in (1..=80).chain(1..=80).chain((1..=80).rev()) {
+            let start = ((now >> SHIFT) + 1 + rng.below(3)) << SHIFT;
+            let mut want = Vec::new();
+            for _ in 0..n {
+                let t = start + rng.below(16) * ((1 << SHIFT) / 16);
+                q.push(t, id);
+                want.push((t, id));
+                id += 1;
+            }
+            want.sort_by_key(|&(t, _)| t);
+            for w in want {
+                assert_eq!(q.pop(), Some(w), "bucket of {n}");
+                now = w.0;
+            }
+            assert!(q.is_empty());
+        }
+    }
 
     #[test]
     fn pops_like_a_stable_sort_by_time_across_buckets_horizon_and_heap() {

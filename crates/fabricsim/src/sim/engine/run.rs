@@ -34,7 +34,8 @@ impl Engine<'_> {
         let status = loop {
             let (pkts, ports, tcq, ntc) = (&self.pkts, &self.ports, &self.tcq, self.ntc);
             let Some((t, x)) = self.q.q.pop_with(|x| match tag(x) {
-                TAG_ARRIVE => pkts.prefetch(x as u32),
+                // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
+                TAG_ARRIVE => prefetch(unsafe { pkts.get_unchecked(x as u32) }),
                 TAG_TXFREE => {
                     prefetch(&ports[x as u32 as usize]);
                     prefetch(&tcq[x as u32 as usize * ntc]);
