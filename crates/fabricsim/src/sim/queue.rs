@@ -329,7 +329,9 @@ impl<E: Packed> CalendarQueue<E> {
             .copied()
             .chain((0..BUCKETS).flat_map(|b| {
                 let mut v = Vec::new();
-                self.walk(b, usize::MAX, |c, n| v.extend_from_slice(&self.chunks[c].0[..n]));
+                self.walk(b, usize::MAX, |c, n| {
+                    v.extend_from_slice(&self.chunks[c].0[..n])
+                });
                 v
             }))
             .map(|x| E::unpack(x & PACKED_MASK))
