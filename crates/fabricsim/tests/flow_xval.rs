@@ -302,13 +302,14 @@ fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
 /// profile, loaded 2-core machine).
 #[test]
 fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
-    use fabricsim::sim::{self, Faults, RunOptions};
-    let (topo, p) = flow_cases::fabric(1024, "roce-400g");
-    let n = 99;
-    let dag = flow_cases::incast_victims(1024, n as u32, 1 << 20, 8, 1 << 20);
-    let pr = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
-    let fp = fabricsim::engine_choice::flow_params(&topo, &p);
-    let (fr, _) = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap();
+    let flow_cases::VictimRuns {
+        topo,
+        p,
+        dag,
+        senders: n,
+        packet: pr,
+        flow: fr,
+    } = flow_cases::victim_runs("roce-400g");
     let paused: Vec<u32> = pr
         .flow_control
         .iter()
@@ -318,7 +319,7 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
             fabricsim::flow::paths::directed_link(&topo, fabricsim::topology::PortId(pf.port))
         })
         .collect();
-    let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.expect("completed") as f64 / 1e6;
+    let us = flow_cases::fct_us;
     let (mut pk, mut fk) = (Vec::new(), Vec::new());
     // The victims into the leaf behind a paused egress, packet / flow us.
     let mut held_pf = Vec::new();
@@ -402,14 +403,13 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
 /// within 10% (`flow::nic_send`, 44.8 us on both).
 #[test]
 fn ar_by_credits_victims_at_1024_gpus_wait_as_in_the_packet_engine() {
-    use fabricsim::sim::{self, Faults, RunOptions};
-    let (topo, p) = flow_cases::fabric(1024, "ib-ndr");
-    let n = 99;
-    let dag = flow_cases::incast_victims(1024, n as u32, 1 << 20, 8, 1 << 20);
-    let pr = sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
-    let fp = fabricsim::engine_choice::flow_params(&topo, &p);
-    let (fr, _) = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap();
-    let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.expect("completed") as f64 / 1e6;
+    let flow_cases::VictimRuns {
+        senders: n,
+        packet: pr,
+        flow: fr,
+        ..
+    } = flow_cases::victim_runs("ib-ndr");
+    let us = flow_cases::fct_us;
     let mut failures = Vec::new();
     let (mut pk, mut fk) = (Vec::new(), Vec::new());
     for k in 0..8 {

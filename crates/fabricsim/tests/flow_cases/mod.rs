@@ -443,6 +443,41 @@ pub fn run(c: &Case, kind: EngineKind, seed: u64) -> RunResult {
     r
 }
 
+/// The 1,024-GPU 99:1 x 1 MB incast with eight 1 MB victims (`incast_victims`;
+/// `flow_calibrate -- hol-trace`) on `fabric`, run by both engines.
+pub struct VictimRuns {
+    pub topo: Topology,
+    pub p: SimParams,
+    pub dag: MessageDag,
+    /// Incast senders: victim `k` is message `senders + k`.
+    pub senders: usize,
+    pub packet: RunResult,
+    pub flow: RunResult,
+}
+
+pub fn victim_runs(fabric_name: &str) -> VictimRuns {
+    let senders = 99;
+    let (topo, p) = fabric(1024, fabric_name);
+    let dag = incast_victims(1024, senders as u32, 1 << 20, 8, 1 << 20);
+    let packet =
+        fabricsim::sim::run(&topo, &p, &dag, &Faults::default(), RunOptions::default()).unwrap();
+    let fp = engine_choice::flow_params(&topo, &p);
+    let (flow, _) = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap();
+    VictimRuns {
+        topo,
+        p,
+        dag,
+        senders,
+        packet,
+        flow,
+    }
+}
+
+/// Message `i`'s FCT in `r`, us.
+pub fn fct_us(r: &RunResult, i: usize) -> f64 {
+    r.messages[i].fct_ps.expect("completed") as f64 / 1e6
+}
+
 /// The directed links of message `m`'s first QP, as the packet engine routes it (static ECMP
 /// hash or D-mod-K; the flow engine places it there too).
 pub fn qp_links(topo: &Topology, p: &SimParams, dag: &MessageDag, m: usize) -> Vec<u32> {

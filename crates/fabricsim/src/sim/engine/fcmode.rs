@@ -54,26 +54,26 @@ impl LinkFc {
     /// The credit state under mode `M` (none unless `M` is `CreditsOn`), without a test.
     #[inline(always)]
     pub(super) fn credits_of<M: FcMode>(&mut self) -> Option<&mut Credits> {
-        if !M::CREDITS {
-            return None;
-        }
-        debug_assert!(self.credits.is_some());
-        // SAFETY: the loop runs as `CreditsOn` only when `credits` is set (`mode`), and nothing
-        // unsets it.
-        Some(unsafe { self.credits.as_mut().unwrap_unchecked() })
+        on_unchecked(M::CREDITS, &mut self.credits)
     }
 
     /// The PFC state under mode `M` (none unless `M` is `PfcOn`), without a test.
     #[inline(always)]
     pub(super) fn pfc_of<M: FcMode>(&mut self) -> Option<&mut Pfc> {
-        if !M::PFC {
-            return None;
-        }
-        debug_assert!(self.pfc.is_some());
-        // SAFETY: the loop runs as `PfcOn` only when `pfc` is set (`mode`), and nothing unsets
-        // it.
-        Some(unsafe { self.pfc.as_mut().unwrap_unchecked() })
+        on_unchecked(M::PFC, &mut self.pfc)
     }
+}
+
+/// `state` when the loop's mode has it `on`, without testing the option.
+#[inline(always)]
+fn on_unchecked<T>(on: bool, state: &mut Option<T>) -> Option<&mut T> {
+    if !on {
+        return None;
+    }
+    debug_assert!(state.is_some());
+    // SAFETY: the loop runs in a mode with `on` only when that state is set (`LinkFc::mode`),
+    // and nothing unsets it.
+    Some(unsafe { state.as_mut().unwrap_unchecked() })
 }
 
 impl Engine<'_> {
