@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
-use super::{Faults, FlowControl, PfcParams, RunOptions, SimParams, Status};
-use crate::error::{InputError, Source};
-use crate::io::ns3;
+use fabricsim_core::error::{InputError, Source};
+use fabricsim_input::io::ns3;
+use fabricsim_mech::{Faults, FlowControl, PfcParams, SimParams, Status};
+use fabricsim_packet::RunOptions;
 
 /// (file stem, description) of each case, in the order of the issue.
 pub const CASES: [(&str, &str); 3] = [
@@ -111,16 +112,17 @@ pub fn run_case(dir: &Path, stem: &'static str, params: &SimParams) -> Result<Fi
         faults: net.link_loss.clone(),
         ..Faults::default()
     };
-    let r = super::run(&net.topo, params, &dag, &faults, RunOptions::default()).map_err(|e| {
-        InputError::at_line(
-            &Source::new(stem, ""),
-            1,
-            "scenario",
-            stem,
-            e,
-            "a runnable scenario",
-        )
-    })?;
+    let r = fabricsim_packet::run(&net.topo, params, &dag, &faults, RunOptions::default())
+        .map_err(|e| {
+            InputError::at_line(
+                &Source::new(stem, ""),
+                1,
+                "scenario",
+                stem,
+                e,
+                "a runnable scenario",
+            )
+        })?;
     Ok(Figures {
         case: stem,
         hosts: net.topo.num_hosts(),

@@ -20,7 +20,7 @@ const RUN: Time = Time::from_us(4000);
 fn ndr(ib_cc: bool) -> SimParams {
     let mut prof = Profile::builtin("ib-ndr").unwrap();
     prof.ib_cc.as_mut().unwrap().enabled = ib_cc;
-    let mut p = SimParams::from_profile(&prof, true).unwrap();
+    let mut p = fabricsim::sim::profile_fc::from_profile(&prof, true).unwrap();
     p.sample_interval = Some(SAMPLE);
     p
 }

@@ -79,7 +79,7 @@ fn pfc_pauses_only_the_congested_priority() {
 fn ib_ndr_with(arb: VlArbitration) -> SimParams {
     let mut pr = Profile::builtin("ib-ndr").unwrap();
     pr.vl_arbitration = Some(arb);
-    SimParams::from_profile(&pr, true).unwrap()
+    fabricsim::sim::profile_fc::from_profile(&pr, true).unwrap()
 }
 
 /// Two `bytes` messages from hosts 1 and 2 to host 0 at once, on classes `a` and `b`: the

@@ -7,8 +7,8 @@
 //! (multi-hundred-metre) links. The packet engine runs the same credits per VL
 //! (`sim::credits`), checked by `flow_calibrate -- credits`.
 
-use crate::sim::{FlowControl, SimParams};
-use crate::topology::Topology;
+use fabricsim_core::topology::Topology;
+use fabricsim_mech::{FlowControl, SimParams};
 
 /// The capacity of every directed link (`paths::capacities` order), lowered to its credit
 /// limit under credit flow control.

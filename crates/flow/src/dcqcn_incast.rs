@@ -37,12 +37,12 @@
 
 use std::collections::VecDeque;
 
-use crate::message::{MessageDag, Path};
-use crate::sim::dcqcn::{DcqcnParams, Rp, RpAction};
-use crate::sim::ecn::EcnMarking;
-use crate::sim::{SimParams, entropy};
-use crate::topology::{HostId, Topology};
-use crate::units::{BitRate, Time};
+use fabricsim_core::message::{MessageDag, Path};
+use fabricsim_core::topology::{HostId, Topology};
+use fabricsim_core::units::{BitRate, Time};
+use fabricsim_mech::dcqcn::{DcqcnParams, Rp, RpAction};
+use fabricsim_mech::ecn::EcnMarking;
+use fabricsim_mech::{SimParams, entropy};
 
 use super::paths;
 
@@ -429,8 +429,9 @@ pub(super) fn nic_line(topo: &Topology, h: HostId) -> BitRate {
 /// bytes: its sender's line, shared by the sender's starters as the NIC serves its QPs in
 /// turn), else 0.
 pub(super) fn starters(topo: &Topology, dag: &MessageDag) -> Vec<u64> {
-    let starter =
-        |m: &crate::message::Message| m.path == Path::Net && m.deps_len == 0 && m.bytes > 0;
+    let starter = |m: &fabricsim_core::message::Message| {
+        m.path == Path::Net && m.deps_len == 0 && m.bytes > 0
+    };
     let mut from = vec![0u64; topo.num_hosts()];
     for m in dag.messages.iter().filter(|m| starter(m)) {
         from[m.src.idx()] += 1;
@@ -684,7 +685,7 @@ pub fn synchronized_caps(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::dcqcn::DcqcnSet;
+    use fabricsim_mech::dcqcn::DcqcnSet;
 
     fn inc(senders: u32, bytes: u64) -> Incast {
         Incast {
@@ -777,7 +778,7 @@ mod tests {
         assert!(t >= i.loop_ps + period, "{rates:?}");
         // The cut is rc (1 - α/2) from the line, α from its initial value α0 (the first CNP)
         // decayed by (1 - g) per α period without a CNP since, at most the monitor period's.
-        let q20 = crate::sim::dcqcn::Q20 as f64;
+        let q20 = fabricsim_mech::dcqcn::Q20 as f64;
         let (a0, g) = (d.initial_alpha_q20 as f64 / q20, d.g_q20 as f64 / q20);
         let a = a0 * (1.0 - g).powi((period / d.alpha_update.ps()) as i32);
         let line = 400e9;

@@ -55,12 +55,12 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::message::MessageDag;
-use crate::sim::dcqcn::DcqcnParams;
-use crate::sim::ecn::EcnMarking;
-use crate::sim::{SimParams, entropy};
-use crate::topology::Topology;
-use crate::units::BitRate;
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::BitRate;
+use fabricsim_mech::dcqcn::DcqcnParams;
+use fabricsim_mech::ecn::EcnMarking;
+use fabricsim_mech::{SimParams, entropy};
 
 use super::dcqcn_incast::{
     self, GroupFlow, HORIZON_PS, Incast, QueueTrace, Reaction, ResendWait, STEP_PS,
@@ -514,7 +514,7 @@ pub fn victim_caps<'r>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::dcqcn::DcqcnSet;
+    use fabricsim_mech::dcqcn::DcqcnSet;
 
     const LINE: u64 = 400_000_000_000;
 

@@ -35,13 +35,13 @@ use super::nic_send::{self, NicSend};
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
 use super::report;
-use crate::message::{MessageDag, Path};
-use crate::release::Release;
-use crate::rng::Rng;
-use crate::sim::packet::prefetch;
-use crate::sim::{FlowControl, RunResult, SimParams, entropy, route};
-use crate::topology::Topology;
-use crate::units::Time;
+use fabricsim_core::message::{MessageDag, Path};
+use fabricsim_core::prefetch::prefetch;
+use fabricsim_core::release::Release;
+use fabricsim_core::rng::Rng;
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::Time;
+use fabricsim_mech::{FlowControl, RunResult, SimParams, entropy, route};
 
 /// What the flow engine is told beyond the packet engine's parameters.
 #[derive(Clone, Debug, PartialEq)]

@@ -100,8 +100,8 @@ use std::collections::VecDeque;
 
 use super::maxmin::MaxMin;
 use super::paths;
-use crate::sim::{FlowControl, PfcThreshold, SimParams};
-use crate::topology::Topology;
+use fabricsim_core::topology::Topology;
+use fabricsim_mech::{FlowControl, PfcThreshold, SimParams};
 
 /// Per run: the active flows of each held-queue candidate grouped by their last link (the
 /// roots a wait reads), kept up to date as flows start, change rate and finish, so a wait costs

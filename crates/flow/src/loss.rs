@@ -79,8 +79,8 @@
 //! of the cross-validation cases over several seeds.
 
 use super::dcqcn_incast::ResendWait;
-use crate::rng::Rng;
-use crate::sim::{RoutePolicy, SimParams, Transport};
+use fabricsim_core::rng::Rng;
+use fabricsim_mech::{RoutePolicy, SimParams, Transport};
 
 /// Fitted constants of the loss model (see the module comment for the command).
 #[derive(Clone, Copy, Debug, PartialEq)]

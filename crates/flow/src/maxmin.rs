@@ -67,7 +67,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use super::cache::RateCache;
-use crate::sim::packet::prefetch;
+use fabricsim_core::prefetch::prefetch;
 
 /// No per-flow cap.
 pub const NO_CAP: u64 = u64::MAX;

@@ -70,7 +70,7 @@
 
 use super::hol::Window;
 use super::maxmin::{MaxMin, NO_CAP};
-use crate::sim::SimParams;
+use fabricsim_mech::SimParams;
 
 const NONE32: u32 = u32::MAX;
 const PS_PER_S: u128 = 1_000_000_000_000;

@@ -21,8 +21,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::sim::{RoutePolicy, SimParams, entropy, route};
-use crate::topology::{NodeId, PortId, Topology};
+use fabricsim_core::topology::{NodeId, PortId, Topology};
+use fabricsim_mech::{RoutePolicy, SimParams, entropy, route};
 
 /// How messages are placed on paths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,7 +116,7 @@ pub fn subflow_links(
         }
         let (c, _) = topo
             .routing
-            .next_hops_up(next, crate::topology::HostId(dst));
+            .next_hops_up(next, fabricsim_core::topology::HostId(dst));
         let on = c.iter().map(|&q| load(directed_link(topo, q))).min();
         own.max(on.unwrap_or(0))
     };
@@ -157,7 +157,7 @@ pub fn one_way_ps(topo: &Topology, p: &SimParams, links: &[u32]) -> u64 {
 /// Whether every link of a tier has the same propagation delay (then a path and its reverse,
 /// which cross the same tiers, have the same latency).
 pub fn delays_uniform_per_tier(topo: &Topology) -> bool {
-    let mut delay: [Option<crate::units::Time>; 4] = [None; 4];
+    let mut delay: [Option<fabricsim_core::units::Time>; 4] = [None; 4];
     topo.links.iter().all(|l| {
         let d = &mut delay[(l.tier as usize).min(3)];
         *d.get_or_insert(l.delay) == l.delay
@@ -230,7 +230,7 @@ impl RouteInfos {
     #[inline]
     pub fn prefetch(&self, r: u32) {
         if let Some(i) = self.of.get(r as usize) {
-            crate::sim::packet::prefetch(i);
+            fabricsim_core::prefetch::prefetch(i);
         }
     }
 

@@ -40,10 +40,10 @@
 
 use std::collections::VecDeque;
 
-use crate::sim::SimParams;
-use crate::sim::headroom;
-use crate::sim::params::{FlowControl, PfcThreshold};
-use crate::topology::{NodeId, Topology};
+use fabricsim_core::topology::{NodeId, Topology};
+use fabricsim_mech::SimParams;
+use fabricsim_mech::headroom;
+use fabricsim_mech::params::{FlowControl, PfcThreshold};
 
 use super::dcqcn_incast::{HORIZON_PS, QueueTrace, STEP_PS};
 
@@ -277,36 +277,6 @@ impl Paused {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::MessageDag;
-    use crate::sim::lossless_scenarios::clos2;
-    use crate::sim::params::PfcParams;
-    use crate::topology::HostId;
-    use crate::units::{BitRate, Time};
-
-    #[test]
-    fn the_shared_pool_is_the_packet_engines() {
-        // The packet engine reports the headroom of its switch ports (`FlowControlResult`):
-        // on a Clos whose links are all alike it is one figure, and a leaf of 4 hosts under 2
-        // spines reserves it on each of its 6 ports for the one lossless class.
-        let (topo, leaves, _) = clos2(2, 2, 4, BitRate::gbps(400), Time::from_ns(100));
-        let mut p = SimParams::roce();
-        p.flow_control = FlowControl::Pfc(PfcParams::tuned(p.data_tc, p.mtu_frame_wire_bytes()));
-        let mut dag = MessageDag::default();
-        dag.push(HostId(0), HostId(5), 64 << 10, Time::ZERO, &[]);
-        let r = crate::sim::run(&topo, &p, &dag, &Default::default(), Default::default()).unwrap();
-        let fc = r.flow_control.expect("PFC");
-        assert_eq!(fc.headroom_bytes_min, fc.headroom_bytes_max);
-        let ing = Ingress::of(&topo, &p, leaves[0]).expect("a switch under PFC");
-        assert_eq!(
-            ing.shared_bytes,
-            p.switch_buffer_bytes - 6 * fc.headroom_bytes_max
-        );
-        // Dynamic alpha 1/8 of the free pool (`PfcParams::tuned`).
-        let used = 1e6;
-        assert_eq!(ing.threshold(used), (ing.shared_bytes as f64 - used) / 8.0);
-        let nic = topo.nics[0];
-        assert!(Ingress::of(&topo, &p, nic).is_none());
-    }
 
     #[test]
     fn the_pool_holds_at_most_every_ingress_at_its_threshold() {

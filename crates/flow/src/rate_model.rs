@@ -46,7 +46,7 @@
 //! with PFC pauses (`dcqcn_incast` does not bound its queue by XOFF).
 
 use super::maxmin::NO_CAP;
-use crate::units::BitRate;
+use fabricsim_core::units::BitRate;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RateModel {

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use super::fluid::{MsgState, QpState};
 use super::paths;
-use crate::message::{MessageDag, Path};
-use crate::sim::SimParams;
-use crate::sim::results::{Counters, MessageResult, RunResult, SimInfo, Status, Summary};
+use fabricsim_core::message::{MessageDag, Path};
+use fabricsim_mech::SimParams;
+use fabricsim_mech::results::{Counters, MessageResult, RunResult, SimInfo, Status, Summary};
 
 const NONE: u64 = u64::MAX;
 

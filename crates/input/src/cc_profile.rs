@@ -33,12 +33,12 @@
 
 use serde::Deserialize;
 
-use super::cc::{ArSelect, CcParams};
-use super::dcqcn::{DcqcnParams, DcqcnSet};
-use super::ecn::EcnMarking;
-use super::ibcc::{Cct, IbCcParams};
-use super::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
-use crate::units::{BitRate, Time};
+use fabricsim_core::units::{BitRate, Time};
+use fabricsim_mech::cc::{ArSelect, CcParams};
+use fabricsim_mech::dcqcn::{DcqcnParams, DcqcnSet};
+use fabricsim_mech::ecn::EcnMarking;
+use fabricsim_mech::ibcc::{Cct, IbCcParams};
+use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -309,12 +309,12 @@ mod tests {
     use super::*;
     use crate::profile::Profile;
 
-    /// The profile mapped through `SimParams::from_profile` (flow control, then this module).
+    /// The profile mapped through `profile_fc::from_profile` (flow control, then this module).
     fn mapped(id: &str, tuning: Tuning) -> SimParams {
         let prof = Profile::builtin(id).unwrap();
-        let mut p = SimParams::from_profile(&prof, tuning == Tuning::Tuned).unwrap();
+        let mut p = crate::profile_fc::from_profile(&prof, tuning == Tuning::Tuned).unwrap();
         // Flow control differs between the variants; compare congestion settings only.
-        p.flow_control = super::super::params::FlowControl::None;
+        p.flow_control = fabricsim_mech::params::FlowControl::None;
         p
     }
 
@@ -375,8 +375,8 @@ mod tests {
     /// and the allowed values; "credits" on links without credits is refused; absent, the queue.
     #[test]
     fn ar_select_key_parses_and_refuses_bad_input() {
-        use crate::error::Source;
-        let text = include_str!("../../../../data/profiles/ib-ndr.toml");
+        use fabricsim_core::error::Source;
+        let text = include_str!("../../../data/profiles/ib-ndr.toml");
         let with = |v: &str| text.replace("ar_select = \"credits\"", v);
         let e =
             Profile::parse(&Source::new("my.toml", with("ar_select = \"fastest\""))).unwrap_err();
@@ -391,14 +391,14 @@ mod tests {
             assert!(msg.contains(part), "{part} missing from: {msg}");
         }
         let queue = Profile::parse(&Source::new("q.toml", with("ar_select = \"queue\""))).unwrap();
-        let p = SimParams::from_profile(&queue, true).unwrap();
+        let p = crate::profile_fc::from_profile(&queue, true).unwrap();
         assert_eq!(p.cc.ar_select, ArSelect::Queue);
         let absent = Profile::parse(&Source::new("a.toml", with(""))).unwrap();
-        let p = SimParams::from_profile(&absent, true).unwrap();
+        let p = crate::profile_fc::from_profile(&absent, true).unwrap();
         assert_eq!(p.cc.ar_select, ArSelect::Queue);
         let lossy = text.replace("kind = \"credits\"", "kind = \"none\"");
         let lossy = Profile::parse(&Source::new("l.toml", lossy)).unwrap();
-        let e = SimParams::from_profile(&lossy, true).unwrap_err();
+        let e = crate::profile_fc::from_profile(&lossy, true).unwrap_err();
         assert!(e.starts_with("routing.ar_select"), "{e}");
     }
 

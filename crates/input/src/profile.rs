@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 
-use crate::error::{InputError, Source};
+use fabricsim_core::error::{InputError, Source};
 
 /// The shipped profiles: (id, file name, text).
 const BUILTIN: [(&str, &str, &str); 4] = [
@@ -99,16 +99,16 @@ pub struct Profile {
     pub ports: Ports,
     pub packet: Packet,
     pub comm: Comm,
-    /// Link-level flow control (`sim::profile_fc`; `SimParams::from_profile` maps it).
-    pub flow_control: Option<crate::sim::profile_fc::FlowControlProfile>,
+    /// Link-level flow control (`sim::profile_fc`; `profile_fc::from_profile` maps it).
+    pub flow_control: Option<crate::profile_fc::FlowControlProfile>,
     /// Congestion control, routing and IB CC sub-tables (`sim::cc_profile`).
-    pub congestion: Option<crate::sim::cc_profile::Congestion>,
-    pub congestion_untuned: Option<crate::sim::cc_profile::Congestion>,
-    pub routing: Option<crate::sim::cc_profile::Routing>,
-    pub ib_cc: Option<crate::sim::cc_profile::IbCc>,
+    pub congestion: Option<crate::cc_profile::Congestion>,
+    pub congestion_untuned: Option<crate::cc_profile::Congestion>,
+    pub routing: Option<crate::cc_profile::Routing>,
+    pub ib_cc: Option<crate::cc_profile::IbCc>,
     /// Link-failure recovery delays (`sim::reroute`).
-    pub reroute: Option<crate::sim::reroute::RerouteProfile>,
-    pub vl_arbitration: Option<crate::sim::cc_profile::VlArbitration>,
+    pub reroute: Option<fabricsim_mech::reroute::RerouteProfile>,
+    pub vl_arbitration: Option<crate::cc_profile::VlArbitration>,
 }
 
 impl Profile {
@@ -157,8 +157,8 @@ impl Profile {
     }
 
     /// The congestion-control and routing sections, for `sim::cc_profile::apply`.
-    pub fn cc_sections(&self) -> crate::sim::cc_profile::CcSections<'_> {
-        crate::sim::cc_profile::CcSections {
+    pub fn cc_sections(&self) -> crate::cc_profile::CcSections<'_> {
+        crate::cc_profile::CcSections {
             congestion: self.congestion.as_ref(),
             congestion_untuned: self.congestion_untuned.as_ref(),
             routing: self.routing.as_ref(),

@@ -4,9 +4,11 @@
 
 use serde::Deserialize;
 
-use super::params::{CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, SimParams};
 use crate::profile::{Family, Profile};
-use crate::units::Time;
+use fabricsim_core::units::Time;
+use fabricsim_mech::params::{
+    CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, SimParams,
+};
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -82,37 +84,35 @@ impl FlowControlProfile {
     }
 }
 
-impl SimParams {
-    /// The engine parameters of a fabric profile: the family's defaults, the profile's packet
-    /// format and its flow control (`tuned` false: the documented untuned variant).
-    pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, String> {
-        let mut p = match pr.family {
-            Family::Infiniband => SimParams::ib(),
-            Family::Roce => SimParams::roce(),
-        };
-        p.mtu_bytes = pr.packet.mtu_bytes;
-        p.header_bytes = pr.packet.header_bytes;
-        p.wire_overhead_bytes = pr.packet.wire_overhead_bytes;
-        if let Some(fc) = &pr.flow_control {
-            if let Some(v) = fc.data_vls {
-                if !(2..=8).contains(&v) {
-                    return Err("flow_control.data_vls: 2 to 8".into());
-                }
-                p.traffic_classes = v;
+/// The engine parameters of a fabric profile: the family's defaults, the profile's packet
+/// format and its flow control (`tuned` false: the documented untuned variant).
+pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, String> {
+    let mut p = match pr.family {
+        Family::Infiniband => SimParams::ib(),
+        Family::Roce => SimParams::roce(),
+    };
+    p.mtu_bytes = pr.packet.mtu_bytes;
+    p.header_bytes = pr.packet.header_bytes;
+    p.wire_overhead_bytes = pr.packet.wire_overhead_bytes;
+    if let Some(fc) = &pr.flow_control {
+        if let Some(v) = fc.data_vls {
+            if !(2..=8).contains(&v) {
+                return Err("flow_control.data_vls: 2 to 8".into());
             }
-            p.flow_control = fc.flow_control(&p, tuned)?;
+            p.traffic_classes = v;
         }
-        // Congestion control and routing (`sim::cc_profile`).
-        let tuning = if tuned {
-            super::cc_profile::Tuning::Tuned
-        } else {
-            super::cc_profile::Tuning::Untuned
-        };
-        let line = crate::units::BitRate::gbps(pr.ports.rate_gbps as u64);
-        super::cc_profile::apply(pr.cc_sections(), tuning, line, &mut p)
-            .map_err(|(k, prob, allowed)| format!("{k}: {prob} (allowed: {allowed})"))?;
-        Ok(p)
+        p.flow_control = fc.flow_control(&p, tuned)?;
     }
+    // Congestion control and routing (`sim::cc_profile`).
+    let tuning = if tuned {
+        super::cc_profile::Tuning::Tuned
+    } else {
+        super::cc_profile::Tuning::Untuned
+    };
+    let line = fabricsim_core::units::BitRate::gbps(pr.ports.rate_gbps as u64);
+    super::cc_profile::apply(pr.cc_sections(), tuning, line, &mut p)
+        .map_err(|(k, prob, allowed)| format!("{k}: {prob} (allowed: {allowed})"))?;
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -122,18 +122,18 @@ mod tests {
     #[test]
     fn shipped_profiles_map_to_their_flow_control() {
         for id in ["ib-ndr", "ib-xdr"] {
-            let p = SimParams::from_profile(&Profile::builtin(id).unwrap(), true).unwrap();
+            let p = from_profile(&Profile::builtin(id).unwrap(), true).unwrap();
             assert!(matches!(p.flow_control, FlowControl::Credits(_)), "{id}");
             assert_eq!(p.traffic_classes, 4, "{id}: ConnectX NUM_OF_VL = 4");
         }
         for id in ["roce-400g", "roce-800g"] {
             let pr = Profile::builtin(id).unwrap();
-            let tuned = SimParams::from_profile(&pr, true).unwrap();
+            let tuned = from_profile(&pr, true).unwrap();
             let FlowControl::Pfc(t) = tuned.flow_control else {
                 panic!("{id}: PFC expected");
             };
             assert_eq!(t.headroom, Headroom::Formula { scale: 1.0 });
-            let untuned = SimParams::from_profile(&pr, false).unwrap();
+            let untuned = from_profile(&pr, false).unwrap();
             let FlowControl::Pfc(u) = untuned.flow_control else {
                 panic!("{id}: PFC expected");
             };

@@ -12,9 +12,9 @@ use super::ecn::{EcnMarking, Marker};
 use super::ibcc::{CcaState, IbCcParams};
 use super::ibroute::CreditShare;
 use super::params::{FlowControl, RoutePolicy, SimParams, Transport};
-use crate::rng::Rng;
-use crate::topology::Topology;
-use crate::units::{BitRate, Time};
+use fabricsim_core::rng::Rng;
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::{BitRate, Time};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcParams {

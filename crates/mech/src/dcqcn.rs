@@ -22,7 +22,7 @@
 //! Rates are integer bits/s; α is a fraction of 2^20; the pacing gap is picoseconds per byte
 //! as a fraction of 2^16, so rate steps are not quantized to whole picoseconds per byte.
 
-use crate::units::{BitRate, Time};
+use fabricsim_core::units::{BitRate, Time};
 
 /// α and g as fractions of 2^20.
 pub const Q20: u64 = 1 << 20;

@@ -6,7 +6,7 @@
 //! queue above K (Alizadeh et al., SIGCOMM 2010). The same rule, as a plain threshold, marks
 //! InfiniBand FECN (IBA annex A10).
 
-use crate::rng::Rng;
+use fabricsim_core::rng::Rng;
 
 /// How a queue length turns into a mark.
 #[derive(Clone, Copy, Debug, PartialEq)]

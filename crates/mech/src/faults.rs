@@ -3,8 +3,8 @@
 //! link's ends, then the fabric-wide reroute (`sim::reroute`).
 
 use super::reroute::RerouteDelays;
-use crate::topology::{HostId, LinkId, NodeId, PortId};
-use crate::units::Time;
+use fabricsim_core::topology::{HostId, LinkId, NodeId, PortId};
+use fabricsim_core::units::Time;
 
 /// Which direction of a full-duplex link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 //! `xoff = MTU + propagation x cell_occupancy` (cell occupancy 1 here), rounded up to 1 KB;
 //! `bytes_on_cable` covers the cable twice (the PAUSE going up, the data still coming down).
 
-use crate::sim::params::{Headroom, PfcParams, SimParams};
-use crate::topology::Topology;
-use crate::units::{BitRate, Time};
+use crate::params::{Headroom, PfcParams, SimParams};
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::{BitRate, Time};
 
 /// One pause quantum: 512 bit times (IEEE 802.1Qbb; physics.md C3).
 pub const QUANTUM_BITS: u64 = 512;

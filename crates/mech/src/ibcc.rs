@@ -15,7 +15,7 @@
 //! default (quadratic, Multiplier = 7 i^2 / (95^2 x 0.218), Shift 0: no delay up to index 16,
 //! line/2 at 17, line/58 at 127) [S: Perry Huang, LLNL, opensm-cc-conf-gen.rb].
 
-use crate::units::{BitRate, Time};
+use fabricsim_core::units::{BitRate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IbCcParams {

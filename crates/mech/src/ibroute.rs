@@ -22,9 +22,9 @@
 //! credit notifications; claim 3, only the credits of the packet's VL. The claims give no
 //! formula for the normalization; `credit_shares` has the one used here and why.
 
-use super::credits::{BLOCK_BYTES, blocks};
 use super::params::{CreditParams, SimParams};
-use crate::topology::{PortId, Topology};
+use crate::params::{BLOCK_BYTES, blocks};
+use fabricsim_core::topology::{PortId, Topology};
 
 /// Fixed point of `CreditShare::load`: 2^32 is a full share.
 const SCALE_ONE: u64 = 1 << 32;
@@ -159,9 +159,9 @@ mod tests {
     /// buffer); credits beyond a full share load nothing, queued bytes load their blocks.
     #[test]
     fn credit_shares_normalize_by_the_round_trip_in_flight() {
-        use crate::sim::params::FlowControl;
-        use crate::topology::{GraphBuilder, Medium, Shape};
-        use crate::units::{BitRate, Time};
+        use crate::params::FlowControl;
+        use fabricsim_core::topology::{GraphBuilder, Medium, Shape};
+        use fabricsim_core::units::{BitRate, Time};
         // One leaf (one NIC below) with an uplink to each of two spines, of delay `d0` and `d1`.
         let leaf_up = |d0: u64, d1: u64| {
             let mut b = GraphBuilder::new();

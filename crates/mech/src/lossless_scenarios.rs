@@ -2,9 +2,9 @@
 //! flow-control tests and reusable by congestion-control tests (IB CC, DCQCN fixing them).
 
 use super::faults::{Fault, Faults};
-use crate::message::MessageDag;
-use crate::topology::{GraphBuilder, HostId, Medium, NodeId, PortId, Shape, Topology};
-use crate::units::{BitRate, Time};
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::{GraphBuilder, HostId, Medium, NodeId, PortId, Shape, Topology};
+use fabricsim_core::units::{BitRate, Time};
 
 /// Two leaves under one spine, `per_leaf` hosts each (hosts 0.. on leaf A, `per_leaf`.. on
 /// leaf B), every link at `rate` with `delay`.

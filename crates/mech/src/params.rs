@@ -3,10 +3,19 @@
 
 use super::cc::CcParams;
 use super::psn::InitialPsn;
-use crate::units::{BitRate, Time};
+use fabricsim_core::units::{BitRate, Time};
 
 /// Most traffic classes a port can have (802.1Q priorities; IB data VLs 0-7 in use).
 pub const MAX_TC: usize = 8;
+
+/// One credit: a 64-byte block (IBA Vol. 1 7.9.4).
+pub const BLOCK_BYTES: u32 = 64;
+
+/// Blocks a frame of `frame` bytes occupies.
+#[inline]
+pub fn blocks(frame: u32) -> u32 {
+    frame.div_ceil(BLOCK_BYTES)
+}
 
 /// Loss recovery of the RC transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +102,7 @@ impl CreditParams {
         } else {
             self.nic_vl_buffer_bytes
         };
-        (b / crate::sim::credits::BLOCK_BYTES as u64).min(u32::MAX as u64 / 4) as u32
+        (b / BLOCK_BYTES as u64).min(u32::MAX as u64 / 4) as u32
     }
 }
 

@@ -4,7 +4,7 @@
 //! others lie ahead; RFC 1982 defines the same arithmetic). A QP's first PSN is chosen at its
 //! setup (`ibv_modify_qp` `sq_psn` / `rq_psn`).
 
-use crate::rng::Rng;
+use fabricsim_core::rng::Rng;
 
 pub const PSN_BITS: u32 = 24;
 pub const PSN_MASK: u32 = (1 << PSN_BITS) - 1;

@@ -250,10 +250,55 @@ pub struct RunResult {
     pub sim: SimInfo,
     pub counters: Counters,
     /// Credit stalls, pauses, XOFF events, watchdog, deadlock (lossless fabrics only).
-    pub flow_control: Option<super::engine::llfc::FlowControlResult>,
+    pub flow_control: Option<FlowControlResult>,
     pub summary: Summary,
     pub messages: Vec<MessageResult>,
     pub series: Option<Series>,
+}
+
+/// One queue of a deadlock cycle: egress `port` of `node` towards `peer_node`, class `tc`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CycleHop {
+    pub port: u32,
+    pub node: u32,
+    pub peer_node: u32,
+    pub tc: u8,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DeadlockReport {
+    pub detected_at_ps: u64,
+    pub cycle: Vec<CycleHop>,
+}
+
+/// Per-port flow-control figures (ports with anything to report).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PortFc {
+    pub port: u32,
+    pub node: u32,
+    /// Time this egress was paused by PFC (summed over classes).
+    pub paused_ps: u64,
+    pub pause_frames_received: u64,
+    /// XOFF transitions of this port's ingress.
+    pub xoff_events: u64,
+    /// Time this egress waited for credits with a packet ready.
+    pub credit_stall_ps: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowControlResult {
+    /// none | credits | pfc
+    pub kind: &'static str,
+    pub credit_stalls: u64,
+    pub credit_stall_ps_total: u64,
+    pub xoff_events: u64,
+    pub pause_time_ps_total: u64,
+    pub watchdog_trips: u64,
+    /// Headroom of each lossless (switch port, class), min and max over ports, in bytes.
+    pub headroom_bytes_min: u64,
+    pub headroom_bytes_max: u64,
+    pub ports: Vec<PortFc>,
+    pub deadlock: Option<DeadlockReport>,
 }
 
 impl RunResult {

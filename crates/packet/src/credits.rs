@@ -12,14 +12,7 @@
 //! propagation delay; FC packets are 6 bytes and are not charged link time.
 //! Nothing is ever dropped for lack of buffer: `received` asserts it.
 
-/// One credit: a 64-byte block (IBA Vol. 1 7.9.4).
-pub const BLOCK_BYTES: u32 = 64;
-
-/// Blocks a frame of `frame` bytes occupies.
-#[inline]
-pub fn blocks(frame: u32) -> u32 {
-    frame.div_ceil(BLOCK_BYTES)
-}
+use fabricsim_mech::params::blocks;
 
 /// The sender's state on one egress port x VL, in one record.
 #[derive(Clone, Copy, Debug)]

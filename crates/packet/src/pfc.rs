@@ -8,7 +8,7 @@
 //! (headroom overflow). XOFF is sent when headroom starts to fill; XON once the headroom is empty
 //! and the shared usage is `xon_offset` below the threshold.
 
-use super::params::{PfcParams, PfcThreshold};
+use fabricsim_mech::params::{PfcParams, PfcThreshold};
 
 pub const NOT: u64 = u64::MAX;
 
@@ -287,7 +287,7 @@ impl Pfc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::params::Headroom;
+    use fabricsim_mech::params::Headroom;
 
     #[test]
     fn dyadic_alpha_gives_the_float_threshold_exactly() {
@@ -296,7 +296,7 @@ mod tests {
         let max = 64 << 20;
         for alpha in [0.125, 0.5, 1.0, 2.0, 0.75, 1.0 / 1024.0] {
             let (m, s) = dyadic(alpha, max).expect("dyadic");
-            let mut rng = crate::rng::Rng::new(alpha.to_bits());
+            let mut rng = fabricsim_core::rng::Rng::new(alpha.to_bits());
             for _ in 0..10_000 {
                 let free = rng.below(max + 1);
                 assert_eq!(

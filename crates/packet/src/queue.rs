@@ -461,7 +461,7 @@ impl<E: Packed> CalendarQueue<E> {
         // The bucket after next: start loading its first chunks' lines.
         self.walk(((self.cur + 2) & MASK) as usize, 4, |c, _| {
             for line in self.chunk(c).0.iter().step_by(8) {
-                super::packet::prefetch(line);
+                fabricsim_core::prefetch::prefetch(line);
             }
         });
         true
@@ -526,7 +526,7 @@ impl<E: Packed> Default for CalendarQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use fabricsim_core::rng::Rng;
     use std::collections::BTreeMap;
 
     #[test]

@@ -190,7 +190,7 @@ impl<T: Copy> Ring<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use fabricsim_core::rng::Rng;
     use std::collections::VecDeque;
 
     #[test]

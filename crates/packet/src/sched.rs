@@ -3,7 +3,7 @@
 //! SIGCOMM 1995). Classes whose `blocked` bit is set (link-level flow control) are skipped.
 
 use super::packet::{Fifo, QueueArena};
-use super::params::{MAX_TC, Scheduling};
+use fabricsim_mech::params::{MAX_TC, Scheduling};
 
 /// Per-port DWRR state.
 #[derive(Clone, Debug)]

@@ -76,11 +76,11 @@ pub(crate) fn stall_end(t_ps: u64, port: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::MessageDag;
-    use crate::sim::lossless_scenarios::clos2;
-    use crate::sim::{CreditParams, FlowControl, RoutePolicy, SimParams};
-    use crate::topology::HostId;
-    use crate::units::{BitRate, Time};
+    use fabricsim_core::message::MessageDag;
+    use fabricsim_core::topology::HostId;
+    use fabricsim_core::units::{BitRate, Time};
+    use fabricsim_mech::lossless_scenarios::clos2;
+    use fabricsim_mech::{CreditParams, FlowControl, RoutePolicy, SimParams};
 
     #[test]
     fn ar_choices_are_the_first_least_queued_candidate_from_the_static_port() {
@@ -92,14 +92,14 @@ mod tests {
         let mut p = SimParams::ib();
         p.flow_control = FlowControl::Credits(CreditParams::default_ib());
         p.routing = RoutePolicy::Adaptive;
-        p.transport = crate::sim::Transport::SelectiveRepeat;
+        p.transport = fabricsim_mech::Transport::SelectiveRepeat;
         p.window_packets = 64;
         let mut dag = MessageDag::default();
         for s in 4..16 {
             dag.push(HostId(s), HostId(0), 256 << 10, Time::ZERO, &[]);
         }
         start();
-        crate::sim::run(&topo, &p, &dag, &Default::default(), Default::default()).unwrap();
+        crate::run(&topo, &p, &dag, &Default::default(), Default::default()).unwrap();
         let log = take();
         let mut moved = 0;
         for c in log.routes.iter().filter(|c| c.cands.len() > 1) {

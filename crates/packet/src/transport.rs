@@ -11,9 +11,9 @@
 
 use std::collections::VecDeque;
 
-use super::params::Transport;
-use super::psn;
-use crate::units::Time;
+use fabricsim_core::units::Time;
+use fabricsim_mech::params::Transport;
+use fabricsim_mech::psn;
 
 /// A message's span of PSNs on its QP.
 #[derive(Clone, Copy, Debug)]

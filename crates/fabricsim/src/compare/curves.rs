@@ -8,9 +8,6 @@ use serde::Serialize;
 
 use super::engine::{CHANNELS, makespan, params};
 use super::variant::Variant;
-use crate::scenario::Design;
-use crate::topology::Topology;
-use crate::units::BitRate;
 use crate::workload::busbw::busbw_gbps;
 use crate::workload::collective::{CollectiveSpec, Comm, Op};
 use crate::workload::comm_model::GroupShape;
@@ -18,6 +15,9 @@ use crate::workload::measure::{SweepError, Timed, measure};
 use crate::workload::placement::Placement;
 use crate::workload::sweep::round;
 use crate::workload::train::calibrate::algo_for;
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::BitRate;
+use fabricsim_input::scenario::Design;
 
 /// Bus bandwidth of one collective over the whole cluster at several sizes.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -3,16 +3,17 @@
 //! (`engine_choice`: packet, flow, or auto), each result saying which engine ran.
 
 use super::variant::{Recovery, Tune, Variant};
-use crate::engine_choice::{self, EngineChoice, EngineKind};
-use crate::message::MessageDag;
-use crate::scenario::Design;
-use crate::sim::ecn::EcnMarking;
-use crate::sim::params_from_design::params_from_design;
-use crate::sim::results::Counters;
-use crate::sim::{Faults, RunOptions, RunResult, SimParams, Status, Transport};
-use crate::topology::Topology;
-use crate::units::{BitRate, Time};
+use crate::setup::engine_choice::{self, EngineChoice, EngineKind};
+use crate::setup::params_from_design::params_from_design;
 use crate::workload::run_engine::fabric_packets;
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::{BitRate, Time};
+use fabricsim_input::scenario::Design;
+use fabricsim_mech::ecn::EcnMarking;
+use fabricsim_mech::results::Counters;
+use fabricsim_mech::{Faults, RunResult, SimParams, Status, Transport};
+use fabricsim_packet::RunOptions;
 
 /// NCCL channels of the measured collectives (NCCL's default for 8 NICs per node is one
 /// channel per NIC; 2 keeps two QPs per connection for ECMP entropy, an ESTIMATE).

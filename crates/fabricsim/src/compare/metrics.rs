@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use super::model::{Comparison, FabricResult};
 use super::probe::{LONG_FLOW_BYTES, PING_BYTES};
-use crate::sim::cc::ArSelect;
-use crate::sim::{RoutePolicy, SimParams};
-use crate::topology::max_gpus;
+use fabricsim_core::topology::max_gpus;
+use fabricsim_mech::cc::ArSelect;
+use fabricsim_mech::{RoutePolicy, SimParams};
 
 /// One figure and where it comes from.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -97,7 +97,7 @@ fn ping(f: &FabricResult, hops: u32) -> Cell {
 
 /// The engine's congestion control for a fabric, in words.
 fn cc_text(p: &SimParams) -> String {
-    use crate::sim::ecn::EcnMarking;
+    use fabricsim_mech::ecn::EcnMarking;
     let ecn = match p.cc.ecn {
         Some(EcnMarking::Red {
             kmin_bytes,

@@ -16,7 +16,6 @@ pub mod metrics;
 pub mod model;
 pub mod probe;
 pub mod recommend;
-pub mod section;
 pub mod step;
 pub mod stress;
 pub mod sweep;

@@ -8,17 +8,17 @@ use serde::Serialize;
 
 use super::curves::{self, BusbwCurve};
 use super::probe::{self, Probes};
-use super::section::CompareSection;
 use super::stress::{self, StressResult};
 use super::variant::{self, Variant};
-use crate::error::InputError;
 use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
-use crate::scenario::{Design, Scenario};
-use crate::topology::Topology;
 use crate::workload::placement::Placement;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
+use fabricsim_core::error::InputError;
+use fabricsim_core::topology::Topology;
+use fabricsim_input::scenario::compare::CompareSection;
+use fabricsim_input::scenario::{Design, Scenario};
 
 /// The built-in comparison (examples/compare-default.toml): `fabricsim compare` without a
 /// scenario runs it, and its `[train]` step is used by scenarios without one.
@@ -279,7 +279,7 @@ pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
     notes.extend(fabrics.iter().filter_map(|f| f.missing.clone()));
     let loss_sweep = fabrics
         .iter()
-        .find(|f| f.design.profile.family == crate::profile::Family::Roce)
+        .find(|f| f.design.profile.family == fabricsim_input::profile::Family::Roce)
         .map(|f| {
             let axes = vec![
                 super::sweep::SweepAxis::parse("loss_rate", COMPARE_LOSS_RATES)

@@ -14,12 +14,12 @@ use serde::Serialize;
 use super::engine::params;
 use super::engine::run_dag;
 use super::variant::Variant;
-use crate::engine_choice::EngineChoice;
-use crate::message::MessageDag;
-use crate::scenario::{Design, Scenario};
-use crate::sim::SimParams;
-use crate::topology::{HostId, Topology};
-use crate::units::Time;
+use crate::setup::engine_choice::EngineChoice;
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::{HostId, Topology};
+use fabricsim_core::units::Time;
+use fabricsim_input::scenario::{Design, Scenario};
+use fabricsim_mech::SimParams;
 
 /// perftest-style small message (ib_send_lat's default is 2 B; 8 B is a typical latency point).
 pub const PING_BYTES: u64 = 8;
@@ -136,7 +136,7 @@ pub fn run(
         if three_tier.is_none() {
             let mut s3 = s.clone();
             s3.file.topology.tiers = toml::Value::Integer(3);
-            let pod = crate::topology::max_gpus(&design.spec, 2);
+            let pod = fabricsim_core::topology::max_gpus(&design.spec, 2);
             s3.file.cluster.gpus = (pod + design.spec.gpus_per_node as u64) as i64;
             let (d3, t3, _) = crate::plan::run(&s3).map_err(|e| e.to_string())?;
             three_tier = Some((d3, t3));

@@ -18,8 +18,8 @@
 use serde::Serialize;
 
 use super::model::Comparison;
-use super::section::SingleVendor;
-use crate::topology::max_gpus;
+use fabricsim_core::topology::max_gpus;
+use fabricsim_input::scenario::compare::SingleVendor;
 
 /// Scores closer than this (absolute) are reported as too close to call.
 pub const CLOSE: f64 = 0.02;

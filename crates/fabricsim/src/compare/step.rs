@@ -7,10 +7,7 @@ use serde::Serialize;
 
 use super::engine::{CHANNELS, makespan, params};
 use super::variant::Variant;
-use crate::engine_choice::EngineKind;
-use crate::scenario::Design;
-use crate::topology::Topology;
-use crate::units::BitRate;
+use crate::setup::engine_choice::EngineKind;
 use crate::workload::comm_model::AlphaBetaModel;
 use crate::workload::link_params::FabricParams;
 use crate::workload::measure::{SweepError, Timed};
@@ -18,6 +15,9 @@ use crate::workload::train::calibrate::{Calibrated, calibrate_at};
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::efficiency::Efficiency;
 use crate::workload::train::step::{StepReport, step};
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::BitRate;
+use fabricsim_input::scenario::Design;
 
 /// Largest collective size run on the packet engine; larger collectives are extrapolated by
 /// the fit (64 MiB keeps a 256-GPU step's calibration around a second).

@@ -13,12 +13,12 @@ use serde::Serialize;
 use super::engine::params;
 use super::engine::run_dag;
 use super::variant::Variant;
-use crate::scenario::Design;
-use crate::sim::Status;
-use crate::sim::results::percentile;
-use crate::topology::Topology;
-use crate::traffic::{self, SizeDist, Traffic};
-use crate::units::{BitRate, Time};
+use fabricsim_core::topology::Topology;
+use fabricsim_core::traffic::{self, SizeDist, Traffic};
+use fabricsim_core::units::{BitRate, Time};
+use fabricsim_input::scenario::Design;
+use fabricsim_mech::Status;
+use fabricsim_mech::results::percentile;
 
 /// Incast senders (the lowest-numbered hosts: a few servers' NICs under one leaf) and bytes
 /// each sends to the last host of the cluster, all at time 0.

@@ -15,10 +15,10 @@ use super::model::train_config;
 use super::step::{EngineTotals, engine_step};
 use super::stress::StressResult;
 use super::variant::{Recovery, Variant};
-use crate::error::InputError;
-use crate::profile::Profile;
-use crate::scenario::Scenario;
-use crate::units::{Time, parse_bytes, parse_rate, parse_time};
+use fabricsim_core::error::InputError;
+use fabricsim_core::units::{Time, parse_bytes, parse_rate, parse_time};
+use fabricsim_input::profile::Profile;
+use fabricsim_input::scenario::Scenario;
 
 /// A parameter a sweep can vary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -372,8 +372,8 @@ pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
 /// parameters (they act on congestion, which the step's collectives hardly meet); one series
 /// per value of the second axis (or one series).
 pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
-    use crate::report::svg::line::{LineChart, Series};
-    use crate::report::svg::{Scale, TickFormat};
+    use crate::svg::line::{LineChart, Series};
+    use crate::svg::{Scale, TickFormat};
     let x = axes.first()?;
     if !x.param.numeric() {
         return None;

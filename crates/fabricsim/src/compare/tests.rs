@@ -1,6 +1,6 @@
 use super::model::{default_scenario, run};
 use super::recommend::recommend;
-use crate::scenario::Scenario;
+use fabricsim_input::scenario::Scenario;
 
 /// The built-in comparison with `extra` TOML appended to it (sections it lacks).
 fn with(extra: &str, compare: &str) -> Scenario {
@@ -281,7 +281,7 @@ mod sweeps {
             loss_rate: 0.0,
             tuned: true,
             tune: Tune::default(),
-            engine: crate::engine_choice::EngineChoice::Packet,
+            engine: crate::setup::engine_choice::EngineChoice::Packet,
         }
     }
 
@@ -393,10 +393,11 @@ mod sweeps {
     fn go_back_n_follows_the_analytic_model_and_selective_repeat_degrades_slower() {
         use super::super::engine::params;
         use super::super::probe::partner;
-        use crate::message::MessageDag;
-        use crate::sim::{self, Faults, RunOptions};
-        use crate::topology::HostId;
-        use crate::units::Time;
+        use fabricsim_core::message::MessageDag;
+        use fabricsim_core::topology::HostId;
+        use fabricsim_core::units::Time;
+        use fabricsim_mech::Faults;
+        use fabricsim_packet::{self as sim, RunOptions};
         let mut s = default_scenario();
         s.file.fabric.profile = "roce-400g".into();
         let (design, topo, _) = crate::plan::run(&s).unwrap();

@@ -1,10 +1,10 @@
 //! A validated fabric of the comparison: the `[compare] fabrics` entry checked against the
 //! profile list and ranges, with the transport parameters in engine terms.
 
-use super::section::{CompareSection, FabricEntry};
-use crate::error::InputError;
-use crate::profile::Profile;
-use crate::scenario::Scenario;
+use fabricsim_core::error::InputError;
+use fabricsim_input::profile::Profile;
+use fabricsim_input::scenario::Scenario;
+use fabricsim_input::scenario::compare::{CompareSection, FabricEntry};
 
 /// Loss recovery of the RC transport (the packet engine's `Transport` once it is merged).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,9 +39,9 @@ pub struct Tune {
     /// ECN marking threshold Kmax (RED), bytes.
     pub ecn_kmax_bytes: Option<u64>,
     /// DCQCN additive increase Rai.
-    pub dcqcn_rai: Option<crate::units::BitRate>,
+    pub dcqcn_rai: Option<fabricsim_core::units::BitRate>,
     /// DCQCN rate-increase timer (ConnectX RPG_TIME_RESET).
-    pub dcqcn_rate_increase_timer: Option<crate::units::Time>,
+    pub dcqcn_rate_increase_timer: Option<fabricsim_core::units::Time>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -54,7 +54,7 @@ pub struct Variant {
     pub tuned: bool,
     pub tune: Tune,
     /// Which engine runs its DAGs (the scenario's `engine` key).
-    pub engine: crate::engine_choice::EngineChoice,
+    pub engine: crate::setup::engine_choice::EngineChoice,
 }
 
 impl Variant {
@@ -83,7 +83,7 @@ fn entry(
     s: &Scenario,
     i: usize,
     e: &FabricEntry,
-    engine: crate::engine_choice::EngineChoice,
+    engine: crate::setup::engine_choice::EngineChoice,
 ) -> Result<Variant, InputError> {
     let key = |k: &str| format!("compare.fabrics[{i}].{k}");
     // Error positions: the `fabrics` key itself (entries are inline tables).
@@ -136,21 +136,21 @@ fn entry(
     })
 }
 
-/// The loss recovery a shipped profile runs with (`SimParams::from_profile`, tuned).
+/// The loss recovery a shipped profile runs with (`profile_fc::from_profile`, tuned).
 fn profile_recovery(id: &str) -> Recovery {
     let transport = Profile::builtin(id)
         .ok()
-        .and_then(|p| crate::sim::SimParams::from_profile(&p, true).ok())
+        .and_then(|p| fabricsim_input::profile_fc::from_profile(&p, true).ok())
         .map(|p| p.transport);
     match transport {
-        Some(crate::sim::Transport::SelectiveRepeat) => Recovery::SelectiveRepeat,
+        Some(fabricsim_mech::Transport::SelectiveRepeat) => Recovery::SelectiveRepeat,
         _ => Recovery::GoBackN,
     }
 }
 
 /// The validated fabrics of `sec`; names must be unique (they key every table).
 pub fn resolve(s: &Scenario, sec: &CompareSection) -> Result<Vec<Variant>, InputError> {
-    let engine = crate::engine_choice::EngineChoice::of(s)?;
+    let engine = crate::setup::engine_choice::EngineChoice::of(s)?;
     let builtin = super::model::default_scenario();
     let (s, fabrics) = match &sec.fabrics {
         Some(f) => (s, f),

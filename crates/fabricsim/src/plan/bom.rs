@@ -7,8 +7,8 @@
 //! links from one twin cage; both are counted per (cage owner(s), cable type) the same way.
 
 use super::media::{Media, MediumDef};
-use crate::catalog::{CableShape, Catalog, MediumClass};
-use crate::topology::{Medium, Topology};
+use fabricsim_core::topology::{Medium, Topology};
+use fabricsim_input::catalog::{CableShape, Catalog, MediumClass};
 
 /// Upper bounds of the length bins, metres (the last bin is open).
 pub const LENGTH_BINS_M: [f64; 9] = [1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 50.0, 100.0, 500.0];

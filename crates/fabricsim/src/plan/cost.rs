@@ -6,7 +6,7 @@
 
 use super::bom::{Bom, Category};
 use super::power::Power;
-use crate::scenario::Design;
+use fabricsim_input::scenario::Design;
 
 pub const HOURS_PER_YEAR: f64 = 8760.0;
 

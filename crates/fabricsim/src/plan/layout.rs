@@ -18,8 +18,8 @@
 //!   overhead tray (`tray_above_rack_m` above the rack top), along x and y (Manhattan), and
 //!   down: |dx| + |dy| + (tray - z_a) + (tray - z_b) + slack.
 
-use crate::scenario::resolve::{LayoutParams, Placement};
-use crate::topology::{NodeId, NodeKind, PortId, Topology};
+use fabricsim_core::topology::{NodeId, NodeKind, PortId, Topology};
+use fabricsim_input::scenario::resolve::{LayoutParams, Placement};
 
 /// A device's position: its rack and its coordinates in metres.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -183,8 +183,8 @@ fn home_servers(t: &Topology) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{GraphBuilder, Medium, Shape};
-    use crate::units::{BitRate, Time};
+    use fabricsim_core::topology::{GraphBuilder, Medium, Shape};
+    use fabricsim_core::units::{BitRate, Time};
 
     fn params(leaf: Placement) -> LayoutParams {
         LayoutParams {

@@ -12,9 +12,9 @@
 //!
 //! Ties go to the earlier candidate (catalog order), so the choice is deterministic.
 
-use crate::catalog::{CableShape, Catalog, MediumClass};
-use crate::topology::{Medium, NodeKind, Topology};
-use crate::units::Time;
+use fabricsim_core::topology::{Medium, NodeKind, Topology};
+use fabricsim_core::units::Time;
+use fabricsim_input::catalog::{CableShape, Catalog, MediumClass};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum End {

@@ -10,9 +10,9 @@ pub mod layout;
 pub mod media;
 pub mod power;
 
-use crate::error::InputError;
-use crate::scenario::{Design, Scenario};
-use crate::topology::Topology;
+use fabricsim_core::error::InputError;
+use fabricsim_core::topology::Topology;
+use fabricsim_input::scenario::{Design, Scenario};
 
 /// Everything `fabricsim plan` reports.
 #[derive(Clone, Debug)]
@@ -77,8 +77,8 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         switch: d.switch.id.clone(),
         switch_radix: d.spec.switch_radix,
         kind: match d.spec.kind {
-            crate::topology::Kind::FatTree => "fat-tree",
-            crate::topology::Kind::RailOptimized => "rail-optimized",
+            fabricsim_core::topology::Kind::FatTree => "fat-tree",
+            fabricsim_core::topology::Kind::RailOptimized => "rail-optimized",
         },
         tiers: t.tiers,
         oversubscription: d.spec.oversubscription,

@@ -1,15 +1,15 @@
 use super::*;
-use crate::catalog::{Catalog, MediumClass};
 use crate::plan::media::MediumDef;
-use crate::topology::{GraphBuilder, Medium, NodeId, Shape};
-use crate::units::{BitRate, Time};
+use fabricsim_core::topology::{GraphBuilder, Medium, NodeId, Shape};
+use fabricsim_core::units::{BitRate, Time};
+use fabricsim_input::catalog::{Catalog, MediumClass};
 
 fn scenario(text: &str) -> Scenario {
     Scenario::parse("t.toml", text).unwrap()
 }
 
 /// `n` NICs on one QM9700 leaf (twin-port cages at 400G), each link of the given length.
-fn star(lengths: &[f64]) -> crate::topology::Topology {
+fn star(lengths: &[f64]) -> fabricsim_core::topology::Topology {
     let mut b = GraphBuilder::new();
     let nics: Vec<NodeId> = (0..lengths.len() as u32).map(|s| b.add_nic(s, 0)).collect();
     let leaf = b.add_switch(1, 0, 0, 64);
@@ -27,7 +27,7 @@ fn star(lengths: &[f64]) -> crate::topology::Topology {
 }
 
 fn class_of(
-    t: &crate::topology::Topology,
+    t: &fabricsim_core::topology::Topology,
     m: &media::Media,
     c: &Catalog,
     link: usize,
@@ -218,7 +218,7 @@ fn topology_errors_point_at_the_scenario_key() {
 /// - CAPEX is the sum of its parts; every link has a length, a medium and a delay.
 #[test]
 fn bom_is_consistent_with_the_graph_for_random_scenarios() {
-    let mut rng = crate::rng::Rng::new(2026);
+    let mut rng = fabricsim_core::rng::Rng::new(2026);
     let fabrics = ["ib-ndr", "ib-xdr", "roce-400g", "roce-800g"];
     let kinds = ["fat-tree", "rail-optimized"];
     let leaves = ["top-of-rack", "end-of-row", "network-row"];

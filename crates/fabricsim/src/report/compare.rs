@@ -168,7 +168,7 @@ pub fn busbw_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
                 format!(
                     "{} {} ({})",
                     curve.op,
-                    super::svg::axis::bytes(bytes as f64),
+                    crate::svg::axis::bytes(bytes as f64),
                     curve.algorithm
                 ),
                 c.fabrics

@@ -4,4 +4,3 @@
 pub mod compare;
 pub mod html;
 pub mod plan;
-pub mod svg;

@@ -44,7 +44,7 @@ fn link_role(tier: u8) -> &'static str {
 }
 
 /// The plan as a JSON value (keys carry units).
-pub fn json(p: &Plan, d: &crate::scenario::Design) -> Value {
+pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
     let k = &d.cost;
     let c = &p.cost;
     let tiers: Vec<Value> = p
@@ -170,7 +170,7 @@ pub fn json(p: &Plan, d: &crate::scenario::Design) -> Value {
 }
 
 /// The plan as CSV: one `key,value` row per JSON leaf, arrays indexed by position.
-pub fn csv(p: &Plan, d: &crate::scenario::Design) -> String {
+pub fn csv(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     let mut out = String::from("key,value\n");
     flatten("", &json(p, d), &mut out);
     out
@@ -220,7 +220,7 @@ fn flatten_map(m: &Map<String, Value>, prefix: &str, out: &mut String) {
 }
 
 /// The plan as a readable text report.
-pub fn text(p: &Plan, d: &crate::scenario::Design) -> String {
+pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     let c = &p.cost;
     let k = &d.cost;
     let mut o = String::new();

@@ -7,12 +7,13 @@
 //! runs it through [`run`], which returns the packet engine's `RunResult` from either engine,
 //! with `sim.engine` naming the one that ran.
 
-use crate::error::InputError;
-use crate::flow::{self, FlowParams, LossModel, PathModel, RateModel};
-use crate::message::MessageDag;
-use crate::scenario::Scenario;
-use crate::sim::{self, Fault, Faults, RoutePolicy, RunOptions, RunResult, SimParams};
-use crate::topology::Topology;
+use fabricsim_core::error::InputError;
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::Topology;
+use fabricsim_flow::{self as flow, FlowParams, LossModel, PathModel, RateModel};
+use fabricsim_input::scenario::Scenario;
+use fabricsim_mech::{Fault, Faults, RoutePolicy, RunResult, SimParams};
+use fabricsim_packet::{self as sim, RunOptions};
 
 /// What the user asked for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

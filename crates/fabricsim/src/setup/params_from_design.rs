@@ -3,15 +3,15 @@
 //!
 //! Line rates, cable lengths and propagation delays are not here: they are on the topology's
 //! links, built from the same design. The profile gives the family's base parameters, the packet
-//! format, flow and congestion control ([`SimParams::from_profile`], tuned or untuned); the
+//! format, flow and congestion control ([`fabricsim_input::profile_fc::from_profile`], tuned or untuned); the
 //! catalog gives the latencies and the switch buffer. The transport is the RC default, go-back-N
 //! (defaults.toml `[rc_transport] loss_recovery`), unless the profile's routing reorders packets
 //! (adaptive routing needs the out-of-order-tolerant receiver).
 
-use super::params::SimParams;
-use crate::error::InputError;
-use crate::scenario::Design;
-use crate::units::Time;
+use fabricsim_core::error::InputError;
+use fabricsim_core::units::Time;
+use fabricsim_input::scenario::Design;
+use fabricsim_mech::params::SimParams;
 
 /// Picoseconds of a catalog latency in nanoseconds (fractional ns kept).
 fn ns(latency_ns: f64) -> Time {
@@ -21,13 +21,15 @@ fn ns(latency_ns: f64) -> Time {
 /// [`SimParams`] for `d`: its profile's MTU, header and wire bytes, its switch's latency and
 /// buffer (the family default when the catalog publishes no buffer), its NIC's latency.
 pub fn params_from_design(d: &Design, tuned: bool) -> Result<SimParams, InputError> {
-    let base = SimParams::from_profile(&d.profile, tuned).map_err(|problem| InputError {
-        file: format!("profile {}", d.profile.id),
-        line: None,
-        key: "flow_control".into(),
-        value: String::new(),
-        problem,
-        allowed: String::new(),
+    let base = fabricsim_input::profile_fc::from_profile(&d.profile, tuned).map_err(|problem| {
+        InputError {
+            file: format!("profile {}", d.profile.id),
+            line: None,
+            key: "flow_control".into(),
+            value: String::new(),
+            problem,
+            allowed: String::new(),
+        }
     })?;
     let buffer = if d.switch.buffer_mb > 0.0 {
         (d.switch.buffer_mb * 1024.0 * 1024.0).round() as u64
@@ -45,8 +47,8 @@ pub fn params_from_design(d: &Design, tuned: bool) -> Result<SimParams, InputErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::params::{RoutePolicy, Transport};
-    use crate::test_util::scenario;
+    use fabricsim_input::test_util::scenario;
+    use fabricsim_mech::params::{RoutePolicy, Transport};
 
     fn design(flags: &[(&str, &str)]) -> Design {
         scenario(flags).design().unwrap()

@@ -171,7 +171,7 @@ pub fn fit_runs(points: &[(u64, f64)], timeouts: &[u64]) -> Result<Fit, FitError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use fabricsim_core::rng::Rng;
 
     #[test]
     fn recovers_an_exact_line() {

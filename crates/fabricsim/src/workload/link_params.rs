@@ -2,13 +2,13 @@
 //! fabric per GPU and NVLink per GPU.
 //!
 //! Fabric: payload bandwidth of full-MTU packets at the profile's line rate, headers and wire
-//! overhead ([`crate::profile::Profile::payload_bytes_per_s`]), shared by the GPUs of a server
+//! overhead ([`fabricsim_input::profile::Profile::payload_bytes_per_s`]), shared by the GPUs of a server
 //! when it has fewer NICs than GPUs (every GPU communicates at once in a training step);
 //! per-message latency from the profile's `[comm]` estimate (physics.md B). NVLink: the
 //! catalog GPU's one-way NVLink bandwidth and NCCL's NVLink ring hop latency (tuning.cc v2.7,
 //! LL: 0.47 us; physics.md E6).
 
-use crate::scenario::Design;
+use fabricsim_input::scenario::Design;
 
 /// Bandwidth and per-message latency of one kind of link.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,7 +70,7 @@ impl FabricParams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::scenario;
+    use fabricsim_input::test_util::scenario;
 
     fn params(flags: &[(&str, &str)]) -> FabricParams {
         FabricParams::of(&scenario(flags).design().unwrap())

@@ -7,9 +7,9 @@ use super::alpha_beta::{Fit, FitError, fit_runs};
 use super::collective::{CollectiveSpec, Comm, compile};
 use super::sweep::SweepSize;
 use super::table::{Measured, Table};
-use crate::error::InputError;
-use crate::message::MessageDag;
-use crate::units::{BitRate, Time};
+use fabricsim_core::error::InputError;
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::units::{BitRate, Time};
 
 #[derive(Debug)]
 pub enum SweepError<E> {

@@ -5,7 +5,7 @@
 //! (GPU i of a server uses NIC i), so a GPU is addressed by the [`HostId`] of that NIC; the
 //! table comes from the topology's (server, rail) -> HostId lookup ([`Topology::host_of`]).
 
-use crate::topology::{HostId, Topology};
+use fabricsim_core::topology::{HostId, Topology};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placement {
@@ -78,8 +78,8 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::scenario;
-    use crate::topology::NodeKind;
+    use fabricsim_core::topology::NodeKind;
+    use fabricsim_input::test_util::scenario;
 
     fn topology(flags: &[(&str, &str)]) -> Topology {
         scenario(flags).design_and_topology().unwrap().1

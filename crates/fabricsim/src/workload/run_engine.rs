@@ -5,15 +5,17 @@
 
 use std::cell::Cell;
 
-use crate::engine_choice::{self, AUTO_FLOW_ABOVE_PACKETS, EngineChoice, EngineKind};
-use crate::error::InputError;
-use crate::message::{MessageDag, Path};
-use crate::scenario::{Design, Scenario};
-use crate::sim::{Faults, Progress, RunOptions, SimParams, Status, params_from_design};
-use crate::topology::Topology;
-use crate::units::{BitRate, Time};
+use crate::setup::engine_choice::{self, AUTO_FLOW_ABOVE_PACKETS, EngineChoice, EngineKind};
+use crate::setup::params_from_design;
 use crate::workload::measure::Timed;
 use crate::workload::placement::Placement;
+use fabricsim_core::error::InputError;
+use fabricsim_core::message::{MessageDag, Path};
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::{BitRate, Time};
+use fabricsim_input::scenario::{Design, Scenario};
+use fabricsim_mech::{Faults, SimParams, Status};
+use fabricsim_packet::{Progress, RunOptions};
 
 /// A scenario ready for engine runs: its design, topology, engine parameters, rank placement
 /// and engine choice.

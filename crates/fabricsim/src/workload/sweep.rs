@@ -2,7 +2,7 @@
 //! rounds its element count (nccl-tests `*GetCollByteCount`), with 4-byte floats.
 
 use super::collective::Op;
-use crate::error::InputError;
+use fabricsim_core::error::InputError;
 
 /// Bytes per element (nccl-tests' default type, float).
 pub const ELEMENT_BYTES: u64 = 4;

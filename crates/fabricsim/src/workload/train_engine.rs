@@ -12,7 +12,7 @@ use super::train::calibrate::calibrate;
 use super::train::efficiency::Efficiency;
 use super::train::run::TrainRun;
 use super::train::step::step;
-use crate::engine_choice::{EngineChoice, EngineKind};
+use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use crate::workload::measure::SweepError;
 
 /// Fabric packets one packet run may hold (about 5 s of engine time: the 64-GPU all_reduce

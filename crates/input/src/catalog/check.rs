@@ -2,7 +2,7 @@
 //! modes, unique ids, and references that resolve (a transceiver's fibre, a server's GPU).
 
 use super::{Catalog, CatalogFile};
-use crate::error::{InputError, Source};
+use fabricsim_core::error::{InputError, Source};
 
 /// The line of `key` inside the `index`-th `[[table]]` entry of `src` (or of the header when
 /// the key is not written there).

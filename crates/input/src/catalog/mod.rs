@@ -10,7 +10,7 @@ pub mod items;
 
 use serde::Deserialize;
 
-use crate::error::{InputError, Source};
+use fabricsim_core::error::{InputError, Source};
 pub use items::{
     Cable, CableMode, CableShape, Fiber, Gpu, LinkLayer, MediumClass, Nic, PortMode, Server,
     Switch, Transceiver, TransceiverMode,

@@ -3,8 +3,8 @@
 //! in order of completion. Times are integer nanoseconds from the run's origin; the standalone
 //! FCT is fabricsim's ideal FCT of the same flow.
 
-use crate::sim::results::RunResult;
-use crate::sim::route::{host_ip, qp_sport};
+use fabricsim_mech::results::RunResult;
+use fabricsim_mech::route::{host_ip, qp_sport};
 
 pub fn write_fct(r: &RunResult, dport: u16) -> String {
     let mut done: Vec<_> = r

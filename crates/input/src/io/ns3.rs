@@ -6,11 +6,11 @@
 //! distance from the nearest host; each link is connected lower tier -> upper tier, so the
 //! up/down routing of the topology module applies.
 
-use crate::error::{InputError, Source};
-use crate::message::MessageDag;
-use crate::sim::faults::{Dir, Fault, LinkLoss};
-use crate::topology::{GraphBuilder, HostId, Medium, NodeId, NodeKind, Shape, Topology};
-use crate::units::{BitRate, Time, parse_rate, parse_time};
+use fabricsim_core::error::{InputError, Source};
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::{GraphBuilder, HostId, Medium, NodeId, NodeKind, Shape, Topology};
+use fabricsim_core::units::{BitRate, Time, parse_rate, parse_time};
+use fabricsim_mech::faults::{Dir, Fault, LinkLoss};
 
 use super::tokens::{Tokens, parse_u64};
 

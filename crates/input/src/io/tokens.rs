@@ -1,7 +1,7 @@
 //! Whitespace-separated tokens with their line numbers (ns-3 reads these files with `>>`, so
 //! line breaks carry no meaning, but error messages should still point at a line).
 
-use crate::error::{InputError, Source};
+use fabricsim_core::error::{InputError, Source};
 
 pub struct Tokens<'a> {
     src: &'a Source,

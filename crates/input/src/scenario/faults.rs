@@ -17,11 +17,11 @@
 use serde::Deserialize;
 
 use super::value::time;
-use crate::error::{InputError, Source};
-use crate::sim::faults::{Dir, Fault, Faults, LinkLoss};
-use crate::sim::reroute::RerouteDelays;
-use crate::topology::LinkId;
-use crate::units::Time;
+use fabricsim_core::error::{InputError, Source};
+use fabricsim_core::topology::LinkId;
+use fabricsim_core::units::Time;
+use fabricsim_mech::faults::{Dir, Fault, Faults, LinkLoss};
+use fabricsim_mech::reroute::RerouteDelays;
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -6,7 +6,7 @@
 use toml::Value;
 
 use super::{Scenario, ScenarioFile};
-use crate::error::{InputError, Source};
+use fabricsim_core::error::{InputError, Source};
 
 /// One overridable key: the flag, the scenario key it sets, and its help line.
 #[derive(Clone, Copy, Debug)]

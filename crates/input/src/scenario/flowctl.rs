@@ -28,11 +28,13 @@
 use serde::Deserialize;
 
 use super::value::{SizeValue, time};
-use crate::error::{InputError, Source};
 use crate::io::ns3::Ns3Topology;
-use crate::sim::faults::Fault;
-use crate::sim::params::{CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, SimParams};
-use crate::units::Time;
+use fabricsim_core::error::{InputError, Source};
+use fabricsim_core::units::Time;
+use fabricsim_mech::faults::Fault;
+use fabricsim_mech::params::{
+    CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, SimParams,
+};
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -260,7 +262,7 @@ pub fn node_faults(
         let via = node("faults.route.via", e.via)?;
         let port = net.topo.nodes[at.idx()]
             .ports()
-            .map(crate::topology::PortId)
+            .map(fabricsim_core::topology::PortId)
             .find(|&p| net.topo.peer_node(p) == via)
             .ok_or_else(|| {
                 InputError::at_key(

@@ -5,6 +5,7 @@
 //! command-line flag is reported against that flag.
 
 pub mod cluster;
+pub mod compare;
 pub mod cost;
 pub mod fabric;
 pub mod flags;
@@ -23,7 +24,7 @@ pub mod value;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-use crate::error::{InputError, Source};
+use fabricsim_core::error::{InputError, Source};
 pub use resolve::Design;
 
 /// The whole scenario file. Every section is optional; defaults are documented per field.
@@ -36,7 +37,7 @@ pub struct ScenarioFile {
     /// A user catalog file merged over the built-in one (path relative to the scenario file).
     #[serde(default)]
     pub catalog: Option<String>,
-    /// Which engine runs DAGs: packet, flow or auto (`crate::engine_choice`).
+    /// Which engine runs DAGs: packet, flow or auto (`crate::setup::engine_choice`).
     #[serde(default)]
     pub engine: Option<String>,
     #[serde(default)]
@@ -54,7 +55,7 @@ pub struct ScenarioFile {
     pub train: Option<train::TrainSection>,
     /// `fabricsim compare`: the fabrics side by side, constraints and weights.
     #[serde(default)]
-    pub compare: Option<crate::compare::section::CompareSection>,
+    pub compare: Option<crate::scenario::compare::CompareSection>,
     /// How `fabricsim sim` runs (topology file, engine parameters, seed, end time).
     #[serde(default)]
     pub sim: Option<sim::SimSection>,

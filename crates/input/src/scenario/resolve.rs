@@ -3,10 +3,10 @@
 
 use super::Scenario;
 use crate::catalog::{Catalog, Gpu, Item, Nic, Server, Switch, find, id_list};
-use crate::error::InputError;
 use crate::profile::Profile;
-use crate::topology::{BuildError, Kind, Tiers, Topology, TopologySpec};
-use crate::units::BitRate;
+use fabricsim_core::error::InputError;
+use fabricsim_core::topology::{BuildError, Kind, Tiers, Topology, TopologySpec};
+use fabricsim_core::units::BitRate;
 
 /// Where a tier of switches is placed (see `plan::layout`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ impl Scenario {
             // A user profile file, same layout as data/profiles/*.toml.
             let path = self.relative_path("fabric.profile", profile_id);
             let text = std::fs::read_to_string(&path).map_err(|e| InputError::io(&path, &e))?;
-            Profile::parse(&crate::error::Source::new(path, text))?
+            Profile::parse(&fabricsim_core::error::Source::new(path, text))?
         } else {
             Profile::builtin(profile_id).map_err(|(problem, allowed)| {
                 self.error("fabric.profile", profile_id, problem, allowed)
@@ -320,7 +320,7 @@ impl Scenario {
     /// The validated design and the topology it describes: what `plan` and `train` start from.
     pub fn design_and_topology(&self) -> Result<(Design, Topology), InputError> {
         let d = self.design()?;
-        let t = crate::topology::build(&d.spec).map_err(|e| self.build_error(&e, &d))?;
+        let t = fabricsim_core::topology::build(&d.spec).map_err(|e| self.build_error(&e, &d))?;
         Ok((d, t))
     }
 

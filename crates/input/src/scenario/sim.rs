@@ -31,25 +31,13 @@
 //! hash_dest_qp = false             # enhanced ECMP: the destination QP in the hash
 //! ```
 
-use std::path::Path;
-
 use serde::Deserialize;
 
-use super::Scenario;
-use super::traffic::TrafficSource;
 use super::value::{SizeValue, in_range, time};
-use crate::error::{InputError, Source};
-use crate::io::ns3::{self, Ns3Topology};
-use crate::message::MessageDag;
-use crate::profile::Profile;
-use crate::sim::faults::Faults;
-use crate::sim::params::{RoutePolicy, SimParams, Transport};
-use crate::sim::params_from_design;
-use crate::sim::psn::{InitialPsn, PSN_MASK};
-use crate::sim::reroute::RerouteDelays;
-use crate::topology::{NodeId, NodeKind};
-use crate::traffic;
-use crate::units::Time;
+use fabricsim_core::error::{InputError, Source};
+use fabricsim_core::units::Time;
+use fabricsim_mech::params::{RoutePolicy, SimParams, Transport};
+use fabricsim_mech::psn::{InitialPsn, PSN_MASK};
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -83,7 +71,7 @@ pub struct SimSection {
     pub pfc: Option<super::flowctl::PfcSection>,
     pub credits: Option<super::flowctl::CreditsSection>,
     /// ECN marking, DCQCN and ECMP entropy (`sim::cc_profile::Congestion`).
-    pub congestion: Option<crate::sim::cc_profile::Congestion>,
+    pub congestion: Option<crate::cc_profile::Congestion>,
 }
 
 /// `sim.initial_psn`: a name or a PSN.
@@ -92,16 +80,6 @@ pub struct SimSection {
 pub enum PsnSetting {
     Name(String),
     At(i64),
-}
-
-/// Everything one packet-level run needs.
-#[derive(Clone, Debug)]
-pub struct SimSetup {
-    pub net: Ns3Topology,
-    pub params: SimParams,
-    pub dag: MessageDag,
-    pub faults: Faults,
-    pub until: Option<Time>,
 }
 
 /// `sim.routing` names (as a profile's `[routing] policy`) and the engine's policies.
@@ -113,7 +91,7 @@ pub const ROUTINGS: [(&str, RoutePolicy); 3] = [
 
 impl SimSection {
     /// With an ns-3 topology file: the defaults of `sim.fabric` (roce or ib).
-    fn fabric_defaults(&self, src: &Source) -> Result<SimParams, InputError> {
+    pub fn fabric_defaults(&self, src: &Source) -> Result<SimParams, InputError> {
         match self.fabric.as_deref().unwrap_or("roce") {
             "roce" => Ok(SimParams::roce()),
             "ib" => Ok(SimParams::ib()),
@@ -238,7 +216,7 @@ impl SimSection {
             };
         }
         if let Some(r) = &self.qp_rate_limit {
-            let rate = crate::units::parse_rate(r).map_err(|p| {
+            let rate = fabricsim_core::units::parse_rate(r).map_err(|p| {
                 InputError::at_key(
                     src,
                     "sim.qp_rate_limit",
@@ -310,7 +288,7 @@ impl SimSection {
                     "ib-ndr, ib-xdr (with fabric = \"ib\")",
                 ));
             };
-            p.cc.ibcc = Some(crate::sim::cc_profile::ib_cc_params(&i));
+            p.cc.ibcc = Some(crate::cc_profile::ib_cc_params(&i));
         }
         p.validate().map_err(|(field, problem, allowed)| {
             let (key, value) = match field {
@@ -333,408 +311,5 @@ impl SimSection {
             InputError::at_key(src, key, value, problem, allowed)
         })?;
         Ok(p)
-    }
-}
-
-/// Reads a file named in the scenario, relative to the scenario's directory.
-fn read_rel(base: &Path, src: &Source, key: &str, name: &str) -> Result<Source, InputError> {
-    let path = base.join(name);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        InputError::at_key(
-            src,
-            key,
-            format!("\"{name}\""),
-            format!("cannot read {}: {e}", path.display()),
-            "a readable file, relative to the scenario file",
-        )
-    })?;
-    Ok(Source::new(path.display().to_string(), text))
-}
-
-/// The scenario sections that describe the network the way `fabricsim plan` reads it.
-const DESIGN_SECTIONS: [&str; 4] = ["cluster", "fabric", "topology", "layout"];
-
-/// The topology and engine parameters of a run: an ns-3 topology file with `sim.fabric`'s
-/// defaults, or the scenario's design (cabled as `fabricsim plan` lays it out, so every link has
-/// its length and propagation delay) with `params_from_design`; `[sim]` overrides on top.
-/// Also the fabric profile's link-failure recovery delays (`sim.fabric` ib: ib-ndr's, roce:
-/// roce-400g's, the profiles `SimParams::ib()` / `roce()` describe).
-fn network(
-    sc: &Scenario,
-    section: &SimSection,
-    base: &Path,
-) -> Result<(Ns3Topology, SimParams, Option<RerouteDelays>), InputError> {
-    let src = &sc.source;
-    if let Some(topo_name) = &section.topology_file {
-        // One description of the network: a topology file excludes the design sections.
-        if let Some(s) = DESIGN_SECTIONS.iter().find(|s| sc.sets(s)) {
-            // Against the flag that set a key of the section, if one did.
-            let prefix = format!("{s}.");
-            let key = sc.flags.keys().find(|k| k.starts_with(&prefix));
-            return Err(sc.error(
-                key.map_or(*s, |k| k.as_str()),
-                format!("[{s}]"),
-                "conflicts with sim.topology_file: the topology file describes the network",
-                format!(
-                    "either sim.topology_file (with sim.fabric = roce | ib) or the sections {}",
-                    DESIGN_SECTIONS.map(|s| format!("[{s}]")).join(", ")
-                ),
-            ));
-        }
-        if let Some(t) = section.tuned {
-            return Err(InputError::at_key(
-                src,
-                "sim.tuned",
-                t,
-                "applies to a fabric profile, not to sim.topology_file",
-                "sim.tuned without sim.topology_file (the profile's tuned or untuned set)",
-            ));
-        }
-        // Parameters first: a bad [sim] key is reported before the file is read.
-        let params = section.apply(src, section.fabric_defaults(src)?)?;
-        let net = ns3::read_topology(&read_rel(base, src, "sim.topology_file", topo_name)?)?;
-        let like = if section.fabric.as_deref() == Some("ib") {
-            "ib-ndr"
-        } else {
-            "roce-400g"
-        };
-        let reroute = Profile::builtin(like)
-            .ok()
-            .and_then(|p| p.reroute)
-            .map(|r| r.delays());
-        return Ok((net, params, reroute));
-    }
-    if let Some(f) = &section.fabric {
-        return Err(InputError::at_key(
-            src,
-            "sim.fabric",
-            format!("\"{f}\""),
-            "applies only with sim.topology_file; the network comes from [fabric] profile",
-            "[fabric] profile = \"ib-ndr\" (or another profile), or set sim.topology_file",
-        ));
-    }
-    let (design, topo, _plan) = crate::plan::run(sc)?;
-    let params = section.apply(
-        src,
-        params_from_design(&design, section.tuned.unwrap_or(true))?,
-    )?;
-    // Node ids in [[faults.nic]] / [[faults.route]] are the topology's own node indices.
-    let host_of = topo
-        .nodes
-        .iter()
-        .map(|n| match n.kind {
-            NodeKind::Nic { host, .. } => Some(host),
-            _ => None,
-        })
-        .collect();
-    let node_of = (0..topo.nodes.len() as u32).map(NodeId).collect();
-    let net = Ns3Topology {
-        topo,
-        host_of,
-        node_of,
-        link_loss: Vec::new(),
-    };
-    let reroute = design.profile.reroute.as_ref().map(|r| r.delays());
-    Ok((net, params, reroute))
-}
-
-/// Builds a run from a scenario's network ([`network`]), [sim], [traffic] and [faults]; files
-/// are found relative to `base` (the scenario's directory). `seed` (the `--seed` flag) overrides
-/// `sim.seed`.
-pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, InputError> {
-    let src = &sc.source;
-    let section = sc.file.sim.clone().unwrap_or_default();
-    let (net, mut params, reroute) = network(sc, &section, base)?;
-    if let Some(s) = seed {
-        params.seed = s;
-    }
-    // The NICs' line rate: host 0's link.
-    let line = net.topo.links[net.topo.ports[net.topo.host_port(crate::topology::HostId(0)).idx()]
-        .link
-        .idx()]
-    .rate;
-    if let Some(c) = &section.congestion {
-        crate::sim::cc_profile::apply_congestion(c, line, &mut params.cc);
-        params
-            .cc
-            .validate(&params)
-            .map_err(|(field, problem, allowed)| {
-                let key = match field {
-                    "cc.ecn" => "sim.congestion.ecn",
-                    "cc.dcqcn" => "sim.congestion.dcqcn",
-                    "cc.qps_per_connection" => "sim.congestion.qps_per_connection",
-                    _ => "sim.congestion",
-                };
-                InputError::at_key(src, key, "(see the table)", problem, allowed)
-            })?;
-    }
-    let until = section
-        .until
-        .as_deref()
-        .map(|s| time(src, "sim.until", s))
-        .transpose()?;
-    let Some(tr) = &sc.file.traffic else {
-        return Err(InputError::at_key(
-            src,
-            "traffic",
-            "(missing)",
-            "no [traffic] section",
-            "a [traffic] section with kind = ...",
-        ));
-    };
-    let dag = match tr.resolve(src, params.traffic_classes)? {
-        TrafficSource::Ns3File(name) => {
-            if section.topology_file.is_none() {
-                return Err(InputError::at_key(
-                    src,
-                    "traffic.kind",
-                    "\"ns3\"",
-                    "an ns-3 flow file names the nodes of an ns-3 topology file",
-                    "with sim.topology_file; else permutation, incast, all_to_all, uniform, list",
-                ));
-            }
-            let flows = read_rel(base, src, "traffic.flow_file", &name)?;
-            ns3::read_flows(&flows, &net, params.traffic_classes)?
-        }
-        TrafficSource::Generated(t, class) => {
-            let hosts = net.topo.num_hosts() as u32;
-            let mut dag = traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
-                InputError::at_key(
-                    src,
-                    "traffic.kind",
-                    &tr.kind,
-                    p,
-                    "traffic that fits the topology",
-                )
-            })?;
-            if let Some(c) = class {
-                traffic::default_class(&mut dag, c);
-            }
-            dag
-        }
-    };
-    let fsec = sc.file.faults.clone().unwrap_or_default();
-    let mut faults = fsec.resolve(src, net.topo.links.len(), reroute)?;
-    faults.faults.extend(super::flowctl::node_faults(
-        src,
-        &fsec.nic,
-        &fsec.route,
-        &net,
-    )?);
-    // The topology file's per-link error rates come first; [faults] entries override them.
-    let mut all = net.link_loss.clone();
-    all.append(&mut faults.faults);
-    faults.faults = all;
-    Ok(SimSetup {
-        net,
-        params,
-        dag,
-        faults,
-        until,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str) -> Scenario {
-        Scenario::parse("t.toml", text).unwrap()
-    }
-
-    fn setup(text: &str) -> Result<SimSetup, InputError> {
-        build(&parse(text), Path::new("."), None)
-    }
-
-    const PERM: &str = "[traffic]\nkind = \"permutation\"\nbytes = \"100KB\"\n";
-
-    #[test]
-    fn without_a_topology_file_the_design_builds_the_network_and_its_parameters() {
-        let text = format!("[cluster]\ngpus = 64\n[fabric]\nprofile = \"ib-ndr\"\n{PERM}");
-        let s = setup(&text).unwrap();
-        let sc = parse(&text);
-        let (design, topo) = sc.design_and_topology().unwrap();
-        // The plan's topology: one host per GPU (8 NICs per 8-GPU server), same links.
-        assert_eq!(s.net.topo.num_hosts(), 64);
-        assert_eq!(s.net.topo.links.len(), topo.links.len());
-        // Cabled by the layout: every link has a length and its propagation delay.
-        assert!(
-            s.net
-                .topo
-                .links
-                .iter()
-                .all(|l| l.length_m > 0.0 && l.delay > Time::ZERO)
-        );
-        // The one profile-to-params mapping, unchanged when [sim] overrides nothing.
-        assert_eq!(s.params, params_from_design(&design, true).unwrap());
-        // The permutation addresses the 64 hosts of that topology.
-        assert_eq!(s.dag.messages.len(), 64);
-        assert!(s.dag.messages.iter().all(|m| m.src.0 < 64 && m.dst.0 < 64));
-    }
-
-    #[test]
-    fn sim_overrides_apply_on_top_of_the_profile_and_tuned_selects_the_variant() {
-        let text = format!("[sim]\nmtu = 2048\ntuned = false\n[cluster]\ngpus = 32\n{PERM}");
-        let s = setup(&text).unwrap();
-        let (design, _) = parse(&text).design_and_topology().unwrap();
-        let want = SimParams {
-            mtu_bytes: 2048,
-            ..params_from_design(&design, false).unwrap()
-        };
-        assert_eq!(s.params, want);
-        // roce-400g (the default profile) untuned: the fixed PFC headroom, not the formula.
-        assert_ne!(
-            params_from_design(&design, false).unwrap().flow_control,
-            params_from_design(&design, true).unwrap().flow_control
-        );
-    }
-
-    #[test]
-    fn a_topology_file_and_the_design_sections_conflict() {
-        for (text, key, value) in [
-            (
-                format!(
-                    "[sim]\ntopology_file = \"x.topo\"\n[fabric]\nprofile = \"ib-ndr\"\n{PERM}"
-                ),
-                "fabric",
-                "[fabric]",
-            ),
-            (
-                format!("[sim]\ntopology_file = \"x.topo\"\ntuned = true\n{PERM}"),
-                "sim.tuned",
-                "true",
-            ),
-            (
-                format!("[sim]\nfabric = \"ib\"\n{PERM}"),
-                "sim.fabric",
-                "\"ib\"",
-            ),
-            (
-                "[traffic]\nkind = \"ns3\"\nflow_file = \"f.txt\"\n".to_string(),
-                "traffic.kind",
-                "\"ns3\"",
-            ),
-        ] {
-            let e = setup(&text).unwrap_err();
-            assert_eq!((e.key.as_str(), e.value.as_str()), (key, value), "{text}");
-            assert!(e.line.is_some() && !e.allowed.is_empty(), "{e}");
-        }
-    }
-
-    #[test]
-    fn every_engine_route_policy_is_accepted_by_name() {
-        for (name, policy) in ROUTINGS {
-            // Adaptive routing reorders packets: it needs the selective-repeat receiver.
-            let text = format!(
-                "[sim]\nrouting = \"{name}\"\ntransport = \"selective_repeat\"\n\
-                 window_packets = 64\n[cluster]\ngpus = 16\n{PERM}"
-            );
-            assert_eq!(setup(&text).unwrap().params.routing, policy, "{name}");
-        }
-        let e = setup(&format!(
-            "[sim]\nrouting = \"spray\"\n[cluster]\ngpus = 16\n{PERM}"
-        ))
-        .unwrap_err();
-        assert_eq!((e.key.as_str(), e.line), ("sim.routing", Some(2)));
-        assert!(e.allowed.starts_with("ecmp, dmodk, adaptive"), "{e}");
-        // Adaptive on a go-back-N transport is refused, naming the routing key.
-        let e = setup(&format!(
-            "[sim]\nrouting = \"adaptive\"\n[cluster]\ngpus = 16\n{PERM}"
-        ))
-        .unwrap_err();
-        assert_eq!(
-            (e.key.as_str(), e.value.as_str()),
-            ("sim.routing", "\"adaptive\"")
-        );
-    }
-
-    #[test]
-    fn traffic_classes_are_set_per_section_or_flow_and_checked_against_the_profile() {
-        // roce-400g: two classes (0: ACKs and strict priority, 1: the lossless data class).
-        let s = setup(&format!("[cluster]\ngpus = 16\n{PERM}class = 0\n")).unwrap();
-        assert!(s.dag.messages.iter().all(|m| m.class == Some(0)));
-        let list = "[cluster]\ngpus = 16\n[traffic]\nkind = \"list\"\nclass = 1\nflows = [\n  \
-                    { src = 0, dst = 1, bytes = \"1MB\" },\n  \
-                    { src = 1, dst = 2, bytes = \"1MB\", class = 0 },\n]\n";
-        let s = setup(list).unwrap();
-        let classes: Vec<_> = s.dag.messages.iter().map(|m| m.class).collect();
-        assert_eq!(classes, vec![Some(1), Some(0)]);
-        let e = setup(&list.replace("class = 0", "class = 4")).unwrap_err();
-        assert_eq!(
-            (e.key.as_str(), e.value.as_str(), e.line),
-            ("traffic.flows[1].class", "4", Some(8))
-        );
-        assert!(e.allowed.starts_with("0 to 1"), "{e}");
-        let e = setup(&format!("[cluster]\ngpus = 16\n{PERM}class = 2\n")).unwrap_err();
-        assert_eq!((e.key.as_str(), e.line), ("traffic.class", Some(6)));
-    }
-
-    #[test]
-    fn initial_psn_is_zero_seeded_or_a_24_bit_number() {
-        let with = |v: &str| {
-            setup(&format!(
-                "[sim]\ninitial_psn = {v}\n[cluster]\ngpus = 16\n{PERM}"
-            ))
-        };
-        assert_eq!(
-            with("\"seeded\"").unwrap().params.initial_psn,
-            InitialPsn::Seeded
-        );
-        assert_eq!(
-            with("16777000").unwrap().params.initial_psn,
-            InitialPsn::At(16_777_000)
-        );
-        for bad in ["16777216", "\"random\""] {
-            let e = with(bad).unwrap_err();
-            assert_eq!(
-                (e.key.as_str(), e.line),
-                ("sim.initial_psn", Some(2)),
-                "{bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn recovery_delays_come_from_the_profile_unless_faults_sets_them() {
-        let down = "[[faults.link]]\nlink = 5\ndown_at = \"10us\"\n";
-        let reroute = |text: &str| setup(text).unwrap().faults.reroute;
-        // data/profiles/ib-ndr.toml [reroute]: SHIELD 2 ms, subnet manager 10 s.
-        let ib =
-            format!("[cluster]\ngpus = 64\n[fabric]\nprofile = \"ib-ndr\"\n{PERM}[faults]\n{down}");
-        assert_eq!(
-            reroute(&ib),
-            RerouteDelays {
-                local_repair: Some(Time::from_ms(2)),
-                global: Some(Time::from_ms(10_000)),
-            }
-        );
-        // roce-400g.toml: ECMP next-hop removal 1 ms, BGP convergence 300 ms.
-        let roce = format!("[cluster]\ngpus = 64\n{PERM}[faults]\n{down}");
-        assert_eq!(
-            reroute(&roce),
-            RerouteDelays {
-                local_repair: Some(Time::from_ms(1)),
-                global: Some(Time::from_ms(300)),
-            }
-        );
-        let set = format!(
-            "[cluster]\ngpus = 64\n{PERM}[faults]\nlocal_repair_delay = \"off\"\n\
-             global_reroute_delay = \"50us\"\n{down}"
-        );
-        assert_eq!(
-            reroute(&set),
-            RerouteDelays {
-                local_repair: None,
-                global: Some(Time::from_us(50)),
-            }
-        );
-        let bad = format!(
-            "[cluster]\ngpus = 64\n{PERM}[faults]\nglobal_reroute_delay = \"soon\"\n{down}"
-        );
-        let e = setup(&bad).unwrap_err();
-        assert_eq!(
-            (e.key.as_str(), e.line),
-            ("faults.global_reroute_delay", Some(7))
-        );
     }
 }

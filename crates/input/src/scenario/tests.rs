@@ -31,7 +31,7 @@ fn sections_and_flags_set_the_design() {
     let d = s.design().unwrap();
     assert_eq!(d.spec.gpus, 2048);
     assert_eq!(d.spec.oversubscription, (2, 1));
-    assert_eq!(d.spec.tiers, crate::topology::Tiers::Fixed(2));
+    assert_eq!(d.spec.tiers, fabricsim_core::topology::Tiers::Fixed(2));
     assert_eq!(d.spec.switch_radix, 64);
     assert_eq!(d.cost.years, 3);
 }

@@ -20,9 +20,9 @@
 use serde::Deserialize;
 
 use super::value::{SizeValue, in_range, time};
-use crate::error::{InputError, Source};
-use crate::traffic::{Flow, SizeDist, Traffic};
-use crate::units::Time;
+use fabricsim_core::error::{InputError, Source};
+use fabricsim_core::traffic::{Flow, SizeDist, Traffic};
+use fabricsim_core::units::Time;
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

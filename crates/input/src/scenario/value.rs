@@ -3,8 +3,8 @@
 
 use serde::Deserialize;
 
-use crate::error::{InputError, Source};
-use crate::units::{Time, parse_bytes, parse_time};
+use fabricsim_core::error::{InputError, Source};
+use fabricsim_core::units::{Time, parse_bytes, parse_time};
 
 /// A size: `4096` or `"2MB"`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]

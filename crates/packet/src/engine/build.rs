@@ -7,21 +7,21 @@ use super::{
     Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortInfo, PortLoss,
     PortState,
 };
-use crate::message::{MessageDag, Path};
-use crate::release::Release;
-use crate::rng::Rng;
-use crate::sim::cc::CcState;
-use crate::sim::entropy;
-use crate::sim::faults::Faults;
-use crate::sim::packet::{Fifo, NIL, QueueArena, Slab};
-use crate::sim::params::{RoutePolicy, SimParams};
-use crate::sim::results::{Counters, PortSeries};
-use crate::sim::ring::{Ring, RingArena};
-use crate::sim::route;
-use crate::sim::sched::SchedState;
-use crate::sim::transport::Qp;
-use crate::topology::{HostId, NodeKind, Topology};
-use crate::units::Time;
+use crate::packet::{Fifo, NIL, QueueArena, Slab};
+use crate::ring::{Ring, RingArena};
+use crate::sched::SchedState;
+use crate::transport::Qp;
+use fabricsim_core::message::{MessageDag, Path};
+use fabricsim_core::release::Release;
+use fabricsim_core::rng::Rng;
+use fabricsim_core::topology::{HostId, NodeKind, Topology};
+use fabricsim_core::units::Time;
+use fabricsim_mech::cc::CcState;
+use fabricsim_mech::entropy;
+use fabricsim_mech::faults::Faults;
+use fabricsim_mech::params::{RoutePolicy, SimParams};
+use fabricsim_mech::results::{Counters, PortSeries};
+use fabricsim_mech::route;
 
 impl<'a> Engine<'a> {
     /// Sets up a run; `Err` when the traffic does not fit the topology.
@@ -248,7 +248,7 @@ impl<'a> Engine<'a> {
             data_sent: 0,
             series,
             reroute: faults.reroute,
-            reach: crate::sim::reroute::Reach::healthy(nports),
+            reach: fabricsim_mech::reroute::Reach::healthy(nports),
             cc: CcState::new(p, topo, qp_line),
             fc,
         })

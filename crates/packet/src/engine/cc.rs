@@ -3,14 +3,14 @@
 //! and the adaptive route choice. Each is called from one place in the engine.
 
 use super::{Engine, Ev};
-use crate::sim::cc::CcTimer;
-use crate::sim::dcqcn::RpAction;
-use crate::sim::ibroute;
-use crate::sim::packet::{F_ECN, F_STATIC_ROUTE, Kind, NIL, Packet};
-use crate::sim::params::RoutePolicy;
-use crate::sim::transport::Reply;
-use crate::topology::PortId;
-use crate::units::Time;
+use crate::packet::{F_ECN, F_STATIC_ROUTE, Kind, NIL, Packet};
+use crate::transport::Reply;
+use fabricsim_core::topology::PortId;
+use fabricsim_core::units::Time;
+use fabricsim_mech::cc::CcTimer;
+use fabricsim_mech::dcqcn::RpAction;
+use fabricsim_mech::ibroute;
+use fabricsim_mech::params::RoutePolicy;
 
 impl Engine<'_> {
     /// A data packet of class `tc` leaves switch `node`'s egress queue at `out`, `queue_bytes` of its class

@@ -8,8 +8,8 @@
 
 use super::Engine;
 use super::llfc::LinkFc;
-use crate::sim::credits::Credits;
-use crate::sim::pfc::Pfc;
+use crate::credits::Credits;
+use crate::pfc::Pfc;
 
 /// What the engine runs: no link-level flow control, PFC, or credits (`LinkFc::new` sets at
 /// most one).

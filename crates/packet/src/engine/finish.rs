@@ -2,12 +2,12 @@
 //! times, the `RunResult`.
 
 use super::{Engine, Ev, NO_TIME};
-use crate::sim::packet::NIL;
-use crate::sim::results::{MessageResult, RunResult, Series, SimInfo, Status, Summary};
-use crate::sim::route;
-use crate::sim::transport::Qp;
-use crate::topology::{NodeId, PortId};
-use crate::units::Time;
+use crate::packet::NIL;
+use crate::transport::Qp;
+use fabricsim_core::topology::{NodeId, PortId};
+use fabricsim_core::units::Time;
+use fabricsim_mech::results::{MessageResult, RunResult, Series, SimInfo, Status, Summary};
+use fabricsim_mech::route;
 
 impl Engine<'_> {
     pub(super) fn sample(&mut self) {

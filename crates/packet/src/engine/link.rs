@@ -4,10 +4,10 @@
 
 use super::llfc::FcEv;
 use super::{Engine, Ev, P_LINK_UP, P_REROUTED, P_ROUTE_OK, PortLoss, set_bit};
-use crate::sim::faults::{Dir, Fault, Faults, LinkLoss};
-use crate::sim::reroute::Reach;
-use crate::sim::results::DropReason;
-use crate::topology::{HostId, NodeId, PortId, Topology};
+use fabricsim_core::topology::{HostId, NodeId, PortId, Topology};
+use fabricsim_mech::faults::{Dir, Fault, Faults, LinkLoss};
+use fabricsim_mech::reroute::Reach;
+use fabricsim_mech::results::DropReason;
 
 impl Engine<'_> {
     /// Local repair: the ends of `link` reflect its state change.
@@ -86,7 +86,11 @@ pub(super) fn prob_threshold(p: f64) -> u64 {
 }
 
 /// The egress ports of `link` that send in direction `dir`.
-pub(super) fn dir_ports(topo: &Topology, link: crate::topology::LinkId, dir: Dir) -> Vec<usize> {
+pub(super) fn dir_ports(
+    topo: &Topology,
+    link: fabricsim_core::topology::LinkId,
+    dir: Dir,
+) -> Vec<usize> {
     let [lower, upper] = topo.links[link.idx()].ends;
     match dir {
         Dir::Up => vec![lower.idx()],
@@ -105,7 +109,7 @@ pub(super) fn apply_faults(
 ) -> Result<Vec<(NodeId, HostId, PortId)>, String> {
     let mut misroutes = Vec::new();
     for f in &faults.faults {
-        let link_ok = |l: crate::topology::LinkId| {
+        let link_ok = |l: fabricsim_core::topology::LinkId| {
             if l.idx() < topo.links.len() {
                 Ok(())
             } else {

@@ -4,19 +4,17 @@
 //! link: PAUSE frames take 64 B of wire time behind the frame in progress plus the link's
 //! propagation; credit updates take the propagation delay.
 
-use serde::Serialize;
-
 use super::fcmode::FcMode;
 use super::{Engine, NIL, set_bit};
-use crate::sim::credits::Credits;
-use crate::sim::deadlock::find_cycle;
-use crate::sim::headroom::{self, MAX_QUANTA, PAUSE_FRAME_BYTES};
-use crate::sim::packet::Packet;
-use crate::sim::params::{FlowControl, SimParams};
-use crate::sim::pfc::{Admit, NOT, Pfc};
-use crate::sim::results::DropReason;
-use crate::topology::{HostId, NodeId, PortId, Topology};
-use crate::units::Time;
+use crate::credits::Credits;
+use crate::deadlock::find_cycle;
+use crate::packet::Packet;
+use crate::pfc::{Admit, NOT, Pfc};
+use fabricsim_core::topology::{HostId, NodeId, PortId, Topology};
+use fabricsim_core::units::Time;
+use fabricsim_mech::headroom::{self, MAX_QUANTA, PAUSE_FRAME_BYTES};
+use fabricsim_mech::params::{FlowControl, SimParams};
+use fabricsim_mech::results::{CycleHop, DeadlockReport, DropReason, FlowControlResult, PortFc};
 
 /// Flow-control events.
 #[derive(Clone, Copy, Debug)]
@@ -59,51 +57,6 @@ pub(crate) enum FcEv {
         on: bool,
     },
     DeadlockCheck,
-}
-
-/// One queue of a deadlock cycle: egress `port` of `node` towards `peer_node`, class `tc`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct CycleHop {
-    pub port: u32,
-    pub node: u32,
-    pub peer_node: u32,
-    pub tc: u8,
-}
-
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct DeadlockReport {
-    pub detected_at_ps: u64,
-    pub cycle: Vec<CycleHop>,
-}
-
-/// Per-port flow-control figures (ports with anything to report).
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct PortFc {
-    pub port: u32,
-    pub node: u32,
-    /// Time this egress was paused by PFC (summed over classes).
-    pub paused_ps: u64,
-    pub pause_frames_received: u64,
-    /// XOFF transitions of this port's ingress.
-    pub xoff_events: u64,
-    /// Time this egress waited for credits with a packet ready.
-    pub credit_stall_ps: u64,
-}
-
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct FlowControlResult {
-    /// none | credits | pfc
-    pub kind: &'static str,
-    pub credit_stalls: u64,
-    pub credit_stall_ps_total: u64,
-    pub xoff_events: u64,
-    pub pause_time_ps_total: u64,
-    pub watchdog_trips: u64,
-    /// Headroom of each lossless (switch port, class), min and max over ports, in bytes.
-    pub headroom_bytes_min: u64,
-    pub headroom_bytes_max: u64,
-    pub ports: Vec<PortFc>,
-    pub deadlock: Option<DeadlockReport>,
 }
 
 pub(super) struct LinkFc {
@@ -178,7 +131,7 @@ impl LinkFc {
                 let cap = (0..n)
                     .map(|i| c.vl_buffer_blocks(is_switch(i)))
                     .collect::<Vec<u32>>();
-                let min_blocks = crate::sim::credits::blocks(p.data_frame_bytes(p.mtu_bytes));
+                let min_blocks = fabricsim_mech::params::blocks(p.data_frame_bytes(p.mtu_bytes));
                 if let Some(i) = cap.iter().position(|&b| b < min_blocks) {
                     return Err(format!(
                         "port {i}: a per-VL buffer of {} blocks cannot hold one {} B packet",
@@ -619,7 +572,7 @@ impl Engine<'_> {
         self.fc
             .credits
             .as_ref()
-            .is_some_and(|c| c.available(p, tc) < crate::sim::credits::blocks(frame as u32))
+            .is_some_and(|c| c.available(p, tc) < fabricsim_mech::params::blocks(frame as u32))
     }
 
     /// Builds the wait-for graph of blocked queues; a cycle seen twice in a row with no byte

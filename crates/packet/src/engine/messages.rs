@@ -2,8 +2,8 @@
 //! completion at the sender and the release of their dependants.
 
 use super::{Engine, Ev};
-use crate::message::Path;
-use crate::sim::entropy;
+use fabricsim_core::message::Path;
+use fabricsim_mech::entropy;
 
 impl Engine<'_> {
     pub(super) fn post(&mut self, msg: u32) {

@@ -33,20 +33,20 @@ mod switch;
 mod tab;
 mod wire;
 
-use super::cc::{CcState, CcTimer};
 use super::packet::{Fifo, NIL, QueueArena, Slab};
-use super::params::SimParams;
 use super::queue::{CalendarQueue, Packed};
-use super::reroute::{Reach, RerouteDelays};
-use super::results::{Counters, PortSeries};
 use super::ring::{Ring, RingArena};
 use super::sched::SchedState;
 use super::transport::Qp;
-use crate::message::MessageDag;
-use crate::release::Release;
-use crate::rng::Rng;
-use crate::topology::Topology;
-use crate::units::Time;
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::release::Release;
+use fabricsim_core::rng::Rng;
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::Time;
+use fabricsim_mech::cc::{CcState, CcTimer};
+use fabricsim_mech::params::SimParams;
+use fabricsim_mech::reroute::{Reach, RerouteDelays};
+use fabricsim_mech::results::{Counters, PortSeries};
 use llfc::{FcEv, LinkFc};
 use tab::Tab;
 
@@ -244,7 +244,7 @@ struct PortState {
     /// Bytes queued in all classes.
     queued: u64,
     tx_bytes: u64,
-    rate: crate::units::BitRate,
+    rate: fabricsim_core::units::BitRate,
     /// Picoseconds per byte when exact at this rate (0: compute from `rate`).
     ps_per_byte: u32,
     node: u32,
@@ -367,7 +367,7 @@ pub struct Engine<'a> {
     data_tcs: u8,
     buf_used: Tab<u64>,
     /// Per switch: candidates towards each destination and the routing salt.
-    routes: crate::sim::route::RouteTable,
+    routes: fabricsim_mech::route::RouteTable,
     nics: Tab<Nic>,
     /// Per host: when its GPU's NVLink egress is next free; one GPU's transfers share its
     /// one-way NVLink rate (`MessageDag::nvlink_rate` is per GPU) one after another.
@@ -436,7 +436,7 @@ mod tests {
         }
         for e in evs {
             let x = e.pack();
-            assert_eq!(x >> crate::sim::queue::PACKED_BITS, 0, "{e:?}");
+            assert_eq!(x >> crate::queue::PACKED_BITS, 0, "{e:?}");
             assert_eq!(format!("{:?}", Ev::unpack(x)), format!("{e:?}"));
         }
     }

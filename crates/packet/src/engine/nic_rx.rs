@@ -2,9 +2,9 @@
 //! ACKs at the sender (completions), CNPs, and the retransmission timeout.
 
 use super::{Engine, Ev};
-use crate::sim::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
-use crate::sim::results::DropReason;
-use crate::sim::transport::{Reply, Rx};
+use crate::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
+use crate::transport::{Reply, Rx};
+use fabricsim_mech::results::DropReason;
 
 impl Engine<'_> {
     /// Packet `pk` (`id`) reached its NIC. Out of line: a sixth of the hops end here, and the

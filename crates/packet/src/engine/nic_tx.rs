@@ -3,8 +3,8 @@
 
 use super::fcmode::FcMode;
 use super::{Engine, Ev};
-use crate::sim::packet::{F_LAST, Kind, Packet};
-use crate::units::Time;
+use crate::packet::{F_LAST, Kind, Packet};
+use fabricsim_core::units::Time;
 
 impl Engine<'_> {
     /// Puts `qp` in its NIC's ring if it has something to send, and wakes the NIC port.

@@ -4,10 +4,10 @@ use std::time::Instant;
 
 use super::fcmode::{CreditsOn, FcMode, Lossy, Mode, PfcOn};
 use super::{CHECK_EVERY, Engine, Ev, Progress, RunOptions, TAG_ARRIVE, TAG_TXFREE, tag};
-use crate::sim::packet::prefetch;
-use crate::sim::queue::Packed;
-use crate::sim::results::{RunResult, Status};
-use crate::units::Time;
+use crate::queue::Packed;
+use fabricsim_core::prefetch::prefetch;
+use fabricsim_core::units::Time;
+use fabricsim_mech::results::{RunResult, Status};
 
 impl Engine<'_> {
     /// Runs to the end (or `until`, or a stop from the progress callback) and returns the results.

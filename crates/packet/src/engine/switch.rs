@@ -3,10 +3,10 @@
 
 use super::fcmode::FcMode;
 use super::{Engine, P_LINK_UP, P_REROUTED, P_ROUTE_OK};
-use crate::sim::packet::Packet;
-use crate::sim::results::DropReason;
-use crate::sim::route;
-use crate::sim::sched;
+use crate::packet::Packet;
+use crate::sched;
+use fabricsim_mech::results::DropReason;
+use fabricsim_mech::route;
 
 impl Engine<'_> {
     /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
@@ -110,15 +110,15 @@ impl Engine<'_> {
         &self,
         node: u32,
         pk: &Packet,
-        cands: &[crate::topology::PortId],
+        cands: &[fabricsim_core::topology::PortId],
         out: usize,
         salt: u32,
         up: bool,
     ) {
-        if pk.kind != crate::sim::packet::Kind::Data {
+        if pk.kind != crate::packet::Kind::Data {
             return;
         }
-        crate::sim::trace::route(|| crate::sim::trace::RouteChoice {
+        crate::trace::route(|| crate::trace::RouteChoice {
             t_ps: self.now.0,
             node,
             qp: pk.qp,

@@ -4,9 +4,9 @@
 
 use super::fcmode::FcMode;
 use super::{Engine, Ev, P_LINK_UP, P_NIC};
-use crate::sim::packet::{F_CORRUPT, Kind, NIL};
-use crate::sim::results::DropReason;
-use crate::units::Time;
+use crate::packet::{F_CORRUPT, Kind, NIL};
+use fabricsim_core::units::Time;
+use fabricsim_mech::results::DropReason;
 
 impl Engine<'_> {
     /// Starts the next transmission on `port` if it is idle, or makes sure it will look again

@@ -8,10 +8,10 @@ use crate::compare::recommend::Recommendation;
 use crate::compare::{Comparison, metrics};
 use crate::report::compare::{relative_sentence, stress_rows, summary_rows};
 use crate::report::plan::tier_role;
-use crate::report::svg::bars::StackedBars;
-use crate::report::svg::line::{LineChart, Series};
-use crate::report::svg::tiers::{self, Level, Stack};
-use crate::report::svg::{Axis, Scale, TickFormat, cdf, esc};
+use crate::svg::bars::StackedBars;
+use crate::svg::line::{LineChart, Series};
+use crate::svg::tiers::{self, Level, Stack};
+use crate::svg::{Axis, Scale, TickFormat, cdf, esc};
 use crate::workload::collective::Op;
 
 fn names(c: &Comparison) -> Vec<String> {
@@ -243,7 +243,7 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
         let fabric = c
             .fabrics
             .iter()
-            .find(|f| f.design.profile.family == crate::profile::Family::Roce)
+            .find(|f| f.design.profile.family == fabricsim_input::profile::Family::Roce)
             .map(|f| f.variant.profile.clone())
             .unwrap_or_default();
         charts.push((

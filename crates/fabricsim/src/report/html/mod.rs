@@ -5,7 +5,7 @@ pub mod compare;
 
 use std::fmt::Write;
 
-use super::svg::esc;
+use crate::svg::esc;
 
 /// Inline style: readable on a 1366-pixel laptop screen, charts two per row when wide enough.
 const CSS: &str = "\

@@ -17,10 +17,10 @@ pub mod tree;
 
 use std::fmt;
 
-use crate::error::InputError;
-use crate::message::{MessageDag, Path};
-use crate::units::{BitRate, Time};
 use crate::workload::placement::Placement;
+use fabricsim_core::error::InputError;
+use fabricsim_core::message::{MessageDag, Path};
+use fabricsim_core::units::{BitRate, Time};
 
 /// A collective operation, named as nccl-tests names its binaries (`all_reduce_perf`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

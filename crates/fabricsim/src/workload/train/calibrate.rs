@@ -6,14 +6,14 @@
 //! the ring otherwise; direct for all-to-all and send/recv.
 
 use super::step::StepReport;
-use crate::message::MessageDag;
-use crate::units::BitRate;
 use crate::workload::alpha_beta::{Fit, FitError};
 use crate::workload::collective::{Algo, CollectiveSpec, Comm, Op};
 use crate::workload::comm_model::{AlphaBetaModel, GroupShape};
 use crate::workload::measure::{SweepError, Timed, measure};
 use crate::workload::placement::Placement;
 use crate::workload::sweep::round;
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::units::BitRate;
 
 /// The algorithm whose closed form `AlphaBetaModel::closed_form` uses for `op` on `g`.
 pub fn algo_for(op: Op, g: GroupShape) -> Algo {

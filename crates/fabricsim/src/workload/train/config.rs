@@ -11,10 +11,10 @@ use std::fmt;
 
 use super::memory;
 use super::model::ModelSpec;
-use crate::catalog::Gpu;
-use crate::error::InputError;
-use crate::scenario::{Design, Scenario};
 use crate::workload::placement::Placement;
+use fabricsim_core::error::InputError;
+use fabricsim_input::catalog::Gpu;
+use fabricsim_input::scenario::{Design, Scenario};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recompute {

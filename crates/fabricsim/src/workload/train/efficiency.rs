@@ -7,7 +7,7 @@
 //! (H200, data/catalog/gpus.toml); other GPUs get the same fraction of their own peak, marked as
 //! an estimate.
 
-use crate::catalog::Catalog;
+use fabricsim_input::catalog::Catalog;
 
 const TABLE: &str = include_str!("../../../../../data/compute/h200.csv");
 

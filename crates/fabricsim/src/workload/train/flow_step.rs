@@ -22,16 +22,17 @@ use super::efficiency::Efficiency;
 use super::run::TrainRun;
 use super::step::step;
 use super::step_dag::{self, DagOptions, RingIndex, StepDag};
-use crate::engine_choice::{self, EngineChoice};
-use crate::error::InputError;
-use crate::flow::{self, FlowParams, FlowStats, PathModel, paths};
-use crate::message::Path;
-use crate::scenario::Scenario;
-use crate::sim::{RunResult, SimParams, params_from_design};
-use crate::topology::Topology;
-use crate::units::BitRate;
+use crate::setup::engine_choice::{self, EngineChoice};
+use crate::setup::params_from_design;
 use crate::workload::comm_model::CommModel;
 use crate::workload::train_engine::MAX_FLOW_MESSAGES_PER_RUN;
+use fabricsim_core::error::InputError;
+use fabricsim_core::message::Path;
+use fabricsim_core::topology::Topology;
+use fabricsim_core::units::BitRate;
+use fabricsim_flow::{self as flow, FlowParams, FlowStats, PathModel, paths};
+use fabricsim_input::scenario::Scenario;
+use fabricsim_mech::{RunResult, SimParams};
 
 /// Passes before the result reports what the last one left inexact.
 pub const MAX_PASSES: u32 = 4;
@@ -758,8 +759,8 @@ pub fn to_text(f: &FlowStep) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::scenario;
     use crate::workload::train::run;
+    use fabricsim_input::test_util::scenario;
 
     /// A Llama-3-8B on `gpus` H100s, TP 8, PP `pp`, the gradient all-reduce after the flush
     /// in one bucket (the DAG's one ring per stage and rail).

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::error::{InputError, Source};
+use fabricsim_core::error::{InputError, Source};
 
 /// A decoder-only transformer, dense or mixture-of-experts.
 #[derive(Clone, Debug, Deserialize, PartialEq)]

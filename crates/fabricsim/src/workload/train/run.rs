@@ -5,12 +5,12 @@
 use super::config::TrainConfig;
 use super::efficiency::Efficiency;
 use super::step::{StepReport, step};
-use crate::error::InputError;
-use crate::scenario::{Design, Scenario};
-use crate::topology::Topology;
 use crate::workload::comm_model::AlphaBetaModel;
 use crate::workload::link_params::FabricParams;
 use crate::workload::placement::Placement;
+use fabricsim_core::error::InputError;
+use fabricsim_core::topology::Topology;
+use fabricsim_input::scenario::{Design, Scenario};
 
 /// Everything a training run resolved and computed; the engines calibrate `comm` on
 /// `topology` through `config.place`.

@@ -31,9 +31,9 @@ use super::config::TrainConfig;
 use super::efficiency::Efficiency;
 use super::flops::flops_per_token;
 use super::memory;
-use crate::message::MessageDag;
-use crate::units::{BitRate, Time};
 use crate::workload::collective::{Builder, Comm, Frontier, Lane, Phases, ring};
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::units::{BitRate, Time};
 
 /// Bytes per activation, gradient and parameter element (bf16).
 const ELEM: u64 = 2;
