@@ -43,7 +43,7 @@ run collective-a2a collective --gpus 32 --fabric roce-400g --engine flow --op al
 
 run train-70b train "$ex/train-llama3-70b.toml" --format json
 run train-mixtral train "$ex/train-mixtral-8x7b.toml"
-run train-flow-dag train --gpus 64 --model llama3-8b --step-model flow_dag --engine flow
+run train-flow-dag train "$ex/train-llama3-70b.toml" --step-model flow_dag
 
 run compare-flow compare --engine flow --html c.html
 run compare-flow-json compare --engine flow --format json
