@@ -58,7 +58,7 @@ run sweep-small sweep --param loss_rate=0,0.001 --param transport=go-back-n,sele
 for b in base new; do
   eval bin=\$$b
   "$bin" bench --dir "$peer" > "$tmp/bench.$b" 2>&1 || echo "exit $?" >> "$tmp/bench.$b"
-  awk 'NF >= 10 { $6 = $7 = $8 = "" } { print }' "$tmp/bench.$b" > "$tmp/bench.$b.ev"
+  awk '$1 == "case" || (NF >= 10 && $4 ~ /^[0-9]+$/) { $6 = $7 = $8 = "" } { print }' "$tmp/bench.$b" > "$tmp/bench.$b.ev"
 done
 n=$((n + 1))
 if cmp -s "$tmp/bench.base.ev" "$tmp/bench.new.ev"; then
