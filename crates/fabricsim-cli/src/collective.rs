@@ -162,12 +162,13 @@ fn bytes_flag(flag: &str, s: &str) -> Result<u64, InputError> {
     num.parse::<u64>()
         .ok()
         .and_then(|v| v.checked_mul(1u64 << shift))
+        .filter(|&v| v <= fabricsim::units::MAX_BYTES)
         .ok_or_else(|| {
             InputError::flag(
                 flag,
                 s,
-                "not a size",
-                "an integer with an optional K, M or G suffix (powers of 1024, as nccl-tests): 8, 64K, 1M, 1G",
+                "not a size of at most 2^50 B",
+                "an integer with an optional K, M or G suffix (powers of 1024, as nccl-tests): 8, 64K, 1M, 1G; at most 2^50 B (1024T)",
             )
         })
 }

@@ -199,15 +199,15 @@ impl InputError {
         }
     }
 
-    /// Wraps an I/O failure to read an input file.
-    pub fn io(path: &str, err: &std::io::Error) -> InputError {
+    /// An input file named by `key` (a flag or argument) that cannot be read (`io::input`).
+    pub fn io(path: &str, key: &str, problem: String) -> InputError {
         InputError {
             file: path.to_string(),
             line: None,
-            key: String::new(),
+            key: key.to_string(),
             value: String::new(),
-            problem: format!("cannot read the file: {err}"),
-            allowed: "a readable file".into(),
+            problem,
+            allowed: "a readable regular file".into(),
         }
     }
 }

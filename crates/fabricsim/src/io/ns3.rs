@@ -10,7 +10,7 @@ use crate::error::{InputError, Source};
 use crate::message::MessageDag;
 use crate::sim::faults::{Dir, Fault, LinkLoss};
 use crate::topology::{GraphBuilder, HostId, Medium, NodeId, NodeKind, Shape, Topology};
-use crate::units::{BitRate, Time, parse_rate, parse_time};
+use crate::units::{BitRate, Time, bounded_bytes, bounded_secs, parse_rate, parse_time};
 
 use super::tokens::{Tokens, parse_u64};
 
@@ -348,10 +348,10 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<Messa
                 }
             })
         })?;
-        let (_, size) = t.parse("size_bytes", "a positive integer", |s| {
+        let (_, size) = t.parse("size_bytes", "a positive integer up to 2^50", |s| {
             parse_u64(s).and_then(|v| {
                 if v > 0 {
-                    Ok(v)
+                    bounded_bytes(v)
                 } else {
                     Err("must be positive".into())
                 }
@@ -359,12 +359,12 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<Messa
         })?;
         let (sline, start) = t.parse(
             "start_time_seconds",
-            "seconds, non-decreasing down the file",
+            "seconds up to 86400, non-decreasing down the file",
             |s| {
-                s.parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite() && *v >= 0.0)
-                    .ok_or_else(|| "not a non-negative number of seconds".to_string())
+                let v = s
+                    .parse::<f64>()
+                    .map_err(|_| "not a non-negative number of seconds".to_string())?;
+                bounded_secs(v).map(|_| v)
             },
         )?;
         if start < prev {

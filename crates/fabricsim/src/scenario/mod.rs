@@ -94,7 +94,8 @@ impl Scenario {
 
     /// Reads and parses a scenario file.
     pub fn load(path: &str) -> Result<Scenario, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InputError::io(path, &e))?;
+        let text = crate::io::input::read_input(path.as_ref())
+            .map_err(|e| InputError::io(path, "scenario", e))?;
         Scenario::parse(path, &text)
     }
 

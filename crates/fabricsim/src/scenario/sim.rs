@@ -339,13 +339,13 @@ impl SimSection {
 /// Reads a file named in the scenario, relative to the scenario's directory.
 fn read_rel(base: &Path, src: &Source, key: &str, name: &str) -> Result<Source, InputError> {
     let path = base.join(name);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = crate::io::input::read_input(&path).map_err(|e| {
         InputError::at_key(
             src,
             key,
             format!("\"{name}\""),
-            format!("cannot read {}: {e}", path.display()),
-            "a readable file, relative to the scenario file",
+            e,
+            "a readable regular file, relative to the scenario file",
         )
     })?;
     Ok(Source::new(path.display().to_string(), text))

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use crate::error::{InputError, Source};
-use crate::units::{Time, parse_bytes, parse_time};
+use crate::units::{Time, bounded_bytes, parse_bytes, parse_time};
 
 /// A size: `4096` or `"2MB"`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -17,7 +17,9 @@ pub enum SizeValue {
 impl SizeValue {
     pub fn bytes(&self, src: &Source, key: &str) -> Result<u64, InputError> {
         match self {
-            SizeValue::Int(b) => Ok(*b),
+            SizeValue::Int(b) => bounded_bytes(*b).map_err(|p| {
+                InputError::at_key(src, key, b, p, "a size of at most 2^50 B (1 PiB)")
+            }),
             SizeValue::Text(s) => parse_bytes(s).map_err(|p| {
                 InputError::at_key(
                     src,
