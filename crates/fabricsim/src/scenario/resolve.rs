@@ -77,7 +77,12 @@ impl Scenario {
             // A user profile file, same layout as data/profiles/*.toml.
             let path = self.relative_path("fabric.profile", profile_id);
             let text = crate::io::input::read_input(path.as_ref()).map_err(|e| {
-                self.error("fabric.profile", profile_id, e, "a readable profile .toml file")
+                self.error(
+                    "fabric.profile",
+                    profile_id,
+                    e,
+                    "a readable profile .toml file",
+                )
             })?;
             Profile::parse(&crate::error::Source::new(path, text))?
         } else {

@@ -363,7 +363,10 @@ impl<E: Packed> CalendarQueue<E> {
     /// The time of the earliest pending entry, `None` when the queue is empty. Not for the hot
     /// path (it scans the next bucket's chain): periodic events use it to skip idle spans.
     pub fn next_time(&self) -> Option<u64> {
-        let here = self.rest().first().map(|&x| (self.cur << SHIFT) | offset(x));
+        let here = self
+            .rest()
+            .first()
+            .map(|&x| (self.cur << SHIFT) | offset(x));
         let wheel = here.or_else(|| {
             let k = self.next_in_wheel()?;
             let mut least = u64::MAX;

@@ -690,7 +690,8 @@ impl Engine<'_> {
             None => self.fc.last_cycle = None,
         }
         if let Some(every) = self.fc.deadlock_every.filter(|_| !self.q.is_empty()) {
-            self.q.push_fc(self.next_deadlock_check(every.0), FcEv::DeadlockCheck);
+            self.q
+                .push_fc(self.next_deadlock_check(every.0), FcEv::DeadlockCheck);
         }
     }
 }
