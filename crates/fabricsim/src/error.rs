@@ -187,8 +187,13 @@ impl InputError {
             None => (None, String::new(), String::new()),
         };
         let msg = err.message().trim().to_string();
-        let (problem, allowed) = split_expected(&msg);
-        let allowed = plain_type_name(allowed);
+        let (problem, allowed) = match untagged_forms(&msg) {
+            Some((p, a)) => (p.to_string(), a.to_string()),
+            None => {
+                let (p, a) = split_expected(&msg);
+                (plain_problem(&p), plain_type_name(a))
+            }
+        };
         InputError {
             file: src.name.clone(),
             line,
@@ -221,14 +226,55 @@ fn split_expected(msg: &str) -> (String, String) {
     }
 }
 
-/// serde names Rust types ("expected i64"); say what a user writes instead.
+/// serde names Rust types ("expected u8", "struct ClusterSection"); say what a user writes
+/// instead.
 fn plain_type_name(allowed: String) -> String {
+    let range = |lo: &str, hi: &str| format!("a whole number {lo} to {hi}");
     match allowed.as_str() {
-        "i64" | "u32" | "u64" => "a whole number".into(),
-        "f64" => "a number".into(),
-        "a string" | "string" => "a quoted string".into(),
+        "u8" => range("0", "255"),
+        "u16" => range("0", "65535"),
+        "u32" => range("0", "4294967295"),
+        "u64" | "usize" | "u128" => "a whole number >= 0".into(),
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number".into(),
+        "f32" | "f64" => "a number".into(),
+        "a string" | "string" | "literal string" => "a quoted string".into(),
+        "a boolean" | "bool" => "true or false".into(),
+        a if a.starts_with("struct ") || a.starts_with("a map") || a == "map" => "a table".into(),
+        a if a.starts_with("a sequence") || a == "sequence" => "an array".into(),
+        a if a.starts_with("enum ") => "one of the names this key takes".into(),
         _ => allowed,
     }
+}
+
+/// A problem without serde's Rust words: `map` and `sequence` as TOML says them, integer
+/// widths (`as i128`) dropped.
+fn plain_problem(problem: &str) -> String {
+    let mut p = problem.to_string();
+    for t in ["i128", "u128", "i64", "u64"] {
+        p = p.replace(&format!(" as {t}"), "");
+    }
+    p.replace("type: map", "type: table")
+        .replace("type: sequence", "type: array")
+}
+
+/// The accepted forms of the values serde reads as untagged enums: "data did not match any
+/// variant of untagged enum SizeValue" as (problem, allowed).
+fn untagged_forms(msg: &str) -> Option<(&'static str, &'static str)> {
+    let name = msg.split("untagged enum ").nth(1)?.trim();
+    Some(match name {
+        "SizeValue" => (
+            "not a size",
+            "a size: a whole number of bytes or a quoted size such as \"64KB\", \"2MB\"",
+        ),
+        "PsnSetting" => (
+            "not a PSN setting",
+            "\"zero\", \"seeded\" or a PSN 0 to 16777215 (24 bits)",
+        ),
+        _ => (
+            "not one of the accepted forms",
+            "see the key's documentation",
+        ),
+    })
 }
 
 impl fmt::Display for InputError {
@@ -237,12 +283,17 @@ impl fmt::Display for InputError {
         if let Some(l) = self.line {
             write!(f, ":{l}")?;
         }
-        write!(f, ":")?;
+        // No empty field: `file: problem` when there is no key and no value.
         if !self.key.is_empty() {
-            write!(f, " `{}`", self.key)?;
+            write!(f, ": `{}`", self.key)?;
         }
         if !self.value.is_empty() {
-            write!(f, " = {}", self.value)?;
+            write!(
+                f,
+                "{} {}",
+                if self.key.is_empty() { ":" } else { " =" },
+                self.value
+            )?;
         }
         write!(f, ": {}", self.problem)?;
         if !self.allowed.is_empty() {
@@ -257,6 +308,50 @@ impl std::error::Error for InputError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toml_errors_name_no_rust_type() {
+        #[derive(serde::Deserialize, Debug)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Inner {
+            a: Option<u8>,
+            b: Option<i64>,
+            s: Option<crate::scenario::value::SizeValue>,
+            v: Option<Vec<u32>>,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct File {
+            t: Option<Inner>,
+        }
+        for text in [
+            "t = 3",
+            "[t]\na = 300",
+            "[t]\nb = 99999999999999999999999",
+            "[t]\ns = true",
+            "[t]\nv = {x = 1}",
+            "[t]\nb = [1]",
+            "[t]\na = \"x\"",
+        ] {
+            let src = Source::new("f.toml", text);
+            let e = toml::from_str::<File>(text).unwrap_err();
+            let shown = InputError::from_toml(&src, &e).to_string();
+            for word in [
+                "struct",
+                "enum",
+                "u8",
+                "i64",
+                "i128",
+                "u32",
+                "SizeValue",
+                "sequence",
+            ] {
+                assert!(!shown.contains(word), "{shown}");
+            }
+            assert!(shown.starts_with("f.toml:"), "{shown}");
+        }
+    }
 
     #[test]
     fn locates_keys_under_tables() {

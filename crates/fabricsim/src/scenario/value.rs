@@ -33,6 +33,22 @@ impl SizeValue {
     }
 }
 
+impl SizeValue {
+    /// As `bytes`, and above 0 (a buffer).
+    pub fn buffer_bytes(&self, src: &Source, key: &str) -> Result<u64, InputError> {
+        match self.bytes(src, key)? {
+            0 => Err(InputError::at_key(
+                src,
+                key,
+                0,
+                "a buffer of 0 bytes holds no packet",
+                "a size above 0, such as 64KB",
+            )),
+            b => Ok(b),
+        }
+    }
+}
+
 /// A duration with its unit: `"10us"`.
 pub fn time(src: &Source, key: &str, s: &str) -> Result<Time, InputError> {
     parse_time(s).map_err(|p| {
