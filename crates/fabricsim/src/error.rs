@@ -65,13 +65,26 @@ impl Source {
             }
             if i + 1 == line_no {
                 if line.starts_with('[') {
-                    return Some(current);
+                    return Some(if current.is_empty() {
+                        "(table header)".into()
+                    } else {
+                        current
+                    });
                 }
-                let k = line.split_once('=')?.0.trim().trim_matches('"');
-                return Some(dotted_key(&current, k));
+                // A line without `=` (a syntax error): its first word, in its table.
+                let k = match line.split_once('=') {
+                    Some((k, _)) => k,
+                    None => line.split_whitespace().next().unwrap_or(""),
+                };
+                let k = k.trim().trim_matches('"');
+                return Some(match (k.is_empty(), current.is_empty()) {
+                    (true, true) => "(top level)".into(),
+                    (true, false) => current,
+                    _ => dotted_key(&current, k),
+                });
             }
         }
-        None
+        Some("(end of file)".into())
     }
 
     /// The value written for `dotted`, as it appears in the file (for error messages).

@@ -30,6 +30,9 @@ pub struct Ns3Topology {
     pub link_loss: Vec<Fault>,
 }
 
+/// The most nodes a topology file may declare.
+const MAX_NODES: u64 = 1 << 22;
+
 pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
     let mut t = Tokens::new(src);
     let (_, n) = t.parse("node_num", "a positive integer", parse_u64)?;
@@ -38,13 +41,14 @@ pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
     let at = |line, key: &str, value: &dyn std::fmt::Display, problem: &str, allowed: &str| {
         InputError::at_line(src, line, key, value, problem, allowed)
     };
-    if n == 0 || ns > n || n > u32::MAX as u64 / 2 {
+    // 2^22 nodes: four times the largest designed cluster's NICs and switches (2^20 GPUs).
+    if n == 0 || ns > n || n > MAX_NODES {
         return Err(at(
             1,
             "node_num",
             &n,
             "must be positive and at least switch_num",
-            "1 to 2^31",
+            "1 to 4194304 (2^22)",
         ));
     }
     let n = n as usize;
@@ -74,7 +78,8 @@ pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
         delay: Time,
         err: f64,
     }
-    let mut links = Vec::with_capacity(nl as usize);
+    // Room for what the file can hold (5 tokens a link), not for what its header claims.
+    let mut links = Vec::with_capacity((nl as usize).min(t.left() / 5));
     let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
     for _ in 0..nl {
         let (line, a) = t.parse("link src", &id_allowed, parse_u64)?;
