@@ -213,6 +213,8 @@ pub fn run(a: CollectiveArgs) -> Outcome {
     // other).
     let mut engines = std::collections::BTreeSet::new();
     let outcome = measure(&spec, &comm, cluster.nvlink(), &sweep, |dag| {
+        // Refused before it runs when it would not fit in memory (exit 2).
+        fabricsim::memory::check(&scenario, cluster.engine_for(dag), dag)?;
         done += 1;
         let mut progress = |p: &Progress| {
             eprint!(
@@ -231,12 +233,14 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             engines.insert(r.engine.name());
             r.time
         })
+        .map_err(Failure::Run)
     })
     .map_err(|e| match e {
         SweepError::Input(e) => Failure::Input(e),
-        SweepError::Run { bytes, error } => {
-            Failure::Run(format!("the engine run of {bytes} bytes failed: {error}"))
-        }
+        SweepError::Run { bytes, error } => match error {
+            Failure::Run(m) => Failure::Run(format!("the engine run of {bytes} bytes failed: {m}")),
+            input => input,
+        },
     })?;
     let SweepOutcome { table, points, .. } = outcome;
     let fit = if a.fit {

@@ -163,3 +163,44 @@ fn a_profile_with_an_infinite_alpha_exits_2_at_its_line() {
         ],
     );
 }
+
+#[test]
+fn a_run_too_large_for_the_memory_is_refused_before_it_starts() {
+    // 4,096 GPUs all-to-all on the flow engine: 16.8 M messages, about 49 GiB estimated; it grew
+    // to 24 GB and was killed after 4 minutes before.
+    let t0 = Instant::now();
+    let e = exits_2_saying(
+        &[
+            "collective",
+            "--op",
+            "all_to_all",
+            "--gpus",
+            "4096",
+            "--fabric",
+            "roce-400g",
+            "--engine",
+            "flow",
+            "--min-bytes",
+            "64M",
+            "--max-bytes",
+            "64M",
+            "--max-memory",
+            "16GB",
+        ],
+        &["--max-memory", "messages at", "estimated", "at most"],
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(120),
+        "{:?}: {e}",
+        t0.elapsed()
+    );
+    // The scenario key and the flag bound a sim run the same way.
+    let s = on_ft4("mem", "2\n0 5 3 100 1000 2.0\n3 12 3 100 1000 2.0\n", "");
+    exits_2_saying(
+        &["sim", &s, "--max-memory", "1MB"],
+        &["`--max-memory`", "2 messages"],
+    );
+    let text = std::fs::read_to_string(&s).unwrap();
+    let s = write("mem-key.toml", &format!("max_memory = \"1MB\"\n{text}"));
+    exits_2_saying(&["sim", &s], &["mem-key.toml:1: `max_memory`"]);
+}

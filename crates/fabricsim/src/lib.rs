@@ -8,6 +8,7 @@ pub mod engine_choice;
 pub mod error;
 pub mod flow;
 pub mod io;
+pub mod memory;
 pub mod message;
 pub mod plan;
 pub mod profile;

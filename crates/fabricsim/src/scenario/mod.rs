@@ -39,6 +39,9 @@ pub struct ScenarioFile {
     /// Which engine runs DAGs: packet, flow or auto (`crate::engine_choice`).
     #[serde(default)]
     pub engine: Option<String>,
+    /// The most memory a run may take (`crate::memory`; default 90% of MemAvailable).
+    #[serde(default)]
+    pub max_memory: Option<value::SizeValue>,
     #[serde(default)]
     pub cluster: cluster::ClusterSection,
     #[serde(default)]
