@@ -16,11 +16,11 @@ use crate::scenario::Scenario;
 /// Bytes outside the per-message state (the program, the topology of these sizes).
 const BASE_BYTES: u64 = 8 << 20;
 
-/// Bytes per message, measured: the flow engine 3.1 KB, the packet engine 5.9 KB (docs/memory.md).
+/// Bytes per message, measured: the flow engine 390 B, the packet engine 750 B (docs/memory.md).
 fn per_message(kind: EngineKind) -> u64 {
     match kind {
-        EngineKind::Flow => 3_100,
-        EngineKind::Packet => 5_900,
+        EngineKind::Flow => 390,
+        EngineKind::Packet => 750,
     }
 }
 
@@ -116,13 +116,13 @@ mod tests {
 
     #[test]
     fn a_run_past_the_bound_is_refused_with_the_estimate_and_what_fits() {
-        let s = Scenario::parse("s.toml", "max_memory = \"100MB\"\n").unwrap();
+        let s = Scenario::parse("s.toml", "max_memory = \"20MB\"\n").unwrap();
         assert!(check(&s, EngineKind::Flow, &dag(1000)).is_ok());
         let e = check(&s, EngineKind::Flow, &dag(40_000)).unwrap_err();
         let shown = e.to_string();
         assert!(shown.starts_with("s.toml:1: `max_memory`"), "{shown}");
         assert!(
-            shown.contains("40000 messages") && shown.contains("at most 29552 messages"),
+            shown.contains("40000 messages") && shown.contains("at most 29772 messages"),
             "{shown}"
         );
         // The packet engine holds more per message.
