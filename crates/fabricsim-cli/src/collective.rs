@@ -162,12 +162,13 @@ fn bytes_flag(flag: &str, s: &str) -> Result<u64, InputError> {
     num.parse::<u64>()
         .ok()
         .and_then(|v| v.checked_mul(1u64 << shift))
+        .filter(|&v| v <= fabricsim::units::MAX_BYTES)
         .ok_or_else(|| {
             InputError::flag(
                 flag,
                 s,
-                "not a size",
-                "an integer with an optional K, M or G suffix (powers of 1024, as nccl-tests): 8, 64K, 1M, 1G",
+                "not a size of at most 2^50 B",
+                "an integer with an optional K, M or G suffix (powers of 1024, as nccl-tests): 8, 64K, 1M, 1G; at most 2^50 B (1024T)",
             )
         })
 }
@@ -212,6 +213,8 @@ pub fn run(a: CollectiveArgs) -> Outcome {
     // other).
     let mut engines = std::collections::BTreeSet::new();
     let outcome = measure(&spec, &comm, cluster.nvlink(), &sweep, |dag| {
+        // Refused before it runs when it would not fit in memory (exit 2).
+        fabricsim::memory::check(&scenario, cluster.engine_for(dag), dag)?;
         done += 1;
         let mut progress = |p: &Progress| {
             eprint!(
@@ -230,12 +233,14 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             engines.insert(r.engine.name());
             r.time
         })
+        .map_err(Failure::Run)
     })
     .map_err(|e| match e {
         SweepError::Input(e) => Failure::Input(e),
-        SweepError::Run { bytes, error } => {
-            Failure::Run(format!("the engine run of {bytes} bytes failed: {error}"))
-        }
+        SweepError::Run { bytes, error } => match error {
+            Failure::Run(m) => Failure::Run(format!("the engine run of {bytes} bytes failed: {m}")),
+            input => input,
+        },
     })?;
     let SweepOutcome { table, points, .. } = outcome;
     let fit = if a.fit {

@@ -111,6 +111,7 @@ pub fn run(a: SimArgs) -> Outcome {
         until,
         progress: Some(&mut progress),
     };
+    fabricsim::memory::check(&sc, kind, &setup.dag)?;
     let r = engine_choice::run(
         kind,
         &setup.net.topo,

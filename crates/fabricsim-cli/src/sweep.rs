@@ -103,6 +103,9 @@ pub fn run(args: SweepArgs) -> Outcome {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads == 0 {
+        return Err(InputError::flag("--threads", 0, "no worker thread", "1 or more").into());
+    }
     let tty = std::io::stderr().is_terminal();
     let progress = move |done: usize, total: usize| {
         if tty {

@@ -20,7 +20,7 @@ pub use error::{InputError, Source};
 pub use fabricsim_core::{error, message, release, rng, topology, traffic, units};
 pub use fabricsim_flow as flow;
 pub use fabricsim_input::{catalog, io, profile};
-pub use setup::engine_choice;
+pub use setup::{engine_choice, memory};
 
 /// `fabricsim_input::scenario`, with `sim::build` (in `setup`).
 pub mod scenario {

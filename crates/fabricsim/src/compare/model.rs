@@ -242,15 +242,8 @@ fn relative(fabrics: &[FabricResult]) -> Vec<Relative> {
 /// Compares the fabrics of `s`'s `[compare]` section (or the default three) on `s`'s cluster.
 pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
     let section = s.file.compare.clone().unwrap_or_default();
+    section.check(s)?;
     let variants = variant::resolve(s, &section)?;
-    if !(section.utilization > 0.0 && section.utilization <= 1.0) {
-        return Err(s.error(
-            "compare.utilization",
-            section.utilization,
-            "is out of range",
-            "a share of the period above 0 and at most 1",
-        ));
-    }
     // Fabrics are independent: one thread each, results in comparison order.
     let fabrics = std::thread::scope(|scope| {
         let runs: Vec<_> = variants

@@ -40,6 +40,9 @@ pub struct ScenarioFile {
     /// Which engine runs DAGs: packet, flow or auto (`crate::setup::engine_choice`).
     #[serde(default)]
     pub engine: Option<String>,
+    /// The most memory a run may take (`crate::memory`; default 90% of MemAvailable).
+    #[serde(default)]
+    pub max_memory: Option<value::SizeValue>,
     #[serde(default)]
     pub cluster: cluster::ClusterSection,
     #[serde(default)]
@@ -95,7 +98,8 @@ impl Scenario {
 
     /// Reads and parses a scenario file.
     pub fn load(path: &str) -> Result<Scenario, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InputError::io(path, &e))?;
+        let text = crate::io::input::read_input(path.as_ref())
+            .map_err(|e| InputError::io(path, "scenario", e))?;
         Scenario::parse(path, &text)
     }
 
