@@ -16,6 +16,7 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod stop;
 pub mod topology;
 pub mod traffic;
 pub mod units;

@@ -6,7 +6,7 @@
 //! All points use the same seed (common random numbers): differences between points come from
 //! the parameters, not from different random loss patterns.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -21,7 +21,7 @@ use crate::scenario::Scenario;
 use crate::units::{Time, parse_bytes, parse_rate, parse_time};
 
 /// A parameter a sweep can vary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Param {
     /// Per-packet random loss on every link.
@@ -148,7 +148,7 @@ impl SweepAxis {
 }
 
 /// One point: its id and a value per axis.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub id: usize,
     pub values: Vec<(Param, String)>,
@@ -176,7 +176,8 @@ pub fn expand(axes: &[SweepAxis]) -> Vec<Point> {
         .collect()
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One point's figures; it reads back from the sweep's JSON (`sweep --resume`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PointResult {
     pub point: Point,
     pub step_time_s: Option<f64>,
@@ -293,7 +294,8 @@ pub fn run_point(
 }
 
 /// Runs every point on `threads` threads; `progress(done, total)` after each point. Results
-/// come back in point order.
+/// come back in point order; after a stop request (`crate::stop`) only the points that finished
+/// before it (a point the stop cut short is no result).
 pub fn run(
     base: &Scenario,
     fabric: &Variant,
@@ -309,10 +311,13 @@ pub fn run(
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1).min(points.len().max(1)) {
             scope.spawn(|| {
-                loop {
+                while !crate::stop::requested() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = points.get(i) else { break };
                     let r = run_point(base, fabric, seed, p, stress);
+                    if crate::stop::requested() {
+                        break;
+                    }
                     slots.lock().expect("no panics while holding the lock")[i] = Some(r);
                     progress(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
                 }
@@ -323,7 +328,7 @@ pub fn run(
         .into_inner()
         .expect("threads joined")
         .into_iter()
-        .map(|r| r.expect("every point ran"))
+        .flatten()
         .collect()
 }
 
