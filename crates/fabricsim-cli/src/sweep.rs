@@ -58,14 +58,14 @@ pub struct SweepArgs {
     pub resume: bool,
 }
 
-/// The sweep's JSON record: what it ran and the finished points; `interrupted` marks a partial
-/// record (`--resume` finishes it).
+/// The sweep's JSON record: what it ran and the finished points; a `status` (`running` while
+/// it runs, `interrupted`) marks a partial record, which `--resume` finishes.
 fn record(
     args: &SweepArgs,
     engine: EngineChoice,
     axes: &[SweepAxis],
-    results: &[PointResult],
-    interrupted: bool,
+    results: &[&PointResult],
+    status: Option<&str>,
 ) -> serde_json::Value {
     let mut v = serde_json::json!({
         "fabric": args.fabric,
@@ -74,8 +74,8 @@ fn record(
         "axes": axes,
         "points": results,
     });
-    if interrupted {
-        v["status"] = "interrupted".into();
+    if let Some(s) = status {
+        v["status"] = s.into();
     }
     v
 }
@@ -180,7 +180,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut results = match (args.resume, &args.json) {
         (false, _) => Vec::new(),
-        (true, Some(p)) => finished(p, &record(&args, engine, &axes, &[], false), &points)?,
+        (true, Some(p)) => finished(p, &record(&args, engine, &axes, &[], None), &points)?,
         (true, None) => {
             return Err(InputError::flag(
                 "--resume",
@@ -197,12 +197,24 @@ pub fn run(args: SweepArgs) -> Outcome {
         .cloned()
         .collect();
     let bar = Bar::new();
-    let before = results.len();
-    let progress = |done: usize, _: usize| bar.show(before + done, points.len(), "points", "");
-    results.extend(sweep::run(
+    // After each point: the bar, and the JSON record so far (a crash or a kill loses at most
+    // the points running; `--resume` finishes the rest).
+    let progress = |slots: &[Option<PointResult>]| {
+        let mut now: Vec<&PointResult> = results.iter().chain(slots.iter().flatten()).collect();
+        bar.show(now.len(), points.len(), "points", "");
+        if let Some(p) = &args.json {
+            now.sort_by_key(|r| r.point.id);
+            let v = record(&args, engine, &axes, &now, Some("running"));
+            if let Ok(text) = output::json(serde_json::to_string_pretty(&v)) {
+                let _ = outpath::write(p, text.as_bytes());
+            }
+        }
+    };
+    let more = sweep::run(
         &scenario, &fabric, args.seed, &todo, threads, true, &progress,
-    ));
+    );
     bar.finish();
+    results.extend(more);
     results.sort_by_key(|r| r.point.id);
     let interrupted = results.len() < points.len();
     let mark = format!(
@@ -253,7 +265,14 @@ pub fn run(args: SweepArgs) -> Outcome {
         outpath::write(p, csv.as_bytes())?;
     }
     if let Some(p) = &args.json {
-        let v = record(&args, engine, &axes, &results, interrupted);
+        let all: Vec<&PointResult> = results.iter().collect();
+        let v = record(
+            &args,
+            engine,
+            &axes,
+            &all,
+            interrupted.then_some("interrupted"),
+        );
         outpath::write(
             p,
             output::json(serde_json::to_string_pretty(&v))?.as_bytes(),

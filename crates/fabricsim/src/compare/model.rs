@@ -362,7 +362,10 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
             track.add(loss_points.len());
             let (name, before) = (f.variant.name.as_str(), track.done());
-            let tell = |d: usize, _: usize| track.tell(name, "loss sweep", before + d);
+            let tell = |slots: &[Option<super::sweep::PointResult>]| {
+                let d = slots.iter().flatten().count();
+                track.tell(name, "loss sweep", before + d)
+            };
             let r = super::sweep::run(s, &base, section.seed, &loss_points, threads, false, &tell);
             (loss_axes(), r)
         });

@@ -293,7 +293,8 @@ pub fn run_point(
     }
 }
 
-/// Runs every point on `threads` threads; `progress(done, total)` after each point. Results
+/// Runs every point on `threads` threads; after each point `progress(slots)` with every point's
+/// slot (`None`: not finished), one call at a time (a caller can checkpoint them). Results
 /// come back in point order; after a stop request (`crate::stop`) only the points that finished
 /// before it (a point the stop cut short is no result).
 pub fn run(
@@ -303,10 +304,9 @@ pub fn run(
     points: &[Point],
     threads: usize,
     stress: bool,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    progress: &(dyn Fn(&[Option<PointResult>]) + Sync),
 ) -> Vec<PointResult> {
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<PointResult>>> = Mutex::new(vec![None; points.len()]);
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1).min(points.len().max(1)) {
@@ -318,8 +318,9 @@ pub fn run(
                     if crate::stop::requested() {
                         break;
                     }
-                    slots.lock().expect("no panics while holding the lock")[i] = Some(r);
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
+                    let mut slots = slots.lock().expect("no panics while holding the lock");
+                    slots[i] = Some(r);
+                    progress(&slots);
                 }
             });
         }
