@@ -155,7 +155,7 @@ fn signal(child: &Child, sig: &str) {
     assert!(ok.success());
 }
 
-/// A packet-engine run of tens of seconds (16 hosts, 512 MB each); `engine = "auto"` makes sim
+/// A packet-engine run of tens of seconds (16 hosts, 4 GB each); `engine = "auto"` makes sim
 /// say "[sim] engine auto" on stderr just before the run starts: the started marker.
 fn long_sim(name: &str) -> String {
     let topo = examples().join("sim-ft4.topo.txt");
@@ -163,7 +163,7 @@ fn long_sim(name: &str) -> String {
         name,
         &format!(
             "engine = \"auto\"\n[sim]\ntopology_file = \"{}\"\nfabric = \"roce\"\n\
-             [traffic]\nkind = \"permutation\"\nbytes = \"512MB\"\n",
+             [traffic]\nkind = \"permutation\"\nbytes = \"4GB\"\n",
             topo.display()
         ),
     )
