@@ -348,8 +348,8 @@ mod sweeps {
         );
         let p = expand(&a);
         let s = default_scenario();
-        let one = run(&s, &roce(), 7, &p, 1, false, &|_, _| ());
-        let two = run(&s, &roce(), 7, &p, 2, false, &|_, _| ());
+        let one = run(&s, &roce(), 7, &p, 1, false, &|_| ());
+        let two = run(&s, &roce(), 7, &p, 2, false, &|_| ());
         assert_eq!(one, two);
         assert!(one.iter().all(|r| r.error.is_none()));
     }
@@ -374,7 +374,7 @@ mod sweeps {
             &expand(&a),
             2,
             false,
-            &|_, _| (),
+            &|_| (),
         );
         let mfu = |i: usize| r[i].mfu.unwrap();
         let engine = |i: usize| r[i].engine.as_ref().unwrap();
