@@ -294,5 +294,5 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         }
     };
     output::emit(a.out.as_deref(), &text)?;
-    unless_interrupted(|| mark[2..].trim_end().to_string())
+    unless_interrupted(|| mark.trim_start_matches("# interrupted: ").trim_end().into())
 }

@@ -289,5 +289,5 @@ pub fn run(args: SweepArgs) -> Outcome {
         })?;
         outpath::write(p, svg.as_bytes())?;
     }
-    unless_interrupted(|| mark[2..].trim_end().to_string())
+    unless_interrupted(|| mark.trim_start_matches("# interrupted: ").trim_end().into())
 }
