@@ -58,10 +58,19 @@ pub struct SweepArgs {
     pub resume: bool,
 }
 
+/// FNV-1a, 64 bits (Fowler, Noll, Vo; IETF draft-eastlake-fnv): a stable digest of the
+/// scenario text, so `--resume` refuses a record made from another scenario.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// The sweep's JSON record: what it ran and the finished points; a `status` (`running` while
 /// it runs, `interrupted`) marks a partial record, which `--resume` finishes.
 fn record(
     args: &SweepArgs,
+    scenario: &Scenario,
     engine: EngineChoice,
     axes: &[SweepAxis],
     results: &[&PointResult],
@@ -69,6 +78,7 @@ fn record(
 ) -> serde_json::Value {
     let mut v = serde_json::json!({
         "fabric": args.fabric,
+        "scenario_fnv1a64": format!("{:016x}", fnv1a64(scenario.source.text.as_bytes())),
         "engine": fabricsim::compare::engine::choice_name(engine),
         "seed": args.seed,
         "axes": axes,
@@ -92,7 +102,7 @@ fn finished(
             "--resume",
             path.display(),
             why,
-            "the --json file of an interrupted run of the same sweep (same scenario, --param, --fabric, --engine and --seed)",
+            "the --json file of an interrupted run of the same sweep (same scenario file, --param, --fabric, --engine and --seed)",
         )
     };
     let text = match std::fs::read_to_string(path) {
@@ -101,7 +111,7 @@ fn finished(
     };
     let mut v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not a sweep record: {e}")))?;
-    for key in ["fabric", "engine", "seed", "axes"] {
+    for key in ["fabric", "engine", "seed", "axes", "scenario_fnv1a64"] {
         if v[key] != head[key] {
             return Err(bad(format!(
                 "its {key} is {}, this sweep's is {}",
@@ -180,7 +190,11 @@ pub fn run(args: SweepArgs) -> Outcome {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut results = match (args.resume, &args.json) {
         (false, _) => Vec::new(),
-        (true, Some(p)) => finished(p, &record(&args, engine, &axes, &[], None), &points)?,
+        (true, Some(p)) => finished(
+            p,
+            &record(&args, &scenario, engine, &axes, &[], None),
+            &points,
+        )?,
         (true, None) => {
             return Err(InputError::flag(
                 "--resume",
@@ -204,7 +218,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         bar.show(now.len(), points.len(), "points", "");
         if let Some(p) = &args.json {
             now.sort_by_key(|r| r.point.id);
-            let v = record(&args, engine, &axes, &now, Some("running"));
+            let v = record(&args, &scenario, engine, &axes, &now, Some("running"));
             if let Ok(text) = output::json(serde_json::to_string_pretty(&v)) {
                 let _ = outpath::write(p, text.as_bytes());
             }
@@ -268,6 +282,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         let all: Vec<&PointResult> = results.iter().collect();
         let v = record(
             &args,
+            &scenario,
             engine,
             &axes,
             &all,

@@ -301,6 +301,25 @@ fn resume_refuses_the_record_of_another_sweep() {
         &["sweep", "--param", "loss_rate=0", "--json", &j, "--resume"],
         &["--resume", "other.json", "its fabric is \"ib-ndr\""],
     );
+    // The record of the built-in scenario does not finish a sweep of an edited one.
+    let j = tmp("one.json");
+    let j = j.to_str().unwrap();
+    let o = fabricsim(&["sweep", "--param", "loss_rate=0", "--json", j]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(examples().join("compare-default.toml")).unwrap();
+    let edited = support::write("edited.toml", &(text + "# edited\n"));
+    exits_2_saying(
+        &[
+            "sweep",
+            &edited,
+            "--param",
+            "loss_rate=0",
+            "--json",
+            j,
+            "--resume",
+        ],
+        &["--resume", "its scenario_fnv1a64 is"],
+    );
 }
 
 /// An empty scenario file (or one of comments only) exits 2 naming it; no file keeps the
