@@ -15,7 +15,8 @@ use fabricsim::workload::measure::{SweepError, SweepOutcome, measure};
 use fabricsim::workload::run_engine::Cluster;
 use fabricsim::workload::sweep::sizes;
 
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::{Failure, Outcome, unless_interrupted};
+use crate::outpath;
 use crate::output;
 use crate::scenario_flags::{self, ScenarioFlags};
 
@@ -174,6 +175,7 @@ fn bytes_flag(flag: &str, s: &str) -> Result<u64, InputError> {
 }
 
 pub fn run(a: CollectiveArgs) -> Outcome {
+    outpath::check(&[("--out", a.out.as_deref())])?;
     let scenario = a.flags.load(a.scenario.as_deref())?;
     let op = parse_op(&a.op)?;
     let algo = match &a.algo {
@@ -242,8 +244,18 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             input => input,
         },
     })?;
-    let SweepOutcome { table, points, .. } = outcome;
-    let fit = if a.fit {
+    let SweepOutcome {
+        table,
+        points,
+        interrupted,
+        ..
+    } = outcome;
+    let mark = format!(
+        "# interrupted: {} of {total} sizes finished{}\n",
+        points.len(),
+        if a.fit { "; no fit" } else { "" }
+    );
+    let fit = if a.fit && !interrupted {
         let h = holdout(&points).map_err(|e| Failure::Run(format!("alpha-beta fit: {e}")))?;
         Some(FitReport::of(&h))
     } else {
@@ -263,9 +275,13 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             if let Some(f) = &fit {
                 s.push_str(&f.to_text());
             }
+            if interrupted {
+                s.push_str(&mark);
+            }
             s
         }
-        Format::Json => output::json(serde_json::to_string_pretty(&serde_json::json!({
+        Format::Json => {
+            let mut v = serde_json::json!({
             "op": op.name(),
             "algo": algo.name(),
             "ranks": ranks,
@@ -275,7 +291,13 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             "engine": engine,
             "table": table,
             "fit": fit.as_ref().map(FitReport::to_json),
-        })))?,
+            });
+            if interrupted {
+                v["status"] = "interrupted".into();
+            }
+            output::json(serde_json::to_string_pretty(&v))?
+        }
     };
-    output::emit(a.out.as_deref(), &text)
+    output::emit(a.out.as_deref(), &text)?;
+    unless_interrupted(|| mark.trim_start_matches("# interrupted: ").trim_end().into())
 }
