@@ -97,7 +97,7 @@
 //! rate-increase timer (300 us) fires after the last cut: on the packet engine a NAKed message
 //! ends 301-348 us after its lossless FCT whatever the NAK's time, and a second NAK adds 0-40
 //! us (traced over 30 seeds). The flow engine charges that timer once per NAKed message
-//! (`dcqcn_incast::ResendWait::AfterTimer`); it charged the group's mean queueing delay per NAK,
+//! (`groups::ResendWait::AfterTimer`); it charged the group's mean queueing delay per NAK,
 //! which put 2.3% of the messages past 1 ms (packet 0.94%) and the pooled p99 at 1250.6 us
 //! against 874.3 us (+43%, 64 seeds; +22.6% at 8). Mean FCT 504.1 / 512.0 us (+1.6%).
 //!

@@ -9,7 +9,7 @@
 //! - a *burst queue* is a switch egress (not into a NIC: those are `dcqcn_incast`'s) whose
 //!   dependency-free starters, starting together, offer more than it drains and carry enough
 //!   bytes to pass Kmin (at most `B (1 - C / O)` queues: `B` bytes offered at `O` into `C`);
-//! - its depth over time comes from `dcqcn_incast`'s mean-field model of its `n` flows (the
+//! - its depth over time comes from the mean-field model (`mean_field`) of its `n` flows (the
 //!   queue `dq/dt = n R_c(t - τ) - C` with one representative reaction point, the packet
 //!   engine's `sim::dcqcn::Rp`), fed the flows' mean bytes and mean offered rate (a flow offers
 //!   its share of its NIC, and no more than its share of each egress before this one: a FIFO
@@ -62,9 +62,8 @@ use crate::sim::{SimParams, entropy};
 use crate::topology::Topology;
 use crate::units::BitRate;
 
-use super::dcqcn_incast::{
-    self, GroupFlow, HORIZON_PS, Incast, QueueTrace, Reaction, ResendWait, STEP_PS,
-};
+use super::groups::{GroupFlow, ResendWait};
+use super::mean_field::{self, HORIZON_PS, Incast, QueueTrace, Reaction, STEP_PS};
 use super::{paths, pfc_pause};
 
 /// A victim flow: what its reaction point needs.
@@ -149,7 +148,7 @@ pub fn send(v: &Victim, queues: &[&dyn Queue], d: &DcqcnParams, ecn: &EcnMarking
             }
             let pass: f64 = queues
                 .iter()
-                .map(|q| 1.0 - dcqcn_incast::mark_prob(ecn, q.depth(out)))
+                .map(|q| 1.0 - mean_field::mark_prob(ecn, q.depth(out)))
                 .product();
             marks += frames * (1.0 - pass);
             if marks >= 1.0 {
@@ -208,7 +207,7 @@ fn incast_of(k: &BurstKey, frame_bytes: u64) -> Incast {
 /// packet they deliver has passed the deep egress, above Kmax and so marked there, and a mark
 /// of this queue reaches the receiver only after the deep egress's wait (hundreds of us); so
 /// they send at the deep egress's mean-field reaction point's rate (`deep`), the others at
-/// this queue's own (`own`; both `dcqcn_incast::rates`, from the senders' start), each at most
+/// this queue's own (`own`; both `mean_field::rates`, from the senders' start), each at most
 /// its offered rate, reaching the queue half a feedback loop after they are sent. Traced on
 /// the packet engine (`flow_calibrate -- victim-pause`): the spine downlink of 5 incast QPs and
 /// a victim grows at ~215 KB/us to ~20 us and peaks at 4.6 MB, where this queue's own mean
@@ -287,7 +286,7 @@ pub fn victim_caps<'r>(
         EcnMarking::Red { kmin_bytes, .. } => kmin_bytes,
         EcnMarking::Step { k_bytes } => k_bytes,
     };
-    let offers = dcqcn_incast::starters(topo, dag);
+    let offers = mean_field::starters(topo, dag);
     let mut order: Vec<(u64, u32)> = (0..dag.messages.len())
         .filter(|&i| offers[i] > 0)
         .map(|i| (dag.messages[i].start.ps(), i as u32))
@@ -316,15 +315,15 @@ pub fn victim_caps<'r>(
     let mut burst_at = vec![NO_BURST; 2 * topo.links.len()];
     // A queue's mean-field model: its peak and its depth over time.
     let model = |inc: &Incast| {
-        let (out, trace) = dcqcn_incast::queue(inc, d, ecn);
+        let (out, trace) = mean_field::queue(inc, d, ecn);
         (out.peak_queue_bytes, trace)
     };
     let mut models: BTreeMap<BurstKey, (u64, QueueTrace)> = BTreeMap::new();
-    // A model's reaction point's rates over time (`dcqcn_incast::rates`), for `fed_queue`.
+    // A model's reaction point's rates over time (`mean_field::rates`), for `fed_queue`.
     let mut rp_rates: BTreeMap<BurstKey, Vec<(u64, u64)>> = BTreeMap::new();
     let mut rates_of = |inc: &Incast| -> Vec<(u64, u64)> {
         (rp_rates.entry(key(inc)))
-            .or_insert_with(|| dcqcn_incast::rates(inc, d, ecn).1)
+            .or_insert_with(|| mean_field::rates(inc, d, ecn).1)
             .clone()
     };
     let mut paused: BTreeMap<QueueKey, pfc_pause::Paused> = BTreeMap::new();
@@ -389,7 +388,7 @@ pub fn victim_caps<'r>(
                 senders: e.flows,
                 bytes: e.bytes / e.flows as u64,
                 offered_bps: e.offered_bps / e.flows as u64,
-                nic_line: dcqcn_incast::nic_line(topo, dag.messages[first].src),
+                nic_line: mean_field::nic_line(topo, dag.messages[first].src),
                 egress_bps: c,
                 loop_ps: loop_ps(first),
                 frame_bytes: frame,
@@ -474,7 +473,7 @@ pub fn victim_caps<'r>(
                 let v = Victim {
                     bytes,
                     offered_bps: each,
-                    nic_line: dcqcn_incast::nic_line(topo, dag.messages[i].src),
+                    nic_line: mean_field::nic_line(topo, dag.messages[i].src),
                     loop_ps: loop_ps(i),
                     frame_bytes: frame,
                 };

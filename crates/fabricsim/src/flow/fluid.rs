@@ -27,7 +27,9 @@ use std::time::Instant;
 use super::credits;
 use super::dcqcn_incast;
 use super::dcqcn_victim;
-use super::hol::{FlowNow, Hol, Progress};
+use super::event::{Event, Events};
+use super::groups::{GroupFlow, ResendWait};
+use super::hol::{FlowNow, Hol};
 use super::loss::LossModel;
 use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
 use super::nic_rr::NicRounds;
@@ -35,6 +37,7 @@ use super::nic_send::{self, NicSend};
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
 use super::report;
+use super::state::{FlowRun, MsgState, NONE, NONE32, PS_PER_S, QpState};
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
 use crate::rng::Rng;
@@ -134,73 +137,8 @@ pub const LOSSLESS_MODELS_MAX_ACTIVE: u64 = 20_000;
 /// 184.8 us, 6.6 s user for the whole compare against 15.7).
 pub const LOSSLESS_MODELS_MAX_PORT_WORK: u64 = 1 << 28;
 
-/// Event kinds.
-const DRAINED: u8 = 0;
-const DONE: u8 = 1;
-const START: u8 = 2;
-const NIC_SEND: u8 = 3;
-/// A step of a synchronized incast flow's cap (`dcqcn_incast::Onsets`; id: the flow, version:
-/// the step).
-const ONSET: u8 = 4;
-const NONE: u64 = u64::MAX;
-const NONE32: u32 = u32::MAX;
 /// `Rng::stream` kind of the per-message tail-loss draws.
 const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
-const PS_PER_S: u128 = 1_000_000_000_000;
-
-/// Pending events by time: (kind, id, version).
-type Events = BTreeMap<u64, Vec<(u8, u32, u32)>>;
-
-/// Per-message state (40 bytes; an event reads it with its QP).
-#[derive(Clone, Copy)]
-pub(super) struct MsgState {
-    pub post: u64,
-    pub recv: u64,
-    pub finish: u64,
-    /// When its bytes started to drain (its QP free): the loss model's tail and the batching
-    /// window start there.
-    sent: u64,
-    subflows_left: u32,
-    /// Its QP (`route::number_qps`; `NONE32` for NVLink).
-    pub qp: u32,
-}
-
-/// Per-QP state a message's start and completion read together (24 bytes).
-#[derive(Clone, Copy)]
-pub(super) struct QpState {
-    /// When its latest message was received (a QP delivers in order).
-    recv: u64,
-    /// The ACK path's latency (ps).
-    pub ack: u32,
-    /// The first and last of the messages waiting behind the draining one (`NONE32`).
-    head: u32,
-    tail: u32,
-    /// Whether a message is draining.
-    busy: bool,
-}
-
-// What a message, a QP and a flow cost (16.7 M of each in a 4,096-GPU all-to-all).
-const _: () = assert!(size_of::<MsgState>() == 40);
-const _: () = assert!(size_of::<QpState>() == 24);
-const _: () = assert!(size_of::<FlowRun>() == 32);
-
-/// Per-flow state an event reads together (32 bytes, half a cache line): its remaining work as
-/// of `last`, the version of its pending drain event, its message.
-#[derive(Clone, Copy)]
-struct FlowRun {
-    work: u128,
-    last: u64,
-    ver: u32,
-    msg: u32,
-}
-
-impl FlowRun {
-    /// The work left at `now` moving at `rate` since `last`.
-    fn left_at(&self, rate: u64, now: u64) -> u128 {
-        self.work
-            .saturating_sub(rate as u128 * now.saturating_sub(self.last) as u128)
-    }
-}
 
 struct Loop<'a> {
     topo: &'a Topology,
@@ -224,7 +162,7 @@ struct Loop<'a> {
     msg_flow: Vec<u32>,
     /// The flows of synchronized DCQCN incasts and their victims: caps and queueing delays
     /// (`dcqcn_incast`, `dcqcn_victim`; sorted by flow).
-    flow_cap: Vec<dcqcn_incast::GroupFlow>,
+    flow_cap: Vec<GroupFlow>,
     /// When the caps of synchronized incasts' flows take hold.
     onsets: dcqcn_incast::Onsets,
     /// Head-of-line blocking of victims behind an incast (lossless fabrics only, `hol`).
@@ -239,7 +177,7 @@ struct Loop<'a> {
     nv_free: Vec<u64>,
     release: Release,
     flows: Vec<FlowRun>,
-    /// Pending events by time: (kind, id, version). Flows sharing a bottleneck drain at the
+    /// Pending events by time. Flows sharing a bottleneck drain at the
     /// same picosecond, so there are far fewer distinct times than events, and a time's
     /// events sit together.
     events: Events,
@@ -494,14 +432,14 @@ impl<'a> Loop<'a> {
                     break;
                 }
                 let batch = entry.remove();
-                for (i, &(kind, id, ver)) in batch.iter().enumerate() {
+                for (i, &ev) in batch.iter().enumerate() {
                     self.prefetch_events(&batch, i);
-                    match kind {
-                        DRAINED => self.drained(id, ver),
-                        DONE => self.done(id),
-                        NIC_SEND => self.nic_due(id, ver),
-                        ONSET => self.onset(id, ver),
-                        _ => self.start(id),
+                    match ev {
+                        Event::Drained { flow, ver } => self.drained(flow, ver),
+                        Event::Done { msg } => self.done(msg),
+                        Event::NicSend { nic, ver } => self.nic_due(nic, ver),
+                        Event::Onset { flow, step } => self.onset(flow, step),
+                        Event::Start { msg } => self.start(msg),
                     }
                 }
             }
@@ -535,10 +473,10 @@ impl<'a> Loop<'a> {
             let (flows, events, hol) = (&mut self.flows, &mut self.events, &mut self.hol);
             let ns = &mut self.nic_send;
             self.solver.resolve_each(|f, old, rate| {
-                let before = progress(&flows[f as usize], old);
+                let before = flows[f as usize].progress(old);
                 reschedule(flows, events, t, f, old, rate);
                 if let Some(h) = hol {
-                    h.rerate(f, before, progress(&flows[f as usize], rate));
+                    h.rerate(f, before, flows[f as usize].progress(rate));
                 }
                 if let Some(n) = ns {
                     n.rerated(f);
@@ -553,7 +491,10 @@ impl<'a> Loop<'a> {
             let (flows, events) = (&self.flows, &mut self.events);
             let delivery = |f: u32, rate: u64, now: u64| flows[f as usize].left_at(rate, now);
             let changed = ns.update(t, &mut self.solver, &delivery, |at, h, ver| {
-                events.entry(at).or_default().push((NIC_SEND, h, ver))
+                events
+                    .entry(at)
+                    .or_default()
+                    .push(Event::NicSend { nic: h, ver })
             });
             if !changed {
                 return;
@@ -599,7 +540,13 @@ impl<'a> Loop<'a> {
             self.defer(0);
         }
         if let Some(at) = next {
-            self.push(at, ONSET, f, step + 1);
+            self.push(
+                at,
+                Event::Onset {
+                    flow: f,
+                    step: step + 1,
+                },
+            );
         }
     }
 
@@ -607,17 +554,22 @@ impl<'a> Loop<'a> {
     /// step's addresses come from the one before (the flow, its message and route, their QP and
     /// links): a batch's flows are scattered over arrays of gigabytes, so each read misses the
     /// cache and the TLB, and several in flight hide most of that (hints only).
-    fn prefetch_events(&self, batch: &[(u8, u32, u32)], i: usize) {
-        let flow = |k: usize| batch.get(k).filter(|e| e.0 == DRAINED).map(|e| e.1);
+    fn prefetch_events(&self, batch: &[Event], i: usize) {
+        let flow = |k: usize| match batch.get(k) {
+            Some(&Event::Drained { flow, .. }) => Some(flow),
+            _ => None,
+        };
         let msg = |f: u32| self.flows.get(f as usize).map_or(NONE32, |fl| fl.msg) as usize;
-        if let Some(&(kind, id, _)) = batch.get(i + AHEAD) {
-            if kind == DRAINED {
-                prefetch(&self.flows[id as usize]);
-                self.solver.prefetch_flow(id);
-            } else if kind != NIC_SEND && kind != ONSET {
-                prefetch(&self.msgs[id as usize]);
-                prefetch(&self.dag.messages[id as usize]);
+        match batch.get(i + AHEAD) {
+            Some(&Event::Drained { flow, .. }) => {
+                prefetch(&self.flows[flow as usize]);
+                self.solver.prefetch_flow(flow);
             }
+            Some(&(Event::Done { msg } | Event::Start { msg })) => {
+                prefetch(&self.msgs[msg as usize]);
+                prefetch(&self.dag.messages[msg as usize]);
+            }
+            _ => {}
         }
         if let Some(f) = flow(i + AHEAD / 2) {
             self.solver.prefetch_route(f);
@@ -644,8 +596,8 @@ impl<'a> Loop<'a> {
     }
 
     #[inline]
-    fn push(&mut self, t: u64, kind: u8, id: u32, ver: u32) {
-        self.events.entry(t).or_default().push((kind, id, ver));
+    fn push(&mut self, t: u64, ev: Event) {
+        self.events.entry(t).or_default().push(ev);
     }
 
     fn initial_due(&self, t: u64) -> bool {
@@ -716,7 +668,7 @@ impl<'a> Loop<'a> {
                 // A synchronized incast's flow takes its cap in steps (`dcqcn_incast::Onsets`).
                 let cap = match self.flow_cap.binary_search_by_key(&f, |c| c.flow) {
                     Ok(_) if let Some(at) = self.onsets.start(f, self.now, work) => {
-                        self.push(at, ONSET, f, 0);
+                        self.push(at, Event::Onset { flow: f, step: 0 });
                         route.cap
                     }
                     Ok(i) => route.cap.min(self.flow_cap[i].cap_bps),
@@ -755,7 +707,7 @@ impl<'a> Loop<'a> {
         }
         let old = st.recv + ack;
         if let Some(batch) = self.events.get_mut(&old) {
-            batch.retain(|&(kind, id, _)| !(kind == DONE && id == m));
+            batch.retain(|&e| e != Event::Done { msg: m });
             if batch.is_empty() {
                 self.events.remove(&old);
             }
@@ -764,7 +716,7 @@ impl<'a> Loop<'a> {
             self.qps[q].recv = recv;
         }
         st.recv = recv;
-        self.push(recv + ack, DONE, m, 0);
+        self.push(recv + ack, Event::Done { msg: m });
     }
 
     /// Places subflow `j` of QP `qp` on the least-loaded ports now; returns its new route.
@@ -858,7 +810,7 @@ impl<'a> Loop<'a> {
                     .binary_search_by_key(&self.msg_flow[m as usize], |c| c.flow)
                 {
                     Ok(i) => self.flow_cap[i].resend,
-                    Err(_) => dcqcn_incast::ResendWait::PerNak(0),
+                    Err(_) => ResendWait::PerNak(0),
                 };
                 let rtt = lat + self.qps[qp as usize].ack as u64;
                 let slot = (self.now - st.sent) / packets;
@@ -883,7 +835,7 @@ impl<'a> Loop<'a> {
             qs.recv = st.recv;
             let finish = st.recv + qs.ack as u64;
             if stalled {
-                self.push(finish, DONE, m, 0); // may move earlier (`reveal`)
+                self.push(finish, Event::Done { msg: m }); // may move earlier (`reveal`)
             } else {
                 self.complete_at(m, finish);
             }
@@ -913,7 +865,7 @@ impl<'a> Loop<'a> {
         let fl = &self.flows[f as usize];
         let k = self.fp.paths.subflows() as u64;
         FlowNow {
-            progress: progress(fl, self.solver.rate(f)),
+            progress: fl.progress(self.solver.rate(f)),
             offered_bps: self.routes.get(self.solver.route(f)).line / k,
             sent_ps: self.msgs[fl.msg as usize].sent,
         }
@@ -927,7 +879,7 @@ impl<'a> Loop<'a> {
             if t < self.now {
                 self.msgs[m as usize].finish = t;
             }
-            self.push(t.max(self.now), DONE, m, 0);
+            self.push(t.max(self.now), Event::Done { msg: m });
         } else {
             self.msgs[m as usize].finish = t;
             self.last_finish = self.last_finish.max(t);
@@ -956,7 +908,7 @@ impl<'a> Loop<'a> {
         self.release.complete(dag, m, Time(finish), |c, post| {
             msgs[c as usize].post = post.ps();
             let at = bytes_start(dag, nic, c, post.ps()).max(now);
-            events.entry(at).or_default().push((START, c, 0));
+            events.entry(at).or_default().push(Event::Start { msg: c });
         });
     }
 }
@@ -970,19 +922,10 @@ fn reschedule(flows: &mut [FlowRun], events: &mut Events, now: u64, f: u32, old:
     fl.ver = fl.ver.wrapping_add(1);
     debug_assert!(rate > 0, "max-min gives every flow a positive rate");
     let dt = fl.work.div_ceil(rate as u128) as u64;
-    events
-        .entry(now + dt)
-        .or_default()
-        .push((DRAINED, f, fl.ver));
-}
-
-/// Flow `fl`'s progress at rate `rate` (`hol`).
-fn progress(fl: &FlowRun, rate: u64) -> Progress {
-    Progress {
-        work: fl.work,
-        at: fl.last,
-        rate,
-    }
+    events.entry(now + dt).or_default().push(Event::Drained {
+        flow: f,
+        ver: fl.ver,
+    });
 }
 
 /// When message `m`, posted at `post`, starts moving bytes: a `Net` one after the sender NIC's

@@ -12,14 +12,14 @@
 //!   plus the queueing delay its packets met (they were sent before the NAK and are resent), so
 //!   the losses are drawn per message ([`LossModel::draw_naks`]: Binomial over its packets but
 //!   the last) and each delays it by [`LossModel::nak_cost_ps`], the queue being its DCQCN
-//!   incast group's mean wait (`dcqcn_incast::Drain::mean_wait_ps`; none elsewhere: the fluid
+//!   incast group's mean wait (`mean_field::Drain::mean_wait_ps`; none elsewhere: the fluid
 //!   has no queue). A cap of the closed form on the rate binds only at line rate: a flow at
 //!   1/99 of an incast egress behind a 0.2 ms queue paid nothing (the lossy roce-400g mixed
 //!   incast's mean FCT was 12% below the packet engine's); and a per-message draw gives the
 //!   unlucky messages their several losses (the p99). A group that put its bytes on the wire
 //!   before DCQCN's first cut and was cut while they queued resends at the cut rate until the
 //!   rate-increase timer fires: its NAKed messages pay that timer once, not a queue per NAK
-//!   ([`LossModel::nak_delay_ps`], `dcqcn_incast::ResendWait`; traced on the packet engine,
+//!   ([`LossModel::nak_delay_ps`], `groups::ResendWait`; traced on the packet engine,
 //!   roce-400g mixed incast, 30 seeds: a NAKed message ends 301-348 us after its lossless FCT
 //!   whatever the NAK's time, a second NAK adds 0-40 us; the queue per NAK put 2.3% of its
 //!   messages past 1 ms against the packet engine's 0.94%, 400 seeds). `flow_calibrate --
@@ -78,7 +78,7 @@
 //! `flow_calibrate -- timeouts` checks the timeout probabilities and delays against packet runs
 //! of the cross-validation cases over several seeds.
 
-use super::dcqcn_incast::ResendWait;
+use super::groups::ResendWait;
 use crate::rng::Rng;
 use crate::sim::{RoutePolicy, SimParams, Transport};
 

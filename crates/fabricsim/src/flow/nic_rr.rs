@@ -32,6 +32,8 @@
 //! member that ended before the run counts as behind it (bounded by `A - 1`), and a NIC that
 //! does not fill its line (flows held downstream) runs rounds slower than its line rate.
 
+use super::state::{NONE32, PS_PER_S};
+
 /// Per sender NIC: its QPs, its lead message and its current run (32 bytes).
 #[derive(Clone, Copy)]
 struct Nic {
@@ -49,9 +51,6 @@ struct Nic {
     run_active: u32,
     run_posted: u32,
 }
-
-const NONE32: u32 = u32::MAX;
-const PS_PER_S: u128 = 1_000_000_000_000;
 
 /// The round-robin state of every sender NIC.
 pub(super) struct NicRounds {

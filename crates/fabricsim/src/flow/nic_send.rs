@@ -68,12 +68,11 @@
 //!   (`dcqcn_incast::Onsets`, [`NicSend::set_base_cap`]); 1,024 GPUs 42.2-48.4 / 43.2-48.2 us;
 //!   without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
 
-use super::hol::Window;
 use super::maxmin::{MaxMin, NO_CAP};
+use super::state::{NONE32, PS_PER_S};
+use super::window::Window;
 use crate::sim::SimParams;
 
-const NONE32: u32 = u32::MAX;
-const PS_PER_S: u128 = 1_000_000_000_000;
 /// A backlog within a byte of its hold is held (the work units' rounding).
 const SLACK: u128 = 8 * PS_PER_S;
 

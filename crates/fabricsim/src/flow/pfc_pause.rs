@@ -10,7 +10,7 @@
 //! fills the headroom. The egress drains only while unpaused: a burst queue that feeds a deep
 //! congested egress stays deep long after its flows were cut (`flow::dcqcn_victim`).
 //!
-//! The congested egress's depth over time is a mean-field queue (`dcqcn_incast`) that counts
+//! The congested egress's depth over time is a mean-field queue (`mean_field`) that counts
 //! bytes as they reach the queues before it; those a pause holds back are not in the switch
 //! yet, so its buffer use is that depth less them (the one deep queue of the switch), and the
 //! dynamic threshold, shared by all its ingresses, rises as it drains and falls as any paused
@@ -45,7 +45,7 @@ use crate::sim::headroom;
 use crate::sim::params::{FlowControl, PfcThreshold};
 use crate::topology::{NodeId, Topology};
 
-use super::dcqcn_incast::{HORIZON_PS, QueueTrace, STEP_PS};
+use super::mean_field::{HORIZON_PS, QueueTrace, STEP_PS};
 
 /// The XOFF/XON rule of one switch's ingresses.
 #[derive(Clone, Copy, Debug, PartialEq)]
