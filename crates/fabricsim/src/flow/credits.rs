@@ -7,8 +7,18 @@
 //! (multi-hundred-metre) links. The packet engine runs the same credits per VL
 //! (`sim::credits`), checked by `flow_calibrate -- credits`.
 
+use super::effect::Effect;
 use crate::sim::{FlowControl, SimParams};
 use crate::topology::Topology;
+
+/// The effect: every directed link's capacity lowered to its credit limit ([`limit`]).
+pub struct Credits;
+
+impl Effect for Credits {
+    fn link_caps(&self, topo: &Topology, p: &SimParams, caps: &mut Vec<u64>) {
+        *caps = limit(topo, p, std::mem::take(caps));
+    }
+}
 
 /// The capacity of every directed link (`paths::capacities` order), lowered to its credit
 /// limit under credit flow control.

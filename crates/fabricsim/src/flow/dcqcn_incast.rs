@@ -26,9 +26,66 @@ use crate::sim::dcqcn::DcqcnParams;
 use crate::sim::{SimParams, entropy};
 use crate::topology::{HostId, Topology};
 
+use super::effect::{Ctx, Effect};
+use super::event::Event;
 use super::groups::{GroupFlow, ResendWait};
 use super::mean_field::{Drain, Incast, nic_line, rates, starters};
 use super::paths;
+
+/// The effect: at setup, the groups' caps into `Ctx::groups` and their onsets; a group's flow
+/// starts at its cap, or at its onset's first step (an `Event::Onset` per step).
+#[derive(Default)]
+pub struct DcqcnIncast {
+    onsets: Onsets,
+}
+
+impl Effect for DcqcnIncast {
+    fn setup(&mut self, cx: &mut Ctx) {
+        let k = cx.fp.paths.subflows();
+        let (groups, onsets) =
+            synchronized_caps(cx.topo, cx.p, cx.dag, &cx.msg_flow, k, |m| cx.loop_ps(m));
+        cx.groups = groups;
+        self.onsets = onsets;
+    }
+
+    #[inline]
+    fn start_cap(&mut self, cx: &mut Ctx, f: u32, work: u128, cap: u64) -> u64 {
+        match cx.groups.binary_search_by_key(&f, |c| c.flow) {
+            Ok(_) if let Some(at) = self.onsets.start(f, cx.now, work) => {
+                cx.push(at, Event::Onset { flow: f, step: 0 });
+                cap
+            }
+            Ok(i) => cap.min(cx.groups[i].cap_bps),
+            Err(_) => cap,
+        }
+    }
+
+    /// Step `step` of flow `f`'s cap falls due.
+    fn event(&mut self, cx: &mut Ctx, ev: Event) -> Option<(u32, u64)> {
+        let Event::Onset { flow: f, step } = ev else {
+            return None;
+        };
+        if !cx.solver.is_active(f) {
+            return None;
+        }
+        let left = cx.flows[f as usize].left_at(cx.solver.rate(f), cx.now);
+        let (cap, next) = self.onsets.step(f, step, cx.now, left);
+        let cap = cap.min(cx.routes.get(cx.solver.route(f)).cap);
+        if cx.solver.set_cap(f, cap) {
+            cx.defer(0);
+        }
+        if let Some(at) = next {
+            cx.push(
+                at,
+                Event::Onset {
+                    flow: f,
+                    step: step + 1,
+                },
+            );
+        }
+        Some((f, cap))
+    }
+}
 
 /// What a resend of a group's flow waits ([`ResendWait`]): the timer T when the group's
 /// bytes were all on the wire before the first cut (`cap_bps` unbounded) and the model's

@@ -62,9 +62,52 @@ use crate::sim::{SimParams, entropy};
 use crate::topology::Topology;
 use crate::units::BitRate;
 
+use super::effect::{Ctx, Effect};
 use super::groups::{GroupFlow, ResendWait};
 use super::mean_field::{self, HORIZON_PS, Incast, QueueTrace, Reaction, STEP_PS};
+use super::paths::PathModel;
 use super::{paths, pfc_pause};
+
+/// The effect: at setup, the victims' caps ([`victim_caps`]; static routes only), each taking
+/// hold at its flow's start.
+#[derive(Default)]
+pub struct DcqcnVictim {
+    /// Sorted by flow.
+    caps: Vec<GroupFlow>,
+}
+
+impl Effect for DcqcnVictim {
+    fn setup(&mut self, cx: &mut Ctx) {
+        if matches!(cx.fp.paths, PathModel::Adaptive { .. }) {
+            return;
+        }
+        let k = cx.fp.paths.subflows();
+        let (solver, msgs) = (&cx.solver, &cx.msgs);
+        let route = |m: usize, part: u32, j: u32| solver.routes().get((msgs[m].qp + part) * k + j);
+        let cap = |l: u32| solver.capacity(l);
+        let (topo, p, dag) = (cx.topo, cx.p, cx.dag);
+        let loop_ps = |m: usize| cx.loop_ps(m);
+        self.caps = victim_caps(
+            topo,
+            p,
+            dag,
+            &cx.msg_flow,
+            k,
+            route,
+            cap,
+            loop_ps,
+            &cx.groups,
+        );
+    }
+
+    #[inline]
+    fn start_cap(&mut self, _cx: &mut Ctx, f: u32, _work: u128, cap: u64) -> u64 {
+        match self.caps.binary_search_by_key(&f, |c| c.flow) {
+            Ok(i) => cap.min(self.caps[i].cap_bps),
+            Err(_) => cap,
+        }
+    }
+}
 
 /// A victim flow: what its reaction point needs.
 #[derive(Clone, Copy, Debug, PartialEq)]

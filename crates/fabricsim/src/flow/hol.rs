@@ -98,12 +98,47 @@
 
 use std::collections::VecDeque;
 
+use super::effect::{Ctx, Effect};
 use super::maxmin::MaxMin;
 use super::paths;
 use super::state::Progress;
 use super::window::Window;
 use crate::sim::SimParams;
 use crate::topology::Topology;
+
+/// The effect: flows join their queue's groups as they start, follow their rates and leave as
+/// they drain; a last byte waits behind the held queues of its route.
+impl Effect for Hol {
+    fn flow_start(&mut self, cx: &Ctx, f: u32, _nic: u32, _cap: u64, _work: u128) {
+        let now = flow_now(cx, f);
+        self.add(cx.topo, f, cx.solver.routes().get(cx.solver.route(f)), now);
+    }
+
+    #[inline]
+    fn rerate(&mut self, f: u32, before: Progress, after: Progress) {
+        Hol::rerate(self, f, before, after);
+    }
+
+    fn flow_end(&mut self, cx: &Ctx, f: u32) {
+        let now = flow_now(cx, f);
+        self.remove(f, now);
+    }
+
+    fn arrival_delay_ps(&mut self, cx: &Ctx, r: u32) -> u64 {
+        self.wait_ps(&cx.solver, cx.solver.routes().get(r), cx.now)
+    }
+}
+
+/// Flow `f` as the model sees it.
+fn flow_now(cx: &Ctx, f: u32) -> FlowNow {
+    let fl = &cx.flows[f as usize];
+    let k = cx.fp.paths.subflows() as u64;
+    FlowNow {
+        progress: fl.progress(cx.solver.rate(f)),
+        offered_bps: cx.routes.get(cx.solver.route(f)).line / k,
+        sent_ps: cx.msgs[fl.msg as usize].sent,
+    }
+}
 
 /// Per run: the active flows of each held-queue candidate grouped by their last link (the
 /// roots a wait reads), kept up to date as flows start, change rate and finish, so a wait costs

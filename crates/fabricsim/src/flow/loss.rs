@@ -78,9 +78,119 @@
 //! `flow_calibrate -- timeouts` checks the timeout probabilities and delays against packet runs
 //! of the cross-validation cases over several seeds.
 
+use super::effect::{Ctx, Effect};
+use super::event::Event;
 use super::groups::ResendWait;
+use super::state::NONE32;
 use crate::rng::Rng;
 use crate::sim::{RoutePolicy, SimParams, Transport};
+
+/// `Rng::stream` kind of the per-message tail-loss draws.
+const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
+
+/// The effect: a route's goodput factor (selective repeat), and per message drained its NAKed
+/// resends and timeouts, drawn from its own stream; a lost tail the next message on the QP
+/// reveals completes one round trip after that message starts.
+pub struct Loss {
+    model: LossModel,
+    /// Per QP: a message whose lost tail waits for the timer or for the next message on the QP
+    /// to reveal it (`NONE32` when none), and its path's one-way latency.
+    stall: Vec<(u32, u32)>,
+}
+
+impl Loss {
+    /// `model` over `qps` QPs.
+    pub fn new(model: LossModel, qps: usize) -> Loss {
+        Loss {
+            model,
+            stall: vec![(NONE32, 0); qps],
+        }
+    }
+}
+
+impl Effect for Loss {
+    fn route_factor(&self, hops: usize) -> Option<f64> {
+        Some(self.model.goodput(hops))
+    }
+
+    /// A message starts on its QP: a lost tail of the one before it that still waits for the
+    /// timer is revealed ([`Stall::revealable`]) and resent one round trip later.
+    fn message_start(&mut self, cx: &mut Ctx, m: u32, _parts: u32) {
+        let q = cx.msgs[m as usize].qp as usize;
+        let Some(&(stalled, lat)) = self.stall.get(q).filter(|s| s.0 != NONE32) else {
+            return;
+        };
+        self.stall[q] = (NONE32, 0);
+        let ack = cx.qps[q].ack as u64;
+        let recv = cx.now + lat as u64 + ack + lat as u64;
+        let st = &mut cx.msgs[stalled as usize];
+        if recv >= st.recv {
+            return;
+        }
+        let old = st.recv + ack;
+        if let Some(batch) = cx.events.get_mut(&old) {
+            batch.retain(|&e| e != Event::Done { msg: stalled });
+            if batch.is_empty() {
+                cx.events.remove(&old);
+            }
+        }
+        if cx.qps[q].recv == st.recv {
+            cx.qps[q].recv = recv;
+        }
+        st.recv = recv;
+        cx.push(recv + ack, Event::Done { msg: stalled });
+    }
+
+    /// A loss only the ACK timer reveals: the stalling packet left a fraction `at` into the
+    /// drain; the timer runs one RTO from its ACK, then the resend crosses. Go-back-N losses a
+    /// NAK reveals resend what followed them ([`LossModel::nak_cost_ps`]), which delays the
+    /// rest of the message.
+    fn message_drained(&mut self, cx: &mut Ctx, m: u32, r: u32, _wait_ps: u64) -> bool {
+        let l = &self.model;
+        let route = cx.routes.get(r);
+        let qp = cx.msgs[m as usize].qp as usize;
+        let packets = cx.dag.messages[m as usize]
+            .bytes
+            .div_ceil(cx.p.mtu_bytes as u64)
+            .max(1);
+        let queued = cx.qps[qp].head != NONE32;
+        let mut rng = Rng::stream(cx.p.seed, TAIL_LOSS_STREAM, m as u64);
+        let hops = route.hops as usize;
+        let timeout = l.draw_timeout(hops, packets, queued, &mut rng);
+        let lat = route.lat_ps as u64;
+        let wait = match (cx.groups).binary_search_by_key(&cx.msg_flow[m as usize], |c| c.flow) {
+            Ok(i) => cx.groups[i].resend,
+            Err(_) => ResendWait::PerNak(0),
+        };
+        let ack = cx.qps[qp].ack as u64;
+        let rtt = lat + ack;
+        let st = &mut cx.msgs[m as usize];
+        let slot = (cx.now - st.sent) / packets;
+        let naks = l.draw_naks(hops, packets, &mut rng) as u64;
+        let resends = l.nak_delay_ps(naks, rtt, wait, slot);
+        st.recv += resends;
+        let Some(s) = timeout else {
+            return false;
+        };
+        let left = st.sent + (s.at * (cx.now - st.sent) as f64) as u64 + resends;
+        let rto = s.timeouts as u64 * l.rto_ps;
+        let resent = left + lat + ack + rto + lat;
+        st.recv = st.recv.max(resent);
+        if s.revealable {
+            self.stall[qp] = (m, lat as u32);
+        }
+        s.revealable
+    }
+
+    /// The timer fired before a later message revealed the lost tail.
+    fn message_done(&mut self, cx: &mut Ctx, m: u32) {
+        // NVLink messages have no QP (`NONE32`).
+        let q = cx.msgs[m as usize].qp as usize;
+        if self.stall.get(q).is_some_and(|s| s.0 == m) {
+            self.stall[q] = (NONE32, 0);
+        }
+    }
+}
 
 /// Fitted constants of the loss model (see the module comment for the command).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -22,9 +22,12 @@
 //! - `fluid`: the event loop; `report`: the results.
 
 pub mod cache;
+pub mod calibration;
+mod compose;
 pub mod credits;
 pub mod dcqcn_incast;
 pub mod dcqcn_victim;
+mod effect;
 mod event;
 pub mod fluid;
 pub mod groups;
@@ -34,6 +37,7 @@ pub mod maxmin;
 pub mod mean_field;
 mod nic_rr;
 pub mod nic_send;
+pub mod params;
 pub mod paths;
 pub mod pfc_pause;
 pub mod rate_model;
@@ -41,8 +45,10 @@ mod report;
 mod state;
 mod window;
 
-pub use fluid::{BATCH_TOL, FlowParams, FlowStats, run};
+pub use calibration::BATCH_TOL;
+pub use fluid::run;
 pub use loss::LossModel;
 pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
+pub use params::{FlowParams, FlowStats};
 pub use paths::PathModel;
 pub use rate_model::RateModel;

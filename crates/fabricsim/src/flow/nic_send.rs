@@ -68,8 +68,10 @@
 //!   (`dcqcn_incast::Onsets`, [`NicSend::set_base_cap`]); 1,024 GPUs 42.2-48.4 / 43.2-48.2 us;
 //!   without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
 
+use super::effect::{Ctx, Effect};
+use super::event::Event;
 use super::maxmin::{MaxMin, NO_CAP};
-use super::state::{NONE32, PS_PER_S};
+use super::state::{NONE32, PS_PER_S, Progress};
 use super::window::Window;
 use crate::sim::SimParams;
 
@@ -122,6 +124,63 @@ pub struct NicSend {
 /// the components of the capped flows, which under per-input-port service are whole (the
 /// stress runs of the default `compare --engine flow` took 3.5 times the CPU with 4 rounds).
 pub const ROUNDS: u32 = 2;
+
+/// The effect: flows join their NIC as they start and leave as they drain; after a solve the
+/// NICs it touched set their caps (`recap`), and a NIC's next change is an `Event::NicSend`.
+impl Effect for NicSend {
+    fn flow_start(&mut self, cx: &Ctx, f: u32, nic: u32, cap: u64, work: u128) {
+        self.add(f, nic, cap, work, cx.now);
+    }
+
+    #[inline]
+    fn rerate(&mut self, f: u32, _before: Progress, _after: Progress) {
+        self.rerated(f);
+    }
+
+    fn recap(&mut self, cx: &mut Ctx) -> bool {
+        let (flows, events) = (&cx.flows, &mut cx.events);
+        let delivery = |f: u32, rate: u64, now: u64| flows[f as usize].left_at(rate, now);
+        self.update(cx.now, &mut cx.solver, &delivery, |at, nic, ver| {
+            events
+                .entry(at)
+                .or_default()
+                .push(Event::NicSend { nic, ver })
+        })
+    }
+
+    fn flow_end(&mut self, _cx: &Ctx, f: u32) {
+        self.remove(f);
+    }
+
+    /// NIC `nic`'s send stage changes now if event version `ver` is current.
+    fn event(&mut self, cx: &mut Ctx, ev: Event) -> Option<(u32, u64)> {
+        if let Event::NicSend { nic, ver } = ev
+            && self.due(nic, ver)
+        {
+            cx.defer(0);
+        }
+        None
+    }
+
+    fn cap_changed(&mut self, cx: &mut Ctx, f: u32, cap: u64) {
+        self.set_base_cap(f, cap);
+        cx.defer(0);
+    }
+
+    fn lossless_model(&self) -> bool {
+        true
+    }
+
+    fn end(&mut self, cx: &mut Ctx) -> bool {
+        self.lift(&mut cx.solver);
+        cx.stats.nic_caps = self.caps_set();
+        true
+    }
+
+    fn finish(&mut self, cx: &mut Ctx) {
+        cx.stats.nic_caps = self.caps_set();
+    }
+}
 
 impl NicSend {
     /// The model for `p`'s flow control over `flows` flows from `hosts` NICs; `None` on a lossy
