@@ -62,9 +62,10 @@ use crate::sim::{SimParams, entropy};
 use crate::topology::Topology;
 use crate::units::BitRate;
 
+use super::calibration::{MEAN_FIELD_HORIZON_PS, MEAN_FIELD_STEP_PS};
 use super::effect::{Ctx, Effect};
 use super::groups::{GroupFlow, ResendWait};
-use super::mean_field::{self, HORIZON_PS, Incast, QueueTrace, Reaction, STEP_PS};
+use super::mean_field::{self, Incast, QueueTrace, Reaction};
 use super::paths::PathModel;
 use super::{paths, pfc_pause};
 
@@ -170,7 +171,7 @@ pub fn send(v: &Victim, queues: &[&dyn Queue], d: &DcqcnParams, ecn: &EcnMarking
     let (mut left, mut t, mut next_send) = (v.bytes as f64, 0u64, 0u64);
     let (mut marks, mut cnp_allowed, mut cnps, mut last_out) = (0.0f64, 0u64, 0u32, 0u64);
     loop {
-        let end = t + STEP_PS;
+        let end = t + MEAN_FIELD_STEP_PS;
         let sent = r.step(&mut cnps_in_flight, &mut left, (t, end), &mut next_send);
         // FIFO through the queues in path order, each entered as the one before is left.
         let through = |at: u64| queues.iter().fold(at, |at, q| at + q.wait_ps(at));
@@ -202,13 +203,13 @@ pub fn send(v: &Victim, queues: &[&dyn Queue], d: &DcqcnParams, ecn: &EcnMarking
             }
         }
         t = end;
-        if (left <= 0.0 && leaving.is_empty()) || t >= HORIZON_PS {
+        if (left <= 0.0 && leaving.is_empty()) || t >= MEAN_FIELD_HORIZON_PS {
             break;
         }
         // Nothing on its way: skip to the next frame or timer, on the step grid.
         if leaving.is_empty() && cnps_in_flight.is_empty() {
             let wake = r.next_due().map_or(next_send, |x| x.min(next_send));
-            t += wake.saturating_sub(t) / STEP_PS * STEP_PS;
+            t += wake.saturating_sub(t) / MEAN_FIELD_STEP_PS * MEAN_FIELD_STEP_PS;
         }
     }
     Sent {
@@ -261,15 +262,15 @@ fn fed_queue(inc: &Incast, own: &[(u64, u64)], deep: &[(u64, u64)], share: f64) 
     let rate = |steps: &[(u64, u64)], t: u64| {
         let i = steps.partition_point(|s| s.0 <= t);
         let rp = if i == 0 { line } else { steps[i - 1].1 };
-        rp.min(inc.offered_bps) as f64 / 8.0 * STEP_PS as f64 * 1e-12
+        rp.min(inc.offered_bps) as f64 / 8.0 * MEAN_FIELD_STEP_PS as f64 * 1e-12
     };
-    let c = inc.egress_bps as f64 / 8.0 * STEP_PS as f64 * 1e-12;
+    let c = inc.egress_bps as f64 / 8.0 * MEAN_FIELD_STEP_PS as f64 * 1e-12;
     let half = inc.loop_ps / 2;
     // Bytes each flow of the two parts has left to send.
     let (mut deep_left, mut own_left) = (inc.bytes as f64, inc.bytes as f64);
     let (mut at, mut depth) = (Vec::new(), Vec::new());
     let (mut t, mut q) = (0u64, 0.0f64);
-    while t < HORIZON_PS && (deep_left > 0.0 || own_left > 0.0 || q > 0.0) {
+    while t < MEAN_FIELD_HORIZON_PS && (deep_left > 0.0 || own_left > 0.0 || q > 0.0) {
         let sent = t.checked_sub(half).map(|s| {
             let a = rate(deep, s).min(deep_left);
             let b = rate(own, s).min(own_left);
@@ -278,7 +279,7 @@ fn fed_queue(inc: &Incast, own: &[(u64, u64)], deep: &[(u64, u64)], share: f64) 
             n * (share * a + (1.0 - share) * b)
         });
         q = (q + sent.unwrap_or(0.0) - c).max(0.0);
-        t += STEP_PS;
+        t += MEAN_FIELD_STEP_PS;
         at.push(t);
         depth.push(q as f32);
     }
@@ -593,7 +594,10 @@ mod tests {
         let q = held(100.0 * 1024.0, 30_000_000);
         let out = send(&victim(1 << 20), &[&q], &d, &red());
         assert_eq!((out.cnps, out.cuts), (0, 0), "{out:?}");
-        assert!(out.send_ps.abs_diff(23_020_000) <= STEP_PS, "{out:?}");
+        assert!(
+            out.send_ps.abs_diff(23_020_000) <= MEAN_FIELD_STEP_PS,
+            "{out:?}"
+        );
     }
 
     #[test]
@@ -608,7 +612,10 @@ mod tests {
         let q = held(2_000_000.0, 100_000_000);
         let out = send(&victim(256 << 10), &[&q], &d, &red());
         assert!(out.cnps >= 1, "{out:?}");
-        assert!(out.send_ps.abs_diff(45_240_000) <= STEP_PS, "{out:?}");
+        assert!(
+            out.send_ps.abs_diff(45_240_000) <= MEAN_FIELD_STEP_PS,
+            "{out:?}"
+        );
     }
 
     #[test]
@@ -630,7 +637,10 @@ mod tests {
         assert!(out.send_ps > t + 34_000_000, "{out:?}");
         // Alone: 4 MB at line, 83.9 us.
         let alone = send(&victim(4 << 20), &[], &d, &red());
-        assert!(alone.send_ps.abs_diff(83_886_080) <= STEP_PS, "{alone:?}");
+        assert!(
+            alone.send_ps.abs_diff(83_886_080) <= MEAN_FIELD_STEP_PS,
+            "{alone:?}"
+        );
     }
 
     #[test]
@@ -640,7 +650,7 @@ mod tests {
         let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
         let low = held(100.0 * 1024.0, 300_000_000);
         let out = send(&victim(1 << 20), &[&low, &low], &d, &red());
-        assert!(out.send_ps.abs_diff(20_970_000 + 2 * 2_048_000) <= 2 * STEP_PS);
+        assert!(out.send_ps.abs_diff(20_970_000 + 2 * 2_048_000) <= 2 * MEAN_FIELD_STEP_PS);
         let high = held(1_600_000.0, 60_000_000);
         let one = send(&victim(4 << 20), &[&high], &d, &red());
         let both = send(&victim(4 << 20), &[&high, &low], &d, &red());

@@ -24,11 +24,11 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use super::calibration::{NIC_SEND_ROUNDS, PREFETCH_AHEAD};
 use super::compose::Effects;
 use super::effect::Ctx;
 use super::event::{Event, Events};
-use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes};
-use super::nic_send::ROUNDS;
+use super::maxmin::{MaxMin, NO_CAP, Routes};
 use super::params::{FlowParams, FlowStats};
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
@@ -327,7 +327,7 @@ impl<'a> Loop<'a> {
         if costly && (self.cx.solver.port_service() || self.fx.lossless_models_on()) {
             self.end_lossless_models(t);
         }
-        for round in 1..=ROUNDS {
+        for round in 1..=NIC_SEND_ROUNDS {
             let (cx, fx) = (&mut self.cx, &mut self.fx);
             let (flows, events) = (&mut cx.flows, &mut cx.events);
             cx.solver.resolve_each(|f, old, rate| {
@@ -335,7 +335,7 @@ impl<'a> Loop<'a> {
                 reschedule(flows, events, t, f, old, rate);
                 fx.rerate(f, before, flows[f as usize].progress(rate));
             });
-            if round == ROUNDS || !self.fx.recap(&mut self.cx) {
+            if round == NIC_SEND_ROUNDS || !self.fx.recap(&mut self.cx) {
                 return;
             }
         }
@@ -360,7 +360,7 @@ impl<'a> Loop<'a> {
             _ => None,
         };
         let msg = |f: u32| cx.flows.get(f as usize).map_or(NONE32, |fl| fl.msg) as usize;
-        match batch.get(i + AHEAD) {
+        match batch.get(i + PREFETCH_AHEAD) {
             Some(&Event::Drained { flow, .. }) => {
                 prefetch(&cx.flows[flow as usize]);
                 cx.solver.prefetch_flow(flow);
@@ -371,7 +371,7 @@ impl<'a> Loop<'a> {
             }
             _ => {}
         }
-        if let Some(f) = flow(i + AHEAD / 2) {
+        if let Some(f) = flow(i + PREFETCH_AHEAD / 2) {
             cx.solver.prefetch_route(f);
             cx.routes.prefetch(cx.solver.route(f));
             if let Some(m) = cx.msgs.get(msg(f)) {
@@ -379,7 +379,7 @@ impl<'a> Loop<'a> {
                 prefetch(&cx.dag.messages[msg(f)]);
             }
         }
-        if let Some(f) = flow(i + AHEAD / 4) {
+        if let Some(f) = flow(i + PREFETCH_AHEAD / 4) {
             cx.solver.prefetch_links(f);
             let qp = cx.msgs.get(msg(f)).map_or(NONE32, |m| m.qp);
             if let Some(q) = cx.qps.get(qp as usize) {

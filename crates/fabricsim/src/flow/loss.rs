@@ -78,6 +78,7 @@
 //! `flow_calibrate -- timeouts` checks the timeout probabilities and delays against packet runs
 //! of the cross-validation cases over several seeds.
 
+use super::calibration::{LOSS_C_GBN, LOSS_C_SR};
 use super::effect::{Ctx, Effect};
 use super::event::Event;
 use super::groups::ResendWait;
@@ -192,24 +193,17 @@ impl Effect for Loss {
     }
 }
 
-/// Fitted constants of the loss model (see the module comment for the command).
+/// The loss model's constants (`calibration::LOSS_C_GBN`, `calibration::LOSS_C_SR`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LossConstants {
     pub c_gbn: f64,
     pub c_sr: f64,
 }
 
-/// `c_gbn` fitted by `cargo run --release -p fabricsim --example flow_calibrate -- loss`
-/// (1.237 over 44 packet runs of a 4 MB flow on roce-400g at 0.05-0.5% loss per link, across
-/// the 128-GPU fabric's one switch, 2 links, session 6: a loss costs 1.24 round trips of
-/// packets, the ideal protocol's 1 plus the NAK's and the resend's turnaround; the session-4 fit
-/// on the packet engine of then gave 1.015).
-/// `c_sr` is the closed form's 1, not fitted: the packet engine's selective repeat runs under
-/// adaptive routing on the profiles (ib-ndr), where a loss costs a timeout (`Recovery::
-/// TimeoutOnly`) and the resend itself is too small to fit beside it.
+/// The constants the engine runs with.
 pub const FITTED: LossConstants = LossConstants {
-    c_gbn: 1.237,
-    c_sr: 1.0,
+    c_gbn: LOSS_C_GBN,
+    c_sr: LOSS_C_SR,
 };
 
 /// How the receiver reveals a lost packet to the sender.

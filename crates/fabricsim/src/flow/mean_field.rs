@@ -27,10 +27,7 @@ use crate::sim::ecn::EcnMarking;
 use crate::topology::{HostId, Topology};
 use crate::units::{BitRate, Time};
 
-/// The fluid step: a 4 KB frame takes 82 ns at 400 Gb/s; DCQCN's periods are 1 us and up.
-pub(in crate::flow) const STEP_PS: u64 = 50_000;
-/// A model run stops here (the group's drain is then reported as this long).
-pub(in crate::flow) const HORIZON_PS: u64 = 10_000_000_000_000;
+use super::calibration::{MEAN_FIELD_HORIZON_PS, MEAN_FIELD_STEP_PS};
 
 /// A group of identical senders that start together towards one egress.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -328,8 +325,8 @@ fn integrate(
 ) -> Drain {
     let n = inc.senders.max(1) as f64;
     let line = inc.nic_line;
-    let c_bytes = inc.egress_bps as f64 / 8.0 * STEP_PS as f64 * 1e-12;
-    let half = (inc.loop_ps / 2).div_ceil(STEP_PS).max(1) as usize;
+    let c_bytes = inc.egress_bps as f64 / 8.0 * MEAN_FIELD_STEP_PS as f64 * 1e-12;
+    let half = (inc.loop_ps / 2).div_ceil(MEAN_FIELD_STEP_PS).max(1) as usize;
     // Bytes the representative sender put on the wire per step, until they reach the egress.
     let mut in_flight = VecDeque::from(vec![0.0f64; half]);
     let mut cnps_in_flight = VecDeque::new();
@@ -343,7 +340,7 @@ fn integrate(
     let (offered, frame) = (inc.offered_bps, inc.frame_bytes);
     let mut r = Reaction::new(d, line, offered, frame);
     loop {
-        let end = t + STEP_PS;
+        let end = t + MEAN_FIELD_STEP_PS;
         // CNPs and timers due in this step, in time order; then whole frames.
         let sent = r.step(&mut cnps_in_flight, &mut left, (t, end), &mut next_send);
         if let Some(v) = rates.as_deref_mut() {
@@ -381,13 +378,13 @@ fn integrate(
         }
         t = end;
         let idle = left <= 0.0 && q <= 0.0 && in_flight.iter().all(|&b| b == 0.0);
-        if idle || t >= HORIZON_PS {
+        if idle || t >= MEAN_FIELD_HORIZON_PS {
             break;
         }
         // Nothing queued or on its way: skip to the next frame or timer, on the step grid.
         if q <= 0.0 && cnps_in_flight.is_empty() && in_flight.iter().all(|&b| b == 0.0) {
             let wake = r.next_due().map_or(next_send, |x| x.min(next_send));
-            t += wake.saturating_sub(t) / STEP_PS * STEP_PS;
+            t += wake.saturating_sub(t) / MEAN_FIELD_STEP_PS * MEAN_FIELD_STEP_PS;
         }
     }
     let start = first_arrival.unwrap_or(0);
@@ -459,14 +456,17 @@ pub(in crate::flow) mod tests {
         let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
         let out = drain(&inc(8, 16_384), &d, &red());
         assert_eq!(out.cuts, 0);
-        assert!(out.drain_ps <= out.ideal_ps + 2 * STEP_PS, "{out:?}");
+        assert!(
+            out.drain_ps <= out.ideal_ps + 2 * MEAN_FIELD_STEP_PS,
+            "{out:?}"
+        );
         // Bytes arriving at 8 C for T = 16 KB / C = 0.328 us find a queue of 7 C t: they wait
         // 7 T / 2 = 1.147 us on average; the fluid counts a step's arrivals behind the queue at
         // its start, up to 7 steps' bytes fewer.
         let exact = 7.0 * 16_384.0 * 8.0 / 400e9 / 2.0 * 1e12;
         let wait = out.mean_wait_ps as f64;
         assert!(
-            wait <= exact && wait >= exact - 7.0 * STEP_PS as f64,
+            wait <= exact && wait >= exact - 7.0 * MEAN_FIELD_STEP_PS as f64,
             "{out:?}"
         );
     }
@@ -483,7 +483,10 @@ pub(in crate::flow) mod tests {
         // Nothing waits longer than a frame's time at the egress (84 ns).
         assert!(out.mean_wait_ps <= 84_000, "{out:?}");
         // At 200 Gb/s: 2 x (1 MB at 400 Gb/s) = 41.9 us (the egress drains what arrives).
-        assert!(out.drain_ps.abs_diff(41_943_040) <= 2 * STEP_PS, "{out:?}");
+        assert!(
+            out.drain_ps.abs_diff(41_943_040) <= 2 * MEAN_FIELD_STEP_PS,
+            "{out:?}"
+        );
     }
 
     #[test]

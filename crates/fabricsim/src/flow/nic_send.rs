@@ -68,15 +68,13 @@
 //!   (`dcqcn_incast::Onsets`, [`NicSend::set_base_cap`]); 1,024 GPUs 42.2-48.4 / 43.2-48.2 us;
 //!   without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
 
+use super::calibration::{NIC_SEND_RATE_TOL_BITS, NIC_SEND_SLACK};
 use super::effect::{Ctx, Effect};
 use super::event::Event;
 use super::maxmin::{MaxMin, NO_CAP};
-use super::state::{NONE32, PS_PER_S, Progress};
+use super::state::{NONE32, Progress};
 use super::window::Window;
 use crate::sim::SimParams;
-
-/// A backlog within a byte of its hold is held (the work units' rounding).
-const SLACK: u128 = 8 * PS_PER_S;
 
 /// A flow's injection (work units: bits x 10^12, as `fluid`'s).
 #[derive(Clone, Copy)]
@@ -118,12 +116,6 @@ pub struct NicSend {
     /// Caps set or lifted that could move the rates.
     caps_set: u64,
 }
-
-/// Solves per re-solve at most (`fluid`): the rates, then the rates under the caps they set. A
-/// NIC whose flows that second solve moves is updated at the next one: each round re-solves
-/// the components of the capped flows, which under per-input-port service are whole (the
-/// stress runs of the default `compare --engine flow` took 3.5 times the CPU with 4 rounds).
-pub const ROUNDS: u32 = 2;
 
 /// The effect: flows join their NIC as they start and leave as they drain; after a solve the
 /// NICs it touched set their caps (`recap`), and a NIC's next change is an `Event::NicSend`.
@@ -331,7 +323,7 @@ impl NicSend {
             .and_then(|&f| solver.routes().get(solver.route(f)).first())
             .map_or(0, |&l| solver.capacity(l));
         // Tolerance of a rate's integer floors (1 ppm of the line).
-        let tol = line >> 20;
+        let tol = line >> NIC_SEND_RATE_TOL_BITS;
         // Injection up to now, never behind delivery (a flow's bytes are on the wire before they
         // are delivered).
         for &f in &flows {
@@ -388,7 +380,7 @@ impl NicSend {
             };
             if slow {
                 slow_n += 1;
-                if backlog + SLACK >= down {
+                if backlog + NIC_SEND_SLACK >= down {
                     first += backlog - down.min(backlog);
                     over_n += 1;
                     over_sum += rate;
@@ -400,7 +392,7 @@ impl NicSend {
             fl.down = down;
         }
         let window = self.window_work();
-        let held = over_n > 0 && first + SLACK >= window;
+        let held = over_n > 0 && first + NIC_SEND_SLACK >= window;
         // The rate the round robin serves every injecting flow at: while the NIC is held, the
         // rate its credits come back at per flow (the overflowing flows' mean rate), else the
         // share; none when no flow is slow (the max-min rates are the NIC's own).
@@ -415,7 +407,7 @@ impl NicSend {
         for &f in &flows {
             let rate = solver.rate(f);
             let fl = &mut self.flows[f as usize];
-            let overflowing = fl.slow && fl.backlog + SLACK >= fl.down;
+            let overflowing = fl.slow && fl.backlog + NIC_SEND_SLACK >= fl.down;
             let (inject, cap) = match round {
                 Some(_) if fl.slow && held && overflowing => (rate, fl.base_cap),
                 Some(r) if fl.slow => {
