@@ -229,12 +229,12 @@ pub const TABLE: &[Constant] = &[
 ];
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// The flow engine's sources, this module's first (paths relative to it, so the check
     /// follows the folder when it moves).
-    const SOURCES: &[(&str, &str)] = &[
+    pub(in crate::flow) const SOURCES: &[(&str, &str)] = &[
         ("calibration.rs", include_str!("calibration.rs")),
         ("cache.rs", include_str!("cache.rs")),
         ("compose.rs", include_str!("compose.rs")),
@@ -270,7 +270,7 @@ mod tests {
     }
 
     /// Whether `name` appears in `line` as a whole identifier.
-    fn names(line: &str, name: &str) -> bool {
+    pub(in crate::flow) fn names(line: &str, name: &str) -> bool {
         line.match_indices(name).any(|(i, _)| {
             let ident = |c: char| c.is_alphanumeric() || c == '_';
             let before = line[..i].chars().next_back().is_none_or(|c| !ident(c));

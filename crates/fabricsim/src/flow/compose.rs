@@ -197,3 +197,39 @@ impl Effects {
         in_order!(self, |e| e.finish(cx));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::flow::calibration::tests::{SOURCES, names};
+
+    /// The effects, by module.
+    const EFFECTS: [&str; 7] = [
+        "credits",
+        "dcqcn_incast",
+        "dcqcn_victim",
+        "hol",
+        "nic_send",
+        "nic_rr",
+        "loss",
+    ];
+
+    #[test]
+    fn no_effect_imports_another() {
+        for e in EFFECTS {
+            let file = format!("{e}.rs");
+            let src = SOURCES
+                .iter()
+                .find(|s| s.0 == file)
+                .expect("a flow source")
+                .1;
+            let paths = (src.lines().map(str::trim_start))
+                .filter(|l| !l.starts_with("//"))
+                .filter(|l| l.contains("super::") || l.contains("flow::"));
+            for l in paths {
+                for other in EFFECTS.iter().filter(|&&o| o != e) {
+                    assert!(!names(l, other), "{e} names the effect {other}: {l}");
+                }
+            }
+        }
+    }
+}
