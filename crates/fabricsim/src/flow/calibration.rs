@@ -258,6 +258,7 @@ pub(super) mod tests {
         ("rate_model.rs", include_str!("rate_model.rs")),
         ("report.rs", include_str!("report.rs")),
         ("state.rs", include_str!("state.rs")),
+        ("stats.rs", include_str!("stats.rs")),
         ("window.rs", include_str!("window.rs")),
     ];
 

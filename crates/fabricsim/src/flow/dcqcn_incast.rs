@@ -41,7 +41,7 @@ pub struct DcqcnIncast {
 
 impl Effect for DcqcnIncast {
     fn setup(&mut self, cx: &mut Ctx) {
-        let k = cx.fp.paths.subflows();
+        let k = cx.paths.subflows();
         let (groups, onsets) =
             synchronized_caps(cx.topo, cx.p, cx.dag, &cx.msg_flow, k, |m| cx.loop_ps(m));
         cx.groups = groups;

@@ -79,10 +79,10 @@ pub struct DcqcnVictim {
 
 impl Effect for DcqcnVictim {
     fn setup(&mut self, cx: &mut Ctx) {
-        if matches!(cx.fp.paths, PathModel::Adaptive { .. }) {
+        if matches!(cx.paths, PathModel::Adaptive { .. }) {
             return;
         }
-        let k = cx.fp.paths.subflows();
+        let k = cx.paths.subflows();
         let (solver, msgs) = (&cx.solver, &cx.msgs);
         let route = |m: usize, part: u32, j: u32| solver.routes().get((msgs[m].qp + part) * k + j);
         let cap = |l: u32| solver.capacity(l);

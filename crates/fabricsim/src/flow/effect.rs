@@ -8,9 +8,9 @@
 use super::event::{Event, Events};
 use super::groups::GroupFlow;
 use super::maxmin::MaxMin;
-use super::params::{FlowParams, FlowStats};
-use super::paths::RouteInfos;
+use super::paths::{PathModel, RouteInfos};
 use super::state::{FlowRun, MsgState, Progress, QpState};
+use super::stats::FlowStats;
 use crate::message::MessageDag;
 use crate::sim::SimParams;
 use crate::topology::Topology;
@@ -20,7 +20,10 @@ use crate::topology::Topology;
 pub struct Ctx<'a> {
     pub topo: &'a Topology,
     pub p: &'a SimParams,
-    pub fp: &'a FlowParams,
+    /// How flows take paths (`FlowParams::paths`).
+    pub paths: PathModel,
+    /// `FlowParams::batch_tol`.
+    pub batch_tol: f64,
     pub dag: &'a MessageDag,
     pub solver: MaxMin,
     /// Per route: its cap, line rate, latency and links (`paths::RouteInfo`).
@@ -52,7 +55,7 @@ impl Ctx<'_> {
     /// A start or finish of span `span_ps` is pending: it is due in the rates within
     /// `batch_tol` x `span_ps` (`FlowParams::batch_tol`; at once when 0).
     pub fn defer(&mut self, span_ps: u64) {
-        let due = self.now + (span_ps as f64 * self.fp.batch_tol) as u64;
+        let due = self.now + (span_ps as f64 * self.batch_tol) as u64;
         self.resolve_at = self.resolve_at.min(due);
     }
 

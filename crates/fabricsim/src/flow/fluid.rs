@@ -29,11 +29,12 @@ use super::compose::Effects;
 use super::effect::Ctx;
 use super::event::{Event, Events};
 use super::maxmin::{MaxMin, NO_CAP, Routes};
-use super::params::{FlowParams, FlowStats};
+use super::params::FlowParams;
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
 use super::report;
 use super::state::{FlowRun, MsgState, NONE, NONE32, PS_PER_S, QpState};
+use super::stats::FlowStats;
 use crate::message::{MessageDag, Path};
 use crate::release::Release;
 use crate::sim::packet::prefetch;
@@ -44,6 +45,7 @@ use crate::units::Time;
 /// The loop: the context the effects share, the effects, and what only the loop reads.
 struct Loop<'a> {
     cx: Ctx<'a>,
+    fp: &'a FlowParams,
     fx: Effects,
     router: paths::Router,
     /// Per QP: its flow hash (adaptive routing only).
@@ -214,7 +216,8 @@ impl<'a> Loop<'a> {
         let mut cx = Ctx {
             topo,
             p,
-            fp,
+            paths: fp.paths,
+            batch_tol: fp.batch_tol,
             dag,
             solver,
             routes: infos,
@@ -242,6 +245,7 @@ impl<'a> Loop<'a> {
         fx.setup(&mut cx);
         Ok(Loop {
             cx,
+            fp,
             fx,
             nv_free: vec![0; topo.num_hosts()],
             router,
@@ -321,7 +325,7 @@ impl<'a> Loop<'a> {
     /// Re-solves the rates at `t`. The NICs' send stage caps flows by the rates and the rates
     /// follow the caps (`nic_send`): a few rounds settle them, the last one a solve.
     fn solve(&mut self, t: u64) {
-        let fp = self.cx.fp;
+        let fp = self.fp;
         let costly = self.active > fp.lossless_max_active
             || self.cx.solver.stats().port_work > fp.lossless_max_port_work;
         if costly && (self.cx.solver.port_service() || self.fx.lossless_models_on()) {
@@ -423,7 +427,7 @@ impl<'a> Loop<'a> {
     fn send(&mut self, m: u32) {
         let cx = &mut self.cx;
         let msg = &cx.dag.messages[m as usize];
-        let k = cx.fp.paths.subflows();
+        let k = cx.paths.subflows();
         let qpc = cx.p.cc.qps_per_connection;
         let parts = entropy::parts(msg.bytes, qpc) as u32;
         let qp = cx.msgs[m as usize].qp;
@@ -443,7 +447,7 @@ impl<'a> Loop<'a> {
                 let fi = f as usize;
                 self.cx.flows[fi].msg = m;
                 let bytes = wire / k as u64 + ((j as u64) < wire % k as u64) as u64;
-                let r = match self.cx.fp.paths {
+                let r = match self.cx.paths {
                     PathModel::Adaptive { .. } => self.place_adaptive(q, s, d, j),
                     _ => q * k + j,
                 };
@@ -477,7 +481,7 @@ impl<'a> Loop<'a> {
         paths::subflow_links(
             cx.topo,
             &self.router,
-            cx.fp.paths,
+            cx.paths,
             s,
             d,
             self.qp_hash[qp as usize],
@@ -491,7 +495,7 @@ impl<'a> Loop<'a> {
         let e = route_entry(
             cx.topo,
             cx.p,
-            &cx.fp.rates,
+            &self.fp.rates,
             factor,
             &links,
             slowest.unwrap_or(0),
@@ -533,8 +537,8 @@ impl<'a> Loop<'a> {
         }
         let qp = st.qp;
         let bytes = cx.dag.messages[m as usize].bytes;
-        let lanes = entropy::parts(bytes, cx.p.cc.qps_per_connection) as u128
-            * cx.fp.paths.subflows() as u128;
+        let lanes =
+            entropy::parts(bytes, cx.p.cc.qps_per_connection) as u128 * cx.paths.subflows() as u128;
         let wire = paths::wire_bytes(cx.p, bytes) as u128 * 8 * PS_PER_S;
         let alone = wire / (route.line as u128 * lanes).max(1);
         let wait = (cx.now - st.sent).saturating_sub(alone as u64);

@@ -132,7 +132,7 @@ impl Effect for Hol {
 /// Flow `f` as the model sees it.
 fn flow_now(cx: &Ctx, f: u32) -> FlowNow {
     let fl = &cx.flows[f as usize];
-    let k = cx.fp.paths.subflows() as u64;
+    let k = cx.paths.subflows() as u64;
     FlowNow {
         progress: fl.progress(cx.solver.rate(f)),
         offered_bps: cx.routes.get(cx.solver.route(f)).line / k,

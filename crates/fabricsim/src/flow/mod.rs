@@ -8,7 +8,8 @@
 //! per-switch choice, through `sim::route`), so ECMP collisions are the same.
 //!
 //! The pieces:
-//! - `fluid`: the event loop (events: `event::Event`); `params`: what it is told and counts;
+//! - `fluid`: the event loop (events: `event::Event`); `params`: what it is told; `stats`: what
+//!   it counts;
 //!   `state`: its per-message, per-QP and per-flow state; `report`: the results;
 //! - `maxmin`: the incremental max-min solver (progressive filling, integer rates);
 //! - `cache`: rates of repeated components (ring steps) by flow-set signature;
@@ -55,12 +56,14 @@ pub mod pfc_pause;
 pub mod rate_model;
 mod report;
 mod state;
+mod stats;
 mod window;
 
 pub use calibration::BATCH_TOL;
 pub use fluid::run;
 pub use loss::LossModel;
 pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
-pub use params::{FlowParams, FlowStats};
+pub use params::FlowParams;
 pub use paths::PathModel;
 pub use rate_model::RateModel;
+pub use stats::FlowStats;
