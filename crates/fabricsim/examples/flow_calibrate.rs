@@ -1508,7 +1508,7 @@ fn nic_send_cases() {
 /// The lossless all-to-all beyond 128 hosts (`dense [gpus [KB [forced [fabric]]]]`): packet vs
 /// flow mean FCT, p99 FCT and collective time (last completion), with each engine's seconds;
 /// the flow engine with the lossless models as the engine runs them (they end above
-/// `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows at once), and with `forced` with no limit and with
+/// `calibration::LOSSLESS_MODELS_MAX_ACTIVE` flows at once), and with `forced` with no limit and with
 /// none (the models off from the start).
 fn dense(gpus: u32, kb: u64, forced: bool, only: Option<&str>) {
     let dag = flow_cases::all_to_all(gpus, kb << 10);

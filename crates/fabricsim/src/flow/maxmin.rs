@@ -248,7 +248,7 @@ pub struct SolveStats {
     /// The most fills of one solve.
     pub max_fills: u64,
     /// Flows re-solved times fills, in solves that reached a link shared per port (the cost
-    /// `fluid::FlowParams::lossless_max_port_work` bounds).
+    /// `FlowParams::lossless_max_port_work` bounds).
     pub port_work: u64,
 }
 

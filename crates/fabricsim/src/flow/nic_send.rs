@@ -41,7 +41,7 @@
 //! a slow flow); an update costs the NIC's flows, and a cap change re-solves as finishing the
 //! flow and starting it again would (`MaxMin::set_cap`). A solve that changes the rates of
 //! many flows on NICs of many flows costs their product, so the model is on while at most
-//! `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows are active at once (`NicSend::lift` ends it):
+//! `calibration::LOSSLESS_MODELS_MAX_ACTIVE` flows are active at once (`NicSend::lift` ends it):
 //! a lossless 16 KB all-to-all among 256 GPUs (65,280 flows at once) takes 0.40 s with it,
 //! among 1,024 GPUs (1.05 M) it did not end in 300 s (`flow_calibrate -- ports N`, release,
 //! port service off, loaded machine).

@@ -29,7 +29,7 @@
 //!   port, 96 entering over 54 of its up ports), the packet engine's mean FCT is 428.7 us;
 //!   sharing per input port, then per flow within a port, predicts 432.4 us (+0.9%), per-flow
 //!   max-min 534.8 us (+25%). This is now in the solver (`maxmin`'s port service; while at
-//!   most `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows are active), on lossless
+//!   most `calibration::LOSSLESS_MODELS_MAX_ACTIVE` flows are active), on lossless
 //!   fabrics, at the egresses to NICs: the engine gives 432.3 us (+1.1%; ib-ndr +2.3%, was
 //!   +11%). Not at inner switch egresses: applied there too it moved the 128-GPU ib-ndr
 //!   all-to-all's collective time from -0.7% to +8.1% of the packet engine's (the receiver's
