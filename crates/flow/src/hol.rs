@@ -98,10 +98,47 @@
 
 use std::collections::VecDeque;
 
+use super::effect::{Ctx, Effect};
 use super::maxmin::MaxMin;
 use super::paths;
+use super::state::Progress;
+use super::window::Window;
 use fabricsim_core::topology::Topology;
-use fabricsim_mech::{FlowControl, PfcThreshold, SimParams};
+use fabricsim_mech::SimParams;
+
+/// The effect: flows join their queue's groups as they start, follow their rates and leave as
+/// they drain; a last byte waits behind the held queues of its route.
+impl Effect for Hol {
+    fn flow_start(&mut self, cx: &Ctx, f: u32, _nic: u32, _cap: u64, _work: u128) {
+        let now = flow_now(cx, f);
+        self.add(cx.topo, f, cx.solver.routes().get(cx.solver.route(f)), now);
+    }
+
+    #[inline]
+    fn rerate(&mut self, f: u32, before: Progress, after: Progress) {
+        Hol::rerate(self, f, before, after);
+    }
+
+    fn flow_end(&mut self, cx: &Ctx, f: u32) {
+        let now = flow_now(cx, f);
+        self.remove(f, now);
+    }
+
+    fn arrival_delay_ps(&mut self, cx: &Ctx, r: u32) -> u64 {
+        self.wait_ps(&cx.solver, cx.solver.routes().get(r), cx.now)
+    }
+}
+
+/// Flow `f` as the model sees it.
+fn flow_now(cx: &Ctx, f: u32) -> FlowNow {
+    let fl = &cx.flows[f as usize];
+    let k = cx.paths.subflows() as u64;
+    FlowNow {
+        progress: fl.progress(cx.solver.rate(f)),
+        offered_bps: cx.routes.get(cx.solver.route(f)).line / k,
+        sent_ps: cx.msgs[fl.msg as usize].sent,
+    }
+}
 
 /// Per run: the active flows of each held-queue candidate grouped by their last link (the
 /// roots a wait reads), kept up to date as flows start, change rate and finish, so a wait costs
@@ -160,16 +197,6 @@ impl Linear {
     }
 }
 
-/// An ingress's hold threshold (shared with `nic_send`).
-#[derive(Clone, Copy)]
-pub(super) enum Window {
-    /// Credits per VL, or a static PFC XOFF (bytes).
-    Fixed(u64),
-    /// PFC's dynamic XOFF: `alpha` x the switch's free buffer of `buffer` bytes (Choudhury &
-    /// Hahne 1998, `sim::pfc`).
-    Dynamic { alpha: f64, buffer: u64 },
-}
-
 /// What a root's flows over one queue add up to.
 #[derive(Clone, Copy, Default)]
 struct Roots {
@@ -182,20 +209,6 @@ struct Roots {
     first_ps: u64,
 }
 
-/// A flow's progress: `work` left (bits x 10^12) at `at` ps, draining at `rate` bit/s since.
-#[derive(Clone, Copy)]
-pub struct Progress {
-    pub work: u128,
-    pub at: u64,
-    pub rate: u64,
-}
-
-impl Progress {
-    fn base(&self) -> u128 {
-        self.work + self.rate as u128 * self.at as u128
-    }
-}
-
 /// A flow as the model sees it when it starts or finishes.
 pub struct FlowNow {
     pub progress: Progress,
@@ -204,9 +217,6 @@ pub struct FlowNow {
     /// When its message started sending (ps): its start, as flows start when their message does.
     pub sent_ps: u64,
 }
-
-/// Work units per bit (`fluid`'s remaining work is bits x 10^12).
-const PS_PER_S: u128 = 1_000_000_000_000;
 
 impl Hol {
     /// The model for `p`'s flow control over `flows` flows; `None` on a lossy fabric (a full
@@ -357,37 +367,6 @@ impl Hol {
     }
 }
 
-impl Window {
-    /// The hold threshold of `p`'s flow control; `None` on a lossy fabric (a full buffer
-    /// drops, so nothing is held back).
-    pub(super) fn of(p: &SimParams) -> Option<Window> {
-        Some(match &p.flow_control {
-            FlowControl::None => return None,
-            FlowControl::Credits(c) => Window::Fixed(c.switch_vl_buffer_bytes),
-            FlowControl::Pfc(pfc) => match pfc.xoff {
-                PfcThreshold::Static(b) => Window::Fixed(b),
-                PfcThreshold::Dynamic(alpha) => Window::Dynamic {
-                    alpha,
-                    buffer: p.switch_buffer_bytes,
-                },
-            },
-        })
-    }
-
-    /// The threshold in work units (bits x 10^12) of a switch whose buffer holds `backlog`
-    /// work units of other bytes (they leave a dynamic XOFF less free buffer).
-    pub(super) fn work(&self, backlog: u128) -> u128 {
-        let bits = |bytes: u64| bytes as u128 * 8 * PS_PER_S;
-        match *self {
-            Window::Fixed(b) => bits(b),
-            Window::Dynamic { alpha, buffer } => {
-                let free = bits(buffer).saturating_sub(backlog);
-                (alpha * free as f64) as u128
-            }
-        }
-    }
-}
-
 /// The wait behind the root flows `q` queued at one held queue at `now`, with the ingress past
 /// it holding `window` (work units): that ingress fills at the roots' excess rate (what they
 /// offer beyond what they drain) from their first start, then the queue grows at that rate up
@@ -406,6 +385,7 @@ fn queue_wait_ps(q: &Roots, window: u128, now: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::PS_PER_S;
 
     /// Work units of `bytes` (bits x 10^12).
     fn work(bytes: u64) -> u128 {

@@ -12,14 +12,14 @@
 //!   plus the queueing delay its packets met (they were sent before the NAK and are resent), so
 //!   the losses are drawn per message ([`LossModel::draw_naks`]: Binomial over its packets but
 //!   the last) and each delays it by [`LossModel::nak_cost_ps`], the queue being its DCQCN
-//!   incast group's mean wait (`dcqcn_incast::Drain::mean_wait_ps`; none elsewhere: the fluid
+//!   incast group's mean wait (`mean_field::Drain::mean_wait_ps`; none elsewhere: the fluid
 //!   has no queue). A cap of the closed form on the rate binds only at line rate: a flow at
 //!   1/99 of an incast egress behind a 0.2 ms queue paid nothing (the lossy roce-400g mixed
 //!   incast's mean FCT was 12% below the packet engine's); and a per-message draw gives the
 //!   unlucky messages their several losses (the p99). A group that put its bytes on the wire
 //!   before DCQCN's first cut and was cut while they queued resends at the cut rate until the
 //!   rate-increase timer fires: its NAKed messages pay that timer once, not a queue per NAK
-//!   ([`LossModel::nak_delay_ps`], `dcqcn_incast::ResendWait`; traced on the packet engine,
+//!   ([`LossModel::nak_delay_ps`], `groups::ResendWait`; traced on the packet engine,
 //!   roce-400g mixed incast, 30 seeds: a NAKed message ends 301-348 us after its lossless FCT
 //!   whatever the NAK's time, a second NAK adds 0-40 us; the queue per NAK put 2.3% of its
 //!   messages past 1 ms against the packet engine's 0.94%, 400 seeds). `flow_calibrate --
@@ -78,28 +78,132 @@
 //! `flow_calibrate -- timeouts` checks the timeout probabilities and delays against packet runs
 //! of the cross-validation cases over several seeds.
 
-use super::dcqcn_incast::ResendWait;
+use super::calibration::{LOSS_C_GBN, LOSS_C_SR};
+use super::effect::{Ctx, Effect};
+use super::event::Event;
+use super::groups::ResendWait;
+use super::state::NONE32;
 use fabricsim_core::rng::Rng;
 use fabricsim_mech::{RoutePolicy, SimParams, Transport};
 
-/// Fitted constants of the loss model (see the module comment for the command).
+/// `Rng::stream` kind of the per-message tail-loss draws.
+const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
+
+/// The effect: a route's goodput factor (selective repeat), and per message drained its NAKed
+/// resends and timeouts, drawn from its own stream; a lost tail the next message on the QP
+/// reveals completes one round trip after that message starts.
+pub struct Loss {
+    model: LossModel,
+    /// Per QP: a message whose lost tail waits for the timer or for the next message on the QP
+    /// to reveal it (`NONE32` when none), and its path's one-way latency.
+    stall: Vec<(u32, u32)>,
+}
+
+impl Loss {
+    /// `model` over `qps` QPs.
+    pub fn new(model: LossModel, qps: usize) -> Loss {
+        Loss {
+            model,
+            stall: vec![(NONE32, 0); qps],
+        }
+    }
+}
+
+impl Effect for Loss {
+    fn route_factor(&self, hops: usize) -> Option<f64> {
+        Some(self.model.goodput(hops))
+    }
+
+    /// A message starts on its QP: a lost tail of the one before it that still waits for the
+    /// timer is revealed ([`Stall::revealable`]) and resent one round trip later.
+    fn message_start(&mut self, cx: &mut Ctx, m: u32, _parts: u32) {
+        let q = cx.msgs[m as usize].qp as usize;
+        let Some(&(stalled, lat)) = self.stall.get(q).filter(|s| s.0 != NONE32) else {
+            return;
+        };
+        self.stall[q] = (NONE32, 0);
+        let ack = cx.qps[q].ack as u64;
+        let recv = cx.now + lat as u64 + ack + lat as u64;
+        let st = &mut cx.msgs[stalled as usize];
+        if recv >= st.recv {
+            return;
+        }
+        let old = st.recv + ack;
+        if let Some(batch) = cx.events.get_mut(&old) {
+            batch.retain(|&e| e != Event::Done { msg: stalled });
+            if batch.is_empty() {
+                cx.events.remove(&old);
+            }
+        }
+        if cx.qps[q].recv == st.recv {
+            cx.qps[q].recv = recv;
+        }
+        st.recv = recv;
+        cx.push(recv + ack, Event::Done { msg: stalled });
+    }
+
+    /// A loss only the ACK timer reveals: the stalling packet left a fraction `at` into the
+    /// drain; the timer runs one RTO from its ACK, then the resend crosses. Go-back-N losses a
+    /// NAK reveals resend what followed them ([`LossModel::nak_cost_ps`]), which delays the
+    /// rest of the message.
+    fn message_drained(&mut self, cx: &mut Ctx, m: u32, r: u32, _wait_ps: u64) -> bool {
+        let l = &self.model;
+        let route = cx.routes.get(r);
+        let qp = cx.msgs[m as usize].qp as usize;
+        let packets = cx.dag.messages[m as usize]
+            .bytes
+            .div_ceil(cx.p.mtu_bytes as u64)
+            .max(1);
+        let queued = cx.qps[qp].head != NONE32;
+        let mut rng = Rng::stream(cx.p.seed, TAIL_LOSS_STREAM, m as u64);
+        let hops = route.hops as usize;
+        let timeout = l.draw_timeout(hops, packets, queued, &mut rng);
+        let lat = route.lat_ps as u64;
+        let wait = match (cx.groups).binary_search_by_key(&cx.msg_flow[m as usize], |c| c.flow) {
+            Ok(i) => cx.groups[i].resend,
+            Err(_) => ResendWait::PerNak(0),
+        };
+        let ack = cx.qps[qp].ack as u64;
+        let rtt = lat + ack;
+        let st = &mut cx.msgs[m as usize];
+        let slot = (cx.now - st.sent) / packets;
+        let naks = l.draw_naks(hops, packets, &mut rng) as u64;
+        let resends = l.nak_delay_ps(naks, rtt, wait, slot);
+        st.recv += resends;
+        let Some(s) = timeout else {
+            return false;
+        };
+        let left = st.sent + (s.at * (cx.now - st.sent) as f64) as u64 + resends;
+        let rto = s.timeouts as u64 * l.rto_ps;
+        let resent = left + lat + ack + rto + lat;
+        st.recv = st.recv.max(resent);
+        if s.revealable {
+            self.stall[qp] = (m, lat as u32);
+        }
+        s.revealable
+    }
+
+    /// The timer fired before a later message revealed the lost tail.
+    fn message_done(&mut self, cx: &mut Ctx, m: u32) {
+        // NVLink messages have no QP (`NONE32`).
+        let q = cx.msgs[m as usize].qp as usize;
+        if self.stall.get(q).is_some_and(|s| s.0 == m) {
+            self.stall[q] = (NONE32, 0);
+        }
+    }
+}
+
+/// The loss model's constants (`calibration::LOSS_C_GBN`, `calibration::LOSS_C_SR`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LossConstants {
     pub c_gbn: f64,
     pub c_sr: f64,
 }
 
-/// `c_gbn` fitted by `cargo run --release -p fabricsim --example flow_calibrate -- loss`
-/// (1.237 over 44 packet runs of a 4 MB flow on roce-400g at 0.05-0.5% loss per link, across
-/// the 128-GPU fabric's one switch, 2 links, session 6: a loss costs 1.24 round trips of
-/// packets, the ideal protocol's 1 plus the NAK's and the resend's turnaround; the session-4 fit
-/// on the packet engine of then gave 1.015).
-/// `c_sr` is the closed form's 1, not fitted: the packet engine's selective repeat runs under
-/// adaptive routing on the profiles (ib-ndr), where a loss costs a timeout (`Recovery::
-/// TimeoutOnly`) and the resend itself is too small to fit beside it.
+/// The constants the engine runs with.
 pub const FITTED: LossConstants = LossConstants {
-    c_gbn: 1.237,
-    c_sr: 1.0,
+    c_gbn: LOSS_C_GBN,
+    c_sr: LOSS_C_SR,
 };
 
 /// How the receiver reveals a lost packet to the sender.
@@ -139,7 +243,8 @@ pub fn path_loss(p: f64, hops: usize) -> f64 {
 
 impl LossModel {
     /// The model for `p`'s loss rate and transport; `None` without loss. A bit error rate is
-    /// turned into a per-packet probability for a full MTU frame (physics D1).
+    /// turned into a per-packet probability for a full MTU frame (independent bit errors: `1 - (1 -
+    /// BER)^bits`).
     pub fn of(p: &SimParams) -> Option<LossModel> {
         let frame_bits = 8.0 * p.mtu_frame_wire_bytes() as f64;
         let from_ber = -(frame_bits * (-p.ber).ln_1p()).exp_m1();
