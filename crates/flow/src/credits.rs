@@ -5,7 +5,7 @@
 //! (for line rate the buffer must cover the bandwidth times that round trip). On a short link the
 //! buffer covers the round trip and the line rate binds; the closed form only bites on long
 //! (multi-hundred-metre) links. The packet engine runs the same credits per VL
-//! (`sim::credits`), checked by `flow_calibrate -- credits`.
+//! (`sim::credits`), checked by `fabricsim-lab credits`.
 
 use super::effect::Effect;
 use fabricsim_core::topology::Topology;

@@ -204,7 +204,7 @@ impl<'a> Loop<'a> {
         let nf = nflows as usize;
         let mut solver = MaxMin::new(caps, routes, nf);
         // Lossless back-pressure (credits, PFC) makes a congested egress to a NIC serve its
-        // input ports in turn (`maxmin`'s port service; `flow_calibrate -- incast`); a lossy
+        // input ports in turn (`maxmin`'s port service; `fabricsim-lab incast`); a lossy
         // egress drops instead and is shared per flow. Inner switch egresses stay per flow
         // (`flow::rate_model`: measured there, per port moved the all-to-all off).
         if p.flow_control != FlowControl::None {
