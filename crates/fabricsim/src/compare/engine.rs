@@ -2,14 +2,14 @@
 //! message DAGs on the engine the scenario's `engine` choice picks for each DAG's size
 //! (`engine_choice`: packet, flow, or auto), each result saying which engine ran.
 
-use super::variant::{Recovery, Tune, Variant};
+use super::variant::{Tune, Variant};
 use crate::engine_choice::{self, EngineChoice, EngineKind};
 use crate::message::MessageDag;
 use crate::scenario::Design;
 use crate::sim::ecn::EcnMarking;
 use crate::sim::params_from_design::params_from_design;
 use crate::sim::results::Counters;
-use crate::sim::{Faults, RunOptions, RunResult, SimParams, Status, Transport};
+use crate::sim::{Faults, RunOptions, RunResult, SimParams, Status};
 use crate::topology::Topology;
 use crate::units::{BitRate, Time};
 use crate::workload::run_engine::fabric_packets;
@@ -31,11 +31,8 @@ pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, Stri
     let mut p = params_from_design(design, v.tuned).map_err(|e| e.to_string())?;
     p.loss_rate = v.loss_rate;
     p.seed = seed;
-    p.transport = match v.recovery {
-        Recovery::GoBackN => Transport::GoBackN,
-        Recovery::SelectiveRepeat => Transport::SelectiveRepeat,
-    };
-    if p.transport == Transport::SelectiveRepeat {
+    p.transport = v.recovery;
+    if p.transport.places_out_of_order() {
         let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
         p.window_packets = p.bdp_packets(rate, bdp_rtt(&p));
     }

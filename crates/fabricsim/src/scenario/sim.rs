@@ -15,7 +15,7 @@
 //! seed = 1
 //! until = "10ms"                   # stop there (partial results)
 //! sample_interval = "10us"         # per-port time series
-//! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
+//! # overrides: mtu, transport (go_back_n | selective_repeat | unordered), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
 //! # loss_rate, ber, routing (see ROUTINGS), qp_rate_limit
 //! initial_psn = "seeded"          # each QP's first PSN: "zero" (default), "seeded" or a number
@@ -137,19 +137,15 @@ impl SimSection {
             p.mtu_bytes = in_range(src, "sim.mtu", m, 256, 9000, "256 to 9000 bytes")?;
         }
         if let Some(t) = &self.transport {
-            p.transport = match t.as_str() {
-                "go_back_n" => Transport::GoBackN,
-                "selective_repeat" => Transport::SelectiveRepeat,
-                other => {
-                    return Err(InputError::at_key(
-                        src,
-                        "sim.transport",
-                        format!("\"{other}\""),
-                        "unknown transport",
-                        "go_back_n, selective_repeat",
-                    ));
-                }
-            };
+            p.transport = Transport::parse(t).ok_or_else(|| {
+                InputError::at_key(
+                    src,
+                    "sim.transport",
+                    format!("\"{t}\""),
+                    "unknown transport",
+                    Transport::allowed(),
+                )
+            })?;
         }
         if let Some(w) = self.window_packets {
             p.window_packets = w;

@@ -45,6 +45,7 @@ pub mod pfc;
 pub mod profile_fc;
 pub mod psn;
 pub mod queue;
+pub mod recovery;
 pub mod reroute;
 pub mod results;
 pub mod ring;

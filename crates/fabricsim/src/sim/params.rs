@@ -8,15 +8,7 @@ use crate::units::{BitRate, Time};
 /// Most traffic classes a port can have (802.1Q priorities; IB data VLs 0-7 in use).
 pub const MAX_TC: usize = 8;
 
-/// Loss recovery of the RC transport.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
-    /// NAK on PSN sequence error, resend from the NAKed PSN (IBA Vol. 1 9.7; physics.md C7).
-    GoBackN,
-    /// IRN-style selective repeat: receiver keeps out-of-order packets and SACKs them
-    /// (Mittal et al., "Revisiting network support for RDMA", SIGCOMM 2018).
-    SelectiveRepeat,
-}
+pub use super::recovery::Transport;
 
 /// How a switch picks among equal-cost next hops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +21,22 @@ pub enum RoutePolicy {
     /// Adaptive routing per packet among the allowed ports by least queued bytes, D-mod-K as
     /// the static fallback (NVIDIA AR): `sim::ibroute`.
     Adaptive,
+}
+
+impl RoutePolicy {
+    /// The name in TOML (`[sim] routing`, a profile's `[routing] policy`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RoutePolicy::EcmpFlowHash => "ecmp",
+            RoutePolicy::DModK => "dmodk",
+            RoutePolicy::Adaptive => "adaptive",
+        }
+    }
+
+    /// Whether packets of one QP may take different paths and so arrive out of order.
+    pub fn reorders(self) -> bool {
+        self == RoutePolicy::Adaptive
+    }
 }
 
 /// Egress scheduling between the traffic classes of a port.
@@ -353,10 +361,10 @@ impl SimParams {
                 "a positive number",
             );
         }
-        if self.transport == Transport::SelectiveRepeat && self.window_packets == 0 {
+        if self.transport.places_out_of_order() && self.window_packets == 0 {
             return err(
                 "window_packets",
-                "selective repeat needs a bounded window".into(),
+                format!("{} needs a bounded window", self.transport.name()),
                 "1 or more (IRN caps outstanding packets at the BDP)",
             );
         }

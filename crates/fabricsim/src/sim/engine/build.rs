@@ -117,10 +117,11 @@ impl<'a> Engine<'a> {
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
         // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
         let (msg_qp, qp_ends) = route::number_qps(&dag.messages, p.cc.qps_per_connection);
+        let recovery = p.transport.under(p.routing);
         let mut qps = Vec::with_capacity(qp_ends.len());
         for (id, &(s, d)) in qp_ends.iter().enumerate() {
             let (fwd, rev) = entropy::flow_hashes(s, d, id as u32, p.udp_dport, p.cc.hash_dest_qp);
-            let mut qp = Qp::new(s, d, fwd, rev, p.transport, p.window_packets);
+            let mut qp = Qp::new(s, d, fwd, rev, recovery, p.window_packets);
             qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
             qp.ipsn = p.initial_psn.of(p.seed, id as u32);
             qps.push(qp);
@@ -238,6 +239,7 @@ impl<'a> Engine<'a> {
             msgs,
             release,
             rngs,
+            recovery,
             rto: p.ack_timeout(),
             alpha_x1024: (p.dt_alpha * 1024.0).round().max(1.0) as u64,
             wire_extra: p.wire_overhead_bytes,

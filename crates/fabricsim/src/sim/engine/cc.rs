@@ -8,7 +8,6 @@ use crate::sim::dcqcn::RpAction;
 use crate::sim::ibroute;
 use crate::sim::packet::{F_ECN, F_STATIC_ROUTE, Kind, NIL, Packet};
 use crate::sim::params::RoutePolicy;
-use crate::sim::transport::Reply;
 use crate::topology::PortId;
 use crate::units::Time;
 
@@ -277,15 +276,5 @@ impl Engine<'_> {
             }),
         }
         .unwrap_or(k)
-    }
-
-    /// Under adaptive routing the receiver NIC places out-of-order packets and acknowledges
-    /// cumulatively, without selective NACKs, so reordering never triggers a resend.
-    #[inline]
-    pub(super) fn ar_reply(&self, r: Reply) -> Reply {
-        match r {
-            Reply::Sack(e, _) if self.p.routing == RoutePolicy::Adaptive => Reply::Ack(e),
-            r => r,
-        }
     }
 }

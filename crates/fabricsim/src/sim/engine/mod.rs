@@ -376,6 +376,9 @@ pub struct Engine<'a> {
     msgs: Vec<MsgState>,
     release: Release,
     rngs: Vec<Rng>,
+    /// The run's loss recovery, resolved once from the transport and the routing
+    /// (`Transport::under`).
+    recovery: crate::sim::Transport,
     rto: Time,
     alpha_x1024: u64,
     wire_extra: u32,

@@ -10,7 +10,7 @@ impl Engine<'_> {
     /// Puts `qp` in its NIC's ring if it has something to send, and wakes the NIC port.
     pub(super) fn activate(&mut self, qp: u32) {
         let q = &mut self.qps[qp as usize];
-        if q.active || !q.can_send(self.p.transport, self.p.window_packets) {
+        if q.active || !q.can_send(self.recovery, self.p.window_packets) {
             return;
         }
         q.active = true;
@@ -38,7 +38,7 @@ impl Engine<'_> {
             }
         }
         let full = self.p.data_frame_bytes(self.p.mtu_bytes);
-        let (kind, window, mtu) = (self.p.transport, self.p.window_packets, self.p.mtu_bytes);
+        let (kind, window, mtu) = (self.recovery, self.p.window_packets, self.p.mtu_bytes);
         // Classes found paused or short of credits in this pass (checked once per class).
         let (mut stopped, mut checked) = (0u8, 0u8);
         for _ in 0..self.nics[h].ring.len() {
