@@ -17,7 +17,7 @@
 //! sample_interval = "10us"         # per-port time series
 //! # overrides: mtu, transport (go_back_n | selective_repeat | unordered), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
-//! # loss_rate, ber, routing (see ROUTINGS), qp_rate_limit
+//! # loss_rate, ber, routing (see ROUTINGS), spray_entropies, spray_pick, qp_rate_limit
 //! initial_psn = "seeded"          # each QP's first PSN: "zero" (default), "seeded" or a number
 //!                                  # 0 to 16777215 (24-bit PSNs wrap: sim::psn)
 //! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
@@ -43,10 +43,11 @@ use crate::io::ns3::{self, Ns3Topology};
 use crate::message::MessageDag;
 use crate::profile::Profile;
 use crate::sim::faults::Faults;
-use crate::sim::params::{RoutePolicy, SimParams, Transport};
+use crate::sim::params::{RoutePolicy, SimParams, Spray, Transport};
 use crate::sim::params_from_design;
 use crate::sim::psn::{InitialPsn, PSN_MASK};
 use crate::sim::reroute::RerouteDelays;
+use crate::sim::route::spray;
 use crate::topology::{NodeId, NodeKind};
 use crate::traffic;
 use crate::units::Time;
@@ -74,6 +75,10 @@ pub struct SimSection {
     pub loss_rate: Option<f64>,
     pub ber: Option<f64>,
     pub routing: Option<String>,
+    /// With `routing = "spray"`: entropy values per QP (0: all candidates) and how a packet's
+    /// is picked (`sim::route::spray`).
+    pub spray_entropies: Option<u16>,
+    pub spray_pick: Option<String>,
     pub qp_rate_limit: Option<String>,
     pub initial_psn: Option<PsnSetting>,
     /// IB congestion control with the `[ib_cc]` settings of this built-in profile, switched on.
@@ -105,10 +110,11 @@ pub struct SimSetup {
 }
 
 /// `sim.routing` names (as a profile's `[routing] policy`) and the engine's policies.
-pub const ROUTINGS: [(&str, RoutePolicy); 3] = [
+pub const ROUTINGS: [(&str, RoutePolicy); 4] = [
     ("ecmp", RoutePolicy::EcmpFlowHash),
     ("dmodk", RoutePolicy::DModK),
     ("adaptive", RoutePolicy::Adaptive),
+    ("spray", RoutePolicy::Spray(Spray::DEFAULT)),
 ];
 
 impl SimSection {
@@ -226,13 +232,14 @@ impl SimSection {
                         "unknown routing",
                         format!(
                             "{} (ECMP 5-tuple hash, static D-mod-K per tier, \
-                             adaptive per packet with D-mod-K fallback)",
+                             adaptive per packet with D-mod-K fallback, spraying per packet)",
                             names.join(", ")
                         ),
                     ));
                 }
             };
         }
+        self.apply_spray(src, &mut p)?;
         if let Some(r) = &self.qp_rate_limit {
             let rate = crate::units::parse_rate(r).map_err(|p| {
                 InputError::at_key(
@@ -329,6 +336,41 @@ impl SimSection {
             InputError::at_key(src, key, value, problem, allowed)
         })?;
         Ok(p)
+    }
+}
+
+impl SimSection {
+    /// `spray_entropies` and `spray_pick` over `p`'s spraying; refused with any other routing.
+    fn apply_spray(&self, src: &Source, p: &mut SimParams) -> Result<(), InputError> {
+        let (key, value) = match (&self.spray_entropies, &self.spray_pick) {
+            (None, None) => return Ok(()),
+            (Some(k), _) => ("sim.spray_entropies", k.to_string()),
+            (None, Some(n)) => ("sim.spray_pick", format!("\"{n}\"")),
+        };
+        let RoutePolicy::Spray(s) = &mut p.routing else {
+            return Err(InputError::at_key(
+                src,
+                key,
+                value,
+                "spray settings without spraying",
+                "routing = \"spray\" in the same section",
+            ));
+        };
+        if let Some(k) = self.spray_entropies {
+            s.entropies = k;
+        }
+        if let Some(name) = &self.spray_pick {
+            s.pick = spray::pick_named(name).ok_or_else(|| {
+                InputError::at_key(
+                    src,
+                    "sim.spray_pick",
+                    format!("\"{name}\""),
+                    "unknown spray pick",
+                    spray::pick_names(),
+                )
+            })?;
+        }
+        Ok(())
     }
 }
 
@@ -628,11 +670,34 @@ mod tests {
             assert_eq!(setup(&text).unwrap().params.routing, policy, "{name}");
         }
         let e = setup(&format!(
-            "[sim]\nrouting = \"spray\"\n[cluster]\ngpus = 16\n{PERM}"
+            "[sim]\nrouting = \"sprinkle\"\n[cluster]\ngpus = 16\n{PERM}"
         ))
         .unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("sim.routing", Some(2)));
-        assert!(e.allowed.starts_with("ecmp, dmodk, adaptive"), "{e}");
+        assert!(e.allowed.starts_with("ecmp, dmodk, adaptive, spray"), "{e}");
+        // Spraying's settings, checked: a pick by name, only with spraying.
+        let spray = |extra: &str| {
+            setup(&format!(
+                "[sim]\nrouting = \"spray\"\ntransport = \"unordered\"\nwindow_packets = 64\n\
+                 {extra}[cluster]\ngpus = 16\n{PERM}"
+            ))
+        };
+        let s = spray("spray_entropies = 4\nspray_pick = \"random\"\n").unwrap();
+        assert_eq!(
+            s.params.routing,
+            RoutePolicy::Spray(Spray {
+                entropies: 4,
+                pick: crate::sim::SprayPick::Random
+            })
+        );
+        let e = spray("spray_pick = \"roundrobin\"\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("sim.spray_pick", Some(5)));
+        assert_eq!(e.allowed, "round_robin, random");
+        let e = setup(&format!(
+            "[sim]\nspray_entropies = 4\n[cluster]\ngpus = 16\n{PERM}"
+        ))
+        .unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("sim.spray_entropies", Some(2)));
         // Adaptive on a go-back-N transport is refused, naming the routing key.
         let e = setup(&format!(
             "[sim]\nrouting = \"adaptive\"\n[cluster]\ngpus = 16\n{PERM}"

@@ -59,7 +59,7 @@ pub use engine::{Engine, Progress, RunOptions};
 pub use faults::{Dir, Fault, Faults, LinkLoss};
 pub use params::{
     CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, RoutePolicy, Scheduling,
-    SimParams, Transport,
+    SimParams, Spray, SprayPick, Transport,
 };
 pub use params_from_design::params_from_design;
 pub use results::{RunResult, Status};

@@ -9,6 +9,7 @@ use crate::units::{BitRate, Time};
 pub const MAX_TC: usize = 8;
 
 pub use super::recovery::Transport;
+pub use super::route::spray::{Spray, SprayPick};
 
 /// How a switch picks among equal-cost next hops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +22,9 @@ pub enum RoutePolicy {
     /// Adaptive routing per packet among the allowed ports by least queued bytes, D-mod-K as
     /// the static fallback (NVIDIA AR): `sim::ibroute`.
     Adaptive,
+    /// Per-packet spraying over the ECMP set, the entropy per packet round robin or random
+    /// (`sim::route::spray`).
+    Spray(Spray),
 }
 
 impl RoutePolicy {
@@ -30,12 +34,14 @@ impl RoutePolicy {
             RoutePolicy::EcmpFlowHash => "ecmp",
             RoutePolicy::DModK => "dmodk",
             RoutePolicy::Adaptive => "adaptive",
+            RoutePolicy::Spray(_) => "spray",
         }
     }
 
-    /// Whether packets of one QP may take different paths and so arrive out of order.
+    /// Whether packets of one QP may take different paths (a choice per packet, in the engine's
+    /// general hop) and so arrive out of order.
     pub fn reorders(self) -> bool {
-        self == RoutePolicy::Adaptive
+        matches!(self, RoutePolicy::Adaptive | RoutePolicy::Spray(_))
     }
 }
 

@@ -14,7 +14,7 @@ use crate::sim::cc::CcState;
 use crate::sim::entropy;
 use crate::sim::faults::Faults;
 use crate::sim::packet::{Fifo, NIL, QueueArena, Slab};
-use crate::sim::params::{RoutePolicy, SimParams};
+use crate::sim::params::{RoutePolicy, SimParams, SprayPick};
 use crate::sim::results::{Counters, PortSeries};
 use crate::sim::ring::{Ring, RingArena};
 use crate::sim::route;
@@ -225,7 +225,7 @@ impl<'a> Engine<'a> {
             routes: route::RouteTable::new(
                 topo,
                 p.routing,
-                p.routing != RoutePolicy::Adaptive && !fc.has_misroutes(),
+                !p.routing.reorders() && !fc.has_misroutes(),
             ),
             nics: (0..topo.num_hosts())
                 .map(|h| Nic {
@@ -239,6 +239,12 @@ impl<'a> Engine<'a> {
             msgs,
             release,
             rngs,
+            spray_rngs: match p.routing {
+                RoutePolicy::Spray(s) if s.pick == SprayPick::Random => (0..topo.num_hosts())
+                    .map(|h| Rng::stream(p.seed, route::spray::STREAM, h as u64))
+                    .collect(),
+                _ => Vec::new(),
+            },
             recovery,
             rto: p.ack_timeout(),
             alpha_x1024: (p.dt_alpha * 1024.0).round().max(1.0) as u64,

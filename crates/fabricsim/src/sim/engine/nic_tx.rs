@@ -87,7 +87,7 @@ impl Engine<'_> {
                 self.q
                     .push(qp.rto_deadline.0.max(self.now.0), Ev::Timer { qp: qi });
             }
-            let pkt = Packet {
+            let mut pkt = Packet {
                 qp: qi,
                 psn: qp.wire_psn(psn),
                 aux: 0,
@@ -100,6 +100,7 @@ impl Engine<'_> {
                 tc: qp.tc,
                 flags: if last { F_LAST } else { 0 } | self.ar_flags(qi, psn),
             };
+            pkt.aux = self.spray_entropy(h, psn);
             self.cc_sent(qi, (frame + self.wire_extra) as u64);
             self.c.bytes_offered += payload as u64;
             self.c.data_packets += 1;
