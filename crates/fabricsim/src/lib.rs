@@ -41,8 +41,9 @@ pub mod sim {
     pub use fabricsim_input::{cc_profile, profile_fc};
     pub use fabricsim_mech::{
         CreditParams, Dir, Fault, Faults, FlowControl, Headroom, LinkLoss, PfcParams, PfcThreshold,
-        RoutePolicy, RunResult, Scheduling, SimParams, Status, Transport, cc, dcqcn, ecn, entropy,
-        faults, headroom, ibcc, ibroute, lossless_scenarios, params, psn, reroute, results, route,
+        RoutePolicy, RunResult, Scheduling, SimParams, Spray, SprayPick, Status, Transport, cc,
+        dcqcn, ecn, entropy, faults, headroom, ibcc, ibroute, lossless_scenarios, params, psn,
+        recovery, reroute, results, route,
     };
     #[cfg(feature = "trace")]
     pub use fabricsim_packet::trace;

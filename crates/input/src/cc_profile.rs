@@ -13,10 +13,12 @@
 //! hash_dest_qp = false
 //! [congestion_untuned]        # same keys: the documented untuned variant
 //! [routing]
-//! policy = "adaptive"         # ecmp | dmodk | adaptive
+//! policy = "adaptive"         # ecmp | dmodk | adaptive | spray
 //! ar_select = "credits"       # adaptive: credits (most VL credits, by link length) | queue
 //! ar_threshold_bytes = 8192
-//! reorder_window_packets = 512  # adaptive: out-of-order window of the receiver
+//! reorder_window_packets = 512  # adaptive, spray: out-of-order window of the receiver
+//! spray_entropies = 0         # spray: entropy values per QP (0: all candidates)
+//! spray_pick = "round_robin"  # spray: round_robin | random
 //! [ib_cc]                     # InfiniBand congestion control (IBA annex A10)
 //! enabled = false
 //! threshold_bytes = 64000
@@ -39,6 +41,7 @@ use fabricsim_mech::dcqcn::{DcqcnParams, DcqcnSet};
 use fabricsim_mech::ecn::EcnMarking;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
+use fabricsim_mech::route::spray::{Spray, SprayPick};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -63,6 +66,16 @@ pub enum RoutingChoice {
     Ecmp,
     Dmodk,
     Adaptive,
+    Spray,
+}
+
+/// `[routing] spray_pick` (`sim::route::spray::SprayPick`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SprayPickChoice {
+    #[default]
+    RoundRobin,
+    Random,
 }
 
 /// `[routing] ar_select`: what adaptive routing ranks the allowed ports by (`CcParams::ar_select`).
@@ -109,6 +122,12 @@ pub struct Routing {
     /// (the transport becomes the selective-repeat receiver path).
     #[serde(default)]
     pub reorder_window_packets: u32,
+    /// Spraying: entropy values per QP (0: all of a switch's candidates).
+    #[serde(default)]
+    pub spray_entropies: u16,
+    /// Spraying: how a packet's entropy is picked (absent: round robin).
+    #[serde(default)]
+    pub spray_pick: SprayPickChoice,
 }
 
 /// `[ib_cc]`.
@@ -242,6 +261,13 @@ pub fn apply(
             RoutingChoice::Ecmp => RoutePolicy::EcmpFlowHash,
             RoutingChoice::Dmodk => RoutePolicy::DModK,
             RoutingChoice::Adaptive => RoutePolicy::Adaptive,
+            RoutingChoice::Spray => RoutePolicy::Spray(Spray {
+                entropies: r.spray_entropies,
+                pick: match r.spray_pick {
+                    SprayPickChoice::RoundRobin => SprayPick::RoundRobin,
+                    SprayPickChoice::Random => SprayPick::Random,
+                },
+            }),
         };
         cc.ar_threshold_bytes = r.ar_threshold_bytes;
         cc.ar_select = match r.ar_select {
@@ -255,15 +281,24 @@ pub fn apply(
                 "\"queue\", or flow_control kind \"credits\"".into(),
             ));
         }
-        if r.policy == RoutingChoice::Adaptive {
+        if p.routing.reorders() {
             if r.reorder_window_packets == 0 {
                 return Err((
                     "routing.reorder_window_packets",
-                    "adaptive routing without an out-of-order window".into(),
+                    format!(
+                        "{} routing without an out-of-order window",
+                        p.routing.name()
+                    ),
                     "1 or more packets".into(),
                 ));
             }
-            p.transport = Transport::SelectiveRepeat;
+            // Adaptive routing's receiver is selective repeat's, unordered under it
+            // (`Transport::under`); spraying's is named so.
+            p.transport = if p.routing == RoutePolicy::Adaptive {
+                Transport::SelectiveRepeat
+            } else {
+                Transport::Unordered
+            };
             p.window_packets = r.reorder_window_packets;
         }
     }
@@ -316,6 +351,46 @@ mod tests {
         // Flow control differs between the variants; compare congestion settings only.
         p.flow_control = fabricsim_mech::params::FlowControl::None;
         p
+    }
+
+    /// `[routing] policy = "spray"` maps to the engine's spraying with the unordered receiver;
+    /// a policy that is not one gives the file, line, key and the allowed names.
+    #[test]
+    fn spray_is_a_routing_policy_and_a_bad_policy_is_named() {
+        let base = include_str!("../../../../data/profiles/roce-400g.toml");
+        let line = base
+            .lines()
+            .position(|l| l.starts_with("policy = "))
+            .unwrap()
+            + 1;
+        let with = |policy: &str| {
+            let text = base.replacen(
+                "policy = \"ecmp\"",
+                &format!(
+                    "policy = \"{policy}\"\nreorder_window_packets = 128\nspray_pick = \"random\""
+                ),
+                1,
+            );
+            Profile::parse(&crate::error::Source::new("roce-spray.toml", &text))
+        };
+        let p = SimParams::from_profile(&with("spray").unwrap(), true).unwrap();
+        assert_eq!(
+            (p.routing, p.transport, p.window_packets),
+            (
+                RoutePolicy::Spray(Spray {
+                    entropies: 0,
+                    pick: SprayPick::Random
+                }),
+                Transport::Unordered,
+                128
+            )
+        );
+        let e = with("sprinkle").unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str()),
+            ("roce-spray.toml", Some(line), "routing.policy")
+        );
+        assert!(e.allowed.contains("spray"), "{e}");
     }
 
     /// Tuned RoCE: DCQCN on with ECN Kmax below the PFC XOFF point (dynamic 1/8 of the free

@@ -11,7 +11,7 @@ use super::dcqcn::{DcqcnParams, Rp};
 use super::ecn::{EcnMarking, Marker};
 use super::ibcc::{CcaState, IbCcParams};
 use super::ibroute::CreditShare;
-use super::params::{FlowControl, RoutePolicy, SimParams, Transport};
+use super::params::{FlowControl, SimParams};
 use fabricsim_core::rng::Rng;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{BitRate, Time};
@@ -110,12 +110,15 @@ impl CcParams {
                 (format!("{}", self.qps_per_connection), "1 to 64"),
             );
         }
-        if p.routing == RoutePolicy::Adaptive && p.transport != Transport::SelectiveRepeat {
+        if p.routing.reorders() && !p.transport.places_out_of_order() {
             return err(
                 "routing",
                 (
-                    "adaptive routing reorders packets; a go-back-N receiver would NAK them".into(),
-                    "transport selective_repeat (the NIC accepts out-of-order packets)",
+                    format!(
+                        "{} routing reorders packets; a go-back-N receiver would NAK them",
+                        p.routing.name()
+                    ),
+                    "transport selective_repeat or unordered (the NIC places out-of-order packets)",
                 ),
             );
         }

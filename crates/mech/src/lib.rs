@@ -24,6 +24,7 @@ pub mod ibroute;
 pub mod lossless_scenarios;
 pub mod params;
 pub mod psn;
+pub mod recovery;
 pub mod reroute;
 pub mod results;
 pub mod route;
@@ -31,6 +32,6 @@ pub mod route;
 pub use faults::{Dir, Fault, Faults, LinkLoss};
 pub use params::{
     CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, RoutePolicy, Scheduling,
-    SimParams, Transport,
+    SimParams, Spray, SprayPick, Transport,
 };
 pub use results::{RunResult, Status};

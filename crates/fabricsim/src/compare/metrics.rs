@@ -136,6 +136,7 @@ fn routing_text(p: &SimParams) -> String {
             }
             ArSelect::Queue => "adaptive per packet (least queued port), D-mod-K fallback",
         },
+        RoutePolicy::Spray(_) => "spraying per packet over the ECMP set",
     };
     format!("{r}; {} QP(s) per connection", p.cc.qps_per_connection)
 }

@@ -19,6 +19,7 @@
 //! - `llfc`: link-level flow control (credits, PFC); `cc`: congestion control and adaptive
 //!   routing hooks.
 
+mod adaptive;
 mod build;
 mod cc;
 mod fcmode;
@@ -29,6 +30,7 @@ mod messages;
 mod nic_rx;
 mod nic_tx;
 mod run;
+mod spray;
 mod switch;
 mod tab;
 mod wire;
@@ -376,6 +378,11 @@ pub struct Engine<'a> {
     msgs: Vec<MsgState>,
     release: Release,
     rngs: Vec<Rng>,
+    /// Per NIC under random spraying: its entropy stream (`route::spray`); else empty.
+    spray_rngs: Vec<Rng>,
+    /// The run's loss recovery, resolved once from the transport and the routing
+    /// (`Transport::under`).
+    recovery: fabricsim_mech::Transport,
     rto: Time,
     alpha_x1024: u64,
     wire_extra: u32,

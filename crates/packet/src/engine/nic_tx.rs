@@ -10,7 +10,7 @@ impl Engine<'_> {
     /// Puts `qp` in its NIC's ring if it has something to send, and wakes the NIC port.
     pub(super) fn activate(&mut self, qp: u32) {
         let q = &mut self.qps[qp as usize];
-        if q.active || !q.can_send(self.p.transport, self.p.window_packets) {
+        if q.active || !q.can_send(self.recovery, self.p.window_packets) {
             return;
         }
         q.active = true;
@@ -38,7 +38,7 @@ impl Engine<'_> {
             }
         }
         let full = self.p.data_frame_bytes(self.p.mtu_bytes);
-        let (kind, window, mtu) = (self.p.transport, self.p.window_packets, self.p.mtu_bytes);
+        let (kind, window, mtu) = (self.recovery, self.p.window_packets, self.p.mtu_bytes);
         // Classes found paused or short of credits in this pass (checked once per class).
         let (mut stopped, mut checked) = (0u8, 0u8);
         for _ in 0..self.nics[h].ring.len() {
@@ -87,7 +87,7 @@ impl Engine<'_> {
                 self.q
                     .push(qp.rto_deadline.0.max(self.now.0), Ev::Timer { qp: qi });
             }
-            let pkt = Packet {
+            let mut pkt = Packet {
                 qp: qi,
                 psn: qp.wire_psn(psn),
                 aux: 0,
@@ -100,6 +100,7 @@ impl Engine<'_> {
                 tc: qp.tc,
                 flags: if last { F_LAST } else { 0 } | self.ar_flags(qi, psn),
             };
+            pkt.aux = self.spray_entropy(h, psn);
             self.cc_sent(qi, (frame + self.wire_extra) as u64);
             self.c.bytes_offered += payload as u64;
             self.c.data_packets += 1;
