@@ -310,7 +310,16 @@ impl SimSection {
                     "ib-ndr, ib-xdr (with fabric = \"ib\")",
                 ));
             };
-            p.cc.ibcc = Some(crate::sim::cc_profile::ib_cc_params(&i));
+            let ib = crate::sim::congestion::CcAlgo::IbCc(crate::sim::cc_profile::ib_cc_params(&i));
+            p.cc.algo.set(ib).map_err(|(problem, allowed)| {
+                InputError::at_key(
+                    src,
+                    "sim.ib_cc_profile",
+                    format!("\"{id}\""),
+                    problem,
+                    allowed,
+                )
+            })?;
         }
         p.validate().map_err(|(field, problem, allowed)| {
             let (key, value) = match field {
@@ -454,10 +463,8 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
         .idx()]
     .rate;
     if let Some(c) = &section.congestion {
-        crate::sim::cc_profile::apply_congestion(c, line, &mut params.cc);
-        params
-            .cc
-            .validate(&params)
+        crate::sim::cc_profile::apply_congestion(c, line, &mut params.cc)
+            .and_then(|()| params.cc.validate(&params))
             .map_err(|(field, problem, allowed)| {
                 let key = match field {
                     "cc.ecn" => "sim.congestion.ecn",

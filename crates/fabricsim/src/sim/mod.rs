@@ -26,6 +26,7 @@
 pub mod bench;
 pub mod cc;
 pub mod cc_profile;
+pub mod congestion;
 pub mod credits;
 pub mod dcqcn;
 pub mod deadlock;

@@ -200,6 +200,7 @@ impl<'a> Engine<'a> {
                 .collect();
             (iv, ps, vec![0u64; nports])
         });
+        let cc = CcState::new(p, topo, &qps, qp_line)?;
         Ok(Engine {
             topo,
             p,
@@ -249,7 +250,7 @@ impl<'a> Engine<'a> {
             series,
             reroute: faults.reroute,
             reach: crate::sim::reroute::Reach::healthy(nports),
-            cc: CcState::new(p, topo, qp_line),
+            cc,
             fc,
         })
     }

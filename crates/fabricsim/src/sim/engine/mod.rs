@@ -33,7 +33,7 @@ mod switch;
 mod tab;
 mod wire;
 
-use super::cc::{CcState, CcTimer};
+use super::cc::CcState;
 use super::packet::{Fifo, NIL, QueueArena, Slab};
 use super::params::SimParams;
 use super::queue::{CalendarQueue, Packed};
@@ -99,10 +99,10 @@ enum Ev {
     /// Global reroute: every switch avoids ports that no longer reach a destination.
     Reroute,
     Sample,
-    /// A congestion-control timer of `qp` (`sim::cc`).
+    /// Timer `timer` of the congestion control of `qp` (`sim::congestion`).
     CcTimer {
         qp: u32,
-        timer: CcTimer,
+        timer: u8,
     },
     /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`; the
     /// event itself waits in `Events::fc[slot]` (a credit update does not fit 8 bytes).
@@ -166,10 +166,7 @@ impl Packed for Ev {
             },
             9 => Ev::Reroute,
             10 => Ev::Sample,
-            11 => Ev::CcTimer {
-                qp: a,
-                timer: CcTimer::from_index(b),
-            },
+            11 => Ev::CcTimer { qp: a, timer: b },
             _ => Ev::Fc { slot: a },
         }
     }
@@ -425,12 +422,7 @@ mod tests {
             for up in [false, true] {
                 evs.extend([Ev::Link { link: a, up }, Ev::Route { link: a, up }]);
             }
-            for timer in [
-                CcTimer::Alpha,
-                CcTimer::Increase,
-                CcTimer::Decrease,
-                CcTimer::Ccti,
-            ] {
+            for timer in [0, 1, 2, 3, u8::MAX] {
                 evs.push(Ev::CcTimer { qp: a, timer });
             }
         }

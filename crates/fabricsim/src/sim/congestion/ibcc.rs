@@ -1,0 +1,51 @@
+//! InfiniBand congestion control at the channel adapters (IBA Vol. 1 annex A10, A10.2: the
+//! destination returns a BECN for every FECN; the source raises its CCTI per BECN and lowers it
+//! every CCTI_Timer, pacing by CCT[CCTI]); the switch's FECN marking is the marker's, the
+//! arithmetic `sim::ibcc`.
+
+use super::{CcOut, CcSetup, CongestionControl, Gap};
+use crate::sim::ibcc::{CcaState, IbCcParams};
+use crate::units::{BitRate, Time};
+
+/// The CCTI decrease timer.
+const CCTI: u8 = 0;
+
+pub struct IbCc {
+    ib: IbCcParams,
+    /// Source state per QP.
+    cca: Vec<CcaState>,
+}
+
+impl IbCc {
+    pub fn new(ib: IbCcParams, s: &CcSetup) -> IbCc {
+        IbCc {
+            ib,
+            cca: vec![CcaState::default(); s.line.len()],
+        }
+    }
+}
+
+impl CongestionControl for IbCc {
+    /// A BECN for every FECN.
+    fn on_marked(&mut self, _qp: u32, _now: Time) -> bool {
+        true
+    }
+
+    fn on_notified(&mut self, qp: u32, now: Time, line: BitRate, out: &mut CcOut) {
+        let c = &mut self.cca[qp as usize];
+        let arm = c.on_becn(&self.ib);
+        out.gap = Gap::Delay(self.ib.gap_q16(c.ccti, line));
+        if arm {
+            out.arm(CCTI, now + self.ib.ccti_timer);
+        }
+    }
+
+    fn on_timer(&mut self, qp: u32, _timer: u8, now: Time, line: BitRate, out: &mut CcOut) {
+        let c = &mut self.cca[qp as usize];
+        let keep = c.on_timer(&self.ib);
+        out.gap = Gap::Delay(self.ib.gap_q16(c.ccti, line));
+        if keep {
+            out.arm(CCTI, now + self.ib.ccti_timer);
+        }
+    }
+}
