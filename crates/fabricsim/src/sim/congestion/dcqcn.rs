@@ -38,8 +38,11 @@ impl Dcqcn {
     }
 
     /// A reaction of `q`'s RP as the engine's new rate and the timers it asks for.
-    fn act(&mut self, q: usize, a: RpAction, now: Time, out: &mut CcOut) {
-        out.gap = Gap::Rate(a.gap_q16);
+    fn act(&mut self, q: usize, a: RpAction, now: Time) -> Option<CcOut> {
+        let mut out = CcOut {
+            gap: Gap::Rate(a.gap_q16),
+            ..CcOut::default()
+        };
         if a.arm_alpha && !self.alpha_pending[q] {
             self.alpha_pending[q] = true;
             out.arm(ALPHA, now + self.d.alpha_update);
@@ -55,6 +58,7 @@ impl Dcqcn {
         if let Some(at) = a.arm_decrease_at {
             out.arm(DECREASE, at);
         }
+        Some(out)
     }
 }
 
@@ -68,12 +72,10 @@ impl CongestionControl for Dcqcn {
         wire: u64,
         now: Time,
         line: BitRate,
-        out: &mut CcOut,
-    ) {
+    ) -> Option<CcOut> {
         let q = qp as usize;
-        if let Some(a) = self.rp[q].on_sent(&self.d, line, wire) {
-            self.act(q, a, now, out);
-        }
+        let a = self.rp[q].on_sent(&self.d, line, wire)?;
+        self.act(q, a, now)
     }
 
     /// NP: a CNP, at most one per `cnp_interval`.
@@ -86,14 +88,15 @@ impl CongestionControl for Dcqcn {
         true
     }
 
-    fn on_notified(&mut self, qp: u32, now: Time, line: BitRate, out: &mut CcOut) {
+    fn on_notified(&mut self, qp: u32, now: Time, line: BitRate) -> Option<CcOut> {
         let q = qp as usize;
         let a = self.rp[q].on_cnp(&self.d, line, now);
-        self.act(q, a, now, out);
+        self.act(q, a, now)
     }
 
-    fn on_timer(&mut self, qp: u32, timer: u8, now: Time, line: BitRate, out: &mut CcOut) {
+    fn on_timer(&mut self, qp: u32, timer: u8, now: Time, line: BitRate) -> Option<CcOut> {
         let q = qp as usize;
+        let mut out = CcOut::default();
         match timer {
             ALPHA => {
                 if self.rp[q].on_alpha_timer(&self.d) {
@@ -101,23 +104,24 @@ impl CongestionControl for Dcqcn {
                 } else {
                     self.alpha_pending[q] = false;
                 }
+                Some(out)
             }
             INCREASE => {
                 self.increase_pending[q] = false;
                 if !self.rp[q].active {
-                    return;
+                    return None;
                 }
                 if now < self.increase_due[q] {
                     self.increase_pending[q] = true;
                     out.arm(INCREASE, self.increase_due[q]);
-                    return;
+                    return Some(out);
                 }
                 let a = self.rp[q].on_increase_timer(&self.d, line);
-                self.act(q, a, now, out);
+                self.act(q, a, now)
             }
             _ => {
                 let a = self.rp[q].on_decrease_timer(&self.d, line, now);
-                self.act(q, a, now, out);
+                self.act(q, a, now)
             }
         }
     }

@@ -25,27 +25,34 @@ impl IbCc {
     }
 }
 
+impl IbCc {
+    /// The gap of `qp`'s CCTI, and the CCTI timer if `arm`.
+    fn pace(&self, qp: u32, arm: bool, now: Time, line: BitRate) -> CcOut {
+        let mut out = CcOut {
+            gap: Gap::Delay(self.ib.gap_q16(self.cca[qp as usize].ccti, line)),
+            ..CcOut::default()
+        };
+        if arm {
+            out.arm(CCTI, now + self.ib.ccti_timer);
+        }
+        out
+    }
+}
+
 impl CongestionControl for IbCc {
     /// A BECN for every FECN.
     fn on_marked(&mut self, _qp: u32, _now: Time) -> bool {
         true
     }
 
-    fn on_notified(&mut self, qp: u32, now: Time, line: BitRate, out: &mut CcOut) {
+    fn on_notified(&mut self, qp: u32, now: Time, line: BitRate) -> Option<CcOut> {
         let c = &mut self.cca[qp as usize];
         let arm = c.on_becn(&self.ib);
-        out.gap = Gap::Delay(self.ib.gap_q16(c.ccti, line));
-        if arm {
-            out.arm(CCTI, now + self.ib.ccti_timer);
-        }
+        Some(self.pace(qp, arm, now, line))
     }
 
-    fn on_timer(&mut self, qp: u32, _timer: u8, now: Time, line: BitRate, out: &mut CcOut) {
-        let c = &mut self.cca[qp as usize];
-        let keep = c.on_timer(&self.ib);
-        out.gap = Gap::Delay(self.ib.gap_q16(c.ccti, line));
-        if keep {
-            out.arm(CCTI, now + self.ib.ccti_timer);
-        }
+    fn on_timer(&mut self, qp: u32, _timer: u8, now: Time, line: BitRate) -> Option<CcOut> {
+        let keep = self.cca[qp as usize].on_timer(&self.ib);
+        Some(self.pace(qp, keep, now, line))
     }
 }

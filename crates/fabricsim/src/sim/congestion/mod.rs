@@ -125,7 +125,7 @@ impl CcAlgo {
     }
 }
 
-/// What a sender hook asks of the engine, applied in this order: the pacing gap, the window,
+/// What a sender hook asks of the engine (`None`: nothing), applied in this order: the pacing gap, the window,
 /// then the timers in the order given (ties pop in insertion order).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CcOut {
@@ -179,7 +179,8 @@ pub struct CcSetup<'a> {
     pub line: &'a [BitRate],
 }
 
-/// The hooks; each defaults to doing nothing. `qp` is the QP's index, `line` its NIC's rate.
+/// The hooks; each defaults to doing nothing. `qp` is the QP's index, `line` its NIC's rate; a
+/// sender hook returns what the engine must change (`None`: nothing).
 pub trait CongestionControl {
     /// QP `qp`'s send window in packets at the start, `default` unless the algorithm sets one.
     fn initial_window(&self, _qp: u32, default: u32) -> u32 {
@@ -205,8 +206,8 @@ pub trait CongestionControl {
         _wire: u64,
         _now: Time,
         _line: BitRate,
-        _out: &mut CcOut,
-    ) {
+    ) -> Option<CcOut> {
+        None
     }
 
     /// The receiver got a marked (ECN CE / FECN) data packet of `qp` at `now`: whether it
@@ -216,7 +217,9 @@ pub trait CongestionControl {
     }
 
     /// A notification (CNP / BECN) reached the source of `qp`.
-    fn on_notified(&mut self, _qp: u32, _now: Time, _line: BitRate, _out: &mut CcOut) {}
+    fn on_notified(&mut self, _qp: u32, _now: Time, _line: BitRate) -> Option<CcOut> {
+        None
+    }
 
     /// ACK (or NAK/SACK) `ack` reached the source of `qp`, whose oldest unacknowledged and
     /// next new sequence numbers are now `una` and `nxt`.
@@ -227,12 +230,14 @@ pub trait CongestionControl {
         _una: u32,
         _nxt: u32,
         _line: BitRate,
-        _out: &mut CcOut,
-    ) {
+    ) -> Option<CcOut> {
+        None
     }
 
     /// The algorithm's timer `timer` of `qp` fired at `now`.
-    fn on_timer(&mut self, _qp: u32, _timer: u8, _now: Time, _line: BitRate, _out: &mut CcOut) {}
+    fn on_timer(&mut self, _qp: u32, _timer: u8, _now: Time, _line: BitRate) -> Option<CcOut> {
+        None
+    }
 }
 
 /// The run's congestion control.
@@ -281,23 +286,23 @@ impl CongestionControl for AnyCc {
         dispatch!(self, c => c.on_echo(data, ack))
     }
     #[inline]
-    fn on_sent(&mut self, qp: u32, pkt: u32, wire: u64, now: Time, line: BitRate, out: &mut CcOut) {
-        dispatch!(self, c => c.on_sent(qp, pkt, wire, now, line, out))
+    fn on_sent(&mut self, qp: u32, pkt: u32, wire: u64, now: Time, line: BitRate) -> Option<CcOut> {
+        dispatch!(self, c => c.on_sent(qp, pkt, wire, now, line))
     }
     #[inline]
     fn on_marked(&mut self, qp: u32, now: Time) -> bool {
         dispatch!(self, c => c.on_marked(qp, now))
     }
     #[inline]
-    fn on_notified(&mut self, qp: u32, now: Time, line: BitRate, out: &mut CcOut) {
-        dispatch!(self, c => c.on_notified(qp, now, line, out))
+    fn on_notified(&mut self, qp: u32, now: Time, line: BitRate) -> Option<CcOut> {
+        dispatch!(self, c => c.on_notified(qp, now, line))
     }
     #[inline]
-    fn on_ack(&mut self, qp: u32, ack: u32, una: u32, nxt: u32, line: BitRate, out: &mut CcOut) {
-        dispatch!(self, c => c.on_ack(qp, ack, una, nxt, line, out))
+    fn on_ack(&mut self, qp: u32, ack: u32, una: u32, nxt: u32, line: BitRate) -> Option<CcOut> {
+        dispatch!(self, c => c.on_ack(qp, ack, una, nxt, line))
     }
     #[inline]
-    fn on_timer(&mut self, qp: u32, timer: u8, now: Time, line: BitRate, out: &mut CcOut) {
-        dispatch!(self, c => c.on_timer(qp, timer, now, line, out))
+    fn on_timer(&mut self, qp: u32, timer: u8, now: Time, line: BitRate) -> Option<CcOut> {
+        dispatch!(self, c => c.on_timer(qp, timer, now, line))
     }
 }

@@ -64,18 +64,22 @@ impl Engine<'_> {
         self.c.ecn_marks += 1;
     }
 
-    /// Data packet `id` leaves egress `out` of a switch: the congestion control's telemetry.
-    /// The test inlined into the dequeue, the hook a call.
+    /// Packet `id` starts its transmission on egress `out`: the congestion control's
+    /// telemetry of a data packet leaving a switch. The test inlined into the transmission, the
+    /// hook a call.
     #[inline(always)]
-    pub(super) fn cc_egress(&mut self, id: u32, out: usize) {
+    pub(super) fn cc_tx(&mut self, id: u32, out: usize) {
         if self.cc.telemetry {
-            self.cc_egress_hop(id, out);
+            self.cc_egress(id, out);
         }
     }
 
     #[inline(never)]
-    fn cc_egress_hop(&mut self, id: u32, out: usize) {
+    fn cc_egress(&mut self, id: u32, out: usize) {
         let port = &self.ports[out];
+        if port.host != NIL || self.pkts.get(id).kind != Kind::Data {
+            return;
+        }
         let hop = Hop {
             now: self.now,
             queue_bytes: port.queued,
@@ -125,9 +129,8 @@ impl Engine<'_> {
 
     /// A CNP/BECN reached the source of QP `qi`.
     pub(super) fn cc_notified(&mut self, qi: u32) {
-        let mut out = CcOut::default();
         let line = self.cc.line[qi as usize];
-        self.cc.alg.on_notified(qi, self.now, line, &mut out);
+        let out = self.cc.alg.on_notified(qi, self.now, line);
         self.cc_apply(qi, out);
     }
 
@@ -135,17 +138,15 @@ impl Engine<'_> {
     #[inline]
     pub(super) fn cc_acked(&mut self, qi: u32, ack: u32) {
         if self.cc.telemetry {
-            let mut out = CcOut::default();
             let (line, qp) = (self.cc.line[qi as usize], &self.qps[qi as usize]);
-            self.cc.alg.on_ack(qi, ack, qp.una, qp.nxt, line, &mut out);
+            let out = self.cc.alg.on_ack(qi, ack, qp.una, qp.nxt, line);
             self.cc_apply(qi, out);
         }
     }
 
     pub(super) fn cc_timer(&mut self, qi: u32, timer: u8) {
-        let mut out = CcOut::default();
         let line = self.cc.line[qi as usize];
-        self.cc.alg.on_timer(qi, timer, self.now, line, &mut out);
+        let out = self.cc.alg.on_timer(qi, timer, self.now, line);
         self.cc_apply(qi, out);
     }
 
@@ -160,17 +161,19 @@ impl Engine<'_> {
             let qp = &mut self.qps[q];
             qp.next_send = qp.next_send.max(at);
         }
-        let mut out = CcOut::default();
-        self.cc
-            .alg
-            .on_sent(qi, id, wire, self.now, self.cc.line[q], &mut out);
-        if out != CcOut::default() {
-            self.cc_apply(qi, out);
+        let out = self.cc.alg.on_sent(qi, id, wire, self.now, self.cc.line[q]);
+        self.cc_apply(qi, out);
+    }
+
+    /// Applies what a hook asks (`out`) to QP `qi`: the pacing gap, the window, the timers.
+    #[inline(always)]
+    fn cc_apply(&mut self, qi: u32, out: Option<CcOut>) {
+        if let Some(out) = out {
+            self.cc_apply_out(qi, out);
         }
     }
 
-    /// Applies a hook's `out` to QP `qi`: the pacing gap, the window, the timers.
-    fn cc_apply(&mut self, qi: u32, out: CcOut) {
+    fn cc_apply_out(&mut self, qi: u32, out: CcOut) {
         match out.gap {
             Gap::Keep => {}
             Gap::Rate(g) => self.set_gap(qi, g),

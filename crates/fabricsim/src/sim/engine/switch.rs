@@ -166,7 +166,6 @@ impl Engine<'_> {
         self.fc_release::<M>(e.from as usize, tc as u8, e.frame as u32, node);
         if self.data_tcs & (1 << tc) != 0 {
             self.cc_mark(e.id, node, pi, tc, self.tcq[base + tc].bytes);
-            self.cc_egress(e.id, pi);
         }
         Some((e.id, tc as u8, e.frame))
     }

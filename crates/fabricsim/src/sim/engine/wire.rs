@@ -59,6 +59,7 @@ impl Engine<'_> {
     /// corrupt, so a packet long queued, out of the cache, is not touched.
     #[inline(always)]
     pub(super) fn transmit<M: FcMode>(&mut self, pi: usize, id: u32, tc: u8, frame: u16) {
+        self.cc_tx(id, pi);
         let now = self.now;
         let port = &mut self.ports[pi];
         let wire = frame as u32 + self.wire_extra;
