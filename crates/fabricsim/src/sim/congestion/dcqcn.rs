@@ -3,14 +3,14 @@
 //! of NVIDIA ConnectX firmware and the HPCC ns-3 model (`rdma-hw.cc` `*Mlx`); the reaction
 //! point's arithmetic is `sim::dcqcn`.
 
-use super::{CcOut, CcSetup, CongestionControl, Gap};
+use super::{CcOut, CcSetup, CongestionControl, Gap, TimerId};
 use crate::sim::dcqcn::{DcqcnParams, Rp, RpAction};
 use crate::units::{BitRate, Time};
 
-const ALPHA: u8 = 0;
-const INCREASE: u8 = 1;
+const ALPHA: TimerId = TimerId::T0;
+const INCREASE: TimerId = TimerId::T1;
 /// A decrease waiting for the monitor period.
-const DECREASE: u8 = 2;
+const DECREASE: TimerId = TimerId::T2;
 
 pub struct Dcqcn {
     d: DcqcnParams,
@@ -94,7 +94,7 @@ impl CongestionControl for Dcqcn {
         self.act(q, a, now)
     }
 
-    fn on_timer(&mut self, qp: u32, timer: u8, now: Time, line: BitRate) -> Option<CcOut> {
+    fn on_timer(&mut self, qp: u32, timer: TimerId, now: Time, line: BitRate) -> Option<CcOut> {
         let q = qp as usize;
         let mut out = CcOut::default();
         match timer {

@@ -3,12 +3,12 @@
 //! every CCTI_Timer, pacing by CCT[CCTI]); the switch's FECN marking is the marker's, the
 //! arithmetic `sim::ibcc`.
 
-use super::{CcOut, CcSetup, CongestionControl, Gap};
+use super::{CcOut, CcSetup, CongestionControl, Gap, TimerId};
 use crate::sim::ibcc::{CcaState, IbCcParams};
 use crate::units::{BitRate, Time};
 
 /// The CCTI decrease timer.
-const CCTI: u8 = 0;
+const CCTI: TimerId = TimerId::T0;
 
 pub struct IbCc {
     ib: IbCcParams,
@@ -51,7 +51,7 @@ impl CongestionControl for IbCc {
         Some(self.pace(qp, arm, now, line))
     }
 
-    fn on_timer(&mut self, qp: u32, _timer: u8, now: Time, line: BitRate) -> Option<CcOut> {
+    fn on_timer(&mut self, qp: u32, _timer: TimerId, now: Time, line: BitRate) -> Option<CcOut> {
         let keep = self.cca[qp as usize].on_timer(&self.ib);
         Some(self.pace(qp, keep, now, line))
     }

@@ -132,7 +132,7 @@ pub struct CcOut {
     pub gap: Gap,
     /// The QP's new send window in packets (0: unlimited), if it changes.
     pub window: Option<u32>,
-    arms: [(u8, Time); 3],
+    arms: [(TimerId, Time); 3],
     n_arms: u8,
 }
 
@@ -149,13 +149,36 @@ pub enum Gap {
 
 impl CcOut {
     /// Asks for the algorithm's timer `timer` at `at` (an `Ev::CcTimer`).
-    pub fn arm(&mut self, timer: u8, at: Time) {
+    pub fn arm(&mut self, timer: TimerId, at: Time) {
         self.arms[self.n_arms as usize] = (timer, at);
         self.n_arms += 1;
     }
 
-    pub fn arms(&self) -> &[(u8, Time)] {
+    pub fn arms(&self) -> &[(TimerId, Time)] {
         &self.arms[..self.n_arms as usize]
+    }
+}
+
+/// An algorithm's timer (an `Ev::CcTimer`): each algorithm names its own (at most four).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TimerId {
+    #[default]
+    T0,
+    T1,
+    T2,
+    T3,
+}
+
+impl TimerId {
+    /// The timer whose `as u8` is `i` (the event queue stores it so).
+    pub fn from_index(i: u8) -> TimerId {
+        match i {
+            0 => TimerId::T0,
+            1 => TimerId::T1,
+            2 => TimerId::T2,
+            _ => TimerId::T3,
+        }
     }
 }
 
@@ -235,7 +258,7 @@ pub trait CongestionControl {
     }
 
     /// The algorithm's timer `timer` of `qp` fired at `now`.
-    fn on_timer(&mut self, _qp: u32, _timer: u8, _now: Time, _line: BitRate) -> Option<CcOut> {
+    fn on_timer(&mut self, _qp: u32, _timer: TimerId, _now: Time, _line: BitRate) -> Option<CcOut> {
         None
     }
 }
@@ -302,7 +325,7 @@ impl CongestionControl for AnyCc {
         dispatch!(self, c => c.on_ack(qp, ack, una, nxt, line))
     }
     #[inline]
-    fn on_timer(&mut self, qp: u32, timer: u8, now: Time, line: BitRate) -> Option<CcOut> {
+    fn on_timer(&mut self, qp: u32, timer: TimerId, now: Time, line: BitRate) -> Option<CcOut> {
         dispatch!(self, c => c.on_timer(qp, timer, now, line))
     }
 }

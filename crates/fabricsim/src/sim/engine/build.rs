@@ -89,7 +89,7 @@ impl<'a> Engine<'a> {
                 blocked: 0,
                 tx_bytes: 0,
                 queued: 0,
-                lossy: false,
+                tx_hook: false,
                 wd_off: 0,
             });
             info.push(PortInfo {
@@ -111,7 +111,7 @@ impl<'a> Engine<'a> {
         let mut q = Events::new();
         let misroutes = super::link::apply_faults(topo, faults, &mut loss, &mut q)?;
         for (ps, l) in ports.iter_mut().zip(&loss) {
-            ps.lossy = l.any();
+            ps.tx_hook = l.any();
         }
         dag.check_hosts(topo.num_hosts() as u32)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
@@ -201,6 +201,9 @@ impl<'a> Engine<'a> {
             (iv, ps, vec![0u64; nports])
         });
         let cc = CcState::new(p, topo, &qps, qp_line)?;
+        for ps in &mut ports {
+            ps.tx_hook |= cc.telemetry && ps.host == NIL;
+        }
         Ok(Engine {
             topo,
             p,

@@ -4,7 +4,7 @@
 //! choice. Each is called from one place in the engine.
 
 use super::{Engine, Ev};
-use crate::sim::congestion::{CcOut, CongestionControl, Gap, Hop};
+use crate::sim::congestion::{CcOut, CongestionControl, Gap, Hop, TimerId};
 use crate::sim::ibroute;
 use crate::sim::packet::{F_ECN, F_STATIC_ROUTE, Kind, NIL, Packet};
 use crate::sim::params::RoutePolicy;
@@ -64,26 +64,18 @@ impl Engine<'_> {
         self.c.ecn_marks += 1;
     }
 
-    /// Packet `id` starts its transmission on egress `out`: the congestion control's
-    /// telemetry of a data packet leaving a switch. The test inlined into the transmission, the
-    /// hook a call.
-    #[inline(always)]
-    pub(super) fn cc_tx(&mut self, id: u32, out: usize) {
-        if self.cc.telemetry {
-            self.cc_egress(id, out);
-        }
-    }
-
-    #[inline(never)]
-    fn cc_egress(&mut self, id: u32, out: usize) {
+    /// Packet `id` of `wire` bytes started its transmission on egress `out` of a switch
+    /// (`tx_hooks`): the congestion control's telemetry of a data packet.
+    pub(super) fn cc_egress(&mut self, id: u32, out: usize, wire: u32) {
         let port = &self.ports[out];
-        if port.host != NIL || self.pkts.get(id).kind != Kind::Data {
+        if self.pkts.get(id).kind != Kind::Data {
             return;
         }
         let hop = Hop {
             now: self.now,
             queue_bytes: port.queued,
-            tx_bytes: port.tx_bytes,
+            // Sent before this packet.
+            tx_bytes: port.tx_bytes - wire as u64,
             rate: port.rate,
         };
         self.cc.alg.on_egress(id, &hop);
@@ -144,7 +136,7 @@ impl Engine<'_> {
         }
     }
 
-    pub(super) fn cc_timer(&mut self, qi: u32, timer: u8) {
+    pub(super) fn cc_timer(&mut self, qi: u32, timer: TimerId) {
         let line = self.cc.line[qi as usize];
         let out = self.cc.alg.on_timer(qi, timer, self.now, line);
         self.cc_apply(qi, out);
@@ -168,12 +160,12 @@ impl Engine<'_> {
     /// Applies what a hook asks (`out`) to QP `qi`: the pacing gap, the window, the timers.
     #[inline(always)]
     fn cc_apply(&mut self, qi: u32, out: Option<CcOut>) {
-        if let Some(out) = out {
+        if let Some(out) = &out {
             self.cc_apply_out(qi, out);
         }
     }
 
-    fn cc_apply_out(&mut self, qi: u32, out: CcOut) {
+    fn cc_apply_out(&mut self, qi: u32, out: &CcOut) {
         match out.gap {
             Gap::Keep => {}
             Gap::Rate(g) => self.set_gap(qi, g),

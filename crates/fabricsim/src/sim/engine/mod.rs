@@ -34,6 +34,7 @@ mod tab;
 mod wire;
 
 use super::cc::CcState;
+use super::congestion::TimerId;
 use super::packet::{Fifo, NIL, QueueArena, Slab};
 use super::params::SimParams;
 use super::queue::{CalendarQueue, Packed};
@@ -102,7 +103,7 @@ enum Ev {
     /// Timer `timer` of the congestion control of `qp` (`sim::congestion`).
     CcTimer {
         qp: u32,
-        timer: u8,
+        timer: TimerId,
     },
     /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`; the
     /// event itself waits in `Events::fc[slot]` (a credit update does not fit 8 bytes).
@@ -166,7 +167,10 @@ impl Packed for Ev {
             },
             9 => Ev::Reroute,
             10 => Ev::Sample,
-            11 => Ev::CcTimer { qp: a, timer: b },
+            11 => Ev::CcTimer {
+                qp: a,
+                timer: TimerId::from_index(b),
+            },
             _ => Ev::Fc { slot: a },
         }
     }
@@ -231,7 +235,7 @@ const P_REROUTED: u8 = 8;
 
 /// An egress port: what its transmissions read and write, in one cache line (the struct is
 /// aligned to one). What the packet path reads about the port on the other side of a hop is in
-/// the compact `PortInfo`; the loss settings, read only when `lossy` is set, in `PortLoss`.
+/// the compact `PortInfo`; the loss settings, read only when `tx_hook` is set, in `PortLoss`.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 struct PortState {
@@ -254,8 +258,9 @@ struct PortState {
     blocked: u8,
     /// The peer switch cuts through (all its ports at one rate).
     peer_cut_through: bool,
-    /// Any of the `PortLoss` settings is on.
-    lossy: bool,
+    /// A transmission calls `tx_hooks`: a `PortLoss` setting is on, or the congestion control
+    /// takes telemetry at this (switch) egress.
+    tx_hook: bool,
     /// Bit `tc`: the PFC watchdog turned PFC off on that class (`llfc::fc_watchdog`).
     wd_off: u8,
 }
@@ -422,7 +427,7 @@ mod tests {
             for up in [false, true] {
                 evs.extend([Ev::Link { link: a, up }, Ev::Route { link: a, up }]);
             }
-            for timer in [0, 1, 2, 3, u8::MAX] {
+            for timer in [TimerId::T0, TimerId::T1, TimerId::T2, TimerId::T3] {
                 evs.push(Ev::CcTimer { qp: a, timer });
             }
         }
