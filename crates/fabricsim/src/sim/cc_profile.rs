@@ -34,7 +34,7 @@
 use serde::Deserialize;
 
 use super::cc::{ArSelect, CcParams};
-use super::congestion::CcAlgo;
+use super::congestion::{CcAlgo, HpccParams};
 use super::dcqcn::{DcqcnParams, DcqcnSet};
 use super::ecn::EcnMarking;
 use super::ibcc::{Cct, IbCcParams};
@@ -90,6 +90,9 @@ pub struct Congestion {
     #[serde(default)]
     pub ecn_pmax: f64,
     pub dcqcn: DcqcnChoice,
+    /// `[congestion.hpcc]`: HPCC at the NICs (`sim::congestion::hpcc`), with `dcqcn = "off"`.
+    #[serde(default)]
+    pub hpcc: Option<HpccParams>,
     pub qps_per_connection: u16,
     #[serde(default)]
     pub hash_dest_qp: bool,
@@ -307,13 +310,18 @@ pub fn apply_congestion(
         DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
         DcqcnChoice::Off => None,
     };
-    match set {
-        Some(s) => cc
-            .algo
-            .set(CcAlgo::Dcqcn(DcqcnParams::set(s, line)))
-            .map_err(|(prob, allowed)| ("cc.dcqcn", prob, allowed.to_string()))?,
-        None if cc.algo.dcqcn().is_some() => cc.algo = CcAlgo::None,
-        None => {}
+    // The table owns DCQCN and HPCC (IB CC is `[ib_cc]`'s).
+    if matches!(cc.algo, CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_)) {
+        cc.algo = CcAlgo::None;
+    }
+    let algos = [
+        set.map(|s| ("cc.dcqcn", CcAlgo::Dcqcn(DcqcnParams::set(s, line)))),
+        c.hpcc.map(|h| ("cc.hpcc", CcAlgo::Hpcc(h))),
+    ];
+    for (field, a) in algos.into_iter().flatten() {
+        cc.algo
+            .set(a)
+            .map_err(|(prob, allowed)| (field, prob, allowed.to_string()))?;
     }
     cc.qps_per_connection = c.qps_per_connection;
     cc.hash_dest_qp = c.hash_dest_qp;

@@ -13,8 +13,11 @@
 //! parameters, a variant in `CcAlgo` and `AnyCc`, and its profile key (`cc_profile`).
 
 mod dcqcn;
+mod hpcc;
 mod ibcc;
 mod none;
+
+pub use hpcc::HpccParams;
 
 use crate::sim::dcqcn::DcqcnParams;
 use crate::sim::ibcc::IbCcParams;
@@ -32,6 +35,8 @@ pub enum CcAlgo {
     Dcqcn(DcqcnParams),
     /// InfiniBand congestion control (FECN at switches, BECN, CCTI at the source).
     IbCc(IbCcParams),
+    /// HPCC: INT from the switches, window and rate at the sender.
+    Hpcc(HpccParams),
 }
 
 impl CcAlgo {
@@ -56,12 +61,20 @@ impl CcAlgo {
         }
     }
 
+    pub fn hpcc(&self) -> Option<&HpccParams> {
+        match self {
+            CcAlgo::Hpcc(h) => Some(h),
+            _ => None,
+        }
+    }
+
     /// Its name in `bench`'s header.
     pub fn name(&self) -> &'static str {
         match self {
             CcAlgo::None => "none",
             CcAlgo::Dcqcn(_) => "DCQCN",
             CcAlgo::IbCc(_) => "IB CC",
+            CcAlgo::Hpcc(_) => "HPCC",
         }
     }
 
@@ -78,6 +91,10 @@ impl CcAlgo {
             CcAlgo::IbCc(i) => Some(format!(
                 "IB congestion control: FECN above {} B, BECN to the source, CCTI up to {}",
                 i.threshold_bytes, i.ccti_limit
+            )),
+            CcAlgo::Hpcc(h) => Some(format!(
+                "HPCC (INT per hop, target utilization {}, max stage {})",
+                h.eta, h.max_stage
             )),
         }
     }
@@ -100,6 +117,7 @@ impl CcAlgo {
             CcAlgo::None => ("cc", false),
             CcAlgo::Dcqcn(_) => ("cc.dcqcn", true),
             CcAlgo::IbCc(_) => ("cc.ibcc", false),
+            CcAlgo::Hpcc(_) => ("cc.hpcc", false),
         }
     }
 
@@ -120,6 +138,7 @@ impl CcAlgo {
             CcAlgo::None => Ok(()),
             CcAlgo::Dcqcn(d) => d.validate(),
             CcAlgo::IbCc(i) => i.validate(),
+            CcAlgo::Hpcc(h) => h.validate(),
         };
         r.map_err(|x| (field, x))
     }
@@ -268,6 +287,7 @@ pub enum AnyCc {
     None(none::NoCc),
     Dcqcn(dcqcn::Dcqcn),
     IbCc(ibcc::IbCc),
+    Hpcc(hpcc::Hpcc),
 }
 
 impl AnyCc {
@@ -278,6 +298,7 @@ impl AnyCc {
             CcAlgo::None => AnyCc::None(none::NoCc),
             CcAlgo::Dcqcn(d) => AnyCc::Dcqcn(dcqcn::Dcqcn::new(*d, s)),
             CcAlgo::IbCc(i) => AnyCc::IbCc(ibcc::IbCc::new(*i, s)),
+            CcAlgo::Hpcc(h) => AnyCc::Hpcc(hpcc::Hpcc::new(*h, s)?),
         })
     }
 }
@@ -289,6 +310,7 @@ macro_rules! dispatch {
             AnyCc::None($c) => $e,
             AnyCc::Dcqcn($c) => $e,
             AnyCc::IbCc($c) => $e,
+            AnyCc::Hpcc($c) => $e,
         }
     };
 }
