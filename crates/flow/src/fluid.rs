@@ -314,7 +314,7 @@ impl<'a> Loop<'a> {
         let mut infos = RouteInfos::with_capacity(if adaptive { 0 } else { nq * k as usize });
         let mut qp_ack = Vec::with_capacity(nq);
         let mut qp_hash = Vec::with_capacity(if adaptive { nq } else { 0 });
-        let caps = credits::limit(topo, p, paths::capacities(topo));
+        let caps = super::hpcc::capacities(p, credits::limit(topo, p, paths::capacities(topo)));
         let mut links = Vec::new();
         // With the same delay on every link of a tier, an ACK's path (same tiers, reverse
         // order) has its data path's latency: no reverse walk needed.

@@ -27,6 +27,7 @@ pub mod dcqcn_incast;
 pub mod dcqcn_victim;
 pub mod fluid;
 pub mod hol;
+pub mod hpcc;
 pub mod loss;
 pub mod maxmin;
 mod nic_rr;

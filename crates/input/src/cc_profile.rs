@@ -37,8 +37,10 @@ use serde::Deserialize;
 
 use fabricsim_core::units::{BitRate, Time};
 use fabricsim_mech::cc::{ArSelect, CcParams};
+use fabricsim_mech::cc_algo::CcAlgo;
 use fabricsim_mech::dcqcn::{DcqcnParams, DcqcnSet};
 use fabricsim_mech::ecn::EcnMarking;
+use fabricsim_mech::hpcc::HpccParams;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
 use fabricsim_mech::route::spray::{Spray, SprayPick};
@@ -102,6 +104,9 @@ pub struct Congestion {
     #[serde(default)]
     pub ecn_pmax: f64,
     pub dcqcn: DcqcnChoice,
+    /// `[congestion.hpcc]`: HPCC at the NICs (`sim::congestion::hpcc`), with `dcqcn = "off"`.
+    #[serde(default)]
+    pub hpcc: Option<HpccParams>,
     pub qps_per_connection: u16,
     #[serde(default)]
     pub hash_dest_qp: bool,
@@ -254,7 +259,7 @@ pub fn apply(
         _ => s.congestion,
     };
     if let Some(c) = cong {
-        apply_congestion(c, line, &mut cc);
+        apply_congestion(c, line, &mut cc)?;
     }
     if let Some(r) = s.routing {
         p.routing = match r.policy {
@@ -305,7 +310,9 @@ pub fn apply(
     if let Some(i) = s.ib_cc
         && i.enabled
     {
-        cc.ibcc = Some(ib_cc_params(i));
+        cc.algo
+            .set(CcAlgo::IbCc(ib_cc_params(i)))
+            .map_err(|(prob, allowed)| ("cc.ibcc", prob, allowed.to_string()))?;
     }
     if let Some(v) = s.vl_arbitration {
         p.scheduling = v.scheduling(p.traffic_classes as usize)?;
@@ -314,9 +321,14 @@ pub fn apply(
     p.cc.validate(p)
 }
 
-/// Sets the marking, DCQCN and entropy fields of `cc` from one `[congestion]` table for NICs of
-/// `line` rate (a profile's, or a scenario's `[sim.congestion]`).
-pub fn apply_congestion(c: &Congestion, line: BitRate, cc: &mut CcParams) {
+/// Sets the marking, congestion-control and entropy fields of `cc` from one `[congestion]`
+/// table for NICs of `line` rate (a profile's, or a scenario's `[sim.congestion]`);
+/// `Err((field, problem, allowed))`.
+pub fn apply_congestion(
+    c: &Congestion,
+    line: BitRate,
+    cc: &mut CcParams,
+) -> Result<(), (&'static str, String, String)> {
     cc.ecn = match c.ecn {
         EcnMode::Red => Some(EcnMarking::Red {
             kmin_bytes: c.ecn_kmin_bytes,
@@ -334,9 +346,22 @@ pub fn apply_congestion(c: &Congestion, line: BitRate, cc: &mut CcParams) {
         DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
         DcqcnChoice::Off => None,
     };
-    cc.dcqcn = set.map(|s| DcqcnParams::set(s, line));
+    // The table owns DCQCN and HPCC (IB CC is `[ib_cc]`'s).
+    if matches!(cc.algo, CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_)) {
+        cc.algo = CcAlgo::None;
+    }
+    let algos = [
+        set.map(|s| ("cc.dcqcn", CcAlgo::Dcqcn(DcqcnParams::set(s, line)))),
+        c.hpcc.map(|h| ("cc.hpcc", CcAlgo::Hpcc(h))),
+    ];
+    for (field, a) in algos.into_iter().flatten() {
+        cc.algo
+            .set(a)
+            .map_err(|(prob, allowed)| (field, prob, allowed.to_string()))?;
+    }
     cc.qps_per_connection = c.qps_per_connection;
     cc.hash_dest_qp = c.hash_dest_qp;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -401,14 +426,14 @@ mod tests {
             let p = mapped(id, Tuning::Tuned);
             // Dynamic XOFF: at most 1/8 of the (empty) buffer (`PfcParams::tuned`).
             let xoff_max = p.switch_buffer_bytes / 8;
-            assert!(p.cc.dcqcn.is_some(), "{id}");
+            assert!(p.cc.algo.dcqcn().is_some(), "{id}");
             let Some(EcnMarking::Red { kmax_bytes, .. }) = p.cc.ecn else {
                 panic!("{id}: RED expected")
             };
             assert!(kmax_bytes < xoff_max, "{id}");
             assert_eq!(p.routing, RoutePolicy::EcmpFlowHash);
             let u = mapped(id, Tuning::Untuned);
-            assert!(u.cc.dcqcn.is_none(), "{id}");
+            assert!(u.cc.algo.dcqcn().is_none(), "{id}");
             let Some(EcnMarking::Red { kmin_bytes, .. }) = u.cc.ecn else {
                 panic!("{id}: RED expected")
             };
@@ -424,7 +449,7 @@ mod tests {
             assert_eq!(p.cc.ar_threshold_bytes, 8192);
             assert_eq!(p.cc.ar_select, ArSelect::Credits, "{id}: US 10,200,294 B2");
             assert_eq!(p.transport, Transport::SelectiveRepeat);
-            assert!(p.cc.ibcc.is_none() && p.cc.dcqcn.is_none(), "{id}");
+            assert!(p.cc.algo == CcAlgo::None, "{id}");
             // OpenSM's default QoS tables (osm_base.h): VL0 high, VL1-3 low, weight 4 x 64 B,
             // Limit_of_High_Priority 0.
             let mut w = [0u32; MAX_TC];
@@ -496,7 +521,7 @@ mod tests {
         let mut p = SimParams::roce();
         apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap();
         assert_eq!(p.cc.ecn, Some(EcnMarking::Step { k_bytes: 300_000 }));
-        assert!(p.cc.hash_dest_qp && p.cc.dcqcn.is_none());
+        assert!(p.cc.hash_dest_qp && p.cc.algo.dcqcn().is_none());
         assert_eq!(p.cc.qps_per_connection, 4);
         let no_k = Congestion {
             ecn_kmin_bytes: 0,

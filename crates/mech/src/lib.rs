@@ -14,11 +14,13 @@
 //! - `headroom`: the PFC headroom formula; `lossless_scenarios`: small lossless test fabrics.
 
 pub mod cc;
+pub mod cc_algo;
 pub mod dcqcn;
 pub mod ecn;
 pub mod entropy;
 pub mod faults;
 pub mod headroom;
+pub mod hpcc;
 pub mod ibcc;
 pub mod ibroute;
 pub mod lossless_scenarios;

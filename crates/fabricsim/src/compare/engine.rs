@@ -70,7 +70,7 @@ fn tune(p: &mut SimParams, t: &Tune, profile: &str) -> Result<(), String> {
         }
     }
     if t.dcqcn_rai.is_some() || t.dcqcn_rate_increase_timer.is_some() {
-        let Some(d) = &mut p.cc.dcqcn else {
+        let Some(d) = p.cc.algo.dcqcn_mut() else {
             return Err(format!(
                 "{profile} runs without DCQCN here (tuned RoCE profiles run it)"
             ));

@@ -151,10 +151,8 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
     .idx()]
     .rate;
     if let Some(c) = &section.congestion {
-        fabricsim_input::cc_profile::apply_congestion(c, line, &mut params.cc);
-        params
-            .cc
-            .validate(&params)
+        fabricsim_input::cc_profile::apply_congestion(c, line, &mut params.cc)
+            .and_then(|()| params.cc.validate(&params))
             .map_err(|(field, problem, allowed)| {
                 let key = match field {
                     "cc.ecn" => "sim.congestion.ecn",

@@ -36,6 +36,7 @@ use serde::Deserialize;
 use super::value::{SizeValue, in_range, time};
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::units::Time;
+use fabricsim_mech::cc_algo::CcAlgo;
 use fabricsim_mech::params::{RoutePolicy, SimParams, Spray, Transport};
 use fabricsim_mech::psn::{InitialPsn, PSN_MASK};
 use fabricsim_mech::route::spray;
@@ -291,7 +292,16 @@ impl SimSection {
                     "ib-ndr, ib-xdr (with fabric = \"ib\")",
                 ));
             };
-            p.cc.ibcc = Some(crate::cc_profile::ib_cc_params(&i));
+            let ib = CcAlgo::IbCc(crate::cc_profile::ib_cc_params(&i));
+            p.cc.algo.set(ib).map_err(|(problem, allowed)| {
+                InputError::at_key(
+                    src,
+                    "sim.ib_cc_profile",
+                    format!("\"{id}\""),
+                    problem,
+                    allowed,
+                )
+            })?;
         }
         p.validate().map_err(|(field, problem, allowed)| {
             let (key, value) = match field {

@@ -7,6 +7,7 @@ use super::{
     Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortInfo, PortLoss,
     PortState,
 };
+use crate::congestion::CcState;
 use crate::packet::{Fifo, NIL, QueueArena, Slab};
 use crate::ring::{Ring, RingArena};
 use crate::sched::SchedState;
@@ -16,7 +17,6 @@ use fabricsim_core::release::Release;
 use fabricsim_core::rng::Rng;
 use fabricsim_core::topology::{HostId, NodeKind, Topology};
 use fabricsim_core::units::Time;
-use fabricsim_mech::cc::CcState;
 use fabricsim_mech::entropy;
 use fabricsim_mech::faults::Faults;
 use fabricsim_mech::params::{RoutePolicy, SimParams, SprayPick};
@@ -89,7 +89,7 @@ impl<'a> Engine<'a> {
                 blocked: 0,
                 tx_bytes: 0,
                 queued: 0,
-                lossy: false,
+                tx_hook: false,
                 wd_off: 0,
             });
             info.push(PortInfo {
@@ -111,7 +111,7 @@ impl<'a> Engine<'a> {
         let mut q = Events::new();
         let misroutes = super::link::apply_faults(topo, faults, &mut loss, &mut q)?;
         for (ps, l) in ports.iter_mut().zip(&loss) {
-            ps.lossy = l.any();
+            ps.tx_hook = l.any();
         }
         dag.check_hosts(topo.num_hosts() as u32)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
@@ -201,6 +201,10 @@ impl<'a> Engine<'a> {
                 .collect();
             (iv, ps, vec![0u64; nports])
         });
+        let cc = CcState::new(p, topo, &qps, qp_line)?;
+        for ps in &mut ports {
+            ps.tx_hook |= cc.telemetry && ps.host == NIL;
+        }
         Ok(Engine {
             topo,
             p,
@@ -257,7 +261,7 @@ impl<'a> Engine<'a> {
             series,
             reroute: faults.reroute,
             reach: fabricsim_mech::reroute::Reach::healthy(nports),
-            cc: CcState::new(p, topo, qp_line),
+            cc,
             fc,
         })
     }

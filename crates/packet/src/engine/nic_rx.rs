@@ -67,6 +67,7 @@ impl Engine<'_> {
                 };
                 let h = qp.dst as usize;
                 let aid = self.pkts.alloc(ack);
+                self.cc_echo(id, aid);
                 self.nics[h]
                     .ctrl
                     .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);
@@ -81,6 +82,8 @@ impl Engine<'_> {
                     Kind::Nak => qp.on_nak(pk.psn),
                     _ => qp.on_sack(pk.psn, pk.aux),
                 };
+                self.cc_acked(qi, id);
+                let qp = &mut self.qps[qi as usize];
                 if advanced {
                     qp.retries = 0;
                     qp.rto_deadline = self.now + self.rto;
