@@ -432,7 +432,7 @@ fn incast() {
         for dcqcn in [true, false] {
             let mut p = p0.clone();
             if !dcqcn {
-                p.cc.dcqcn = None;
+                p.cc.algo = fabricsim::sim::congestion::CcAlgo::None;
             }
             let (pr, fr) = both(&topo, &p, &flow_cases::incast(128, n, 1 << 20));
             let ((pl, pm), (fl, fm)) = (last_mean(&pr), last_mean(&fr));
@@ -525,7 +525,7 @@ fn incast() {
             let mut p = p0.clone();
             p.switch_buffer_bytes = buffer;
             if !dcqcn {
-                p.cc.dcqcn = None;
+                p.cc.algo = fabricsim::sim::congestion::CcAlgo::None;
             }
             let (pr, fr) = both(&topo, &p, &dag);
             let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.unwrap() as f64 / 1e6;
@@ -562,7 +562,7 @@ fn dcqcn_model(
     n: u32,
     bytes: u64,
 ) -> String {
-    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+    let (Some(d), Some(ecn)) = (p.cc.algo.dcqcn(), &p.cc.ecn) else {
         return "off".into();
     };
     let dag = flow_cases::incast(128, 1, bytes);
@@ -963,7 +963,7 @@ fn hol_trace(gpus: u32, senders: u32) {
             plain.routing = sim::RoutePolicy::DModK;
             "D-mod-K routing"
         } else {
-            plain.cc.dcqcn = None;
+            plain.cc.algo = fabricsim::sim::congestion::CcAlgo::None;
             "no DCQCN"
         };
         println!(
@@ -1969,7 +1969,7 @@ fn roce_nic_trace(gpus: u32, senders: u32) {
     }
     // The mean-field model of the group as `dcqcn_incast::synchronized_caps` builds it: the
     // senders sharing a NIC with a victim offer half the line, and the group offers its least.
-    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+    let (Some(d), Some(ecn)) = (p.cc.algo.dcqcn(), &p.cc.ecn) else {
         return;
     };
     let links = flow_cases::qp_links(&topo, &p, &dag, 0);

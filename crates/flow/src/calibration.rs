@@ -50,7 +50,7 @@ pub const LOSS_C_GBN: f64 = 1.237;
 
 /// `c_sr` (`loss`) is the closed form's 1, not fitted: the packet engine's selective repeat
 /// runs under adaptive routing on the profiles (ib-ndr), where a loss costs a timeout
-/// (`Recovery::TimeoutOnly`) and the resend itself is too small to fit beside it.
+/// (`Transport::Unordered`) and the resend itself is too small to fit beside it.
 pub const LOSS_C_SR: f64 = 1.0;
 
 /// Solves per re-solve at most (`fluid`): the rates, then the rates under the caps the NICs'
@@ -246,6 +246,7 @@ pub(super) mod tests {
         ("fluid.rs", include_str!("fluid.rs")),
         ("groups.rs", include_str!("groups.rs")),
         ("hol.rs", include_str!("hol.rs")),
+        ("hpcc.rs", include_str!("hpcc.rs")),
         ("lib.rs", include_str!("lib.rs")),
         ("loss.rs", include_str!("loss.rs")),
         ("maxmin.rs", include_str!("maxmin.rs")),

@@ -2,16 +2,17 @@
 //! them in this order, each on the state the ones before it left.
 //!
 //! 1. `credits`: long IB links' credit-limited capacities (setup);
-//! 2. `dcqcn_incast`: caps of synchronized incast groups and their onsets (setup, flow start,
+//! 2. `hpcc`: η of every link's capacity under HPCC (setup);
+//! 3. `dcqcn_incast`: caps of synchronized incast groups and their onsets (setup, flow start,
 //!    `Onset` events);
-//! 3. `dcqcn_victim`: caps of the flows crossing queues those bursts fill (setup: it reads the
+//! 4. `dcqcn_victim`: caps of the flows crossing queues those bursts fill (setup: it reads the
 //!    groups; flow start);
-//! 4. `hol`: head-of-line blocking behind held queues (flow start, rate changes, flow end, a
+//! 5. `hol`: head-of-line blocking behind held queues (flow start, rate changes, flow end, a
 //!    last byte's arrival; lossless fabrics);
-//! 5. `nic_send`: the NIC's send stage (flow start, rate changes, caps after a solve, flow end,
+//! 6. `nic_send`: the NIC's send stage (flow start, rate changes, caps after a solve, flow end,
 //!    `NicSend` events, a cap an onset changed; lossless fabrics, within the limits);
-//! 6. `nic_rr`: the NIC's per-QP round robin at message end (message start, message drained);
-//! 7. `loss`: loss recovery (route factor, message start, message drained, message done).
+//! 7. `nic_rr`: the NIC's per-QP round robin at message end (message start, message drained);
+//! 8. `loss`: loss recovery (route factor, message start, message drained, message done).
 //!
 //! `rate_model` turns the route factors into each route's cap (`fluid::route_entry`).
 
@@ -21,6 +22,7 @@ use super::dcqcn_victim::DcqcnVictim;
 use super::effect::{Ctx, Effect};
 use super::event::Event;
 use super::hol::Hol;
+use super::hpcc::Hpcc;
 use super::loss::Loss;
 use super::nic_rr::NicRounds;
 use super::nic_send::NicSend;
@@ -34,6 +36,7 @@ use fabricsim_mech::SimParams;
 /// Every effect of a run, in the order above (an `Option` is off for the run).
 pub struct Effects {
     credits: Credits,
+    hpcc: Option<Hpcc>,
     incast: DcqcnIncast,
     victim: DcqcnVictim,
     hol: Option<Hol>,
@@ -48,6 +51,10 @@ macro_rules! in_order {
         let fx: &mut Effects = &mut *$fx;
         {
             let $e = &mut fx.credits;
+            $body;
+        }
+        {
+            let $e = &mut fx.hpcc;
             $body;
         }
         {
@@ -89,6 +96,7 @@ impl Effects {
     ) -> Effects {
         Effects {
             credits: Credits,
+            hpcc: Hpcc::new(p),
             incast: DcqcnIncast::default(),
             victim: DcqcnVictim::default(),
             hol: Hol::new(topo, p, flows as usize),
@@ -203,8 +211,9 @@ mod tests {
     use crate::calibration::tests::{SOURCES, names};
 
     /// The effects, by module.
-    const EFFECTS: [&str; 7] = [
+    const EFFECTS: [&str; 8] = [
         "credits",
+        "hpcc",
         "dcqcn_incast",
         "dcqcn_victim",
         "hol",

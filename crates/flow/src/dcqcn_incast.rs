@@ -200,7 +200,7 @@ pub fn synchronized_caps(
     loop_ps: impl Fn(usize) -> u64,
 ) -> (Vec<GroupFlow>, Onsets) {
     let mut onsets = Onsets::default();
-    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+    let (Some(d), Some(ecn)) = (p.cc.algo.dcqcn(), &p.cc.ecn) else {
         return (Vec::new(), onsets);
     };
     let line = |h: HostId| nic_line(topo, h);

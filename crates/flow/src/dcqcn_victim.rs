@@ -323,7 +323,7 @@ pub fn victim_caps<'r>(
     loop_ps: impl Fn(usize) -> u64,
     grouped: &[GroupFlow],
 ) -> Vec<GroupFlow> {
-    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+    let (Some(d), Some(ecn)) = (p.cc.algo.dcqcn(), &p.cc.ecn) else {
         return Vec::new();
     };
     let kmin = match *ecn {

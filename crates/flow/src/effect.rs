@@ -1,6 +1,6 @@
 //! The seam of the flow engine's effects: what a fluid of max-min rates does not see by itself
-//! (credit limits, DCQCN's cuts, head-of-line blocking, the NIC's send stage and round robin,
-//! loss recovery) plugs into the event loop (`fluid`) through the hooks of [`Effect`], every
+//! (credit limits, HPCC's target utilization, DCQCN's cuts, head-of-line blocking, the NIC's
+//! send stage and round robin, loss recovery) plugs into the event loop (`fluid`) through the hooks of [`Effect`], every
 //! hook a no-op by default. An effect reads and changes the run through [`Ctx`], never through
 //! another effect's types; `compose` calls the effects in one fixed order, resolved at compile
 //! time (no `dyn`).

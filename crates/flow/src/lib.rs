@@ -19,7 +19,8 @@
 //! - `effect`: the seam: the `Effect` trait (hooks with no-op defaults) and the context `Ctx`
 //!   the effects share; `compose`: the effects in their fixed order (static dispatch);
 //! - the effects, one file each, none importing another: `credits` (credit-limited rates of
-//!   long InfiniBand links), `dcqcn_incast` (DCQCN's cost for synchronized incast starters),
+//!   long InfiniBand links), `hpcc` (HPCC's target utilization η of every link),
+//!   `dcqcn_incast` (DCQCN's cost for synchronized incast starters),
 //!   `dcqcn_victim` (DCQCN's cut of flows crossing the queues a start-up burst fills), `hol`
 //!   (head-of-line blocking behind an incast under PFC or credits), `nic_send` (the NIC's send
 //!   stage: round-robin injection, back-pressure), `nic_rr` (the NIC's per-QP round robin at
@@ -45,6 +46,7 @@ mod event;
 pub mod fluid;
 pub mod groups;
 pub mod hol;
+pub mod hpcc;
 pub mod loss;
 pub mod maxmin;
 pub mod mean_field;

@@ -47,7 +47,7 @@
 //!   - under go-back-N, a loss whose NAK or resent packet is lost too (the receiver NAKs a
 //!     sequence error once, IBA 9.7.5.1.2): `n p_h (1 - (1 - p_h)^2)` for `n` packets;
 //!   - under adaptive routing the receiver acknowledges cumulatively and never reports a hole
-//!     (`sim::engine::cc::ar_reply`: reordering must not trigger resends), so any lost data
+//!     (`sim::transport::unordered`: reordering must not trigger resends), so any lost data
 //!     packet, or the last ACK when no message follows, stalls the ACKs until the timer fires:
 //!     `1 - (1 - p_h)^(n+1)` (`1 - (1 - p_h)^n` with a message queued behind).
 //!   A lost tail is revealed by the next message on the QP when that one starts before the
@@ -84,7 +84,7 @@ use super::event::Event;
 use super::groups::ResendWait;
 use super::state::NONE32;
 use fabricsim_core::rng::Rng;
-use fabricsim_mech::{RoutePolicy, SimParams, Transport};
+use fabricsim_mech::{SimParams, Transport};
 
 /// `Rng::stream` kind of the per-message tail-loss draws.
 const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
@@ -206,23 +206,12 @@ pub const FITTED: LossConstants = LossConstants {
     c_sr: LOSS_C_SR,
 };
 
-/// How the receiver reveals a lost packet to the sender.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Recovery {
-    /// NAK at the first sequence error; the sender resends from it (IBA 9.7.5).
-    GoBackN,
-    /// A selective NACK per out-of-order packet; the sender resends the holes (IRN).
-    SelectiveRepeat,
-    /// Cumulative ACKs only (selective repeat under adaptive routing, `ar_reply`): a hole is
-    /// found by the ACK timeout alone.
-    TimeoutOnly,
-}
-
 /// The loss of a run: per-packet probability on every link and the recovery.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LossModel {
     pub per_link: f64,
-    pub recovery: Recovery,
+    /// How the receiver reveals a lost packet (the run's recovery, `Transport::under`).
+    pub recovery: Transport,
     /// The local ACK timeout a tail loss costs (ps).
     pub rto_ps: u64,
     /// Timeouts in a row before the QP fails (the retry count, IBA 9.7.6.1.3).
@@ -251,11 +240,7 @@ impl LossModel {
         let per_link = 1.0 - (1.0 - p.loss_rate) * (1.0 - from_ber);
         (per_link > 0.0).then(|| LossModel {
             per_link,
-            recovery: match (p.transport, p.routing) {
-                (Transport::GoBackN, _) => Recovery::GoBackN,
-                (Transport::SelectiveRepeat, RoutePolicy::Adaptive) => Recovery::TimeoutOnly,
-                (Transport::SelectiveRepeat, _) => Recovery::SelectiveRepeat,
-            },
+            recovery: p.transport.under(p.routing),
             rto_ps: p.ack_timeout().ps(),
             retries: p.retry_count,
             constants: FITTED,
@@ -267,8 +252,8 @@ impl LossModel {
     pub fn goodput(&self, hops: usize) -> f64 {
         let ph = path_loss(self.per_link, hops);
         match self.recovery {
-            Recovery::GoBackN => 1.0,
-            Recovery::SelectiveRepeat | Recovery::TimeoutOnly => {
+            Transport::GoBackN => 1.0,
+            Transport::SelectiveRepeat | Transport::Unordered => {
                 (1.0 - self.constants.c_sr * ph).max(0.0)
             }
         }
@@ -280,7 +265,7 @@ impl LossModel {
     /// between losses. 0 under the other recoveries.
     pub fn draw_naks(&self, hops: usize, packets: u64, rng: &mut Rng) -> u32 {
         let ph = path_loss(self.per_link, hops);
-        if self.recovery != Recovery::GoBackN || ph <= 0.0 {
+        if self.recovery != Transport::GoBackN || ph <= 0.0 {
             return 0;
         }
         let (mut at, mut n) = (0u64, 0u32);
@@ -326,10 +311,10 @@ impl LossModel {
         let ph = path_loss(self.per_link, hops);
         let tail = if queued { 0.0 } else { either_way(ph) };
         let p = match self.recovery {
-            Recovery::GoBackN => tail + packets as f64 * ph * either_way(ph),
-            Recovery::SelectiveRepeat => tail,
+            Transport::GoBackN => tail + packets as f64 * ph * either_way(ph),
+            Transport::SelectiveRepeat => tail,
             // The last ACK counts only when no later message's cumulative ACK covers it.
-            Recovery::TimeoutOnly => {
+            Transport::Unordered => {
                 let acks = if queued { 0 } else { 1 };
                 -((packets + acks) as f64 * (-ph).ln_1p()).exp_m1()
             }
@@ -356,11 +341,11 @@ impl LossModel {
         // the lost last ACK); under go-back-N and selective repeat everything from the loss on
         // is resent after the timer.
         let (at, k) = match self.recovery {
-            Recovery::TimeoutOnly => {
+            Transport::Unordered => {
                 let k = ((-u).ln_1p() / (-ph).ln_1p()).floor();
                 ((k.min((packets - 1) as f64) + 1.0) / packets as f64, k)
             }
-            Recovery::GoBackN | Recovery::SelectiveRepeat => (1.0, packets as f64),
+            Transport::GoBackN | Transport::SelectiveRepeat => (1.0, packets as f64),
         };
         // The timer is re-armed one RTO after it fires (the packet engine keeps the RTO; IBA
         // 9.7.6.1.3 leaves back-off to the implementation): another timeout when the resend
@@ -378,8 +363,8 @@ impl LossModel {
             timeouts += 1;
         }
         let revealable = match self.recovery {
-            Recovery::TimeoutOnly => k >= packets as f64,
-            Recovery::GoBackN | Recovery::SelectiveRepeat => {
+            Transport::Unordered => k >= packets as f64,
+            Transport::GoBackN | Transport::SelectiveRepeat => {
                 let tail = if queued { 0.0 } else { either_way(ph) };
                 u < tail
             }
@@ -450,7 +435,7 @@ mod tests {
     use super::*;
 
     /// A model with `per_link` loss, `recovery`, `rto_ps`, 7 retries and the fitted constants.
-    fn model(per_link: f64, recovery: Recovery, rto_ps: u64) -> LossModel {
+    fn model(per_link: f64, recovery: Transport, rto_ps: u64) -> LossModel {
         LossModel {
             per_link,
             recovery,
@@ -482,19 +467,19 @@ mod tests {
     fn timeouts_come_from_the_tail_and_from_lost_recoveries() {
         // p_h = 0.01: tail 1 - 0.99^2 = 0.0199; go-back-N on 100 packets adds
         // 100 x 0.01 x 0.0199 = 0.0199.
-        let m = model(0.01, Recovery::GoBackN, 0);
+        let m = model(0.01, Transport::GoBackN, 0);
         assert!((m.timeout_prob(1, 100, false) - 0.0398).abs() < 1e-12);
         // A message queued behind reveals the tail: only the lost recoveries remain.
         assert!((m.timeout_prob(1, 100, true) - 0.0199).abs() < 1e-12);
         let sr = LossModel {
-            recovery: Recovery::SelectiveRepeat,
+            recovery: Transport::SelectiveRepeat,
             ..m
         };
         assert!((sr.timeout_prob(1, 100, false) - 0.0199).abs() < 1e-12);
         // Cumulative ACKs only: any of 100 packets or the last ACK, 1 - 0.99^101; with a
         // message behind, whose ACKs cover the last one, 1 - 0.99^100.
         let ao = LossModel {
-            recovery: Recovery::TimeoutOnly,
+            recovery: Transport::Unordered,
             ..m
         };
         assert!((ao.timeout_prob(1, 100, false) - (1.0 - 0.99f64.powi(101))).abs() < 1e-12);
@@ -505,7 +490,7 @@ mod tests {
     fn timeout_draws_follow_the_probability_and_the_geometric_position() {
         // 1 - 0.99^101 = 0.6376 of the messages stall; the first loss is geometric, so the
         // mean fraction sent before it is E[(k+1)/n | stall], computed exactly beside it.
-        let m = model(0.01, Recovery::TimeoutOnly, 0);
+        let m = model(0.01, Transport::Unordered, 0);
         let (n, runs) = (100u64, 200_000u64);
         let (mut hits, mut at_sum) = (0u64, 0.0);
         for i in 0..runs {
@@ -531,7 +516,7 @@ mod tests {
         // (the first loss k >= 3) times out again with 1 - 0.99^2 = 0.0199 (the resend or its
         // one ACK lost); an earlier hole with 0.01 (its resend lost). P(k >= 3 | stall) =
         // 0.99^3 (1 - 0.99^2) / (1 - 0.99^5) = 0.39804.
-        let m = model(0.01, Recovery::TimeoutOnly, 0);
+        let m = model(0.01, Transport::Unordered, 0);
         let (mut stalls, mut again) = ([0u64; 2], [0u64; 2]);
         for i in 0..2_000_000u64 {
             if let Some(s) = m.draw_timeout(1, 4, false, &mut Rng::stream(5, 2, i)) {
@@ -552,7 +537,7 @@ mod tests {
 
     #[test]
     fn warns_when_the_timeout_is_not_above_the_queueing_delay() {
-        let m = model(0.001, Recovery::TimeoutOnly, 65_536_000);
+        let m = model(0.001, Transport::Unordered, 65_536_000);
         assert!(m.rto_warning(65_535_999).is_none());
         assert!(m.rto_warning(670_000_000).is_some());
     }
@@ -563,7 +548,7 @@ mod tests {
         // mean 0.99, variance 0.9801; P(none) = 0.99^99 = 0.36973.
         let m = LossModel {
             per_link: 0.01,
-            recovery: Recovery::GoBackN,
+            recovery: Transport::GoBackN,
             rto_ps: 0,
             retries: 7,
             constants: LossConstants {
@@ -598,7 +583,7 @@ mod tests {
         assert_eq!(m.nak_delay_ps(3, 2_000_000, timer, 100_000), 306_300_000);
         assert_eq!(m.nak_delay_ps(0, 2_000_000, timer, 100_000), 0);
         let sr = LossModel {
-            recovery: Recovery::SelectiveRepeat,
+            recovery: Transport::SelectiveRepeat,
             ..m
         };
         assert_eq!(sr.draw_naks(1, 100, &mut Rng::stream(9, 4, 0)), 0);
