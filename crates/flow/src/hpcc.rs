@@ -28,3 +28,29 @@ impl Effect for Hpcc {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths;
+    use fabricsim_core::units::{BitRate, Time};
+    use fabricsim_mech::cc_algo::CcAlgo;
+    use fabricsim_mech::hpcc::HpccParams;
+    use fabricsim_mech::lossless_scenarios::clos2;
+
+    #[test]
+    fn links_keep_eta_of_their_capacity_under_hpcc_only() {
+        let (topo, _, _) = clos2(2, 2, 4, BitRate::gbps(400), Time::from_ns(100));
+        let line = paths::capacities(&topo);
+        let mut p = SimParams::roce();
+        assert!(Hpcc::new(&p).is_none(), "DCQCN's profile is not HPCC");
+        p.cc.algo = CcAlgo::Hpcc(HpccParams {
+            eta: 0.5,
+            ..HpccParams::default()
+        });
+        let mut caps = line.clone();
+        Hpcc::new(&p).expect("HPCC").link_caps(&topo, &p, &mut caps);
+        let halves: Vec<u64> = line.iter().map(|c| c / 2).collect();
+        assert_eq!(caps, halves);
+    }
+}
