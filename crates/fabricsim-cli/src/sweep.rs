@@ -13,9 +13,10 @@ use crate::progress::Bar;
 use fabricsim::InputError;
 use fabricsim::compare::model::default_scenario;
 use fabricsim::compare::sweep::{self, Point, PointResult, SweepAxis};
-use fabricsim::compare::variant::{Recovery, Tune, Variant};
+use fabricsim::compare::variant::{Tune, Variant};
 use fabricsim::engine_choice::EngineChoice;
 use fabricsim::scenario::Scenario;
+use fabricsim::sim::Transport;
 
 /// The loss sweep's axes.
 const LOSS_SWEEP: [&str; 2] = [
@@ -177,7 +178,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     let fabric = Variant {
         name: args.fabric.clone(),
         profile: args.fabric.clone(),
-        recovery: Recovery::GoBackN,
+        recovery: Transport::GoBackN,
         loss_rate: 0.0,
         tuned: true,
         tune: Tune::default(),

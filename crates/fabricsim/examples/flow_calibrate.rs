@@ -432,7 +432,7 @@ fn incast() {
         for dcqcn in [true, false] {
             let mut p = p0.clone();
             if !dcqcn {
-                p.cc.dcqcn = None;
+                p.cc.algo = fabricsim::sim::congestion::CcAlgo::None;
             }
             let (pr, fr) = both(&topo, &p, &flow_cases::incast(128, n, 1 << 20));
             let ((pl, pm), (fl, fm)) = (last_mean(&pr), last_mean(&fr));
@@ -525,7 +525,7 @@ fn incast() {
             let mut p = p0.clone();
             p.switch_buffer_bytes = buffer;
             if !dcqcn {
-                p.cc.dcqcn = None;
+                p.cc.algo = fabricsim::sim::congestion::CcAlgo::None;
             }
             let (pr, fr) = both(&topo, &p, &dag);
             let us = |r: &sim::RunResult, i: usize| r.messages[i].fct_ps.unwrap() as f64 / 1e6;
@@ -553,7 +553,7 @@ fn incast() {
     }
 }
 
-/// The `flow::dcqcn_incast` mean-field model of an N:1 incast of `bytes` per sender on `p`'s
+/// The `flow::mean_field` model of an N:1 incast of `bytes` per sender on `p`'s
 /// fabric (feedback loop: the flow engine's round trip of a sender's path): drain time, its
 /// ideal, one sender's cuts and CNPs, and the peak queue.
 fn dcqcn_model(
@@ -562,14 +562,14 @@ fn dcqcn_model(
     n: u32,
     bytes: u64,
 ) -> String {
-    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+    let (Some(d), Some(ecn)) = (p.cc.algo.dcqcn(), &p.cc.ecn) else {
         return "off".into();
     };
     let dag = flow_cases::incast(128, 1, bytes);
     let links = route_links(topo, p, &dag);
     let one_way = paths::one_way_ps(topo, p, &links);
     let line = topo.links[topo.ports[topo.host_port(HostId(0)).idx()].link.idx()].rate;
-    let inc = fabricsim::flow::dcqcn_incast::Incast {
+    let inc = fabricsim::flow::mean_field::Incast {
         senders: n,
         bytes: paths::wire_bytes(p, bytes),
         offered_bps: line.bps(),
@@ -578,7 +578,7 @@ fn dcqcn_model(
         loop_ps: 2 * one_way,
         frame_bytes: p.mtu_frame_wire_bytes(),
     };
-    let o = fabricsim::flow::dcqcn_incast::drain(&inc, d, ecn);
+    let o = fabricsim::flow::mean_field::drain(&inc, d, ecn);
     format!(
         "drain {:.2} us (ideal {:.2}), {} cuts, {} CNPs, peak queue {:.2} MB, mean wait {:.2} us",
         o.drain_ps as f64 / 1e6,
@@ -963,7 +963,7 @@ fn hol_trace(gpus: u32, senders: u32) {
             plain.routing = sim::RoutePolicy::DModK;
             "D-mod-K routing"
         } else {
-            plain.cc.dcqcn = None;
+            plain.cc.algo = fabricsim::sim::congestion::CcAlgo::None;
             "no DCQCN"
         };
         println!(
@@ -1508,7 +1508,7 @@ fn nic_send_cases() {
 /// The lossless all-to-all beyond 128 hosts (`dense [gpus [KB [forced [fabric]]]]`): packet vs
 /// flow mean FCT, p99 FCT and collective time (last completion), with each engine's seconds;
 /// the flow engine with the lossless models as the engine runs them (they end above
-/// `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows at once), and with `forced` with no limit and with
+/// `calibration::LOSSLESS_MODELS_MAX_ACTIVE` flows at once), and with `forced` with no limit and with
 /// none (the models off from the start).
 fn dense(gpus: u32, kb: u64, forced: bool, only: Option<&str>) {
     let dag = flow_cases::all_to_all(gpus, kb << 10);
@@ -1969,12 +1969,12 @@ fn roce_nic_trace(gpus: u32, senders: u32) {
     }
     // The mean-field model of the group as `dcqcn_incast::synchronized_caps` builds it: the
     // senders sharing a NIC with a victim offer half the line, and the group offers its least.
-    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+    let (Some(d), Some(ecn)) = (p.cc.algo.dcqcn(), &p.cc.ecn) else {
         return;
     };
     let links = flow_cases::qp_links(&topo, &p, &dag, 0);
     let line = topo.links[topo.ports[topo.host_port(HostId(0)).idx()].link.idx()].rate;
-    let inc = fabricsim::flow::dcqcn_incast::Incast {
+    let inc = fabricsim::flow::mean_field::Incast {
         senders,
         bytes: paths::wire_bytes(&p, mb),
         offered_bps: line.bps() / 2,
@@ -1983,7 +1983,7 @@ fn roce_nic_trace(gpus: u32, senders: u32) {
         loop_ps: 2 * paths::one_way_ps(&topo, &p, &links),
         frame_bytes: p.mtu_frame_wire_bytes(),
     };
-    let (out, rates) = fabricsim::flow::dcqcn_incast::rates(&inc, d, ecn);
+    let (out, rates) = fabricsim::flow::mean_field::rates(&inc, d, ecn);
     let r: Vec<String> = rates
         .iter()
         .take(12)

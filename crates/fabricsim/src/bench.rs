@@ -60,11 +60,7 @@ pub fn describe(p: &SimParams) -> String {
         FlowControl::Credits(_) => "credits per VL (lossless)",
         FlowControl::Pfc(_) => "PFC on the data class (lossless)",
     };
-    let cc = match (&p.cc.dcqcn, &p.cc.ibcc) {
-        (Some(_), _) => "DCQCN",
-        (_, Some(_)) => "IB CC",
-        _ => "none",
-    };
+    let cc = p.cc.algo.name();
     format!(
         "MTU {} B, {} B headers + {} B wire overhead; flow control: {fc}; congestion control: {cc}; \
          routing: {:?}; transport: {:?}, ack every {} packet(s), window {}",

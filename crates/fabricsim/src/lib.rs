@@ -41,11 +41,20 @@ pub mod sim {
     pub use fabricsim_input::{cc_profile, profile_fc};
     pub use fabricsim_mech::{
         CreditParams, Dir, Fault, Faults, FlowControl, Headroom, LinkLoss, PfcParams, PfcThreshold,
-        RoutePolicy, RunResult, Scheduling, SimParams, Status, Transport, cc, dcqcn, ecn, entropy,
-        faults, headroom, ibcc, ibroute, lossless_scenarios, params, psn, reroute, results, route,
+        RoutePolicy, RunResult, Scheduling, SimParams, Spray, SprayPick, Status, Transport, cc,
+        cc_algo, dcqcn, ecn, entropy, faults, headroom, hpcc, ibcc, ibroute, lossless_scenarios,
+        params, psn, recovery, reroute, results, route,
     };
     #[cfg(feature = "trace")]
     pub use fabricsim_packet::trace;
+
+    /// The congestion-control seam (`fabricsim_packet::congestion`) with the run's algorithm
+    /// and HPCC's parameters (`fabricsim_mech::{cc_algo, hpcc}`).
+    pub mod congestion {
+        pub use fabricsim_mech::cc_algo::CcAlgo;
+        pub use fabricsim_mech::hpcc::HpccParams;
+        pub use fabricsim_packet::congestion::*;
+    }
     pub use fabricsim_packet::{
         Engine, Progress, RunOptions, credits, deadlock, engine, hugepages, packet, pfc, queue,
         ring, run, sched, transport,

@@ -170,7 +170,7 @@ fn capped_incrementally_equals_from_scratch() {
 #[test]
 fn the_lossless_models_end_when_too_many_flows_are_active_at_once() {
     // Every host sends 4 KB to every other at once on credits: 128 hosts start 16,256 flows,
-    // within `fluid::LOSSLESS_MODELS_MAX_ACTIVE` (20,000): port service and the send stage stay
+    // within `calibration::LOSSLESS_MODELS_MAX_ACTIVE` (20,000): port service and the send stage stay
     // on; 160 hosts start 25,440: both end at the first solve, before the send stage set a cap.
     for (hosts, ends) in [(128u32, false), (160, true)] {
         let topo = fat_tree(hosts, 32);
@@ -213,7 +213,7 @@ fn the_lossless_models_end_once_their_port_work_is_spent() {
     };
     let (_, st) = flow::run(&topo, &ib(4096), &dag, &fp).unwrap();
     // The first event time's solves (a rate solve, then one under the send stage's caps:
-    // `nic_send::ROUNDS`) ran per port, and only they did.
+    // `calibration::NIC_SEND_ROUNDS`) ran per port, and only they did.
     assert!((1..=2).contains(&st.solve.port_solves), "{:?}", st.solve);
     assert!(
         st.solve.port_work >= u64::from(hosts * (hosts - 1)),

@@ -55,7 +55,7 @@
 //! 86.07 (-1.4%), 87.69 / 86.67 (-1.2%); 512 151.78 / 149.95 (-1.2%), 172.13 / 170.32 (-1.0%),
 //! 172.72 / 171.09 (-0.9%); roce-400g 256 82.76 / 79.34 (-4.1%), 93.54 / 89.21 (-4.6%), 94.39 /
 //! 90.63 (-4.0%); 512 160.33 / 154.64 (-3.6%), 181.75 / 174.88 (-3.8%), 191.06 / 184.60 (-3.4%).
-//! Every flow starts at once, more than `fluid::LOSSLESS_MODELS_MAX_ACTIVE`, so port service and
+//! Every flow starts at once, more than `calibration::LOSSLESS_MODELS_MAX_ACTIVE`, so port service and
 //! the NICs' send stage are off (on ib-ndr already at 128 hosts: 130,048 adaptive subflows);
 //! forced on they moved the ib-ndr mean to -11.8% (128) and -10.7% (256): port service gives the
 //! flows within a leaf their own input port of the receiver's egress, 22.6 / 17.5 us against the
@@ -97,7 +97,7 @@
 //! rate-increase timer (300 us) fires after the last cut: on the packet engine a NAKed message
 //! ends 301-348 us after its lossless FCT whatever the NAK's time, and a second NAK adds 0-40
 //! us (traced over 30 seeds). The flow engine charges that timer once per NAKed message
-//! (`dcqcn_incast::ResendWait::AfterTimer`); it charged the group's mean queueing delay per NAK,
+//! (`groups::ResendWait::AfterTimer`); it charged the group's mean queueing delay per NAK,
 //! which put 2.3% of the messages past 1 ms (packet 0.94%) and the pooled p99 at 1250.6 us
 //! against 874.3 us (+43%, 64 seeds; +22.6% at 8). Mean FCT 504.1 / 512.0 us (+1.6%).
 //!

@@ -5,6 +5,7 @@ mod cc_util;
 
 use cc_util::{fluid, port_gbps, run, star};
 use fabricsim::message::MessageDag;
+use fabricsim::sim::congestion::CcAlgo;
 use fabricsim::sim::dcqcn::{DcqcnParams, DcqcnSet};
 use fabricsim::sim::ecn::EcnMarking;
 use fabricsim::sim::{FlowControl, PfcParams, SimParams};
@@ -81,7 +82,7 @@ fn two_flows(
     let t = star(3, rate, Time::from_ns(500));
     let mut p = params(ecn);
     p.seed = seed;
-    p.cc.dcqcn = Some(d);
+    p.cc.algo = CcAlgo::Dcqcn(d);
     let mut d = MessageDag::default();
     let bytes = rate.bytes_in(data);
     d.push(HostId(0), HostId(2), bytes, Time::ZERO, &[]);
@@ -215,7 +216,11 @@ fn profile_cc(fabric: &str) -> (BitRate, DcqcnParams, Option<EcnMarking>) {
         .unwrap();
     let design = sc.design().unwrap();
     let p = fabricsim::sim::params_from_design(&design, true).unwrap();
-    let d = p.cc.dcqcn.expect("the tuned profile runs DCQCN");
+    let d =
+        p.cc.algo
+            .dcqcn()
+            .copied()
+            .expect("the tuned profile runs DCQCN");
     let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
     (rate, d, p.cc.ecn)
 }
@@ -418,7 +423,9 @@ fn incast(set: Option<DcqcnSet>, ecn: (u64, u64, f64), bytes: u64, seed: u64) ->
     let t = star(9, rate, Time::from_ns(100));
     let mut p = params(red(kmin, kmax, pmax));
     p.seed = seed;
-    p.cc.dcqcn = set.map(|s| DcqcnParams::set(s, rate));
+    if let Some(s) = set {
+        p.cc.algo = CcAlgo::Dcqcn(DcqcnParams::set(s, rate));
+    }
     p.switch_buffer_bytes = 8 << 20;
     p.sample_interval = Some(Time::from_us(1));
     let frame = p.mtu_frame_wire_bytes();
@@ -689,7 +696,12 @@ fn incast_32_to_1_over_cut_costs_one_increase_period() {
     sc.apply_flags(&[("--fabric".to_string(), "roce-400g".to_string())])
         .unwrap();
     let p = fabricsim::sim::params_from_design(&sc.design().unwrap(), true).unwrap();
-    let t_inc = p.cc.dcqcn.expect("DCQCN on").rate_increase_timer;
+    let t_inc =
+        p.cc.algo
+            .dcqcn()
+            .copied()
+            .expect("DCQCN on")
+            .rate_increase_timer;
     let t = star(33, BitRate::gbps(400), Time::from_ns(100));
     let mut d = MessageDag::default();
     for s in 1..=32 {
@@ -702,7 +714,7 @@ fn incast_32_to_1_over_cut_costs_one_increase_period() {
     let with = last(&p);
     let without = last(&SimParams {
         cc: fabricsim::sim::cc::CcParams {
-            dcqcn: None,
+            algo: CcAlgo::None,
             ..p.cc.clone()
         },
         ..p.clone()
@@ -771,8 +783,8 @@ fn sim_congestion_section_reaches_the_engine() {
     let (p, on) = go(&text);
     assert_eq!(p.cc.ecn, red(150_000, 1_500_000, 1.0));
     assert_eq!(
-        p.cc.dcqcn,
-        Some(DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400)))
+        p.cc.algo.dcqcn(),
+        Some(&DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400)))
     );
     let (_, off) = go(&text.replace("dcqcn = \"connectx_fw\"", "dcqcn = \"off\""));
     let pause = |r: &fabricsim::sim::RunResult| {

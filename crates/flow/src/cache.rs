@@ -11,8 +11,7 @@
 
 use std::collections::BTreeMap;
 
-/// Smallest component worth caching (smaller ones solve faster than they hash).
-const MIN_FLOWS: usize = 16;
+use super::calibration::CACHE_MIN_FLOWS;
 
 struct Entry {
     /// Sorted, deduplicated (route, cap) with the rate of every flow that has them.
@@ -64,7 +63,7 @@ impl RateCache {
         st: &[T],
         key: impl Fn(&T) -> (u32, u64),
     ) -> Option<&[u64]> {
-        if flows.len() < MIN_FLOWS {
+        if flows.len() < CACHE_MIN_FLOWS {
             return None;
         }
         let e = self.entries.get(&signature(flows, st, &key))?;
@@ -85,7 +84,7 @@ impl RateCache {
     pub fn store<T>(&mut self, flows: &[u32], st: &[T], key: impl Fn(&T) -> (u32, u64, u64)) {
         // Deduplication only shrinks the entry: a set larger than the room left is skipped
         // before it is copied.
-        if flows.len() < MIN_FLOWS || self.stored + flows.len() > self.budget {
+        if flows.len() < CACHE_MIN_FLOWS || self.stored + flows.len() > self.budget {
             return;
         }
         let mut rates: Vec<(u32, u64, u64)> = flows.iter().map(|&f| key(&st[f as usize])).collect();

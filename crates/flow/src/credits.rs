@@ -2,13 +2,23 @@
 //! per-VL buffer in flight (IBA Vol. 1 7.9), and a credit comes back one credit round trip
 //! after its block left, so a directed link carries at most
 //! `rate <= buffer x 8 / (2 x propagation + frame serialization + receiver pipeline)`
-//! (physics.md C1: the buffer must cover BW x RTT + MTU for line rate). On a short link the
+//! (for line rate the buffer must cover the bandwidth times that round trip). On a short link the
 //! buffer covers the round trip and the line rate binds; the closed form only bites on long
 //! (multi-hundred-metre) links. The packet engine runs the same credits per VL
-//! (`sim::credits`), checked by `flow_calibrate -- credits`.
+//! (`sim::credits`), checked by `fabricsim-lab credits`.
 
+use super::effect::Effect;
 use fabricsim_core::topology::Topology;
 use fabricsim_mech::{FlowControl, SimParams};
+
+/// The effect: every directed link's capacity lowered to its credit limit ([`limit`]).
+pub struct Credits;
+
+impl Effect for Credits {
+    fn link_caps(&self, topo: &Topology, p: &SimParams, caps: &mut Vec<u64>) {
+        *caps = limit(topo, p, std::mem::take(caps));
+    }
+}
 
 /// The capacity of every directed link (`paths::capacities` order), lowered to its credit
 /// limit under credit flow control.

@@ -9,7 +9,7 @@
 //! - a *burst queue* is a switch egress (not into a NIC: those are `dcqcn_incast`'s) whose
 //!   dependency-free starters, starting together, offer more than it drains and carry enough
 //!   bytes to pass Kmin (at most `B (1 - C / O)` queues: `B` bytes offered at `O` into `C`);
-//! - its depth over time comes from `dcqcn_incast`'s mean-field model of its `n` flows (the
+//! - its depth over time comes from the mean-field model (`mean_field`) of its `n` flows (the
 //!   queue `dq/dt = n R_c(t - τ) - C` with one representative reaction point, the packet
 //!   engine's `sim::dcqcn::Rp`), fed the flows' mean bytes and mean offered rate (a flow offers
 //!   its share of its NIC, and no more than its share of each egress before this one: a FIFO
@@ -30,7 +30,7 @@
 //! - the flow engine caps the victim at its bytes over the time its last byte leaves the
 //!   queues (`victim_caps`), as `dcqcn_incast` caps a group by its drain.
 //!
-//! Traced on the packet engine by `flow_calibrate -- victim-cnp` (roce-400g, 1,024 GPUs, 99:1 x
+//! Traced on the packet engine by `fabricsim-lab victim-cnp` (roce-400g, 1,024 GPUs, 99:1 x
 //! 1 MB incast + 8 victims of 1 MB; 1 us port samples): the victims into the receiver's leaf are
 //! marked in the spine downlinks into that leaf that carry 2 or 5 incast flows (peak 1.7 MB and
 //! 4.6 MB, above Kmin from 3-4 us to 57-59 us, and to 451 us where the leaf's PFC pauses the
@@ -62,10 +62,53 @@ use fabricsim_mech::dcqcn::DcqcnParams;
 use fabricsim_mech::ecn::EcnMarking;
 use fabricsim_mech::{SimParams, entropy};
 
-use super::dcqcn_incast::{
-    self, GroupFlow, HORIZON_PS, Incast, QueueTrace, Reaction, ResendWait, STEP_PS,
-};
+use super::calibration::{MEAN_FIELD_HORIZON_PS, MEAN_FIELD_STEP_PS};
+use super::effect::{Ctx, Effect};
+use super::groups::{GroupFlow, ResendWait};
+use super::mean_field::{self, Incast, QueueTrace, Reaction};
+use super::paths::PathModel;
 use super::{paths, pfc_pause};
+
+/// The effect: at setup, the victims' caps ([`victim_caps`]; static routes only), each taking
+/// hold at its flow's start.
+#[derive(Default)]
+pub struct DcqcnVictim {
+    /// Sorted by flow.
+    caps: Vec<GroupFlow>,
+}
+
+impl Effect for DcqcnVictim {
+    fn setup(&mut self, cx: &mut Ctx) {
+        if matches!(cx.paths, PathModel::Adaptive { .. }) {
+            return;
+        }
+        let k = cx.paths.subflows();
+        let (solver, msgs) = (&cx.solver, &cx.msgs);
+        let route = |m: usize, part: u32, j: u32| solver.routes().get((msgs[m].qp + part) * k + j);
+        let cap = |l: u32| solver.capacity(l);
+        let (topo, p, dag) = (cx.topo, cx.p, cx.dag);
+        let loop_ps = |m: usize| cx.loop_ps(m);
+        self.caps = victim_caps(
+            topo,
+            p,
+            dag,
+            &cx.msg_flow,
+            k,
+            route,
+            cap,
+            loop_ps,
+            &cx.groups,
+        );
+    }
+
+    #[inline]
+    fn start_cap(&mut self, _cx: &mut Ctx, f: u32, _work: u128, cap: u64) -> u64 {
+        match self.caps.binary_search_by_key(&f, |c| c.flow) {
+            Ok(i) => cap.min(self.caps[i].cap_bps),
+            Err(_) => cap,
+        }
+    }
+}
 
 /// A victim flow: what its reaction point needs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -128,7 +171,7 @@ pub fn send(v: &Victim, queues: &[&dyn Queue], d: &DcqcnParams, ecn: &EcnMarking
     let (mut left, mut t, mut next_send) = (v.bytes as f64, 0u64, 0u64);
     let (mut marks, mut cnp_allowed, mut cnps, mut last_out) = (0.0f64, 0u64, 0u32, 0u64);
     loop {
-        let end = t + STEP_PS;
+        let end = t + MEAN_FIELD_STEP_PS;
         let sent = r.step(&mut cnps_in_flight, &mut left, (t, end), &mut next_send);
         // FIFO through the queues in path order, each entered as the one before is left.
         let through = |at: u64| queues.iter().fold(at, |at, q| at + q.wait_ps(at));
@@ -149,7 +192,7 @@ pub fn send(v: &Victim, queues: &[&dyn Queue], d: &DcqcnParams, ecn: &EcnMarking
             }
             let pass: f64 = queues
                 .iter()
-                .map(|q| 1.0 - dcqcn_incast::mark_prob(ecn, q.depth(out)))
+                .map(|q| 1.0 - mean_field::mark_prob(ecn, q.depth(out)))
                 .product();
             marks += frames * (1.0 - pass);
             if marks >= 1.0 {
@@ -160,13 +203,13 @@ pub fn send(v: &Victim, queues: &[&dyn Queue], d: &DcqcnParams, ecn: &EcnMarking
             }
         }
         t = end;
-        if (left <= 0.0 && leaving.is_empty()) || t >= HORIZON_PS {
+        if (left <= 0.0 && leaving.is_empty()) || t >= MEAN_FIELD_HORIZON_PS {
             break;
         }
         // Nothing on its way: skip to the next frame or timer, on the step grid.
         if leaving.is_empty() && cnps_in_flight.is_empty() {
             let wake = r.next_due().map_or(next_send, |x| x.min(next_send));
-            t += wake.saturating_sub(t) / STEP_PS * STEP_PS;
+            t += wake.saturating_sub(t) / MEAN_FIELD_STEP_PS * MEAN_FIELD_STEP_PS;
         }
     }
     Sent {
@@ -208,9 +251,9 @@ fn incast_of(k: &BurstKey, frame_bytes: u64) -> Incast {
 /// packet they deliver has passed the deep egress, above Kmax and so marked there, and a mark
 /// of this queue reaches the receiver only after the deep egress's wait (hundreds of us); so
 /// they send at the deep egress's mean-field reaction point's rate (`deep`), the others at
-/// this queue's own (`own`; both `dcqcn_incast::rates`, from the senders' start), each at most
+/// this queue's own (`own`; both `mean_field::rates`, from the senders' start), each at most
 /// its offered rate, reaching the queue half a feedback loop after they are sent. Traced on
-/// the packet engine (`flow_calibrate -- victim-pause`): the spine downlink of 5 incast QPs and
+/// the packet engine (`fabricsim-lab victim-pause`): the spine downlink of 5 incast QPs and
 /// a victim grows at ~215 KB/us to ~20 us and peaks at 4.6 MB, where this queue's own mean
 /// field (cut by its own marks) peaks at 3.1 MB.
 fn fed_queue(inc: &Incast, own: &[(u64, u64)], deep: &[(u64, u64)], share: f64) -> QueueTrace {
@@ -219,15 +262,15 @@ fn fed_queue(inc: &Incast, own: &[(u64, u64)], deep: &[(u64, u64)], share: f64) 
     let rate = |steps: &[(u64, u64)], t: u64| {
         let i = steps.partition_point(|s| s.0 <= t);
         let rp = if i == 0 { line } else { steps[i - 1].1 };
-        rp.min(inc.offered_bps) as f64 / 8.0 * STEP_PS as f64 * 1e-12
+        rp.min(inc.offered_bps) as f64 / 8.0 * MEAN_FIELD_STEP_PS as f64 * 1e-12
     };
-    let c = inc.egress_bps as f64 / 8.0 * STEP_PS as f64 * 1e-12;
+    let c = inc.egress_bps as f64 / 8.0 * MEAN_FIELD_STEP_PS as f64 * 1e-12;
     let half = inc.loop_ps / 2;
     // Bytes each flow of the two parts has left to send.
     let (mut deep_left, mut own_left) = (inc.bytes as f64, inc.bytes as f64);
     let (mut at, mut depth) = (Vec::new(), Vec::new());
     let (mut t, mut q) = (0u64, 0.0f64);
-    while t < HORIZON_PS && (deep_left > 0.0 || own_left > 0.0 || q > 0.0) {
+    while t < MEAN_FIELD_HORIZON_PS && (deep_left > 0.0 || own_left > 0.0 || q > 0.0) {
         let sent = t.checked_sub(half).map(|s| {
             let a = rate(deep, s).min(deep_left);
             let b = rate(own, s).min(own_left);
@@ -236,7 +279,7 @@ fn fed_queue(inc: &Incast, own: &[(u64, u64)], deep: &[(u64, u64)], share: f64) 
             n * (share * a + (1.0 - share) * b)
         });
         q = (q + sent.unwrap_or(0.0) - c).max(0.0);
-        t += STEP_PS;
+        t += MEAN_FIELD_STEP_PS;
         at.push(t);
         depth.push(q as f32);
     }
@@ -280,14 +323,14 @@ pub fn victim_caps<'r>(
     loop_ps: impl Fn(usize) -> u64,
     grouped: &[GroupFlow],
 ) -> Vec<GroupFlow> {
-    let (Some(d), Some(ecn)) = (&p.cc.dcqcn, &p.cc.ecn) else {
+    let (Some(d), Some(ecn)) = (p.cc.algo.dcqcn(), &p.cc.ecn) else {
         return Vec::new();
     };
     let kmin = match *ecn {
         EcnMarking::Red { kmin_bytes, .. } => kmin_bytes,
         EcnMarking::Step { k_bytes } => k_bytes,
     };
-    let offers = dcqcn_incast::starters(topo, dag);
+    let offers = mean_field::starters(topo, dag);
     let mut order: Vec<(u64, u32)> = (0..dag.messages.len())
         .filter(|&i| offers[i] > 0)
         .map(|i| (dag.messages[i].start.ps(), i as u32))
@@ -316,15 +359,15 @@ pub fn victim_caps<'r>(
     let mut burst_at = vec![NO_BURST; 2 * topo.links.len()];
     // A queue's mean-field model: its peak and its depth over time.
     let model = |inc: &Incast| {
-        let (out, trace) = dcqcn_incast::queue(inc, d, ecn);
+        let (out, trace) = mean_field::queue(inc, d, ecn);
         (out.peak_queue_bytes, trace)
     };
     let mut models: BTreeMap<BurstKey, (u64, QueueTrace)> = BTreeMap::new();
-    // A model's reaction point's rates over time (`dcqcn_incast::rates`), for `fed_queue`.
+    // A model's reaction point's rates over time (`mean_field::rates`), for `fed_queue`.
     let mut rp_rates: BTreeMap<BurstKey, Vec<(u64, u64)>> = BTreeMap::new();
     let mut rates_of = |inc: &Incast| -> Vec<(u64, u64)> {
         (rp_rates.entry(key(inc)))
-            .or_insert_with(|| dcqcn_incast::rates(inc, d, ecn).1)
+            .or_insert_with(|| mean_field::rates(inc, d, ecn).1)
             .clone()
     };
     let mut paused: BTreeMap<QueueKey, pfc_pause::Paused> = BTreeMap::new();
@@ -389,7 +432,7 @@ pub fn victim_caps<'r>(
                 senders: e.flows,
                 bytes: e.bytes / e.flows as u64,
                 offered_bps: e.offered_bps / e.flows as u64,
-                nic_line: dcqcn_incast::nic_line(topo, dag.messages[first].src),
+                nic_line: mean_field::nic_line(topo, dag.messages[first].src),
                 egress_bps: c,
                 loop_ps: loop_ps(first),
                 frame_bytes: frame,
@@ -474,7 +517,7 @@ pub fn victim_caps<'r>(
                 let v = Victim {
                     bytes,
                     offered_bps: each,
-                    nic_line: dcqcn_incast::nic_line(topo, dag.messages[i].src),
+                    nic_line: mean_field::nic_line(topo, dag.messages[i].src),
                     loop_ps: loop_ps(i),
                     frame_bytes: frame,
                 };
@@ -551,7 +594,10 @@ mod tests {
         let q = held(100.0 * 1024.0, 30_000_000);
         let out = send(&victim(1 << 20), &[&q], &d, &red());
         assert_eq!((out.cnps, out.cuts), (0, 0), "{out:?}");
-        assert!(out.send_ps.abs_diff(23_020_000) <= STEP_PS, "{out:?}");
+        assert!(
+            out.send_ps.abs_diff(23_020_000) <= MEAN_FIELD_STEP_PS,
+            "{out:?}"
+        );
     }
 
     #[test]
@@ -566,13 +612,16 @@ mod tests {
         let q = held(2_000_000.0, 100_000_000);
         let out = send(&victim(256 << 10), &[&q], &d, &red());
         assert!(out.cnps >= 1, "{out:?}");
-        assert!(out.send_ps.abs_diff(45_240_000) <= STEP_PS, "{out:?}");
+        assert!(
+            out.send_ps.abs_diff(45_240_000) <= MEAN_FIELD_STEP_PS,
+            "{out:?}"
+        );
     }
 
     #[test]
     fn a_victim_cut_while_the_queue_stays_up_waits_for_the_rate_increase_timer() {
         // A 1.6 MB queue (above Kmax) for 60 us, as a spine downlink behind 2 incast flows
-        // (`flow_calibrate -- victim-cnp`: 1.7 MB, above Kmin to 57-59 us). Its frames wait 32 us;
+        // (`fabricsim-lab victim-cnp`: 1.7 MB, above Kmin to 57-59 us). Its frames wait 32 us;
         // the first CNP lands at 1 + 32 + 1 = 34 us and by then 1 MB is on the wire at line, so
         // take 4 MB: it is cut once per 4 us monitor period (the CNPs come one per 4 us) while
         // its frames still meet the queue, each cut halving the rate (α near 1), which leaves it
@@ -588,7 +637,10 @@ mod tests {
         assert!(out.send_ps > t + 34_000_000, "{out:?}");
         // Alone: 4 MB at line, 83.9 us.
         let alone = send(&victim(4 << 20), &[], &d, &red());
-        assert!(alone.send_ps.abs_diff(83_886_080) <= STEP_PS, "{alone:?}");
+        assert!(
+            alone.send_ps.abs_diff(83_886_080) <= MEAN_FIELD_STEP_PS,
+            "{alone:?}"
+        );
     }
 
     #[test]
@@ -598,7 +650,7 @@ mod tests {
         let d = DcqcnParams::set(DcqcnSet::ConnectxFw, BitRate::gbps(400));
         let low = held(100.0 * 1024.0, 300_000_000);
         let out = send(&victim(1 << 20), &[&low, &low], &d, &red());
-        assert!(out.send_ps.abs_diff(20_970_000 + 2 * 2_048_000) <= 2 * STEP_PS);
+        assert!(out.send_ps.abs_diff(20_970_000 + 2 * 2_048_000) <= 2 * MEAN_FIELD_STEP_PS);
         let high = held(1_600_000.0, 60_000_000);
         let one = send(&victim(4 << 20), &[&high], &d, &red());
         let both = send(&victim(4 << 20), &[&high, &low], &d, &red());

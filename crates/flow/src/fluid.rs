@@ -24,237 +24,47 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::credits;
-use super::dcqcn_incast;
-use super::dcqcn_victim;
-use super::hol::{FlowNow, Hol, Progress};
-use super::loss::LossModel;
-use super::maxmin::{AHEAD, MaxMin, NO_CAP, Routes, SolveStats};
-use super::nic_rr::NicRounds;
-use super::nic_send::{self, NicSend};
+use super::calibration::{NIC_SEND_ROUNDS, PREFETCH_AHEAD};
+use super::compose::Effects;
+use super::effect::Ctx;
+use super::event::{Event, Events};
+use super::maxmin::{MaxMin, NO_CAP, Routes};
+use super::params::FlowParams;
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
 use super::report;
+use super::state::{FlowRun, MsgState, NONE, NONE32, PS_PER_S, QpState};
+use super::stats::FlowStats;
 use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_core::prefetch::prefetch;
 use fabricsim_core::release::Release;
-use fabricsim_core::rng::Rng;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::Time;
 use fabricsim_mech::{FlowControl, RunResult, SimParams, Status, entropy, route};
 
-/// What the flow engine is told beyond the packet engine's parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowParams {
-    pub paths: PathModel,
-    pub rates: RateModel,
-    /// Random packet loss and its recovery (`None`: no loss).
-    pub loss: Option<LossModel>,
-    /// Flow rates the repeated-component cache may hold (0 disables it).
-    pub cache_entries: usize,
-    /// Batching tolerance (0, the default everywhere: exact). A flow's start or finish
-    /// reaches the other rates at most `batch_tol` x its span later, its span being a starting
-    /// flow's drain time alone on its route or a finishing flow's age; changes falling due by
-    /// then share one re-solve. Meanwhile the other flows keep their rates (the allocation
-    /// stays feasible) and a new flow waits at rate 0. The shift reaches other flows through
-    /// the shared links and the DAG, so the error is measured, not bounded: along a chain of
-    /// dependent transfers it adds up to about `batch_tol` of the chain (`tests/flow_batch.rs`).
-    pub batch_tol: f64,
-    /// The most port-service work of a run (`SolveStats::port_work`) before the lossless
-    /// models end ([`LOSSLESS_MODELS_MAX_PORT_WORK`]).
-    pub lossless_max_port_work: u64,
-    /// The most flows active at once before the lossless models end
-    /// ([`LOSSLESS_MODELS_MAX_ACTIVE`]).
-    pub lossless_max_active: u64,
-}
-
-/// A batching tolerance whose error stays within 0.1% of the exact solve on the 256-GPU ring
-/// all-reduce and all-to-all of `tests/flow_batch.rs` (10^-4 of a span: 0.1 us of a 1 ms
-/// flow). The exact solve meets the scale targets by itself (`examples/flow_bench.rs`), so
-/// no command sets it by default.
-pub const BATCH_TOL: f64 = 1e-4;
-
-impl Default for FlowParams {
-    fn default() -> Self {
-        FlowParams {
-            paths: PathModel::Hash,
-            rates: RateModel::default(),
-            loss: None,
-            cache_entries: 1 << 22,
-            batch_tol: 0.0,
-            lossless_max_port_work: LOSSLESS_MODELS_MAX_PORT_WORK,
-            lossless_max_active: LOSSLESS_MODELS_MAX_ACTIVE,
-        }
-    }
-}
-
-/// The engine's own counters (beside the results schema).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FlowStats {
-    pub solve: SolveStats,
-    pub flows: u64,
-    pub routes: u64,
-    /// Most flows active at once.
-    pub peak_active: u64,
-    /// Distinct event times (one incremental solve each, at most).
-    pub batches: u64,
-    /// The longest a message drained beyond its drain alone on its route (ps): the queueing
-    /// delay a packet network would add (`loss::LossModel::rto_warning`).
-    pub max_wait_ps: u64,
-    /// Caps the NICs' send stage set or lifted (`nic_send`; 0: it changed no rate).
-    pub nic_caps: u64,
-    /// When the lossless fabrics' models ended, more than [`LOSSLESS_MODELS_MAX_ACTIVE`] flows
-    /// being active or their work over `FlowParams::lossless_max_port_work` (ps; `None`: they
-    /// did not, or were never on).
-    pub lossless_models_end_ps: Option<u64>,
-}
-
-/// Most flows active at once for which the lossless fabrics' models stay on: the egresses to
-/// NICs served per input port (`maxmin`) and the NICs' send stage (`nic_send`). A change that
-/// reaches a link served per port re-solves whole components, a fixed point of several fills
-/// (`maxmin`), and a NIC's update costs its flows, so a run costs about (flows active at once)
-/// x solves: the 16 KB all-to-all among 128 GPUs (16,256 flows at once) takes 0.03 s in 2
-/// solves; among 256 GPUs (65,280) its fills took ~30 ms each, ~28 a solve, and 34 solves had
-/// run after 30 s (`flow_calibrate -- ports 256` without this limit, release, loaded machine).
-/// The first time more flows are active (or `FlowParams::lossless_max_port_work` is spent)
-/// both models end for the rest of the run (every link
-/// then shared per flow, `MaxMin::end_port_service`, `NicSend::lift`); runs of many flows but
-/// few at once keep them (the 131,072-GPU step of `examples/flow_bench.rs`: 1.5 M flows,
-/// at most 8,192 at once).
-pub const LOSSLESS_MODELS_MAX_ACTIVE: u64 = 20_000;
-
-/// The most port-service work of a run (flows re-solved times fills in solves that reach a
-/// link shared per port, `SolveStats::port_work`) before the lossless models end as above: a
-/// run of at most 20,000 flows at once can still take many whole-component solves. Measured
-/// (release, loaded machine): the ib-ndr stress run of the default `compare --engine flow`
-/// (19,056 flows) spends 1.37 x 10^8 in 19,168 solves, about 9 s (0.065 us a flow and fill);
-/// fills of 65,263 flows took ~30 ms (0.5 us; `flow_calibrate -- ports 256` without the
-/// limits). 2^28 keeps that compare's output and bounds the models' solves at about 17 s at
-/// the first rate (estimate); with 2^25 that run's models ended midway (incast p50 182.6 ->
-/// 184.8 us, 6.6 s user for the whole compare against 15.7).
-pub const LOSSLESS_MODELS_MAX_PORT_WORK: u64 = 1 << 28;
-
-/// Event kinds.
-const DRAINED: u8 = 0;
-const DONE: u8 = 1;
-const START: u8 = 2;
-const NIC_SEND: u8 = 3;
-/// A step of a synchronized incast flow's cap (`dcqcn_incast::Onsets`; id: the flow, version:
-/// the step).
-const ONSET: u8 = 4;
-const NONE: u64 = u64::MAX;
 /// Batches between polls of the stop request (`fabricsim_core::stop`).
 const STOP_CHECK_BATCHES: u64 = 1 << 12;
-const NONE32: u32 = u32::MAX;
-/// `Rng::stream` kind of the per-message tail-loss draws.
-const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
-const PS_PER_S: u128 = 1_000_000_000_000;
 
-/// Pending events by time: (kind, id, version).
-type Events = BTreeMap<u64, Vec<(u8, u32, u32)>>;
-
-/// Per-message state (40 bytes; an event reads it with its QP).
-#[derive(Clone, Copy)]
-pub(super) struct MsgState {
-    pub post: u64,
-    pub recv: u64,
-    pub finish: u64,
-    /// When its bytes started to drain (its QP free): the loss model's tail and the batching
-    /// window start there.
-    sent: u64,
-    subflows_left: u32,
-    /// Its QP (`route::number_qps`; `NONE32` for NVLink).
-    pub qp: u32,
-}
-
-/// Per-QP state a message's start and completion read together (24 bytes).
-#[derive(Clone, Copy)]
-pub(super) struct QpState {
-    /// When its latest message was received (a QP delivers in order).
-    recv: u64,
-    /// The ACK path's latency (ps).
-    pub ack: u32,
-    /// The first and last of the messages waiting behind the draining one (`NONE32`).
-    head: u32,
-    tail: u32,
-    /// Whether a message is draining.
-    busy: bool,
-}
-
-// What a message, a QP and a flow cost (16.7 M of each in a 4,096-GPU all-to-all).
-const _: () = assert!(size_of::<MsgState>() == 40);
-const _: () = assert!(size_of::<QpState>() == 24);
-const _: () = assert!(size_of::<FlowRun>() == 32);
-
-/// Per-flow state an event reads together (32 bytes, half a cache line): its remaining work as
-/// of `last`, the version of its pending drain event, its message.
-#[derive(Clone, Copy)]
-struct FlowRun {
-    work: u128,
-    last: u64,
-    ver: u32,
-    msg: u32,
-}
-
-impl FlowRun {
-    /// The work left at `now` moving at `rate` since `last`.
-    fn left_at(&self, rate: u64, now: u64) -> u128 {
-        self.work
-            .saturating_sub(rate as u128 * now.saturating_sub(self.last) as u128)
-    }
-}
-
+/// The loop: the context the effects share, the effects, and what only the loop reads.
 struct Loop<'a> {
-    topo: &'a Topology,
-    p: &'a SimParams,
+    cx: Ctx<'a>,
     fp: &'a FlowParams,
-    dag: &'a MessageDag,
+    fx: Effects,
     router: paths::Router,
-    solver: MaxMin,
-    /// Per route: its cap, line rate, latency and links (`paths::RouteInfo`).
-    routes: RouteInfos,
-    qps: Vec<QpState>,
     /// Per QP: its flow hash (adaptive routing only).
     qp_hash: Vec<u32>,
-    /// Per QP (with a loss model only): a message whose lost tail waits for the timer or for
-    /// the next message on the QP to reveal it (`NONE32` when none), and its path's one-way
-    /// latency.
-    qp_stall: Vec<(u32, u32)>,
     /// Per message: the next one waiting on its QP (`QpState::head`).
     msg_next: Vec<u32>,
-    /// First flow of each Net message (its subflows follow).
-    msg_flow: Vec<u32>,
-    /// The flows of synchronized DCQCN incasts and their victims: caps and queueing delays
-    /// (`dcqcn_incast`, `dcqcn_victim`; sorted by flow).
-    flow_cap: Vec<dcqcn_incast::GroupFlow>,
-    /// When the caps of synchronized incasts' flows take hold.
-    onsets: dcqcn_incast::Onsets,
-    /// Head-of-line blocking of victims behind an incast (lossless fabrics only, `hol`).
-    hol: Option<Hol>,
-    /// The sender NICs' per-QP round robin at message end (`nic_rr`).
-    rounds: NicRounds,
-    /// The sender NICs' send stage: round-robin injection and back-pressure (`nic_send`).
-    nic_send: Option<NicSend>,
-    msgs: Vec<MsgState>,
     /// Per host: when its GPU's NVLink egress is next free; as in the packet engine, one GPU's
     /// transfers share its one-way NVLink rate one after another.
     nv_free: Vec<u64>,
     release: Release,
-    flows: Vec<FlowRun>,
-    /// Pending events by time: (kind, id, version). Flows sharing a bottleneck drain at the
-    /// same picosecond, so there are far fewer distinct times than events, and a time's
-    /// events sit together.
-    events: Events,
     /// Messages without dependencies, by (time they start moving bytes, id).
     initial: Vec<u32>,
     next_initial: usize,
-    now: u64,
     /// The latest completion recorded without an event.
     last_finish: u64,
-    /// When the pending starts and finishes are due in the rates (`NONE`: none pending).
-    resolve_at: u64,
     active: u64,
-    stats: FlowStats,
     scratch: Vec<u32>,
 }
 
@@ -270,14 +80,16 @@ pub fn run(
     let interrupted = lp.run();
     // The rest of the loop's state goes before the per-message records are built.
     let Loop {
+        cx, last_finish, ..
+    } = { lp };
+    let Ctx {
         msgs,
         routes,
         qps,
         now,
-        last_finish,
         stats,
         ..
-    } = { lp };
+    } = { cx };
     let events = stats.batches;
     let mut result = report::results(
         p,
@@ -315,12 +127,22 @@ impl<'a> Loop<'a> {
         let router = paths::Router::new(topo, p.routing);
         let (msg_qp, ends) = route::number_qps(&dag.messages, qpc as u16);
         let nq = ends.len();
+        let mut msg_flow = vec![u32::MAX; dag.messages.len()];
+        let mut nflows = 0u32;
+        for (i, m) in dag.messages.iter().enumerate() {
+            if m.path == Path::Net {
+                msg_flow[i] = nflows;
+                nflows += qpc * k;
+            }
+        }
+        let mut fx = Effects::new(topo, p, dag, fp, nflows, nq);
         let mut routes = Routes::new();
         let adaptive = matches!(fp.paths, PathModel::Adaptive { .. });
         let mut infos = RouteInfos::with_capacity(if adaptive { 0 } else { nq * k as usize });
         let mut qp_ack = Vec::with_capacity(nq);
         let mut qp_hash = Vec::with_capacity(if adaptive { nq } else { 0 });
-        let caps = credits::limit(topo, p, paths::capacities(topo));
+        let mut caps = paths::capacities(topo);
+        fx.link_caps(topo, p, &mut caps);
         let mut links = Vec::new();
         // With the same delay on every link of a tier, an ACK's path (same tiers, reverse
         // order) has its data path's latency: no reverse walk needed.
@@ -343,29 +165,9 @@ impl<'a> Loop<'a> {
                 }
                 routes.push(&links);
                 let slowest = links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0);
-                infos.push(route_entry(topo, p, fp, &links, slowest));
+                let factor = fx.route_factor(links.len());
+                infos.push(route_entry(topo, p, &fp.rates, factor, &links, slowest));
             }
-        }
-        let mut msg_flow = vec![u32::MAX; dag.messages.len()];
-        let mut nflows = 0u32;
-        for (i, m) in dag.messages.iter().enumerate() {
-            if m.path == Path::Net {
-                msg_flow[i] = nflows;
-                nflows += qpc * k;
-            }
-        }
-        let loop_ps = |m: usize| 2 * qp_ack[msg_qp[m] as usize] as u64;
-        let (mut flow_cap, onsets) =
-            dcqcn_incast::synchronized_caps(topo, p, dag, &msg_flow, k, loop_ps);
-        // Flows over queues an incast's burst fills (`dcqcn_victim`; static routes only).
-        if !adaptive {
-            let route = |m: usize, part: u32, j: u32| routes.get((msg_qp[m] + part) * k + j);
-            let cap = |l: u32| caps[l as usize];
-            let victims = dcqcn_victim::victim_caps(
-                topo, p, dag, &msg_flow, k, route, cap, loop_ps, &flow_cap,
-            );
-            flow_cap.extend(victims);
-            flow_cap.sort_unstable_by_key(|c| c.flow);
         }
         let qps: Vec<QpState> = qp_ack
             .into_iter()
@@ -409,7 +211,7 @@ impl<'a> Loop<'a> {
         let nf = nflows as usize;
         let mut solver = MaxMin::new(caps, routes, nf);
         // Lossless back-pressure (credits, PFC) makes a congested egress to a NIC serve its
-        // input ports in turn (`maxmin`'s port service; `flow_calibrate -- incast`); a lossy
+        // input ports in turn (`maxmin`'s port service; `fabricsim-lab incast`); a lossy
         // egress drops instead and is shared per flow. Inner switch egresses stay per flow
         // (`flow::rate_model`: measured there, per port moved the all-to-all off).
         if p.flow_control != FlowControl::None {
@@ -418,31 +220,14 @@ impl<'a> Loop<'a> {
         if fp.cache_entries > 0 {
             solver = solver.with_cache(fp.cache_entries);
         }
-        Ok(Loop {
-            nv_free: vec![0; topo.num_hosts()],
+        let mut cx = Ctx {
             topo,
             p,
-            fp,
+            paths: fp.paths,
+            batch_tol: fp.batch_tol,
             dag,
-            router,
             solver,
             routes: infos,
-            qps,
-            qp_hash,
-            qp_stall: vec![(NONE32, 0); if fp.loss.is_some() { nq } else { 0 }],
-            msg_next: vec![NONE32; n],
-            msg_flow,
-            flow_cap,
-            onsets,
-            hol: Hol::new(topo, p, nf),
-            rounds: NicRounds::new(
-                topo.num_hosts(),
-                n,
-                paths::wire_bytes(p, p.mtu_bytes as u64),
-            ),
-            nic_send: NicSend::new(p, topo.num_hosts(), nflows),
-            msgs,
-            release,
             flows: vec![
                 FlowRun {
                     work: 0,
@@ -452,25 +237,41 @@ impl<'a> Loop<'a> {
                 };
                 nf
             ],
+            msgs,
+            qps,
+            msg_flow,
+            groups: Vec::new(),
             events: BTreeMap::new(),
-            initial,
-            next_initial: 0,
             now: 0,
-            last_finish: 0,
             resolve_at: NONE,
-            active: 0,
             stats: FlowStats {
                 flows: nflows as u64,
                 ..FlowStats::default()
             },
+        };
+        fx.setup(&mut cx);
+        Ok(Loop {
+            cx,
+            fp,
+            fx,
+            nv_free: vec![0; topo.num_hosts()],
+            router,
+            qp_hash,
+            msg_next: vec![NONE32; n],
+            release,
+            initial,
+            next_initial: 0,
+            last_finish: 0,
+            active: 0,
             scratch: Vec::new(),
         })
     }
 
     /// The time of the next event, initial posts included.
     fn next_time(&self) -> Option<u64> {
-        let heap = self.events.first_key_value().map(|e| *e.0);
-        let heap = match (heap, self.resolve_at) {
+        let cx = &self.cx;
+        let heap = cx.events.first_key_value().map(|e| *e.0);
+        let heap = match (heap, cx.resolve_at) {
             (h, NONE) => h,
             (Some(h), r) => Some(h.min(r)),
             (None, r) => Some(r),
@@ -478,7 +279,7 @@ impl<'a> Loop<'a> {
         let init = self
             .initial
             .get(self.next_initial)
-            .map(|&m| self.start_time(m, self.dag.messages[m as usize].start.ps()));
+            .map(|&m| self.start_time(m, cx.dag.messages[m as usize].start.ps()));
         match (heap, init) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -487,199 +288,145 @@ impl<'a> Loop<'a> {
 
     /// When a message posted at `post` starts moving bytes.
     fn start_time(&self, m: u32, post: u64) -> u64 {
-        bytes_start(self.dag, self.p.nic_latency, m, post)
+        bytes_start(self.cx.dag, self.cx.p.nic_latency, m, post)
     }
 
     /// Runs the batches in time order; true when a stop request (`fabricsim_core::stop`) ended it early.
     fn run(&mut self) -> bool {
         let mut interrupted = false;
         while let Some(t) = self.next_time() {
-            if self.stats.batches % STOP_CHECK_BATCHES == 0 && fabricsim_core::stop::requested() {
+            if self.cx.stats.batches % STOP_CHECK_BATCHES == 0 && fabricsim_core::stop::requested()
+            {
                 interrupted = true;
                 break;
             }
-            self.now = t;
-            self.stats.batches += 1;
+            self.cx.now = t;
+            self.cx.stats.batches += 1;
             // Events first (a release at a zero delay joins this batch), then initial posts.
-            while let Some(entry) = self.events.first_entry() {
+            while let Some(entry) = self.cx.events.first_entry() {
                 if *entry.key() != t {
                     break;
                 }
                 let batch = entry.remove();
-                for (i, &(kind, id, ver)) in batch.iter().enumerate() {
+                for (i, &ev) in batch.iter().enumerate() {
                     self.prefetch_events(&batch, i);
-                    match kind {
-                        DRAINED => self.drained(id, ver),
-                        DONE => self.done(id),
-                        NIC_SEND => self.nic_due(id, ver),
-                        ONSET => self.onset(id, ver),
-                        _ => self.start(id),
+                    match ev {
+                        Event::Drained { flow, ver } => self.drained(flow, ver),
+                        Event::Done { msg } => self.done(msg),
+                        Event::Start { msg } => self.start(msg),
+                        Event::NicSend { .. } | Event::Onset { .. } => {
+                            self.fx.event(&mut self.cx, ev)
+                        }
                     }
                 }
             }
             while self.initial_due(t) {
                 let m = self.initial[self.next_initial];
                 self.next_initial += 1;
-                self.msgs[m as usize].post = self.dag.messages[m as usize].start.ps();
+                self.cx.msgs[m as usize].post = self.cx.dag.messages[m as usize].start.ps();
                 self.start(m);
             }
-            if self.resolve_at <= t {
-                self.resolve_at = NONE;
+            if self.cx.resolve_at <= t {
+                self.cx.resolve_at = NONE;
                 self.solve(t);
             }
         }
-        self.stats.solve = self.solver.stats();
-        if let Some(ns) = self.nic_send.as_ref() {
-            self.stats.nic_caps = ns.caps_set();
-        }
-        self.stats.routes = self.solver.routes().len() as u64;
+        self.cx.stats.solve = self.cx.solver.stats();
+        self.fx.finish(&mut self.cx);
+        self.cx.stats.routes = self.cx.solver.routes().len() as u64;
         interrupted
     }
 
     /// Re-solves the rates at `t`. The NICs' send stage caps flows by the rates and the rates
     /// follow the caps (`nic_send`): a few rounds settle them, the last one a solve.
     fn solve(&mut self, t: u64) {
-        let costly = self.active > self.fp.lossless_max_active
-            || self.solver.stats().port_work > self.fp.lossless_max_port_work;
-        if costly && self.lossless_models_on() {
+        let fp = self.fp;
+        let costly = self.active > fp.lossless_max_active
+            || self.cx.solver.stats().port_work > fp.lossless_max_port_work;
+        if costly && (self.cx.solver.port_service() || self.fx.lossless_models_on()) {
             self.end_lossless_models(t);
         }
-        for round in 1..=nic_send::ROUNDS {
-            let (flows, events, hol) = (&mut self.flows, &mut self.events, &mut self.hol);
-            let ns = &mut self.nic_send;
-            self.solver.resolve_each(|f, old, rate| {
-                let before = progress(&flows[f as usize], old);
+        for round in 1..=NIC_SEND_ROUNDS {
+            let (cx, fx) = (&mut self.cx, &mut self.fx);
+            let (flows, events) = (&mut cx.flows, &mut cx.events);
+            cx.solver.resolve_each(|f, old, rate| {
+                let before = flows[f as usize].progress(old);
                 reschedule(flows, events, t, f, old, rate);
-                if let Some(h) = hol {
-                    h.rerate(f, before, progress(&flows[f as usize], rate));
-                }
-                if let Some(n) = ns {
-                    n.rerated(f);
-                }
+                fx.rerate(f, before, flows[f as usize].progress(rate));
             });
-            let Some(ns) = self.nic_send.as_mut() else {
-                return;
-            };
-            if round == nic_send::ROUNDS {
-                return;
-            }
-            let (flows, events) = (&self.flows, &mut self.events);
-            let delivery = |f: u32, rate: u64, now: u64| flows[f as usize].left_at(rate, now);
-            let changed = ns.update(t, &mut self.solver, &delivery, |at, h, ver| {
-                events.entry(at).or_default().push((NIC_SEND, h, ver))
-            });
-            if !changed {
+            if round == NIC_SEND_ROUNDS || !self.fx.recap(&mut self.cx) {
                 return;
             }
         }
     }
 
-    fn lossless_models_on(&self) -> bool {
-        self.solver.port_service() || self.nic_send.is_some()
-    }
-
-    /// Ends port service and the NICs' send stage (`LOSSLESS_MODELS_MAX_ACTIVE`) at `t`; the
-    /// solve that follows re-solves every flow per flow.
+    /// Ends port service and the lossless effects (`calibration::LOSSLESS_MODELS_MAX_ACTIVE`)
+    /// at `t`; the solve that follows re-solves every flow per flow.
     fn end_lossless_models(&mut self, t: u64) {
-        self.solver.end_port_service();
-        if let Some(ns) = self.nic_send.take() {
-            ns.lift(&mut self.solver);
-            self.stats.nic_caps = ns.caps_set();
-        }
-        self.stats.lossless_models_end_ps = Some(t);
-    }
-
-    /// NIC `h`'s send stage changes now (`nic_send`) if event version `ver` is current.
-    fn nic_due(&mut self, h: u32, ver: u32) {
-        if self.nic_send.as_mut().is_some_and(|n| n.due(h, ver)) {
-            self.defer(0);
-        }
-    }
-
-    /// Step `step` of flow `f`'s cap (`dcqcn_incast::Onsets`) falls due.
-    fn onset(&mut self, f: u32, step: u32) {
-        if !self.solver.is_active(f) {
-            return;
-        }
-        let left = self.flows[f as usize].left_at(self.solver.rate(f), self.now);
-        let (cap, next) = self.onsets.step(f, step, self.now, left);
-        let cap = cap.min(self.routes.get(self.solver.route(f)).cap);
-        if self.solver.set_cap(f, cap) {
-            self.defer(0);
-        }
-        if let Some(ns) = self.nic_send.as_mut() {
-            ns.set_base_cap(f, cap);
-            self.defer(0);
-        }
-        if let Some(at) = next {
-            self.push(at, ONSET, f, step + 1);
-        }
+        self.cx.solver.end_port_service();
+        self.fx.end_lossless_models(&mut self.cx);
+        self.cx.stats.lossless_models_end_ps = Some(t);
     }
 
     /// Prefetches what the events of `batch` after the `i`-th read, in three steps as each
     /// step's addresses come from the one before (the flow, its message and route, their QP and
     /// links): a batch's flows are scattered over arrays of gigabytes, so each read misses the
     /// cache and the TLB, and several in flight hide most of that (hints only).
-    fn prefetch_events(&self, batch: &[(u8, u32, u32)], i: usize) {
-        let flow = |k: usize| batch.get(k).filter(|e| e.0 == DRAINED).map(|e| e.1);
-        let msg = |f: u32| self.flows.get(f as usize).map_or(NONE32, |fl| fl.msg) as usize;
-        if let Some(&(kind, id, _)) = batch.get(i + AHEAD) {
-            if kind == DRAINED {
-                prefetch(&self.flows[id as usize]);
-                self.solver.prefetch_flow(id);
-            } else if kind != NIC_SEND && kind != ONSET {
-                prefetch(&self.msgs[id as usize]);
-                prefetch(&self.dag.messages[id as usize]);
+    fn prefetch_events(&self, batch: &[Event], i: usize) {
+        let cx = &self.cx;
+        let flow = |k: usize| match batch.get(k) {
+            Some(&Event::Drained { flow, .. }) => Some(flow),
+            _ => None,
+        };
+        let msg = |f: u32| cx.flows.get(f as usize).map_or(NONE32, |fl| fl.msg) as usize;
+        match batch.get(i + PREFETCH_AHEAD) {
+            Some(&Event::Drained { flow, .. }) => {
+                prefetch(&cx.flows[flow as usize]);
+                cx.solver.prefetch_flow(flow);
             }
+            Some(&(Event::Done { msg } | Event::Start { msg })) => {
+                prefetch(&cx.msgs[msg as usize]);
+                prefetch(&cx.dag.messages[msg as usize]);
+            }
+            _ => {}
         }
-        if let Some(f) = flow(i + AHEAD / 2) {
-            self.solver.prefetch_route(f);
-            self.routes.prefetch(self.solver.route(f));
-            if let Some(m) = self.msgs.get(msg(f)) {
+        if let Some(f) = flow(i + PREFETCH_AHEAD / 2) {
+            cx.solver.prefetch_route(f);
+            cx.routes.prefetch(cx.solver.route(f));
+            if let Some(m) = cx.msgs.get(msg(f)) {
                 prefetch(m);
-                prefetch(&self.dag.messages[msg(f)]);
+                prefetch(&cx.dag.messages[msg(f)]);
             }
         }
-        if let Some(f) = flow(i + AHEAD / 4) {
-            self.solver.prefetch_links(f);
-            let qp = self.msgs.get(msg(f)).map_or(NONE32, |m| m.qp);
-            if let Some(q) = self.qps.get(qp as usize) {
+        if let Some(f) = flow(i + PREFETCH_AHEAD / 4) {
+            cx.solver.prefetch_links(f);
+            let qp = cx.msgs.get(msg(f)).map_or(NONE32, |m| m.qp);
+            if let Some(q) = cx.qps.get(qp as usize) {
                 prefetch(q);
             }
         }
     }
 
-    /// A start or finish of span `span_ps` is pending: it is due in the rates within
-    /// `batch_tol` x `span_ps`.
-    fn defer(&mut self, span_ps: u64) {
-        let due = self.now + (span_ps as f64 * self.fp.batch_tol) as u64;
-        self.resolve_at = self.resolve_at.min(due);
-    }
-
-    #[inline]
-    fn push(&mut self, t: u64, kind: u8, id: u32, ver: u32) {
-        self.events.entry(t).or_default().push((kind, id, ver));
-    }
-
     fn initial_due(&self, t: u64) -> bool {
         self.initial
             .get(self.next_initial)
-            .is_some_and(|&m| self.start_time(m, self.dag.messages[m as usize].start.ps()) == t)
+            .is_some_and(|&m| self.start_time(m, self.cx.dag.messages[m as usize].start.ps()) == t)
     }
 
     fn start(&mut self, m: u32) {
-        let msg = &self.dag.messages[m as usize];
+        let cx = &mut self.cx;
+        let msg = &cx.dag.messages[m as usize];
         if msg.path == Path::NvLink {
-            let rate = self.dag.nvlink_rate.expect("checked in `check`");
+            let rate = cx.dag.nvlink_rate.expect("checked in `check`");
             let free = &mut self.nv_free[msg.src.idx()];
-            *free = (*free).max(self.now) + rate.serialize(msg.bytes).ps();
+            *free = (*free).max(cx.now) + rate.serialize(msg.bytes).ps();
             let end = *free;
-            self.msgs[m as usize].recv = end;
+            cx.msgs[m as usize].recv = end;
             self.complete_at(m, end);
             return;
         }
-        let qp = self.msgs[m as usize].qp as usize;
-        let qs = &mut self.qps[qp];
+        let qp = cx.msgs[m as usize].qp as usize;
+        let qs = &mut cx.qps[qp];
         if qs.busy {
             match qs.tail {
                 NONE32 => qs.head = m,
@@ -693,28 +440,29 @@ impl<'a> Loop<'a> {
 
     /// Puts `m`'s bytes on its QP's subflows (the QP is free).
     fn send(&mut self, m: u32) {
-        let msg = &self.dag.messages[m as usize];
-        let k = self.fp.paths.subflows();
-        let qpc = self.p.cc.qps_per_connection;
+        let cx = &mut self.cx;
+        let msg = &cx.dag.messages[m as usize];
+        let k = cx.paths.subflows();
+        let qpc = cx.p.cc.qps_per_connection;
         let parts = entropy::parts(msg.bytes, qpc) as u32;
-        let qp = self.msgs[m as usize].qp;
+        let qp = cx.msgs[m as usize].qp;
         let (s, d, total) = (msg.src.0, msg.dst.0, msg.bytes);
-        self.qps[qp as usize].busy = true;
-        self.msgs[m as usize].subflows_left = parts * k;
-        self.msgs[m as usize].sent = self.now;
-        self.rounds.started(s, m, parts, self.now);
-        self.reveal(qp);
+        cx.qps[qp as usize].busy = true;
+        cx.msgs[m as usize].subflows_left = parts * k;
+        cx.msgs[m as usize].sent = cx.now;
+        self.fx.message_start(&mut self.cx, m, parts);
         // Part `i` of the message on the connection's QP `qp + i` (NCCL's split over QPs per
         // connection), each part as `k` subflows.
         for i in 0..parts {
             let q = qp + i;
-            let wire = paths::wire_bytes(self.p, entropy::part_bytes(total, qpc, i as u16)).max(1);
+            let wire = paths::wire_bytes(self.cx.p, entropy::part_bytes(total, qpc, i as u16));
+            let wire = wire.max(1);
             for j in 0..k {
-                let f = self.msg_flow[m as usize] + i * k + j;
+                let f = self.cx.msg_flow[m as usize] + i * k + j;
                 let fi = f as usize;
-                self.flows[fi].msg = m;
+                self.cx.flows[fi].msg = m;
                 let bytes = wire / k as u64 + ((j as u64) < wire % k as u64) as u64;
-                let r = match self.fp.paths {
+                let r = match self.cx.paths {
                     PathModel::Adaptive { .. } => self.place_adaptive(q, s, d, j),
                     _ => q * k + j,
                 };
@@ -723,72 +471,32 @@ impl<'a> Loop<'a> {
                     continue;
                 }
                 let work = bytes as u128 * 8 * PS_PER_S;
-                self.flows[fi].work = work;
-                self.flows[fi].last = self.now;
-                let route = self.routes.get(r);
-                // A synchronized incast's flow takes its cap in steps (`dcqcn_incast::Onsets`).
-                let cap = match self.flow_cap.binary_search_by_key(&f, |c| c.flow) {
-                    Ok(_) if let Some(at) = self.onsets.start(f, self.now, work) => {
-                        self.push(at, ONSET, f, 0);
-                        route.cap
-                    }
-                    Ok(i) => route.cap.min(self.flow_cap[i].cap_bps),
-                    Err(_) => route.cap,
-                };
-                self.solver.add(f, r, cap);
-                if let Some(ns) = self.nic_send.as_mut() {
-                    ns.add(f, s, cap, work, self.now);
-                }
-                if self.hol.is_some() {
-                    let now = self.hol_flow(f);
-                    let h = self.hol.as_mut().expect("checked");
-                    h.add(self.topo, f, self.solver.routes().get(r), now);
-                }
+                let cx = &mut self.cx;
+                cx.flows[fi].work = work;
+                cx.flows[fi].last = cx.now;
+                let route = cx.routes.get(r);
+                let cap = self.fx.start_cap(cx, f, work, route.cap);
+                cx.solver.add(f, r, cap);
+                self.fx.flow_start(cx, f, s, cap, work);
                 let alone = work / route.line.max(1) as u128;
-                self.defer(alone.min(u64::MAX as u128) as u64);
+                cx.defer(alone.min(u64::MAX as u128) as u64);
                 self.active += 1;
             }
         }
-        self.stats.peak_active = self.stats.peak_active.max(self.active);
-    }
-
-    /// A message starts on `qp`: a lost tail of the one before it that still waits for the timer
-    /// is revealed (`loss::Stall::revealable`) and resent one round trip later.
-    fn reveal(&mut self, qp: u32) {
-        let q = qp as usize;
-        let Some(&(m, lat)) = self.qp_stall.get(q).filter(|s| s.0 != NONE32) else {
-            return;
-        };
-        self.qp_stall[q] = (NONE32, 0);
-        let ack = self.qps[q].ack as u64;
-        let recv = self.now + lat as u64 + ack + lat as u64;
-        let st = &mut self.msgs[m as usize];
-        if recv >= st.recv {
-            return;
-        }
-        let old = st.recv + ack;
-        if let Some(batch) = self.events.get_mut(&old) {
-            batch.retain(|&(kind, id, _)| !(kind == DONE && id == m));
-            if batch.is_empty() {
-                self.events.remove(&old);
-            }
-        }
-        if self.qps[q].recv == st.recv {
-            self.qps[q].recv = recv;
-        }
-        st.recv = recv;
-        self.push(recv + ack, DONE, m, 0);
+        let stats = &mut self.cx.stats;
+        stats.peak_active = stats.peak_active.max(self.active);
     }
 
     /// Places subflow `j` of QP `qp` on the least-loaded ports now; returns its new route.
     fn place_adaptive(&mut self, qp: u32, s: u32, d: u32, j: u32) -> u32 {
         let mut links = std::mem::take(&mut self.scratch);
         links.clear();
-        let solver = &self.solver;
+        let cx = &mut self.cx;
+        let solver = &cx.solver;
         paths::subflow_links(
-            self.topo,
+            cx.topo,
             &self.router,
-            self.fp.paths,
+            cx.paths,
             s,
             d,
             self.qp_hash[qp as usize],
@@ -796,139 +504,84 @@ impl<'a> Loop<'a> {
             |l| solver.load(l),
             &mut links,
         );
-        let slowest = links.iter().map(|&l| self.solver.capacity(l)).min();
-        let r = self.solver.push_route(&links);
-        let e = route_entry(self.topo, self.p, self.fp, &links, slowest.unwrap_or(0));
-        self.routes.push(e);
+        let slowest = links.iter().map(|&l| cx.solver.capacity(l)).min();
+        let r = cx.solver.push_route(&links);
+        let factor = self.fx.route_factor(links.len());
+        let e = route_entry(
+            cx.topo,
+            cx.p,
+            &self.fp.rates,
+            factor,
+            &links,
+            slowest.unwrap_or(0),
+        );
+        cx.routes.push(e);
         self.scratch = links;
         r
     }
 
     fn drained(&mut self, f: u32, ver: u32) {
-        let fl = self.flows[f as usize];
-        if ver != fl.ver || !self.solver.is_active(f) {
+        let cx = &mut self.cx;
+        let fl = cx.flows[f as usize];
+        if ver != fl.ver || !cx.solver.is_active(f) {
             return;
         }
-        if self.hol.is_some() {
-            let now = self.hol_flow(f);
-            self.hol.as_mut().expect("checked").remove(f, now);
-        }
-        self.solver.remove(f);
-        if let Some(ns) = self.nic_send.as_mut() {
-            ns.remove(f);
-        }
+        self.fx.flow_end(cx, f);
+        cx.solver.remove(f);
         self.active -= 1;
         let m = fl.msg;
-        self.defer(self.now - self.msgs[m as usize].sent);
-        self.subflow_done(m, self.solver.route(f));
+        cx.defer(cx.now - cx.msgs[m as usize].sent);
+        let r = cx.solver.route(f);
+        self.subflow_done(m, r);
     }
 
     /// A subflow of `m` on route `r` has put its last byte on the wire.
     fn subflow_done(&mut self, m: u32, r: u32) {
-        let route = self.routes.get(r);
-        let arrive = self.now + route.lat_ps as u64 + self.hol_wait_ps(r);
-        let st = &mut self.msgs[m as usize];
+        let cx = &mut self.cx;
+        let route = cx.routes.get(r);
+        let arrive = cx.now + route.lat_ps as u64 + self.fx.arrival_delay_ps(cx, r);
+        let st = &mut cx.msgs[m as usize];
         st.recv = if st.recv == NONE {
             arrive
         } else {
             st.recv.max(arrive)
         };
         st.subflows_left -= 1;
-        if st.subflows_left == 0 {
-            let qp = st.qp;
-            let bytes = self.dag.messages[m as usize].bytes;
-            let lanes = entropy::parts(bytes, self.p.cc.qps_per_connection) as u128
-                * self.fp.paths.subflows() as u128;
-            let wire = paths::wire_bytes(self.p, bytes) as u128 * 8 * PS_PER_S;
-            let alone = wire / (route.line as u128 * lanes).max(1);
-            let wait = (self.now - st.sent).saturating_sub(alone as u64);
-            self.stats.max_wait_ps = self.stats.max_wait_ps.max(wait);
-            // Its last frame leaves at its place in the NIC's round robin (`nic_rr`), at most
-            // its queueing earlier.
-            let src = self.dag.messages[m as usize].src.0;
-            let nic = self.solver.routes().get(r).first();
-            let line = nic.map_or(route.line, |&l| self.solver.capacity(l));
-            let parts = lanes as u32 / self.fp.paths.subflows();
-            let early = self.rounds.ended(src, m, parts, self.now, line);
-            st.recv -= early.min(wait);
-            // A loss only the ACK timer reveals (`loss`): the stalling packet left a fraction
-            // `at` into the drain; the timer runs one RTO from its ACK, then the resend crosses.
-            // Go-back-N losses a NAK reveals resend what followed them (`LossModel::nak_cost_ps`),
-            // which delays the rest of the message.
-            let mut stalled = false;
-            if let Some(l) = &self.fp.loss {
-                let packets = self.dag.messages[m as usize]
-                    .bytes
-                    .div_ceil(self.p.mtu_bytes as u64)
-                    .max(1);
-                let queued = self.qps[qp as usize].head != NONE32;
-                let mut rng = tail_loss_rng(self.p.seed, m);
-                let hops = route.hops as usize;
-                let timeout = l.draw_timeout(hops, packets, queued, &mut rng);
-                let lat = route.lat_ps as u64;
-                let wait = match self
-                    .flow_cap
-                    .binary_search_by_key(&self.msg_flow[m as usize], |c| c.flow)
-                {
-                    Ok(i) => self.flow_cap[i].resend,
-                    Err(_) => dcqcn_incast::ResendWait::PerNak(0),
-                };
-                let rtt = lat + self.qps[qp as usize].ack as u64;
-                let slot = (self.now - st.sent) / packets;
-                let naks = l.draw_naks(hops, packets, &mut rng) as u64;
-                let resends = l.nak_delay_ps(naks, rtt, wait, slot);
-                st.recv += resends;
-                if let Some(s) = timeout {
-                    let left = st.sent + (s.at * (self.now - st.sent) as f64) as u64 + resends;
-                    let rto = s.timeouts as u64 * l.rto_ps;
-                    let resent = left + lat + self.qps[qp as usize].ack as u64 + rto + lat;
-                    st.recv = st.recv.max(resent);
-                    if s.revealable {
-                        stalled = true;
-                        self.qp_stall[qp as usize] = (m, lat as u32);
-                    }
-                }
-            }
-            // A QP delivers in order (RC): not before the message ahead of it.
-            let q = qp as usize;
-            let qs = &mut self.qps[q];
-            st.recv = st.recv.max(qs.recv);
-            qs.recv = st.recv;
-            let finish = st.recv + qs.ack as u64;
-            if stalled {
-                self.push(finish, DONE, m, 0); // may move earlier (`reveal`)
-            } else {
-                self.complete_at(m, finish);
-            }
-            // The QP's next message starts now.
-            let qs = &mut self.qps[q];
-            qs.busy = false;
-            let next = qs.head;
-            if next != NONE32 {
-                qs.head = self.msg_next[next as usize];
-                if qs.head == NONE32 {
-                    qs.tail = NONE32;
-                }
-                self.send(next);
-            }
+        if st.subflows_left > 0 {
+            return;
         }
-    }
-
-    /// The wait behind held queues of an incast (`hol`) of a last byte leaving now on route `r`.
-    fn hol_wait_ps(&self, r: u32) -> u64 {
-        self.hol.as_ref().map_or(0, |h| {
-            h.wait_ps(&self.solver, self.solver.routes().get(r), self.now)
-        })
-    }
-
-    /// Flow `f` as `hol` sees it.
-    fn hol_flow(&self, f: u32) -> FlowNow {
-        let fl = &self.flows[f as usize];
-        let k = self.fp.paths.subflows() as u64;
-        FlowNow {
-            progress: progress(fl, self.solver.rate(f)),
-            offered_bps: self.routes.get(self.solver.route(f)).line / k,
-            sent_ps: self.msgs[fl.msg as usize].sent,
+        let qp = st.qp;
+        let bytes = cx.dag.messages[m as usize].bytes;
+        let lanes =
+            entropy::parts(bytes, cx.p.cc.qps_per_connection) as u128 * cx.paths.subflows() as u128;
+        let wire = paths::wire_bytes(cx.p, bytes) as u128 * 8 * PS_PER_S;
+        let alone = wire / (route.line as u128 * lanes).max(1);
+        let wait = (cx.now - st.sent).saturating_sub(alone as u64);
+        cx.stats.max_wait_ps = cx.stats.max_wait_ps.max(wait);
+        // Its last frame's place in the NIC's round robin (`nic_rr`), its losses (`loss`).
+        let stalled = self.fx.message_drained(cx, m, r, wait);
+        // A QP delivers in order (RC): not before the message ahead of it.
+        let q = qp as usize;
+        let st = &mut cx.msgs[m as usize];
+        let qs = &mut cx.qps[q];
+        st.recv = st.recv.max(qs.recv);
+        qs.recv = st.recv;
+        let finish = st.recv + qs.ack as u64;
+        if stalled {
+            cx.push(finish, Event::Done { msg: m }); // may move earlier (`loss`)
+        } else {
+            self.complete_at(m, finish);
+        }
+        // The QP's next message starts now.
+        let qs = &mut self.cx.qps[q];
+        qs.busy = false;
+        let next = qs.head;
+        if next != NONE32 {
+            qs.head = self.msg_next[next as usize];
+            if qs.head == NONE32 {
+                qs.tail = NONE32;
+            }
+            self.send(next);
         }
     }
 
@@ -936,40 +589,38 @@ impl<'a> Loop<'a> {
     /// completion the round robin moved before now (`nic_rr`) is recorded and releases its
     /// dependants now, posted at `t` plus their delay.
     fn complete_at(&mut self, m: u32, t: u64) {
+        let cx = &mut self.cx;
         if self.release.has_dependants(m) {
-            if t < self.now {
-                self.msgs[m as usize].finish = t;
+            if t < cx.now {
+                cx.msgs[m as usize].finish = t;
             }
-            self.push(t.max(self.now), DONE, m, 0);
+            cx.push(t.max(cx.now), Event::Done { msg: m });
         } else {
-            self.msgs[m as usize].finish = t;
+            cx.msgs[m as usize].finish = t;
             self.last_finish = self.last_finish.max(t);
         }
     }
 
     /// The sender's completion of `m`: release its dependants.
     fn done(&mut self, m: u32) {
-        let st = &mut self.msgs[m as usize];
+        let cx = &mut self.cx;
+        let st = &mut cx.msgs[m as usize];
         if st.finish == NONE {
-            st.finish = self.now;
+            st.finish = cx.now;
         }
         let finish = st.finish;
-        // NVLink messages have no QP (`NONE32`).
-        let q = self.msgs[m as usize].qp as usize;
-        if self.qp_stall.get(q).is_some_and(|s| s.0 == m) {
-            self.qp_stall[q] = (NONE32, 0); // the timer fired first
-        }
+        self.fx.message_done(cx, m);
         let (msgs, events, dag, nic, now) = (
-            &mut self.msgs,
-            &mut self.events,
-            self.dag,
-            self.p.nic_latency,
-            self.now,
+            &mut cx.msgs,
+            &mut cx.events,
+            cx.dag,
+            cx.p.nic_latency,
+            cx.now,
         );
         self.release.complete(dag, m, Time(finish), |c, post| {
             msgs[c as usize].post = post.ps();
             let at = bytes_start(dag, nic, c, post.ps()).max(now);
-            events.entry(at).or_default().push((START, c, 0));
+            events.entry(at).or_default().push(Event::Start { msg: c });
         });
     }
 }
@@ -983,19 +634,10 @@ fn reschedule(flows: &mut [FlowRun], events: &mut Events, now: u64, f: u32, old:
     fl.ver = fl.ver.wrapping_add(1);
     debug_assert!(rate > 0, "max-min gives every flow a positive rate");
     let dt = fl.work.div_ceil(rate as u128) as u64;
-    events
-        .entry(now + dt)
-        .or_default()
-        .push((DRAINED, f, fl.ver));
-}
-
-/// Flow `fl`'s progress at rate `rate` (`hol`).
-fn progress(fl: &FlowRun, rate: u64) -> Progress {
-    Progress {
-        work: fl.work,
-        at: fl.last,
-        rate,
-    }
+    events.entry(now + dt).or_default().push(Event::Drained {
+        flow: f,
+        ver: fl.ver,
+    });
 }
 
 /// When message `m`, posted at `post`, starts moving bytes: a `Net` one after the sender NIC's
@@ -1007,31 +649,28 @@ fn bytes_start(dag: &MessageDag, nic: Time, m: u32, post: u64) -> u64 {
     }
 }
 
-/// The per-message stream of the timeout draws, apart from every other stream of the run.
-fn tail_loss_rng(seed: u64, m: u32) -> Rng {
-    Rng::stream(seed, TAIL_LOSS_STREAM, m as u64)
-}
-
-/// A route over `links` (slowest `slowest` bit/s): its solver cap, the rate a flow reaches
-/// alone, its one-way latency and its number of links.
+/// A route over `links` (slowest `slowest` bit/s): its solver cap by `rates` with the effects'
+/// `factor` (`None`: none prices routes; its hop count is then not kept), the rate a flow
+/// reaches alone, its one-way latency and its number of links.
 fn route_entry(
     topo: &Topology,
     p: &SimParams,
-    fp: &FlowParams,
+    rates: &RateModel,
+    factor: Option<f64>,
     links: &[u32],
     slowest: u64,
 ) -> RouteInfo {
     let lat = paths::one_way_ps(topo, p, links);
-    let (factor, tail) = match &fp.loss {
-        Some(l) => (l.goodput(links.len()), links.len() as f32),
+    let (factor, hops) = match factor {
+        Some(f) => (f, links.len() as f32),
         None => (1.0, 0.0),
     };
-    let (cap, line) = limits(&fp.rates, slowest, factor);
+    let (cap, line) = limits(rates, slowest, factor);
     RouteInfo {
         cap,
         line,
         lat_ps: lat as u32,
-        hops: tail,
+        hops,
     }
 }
 

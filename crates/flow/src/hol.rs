@@ -29,7 +29,7 @@
 //! of the flows was about flows^2 per run: the default `compare --engine flow` took 534 s
 //! with it on every run, 6.7 s without). It is on for every lossless run.
 //!
-//! Calibrated by `flow_calibrate -- hol` (`tests/flow_xval.rs` asserts its "incast 32:1 +
+//! Calibrated by `fabricsim-lab hol` (`tests/flow_xval.rs` asserts its "incast 32:1 +
 //! victims", 128 GPUs): 1 MB victims into the receiver's leaf on ib-ndr, packet mean 418.6 us,
 //! largest 434.2 (AR by normalized credits, the profile's; 332-503, mean 407.8, by least queued
 //! bytes; alone 23.7), flow 426.0 us; roce-400g (128 MB buffer, DCQCN) pauses nothing,
@@ -41,7 +41,7 @@
 //!   both engines, 24.4 us flow before it);
 //! - the ramp is a mean: ib-ndr 512 KB victims take 173 us, flow 109 (256 KB: 8.1 / 7.9; by
 //!   least queued bytes 67.6 and 333 us);
-//! - at 1,024 GPUs (99:1, `flow_calibrate -- hol 1024 99` and `-- hol-trace`):
+//! - at 1,024 GPUs (99:1, `fabricsim-lab hol 1024 99` and `-- hol-trace`):
 //!   - ib-ndr under the profile's AR by normalized credits (`sim::ibroute`, US 10,200,294 B2):
 //!     a leaf's uplink into a spine whose downlink holds loses credits, so every leaf spreads
 //!     the incast over all 16 spines, all 32 downlinks into the receiver's leaf hold 1.8-1.9
@@ -52,7 +52,7 @@
 //!     flow from an incast sender's NIC 1,912.6 / 2,035.1, beside a second flow from its own NIC
 //!     1,954.0 / 2,034.9. The rest of this item is the queue rule (`ar_select = "queue"`),
 //!     whose victims wait for reasons outside this model;
-//!   - ib-ndr by least queued bytes, traced packet by packet (`flow_calibrate -- ar-trace`,
+//!   - ib-ndr by least queued bytes, traced packet by packet (`fabricsim-lab ar-trace`,
 //!     `--features trace`): adaptive routing takes, in order from the static (D-mod-K) port, the
 //!     first uplink with the fewest bytes queued or serializing (`ibroute::least_loaded`). An
 //!     uplink whose spine still grants credits has nothing queued, so AR sees a spine's downlink queue only once the leaf's credit window there
@@ -92,16 +92,53 @@
 //!     its buffer drains and lets them go sooner). With DCQCN the flow engine caps the incast
 //!     below its egress (`dcqcn_incast`'s over-cut), so the egress is no root and nothing is
 //!     held here: the victims' cut is a DCQCN effect, `dcqcn_victim`'s (traced by
-//!     `flow_calibrate -- victim-cnp`; flow 369.8, 166.8, 427.2, 369.8 us against packet 373.3,
+//!     `fabricsim-lab victim-cnp`; flow 369.8, 166.8, 427.2, 369.8 us against packet 373.3,
 //!     163.6, 771.0, 371.9: the 771 us victim also sits behind a downlink the leaf's PFC pauses
 //!     for 356 us, which neither model sees with DCQCN on).
 
 use std::collections::VecDeque;
 
+use super::effect::{Ctx, Effect};
 use super::maxmin::MaxMin;
 use super::paths;
+use super::state::Progress;
+use super::window::Window;
 use fabricsim_core::topology::Topology;
-use fabricsim_mech::{FlowControl, PfcThreshold, SimParams};
+use fabricsim_mech::SimParams;
+
+/// The effect: flows join their queue's groups as they start, follow their rates and leave as
+/// they drain; a last byte waits behind the held queues of its route.
+impl Effect for Hol {
+    fn flow_start(&mut self, cx: &Ctx, f: u32, _nic: u32, _cap: u64, _work: u128) {
+        let now = flow_now(cx, f);
+        self.add(cx.topo, f, cx.solver.routes().get(cx.solver.route(f)), now);
+    }
+
+    #[inline]
+    fn rerate(&mut self, f: u32, before: Progress, after: Progress) {
+        Hol::rerate(self, f, before, after);
+    }
+
+    fn flow_end(&mut self, cx: &Ctx, f: u32) {
+        let now = flow_now(cx, f);
+        self.remove(f, now);
+    }
+
+    fn arrival_delay_ps(&mut self, cx: &Ctx, r: u32) -> u64 {
+        self.wait_ps(&cx.solver, cx.solver.routes().get(r), cx.now)
+    }
+}
+
+/// Flow `f` as the model sees it.
+fn flow_now(cx: &Ctx, f: u32) -> FlowNow {
+    let fl = &cx.flows[f as usize];
+    let k = cx.paths.subflows() as u64;
+    FlowNow {
+        progress: fl.progress(cx.solver.rate(f)),
+        offered_bps: cx.routes.get(cx.solver.route(f)).line / k,
+        sent_ps: cx.msgs[fl.msg as usize].sent,
+    }
+}
 
 /// Per run: the active flows of each held-queue candidate grouped by their last link (the
 /// roots a wait reads), kept up to date as flows start, change rate and finish, so a wait costs
@@ -153,21 +190,11 @@ impl Linear {
     }
     /// The remaining work at `t`. A flow whose drain falls at `t` and is not processed yet
     /// counts its rounding overshoot (under a bit, negative) where a per-flow clamp would count
-    /// 0: the waits of every lossless `flow_xval` case and `flow_calibrate -- hol` case are the
+    /// 0: the waits of every lossless `flow_xval` case and `fabricsim-lab hol` case are the
     /// same as with the per-flow scan, bit for bit.
     fn at(&self, t: u64) -> u128 {
         self.base.saturating_sub(self.rate as u128 * t as u128)
     }
-}
-
-/// An ingress's hold threshold (shared with `nic_send`).
-#[derive(Clone, Copy)]
-pub(super) enum Window {
-    /// Credits per VL, or a static PFC XOFF (bytes).
-    Fixed(u64),
-    /// PFC's dynamic XOFF: `alpha` x the switch's free buffer of `buffer` bytes (Choudhury &
-    /// Hahne 1998, `sim::pfc`).
-    Dynamic { alpha: f64, buffer: u64 },
 }
 
 /// What a root's flows over one queue add up to.
@@ -182,20 +209,6 @@ struct Roots {
     first_ps: u64,
 }
 
-/// A flow's progress: `work` left (bits x 10^12) at `at` ps, draining at `rate` bit/s since.
-#[derive(Clone, Copy)]
-pub struct Progress {
-    pub work: u128,
-    pub at: u64,
-    pub rate: u64,
-}
-
-impl Progress {
-    fn base(&self) -> u128 {
-        self.work + self.rate as u128 * self.at as u128
-    }
-}
-
 /// A flow as the model sees it when it starts or finishes.
 pub struct FlowNow {
     pub progress: Progress,
@@ -204,9 +217,6 @@ pub struct FlowNow {
     /// When its message started sending (ps): its start, as flows start when their message does.
     pub sent_ps: u64,
 }
-
-/// Work units per bit (`fluid`'s remaining work is bits x 10^12).
-const PS_PER_S: u128 = 1_000_000_000_000;
 
 impl Hol {
     /// The model for `p`'s flow control over `flows` flows; `None` on a lossy fabric (a full
@@ -357,37 +367,6 @@ impl Hol {
     }
 }
 
-impl Window {
-    /// The hold threshold of `p`'s flow control; `None` on a lossy fabric (a full buffer
-    /// drops, so nothing is held back).
-    pub(super) fn of(p: &SimParams) -> Option<Window> {
-        Some(match &p.flow_control {
-            FlowControl::None => return None,
-            FlowControl::Credits(c) => Window::Fixed(c.switch_vl_buffer_bytes),
-            FlowControl::Pfc(pfc) => match pfc.xoff {
-                PfcThreshold::Static(b) => Window::Fixed(b),
-                PfcThreshold::Dynamic(alpha) => Window::Dynamic {
-                    alpha,
-                    buffer: p.switch_buffer_bytes,
-                },
-            },
-        })
-    }
-
-    /// The threshold in work units (bits x 10^12) of a switch whose buffer holds `backlog`
-    /// work units of other bytes (they leave a dynamic XOFF less free buffer).
-    pub(super) fn work(&self, backlog: u128) -> u128 {
-        let bits = |bytes: u64| bytes as u128 * 8 * PS_PER_S;
-        match *self {
-            Window::Fixed(b) => bits(b),
-            Window::Dynamic { alpha, buffer } => {
-                let free = bits(buffer).saturating_sub(backlog);
-                (alpha * free as f64) as u128
-            }
-        }
-    }
-}
-
 /// The wait behind the root flows `q` queued at one held queue at `now`, with the ingress past
 /// it holding `window` (work units): that ingress fills at the roots' excess rate (what they
 /// offer beyond what they drain) from their first start, then the queue grows at that rate up
@@ -406,6 +385,7 @@ fn queue_wait_ps(q: &Roots, window: u128, now: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::PS_PER_S;
 
     /// Work units of `bytes` (bits x 10^12).
     fn work(bytes: u64) -> u128 {

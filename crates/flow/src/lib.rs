@@ -7,37 +7,65 @@
 //! It places every flow where the packet engine sends its packets (same QP numbering, hash and
 //! per-switch choice, through `sim::route`), so ECMP collisions are the same.
 //!
+//! The pieces:
+//! - `fluid`: the event loop (events: `event::Event`); `params`: what it is told; `stats`: what
+//!   it counts;
+//!   `state`: its per-message, per-QP and per-flow state; `report`: the results;
 //! - `maxmin`: the incremental max-min solver (progressive filling, integer rates);
 //! - `cache`: rates of repeated components (ring steps) by flow-set signature;
 //! - `paths`: directed links, the packet engine's per-QP ECMP routes, spraying and adaptive
 //!   splits, latencies and wire bytes;
-//! - `rate_model`: per-flow caps, where calibrated fabric effects plug in;
-//! - `credits`: credit-limited rates of long InfiniBand links;
-//! - `dcqcn_incast`: DCQCN's cost for synchronized incast starters (a mean-field fluid model);
-//! - `dcqcn_victim`: DCQCN's cut of flows that cross a queue a start-up burst fills;
-//! - `hol`: head-of-line blocking of victim flows behind an incast under PFC or credits;
-//! - `nic_rr`: the packet granularity of the NIC's per-QP round robin at message end;
-//! - `nic_send`: the NIC's send stage: round-robin injection while buffers absorb, back-pressure;
-//! - `loss`: go-back-N and selective-repeat goodput under random loss, tail-loss timeouts;
-//! - `fluid`: the event loop; `report`: the results.
+//! - `rate_model`: a route's cap from its bottleneck, a rate limit and the effects' factors;
+//! - `effect`: the seam: the `Effect` trait (hooks with no-op defaults) and the context `Ctx`
+//!   the effects share; `compose`: the effects in their fixed order (static dispatch);
+//! - the effects, one file each, none importing another: `credits` (credit-limited rates of
+//!   long InfiniBand links), `hpcc` (HPCC's target utilization η of every link),
+//!   `dcqcn_incast` (DCQCN's cost for synchronized incast starters),
+//!   `dcqcn_victim` (DCQCN's cut of flows crossing the queues a start-up burst fills), `hol`
+//!   (head-of-line blocking behind an incast under PFC or credits), `nic_send` (the NIC's send
+//!   stage: round-robin injection, back-pressure), `nic_rr` (the NIC's per-QP round robin at
+//!   message end), `loss` (go-back-N and selective-repeat goodput, tail-loss timeouts);
+//! - the models the effects share: `mean_field` (DCQCN's mean-field fluid model of a
+//!   congested egress), `pfc_pause` (PFC pauses of the queues before one, `dcqcn_victim`'s),
+//!   `window` (a switch ingress's hold threshold), `groups` (the synchronized incasts' flows);
+//! - `calibration`: every fitted constant and on/off limit, with the command behind it.
+//!
+//! Adding an effect: a file with a struct that implements `effect::Effect` (only the hooks it
+//! needs; it reads and changes the run through `Ctx`, not through other effects), a field in
+//! `compose::Effects` at its place in the order (and in `in_order!`), its constants in
+//! `calibration` (a `TABLE` row each), and an `Event` variant if it schedules its own events.
 
 pub mod cache;
+pub mod calibration;
+mod compose;
 pub mod credits;
 pub mod dcqcn_incast;
 pub mod dcqcn_victim;
+mod effect;
+mod event;
 pub mod fluid;
+pub mod groups;
 pub mod hol;
+pub mod hpcc;
 pub mod loss;
 pub mod maxmin;
+pub mod mean_field;
 mod nic_rr;
 pub mod nic_send;
+pub mod params;
 pub mod paths;
 pub mod pfc_pause;
 pub mod rate_model;
 mod report;
+mod state;
+mod stats;
+mod window;
 
-pub use fluid::{BATCH_TOL, FlowParams, FlowStats, run};
+pub use calibration::BATCH_TOL;
+pub use fluid::run;
 pub use loss::LossModel;
 pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
+pub use params::FlowParams;
 pub use paths::PathModel;
 pub use rate_model::RateModel;
+pub use stats::FlowStats;

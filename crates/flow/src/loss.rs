@@ -12,20 +12,20 @@
 //!   plus the queueing delay its packets met (they were sent before the NAK and are resent), so
 //!   the losses are drawn per message ([`LossModel::draw_naks`]: Binomial over its packets but
 //!   the last) and each delays it by [`LossModel::nak_cost_ps`], the queue being its DCQCN
-//!   incast group's mean wait (`dcqcn_incast::Drain::mean_wait_ps`; none elsewhere: the fluid
+//!   incast group's mean wait (`mean_field::Drain::mean_wait_ps`; none elsewhere: the fluid
 //!   has no queue). A cap of the closed form on the rate binds only at line rate: a flow at
 //!   1/99 of an incast egress behind a 0.2 ms queue paid nothing (the lossy roce-400g mixed
 //!   incast's mean FCT was 12% below the packet engine's); and a per-message draw gives the
 //!   unlucky messages their several losses (the p99). A group that put its bytes on the wire
 //!   before DCQCN's first cut and was cut while they queued resends at the cut rate until the
 //!   rate-increase timer fires: its NAKed messages pay that timer once, not a queue per NAK
-//!   ([`LossModel::nak_delay_ps`], `dcqcn_incast::ResendWait`; traced on the packet engine,
+//!   ([`LossModel::nak_delay_ps`], `groups::ResendWait`; traced on the packet engine,
 //!   roce-400g mixed incast, 30 seeds: a NAKed message ends 301-348 us after its lossless FCT
 //!   whatever the NAK's time, a second NAK adds 0-40 us; the queue per NAK put 2.3% of its
-//!   messages past 1 ms against the packet engine's 0.94%, 400 seeds). `flow_calibrate --
+//!   messages past 1 ms against the packet engine's 0.94%, 400 seeds). `fabricsim-lab
 //!   loss` checks the mechanism on the fit's runs (single 4 MB flows, mean FCT without
 //!   timeouts, packet / flow: 91.2 / 92.1, 94.2 / 95.2, 99.6 / 99.8, 121.3 / 118.4 us at 0.05,
-//!   0.1, 0.2, 0.5% per link), `flow_calibrate -- excess "mixed ports roce" 64` the resend
+//!   0.1, 0.2, 0.5% per link), `fabricsim-lab excess "mixed ports roce" 64` the resend
 //!   wait (64 seeds: 1351 of 6336 messages end 0.2 ms or more after their lossless FCT on the
 //!   packet engine, 1460 on the flow engine; mean FCT 504.1 / 512.0 us). The per-NAK queue
 //!   overcharges the capped 32:1 x 1 MB roce-400g incast (191 us per NAK; the packet engine's
@@ -47,7 +47,7 @@
 //!   - under go-back-N, a loss whose NAK or resent packet is lost too (the receiver NAKs a
 //!     sequence error once, IBA 9.7.5.1.2): `n p_h (1 - (1 - p_h)^2)` for `n` packets;
 //!   - under adaptive routing the receiver acknowledges cumulatively and never reports a hole
-//!     (`sim::engine::cc::ar_reply`: reordering must not trigger resends), so any lost data
+//!     (`sim::transport::unordered`: reordering must not trigger resends), so any lost data
 //!     packet, or the last ACK when no message follows, stalls the ACKs until the timer fires:
 //!     `1 - (1 - p_h)^(n+1)` (`1 - (1 - p_h)^n` with a message queued behind).
 //!   A lost tail is revealed by the next message on the QP when that one starts before the
@@ -57,7 +57,7 @@
 //!   when that resend is the message's last packet (a lost tail, or a lost last ACK), when its
 //!   one ACK is lost: `1 - (1 - p_h)^2`; a hole before the last packet is resent with the
 //!   packets behind it, whose duplicate ACKs cover its own, so only its loss counts: `p_h`.
-//!   Checked by `flow_calibrate -- excess all-to-all 160` (the lossy all-to-all's collective
+//!   Checked by `fabricsim-lab excess all-to-all 160` (the lossy all-to-all's collective
 //!   time is set by whether any message of a run waits two timeouts): messages that waited a
 //!   second timeout among those that waited one, ib-ndr (cumulative ACKs), 160 seeds: packet
 //!   0.571% +- 0.038% on 4-link paths (model 0.56%; `p_h` for every hole, as before, 0.40%)
@@ -72,53 +72,146 @@
 //!   it). [`LossModel::draw_timeout`] draws, per message from the engine's seeded stream, whether
 //!   it stalls and where, so the FCT distribution (not only its mean) carries the timeouts.
 //!
-//! The go-back-N constant was fitted by `cargo run --release -p fabricsim --example
-//! flow_calibrate -- loss`, which runs single long flows on the packet engine at several loss
+//! The go-back-N constant was fitted by `cargo run --release -p fabricsim-lab --
+//! loss`, which runs single long flows on the packet engine at several loss
 //! rates and fits the constant by least squares on the goodput closed form (`fit_gbn` below).
-//! `flow_calibrate -- timeouts` checks the timeout probabilities and delays against packet runs
+//! `fabricsim-lab timeouts` checks the timeout probabilities and delays against packet runs
 //! of the cross-validation cases over several seeds.
 
-use super::dcqcn_incast::ResendWait;
+use super::calibration::{LOSS_C_GBN, LOSS_C_SR};
+use super::effect::{Ctx, Effect};
+use super::event::Event;
+use super::groups::ResendWait;
+use super::state::NONE32;
 use fabricsim_core::rng::Rng;
-use fabricsim_mech::{RoutePolicy, SimParams, Transport};
+use fabricsim_mech::{SimParams, Transport};
 
-/// Fitted constants of the loss model (see the module comment for the command).
+/// `Rng::stream` kind of the per-message tail-loss draws.
+const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
+
+/// The effect: a route's goodput factor (selective repeat), and per message drained its NAKed
+/// resends and timeouts, drawn from its own stream; a lost tail the next message on the QP
+/// reveals completes one round trip after that message starts.
+pub struct Loss {
+    model: LossModel,
+    /// Per QP: a message whose lost tail waits for the timer or for the next message on the QP
+    /// to reveal it (`NONE32` when none), and its path's one-way latency.
+    stall: Vec<(u32, u32)>,
+}
+
+impl Loss {
+    /// `model` over `qps` QPs.
+    pub fn new(model: LossModel, qps: usize) -> Loss {
+        Loss {
+            model,
+            stall: vec![(NONE32, 0); qps],
+        }
+    }
+}
+
+impl Effect for Loss {
+    fn route_factor(&self, hops: usize) -> Option<f64> {
+        Some(self.model.goodput(hops))
+    }
+
+    /// A message starts on its QP: a lost tail of the one before it that still waits for the
+    /// timer is revealed ([`Stall::revealable`]) and resent one round trip later.
+    fn message_start(&mut self, cx: &mut Ctx, m: u32, _parts: u32) {
+        let q = cx.msgs[m as usize].qp as usize;
+        let Some(&(stalled, lat)) = self.stall.get(q).filter(|s| s.0 != NONE32) else {
+            return;
+        };
+        self.stall[q] = (NONE32, 0);
+        let ack = cx.qps[q].ack as u64;
+        let recv = cx.now + lat as u64 + ack + lat as u64;
+        let st = &mut cx.msgs[stalled as usize];
+        if recv >= st.recv {
+            return;
+        }
+        let old = st.recv + ack;
+        if let Some(batch) = cx.events.get_mut(&old) {
+            batch.retain(|&e| e != Event::Done { msg: stalled });
+            if batch.is_empty() {
+                cx.events.remove(&old);
+            }
+        }
+        if cx.qps[q].recv == st.recv {
+            cx.qps[q].recv = recv;
+        }
+        st.recv = recv;
+        cx.push(recv + ack, Event::Done { msg: stalled });
+    }
+
+    /// A loss only the ACK timer reveals: the stalling packet left a fraction `at` into the
+    /// drain; the timer runs one RTO from its ACK, then the resend crosses. Go-back-N losses a
+    /// NAK reveals resend what followed them ([`LossModel::nak_cost_ps`]), which delays the
+    /// rest of the message.
+    fn message_drained(&mut self, cx: &mut Ctx, m: u32, r: u32, _wait_ps: u64) -> bool {
+        let l = &self.model;
+        let route = cx.routes.get(r);
+        let qp = cx.msgs[m as usize].qp as usize;
+        let packets = cx.dag.messages[m as usize]
+            .bytes
+            .div_ceil(cx.p.mtu_bytes as u64)
+            .max(1);
+        let queued = cx.qps[qp].head != NONE32;
+        let mut rng = Rng::stream(cx.p.seed, TAIL_LOSS_STREAM, m as u64);
+        let hops = route.hops as usize;
+        let timeout = l.draw_timeout(hops, packets, queued, &mut rng);
+        let lat = route.lat_ps as u64;
+        let wait = match (cx.groups).binary_search_by_key(&cx.msg_flow[m as usize], |c| c.flow) {
+            Ok(i) => cx.groups[i].resend,
+            Err(_) => ResendWait::PerNak(0),
+        };
+        let ack = cx.qps[qp].ack as u64;
+        let rtt = lat + ack;
+        let st = &mut cx.msgs[m as usize];
+        let slot = (cx.now - st.sent) / packets;
+        let naks = l.draw_naks(hops, packets, &mut rng) as u64;
+        let resends = l.nak_delay_ps(naks, rtt, wait, slot);
+        st.recv += resends;
+        let Some(s) = timeout else {
+            return false;
+        };
+        let left = st.sent + (s.at * (cx.now - st.sent) as f64) as u64 + resends;
+        let rto = s.timeouts as u64 * l.rto_ps;
+        let resent = left + lat + ack + rto + lat;
+        st.recv = st.recv.max(resent);
+        if s.revealable {
+            self.stall[qp] = (m, lat as u32);
+        }
+        s.revealable
+    }
+
+    /// The timer fired before a later message revealed the lost tail.
+    fn message_done(&mut self, cx: &mut Ctx, m: u32) {
+        // NVLink messages have no QP (`NONE32`).
+        let q = cx.msgs[m as usize].qp as usize;
+        if self.stall.get(q).is_some_and(|s| s.0 == m) {
+            self.stall[q] = (NONE32, 0);
+        }
+    }
+}
+
+/// The loss model's constants (`calibration::LOSS_C_GBN`, `calibration::LOSS_C_SR`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LossConstants {
     pub c_gbn: f64,
     pub c_sr: f64,
 }
 
-/// `c_gbn` fitted by `cargo run --release -p fabricsim --example flow_calibrate -- loss`
-/// (1.237 over 44 packet runs of a 4 MB flow on roce-400g at 0.05-0.5% loss per link, across
-/// the 128-GPU fabric's one switch, 2 links, session 6: a loss costs 1.24 round trips of
-/// packets, the ideal protocol's 1 plus the NAK's and the resend's turnaround; the session-4 fit
-/// on the packet engine of then gave 1.015).
-/// `c_sr` is the closed form's 1, not fitted: the packet engine's selective repeat runs under
-/// adaptive routing on the profiles (ib-ndr), where a loss costs a timeout (`Recovery::
-/// TimeoutOnly`) and the resend itself is too small to fit beside it.
+/// The constants the engine runs with.
 pub const FITTED: LossConstants = LossConstants {
-    c_gbn: 1.237,
-    c_sr: 1.0,
+    c_gbn: LOSS_C_GBN,
+    c_sr: LOSS_C_SR,
 };
-
-/// How the receiver reveals a lost packet to the sender.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Recovery {
-    /// NAK at the first sequence error; the sender resends from it (IBA 9.7.5).
-    GoBackN,
-    /// A selective NACK per out-of-order packet; the sender resends the holes (IRN).
-    SelectiveRepeat,
-    /// Cumulative ACKs only (selective repeat under adaptive routing, `ar_reply`): a hole is
-    /// found by the ACK timeout alone.
-    TimeoutOnly,
-}
 
 /// The loss of a run: per-packet probability on every link and the recovery.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LossModel {
     pub per_link: f64,
-    pub recovery: Recovery,
+    /// How the receiver reveals a lost packet (the run's recovery, `Transport::under`).
+    pub recovery: Transport,
     /// The local ACK timeout a tail loss costs (ps).
     pub rto_ps: u64,
     /// Timeouts in a row before the QP fails (the retry count, IBA 9.7.6.1.3).
@@ -139,18 +232,15 @@ pub fn path_loss(p: f64, hops: usize) -> f64 {
 
 impl LossModel {
     /// The model for `p`'s loss rate and transport; `None` without loss. A bit error rate is
-    /// turned into a per-packet probability for a full MTU frame (physics D1).
+    /// turned into a per-packet probability for a full MTU frame (independent bit errors: `1 - (1 -
+    /// BER)^bits`).
     pub fn of(p: &SimParams) -> Option<LossModel> {
         let frame_bits = 8.0 * p.mtu_frame_wire_bytes() as f64;
         let from_ber = -(frame_bits * (-p.ber).ln_1p()).exp_m1();
         let per_link = 1.0 - (1.0 - p.loss_rate) * (1.0 - from_ber);
         (per_link > 0.0).then(|| LossModel {
             per_link,
-            recovery: match (p.transport, p.routing) {
-                (Transport::GoBackN, _) => Recovery::GoBackN,
-                (Transport::SelectiveRepeat, RoutePolicy::Adaptive) => Recovery::TimeoutOnly,
-                (Transport::SelectiveRepeat, _) => Recovery::SelectiveRepeat,
-            },
+            recovery: p.transport.under(p.routing),
             rto_ps: p.ack_timeout().ps(),
             retries: p.retry_count,
             constants: FITTED,
@@ -162,8 +252,8 @@ impl LossModel {
     pub fn goodput(&self, hops: usize) -> f64 {
         let ph = path_loss(self.per_link, hops);
         match self.recovery {
-            Recovery::GoBackN => 1.0,
-            Recovery::SelectiveRepeat | Recovery::TimeoutOnly => {
+            Transport::GoBackN => 1.0,
+            Transport::SelectiveRepeat | Transport::Unordered => {
                 (1.0 - self.constants.c_sr * ph).max(0.0)
             }
         }
@@ -175,7 +265,7 @@ impl LossModel {
     /// between losses. 0 under the other recoveries.
     pub fn draw_naks(&self, hops: usize, packets: u64, rng: &mut Rng) -> u32 {
         let ph = path_loss(self.per_link, hops);
-        if self.recovery != Recovery::GoBackN || ph <= 0.0 {
+        if self.recovery != Transport::GoBackN || ph <= 0.0 {
             return 0;
         }
         let (mut at, mut n) = (0u64, 0u32);
@@ -221,10 +311,10 @@ impl LossModel {
         let ph = path_loss(self.per_link, hops);
         let tail = if queued { 0.0 } else { either_way(ph) };
         let p = match self.recovery {
-            Recovery::GoBackN => tail + packets as f64 * ph * either_way(ph),
-            Recovery::SelectiveRepeat => tail,
+            Transport::GoBackN => tail + packets as f64 * ph * either_way(ph),
+            Transport::SelectiveRepeat => tail,
             // The last ACK counts only when no later message's cumulative ACK covers it.
-            Recovery::TimeoutOnly => {
+            Transport::Unordered => {
                 let acks = if queued { 0 } else { 1 };
                 -((packets + acks) as f64 * (-ph).ln_1p()).exp_m1()
             }
@@ -251,11 +341,11 @@ impl LossModel {
         // the lost last ACK); under go-back-N and selective repeat everything from the loss on
         // is resent after the timer.
         let (at, k) = match self.recovery {
-            Recovery::TimeoutOnly => {
+            Transport::Unordered => {
                 let k = ((-u).ln_1p() / (-ph).ln_1p()).floor();
                 ((k.min((packets - 1) as f64) + 1.0) / packets as f64, k)
             }
-            Recovery::GoBackN | Recovery::SelectiveRepeat => (1.0, packets as f64),
+            Transport::GoBackN | Transport::SelectiveRepeat => (1.0, packets as f64),
         };
         // The timer is re-armed one RTO after it fires (the packet engine keeps the RTO; IBA
         // 9.7.6.1.3 leaves back-off to the implementation): another timeout when the resend
@@ -273,8 +363,8 @@ impl LossModel {
             timeouts += 1;
         }
         let revealable = match self.recovery {
-            Recovery::TimeoutOnly => k >= packets as f64,
-            Recovery::GoBackN | Recovery::SelectiveRepeat => {
+            Transport::Unordered => k >= packets as f64,
+            Transport::GoBackN | Transport::SelectiveRepeat => {
                 let tail = if queued { 0.0 } else { either_way(ph) };
                 u < tail
             }
@@ -345,7 +435,7 @@ mod tests {
     use super::*;
 
     /// A model with `per_link` loss, `recovery`, `rto_ps`, 7 retries and the fitted constants.
-    fn model(per_link: f64, recovery: Recovery, rto_ps: u64) -> LossModel {
+    fn model(per_link: f64, recovery: Transport, rto_ps: u64) -> LossModel {
         LossModel {
             per_link,
             recovery,
@@ -377,19 +467,19 @@ mod tests {
     fn timeouts_come_from_the_tail_and_from_lost_recoveries() {
         // p_h = 0.01: tail 1 - 0.99^2 = 0.0199; go-back-N on 100 packets adds
         // 100 x 0.01 x 0.0199 = 0.0199.
-        let m = model(0.01, Recovery::GoBackN, 0);
+        let m = model(0.01, Transport::GoBackN, 0);
         assert!((m.timeout_prob(1, 100, false) - 0.0398).abs() < 1e-12);
         // A message queued behind reveals the tail: only the lost recoveries remain.
         assert!((m.timeout_prob(1, 100, true) - 0.0199).abs() < 1e-12);
         let sr = LossModel {
-            recovery: Recovery::SelectiveRepeat,
+            recovery: Transport::SelectiveRepeat,
             ..m
         };
         assert!((sr.timeout_prob(1, 100, false) - 0.0199).abs() < 1e-12);
         // Cumulative ACKs only: any of 100 packets or the last ACK, 1 - 0.99^101; with a
         // message behind, whose ACKs cover the last one, 1 - 0.99^100.
         let ao = LossModel {
-            recovery: Recovery::TimeoutOnly,
+            recovery: Transport::Unordered,
             ..m
         };
         assert!((ao.timeout_prob(1, 100, false) - (1.0 - 0.99f64.powi(101))).abs() < 1e-12);
@@ -400,7 +490,7 @@ mod tests {
     fn timeout_draws_follow_the_probability_and_the_geometric_position() {
         // 1 - 0.99^101 = 0.6376 of the messages stall; the first loss is geometric, so the
         // mean fraction sent before it is E[(k+1)/n | stall], computed exactly beside it.
-        let m = model(0.01, Recovery::TimeoutOnly, 0);
+        let m = model(0.01, Transport::Unordered, 0);
         let (n, runs) = (100u64, 200_000u64);
         let (mut hits, mut at_sum) = (0u64, 0.0);
         for i in 0..runs {
@@ -426,7 +516,7 @@ mod tests {
         // (the first loss k >= 3) times out again with 1 - 0.99^2 = 0.0199 (the resend or its
         // one ACK lost); an earlier hole with 0.01 (its resend lost). P(k >= 3 | stall) =
         // 0.99^3 (1 - 0.99^2) / (1 - 0.99^5) = 0.39804.
-        let m = model(0.01, Recovery::TimeoutOnly, 0);
+        let m = model(0.01, Transport::Unordered, 0);
         let (mut stalls, mut again) = ([0u64; 2], [0u64; 2]);
         for i in 0..2_000_000u64 {
             if let Some(s) = m.draw_timeout(1, 4, false, &mut Rng::stream(5, 2, i)) {
@@ -447,7 +537,7 @@ mod tests {
 
     #[test]
     fn warns_when_the_timeout_is_not_above_the_queueing_delay() {
-        let m = model(0.001, Recovery::TimeoutOnly, 65_536_000);
+        let m = model(0.001, Transport::Unordered, 65_536_000);
         assert!(m.rto_warning(65_535_999).is_none());
         assert!(m.rto_warning(670_000_000).is_some());
     }
@@ -458,7 +548,7 @@ mod tests {
         // mean 0.99, variance 0.9801; P(none) = 0.99^99 = 0.36973.
         let m = LossModel {
             per_link: 0.01,
-            recovery: Recovery::GoBackN,
+            recovery: Transport::GoBackN,
             rto_ps: 0,
             retries: 7,
             constants: LossConstants {
@@ -493,7 +583,7 @@ mod tests {
         assert_eq!(m.nak_delay_ps(3, 2_000_000, timer, 100_000), 306_300_000);
         assert_eq!(m.nak_delay_ps(0, 2_000_000, timer, 100_000), 0);
         let sr = LossModel {
-            recovery: Recovery::SelectiveRepeat,
+            recovery: Transport::SelectiveRepeat,
             ..m
         };
         assert_eq!(sr.draw_naks(1, 100, &mut Rng::stream(9, 4, 0)), 0);

@@ -32,7 +32,7 @@
 //! to four served links, whose levels depend on one another) 23,779 of 23,787 (one solve,
 //! seed 66, cycles until the fill limit; 23,781 without the extrapolation). On the shared
 //! cases of `tests/flow_xval.rs` a solve that reaches a link shared per port takes 6.2 fills
-//! on average, at most 18 (10.5 and 47 without; `flow_calibrate -- ports xval`). Links where
+//! on average, at most 18 (10.5 and 47 without; `fabricsim-lab ports xval`). Links where
 //! no port holds two flows share per flow exactly as per port.
 //!
 //! Rates and capacities are integer bits per second, and a share is a floor: sums over a link
@@ -67,15 +67,11 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use super::cache::RateCache;
+use super::calibration::{JACOBI_ROUNDS, MAX_PORT_ROUNDS, PREFETCH_AHEAD, THRESHOLD_MARGIN_BITS};
 use fabricsim_core::prefetch::prefetch;
 
 /// No per-flow cap.
 pub const NO_CAP: u64 = u64::MAX;
-
-/// How many entries ahead a scan of flow ids prefetches their states: flows of a link are
-/// scattered over the flow array (16.7 M flows, 536 MB, in a 4,096-GPU all-to-all), so each
-/// read is a cache and TLB miss; a few dozen in flight hide most of their latency.
-pub const AHEAD: usize = 16;
 
 /// Routes as lists of directed link ids, stored compactly (CSR).
 #[derive(Clone, Debug, Default)]
@@ -159,16 +155,6 @@ pub struct MaxMin {
 }
 
 const NONE_LINK: u32 = u32::MAX;
-/// With port service, the threshold is lowered by 2^-20 of itself (`MaxMin::resolve_each`).
-const THRESHOLD_MARGIN_BITS: u32 = 20;
-/// Most fills of one solve with port service: the port levels' fixed point
-/// (`MaxMin::relevel`) took at most 56 on 3,000 random Clos cases (module comment); a solve
-/// that has not converged by then keeps its last fill, which is feasible.
-const MAX_PORT_ROUNDS: u32 = 64;
-/// Fills after which a level that moves back bisects its bracket (`MaxMin::relevel`): the
-/// first steps move several coupled links at once, and a bracket set then can shut out the
-/// fixed point (measured with 8: every flow per-port fair on 3,000 random Clos cases).
-const JACOBI_ROUNDS: u32 = 8;
 
 /// A link's state. The solver's work is dominated by memory latency on large fabrics (a
 /// 131,072-GPU fabric has 786,432 directed links), so what a visit reads sits together.
@@ -262,7 +248,7 @@ pub struct SolveStats {
     /// The most fills of one solve.
     pub max_fills: u64,
     /// Flows re-solved times fills, in solves that reached a link shared per port (the cost
-    /// `fluid::FlowParams::lossless_max_port_work` bounds).
+    /// `FlowParams::lossless_max_port_work` bounds).
     pub port_work: u64,
 }
 
@@ -494,23 +480,23 @@ impl MaxMin {
         }
     }
     /// Prefetches what a scan of flow ids at `k` that walks each flow's route reads next: the
-    /// states of `list[k + AHEAD]`, the route start of `list[k + AHEAD / 2]` and the links of
-    /// `list[k + AHEAD / 4]`.
+    /// states of `list[k + PREFETCH_AHEAD]`, the route start of `list[k + PREFETCH_AHEAD / 2]` and the links of
+    /// `list[k + PREFETCH_AHEAD / 4]`.
     #[inline]
     fn prefetch_walk(&self, list: &[u32], k: usize) {
         self.prefetch_ahead(list, k);
-        if let Some(&f) = list.get(k + AHEAD / 2) {
+        if let Some(&f) = list.get(k + PREFETCH_AHEAD / 2) {
             self.prefetch_route(f);
         }
-        if let Some(&f) = list.get(k + AHEAD / 4) {
+        if let Some(&f) = list.get(k + PREFETCH_AHEAD / 4) {
             self.prefetch_links(f);
         }
     }
 
-    /// Prefetches the states of `list[k + AHEAD]` (a scan of flow ids at `k`).
+    /// Prefetches the states of `list[k + PREFETCH_AHEAD]` (a scan of flow ids at `k`).
     #[inline]
     fn prefetch_ahead(&self, list: &[u32], k: usize) {
-        if let Some(&f) = list.get(k + AHEAD) {
+        if let Some(&f) = list.get(k + PREFETCH_AHEAD) {
             prefetch(&self.fl[f as usize]);
         }
     }
@@ -979,7 +965,7 @@ impl MaxMin {
             keyed.clear();
             let list = &self.link_flows[l];
             for (k, &f) in list.iter().enumerate() {
-                if let Some(&g) = list.get(k + AHEAD) {
+                if let Some(&g) = list.get(k + PREFETCH_AHEAD) {
                     prefetch(&self.fl[g as usize]);
                 }
                 if self.fl[f as usize].active {
@@ -993,7 +979,7 @@ impl MaxMin {
         }
         let mut i = self.link_flows[l].len();
         while i > 0 {
-            let ahead = i.checked_sub(1 + AHEAD);
+            let ahead = i.checked_sub(1 + PREFETCH_AHEAD);
             if let Some(&g) = ahead.and_then(|k| self.link_flows[l].get(k)) {
                 prefetch(&self.fl[g as usize]);
             }

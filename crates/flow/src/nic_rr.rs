@@ -9,7 +9,7 @@
 //! the last one, `(1 - p / A) x A frames / line rate` before `T`. The 128-GPU all-to-all of 16
 //! KB (127 messages of 4 packets per NIC, all posted at once) on ib-ndr: the k-th posted ends at
 //! 34.4 us (k = 2) to 44.5 us (k = 127), 80.6 ns (a 4 KB frame at 400 Gb/s) apart; the fluid
-//! ends all at 44.0-44.5 us (`flow_calibrate -- rr`).
+//! ends all at 44.0-44.5 us (`fabricsim-lab rr`).
 //!
 //! Which QP is served first: a message posted to an idle NIC sends its first packet at once,
 //! before the messages posted with it (same picosecond) join the ring behind it, so it stays
@@ -32,6 +32,10 @@
 //! member that ended before the run counts as behind it (bounded by `A - 1`), and a NIC that
 //! does not fill its line (flows held downstream) runs rounds slower than its line rate.
 
+use super::effect::{Ctx, Effect};
+use super::state::{NONE32, PS_PER_S};
+use fabricsim_mech::entropy;
+
 /// Per sender NIC: its QPs, its lead message and its current run (32 bytes).
 #[derive(Clone, Copy)]
 struct Nic {
@@ -49,9 +53,6 @@ struct Nic {
     run_active: u32,
     run_posted: u32,
 }
-
-const NONE32: u32 = u32::MAX;
-const PS_PER_S: u128 = 1_000_000_000_000;
 
 /// The round-robin state of every sender NIC.
 pub(super) struct NicRounds {
@@ -120,6 +121,26 @@ impl NicRounds {
         }
         n.active -= qps;
         frames * frame_ps
+    }
+}
+
+/// The effect: a message takes its ring places as it starts, and its receive time moves
+/// earlier by its place in the last round, at most its queueing (`wait_ps`).
+impl Effect for NicRounds {
+    #[inline]
+    fn message_start(&mut self, cx: &mut Ctx, m: u32, parts: u32) {
+        let src = cx.dag.messages[m as usize].src.0;
+        self.started(src, m, parts, cx.now);
+    }
+
+    fn message_drained(&mut self, cx: &mut Ctx, m: u32, r: u32, wait_ps: u64) -> bool {
+        let msg = &cx.dag.messages[m as usize];
+        let parts = entropy::parts(msg.bytes, cx.p.cc.qps_per_connection) as u32;
+        let nic = cx.solver.routes().get(r).first();
+        let line = nic.map_or(cx.routes.get(r).line, |&l| cx.solver.capacity(l));
+        let early = self.ended(msg.src.0, m, parts, cx.now, line);
+        cx.msgs[m as usize].recv -= early.min(wait_ps);
+        false
     }
 }
 

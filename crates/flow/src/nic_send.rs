@@ -41,12 +41,12 @@
 //! a slow flow); an update costs the NIC's flows, and a cap change re-solves as finishing the
 //! flow and starting it again would (`MaxMin::set_cap`). A solve that changes the rates of
 //! many flows on NICs of many flows costs their product, so the model is on while at most
-//! `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows are active at once (`NicSend::lift` ends it):
+//! `calibration::LOSSLESS_MODELS_MAX_ACTIVE` flows are active at once (`NicSend::lift` ends it):
 //! a lossless 16 KB all-to-all among 256 GPUs (65,280 flows at once) takes 0.40 s with it,
-//! among 1,024 GPUs (1.05 M) it did not end in 300 s (`flow_calibrate -- ports N`, release,
+//! among 1,024 GPUs (1.05 M) it did not end in 300 s (`fabricsim-lab ports N`, release,
 //! port service off, loaded machine).
 //!
-//! Measured (`flow_calibrate -- nicshare`, `-- nicsend-trace`, `-- hol-trace`; ib-ndr, 1 MB
+//! Measured (`fabricsim-lab nicshare`, `-- nicsend-trace`, `-- hol-trace`; ib-ndr, 1 MB
 //! victims from the NIC of a 1 MB incast flow), packet / flow (flow before this model):
 //! - 128 GPUs, 32:1, 256 KB per VL (adaptive routing): the NIC is never held; the victim gets
 //!   half the line until the incast QP has put its 1 MB on the wire: 44.8 / 44.8 us (24.4); a
@@ -68,14 +68,13 @@
 //!   (`dcqcn_incast::Onsets`, [`NicSend::set_base_cap`]); 1,024 GPUs 42.2-48.4 / 43.2-48.2 us;
 //!   without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
 
-use super::hol::Window;
+use super::calibration::{NIC_SEND_RATE_TOL_BITS, NIC_SEND_SLACK};
+use super::effect::{Ctx, Effect};
+use super::event::Event;
 use super::maxmin::{MaxMin, NO_CAP};
+use super::state::{NONE32, Progress};
+use super::window::Window;
 use fabricsim_mech::SimParams;
-
-const NONE32: u32 = u32::MAX;
-const PS_PER_S: u128 = 1_000_000_000_000;
-/// A backlog within a byte of its hold is held (the work units' rounding).
-const SLACK: u128 = 8 * PS_PER_S;
 
 /// A flow's injection (work units: bits x 10^12, as `fluid`'s).
 #[derive(Clone, Copy)]
@@ -118,11 +117,62 @@ pub struct NicSend {
     caps_set: u64,
 }
 
-/// Solves per re-solve at most (`fluid`): the rates, then the rates under the caps they set. A
-/// NIC whose flows that second solve moves is updated at the next one: each round re-solves
-/// the components of the capped flows, which under per-input-port service are whole (the
-/// stress runs of the default `compare --engine flow` took 3.5 times the CPU with 4 rounds).
-pub const ROUNDS: u32 = 2;
+/// The effect: flows join their NIC as they start and leave as they drain; after a solve the
+/// NICs it touched set their caps (`recap`), and a NIC's next change is an `Event::NicSend`.
+impl Effect for NicSend {
+    fn flow_start(&mut self, cx: &Ctx, f: u32, nic: u32, cap: u64, work: u128) {
+        self.add(f, nic, cap, work, cx.now);
+    }
+
+    #[inline]
+    fn rerate(&mut self, f: u32, _before: Progress, _after: Progress) {
+        self.rerated(f);
+    }
+
+    fn recap(&mut self, cx: &mut Ctx) -> bool {
+        let (flows, events) = (&cx.flows, &mut cx.events);
+        let delivery = |f: u32, rate: u64, now: u64| flows[f as usize].left_at(rate, now);
+        self.update(cx.now, &mut cx.solver, &delivery, |at, nic, ver| {
+            events
+                .entry(at)
+                .or_default()
+                .push(Event::NicSend { nic, ver })
+        })
+    }
+
+    fn flow_end(&mut self, _cx: &Ctx, f: u32) {
+        self.remove(f);
+    }
+
+    /// NIC `nic`'s send stage changes now if event version `ver` is current.
+    fn event(&mut self, cx: &mut Ctx, ev: Event) -> Option<(u32, u64)> {
+        if let Event::NicSend { nic, ver } = ev
+            && self.due(nic, ver)
+        {
+            cx.defer(0);
+        }
+        None
+    }
+
+    fn cap_changed(&mut self, cx: &mut Ctx, f: u32, cap: u64) {
+        self.set_base_cap(f, cap);
+        cx.defer(0);
+    }
+
+    fn lossless_model(&self) -> bool {
+        true
+    }
+
+    fn end(&mut self, cx: &mut Ctx) -> bool {
+        self.lift(&mut cx.solver);
+        cx.stats.nic_caps = self.caps_set();
+        true
+    }
+
+    fn finish(&mut self, cx: &mut Ctx) {
+        cx.stats.nic_caps = self.caps_set();
+    }
+}
 
 impl NicSend {
     /// The model for `p`'s flow control over `flows` flows from `hosts` NICs; `None` on a lossy
@@ -273,7 +323,7 @@ impl NicSend {
             .and_then(|&f| solver.routes().get(solver.route(f)).first())
             .map_or(0, |&l| solver.capacity(l));
         // Tolerance of a rate's integer floors (1 ppm of the line).
-        let tol = line >> 20;
+        let tol = line >> NIC_SEND_RATE_TOL_BITS;
         // Injection up to now, never behind delivery (a flow's bytes are on the wire before they
         // are delivered).
         for &f in &flows {
@@ -310,7 +360,7 @@ impl NicSend {
         // than their share, and those from other leaves less, until the caps hold the former
         // to it), and lifting them would undo that (the 128-GPU ib-ndr all-to-all's flows
         // within a leaf ended at 22.6 us, the packet engine's at 39.6 with the others:
-        // `flow_calibrate -- dense 128 16 forced`).
+        // `fabricsim-lab dense 128 16 forced`).
         let was = self.nics[h as usize].round;
         let (mut first, mut over_n, mut over_sum) = (0u128, 0u64, 0u64);
         let mut slow_n = 0u32;
@@ -330,7 +380,7 @@ impl NicSend {
             };
             if slow {
                 slow_n += 1;
-                if backlog + SLACK >= down {
+                if backlog + NIC_SEND_SLACK >= down {
                     first += backlog - down.min(backlog);
                     over_n += 1;
                     over_sum += rate;
@@ -342,7 +392,7 @@ impl NicSend {
             fl.down = down;
         }
         let window = self.window_work();
-        let held = over_n > 0 && first + SLACK >= window;
+        let held = over_n > 0 && first + NIC_SEND_SLACK >= window;
         // The rate the round robin serves every injecting flow at: while the NIC is held, the
         // rate its credits come back at per flow (the overflowing flows' mean rate), else the
         // share; none when no flow is slow (the max-min rates are the NIC's own).
@@ -357,7 +407,7 @@ impl NicSend {
         for &f in &flows {
             let rate = solver.rate(f);
             let fl = &mut self.flows[f as usize];
-            let overflowing = fl.slow && fl.backlog + SLACK >= fl.down;
+            let overflowing = fl.slow && fl.backlog + NIC_SEND_SLACK >= fl.down;
             let (inject, cap) = match round {
                 Some(_) if fl.slow && held && overflowing => (rate, fl.base_cap),
                 Some(r) if fl.slow => {

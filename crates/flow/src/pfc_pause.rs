@@ -10,7 +10,7 @@
 //! fills the headroom. The egress drains only while unpaused: a burst queue that feeds a deep
 //! congested egress stays deep long after its flows were cut (`flow::dcqcn_victim`).
 //!
-//! The congested egress's depth over time is a mean-field queue (`dcqcn_incast`) that counts
+//! The congested egress's depth over time is a mean-field queue (`mean_field`) that counts
 //! bytes as they reach the queues before it; those a pause holds back are not in the switch
 //! yet, so its buffer use is that depth less them (the one deep queue of the switch), and the
 //! dynamic threshold, shared by all its ingresses, rises as it drains and falls as any paused
@@ -24,7 +24,7 @@
 //! the headroom's ~86 KB take ~85 us; meanwhile the threshold rose with the drain (1/8 of it),
 //! and at XON the ingress passes that rise, shared with the ingresses that resume with it (the
 //! threshold falls by 1/8 of what they all pass), plus one lag: a burst of ~0.5 MB per XON.
-//! Traced on the packet engine by `flow_calibrate -- victim-pause` (roce-400g, 1,024 GPUs,
+//! Traced on the packet engine by `fabricsim-lab victim-pause` (roce-400g, 1,024 GPUs,
 //! 99:1 x 1 MB + 8 victims; leaf shared pool 118,912 KB by [`Ingress::of`]): the spine
 //! downlinks into the receiver's leaf that carry 4-5 incast QPs are paused from 80 us (the
 //! leaf holds 91 MB: threshold 3.4 MB), those with 1-3 never; the 5-QP one that victim 4
@@ -45,7 +45,8 @@ use fabricsim_mech::SimParams;
 use fabricsim_mech::headroom;
 use fabricsim_mech::params::{FlowControl, PfcThreshold};
 
-use super::dcqcn_incast::{HORIZON_PS, QueueTrace, STEP_PS};
+use super::calibration::{MEAN_FIELD_HORIZON_PS, MEAN_FIELD_STEP_PS};
+use super::mean_field::QueueTrace;
 
 /// The XOFF/XON rule of one switch's ingresses.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -94,7 +95,7 @@ impl Ingress {
     /// `used = n alpha (B - used)`, `B n alpha / (1 + n alpha)` (1,024 GPUs 127:1, 55 spine
     /// downlinks into the receiver's leaf: 103,812 KB of its 118,912 KB pool, where the
     /// receiver's mean field reaches 128.8 MB; the packet engine's root queue peaks at 102,394
-    /// KB, `flow_calibrate -- victim-pause 1024 127`).
+    /// KB, `fabricsim-lab victim-pause 1024 127`).
     pub fn most_used(&self, n: u32) -> f64 {
         let n = n as f64;
         match self.xoff {
@@ -143,7 +144,7 @@ pub fn lag_ps(topo: &Topology, p: &SimParams, link: u32) -> u64 {
 /// so a queue that resumes lowers the threshold for all (the ingresses share the free pool);
 /// the mean field is not bounded by the pauses of the other `ingresses` that feed the
 /// congested egress, so the buffer use is at most [`Ingress::most_used`] of them all.
-/// Returns each queue paused, up to its drain (or `HORIZON_PS`).
+/// Returns each queue paused, up to its drain (or `MEAN_FIELD_HORIZON_PS`).
 pub fn paused(
     feeders: &[Feeder],
     congested: &QueueTrace,
@@ -176,7 +177,7 @@ pub fn paused(
     let mut st: Vec<State> = feeders
         .iter()
         .map(|f| State {
-            c: f.queue.egress_bps as f64 / 8.0 * STEP_PS as f64 * 1e-12,
+            c: f.queue.egress_bps as f64 / 8.0 * MEAN_FIELD_STEP_PS as f64 * 1e-12,
             prev: 0.0,
             q: 0.0,
             xoff: false,
@@ -196,11 +197,11 @@ pub fn paused(
     let root_bps = congested.egress_bps.max(1) as f64;
     let most = ing.most_used(ingresses.max(feeders.len() as u32));
     let mut t = 0u64;
-    while t < HORIZON_PS && (t <= end || st.iter().any(|s| s.q > 0.0)) {
-        t += STEP_PS;
+    while t < MEAN_FIELD_HORIZON_PS && (t <= end || st.iter().any(|s| s.q > 0.0)) {
+        t += MEAN_FIELD_STEP_PS;
         // The congested egress's depth less what the pauses hold back.
         let back: f64 = (st.iter().zip(feeders))
-            .map(|(s, f)| (s.q - f.queue.depth(t - STEP_PS)).max(0.0) * f.share)
+            .map(|(s, f)| (s.q - f.queue.depth(t - MEAN_FIELD_STEP_PS)).max(0.0) * f.share)
             .sum();
         let used = (congested.depth(t) - back).clamp(0.0, most);
         let thr = ing.threshold(used);
@@ -306,9 +307,9 @@ mod tests {
 
     /// A queue of `bytes` that all arrive in the first step and drain at 400 Gb/s.
     fn burst(bytes: f64) -> QueueTrace {
-        let c = 400e9 / 8.0 * STEP_PS as f64 * 1e-12;
+        let c = 400e9 / 8.0 * MEAN_FIELD_STEP_PS as f64 * 1e-12;
         let steps = (bytes / c).ceil() as u64;
-        let at: Vec<u64> = (1..=steps + 1).map(|k| k * STEP_PS).collect();
+        let at: Vec<u64> = (1..=steps + 1).map(|k| k * MEAN_FIELD_STEP_PS).collect();
         let q: Vec<f32> = (1..=steps + 1)
             .map(|k| (bytes - c * k as f64).max(0.0) as f32)
             .collect();
@@ -375,7 +376,10 @@ mod tests {
         );
         let (at, depth) = free[0].depth.samples();
         let drained = at[depth.iter().rposition(|&d| d > 0.0).unwrap() + 1];
-        assert!(drained.abs_diff(10_485_760) <= 2 * STEP_PS, "{drained}");
+        assert!(
+            drained.abs_diff(10_485_760) <= 2 * MEAN_FIELD_STEP_PS,
+            "{drained}"
+        );
     }
 
     #[test]

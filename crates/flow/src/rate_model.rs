@@ -8,8 +8,8 @@
 //!
 //! Incast under PFC and ECN alone adds no cap: a congested egress is shared max-min with no
 //! throughput lost; DCQCN's over-cut of synchronized starters caps their flows
-//! (`dcqcn_incast`, hooked in `fluid`), and its cut of other flows crossing the queues their
-//! start-up burst fills caps those (`dcqcn_victim`; `flow_calibrate -- victim-cnp`). `cargo run -p fabricsim --example flow_calibrate --
+//! (`dcqcn_incast`, an `effect::Effect`), and its cut of other flows crossing the queues their
+//! start-up burst fills caps those (`dcqcn_victim`; `fabricsim-lab victim-cnp`). `fabricsim-lab
 //! incast` checks both against the packet engine (roce-400g, SN5600's 128 MB buffer, ConnectX DCQCN):
 //! - PFC and ECN without DCQCN: N:1 incasts of 1 MB (N = 2..32, 128 GPUs) keep the bottleneck
 //!   busy: collective time within 0.01% of the fluid one, mean FCT within 0.2%.
@@ -29,7 +29,7 @@
 //!   port, 96 entering over 54 of its up ports), the packet engine's mean FCT is 428.7 us;
 //!   sharing per input port, then per flow within a port, predicts 432.4 us (+0.9%), per-flow
 //!   max-min 534.8 us (+25%). This is now in the solver (`maxmin`'s port service; while at
-//!   most `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows are active), on lossless
+//!   most `calibration::LOSSLESS_MODELS_MAX_ACTIVE` flows are active), on lossless
 //!   fabrics, at the egresses to NICs: the engine gives 432.3 us (+1.1%; ib-ndr +2.3%, was
 //!   +11%). Not at inner switch egresses: applied there too it moved the 128-GPU ib-ndr
 //!   all-to-all's collective time from -0.7% to +8.1% of the packet engine's (the receiver's

@@ -3,13 +3,11 @@
 
 use std::time::Instant;
 
-use super::fluid::{MsgState, QpState};
 use super::paths;
+use super::state::{MsgState, NONE, PS_PER_S, QpState};
 use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_mech::SimParams;
 use fabricsim_mech::results::{Counters, MessageResult, RunResult, SimInfo, Status, Summary};
-
-const NONE: u64 = u64::MAX;
 
 /// What the event loop leaves behind.
 pub(super) struct Timeline<'a> {
@@ -38,8 +36,8 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
                 let cap = route.map_or(0, |e| e.line);
                 let lat = route.map_or(0, |e| e.lat_ps as u64);
                 let wire = paths::wire_bytes(p, m.bytes);
-                let line = (cap != 0)
-                    .then(|| (wire as u128 * 8 * 1_000_000_000_000).div_ceil(cap as u128) as u64);
+                let line =
+                    (cap != 0).then(|| (wire as u128 * 8 * PS_PER_S).div_ceil(cap as u128) as u64);
                 p.nic_latency.ps() + line.unwrap_or(0) + lat + tl.qps[qp as usize].ack as u64
             }
         };

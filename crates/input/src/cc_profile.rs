@@ -13,10 +13,12 @@
 //! hash_dest_qp = false
 //! [congestion_untuned]        # same keys: the documented untuned variant
 //! [routing]
-//! policy = "adaptive"         # ecmp | dmodk | adaptive
+//! policy = "adaptive"         # ecmp | dmodk | adaptive | spray
 //! ar_select = "credits"       # adaptive: credits (most VL credits, by link length) | queue
 //! ar_threshold_bytes = 8192
-//! reorder_window_packets = 512  # adaptive: out-of-order window of the receiver
+//! reorder_window_packets = 512  # adaptive, spray: out-of-order window of the receiver
+//! spray_entropies = 0         # spray: entropy values per QP (0: all candidates)
+//! spray_pick = "round_robin"  # spray: round_robin | random
 //! [ib_cc]                     # InfiniBand congestion control (IBA annex A10)
 //! enabled = false
 //! threshold_bytes = 64000
@@ -35,10 +37,13 @@ use serde::Deserialize;
 
 use fabricsim_core::units::{BitRate, Time};
 use fabricsim_mech::cc::{ArSelect, CcParams};
+use fabricsim_mech::cc_algo::CcAlgo;
 use fabricsim_mech::dcqcn::{DcqcnParams, DcqcnSet};
 use fabricsim_mech::ecn::EcnMarking;
+use fabricsim_mech::hpcc::HpccParams;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
+use fabricsim_mech::route::spray::{Spray, SprayPick};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -63,6 +68,16 @@ pub enum RoutingChoice {
     Ecmp,
     Dmodk,
     Adaptive,
+    Spray,
+}
+
+/// `[routing] spray_pick` (`sim::route::spray::SprayPick`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SprayPickChoice {
+    #[default]
+    RoundRobin,
+    Random,
 }
 
 /// `[routing] ar_select`: what adaptive routing ranks the allowed ports by (`CcParams::ar_select`).
@@ -89,6 +104,9 @@ pub struct Congestion {
     #[serde(default)]
     pub ecn_pmax: f64,
     pub dcqcn: DcqcnChoice,
+    /// `[congestion.hpcc]`: HPCC at the NICs (`sim::congestion::hpcc`), with `dcqcn = "off"`.
+    #[serde(default)]
+    pub hpcc: Option<HpccParams>,
     pub qps_per_connection: u16,
     #[serde(default)]
     pub hash_dest_qp: bool,
@@ -109,6 +127,12 @@ pub struct Routing {
     /// (the transport becomes the selective-repeat receiver path).
     #[serde(default)]
     pub reorder_window_packets: u32,
+    /// Spraying: entropy values per QP (0: all of a switch's candidates).
+    #[serde(default)]
+    pub spray_entropies: u16,
+    /// Spraying: how a packet's entropy is picked (absent: round robin).
+    #[serde(default)]
+    pub spray_pick: SprayPickChoice,
 }
 
 /// `[ib_cc]`.
@@ -235,13 +259,20 @@ pub fn apply(
         _ => s.congestion,
     };
     if let Some(c) = cong {
-        apply_congestion(c, line, &mut cc);
+        apply_congestion(c, line, &mut cc)?;
     }
     if let Some(r) = s.routing {
         p.routing = match r.policy {
             RoutingChoice::Ecmp => RoutePolicy::EcmpFlowHash,
             RoutingChoice::Dmodk => RoutePolicy::DModK,
             RoutingChoice::Adaptive => RoutePolicy::Adaptive,
+            RoutingChoice::Spray => RoutePolicy::Spray(Spray {
+                entropies: r.spray_entropies,
+                pick: match r.spray_pick {
+                    SprayPickChoice::RoundRobin => SprayPick::RoundRobin,
+                    SprayPickChoice::Random => SprayPick::Random,
+                },
+            }),
         };
         cc.ar_threshold_bytes = r.ar_threshold_bytes;
         cc.ar_select = match r.ar_select {
@@ -255,22 +286,33 @@ pub fn apply(
                 "\"queue\", or flow_control kind \"credits\"".into(),
             ));
         }
-        if r.policy == RoutingChoice::Adaptive {
+        if p.routing.reorders() {
             if r.reorder_window_packets == 0 {
                 return Err((
                     "routing.reorder_window_packets",
-                    "adaptive routing without an out-of-order window".into(),
+                    format!(
+                        "{} routing without an out-of-order window",
+                        p.routing.name()
+                    ),
                     "1 or more packets".into(),
                 ));
             }
-            p.transport = Transport::SelectiveRepeat;
+            // Adaptive routing's receiver is selective repeat's, unordered under it
+            // (`Transport::under`); spraying's is named so.
+            p.transport = if p.routing == RoutePolicy::Adaptive {
+                Transport::SelectiveRepeat
+            } else {
+                Transport::Unordered
+            };
             p.window_packets = r.reorder_window_packets;
         }
     }
     if let Some(i) = s.ib_cc
         && i.enabled
     {
-        cc.ibcc = Some(ib_cc_params(i));
+        cc.algo
+            .set(CcAlgo::IbCc(ib_cc_params(i)))
+            .map_err(|(prob, allowed)| ("cc.ibcc", prob, allowed.to_string()))?;
     }
     if let Some(v) = s.vl_arbitration {
         p.scheduling = v.scheduling(p.traffic_classes as usize)?;
@@ -279,9 +321,14 @@ pub fn apply(
     p.cc.validate(p)
 }
 
-/// Sets the marking, DCQCN and entropy fields of `cc` from one `[congestion]` table for NICs of
-/// `line` rate (a profile's, or a scenario's `[sim.congestion]`).
-pub fn apply_congestion(c: &Congestion, line: BitRate, cc: &mut CcParams) {
+/// Sets the marking, congestion-control and entropy fields of `cc` from one `[congestion]`
+/// table for NICs of `line` rate (a profile's, or a scenario's `[sim.congestion]`);
+/// `Err((field, problem, allowed))`.
+pub fn apply_congestion(
+    c: &Congestion,
+    line: BitRate,
+    cc: &mut CcParams,
+) -> Result<(), (&'static str, String, String)> {
     cc.ecn = match c.ecn {
         EcnMode::Red => Some(EcnMarking::Red {
             kmin_bytes: c.ecn_kmin_bytes,
@@ -299,9 +346,22 @@ pub fn apply_congestion(c: &Congestion, line: BitRate, cc: &mut CcParams) {
         DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
         DcqcnChoice::Off => None,
     };
-    cc.dcqcn = set.map(|s| DcqcnParams::set(s, line));
+    // The table owns DCQCN and HPCC (IB CC is `[ib_cc]`'s).
+    if matches!(cc.algo, CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_)) {
+        cc.algo = CcAlgo::None;
+    }
+    let algos = [
+        set.map(|s| ("cc.dcqcn", CcAlgo::Dcqcn(DcqcnParams::set(s, line)))),
+        c.hpcc.map(|h| ("cc.hpcc", CcAlgo::Hpcc(h))),
+    ];
+    for (field, a) in algos.into_iter().flatten() {
+        cc.algo
+            .set(a)
+            .map_err(|(prob, allowed)| (field, prob, allowed.to_string()))?;
+    }
     cc.qps_per_connection = c.qps_per_connection;
     cc.hash_dest_qp = c.hash_dest_qp;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -318,6 +378,49 @@ mod tests {
         p
     }
 
+    /// `[routing] policy = "spray"` maps to the engine's spraying with the unordered receiver;
+    /// a policy that is not one gives the file, line, key and the allowed names.
+    #[test]
+    fn spray_is_a_routing_policy_and_a_bad_policy_is_named() {
+        let base = include_str!("../../../data/profiles/roce-400g.toml");
+        let line = base
+            .lines()
+            .position(|l| l.starts_with("policy = "))
+            .unwrap()
+            + 1;
+        let with = |policy: &str| {
+            let text = base.replacen(
+                "policy = \"ecmp\"",
+                &format!(
+                    "policy = \"{policy}\"\nreorder_window_packets = 128\nspray_pick = \"random\""
+                ),
+                1,
+            );
+            Profile::parse(&fabricsim_core::error::Source::new(
+                "roce-spray.toml",
+                &text,
+            ))
+        };
+        let p = crate::profile_fc::from_profile(&with("spray").unwrap(), true).unwrap();
+        assert_eq!(
+            (p.routing, p.transport, p.window_packets),
+            (
+                RoutePolicy::Spray(Spray {
+                    entropies: 0,
+                    pick: SprayPick::Random
+                }),
+                Transport::Unordered,
+                128
+            )
+        );
+        let e = with("sprinkle").unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str()),
+            ("roce-spray.toml", Some(line), "routing.policy")
+        );
+        assert!(e.allowed.contains("spray"), "{e}");
+    }
+
     /// Tuned RoCE: DCQCN on with ECN Kmax below the PFC XOFF point (dynamic 1/8 of the free
     /// buffer, `PfcParams::tuned`); untuned: DCQCN off, Kmin above it.
     #[test]
@@ -326,14 +429,14 @@ mod tests {
             let p = mapped(id, Tuning::Tuned);
             // Dynamic XOFF: at most 1/8 of the (empty) buffer (`PfcParams::tuned`).
             let xoff_max = p.switch_buffer_bytes / 8;
-            assert!(p.cc.dcqcn.is_some(), "{id}");
+            assert!(p.cc.algo.dcqcn().is_some(), "{id}");
             let Some(EcnMarking::Red { kmax_bytes, .. }) = p.cc.ecn else {
                 panic!("{id}: RED expected")
             };
             assert!(kmax_bytes < xoff_max, "{id}");
             assert_eq!(p.routing, RoutePolicy::EcmpFlowHash);
             let u = mapped(id, Tuning::Untuned);
-            assert!(u.cc.dcqcn.is_none(), "{id}");
+            assert!(u.cc.algo.dcqcn().is_none(), "{id}");
             let Some(EcnMarking::Red { kmin_bytes, .. }) = u.cc.ecn else {
                 panic!("{id}: RED expected")
             };
@@ -349,7 +452,7 @@ mod tests {
             assert_eq!(p.cc.ar_threshold_bytes, 8192);
             assert_eq!(p.cc.ar_select, ArSelect::Credits, "{id}: US 10,200,294 B2");
             assert_eq!(p.transport, Transport::SelectiveRepeat);
-            assert!(p.cc.ibcc.is_none() && p.cc.dcqcn.is_none(), "{id}");
+            assert!(p.cc.algo == CcAlgo::None, "{id}");
             // OpenSM's default QoS tables (osm_base.h): VL0 high, VL1-3 low, weight 4 x 64 B,
             // Limit_of_High_Priority 0.
             let mut w = [0u32; MAX_TC];
@@ -421,7 +524,7 @@ mod tests {
         let mut p = SimParams::roce();
         apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap();
         assert_eq!(p.cc.ecn, Some(EcnMarking::Step { k_bytes: 300_000 }));
-        assert!(p.cc.hash_dest_qp && p.cc.dcqcn.is_none());
+        assert!(p.cc.hash_dest_qp && p.cc.algo.dcqcn().is_none());
         assert_eq!(p.cc.qps_per_connection, 4);
         let no_k = Congestion {
             ecn_kmin_bytes: 0,

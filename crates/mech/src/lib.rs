@@ -14,16 +14,19 @@
 //! - `headroom`: the PFC headroom formula; `lossless_scenarios`: small lossless test fabrics.
 
 pub mod cc;
+pub mod cc_algo;
 pub mod dcqcn;
 pub mod ecn;
 pub mod entropy;
 pub mod faults;
 pub mod headroom;
+pub mod hpcc;
 pub mod ibcc;
 pub mod ibroute;
 pub mod lossless_scenarios;
 pub mod params;
 pub mod psn;
+pub mod recovery;
 pub mod reroute;
 pub mod results;
 pub mod route;
@@ -31,6 +34,6 @@ pub mod route;
 pub use faults::{Dir, Fault, Faults, LinkLoss};
 pub use params::{
     CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, RoutePolicy, Scheduling,
-    SimParams, Transport,
+    SimParams, Spray, SprayPick, Transport,
 };
 pub use results::{RunResult, Status};

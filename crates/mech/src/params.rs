@@ -17,15 +17,8 @@ pub fn blocks(frame: u32) -> u32 {
     frame.div_ceil(BLOCK_BYTES)
 }
 
-/// Loss recovery of the RC transport.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
-    /// NAK on PSN sequence error, resend from the NAKed PSN (IBA Vol. 1 9.7; physics.md C7).
-    GoBackN,
-    /// IRN-style selective repeat: receiver keeps out-of-order packets and SACKs them
-    /// (Mittal et al., "Revisiting network support for RDMA", SIGCOMM 2018).
-    SelectiveRepeat,
-}
+pub use super::recovery::Transport;
+pub use super::route::spray::{Spray, SprayPick};
 
 /// How a switch picks among equal-cost next hops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +31,27 @@ pub enum RoutePolicy {
     /// Adaptive routing per packet among the allowed ports by least queued bytes, D-mod-K as
     /// the static fallback (NVIDIA AR): `sim::ibroute`.
     Adaptive,
+    /// Per-packet spraying over the ECMP set, the entropy per packet round robin or random
+    /// (`sim::route::spray`).
+    Spray(Spray),
+}
+
+impl RoutePolicy {
+    /// The name in TOML (`[sim] routing`, a profile's `[routing] policy`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RoutePolicy::EcmpFlowHash => "ecmp",
+            RoutePolicy::DModK => "dmodk",
+            RoutePolicy::Adaptive => "adaptive",
+            RoutePolicy::Spray(_) => "spray",
+        }
+    }
+
+    /// Whether packets of one QP may take different paths (a choice per packet, in the engine's
+    /// general hop) and so arrive out of order.
+    pub fn reorders(self) -> bool {
+        matches!(self, RoutePolicy::Adaptive | RoutePolicy::Spray(_))
+    }
 }
 
 /// Egress scheduling between the traffic classes of a port.
@@ -362,10 +376,10 @@ impl SimParams {
                 "a positive number",
             );
         }
-        if self.transport == Transport::SelectiveRepeat && self.window_packets == 0 {
+        if self.transport.places_out_of_order() && self.window_packets == 0 {
             return err(
                 "window_packets",
-                "selective repeat needs a bounded window".into(),
+                format!("{} needs a bounded window", self.transport.name()),
                 "1 or more (IRN caps outstanding packets at the BDP)",
             );
         }

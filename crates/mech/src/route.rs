@@ -1,75 +1,35 @@
-//! Next-hop choice among the equal-cost ports the topology's up/down routing offers.
+//! The route policy seam: next-hop choice among the equal-cost ports the topology's up/down
+//! routing offers, one file per policy, dispatched on [`RoutePolicy`] (an enum fixed for the
+//! run, no `dyn`):
 //!
-//! ECMP hashes the flow's 5-tuple with CRC-32 (IEEE 802.3 polynomial, as in switch hash engines)
-//! once per QP; each switch then mixes in its own salt (switches use per-device hash seeds to
-//! avoid polarization) and takes the result modulo the number of usable ports.
+//! - `ecmp`: the flow's 5-tuple hash, per switch salted (per flow);
+//! - `dmodk`: IB static tables, D-mod-K per tier (per destination; `ibroute::divisors`);
+//! - adaptive routing: per packet by credits or queue, D-mod-K fallback (`ibroute`, the
+//!   engine's `engine::adaptive`);
+//! - `spray`: per packet over the ECMP set by an entropy index the sender picks.
+//!
+//! [`choose`] is the static choice (the inline hop, `RouteTable::static_choice`); the per-packet
+//! policies (adaptive, spray) refine it in the engine's general hop.
+
+pub mod dmodk;
+pub mod ecmp;
+pub mod spray;
+
+pub use ecmp::{crc32, five_tuple_hash, host_ip, qp_sport, switch_salt};
 
 use super::params::RoutePolicy;
 use fabricsim_core::message::{Message, Path};
 use fabricsim_core::topology::{HostId, NodeId, PortId, Topology};
 
-/// CRC-32 (IEEE, reflected, polynomial 0xEDB88320), bitwise: computed once per flow.
-pub fn crc32(bytes: &[u8]) -> u32 {
-    let mut c = 0xFFFF_FFFFu32;
-    for &b in bytes {
-        c ^= b as u32;
-        for _ in 0..8 {
-            c = if c & 1 != 0 {
-                (c >> 1) ^ 0xEDB8_8320
-            } else {
-                c >> 1
-            };
-        }
-    }
-    !c
-}
-
-/// RoCEv2 host address of host `h` (11.X.Y.1, the ns-3 HPCC convention, formats.md 4.1).
-pub fn host_ip(h: u32) -> u32 {
-    0x0b00_0001 + (h / 256) * 0x10000 + (h % 256) * 0x100
-}
-
-/// UDP source port of a QP: RoCEv2 NICs derive it from the QP number for ECMP entropy.
-pub fn qp_sport(qp: u32) -> u16 {
-    0xC000 | (qp as u16 & 0x3FFF)
-}
-
-/// CRC-32 of the 5-tuple (src ip, dst ip, protocol 17, src port, dst port).
-pub fn five_tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
-    let mut b = [0u8; 13];
-    b[0..4].copy_from_slice(&host_ip(src).to_be_bytes());
-    b[4..8].copy_from_slice(&host_ip(dst).to_be_bytes());
-    b[8] = 17;
-    b[9..11].copy_from_slice(&sport.to_be_bytes());
-    b[11..13].copy_from_slice(&dport.to_be_bytes());
-    crc32(&b)
-}
-
-/// The per-switch salt (a fixed mix of the switch id).
-#[inline]
-pub fn switch_salt(node: u32) -> u32 {
-    (node.wrapping_mul(0x9E37_79B1)).rotate_left(13) ^ 0x5bd1_e995
-}
-
 /// Index into `n` candidates for a packet with flow hash `hash` and destination `dst` at a
-/// switch with salt `salt`; `up` says whether the candidates are the switch's up ports (else
-/// they are the parallel links down to the one child that leads to `dst`).
+/// switch with salt `salt`: the policy's static choice (spraying's ECMP choice, from which the
+/// engine offsets each packet, `spray::pick`); `up` says whether the candidates are the switch's
+/// up ports (else they are the parallel links down to the one child that leads to `dst`).
 #[inline]
 pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32, up: bool) -> usize {
     match policy {
-        RoutePolicy::EcmpFlowHash => {
-            let h = (hash ^ salt).wrapping_mul(0x8578_2d29);
-            // Lemire's multiply-shift range reduction: uniform like `% n`, without a division.
-            ((h as u64 * n as u64) >> 32) as usize
-        }
-        // D-mod-K per tier (Zahavi, "D-Mod-K routing providing non-blocking traffic for shift
-        // permutations on real life fat trees", 2010): here `salt` is the switch's divisor W (`ibroute::divisors`), so the
-        // port is floor(d / W) mod K. Adaptive routing falls back to the same static table.
-        RoutePolicy::DModK | RoutePolicy::Adaptive if up => (dst / salt.max(1)) as usize % n,
-        // Down through parallel links to a child, OpenSM's fat-tree routing spreads the
-        // destinations below it over the links (consecutive destinations on consecutive links),
-        // so a child's hosts do not share one link: d mod n.
-        RoutePolicy::DModK | RoutePolicy::Adaptive => dst as usize % n,
+        RoutePolicy::EcmpFlowHash | RoutePolicy::Spray(_) => ecmp::pick(n, hash, salt),
+        RoutePolicy::DModK | RoutePolicy::Adaptive => dmodk::pick(n, dst, salt, up),
     }
 }
 
@@ -137,7 +97,9 @@ pub fn number_qps(messages: &[Message], qps_per_connection: u16) -> (Vec<u32>, V
 pub fn salts(topo: &Topology, policy: RoutePolicy) -> Vec<u32> {
     match policy {
         RoutePolicy::DModK | RoutePolicy::Adaptive => super::ibroute::divisors(topo),
-        RoutePolicy::EcmpFlowHash => (0..topo.nodes.len() as u32).map(switch_salt).collect(),
+        RoutePolicy::EcmpFlowHash | RoutePolicy::Spray(_) => {
+            (0..topo.nodes.len() as u32).map(switch_salt).collect()
+        }
     }
 }
 

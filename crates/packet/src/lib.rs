@@ -6,6 +6,8 @@
 //!   `hugepages`: 2 MB pages for the slab;
 //! - `sched`: egress scheduling between traffic classes (strict priority, DWRR);
 //! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts);
+//! - `congestion`: the congestion-control seam (trait `CongestionControl`, one file per
+//!   algorithm, `AnyCc` resolved once per run) and its per-run state `CcState`;
 //! - `engine`: the event loop and the packet path; congestion control's engine hooks are in
 //!   `engine/cc.rs`;
 //! - `credits`, `pfc`, `deadlock`: link-level flow control (IB credits per VL, PFC with SONiC
@@ -16,6 +18,7 @@
 //! packet (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
 //! adaptive routing and spraying are new `RoutePolicy` variants chosen in `route::choose`.
 
+pub mod congestion;
 pub mod credits;
 pub mod deadlock;
 pub mod engine;

@@ -1,5 +1,13 @@
-//! The RC transport of one queue pair: PSNs, ACK/NAK, go-back-N or selective repeat, the local
-//! ACK timeout with its retry count (IBA Vol. 1 9.7; physics.md C7; IRN, SIGCOMM 2018).
+//! The transport seam: the RC transport of one queue pair (PSNs, posting, cumulative ACKs, the
+//! receiver's in-order path) and the dispatch on the run's recovery ([`Transport`], resolved
+//! once per run by `Transport::under`; the QP methods match on it: no `dyn`, no per-packet
+//! lookup of the routing). One file per recovery (IBA Vol. 1 9.7):
+//!
+//! - `go_back_n`: NAK at the first PSN sequence error, resend from it (IBA Vol. 1 9.7.5);
+//! - `selective_repeat`: SACK per out-of-order packet, resend the holes (IRN, SIGCOMM 2018);
+//! - `unordered`: the receiver places out-of-order packets and acknowledges cumulatively, a hole
+//!   found by the timeout (adaptive routing's and spraying's receiver; UEC RUD later);
+//! - `timeout`: the local ACK timer's resend (IBA Vol. 1 9.7.6.1.3).
 //!
 //! Pure state machines: the engine feeds them events and acts on what they return.
 //!
@@ -12,8 +20,13 @@
 use std::collections::VecDeque;
 
 use fabricsim_core::units::Time;
-use fabricsim_mech::params::Transport;
 use fabricsim_mech::psn;
+use fabricsim_mech::recovery::Transport;
+
+mod go_back_n;
+mod selective_repeat;
+mod timeout;
+mod unordered;
 
 /// A message's span of PSNs on its QP.
 #[derive(Clone, Copy, Debug)]
@@ -28,7 +41,7 @@ pub struct Seg {
 /// A ring of bits indexed by PSN modulo its capacity (a power of two >= the window).
 #[derive(Clone, Debug, Default)]
 pub struct SeqBitmap {
-    words: Vec<u64>,
+    pub(super) words: Vec<u64>,
     mask: u32,
 }
 
@@ -144,7 +157,7 @@ impl Qp {
         kind: Transport,
         window: u32,
     ) -> Qp {
-        let sr = kind == Transport::SelectiveRepeat;
+        let sr = kind.places_out_of_order();
         Qp {
             src,
             dst,
@@ -203,7 +216,7 @@ impl Qp {
     /// The sequence number of wire PSN `p` by serial arithmetic against sequence `near` (the
     /// PSN the side expects); `None` when `p` lies behind it.
     #[inline]
-    fn seq_of(&self, p: u32, near: u32) -> Option<u32> {
+    pub(super) fn seq_of(&self, p: u32, near: u32) -> Option<u32> {
         let d = psn::diff(p, self.wire_psn(near));
         (d >= 0).then(|| near + d as u32)
     }
@@ -282,16 +295,11 @@ impl Qp {
         if self.failed {
             return None;
         }
-        if kind == Transport::SelectiveRepeat && self.in_recovery {
-            let mut r = self.retx_ptr.max(self.una);
-            while r < self.high_sack && self.sacked.get(r) {
-                r += 1;
-            }
-            self.retx_ptr = r;
-            if r < self.high_sack && r < self.nxt {
-                self.retx_ptr = r + 1;
-                return Some((r, true));
-            }
+        if kind.places_out_of_order()
+            && self.in_recovery
+            && let Some(r) = self.next_hole()
+        {
+            return Some((r, true));
         }
         let open = window == 0 || self.nxt - self.una < window;
         if self.nxt < self.posted_end && open {
@@ -309,14 +317,8 @@ impl Qp {
         if self.failed {
             return false;
         }
-        if kind == Transport::SelectiveRepeat && self.in_recovery {
-            let mut r = self.retx_ptr.max(self.una);
-            while r < self.high_sack && self.sacked.get(r) {
-                r += 1;
-            }
-            if r < self.high_sack && r < self.nxt {
-                return true;
-            }
+        if kind.places_out_of_order() && self.in_recovery && self.has_hole() {
+            return true;
         }
         self.nxt < self.posted_end && (window == 0 || self.nxt - self.una < window)
     }
@@ -331,7 +333,7 @@ impl Qp {
     }
 
     /// Cumulative acknowledgement up to (not including) sequence number `e`.
-    fn ack_seq(&mut self, e: u32) -> bool {
+    pub(super) fn ack_seq(&mut self, e: u32) -> bool {
         if e <= self.una {
             return false;
         }
@@ -348,48 +350,6 @@ impl Qp {
             self.in_recovery = false;
         }
         true
-    }
-
-    /// Go-back-N NAK: everything before `e` arrived; resend from `e`. Returns whether `una`
-    /// advanced.
-    pub fn on_nak(&mut self, e: u32) -> bool {
-        let advanced = self.on_ack(e);
-        if let Some(e) = self.seq_of(e, self.una)
-            && e < self.nxt
-        {
-            self.nxt = e;
-        }
-        advanced
-    }
-
-    /// Selective-repeat NACK: cumulative `e`, and `s` arrived out of order.
-    pub fn on_sack(&mut self, e: u32, s: u32) -> bool {
-        let advanced = self.on_ack(e);
-        if let Some(s) = self.seq_of(s, self.una)
-            && s < self.max_sent
-        {
-            self.sacked.set(s, true);
-            self.high_sack = self.high_sack.max(s + 1);
-            if !self.in_recovery {
-                self.in_recovery = true;
-                self.recovery_point = self.nxt.saturating_sub(1);
-                self.retx_ptr = self.una;
-            }
-        }
-        advanced
-    }
-
-    /// The local ACK timer expired with packets outstanding: resend them.
-    pub fn on_timeout(&mut self, kind: Transport) {
-        match kind {
-            Transport::GoBackN => self.nxt = self.una,
-            Transport::SelectiveRepeat => {
-                self.in_recovery = true;
-                self.recovery_point = self.nxt.saturating_sub(1);
-                self.retx_ptr = self.una;
-                self.high_sack = self.nxt;
-            }
-        }
     }
 
     /// The receiver's handling of a data packet with wire PSN `psn` (IBA 9.7.5.1: a PSN
@@ -412,7 +372,7 @@ impl Qp {
             };
             if psn == self.expected {
                 self.expected += 1;
-                if kind == Transport::SelectiveRepeat {
+                if kind.places_out_of_order() {
                     while self.received.get(self.expected) {
                         self.received.set(self.expected, false);
                         self.expected += 1;
@@ -427,24 +387,9 @@ impl Qp {
                 break 'rx (Rx::Accepted, Reply::None);
             }
             match kind {
-                Transport::GoBackN => {
-                    if self.nak_sent {
-                        (Rx::OutOfSequence, Reply::None)
-                    } else {
-                        self.nak_sent = true;
-                        (Rx::OutOfSequence, Reply::Nak(self.expected))
-                    }
-                }
-                Transport::SelectiveRepeat => {
-                    if psn - self.expected >= window {
-                        break 'rx (Rx::OutOfSequence, Reply::None);
-                    }
-                    if self.received.get(psn) {
-                        break 'rx (Rx::Duplicate, Reply::Sack(self.expected, psn));
-                    }
-                    self.received.set(psn, true);
-                    (Rx::Accepted, Reply::Sack(self.expected, psn))
-                }
+                Transport::GoBackN => self.sequence_error(),
+                Transport::SelectiveRepeat => self.sack_out_of_order(psn, window),
+                Transport::Unordered => self.place_out_of_order(psn, window),
             }
         };
         let w = |q: u32| self.wire_psn(q);
@@ -455,89 +400,5 @@ impl Qp {
             Reply::Sack(e, s) => Reply::Sack(w(e), w(s)),
         };
         (r, reply)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_back_n_naks_once_and_rewinds() {
-        let mut s = Qp::new(0, 1, 0, 0, Transport::GoBackN, 0);
-        let mut r = s.clone();
-        s.post(0, 10 * 100, 100);
-        let sent: Vec<u32> = (0..5)
-            .map(|_| s.next_psn(Transport::GoBackN, 0).unwrap().0)
-            .collect();
-        assert_eq!(sent, vec![0, 1, 2, 3, 4]);
-        assert_eq!(
-            r.on_data(0, Transport::GoBackN, 0, 1, false),
-            (Rx::Accepted, Reply::Ack(1))
-        );
-        // PSN 1 lost: 2 triggers one NAK, 3 is silently discarded.
-        assert_eq!(
-            r.on_data(2, Transport::GoBackN, 0, 1, false),
-            (Rx::OutOfSequence, Reply::Nak(1))
-        );
-        assert_eq!(
-            r.on_data(3, Transport::GoBackN, 0, 1, false),
-            (Rx::OutOfSequence, Reply::None)
-        );
-        s.on_nak(1);
-        assert_eq!(s.next_psn(Transport::GoBackN, 0), Some((1, true)));
-    }
-
-    /// IBA 9.7.5.1.1 across the wrap: PSN 1 is ahead of an expected PSN 0 (a sequence error),
-    /// 0xFFFFFF behind it (a duplicate); the sender maps the NAK's PSN 0 back to its sequence.
-    #[test]
-    fn psns_compare_across_the_wrap() {
-        let k = Transport::GoBackN;
-        let mut s = Qp::new(0, 1, 0, 0, k, 0);
-        s.ipsn = psn::PSN_MASK - 1;
-        let mut r = s.clone();
-        s.post(0, 5 * 100, 100);
-        let wire: Vec<u32> = (0..5)
-            .map(|_| {
-                let q = s.next_psn(k, 0).unwrap().0;
-                s.wire_psn(q)
-            })
-            .collect();
-        assert_eq!(wire, vec![psn::PSN_MASK - 1, psn::PSN_MASK, 0, 1, 2]);
-        assert_eq!(
-            r.on_data(wire[0], k, 0, 1, false),
-            (Rx::Accepted, Reply::Ack(psn::PSN_MASK))
-        );
-        assert_eq!(
-            r.on_data(wire[1], k, 0, 1, false),
-            (Rx::Accepted, Reply::Ack(0))
-        );
-        // PSN 0 lost.
-        assert_eq!(
-            r.on_data(wire[3], k, 0, 1, false),
-            (Rx::OutOfSequence, Reply::Nak(0))
-        );
-        assert_eq!(
-            r.on_data(wire[1], k, 0, 1, false),
-            (Rx::Duplicate, Reply::Ack(0))
-        );
-        assert!(s.on_nak(0));
-        assert_eq!((s.una, s.next_psn(k, 0)), (2, Some((2, true))));
-    }
-
-    #[test]
-    fn selective_repeat_resends_only_the_hole() {
-        let k = Transport::SelectiveRepeat;
-        let mut s = Qp::new(0, 1, 0, 0, k, 16);
-        s.post(0, 6 * 100, 100);
-        for _ in 0..6 {
-            s.next_psn(k, 16).unwrap();
-        }
-        s.on_ack(2);
-        s.on_sack(2, 3);
-        s.on_sack(2, 4);
-        assert_eq!(s.next_psn(k, 16), Some((2, true)));
-        // 5 is beyond the highest SACK: not presumed lost; nothing new to send.
-        assert_eq!(s.next_psn(k, 16), None);
     }
 }

@@ -2,7 +2,7 @@
 //! message DAGs on the engine the scenario's `engine` choice picks for each DAG's size
 //! (`engine_choice`: packet, flow, or auto), each result saying which engine ran.
 
-use super::variant::{Recovery, Tune, Variant};
+use super::variant::{Tune, Variant};
 use crate::setup::engine_choice::{self, EngineChoice, EngineKind};
 use crate::setup::params_from_design::params_from_design;
 use crate::workload::run_engine::fabric_packets;
@@ -12,7 +12,7 @@ use fabricsim_core::units::{BitRate, Time};
 use fabricsim_input::scenario::Design;
 use fabricsim_mech::ecn::EcnMarking;
 use fabricsim_mech::results::Counters;
-use fabricsim_mech::{Faults, RunResult, SimParams, Status, Transport};
+use fabricsim_mech::{Faults, RunResult, SimParams, Status};
 use fabricsim_packet::RunOptions;
 
 /// NCCL channels of the measured collectives (NCCL's default for 8 NICs per node is one
@@ -32,11 +32,8 @@ pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, Stri
     let mut p = params_from_design(design, v.tuned).map_err(|e| e.to_string())?;
     p.loss_rate = v.loss_rate;
     p.seed = seed;
-    p.transport = match v.recovery {
-        Recovery::GoBackN => Transport::GoBackN,
-        Recovery::SelectiveRepeat => Transport::SelectiveRepeat,
-    };
-    if p.transport == Transport::SelectiveRepeat {
+    p.transport = v.recovery;
+    if p.transport.places_out_of_order() {
         let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
         p.window_packets = p.bdp_packets(rate, bdp_rtt(&p));
     }
@@ -73,7 +70,7 @@ fn tune(p: &mut SimParams, t: &Tune, profile: &str) -> Result<(), String> {
         }
     }
     if t.dcqcn_rai.is_some() || t.dcqcn_rate_increase_timer.is_some() {
-        let Some(d) = &mut p.cc.dcqcn else {
+        let Some(d) = p.cc.algo.dcqcn_mut() else {
             return Err(format!(
                 "{profile} runs without DCQCN here (tuned RoCE profiles run it)"
             ));

@@ -107,18 +107,8 @@ fn cc_text(p: &SimParams) -> String {
         Some(EcnMarking::Step { k_bytes }) => format!("step ECN marking above {k_bytes} B"),
         None => String::new(),
     };
-    if let Some(d) = &p.cc.dcqcn {
-        format!(
-            "DCQCN (rate-increase timer {} us, Rai {} Mb/s, min rate {} Mb/s) on {ecn}",
-            d.rate_increase_timer.as_us_f64(),
-            d.rate_ai.bps() / 1_000_000,
-            d.min_rate.bps() / 1_000_000
-        )
-    } else if let Some(i) = &p.cc.ibcc {
-        format!(
-            "IB congestion control: FECN above {} B, BECN to the source, CCTI up to {}",
-            i.threshold_bytes, i.ccti_limit
-        )
+    if let Some(d) = p.cc.algo.describe(&ecn) {
+        d
     } else if !ecn.is_empty() {
         format!("none at the NICs ({ecn} without a reaction point)")
     } else {
@@ -136,6 +126,7 @@ fn routing_text(p: &SimParams) -> String {
             }
             ArSelect::Queue => "adaptive per packet (least queued port), D-mod-K fallback",
         },
+        RoutePolicy::Spray(_) => "spraying per packet over the ECMP set",
     };
     format!("{r}; {} QP(s) per connection", p.cc.qps_per_connection)
 }

@@ -14,11 +14,12 @@ use super::engine::params;
 use super::model::train_config;
 use super::step::{EngineTotals, engine_step};
 use super::stress::StressResult;
-use super::variant::{Recovery, Variant};
+use super::variant::Variant;
 use fabricsim_core::error::InputError;
 use fabricsim_core::units::{Time, parse_bytes, parse_rate, parse_time};
 use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::Scenario;
+use fabricsim_mech::Transport;
 
 /// A parameter a sweep can vary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,7 +115,7 @@ impl SweepAxis {
         for v in &values {
             let ok = match param {
                 Param::LossRate => v.parse::<f64>().is_ok_and(|p| (0.0..0.5).contains(&p)),
-                Param::Transport => Recovery::parse(v).is_some(),
+                Param::Transport => Transport::parse(v).is_some(),
                 Param::Gpus => v.parse::<u32>().is_ok_and(|g| g > 0),
                 Param::Oversubscription => v.contains(':'),
                 Param::Profile => Profile::builtin(v).is_ok(),
@@ -125,7 +126,7 @@ impl SweepAxis {
             if !ok {
                 let allowed = match param {
                     Param::LossRate => "probabilities from 0 up to 0.5".to_string(),
-                    Param::Transport => "go-back-n, selective-repeat".into(),
+                    Param::Transport => Transport::allowed(),
                     Param::Gpus => "whole numbers of GPUs".into(),
                     Param::Oversubscription => "ratios such as 1:1, 2:1".into(),
                     Param::Profile => Profile::ids().join(", "),
@@ -200,7 +201,7 @@ pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Var
     for (param, value) in &point.values {
         match param {
             Param::LossRate => v.loss_rate = value.parse().unwrap_or(v.loss_rate),
-            Param::Transport => v.recovery = Recovery::parse(value).unwrap_or(v.recovery),
+            Param::Transport => v.recovery = Transport::parse(value).unwrap_or(v.recovery),
             Param::Gpus => s.file.cluster.gpus = value.parse().unwrap_or(s.file.cluster.gpus),
             Param::Oversubscription => s.file.topology.oversubscription = value.clone(),
             Param::Profile => v.profile = value.clone(),

@@ -292,14 +292,15 @@ fabrics = [
 
 mod sweeps {
     use super::super::sweep::{Param, SweepAxis, apply, check, expand, run};
-    use super::super::variant::{Recovery, Tune, Variant};
+    use super::super::variant::{Tune, Variant};
     use super::default_scenario;
+    use crate::sim::Transport;
 
     fn roce() -> Variant {
         Variant {
             name: "roce-400g".into(),
             profile: "roce-400g".into(),
-            recovery: Recovery::GoBackN,
+            recovery: Transport::GoBackN,
             loss_rate: 0.0,
             tuned: true,
             tune: Tune::default(),
@@ -445,7 +446,7 @@ mod sweeps {
             ..roce()
         };
         // W: the idle round trip (post to the ACK of one packet) at the payload line rate.
-        let (s0, _, f0, _, p) = flow(&with(Recovery::GoBackN, 0.0), 8);
+        let (s0, _, f0, _, p) = flow(&with(Transport::GoBackN, 0.0), 8);
         let rtt_s = (f0 - s0) as f64 * 1e-12;
         let rate = design.profile.ports.rate_gbps as f64 * 1e9 * p.payload_efficiency();
         let w = rtt_s * rate / (8.0 * p.mtu_bytes as f64);
@@ -457,13 +458,13 @@ mod sweeps {
             );
             BYTES as f64 / (recv - st) as f64
         };
-        let base = goodput(&with(Recovery::GoBackN, 0.0));
+        let base = goodput(&with(Transport::GoBackN, 0.0));
         // Data packets cross 4 links (NIC-leaf, leaf-spine, spine-leaf, leaf-NIC).
         let (mut last_gbn, mut last_gap) = (1.0, 1.0);
         for p_link in [1e-4, 3e-4, 1e-3] {
             let p_path = 1.0 - (1.0f64 - p_link).powi(4);
-            let gbn = goodput(&with(Recovery::GoBackN, p_link)) / base;
-            let sr = goodput(&with(Recovery::SelectiveRepeat, p_link)) / base;
+            let gbn = goodput(&with(Transport::GoBackN, p_link)) / base;
+            let sr = goodput(&with(Transport::SelectiveRepeat, p_link)) / base;
             let model = (1.0 - p_path) / (1.0 + p_path * w);
             // The goodput lost under go-back-N is within a factor of two of the model's (a
             // first-order model: it ignores the NAK's own delay and the ramp after a rewind).

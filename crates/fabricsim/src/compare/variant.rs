@@ -5,30 +5,7 @@ use fabricsim_core::error::InputError;
 use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::Scenario;
 use fabricsim_input::scenario::compare::{CompareSection, FabricEntry};
-
-/// Loss recovery of the RC transport (the packet engine's `Transport` once it is merged).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Recovery {
-    /// NAK on a PSN gap, resend from the NAKed PSN (IBA Vol. 1 9.7).
-    GoBackN,
-    /// IRN-style selective repeat (Mittal et al., SIGCOMM 2018).
-    SelectiveRepeat,
-}
-
-impl Recovery {
-    pub fn name(self) -> &'static str {
-        match self {
-            Recovery::GoBackN => "go-back-n",
-            Recovery::SelectiveRepeat => "selective-repeat",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Recovery> {
-        [Recovery::GoBackN, Recovery::SelectiveRepeat]
-            .into_iter()
-            .find(|r| r.name() == s.trim())
-    }
-}
+use fabricsim_mech::Transport;
 
 /// Congestion-control parameters set over the profile's (by `fabricsim sweep`); `None` keeps
 /// the profile's value.
@@ -48,7 +25,7 @@ pub struct Tune {
 pub struct Variant {
     pub name: String,
     pub profile: String,
-    pub recovery: Recovery,
+    pub recovery: Transport,
     pub loss_rate: f64,
     /// The profile's tuned parameters, or its untuned variant.
     pub tuned: bool,
@@ -104,12 +81,12 @@ fn entry(
         // The profile's own transport: go-back-N, or selective repeat where its routing reorders
         // packets (adaptive routing needs the out-of-order-tolerant receiver).
         None => profile_recovery(e.profile.trim()),
-        Some(t) => Recovery::parse(t).ok_or_else(|| {
+        Some(t) => Transport::parse(t).ok_or_else(|| {
             err(
                 "transport",
                 t,
                 "is not a loss recovery",
-                "go-back-n, selective-repeat".into(),
+                Transport::allowed(),
             )
         })?,
     };
@@ -137,15 +114,11 @@ fn entry(
 }
 
 /// The loss recovery a shipped profile runs with (`profile_fc::from_profile`, tuned).
-fn profile_recovery(id: &str) -> Recovery {
-    let transport = Profile::builtin(id)
+fn profile_recovery(id: &str) -> Transport {
+    Profile::builtin(id)
         .ok()
         .and_then(|p| fabricsim_input::profile_fc::from_profile(&p, true).ok())
-        .map(|p| p.transport);
-    match transport {
-        Some(fabricsim_mech::Transport::SelectiveRepeat) => Recovery::SelectiveRepeat,
-        _ => Recovery::GoBackN,
-    }
+        .map_or(Transport::GoBackN, |p| p.transport)
 }
 
 /// The validated fabrics of `sec`; names must be unique (they key every table).

@@ -206,10 +206,8 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
     .idx()]
     .rate;
     if let Some(c) = &section.congestion {
-        fabricsim_input::cc_profile::apply_congestion(c, line, &mut params.cc);
-        params
-            .cc
-            .validate(&params)
+        fabricsim_input::cc_profile::apply_congestion(c, line, &mut params.cc)
+            .and_then(|()| params.cc.validate(&params))
             .map_err(|(field, problem, allowed)| {
                 let key = match field {
                     "cc.ecn" => "sim.congestion.ecn",
@@ -293,6 +291,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
 mod tests {
     use super::*;
     use fabricsim_input::scenario::sim::ROUTINGS;
+    use fabricsim_mech::params::{RoutePolicy, Spray};
     use fabricsim_mech::psn::InitialPsn;
 
     fn parse(text: &str) -> Scenario {
@@ -389,11 +388,34 @@ mod tests {
             assert_eq!(setup(&text).unwrap().params.routing, policy, "{name}");
         }
         let e = setup(&format!(
-            "[sim]\nrouting = \"spray\"\n[cluster]\ngpus = 16\n{PERM}"
+            "[sim]\nrouting = \"sprinkle\"\n[cluster]\ngpus = 16\n{PERM}"
         ))
         .unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("sim.routing", Some(2)));
-        assert!(e.allowed.starts_with("ecmp, dmodk, adaptive"), "{e}");
+        assert!(e.allowed.starts_with("ecmp, dmodk, adaptive, spray"), "{e}");
+        // Spraying's settings, checked: a pick by name, only with spraying.
+        let spray = |extra: &str| {
+            setup(&format!(
+                "[sim]\nrouting = \"spray\"\ntransport = \"unordered\"\nwindow_packets = 64\n\
+                 {extra}[cluster]\ngpus = 16\n{PERM}"
+            ))
+        };
+        let s = spray("spray_entropies = 4\nspray_pick = \"random\"\n").unwrap();
+        assert_eq!(
+            s.params.routing,
+            RoutePolicy::Spray(Spray {
+                entropies: 4,
+                pick: fabricsim_mech::SprayPick::Random
+            })
+        );
+        let e = spray("spray_pick = \"roundrobin\"\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("sim.spray_pick", Some(5)));
+        assert_eq!(e.allowed, "round_robin, random");
+        let e = setup(&format!(
+            "[sim]\nspray_entropies = 4\n[cluster]\ngpus = 16\n{PERM}"
+        ))
+        .unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("sim.spray_entropies", Some(2)));
         // Adaptive on a go-back-N transport is refused, naming the routing key.
         let e = setup(&format!(
             "[sim]\nrouting = \"adaptive\"\n[cluster]\ngpus = 16\n{PERM}"

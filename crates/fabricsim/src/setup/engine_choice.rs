@@ -161,19 +161,26 @@ const MAX_ADAPTIVE_SUBFLOWS: u16 = 8;
 
 /// The flow engine's parameters for a run the packet engine would make with `p`.
 pub fn flow_params(topo: &Topology, p: &SimParams) -> FlowParams {
+    let widest = || {
+        let w = topo
+            .nodes
+            .iter()
+            .filter(|n| n.is_switch() && n.tier() == 1)
+            .map(|n| n.up_ports().len())
+            .max()
+            .unwrap_or(1);
+        (w as u16).clamp(1, MAX_ADAPTIVE_SUBFLOWS)
+    };
     let paths = match p.routing {
-        RoutePolicy::Adaptive => {
-            let widest = topo
-                .nodes
-                .iter()
-                .filter(|n| n.is_switch() && n.tier() == 1)
-                .map(|n| n.up_ports().len())
-                .max()
-                .unwrap_or(1);
-            PathModel::Adaptive {
-                paths: (widest as u16).clamp(1, MAX_ADAPTIVE_SUBFLOWS),
-            }
-        }
+        RoutePolicy::Adaptive => PathModel::Adaptive { paths: widest() },
+        // The packet engine's entropies; unbounded ones cycle over a leaf's up ports.
+        RoutePolicy::Spray(s) => PathModel::Spray {
+            paths: if s.entropies == 0 {
+                widest()
+            } else {
+                s.entropies.min(MAX_ADAPTIVE_SUBFLOWS)
+            },
+        },
         _ => PathModel::Hash,
     };
     FlowParams {

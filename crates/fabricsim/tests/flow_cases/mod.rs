@@ -277,7 +277,7 @@ pub fn cases() -> Vec<Case> {
             );
             if loss == 0.0 {
                 // Beyond 128 hosts (`flow_calibrate -- dense`; 256 KB x256 is left to it: 20 s
-                // of test time): more flows at once than `fluid::LOSSLESS_MODELS_MAX_ACTIVE`,
+                // of test time): more flows at once than `calibration::LOSSLESS_MODELS_MAX_ACTIVE`,
                 // so the lossless models are off.
                 for hosts in [256, 512] {
                     let name = format!("all-to-all 16 KB x{hosts}");

@@ -15,9 +15,9 @@
 //! seed = 1
 //! until = "10ms"                   # stop there (partial results)
 //! sample_interval = "10us"         # per-port time series
-//! # overrides: mtu, transport (go_back_n | selective_repeat), window_packets, timeout_exp,
+//! # overrides: mtu, transport (go_back_n | selective_repeat | unordered), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
-//! # loss_rate, ber, routing (see ROUTINGS), qp_rate_limit
+//! # loss_rate, ber, routing (see ROUTINGS), spray_entropies, spray_pick, qp_rate_limit
 //! initial_psn = "seeded"          # each QP's first PSN: "zero" (default), "seeded" or a number
 //!                                  # 0 to 16777215 (24-bit PSNs wrap: sim::psn)
 //! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
@@ -36,8 +36,10 @@ use serde::Deserialize;
 use super::value::{SizeValue, in_range, time};
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::units::Time;
-use fabricsim_mech::params::{RoutePolicy, SimParams, Transport};
+use fabricsim_mech::cc_algo::CcAlgo;
+use fabricsim_mech::params::{RoutePolicy, SimParams, Spray, Transport};
 use fabricsim_mech::psn::{InitialPsn, PSN_MASK};
+use fabricsim_mech::route::spray;
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -62,6 +64,10 @@ pub struct SimSection {
     pub loss_rate: Option<f64>,
     pub ber: Option<f64>,
     pub routing: Option<String>,
+    /// With `routing = "spray"`: entropy values per QP (0: all candidates) and how a packet's
+    /// is picked (`sim::route::spray`).
+    pub spray_entropies: Option<u16>,
+    pub spray_pick: Option<String>,
     pub qp_rate_limit: Option<String>,
     pub initial_psn: Option<PsnSetting>,
     /// IB congestion control with the `[ib_cc]` settings of this built-in profile, switched on.
@@ -83,10 +89,11 @@ pub enum PsnSetting {
 }
 
 /// `sim.routing` names (as a profile's `[routing] policy`) and the engine's policies.
-pub const ROUTINGS: [(&str, RoutePolicy); 3] = [
+pub const ROUTINGS: [(&str, RoutePolicy); 4] = [
     ("ecmp", RoutePolicy::EcmpFlowHash),
     ("dmodk", RoutePolicy::DModK),
     ("adaptive", RoutePolicy::Adaptive),
+    ("spray", RoutePolicy::Spray(Spray::DEFAULT)),
 ];
 
 impl SimSection {
@@ -115,19 +122,15 @@ impl SimSection {
             p.mtu_bytes = in_range(src, "sim.mtu", m, 256, 9000, "256 to 9000 bytes")?;
         }
         if let Some(t) = &self.transport {
-            p.transport = match t.as_str() {
-                "go_back_n" => Transport::GoBackN,
-                "selective_repeat" => Transport::SelectiveRepeat,
-                other => {
-                    return Err(InputError::at_key(
-                        src,
-                        "sim.transport",
-                        format!("\"{other}\""),
-                        "unknown transport",
-                        "go_back_n, selective_repeat",
-                    ));
-                }
-            };
+            p.transport = Transport::parse(t).ok_or_else(|| {
+                InputError::at_key(
+                    src,
+                    "sim.transport",
+                    format!("\"{t}\""),
+                    "unknown transport",
+                    Transport::allowed(),
+                )
+            })?;
         }
         if let Some(w) = self.window_packets {
             p.window_packets = w;
@@ -208,13 +211,14 @@ impl SimSection {
                         "unknown routing",
                         format!(
                             "{} (ECMP 5-tuple hash, static D-mod-K per tier, \
-                             adaptive per packet with D-mod-K fallback)",
+                             adaptive per packet with D-mod-K fallback, spraying per packet)",
                             names.join(", ")
                         ),
                     ));
                 }
             };
         }
+        self.apply_spray(src, &mut p)?;
         if let Some(r) = &self.qp_rate_limit {
             let rate = fabricsim_core::units::parse_rate(r).map_err(|p| {
                 InputError::at_key(
@@ -288,7 +292,16 @@ impl SimSection {
                     "ib-ndr, ib-xdr (with fabric = \"ib\")",
                 ));
             };
-            p.cc.ibcc = Some(crate::cc_profile::ib_cc_params(&i));
+            let ib = CcAlgo::IbCc(crate::cc_profile::ib_cc_params(&i));
+            p.cc.algo.set(ib).map_err(|(problem, allowed)| {
+                InputError::at_key(
+                    src,
+                    "sim.ib_cc_profile",
+                    format!("\"{id}\""),
+                    problem,
+                    allowed,
+                )
+            })?;
         }
         p.validate().map_err(|(field, problem, allowed)| {
             let (key, value) = match field {
@@ -311,5 +324,40 @@ impl SimSection {
             InputError::at_key(src, key, value, problem, allowed)
         })?;
         Ok(p)
+    }
+}
+
+impl SimSection {
+    /// `spray_entropies` and `spray_pick` over `p`'s spraying; refused with any other routing.
+    fn apply_spray(&self, src: &Source, p: &mut SimParams) -> Result<(), InputError> {
+        let (key, value) = match (&self.spray_entropies, &self.spray_pick) {
+            (None, None) => return Ok(()),
+            (Some(k), _) => ("sim.spray_entropies", k.to_string()),
+            (None, Some(n)) => ("sim.spray_pick", format!("\"{n}\"")),
+        };
+        let RoutePolicy::Spray(s) = &mut p.routing else {
+            return Err(InputError::at_key(
+                src,
+                key,
+                value,
+                "spray settings without spraying",
+                "routing = \"spray\" in the same section",
+            ));
+        };
+        if let Some(k) = self.spray_entropies {
+            s.entropies = k;
+        }
+        if let Some(name) = &self.spray_pick {
+            s.pick = spray::pick_named(name).ok_or_else(|| {
+                InputError::at_key(
+                    src,
+                    "sim.spray_pick",
+                    format!("\"{name}\""),
+                    "unknown spray pick",
+                    spray::pick_names(),
+                )
+            })?;
+        }
+        Ok(())
     }
 }

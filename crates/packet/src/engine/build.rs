@@ -7,6 +7,7 @@ use super::{
     Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortInfo, PortLoss,
     PortState,
 };
+use crate::congestion::CcState;
 use crate::packet::{Fifo, NIL, QueueArena, Slab};
 use crate::ring::{Ring, RingArena};
 use crate::sched::SchedState;
@@ -16,10 +17,9 @@ use fabricsim_core::release::Release;
 use fabricsim_core::rng::Rng;
 use fabricsim_core::topology::{HostId, NodeKind, Topology};
 use fabricsim_core::units::Time;
-use fabricsim_mech::cc::CcState;
 use fabricsim_mech::entropy;
 use fabricsim_mech::faults::Faults;
-use fabricsim_mech::params::{RoutePolicy, SimParams};
+use fabricsim_mech::params::{RoutePolicy, SimParams, SprayPick};
 use fabricsim_mech::results::{Counters, PortSeries};
 use fabricsim_mech::route;
 
@@ -89,7 +89,7 @@ impl<'a> Engine<'a> {
                 blocked: 0,
                 tx_bytes: 0,
                 queued: 0,
-                lossy: false,
+                tx_hook: false,
                 wd_off: 0,
             });
             info.push(PortInfo {
@@ -111,16 +111,17 @@ impl<'a> Engine<'a> {
         let mut q = Events::new();
         let misroutes = super::link::apply_faults(topo, faults, &mut loss, &mut q)?;
         for (ps, l) in ports.iter_mut().zip(&loss) {
-            ps.lossy = l.any();
+            ps.tx_hook = l.any();
         }
         dag.check_hosts(topo.num_hosts() as u32)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
         // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
         let (msg_qp, qp_ends) = route::number_qps(&dag.messages, p.cc.qps_per_connection);
+        let recovery = p.transport.under(p.routing);
         let mut qps = Vec::with_capacity(qp_ends.len());
         for (id, &(s, d)) in qp_ends.iter().enumerate() {
             let (fwd, rev) = entropy::flow_hashes(s, d, id as u32, p.udp_dport, p.cc.hash_dest_qp);
-            let mut qp = Qp::new(s, d, fwd, rev, p.transport, p.window_packets);
+            let mut qp = Qp::new(s, d, fwd, rev, recovery, p.window_packets);
             qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
             qp.ipsn = p.initial_psn.of(p.seed, id as u32);
             qps.push(qp);
@@ -200,6 +201,10 @@ impl<'a> Engine<'a> {
                 .collect();
             (iv, ps, vec![0u64; nports])
         });
+        let cc = CcState::new(p, topo, &qps, qp_line)?;
+        for ps in &mut ports {
+            ps.tx_hook |= cc.telemetry && ps.host == NIL;
+        }
         Ok(Engine {
             topo,
             p,
@@ -224,7 +229,7 @@ impl<'a> Engine<'a> {
             routes: route::RouteTable::new(
                 topo,
                 p.routing,
-                p.routing != RoutePolicy::Adaptive && !fc.has_misroutes(),
+                !p.routing.reorders() && !fc.has_misroutes(),
             ),
             nics: (0..topo.num_hosts())
                 .map(|h| Nic {
@@ -238,6 +243,13 @@ impl<'a> Engine<'a> {
             msgs,
             release,
             rngs,
+            spray_rngs: match p.routing {
+                RoutePolicy::Spray(s) if s.pick == SprayPick::Random => (0..topo.num_hosts())
+                    .map(|h| Rng::stream(p.seed, route::spray::STREAM, h as u64))
+                    .collect(),
+                _ => Vec::new(),
+            },
+            recovery,
             rto: p.ack_timeout(),
             alpha_x1024: (p.dt_alpha * 1024.0).round().max(1.0) as u64,
             wire_extra: p.wire_overhead_bytes,
@@ -249,7 +261,7 @@ impl<'a> Engine<'a> {
             series,
             reroute: faults.reroute,
             reach: fabricsim_mech::reroute::Reach::healthy(nports),
-            cc: CcState::new(p, topo, qp_line),
+            cc,
             fc,
         })
     }

@@ -1,16 +1,12 @@
-//! The engine's hooks for congestion control and adaptive routing (`sim::cc`): egress marking,
-//! the notification point (CNP/BECN), the reaction point (DCQCN, IB CC), their timers, pacing,
-//! and the adaptive route choice. Each is called from one place in the engine.
+//! The engine's hooks for marking and congestion control (`fabricsim_mech::cc`): egress
+//! marking, the congestion control's hooks (`crate::congestion`: telemetry, notification, ACK,
+//! timers, send) and the application of what they ask (pacing, window, timers). Each is called
+//! from one place in the engine; the adaptive route choice is `engine/adaptive.rs`.
 
 use super::{Engine, Ev};
-use crate::packet::{F_ECN, F_STATIC_ROUTE, Kind, NIL, Packet};
-use crate::transport::Reply;
-use fabricsim_core::topology::PortId;
+use crate::congestion::{CcOut, CongestionControl, Gap, Hop, TimerId};
+use crate::packet::{F_ECN, Kind, NIL, Packet};
 use fabricsim_core::units::Time;
-use fabricsim_mech::cc::CcTimer;
-use fabricsim_mech::dcqcn::RpAction;
-use fabricsim_mech::ibroute;
-use fabricsim_mech::params::RoutePolicy;
 
 impl Engine<'_> {
     /// A data packet of class `tc` leaves switch `node`'s egress queue at `out`, `queue_bytes` of its class
@@ -41,7 +37,7 @@ impl Engine<'_> {
         if !m.mark(queue_bytes, &mut self.cc.rng[node]) {
             return;
         }
-        if let Some(ib) = &self.p.cc.ibcc {
+        if let Some(ib) = self.p.cc.algo.ibcc() {
             // IBA A10: a congested port that waits for credits is a victim and marks only
             // with Victim_Mask. A port held up for credits within the time its link drains a
             // threshold's worth of queue could not have kept its queue below the threshold
@@ -64,17 +60,35 @@ impl Engine<'_> {
         self.c.ecn_marks += 1;
     }
 
-    /// The receiver NIC got a marked data packet of QP `qi`: DCQCN's NP sends a CNP (at most
-    /// one per `cnp_interval`); IB CC returns a BECN for every FECN.
+    /// Packet `id` of `wire` bytes started its transmission on egress `out` of a switch
+    /// (`tx_hooks`): the congestion control's telemetry of a data packet.
+    pub(super) fn cc_egress(&mut self, id: u32, out: usize, wire: u32) {
+        let port = &self.ports[out];
+        if self.pkts.get(id).kind != Kind::Data {
+            return;
+        }
+        let hop = Hop {
+            now: self.now,
+            queue_bytes: port.queued,
+            // Sent before this packet.
+            tx_bytes: port.tx_bytes - wire as u64,
+            rate: port.rate,
+        };
+        self.cc.alg.on_egress(id, &hop);
+    }
+
+    /// The receiver NIC answers data packet `data` with ACK `ack`.
+    #[inline]
+    pub(super) fn cc_echo(&mut self, data: u32, ack: u32) {
+        if self.cc.telemetry {
+            self.cc.alg.on_echo(data, ack);
+        }
+    }
+
+    /// The receiver NIC got a marked data packet of QP `qi`: the notification point (DCQCN's
+    /// CNP, IB CC's BECN) may return a notification to the source.
     pub(super) fn cc_marked_rx(&mut self, qi: u32) {
-        let now = self.now;
-        if let Some(d) = &self.p.cc.dcqcn {
-            let last = &mut self.cc.last_cnp[qi as usize];
-            if last.is_some_and(|t| now < t + d.cnp_interval) {
-                return;
-            }
-            *last = Some(now);
-        } else if self.p.cc.ibcc.is_none() {
+        if !self.cc.alg.on_marked(qi, self.now) {
             return;
         }
         let qp = &self.qps[qi as usize];
@@ -103,43 +117,61 @@ impl Engine<'_> {
 
     /// A CNP/BECN reached the source of QP `qi`.
     pub(super) fn cc_notified(&mut self, qi: u32) {
-        let q = qi as usize;
-        let line = self.cc.line[q];
-        if let Some(d) = &self.p.cc.dcqcn {
-            let a = self.cc.rp[q].on_cnp(d, line, self.now);
-            self.rp_act(qi, a);
-        } else if let Some(ib) = &self.p.cc.ibcc {
-            let arm = self.cc.cca[q].on_becn(ib);
-            self.cc.gap_q16[q] = ib.gap_q16(self.cc.cca[q].ccti, line);
-            if arm {
-                self.arm(qi, CcTimer::Ccti, self.now + ib.ccti_timer);
-            }
+        let line = self.cc.line[qi as usize];
+        let out = self.cc.alg.on_notified(qi, self.now, line);
+        self.cc_apply(qi, out);
+    }
+
+    /// ACK `ack` (or a NAK/SACK) reached the source of QP `qi` and was applied.
+    #[inline]
+    pub(super) fn cc_acked(&mut self, qi: u32, ack: u32) {
+        if self.cc.telemetry {
+            let (line, qp) = (self.cc.line[qi as usize], &self.qps[qi as usize]);
+            let out = self.cc.alg.on_ack(qi, ack, qp.una, qp.nxt, line);
+            self.cc_apply(qi, out);
         }
     }
 
-    fn arm(&mut self, qp: u32, timer: CcTimer, at: Time) {
-        self.q.push(at.0, Ev::CcTimer { qp, timer });
+    pub(super) fn cc_timer(&mut self, qi: u32, timer: TimerId) {
+        let line = self.cc.line[qi as usize];
+        let out = self.cc.alg.on_timer(qi, timer, self.now, line);
+        self.cc_apply(qi, out);
     }
 
-    /// Applies a DCQCN reaction: the new pacing gap and the timers it asks for.
-    fn rp_act(&mut self, qi: u32, a: RpAction) {
+    /// QP `qi` put data packet `id` of `wire` bytes on the wire: pacing by the
+    /// congestion-controlled rate, then the congestion control's own count.
+    #[inline]
+    pub(super) fn cc_sent(&mut self, qi: u32, id: u32, wire: u64) {
         let q = qi as usize;
-        let d = self.p.cc.dcqcn.expect("DCQCN on");
-        self.set_gap(qi, a.gap_q16);
-        if a.arm_alpha && !self.cc.alpha_pending[q] {
-            self.cc.alpha_pending[q] = true;
-            self.arm(qi, CcTimer::Alpha, self.now + d.alpha_update);
+        let gap = self.cc.gap_q16[q];
+        if gap != 0 {
+            let at = self.now + Time((wire as u128 * gap as u128 >> 16) as u64);
+            let qp = &mut self.qps[q];
+            qp.next_send = qp.next_send.max(at);
         }
-        if a.arm_increase {
-            // T restarts at every decrease and after every increase.
-            self.cc.increase_due[q] = self.now + d.rate_increase_timer;
-            if !self.cc.increase_pending[q] {
-                self.cc.increase_pending[q] = true;
-                self.arm(qi, CcTimer::Increase, self.cc.increase_due[q]);
-            }
+        let out = self.cc.alg.on_sent(qi, id, wire, self.now, self.cc.line[q]);
+        self.cc_apply(qi, out);
+    }
+
+    /// Applies what a hook asks (`out`) to QP `qi`: the pacing gap, the window, the timers.
+    #[inline(always)]
+    fn cc_apply(&mut self, qi: u32, out: Option<CcOut>) {
+        if let Some(out) = &out {
+            self.cc_apply_out(qi, out);
         }
-        if let Some(at) = a.arm_decrease_at {
-            self.arm(qi, CcTimer::Decrease, at);
+    }
+
+    fn cc_apply_out(&mut self, qi: u32, out: &CcOut) {
+        match out.gap {
+            Gap::Keep => {}
+            Gap::Rate(g) => self.set_gap(qi, g),
+            Gap::Delay(g) => self.cc.gap_q16[qi as usize] = g,
+        }
+        if let Some(w) = out.window {
+            self.cc.window[qi as usize] = w;
+        }
+        for &(timer, at) in out.arms() {
+            self.q.push(at.0, Ev::CcTimer { qp: qi, timer });
         }
     }
 
@@ -159,133 +191,6 @@ impl Engine<'_> {
         if gap_q16 < old {
             // Sooner than the wake already queued (a stale wake finds the QP active or waiting).
             self.q.push(qp.next_send.0, Ev::QpWake { qp: qi });
-        }
-    }
-
-    pub(super) fn cc_timer(&mut self, qi: u32, timer: CcTimer) {
-        let q = qi as usize;
-        let line = self.cc.line[q];
-        let now = self.now;
-        match timer {
-            CcTimer::Alpha => {
-                let d = self.p.cc.dcqcn.expect("DCQCN on");
-                if self.cc.rp[q].on_alpha_timer(&d) {
-                    self.arm(qi, CcTimer::Alpha, now + d.alpha_update);
-                } else {
-                    self.cc.alpha_pending[q] = false;
-                }
-            }
-            CcTimer::Increase => {
-                let d = self.p.cc.dcqcn.expect("DCQCN on");
-                self.cc.increase_pending[q] = false;
-                if !self.cc.rp[q].active {
-                    return;
-                }
-                if now < self.cc.increase_due[q] {
-                    self.cc.increase_pending[q] = true;
-                    self.arm(qi, CcTimer::Increase, self.cc.increase_due[q]);
-                    return;
-                }
-                let a = self.cc.rp[q].on_increase_timer(&d, line);
-                self.rp_act(qi, a);
-            }
-            CcTimer::Decrease => {
-                let d = self.p.cc.dcqcn.expect("DCQCN on");
-                let a = self.cc.rp[q].on_decrease_timer(&d, line, now);
-                self.rp_act(qi, a);
-            }
-            CcTimer::Ccti => {
-                let ib = self.p.cc.ibcc.expect("IB CC on");
-                let keep = self.cc.cca[q].on_timer(&ib);
-                self.cc.gap_q16[q] = ib.gap_q16(self.cc.cca[q].ccti, line);
-                if keep {
-                    self.arm(qi, CcTimer::Ccti, now + ib.ccti_timer);
-                }
-            }
-        }
-    }
-
-    /// QP `qi` put a packet of `wire` bytes on the wire: pacing by the congestion-controlled
-    /// rate, and DCQCN's byte counter.
-    #[inline]
-    pub(super) fn cc_sent(&mut self, qi: u32, wire: u64) {
-        let q = qi as usize;
-        let gap = self.cc.gap_q16[q];
-        if gap != 0 {
-            let at = self.now + Time((wire as u128 * gap as u128 >> 16) as u64);
-            let qp = &mut self.qps[q];
-            qp.next_send = qp.next_send.max(at);
-        }
-        if let Some(d) = &self.p.cc.dcqcn
-            && let Some(a) = self.cc.rp[q].on_sent(d, self.cc.line[q], wire)
-        {
-            self.rp_act(qi, a);
-        }
-    }
-
-    /// The flag a new data packet of QP `qi` with PSN `psn` carries: it stays on the static route
-    /// when its message is below the adaptive-routing threshold. The test for that threshold
-    /// inlined into the NIC's send, the lookup a call.
-    #[inline(always)]
-    pub(super) fn ar_flags(&self, qi: u32, psn: u32) -> u8 {
-        let t = self.p.cc.ar_threshold_bytes;
-        if self.p.routing != RoutePolicy::Adaptive || t == 0 {
-            return 0;
-        }
-        self.ar_static_flag(qi, psn, t)
-    }
-
-    /// `ar_flags` under adaptive routing with threshold `t` bytes.
-    #[inline(never)]
-    fn ar_static_flag(&self, qi: u32, psn: u32, t: u64) -> u8 {
-        let qp = &self.qps[qi as usize];
-        let i = qp.segs.partition_point(|s| s.end <= psn);
-        let msg = qp.segs[i].msg;
-        if self.dag.messages[msg as usize].bytes < t {
-            F_STATIC_ROUTE
-        } else {
-            0
-        }
-    }
-
-    /// Adaptive routing (`ibroute`): the usable candidate whose next hop lacks the fewest
-    /// normalized credits for the packet's VL, its queue for the VL added (`ArSelect::Credits`),
-    /// or with the fewest bytes queued, instead of the static `k`.
-    #[inline]
-    pub(super) fn ar_pick(&self, cands: &[PortId], k: usize, flags: u8, dst: u32, tc: u8) -> usize {
-        if self.p.routing != RoutePolicy::Adaptive || cands.len() < 2 || flags & F_STATIC_ROUTE != 0
-        {
-            return k;
-        }
-        let usable = |pi: usize| self.routable(pi, dst);
-        // `ar_share` is filled exactly when the rule is credits and the links have credits.
-        let credits = self
-            .fc
-            .credits
-            .as_ref()
-            .filter(|_| !self.cc.ar_share.is_empty());
-        match credits {
-            // The next hop's lack of normalized credits plus the VL's bytes queued here.
-            Some(c) => ibroute::least_loaded(cands, k, usable, |pi| {
-                let queued = self.tcq[pi * self.ntc + tc as usize].bytes;
-                self.cc.ar_share[pi].load(c.available(pi, tc as usize), queued)
-            }),
-            None => ibroute::least_loaded(cands, k, usable, |pi| {
-                let port = &self.ports[pi];
-                // Bytes queued plus what is still serializing.
-                port.queued + port.rate.bytes_in(port.busy_until.saturating_sub(self.now))
-            }),
-        }
-        .unwrap_or(k)
-    }
-
-    /// Under adaptive routing the receiver NIC places out-of-order packets and acknowledges
-    /// cumulatively, without selective NACKs, so reordering never triggers a resend.
-    #[inline]
-    pub(super) fn ar_reply(&self, r: Reply) -> Reply {
-        match r {
-            Reply::Sack(e, _) if self.p.routing == RoutePolicy::Adaptive => Reply::Ack(e),
-            r => r,
         }
     }
 }

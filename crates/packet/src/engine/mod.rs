@@ -19,6 +19,7 @@
 //! - `llfc`: link-level flow control (credits, PFC); `cc`: congestion control and adaptive
 //!   routing hooks.
 
+mod adaptive;
 mod build;
 mod cc;
 mod fcmode;
@@ -29,6 +30,7 @@ mod messages;
 mod nic_rx;
 mod nic_tx;
 mod run;
+mod spray;
 mod switch;
 mod tab;
 mod wire;
@@ -38,12 +40,13 @@ use super::queue::{CalendarQueue, Packed};
 use super::ring::{Ring, RingArena};
 use super::sched::SchedState;
 use super::transport::Qp;
+use crate::congestion::{CcState, TimerId};
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::release::Release;
 use fabricsim_core::rng::Rng;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::Time;
-use fabricsim_mech::cc::{CcState, CcTimer};
+
 use fabricsim_mech::params::SimParams;
 use fabricsim_mech::reroute::{Reach, RerouteDelays};
 use fabricsim_mech::results::{Counters, PortSeries};
@@ -99,10 +102,10 @@ enum Ev {
     /// Global reroute: every switch avoids ports that no longer reach a destination.
     Reroute,
     Sample,
-    /// A congestion-control timer of `qp` (`sim::cc`).
+    /// Timer `timer` of the congestion control of `qp` (`sim::congestion`).
     CcTimer {
         qp: u32,
-        timer: CcTimer,
+        timer: TimerId,
     },
     /// Link-level flow control (credits, PAUSE, watchdog, deadlock checks): `llfc`; the
     /// event itself waits in `Events::fc[slot]` (a credit update does not fit 8 bytes).
@@ -168,7 +171,7 @@ impl Packed for Ev {
             10 => Ev::Sample,
             11 => Ev::CcTimer {
                 qp: a,
-                timer: CcTimer::from_index(b),
+                timer: TimerId::from_index(b),
             },
             _ => Ev::Fc { slot: a },
         }
@@ -234,7 +237,7 @@ const P_REROUTED: u8 = 8;
 
 /// An egress port: what its transmissions read and write, in one cache line (the struct is
 /// aligned to one). What the packet path reads about the port on the other side of a hop is in
-/// the compact `PortInfo`; the loss settings, read only when `lossy` is set, in `PortLoss`.
+/// the compact `PortInfo`; the loss settings, read only when `tx_hook` is set, in `PortLoss`.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 struct PortState {
@@ -257,8 +260,9 @@ struct PortState {
     blocked: u8,
     /// The peer switch cuts through (all its ports at one rate).
     peer_cut_through: bool,
-    /// Any of the `PortLoss` settings is on.
-    lossy: bool,
+    /// A transmission calls `tx_hooks`: a `PortLoss` setting is on, or the congestion control
+    /// takes telemetry at this (switch) egress.
+    tx_hook: bool,
     /// Bit `tc`: the PFC watchdog turned PFC off on that class (`llfc::fc_watchdog`).
     wd_off: u8,
 }
@@ -376,6 +380,11 @@ pub struct Engine<'a> {
     msgs: Vec<MsgState>,
     release: Release,
     rngs: Vec<Rng>,
+    /// Per NIC under random spraying: its entropy stream (`route::spray`); else empty.
+    spray_rngs: Vec<Rng>,
+    /// The run's loss recovery, resolved once from the transport and the routing
+    /// (`Transport::under`).
+    recovery: fabricsim_mech::Transport,
     rto: Time,
     alpha_x1024: u64,
     wire_extra: u32,
@@ -425,12 +434,7 @@ mod tests {
             for up in [false, true] {
                 evs.extend([Ev::Link { link: a, up }, Ev::Route { link: a, up }]);
             }
-            for timer in [
-                CcTimer::Alpha,
-                CcTimer::Increase,
-                CcTimer::Decrease,
-                CcTimer::Ccti,
-            ] {
+            for timer in [TimerId::T0, TimerId::T1, TimerId::T2, TimerId::T3] {
                 evs.push(Ev::CcTimer { qp: a, timer });
             }
         }

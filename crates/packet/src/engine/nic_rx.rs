@@ -11,7 +11,7 @@ impl Engine<'_> {
     /// switch hop, inlined into the event loop, stays short.
     #[inline(never)]
     pub(super) fn nic_receive(&mut self, id: u32, pk: &Packet) {
-        let (kind, window) = (self.p.transport, self.p.window_packets);
+        let (kind, window) = (self.recovery, self.p.window_packets);
         let qi = pk.qp;
         match pk.kind {
             Kind::Data => {
@@ -42,7 +42,7 @@ impl Engine<'_> {
                 if pk.flags & F_ECN != 0 {
                     self.cc_marked_rx(qi);
                 }
-                let (k, psn, aux) = match self.ar_reply(reply) {
+                let (k, psn, aux) = match reply {
                     Reply::None => return,
                     Reply::Ack(e) => (Kind::Ack, e, 0),
                     Reply::Nak(e) => (Kind::Nak, e, 0),
@@ -67,6 +67,7 @@ impl Engine<'_> {
                 };
                 let h = qp.dst as usize;
                 let aid = self.pkts.alloc(ack);
+                self.cc_echo(id, aid);
                 self.nics[h]
                     .ctrl
                     .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);
@@ -81,6 +82,8 @@ impl Engine<'_> {
                     Kind::Nak => qp.on_nak(pk.psn),
                     _ => qp.on_sack(pk.psn, pk.aux),
                 };
+                self.cc_acked(qi, id);
+                let qp = &mut self.qps[qi as usize];
                 if advanced {
                     qp.retries = 0;
                     qp.rto_deadline = self.now + self.rto;
@@ -122,7 +125,7 @@ impl Engine<'_> {
             return;
         }
         self.c.timeouts += 1;
-        qp.on_timeout(self.p.transport);
+        qp.on_timeout(self.recovery);
         qp.rto_deadline = now + self.rto;
         qp.timer_pending = true;
         self.q.push(qp.rto_deadline.0, Ev::Timer { qp: qi });

@@ -5,6 +5,7 @@ use super::fcmode::FcMode;
 use super::{Engine, P_LINK_UP, P_REROUTED, P_ROUTE_OK};
 use crate::packet::Packet;
 use crate::sched;
+use fabricsim_mech::params::RoutePolicy;
 use fabricsim_mech::results::DropReason;
 use fabricsim_mech::route;
 
@@ -85,7 +86,12 @@ impl Engine<'_> {
         }
         let n = cands.len();
         let mut k = route::choose(self.p.routing, n, pk.hash, pk.dst, salt, up);
-        k = self.ar_pick(cands, k, pk.flags, pk.dst, pk.tc);
+        // The per-packet policies refine the static choice (`route`'s seam).
+        k = match self.p.routing {
+            RoutePolicy::Adaptive => self.ar_pick(cands, k, pk.flags, pk.dst, pk.tc),
+            RoutePolicy::Spray(_) => self.spray_pick(pk, k, n),
+            RoutePolicy::EcmpFlowHash | RoutePolicy::DModK => k,
+        };
         if !self.routable(cands[k].idx(), pk.dst) {
             match (1..n)
                 .map(|j| (k + j) % n)

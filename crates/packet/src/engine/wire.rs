@@ -71,11 +71,24 @@ impl Engine<'_> {
             ser
         };
         let at = now + head_start + port.hop_delay;
-        if port.lossy {
-            self.lose(pi, id, wire);
+        if port.tx_hook {
+            self.tx_hooks(pi, id, wire);
         }
         self.q.push(at.0, Ev::Arrive { pkt: id });
         self.fc_sent::<M>(pi, tc, frame as u32);
+    }
+
+    /// A transmission's hooks on port `pi` (`PortState::tx_hook`): link loss, and the congestion
+    /// control's telemetry of a packet leaving a switch. Out of line: most ports have neither.
+    #[cold]
+    #[inline(never)]
+    fn tx_hooks(&mut self, pi: usize, id: u32, wire: u32) {
+        if self.loss[pi].any() {
+            self.lose(pi, id, wire);
+        }
+        if self.cc.telemetry {
+            self.cc_egress(id, pi, wire);
+        }
     }
 
     /// Link loss on port `pi` (`PortLoss`): marks packet `id` (`wire` bytes on the wire)

@@ -1,0 +1,125 @@
+//! Which congestion control a run has and its parameters (`CcParams::algo`), engine-neutral:
+//! the packet engine runs it through `fabricsim_packet::congestion` (the hooks), the flow
+//! engine through its models (`fabricsim_flow::hpcc`, the DCQCN models).
+
+use super::dcqcn::DcqcnParams;
+use super::hpcc::HpccParams;
+use super::ibcc::IbCcParams;
+
+/// The run's congestion control and its parameters (`CcParams::algo`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum CcAlgo {
+    #[default]
+    None,
+    /// DCQCN at the NICs (needs ECN marking).
+    Dcqcn(DcqcnParams),
+    /// InfiniBand congestion control (FECN at switches, BECN, CCTI at the source).
+    IbCc(IbCcParams),
+    /// HPCC: INT from the switches, window and rate at the sender.
+    Hpcc(HpccParams),
+}
+
+impl CcAlgo {
+    pub fn dcqcn(&self) -> Option<&DcqcnParams> {
+        match self {
+            CcAlgo::Dcqcn(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn dcqcn_mut(&mut self) -> Option<&mut DcqcnParams> {
+        match self {
+            CcAlgo::Dcqcn(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn ibcc(&self) -> Option<&IbCcParams> {
+        match self {
+            CcAlgo::IbCc(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    pub fn hpcc(&self) -> Option<&HpccParams> {
+        match self {
+            CcAlgo::Hpcc(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// Its name in `bench`'s header.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcAlgo::None => "none",
+            CcAlgo::Dcqcn(_) => "DCQCN",
+            CcAlgo::IbCc(_) => "IB CC",
+            CcAlgo::Hpcc(_) => "HPCC",
+        }
+    }
+
+    /// The algorithm in words for reports, over marking `ecn` (in words); `None`: none.
+    pub fn describe(&self, ecn: &str) -> Option<String> {
+        match self {
+            CcAlgo::None => None,
+            CcAlgo::Dcqcn(d) => Some(format!(
+                "DCQCN (rate-increase timer {} us, Rai {} Mb/s, min rate {} Mb/s) on {ecn}",
+                d.rate_increase_timer.as_us_f64(),
+                d.rate_ai.bps() / 1_000_000,
+                d.min_rate.bps() / 1_000_000
+            )),
+            CcAlgo::IbCc(i) => Some(format!(
+                "IB congestion control: FECN above {} B, BECN to the source, CCTI up to {}",
+                i.threshold_bytes, i.ccti_limit
+            )),
+            CcAlgo::Hpcc(h) => Some(format!(
+                "HPCC (INT per hop, target utilization {}, max stage {})",
+                h.eta, h.max_stage
+            )),
+        }
+    }
+
+    /// Sets the algorithm to `new` unless another one is already on; `Err((problem, allowed))`.
+    pub fn set(&mut self, new: CcAlgo) -> Result<(), (String, &'static str)> {
+        if *self != CcAlgo::None && std::mem::discriminant(self) != std::mem::discriminant(&new) {
+            return Err((
+                format!("both {} and {}", self.name(), new.name()),
+                "one congestion control",
+            ));
+        }
+        *self = new;
+        Ok(())
+    }
+
+    /// The algorithm's field for errors (`cc.<name>`) and whether it needs ECN marking.
+    fn field(&self) -> (&'static str, bool) {
+        match self {
+            CcAlgo::None => ("cc", false),
+            CcAlgo::Dcqcn(_) => ("cc.dcqcn", true),
+            CcAlgo::IbCc(_) => ("cc.ibcc", false),
+            CcAlgo::Hpcc(_) => ("cc.hpcc", false),
+        }
+    }
+
+    /// Checks the parameters; `ecn`: whether switches mark ECN. `Err((field, (problem,
+    /// allowed)))`.
+    pub fn validate(&self, ecn: bool) -> Result<(), (&'static str, (String, &'static str))> {
+        let (field, needs_ecn) = self.field();
+        if needs_ecn && !ecn {
+            return Err((
+                field,
+                (
+                    format!("{} without ECN marking", self.name()),
+                    "set cc.ecn too",
+                ),
+            ));
+        }
+        let r = match self {
+            CcAlgo::None => Ok(()),
+            CcAlgo::Dcqcn(d) => d.validate(),
+            CcAlgo::IbCc(i) => i.validate(),
+            CcAlgo::Hpcc(h) => h.validate(),
+        };
+        r.map_err(|x| (field, x))
+    }
+}
