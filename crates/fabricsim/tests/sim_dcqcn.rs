@@ -1,15 +1,13 @@
 //! DCQCN on the packet engine (Zhu et al., SIGCOMM 2015; physics.md C4, C5): two long flows on
 //! one bottleneck converge to a fair share; an 8→1 incast is held near the marking thresholds.
 
-mod cc_util;
-
-use cc_util::{fluid, port_gbps, run, star};
 use fabricsim::message::MessageDag;
 use fabricsim::sim::dcqcn::{DcqcnParams, DcqcnSet};
 use fabricsim::sim::ecn::EcnMarking;
 use fabricsim::sim::{FlowControl, PfcParams, SimParams};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
+use fabricsim_cases::cc_util::{fluid, port_gbps, run, star};
 
 /// RoCE with ECN marking `ecn`, sampled every 10 us.
 fn params(ecn: Option<EcnMarking>) -> SimParams {

@@ -1,8 +1,6 @@
 //! Link-level flow control on the packet engine: IB credits per VL (IBA Vol. 1 7.9) and PFC
 //! (IEEE 802.1Qbb) with SONiC headroom. Each test names the closed form it checks.
 
-mod sim_util;
-
 use fabricsim::message::MessageDag;
 use fabricsim::rng::Rng;
 use fabricsim::sim::lossless_scenarios::{hotspot_victim, two_leaves};
@@ -11,7 +9,7 @@ use fabricsim::sim::{
 };
 use fabricsim::topology::{HostId, Topology};
 use fabricsim::units::{BitRate, Time};
-use sim_util::{pair, run, star};
+use fabricsim_cases::sim_util::{pair, run, star};
 
 fn ib() -> SimParams {
     let mut p = SimParams::ib();

@@ -5,7 +5,7 @@
 //! (physics.md C1: the buffer must cover BW x RTT + MTU for line rate). On a short link the
 //! buffer covers the round trip and the line rate binds; the closed form only bites on long
 //! (multi-hundred-metre) links. The packet engine runs the same credits per VL
-//! (`sim::credits`), checked by `flow_calibrate -- credits`.
+//! (`sim::credits`), checked by `fabricsim-lab credits`.
 
 use crate::sim::{FlowControl, SimParams};
 use crate::topology::Topology;
