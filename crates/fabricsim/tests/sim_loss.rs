@@ -1,5 +1,5 @@
 //! Random loss p on a long flow: go-back-N goodput within 10% of (1-p)/(1+pW), W the packets
-//! in flight over one round trip (physics.md E4, W = BDP/MTU); selective repeat near 1-p.
+//! in flight over one round trip (W = BDP/MTU; docs/validation.md); selective repeat near 1-p.
 //! And a message whose last packet is lost completes only after the retransmission timeout.
 
 use fabricsim::message::MessageDag;
