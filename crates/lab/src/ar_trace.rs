@@ -10,12 +10,8 @@
 /// `flow::hol`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// GPUs of the fabric (8 per server)
-    #[arg(default_value_t = 1024)]
-    pub gpus: u32,
-    /// Incast senders (1 MB each, to host 0; 8 victims of 1 MB)
-    #[arg(default_value_t = 99)]
-    pub senders: u32,
+    #[command(flatten)]
+    pub case: crate::util::Incast1024,
 }
 
 /// Without the `trace` feature: an error naming the build that has it (exit 2).

@@ -15,12 +15,8 @@ use fabricsim_cases::flow_cases;
 /// the asserted case.
 #[derive(clap::Args)]
 pub struct Args {
-    /// GPUs of the fabric (8 per server)
-    #[arg(default_value_t = 128)]
-    pub gpus: u32,
-    /// Incast senders (1 MB each, to host 0)
-    #[arg(default_value_t = 32)]
-    pub senders: u32,
+    #[command(flatten)]
+    pub case: crate::util::Incast128,
     /// Victim flows
     #[arg(default_value_t = 8)]
     pub victims: u32,

@@ -15,12 +15,8 @@ use fabricsim_cases::flow_cases;
 /// congestion-control choice (D-mod-K, no DCQCN); the flow engine beside each.
 #[derive(clap::Args)]
 pub struct Args {
-    /// GPUs of the fabric (8 per server)
-    #[arg(default_value_t = 1024)]
-    pub gpus: u32,
-    /// Incast senders (1 MB each, to host 0; 8 victims of 1 MB)
-    #[arg(default_value_t = 99)]
-    pub senders: u32,
+    #[command(flatten)]
+    pub case: crate::util::Incast1024,
 }
 
 /// Where the victims into the receiver's leaf wait (`hol-trace`): per fabric, the `hol` case's

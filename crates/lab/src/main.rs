@@ -65,8 +65,8 @@ fn main() {
         Command::Timeouts(a) => timeouts::run(a.name.as_deref()),
         Command::Excess(a) => excess::run(a.case.as_deref(), a.seeds),
         Command::Incast(_) => incast::run(),
-        Command::Hol(a) => hol::run(a.gpus, a.senders, a.victims, a.kb << 10),
-        Command::HolTrace(a) => hol_trace::run(a.gpus, a.senders),
+        Command::Hol(a) => hol::run(a.case.gpus, a.case.senders, a.victims, a.kb << 10),
+        Command::HolTrace(a) => hol_trace::run(a.case.gpus, a.case.senders),
         Command::Ports(ports::Args {
             xval: Some(ports::Xval::Xval { case }),
             ..
@@ -75,12 +75,12 @@ fn main() {
         Command::Rr(a) => rr::run(a.gpus, a.kb),
         Command::Nicshare(_) => nicshare::run(),
         Command::NicsendTrace(a) if a.cases.is_some() => nicsend_trace::cases(),
-        Command::NicsendTrace(a) => nicsend_trace::run(a.gpus, a.senders, a.kb, a.dmodk),
+        Command::NicsendTrace(a) => nicsend_trace::run(a.case.gpus, a.case.senders, a.kb, a.dmodk),
         Command::Cases(a) => cases::run(a.name.as_deref()),
-        Command::VictimCnp(a) => victim_cnp::run(a.gpus, a.senders),
-        Command::VictimPause(a) => victim_pause::run(a.gpus, a.senders),
-        Command::ArTrace(a) => ar_trace::run(a.gpus, a.senders),
-        Command::RoceNicTrace(a) => roce_nic_trace::run(a.gpus, a.senders),
+        Command::VictimCnp(a) => victim_cnp::run(a.case.gpus, a.case.senders),
+        Command::VictimPause(a) => victim_pause::run(a.case.gpus, a.case.senders),
+        Command::ArTrace(a) => ar_trace::run(a.case.gpus, a.case.senders),
+        Command::RoceNicTrace(a) => roce_nic_trace::run(a.case.gpus, a.case.senders),
         Command::Dense(a) => dense::run(a.gpus, a.kb, a.forced, a.fabric.as_deref()),
     }
 }

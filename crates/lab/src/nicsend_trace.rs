@@ -18,12 +18,8 @@ use fabricsim_cases::flow_cases;
 pub struct Args {
     #[command(subcommand)]
     pub cases: Option<Cases>,
-    /// GPUs of the fabric (8 per server)
-    #[arg(default_value_t = 128)]
-    pub gpus: u32,
-    /// Incast senders (1 MB each, to host 0)
-    #[arg(default_value_t = 32)]
-    pub senders: u32,
+    #[command(flatten)]
+    pub case: crate::util::Incast128,
     /// The switches' input buffer per VL, KB
     #[arg(default_value_t = 256)]
     pub kb: u64,

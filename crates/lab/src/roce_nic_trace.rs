@@ -15,12 +15,8 @@ use fabricsim_cases::flow_cases;
 /// an incast QP alone on its NIC; the FCTs packet / flow; the mean-field reaction point's rates.
 #[derive(clap::Args)]
 pub struct Args {
-    /// GPUs of the fabric (8 per server)
-    #[arg(default_value_t = 128)]
-    pub gpus: u32,
-    /// Incast senders (1 MB each, to host 0; 8 victims of 1 MB)
-    #[arg(default_value_t = 32)]
-    pub senders: u32,
+    #[command(flatten)]
+    pub case: crate::util::Incast128,
 }
 
 /// `roce-nic-trace [gpus [senders]]`: DCQCN and the per-QP round robin of an incast sender's

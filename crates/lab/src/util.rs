@@ -5,6 +5,28 @@ use fabricsim::flow::paths;
 use fabricsim::message::MessageDag;
 use fabricsim::sim::{self, Faults, RunOptions};
 
+/// The fabric and incast of the 1,024-GPU victim traces (`flow_cases::incast_victims`).
+#[derive(clap::Args)]
+pub struct Incast1024 {
+    /// GPUs of the fabric (8 per server)
+    #[arg(default_value_t = 1024)]
+    pub gpus: u32,
+    /// Incast senders (1 MB each, to host 0; 8 victims of 1 MB)
+    #[arg(default_value_t = 99)]
+    pub senders: u32,
+}
+
+/// The fabric and incast of the 128-GPU cross-validation case `incast 32:1 + victims`.
+#[derive(clap::Args)]
+pub struct Incast128 {
+    /// GPUs of the fabric (8 per server)
+    #[arg(default_value_t = 128)]
+    pub gpus: u32,
+    /// Incast senders (1 MB each, to host 0)
+    #[arg(default_value_t = 32)]
+    pub senders: u32,
+}
+
 /// One run of `dag` on both engines: (packet, flow).
 pub fn both(
     topo: &fabricsim::topology::Topology,

@@ -17,12 +17,8 @@ use fabricsim_cases::flow_cases;
 /// the victim alone with the incast.
 #[derive(clap::Args)]
 pub struct Args {
-    /// GPUs of the fabric (8 per server)
-    #[arg(default_value_t = 1024)]
-    pub gpus: u32,
-    /// Incast senders (1 MB each, to host 0; 8 victims of 1 MB)
-    #[arg(default_value_t = 99)]
-    pub senders: u32,
+    #[command(flatten)]
+    pub case: crate::util::Incast1024,
 }
 
 /// Where DCQCN cuts the victims into the receiver's leaf (`victim-cnp`): the roce-400g `hol`

@@ -16,12 +16,8 @@ use fabricsim_cases::flow_cases;
 /// egress, the leaf's buffer and each downlink's queue and sending rate.
 #[derive(clap::Args)]
 pub struct Args {
-    /// GPUs of the fabric (8 per server)
-    #[arg(default_value_t = 1024)]
-    pub gpus: u32,
-    /// Incast senders (1 MB each, to host 0; 8 victims of 1 MB)
-    #[arg(default_value_t = 99)]
-    pub senders: u32,
+    #[command(flatten)]
+    pub case: crate::util::Incast1024,
 }
 
 /// Why the victim behind a PFC-paused spine downlink is cut longer (`victim-pause`): the
