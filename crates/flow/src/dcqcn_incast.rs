@@ -29,7 +29,7 @@
 //! group's packets, which a go-back-N resend pays per NAK (`flow::loss`); a group that put its
 //! bytes on the wire before the first cut and was cut while they queued resends at the cut rate
 //! until the rate-increase timer, once per message instead ([`ResendWait`]). Checked against the packet
-//! engine by `flow_calibrate -- incast` (the drain and the packet engine's last completion for
+//! engine by `fabricsim-lab incast` (the drain and the packet engine's last completion for
 //! N = 2..32; it prints the mean wait too: 191 us for 32 x 1 MB). Not modeled: PFC pauses (the queue is not bounded by
 //! XOFF), flows of one group with different sizes (the mean size stands for all), groups that
 //! are not dependency-free starters (a released message joins no group), congestion upstream
@@ -491,7 +491,7 @@ fn resend_wait(out: &Drain, cap_bps: u64, d: &DcqcnParams) -> ResendWait {
 /// until the first cut), so it injects at its share of its NIC's line (`nic_send`) while the
 /// egress delivers its fair share; from then on at the rate that drains what it has left by
 /// the time its group cap would (its FCT is the group's drain, as with the cap from its
-/// start). Traced on the packet engine (`flow_calibrate -- roce-nic-trace`, roce-400g 32:1 x 1
+/// start). Traced on the packet engine (`fabricsim-lab roce-nic-trace`, roce-400g 32:1 x 1
 /// MB): an incast QP alone on its NIC leaves the line at ~11 us and falls to ~100 Gb/s at ~15
 /// us, one sharing its NIC with a victim keeps half the line until ~14 us (the first cut, to
 /// about half the line, does not bite), then ~84 Gb/s (a paced QP loses turns to the victim

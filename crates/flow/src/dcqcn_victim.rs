@@ -30,7 +30,7 @@
 //! - the flow engine caps the victim at its bytes over the time its last byte leaves the
 //!   queues (`victim_caps`), as `dcqcn_incast` caps a group by its drain.
 //!
-//! Traced on the packet engine by `flow_calibrate -- victim-cnp` (roce-400g, 1,024 GPUs, 99:1 x
+//! Traced on the packet engine by `fabricsim-lab victim-cnp` (roce-400g, 1,024 GPUs, 99:1 x
 //! 1 MB incast + 8 victims of 1 MB; 1 us port samples): the victims into the receiver's leaf are
 //! marked in the spine downlinks into that leaf that carry 2 or 5 incast flows (peak 1.7 MB and
 //! 4.6 MB, above Kmin from 3-4 us to 57-59 us, and to 451 us where the leaf's PFC pauses the
@@ -210,7 +210,7 @@ fn incast_of(k: &BurstKey, frame_bytes: u64) -> Incast {
 /// they send at the deep egress's mean-field reaction point's rate (`deep`), the others at
 /// this queue's own (`own`; both `dcqcn_incast::rates`, from the senders' start), each at most
 /// its offered rate, reaching the queue half a feedback loop after they are sent. Traced on
-/// the packet engine (`flow_calibrate -- victim-pause`): the spine downlink of 5 incast QPs and
+/// the packet engine (`fabricsim-lab victim-pause`): the spine downlink of 5 incast QPs and
 /// a victim grows at ~215 KB/us to ~20 us and peaks at 4.6 MB, where this queue's own mean
 /// field (cut by its own marks) peaks at 3.1 MB.
 fn fed_queue(inc: &Incast, own: &[(u64, u64)], deep: &[(u64, u64)], share: f64) -> QueueTrace {
@@ -572,7 +572,7 @@ mod tests {
     #[test]
     fn a_victim_cut_while_the_queue_stays_up_waits_for_the_rate_increase_timer() {
         // A 1.6 MB queue (above Kmax) for 60 us, as a spine downlink behind 2 incast flows
-        // (`flow_calibrate -- victim-cnp`: 1.7 MB, above Kmin to 57-59 us). Its frames wait 32 us;
+        // (`fabricsim-lab victim-cnp`: 1.7 MB, above Kmin to 57-59 us). Its frames wait 32 us;
         // the first CNP lands at 1 + 32 + 1 = 34 us and by then 1 MB is on the wire at line, so
         // take 4 MB: it is cut once per 4 us monitor period (the CNPs come one per 4 us) while
         // its frames still meet the queue, each cut halving the rate (α near 1), which leaves it

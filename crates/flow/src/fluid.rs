@@ -115,7 +115,7 @@ pub struct FlowStats {
 /// (`maxmin`), and a NIC's update costs its flows, so a run costs about (flows active at once)
 /// x solves: the 16 KB all-to-all among 128 GPUs (16,256 flows at once) takes 0.03 s in 2
 /// solves; among 256 GPUs (65,280) its fills took ~30 ms each, ~28 a solve, and 34 solves had
-/// run after 30 s (`flow_calibrate -- ports 256` without this limit, release, loaded machine).
+/// run after 30 s (`fabricsim-lab ports 256` without this limit, release, loaded machine).
 /// The first time more flows are active (or `FlowParams::lossless_max_port_work` is spent)
 /// both models end for the rest of the run (every link
 /// then shared per flow, `MaxMin::end_port_service`, `NicSend::lift`); runs of many flows but
@@ -128,7 +128,7 @@ pub const LOSSLESS_MODELS_MAX_ACTIVE: u64 = 20_000;
 /// run of at most 20,000 flows at once can still take many whole-component solves. Measured
 /// (release, loaded machine): the ib-ndr stress run of the default `compare --engine flow`
 /// (19,056 flows) spends 1.37 x 10^8 in 19,168 solves, about 9 s (0.065 us a flow and fill);
-/// fills of 65,263 flows took ~30 ms (0.5 us; `flow_calibrate -- ports 256` without the
+/// fills of 65,263 flows took ~30 ms (0.5 us; `fabricsim-lab ports 256` without the
 /// limits). 2^28 keeps that compare's output and bounds the models' solves at about 17 s at
 /// the first rate (estimate); with 2^25 that run's models ended midway (incast p50 182.6 ->
 /// 184.8 us, 6.6 s user for the whole compare against 15.7).
@@ -403,7 +403,7 @@ impl<'a> Loop<'a> {
         let nf = nflows as usize;
         let mut solver = MaxMin::new(caps, routes, nf);
         // Lossless back-pressure (credits, PFC) makes a congested egress to a NIC serve its
-        // input ports in turn (`maxmin`'s port service; `flow_calibrate -- incast`); a lossy
+        // input ports in turn (`maxmin`'s port service; `fabricsim-lab incast`); a lossy
         // egress drops instead and is shared per flow. Inner switch egresses stay per flow
         // (`flow::rate_model`: measured there, per port moved the all-to-all off).
         if p.flow_control != FlowControl::None {

@@ -29,7 +29,7 @@
 //! of the flows was about flows^2 per run: the default `compare --engine flow` took 534 s
 //! with it on every run, 6.7 s without). It is on for every lossless run.
 //!
-//! Calibrated by `flow_calibrate -- hol` (`tests/flow_xval.rs` asserts its "incast 32:1 +
+//! Calibrated by `fabricsim-lab hol` (`tests/flow_xval.rs` asserts its "incast 32:1 +
 //! victims", 128 GPUs): 1 MB victims into the receiver's leaf on ib-ndr, packet mean 418.6 us,
 //! largest 434.2 (AR by normalized credits, the profile's; 332-503, mean 407.8, by least queued
 //! bytes; alone 23.7), flow 426.0 us; roce-400g (128 MB buffer, DCQCN) pauses nothing,
@@ -41,7 +41,7 @@
 //!   both engines, 24.4 us flow before it);
 //! - the ramp is a mean: ib-ndr 512 KB victims take 173 us, flow 109 (256 KB: 8.1 / 7.9; by
 //!   least queued bytes 67.6 and 333 us);
-//! - at 1,024 GPUs (99:1, `flow_calibrate -- hol 1024 99` and `-- hol-trace`):
+//! - at 1,024 GPUs (99:1, `fabricsim-lab hol 1024 99` and `hol-trace`):
 //!   - ib-ndr under the profile's AR by normalized credits (`sim::ibroute`, US 10,200,294 B2):
 //!     a leaf's uplink into a spine whose downlink holds loses credits, so every leaf spreads
 //!     the incast over all 16 spines, all 32 downlinks into the receiver's leaf hold 1.8-1.9
@@ -52,7 +52,7 @@
 //!     flow from an incast sender's NIC 1,912.6 / 2,035.1, beside a second flow from its own NIC
 //!     1,954.0 / 2,034.9. The rest of this item is the queue rule (`ar_select = "queue"`),
 //!     whose victims wait for reasons outside this model;
-//!   - ib-ndr by least queued bytes, traced packet by packet (`flow_calibrate -- ar-trace`,
+//!   - ib-ndr by least queued bytes, traced packet by packet (`fabricsim-lab ar-trace`,
 //!     `--features trace`): adaptive routing takes, in order from the static (D-mod-K) port, the
 //!     first uplink with the fewest bytes queued or serializing (`ibroute::least_loaded`). An
 //!     uplink whose spine still grants credits has nothing queued, so AR sees a spine's downlink queue only once the leaf's credit window there
@@ -92,7 +92,7 @@
 //!     its buffer drains and lets them go sooner). With DCQCN the flow engine caps the incast
 //!     below its egress (`dcqcn_incast`'s over-cut), so the egress is no root and nothing is
 //!     held here: the victims' cut is a DCQCN effect, `dcqcn_victim`'s (traced by
-//!     `flow_calibrate -- victim-cnp`; flow 369.8, 166.8, 427.2, 369.8 us against packet 373.3,
+//!     `fabricsim-lab victim-cnp`; flow 369.8, 166.8, 427.2, 369.8 us against packet 373.3,
 //!     163.6, 771.0, 371.9: the 771 us victim also sits behind a downlink the leaf's PFC pauses
 //!     for 356 us, which neither model sees with DCQCN on).
 
@@ -153,7 +153,7 @@ impl Linear {
     }
     /// The remaining work at `t`. A flow whose drain falls at `t` and is not processed yet
     /// counts its rounding overshoot (under a bit, negative) where a per-flow clamp would count
-    /// 0: the waits of every lossless `flow_xval` case and `flow_calibrate -- hol` case are the
+    /// 0: the waits of every lossless `flow_xval` case and `fabricsim-lab hol` case are the
     /// same as with the per-flow scan, bit for bit.
     fn at(&self, t: u64) -> u128 {
         self.base.saturating_sub(self.rate as u128 * t as u128)

@@ -22,10 +22,10 @@
 //!   ([`LossModel::nak_delay_ps`], `dcqcn_incast::ResendWait`; traced on the packet engine,
 //!   roce-400g mixed incast, 30 seeds: a NAKed message ends 301-348 us after its lossless FCT
 //!   whatever the NAK's time, a second NAK adds 0-40 us; the queue per NAK put 2.3% of its
-//!   messages past 1 ms against the packet engine's 0.94%, 400 seeds). `flow_calibrate --
+//!   messages past 1 ms against the packet engine's 0.94%, 400 seeds). `fabricsim-lab
 //!   loss` checks the mechanism on the fit's runs (single 4 MB flows, mean FCT without
 //!   timeouts, packet / flow: 91.2 / 92.1, 94.2 / 95.2, 99.6 / 99.8, 121.3 / 118.4 us at 0.05,
-//!   0.1, 0.2, 0.5% per link), `flow_calibrate -- excess "mixed ports roce" 64` the resend
+//!   0.1, 0.2, 0.5% per link), `fabricsim-lab excess "mixed ports roce" 64` the resend
 //!   wait (64 seeds: 1351 of 6336 messages end 0.2 ms or more after their lossless FCT on the
 //!   packet engine, 1460 on the flow engine; mean FCT 504.1 / 512.0 us). The per-NAK queue
 //!   overcharges the capped 32:1 x 1 MB roce-400g incast (191 us per NAK; the packet engine's
@@ -57,7 +57,7 @@
 //!   when that resend is the message's last packet (a lost tail, or a lost last ACK), when its
 //!   one ACK is lost: `1 - (1 - p_h)^2`; a hole before the last packet is resent with the
 //!   packets behind it, whose duplicate ACKs cover its own, so only its loss counts: `p_h`.
-//!   Checked by `flow_calibrate -- excess all-to-all 160` (the lossy all-to-all's collective
+//!   Checked by `fabricsim-lab excess all-to-all 160` (the lossy all-to-all's collective
 //!   time is set by whether any message of a run waits two timeouts): messages that waited a
 //!   second timeout among those that waited one, ib-ndr (cumulative ACKs), 160 seeds: packet
 //!   0.571% +- 0.038% on 4-link paths (model 0.56%; `p_h` for every hole, as before, 0.40%)
@@ -72,10 +72,10 @@
 //!   it). [`LossModel::draw_timeout`] draws, per message from the engine's seeded stream, whether
 //!   it stalls and where, so the FCT distribution (not only its mean) carries the timeouts.
 //!
-//! The go-back-N constant was fitted by `cargo run --release -p fabricsim --example
-//! flow_calibrate -- loss`, which runs single long flows on the packet engine at several loss
+//! The go-back-N constant was fitted by `cargo run --release -p fabricsim-lab -- loss`, which
+//! runs single long flows on the packet engine at several loss
 //! rates and fits the constant by least squares on the goodput closed form (`fit_gbn` below).
-//! `flow_calibrate -- timeouts` checks the timeout probabilities and delays against packet runs
+//! `fabricsim-lab timeouts` checks the timeout probabilities and delays against packet runs
 //! of the cross-validation cases over several seeds.
 
 use super::dcqcn_incast::ResendWait;
@@ -89,7 +89,7 @@ pub struct LossConstants {
     pub c_sr: f64,
 }
 
-/// `c_gbn` fitted by `cargo run --release -p fabricsim --example flow_calibrate -- loss`
+/// `c_gbn` fitted by `cargo run --release -p fabricsim-lab -- loss`
 /// (1.237 over 44 packet runs of a 4 MB flow on roce-400g at 0.05-0.5% loss per link, across
 /// the 128-GPU fabric's one switch, 2 links, session 6: a loss costs 1.24 round trips of
 /// packets, the ideal protocol's 1 plus the NAK's and the resend's turnaround; the session-4 fit

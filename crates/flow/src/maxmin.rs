@@ -32,7 +32,7 @@
 //! to four served links, whose levels depend on one another) 23,779 of 23,787 (one solve,
 //! seed 66, cycles until the fill limit; 23,781 without the extrapolation). On the shared
 //! cases of `tests/flow_xval.rs` a solve that reaches a link shared per port takes 6.2 fills
-//! on average, at most 18 (10.5 and 47 without; `flow_calibrate -- ports xval`). Links where
+//! on average, at most 18 (10.5 and 47 without; `fabricsim-lab ports xval`). Links where
 //! no port holds two flows share per flow exactly as per port.
 //!
 //! Rates and capacities are integer bits per second, and a share is a floor: sums over a link

@@ -9,7 +9,7 @@
 //! the last one, `(1 - p / A) x A frames / line rate` before `T`. The 128-GPU all-to-all of 16
 //! KB (127 messages of 4 packets per NIC, all posted at once) on ib-ndr: the k-th posted ends at
 //! 34.4 us (k = 2) to 44.5 us (k = 127), 80.6 ns (a 4 KB frame at 400 Gb/s) apart; the fluid
-//! ends all at 44.0-44.5 us (`flow_calibrate -- rr`).
+//! ends all at 44.0-44.5 us (`fabricsim-lab rr`).
 //!
 //! Which QP is served first: a message posted to an idle NIC sends its first packet at once,
 //! before the messages posted with it (same picosecond) join the ring behind it, so it stays

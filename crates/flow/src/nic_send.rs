@@ -43,10 +43,10 @@
 //! many flows on NICs of many flows costs their product, so the model is on while at most
 //! `fluid::LOSSLESS_MODELS_MAX_ACTIVE` flows are active at once (`NicSend::lift` ends it):
 //! a lossless 16 KB all-to-all among 256 GPUs (65,280 flows at once) takes 0.40 s with it,
-//! among 1,024 GPUs (1.05 M) it did not end in 300 s (`flow_calibrate -- ports N`, release,
+//! among 1,024 GPUs (1.05 M) it did not end in 300 s (`fabricsim-lab ports N`, release,
 //! port service off, loaded machine).
 //!
-//! Measured (`flow_calibrate -- nicshare`, `-- nicsend-trace`, `-- hol-trace`; ib-ndr, 1 MB
+//! Measured (`fabricsim-lab nicshare`, `nicsend-trace`, `hol-trace`; ib-ndr, 1 MB
 //! victims from the NIC of a 1 MB incast flow), packet / flow (flow before this model):
 //! - 128 GPUs, 32:1, 256 KB per VL (adaptive routing): the NIC is never held; the victim gets
 //!   half the line until the incast QP has put its 1 MB on the wire: 44.8 / 44.8 us (24.4); a
@@ -310,7 +310,7 @@ impl NicSend {
         // than their share, and those from other leaves less, until the caps hold the former
         // to it), and lifting them would undo that (the 128-GPU ib-ndr all-to-all's flows
         // within a leaf ended at 22.6 us, the packet engine's at 39.6 with the others:
-        // `flow_calibrate -- dense 128 16 forced`).
+        // `fabricsim-lab dense 128 16 --forced`).
         let was = self.nics[h as usize].round;
         let (mut first, mut over_n, mut over_sum) = (0u128, 0u64, 0u64);
         let mut slow_n = 0u32;

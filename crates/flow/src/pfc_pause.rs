@@ -24,7 +24,7 @@
 //! the headroom's ~86 KB take ~85 us; meanwhile the threshold rose with the drain (1/8 of it),
 //! and at XON the ingress passes that rise, shared with the ingresses that resume with it (the
 //! threshold falls by 1/8 of what they all pass), plus one lag: a burst of ~0.5 MB per XON.
-//! Traced on the packet engine by `flow_calibrate -- victim-pause` (roce-400g, 1,024 GPUs,
+//! Traced on the packet engine by `fabricsim-lab victim-pause` (roce-400g, 1,024 GPUs,
 //! 99:1 x 1 MB + 8 victims; leaf shared pool 118,912 KB by [`Ingress::of`]): the spine
 //! downlinks into the receiver's leaf that carry 4-5 incast QPs are paused from 80 us (the
 //! leaf holds 91 MB: threshold 3.4 MB), those with 1-3 never; the 5-QP one that victim 4
@@ -94,7 +94,7 @@ impl Ingress {
     /// `used = n alpha (B - used)`, `B n alpha / (1 + n alpha)` (1,024 GPUs 127:1, 55 spine
     /// downlinks into the receiver's leaf: 103,812 KB of its 118,912 KB pool, where the
     /// receiver's mean field reaches 128.8 MB; the packet engine's root queue peaks at 102,394
-    /// KB, `flow_calibrate -- victim-pause 1024 127`).
+    /// KB, `fabricsim-lab victim-pause 1024 127`).
     pub fn most_used(&self, n: u32) -> f64 {
         let n = n as f64;
         match self.xoff {

@@ -9,7 +9,7 @@
 //! Incast under PFC and ECN alone adds no cap: a congested egress is shared max-min with no
 //! throughput lost; DCQCN's over-cut of synchronized starters caps their flows
 //! (`dcqcn_incast`, hooked in `fluid`), and its cut of other flows crossing the queues their
-//! start-up burst fills caps those (`dcqcn_victim`; `flow_calibrate -- victim-cnp`). `cargo run -p fabricsim --example flow_calibrate --
+//! start-up burst fills caps those (`dcqcn_victim`; `fabricsim-lab victim-cnp`). `fabricsim-lab
 //! incast` checks both against the packet engine (roce-400g, SN5600's 128 MB buffer, ConnectX DCQCN):
 //! - PFC and ECN without DCQCN: N:1 incasts of 1 MB (N = 2..32, 128 GPUs) keep the bottleneck
 //!   busy: collective time within 0.01% of the fluid one, mean FCT within 0.2%.

@@ -1,6 +1,6 @@
 //! DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015),
 //! with the timer structure of NVIDIA ConnectX firmware and the HPCC ns-3 model (`rdma-hw.cc`
-//! `*Mlx` functions); physics.md C5.
+//! `*Mlx` functions); parameters from `mlxconfig -q` and HPCC `run.py`.
 //!
 //! - NP (receiver): a CE-marked packet makes it send a CNP, at most one per QP per `cnp_interval`.
 //! - RP (sender), on CNPs: Rt = Rc, Rc = Rc·(1 − α/2), and the stages restart, at most once per

@@ -1,5 +1,5 @@
 //! The RC transport of one queue pair: PSNs, ACK/NAK, go-back-N or selective repeat, the local
-//! ACK timeout with its retry count (IBA Vol. 1 9.7; physics.md C7; IRN, SIGCOMM 2018).
+//! ACK timeout with its retry count (IBA Vol. 1 9.7; IRN, SIGCOMM 2018).
 //!
 //! Pure state machines: the engine feeds them events and acts on what they return.
 //!
