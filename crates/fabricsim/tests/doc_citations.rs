@@ -1,8 +1,10 @@
-//! Every document a comment cites exists in the repository (issue 22): a `*.md` file named in a
-//! comment of a Rust file under `crates/` (after `//`) or of a TOML file under `data/` (after
-//! `#`) must be a file of the repository (by its path from the root or from any folder), unless
-//! it is part of a URL (a primary source elsewhere). A catalog entry's `source` is a value, not
-//! a comment: `compare` prints it, so it is left to a change that may move outputs.
+//! Every document a comment or a data value cites exists in the repository (issue 22): a `*.md`
+//! file or `defaults.toml` named in a comment of a Rust file under `crates/` (after `//`) or on
+//! any line of a TOML or CSV file under `data/` or `examples/` (comments and values: a catalog
+//! entry's `source` is printed by `compare`) must be a file of the repository (by its path from
+//! the root or from any folder), unless it is part of a URL (a primary source elsewhere); a path into
+//! `../shared/reference` (reference notes outside the repository) is never allowed. (The peer
+//! scenarios in `../shared/peer-scenarios` are an input directory, not a cited document.)
 
 use std::path::{Path, PathBuf};
 
@@ -62,6 +64,19 @@ fn md_names(comment: &str) -> Vec<String> {
         .collect()
 }
 
+/// The documents `text` cites: its `*.md` names and `defaults.toml` names not in a URL, and any
+/// path into `shared/reference`.
+fn cited(text: &str) -> Vec<String> {
+    let mut v = md_names(text);
+    for w in text.split(|c: char| c.is_whitespace() || "()[]`\"',;<>".contains(c)) {
+        let w = w.trim_end_matches(['.', ':']);
+        if w.contains("shared/reference") || (w.ends_with("defaults.toml") && !w.contains("://")) {
+            v.push(w.to_string());
+        }
+    }
+    v
+}
+
 /// Whether `name` is a repository file: its path from the root, or the tail of a file's path.
 fn exists(name: &str, files: &[String]) -> bool {
     let tail = format!("/{}", name.trim_start_matches("./"));
@@ -89,6 +104,15 @@ fn the_scanner_finds_a_missing_document_and_skips_urls() {
     let toml = comments("x = 1 # (see DESIGN.md)\nsource = \"a datasheet\"", true);
     let names: Vec<String> = toml.iter().flat_map(|(_, t)| md_names(t)).collect();
     assert_eq!(names, ["DESIGN.md"]);
+    let value = "source = \"physics.md D2; defaults.toml [optics.sr4_400g]\"";
+    assert_eq!(cited(value), ["physics.md", "defaults.toml"]);
+    assert!(!exists("defaults.toml", &files));
+    assert_eq!(
+        cited("# copied from ../shared/reference/h200.csv"),
+        ["../shared/reference/h200.csv"]
+    );
+    assert!(cited("# https://example.org/defaults.toml, a datasheet").is_empty());
+    assert!(cited("# the peer scenarios (../shared/peer-scenarios)").is_empty());
 }
 
 #[test]
@@ -108,14 +132,25 @@ fn every_document_a_comment_cites_is_in_the_repository() {
     let mut missing = Vec::new();
     for (path, rel) in all.iter().zip(&files) {
         let rust = rel.starts_with("crates/") && rel.ends_with(".rs");
-        let toml = rel.starts_with("data/") && rel.ends_with(".toml");
-        if !(rust || toml) {
+        let data = (rel.starts_with("data/") || rel.starts_with("examples/"))
+            && (rel.ends_with(".toml") || rel.ends_with(".csv"));
+        // This file names the forbidden citations to describe the rule.
+        let own = rel.ends_with("tests/doc_citations.rs");
+        if !(rust || data) || own {
             continue;
         }
         let text = std::fs::read_to_string(path).unwrap();
-        for (line, c) in comments(&text, toml) {
-            for name in md_names(&c) {
-                if !exists(&name, &files) {
+        let lines: Vec<(usize, String)> = if rust {
+            comments(&text, false)
+        } else {
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| (i + 1, l.to_string()))
+                .collect()
+        };
+        for (line, c) in lines {
+            for name in cited(&c) {
+                if name.contains("shared/reference") || !exists(&name, &files) {
                     missing.push(format!("{rel}:{line}: {name}"));
                 }
             }
@@ -123,7 +158,7 @@ fn every_document_a_comment_cites_is_in_the_repository() {
     }
     assert!(
         missing.is_empty(),
-        "comments cite documents that are not in the repository (cite the primary source or a \
+        "comments or data values cite documents that are not in the repository (cite the primary source or a \
          file under docs/):\n{}",
         missing.join("\n")
     );

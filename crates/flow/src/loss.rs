@@ -139,7 +139,7 @@ pub fn path_loss(p: f64, hops: usize) -> f64 {
 
 impl LossModel {
     /// The model for `p`'s loss rate and transport; `None` without loss. A bit error rate is
-    /// turned into a per-packet probability for a full MTU frame (physics D1).
+    /// turned into a per-packet probability for a full MTU frame (independent bit errors).
     pub fn of(p: &SimParams) -> Option<LossModel> {
         let frame_bits = 8.0 * p.mtu_frame_wire_bytes() as f64;
         let from_ber = -(frame_bits * (-p.ber).ln_1p()).exp_m1();

@@ -31,7 +31,8 @@ pub const Q20: u64 = 1 << 20;
 /// 15-bit field then tops out at 2 MB, Spirent's DCQCN profile default "ByteResetInMb 2").
 pub const RPG_BYTE_RESET_UNIT: u64 = 64;
 
-/// The three parameter sets of defaults.toml `[dcqcn.*]`.
+/// The three DCQCN parameter sets: the paper's (Zhu et al. SIGCOMM 2015), the HPCC repository's
+/// Mellanox-like `dcqcn` (run.py) and the ConnectX firmware defaults (an `mlxconfig -q` dump).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DcqcnSet {
     /// `[dcqcn.paper]`: the SIGCOMM 2015 paper and its simulations.

@@ -155,8 +155,8 @@ impl PfcParams {
             .count() as u64
     }
 
-    /// PFC on the data class with the SONiC headroom, dynamic XOFF (alpha 1/8:
-    /// `dynamic_threshold_alpha_shift` 3 in defaults.toml), 2 x MTU XON hysteresis.
+    /// PFC on the data class with the SONiC headroom, dynamic XOFF (alpha 1/8, free >> 3
+    /// as in HPCC's switch-mmu.cc; the value a placeholder), 2 x MTU XON hysteresis.
     pub fn tuned(data_tc: u8, mtu_frame_bytes: u64) -> PfcParams {
         PfcParams {
             lossless: 1 << data_tc,
@@ -214,7 +214,7 @@ pub struct SimParams {
     pub retry_count: u8,
     /// Per-packet loss probability on every link (corruption), unless a fault overrides it.
     pub loss_rate: f64,
-    /// Bit error rate on every link, turned into a per-frame loss 1-(1-BER)^(8 L) (physics D1).
+    /// Bit error rate on every link, turned into a per-frame loss 1-(1-BER)^(8 L) (independent bit errors).
     pub ber: f64,
     pub routing: RoutePolicy,
     /// ECN, DCQCN, IB CC, ECMP entropy and the adaptive-routing threshold (`sim::cc`).
@@ -230,7 +230,7 @@ pub struct SimParams {
 }
 
 impl SimParams {
-    /// RoCEv2 on a 51.2T-class Ethernet switch with ConnectX-7 NICs (defaults.toml).
+    /// RoCEv2 on a 51.2T-class Ethernet switch with ConnectX-7 NICs.
     pub fn roce() -> SimParams {
         SimParams {
             mtu_bytes: 4096,                    // [nic.common] roce_mtu_bytes_jumbo
