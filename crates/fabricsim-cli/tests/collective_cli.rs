@@ -70,7 +70,7 @@ fn table_is_golden_and_laid_out_as_nccl_tests() {
             f[6].parse().unwrap(),
             f[7].parse().unwrap(),
         );
-        // algbw = size / time; busbw = algbw x 2(n-1)/n (PERFORMANCE.md), both in GB/s.
+        // algbw = size / time; busbw = algbw x 2(n-1)/n (nccl-tests), both in GB/s.
         assert!(
             (algbw - size as f64 / us / 1e3).abs() < 0.01 + 1e-3 * algbw,
             "{r}"

@@ -147,7 +147,8 @@ fn the_largest_size_plans() {
     }
 }
 
-/// A user catalog replaces an entry by id: QM9700 at the FS.com price ($36k, physics.md A2)
+/// A user catalog replaces an entry by id: QM9700 at the FS.com price ($36k in the Aug-2024 H100
+/// cluster model, Google Sheet 1Ft3RbeZ-w43kYSiLfYc1vxO41mK5lmJpcPC9GOYHAWc)
 /// instead of $50k lowers switch CAPEX by $14k per switch.
 #[test]
 fn a_user_catalog_replaces_entries_by_id() {
@@ -178,7 +179,8 @@ fn a_user_catalog_replaces_entries_by_id() {
     assert!(err.contains("my-catalog.toml:2"), "{err}");
 }
 
-/// The ns-3 HPCC topology export (formats.md 4.1) reads back as the same fabric: node, switch
+/// The ns-3 HPCC topology export (HPCC ns-3 `mix/topology.txt`) reads back as the same fabric:
+/// node, switch
 /// and link counts, and the layout's link delays (5 ns/m class media, never zero).
 #[test]
 fn ns3_export_reads_back() {

@@ -24,10 +24,11 @@ pub const CASES: [(&str, &str); 3] = [
     ),
 ];
 
-/// How the peer cases are run. htsim RoCE, the fastest peer (../shared/reference/README.md), runs
-/// them lossless with PFC and no end-to-end congestion control; `Lossless` does the same here
-/// (PFC on the data class for RoCE, credits for InfiniBand). `Lossy` is drop-tail with go-back-N
-/// recovery: the incast then ends in retransmission timeouts, seconds of simulated time.
+/// How the peer cases are run. htsim RoCE, the fastest peer (docs/validation.md, "Against the
+/// peer simulators"), runs them lossless with PFC and no end-to-end congestion control;
+/// `Lossless` does the same here (PFC on the data class for RoCE, credits for InfiniBand).
+/// `Lossy` is drop-tail with go-back-N recovery: the incast then ends in retransmission
+/// timeouts, seconds of simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Lossless,

@@ -2,11 +2,9 @@
 //! placement, a ring all-reduce against 2(n-1) x (alpha + S/(nB)), and repeated flow sets
 //! answered from the rate cache.
 
-mod flow_cases;
-
 use std::collections::BTreeSet;
 
-use flow_cases::{fat_tree, ring};
+use fabricsim_cases::flow_cases::{fat_tree, ring};
 
 use fabricsim::flow::{self, FlowParams, PathModel, paths};
 use fabricsim::message::MessageDag;

@@ -3,9 +3,9 @@
 //! switch buffers absorb the incast, and of the held NIC once its backlog fills the ingress
 //! after the NIC (IB credits per VL); and a dense all-to-all whose caps the send stage keeps.
 
-mod flow_cases;
+use fabricsim_cases::flow_cases;
 
-use flow_cases::fat_tree;
+use fabricsim_cases::flow_cases::fat_tree;
 
 use fabricsim::flow::{self, FlowParams, paths};
 use fabricsim::message::MessageDag;
@@ -232,7 +232,7 @@ fn an_all_to_all_ends_its_flows_within_a_leaf_with_the_others() {
     // models forced on (its 130,048 adaptive subflows are above their limit). Each NIC's round
     // robin gives its 127 QPs 1/127 of the line each, which offers every receiver's egress
     // exactly its line, so the flows within a leaf end with the others (packet engine: 39.6
-    // us against 40.2; `flow_calibrate -- dense 128 16 forced`). Port service gives them an
+    // us against 40.2; `fabricsim-lab dense 128 16 --forced`). Port service gives them an
     // input port each at that egress, more than a flow from another leaf gets; the send stage
     // caps them at the round robin's share and must keep the caps once the flows from other
     // leaves reach it (lifted: 22.6 us against 39.4).

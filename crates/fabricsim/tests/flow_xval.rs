@@ -4,7 +4,7 @@
 //! within 20% for independent flows, collective time (last completion) within 5% and, without
 //! loss, the collective's mean FCT within 10%.
 //! `cargo test -p fabricsim --test flow_xval -- --nocapture` prints the tables;
-//! `cargo run --release -p fabricsim --example flow_calibrate -- cases` prints every case.
+//! `cargo run --release -p fabricsim-lab -- cases` prints every case.
 //!
 //! Method for the lossy cases. A loss is a random event in both engines (the packet engine drops
 //! packets from its seeded per-link streams; the flow engine draws per message, from its own
@@ -48,9 +48,9 @@
 //! the fluid ended them all together (44.0-44.5 us: +12.2% ib-ndr, +11.1% roce-400g). The flow
 //! engine now ends them in that order (`flow::nic_rr`): 33.7 to 44.0 us and 23.2 us, mean
 //! 39.50 / 39.06 us (-1.1%) on ib-ndr, 40.91 / 40.10 us (-2.0%) on roce-400g, asserted
-//! (`flow_calibrate -- rr` prints the FCT by post order).
+//! (`fabricsim-lab rr` prints the FCT by post order).
 //!
-//! The lossless all-to-all of 16 KB among 256 and 512 hosts (`flow_calibrate -- dense`, release):
+//! The lossless all-to-all of 16 KB among 256 and 512 hosts (`fabricsim-lab dense`, release):
 //! packet / flow mean FCT, p99, collective time: ib-ndr 256 77.39 / 76.05 us (-1.7%), 87.27 /
 //! 86.07 (-1.4%), 87.69 / 86.67 (-1.2%); 512 151.78 / 149.95 (-1.2%), 172.13 / 170.32 (-1.0%),
 //! 172.72 / 171.09 (-0.9%); roce-400g 256 82.76 / 79.34 (-4.1%), 93.54 / 89.21 (-4.6%), 94.39 /
@@ -75,16 +75,16 @@
 //! alone 23.7 us); the flow engine charges that wait (`flow::hol`: 426.0 us, was 23.7). Those
 //! victims are asserted on their own (mean +1.8%, largest -1.9%); the four from a sender's NIC are asserted on ib-ndr (`flow::nic_send`: the
 //! NIC is never held, and the victim gets half its line until the NIC's incast flow has put its
-//! 1 MB on the wire, 42 us: 44.8 us on both engines, was 24.4 us flow; `flow_calibrate --
+//! 1 MB on the wire, 42 us: 44.8 us on both engines, was 24.4 us flow; `fabricsim-lab
 //! nicshare`) and on roce-400g each within 10%: 33.3 / 34.5 us (was 24.9 flow): there the
 //! incast QP takes its share until DCQCN cuts it below that share, ~14 us, then a cut per 4
-//! us monitor period (`flow_calibrate -- roce-nic-trace`), and `dcqcn_incast::Onsets` follows
+//! us monitor period (`fabricsim-lab roce-nic-trace`), and `dcqcn_incast::Onsets` follows
 //! the mean-field reaction point's cuts (10.1 us to about the share, 14.1 us to 104 Gb/s,
 //! 22.1 us to 55) where `dcqcn_incast` capped it from its start. The same case at 1,024 GPUs
 //! (99:1): on ib-ndr, AR by normalized credits spreads the incast over every spine and the
 //! victims wait behind full queues, which `flow::hol` prices (asserted below: mean +8.3%,
 //! largest +5.8%; by least queued bytes their waits followed AR's scan order, outside the
-//! model, `flow_calibrate -- ar-trace`); on roce-400g DCQCN cuts them, which
+//! model, `fabricsim-lab ar-trace`); on roce-400g DCQCN cuts them, which
 //! `flow::dcqcn_victim` models (asserted below within 10%, the one behind a downlink the
 //! leaf's PFC pauses, `flow::pfc_pause`, too).
 //!
@@ -120,10 +120,10 @@
 //! within +1.2% over 160 seeds since the `rng::mix` fix (it was +5.3% when the packet engine's
 //! loss streams shared seeds).
 
-mod flow_cases;
+use fabricsim_cases::flow_cases;
 
 use fabricsim::engine_choice::EngineKind;
-use flow_cases::{Case, err};
+use fabricsim_cases::flow_cases::{Case, err};
 
 const MEAN_TOL: f64 = 0.10;
 const P99_TOL: f64 = 0.20;
@@ -229,12 +229,12 @@ fn flow_engine_matches_the_packet_engine_on_the_shared_cases() {
 /// queues into that leaf: packet mean 418.6 us, largest 434.2 (AR by normalized credits)
 /// against 23.7 us alone. On roce-400g
 /// the 128 MB buffer and DCQCN pause nothing and they take 24.4 us. Their mean FCT within 10% and
-/// their largest within 20% of the packet engine's (`flow_calibrate -- hol`). The four victims
+/// their largest within 20% of the packet engine's (`fabricsim-lab hol`). The four victims
 /// that share an incast sender's NIC get half its line while the switch absorbs the incast
 /// (`flow::nic_send`: 44.8 us on both engines on ib-ndr, was 24.4 us flow), asserted the same
 /// way on ib-ndr, and on roce-400g each within 10% (packet 33.3 us, flow 34.5 us, was 24.9):
 /// the incast QP sends at its share until DCQCN cuts it below (~14 us), then at the cut rates
-/// (`dcqcn_incast::Onsets`; `flow_calibrate -- roce-nic-trace`).
+/// (`dcqcn_incast::Onsets`; `fabricsim-lab roce-nic-trace`).
 #[test]
 fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
     let mut failures = Vec::new();
@@ -286,8 +286,8 @@ fn victims_of_an_incast_wait_behind_it_as_in_the_packet_engine() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// DCQCN's cut of an incast's victims (`flow::dcqcn_victim`; `flow_calibrate -- victim-cnp`):
-/// the roce-400g case of `flow_calibrate -- hol-trace` (1,024 GPUs, 99:1 x 1 MB incast + 8
+/// DCQCN's cut of an incast's victims (`flow::dcqcn_victim`; `fabricsim-lab victim-cnp`):
+/// the roce-400g case of `fabricsim-lab hol-trace` (1,024 GPUs, 99:1 x 1 MB incast + 8
 /// victims of 1 MB). The victims into the receiver's leaf cross spine downlinks (and one leaf
 /// uplink) that the start-up burst fills above Kmin, and DCQCN cuts them there: packet 373.3,
 /// 163.6, 771.0, 371.9 us against 27-48 us without the model; flow 366.6, 170.9, 791.7, 366.6
@@ -393,7 +393,7 @@ fn dcqcn_cuts_an_incasts_victims_as_in_the_packet_engine() {
 }
 
 /// Adaptive routing by credits and its victims (`flow::hol`, `flow::paths`' adaptive split):
-/// the ib-ndr case of `flow_calibrate -- hol-trace` (1,024 GPUs, 99:1 x 1 MB incast + 8
+/// the ib-ndr case of `fabricsim-lab hol-trace` (1,024 GPUs, 99:1 x 1 MB incast + 8
 /// victims of 1 MB). AR by normalized credits (`sim::ibroute`, US 10,200,294 B2) spreads the
 /// incast over all 16 spines, all 32 downlinks into the receiver's leaf hold for 1.8-1.9 ms, and
 /// the four victims into that leaf wait behind the full queues: packet 1,873.7, 1,849.1,

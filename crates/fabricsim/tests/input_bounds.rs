@@ -3,7 +3,7 @@
 //! one byte more is refused; a 2^64-1-byte message, which wrapped to a 6 us completion on the
 //! flow engine, is refused by both engines.
 
-mod flow_cases;
+use fabricsim_cases::flow_cases;
 
 use fabricsim::flow::{self, FlowParams, paths};
 use fabricsim::message::MessageDag;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Every workspace crate (its folder under `crates/`, its package) and the layer crates it may
 /// depend on. Packet and flow are peers: neither names the other. Input (the schema) runs no
 /// engine.
-const CRATES: [(&str, &str, &[&str]); 7] = [
+const CRATES: [(&str, &str, &[&str]); 9] = [
     ("core", "fabricsim-core", &[]),
     ("mech", "fabricsim-mech", &["fabricsim-core"]),
     (
@@ -35,9 +35,20 @@ const CRATES: [(&str, &str, &[&str]); 7] = [
             "fabricsim-packet",
             "fabricsim-flow",
             "fabricsim-input",
+            // A dev-dependency only: its tests take their cases from the crate on top (as a
+            // normal dependency it would be a cycle, which Cargo refuses).
+            "fabricsim-cases",
         ],
     ),
     ("fabricsim-cli", "fabricsim-cli", &["fabricsim"]),
+    // On top, beside the CLI: the cases the tests and the lab share, and the calibration lab
+    // (which reads the packet engine's `trace` feature directly).
+    ("cases", "fabricsim-cases", &["fabricsim"]),
+    (
+        "lab",
+        "fabricsim-lab",
+        &["fabricsim", "fabricsim-cases", "fabricsim-packet"],
+    ),
 ];
 
 /// The driver's top-level modules, lowest first, and the driver modules each may name (besides

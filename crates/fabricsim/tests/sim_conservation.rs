@@ -2,15 +2,13 @@
 //! delivered exactly once) under buffer drops, corruption and a link failure; determinism (two
 //! runs of a scenario and seed give identical bytes; another seed gives different ones).
 
-mod sim_util;
-
 use fabricsim::io::fct::write_fct;
 use fabricsim::message::MessageDag;
 use fabricsim::sim::{self, Dir, Fault, Faults, LinkLoss, RunOptions, SimParams, Status};
 use fabricsim::topology::{HostId, LinkId};
 use fabricsim::traffic::{Traffic, generate};
 use fabricsim::units::{BitRate, Time};
-use sim_util::{run, star};
+use fabricsim_cases::sim_util::{run, star};
 
 fn incast_setup() -> (fabricsim::topology::Topology, SimParams, MessageDag, Faults) {
     let t = star(&[BitRate::gbps(100); 17], Time::from_ns(300));

@@ -2,13 +2,13 @@
 //! latest dependency's completion plus its delay; several QPs of one host share its link; an
 //! NVLink transfer takes bytes / NVLink rate.
 
-mod sim_util;
+use fabricsim_cases::sim_util;
 
 use fabricsim::message::{MessageDag, Path};
 use fabricsim::sim::{Faults, SimParams};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
-use sim_util::{run, star};
+use fabricsim_cases::sim_util::{run, star};
 
 #[test]
 fn dependants_post_at_the_last_completion_plus_delay() {

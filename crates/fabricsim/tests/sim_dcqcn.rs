@@ -1,9 +1,6 @@
-//! DCQCN on the packet engine (Zhu et al., SIGCOMM 2015; physics.md C4, C5): two long flows on
+//! DCQCN on the packet engine (Zhu et al., SIGCOMM 2015; docs/validation.md): two long flows on
 //! one bottleneck converge to a fair share; an 8→1 incast is held near the marking thresholds.
 
-mod cc_util;
-
-use cc_util::{fluid, port_gbps, run, star};
 use fabricsim::message::MessageDag;
 use fabricsim::sim::congestion::CcAlgo;
 use fabricsim::sim::dcqcn::{DcqcnParams, DcqcnSet};
@@ -11,6 +8,7 @@ use fabricsim::sim::ecn::EcnMarking;
 use fabricsim::sim::{FlowControl, PfcParams, SimParams};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
+use fabricsim_cases::cc_util::{fluid, port_gbps, run, star};
 
 /// RoCE with ECN marking `ecn`, sampled every 10 us.
 fn params(ecn: Option<EcnMarking>) -> SimParams {
@@ -117,7 +115,7 @@ fn two_flows(
     }
 }
 
-/// The marking thresholds of each parameter set's own source (physics.md C4): the paper set at
+/// The marking thresholds of each parameter set's own source: the paper set at
 /// 40G with the DCQCN-validation thresholds (ns-3 with the authors' code: Kmin 5 KB, Kmax
 /// 100 KB, Pmax 1%); the HPCC set at 100G with the HPCC scaling rule (400 KB, 1.6 MB, 0.2); the
 /// ConnectX firmware set at 100G with the NVIDIA RoCE switch defaults (150 KB, 1.5 MB, and
@@ -411,7 +409,7 @@ const INCAST_RATE: BitRate = BitRate::gbps(400);
 const INCAST_ECN: (u64, u64, f64) = (150_000, 1_500_000, 1.0);
 
 /// The DCQCN authors' thresholds: ns-3 with their code, DCQCN-validation README (Kmin 5 KB,
-/// Kmax 100 KB, Pmax 1%; physics.md C4), as the paper set's two-flow test uses.
+/// Kmax 100 KB, Pmax 1%; sc20anonymous/DCQCN-validation), as the paper set's two-flow test uses.
 const AUTHORS_ECN: (u64, u64, f64) = (5_000, 100_000, 0.01);
 
 /// 8 → 1 incast at 400G of `bytes` per sender (64 MB: ~10 ms at the fair share, so a steady
@@ -608,8 +606,8 @@ fn incast_with_the_dcqcn_authors_thresholds_stays_mostly_in_band() {
 /// ingress port: ~64 MB queued over eight ports). Tuned: ECN at the NVIDIA defaults with
 /// ConnectX DCQCN stops the queue far below XOFF, so PFC does not act and nothing drops.
 /// Untuned: DCQCN off, so the queue grows to XOFF and PFC pauses the senders, and the legacy
-/// 25,632 B headroom is below what 400G needs (the peer's response alone is 58 KB, physics.md
-/// C3), so packets in flight after XOFF overflow it and drop.
+/// 25,632 B headroom is below what 400G needs (the peer's response alone is 58 KB, sonic-swss
+/// 400G peer_response_time), so packets in flight after XOFF overflow it and drop.
 ///
 /// Measured: tuned peak 5.2 MB, pause 0, no drops, flows done at 3.41-3.58 ms (ideal 2.6 ms):
 /// the synchronized starters take a cut every 4 us (RATE_REDUCE_MONITOR_PERIOD) with α ≈ 1
@@ -733,8 +731,8 @@ fn incast_32_to_1_over_cut_costs_one_increase_period() {
     );
 }
 
-/// DCTCP-style step marking (Alizadeh et al. 2010; HPCC run.py K = 30 KB x BW/10G, physics.md
-/// C4) at dequeue, without congestion control: two senders of 1 MB at line rate into one
+/// DCTCP-style step marking (Alizadeh et al. 2010; HPCC run.py K = 30 KB x BW/10G)
+/// at dequeue, without congestion control: two senders of 1 MB at line rate into one
 /// receiver. The bottleneck queue rises by one frame per departure while both send, then falls
 /// by one per departure, so the packet leaving m-th has min(m, 2n - m) frames behind it (n
 /// packets per sender); it is marked when that exceeds K: 2n - 1 - 2·floor(K / frame) marks.

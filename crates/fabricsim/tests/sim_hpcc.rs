@@ -5,10 +5,6 @@
 //! shares match the packet engine's FCTs on a permutation and an incast.
 //! `cargo test -p fabricsim --test sim_hpcc -- --nocapture` prints the figures.
 
-mod cc_util;
-mod flow_cases;
-
-use cc_util::{port_gbps, run, star};
 use fabricsim::message::MessageDag;
 use fabricsim::sim::congestion::{CcAlgo, HpccParams};
 use fabricsim::sim::dcqcn::{DcqcnParams, DcqcnSet};
@@ -16,6 +12,8 @@ use fabricsim::sim::ecn::EcnMarking;
 use fabricsim::sim::{RunResult, SimParams};
 use fabricsim::topology::{HostId, Topology};
 use fabricsim::units::{BitRate, Time};
+use fabricsim_cases::cc_util::{port_gbps, run, star};
+use fabricsim_cases::flow_cases;
 
 const RATE: BitRate = BitRate::gbps(100);
 /// Sampling interval, us.

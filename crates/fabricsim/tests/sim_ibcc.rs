@@ -3,14 +3,12 @@
 //! hardware" (IPDPS 2010), on IB credits (`lossless_scenarios`), with the `[ib_cc]` settings
 //! of the ib-ndr profile switched on.
 
-mod cc_util;
-
-use cc_util::port_gbps;
 use fabricsim::profile::Profile;
 use fabricsim::sim::lossless_scenarios::{hotspot_victim, two_leaves};
 use fabricsim::sim::{self, Faults, RunOptions, SimParams};
 use fabricsim::topology::{HostId, Topology};
 use fabricsim::units::{BitRate, Time};
+use fabricsim_cases::cc_util::port_gbps;
 
 const RATE: BitRate = BitRate::gbps(400);
 const SAMPLE: Time = Time::from_us(100);

@@ -2,13 +2,11 @@
 //! switch latencies (to the picosecond), store-and-forward and cut-through; and an unloaded
 //! flow completes exactly at its closed-form ideal FCT.
 
-mod sim_util;
-
 use fabricsim::message::MessageDag;
 use fabricsim::sim::{Faults, SimParams};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
-use sim_util::{pair, run, wire};
+use fabricsim_cases::sim_util::{pair, run, wire};
 
 fn one_packet(tiers: u8, cut_through: bool) {
     let rate = BitRate::gbps(400);

@@ -1,8 +1,6 @@
 //! Link-level flow control on the packet engine: IB credits per VL (IBA Vol. 1 7.9) and PFC
 //! (IEEE 802.1Qbb) with SONiC headroom. Each test names the closed form it checks.
 
-mod sim_util;
-
 use fabricsim::message::MessageDag;
 use fabricsim::rng::Rng;
 use fabricsim::sim::lossless_scenarios::{hotspot_victim, two_leaves};
@@ -11,7 +9,7 @@ use fabricsim::sim::{
 };
 use fabricsim::topology::{HostId, Topology};
 use fabricsim::units::{BitRate, Time};
-use sim_util::{pair, run, star};
+use fabricsim_cases::sim_util::{pair, run, star};
 
 fn ib() -> SimParams {
     let mut p = SimParams::ib();
@@ -113,7 +111,8 @@ fn one_flow_fraction(p: &SimParams, d1: Time) -> f64 {
 
 #[test]
 fn credits_limit_a_long_link_to_buffer_over_credit_round_trip() {
-    // physics.md C1: rate <= min(line, credits x 64 B / RTT). Here the credit round trip is the
+    // IBA Vol. 1 7.9 credits of 64 B: rate <= min(line, credits x 64 B / RTT). Here the credit
+    // round trip is the
     // 2 km link both ways plus the switch's pipeline (the buffer frees when the packet leaves),
     // and credits count in whole packets of 65 blocks: window = floor(1600 / 65) = 24 packets.
     let mut p = ib();
@@ -132,7 +131,7 @@ fn credits_limit_a_long_link_to_buffer_over_credit_round_trip() {
     let got = one_flow_fraction(&p, d);
     eprintln!("credit-limited 2 km 400G 100 KB: {got:.4} of line rate, closed form {expect:.4}");
     assert!((got / expect - 1.0).abs() < 0.02, "{got:.4} vs {expect:.4}");
-    // With a buffer above BW x RTT + MTU (1.05 MB for 2 km, physics.md C1): full payload rate.
+    // With a buffer above BW x RTT + MTU (1.05 MB for 2 km): full payload rate.
     p.flow_control = FlowControl::Credits(CreditParams {
         switch_vl_buffer_bytes: 2 << 20,
         nic_vl_buffer_bytes: 1 << 20,
@@ -202,7 +201,7 @@ fn pfc_worst_incast(scale: f64) -> RunResult {
 
 #[test]
 fn pfc_headroom_at_the_formula_is_lossless_and_below_it_drops() {
-    // SONiC buffer_headroom_mellanox.lua (physics.md C3): headroom >= formula loses nothing;
+    // SONiC buffer_headroom_mellanox.lua: headroom >= formula loses nothing;
     // well below it the frames still in flight after XOFF overflow it.
     let ok = pfc_worst_incast(1.0);
     let fc = ok.flow_control.as_ref().unwrap();

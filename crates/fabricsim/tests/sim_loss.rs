@@ -1,14 +1,12 @@
 //! Random loss p on a long flow: go-back-N goodput within 10% of (1-p)/(1+pW), W the packets
-//! in flight over one round trip (physics.md E4, W = BDP/MTU); selective repeat near 1-p.
+//! in flight over one round trip (W = BDP/MTU; docs/validation.md); selective repeat near 1-p.
 //! And a message whose last packet is lost completes only after the retransmission timeout.
-
-mod sim_util;
 
 use fabricsim::message::MessageDag;
 use fabricsim::sim::{Dir, Fault, Faults, LinkLoss, SimParams, Transport};
 use fabricsim::topology::{HostId, LinkId};
 use fabricsim::units::{BitRate, Time};
-use sim_util::{pair, run};
+use fabricsim_cases::sim_util::{pair, run};
 
 const RATE: BitRate = BitRate::gbps(100);
 

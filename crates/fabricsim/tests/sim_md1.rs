@@ -4,14 +4,12 @@
 //! 64 senders on 400G links feed one 100G port; each sender's share is small, so the merged
 //! arrivals at the switch are the Poisson process the senders post (shifted by a constant).
 
-mod sim_util;
-
 use fabricsim::message::MessageDag;
 use fabricsim::rng::Rng;
 use fabricsim::sim::{Faults, SimParams};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
-use sim_util::{run, star, wire};
+use fabricsim_cases::sim_util::{run, star, wire};
 
 fn mean_wait_vs_md1(rho: f64, packets: usize) -> (f64, f64) {
     let senders = 64u32;

@@ -1,13 +1,11 @@
 //! The three peer scenarios (ns-3 HPCC format, ../shared/peer-scenarios) parse into the fat
 //! trees their README describes, and the k=8 permutation runs to completion.
 
-mod sim_util;
-
 use fabricsim::Source;
 use fabricsim::io::ns3;
 use fabricsim::sim::{Faults, SimParams, Status};
 use fabricsim::units::Time;
-use sim_util::{peer_dir, run};
+use fabricsim_cases::sim_util::{peer_dir, run};
 
 fn load(stem: &str) -> (ns3::Ns3Topology, fabricsim::message::MessageDag) {
     let dir = peer_dir();

@@ -2,13 +2,11 @@
 //! buffer size and transport, every message completes, each byte is delivered exactly once,
 //! bytes are conserved, and a rerun gives identical results.
 
-mod sim_util;
-
 use fabricsim::rng::Rng;
 use fabricsim::sim::{Faults, SimParams, Transport};
 use fabricsim::traffic::{SizeDist, Traffic, generate};
 use fabricsim::units::{BitRate, Time};
-use sim_util::{pair, run, star};
+use fabricsim_cases::sim_util::{pair, run, star};
 
 #[test]
 fn random_fabrics_deliver_everything_exactly_once() {

@@ -3,14 +3,12 @@
 //! it, must run exactly as the same message far from the wrap: the PSN offset may change no
 //! decision of the transport.
 
-mod sim_util;
-
 use fabricsim::message::MessageDag;
 use fabricsim::sim::psn::{InitialPsn, PSN_MASK};
 use fabricsim::sim::{Dir, Fault, Faults, LinkLoss, RunResult, SimParams, Transport};
 use fabricsim::topology::{HostId, LinkId};
 use fabricsim::units::{BitRate, Time};
-use sim_util::{pair, run};
+use fabricsim_cases::sim_util::{pair, run};
 
 const PACKETS: u32 = 1000;
 /// Packets before the wrap: the second message's packet 500 has PSN 0.

@@ -2,15 +2,15 @@
 //! NCCL_IB_QPS_PER_CONNECTION), D-mod-K static routing on shift permutations and adaptive
 //! routing on random permutations (InfiniBand; Zahavi 2010; NVIDIA AR).
 
-mod cc_util;
-
-use cc_util::{derangement, fat_tree, fat_tree_parallel, permutation, permutation_efficiency, run};
 use fabricsim::sim::cc::ArSelect;
 use fabricsim::sim::{
     CreditParams, FlowControl, RoutePolicy, SimParams, Spray, SprayPick, Transport,
 };
 use fabricsim::topology::Topology;
 use fabricsim::units::{BitRate, Time};
+use fabricsim_cases::cc_util::{
+    derangement, fat_tree, fat_tree_parallel, permutation, permutation_efficiency, run,
+};
 
 const RATE: BitRate = BitRate::gbps(100);
 /// 8 leaves x 8 hosts, 8 spines: non-blocking (as many uplinks as hosts per leaf).

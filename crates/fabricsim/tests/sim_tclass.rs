@@ -2,7 +2,7 @@
 //! priorities, InfiniBand VLs) through one egress. Each test names the mechanism and the closed
 //! form it checks.
 
-mod sim_util;
+use fabricsim_cases::sim_util;
 
 use fabricsim::message::MessageDag;
 use fabricsim::profile::Profile;
@@ -10,7 +10,7 @@ use fabricsim::sim::cc_profile::VlArbitration;
 use fabricsim::sim::{Faults, FlowControl, PfcParams, PfcThreshold, RunResult, SimParams};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
-use sim_util::{run, star};
+use fabricsim_cases::sim_util::{run, star};
 
 /// Posts `bytes` from `src` to `dst` on `class` at `start`.
 fn push(dag: &mut MessageDag, src: u32, dst: u32, bytes: u64, start: Time, class: u8) {

@@ -2,13 +2,11 @@
 //! (the overhead being the fabric's headers plus, on Ethernet, preamble and inter-frame gap);
 //! a QP under the NIC's rate limiter runs at the limit x the same efficiency.
 
-mod sim_util;
-
 use fabricsim::message::MessageDag;
 use fabricsim::sim::{Faults, SimParams};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
-use sim_util::{pair, run};
+use fabricsim_cases::sim_util::{pair, run};
 
 /// Time for `bytes` to arrive in full.
 fn transfer_ps(p: &SimParams, rate: BitRate, bytes: u64) -> u64 {

@@ -1,4 +1,4 @@
-//! Collective DAGs: bytes on the wire against the nccl-tests PERFORMANCE.md volumes, the
+//! Collective DAGs: bytes on the wire against the nccl-tests volumes, the
 //! step structure of the dependencies, and where messages travel (NVLink vs rails).
 
 use fabricsim::message::{MessageDag, Path};
@@ -50,7 +50,7 @@ fn assert_per_rank(op: Op, algo: Algo, servers: u32, gpn: u32, channels: u32) {
             assert_eq!(
                 sent_by(&dag, h) as f64,
                 want,
-                "{op} {algo:?} n={n} rank {h}: sent vs PERFORMANCE.md factor * S"
+                "{op} {algo:?} n={n} rank {h}: sent vs nccl-tests factor * S"
             );
         }
     }

@@ -1,5 +1,5 @@
 //! Collectives run on the packet engine against their closed forms: ring all-reduce on an ideal
-//! non-blocking fabric (Patarasuk and Yuan 2009; nccl-tests PERFORMANCE.md) and the bytes each
+//! non-blocking fabric (Patarasuk and Yuan 2009; nccl-tests) and the bytes each
 //! collective puts on the fabric and on NVLink.
 
 use fabricsim::scenario::Scenario;

@@ -86,7 +86,7 @@ fn ideal(dag: &MessageDag, net: LinkParams, nvl: LinkParams) -> Time {
 
 #[test]
 fn ring_all_reduce_on_an_ideal_fabric_meets_the_closed_form_and_fits_alpha_beta() {
-    // 2(n-1)/n * S/B + 2(n-1) * alpha (DESIGN.md validation list): 16 servers x 1 GPU.
+    // 2(n-1)/n * S/B + 2(n-1) * alpha (Patarasuk and Yuan 2009): 16 servers x 1 GPU.
     let net = LinkParams {
         bytes_per_s: 50e9,
         latency_s: 2e-6,

@@ -66,7 +66,8 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 
 #[test]
 fn flops_per_token_equal_megatrons_formula_for_each_preset() {
-    // NeMo/Megatron num_floating_point_operations (physics.md F3), per token (B = 1, divided
+    // NeMo/Megatron num_floating_point_operations (Narayanan et al. 2021, Appendix), per token (B =
+    // 1, divided
     // by s): 12 * L * h^2 * [(1 + G/H + s/h) * q/h + F/h * k * g + F_sh/h * 3/2 + V/(2 L h)].
     for m in ModelSpec::presets() {
         let (l, h, s) = (m.layers as f64, m.hidden as f64, m.seq as f64);

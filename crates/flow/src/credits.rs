@@ -2,7 +2,8 @@
 //! per-VL buffer in flight (IBA Vol. 1 7.9), and a credit comes back one credit round trip
 //! after its block left, so a directed link carries at most
 //! `rate <= buffer x 8 / (2 x propagation + frame serialization + receiver pipeline)`
-//! (for line rate the buffer must cover the bandwidth times that round trip). On a short link the
+//! (IBA Vol. 1 7.9; the buffer must cover BW x RTT + MTU for line rate: Mellanox patent US
+//! 2016/0021016, a per-VL buffer sized by RTT + MTU). On a short link the
 //! buffer covers the round trip and the line rate binds; the closed form only bites on long
 //! (multi-hundred-metre) links. The packet engine runs the same credits per VL
 //! (`sim::credits`), checked by `fabricsim-lab credits`.

@@ -41,7 +41,7 @@
 //!   both engines, 24.4 us flow before it);
 //! - the ramp is a mean: ib-ndr 512 KB victims take 173 us, flow 109 (256 KB: 8.1 / 7.9; by
 //!   least queued bytes 67.6 and 333 us);
-//! - at 1,024 GPUs (99:1, `fabricsim-lab hol 1024 99` and `-- hol-trace`):
+//! - at 1,024 GPUs (99:1, `fabricsim-lab hol 1024 99` and `hol-trace`):
 //!   - ib-ndr under the profile's AR by normalized credits (`sim::ibroute`, US 10,200,294 B2):
 //!     a leaf's uplink into a spine whose downlink holds loses credits, so every leaf spreads
 //!     the incast over all 16 spines, all 32 downlinks into the receiver's leaf hold 1.8-1.9

@@ -72,8 +72,8 @@
 //!   it). [`LossModel::draw_timeout`] draws, per message from the engine's seeded stream, whether
 //!   it stalls and where, so the FCT distribution (not only its mean) carries the timeouts.
 //!
-//! The go-back-N constant was fitted by `cargo run --release -p fabricsim-lab --
-//! loss`, which runs single long flows on the packet engine at several loss
+//! The go-back-N constant was fitted by `cargo run --release -p fabricsim-lab -- loss`, which
+//! runs single long flows on the packet engine at several loss
 //! rates and fits the constant by least squares on the goodput closed form (`fit_gbn` below).
 //! `fabricsim-lab timeouts` checks the timeout probabilities and delays against packet runs
 //! of the cross-validation cases over several seeds.

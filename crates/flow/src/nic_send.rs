@@ -46,7 +46,7 @@
 //! among 1,024 GPUs (1.05 M) it did not end in 300 s (`fabricsim-lab ports N`, release,
 //! port service off, loaded machine).
 //!
-//! Measured (`fabricsim-lab nicshare`, `-- nicsend-trace`, `-- hol-trace`; ib-ndr, 1 MB
+//! Measured (`fabricsim-lab nicshare`, `nicsend-trace`, `hol-trace`; ib-ndr, 1 MB
 //! victims from the NIC of a 1 MB incast flow), packet / flow (flow before this model):
 //! - 128 GPUs, 32:1, 256 KB per VL (adaptive routing): the NIC is never held; the victim gets
 //!   half the line until the incast QP has put its 1 MB on the wire: 44.8 / 44.8 us (24.4); a
@@ -360,7 +360,7 @@ impl NicSend {
         // than their share, and those from other leaves less, until the caps hold the former
         // to it), and lifting them would undo that (the 128-GPU ib-ndr all-to-all's flows
         // within a leaf ended at 22.6 us, the packet engine's at 39.6 with the others:
-        // `fabricsim-lab dense 128 16 forced`).
+        // `fabricsim-lab dense 128 16 --forced`).
         let was = self.nics[h as usize].round;
         let (mut first, mut over_n, mut over_sum) = (0u128, 0u64, 0u64);
         let mut slow_n = 0u32;

@@ -1,6 +1,6 @@
 //! DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015),
 //! with the timer structure of NVIDIA ConnectX firmware and the HPCC ns-3 model (`rdma-hw.cc`
-//! `*Mlx` functions); physics.md C5.
+//! `*Mlx` functions); parameters from `mlxconfig -q` and HPCC `run.py`.
 //!
 //! - NP (receiver): a CE-marked packet makes it send a CNP, at most one per QP per `cnp_interval`.
 //! - RP (sender), on CNPs: Rt = Rc, Rc = Rc·(1 − α/2), and the stages restart, at most once per
@@ -31,7 +31,8 @@ pub const Q20: u64 = 1 << 20;
 /// 15-bit field then tops out at 2 MB, Spirent's DCQCN profile default "ByteResetInMb 2").
 pub const RPG_BYTE_RESET_UNIT: u64 = 64;
 
-/// The three parameter sets of defaults.toml `[dcqcn.*]`.
+/// The three DCQCN parameter sets: the paper's (Zhu et al. SIGCOMM 2015), the HPCC repository's
+/// Mellanox-like `dcqcn` (run.py) and the ConnectX firmware defaults (an `mlxconfig -q` dump).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DcqcnSet {
     /// `[dcqcn.paper]`: the SIGCOMM 2015 paper and its simulations.

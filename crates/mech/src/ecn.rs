@@ -1,6 +1,7 @@
 //! ECN marking at a switch egress queue (RFC 3168 CE codepoint), for the data class only.
 //!
-//! RED-style marking as RoCE switches configure it (physics.md C4; HPCC `switch-mmu.cc`
+//! RED-style marking as RoCE switches configure it (NVIDIA Onyx `roce lossless` defaults; HPCC
+//! `switch-mmu.cc`
 //! `ShouldSendCN`): below Kmin never, above Kmax always, in between with probability
 //! Pmax·(q − Kmin)/(Kmax − Kmin). The DCTCP-style step option marks every packet that finds the
 //! queue above K (Alizadeh et al., SIGCOMM 2010). The same rule, as a plain threshold, marks
@@ -100,7 +101,8 @@ impl Marker {
 mod tests {
     use super::*;
 
-    /// The RED curve of physics.md C4: 0 below Kmin, Pmax·(q−Kmin)/(Kmax−Kmin) between, 1 above.
+    /// The RED curve of HPCC `switch-mmu.cc` `ShouldSendCN`: 0 below Kmin,
+    /// Pmax·(q−Kmin)/(Kmax−Kmin) between, 1 above.
     #[test]
     fn red_marks_with_the_linear_probability() {
         let m = Marker::new(EcnMarking::Red {

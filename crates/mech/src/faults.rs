@@ -19,7 +19,7 @@ pub enum Dir {
 pub enum LinkLoss {
     /// Per-packet loss probability.
     Rate(f64),
-    /// Bit error rate: a frame of L bytes is lost with probability 1-(1-BER)^(8L) (physics D1).
+    /// Bit error rate: a frame of L bytes is lost with probability 1-(1-BER)^(8L) (independent bit errors).
     Ber(f64),
 }
 

@@ -1,5 +1,5 @@
 //! PFC headroom per (port, priority) by the SONiC/NVIDIA formula (sonic-swss
-//! `cfgmgr/buffer_headroom_mellanox.lua`; physics.md C3):
+//! `cfgmgr/buffer_headroom_mellanox.lua`):
 //! `propagation = MTU + bytes_on_cable + 2 x gearbox + mac_phy_delay + peer_response`,
 //! `xoff = MTU + propagation x cell_occupancy` (cell occupancy 1 here), rounded up to 1 KB;
 //! `bytes_on_cable` covers the cable twice (the PAUSE going up, the data still coming down).
@@ -8,7 +8,7 @@ use crate::params::{Headroom, PfcParams, SimParams};
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{BitRate, Time};
 
-/// One pause quantum: 512 bit times (IEEE 802.1Qbb; physics.md C3).
+/// One pause quantum: 512 bit times (IEEE 802.1Qbb).
 pub const QUANTUM_BITS: u64 = 512;
 /// The largest pause a PAUSE frame asks for (16-bit quanta field).
 pub const MAX_QUANTA: u16 = u16::MAX;
@@ -16,7 +16,7 @@ pub const MAX_QUANTA: u16 = u16::MAX;
 pub const PAUSE_FRAME_BYTES: u32 = 64;
 
 /// The peer's response time in pause quanta for a port rate (IEEE 802.3 31B.3.7 as tabulated
-/// by sonic-swss: 10G 67, 25G 80, 100G 394, 200G 453, 400G and 800G 905; physics.md C3).
+/// by sonic-swss: 10G 67, 25G 80, 100G 394, 200G 453, 400G and 800G 905; IEEE 802.3 31B.3.7).
 pub fn peer_response_quanta(rate: BitRate) -> u64 {
     let g = rate.bps() / 1_000_000_000;
     match g {
@@ -92,7 +92,8 @@ pub fn sonic_headroom(i: &HeadroomInputs) -> u64 {
 mod tests {
     use super::*;
 
-    /// physics.md C3 "Derived headroom (E)": MTU 9216, mac_phy 0, 5.05 ns/m:
+    /// The formula by hand (sonic-swss `buffer_headroom_mellanox.lua`), MTU 9216, mac_phy 0,
+    /// 5.05 ns/m:
     /// 400G 100 m = 127 KB, 400G 3 m = 78 KB, 800G 100 m = 177 KB, 100G 100 m = 56 KB.
     #[test]
     fn reproduces_the_derived_headroom_table() {
@@ -121,7 +122,7 @@ mod tests {
 
     #[test]
     fn pause_quanta_are_512_bit_times() {
-        // 51.2 ns per quantum at 10G (physics.md C3).
+        // 51.2 ns per quantum at 10G (IEEE 802.1Qbb).
         assert_eq!(quanta_time(1, BitRate::gbps(10)), Time(51_200));
         // 905 quanta at 400G = 57,920 bytes = 1.1584 us.
         assert_eq!(peer_response(BitRate::gbps(400)), Time(1_158_400));

@@ -1,4 +1,4 @@
-//! InfiniBand congestion control (IBA Vol. 1 annex A10; ibccconfig(8) knobs, physics.md C2):
+//! InfiniBand congestion control (IBA Vol. 1 annex A10; ibccconfig(8) knobs):
 //! a switch marks FECN on packets that find their output queue above a threshold, at the root
 //! of congestion (a port short of credits is a victim and marks only with Victim_Mask); the
 //! destination channel adapter returns a BECN to the source; the source raises the flow's

@@ -7,7 +7,8 @@
 //! the tiers below it. The table of a switch is this function of d, so it is stored as the one
 //! divisor W per switch (`divisors`) and evaluated by `route::choose` (`RoutePolicy::DModK`).
 //!
-//! Adaptive routing (NVIDIA AR; physics.md C2), by `CcParams::ar_select`: among the allowed
+//! Adaptive routing (NVIDIA AR; Mellanox patent US 10,200,294 B2), by `CcParams::ar_select`: among
+//! the allowed
 //! ports, the one whose next hop lacks the least of a full share of credits for the packet's
 //! VL, normalized by its link's length, with the bytes of that VL queued at the port added
 //! (`ArSelect::Credits`, `CreditShare::load`), or the one whose egress queue holds the fewest
@@ -55,7 +56,7 @@ impl CreditShare {
 /// sender at line rate has in flight with the next hop holding nothing, line rate x the link's
 /// round trip (the data on the wire and the credit updates coming back) plus the frame being
 /// sent, at least one MTU frame (IBA Vol. 1 7.9: a buffer of BW x RTT + MTU keeps a link at
-/// line rate; physics.md C1).
+/// line rate).
 ///
 /// Why this normalization (claim 1 of US 10,200,294 B2 says only "by respective lengths of
 /// network links"): a busy port on a long link always misses its in-flight credits, so raw

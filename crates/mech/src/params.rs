@@ -98,7 +98,8 @@ pub struct CreditParams {
 
 impl CreditParams {
     /// Per-VL buffers of 256 KB: BW x RTT + MTU covers a 400G link up to ~150 m
-    /// (physics.md C1 derived table: 100 m needs 104 KB, 500 m 304 KB). Quantum-2's per-VL
+    /// (BW x RTT + MTU, RTT = 2 x 5 ns/m x L + ~1 us: 100 m needs 104 KB, 500 m 304 KB).
+    /// Quantum-2's per-VL
     /// split is not published (estimate).
     pub fn default_ib() -> CreditParams {
         CreditParams {
@@ -146,14 +147,15 @@ pub struct PfcParams {
     /// Bit `tc` set: class `tc` is lossless (paused instead of dropped).
     pub lossless: u8,
     pub xoff: PfcThreshold,
-    /// XON when usage falls this far below XOFF (mlxsw: 2 x MTU hysteresis; physics.md C3).
+    /// XON when usage falls this far below XOFF (Linux mlxsw spectrum_buffers.c: 2 x MTU
+    /// hysteresis).
     pub xon_offset_bytes: u64,
     pub headroom: Headroom,
     /// Time from a PAUSE's arrival to the sender stopping at its next frame boundary
     /// (`None`: the IEEE 802.3 31B.3.7 bound for the port's rate, `headroom::peer_response`).
     pub peer_response: Option<Time>,
     /// A port paused without a break for this long has PFC turned off on that queue, which
-    /// then drops (PFC watchdog; `None`: off). Meta: 200 ms (physics.md C3).
+    /// then drops (PFC watchdog; `None`: off). Meta: 200 ms (Meta engineering blog, 2024).
     pub watchdog: Option<Time>,
     /// How often to look for a cycle of blocked queues (deadlock); `None`: never.
     pub deadlock_check: Option<Time>,
@@ -167,8 +169,8 @@ impl PfcParams {
             .count() as u64
     }
 
-    /// PFC on the data class with the SONiC headroom, dynamic XOFF (alpha 1/8:
-    /// `dynamic_threshold_alpha_shift` 3 in defaults.toml), 2 x MTU XON hysteresis.
+    /// PFC on the data class with the SONiC headroom, dynamic XOFF (alpha 1/8, free >> 3
+    /// as in HPCC's switch-mmu.cc; the value a placeholder), 2 x MTU XON hysteresis.
     pub fn tuned(data_tc: u8, mtu_frame_bytes: u64) -> PfcParams {
         PfcParams {
             lossless: 1 << data_tc,
@@ -226,7 +228,7 @@ pub struct SimParams {
     pub retry_count: u8,
     /// Per-packet loss probability on every link (corruption), unless a fault overrides it.
     pub loss_rate: f64,
-    /// Bit error rate on every link, turned into a per-frame loss 1-(1-BER)^(8 L) (physics D1).
+    /// Bit error rate on every link, turned into a per-frame loss 1-(1-BER)^(8 L) (independent bit errors).
     pub ber: f64,
     pub routing: RoutePolicy,
     /// ECN, DCQCN, IB CC, ECMP entropy and the adaptive-routing threshold (`sim::cc`).
@@ -242,7 +244,7 @@ pub struct SimParams {
 }
 
 impl SimParams {
-    /// RoCEv2 on a 51.2T-class Ethernet switch with ConnectX-7 NICs (defaults.toml).
+    /// RoCEv2 on a 51.2T-class Ethernet switch with ConnectX-7 NICs.
     pub fn roce() -> SimParams {
         SimParams {
             mtu_bytes: 4096,                    // [nic.common] roce_mtu_bytes_jumbo
@@ -260,7 +262,7 @@ impl SimParams {
             ack_tc: 0,
             scheduling: Scheduling::StrictPriority,
             flow_control: FlowControl::None,
-            ack_every: 1, // ns-3 HPCC L2_ACK_INTERVAL 1 (formats.md 4.3)
+            ack_every: 1, // ns-3 HPCC L2_ACK_INTERVAL 1 (mix/config.txt)
             transport: Transport::GoBackN, // [rc_transport] loss_recovery
             window_packets: 0,
             initial_psn: InitialPsn::Zero,
@@ -297,7 +299,8 @@ impl SimParams {
         }
     }
 
-    /// The local ACK timeout: 4.096 us x 2^timeout_exp (physics.md C7).
+    /// The local ACK timeout: 4.096 us x 2^timeout_exp (Linux qib driver: "4.096 usec. * (1 <<
+    /// qp->timeout)").
     pub fn ack_timeout(&self) -> Time {
         Time(4_096_000u64 << self.timeout_exp)
     }

@@ -9,7 +9,8 @@
 //!   neighbour switches (FLFN) is not modelled: it is part of what the global step does.
 //! - **Global reroute**: every switch stops choosing a port from which a destination can no
 //!   longer be reached (the IB subnet manager's sweep and new LFTs, 10-20 s on very large
-//!   fabrics per Mellanox, physics.md C2; BGP withdrawals converging through a Clos, sub-second
+//!   fabrics per Mellanox, enterpriseai.news 2017-06-15; BGP withdrawals converging through a Clos,
+//! sub-second
 //!   with fast fallover, RFC 7938 7).
 //!
 //! The global step is a [`Reach`] table computed from the link states when it happens: for each

@@ -1,4 +1,4 @@
-//! InfiniBand credit-based link-level flow control per VL (IBA Vol. 1 7.9; physics.md C1).
+//! InfiniBand credit-based link-level flow control per VL (IBA Vol. 1 7.9).
 //!
 //! The receiver of each link end keeps a buffer per data VL, counted in 64-byte blocks. It
 //! advertises FCCL = ABR + free blocks (ABR: adjusted blocks received); the sender counts FCTBS

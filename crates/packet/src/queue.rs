@@ -126,7 +126,7 @@ struct Ends {
 /// Log2 of the groups a bucket longer than a chunk is spread into when it opens. On the 1,024-host
 /// benchmark two thirds of the events are in such buckets, at 3-4 inversions each (at 1.024 ns
 /// buckets; measured: an instrumented `fabricsim bench --only ft16_perm1024`); 4 and 6 bits cost
-/// more (ARCHITECTURE.md, "Session 11 (queue)").
+/// more (docs/engine-speed.md, "Session 11 (queue)").
 const GROUP_BITS: u32 = 5;
 
 /// A far entry; the heap pops the earliest time, then the earliest push.

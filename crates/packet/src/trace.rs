@@ -1,7 +1,7 @@
 //! Diagnostic tracing of the packet engine (cargo feature `trace`, off by default: without it
 //! nothing here is compiled into the engine). Records every routing choice of a data packet at
 //! a switch (with the queued bytes and credits of each candidate port, what adaptive routing reads)
-//! and every start of an egress's wait for credits, for `flow_calibrate -- ar-trace`.
+//! and every start of an egress's wait for credits, for `fabricsim-lab ar-trace`.
 //! Recording is per thread, between [`start`] and [`take`].
 
 use std::cell::RefCell;

@@ -3,7 +3,8 @@
 //!
 //! Links get length 0, delay 0 and `Medium::Unspecified`: the planner assigns lengths and media.
 //! Parallel links between the same two switches sit on adjacent ports, so a twin-port OSFP cage
-//! (two logical ports, physics.md A1) can carry both with one twin-port cable or transceiver.
+//! (two logical ports, NVIDIA QM97X0 manual) can carry both with one twin-port cable or
+//! transceiver.
 //!
 //! Switch labels (`NodeKind::Switch { group, index }`): a fat-tree leaf is (pod, position in the
 //! pod), pod 0 below 3 tiers; a rail leaf is (SU, rail); a spine is (pod, index), pod 0 in

@@ -356,7 +356,7 @@ mod sweeps {
     }
 
     /// Go-back-N resends the whole window after a loss: its efficiency relative to selective
-    /// repeat is about 1/(1+pW) (physics.md E4: GBN (1-p)/(1+pW), SR 1-p), so in a sweep over
+    /// repeat is about 1/(1+pW) (GBN (1-p)/(1+pW), SR 1-p: docs/validation.md), so in a sweep over
     /// the loss rate go-back-N retransmits far more at every lossy point, and where no run of a
     /// point met an RC timeout (a lost tail packet, which either transport waits out and which
     /// then decides the step) the ratio of their step throughputs is below 1 and falls as p
@@ -406,7 +406,8 @@ mod sweeps {
         assert!(mfu(2) > mfu(4) || !clean(2) || !clean(4));
     }
 
-    /// physics.md E4: with per-packet loss p on the path, go-back-N's goodput over the loss-free
+    /// The go-back-N closed form (docs/validation.md): with per-packet loss p on the path,
+    /// go-back-N's goodput over the loss-free
     /// goodput is about (1-p)/(1+pW), W the packets in flight when a loss is detected (one
     /// round trip at line rate: the sender rewinds that many), and selective repeat's about
     /// 1-p. Measured on one 32 MiB flow across the spine of the compared RoCE cluster with
@@ -486,7 +487,7 @@ mod sweeps {
     /// Each congestion-control parameter reaches the engine through the sweep's point (the
     /// same `apply` and `params` as `run_point`), and the ECN thresholds and the DCQCN timer
     /// change the stress run on tuned roce-400g. RED marks with probability rising from Kmin
-    /// to Kmax (physics.md C4), so a lower Kmin or Kmax marks more packets. Rai changes the
+    /// to Kmax (HPCC `switch-mmu.cc`), so a lower Kmin or Kmax marks more packets. Rai changes the
     /// engine's parameters but not this stress run: CNPs every 4 us restart the increase
     /// stages before an additive-increase stage is reached (Zhu et al. 2015, the RP state
     /// machine in `sim::dcqcn`), so Rai only acts once congestion ends, after these flows.

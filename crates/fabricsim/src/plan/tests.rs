@@ -40,7 +40,8 @@ fn class_of(
 
 /// Cheapest-that-reaches, with the shipped catalog at 400G from a twin-port switch cage to a
 /// NIC: passive DAC splitter to 3 m (MCP7Y00), active copper splitter to 5 m (MCP7Y50), then
-/// multimode SR to 50 m, single-mode DR to 500 m, FR to 2 km (physics.md D2 reaches).
+/// multimode SR to 50 m, single-mode DR to 500 m, FR to 2 km (the reaches of NVIDIA LinkX MCP4Y10,
+/// MMA4Z00, MMS4X00, MMS4X50).
 #[test]
 fn each_link_gets_the_cheapest_medium_that_reaches() {
     let c = Catalog::builtin().unwrap();

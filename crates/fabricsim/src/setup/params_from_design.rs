@@ -5,8 +5,9 @@
 //! links, built from the same design. The profile gives the family's base parameters, the packet
 //! format, flow and congestion control ([`fabricsim_input::profile_fc::from_profile`], tuned or untuned); the
 //! catalog gives the latencies and the switch buffer. The transport is the RC default, go-back-N
-//! (defaults.toml `[rc_transport] loss_recovery`), unless the profile's routing reorders packets
-//! (adaptive routing needs the out-of-order-tolerant receiver).
+//! (NAK on a PSN sequence error, resend from the last acked PSN: IRN, Mittal et al. SIGCOMM
+//! 2018), unless the profile's routing reorders packets (adaptive routing needs the
+//! out-of-order-tolerant receiver).
 
 use fabricsim_core::error::InputError;
 use fabricsim_core::units::Time;

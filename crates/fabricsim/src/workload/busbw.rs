@@ -1,10 +1,11 @@
-//! Bus bandwidth as nccl-tests reports it (NVIDIA/nccl-tests doc/PERFORMANCE.md):
+//! Bus bandwidth as nccl-tests reports it (nccl-tests,
+//! https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md):
 //! algbw = S / t, busbw = algbw * factor, where the factor makes busbw comparable to the
 //! hardware's link bandwidth whatever the rank count.
 
 use super::collective::Op;
 
-/// The PERFORMANCE.md factor for `op` on `n` ranks: all-reduce 2(n-1)/n; reduce-scatter,
+/// The nccl-tests factor for `op` on `n` ranks: all-reduce 2(n-1)/n; reduce-scatter,
 /// all-gather and all-to-all (n-1)/n; broadcast, reduce and send/recv 1.
 pub fn factor(op: Op, n: u32) -> f64 {
     let n = n as f64;

@@ -4,9 +4,10 @@
 //! Fabric: payload bandwidth of full-MTU packets at the profile's line rate, headers and wire
 //! overhead ([`fabricsim_input::profile::Profile::payload_bytes_per_s`]), shared by the GPUs of a server
 //! when it has fewer NICs than GPUs (every GPU communicates at once in a training step);
-//! per-message latency from the profile's `[comm]` estimate (physics.md B). NVLink: the
+//! per-message latency from the profile's `[comm]` estimate (quantacloud.net, unverified). NVLink:
+//! the
 //! catalog GPU's one-way NVLink bandwidth and NCCL's NVLink ring hop latency (tuning.cc v2.7,
-//! LL: 0.47 us; physics.md E6).
+//! LL: 0.47 us).
 
 use fabricsim_input::scenario::Design;
 
@@ -29,7 +30,7 @@ pub struct FabricParams {
     pub source: String,
 }
 
-/// NCCL tuning.cc v2.7 NVLink ring hop latency, LL protocol (physics.md E6).
+/// NCCL tuning.cc v2.7 NVLink ring hop latency, LL protocol.
 const NVLINK_LATENCY_S: f64 = 0.47e-6;
 
 impl FabricParams {

@@ -50,7 +50,7 @@ pub struct Provenance {
 }
 
 /// Upper bound of the fabric packets of one call: no collective moves more than twice its
-/// buffer per rank (ring all-reduce: 2(n-1)/n S; nccl-tests PERFORMANCE.md).
+/// buffer per rank (ring all-reduce: 2(n-1)/n S; nccl-tests).
 fn packets_bound(ranks: u32, bytes: u64, mtu: u32) -> u64 {
     (2 * ranks as u64 * bytes).div_ceil(mtu.max(1) as u64)
 }

@@ -248,7 +248,8 @@ impl Gpu {
         self.bf16_tflops * 1e12
     }
     /// NVLink bandwidth in one direction, bytes/s: half the quoted bidirectional figure
-    /// (H100: 18 links x 50 GB/s bidirectional = 900 GB/s, 450 GB/s each way; physics.md F1).
+    /// (H100: 18 links x 50 GB/s bidirectional = 900 GB/s, 450 GB/s each way; NVIDIA H100
+    /// whitepaper).
     pub fn nvlink_one_way_bytes_per_s(&self) -> f64 {
         self.nvlink_gbyteps * 1e9 / 2.0
     }

@@ -13,7 +13,7 @@ fn builtin_catalog_loads_with_the_required_items() {
         assert!(c.gpu(id).is_some(), "gpu {id}");
         assert!(c.servers.iter().any(|s| s.gpu == id), "server with {id}");
     }
-    // QM9700: 64 x 400G on 32 twin-port cages (physics.md A1).
+    // QM9700: 64 x 400G on 32 twin-port cages (NVIDIA QM97X0 user manual, "Interfaces").
     assert_eq!(c.switch("qm9700").unwrap().ports_per_cage(400), Some(2));
     assert_eq!(c.switch("th4-64x400").unwrap().ports_per_cage(400), Some(1));
     for class in [

@@ -1,4 +1,5 @@
-//! fct.txt in the ns-3 HPCC output format (formats.md 4.4): one line per completed flow,
+//! fct.txt in the ns-3 HPCC output format (HPCC ns-3 `fct.txt`,
+//! alibaba-edu/High-Precision-Congestion-Control): one line per completed flow,
 //! `<sip_hex8> <dip_hex8> <sport> <dport> <size_B> <start_time_ns> <fct_ns> <standalone_fct_ns>`,
 //! in order of completion. Times are integer nanoseconds from the run's origin; the standalone
 //! FCT is fabricsim's ideal FCT of the same flow.

@@ -1,5 +1,5 @@
 //! Readers and writers of other tools' files: ns-3 HPCC topology and flow files, fct.txt
-//! (formats.md 4.1, 4.2, 4.4).
+//! (HPCC ns-3 `mix/topology.txt`, `mix/flow.txt`, `fct.txt`).
 
 pub mod fct;
 pub mod input;

@@ -1,4 +1,5 @@
-//! The ns-3 HPCC topology and flow files (formats.md 4.1 and 4.2), read into a [`Topology`] and
+//! The ns-3 HPCC topology and flow files (HPCC ns-3 `mix/topology.txt` and `mix/flow.txt`,
+//! alibaba-edu/High-Precision-Congestion-Control), read into a [`Topology`] and
 //! a [`MessageDag`], and a topology written back out.
 //!
 //! Topology: `<nodes> <switches> <links>`, the switch ids, then `<a> <b> <rate> <delay>
@@ -15,7 +16,8 @@ use fabricsim_mech::faults::{Dir, Fault, LinkLoss};
 use super::tokens::{Tokens, parse_u64};
 
 /// Propagation speed used to turn a link delay into a length (about 5 ns/m in fibre and
-/// copper; physics.md, defaults.toml prop_ns_per_m).
+/// copper: 1.98e8 m/s in sonic-swss `buffer_headroom_mellanox.lua`, 4.5 ns/m in NVIDIA
+/// MCP4Y10 DACs).
 const PS_PER_M: f64 = 5_000.0;
 
 /// A topology read from an ns-3 file, with the id mappings the flow file needs.
@@ -287,7 +289,7 @@ pub fn write_topology(topo: &Topology) -> String {
     out
 }
 
-/// The priority group HPCC's traffic_gen.py gives every flow (formats.md 4.2).
+/// The priority group HPCC's traffic_gen.py gives every flow (HPCC ns-3 `traffic_gen.py`).
 pub const DATA_PG: u8 = 3;
 
 /// Reads an ns-3 flow file into a DAG of independent messages. Start times are taken relative to

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 pub struct CostSection {
     /// Years of operation for the TCO (default 5).
     pub years: i64,
-    /// Electricity price (default 0.08 USD/kWh, an estimate from defaults.toml [cost]).
+    /// Electricity price (default 0.08 USD/kWh, a placeholder estimate).
     pub usd_per_kwh: f64,
-    /// Power usage effectiveness of the facility (default 1.3, an estimate from defaults.toml).
+    /// Power usage effectiveness of the facility (default 1.3, a placeholder estimate).
     pub pue: f64,
     /// Price overrides by catalog id (`qm9700 = 36000`); for a fibre, its price per metre.
     pub prices_usd: BTreeMap<String, f64>,

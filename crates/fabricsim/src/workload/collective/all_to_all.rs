@@ -1,6 +1,6 @@
 //! All-to-all as NCCL runs it: every rank cuts its S-byte buffer into n blocks and posts the send of block q to rank q to every other rank at once
 //! (grouped ncclSend/ncclRecv), so each rank sends (n-1)/n * S (busbw factor (n-1)/n,
-//! nccl-tests PERFORMANCE.md). Peers are visited in the order p+1, p+2, ... to spread load.
+//! nccl-tests). Peers are visited in the order p+1, p+2, ... to spread load.
 
 use super::{Builder, Comm, Frontier, Lane, piece, start_frontier};
 

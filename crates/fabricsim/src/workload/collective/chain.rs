@@ -1,7 +1,7 @@
 //! Broadcast and reduce as NCCL runs them: a pipelined chain along the ring starting (or
 //! ending) at the root. The buffer is cut into chunks of at most `chunk_bytes`; a rank
 //! forwards chunk c as soon as it has received chunk c, so for large S the time tends to
-//! S/B plus (n-1) hop latencies (busbw factor 1, nccl-tests PERFORMANCE.md).
+//! S/B plus (n-1) hop latencies (busbw factor 1, nccl-tests).
 
 use super::ring::ring_order;
 use super::{Builder, Comm, Frontier, Lane, piece, start_frontier};

@@ -5,7 +5,7 @@
 //! and that send waits for the segment it received from position i-1 at step k-1 (NCCL
 //! `prims.recvReduceSend` / `directRecvCopySend`; Patarasuk and Yuan 2009). Each rank sends
 //! (n-1)/n of the buffer per phase, so all-reduce moves 2(n-1)/n * S per rank (nccl-tests
-//! PERFORMANCE.md). Each channel rotates the GPUs inside every server by `channel * k /
+//! nccl-tests). Each channel rotates the GPUs inside every server by `channel * k /
 //! channels`; the hop to the next server leaves through the NIC of the GPU the ring entered
 //! the server by, and arrives at the same rail's GPU there (NCCL rings use one NIC per node
 //! and channel, NCCL_CROSS_NIC=0), so channels spread over the rails and stay rail-aligned.

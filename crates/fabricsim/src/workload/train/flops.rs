@@ -3,7 +3,7 @@
 //! One list of GEMMs serves both the FLOP count and the compute time, so the two cannot
 //! drift apart. Summed over a whole model, forward and backward (backward = 2 x forward: data
 //! and weight gradients), it is Megatron's `num_floating_point_operations` (Narayanan et al.
-//! 2021, arXiv 2104.04473, Appendix; physics.md F3): 12 * B * s * L * h^2 * [(1 + G/H + s/h) *
+//! 2021, arXiv 2104.04473, Appendix): 12 * B * s * L * h^2 * [(1 + G/H + s/h) *
 //! q/h + F/h * k * (3/2 if SwiGLU) + F_shared/h * (3/2) + V / (2 L h)], with attention
 //! scores counted in full (not halved for the causal mask) and the vocabulary unpadded.
 

@@ -6,7 +6,7 @@
 //! Megatron, with sequence parallelism the all-gather + reduce-scatter pair moves the same
 //! bytes), EP all-to-alls (dispatch and combine, forward and backward), CP K/V all-gathers
 //! and dK/dV reduce-scatters less what the attention kernel hides, the PP activation and
-//! gradient sends (physics.md F4), and ZeRO-3 parameter gathers less what the layer compute
+//! gradient sends (Narayanan et al. 2021), and ZeRO-3 parameter gathers less what the layer compute
 //! hides. 1F1B runs m + pp - 1 such slots, pp - 1 of them the bubble (Narayanan et al. 2021:
 //! bubble fraction (pp-1)/m). Gradients are reduced in buckets as the last micro-batch's
 //! backward produces them and ZeRO-1/2 parameters gathered as the next forward needs them, so

@@ -11,7 +11,7 @@
 //! next TP rank of its server: posted `delay` = the stage's compute after its inputs
 //! ([`compute::stage`], the model `train` uses), carrying the bytes the GPU sends in that
 //! operation's TP all-reduces (2 per layer forward, 2 backward, 2 more under full
-//! recomputation; a ring moves 2(t-1)/t of each buffer: nccl-tests PERFORMANCE.md). Its
+//! recomputation; a ring moves 2(t-1)/t of each buffer: nccl-tests). Its
 //! completion ends the operation: the next operation of the GPU and the operation's pipeline
 //! send wait for it. With tp = 1 the message goes to the GPU itself with no bytes (a marker).
 //! The GPU's TP traffic thus runs after its compute, as it does on the critical path
@@ -91,8 +91,9 @@ pub struct StepDag {
 }
 
 impl StepDag {
-    /// MFU of a step that lasts `step_s` seconds (physics.md F3: model FLOPs / (time x GPUs x
-    /// peak)).
+    /// MFU of a step that lasts `step_s` seconds (Chowdhery et al., PaLM, 2022, Appendix B: model
+    /// FLOPs / (time
+    /// x GPUs x peak)).
     pub fn mfu(&self, step_s: f64) -> f64 {
         self.model_flops / (step_s * self.gpus as f64 * self.peak_flops)
     }

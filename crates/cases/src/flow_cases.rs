@@ -1,8 +1,6 @@
 //! The shared cases of the flow/packet cross-validation (issue 7): permutation, incast, ring
 //! all-reduce and all-to-all on 128 to 1,024 hosts, on a fabric profile's parameters, with and
-//! without random loss. Used by `tests/flow_xval.rs` and `examples/flow_calibrate.rs`.
-
-#![allow(dead_code)]
+//! without random loss. Used by `crates/fabricsim/tests/flow_xval.rs` and the lab (`fabricsim-lab`).
 
 use fabricsim::engine_choice::{self, EngineKind};
 use fabricsim::message::MessageDag;
@@ -276,7 +274,7 @@ pub fn cases() -> Vec<Case> {
                 [4, 4],
             );
             if loss == 0.0 {
-                // Beyond 128 hosts (`flow_calibrate -- dense`; 256 KB x256 is left to it: 20 s
+                // Beyond 128 hosts (`fabricsim-lab dense`; 256 KB x256 is left to it: 20 s
                 // of test time): more flows at once than `calibration::LOSSLESS_MODELS_MAX_ACTIVE`,
                 // so the lossless models are off.
                 for hosts in [256, 512] {
@@ -444,7 +442,7 @@ pub fn run(c: &Case, kind: EngineKind, seed: u64) -> RunResult {
 }
 
 /// The 1,024-GPU 99:1 x 1 MB incast with eight 1 MB victims (`incast_victims`;
-/// `flow_calibrate -- hol-trace`) on `fabric`, run by both engines.
+/// `fabricsim-lab hol-trace`) on `fabric`, run by both engines.
 pub struct VictimRuns {
     pub topo: Topology,
     pub p: SimParams,

@@ -1,5 +1,4 @@
 //! Small topologies and helpers shared by the packet-engine tests.
-#![allow(dead_code)]
 
 use fabricsim::message::MessageDag;
 use fabricsim::sim::{self, Faults, RunOptions, RunResult, SimParams};

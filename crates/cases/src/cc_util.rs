@@ -1,5 +1,4 @@
 //! Topologies, traffic and measurements shared by the congestion-control and routing tests.
-#![allow(dead_code)]
 
 pub mod fluid;
 
