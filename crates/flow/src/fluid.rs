@@ -41,7 +41,7 @@ use fabricsim_core::release::Release;
 use fabricsim_core::rng::Rng;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::Time;
-use fabricsim_mech::{FlowControl, RunResult, SimParams, entropy, route};
+use fabricsim_mech::{FlowControl, RunResult, SimParams, Status, entropy, route};
 
 /// What the flow engine is told beyond the packet engine's parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -143,6 +143,8 @@ const NIC_SEND: u8 = 3;
 /// the step).
 const ONSET: u8 = 4;
 const NONE: u64 = u64::MAX;
+/// Batches between polls of the stop request (`fabricsim_core::stop`).
+const STOP_CHECK_BATCHES: u64 = 1 << 12;
 const NONE32: u32 = u32::MAX;
 /// `Rng::stream` kind of the per-message tail-loss draws.
 const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
@@ -265,7 +267,7 @@ pub fn run(
 ) -> Result<(RunResult, FlowStats), String> {
     let wall = Instant::now();
     let mut lp = Loop::new(topo, p, dag, fp)?;
-    lp.run();
+    let interrupted = lp.run();
     // The rest of the loop's state goes before the per-message records are built.
     let Loop {
         msgs,
@@ -277,7 +279,7 @@ pub fn run(
         ..
     } = { lp };
     let events = stats.batches;
-    let result = report::results(
+    let mut result = report::results(
         p,
         dag,
         &report::Timeline {
@@ -290,6 +292,10 @@ pub fn run(
         },
         wall,
     );
+    if interrupted {
+        result.sim.status = Status::Interrupted;
+        result.sim.partial = true;
+    }
     Ok((result, stats))
 }
 
@@ -484,8 +490,14 @@ impl<'a> Loop<'a> {
         bytes_start(self.dag, self.p.nic_latency, m, post)
     }
 
-    fn run(&mut self) {
+    /// Runs the batches in time order; true when a stop request (`fabricsim_core::stop`) ended it early.
+    fn run(&mut self) -> bool {
+        let mut interrupted = false;
         while let Some(t) = self.next_time() {
+            if self.stats.batches % STOP_CHECK_BATCHES == 0 && fabricsim_core::stop::requested() {
+                interrupted = true;
+                break;
+            }
             self.now = t;
             self.stats.batches += 1;
             // Events first (a release at a zero delay joins this batch), then initial posts.
@@ -521,6 +533,7 @@ impl<'a> Loop<'a> {
             self.stats.nic_caps = ns.caps_set();
         }
         self.stats.routes = self.solver.routes().len() as u64;
+        interrupted
     }
 
     /// Re-solves the rates at `t`. The NICs' send stage caps flows by the rates and the rates
