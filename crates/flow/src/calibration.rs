@@ -331,7 +331,6 @@ pub(super) mod tests {
             "NO_GROUP",
             "NO_BURST",
             "PS_PER_S",
-            "TAIL_LOSS_STREAM",
             // How often the loop polls for a stop request, not a model constant.
             "STOP_CHECK_BATCHES",
             // `loss`'s constants as a struct, from this table's.

@@ -86,9 +86,6 @@ use super::state::NONE32;
 use fabricsim_core::rng::Rng;
 use fabricsim_mech::{SimParams, Transport};
 
-/// `Rng::stream` kind of the per-message tail-loss draws.
-const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
-
 /// The effect: a route's goodput factor (selective repeat), and per message drained its NAKed
 /// resends and timeouts, drawn from its own stream; a lost tail the next message on the QP
 /// reveals completes one round trip after that message starts.
@@ -155,7 +152,7 @@ impl Effect for Loss {
             .div_ceil(cx.p.mtu_bytes as u64)
             .max(1);
         let queued = cx.qps[qp].head != NONE32;
-        let mut rng = Rng::stream(cx.p.seed, TAIL_LOSS_STREAM, m as u64);
+        let mut rng = Rng::stream(cx.p.seed, fabricsim_core::rng::Stream::TailLoss, m as u64);
         let hops = route.hops as usize;
         let timeout = l.draw_timeout(hops, packets, queued, &mut rng);
         let lat = route.lat_ps as u64;
@@ -433,6 +430,7 @@ pub fn fit_sr(points: &[(f64, f64)]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fabricsim_core::rng::Stream;
 
     /// A model with `per_link` loss, `recovery`, `rto_ps`, 7 retries and the fitted constants.
     fn model(per_link: f64, recovery: Transport, rto_ps: u64) -> LossModel {
@@ -494,7 +492,7 @@ mod tests {
         let (n, runs) = (100u64, 200_000u64);
         let (mut hits, mut at_sum) = (0u64, 0.0);
         for i in 0..runs {
-            if let Some(s) = m.draw_timeout(1, n, false, &mut Rng::stream(3, 1, i)) {
+            if let Some(s) = m.draw_timeout(1, n, false, &mut Rng::stream(3, Stream::Test(1), i)) {
                 hits += 1;
                 at_sum += s.at;
             }
@@ -519,7 +517,7 @@ mod tests {
         let m = model(0.01, Transport::Unordered, 0);
         let (mut stalls, mut again) = ([0u64; 2], [0u64; 2]);
         for i in 0..2_000_000u64 {
-            if let Some(s) = m.draw_timeout(1, 4, false, &mut Rng::stream(5, 2, i)) {
+            if let Some(s) = m.draw_timeout(1, 4, false, &mut Rng::stream(5, Stream::Test(2), i)) {
                 let tail = (s.at == 1.0) as usize;
                 stalls[tail] += 1;
                 again[tail] += (s.timeouts >= 2) as u64;
@@ -559,7 +557,7 @@ mod tests {
         let runs = 400_000u64;
         let (mut sum, mut sq, mut none) = (0u64, 0u64, 0u64);
         for i in 0..runs {
-            let n = m.draw_naks(1, 100, &mut Rng::stream(9, 4, i)) as u64;
+            let n = m.draw_naks(1, 100, &mut Rng::stream(9, Stream::Test(4), i)) as u64;
             sum += n;
             sq += n * n;
             none += (n == 0) as u64;
@@ -572,7 +570,10 @@ mod tests {
         assert!((var - 0.9801).abs() < 0.011, "{var}");
         assert!((none as f64 / runs as f64 - 0.99f64.powi(99)).abs() < 0.003);
         // A single packet has no loss a NAK reveals (its loss is the tail's timeout).
-        assert_eq!(m.draw_naks(1, 1, &mut Rng::stream(9, 4, 0)), 0);
+        assert_eq!(
+            m.draw_naks(1, 1, &mut Rng::stream(9, Stream::Test(4), 0)),
+            0
+        );
         // c_gbn = 1 round trip of 2 us, 10 us of queue, and the lost packet's 0.1 us slot.
         assert_eq!(m.nak_cost_ps(2_000_000, 10_000_000, 100_000), 12_100_000);
         // Three NAKs: 3 x 12.1 us with the queue per NAK; 300 us of DCQCN timer once and
@@ -586,7 +587,10 @@ mod tests {
             recovery: Transport::SelectiveRepeat,
             ..m
         };
-        assert_eq!(sr.draw_naks(1, 100, &mut Rng::stream(9, 4, 0)), 0);
+        assert_eq!(
+            sr.draw_naks(1, 100, &mut Rng::stream(9, Stream::Test(4), 0)),
+            0
+        );
         // Selective repeat caps the rate at 1 - p_h; go-back-N draws its losses instead.
         assert!((sr.goodput(1) - 0.99).abs() < 1e-12);
         assert_eq!(m.goodput(1), 1.0);

@@ -10,9 +10,6 @@
 
 use fabricsim_core::rng::Rng;
 
-/// The `Rng::stream` kind of the sender NICs' spray streams (one per NIC).
-pub const STREAM: u64 = 0x5_9a7;
-
 /// How the sender picks the entropy of each packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SprayPick {

@@ -64,7 +64,9 @@ impl CcState {
             .collect();
         Ok(CcState {
             marker,
-            rng: (0..nodes as u64).map(|i| Rng::stream(seed, 7, i)).collect(),
+            rng: (0..nodes as u64)
+                .map(|i| Rng::stream(seed, fabricsim_core::rng::Stream::EcnMarking, i))
+                .collect(),
             fecn_skip: vec![0; ports],
             telemetry: alg.telemetry(),
             alg,

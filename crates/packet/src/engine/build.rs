@@ -14,7 +14,7 @@ use crate::sched::SchedState;
 use crate::transport::Qp;
 use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_core::release::Release;
-use fabricsim_core::rng::Rng;
+use fabricsim_core::rng::{Rng, Stream};
 use fabricsim_core::topology::{HostId, NodeKind, Topology};
 use fabricsim_core::units::Time;
 use fabricsim_mech::entropy;
@@ -106,7 +106,7 @@ impl<'a> Engine<'a> {
             nports
         ];
         let rngs = (0..nports)
-            .map(|i| Rng::stream(p.seed, 1, i as u64))
+            .map(|i| Rng::stream(p.seed, Stream::LinkLoss, i as u64))
             .collect();
         let mut q = Events::new();
         let misroutes = super::link::apply_faults(topo, faults, &mut loss, &mut q)?;
@@ -245,7 +245,7 @@ impl<'a> Engine<'a> {
             rngs,
             spray_rngs: match p.routing {
                 RoutePolicy::Spray(s) if s.pick == SprayPick::Random => (0..topo.num_hosts())
-                    .map(|h| Rng::stream(p.seed, route::spray::STREAM, h as u64))
+                    .map(|h| Rng::stream(p.seed, fabricsim_core::rng::Stream::Spray, h as u64))
                     .collect(),
                 _ => Vec::new(),
             },
