@@ -96,8 +96,8 @@ pub struct Figures {
 fn read(dir: &Path, file: &str) -> Result<Source, InputError> {
     let path = dir.join(file);
     let name = path.display().to_string();
-    let text =
-        crate::io::input::read_input(&path).map_err(|e| InputError::io(&name, "--dir", e))?;
+    let text = fabricsim_input::io::input::read_input(&path)
+        .map_err(|e| InputError::io(&name, "--dir", e))?;
     Ok(Source::new(name, text))
 }
 

@@ -69,7 +69,7 @@ pub struct StressResult {
     pub status: Status,
     /// The engine that ran it (packet, or flow when chosen; the flow engine has no pauses,
     /// credits or marks, so those read 0).
-    #[serde(deserialize_with = "crate::engine_choice::deserialize_name")]
+    #[serde(deserialize_with = "crate::setup::engine_choice::deserialize_name")]
     pub engine: EngineName,
     pub background: FctStats,
     pub incast: FctStats,

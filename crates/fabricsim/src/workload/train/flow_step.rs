@@ -312,7 +312,7 @@ pub fn simulate(
         let t1 = Instant::now();
         let (r, st) = flow::run(fabric.topology, fabric.params, &sd.dag, fabric.flow)?;
         let engine_wall_s = t1.elapsed().as_secs_f64();
-        if r.sim.status == crate::sim::Status::Interrupted {
+        if r.sim.status == fabricsim_mech::Status::Interrupted {
             return Err("the whole-step simulation was interrupted (a stop request)".into());
         }
         let d = match derive {
