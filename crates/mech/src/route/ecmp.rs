@@ -19,7 +19,7 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     !c
 }
 
-/// RoCEv2 host address of host `h` (11.X.Y.1, the ns-3 HPCC convention, formats.md 4.1).
+/// RoCEv2 host address of host `h` (11.X.Y.1, the ns-3 HPCC convention).
 pub fn host_ip(h: u32) -> u32 {
     0x0b00_0001 + (h / 256) * 0x10000 + (h % 256) * 0x100
 }
