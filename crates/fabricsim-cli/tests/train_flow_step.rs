@@ -171,3 +171,21 @@ fn the_packet_engine_or_too_many_adaptive_ring_steps_are_refused_with_flow_dag()
         ],
     );
 }
+
+/// TP 4 on 8-GPU servers puts two DP ranks of a stage on one server: their ring edge runs on
+/// NVLink, which the derivation reads by the flow engine's NVLink rule (it panicked on the
+/// edge's missing queue pair before).
+#[test]
+fn rings_with_nvlink_edges_are_derived_by_the_nvlink_rule() {
+    let mut args = vec!["train"];
+    let mut j = job("2", "32");
+    let tp = j.iter().position(|a| *a == "--tp").unwrap();
+    j[tp + 1] = "4";
+    args.extend(j);
+    args.extend(["--step-model", "flow_dag", "--format", "json"]);
+    let v = json_ok(&args);
+    let f = &v["flow_step"];
+    // DP 8: rings of 14 steps, some derived; the rule reproduces the simulated ones.
+    assert!(f["ring_steps_derived"].as_u64().unwrap() > 0, "{f}");
+    assert_eq!(f["checks"]["verdict"], "exact", "{f}");
+}

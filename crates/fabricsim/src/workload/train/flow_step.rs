@@ -497,6 +497,16 @@ fn simulated_rings(sd: &StepDag, r: &RunResult) -> Derived {
     out
 }
 
+/// The time `bytes` take on the GPU's NVLink (`flow::fluid`: serial per sender at the DAG's
+/// NVLink rate).
+fn nvlink_ps(sd: &StepDag, bytes: u64) -> u64 {
+    let rate = sd
+        .dag
+        .nvlink_rate
+        .expect("a DAG with NVLink messages has the rate");
+    rate.serialize(bytes).ps()
+}
+
 /// The ring steps the run did not simulate, from the last simulated one, by the flow engine's
 /// rule for a flow alone on its path (`flow::fluid`): ring position d's step k is posted when
 /// position d-1's step k-1 completes; its bytes start after the NIC latency, or when its QP's
@@ -538,9 +548,23 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
     let mut edge_of = vec![u32::MAX; caps.len()];
     let edges = rings * n;
     let (mut drain, mut lat, mut ack) = (vec![0u64; edges], vec![0u64; edges], vec![0u64; edges]);
+    // Per edge the sender's delay before the bytes move (`flow::fluid`'s `bytes_start`): the
+    // NIC latency on the fabric, none on NVLink.
+    let mut post_delay = vec![nic; edges];
+    // Ring edges inside a server (DP ranks on one node's GPUs) take the GPU's NVLink, serial
+    // per sender (`flow::fluid`'s `start`): per sending host, its edge.
+    let mut nv_edge_of = vec![u32::MAX; topo.num_hosts()];
     for (ix, ri) in sd.rings.iter().enumerate() {
         for d in 0..n {
             let (e, i) = (ix * n + d, id(ri, ri.steps_compiled - 1, d));
+            let m = &sd.dag.messages[i];
+            if m.path == Path::NvLink {
+                drain[e] = nvlink_ps(sd, m.bytes);
+                post_delay[e] = 0;
+                ack[e] = fin(i) - recv(i);
+                nv_edge_of[m.src.idx()] = e as u32;
+                continue;
+            }
             let rate = route(i, &mut links);
             let wire = paths::wire_bytes(p, r.messages[i].bytes) as u128;
             drain[e] = (wire * 8 * 1_000_000_000_000).div_ceil(rate as u128) as u64;
@@ -553,20 +577,26 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
         }
     }
     out.shared_links = used.iter().filter(|&&u| u > 1).count() as u64;
-    // Pipeline flows on a ring edge's links: (post, finish, message, link) per edge.
-    let mut on_edge: Vec<Vec<(u64, u64, u32, u32)>> = vec![Vec::new(); edges];
+    // Pipeline flows on a ring edge's links, or on its sender's NVLink: (post, finish,
+    // message, its wire time there) per edge.
+    let mut on_edge: Vec<Vec<(u64, u64, u32, u64)>> = vec![Vec::new(); edges];
     for (i, m) in sd.dag.messages[..sd.pipeline_messages as usize]
         .iter()
         .enumerate()
     {
-        if m.path != Path::Net {
+        let post = r.messages[i].start_ps.expect("posted");
+        if m.path == Path::NvLink {
+            if let Some(&e) = nv_edge_of.get(m.src.idx()).filter(|&&e| e != u32::MAX) {
+                on_edge[e as usize].push((post, fin(i), i as u32, nvlink_ps(sd, m.bytes)));
+            }
             continue;
         }
-        let post = r.messages[i].start_ps.expect("posted");
         route(i, &mut links);
         for &l in &links {
             if let Some(&e) = edge_of.get(l as usize).filter(|&&e| e != u32::MAX) {
-                on_edge[e as usize].push((post, fin(i), i as u32, l));
+                let wire = paths::wire_bytes(p, m.bytes) as u128 * 8 * 1_000_000_000_000;
+                let t = wire.div_ceil(caps[l as usize] as u128) as u64;
+                on_edge[e as usize].push((post, fin(i), i as u32, t));
             }
         }
     }
@@ -582,7 +612,7 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
                 let prev = fin(id(ri, k - 1, (d + n - 1) % n));
                 out.checked += 1;
                 // The rule: (recv, finish) of step k at d from step k-1's.
-                let bytes_start = (prev + nic).max(recv(id(ri, k - 1, d)) - lat[e]);
+                let bytes_start = (prev + post_delay[e]).max(recv(id(ri, k - 1, d)) - lat[e]);
                 let rv = bytes_start + drain[e] + lat[e];
                 if (rv, rv + ack[e]) == (recv(id(ri, k, d)), fin(id(ri, k, d))) {
                     out.reproduced += 1;
@@ -601,19 +631,15 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
             for d in (0..n).rev() {
                 let e = e0 + d;
                 let prev_fin = if d == 0 { wrap } else { f[d - 1] };
-                let bytes_start = (prev_fin + nic).max(rv[d] - lat[e]);
+                let bytes_start = (prev_fin + post_delay[e]).max(rv[d] - lat[e]);
                 rv[d] = bytes_start + drain[e] + lat[e];
                 f[d] = rv[d] + ack[e];
             }
             for &d in &pipe_edges {
                 let e = e0 + d;
                 let start = rv[d] - drain[e] - lat[e];
-                for &(a, b, i, l) in &on_edge[e] {
+                for &(a, b, i, t) in &on_edge[e] {
                     if a < rv[d] && b > start {
-                        let t = paths::wire_bytes(p, sd.dag.messages[i as usize].bytes) as u128
-                            * 8
-                            * 1_000_000_000_000;
-                        let t = t.div_ceil(caps[l as usize] as u128) as u64;
                         if met_ps[i as usize] == 0 {
                             out.overlaps[ix] += 1;
                             out.overlap_ps[ix] += t;
