@@ -211,15 +211,15 @@ fn a_topology_file_with_design_sections_or_an_unknown_routing_exits_2() {
     exits_2_saying(&["sim", ex.to_str().unwrap(), "--gpus", "16"], &["--gpus"]);
     let sc = support::write(
         "routing.toml",
-        "[cluster]\ngpus = 16\n[sim]\nrouting = \"spray\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
+        "[cluster]\ngpus = 16\n[sim]\nrouting = \"valiant\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
     );
     exits_2_saying(
         &["sim", &sc],
         &[
             "routing.toml:4",
             "sim.routing",
-            "spray",
-            "ecmp, dmodk, adaptive",
+            "valiant",
+            "ecmp, dmodk, adaptive, spray",
         ],
     );
 }
