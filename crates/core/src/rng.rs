@@ -2,7 +2,7 @@
 //!
 //! Algorithms are written out here (Blackman & Vigna, "Scrambled linear pseudorandom number
 //! generators", 2021) so results never change with a dependency's version. Each component takes
-//! its own stream: `Rng::stream(seed, kind, id)`.
+//! its own stream: `Rng::stream(seed, Stream::Kind, id)`, its kind named in [`Stream`].
 
 /// SplitMix64 step (Steele, Lea & Flood, OOPSLA 2014): a good 64-bit mixer for seeding.
 #[inline]
@@ -26,6 +26,49 @@ pub fn mix(words: &[u64]) -> u64 {
     h
 }
 
+/// Declares the registry: one variant per stream kind with its number, plus `ALL` and `kind`.
+macro_rules! streams {
+    ($($(#[$doc:meta])* $name:ident = $kind:expr,)*) => {
+        /// The registry of random stream kinds: every component that draws random numbers in a run
+        /// names its kind here, so no two share a stream. The numbers enter every seeded output
+        /// (changing one changes results).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Stream {
+            $($(#[$doc])* $name,)*
+            /// A test's own stream (never drawn from in a simulation).
+            Test(u64),
+        }
+
+        impl Stream {
+            /// Every kind a simulation draws from.
+            pub const ALL: &'static [Stream] = &[$(Stream::$name),*];
+
+            /// The number mixed into the stream's seed.
+            pub const fn kind(self) -> u64 {
+                match self {
+                    $(Stream::$name => $kind,)*
+                    Stream::Test(k) => k,
+                }
+            }
+        }
+    };
+}
+
+streams! {
+    /// Packet engine: a port's loss and bit-error draws (`packet::engine::wire`); id: the port.
+    LinkLoss = 1,
+    /// Traffic: the Sattolo permutation of `Traffic::Permutation` (`core::traffic`); id 0.
+    Permutation = 2,
+    /// Traffic: a host's Poisson arrivals and sizes of `Traffic::Uniform`; id: the host.
+    UniformArrivals = 3,
+    /// Packet engine: a node's probabilistic ECN marking (`mech::cc`); id: the node.
+    EcnMarking = 7,
+    /// Seeded initial PSNs (`mech::psn`); id: the QP.
+    InitialPsn = 0x95_0000,
+    /// Flow engine: a message's tail-loss timeout draws (`flow::fluid`); id: the message.
+    TailLoss = 0x7a11_1055,
+}
+
 /// xoshiro256++ generator.
 #[derive(Clone, Debug)]
 pub struct Rng {
@@ -46,8 +89,8 @@ impl Rng {
     }
 
     /// An independent stream for component `id` of kind `kind` under a run's `seed`.
-    pub fn stream(seed: u64, kind: u64, id: u64) -> Rng {
-        Rng::new(mix(&[seed, kind, id]))
+    pub fn stream(seed: u64, kind: Stream, id: u64) -> Rng {
+        Rng::new(mix(&[seed, kind.kind(), id]))
     }
 
     #[inline]
@@ -108,9 +151,18 @@ mod tests {
         let mut r2 = Rng::new(0);
         assert_eq!(a, r2.next_u64());
         assert_ne!(
-            Rng::stream(1, 2, 3).next_u64(),
-            Rng::stream(1, 2, 4).next_u64()
+            Rng::stream(1, Stream::Permutation, 3).next_u64(),
+            Rng::stream(1, Stream::Permutation, 4).next_u64()
         );
+    }
+
+    /// Two components drawing from one kind would share streams: every kind is its own.
+    #[test]
+    fn stream_kinds_are_distinct() {
+        let mut kinds: Vec<u64> = Stream::ALL.iter().map(|s| s.kind()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        assert_eq!(kinds.len(), Stream::ALL.len());
     }
 
     /// Nearby (seed, kind, id) words must give unrelated seeds: every pair of seeds 1-64 and

@@ -336,7 +336,7 @@ fn bad_dags_are_refused() {
 fn qps_are_numbered_in_order_of_first_use() {
     // The naive definition: scan messages in order, a new (src, dst, qp) key gets the next
     // number. Random keys with repeats, and NVLink messages without a QP.
-    let mut rng = fabricsim::rng::Rng::stream(3, 9, 0);
+    let mut rng = fabricsim::rng::Rng::stream(3, fabricsim::rng::Stream::Test(9), 0);
     let mut dag = MessageDag::default();
     for _ in 0..2_000 {
         let (s, d) = (rng.below(12) as u32, rng.below(12) as u32);

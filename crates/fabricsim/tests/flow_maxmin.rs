@@ -2,7 +2,7 @@
 //! incremental solves against from-scratch ones on random cases.
 
 use fabricsim::flow::{MaxMin, NO_CAP, Routes};
-use fabricsim::rng::Rng;
+use fabricsim::rng::{Rng, Stream};
 
 const G: u64 = 1_000_000_000;
 
@@ -459,7 +459,7 @@ fn incremental_equals_from_scratch(mode: Served) -> usize {
     let ports = mode != Served::None;
     let (mut checked, mut unfair, mut rounds) = (0, 0, 0);
     for seed in 0..200u64 {
-        let mut rng = Rng::stream(seed, 77, 0);
+        let mut rng = Rng::stream(seed, Stream::Test(77), 0);
         let (caps, flows, served) = if ports {
             random_clos(&mut rng, mode == Served::Every)
         } else {
@@ -627,7 +627,7 @@ fn ending_port_service_mid_run_equals_a_per_flow_solve_from_scratch() {
     // `fluid` serves them; random starts and finishes, the service ended after batch 2-7).
     let mut ended_differs = 0;
     for seed in 0..200u64 {
-        let mut rng = Rng::stream(seed, 78, 0);
+        let mut rng = Rng::stream(seed, Stream::Test(78), 0);
         let (caps, flows, served) = random_clos(&mut rng, false);
         let nf = flows.len();
         let mut routes = Routes::new();

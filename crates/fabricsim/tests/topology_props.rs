@@ -3,7 +3,7 @@
 //! by max-flow. Specs are drawn from `fabricsim::rng::Rng` streams, so every run checks the
 //! same cases.
 
-use fabricsim::rng::Rng;
+use fabricsim::rng::{Rng, Stream};
 use fabricsim::topology::{
     HostId, Kind, NodeId, NodeKind, Tiers, Topology, TopologySpec, build, max_gpus,
 };
@@ -144,7 +144,7 @@ fn random_specs_build_valid_fabrics() {
     let mut built = 0;
     let mut by_tiers = [0u32; 4];
     for case in 0..400u64 {
-        let mut rng = Rng::stream(2, 0x7090, case);
+        let mut rng = Rng::stream(2, Stream::Test(0x7090), case);
         let s = random_spec(&mut rng);
         let t = match build(&s) {
             Ok(t) => t,
@@ -446,7 +446,7 @@ fn bisection_bps(t: &Topology, side_a: &[bool]) -> u64 {
 /// pod-aligned), even / odd hosts, and a random half.
 fn splits(n: usize, seed: u64) -> Vec<(&'static str, Vec<bool>)> {
     let mut random: Vec<bool> = (0..n).map(|h| h < n / 2).collect();
-    Rng::stream(seed, 0xB15, n as u64).shuffle(&mut random);
+    Rng::stream(seed, Stream::Test(0xB15), n as u64).shuffle(&mut random);
     vec![
         ("halves", (0..n).map(|h| h < n / 2).collect()),
         ("interleaved", (0..n).map(|h| h % 2 == 0).collect()),

@@ -38,7 +38,7 @@ use super::report;
 use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_core::prefetch::prefetch;
 use fabricsim_core::release::Release;
-use fabricsim_core::rng::Rng;
+use fabricsim_core::rng::{Rng, Stream};
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::Time;
 use fabricsim_mech::{FlowControl, RunResult, SimParams, entropy, route};
@@ -144,8 +144,6 @@ const NIC_SEND: u8 = 3;
 const ONSET: u8 = 4;
 const NONE: u64 = u64::MAX;
 const NONE32: u32 = u32::MAX;
-/// `Rng::stream` kind of the per-message tail-loss draws.
-const TAIL_LOSS_STREAM: u64 = 0x7a11_1055;
 const PS_PER_S: u128 = 1_000_000_000_000;
 
 /// Pending events by time: (kind, id, version).
@@ -996,7 +994,7 @@ fn bytes_start(dag: &MessageDag, nic: Time, m: u32, post: u64) -> u64 {
 
 /// The per-message stream of the timeout draws, apart from every other stream of the run.
 fn tail_loss_rng(seed: u64, m: u32) -> Rng {
-    Rng::stream(seed, TAIL_LOSS_STREAM, m as u64)
+    Rng::stream(seed, Stream::TailLoss, m as u64)
 }
 
 /// A route over `links` (slowest `slowest` bit/s): its solver cap, the rate a flow reaches

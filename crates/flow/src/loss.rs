@@ -343,6 +343,7 @@ pub fn fit_sr(points: &[(f64, f64)]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fabricsim_core::rng::Stream;
 
     /// A model with `per_link` loss, `recovery`, `rto_ps`, 7 retries and the fitted constants.
     fn model(per_link: f64, recovery: Recovery, rto_ps: u64) -> LossModel {
@@ -404,7 +405,7 @@ mod tests {
         let (n, runs) = (100u64, 200_000u64);
         let (mut hits, mut at_sum) = (0u64, 0.0);
         for i in 0..runs {
-            if let Some(s) = m.draw_timeout(1, n, false, &mut Rng::stream(3, 1, i)) {
+            if let Some(s) = m.draw_timeout(1, n, false, &mut Rng::stream(3, Stream::Test(1), i)) {
                 hits += 1;
                 at_sum += s.at;
             }
@@ -429,7 +430,7 @@ mod tests {
         let m = model(0.01, Recovery::TimeoutOnly, 0);
         let (mut stalls, mut again) = ([0u64; 2], [0u64; 2]);
         for i in 0..2_000_000u64 {
-            if let Some(s) = m.draw_timeout(1, 4, false, &mut Rng::stream(5, 2, i)) {
+            if let Some(s) = m.draw_timeout(1, 4, false, &mut Rng::stream(5, Stream::Test(2), i)) {
                 let tail = (s.at == 1.0) as usize;
                 stalls[tail] += 1;
                 again[tail] += (s.timeouts >= 2) as u64;
@@ -469,7 +470,7 @@ mod tests {
         let runs = 400_000u64;
         let (mut sum, mut sq, mut none) = (0u64, 0u64, 0u64);
         for i in 0..runs {
-            let n = m.draw_naks(1, 100, &mut Rng::stream(9, 4, i)) as u64;
+            let n = m.draw_naks(1, 100, &mut Rng::stream(9, Stream::Test(4), i)) as u64;
             sum += n;
             sq += n * n;
             none += (n == 0) as u64;
@@ -482,7 +483,10 @@ mod tests {
         assert!((var - 0.9801).abs() < 0.011, "{var}");
         assert!((none as f64 / runs as f64 - 0.99f64.powi(99)).abs() < 0.003);
         // A single packet has no loss a NAK reveals (its loss is the tail's timeout).
-        assert_eq!(m.draw_naks(1, 1, &mut Rng::stream(9, 4, 0)), 0);
+        assert_eq!(
+            m.draw_naks(1, 1, &mut Rng::stream(9, Stream::Test(4), 0)),
+            0
+        );
         // c_gbn = 1 round trip of 2 us, 10 us of queue, and the lost packet's 0.1 us slot.
         assert_eq!(m.nak_cost_ps(2_000_000, 10_000_000, 100_000), 12_100_000);
         // Three NAKs: 3 x 12.1 us with the queue per NAK; 300 us of DCQCN timer once and
@@ -496,7 +500,10 @@ mod tests {
             recovery: Recovery::SelectiveRepeat,
             ..m
         };
-        assert_eq!(sr.draw_naks(1, 100, &mut Rng::stream(9, 4, 0)), 0);
+        assert_eq!(
+            sr.draw_naks(1, 100, &mut Rng::stream(9, Stream::Test(4), 0)),
+            0
+        );
         // Selective repeat caps the rate at 1 - p_h; go-back-N draws its losses instead.
         assert!((sr.goodput(1) - 0.99).abs() < 1e-12);
         assert_eq!(m.goodput(1), 1.0);

@@ -12,7 +12,7 @@ use super::ecn::{EcnMarking, Marker};
 use super::ibcc::{CcaState, IbCcParams};
 use super::ibroute::CreditShare;
 use super::params::{FlowControl, RoutePolicy, SimParams, Transport};
-use fabricsim_core::rng::Rng;
+use fabricsim_core::rng::{Rng, Stream};
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{BitRate, Time};
 
@@ -192,7 +192,7 @@ impl CcState {
         let nq = qp_line.len();
         CcState {
             marker,
-            rng: (0..nodes as u64).map(|i| Rng::stream(seed, 7, i)).collect(),
+            rng: (0..nodes as u64).map(|i| Rng::stream(seed, Stream::EcnMarking, i)).collect(),
             fecn_skip: vec![0; ports],
             rp: qp_line.iter().map(|&l| Rp::new(l)).collect(),
             last_cnp: vec![None; nq],

@@ -4,7 +4,7 @@
 //! others lie ahead; RFC 1982 defines the same arithmetic). A QP's first PSN is chosen at its
 //! setup (`ibv_modify_qp` `sq_psn` / `rq_psn`).
 
-use fabricsim_core::rng::Rng;
+use fabricsim_core::rng::{Rng, Stream};
 
 pub const PSN_BITS: u32 = 24;
 pub const PSN_MASK: u32 = (1 << PSN_BITS) - 1;
@@ -36,16 +36,13 @@ pub enum InitialPsn {
     At(u32),
 }
 
-/// Random stream kind of the seeded initial PSNs (`Rng::stream`).
-const PSN_STREAM: u64 = 0x95_0000;
-
 impl InitialPsn {
     /// The initial PSN of QP `qp` in a run with `seed`.
     pub fn of(self, seed: u64, qp: u32) -> u32 {
         match self {
             InitialPsn::Zero => 0,
             InitialPsn::Seeded => {
-                Rng::stream(seed, PSN_STREAM, qp as u64).next_u64() as u32 & PSN_MASK
+                Rng::stream(seed, Stream::InitialPsn, qp as u64).next_u64() as u32 & PSN_MASK
             }
             InitialPsn::At(p) => p & PSN_MASK,
         }

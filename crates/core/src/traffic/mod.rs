@@ -3,7 +3,7 @@
 //! (ns-3 flow files are read by `io::ns3::read_flows`.)
 
 use crate::message::MessageDag;
-use crate::rng::Rng;
+use crate::rng::{Rng, Stream};
 use crate::topology::HostId;
 use crate::units::{BitRate, Time};
 
@@ -114,7 +114,7 @@ pub fn generate(
     match t {
         Traffic::Permutation { bytes } => {
             let mut perm: Vec<u32> = (0..hosts).collect();
-            let mut rng = Rng::stream(seed, 2, 0);
+            let mut rng = Rng::stream(seed, Stream::Permutation, 0);
             // Sattolo (1986): a uniformly random single cycle, hence no fixed point.
             for i in (1..hosts as usize).rev() {
                 let j = rng.below(i as u64) as usize;
@@ -162,7 +162,7 @@ pub fn generate(
             let mean_gap_ps = sizes.mean() * 8.0 / (load * host_rate.bps() as f64) * 1e12;
             let mut all: Vec<(Time, u32, u32, u64)> = Vec::new();
             for s in 0..hosts {
-                let mut rng = Rng::stream(seed, 3, s as u64);
+                let mut rng = Rng::stream(seed, Stream::UniformArrivals, s as u64);
                 let mut t = 0.0f64;
                 loop {
                     t += rng.exp(mean_gap_ps);

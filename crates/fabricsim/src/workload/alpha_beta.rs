@@ -171,7 +171,7 @@ pub fn fit_runs(points: &[(u64, f64)], timeouts: &[u64]) -> Result<Fit, FitError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fabricsim_core::rng::Rng;
+    use fabricsim_core::rng::{Rng, Stream};
 
     #[test]
     fn recovers_an_exact_line() {
@@ -193,7 +193,7 @@ mod tests {
         // +-2% multiplicative noise: the fit's parameters stay within a few percent and its
         // reported error is of the noise's size.
         for seed in 0..20 {
-            let mut rng = Rng::stream(seed, 7, 0);
+            let mut rng = Rng::stream(seed, Stream::Test(7), 0);
             let truth = AlphaBeta {
                 alpha_s: 10e-6,
                 bytes_per_s: 90e9,

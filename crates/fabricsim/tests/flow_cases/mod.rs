@@ -6,7 +6,7 @@
 
 use fabricsim::engine_choice::{self, EngineKind};
 use fabricsim::message::MessageDag;
-use fabricsim::rng::Rng;
+use fabricsim::rng::{Rng, Stream};
 use fabricsim::scenario::Scenario;
 use fabricsim::sim::results::percentile;
 use fabricsim::sim::{Faults, RunOptions, RunResult, SimParams, params_from_design};
@@ -50,7 +50,7 @@ pub fn fat_tree(hosts: u32, radix: u32) -> Topology {
 /// Every host sends `bytes` to another, a random permutation without fixed points.
 pub fn permutation(hosts: u32, bytes: u64, seed: u64) -> MessageDag {
     let mut perm: Vec<u32> = (0..hosts).collect();
-    Rng::stream(seed, 5, 0).shuffle(&mut perm);
+    Rng::stream(seed, Stream::Test(5), 0).shuffle(&mut perm);
     let mut dag = MessageDag::default();
     for s in 0..hosts {
         let d = perm[s as usize];

@@ -13,7 +13,7 @@ use crate::sched::SchedState;
 use crate::transport::Qp;
 use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_core::release::Release;
-use fabricsim_core::rng::Rng;
+use fabricsim_core::rng::{Rng, Stream};
 use fabricsim_core::topology::{HostId, NodeKind, Topology};
 use fabricsim_core::units::Time;
 use fabricsim_mech::cc::CcState;
@@ -106,7 +106,7 @@ impl<'a> Engine<'a> {
             nports
         ];
         let rngs = (0..nports)
-            .map(|i| Rng::stream(p.seed, 1, i as u64))
+            .map(|i| Rng::stream(p.seed, Stream::LinkLoss, i as u64))
             .collect();
         let mut q = Events::new();
         let misroutes = super::link::apply_faults(topo, faults, &mut loss, &mut q)?;
