@@ -298,8 +298,7 @@ impl<'a> Loop<'a> {
         dag: &'a MessageDag,
         fp: &'a FlowParams,
     ) -> Result<Loop<'a>, String> {
-        p.validate()
-            .map_err(|(f, prob, allowed)| format!("parameter {f}: {prob} (allowed: {allowed})"))?;
+        p.validate()?;
         fp.rates.validate()?;
         dag.check_hosts(topo.num_hosts() as u32)?;
         let k = fp.paths.subflows();

@@ -37,6 +37,7 @@ use fabricsim_core::units::{BitRate, Time};
 use fabricsim_mech::cc::{ArSelect, CcParams};
 use fabricsim_mech::dcqcn::{DcqcnParams, DcqcnSet};
 use fabricsim_mech::ecn::EcnMarking;
+use fabricsim_mech::error::ParamError;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
 
@@ -143,28 +144,28 @@ pub struct VlArbitration {
 }
 
 impl VlArbitration {
-    /// The scheduling discipline for `vls` data VLs; `Err((key, problem, allowed))`.
-    fn scheduling(&self, vls: usize) -> Result<Scheduling, (&'static str, String, String)> {
+    /// The scheduling discipline for `vls` data VLs; the error names the profile key.
+    fn scheduling(&self, vls: usize) -> Result<Scheduling, ParamError> {
         let (h, l) = (&self.high_weights_64b, &self.low_weights_64b);
         if h.len() != vls || l.len() != vls {
-            return Err((
+            return Err(ParamError::new(
                 "vl_arbitration.high_weights_64b",
                 format!(
                     "{} high and {} low weights for {vls} data VLs",
                     h.len(),
                     l.len()
                 ),
-                "one weight per data VL in each table".into(),
+                "one weight per data VL in each table",
             ));
         }
         let mut high = 0u8;
         let mut weight_bytes = [0u32; MAX_TC];
         for vl in 0..vls {
             if (h[vl] == 0) == (l[vl] == 0) {
-                return Err((
+                return Err(ParamError::new(
                     "vl_arbitration.low_weights_64b",
                     format!("VL {vl}: high weight {}, low weight {}", h[vl], l[vl]),
-                    "a non-zero weight in exactly one of the two tables".into(),
+                    "a non-zero weight in exactly one of the two tables",
                 ));
             }
             if h[vl] > 0 {
@@ -219,14 +220,14 @@ pub struct CcSections<'a> {
     pub vl_arbitration: Option<&'a VlArbitration>,
 }
 
-/// Sets `p.cc` and `p.routing` from a profile's sections for NICs of `line` rate; `Err((key,
-/// problem, allowed))` names the profile key at fault.
+/// Sets `p.cc` and `p.routing` from a profile's sections for NICs of `line` rate; the error names
+/// the profile key at fault.
 pub fn apply(
     s: CcSections,
     tuning: Tuning,
     line: BitRate,
     p: &mut SimParams,
-) -> Result<(), (&'static str, String, String)> {
+) -> Result<(), ParamError> {
     let mut cc = CcParams::default();
     // A profile without an untuned variant of its congestion control (InfiniBand: its untuned
     // variant is in link-level flow control only) uses `[congestion]` for both.
@@ -249,18 +250,18 @@ pub fn apply(
             ArSelectChoice::Queue => ArSelect::Queue,
         };
         if cc.ar_select == ArSelect::Credits && !matches!(p.flow_control, FlowControl::Credits(_)) {
-            return Err((
+            return Err(ParamError::new(
                 "routing.ar_select",
-                "\"credits\" without credit-based flow control".into(),
-                "\"queue\", or flow_control kind \"credits\"".into(),
+                "\"credits\" without credit-based flow control",
+                "\"queue\", or flow_control kind \"credits\"",
             ));
         }
         if r.policy == RoutingChoice::Adaptive {
             if r.reorder_window_packets == 0 {
-                return Err((
+                return Err(ParamError::new(
                     "routing.reorder_window_packets",
-                    "adaptive routing without an out-of-order window".into(),
-                    "1 or more packets".into(),
+                    "adaptive routing without an out-of-order window",
+                    "1 or more packets",
                 ));
             }
             p.transport = Transport::SelectiveRepeat;
@@ -432,6 +433,6 @@ mod tests {
             ..s
         };
         let e = apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap_err();
-        assert_eq!(e.0, "cc.ecn");
+        assert_eq!(e.field, "cc.ecn");
     }
 }

@@ -9,6 +9,7 @@
 
 use super::dcqcn::{DcqcnParams, Rp};
 use super::ecn::{EcnMarking, Marker};
+use super::error::ParamError;
 use super::ibcc::{CcaState, IbCcParams};
 use super::ibroute::CreditShare;
 use super::params::{FlowControl, RoutePolicy, SimParams, Transport};
@@ -66,11 +67,11 @@ impl Default for CcParams {
 }
 
 impl CcParams {
-    /// Checks the mechanisms against each other and the rest of `p`; `Err((field, problem,
-    /// allowed))`.
-    pub fn validate(&self, p: &SimParams) -> Result<(), (&'static str, String, String)> {
-        let err =
-            |f: &'static str, (prob, allowed): (String, &str)| Err((f, prob, allowed.to_string()));
+    /// Checks the mechanisms against each other and the rest of `p`; the error names the field.
+    pub fn validate(&self, p: &SimParams) -> Result<(), ParamError> {
+        let err = |f: &'static str, (prob, allowed): (String, &str)| {
+            Err(ParamError::new(f, prob, allowed))
+        };
         if let Some(e) = &self.ecn
             && let Err(x) = e.validate()
         {
@@ -192,7 +193,9 @@ impl CcState {
         let nq = qp_line.len();
         CcState {
             marker,
-            rng: (0..nodes as u64).map(|i| Rng::stream(seed, Stream::EcnMarking, i)).collect(),
+            rng: (0..nodes as u64)
+                .map(|i| Rng::stream(seed, Stream::EcnMarking, i))
+                .collect(),
             fecn_skip: vec![0; ports],
             rp: qp_line.iter().map(|&l| Rp::new(l)).collect(),
             last_cnp: vec![None; nq],

@@ -17,6 +17,7 @@ pub mod cc;
 pub mod dcqcn;
 pub mod ecn;
 pub mod entropy;
+pub mod error;
 pub mod faults;
 pub mod headroom;
 pub mod ibcc;
@@ -28,6 +29,7 @@ pub mod reroute;
 pub mod results;
 pub mod route;
 
+pub use error::ParamError;
 pub use faults::{Dir, Fault, Faults, LinkLoss};
 pub use params::{
     CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, RoutePolicy, Scheduling,

@@ -31,8 +31,7 @@ impl<'a> Engine<'a> {
         dag: &'a MessageDag,
         faults: &Faults,
     ) -> Result<Engine<'a>, String> {
-        p.validate()
-            .map_err(|(f, prob, allowed)| format!("parameter {f}: {prob} (allowed: {allowed})"))?;
+        p.validate()?;
         let ntc = p.traffic_classes as usize;
         let nports = topo.ports.len();
         // What makes every id the engine holds valid in its tables (`tab`).
