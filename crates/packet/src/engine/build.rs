@@ -7,6 +7,7 @@ use super::{
     Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortInfo, PortLoss,
     PortState,
 };
+use crate::error::SimError;
 use crate::packet::{Fifo, NIL, QueueArena, Slab};
 use crate::ring::{Ring, RingArena};
 use crate::sched::SchedState;
@@ -30,23 +31,25 @@ impl<'a> Engine<'a> {
         p: &'a SimParams,
         dag: &'a MessageDag,
         faults: &Faults,
-    ) -> Result<Engine<'a>, String> {
+    ) -> Result<Engine<'a>, SimError> {
         p.validate()?;
         let ntc = p.traffic_classes as usize;
         let nports = topo.ports.len();
         // What makes every id the engine holds valid in its tables (`tab`).
-        topo.check().map_err(|e| format!("topology: {e}"))?;
+        topo.check().map_err(SimError::Topology)?;
         if !route::candidates_within(topo) {
-            return Err("topology: a routing candidate is not a port of the topology".into());
+            return Err(SimError::Topology(
+                "a routing candidate is not a port of the topology".into(),
+            ));
         }
         if let Some(h) = topo.nodes.iter().find_map(|n| match n.kind {
             NodeKind::Nic { host, .. } if host.idx() >= topo.num_hosts() => Some(host.0),
             _ => None,
         }) {
-            return Err(format!(
-                "topology: a NIC of host {h} past its {} hosts",
+            return Err(SimError::Topology(format!(
+                "a NIC of host {h} past its {} hosts",
                 topo.num_hosts()
-            ));
+            )));
         }
         // Switches whose ports all run at one rate may cut through.
         let uniform: Vec<bool> = topo
@@ -112,7 +115,8 @@ impl<'a> Engine<'a> {
         for (ps, l) in ports.iter_mut().zip(&loss) {
             ps.lossy = l.any();
         }
-        dag.check_hosts(topo.num_hosts() as u32)?;
+        dag.check_hosts(topo.num_hosts() as u32)
+            .map_err(SimError::Traffic)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
         // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
         let (msg_qp, qp_ends) = route::number_qps(&dag.messages, p.cc.qps_per_connection);
@@ -132,10 +136,10 @@ impl<'a> Engine<'a> {
             }
             let tc = m.class.unwrap_or(p.data_tc);
             if tc >= p.traffic_classes {
-                return Err(format!(
+                return Err(SimError::Traffic(format!(
                     "message {i}: traffic class {tc} but the fabric has classes 0 to {}",
                     p.traffic_classes - 1
-                ));
+                )));
             }
             data_tcs |= 1 << tc;
             let first = msg_qp[i] as usize;
@@ -161,7 +165,7 @@ impl<'a> Engine<'a> {
         let qp_ring_room = 2 * qps.len() + 4 * topo.num_hosts();
         // Dependencies must point backwards (checked by the release tracker).
         let n = dag.messages.len();
-        let release = Release::new(dag)?;
+        let release = Release::new(dag).map_err(SimError::Traffic)?;
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
             let parts = if m.path == Path::Net {
