@@ -25,6 +25,7 @@ pub mod cache;
 pub mod credits;
 pub mod dcqcn_incast;
 pub mod dcqcn_victim;
+pub mod error;
 pub mod fluid;
 pub mod hol;
 pub mod loss;
@@ -36,6 +37,7 @@ pub mod pfc_pause;
 pub mod rate_model;
 mod report;
 
+pub use error::FlowError;
 pub use fluid::{BATCH_TOL, FlowParams, FlowStats, run};
 pub use loss::LossModel;
 pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
