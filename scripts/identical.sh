@@ -1,7 +1,8 @@
 #!/bin/sh
 # Byte-identity gate for engine changes: runs `fabricsim sim` with two binaries on the peer cases
 # (lossy, PFC, IB credits) and the examples exercising DCQCN, IB CC, lossy incast, link failure,
-# pause storm and deadlock, seeds 1 and 7, and compares the JSON (minus the wall-clock keys) and
+# pause storm and deadlock, seeds 1 and 7, and compares the JSON (minus the wall-clock keys that
+# binaries before `sim --timing` wrote) and
 # fct.txt outputs. Usage: scripts/identical.sh BASE_BIN NEW_BIN [PEER_DIR]
 set -eu
 base=$1; new=$2; peer=${3:-/work/shared/peer-scenarios}
@@ -35,7 +36,7 @@ for s in "$@"; do
       eval bin=\$$b
       "$bin" sim "$s" --seed $seed --out "$tmp/$name.$b.json" --fct "$tmp/$name.$b.fct" \
         > "$tmp/$name.$b.log" 2>&1 || echo "exit $? $b" >> "$tmp/$name.$b.log"
-      # wall-clock keys differ between any two runs
+      # wall-clock keys: written by binaries before `sim --timing` (they differ between runs)
       grep -v '"wall_s"\|_per_s"' "$tmp/$name.$b.json" > "$tmp/$name.$b.j" 2>/dev/null || true
     done
     n=$((n + 1))

@@ -65,13 +65,26 @@ impl Source {
             }
             if i + 1 == line_no {
                 if line.starts_with('[') {
-                    return Some(current);
+                    return Some(if current.is_empty() {
+                        "(table header)".into()
+                    } else {
+                        current
+                    });
                 }
-                let k = line.split_once('=')?.0.trim().trim_matches('"');
-                return Some(dotted_key(&current, k));
+                // A line without `=` (a syntax error): its first word, in its table.
+                let k = match line.split_once('=') {
+                    Some((k, _)) => k,
+                    None => line.split_whitespace().next().unwrap_or(""),
+                };
+                let k = k.trim().trim_matches('"');
+                return Some(match (k.is_empty(), current.is_empty()) {
+                    (true, true) => "(top level)".into(),
+                    (true, false) => current,
+                    _ => dotted_key(&current, k),
+                });
             }
         }
-        None
+        Some("(end of file)".into())
     }
 
     /// The value written for `dotted`, as it appears in the file (for error messages).
@@ -187,8 +200,13 @@ impl InputError {
             None => (None, String::new(), String::new()),
         };
         let msg = err.message().trim().to_string();
-        let (problem, allowed) = split_expected(&msg);
-        let allowed = plain_type_name(allowed);
+        let (problem, allowed) = match untagged_forms(&msg) {
+            Some((p, a)) => (p.to_string(), a.to_string()),
+            None => {
+                let (p, a) = split_expected(&msg);
+                (plain_problem(&p), plain_type_name(a))
+            }
+        };
         InputError {
             file: src.name.clone(),
             line,
@@ -199,15 +217,15 @@ impl InputError {
         }
     }
 
-    /// Wraps an I/O failure to read an input file.
-    pub fn io(path: &str, err: &std::io::Error) -> InputError {
+    /// An input file named by `key` (a flag or argument) that cannot be read (`io::input`).
+    pub fn io(path: &str, key: &str, problem: String) -> InputError {
         InputError {
             file: path.to_string(),
             line: None,
-            key: String::new(),
+            key: key.to_string(),
             value: String::new(),
-            problem: format!("cannot read the file: {err}"),
-            allowed: "a readable file".into(),
+            problem,
+            allowed: "a readable regular file".into(),
         }
     }
 }
@@ -221,14 +239,55 @@ fn split_expected(msg: &str) -> (String, String) {
     }
 }
 
-/// serde names Rust types ("expected i64"); say what a user writes instead.
+/// serde names Rust types ("expected u8", "struct ClusterSection"); say what a user writes
+/// instead.
 fn plain_type_name(allowed: String) -> String {
+    let range = |lo: &str, hi: &str| format!("a whole number {lo} to {hi}");
     match allowed.as_str() {
-        "i64" | "u32" | "u64" => "a whole number".into(),
-        "f64" => "a number".into(),
-        "a string" | "string" => "a quoted string".into(),
+        "u8" => range("0", "255"),
+        "u16" => range("0", "65535"),
+        "u32" => range("0", "4294967295"),
+        "u64" | "usize" | "u128" => "a whole number >= 0".into(),
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number".into(),
+        "f32" | "f64" => "a number".into(),
+        "a string" | "string" | "literal string" => "a quoted string".into(),
+        "a boolean" | "bool" => "true or false".into(),
+        a if a.starts_with("struct ") || a.starts_with("a map") || a == "map" => "a table".into(),
+        a if a.starts_with("a sequence") || a == "sequence" => "an array".into(),
+        a if a.starts_with("enum ") => "one of the names this key takes".into(),
         _ => allowed,
     }
+}
+
+/// A problem without serde's Rust words: `map` and `sequence` as TOML says them, integer
+/// widths (`as i128`) dropped.
+fn plain_problem(problem: &str) -> String {
+    let mut p = problem.to_string();
+    for t in ["i128", "u128", "i64", "u64"] {
+        p = p.replace(&format!(" as {t}"), "");
+    }
+    p.replace("type: map", "type: table")
+        .replace("type: sequence", "type: array")
+}
+
+/// The accepted forms of the values serde reads as untagged enums: "data did not match any
+/// variant of untagged enum SizeValue" as (problem, allowed).
+fn untagged_forms(msg: &str) -> Option<(&'static str, &'static str)> {
+    let name = msg.split("untagged enum ").nth(1)?.trim();
+    Some(match name {
+        "SizeValue" => (
+            "not a size",
+            "a size: a whole number of bytes or a quoted size such as \"64KB\", \"2MB\"",
+        ),
+        "PsnSetting" => (
+            "not a PSN setting",
+            "\"zero\", \"seeded\" or a PSN 0 to 16777215 (24 bits)",
+        ),
+        _ => (
+            "not one of the accepted forms",
+            "see the key's documentation",
+        ),
+    })
 }
 
 impl fmt::Display for InputError {
@@ -237,12 +296,17 @@ impl fmt::Display for InputError {
         if let Some(l) = self.line {
             write!(f, ":{l}")?;
         }
-        write!(f, ":")?;
+        // No empty field: `file: problem` when there is no key and no value.
         if !self.key.is_empty() {
-            write!(f, " `{}`", self.key)?;
+            write!(f, ": `{}`", self.key)?;
         }
         if !self.value.is_empty() {
-            write!(f, " = {}", self.value)?;
+            write!(
+                f,
+                "{} {}",
+                if self.key.is_empty() { ":" } else { " =" },
+                self.value
+            )?;
         }
         write!(f, ": {}", self.problem)?;
         if !self.allowed.is_empty() {

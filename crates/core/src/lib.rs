@@ -6,6 +6,7 @@ pub mod message;
 pub mod prefetch;
 pub mod release;
 pub mod rng;
+pub mod stop;
 pub mod topology;
 pub mod traffic;
 pub mod units;

@@ -7,7 +7,7 @@
 //! with them.
 
 use crate::topology::HostId;
-use crate::units::{BitRate, Time};
+use crate::units::{BitRate, MAX_BYTES, MAX_TIME, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Path {
@@ -49,10 +49,19 @@ pub struct MessageDag {
 
 impl MessageDag {
     /// Checks that every message fits a topology of `num_hosts` hosts: endpoints exist, a
-    /// network message goes between two hosts, an NVLink one has the DAG's NVLink rate. Both
-    /// engines run it first; `Err` names the message.
+    /// network message goes between two hosts, an NVLink one has the DAG's NVLink rate; and
+    /// its size, start and delay are within the input bounds (`units::MAX_BYTES`, `MAX_TIME`),
+    /// which keep the engines' sums of times and byte counts inside a u64. Both engines run it
+    /// first; `Err` names the message.
     pub fn check_hosts(&self, num_hosts: u32) -> Result<(), String> {
         for (i, m) in self.messages.iter().enumerate() {
+            if m.bytes > MAX_BYTES || m.start > MAX_TIME || m.delay > MAX_TIME {
+                return Err(format!(
+                    "message {i}: {} B starting at {} ps after a delay of {} ps; at most 2^50 B \
+                     and 24 hours ({} ps)",
+                    m.bytes, m.start.0, m.delay.0, MAX_TIME.0
+                ));
+            }
             if m.src.0 >= num_hosts || m.dst.0 >= num_hosts {
                 return Err(format!(
                     "message {i}: host {} -> {} but the topology has {num_hosts} hosts",
@@ -129,6 +138,8 @@ impl MessageDag {
     }
 
     pub fn total_bytes(&self) -> u64 {
-        self.messages.iter().map(|m| m.bytes).sum()
+        self.messages
+            .iter()
+            .fold(0u64, |s, m| s.saturating_add(m.bytes))
     }
 }

@@ -159,6 +159,38 @@ impl fmt::Display for BitRate {
     }
 }
 
+/// The largest size accepted at input (a message, a flow, a buffer): 2^50 B (1 PiB). Its
+/// serialization at 100 Gb/s (80 ps per byte) is 9.0e16 ps, so a byte count times a per-byte
+/// time, or the sum of 2^13 such sizes, stays inside a u64.
+pub const MAX_BYTES: u64 = 1 << 50;
+/// The largest time accepted at input (a start time, a duration, `until`): 24 hours of simulated
+/// time, 8.64e16 ps, 1/213 of what a u64 of picoseconds holds, so a start plus durations cannot
+/// wrap.
+pub const MAX_TIME: Time = Time(86_400 * 1_000_000_000_000);
+
+/// `bytes` if within [`MAX_BYTES`], else the problem in words.
+pub fn bounded_bytes(bytes: u64) -> Result<u64, String> {
+    if bytes > MAX_BYTES {
+        return Err(format!(
+            "{bytes} B is above the largest size accepted, 2^50 B (1 PiB)"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `secs` seconds as a [`Time`] if finite, non-negative and within [`MAX_TIME`].
+pub fn bounded_secs(secs: f64) -> Result<Time, String> {
+    if !secs.is_finite() || secs < 0.0 {
+        return Err("not a non-negative number of seconds".into());
+    }
+    if secs > MAX_TIME.as_secs_f64() {
+        return Err(format!(
+            "{secs} s is above the longest time accepted, 86400 s (24 hours of simulated time)"
+        ));
+    }
+    Ok(Time::from_secs_f64(secs))
+}
+
 /// `s` trimmed and cut where its number ends: at the first character `in_number` rejects.
 fn split_number(s: &str, in_number: impl Fn(char) -> bool) -> (&str, &str) {
     let t = s.trim();
@@ -195,6 +227,11 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     if !bytes.is_finite() || bytes < 0.0 || bytes.fract() != 0.0 {
         return Err(format!("`{s}` is not a whole number of bytes"));
     }
+    if bytes > MAX_BYTES as f64 {
+        return Err(format!(
+            "`{s}` is above the largest size accepted, 2^50 B (1 PiB)"
+        ));
+    }
     Ok(bytes as u64)
 }
 
@@ -221,7 +258,13 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
     if !v.is_finite() || v < 0.0 {
         return Err(format!("`{s}` must be a non-negative duration"));
     }
-    Ok(Time((v * ps_per_unit).round() as u64))
+    let ps = (v * ps_per_unit).round();
+    if ps > MAX_TIME.0 as f64 {
+        return Err(format!(
+            "`{s}` is above the longest time accepted, 86400s (24 hours of simulated time)"
+        ));
+    }
+    Ok(Time(ps as u64))
 }
 
 /// Parses a rate such as `100Gbps`, `400G`, `25Gb/s`, `800` (Gb/s assumed only when `bare_gbps`).

@@ -1,6 +1,7 @@
 //! `fabricsim bench`: the three peer scenarios of issue 3 (k=8 permutation, 127-to-1 incast,
 //! k=16 permutation, all 2 MB at 100G), reporting events/s, packets/s, wall time and the
 //! simulated end time. By default run as htsim RoCE ran them (lossless, no congestion control).
+//! A benchmark: its wall-clock figures (wall_s, Mev/s, Mpkt/s) differ between runs by design.
 
 use std::path::Path;
 
@@ -8,7 +9,8 @@ use clap::Args;
 use fabricsim::InputError;
 use fabricsim::sim::bench::{CASES, HEADER, Mode, describe, format_row, peer_params, run_case};
 
-use crate::outcome::Outcome;
+use crate::interrupt;
+use crate::outcome::{Outcome, unless_interrupted};
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -70,7 +72,11 @@ pub fn run(a: BenchArgs) -> Outcome {
                 best = f;
             }
         }
+        if interrupt::received().is_some() {
+            println!("# interrupted: {stem} and the cases after it did not finish");
+            break;
+        }
         println!("{}", format_row(&best));
     }
-    Ok(())
+    unless_interrupted(|| "the cases that finished are printed".into())
 }

@@ -15,7 +15,8 @@ use fabricsim::workload::measure::{SweepError, SweepOutcome, measure};
 use fabricsim::workload::run_engine::Cluster;
 use fabricsim::workload::sweep::sizes;
 
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::{Failure, Outcome, unless_interrupted};
+use crate::outpath;
 use crate::output;
 use crate::scenario_flags::{self, ScenarioFlags};
 
@@ -162,17 +163,19 @@ fn bytes_flag(flag: &str, s: &str) -> Result<u64, InputError> {
     num.parse::<u64>()
         .ok()
         .and_then(|v| v.checked_mul(1u64 << shift))
+        .filter(|&v| v <= fabricsim::units::MAX_BYTES)
         .ok_or_else(|| {
             InputError::flag(
                 flag,
                 s,
-                "not a size",
-                "an integer with an optional K, M or G suffix (powers of 1024, as nccl-tests): 8, 64K, 1M, 1G",
+                "not a size of at most 2^50 B",
+                "an integer with an optional K, M or G suffix (powers of 1024, as nccl-tests): 8, 64K, 1M, 1G; at most 2^50 B (1024T)",
             )
         })
 }
 
 pub fn run(a: CollectiveArgs) -> Outcome {
+    outpath::check(&[("--out", a.out.as_deref())])?;
     let scenario = a.flags.load(a.scenario.as_deref())?;
     let op = parse_op(&a.op)?;
     let algo = match &a.algo {
@@ -212,6 +215,8 @@ pub fn run(a: CollectiveArgs) -> Outcome {
     // other).
     let mut engines = std::collections::BTreeSet::new();
     let outcome = measure(&spec, &comm, cluster.nvlink(), &sweep, |dag| {
+        // Refused before it runs when it would not fit in memory (exit 2).
+        fabricsim::memory::check(&scenario, cluster.engine_for(dag), dag)?;
         done += 1;
         let mut progress = |p: &Progress| {
             eprint!(
@@ -230,15 +235,27 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             engines.insert(r.engine.name());
             r.time
         })
+        .map_err(Failure::Run)
     })
     .map_err(|e| match e {
         SweepError::Input(e) => Failure::Input(e),
-        SweepError::Run { bytes, error } => {
-            Failure::Run(format!("the engine run of {bytes} bytes failed: {error}"))
-        }
+        SweepError::Run { bytes, error } => match error {
+            Failure::Run(m) => Failure::Run(format!("the engine run of {bytes} bytes failed: {m}")),
+            input => input,
+        },
     })?;
-    let SweepOutcome { table, points, .. } = outcome;
-    let fit = if a.fit {
+    let SweepOutcome {
+        table,
+        points,
+        interrupted,
+        ..
+    } = outcome;
+    let mark = format!(
+        "# interrupted: {} of {total} sizes finished{}\n",
+        points.len(),
+        if a.fit { "; no fit" } else { "" }
+    );
+    let fit = if a.fit && !interrupted {
         let h = holdout(&points).map_err(|e| Failure::Run(format!("alpha-beta fit: {e}")))?;
         Some(FitReport::of(&h))
     } else {
@@ -258,9 +275,13 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             if let Some(f) = &fit {
                 s.push_str(&f.to_text());
             }
+            if interrupted {
+                s.push_str(&mark);
+            }
             s
         }
-        Format::Json => output::json(serde_json::to_string_pretty(&serde_json::json!({
+        Format::Json => {
+            let mut v = serde_json::json!({
             "op": op.name(),
             "algo": algo.name(),
             "ranks": ranks,
@@ -270,7 +291,13 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             "engine": engine,
             "table": table,
             "fit": fit.as_ref().map(FitReport::to_json),
-        })))?,
+            });
+            if interrupted {
+                v["status"] = "interrupted".into();
+            }
+            output::json(serde_json::to_string_pretty(&v))?
+        }
     };
-    output::emit(a.out.as_deref(), &text)
+    output::emit(a.out.as_deref(), &text)?;
+    unless_interrupted(|| mark.trim_start_matches("# interrupted: ").trim_end().into())
 }

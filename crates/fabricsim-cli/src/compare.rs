@@ -4,8 +4,12 @@
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::{Outcome, unless_interrupted};
+use crate::outpath;
+use crate::output;
+use crate::progress::Bar;
 use fabricsim::compare::model::default_scenario;
+use fabricsim::compare::progress::Stage;
 use fabricsim::compare::recommend::recommend;
 use fabricsim::report::compare as report;
 use fabricsim::scenario::Scenario;
@@ -45,12 +49,11 @@ pub struct CompareArgs {
     pub out: Option<PathBuf>,
 }
 
-pub fn write_file(path: &PathBuf, bytes: &[u8]) -> Result<(), Failure> {
-    std::fs::write(path, bytes)
-        .map_err(|e| Failure::Run(format!("cannot write {}: {e}", path.display())))
-}
-
 pub fn run(args: CompareArgs) -> Outcome {
+    outpath::check(&[
+        ("--out", args.out.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
     let mut scenario = match &args.scenario {
         Some(p) => Scenario::load(&p.display().to_string())?,
         None => default_scenario(),
@@ -65,25 +68,40 @@ pub fn run(args: CompareArgs) -> Outcome {
     .filter_map(|(f, v)| v.as_ref().map(|v| (f.to_string(), v.clone())))
     .collect();
     scenario.apply_flags(&flags)?;
-    let c = fabricsim::compare::run(&scenario)?;
+    let bar = Bar::new();
+    let show = |s: &Stage| {
+        bar.show(
+            s.done,
+            s.total,
+            "stages",
+            &format!("{}: {}", s.fabric, s.stage),
+        )
+    };
+    let c = fabricsim::compare::run_with(&scenario, &show);
+    bar.finish();
+    let c = match c {
+        Err(e) => {
+            unless_interrupted(|| format!("nothing written ({})", e.problem))?;
+            return Err(e.into());
+        }
+        Ok(c) => c,
+    };
     let r = recommend(&c);
     if let Some(path) = &args.html {
-        write_file(
+        outpath::write(
             path,
             fabricsim::report::html::compare::report(&c, &r).as_bytes(),
         )?;
     }
     let out = match args.format {
         Format::Text => report::text(&c, &r),
-        Format::Json => {
-            serde_json::to_string_pretty(&report::json(&c, &r))
-                .map_err(|e| Failure::Run(e.to_string()))?
-                + "\n"
-        }
+        Format::Json => output::json(serde_json::to_string_pretty(&report::json(&c, &r)))?,
     };
-    match &args.out {
-        Some(path) => write_file(path, out.as_bytes())?,
-        None => print!("{out}"),
-    }
-    Ok(())
+    output::emit(args.out.as_deref(), &out)?;
+    unless_interrupted(|| {
+        format!(
+            "the {} fabric(s) that finished are written, marked interrupted",
+            c.fabrics.len()
+        )
+    })
 }

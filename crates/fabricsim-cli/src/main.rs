@@ -5,9 +5,12 @@
 mod bench;
 mod collective;
 mod compare;
+mod interrupt;
 mod outcome;
+mod outpath;
 mod output;
 mod plan;
+mod progress;
 mod scenario_flags;
 mod sim;
 mod sweep;
@@ -47,6 +50,7 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    interrupt::install();
     let outcome: outcome::Outcome = match cli.cmd {
         Cmd::Plan(a) => plan::run(a),
         Cmd::Train(a) => train::run(a),

@@ -1,6 +1,9 @@
-//! How a subcommand ends: success, bad input (exit 2), or a run that failed (exit 1).
+//! How a subcommand ends: success, bad input (exit 2), a run that failed (exit 1), or a run a
+//! signal stopped after writing what it had done (exit 128 + the signal: 130, 143).
 
 use fabricsim::InputError;
+
+use crate::interrupt;
 use std::process::ExitCode;
 
 pub enum Failure {
@@ -8,6 +11,8 @@ pub enum Failure {
     Input(InputError),
     /// The run itself failed (unfinished messages, broken conservation, I/O while writing).
     Run(String),
+    /// SIGINT or SIGTERM stopped the run; the text says what partial results were written.
+    Interrupted(String),
 }
 
 impl From<InputError> for Failure {
@@ -30,5 +35,18 @@ pub fn exit_code(o: Outcome) -> ExitCode {
             eprintln!("error: {msg}");
             ExitCode::from(1)
         }
+        Err(Failure::Interrupted(msg)) => {
+            let sig = interrupt::received().unwrap_or(2);
+            eprintln!("interrupted by {}: {msg}", interrupt::name(sig));
+            ExitCode::from((128 + sig) as u8)
+        }
+    }
+}
+
+/// `Err(Interrupted)` saying `written` when a signal asked to stop, else `Ok`.
+pub fn unless_interrupted(written: impl FnOnce() -> String) -> Outcome {
+    match interrupt::received() {
+        Some(_) => Err(Failure::Interrupted(written())),
+        None => Ok(()),
     }
 }

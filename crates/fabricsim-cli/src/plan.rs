@@ -4,6 +4,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 use crate::outcome::{Failure, Outcome};
+use crate::outpath;
 use crate::output;
 use crate::scenario_flags::{self, ScenarioFlags};
 
@@ -35,6 +36,11 @@ pub struct PlanArgs {
 }
 
 pub fn run(args: PlanArgs) -> Outcome {
+    outpath::check(&[
+        ("--out", args.out.as_deref()),
+        ("--export-dot", args.export_dot.as_deref()),
+        ("--export-ns3", args.export_ns3.as_deref()),
+    ])?;
     let scenario = args.flags.load(args.scenario.as_deref())?;
     let (design, topo, plan) = fabricsim::plan::run(&scenario)?;
     let report = match args.format {
@@ -48,10 +54,10 @@ pub fn run(args: PlanArgs) -> Outcome {
         let mut buf = Vec::new();
         fabricsim::topology::dot::write(&topo, &mut buf)
             .map_err(|e| Failure::Run(e.to_string()))?;
-        output::write_file(path, &buf)?;
+        outpath::write(path, &buf)?;
     }
     if let Some(path) = &args.export_ns3 {
-        output::write_file(path, fabricsim::io::ns3::write_topology(&topo).as_bytes())?;
+        outpath::write(path, fabricsim::io::ns3::write_topology(&topo).as_bytes())?;
     }
     output::emit(args.out.as_deref(), &report)
 }

@@ -19,7 +19,7 @@ pub trait Keys {
 pub struct Plan;
 impl Keys for Plan {
     fn takes(key: &str) -> bool {
-        !key.starts_with("train.") && key != "engine"
+        !key.starts_with("train.") && key != "engine" && key != "max_memory"
     }
 }
 
@@ -32,6 +32,7 @@ impl Keys for Train {
             .any(|p| key.starts_with(p))
             || key == "catalog"
             || key == "engine"
+            || key == "max_memory"
     }
 }
 
@@ -44,6 +45,7 @@ impl Keys for Cluster {
             .any(|p| key.starts_with(p))
             || key == "catalog"
             || key == "engine"
+            || key == "max_memory"
     }
 }
 
@@ -56,6 +58,7 @@ impl Keys for Sim {
             .any(|p| key.starts_with(p))
             || key == "catalog"
             || key == "engine"
+            || key == "max_memory"
     }
 }
 

@@ -14,6 +14,7 @@ use fabricsim::units::parse_time;
 use fabricsim::workload::run_engine::fabric_packets;
 
 use crate::outcome::{Failure, Outcome};
+use crate::outpath;
 use crate::scenario_flags::{self, ScenarioFlags};
 
 #[derive(Args)]
@@ -35,44 +36,17 @@ pub struct SimArgs {
     /// Also write completion times in the ns-3 HPCC fct.txt format.
     #[arg(long)]
     pub fct: Option<String>,
-}
-
-/// Ctrl-C sets a flag the run checks every few hundred thousand events.
-#[cfg(unix)]
-mod interrupt {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    pub static STOP: AtomicBool = AtomicBool::new(false);
-
-    extern "C" fn on_sigint(_: i32) {
-        STOP.store(true, Ordering::Relaxed);
-    }
-
-    unsafe extern "C" {
-        fn signal(sig: i32, handler: extern "C" fn(i32)) -> usize;
-    }
-
-    pub fn install() {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            signal(2, on_sigint);
-        }
-    }
-
-    pub fn requested() -> bool {
-        STOP.load(Ordering::Relaxed)
-    }
-}
-
-#[cfg(not(unix))]
-mod interrupt {
-    pub fn install() {}
-    pub fn requested() -> bool {
-        false
-    }
+    /// Also write the wall-clock figures (wall_s, events_per_s, packets_per_s) in the JSON; off
+    /// by default so that the same scenario and seed give the same bytes (stderr has them).
+    #[arg(long)]
+    pub timing: bool,
 }
 
 pub fn run(a: SimArgs) -> Outcome {
+    outpath::check(&[
+        ("--out", a.out.as_deref().map(Path::new)),
+        ("--fct", a.fct.as_deref().map(Path::new)),
+    ])?;
     let sc = a.flags.load(Some(Path::new(&a.scenario)))?;
     let base = Path::new(&a.scenario).parent().unwrap_or(Path::new("."));
     let setup = build(&sc, base, a.seed)?;
@@ -93,7 +67,6 @@ pub fn run(a: SimArgs) -> Outcome {
             kind.name()
         );
     }
-    interrupt::install();
     let tty = std::io::stderr().is_terminal();
     let mut progress = |p: &Progress| {
         if tty {
@@ -105,12 +78,13 @@ pub fn run(a: SimArgs) -> Outcome {
                 p.total
             );
         }
-        !interrupt::requested()
+        true
     };
     let opts = RunOptions {
         until,
         progress: Some(&mut progress),
     };
+    fabricsim::memory::check(&sc, kind, &setup.dag)?;
     let r = engine_choice::run(
         kind,
         &setup.net.topo,
@@ -132,17 +106,18 @@ pub fn run(a: SimArgs) -> Outcome {
     if tty {
         eprintln!();
     }
-    let json = r.to_json(true);
+    let json = r.to_json(a.timing);
     match &a.out {
-        Some(path) => std::fs::write(path, &json)
-            .map_err(|e| Failure::Run(format!("cannot write {path}: {e}")))?,
+        Some(path) => outpath::write(Path::new(path), json.as_bytes())?,
         None => std::io::stdout()
             .write_all(json.as_bytes())
             .map_err(|e| Failure::Run(format!("cannot write stdout: {e}")))?,
     }
     if let Some(path) = &a.fct {
-        std::fs::write(path, write_fct(&r, setup.params.udp_dport))
-            .map_err(|e| Failure::Run(format!("cannot write {path}: {e}")))?;
+        outpath::write(
+            Path::new(path),
+            write_fct(&r, setup.params.udp_dport).as_bytes(),
+        )?;
     }
     for w in &r.sim.warnings {
         eprintln!("[sim] warning: {w}");
@@ -164,7 +139,9 @@ pub fn run(a: SimArgs) -> Outcome {
     r.check_conservation().map_err(Failure::Run)?;
     match r.sim.status {
         Status::Complete | Status::StoppedAtUntil => Ok(()),
-        Status::Interrupted => Err(Failure::Run("interrupted: partial results written".into())),
+        Status::Interrupted => Err(Failure::Interrupted(
+            "partial results written, marked \"status\": \"interrupted\"".into(),
+        )),
         Status::Unfinished => Err(Failure::Run(format!(
             "{} of {} messages did not complete ({} failed after exhausting retries); results written",
             s.messages_total - s.messages_completed,

@@ -4,14 +4,15 @@
 //! selective repeat on roce-400g.
 
 use clap::Args;
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::compare::write_file;
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::{Failure, Outcome, unless_interrupted};
+use crate::outpath;
+use crate::output;
+use crate::progress::Bar;
 use fabricsim::InputError;
 use fabricsim::compare::model::default_scenario;
-use fabricsim::compare::sweep::{self, SweepAxis};
+use fabricsim::compare::sweep::{self, Point, PointResult, SweepAxis};
 use fabricsim::compare::variant::{Recovery, Tune, Variant};
 use fabricsim::engine_choice::EngineChoice;
 use fabricsim::scenario::Scenario;
@@ -51,9 +52,93 @@ pub struct SweepArgs {
     /// SVG chart of MFU against the first parameter (a numeric one).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Finish an interrupted sweep: the points already in the --json file are kept, the others
+    /// run; the outputs are then the same bytes as an uninterrupted run's.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+/// FNV-1a, 64 bits (Fowler, Noll, Vo; IETF draft-eastlake-fnv): a stable digest of the
+/// scenario text, so `--resume` refuses a record made from another scenario.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The sweep's JSON record: what it ran and the finished points; a `status` (`running` while
+/// it runs, `interrupted`) marks a partial record, which `--resume` finishes.
+fn record(
+    args: &SweepArgs,
+    scenario: &Scenario,
+    engine: EngineChoice,
+    axes: &[SweepAxis],
+    results: &[&PointResult],
+    status: Option<&str>,
+) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "fabric": args.fabric,
+        "scenario_fnv1a64": format!("{:016x}", fnv1a64(scenario.source.text.as_bytes())),
+        "engine": fabricsim::compare::engine::choice_name(engine),
+        "seed": args.seed,
+        "axes": axes,
+        "points": results,
+    });
+    if let Some(s) = status {
+        v["status"] = s.into();
+    }
+    v
+}
+
+/// The points of `points` already in the JSON record at `path` (none when it does not exist
+/// yet); exit 2 when the record is of another sweep or unreadable.
+fn finished(
+    path: &Path,
+    head: &serde_json::Value,
+    points: &[Point],
+) -> Result<Vec<PointResult>, InputError> {
+    let bad = |why: String| {
+        InputError::flag(
+            "--resume",
+            path.display(),
+            why,
+            "the --json file of an interrupted run of the same sweep (same scenario file, --param, --fabric, --engine and --seed)",
+        )
+    };
+    let text = match std::fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        r => r.map_err(|e| bad(format!("cannot read it: {e}")))?,
+    };
+    let mut v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not a sweep record: {e}")))?;
+    for key in ["fabric", "engine", "seed", "axes", "scenario_fnv1a64"] {
+        if v[key] != head[key] {
+            return Err(bad(format!(
+                "its {key} is {}, this sweep's is {}",
+                v[key], head[key]
+            )));
+        }
+    }
+    let done: Vec<PointResult> = serde_json::from_value(v["points"].take())
+        .map_err(|e| bad(format!("its points do not read back: {e}")))?;
+    match done
+        .iter()
+        .find(|r| points.get(r.point.id) != Some(&r.point))
+    {
+        Some(r) => Err(bad(format!(
+            "point {} is not one of this sweep's",
+            r.point.id
+        ))),
+        None => Ok(done),
+    }
 }
 
 pub fn run(args: SweepArgs) -> Outcome {
+    outpath::check(&[
+        ("--csv", args.csv.as_deref()),
+        ("--json", args.json.as_deref()),
+        ("--svg", args.svg.as_deref()),
+    ])?;
     let mut scenario = match &args.scenario {
         Some(p) => Scenario::load(&p.display().to_string())?,
         None => default_scenario(),
@@ -103,22 +188,56 @@ pub fn run(args: SweepArgs) -> Outcome {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let tty = std::io::stderr().is_terminal();
-    let progress = move |done: usize, total: usize| {
-        if tty {
-            let w = 30 * done / total.max(1);
-            eprint!(
-                "\r[{}{}] {done}/{total} points",
-                "#".repeat(w),
-                ".".repeat(30 - w)
-            );
-            if done == total {
-                eprintln!();
+    if threads == 0 {
+        return Err(InputError::flag("--threads", 0, "no worker thread", "1 or more").into());
+    }
+    let mut results = match (args.resume, &args.json) {
+        (false, _) => Vec::new(),
+        (true, Some(p)) => finished(
+            p,
+            &record(&args, &scenario, engine, &axes, &[], None),
+            &points,
+        )?,
+        (true, None) => {
+            return Err(InputError::flag(
+                "--resume",
+                "true",
+                "needs the record of the finished points",
+                "--json FILE, the same file as the interrupted run's",
+            )
+            .into());
+        }
+    };
+    let todo: Vec<Point> = points
+        .iter()
+        .filter(|p| !results.iter().any(|r| r.point.id == p.id))
+        .cloned()
+        .collect();
+    let bar = Bar::new();
+    // After each point: the bar, and the JSON record so far (a crash or a kill loses at most
+    // the points running; `--resume` finishes the rest).
+    let progress = |slots: &[Option<PointResult>]| {
+        let mut now: Vec<&PointResult> = results.iter().chain(slots.iter().flatten()).collect();
+        bar.show(now.len(), points.len(), "points", "");
+        if let Some(p) = &args.json {
+            now.sort_by_key(|r| r.point.id);
+            let v = record(&args, &scenario, engine, &axes, &now, Some("running"));
+            if let Ok(text) = output::json(serde_json::to_string_pretty(&v)) {
+                let _ = outpath::write(p, text.as_bytes());
             }
         }
     };
-    let results = sweep::run(
-        &scenario, &fabric, args.seed, &points, threads, true, &progress,
+    let more = sweep::run(
+        &scenario, &fabric, args.seed, &todo, threads, true, &progress,
+    );
+    bar.finish();
+    results.extend(more);
+    results.sort_by_key(|r| r.point.id);
+    let interrupted = results.len() < points.len();
+    let mark = format!(
+        "# interrupted: {} of {} points finished; run again with --resume (and the same --json) to finish\n",
+        results.len(),
+        points.len()
     );
 
     let mut table = String::new();
@@ -151,20 +270,31 @@ pub fn run(args: SweepArgs) -> Outcome {
             (e, ..) => table += &format!("  error: {}\n", e.as_deref().unwrap_or("no result")),
         }
     }
+    if interrupted {
+        table += &mark;
+    }
     print!("{table}");
     if let Some(p) = &args.csv {
-        write_file(p, sweep::csv(&axes, &results).as_bytes())?;
+        let mut csv = sweep::csv(&axes, &results);
+        if interrupted {
+            csv += &mark;
+        }
+        outpath::write(p, csv.as_bytes())?;
     }
     if let Some(p) = &args.json {
-        let v = serde_json::json!({
-            "fabric": args.fabric,
-            "engine": fabricsim::compare::engine::choice_name(engine),
-            "seed": args.seed,
-            "axes": axes,
-            "points": results,
-        });
-        let text = serde_json::to_string_pretty(&v).map_err(|e| Failure::Run(e.to_string()))?;
-        write_file(p, (text + "\n").as_bytes())?;
+        let all: Vec<&PointResult> = results.iter().collect();
+        let v = record(
+            &args,
+            &scenario,
+            engine,
+            &axes,
+            &all,
+            interrupted.then_some("interrupted"),
+        );
+        outpath::write(
+            p,
+            output::json(serde_json::to_string_pretty(&v))?.as_bytes(),
+        )?;
     }
     if let Some(p) = &args.svg {
         let svg = sweep::chart(&axes, &results).ok_or_else(|| {
@@ -175,7 +305,7 @@ pub fn run(args: SweepArgs) -> Outcome {
                 "loss_rate, gpus, ecn_kmin, ecn_kmax, dcqcn_rai or dcqcn_timer as the first --param",
             ))
         })?;
-        write_file(p, svg.as_bytes())?;
+        outpath::write(p, svg.as_bytes())?;
     }
-    Ok(())
+    unless_interrupted(|| mark.trim_start_matches("# interrupted: ").trim_end().into())
 }

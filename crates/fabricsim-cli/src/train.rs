@@ -9,7 +9,9 @@ use fabricsim::workload::train::flow_step::{self, Pass, StepModel};
 use fabricsim::workload::train::{report, run};
 use fabricsim::workload::train_engine::{self, calibrate_on_engine};
 
-use crate::outcome::{Failure, Outcome};
+use crate::interrupt;
+use crate::outcome::{Failure, Outcome, unless_interrupted};
+use crate::outpath;
 use crate::output;
 use crate::scenario_flags::{self, ScenarioFlags};
 
@@ -41,6 +43,7 @@ pub struct TrainArgs {
 }
 
 pub fn run(args: TrainArgs) -> Outcome {
+    outpath::check(&[("--out", args.out.as_deref())])?;
     let scenario = args.flags.load(args.scenario.as_deref())?;
     let engine = EngineChoice::of(&scenario)?;
     let model = StepModel::of(&scenario)?;
@@ -73,17 +76,22 @@ pub fn run(args: TrainArgs) -> Outcome {
                     );
                 }
             };
-            Some(
-                flow_step::simulate_run(&tr, params, fp, first, &mut on_pass)
-                    .map_err(Failure::Run)?,
-            )
+            match flow_step::simulate_run(&tr, params, fp, first, &mut on_pass) {
+                Err(_) if interrupt::received().is_some() => None,
+                r => Some(r.map_err(Failure::Run)?),
+            }
         }
         None => None,
     };
     let r = tr.report;
+    // A stop cut the whole-step simulation short: the analytic step is written, marked.
+    let interrupted = flow_params.is_some() && flow.is_none();
     let text = match args.format {
         Format::Text => {
             let mut t = report::to_text(&r);
+            if interrupted {
+                t += INTERRUPTED;
+            }
             if let Some(p) = &provenance {
                 t += &train_engine::to_text(p);
             }
@@ -92,7 +100,7 @@ pub fn run(args: TrainArgs) -> Outcome {
             }
             t
         }
-        Format::Json if provenance.is_none() && flow.is_none() => {
+        Format::Json if provenance.is_none() && flow.is_none() && !interrupted => {
             output::json(serde_json::to_string_pretty(&r))?
         }
         Format::Json => {
@@ -106,8 +114,17 @@ pub fn run(args: TrainArgs) -> Outcome {
             if let Some(f) = &flow {
                 v["flow_step"] = json(serde_json::to_value(f))?;
             }
+            if interrupted {
+                v["status"] = "interrupted".into();
+            }
             output::json(serde_json::to_string_pretty(&v))?
         }
     };
-    output::emit(args.out.as_deref(), &text)
+    output::emit(args.out.as_deref(), &text)?;
+    unless_interrupted(|| {
+        "the analytic step written; the whole-step simulation did not finish".into()
+    })
 }
+
+const INTERRUPTED: &str =
+    "# interrupted: the whole-step simulation (--step-model flow_dag) did not finish\n";

@@ -99,7 +99,8 @@ pub struct Figures {
 fn read(dir: &Path, file: &str) -> Result<Source, InputError> {
     let path = dir.join(file);
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| InputError::io(&name, &e))?;
+    let text =
+        crate::io::input::read_input(&path).map_err(|e| InputError::io(&name, "--dir", e))?;
     Ok(Source::new(name, text))
 }
 

@@ -42,7 +42,7 @@ use fabricsim_core::release::Release;
 use fabricsim_core::rng::{Rng, Stream};
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::Time;
-use fabricsim_mech::{FlowControl, RunResult, SimParams, entropy, route};
+use fabricsim_mech::{FlowControl, RunResult, SimParams, Status, entropy, route};
 
 /// What the flow engine is told beyond the packet engine's parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -144,6 +144,8 @@ const NIC_SEND: u8 = 3;
 /// the step).
 const ONSET: u8 = 4;
 const NONE: u64 = u64::MAX;
+/// Batches between polls of the stop request (`fabricsim_core::stop`).
+const STOP_CHECK_BATCHES: u64 = 1 << 12;
 const NONE32: u32 = u32::MAX;
 const PS_PER_S: u128 = 1_000_000_000_000;
 
@@ -264,7 +266,7 @@ pub fn run(
 ) -> Result<(RunResult, FlowStats), FlowError> {
     let wall = Instant::now();
     let mut lp = Loop::new(topo, p, dag, fp)?;
-    lp.run();
+    let interrupted = lp.run();
     // The rest of the loop's state goes before the per-message records are built.
     let Loop {
         msgs,
@@ -276,7 +278,7 @@ pub fn run(
         ..
     } = { lp };
     let events = stats.batches;
-    let result = report::results(
+    let mut result = report::results(
         p,
         dag,
         &report::Timeline {
@@ -289,6 +291,10 @@ pub fn run(
         },
         wall,
     );
+    if interrupted {
+        result.sim.status = Status::Interrupted;
+        result.sim.partial = true;
+    }
     Ok((result, stats))
 }
 
@@ -483,8 +489,14 @@ impl<'a> Loop<'a> {
         bytes_start(self.dag, self.p.nic_latency, m, post)
     }
 
-    fn run(&mut self) {
+    /// Runs the batches in time order; true when a stop request (`fabricsim_core::stop`) ended it early.
+    fn run(&mut self) -> bool {
+        let mut interrupted = false;
         while let Some(t) = self.next_time() {
+            if self.stats.batches % STOP_CHECK_BATCHES == 0 && fabricsim_core::stop::requested() {
+                interrupted = true;
+                break;
+            }
             self.now = t;
             self.stats.batches += 1;
             // Events first (a release at a zero delay joins this batch), then initial posts.
@@ -520,6 +532,7 @@ impl<'a> Loop<'a> {
             self.stats.nic_caps = ns.caps_set();
         }
         self.stats.routes = self.solver.routes().len() as u64;
+        interrupted
     }
 
     /// Re-solves the rates at `t`. The NICs' send stage caps flows by the rates and the rates

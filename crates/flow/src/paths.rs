@@ -172,7 +172,10 @@ pub fn wire_bytes(p: &SimParams, bytes: u64) -> u64 {
     let (full, last) = (bytes / mtu, bytes % mtu);
     let frame =
         |payload: u64| p.data_frame_bytes(payload as u32) as u64 + p.wire_overhead_bytes as u64;
-    full * frame(mtu) + if last > 0 { frame(last) } else { 0 }
+    // Saturating: a size past `units::MAX_BYTES` (refused at input) must not wrap to a short
+    // flow.
+    full.saturating_mul(frame(mtu))
+        .saturating_add(if last > 0 { frame(last) } else { 0 })
 }
 
 /// What the flow engine reads of a route: the cap it gives the solver (bit/s, `maxmin::NO_CAP`

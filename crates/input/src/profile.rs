@@ -143,6 +143,9 @@ impl Profile {
                 return Err(InputError::at_key(src, key, v, "must be positive", "> 0"));
             }
         }
+        if let Some(fc) = &p.flow_control {
+            fc.check(src)?;
+        }
         let alpha = p.comm.message_latency_us;
         if !(alpha.is_finite() && alpha >= 0.0) {
             return Err(InputError::at_key(

@@ -5,7 +5,8 @@
 use serde::Deserialize;
 
 use crate::profile::{Family, Profile};
-use fabricsim_core::units::Time;
+use fabricsim_core::error::{InputError, Source};
+use fabricsim_core::units::{MAX_BYTES, Time};
 use fabricsim_mech::params::{
     CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, SimParams,
 };
@@ -38,6 +39,67 @@ pub struct UntunedPfc {
 }
 
 impl FlowControlProfile {
+    /// Range checks of the table's numbers, each an error at its key in the profile file.
+    pub fn check(&self, src: &Source) -> Result<(), InputError> {
+        let key = |k: &str| format!("flow_control.{k}");
+        if let Some(a) = self.xoff_alpha.filter(|a| !(*a > 0.0 && *a <= 64.0)) {
+            return Err(InputError::at_key(
+                src,
+                &key("xoff_alpha"),
+                a,
+                "out of range",
+                "0 < alpha <= 64",
+            ));
+        }
+        if let Some(x) = self.headroom_scale.filter(|x| !(*x >= 0.0 && *x <= 100.0)) {
+            return Err(InputError::at_key(
+                src,
+                &key("headroom_scale"),
+                x,
+                "out of range",
+                "0 to 100 (1 = the SONiC formula)",
+            ));
+        }
+        if let Some(v) = self.priority.filter(|&v| v > 7) {
+            return Err(InputError::at_key(
+                src,
+                &key("priority"),
+                v,
+                "out of range",
+                "0 to 7 (802.1p)",
+            ));
+        }
+        if let Some(v) = self.data_vls.filter(|v| !(2..=8).contains(v)) {
+            return Err(InputError::at_key(
+                src,
+                &key("data_vls"),
+                v,
+                "out of range",
+                "2 to 8",
+            ));
+        }
+        let buffers = [
+            ("switch_vl_buffer_bytes", self.switch_vl_buffer_bytes),
+            ("nic_vl_buffer_bytes", self.nic_vl_buffer_bytes),
+            (
+                "untuned.headroom_bytes",
+                self.untuned.as_ref().map(|u| u.headroom_bytes),
+            ),
+        ];
+        for (k, b) in buffers {
+            if let Some(b) = b.filter(|&b| b == 0 || b > MAX_BYTES) {
+                return Err(InputError::at_key(
+                    src,
+                    &key(k),
+                    b,
+                    "out of range",
+                    "1 B to 2^50 B",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The engine's flow control for this profile (`tuned` false: the untuned variant).
     pub fn flow_control(&self, p: &SimParams, tuned: bool) -> Result<FlowControl, String> {
         match self.kind.as_str() {

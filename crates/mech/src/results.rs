@@ -1,7 +1,7 @@
 //! What a packet run produces: counters, per-message completion times, a summary and per-port
 //! time series; written as JSON with a fixed key order, so a scenario and seed give the same bytes.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,7 +210,7 @@ pub struct Series {
 }
 
 /// How the run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Every message completed.
@@ -235,8 +235,12 @@ pub struct SimInfo {
     pub seed: u64,
     pub end_ps: u64,
     pub events: u64,
+    /// Wall-clock figures: zeroed by `to_json(false)` and then not written.
+    #[serde(skip_serializing_if = "untimed")]
     pub wall_s: f64,
+    #[serde(skip_serializing_if = "untimed")]
     pub events_per_s: f64,
+    #[serde(skip_serializing_if = "untimed")]
     pub packets_per_s: f64,
     /// Most packets alive at once (slab high-water mark).
     pub peak_packets: u64,
@@ -315,8 +319,8 @@ impl RunResult {
         Ok(())
     }
 
-    /// The JSON text. With `timing` false the wall-clock fields are zeroed, so two runs of the
-    /// same scenario and seed give identical bytes.
+    /// The JSON text. With `timing` false the wall-clock fields are left out, so two runs of
+    /// the same scenario and seed give identical bytes.
     pub fn to_json(&self, timing: bool) -> String {
         let mut r = self.clone();
         if !timing {
@@ -328,6 +332,11 @@ impl RunResult {
         s.push('\n');
         s
     }
+}
+
+/// A wall-clock figure `to_json(false)` zeroed.
+fn untimed(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Nearest-rank percentile of sorted values (q in [0, 1]).

@@ -360,6 +360,30 @@ impl<E: Packed> CalendarQueue<E> {
         Some((t, x & PACKED_MASK))
     }
 
+    /// The time of the earliest pending entry, `None` when the queue is empty. Not for the hot
+    /// path (it scans the next bucket's chain): periodic events use it to skip idle spans.
+    pub fn next_time(&self) -> Option<u64> {
+        let here = self
+            .rest()
+            .first()
+            .map(|&x| (self.cur << SHIFT) | offset(x));
+        let wheel = here.or_else(|| {
+            let k = self.next_in_wheel()?;
+            let mut least = u64::MAX;
+            self.walk((k & MASK) as usize, usize::MAX, |c, n| {
+                for &x in self.entries(c, n) {
+                    least = least.min(offset(x));
+                }
+            });
+            Some((k << SHIFT) | least)
+        });
+        let far = self.far.peek().map(|f| f.t);
+        match (wheel, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The key of the first non-empty wheel bucket after the current one.
     fn next_in_wheel(&self) -> Option<u64> {
         let start = ((self.cur + 1) & MASK) as usize;
@@ -574,6 +598,8 @@ mod tests {
                     q.push(t, id);
                     reference.insert((t, id), ());
                 } else {
+                    let first = reference.keys().next().map(|&(t, _)| t);
+                    assert_eq!(q.next_time(), first, "seed {seed}");
                     let got = q.pop();
                     let want = reference.pop_first().map(|((t, id), ())| (t, id));
                     assert_eq!(got, want, "seed {seed}");

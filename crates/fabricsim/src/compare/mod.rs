@@ -8,20 +8,21 @@
 //! - [`curves`]: busbw against size, [`stress`]: incast over background load, [`probe`]:
 //!   ping-pong latency by switch hops and one long flow, each on the packet engine;
 //! - [`metrics`]: the table architects compare fabrics by, each figure with its provenance;
-//! - [`recommend`]: the documented score and its reasons.
+//! - [`recommend`]: the documented score and its reasons; [`progress`]: the stages done.
 
 pub mod curves;
 pub mod engine;
 pub mod metrics;
 pub mod model;
 pub mod probe;
+pub mod progress;
 pub mod recommend;
 pub mod step;
 pub mod stress;
 pub mod sweep;
 pub mod variant;
 
-pub use model::{Comparison, run};
+pub use model::{Comparison, run, run_with};
 
 #[cfg(test)]
 mod tests;

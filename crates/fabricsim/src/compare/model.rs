@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::curves::{self, BusbwCurve};
 use super::probe::{self, Probes};
+use super::progress::{Report, Tracker};
 use super::stress::{self, StressResult};
 use super::variant::{self, Variant};
 use crate::plan::Plan;
@@ -91,12 +92,24 @@ pub struct Comparison {
     pub loss_sweep: Option<(Vec<super::sweep::SweepAxis>, Vec<super::sweep::PointResult>)>,
     /// Statements about what the figures mean and what is not modelled.
     pub notes: Vec<String>,
+    /// A stop request (`fabricsim_core::stop`) came during the run: fabrics or loss-sweep points it cut
+    /// short are left out (the notes say which).
+    pub interrupted: bool,
 }
 
 const SECONDS_PER_HOUR: f64 = 3600.0;
 
 /// Loss rates of the comparison's MFU-against-loss chart (0 to 1%).
 const COMPARE_LOSS_RATES: &str = "loss_rate=0,0.001,0.003,0.01";
+
+/// The loss sweep's axes: the loss rates by the two recoveries.
+fn loss_axes() -> Vec<super::sweep::SweepAxis> {
+    vec![
+        super::sweep::SweepAxis::parse("loss_rate", COMPARE_LOSS_RATES).expect("built-in axis"),
+        super::sweep::SweepAxis::parse("transport", "transport=go-back-n,selective-repeat")
+            .expect("built-in axis"),
+    ]
+}
 
 /// The training job of `s` (its `[train]`, or the built-in comparison's when it has none) on
 /// `design`'s cluster, with the ranks placed on `topo`'s hosts.
@@ -153,21 +166,37 @@ fn deliver(
     }
 }
 
-fn one(s: &Scenario, v: &Variant, sec: &CompareSection) -> Result<FabricResult, InputError> {
+/// Stages of each fabric (`progress`): the training step, and with fabric runs the busbw
+/// curves, the stress run and the latency probes.
+fn stages(sec: &CompareSection) -> usize {
+    if sec.fabric_runs { 4 } else { 1 }
+}
+
+fn one(
+    s: &Scenario,
+    v: &Variant,
+    sec: &CompareSection,
+    track: &Tracker,
+) -> Result<FabricResult, InputError> {
     let seed = sec.seed;
     let mut sv = s.clone();
     sv.file.fabric.profile = v.profile.clone();
-    let (design, topology, plan) = crate::plan::run(&sv)?;
-    let cfg = train_config(&sv, &design, &topology)?;
-    // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
-    // compare on the same footing; loss acts only through these runs.
-    let (r, totals) = super::step::engine_step(&cfg, &design, &topology, v, seed).map_err(|e| {
-        s.error(
-            "compare.fabrics",
-            &v.name,
-            e,
-            "a fabric the packet engine can run",
-        )
+    let name = v.name.as_str();
+    let (design, topology, plan, r, totals) = track.stage(name, "training step", || {
+        let (design, topology, plan) = crate::plan::run(&sv)?;
+        let cfg = train_config(&sv, &design, &topology)?;
+        // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
+        // compare on the same footing; loss acts only through these runs.
+        let (r, totals) =
+            super::step::engine_step(&cfg, &design, &topology, v, seed).map_err(|e| {
+                s.error(
+                    "compare.fabrics",
+                    &v.name,
+                    e,
+                    "a fabric the packet engine can run",
+                )
+            })?;
+        Ok::<_, InputError>((design, topology, plan, r, totals))
     })?;
     let delivered = deliver(
         &r,
@@ -186,10 +215,23 @@ fn one(s: &Scenario, v: &Variant, sec: &CompareSection) -> Result<FabricResult, 
     };
     let (busbw, stress, probes) = if sec.fabric_runs {
         (
-            curves::measured(&design, &topology, v, seed).map_err(|e| fail("busbw", e))?,
-            Some(stress::run(&design, &topology, v, seed).map_err(|e| fail("stress run", e))?),
+            track
+                .stage(name, "busbw curves", || {
+                    curves::measured(&design, &topology, v, seed)
+                })
+                .map_err(|e| fail("busbw", e))?,
             Some(
-                probe::run(&sv, &design, &topology, v, seed)
+                track
+                    .stage(name, "stress run", || {
+                        stress::run(&design, &topology, v, seed)
+                    })
+                    .map_err(|e| fail("stress run", e))?,
+            ),
+            Some(
+                track
+                    .stage(name, "latency probes", || {
+                        probe::run(&sv, &design, &topology, v, seed)
+                    })
                     .map_err(|e| fail("latency probes", e))?,
             ),
         )
@@ -241,26 +283,50 @@ fn relative(fabrics: &[FabricResult]) -> Vec<Relative> {
 
 /// Compares the fabrics of `s`'s `[compare]` section (or the default three) on `s`'s cluster.
 pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
+    run_with(s, &|_| {})
+}
+
+/// [`run`], telling `progress` each stage of each fabric and each loss-sweep point. After a stop
+/// request (`fabricsim_core::stop`) the fabrics it cut short are left out and named in the notes (an
+/// error when none finished).
+pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError> {
     let section = s.file.compare.clone().unwrap_or_default();
+    section.check(s)?;
     let variants = variant::resolve(s, &section)?;
-    if !(section.utilization > 0.0 && section.utilization <= 1.0) {
-        return Err(s.error(
-            "compare.utilization",
-            section.utilization,
-            "is out of range",
-            "a share of the period above 0 and at most 1",
-        ));
-    }
-    // Fabrics are independent: one thread each, results in comparison order.
-    let fabrics = std::thread::scope(|scope| {
+    let loss_points = super::sweep::expand(&loss_axes());
+    let track = Tracker::new(variants.len() * stages(&section), progress);
+    // Fabrics are independent: one thread each, results in comparison order, each with
+    // whether a stop request came before it ended (it may then be cut short).
+    let runs = std::thread::scope(|scope| {
         let runs: Vec<_> = variants
             .iter()
-            .map(|v| scope.spawn(|| one(s, v, &section)))
+            .map(|v| {
+                scope.spawn(|| {
+                    let r = one(s, v, &section, &track);
+                    (r, fabricsim_core::stop::requested())
+                })
+            })
             .collect();
         runs.into_iter()
             .map(|h| h.join().expect("a fabric's run does not panic"))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
+            .collect::<Vec<_>>()
+    });
+    let mut fabrics = Vec::new();
+    let mut unfinished = Vec::new();
+    for (v, (r, cut)) in variants.iter().zip(runs) {
+        match cut {
+            true => unfinished.push(v.name.clone()),
+            false => fabrics.push(r?),
+        }
+    }
+    if fabrics.is_empty() {
+        return Err(s.error(
+            "compare.fabrics",
+            unfinished.join(", "),
+            "interrupted before any fabric finished",
+            "a run left to finish",
+        ));
+    }
     let years = fabrics[0].design.cost.years;
     let mut notes = vec![
         "Training-step communication: every collective of the step is run on the engine the scenario's engine key picks (auto: packet up to 20M packets) at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes. The busbw curves are packet-engine runs of all-reduce and all-to-all over every GPU at 64 KiB, 1 MiB and 8 MiB.".to_string(),
@@ -280,23 +346,41 @@ pub fn run(s: &Scenario) -> Result<Comparison, InputError> {
     let loss_sweep = fabrics
         .iter()
         .find(|f| f.design.profile.family == fabricsim_input::profile::Family::Roce)
+        .filter(|_| !fabricsim_core::stop::requested())
         .map(|f| {
-            let axes = vec![
-                super::sweep::SweepAxis::parse("loss_rate", COMPARE_LOSS_RATES)
-                    .expect("built-in axis"),
-                super::sweep::SweepAxis::parse("transport", "transport=go-back-n,selective-repeat")
-                    .expect("built-in axis"),
-            ];
             let base = Variant {
                 loss_rate: 0.0,
                 ..f.variant.clone()
             };
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let points = super::sweep::expand(&axes);
-            let r = super::sweep::run(s, &base, section.seed, &points, threads, false, &|_, _| ());
-            (axes, r)
+            track.add(loss_points.len());
+            let (name, before) = (f.variant.name.as_str(), track.done());
+            let tell = |slots: &[Option<super::sweep::PointResult>]| {
+                let d = slots.iter().flatten().count();
+                track.tell(name, "loss sweep", before + d)
+            };
+            let r = super::sweep::run(s, &base, section.seed, &loss_points, threads, false, &tell);
+            (loss_axes(), r)
         });
+    if !unfinished.is_empty()
+        || loss_sweep
+            .as_ref()
+            .is_some_and(|l| l.1.len() < loss_points.len())
+    {
+        notes.push(format!(
+            "Interrupted: a partial comparison (fabrics not finished: {}; loss-sweep points \
+             finished: {} of {}).",
+            if unfinished.is_empty() {
+                "none".to_string()
+            } else {
+                unfinished.join(", ")
+            },
+            loss_sweep.as_ref().map_or(0, |l| l.1.len()),
+            loss_points.len()
+        ));
+    }
     Ok(Comparison {
+        interrupted: fabricsim_core::stop::requested(),
         loss_sweep,
         name: s.file.name.clone().unwrap_or_else(|| {
             let d = &fabrics[0].design;

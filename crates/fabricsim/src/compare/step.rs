@@ -3,7 +3,7 @@
 //! alpha-beta and inserted into the communication model (`workload::train::calibrate`); the
 //! step model then uses the fits. Loss and loss recovery act through these runs only.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::engine::{CHANNELS, makespan, params};
 use super::variant::Variant;
@@ -36,7 +36,7 @@ pub fn sizes(bytes: u64) -> Vec<u64> {
 }
 
 /// What the packet runs of one calibration saw, summed over them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EngineTotals {
     pub runs: u64,
     /// Runs on each engine (`engine` = auto picks per run by size).

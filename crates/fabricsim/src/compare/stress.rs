@@ -8,11 +8,12 @@
 //! a bad moment in a training cluster (a many-to-one exchange hitting one NIC while the rest of
 //! the fabric carries unrelated flows), not a trace.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::engine::params;
 use super::engine::run_dag;
 use super::variant::Variant;
+use crate::setup::engine_choice::EngineName;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::traffic::{self, SizeDist, Traffic};
 use fabricsim_core::units::{BitRate, Time};
@@ -36,7 +37,7 @@ pub const BACKGROUND_US: u64 = 100;
 const HORIZON: Time = Time::from_ms(10_000);
 
 /// Completion-time percentiles of one class of messages.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FctStats {
     pub messages: u64,
     pub completed: u64,
@@ -60,7 +61,7 @@ impl FctStats {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StressResult {
     /// The pattern in words.
     pub pattern: String,
@@ -68,7 +69,8 @@ pub struct StressResult {
     pub status: Status,
     /// The engine that ran it (packet, or flow when chosen; the flow engine has no pauses,
     /// credits or marks, so those read 0).
-    pub engine: &'static str,
+    #[serde(deserialize_with = "crate::engine_choice::deserialize_name")]
+    pub engine: EngineName,
     pub background: FctStats,
     pub incast: FctStats,
     pub pause_frames: u64,

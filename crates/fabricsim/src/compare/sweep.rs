@@ -6,7 +6,7 @@
 //! All points use the same seed (common random numbers): differences between points come from
 //! the parameters, not from different random loss patterns.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -21,7 +21,7 @@ use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::Scenario;
 
 /// A parameter a sweep can vary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Param {
     /// Per-packet random loss on every link.
@@ -148,7 +148,7 @@ impl SweepAxis {
 }
 
 /// One point: its id and a value per axis.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub id: usize,
     pub values: Vec<(Param, String)>,
@@ -176,7 +176,8 @@ pub fn expand(axes: &[SweepAxis]) -> Vec<Point> {
         .collect()
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One point's figures; it reads back from the sweep's JSON (`sweep --resume`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PointResult {
     pub point: Point,
     pub step_time_s: Option<f64>,
@@ -292,8 +293,10 @@ pub fn run_point(
     }
 }
 
-/// Runs every point on `threads` threads; `progress(done, total)` after each point. Results
-/// come back in point order.
+/// Runs every point on `threads` threads; after each point `progress(slots)` with every point's
+/// slot (`None`: not finished), one call at a time (a caller can checkpoint them). Results
+/// come back in point order; after a stop request (`fabricsim_core::stop`) only the points that finished
+/// before it (a point the stop cut short is no result).
 pub fn run(
     base: &Scenario,
     fabric: &Variant,
@@ -301,20 +304,23 @@ pub fn run(
     points: &[Point],
     threads: usize,
     stress: bool,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    progress: &(dyn Fn(&[Option<PointResult>]) + Sync),
 ) -> Vec<PointResult> {
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<PointResult>>> = Mutex::new(vec![None; points.len()]);
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1).min(points.len().max(1)) {
             scope.spawn(|| {
-                loop {
+                while !fabricsim_core::stop::requested() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = points.get(i) else { break };
                     let r = run_point(base, fabric, seed, p, stress);
-                    slots.lock().expect("no panics while holding the lock")[i] = Some(r);
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
+                    if fabricsim_core::stop::requested() {
+                        break;
+                    }
+                    let mut slots = slots.lock().expect("no panics while holding the lock");
+                    slots[i] = Some(r);
+                    progress(&slots);
                 }
             });
         }
@@ -323,7 +329,7 @@ pub fn run(
         .into_inner()
         .expect("threads joined")
         .into_iter()
-        .map(|r| r.expect("every point ran"))
+        .flatten()
         .collect()
 }
 

@@ -99,6 +99,28 @@ fn default_comparison_runs_every_fabric_on_the_packet_engine() {
 }
 
 #[test]
+fn progress_names_each_fabric_and_stage_and_counts_to_the_total() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let tell = |s: &super::progress::Stage| {
+        seen.lock()
+            .unwrap()
+            .push((s.fabric.to_string(), s.stage, s.done, s.total));
+    };
+    let c = super::model::run_with(&with("", TWO), &tell).unwrap();
+    let seen = seen.into_inner().unwrap();
+    // Without fabric runs: each fabric's training step starts and ends, then the loss sweep's
+    // 8 points on the RoCE fabric, one report each.
+    for f in ["ib", "roce"] {
+        let steps = seen.iter().filter(|s| s.0 == f && s.1 == "training step");
+        assert_eq!(steps.count(), 2, "{f}: {seen:?}");
+    }
+    let sweep = seen.iter().filter(|s| s.1 == "loss sweep").count();
+    assert_eq!(sweep, c.loss_sweep.as_ref().unwrap().1.len());
+    let last = seen.last().unwrap();
+    assert_eq!((last.2, last.3), (2 + sweep, 2 + sweep), "{seen:?}");
+}
+
+#[test]
 fn cost_per_token_is_cluster_tco_over_tokens_of_the_period() {
     let c = run(&with("", "fabric_runs = false")).unwrap();
     let f = &c.fabrics[0];
@@ -326,8 +348,8 @@ mod sweeps {
         );
         let p = expand(&a);
         let s = default_scenario();
-        let one = run(&s, &roce(), 7, &p, 1, false, &|_, _| ());
-        let two = run(&s, &roce(), 7, &p, 2, false, &|_, _| ());
+        let one = run(&s, &roce(), 7, &p, 1, false, &|_| ());
+        let two = run(&s, &roce(), 7, &p, 2, false, &|_| ());
         assert_eq!(one, two);
         assert!(one.iter().all(|r| r.error.is_none()));
     }
@@ -352,7 +374,7 @@ mod sweeps {
             &expand(&a),
             2,
             false,
-            &|_, _| (),
+            &|_| (),
         );
         let mfu = |i: usize| r[i].mfu.unwrap();
         let engine = |i: usize| r[i].engine.as_ref().unwrap();

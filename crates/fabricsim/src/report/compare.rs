@@ -266,6 +266,12 @@ pub fn metric_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
 pub fn text(c: &Comparison, r: &Recommendation) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "fabricsim compare: {}", c.name);
+    if c.interrupted {
+        let _ = writeln!(
+            out,
+            "status: INTERRUPTED, a partial comparison (see the notes)"
+        );
+    }
     if let Some(s) = c.fabrics.iter().find_map(|f| f.step.as_ref()) {
         let _ = writeln!(
             out,
@@ -427,7 +433,7 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut v = json!({
         "name": c.name,
         "years": c.years,
         "utilization": c.section.utilization,
@@ -439,5 +445,9 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
         "loss_sweep": c.loss_sweep.as_ref().map(|(axes, points)| json!({"axes": axes, "points": points})),
         "recommendation": r,
         "notes": c.notes,
-    })
+    });
+    if c.interrupted {
+        v["status"] = "interrupted".into();
+    }
+    v
 }

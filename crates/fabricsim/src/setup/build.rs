@@ -31,16 +31,71 @@ pub struct SimSetup {
     pub until: Option<Time>,
 }
 
+/// The buffers the flow control needs, checked at the keys that set them (the engine refuses
+/// the same runs, without a key): an IB VL buffer holds one full packet, a switch's buffer its
+/// ports' PFC headroom (`sim::headroom`).
+fn check_buffers(
+    src: &Source,
+    topo: &fabricsim_core::topology::Topology,
+    p: &SimParams,
+) -> Result<(), InputError> {
+    use fabricsim_mech::params::FlowControl;
+    match &p.flow_control {
+        FlowControl::None => Ok(()),
+        FlowControl::Credits(c) => {
+            let frame = p.data_frame_bytes(p.mtu_bytes);
+            let need = fabricsim_mech::params::blocks(frame);
+            for (switch, key) in [(true, "switch_vl_buffer"), (false, "nic_vl_buffer")] {
+                if c.vl_buffer_blocks(switch) < need {
+                    let bytes = if switch {
+                        c.switch_vl_buffer_bytes
+                    } else {
+                        c.nic_vl_buffer_bytes
+                    };
+                    return Err(InputError::at_key(
+                        src,
+                        &format!("sim.credits.{key}"),
+                        bytes,
+                        format!("a VL buffer smaller than one {frame} B packet"),
+                        format!("at least {frame} B"),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        FlowControl::Pfc(pp) => {
+            let lossless = pp.lossless_classes(p.traffic_classes as usize);
+            for node in topo.nodes.iter().filter(|n| n.is_switch()) {
+                let reserved = node
+                    .ports()
+                    .map(|q| fabricsim_mech::headroom::port_headroom(topo, p, pp, q as usize))
+                    .sum::<u64>()
+                    * lossless;
+                if reserved >= p.switch_buffer_bytes {
+                    return Err(InputError::at_key(
+                        src,
+                        "sim.switch_buffer",
+                        p.switch_buffer_bytes,
+                        format!("does not hold a switch's PFC headroom of {reserved} B"),
+                        format!("more than {reserved} B, or a smaller sim.pfc.headroom"),
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Reads a file named in the scenario, relative to the scenario's directory.
 fn read_rel(base: &Path, src: &Source, key: &str, name: &str) -> Result<Source, InputError> {
     let path = base.join(name);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = fabricsim_input::io::input::read_input(&path).map_err(|e| {
         InputError::at_key(
             src,
             key,
             format!("\"{name}\""),
-            format!("cannot read {}: {e}", path.display()),
-            "a readable file, relative to the scenario file",
+            e,
+            "a readable regular file, relative to the scenario file",
         )
     })?;
     Ok(Source::new(path.display().to_string(), text))
@@ -228,6 +283,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
     let mut all = net.link_loss.clone();
     all.append(&mut faults.faults);
     faults.faults = all;
+    check_buffers(src, &net.topo, &params)?;
     Ok(SimSetup {
         net,
         params,

@@ -87,6 +87,20 @@ impl EngineKind {
     }
 }
 
+/// An engine's name in a record ([`EngineKind::name`]); an alias, so serde's derive does not
+/// take the `'static` for a borrow of the input.
+pub type EngineName = &'static str;
+
+/// Reads back an engine name written by [`EngineKind::name`] (a resumed sweep's records).
+pub fn deserialize_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EngineName, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    [EngineKind::Packet, EngineKind::Flow]
+        .into_iter()
+        .map(EngineKind::name)
+        .find(|n| *n == s)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown engine {s:?}: packet or flow")))
+}
+
 /// Runs `dag` on `topo` with the engine `kind`. The flow engine has no per-packet mechanisms:
 /// a fault it cannot model, or a stop time, is an `Err` that names it and points to
 /// `--engine packet`; the progress callback is not called (flow runs are short). What the flow

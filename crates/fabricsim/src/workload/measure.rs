@@ -43,6 +43,8 @@ pub struct SweepOutcome {
     /// time(S) = alpha + S / B_eff over the points, with its error against them; runs with
     /// timeouts set apart (`alpha_beta::fit_runs`).
     pub fit: Result<Fit, FitError>,
+    /// A stop request (`fabricsim_core::stop`) ended the sweep: the sizes after the last point are missing.
+    pub interrupted: bool,
 }
 
 /// Measures `spec` (its `bytes` is replaced by each size) over `comm` with `run`.
@@ -55,13 +57,20 @@ pub fn measure<E, R: Into<Timed>>(
 ) -> Result<SweepOutcome, SweepError<E>> {
     let mut measured = Vec::with_capacity(sizes.len());
     let mut timeouts = Vec::with_capacity(sizes.len());
+    let mut interrupted = false;
     for &size in sizes {
         let s = CollectiveSpec {
             bytes: size.bytes,
             ..*spec
         };
         let dag = compile(&s, comm, nvlink).map_err(SweepError::Input)?;
-        let t: Timed = run(&dag)
+        let outcome = run(&dag);
+        // A run the stop cut short is no measurement.
+        if fabricsim_core::stop::requested() {
+            interrupted = true;
+            break;
+        }
+        let t: Timed = outcome
             .map_err(|error| SweepError::Run {
                 bytes: size.bytes,
                 error,
@@ -79,5 +88,6 @@ pub fn measure<E, R: Into<Timed>>(
         fit: fit_runs(&points, &timeouts),
         points,
         timeouts,
+        interrupted,
     })
 }

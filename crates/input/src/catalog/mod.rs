@@ -112,7 +112,8 @@ impl Catalog {
 
     /// The shipped catalog with a user file merged on top.
     pub fn with_user_file(path: &str) -> Result<Catalog, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InputError::io(path, &e))?;
+        let text = crate::io::input::read_input(path.as_ref())
+            .map_err(|e| InputError::io(path, "catalog", e))?;
         let mut c = Catalog::builtin()?;
         c.merge(&Source::new(path, text))?;
         Ok(c)

@@ -2,5 +2,6 @@
 //! (formats.md 4.1, 4.2, 4.4).
 
 pub mod fct;
+pub mod input;
 pub mod ns3;
 pub mod tokens;

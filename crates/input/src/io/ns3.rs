@@ -9,7 +9,7 @@
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::{GraphBuilder, HostId, Medium, NodeId, NodeKind, Shape, Topology};
-use fabricsim_core::units::{BitRate, Time, parse_rate, parse_time};
+use fabricsim_core::units::{BitRate, Time, bounded_bytes, bounded_secs, parse_rate, parse_time};
 use fabricsim_mech::faults::{Dir, Fault, LinkLoss};
 
 use super::tokens::{Tokens, parse_u64};
@@ -30,6 +30,9 @@ pub struct Ns3Topology {
     pub link_loss: Vec<Fault>,
 }
 
+/// The most nodes a topology file may declare.
+const MAX_NODES: u64 = 1 << 22;
+
 pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
     let mut t = Tokens::new(src);
     let (_, n) = t.parse("node_num", "a positive integer", parse_u64)?;
@@ -38,13 +41,14 @@ pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
     let at = |line, key: &str, value: &dyn std::fmt::Display, problem: &str, allowed: &str| {
         InputError::at_line(src, line, key, value, problem, allowed)
     };
-    if n == 0 || ns > n || n > u32::MAX as u64 / 2 {
+    // 2^22 nodes: four times the largest designed cluster's NICs and switches (2^20 GPUs).
+    if n == 0 || ns > n || n > MAX_NODES {
         return Err(at(
             1,
             "node_num",
             &n,
             "must be positive and at least switch_num",
-            "1 to 2^31",
+            "1 to 4194304 (2^22)",
         ));
     }
     let n = n as usize;
@@ -74,7 +78,8 @@ pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
         delay: Time,
         err: f64,
     }
-    let mut links = Vec::with_capacity(nl as usize);
+    // Room for what the file can hold (5 tokens a link), not for what its header claims.
+    let mut links = Vec::with_capacity((nl as usize).min(t.left() / 5));
     let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
     for _ in 0..nl {
         let (line, a) = t.parse("link src", &id_allowed, parse_u64)?;
@@ -348,10 +353,10 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<Messa
                 }
             })
         })?;
-        let (_, size) = t.parse("size_bytes", "a positive integer", |s| {
+        let (_, size) = t.parse("size_bytes", "a positive integer up to 2^50", |s| {
             parse_u64(s).and_then(|v| {
                 if v > 0 {
-                    Ok(v)
+                    bounded_bytes(v)
                 } else {
                     Err("must be positive".into())
                 }
@@ -359,12 +364,12 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<Messa
         })?;
         let (sline, start) = t.parse(
             "start_time_seconds",
-            "seconds, non-decreasing down the file",
+            "seconds up to 86400, non-decreasing down the file",
             |s| {
-                s.parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite() && *v >= 0.0)
-                    .ok_or_else(|| "not a non-negative number of seconds".to_string())
+                let v = s
+                    .parse::<f64>()
+                    .map_err(|_| "not a non-negative number of seconds".to_string())?;
+                bounded_secs(v).map(|_| v)
             },
         )?;
         if start < prev {

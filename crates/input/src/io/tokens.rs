@@ -59,6 +59,11 @@ impl<'a> Tokens<'a> {
             .map_err(|p| InputError::at_line(self.src, line, field, t, p, allowed))
     }
 
+    /// Tokens not read yet.
+    pub fn left(&self) -> usize {
+        self.toks.len() - self.pos
+    }
+
     pub fn rest(&self) -> Option<(usize, &'a str)> {
         self.toks.get(self.pos).copied()
     }

@@ -89,6 +89,65 @@ pub struct CompareSection {
     pub fabric_runs: bool,
 }
 
+impl CompareSection {
+    /// Range checks of the section's numbers, each an error at its key in `s`'s file.
+    pub fn check(
+        &self,
+        s: &crate::scenario::Scenario,
+    ) -> Result<(), fabricsim_core::error::InputError> {
+        let w = self.weights;
+        for (key, v) in [
+            ("compare.weights.performance", w.performance),
+            ("compare.weights.cost", w.cost),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(s.error(key, v, "is not a weight", "a finite number >= 0"));
+            }
+        }
+        if w.performance + w.cost == 0.0 {
+            return Err(s.error(
+                "compare.weights",
+                "0 and 0",
+                "both weights are zero: nothing to score by",
+                "weights >= 0, at least one above 0",
+            ));
+        }
+        if !(self.utilization > 0.0 && self.utilization <= 1.0) {
+            return Err(s.error(
+                "compare.utilization",
+                self.utilization,
+                "is out of range",
+                "a share of the period above 0 and at most 1",
+            ));
+        }
+        if !(self.single_vendor_penalty.is_finite() && self.single_vendor_penalty >= 0.0) {
+            return Err(s.error(
+                "compare.single_vendor_penalty",
+                self.single_vendor_penalty,
+                "is not a penalty",
+                "a finite number of score points >= 0",
+            ));
+        }
+        for (key, b) in [
+            ("compare.network_budget_usd", self.network_budget_usd),
+            ("compare.cluster_budget_usd", self.cluster_budget_usd),
+        ] {
+            if let Some(b) = b.filter(|b| !(b.is_finite() && *b > 0.0)) {
+                return Err(s.error(key, b, "is not a budget", "a finite number of USD above 0"));
+            }
+        }
+        if let Some(g) = self.scale_gpus.filter(|&g| !(1..=1 << 24).contains(&g)) {
+            return Err(s.error(
+                "compare.scale_gpus",
+                g,
+                "out of range",
+                "1 to 16777216 GPUs",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for CompareSection {
     fn default() -> Self {
         CompareSection {

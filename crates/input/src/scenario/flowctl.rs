@@ -195,10 +195,10 @@ pub fn apply(
             ));
         };
         if let Some(b) = &s.switch_vl_buffer {
-            c.switch_vl_buffer_bytes = b.bytes(src, "sim.credits.switch_vl_buffer")?;
+            c.switch_vl_buffer_bytes = b.buffer_bytes(src, "sim.credits.switch_vl_buffer")?;
         }
         if let Some(b) = &s.nic_vl_buffer {
-            c.nic_vl_buffer_bytes = b.bytes(src, "sim.credits.nic_vl_buffer")?;
+            c.nic_vl_buffer_bytes = b.buffer_bytes(src, "sim.credits.nic_vl_buffer")?;
         }
         if let Some(t) = &s.deadlock_check {
             c.deadlock_check = opt_time(src, "sim.credits.deadlock_check", t)?;

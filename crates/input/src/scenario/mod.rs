@@ -40,6 +40,9 @@ pub struct ScenarioFile {
     /// Which engine runs DAGs: packet, flow or auto (`crate::setup::engine_choice`).
     #[serde(default)]
     pub engine: Option<String>,
+    /// The most memory a run may take (`crate::memory`; default 90% of MemAvailable).
+    #[serde(default)]
+    pub max_memory: Option<value::SizeValue>,
     #[serde(default)]
     pub cluster: cluster::ClusterSection,
     #[serde(default)]
@@ -93,10 +96,23 @@ impl Scenario {
         })
     }
 
-    /// Reads and parses a scenario file.
+    /// Reads and parses a scenario file; a file with no keys (empty, or only comments) is an
+    /// error, not a silent run of the defaults.
     pub fn load(path: &str) -> Result<Scenario, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InputError::io(path, &e))?;
-        Scenario::parse(path, &text)
+        let text = crate::io::input::read_input(path.as_ref())
+            .map_err(|e| InputError::io(path, "scenario", e))?;
+        let s = Scenario::parse(path, &text)?;
+        if s.doc.is_empty() {
+            return Err(InputError {
+                file: path.to_string(),
+                line: None,
+                key: String::new(),
+                value: String::new(),
+                problem: "empty scenario: the file sets no key".into(),
+                allowed: "a scenario with at least one section (see examples/), or no file at all for the built-in defaults".into(),
+            });
+        }
+        Ok(s)
     }
 
     /// The built-in defaults, for runs without a scenario file.

@@ -76,7 +76,14 @@ impl Scenario {
         let mut profile = if profile_id.ends_with(".toml") {
             // A user profile file, same layout as data/profiles/*.toml.
             let path = self.relative_path("fabric.profile", profile_id);
-            let text = std::fs::read_to_string(&path).map_err(|e| InputError::io(&path, &e))?;
+            let text = crate::io::input::read_input(path.as_ref()).map_err(|e| {
+                self.error(
+                    "fabric.profile",
+                    profile_id,
+                    e,
+                    "a readable profile .toml file",
+                )
+            })?;
             Profile::parse(&fabricsim_core::error::Source::new(path, text))?
         } else {
             Profile::builtin(profile_id).map_err(|(problem, allowed)| {

@@ -150,7 +150,7 @@ impl SimSection {
             p.ack_every = in_range(src, "sim.ack_every", a, 1, 1 << 20, "1 or more packets")?;
         }
         if let Some(b) = &self.switch_buffer {
-            p.switch_buffer_bytes = b.bytes(src, "sim.switch_buffer")?;
+            p.switch_buffer_bytes = b.buffer_bytes(src, "sim.switch_buffer")?;
         }
         if let Some(a) = self.dt_alpha {
             if !(a > 0.0 && a <= 64.0) {

@@ -169,3 +169,48 @@ fn unknown_or_mismatched_catalog_ids_are_errors() {
     let e = design("[cost]\npue = 0.5\n").unwrap_err();
     assert_eq!(e.key, "cost.pue");
 }
+
+/// TOML errors in the scenario's value types (`fabricsim_core::error::InputError::from_toml`).
+#[test]
+fn toml_errors_name_no_rust_type() {
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        a: Option<u8>,
+        b: Option<i64>,
+        s: Option<crate::scenario::value::SizeValue>,
+        v: Option<Vec<u32>>,
+    }
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct File {
+        t: Option<Inner>,
+    }
+    for text in [
+        "t = 3",
+        "[t]\na = 300",
+        "[t]\nb = 99999999999999999999999",
+        "[t]\ns = true",
+        "[t]\nv = {x = 1}",
+        "[t]\nb = [1]",
+        "[t]\na = \"x\"",
+    ] {
+        let src = fabricsim_core::error::Source::new("f.toml", text);
+        let e = toml::from_str::<File>(text).unwrap_err();
+        let shown = fabricsim_core::error::InputError::from_toml(&src, &e).to_string();
+        for word in [
+            "struct",
+            "enum",
+            "u8",
+            "i64",
+            "i128",
+            "u32",
+            "SizeValue",
+            "sequence",
+        ] {
+            assert!(!shown.contains(word), "{shown}");
+        }
+        assert!(shown.starts_with("f.toml:"), "{shown}");
+    }
+}

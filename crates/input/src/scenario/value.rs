@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use fabricsim_core::error::{InputError, Source};
-use fabricsim_core::units::{Time, parse_bytes, parse_time};
+use fabricsim_core::units::{Time, bounded_bytes, parse_bytes, parse_time};
 
 /// A size: `4096` or `"2MB"`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -17,7 +17,9 @@ pub enum SizeValue {
 impl SizeValue {
     pub fn bytes(&self, src: &Source, key: &str) -> Result<u64, InputError> {
         match self {
-            SizeValue::Int(b) => Ok(*b),
+            SizeValue::Int(b) => bounded_bytes(*b).map_err(|p| {
+                InputError::at_key(src, key, b, p, "a size of at most 2^50 B (1 PiB)")
+            }),
             SizeValue::Text(s) => parse_bytes(s).map_err(|p| {
                 InputError::at_key(
                     src,
@@ -27,6 +29,22 @@ impl SizeValue {
                     "a size such as 4096, 64KB, 2MB",
                 )
             }),
+        }
+    }
+}
+
+impl SizeValue {
+    /// As `bytes`, and above 0 (a buffer).
+    pub fn buffer_bytes(&self, src: &Source, key: &str) -> Result<u64, InputError> {
+        match self.bytes(src, key)? {
+            0 => Err(InputError::at_key(
+                src,
+                key,
+                0,
+                "a buffer of 0 bytes holds no packet",
+                "a size above 0, such as 64KB",
+            )),
+            b => Ok(b),
         }
     }
 }

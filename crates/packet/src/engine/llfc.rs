@@ -576,6 +576,19 @@ impl Engine<'_> {
             .is_some_and(|c| c.available(p, tc) < fabricsim_mech::params::blocks(frame as u32))
     }
 
+    /// When the check after this one is due, on the grid `now + k * every`, `k >= 1`. Nothing
+    /// changes between events, so when this check found no cycle the checks before the next
+    /// event would each find none: the next one is the last of them, and an idle span (a flow
+    /// starting 10^7 s later) costs one event, not one per period, with the same outputs.
+    fn next_deadlock_check(&self, every: u64) -> u64 {
+        let now = self.now.0;
+        let k = match (&self.fc.last_cycle, self.q.q.next_time()) {
+            (None, Some(next)) if next > now => ((next - 1 - now) / every).max(1),
+            _ => 1,
+        };
+        now.saturating_add(k.saturating_mul(every))
+    }
+
     /// Builds the wait-for graph of blocked queues; a cycle seen twice in a row with no byte
     /// sent by its ports in between is a deadlock: the run ends with it.
     fn fc_deadlock_check(&mut self) {
@@ -631,7 +644,8 @@ impl Engine<'_> {
             None => self.fc.last_cycle = None,
         }
         if let Some(every) = self.fc.deadlock_every.filter(|_| !self.q.is_empty()) {
-            self.q.push_fc((self.now + every).0, FcEv::DeadlockCheck);
+            self.q
+                .push_fc(self.next_deadlock_check(every.0), FcEv::DeadlockCheck);
         }
     }
 }

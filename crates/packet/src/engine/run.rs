@@ -60,6 +60,9 @@ impl Engine<'_> {
             }
             if events >= next_check {
                 next_check += CHECK_EVERY;
+                if fabricsim_core::stop::requested() {
+                    break Status::Interrupted;
+                }
                 if let Some(cb) = opts.progress.as_mut() {
                     let pr = Progress {
                         now: self.now,

@@ -312,6 +312,9 @@ pub fn simulate(
         let t1 = Instant::now();
         let (r, st) = flow::run(fabric.topology, fabric.params, &sd.dag, fabric.flow)?;
         let engine_wall_s = t1.elapsed().as_secs_f64();
+        if r.sim.status == crate::sim::Status::Interrupted {
+            return Err("the whole-step simulation was interrupted (a stop request)".into());
+        }
         let d = match derive {
             true => derive_rings(fabric.topology, fabric.params, &sd, &r),
             false => simulated_rings(&sd, &r),

@@ -1,0 +1,131 @@
+//! The memory a run will take, estimated before it starts, against what the machine has: a
+//! run that would not fit is refused with the estimate and what brings it down, instead of
+//! growing until the kernel kills it.
+//!
+//! Both engines hold per-message state (the DAG, queue pairs, routes, the flow engine's
+//! subflows and rate-solver rows, the packet engine's packets in flight, which grow with the
+//! messages posted at once), so the estimate is a fixed part plus a cost per message, per
+//! engine, fitted on `fabricsim collective --op all_to_all --fabric roce-400g` (peak RSS,
+//! `/usr/bin/time -v`; docs/memory.md has the table).
+
+use crate::setup::engine_choice::EngineKind;
+use fabricsim_core::error::InputError;
+use fabricsim_core::message::MessageDag;
+use fabricsim_input::scenario::Scenario;
+
+/// Bytes outside the per-message state (the program, the topology of these sizes).
+const BASE_BYTES: u64 = 8 << 20;
+
+/// Bytes per message, measured: the flow engine 390 B, the packet engine 750 B (docs/memory.md).
+fn per_message(kind: EngineKind) -> u64 {
+    match kind {
+        EngineKind::Flow => 390,
+        EngineKind::Packet => 750,
+    }
+}
+
+/// The estimated peak memory of running `dag` on engine `kind`, bytes.
+pub fn estimate(kind: EngineKind, dag: &MessageDag) -> u64 {
+    BASE_BYTES.saturating_add((dag.messages.len() as u64).saturating_mul(per_message(kind)))
+}
+
+/// MemAvailable of /proc/meminfo, bytes (`None` where there is none).
+fn mem_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The bound of `s`: its `max_memory` key (or `--max-memory`), else 90% of what the machine
+/// has available now; `None` when neither is known.
+pub fn bound(s: &Scenario) -> Result<Option<u64>, InputError> {
+    match &s.file.max_memory {
+        Some(v) => {
+            let b = v.bytes(&s.source, "max_memory")?;
+            if b == 0 {
+                return Err(s.error(
+                    "max_memory",
+                    0,
+                    "no memory to run in",
+                    "a size such as 16GB",
+                ));
+            }
+            Ok(Some(b))
+        }
+        None => Ok(mem_available().map(|a| a / 10 * 9)),
+    }
+}
+
+/// Refuses the run of `dag` on `kind` when its estimate passes `s`'s bound.
+pub fn check(s: &Scenario, kind: EngineKind, dag: &MessageDag) -> Result<(), InputError> {
+    let Some(bound) = bound(s)? else {
+        return Ok(());
+    };
+    let need = estimate(kind, dag);
+    if need <= bound {
+        return Ok(());
+    }
+    let fits = bound.saturating_sub(BASE_BYTES) / per_message(kind);
+    let source = if s.file.max_memory.is_some() {
+        "the bound set"
+    } else {
+        "90% of MemAvailable"
+    };
+    Err(s.error(
+        "max_memory",
+        human(bound),
+        format!(
+            "the run needs an estimated {} ({} messages at {} B each on the {} engine), above \
+             {source}",
+            human(need),
+            dag.messages.len(),
+            per_message(kind),
+            kind.name()
+        ),
+        format!(
+            "at most {fits} messages within {}: fewer GPUs or ranks, an operation with fewer \
+             messages (all-to-all has one per pair), or a larger max_memory on a larger machine",
+            human(bound)
+        ),
+    ))
+}
+
+/// Bytes as decimal megabytes or gigabytes, as `--max-memory` takes them.
+fn human(b: u64) -> String {
+    if b < 1_000_000_000 {
+        format!("{:.1}MB", b as f64 / 1e6)
+    } else {
+        format!("{:.2}GB", b as f64 / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabricsim_core::topology::HostId;
+    use fabricsim_core::units::Time;
+
+    fn dag(n: u32) -> MessageDag {
+        let mut d = MessageDag::default();
+        for i in 0..n {
+            d.push(HostId(i % 7), HostId(i % 7 + 1), 1000, Time::ZERO, &[]);
+        }
+        d
+    }
+
+    #[test]
+    fn a_run_past_the_bound_is_refused_with_the_estimate_and_what_fits() {
+        let s = Scenario::parse("s.toml", "max_memory = \"20MB\"\n").unwrap();
+        assert!(check(&s, EngineKind::Flow, &dag(1000)).is_ok());
+        let e = check(&s, EngineKind::Flow, &dag(40_000)).unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.starts_with("s.toml:1: `max_memory`"), "{shown}");
+        assert!(
+            shown.contains("40000 messages") && shown.contains("at most 29772 messages"),
+            "{shown}"
+        );
+        // The packet engine holds more per message.
+        assert!(estimate(EngineKind::Packet, &dag(10)) > estimate(EngineKind::Flow, &dag(10)));
+    }
+}
