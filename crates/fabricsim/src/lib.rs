@@ -47,7 +47,7 @@ pub mod sim {
     #[cfg(feature = "trace")]
     pub use fabricsim_packet::trace;
     pub use fabricsim_packet::{
-        Engine, Progress, RunOptions, credits, deadlock, engine, hugepages, packet, pfc, queue,
-        ring, run, sched, transport,
+        Engine, Progress, RunOptions, SimError, credits, deadlock, engine, hugepages, packet, pfc,
+        queue, ring, run, sched, transport,
     };
 }
