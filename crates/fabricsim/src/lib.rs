@@ -56,7 +56,7 @@ pub mod sim {
         pub use fabricsim_packet::congestion::*;
     }
     pub use fabricsim_packet::{
-        Engine, Progress, RunOptions, credits, deadlock, engine, hugepages, packet, pfc, queue,
-        ring, run, sched, transport,
+        Engine, Progress, RunOptions, SimError, credits, deadlock, engine, hugepages, packet, pfc,
+        queue, ring, run, sched, transport,
     };
 }

@@ -35,6 +35,7 @@ use super::rate_model::RateModel;
 use super::report;
 use super::state::{FlowRun, MsgState, NONE, NONE32, PS_PER_S, QpState};
 use super::stats::FlowStats;
+use crate::error::FlowError;
 use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_core::prefetch::prefetch;
 use fabricsim_core::release::Release;
@@ -74,7 +75,7 @@ pub fn run(
     p: &SimParams,
     dag: &MessageDag,
     fp: &FlowParams,
-) -> Result<(RunResult, FlowStats), String> {
+) -> Result<(RunResult, FlowStats), FlowError> {
     let wall = Instant::now();
     let mut lp = Loop::new(topo, p, dag, fp)?;
     let interrupted = lp.run();
@@ -117,11 +118,11 @@ impl<'a> Loop<'a> {
         p: &'a SimParams,
         dag: &'a MessageDag,
         fp: &'a FlowParams,
-    ) -> Result<Loop<'a>, String> {
-        p.validate()
-            .map_err(|(f, prob, allowed)| format!("parameter {f}: {prob} (allowed: {allowed})"))?;
+    ) -> Result<Loop<'a>, FlowError> {
+        p.validate()?;
         fp.rates.validate()?;
-        dag.check_hosts(topo.num_hosts() as u32)?;
+        dag.check_hosts(topo.num_hosts() as u32)
+            .map_err(FlowError::Traffic)?;
         let k = fp.paths.subflows();
         let qpc = p.cc.qps_per_connection.max(1) as u32;
         let router = paths::Router::new(topo, p.routing);
@@ -180,7 +181,7 @@ impl<'a> Loop<'a> {
             })
             .collect();
         let n = dag.messages.len();
-        let release = Release::new(dag)?;
+        let release = Release::new(dag).map_err(FlowError::Traffic)?;
         let msgs: Vec<MsgState> = msg_qp
             .into_iter()
             .map(|qp| MsgState {

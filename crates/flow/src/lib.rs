@@ -42,6 +42,7 @@ pub mod credits;
 pub mod dcqcn_incast;
 pub mod dcqcn_victim;
 mod effect;
+pub mod error;
 mod event;
 pub mod fluid;
 pub mod groups;
@@ -62,6 +63,7 @@ mod stats;
 mod window;
 
 pub use calibration::BATCH_TOL;
+pub use error::FlowError;
 pub use fluid::run;
 pub use loss::LossModel;
 pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};

@@ -46,6 +46,7 @@
 //! with PFC pauses (`dcqcn_incast` does not bound its queue by XOFF).
 
 use super::maxmin::NO_CAP;
+use crate::error::FlowError;
 use fabricsim_core::units::BitRate;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -67,12 +68,12 @@ impl Default for RateModel {
 
 impl RateModel {
     /// Checks the factor; `Err` names the problem.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FlowError> {
         if !(self.factor > 0.0 && self.factor <= 1.0) {
-            return Err(format!(
+            return Err(FlowError::RateModel(format!(
                 "rate factor {} is outside (0, 1] (1 means no penalty)",
                 self.factor
-            ));
+            )));
         }
         Ok(())
     }

@@ -40,6 +40,7 @@ use fabricsim_mech::cc::{ArSelect, CcParams};
 use fabricsim_mech::cc_algo::CcAlgo;
 use fabricsim_mech::dcqcn::{DcqcnParams, DcqcnSet};
 use fabricsim_mech::ecn::EcnMarking;
+use fabricsim_mech::error::ParamError;
 use fabricsim_mech::hpcc::HpccParams;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
@@ -167,28 +168,28 @@ pub struct VlArbitration {
 }
 
 impl VlArbitration {
-    /// The scheduling discipline for `vls` data VLs; `Err((key, problem, allowed))`.
-    fn scheduling(&self, vls: usize) -> Result<Scheduling, (&'static str, String, String)> {
+    /// The scheduling discipline for `vls` data VLs; the error names the profile key.
+    fn scheduling(&self, vls: usize) -> Result<Scheduling, ParamError> {
         let (h, l) = (&self.high_weights_64b, &self.low_weights_64b);
         if h.len() != vls || l.len() != vls {
-            return Err((
+            return Err(ParamError::new(
                 "vl_arbitration.high_weights_64b",
                 format!(
                     "{} high and {} low weights for {vls} data VLs",
                     h.len(),
                     l.len()
                 ),
-                "one weight per data VL in each table".into(),
+                "one weight per data VL in each table",
             ));
         }
         let mut high = 0u8;
         let mut weight_bytes = [0u32; MAX_TC];
         for vl in 0..vls {
             if (h[vl] == 0) == (l[vl] == 0) {
-                return Err((
+                return Err(ParamError::new(
                     "vl_arbitration.low_weights_64b",
                     format!("VL {vl}: high weight {}, low weight {}", h[vl], l[vl]),
-                    "a non-zero weight in exactly one of the two tables".into(),
+                    "a non-zero weight in exactly one of the two tables",
                 ));
             }
             if h[vl] > 0 {
@@ -243,14 +244,14 @@ pub struct CcSections<'a> {
     pub vl_arbitration: Option<&'a VlArbitration>,
 }
 
-/// Sets `p.cc` and `p.routing` from a profile's sections for NICs of `line` rate; `Err((key,
-/// problem, allowed))` names the profile key at fault.
+/// Sets `p.cc` and `p.routing` from a profile's sections for NICs of `line` rate; the error names
+/// the profile key at fault.
 pub fn apply(
     s: CcSections,
     tuning: Tuning,
     line: BitRate,
     p: &mut SimParams,
-) -> Result<(), (&'static str, String, String)> {
+) -> Result<(), ParamError> {
     let mut cc = CcParams::default();
     // A profile without an untuned variant of its congestion control (InfiniBand: its untuned
     // variant is in link-level flow control only) uses `[congestion]` for both.
@@ -280,21 +281,21 @@ pub fn apply(
             ArSelectChoice::Queue => ArSelect::Queue,
         };
         if cc.ar_select == ArSelect::Credits && !matches!(p.flow_control, FlowControl::Credits(_)) {
-            return Err((
+            return Err(ParamError::new(
                 "routing.ar_select",
-                "\"credits\" without credit-based flow control".into(),
-                "\"queue\", or flow_control kind \"credits\"".into(),
+                "\"credits\" without credit-based flow control",
+                "\"queue\", or flow_control kind \"credits\"",
             ));
         }
         if p.routing.reorders() {
             if r.reorder_window_packets == 0 {
-                return Err((
+                return Err(ParamError::new(
                     "routing.reorder_window_packets",
                     format!(
                         "{} routing without an out-of-order window",
                         p.routing.name()
                     ),
-                    "1 or more packets".into(),
+                    "1 or more packets",
                 ));
             }
             // Adaptive routing's receiver is selective repeat's, unordered under it
@@ -312,7 +313,7 @@ pub fn apply(
     {
         cc.algo
             .set(CcAlgo::IbCc(ib_cc_params(i)))
-            .map_err(|(prob, allowed)| ("cc.ibcc", prob, allowed.to_string()))?;
+            .map_err(|(prob, allowed)| ParamError::new("cc.ibcc", prob, allowed))?;
     }
     if let Some(v) = s.vl_arbitration {
         p.scheduling = v.scheduling(p.traffic_classes as usize)?;
@@ -323,12 +324,12 @@ pub fn apply(
 
 /// Sets the marking, congestion-control and entropy fields of `cc` from one `[congestion]`
 /// table for NICs of `line` rate (a profile's, or a scenario's `[sim.congestion]`);
-/// `Err((field, problem, allowed))`.
+/// `Err` names the field, the problem and what is allowed.
 pub fn apply_congestion(
     c: &Congestion,
     line: BitRate,
     cc: &mut CcParams,
-) -> Result<(), (&'static str, String, String)> {
+) -> Result<(), ParamError> {
     cc.ecn = match c.ecn {
         EcnMode::Red => Some(EcnMarking::Red {
             kmin_bytes: c.ecn_kmin_bytes,
@@ -357,7 +358,7 @@ pub fn apply_congestion(
     for (field, a) in algos.into_iter().flatten() {
         cc.algo
             .set(a)
-            .map_err(|(prob, allowed)| (field, prob, allowed.to_string()))?;
+            .map_err(|(prob, allowed)| ParamError::new(field, prob, allowed))?;
     }
     cc.qps_per_connection = c.qps_per_connection;
     cc.hash_dest_qp = c.hash_dest_qp;
@@ -535,6 +536,6 @@ mod tests {
             ..s
         };
         let e = apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap_err();
-        assert_eq!(e.0, "cc.ecn");
+        assert_eq!(e.field, "cc.ecn");
     }
 }

@@ -173,7 +173,7 @@ pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, String> {
     };
     let line = fabricsim_core::units::BitRate::gbps(pr.ports.rate_gbps as u64);
     super::cc_profile::apply(pr.cc_sections(), tuning, line, &mut p)
-        .map_err(|(k, prob, allowed)| format!("{k}: {prob} (allowed: {allowed})"))?;
+        .map_err(|e| format!("{}: {} (allowed: {})", e.field, e.problem, e.allowed))?;
     Ok(p)
 }
 

@@ -10,6 +10,7 @@
 
 use super::cc_algo::CcAlgo;
 use super::ecn::EcnMarking;
+use super::error::ParamError;
 use super::params::SimParams;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -61,9 +62,10 @@ impl Default for CcParams {
 impl CcParams {
     /// Checks the mechanisms against each other and the rest of `p`; `Err((field, problem,
     /// allowed))`.
-    pub fn validate(&self, p: &SimParams) -> Result<(), (&'static str, String, String)> {
-        let err =
-            |f: &'static str, (prob, allowed): (String, &str)| Err((f, prob, allowed.to_string()));
+    pub fn validate(&self, p: &SimParams) -> Result<(), ParamError> {
+        let err = |f: &'static str, (prob, allowed): (String, &str)| {
+            Err(ParamError::new(f, prob, allowed))
+        };
         if let Some(e) = &self.ecn
             && let Err(x) = e.validate()
         {

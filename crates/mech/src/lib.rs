@@ -18,6 +18,7 @@ pub mod cc_algo;
 pub mod dcqcn;
 pub mod ecn;
 pub mod entropy;
+pub mod error;
 pub mod faults;
 pub mod headroom;
 pub mod hpcc;
@@ -31,6 +32,7 @@ pub mod reroute;
 pub mod results;
 pub mod route;
 
+pub use error::ParamError;
 pub use faults::{Dir, Fault, Faults, LinkLoss};
 pub use params::{
     CreditParams, FlowControl, Headroom, PfcParams, PfcThreshold, RoutePolicy, Scheduling,

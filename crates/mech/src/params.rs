@@ -2,6 +2,7 @@
 //! RoCEv2-like and an InfiniBand-like fabric. The fabric profiles (data/profiles) map onto it.
 
 use super::cc::CcParams;
+use super::error::ParamError;
 use super::psn::InitialPsn;
 use fabricsim_core::units::{BitRate, Time};
 
@@ -332,9 +333,9 @@ impl SimParams {
             .unwrap_or(0)
     }
 
-    /// Checks ranges; `Err((field, problem, allowed))` names the offending field.
-    pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
-        let err = |f: &'static str, p: String, a: &str| Err((f, p, a.to_string()));
+    /// Checks ranges; the error names the offending field.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let err = |f: &'static str, p: String, a: &str| Err(ParamError::new(f, p, a));
         if self.mtu_bytes == 0 || self.mtu_bytes > 9000 || self.header_bytes > 512 {
             return err(
                 "mtu_bytes",

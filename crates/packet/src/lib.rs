@@ -22,6 +22,7 @@ pub mod congestion;
 pub mod credits;
 pub mod deadlock;
 pub mod engine;
+pub mod error;
 pub mod hugepages;
 pub mod packet;
 pub mod pfc;
@@ -33,6 +34,7 @@ pub mod trace;
 pub mod transport;
 
 pub use engine::{Engine, Progress, RunOptions};
+pub use error::SimError;
 
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::Topology;
@@ -46,6 +48,6 @@ pub fn run(
     dag: &MessageDag,
     faults: &Faults,
     opts: RunOptions,
-) -> Result<RunResult, String> {
+) -> Result<RunResult, SimError> {
     Ok(Engine::new(topo, params, dag, faults)?.run(opts))
 }

@@ -79,7 +79,7 @@ fn tune(p: &mut SimParams, t: &Tune, profile: &str) -> Result<(), String> {
         d.rate_increase_timer = t.dcqcn_rate_increase_timer.unwrap_or(d.rate_increase_timer);
     }
     p.validate()
-        .map_err(|(field, problem, allowed)| format!("{field}: {problem} (allowed: {allowed})"))
+        .map_err(|e| format!("{}: {} (allowed: {})", e.field, e.problem, e.allowed))
 }
 
 /// The choice as the scenario spells it.

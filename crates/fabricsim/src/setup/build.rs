@@ -16,6 +16,7 @@ use fabricsim_input::scenario::Scenario;
 use fabricsim_input::scenario::sim::SimSection;
 use fabricsim_input::scenario::traffic::TrafficSource;
 use fabricsim_input::scenario::value::time;
+use fabricsim_mech::ParamError;
 use fabricsim_mech::faults::Faults;
 use fabricsim_mech::params::SimParams;
 use fabricsim_mech::reroute::RerouteDelays;
@@ -208,15 +209,21 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
     if let Some(c) = &section.congestion {
         fabricsim_input::cc_profile::apply_congestion(c, line, &mut params.cc)
             .and_then(|()| params.cc.validate(&params))
-            .map_err(|(field, problem, allowed)| {
-                let key = match field {
-                    "cc.ecn" => "sim.congestion.ecn",
-                    "cc.dcqcn" => "sim.congestion.dcqcn",
-                    "cc.qps_per_connection" => "sim.congestion.qps_per_connection",
-                    _ => "sim.congestion",
-                };
-                InputError::at_key(src, key, "(see the table)", problem, allowed)
-            })?;
+            .map_err(
+                |ParamError {
+                     field,
+                     problem,
+                     allowed,
+                 }| {
+                    let key = match field {
+                        "cc.ecn" => "sim.congestion.ecn",
+                        "cc.dcqcn" => "sim.congestion.dcqcn",
+                        "cc.qps_per_connection" => "sim.congestion.qps_per_connection",
+                        _ => "sim.congestion",
+                    };
+                    InputError::at_key(src, key, "(see the table)", problem, allowed)
+                },
+            )?;
     }
     let until = section
         .until

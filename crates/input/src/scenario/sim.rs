@@ -36,6 +36,7 @@ use serde::Deserialize;
 use super::value::{SizeValue, in_range, time};
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::units::Time;
+use fabricsim_mech::ParamError;
 use fabricsim_mech::cc_algo::CcAlgo;
 use fabricsim_mech::params::{RoutePolicy, SimParams, Spray, Transport};
 use fabricsim_mech::psn::{InitialPsn, PSN_MASK};
@@ -303,26 +304,32 @@ impl SimSection {
                 )
             })?;
         }
-        p.validate().map_err(|(field, problem, allowed)| {
-            let (key, value) = match field {
-                "mtu_bytes" => ("sim.mtu", p.mtu_bytes.to_string()),
-                "window_packets" => ("sim.window_packets", p.window_packets.to_string()),
-                "loss_rate" => ("sim.loss_rate", p.loss_rate.to_string()),
-                "dt_alpha" => ("sim.dt_alpha", p.dt_alpha.to_string()),
-                "ack_every" => ("sim.ack_every", p.ack_every.to_string()),
-                "timeout_exp" => ("sim.timeout_exp", p.timeout_exp.to_string()),
-                "routing" => (
-                    "sim.routing",
-                    format!("\"{}\"", self.routing.as_deref().unwrap_or("(default)")),
-                ),
-                "cc.ibcc" => (
-                    "sim.ib_cc_profile",
-                    format!("\"{}\"", self.ib_cc_profile.as_deref().unwrap_or("")),
-                ),
-                _ => ("sim.fabric", "(value)".to_string()),
-            };
-            InputError::at_key(src, key, value, problem, allowed)
-        })?;
+        p.validate().map_err(
+            |ParamError {
+                 field,
+                 problem,
+                 allowed,
+             }| {
+                let (key, value) = match field {
+                    "mtu_bytes" => ("sim.mtu", p.mtu_bytes.to_string()),
+                    "window_packets" => ("sim.window_packets", p.window_packets.to_string()),
+                    "loss_rate" => ("sim.loss_rate", p.loss_rate.to_string()),
+                    "dt_alpha" => ("sim.dt_alpha", p.dt_alpha.to_string()),
+                    "ack_every" => ("sim.ack_every", p.ack_every.to_string()),
+                    "timeout_exp" => ("sim.timeout_exp", p.timeout_exp.to_string()),
+                    "routing" => (
+                        "sim.routing",
+                        format!("\"{}\"", self.routing.as_deref().unwrap_or("(default)")),
+                    ),
+                    "cc.ibcc" => (
+                        "sim.ib_cc_profile",
+                        format!("\"{}\"", self.ib_cc_profile.as_deref().unwrap_or("")),
+                    ),
+                    _ => ("sim.fabric", "(value)".to_string()),
+                };
+                InputError::at_key(src, key, value, problem, allowed)
+            },
+        )?;
         Ok(p)
     }
 }

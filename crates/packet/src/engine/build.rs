@@ -8,6 +8,7 @@ use super::{
     PortState,
 };
 use crate::congestion::CcState;
+use crate::error::SimError;
 use crate::packet::{Fifo, NIL, QueueArena, Slab};
 use crate::ring::{Ring, RingArena};
 use crate::sched::SchedState;
@@ -30,24 +31,25 @@ impl<'a> Engine<'a> {
         p: &'a SimParams,
         dag: &'a MessageDag,
         faults: &Faults,
-    ) -> Result<Engine<'a>, String> {
-        p.validate()
-            .map_err(|(f, prob, allowed)| format!("parameter {f}: {prob} (allowed: {allowed})"))?;
+    ) -> Result<Engine<'a>, SimError> {
+        p.validate()?;
         let ntc = p.traffic_classes as usize;
         let nports = topo.ports.len();
         // What makes every id the engine holds valid in its tables (`tab`).
-        topo.check().map_err(|e| format!("topology: {e}"))?;
+        topo.check().map_err(SimError::Topology)?;
         if !route::candidates_within(topo) {
-            return Err("topology: a routing candidate is not a port of the topology".into());
+            return Err(SimError::Topology(
+                "a routing candidate is not a port of the topology".into(),
+            ));
         }
         if let Some(h) = topo.nodes.iter().find_map(|n| match n.kind {
             NodeKind::Nic { host, .. } if host.idx() >= topo.num_hosts() => Some(host.0),
             _ => None,
         }) {
-            return Err(format!(
-                "topology: a NIC of host {h} past its {} hosts",
+            return Err(SimError::Topology(format!(
+                "a NIC of host {h} past its {} hosts",
                 topo.num_hosts()
-            ));
+            )));
         }
         // Switches whose ports all run at one rate may cut through.
         let uniform: Vec<bool> = topo
@@ -113,7 +115,8 @@ impl<'a> Engine<'a> {
         for (ps, l) in ports.iter_mut().zip(&loss) {
             ps.tx_hook = l.any();
         }
-        dag.check_hosts(topo.num_hosts() as u32)?;
+        dag.check_hosts(topo.num_hosts() as u32)
+            .map_err(SimError::Traffic)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
         // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
         let (msg_qp, qp_ends) = route::number_qps(&dag.messages, p.cc.qps_per_connection);
@@ -134,10 +137,10 @@ impl<'a> Engine<'a> {
             }
             let tc = m.class.unwrap_or(p.data_tc);
             if tc >= p.traffic_classes {
-                return Err(format!(
+                return Err(SimError::Traffic(format!(
                     "message {i}: traffic class {tc} but the fabric has classes 0 to {}",
                     p.traffic_classes - 1
-                ));
+                )));
             }
             data_tcs |= 1 << tc;
             let first = msg_qp[i] as usize;
@@ -163,7 +166,7 @@ impl<'a> Engine<'a> {
         let qp_ring_room = 2 * qps.len() + 4 * topo.num_hosts();
         // Dependencies must point backwards (checked by the release tracker).
         let n = dag.messages.len();
-        let release = Release::new(dag)?;
+        let release = Release::new(dag).map_err(SimError::Traffic)?;
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
             let parts = if m.path == Path::Net {
@@ -201,7 +204,8 @@ impl<'a> Engine<'a> {
                 .collect();
             (iv, ps, vec![0u64; nports])
         });
-        let cc = CcState::new(p, topo, &qps, qp_line)?;
+        // A congestion control that cannot run on these routes (HPCC past its INT hops).
+        let cc = CcState::new(p, topo, &qps, qp_line).map_err(SimError::Traffic)?;
         for ps in &mut ports {
             ps.tx_hook |= cc.telemetry && ps.host == NIL;
         }

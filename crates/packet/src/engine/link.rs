@@ -4,6 +4,7 @@
 
 use super::llfc::FcEv;
 use super::{Engine, Ev, P_LINK_UP, P_REROUTED, P_ROUTE_OK, PortLoss, set_bit};
+use crate::error::SimError;
 use fabricsim_core::topology::{HostId, NodeId, PortId, Topology};
 use fabricsim_mech::faults::{Dir, Fault, Faults, LinkLoss};
 use fabricsim_mech::reroute::Reach;
@@ -106,18 +107,18 @@ pub(super) fn apply_faults(
     faults: &Faults,
     loss: &mut [PortLoss],
     q: &mut super::Events,
-) -> Result<Vec<(NodeId, HostId, PortId)>, String> {
+) -> Result<Vec<(NodeId, HostId, PortId)>, SimError> {
     let mut misroutes = Vec::new();
     for f in &faults.faults {
         let link_ok = |l: fabricsim_core::topology::LinkId| {
             if l.idx() < topo.links.len() {
                 Ok(())
             } else {
-                Err(format!(
+                Err(SimError::Fault(format!(
                     "fault on link {} but the topology has {} links",
                     l.0,
                     topo.links.len()
-                ))
+                )))
             }
         };
         match *f {
@@ -159,11 +160,11 @@ pub(super) fn apply_faults(
             }
             Fault::RxStall { host, at, until } => {
                 if host.idx() >= topo.num_hosts() {
-                    return Err(format!(
+                    return Err(SimError::Fault(format!(
                         "stall of host {} but the topology has {} hosts",
                         host.0,
                         topo.num_hosts()
-                    ));
+                    )));
                 }
                 q.push_fc(
                     at.0,

@@ -8,6 +8,7 @@ use super::fcmode::FcMode;
 use super::{Engine, NIL, set_bit};
 use crate::credits::Credits;
 use crate::deadlock::find_cycle;
+use crate::error::SimError;
 use crate::packet::Packet;
 use crate::pfc::{Admit, NOT, Pfc};
 use fabricsim_core::topology::{HostId, NodeId, PortId, Topology};
@@ -84,7 +85,7 @@ impl LinkFc {
         topo: &Topology,
         p: &SimParams,
         misroutes: Vec<(NodeId, HostId, PortId)>,
-    ) -> Result<LinkFc, String> {
+    ) -> Result<LinkFc, SimError> {
         let mut forced = Vec::with_capacity(misroutes.len());
         for (node, dst, port) in misroutes {
             let ok = node.idx() < topo.nodes.len()
@@ -92,10 +93,10 @@ impl LinkFc {
                 && topo.nodes[node.idx()].ports().contains(&port.0)
                 && dst.idx() < topo.num_hosts();
             if !ok {
-                return Err(format!(
+                return Err(SimError::Fault(format!(
                     "misroute at node {} for host {} via port {}: not a switch port of that node, or no such host",
                     node.0, dst.0, port.0
-                ));
+                )));
             }
             forced.push(((node.0, dst.0), port.0));
         }
@@ -133,11 +134,11 @@ impl LinkFc {
                     .collect::<Vec<u32>>();
                 let min_blocks = fabricsim_mech::params::blocks(p.data_frame_bytes(p.mtu_bytes));
                 if let Some(i) = cap.iter().position(|&b| b < min_blocks) {
-                    return Err(format!(
+                    return Err(SimError::Buffer(format!(
                         "port {i}: a per-VL buffer of {} blocks cannot hold one {} B packet",
                         cap[i],
                         p.data_frame_bytes(p.mtu_bytes)
-                    ));
+                    )));
                 }
                 let peer: Vec<u32> = topo.ports.iter().map(|q| q.peer.0).collect();
                 fc.credits = Some(Credits::new(ntc, cap, &peer));
@@ -161,10 +162,10 @@ impl LinkFc {
                     let reserved: u64 =
                         node.ports().map(|q| hdrm[q as usize]).sum::<u64>() * lossless_n;
                     if node.is_switch() && reserved >= p.switch_buffer_bytes {
-                        return Err(format!(
+                        return Err(SimError::Buffer(format!(
                             "switch node {ni}: PFC headroom {reserved} B does not fit its {} B buffer",
                             p.switch_buffer_bytes
-                        ));
+                        )));
                     }
                     shared.push(p.switch_buffer_bytes.saturating_sub(reserved));
                 }
