@@ -60,8 +60,8 @@ impl Default for CcParams {
 }
 
 impl CcParams {
-    /// Checks the mechanisms against each other and the rest of `p`; `Err((field, problem,
-    /// allowed))`.
+    /// Checks the mechanisms against each other and the rest of `p`; the error names the field,
+    /// the problem and what is allowed.
     pub fn validate(&self, p: &SimParams) -> Result<(), ParamError> {
         let err = |f: &'static str, (prob, allowed): (String, &str)| {
             Err(ParamError::new(f, prob, allowed))
