@@ -1,7 +1,9 @@
 //! fabricsim's lowest layer: time and rates ([`units`]), input errors, the seeded RNG, topologies,
-//! message DAGs, their release policy and the traffic generators. It depends on no other layer.
+//! message DAGs, their release policy, the traffic generators and [`estimate`] (a figure over
+//! seeds with its 95% interval). It depends on no other layer.
 
 pub mod error;
+pub mod estimate;
 pub mod message;
 pub mod prefetch;
 pub mod release;
