@@ -24,6 +24,7 @@ pub mod deadlock;
 pub mod engine;
 pub mod error;
 pub mod hugepages;
+pub mod marking;
 pub mod packet;
 pub mod pfc;
 pub mod queue;

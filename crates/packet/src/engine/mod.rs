@@ -26,6 +26,7 @@ mod fcmode;
 mod finish;
 mod link;
 pub mod llfc;
+mod mark;
 mod messages;
 mod nic_rx;
 mod nic_tx;

@@ -171,7 +171,7 @@ impl Engine<'_> {
         let node = port.node as usize;
         self.fc_release::<M>(e.from as usize, tc as u8, e.frame as u32, node);
         if self.data_tcs & (1 << tc) != 0 {
-            self.cc_mark(e.id, node, pi, tc, self.tcq[base + tc].bytes);
+            self.mark(e.id, node, pi, tc, self.tcq[base + tc].bytes);
         }
         Some((e.id, tc as u8, e.frame))
     }
