@@ -21,9 +21,9 @@ impl Engine<'_> {
     /// credits of class `tc` within the time its link drains the bytes asked.
     #[inline(never)]
     fn mark_by_rule(&mut self, id: u32, node: usize, out: usize, tc: usize, queue_bytes: u64) {
-        let (port, credits, now) = (&self.ports[out], &self.fc.credits, self.now.0);
+        let (ports, credits, now) = (&self.ports, &self.fc.credits, self.now.0);
         let victim = |bytes: u64| {
-            let window = port.ser(bytes.min(u32::MAX as u64) as u32);
+            let window = ports[out].ser(bytes.min(u32::MAX as u64) as u32);
             credits
                 .as_ref()
                 .is_some_and(|c| c.starved_since(out, tc, now.saturating_sub(window.0)))

@@ -24,7 +24,9 @@ pub use step::Step;
 use fabricsim_mech::cc::CcParams;
 use fabricsim_mech::ecn::EcnMarking;
 
-/// The run's marking rule.
+/// The run's marking rule. Tagged by a byte (`repr(u8)`): a match reads it rather than
+/// decoding a niche in a variant's fields.
+#[repr(u8)]
 pub enum Marking {
     Off,
     Red(Red),
