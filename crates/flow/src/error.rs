@@ -1,5 +1,6 @@
 //! The flow engine's error: why it refuses a run before the first event.
 
+use fabricsim_core::error::CoreError;
 use fabricsim_mech::ParamError;
 use std::fmt;
 
@@ -28,6 +29,13 @@ impl std::error::Error for FlowError {}
 impl From<ParamError> for FlowError {
     fn from(e: ParamError) -> FlowError {
         FlowError::Param(e)
+    }
+}
+
+/// Core's refusals of the run's messages.
+impl From<CoreError> for FlowError {
+    fn from(e: CoreError) -> FlowError {
+        FlowError::Traffic(e.to_string())
     }
 }
 

@@ -1,6 +1,7 @@
 //! The packet engine's error: why it refuses a run before the first event (the input it was
 //! given breaks an invariant its tables rely on).
 
+use fabricsim_core::error::CoreError;
 use fabricsim_mech::ParamError;
 use std::fmt;
 
@@ -34,6 +35,16 @@ impl std::error::Error for SimError {}
 impl From<ParamError> for SimError {
     fn from(e: ParamError) -> SimError {
         SimError::Param(e)
+    }
+}
+
+/// Core's refusals of the run's topology or messages.
+impl From<CoreError> for SimError {
+    fn from(e: CoreError) -> SimError {
+        match e {
+            CoreError::Topology(s) => SimError::Topology(s),
+            CoreError::Value(s) | CoreError::Dag(s) | CoreError::Traffic(s) => SimError::Traffic(s),
+        }
     }
 }
 

@@ -127,9 +127,9 @@ pub fn run(
         },
         duration: Time::from_us(BACKGROUND_US),
     };
-    let mut dag = traffic::generate(&incast, hosts, rate, seed)?;
+    let mut dag = traffic::generate(&incast, hosts, rate, seed).map_err(|e| e.to_string())?;
     let n_incast = dag.messages.len();
-    let bg = traffic::generate(&background, hosts, rate, seed)?;
+    let bg = traffic::generate(&background, hosts, rate, seed).map_err(|e| e.to_string())?;
     for m in &bg.messages {
         dag.push(m.src, m.dst, m.bytes, m.start, &[]);
     }
