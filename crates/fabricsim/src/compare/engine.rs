@@ -105,7 +105,8 @@ pub fn run_dag(
         until: until.filter(|_| kind == EngineKind::Packet),
         progress: None,
     };
-    let r = engine_choice::run(kind, t, p, dag, &Faults::default(), opts)?;
+    let r =
+        engine_choice::run(kind, t, p, dag, &Faults::default(), opts).map_err(|e| e.to_string())?;
     r.check_conservation()?;
     Ok((r, kind))
 }
