@@ -38,10 +38,3 @@ impl From<CoreError> for FlowError {
         FlowError::Traffic(e.to_string())
     }
 }
-
-/// The driver still passes `String` errors up.
-impl From<FlowError> for String {
-    fn from(e: FlowError) -> String {
-        e.to_string()
-    }
-}

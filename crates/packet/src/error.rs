@@ -47,10 +47,3 @@ impl From<CoreError> for SimError {
         }
     }
 }
-
-/// The driver still passes `String` errors up.
-impl From<SimError> for String {
-    fn from(e: SimError) -> String {
-        e.to_string()
-    }
-}
