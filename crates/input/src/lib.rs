@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod cc_profile;
+pub mod error;
 pub mod io;
 pub mod profile;
 pub mod profile_extends;
