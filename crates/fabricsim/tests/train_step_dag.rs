@@ -189,3 +189,57 @@ fn a_truncated_ring_keeps_its_first_steps_where_the_index_says() {
         }
     }
 }
+
+/// The closed-form count the memory estimate reads before the DAG exists is the length of
+/// the DAG `compile` builds, for whole rings, truncated rings, per-ring step counts and the
+/// first pass of the whole-step simulation (hashed and load-aware paths).
+#[test]
+fn the_message_count_before_compiling_is_the_dags_length() {
+    use fabricsim::flow::PathModel;
+    use fabricsim::workload::train::flow_step::first_pass;
+    for (gpus, tp, pp, gb) in [
+        ("64", "8", "2", "32"),
+        ("64", "8", "4", "16"),
+        ("16", "2", "2", "8"),
+        ("8", "8", "1", "8"),
+    ] {
+        let s = scenario(&[
+            ("--gpus", gpus),
+            ("--layers", "16"),
+            ("--hidden", "4096"),
+            ("--ffn", "14336"),
+            ("--heads", "32"),
+            ("--kv-heads", "8"),
+            ("--vocab", "128"),
+            ("--seq", "8192"),
+            ("--tp", tp),
+            ("--pp", pp),
+            ("--global-batch", gb),
+        ]);
+        let c = Cluster::new(&s).unwrap();
+        let cfg = TrainConfig::resolve(&s, &c.design, c.place.clone()).unwrap();
+        let eff = Efficiency::h200(&c.design.catalog);
+        let rings = cfg.par.tp * cfg.par.pp;
+        let options = [
+            DagOptions::default(),
+            DagOptions {
+                ring_steps: Some(3),
+                ring_steps_each: Vec::new(),
+            },
+            DagOptions {
+                ring_steps: None,
+                ring_steps_each: (0..rings as u32).map(|i| i % 5 + 1).collect(),
+            },
+            first_pass(&cfg, PathModel::Hash, 4),
+            first_pass(&cfg, PathModel::Adaptive { paths: 4 }, 4),
+        ];
+        for opts in options {
+            let sd = step_dag::compile(&cfg, &eff, c.nvlink(), opts.clone()).unwrap();
+            assert_eq!(
+                step_dag::messages(&cfg, &opts),
+                sd.dag.messages.len() as u64,
+                "{gpus} GPUs tp {tp} pp {pp}: {opts:?}"
+            );
+        }
+    }
+}

@@ -8,7 +8,7 @@
 //! engine, fitted on `fabricsim collective --op all_to_all --fabric roce-400g` (peak RSS,
 //! `/usr/bin/time -v`; docs/memory.md has the table).
 
-use crate::setup::engine_choice::EngineKind;
+use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use fabricsim_core::error::InputError;
 use fabricsim_core::message::MessageDag;
 use fabricsim_input::scenario::Scenario;
@@ -24,9 +24,19 @@ fn per_message(kind: EngineKind) -> u64 {
     }
 }
 
-/// The estimated peak memory of running `dag` on engine `kind`, bytes.
-pub fn estimate(kind: EngineKind, dag: &MessageDag) -> u64 {
-    BASE_BYTES.saturating_add((dag.messages.len() as u64).saturating_mul(per_message(kind)))
+/// The estimated peak memory of a run of `messages` messages on engine `kind`, bytes.
+pub fn estimate(kind: EngineKind, messages: u64) -> u64 {
+    BASE_BYTES.saturating_add(messages.saturating_mul(per_message(kind)))
+}
+
+/// The engine whose estimate decides before a DAG exists: the scenario's, or under `auto`
+/// (which picks by the DAG's packets) the flow engine, the smaller of the two, so a run
+/// refused then fits on neither; the built DAG is checked again on the engine `auto` picks.
+pub fn before_dag(choice: EngineChoice) -> EngineKind {
+    match choice {
+        EngineChoice::Packet => EngineKind::Packet,
+        EngineChoice::Flow | EngineChoice::Auto => EngineKind::Flow,
+    }
 }
 
 /// MemAvailable of /proc/meminfo, bytes (`None` where there is none).
@@ -57,12 +67,18 @@ pub fn bound(s: &Scenario) -> Result<Option<u64>, InputError> {
     }
 }
 
-/// Refuses the run of `dag` on `kind` when its estimate passes `s`'s bound.
-pub fn check(s: &Scenario, kind: EngineKind, dag: &MessageDag) -> Result<(), InputError> {
+/// Refuses a run of `messages` messages on `kind` when its estimate passes `s`'s bound,
+/// saying what would bring it down: `advice(fits)`, given how many messages fit.
+pub fn admit(
+    s: &Scenario,
+    kind: EngineKind,
+    messages: u64,
+    advice: impl FnOnce(u64) -> String,
+) -> Result<(), InputError> {
     let Some(bound) = bound(s)? else {
         return Ok(());
     };
-    let need = estimate(kind, dag);
+    let need = estimate(kind, messages);
     if need <= bound {
         return Ok(());
     }
@@ -76,19 +92,27 @@ pub fn check(s: &Scenario, kind: EngineKind, dag: &MessageDag) -> Result<(), Inp
         "max_memory",
         human(bound),
         format!(
-            "the run needs an estimated {} ({} messages at {} B each on the {} engine), above \
-             {source}",
+            "the run needs an estimated {} ({messages} messages at {} B each on the {} \
+             engine), above {source}",
             human(need),
-            dag.messages.len(),
             per_message(kind),
             kind.name()
         ),
         format!(
-            "at most {fits} messages within {}: fewer GPUs or ranks, an operation with fewer \
-             messages (all-to-all has one per pair), or a larger max_memory on a larger machine",
-            human(bound)
+            "at most {fits} messages within {}: {}",
+            human(bound),
+            advice(fits)
         ),
     ))
+}
+
+/// Refuses the run of the built `dag` on `kind` when its estimate passes `s`'s bound.
+pub fn check(s: &Scenario, kind: EngineKind, dag: &MessageDag) -> Result<(), InputError> {
+    admit(s, kind, dag.messages.len() as u64, |_| {
+        "fewer GPUs or ranks, an operation with fewer messages (all-to-all has one per pair), \
+         or a larger max_memory on a larger machine"
+            .into()
+    })
 }
 
 /// Bytes as decimal megabytes or gigabytes, as `--max-memory` takes them.
@@ -126,6 +150,13 @@ mod tests {
             "{shown}"
         );
         // The packet engine holds more per message.
-        assert!(estimate(EngineKind::Packet, &dag(10)) > estimate(EngineKind::Flow, &dag(10)));
+        assert!(estimate(EngineKind::Packet, 10) > estimate(EngineKind::Flow, 10));
+        // Before a DAG exists the count alone decides, with the caller's advice.
+        let e = admit(&s, EngineKind::Flow, 40_000, |fits| format!("{fits} fit")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("at most 29772 messages within 20.0MB: 29772 fit")
+        );
+        assert!(admit(&s, EngineKind::Flow, 1000, |_| unreachable!()).is_ok());
     }
 }
