@@ -304,6 +304,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             });
             if interrupted {
                 v["status"] = "interrupted".into();
+                v["unfinished_sizes_bytes"] = bytes[points.len()..].into();
             }
             output::json(serde_json::to_string_pretty(&v))?
         }
