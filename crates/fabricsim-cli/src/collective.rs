@@ -220,7 +220,8 @@ pub fn run(a: CollectiveArgs) -> Outcome {
     let mut engines = std::collections::BTreeSet::new();
     let outcome = measure(&spec, &comm, cluster.nvlink(), &sweep, |dag| {
         // Refused before it runs when it would not fit in memory (exit 2).
-        fabricsim::memory::check(&scenario, cluster.engine_for(dag), dag)?;
+        let kind = cluster.engine_for(dag);
+        fabricsim::memory::check(&scenario, kind, fabricsim::memory::Run::Collective, dag)?;
         done += 1;
         if tty {
             eprint!(

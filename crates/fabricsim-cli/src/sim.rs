@@ -84,7 +84,7 @@ pub fn run(a: SimArgs) -> Outcome {
         until,
         progress: Some(&mut progress),
     };
-    fabricsim::memory::check(&sc, kind, &setup.dag)?;
+    fabricsim::memory::check(&sc, kind, fabricsim::memory::Run::Sim, &setup.dag)?;
     let r = engine_choice::run(
         kind,
         &setup.net.topo,

@@ -4,6 +4,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 use fabricsim::engine_choice::{EngineChoice, EngineKind};
+use fabricsim::memory::Run;
 use fabricsim::workload::train::flow_step::{self, Pass, StepModel};
 use fabricsim::workload::train::step_dag;
 use fabricsim::workload::train::{report, run};
@@ -57,11 +58,17 @@ pub fn run(args: TrainArgs) -> Outcome {
     if let Some((_, fp)) = &flow_params {
         let opts = flow_step::first_pass(&tr.config, fp.paths, flow_step::DEFAULT_FIRST_RING_STEPS);
         let messages = step_dag::messages(&tr.config, &opts);
-        fabricsim::memory::admit(&scenario, EngineKind::Flow, messages, |_| {
-            "fewer data-parallel replicas or micro-batches (a smaller global batch), or a \
+        fabricsim::memory::admit(
+            &scenario,
+            EngineKind::Flow,
+            Run::TrainStep,
+            messages,
+            |_| {
+                "fewer data-parallel replicas or micro-batches (a smaller global batch), or a \
              larger max_memory on a larger machine"
-                .into()
-        })?;
+                    .into()
+            },
+        )?;
     }
     let (tr, provenance) = if args.calibrate {
         let (tr, p) = calibrate_on_engine(tr, engine).map_err(Failure::Run)?;

@@ -142,6 +142,14 @@ pub fn cpu_seconds(child: &Child) -> f64 {
     f.iter().sum::<u64>() as f64 / 100.0
 }
 
+/// Whether `child` has ended (a zombie not yet reaped, or gone): a wait for a marker stops
+/// there, and the exit status then says what happened.
+pub fn exited(child: &Child) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap_or_default();
+    stat.rsplit_once(')')
+        .is_none_or(|(_, r)| r.trim_start().starts_with(['Z', 'X']))
+}
+
 /// The peer scenarios of `fabricsim bench` (`FABRICSIM_PEER_DIR`, else ../shared/peer-scenarios
 /// above the repository).
 pub fn peer_dir() -> PathBuf {

@@ -260,6 +260,7 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
             super::memory::admit(
                 sc,
                 super::memory::before_dag(engine),
+                super::memory::Run::Sim,
                 t.messages(hosts, line),
                 |_| {
                     "fewer hosts, a traffic kind with fewer flows (all_to_all has one per pair), a \

@@ -16,17 +16,33 @@ use fabricsim_input::scenario::Scenario;
 /// Bytes outside the per-message state (the program, the topology of these sizes).
 const BASE_BYTES: u64 = 8 << 20;
 
-/// Bytes per message, measured: the flow engine 390 B, the packet engine 750 B (docs/memory.md).
-fn per_message(kind: EngineKind) -> u64 {
-    match kind {
-        EngineKind::Flow => 390,
-        EngineKind::Packet => 750,
+/// What a run keeps per message besides the engine's state, which sets its cost per message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// A collective's DAG (`collective`): totals only.
+    Collective,
+    /// `sim`: a result record per message, cloned and written as JSON after the run.
+    Sim,
+    /// A training step's DAG (`train --step-model flow_dag`): mostly NVLink operations, which
+    /// hold no flow state.
+    TrainStep,
+}
+
+/// Bytes per message, measured (peak RSS, docs/memory.md): a collective 390 B on the flow
+/// engine (all-to-all), 750 B on the packet engine; `sim` 730 B and 750 B; a training step's
+/// DAG 270 B on the flow engine (the only one that runs it).
+fn per_message(kind: EngineKind, run: Run) -> u64 {
+    match (run, kind) {
+        (Run::Collective, EngineKind::Flow) => 390,
+        (Run::Sim, EngineKind::Flow) => 730,
+        (Run::TrainStep, EngineKind::Flow) => 270,
+        (_, EngineKind::Packet) => 750,
     }
 }
 
-/// The estimated peak memory of a run of `messages` messages on engine `kind`, bytes.
-pub fn estimate(kind: EngineKind, messages: u64) -> u64 {
-    BASE_BYTES.saturating_add(messages.saturating_mul(per_message(kind)))
+/// The estimated peak memory of `run` with `messages` messages on engine `kind`, bytes.
+pub fn estimate(kind: EngineKind, run: Run, messages: u64) -> u64 {
+    BASE_BYTES.saturating_add(messages.saturating_mul(per_message(kind, run)))
 }
 
 /// The engine whose estimate decides before a DAG exists: the scenario's, or under `auto`
@@ -72,17 +88,18 @@ pub fn bound(s: &Scenario) -> Result<Option<u64>, InputError> {
 pub fn admit(
     s: &Scenario,
     kind: EngineKind,
+    run: Run,
     messages: u64,
     advice: impl FnOnce(u64) -> String,
 ) -> Result<(), InputError> {
     let Some(bound) = bound(s)? else {
         return Ok(());
     };
-    let need = estimate(kind, messages);
+    let need = estimate(kind, run, messages);
     if need <= bound {
         return Ok(());
     }
-    let fits = bound.saturating_sub(BASE_BYTES) / per_message(kind);
+    let fits = bound.saturating_sub(BASE_BYTES) / per_message(kind, run);
     let source = if s.file.max_memory.is_some() {
         "the bound set"
     } else {
@@ -95,7 +112,7 @@ pub fn admit(
             "the run needs an estimated {} ({messages} messages at {} B each on the {} \
              engine), above {source}",
             human(need),
-            per_message(kind),
+            per_message(kind, run),
             kind.name()
         ),
         format!(
@@ -107,8 +124,8 @@ pub fn admit(
 }
 
 /// Refuses the run of the built `dag` on `kind` when its estimate passes `s`'s bound.
-pub fn check(s: &Scenario, kind: EngineKind, dag: &MessageDag) -> Result<(), InputError> {
-    admit(s, kind, dag.messages.len() as u64, |_| {
+pub fn check(s: &Scenario, kind: EngineKind, run: Run, dag: &MessageDag) -> Result<(), InputError> {
+    admit(s, kind, run, dag.messages.len() as u64, |_| {
         "fewer GPUs or ranks, an operation with fewer messages (all-to-all has one per pair), \
          or a larger max_memory on a larger machine"
             .into()
@@ -141,8 +158,8 @@ mod tests {
     #[test]
     fn a_run_past_the_bound_is_refused_with_the_estimate_and_what_fits() {
         let s = Scenario::parse("s.toml", "max_memory = \"20MB\"\n").unwrap();
-        assert!(check(&s, EngineKind::Flow, &dag(1000)).is_ok());
-        let e = check(&s, EngineKind::Flow, &dag(40_000)).unwrap_err();
+        assert!(check(&s, EngineKind::Flow, Run::Collective, &dag(1000)).is_ok());
+        let e = check(&s, EngineKind::Flow, Run::Collective, &dag(40_000)).unwrap_err();
         let shown = e.to_string();
         assert!(shown.starts_with("s.toml:1: `max_memory`"), "{shown}");
         assert!(
@@ -150,13 +167,28 @@ mod tests {
             "{shown}"
         );
         // The packet engine holds more per message.
-        assert!(estimate(EngineKind::Packet, 10) > estimate(EngineKind::Flow, 10));
+        assert!(
+            estimate(EngineKind::Packet, Run::Collective, 10)
+                > estimate(EngineKind::Flow, Run::Collective, 10)
+        );
         // Before a DAG exists the count alone decides, with the caller's advice.
-        let e = admit(&s, EngineKind::Flow, 40_000, |fits| format!("{fits} fit")).unwrap_err();
+        let e = admit(&s, EngineKind::Flow, Run::Collective, 40_000, |fits| {
+            format!("{fits} fit")
+        })
+        .unwrap_err();
         assert!(
             e.to_string()
                 .contains("at most 29772 messages within 20.0MB: 29772 fit")
         );
-        assert!(admit(&s, EngineKind::Flow, 1000, |_| unreachable!()).is_ok());
+        assert!(
+            admit(
+                &s,
+                EngineKind::Flow,
+                Run::Collective,
+                1000,
+                |_| unreachable!()
+            )
+            .is_ok()
+        );
     }
 }

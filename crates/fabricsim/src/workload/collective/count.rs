@@ -133,6 +133,7 @@ pub fn admit(
     memory::admit(
         s,
         memory::before_dag(engine),
+        memory::Run::Collective,
         messages(&spec, shape),
         |fits| {
             let mut ways = within(&spec, shape, fits);
