@@ -125,6 +125,34 @@ fn an_unwritable_output_directory_is_refused_before_the_run() {
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// A result that cannot be written whole (a 1 KiB file-size limit, as a full disk) leaves the
+/// previous file as it was and no temporary file: written to a temporary file and renamed,
+/// never truncated first and left half written.
+#[test]
+fn a_write_that_fails_midway_leaves_the_previous_file_whole() {
+    let dir = scratch_dir("fsize");
+    let out = dir.join("r.json");
+    std::fs::write(&out, "previous\n").unwrap();
+    let perm = examples().join("sim-permutation.toml");
+    // `ulimit -f 1`: files of at most 1 KiB; SIGXFSZ ignored, so a longer write fails (EFBIG).
+    let script = "trap '' XFSZ; ulimit -f 1; exec \"$0\" sim \"$1\" --out \"$2\"";
+    let o = std::process::Command::new("bash")
+        .args(["-c", script, env!("CARGO_BIN_EXE_fabricsim")])
+        .arg(&perm)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("cannot write") && e.contains("r.json"), "{e}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous\n");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["r.json"], "a temporary file was left");
+}
+
 /// A packet-engine run of tens of seconds (16 hosts, 4 GB each); `engine = "auto"` makes sim
 /// say "[sim] engine auto" on stderr just before the run starts: the started marker.
 fn long_sim(name: &str) -> String {
@@ -202,15 +230,15 @@ fn sweep_args(tag: &str, formats: &[&str]) -> Vec<String> {
 /// or without a --json file to hold the record of the points done.
 #[test]
 fn an_interrupted_sweep_resumed_gives_the_same_bytes() {
-    for formats in [&["csv", "json", "svg"][..], &["csv", "svg"], &["csv"]] {
+    let run = |args: &[String]| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = fabricsim(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        o.stdout
+    };
+    let whole = run(&sweep_args("whole", &["csv", "json", "svg"]));
+    for formats in [&["csv", "json", "svg"][..], &["csv", "svg"]] {
         let tag = formats.join("-");
-        let run = |args: &[String]| {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let o = fabricsim(&args);
-            assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-            o.stdout
-        };
-        let whole = run(&sweep_args(&format!("whole-{tag}"), formats));
         let resumed = format!("resumed-{tag}");
         let args = sweep_args(&resumed, formats);
         for f in formats {
@@ -241,7 +269,7 @@ fn an_interrupted_sweep_resumed_gives_the_same_bytes() {
         assert!(table == whole, "{tag}: the resumed table differs");
         for f in formats {
             let (a, b) = (
-                tmp(&format!("sweep-whole-{tag}.{f}")),
+                tmp(&format!("sweep-whole.{f}")),
                 tmp(&format!("sweep-{resumed}.{f}")),
             );
             assert!(
