@@ -260,11 +260,14 @@ fn plain_type_name(allowed: String) -> String {
 }
 
 /// A problem without serde's Rust words: `map` and `sequence` as TOML says them, integer
-/// widths (`as i128`) dropped.
+/// widths (`as i128`, `u64 value was too large`) dropped.
 fn plain_problem(problem: &str) -> String {
     let mut p = problem.to_string();
     for t in ["i128", "u128", "i64", "u64"] {
         p = p.replace(&format!(" as {t}"), "");
+    }
+    for t in ["u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64"] {
+        p = p.replace(&format!("{t} value was too large"), "number too large");
     }
     p.replace("type: map", "type: table")
         .replace("type: sequence", "type: array")

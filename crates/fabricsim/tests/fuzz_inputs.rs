@@ -239,7 +239,7 @@ fn fuzz(first_seed: u64, n: u64) -> Counts {
 }
 
 /// A rejection in the user's words: no Rust type name (`struct ClusterSection`, `untagged
-/// enum SizeValue`, `u8`, `i128`) and no empty field (`file::`, `file:0:`).
+/// enum SizeValue`, `u8`, `i128`) and a problem said (the key is `located`'s check).
 fn plain(e: &InputError) -> bool {
     const RUST: [&str; 14] = [
         "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
@@ -249,8 +249,8 @@ fn plain(e: &InputError) -> bool {
     let typed = shown
         .split(|c: char| !c.is_ascii_alphanumeric())
         .any(|w| RUST.contains(&w));
-    let fields = ["struct ", "untagged enum", "::", ":0:"];
-    !typed && !fields.iter().any(|f| shown.contains(f))
+    let rust = ["struct ", "untagged enum"];
+    !typed && !rust.iter().any(|f| shown.contains(f)) && !e.problem.trim().is_empty()
 }
 
 /// A rejection names its key, and its line whenever the key is written in the mutant (errors

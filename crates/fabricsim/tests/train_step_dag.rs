@@ -12,6 +12,17 @@ use fabricsim::workload::train::efficiency::Efficiency;
 use fabricsim::workload::train::step::{StepReport, step};
 use fabricsim::workload::train::step_dag::{self, DagOptions, StepDag, one_f_one_b};
 
+/// A Llama-3-8B-shaped model with a 128-token vocabulary (equal pipeline stages).
+const LLAMA_8B_SHAPED: [(&str, &str); 7] = [
+    ("--layers", "16"),
+    ("--hidden", "4096"),
+    ("--ffn", "14336"),
+    ("--heads", "32"),
+    ("--kv-heads", "8"),
+    ("--vocab", "128"),
+    ("--seq", "8192"),
+];
+
 fn scenario(flags: &[(&str, &str)]) -> Scenario {
     let mut s = Scenario::defaults();
     let flags: Vec<(String, String)> = flags
@@ -63,21 +74,16 @@ fn the_step_dag_agrees_with_the_analytic_step() {
     // describes), on 64 H100s: TP 8 (a server), PP 2 or 4, DP 4 or 2, 8 micro-batches, the
     // gradient all-reduce after the flush in one bucket (as the DAG's one ring).
     for (pp, gb) in [("2", "32"), ("4", "16")] {
-        let s = scenario(&[
+        let mut flags = LLAMA_8B_SHAPED.to_vec();
+        flags.extend([
             ("--gpus", "64"),
-            ("--layers", "16"),
-            ("--hidden", "4096"),
-            ("--ffn", "14336"),
-            ("--heads", "32"),
-            ("--kv-heads", "8"),
-            ("--vocab", "128"),
-            ("--seq", "8192"),
             ("--global-batch", gb),
             ("--tp", "8"),
             ("--pp", pp),
             ("--dp-overlap", "false"),
             ("--dp-bucket-mb", "100000"),
         ]);
+        let s = scenario(&flags);
         let (a, sd, dag_s) = both(&s, DagOptions::default());
         let row = |name: &str| a.collectives.iter().find(|c| c.name == name).unwrap();
         let m = a.micro_batches as f64;
@@ -203,19 +209,14 @@ fn the_message_count_before_compiling_is_the_dags_length() {
         ("16", "2", "2", "8"),
         ("8", "8", "1", "8"),
     ] {
-        let s = scenario(&[
+        let mut flags = LLAMA_8B_SHAPED.to_vec();
+        flags.extend([
             ("--gpus", gpus),
-            ("--layers", "16"),
-            ("--hidden", "4096"),
-            ("--ffn", "14336"),
-            ("--heads", "32"),
-            ("--kv-heads", "8"),
-            ("--vocab", "128"),
-            ("--seq", "8192"),
             ("--tp", tp),
             ("--pp", pp),
             ("--global-batch", gb),
         ]);
+        let s = scenario(&flags);
         let c = Cluster::new(&s).unwrap();
         let cfg = TrainConfig::resolve(&s, &c.design, c.place.clone()).unwrap();
         let eff = Efficiency::h200(&c.design.catalog);

@@ -84,29 +84,17 @@ pub fn ring(n: u64, bytes: u64, lane: Lane, ph: Phases, steps: u64) -> u64 {
 fn hierarchical(shape: Shape, bytes: u64, lane: Lane, ph: Phases) -> u64 {
     let k = shape.per_server.max(1);
     let servers = shape.ranks / k;
-    let mut total = 0u64;
-    if ph.reduce_scatter {
-        total = total.saturating_add(servers.saturating_mul(ring(
-            k,
-            bytes,
-            lane,
-            Phases::REDUCE_SCATTER,
-            u64::MAX,
-        )));
-    }
+    // The reduce-scatter and the all-gather inside every server, as `ph` asks.
+    let inside = |on: bool, half: Phases| match on {
+        true => servers.saturating_mul(ring(k, bytes, lane, half, u64::MAX)),
+        false => 0,
+    };
+    let mut total = inside(ph.reduce_scatter, Phases::REDUCE_SCATTER)
+        .saturating_add(inside(ph.all_gather, Phases::ALL_GATHER));
     // Member j of the servers holds one segment each, the k segments between them.
     for seg in 0..k {
         let seg_bytes = piece(bytes, k, seg);
         total = total.saturating_add(ring(servers, seg_bytes, lane, ph, u64::MAX));
-    }
-    if ph.all_gather {
-        total = total.saturating_add(servers.saturating_mul(ring(
-            k,
-            bytes,
-            lane,
-            Phases::ALL_GATHER,
-            u64::MAX,
-        )));
     }
     total
 }
