@@ -176,7 +176,8 @@ fn the_engine_flag_picks_the_engine_and_the_json_names_it() {
 fn compare_shows_progress_on_a_terminal_and_is_quiet_otherwise() {
     let run = |progress: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_fabricsim"));
-        c.current_dir(support::root()).args(["compare", "--gpus", "32"]);
+        c.current_dir(support::root())
+            .args(["compare", "--gpus", "32"]);
         if progress {
             c.env("FABRICSIM_PROGRESS", "1");
         }
@@ -185,7 +186,10 @@ fn compare_shows_progress_on_a_terminal_and_is_quiet_otherwise() {
         (o.stdout, String::from_utf8_lossy(&o.stderr).into_owned())
     };
     let (quiet_out, quiet) = run(false);
-    assert!(!quiet.contains("stages"), "progress off a terminal: {quiet}");
+    assert!(
+        !quiet.contains("stages"),
+        "progress off a terminal: {quiet}"
+    );
     let (out, shown) = run(true);
     for want in [
         "ib-ndr: training step",
@@ -196,5 +200,8 @@ fn compare_shows_progress_on_a_terminal_and_is_quiet_otherwise() {
     ] {
         assert!(shown.contains(want), "missing {want}: {shown}");
     }
-    assert!(out == quiet_out, "the report depends on the progress display");
+    assert!(
+        out == quiet_out,
+        "the report depends on the progress display"
+    );
 }

@@ -5,8 +5,10 @@
 //! Both engines hold per-message state (the DAG, queue pairs, routes, the flow engine's
 //! subflows and rate-solver rows, the packet engine's packets in flight, which grow with the
 //! messages posted at once), so the estimate is a fixed part plus a cost per message, per
-//! engine, fitted on `fabricsim collective --op all_to_all --fabric roce-400g` (peak RSS,
-//! `/usr/bin/time -v`; docs/memory.md has the table).
+//! engine and kind of run ([`Run`]), fitted on the peak RSS of collectives, `sim` and
+//! training-step runs (`/usr/bin/time -v`; docs/memory.md has the table). The count comes
+//! from the run's shape before anything is built ([`admit`]: the collective's, the traffic's,
+//! the step DAG's closed form) and again from each built DAG ([`check`]).
 
 use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use fabricsim_core::error::InputError;
