@@ -347,4 +347,27 @@ mod tests {
             "s.toml:3: `cluster.gpus` = 0: must be at least 8; allowed: 8 to 1000000"
         );
     }
+
+    /// Issue 21: a file error with no key and no value prints `file: problem` (once
+    /// `file:: problem`, an empty field), with or without its line.
+    #[test]
+    fn a_file_error_prints_no_empty_field() {
+        let e = InputError {
+            file: "x.toml".into(),
+            line: None,
+            key: String::new(),
+            value: String::new(),
+            problem: "empty scenario".into(),
+            allowed: String::new(),
+        };
+        assert_eq!(e.to_string(), "x.toml: empty scenario");
+        let e = InputError { line: Some(3), ..e };
+        assert_eq!(e.to_string(), "x.toml:3: empty scenario");
+    }
+
+    /// A number past the integer type the key reads says so in words, not in Rust's type.
+    #[test]
+    fn a_number_too_large_is_said_without_rust_types() {
+        assert_eq!(plain_problem("u64 value was too large"), "number too large");
+    }
 }
