@@ -261,11 +261,14 @@ fn plain_type_name(allowed: String) -> String {
 }
 
 /// A problem without serde's Rust words: `map` and `sequence` as TOML says them, integer
-/// widths (`as i128`) dropped.
+/// widths (`as i128`, `u64 value was too large`) dropped.
 fn plain_problem(problem: &str) -> String {
     let mut p = problem.to_string();
     for t in ["i128", "u128", "i64", "u64"] {
         p = p.replace(&format!(" as {t}"), "");
+    }
+    for t in ["u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64"] {
+        p = p.replace(&format!("{t} value was too large"), "number too large");
     }
     p.replace("type: map", "type: table")
         .replace("type: sequence", "type: array")
@@ -372,5 +375,28 @@ mod tests {
             e.to_string(),
             "s.toml:3: `cluster.gpus` = 0: must be at least 8; allowed: 8 to 1000000"
         );
+    }
+
+    /// Issue 21: a file error with no key and no value prints `file: problem` (once
+    /// `file:: problem`, an empty field), with or without its line.
+    #[test]
+    fn a_file_error_prints_no_empty_field() {
+        let e = InputError {
+            file: "x.toml".into(),
+            line: None,
+            key: String::new(),
+            value: String::new(),
+            problem: "empty scenario".into(),
+            allowed: String::new(),
+        };
+        assert_eq!(e.to_string(), "x.toml: empty scenario");
+        let e = InputError { line: Some(3), ..e };
+        assert_eq!(e.to_string(), "x.toml:3: empty scenario");
+    }
+
+    /// A number past the integer type the key reads says so in words, not in Rust's type.
+    #[test]
+    fn a_number_too_large_is_said_without_rust_types() {
+        assert_eq!(plain_problem("u64 value was too large"), "number too large");
     }
 }

@@ -3,7 +3,7 @@
 //! simulated end time. By default run as htsim RoCE ran them (lossless, no congestion control).
 //! A benchmark: its wall-clock figures (wall_s, Mev/s, Mpkt/s) differ between runs by design.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use fabricsim::InputError;
@@ -11,6 +11,8 @@ use fabricsim::sim::bench::{CASES, HEADER, Mode, describe, format_row, peer_para
 
 use crate::interrupt;
 use crate::outcome::{Outcome, unless_interrupted};
+use crate::outpath;
+use crate::output;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -34,9 +36,14 @@ pub struct BenchArgs {
     /// Limit each QP to this many outstanding packets (0: unlimited, the RC default).
     #[arg(long, default_value_t = 0)]
     pub window_packets: u32,
+    /// Also write the cases' figures as JSON to FILE (a stopped run: the cases that finished,
+    /// marked `"status": "interrupted"`).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 pub fn run(a: BenchArgs) -> Outcome {
+    outpath::check(&[("--json", a.json.as_deref())])?;
     let mode = match a.mode.as_str() {
         "lossless" => Mode::Lossless,
         "lossy" => Mode::Lossy,
@@ -61,10 +68,13 @@ pub fn run(a: BenchArgs) -> Outcome {
     }
     println!("fabric {} ({}): {}", a.fabric, a.mode, describe(&params));
     println!("{HEADER}");
-    for (stem, _) in CASES {
-        if a.only.as_deref().is_some_and(|o| o != stem) {
-            continue;
-        }
+    let mut done = Vec::new();
+    let cases: Vec<&str> = CASES
+        .iter()
+        .map(|c| c.0)
+        .filter(|stem| a.only.as_deref().is_none_or(|o| o == *stem))
+        .collect();
+    for stem in cases.iter().copied() {
         let mut best = run_case(Path::new(&a.dir), stem, &params)?;
         for _ in 1..a.repeat {
             let f = run_case(Path::new(&a.dir), stem, &params)?;
@@ -77,6 +87,23 @@ pub fn run(a: BenchArgs) -> Outcome {
             break;
         }
         println!("{}", format_row(&best));
+        done.push(best);
     }
-    unless_interrupted(|| "the cases that finished are printed".into())
+    if let Some(path) = &a.json {
+        let mut v = serde_json::json!({
+            "fabric": a.fabric,
+            "mode": a.mode,
+            "window_packets": a.window_packets,
+            "cases": done,
+        });
+        if interrupt::received().is_some() {
+            v["status"] = "interrupted".into();
+            v["unfinished"] = cases[done.len()..].into();
+        }
+        outpath::write(
+            path,
+            output::json(serde_json::to_string_pretty(&v))?.as_bytes(),
+        )?;
+    }
+    unless_interrupted(|| "the cases that finished are written".into())
 }

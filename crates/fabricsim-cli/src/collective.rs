@@ -3,12 +3,12 @@
 //! "Avg bus bandwidth" line, and with `--fit` the alpha-beta fit and its error at sizes the
 //! fit did not use.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use fabricsim::InputError;
 use fabricsim::sim::Progress;
+use fabricsim::workload::collective::count::{self, Shape};
 use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op};
 use fabricsim::workload::holdout::{Check, Holdout, holdout};
 use fabricsim::workload::measure::{SweepError, SweepOutcome, measure};
@@ -208,7 +208,11 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         root: a.root,
         ..CollectiveSpec::with_defaults(op, 0, channels)
     };
-    let tty = std::io::stderr().is_terminal();
+    // Refused from the collective's shape before any DAG is built when the largest size would
+    // not fit in memory (exit 2); each built DAG is checked again on the engine that runs it.
+    let bytes: Vec<u64> = sweep.iter().map(|s| s.bytes).collect();
+    count::admit(&scenario, cluster.engine, &spec, Shape::of(&comm), &bytes)?;
+    let tty = crate::progress::wanted();
     let total = sweep.len();
     let mut done = 0usize;
     // The engines that ran the sizes (with `auto`, small sizes may run on one, large on the
@@ -216,8 +220,15 @@ pub fn run(a: CollectiveArgs) -> Outcome {
     let mut engines = std::collections::BTreeSet::new();
     let outcome = measure(&spec, &comm, cluster.nvlink(), &sweep, |dag| {
         // Refused before it runs when it would not fit in memory (exit 2).
-        fabricsim::memory::check(&scenario, cluster.engine_for(dag), dag)?;
+        let kind = cluster.engine_for(dag);
+        fabricsim::memory::check(&scenario, kind, fabricsim::memory::Run::Collective, dag)?;
         done += 1;
+        if tty {
+            eprint!(
+                "\r[collective] size {done}/{total}: {} messages   ",
+                dag.messages.len()
+            );
+        }
         let mut progress = |p: &Progress| {
             eprint!(
                 "\r[collective] size {done}/{total}: t = {:.1} us, {}/{} messages   ",
@@ -294,6 +305,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             });
             if interrupted {
                 v["status"] = "interrupted".into();
+                v["unfinished_sizes_bytes"] = bytes[points.len()..].into();
             }
             output::json(serde_json::to_string_pretty(&v))?
         }

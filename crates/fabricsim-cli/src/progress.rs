@@ -1,7 +1,14 @@
 //! Progress on standard error when it is a terminal, nothing otherwise (logs and pipes stay
-//! clean): a bar of what is done, the count and what is running.
+//! clean) unless `FABRICSIM_PROGRESS=1` asks for it (a log followed with `tail -f`): a bar of
+//! what is done, the count and what is running.
 
 use std::io::IsTerminal;
+
+/// Whether progress is shown: standard error is a terminal, or `FABRICSIM_PROGRESS=1`.
+pub fn wanted() -> bool {
+    std::io::stderr().is_terminal()
+        || std::env::var_os("FABRICSIM_PROGRESS").is_some_and(|v| v == "1")
+}
 
 pub struct Bar {
     tty: bool,
@@ -9,9 +16,7 @@ pub struct Bar {
 
 impl Bar {
     pub fn new() -> Bar {
-        Bar {
-            tty: std::io::stderr().is_terminal(),
-        }
+        Bar { tty: wanted() }
     }
 
     /// Redraws the line: `done` of `total` `unit`, then `what` (may be empty).

@@ -1,7 +1,7 @@
 //! `fabricsim sim SCENARIO`: run the packet-level engine on a scenario's network, [sim],
 //! [traffic] and [faults], write the results as JSON (and optionally an ns-3 style fct.txt).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 
 use clap::Args;
@@ -67,7 +67,7 @@ pub fn run(a: SimArgs) -> Outcome {
             kind.name()
         );
     }
-    let tty = std::io::stderr().is_terminal();
+    let tty = crate::progress::wanted();
     let mut progress = |p: &Progress| {
         if tty {
             eprint!(
@@ -84,7 +84,7 @@ pub fn run(a: SimArgs) -> Outcome {
         until,
         progress: Some(&mut progress),
     };
-    fabricsim::memory::check(&sc, kind, &setup.dag)?;
+    fabricsim::memory::check(&sc, kind, fabricsim::memory::Run::Sim, &setup.dag)?;
     let r = engine_choice::run(
         kind,
         &setup.net.topo,

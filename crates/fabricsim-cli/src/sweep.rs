@@ -53,10 +53,25 @@ pub struct SweepArgs {
     /// SVG chart of MFU against the first parameter (a numeric one).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Finish an interrupted sweep: the points already in the --json file are kept, the others
-    /// run; the outputs are then the same bytes as an uninterrupted run's.
+    /// Finish an interrupted sweep: the points already done are kept (from the --json file, or
+    /// without one from the record kept beside the --csv or --svg file), the others run; the
+    /// outputs are then the same bytes as an uninterrupted run's.
     #[arg(long)]
     pub resume: bool,
+}
+
+impl SweepArgs {
+    /// Where the record of finished points is kept while the sweep runs: the --json file, else
+    /// a hidden file beside the --csv (or --svg) file, removed once every point is done.
+    fn record_path(&self) -> Option<(PathBuf, bool)> {
+        if let Some(j) = &self.json {
+            return Some((j.clone(), false));
+        }
+        let beside = self.csv.as_ref().or(self.svg.as_ref())?;
+        let name = beside.file_name()?.to_string_lossy();
+        let dir = beside.parent().unwrap_or(Path::new(""));
+        Some((dir.join(format!(".{name}.sweep-record.json")), true))
+    }
 }
 
 /// FNV-1a, 64 bits (Fowler, Noll, Vo; IETF draft-eastlake-fnv): a stable digest of the
@@ -103,7 +118,7 @@ fn finished(
             "--resume",
             path.display(),
             why,
-            "the --json file of an interrupted run of the same sweep (same scenario file, --param, --fabric, --engine and --seed)",
+            "the record of an interrupted run of the same sweep (its --json file, or the one kept beside its --csv or --svg file; same scenario file, --param, --fabric, --engine and --seed)",
         )
     };
     let text = match std::fs::read_to_string(path) {
@@ -192,9 +207,10 @@ pub fn run(args: SweepArgs) -> Outcome {
     if threads == 0 {
         return Err(InputError::flag("--threads", 0, "no worker thread", "1 or more").into());
     }
-    let mut results = match (args.resume, &args.json) {
+    let record_at = args.record_path();
+    let mut results = match (args.resume, &record_at) {
         (false, _) => Vec::new(),
-        (true, Some(p)) => finished(
+        (true, Some((p, _))) => finished(
             p,
             &record(&args, &scenario, engine, &axes, &[], None),
             &points,
@@ -203,8 +219,8 @@ pub fn run(args: SweepArgs) -> Outcome {
             return Err(InputError::flag(
                 "--resume",
                 "true",
-                "needs the record of the finished points",
-                "--json FILE, the same file as the interrupted run's",
+                "needs the record of the finished points, kept with an output file",
+                "--json, --csv or --svg FILE, the same files as the interrupted run's",
             )
             .into());
         }
@@ -220,7 +236,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     let progress = |slots: &[Option<PointResult>]| {
         let mut now: Vec<&PointResult> = results.iter().chain(slots.iter().flatten()).collect();
         bar.show(now.len(), points.len(), "points", "");
-        if let Some(p) = &args.json {
+        if let Some((p, _)) = &record_at {
             now.sort_by_key(|r| r.point.id);
             let v = record(&args, &scenario, engine, &axes, &now, Some("running"));
             if let Ok(text) = output::json(serde_json::to_string_pretty(&v)) {
@@ -236,7 +252,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     results.sort_by_key(|r| r.point.id);
     let interrupted = results.len() < points.len();
     let mark = format!(
-        "# interrupted: {} of {} points finished; run again with --resume (and the same --json) to finish\n",
+        "# interrupted: {} of {} points finished; run again with --resume (and the same output files) to finish\n",
         results.len(),
         points.len()
     );
@@ -282,20 +298,27 @@ pub fn run(args: SweepArgs) -> Outcome {
         }
         outpath::write(p, csv.as_bytes())?;
     }
-    if let Some(p) = &args.json {
-        let all: Vec<&PointResult> = results.iter().collect();
-        let v = record(
-            &args,
-            &scenario,
-            engine,
-            &axes,
-            &all,
-            interrupted.then_some("interrupted"),
-        );
-        outpath::write(
-            p,
-            output::json(serde_json::to_string_pretty(&v))?.as_bytes(),
-        )?;
+    match &record_at {
+        // A record beside the other outputs is kept only while points are left.
+        Some((p, true)) if !interrupted => {
+            let _ = std::fs::remove_file(p);
+        }
+        Some((p, _)) => {
+            let all: Vec<&PointResult> = results.iter().collect();
+            let v = record(
+                &args,
+                &scenario,
+                engine,
+                &axes,
+                &all,
+                interrupted.then_some("interrupted"),
+            );
+            outpath::write(
+                p,
+                output::json(serde_json::to_string_pretty(&v))?.as_bytes(),
+            )?;
+        }
+        None => {}
     }
     if let Some(p) = &args.svg {
         let svg = sweep::chart(&axes, &results).ok_or_else(|| {

@@ -1,11 +1,12 @@
 //! `fabricsim train`: the step time, tokens/s and MFU of a model on a cluster.
 
 use clap::{Args, ValueEnum};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use fabricsim::engine_choice::EngineChoice;
+use fabricsim::engine_choice::{EngineChoice, EngineKind};
+use fabricsim::memory::Run;
 use fabricsim::workload::train::flow_step::{self, Pass, StepModel};
+use fabricsim::workload::train::step_dag;
 use fabricsim::workload::train::{report, run};
 use fabricsim::workload::train_engine::{self, calibrate_on_engine};
 
@@ -52,6 +53,23 @@ pub fn run(args: TrainArgs) -> Outcome {
         StepModel::FlowDag => Some(flow_step::scenario_params(&scenario, &tr)?),
         StepModel::Analytic => None,
     };
+    // Refused before the step's DAG is built (or any engine runs) when its first pass would
+    // not fit in memory.
+    if let Some((_, fp)) = &flow_params {
+        let opts = flow_step::first_pass(&tr.config, fp.paths, flow_step::DEFAULT_FIRST_RING_STEPS);
+        let messages = step_dag::messages(&tr.config, &opts);
+        fabricsim::memory::admit(
+            &scenario,
+            EngineKind::Flow,
+            Run::TrainStep,
+            messages,
+            |_| {
+                "fewer data-parallel replicas or micro-batches (a smaller global batch), or a \
+             larger max_memory on a larger machine"
+                    .into()
+            },
+        )?;
+    }
     let (tr, provenance) = if args.calibrate {
         let (tr, p) = calibrate_on_engine(tr, engine)?;
         (tr, Some(p))
@@ -60,8 +78,8 @@ pub fn run(args: TrainArgs) -> Outcome {
     };
     let flow = match &flow_params {
         Some((params, fp)) => {
-            let tty = std::io::stderr().is_terminal();
             let first = flow_step::DEFAULT_FIRST_RING_STEPS;
+            let tty = crate::progress::wanted();
             let mut pass = 0;
             let mut on_pass = |p: &Pass| {
                 pass += 1;

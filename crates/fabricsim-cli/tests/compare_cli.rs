@@ -169,3 +169,39 @@ fn the_engine_flag_picks_the_engine_and_the_json_names_it() {
     }
     exits_2_saying(&["compare", "--engine", "fluid"], &["--engine"]);
 }
+
+/// Issue 21: `compare` draws its progress (fabric, stage, stages done) where a terminal would
+/// see it (`FABRICSIM_PROGRESS=1` asks for the terminal's display) and is quiet otherwise.
+#[test]
+fn compare_shows_progress_on_a_terminal_and_is_quiet_otherwise() {
+    let run = |progress: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_fabricsim"));
+        c.current_dir(support::root())
+            .args(["compare", "--gpus", "32"]);
+        if progress {
+            c.env("FABRICSIM_PROGRESS", "1");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (o.stdout, String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (quiet_out, quiet) = run(false);
+    assert!(
+        !quiet.contains("stages"),
+        "progress off a terminal: {quiet}"
+    );
+    let (out, shown) = run(true);
+    for want in [
+        "ib-ndr: training step",
+        "roce-400g tuned: stress run",
+        "roce-400g untuned: latency probes",
+        "12/12 stages",
+        "loss sweep",
+    ] {
+        assert!(shown.contains(want), "missing {want}: {shown}");
+    }
+    assert!(
+        out == quiet_out,
+        "the report depends on the progress display"
+    );
+}

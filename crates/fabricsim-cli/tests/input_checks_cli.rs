@@ -166,8 +166,9 @@ fn a_profile_with_an_infinite_alpha_exits_2_at_its_line() {
 
 #[test]
 fn a_run_too_large_for_the_memory_is_refused_before_it_starts() {
-    // 4,096 GPUs all-to-all on the flow engine: 16.8 M messages, about 49 GiB estimated; it grew
-    // to 24 GB and was killed after 4 minutes before.
+    // 4,096 GPUs all-to-all on the flow engine: 134 M messages, about 52 GB estimated; it grew
+    // to 24 GB and was killed after 4 minutes before, and was refused only once its DAG was
+    // built (25 s, 8.5 GB). From the collective's shape it is refused before any DAG exists.
     let t0 = Instant::now();
     let e = exits_2_saying(
         &[
@@ -187,10 +188,44 @@ fn a_run_too_large_for_the_memory_is_refused_before_it_starts() {
             "--max-memory",
             "16GB",
         ],
-        &["--max-memory", "messages at", "estimated", "at most"],
+        &[
+            "--max-memory",
+            "134184960 messages at 390 B",
+            "estimated 52.34GB",
+            "at most 41004131 messages within 16.00GB",
+            "2264 GPUs (283 servers)",
+            "--channels 2",
+        ],
     );
     assert!(
-        t0.elapsed() < Duration::from_secs(120),
+        t0.elapsed() < Duration::from_secs(10),
+        "{:?}: {e}",
+        t0.elapsed()
+    );
+    // `sim` counts generated traffic before building it; `train --step-model flow_dag` its
+    // step's DAG (Llama 3 70B on 1,024 GPUs: 233,472 messages in the first pass).
+    let a2a = write(
+        "a2a.toml",
+        "[cluster]\ngpus = 4096\n[fabric]\nprofile = \"roce-400g\"\n\
+         [traffic]\nkind = \"all_to_all\"\nbytes = \"64KB\"\n",
+    );
+    exits_2_saying(
+        &["sim", &a2a, "--max-memory", "1GB"],
+        &["`--max-memory`", "16773120 messages", "fewer hosts"],
+    );
+    exits_2_saying(
+        &[
+            "train",
+            "examples/train-llama3-70b.toml",
+            "--step-model",
+            "flow_dag",
+            "--max-memory",
+            "50MB",
+        ],
+        &["`--max-memory`", "233472 messages", "micro-batches"],
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
         "{:?}: {e}",
         t0.elapsed()
     );

@@ -5,10 +5,12 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{examples, exits_2_saying, fabricsim, json_file, root, stderr, tmp};
+use support::{
+    examples, exited, exits_2_saying, fabricsim, json_file, signal, spawn, stderr, tmp,
+    wait_bounded, wait_for,
+};
 
 /// A scratch directory of this test binary.
 fn scratch_dir(name: &str) -> PathBuf {
@@ -123,36 +125,32 @@ fn an_unwritable_output_directory_is_refused_before_the_run() {
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// Waits (bounded) for `child` to exit; kills it and fails when it does not.
-fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let t0 = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            panic!("no exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Polls `ready` every 50 ms until it holds (bounded).
-fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !ready() {
-        assert!(t0.elapsed() < limit, "no {what} within {limit:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn signal(child: &Child, sig: &str) {
-    let ok = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
+/// A result that cannot be written whole (a 1 KiB file-size limit, as a full disk) leaves the
+/// previous file as it was and no temporary file: written to a temporary file and renamed,
+/// never truncated first and left half written.
+#[test]
+fn a_write_that_fails_midway_leaves_the_previous_file_whole() {
+    let dir = scratch_dir("fsize");
+    let out = dir.join("r.json");
+    std::fs::write(&out, "previous\n").unwrap();
+    let perm = examples().join("sim-permutation.toml");
+    // `ulimit -f 1`: files of at most 1 KiB; SIGXFSZ ignored, so a longer write fails (EFBIG).
+    let script = "trap '' XFSZ; ulimit -f 1; exec \"$0\" sim \"$1\" --out \"$2\"";
+    let o = std::process::Command::new("bash")
+        .args(["-c", script, env!("CARGO_BIN_EXE_fabricsim")])
+        .arg(&perm)
+        .arg(&out)
+        .output()
         .unwrap();
-    assert!(ok.success());
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("cannot write") && e.contains("r.json"), "{e}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous\n");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["r.json"], "a temporary file was left");
 }
 
 /// A packet-engine run of tens of seconds (16 hosts, 4 GB each); `engine = "auto"` makes sim
@@ -167,16 +165,6 @@ fn long_sim(name: &str) -> String {
             topo.display()
         ),
     )
-}
-
-fn spawn(args: &[&str], stderr_to: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
-        .current_dir(root())
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(stderr_to).unwrap())
-        .spawn()
-        .unwrap()
 }
 
 /// SIGTERM (and SIGINT) to `sim`: the partial results are written, marked interrupted, and the
@@ -218,75 +206,90 @@ fn a_signal_to_sim_leaves_the_partial_results() {
     }
 }
 
-/// The sweep used by the resume test: 4 points, one thread, so a signal after the first point
-/// finds the others unfinished.
-fn sweep_args<'a>(csv: &'a str, json: &'a str, svg: &'a str) -> Vec<&'a str> {
-    vec![
+/// The sweep of the resume tests: 8 points, one thread, so a signal after the first point
+/// finds the others unfinished; its outputs in `formats` (csv, json, svg) under `tag`.
+fn sweep_args(tag: &str, formats: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
         "sweep",
         "--param",
-        "loss_rate=0,0.0003,0.001,0.003",
+        "loss_rate=0,0.0001,0.0003,0.0006,0.001,0.002,0.003,0.005",
         "--threads",
         "1",
-        "--csv",
-        csv,
-        "--json",
-        json,
-        "--svg",
-        svg,
     ]
+    .map(String::from)
+    .into();
+    for f in formats {
+        args.push(format!("--{f}"));
+        args.push(tmp(&format!("sweep-{tag}.{f}")).display().to_string());
+    }
+    args
 }
 
 /// A sweep stopped by SIGTERM after its first point and run again with `--resume` writes the
-/// same CSV, JSON and SVG bytes as an uninterrupted run.
+/// same bytes in every requested format (and the same table) as an uninterrupted run, with
+/// or without a --json file to hold the record of the points done.
 #[test]
 fn an_interrupted_sweep_resumed_gives_the_same_bytes() {
-    let names = |tag: &str| ["csv", "json", "svg"].map(|x| tmp(&format!("sweep-{tag}.{x}")));
-    let [ca, ja, sa] = names("whole");
-    let [cb, jb, sb] = names("resumed");
-    let s = |p: &PathBuf| p.to_str().unwrap().to_string();
-    let (ca, ja, sa, cb, jb, sb) = (s(&ca), s(&ja), s(&sa), s(&cb), s(&jb), s(&sb));
-    let _ = std::fs::remove_file(&jb);
-    let o = fabricsim(&sweep_args(&ca, &ja, &sa));
-    assert!(o.status.success(), "{}", stderr(&o));
-
-    let err = tmp("sweep.err");
-    let mut child = spawn(&sweep_args(&cb, &jb, &sb), &err);
-    // The JSON record is rewritten after each point: wait for the first.
-    let points = |p: &str| -> usize {
-        std::fs::read_to_string(p)
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v["points"].as_array().map(Vec::len))
-            .unwrap_or(0)
+    let run = |args: &[String]| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = fabricsim(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        o.stdout
     };
-    wait_for("first point", Duration::from_secs(600), || points(&jb) >= 1);
-    signal(&child, "-TERM");
-    let status = wait_bounded(&mut child, Duration::from_secs(300));
-    assert_eq!(
-        status.code(),
-        Some(143),
-        "{}",
-        std::fs::read_to_string(&err).unwrap()
-    );
-    let partial = json_file(Path::new(&jb));
-    assert_eq!(partial["status"], "interrupted");
-    let k = points(&jb);
-    assert!((1..4).contains(&k), "{k} points before the signal");
-    let csv = std::fs::read_to_string(&cb).unwrap();
-    assert!(
-        csv.contains(&format!("# interrupted: {k} of 4 points")),
-        "{csv}"
-    );
-
-    let mut resume = sweep_args(&cb, &jb, &sb);
-    resume.push("--resume");
-    let o = fabricsim(&resume);
-    assert!(o.status.success(), "{}", stderr(&o));
-    for (a, b) in [(&ca, &cb), (&ja, &jb), (&sa, &sb)] {
-        assert!(
-            std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
-            "{b} differs from the uninterrupted {a}"
-        );
+    let whole = run(&sweep_args("whole", &["csv", "json", "svg"]));
+    for formats in [&["csv", "json", "svg"][..], &["csv", "svg"]] {
+        let tag = formats.join("-");
+        let resumed = format!("resumed-{tag}");
+        let args = sweep_args(&resumed, formats);
+        for f in formats {
+            let _ = std::fs::remove_file(tmp(&format!("sweep-{resumed}.{f}")));
+        }
+        let err = tmp("sweep.err");
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = spawn(&argv, &err);
+        wait_for("first point", Duration::from_secs(600), || {
+            std::fs::read_to_string(&err).is_ok_and(|e| e.contains(" 1/8 points")) || exited(&child)
+        });
+        signal(&child, "-TERM");
+        let status = wait_bounded(&mut child, Duration::from_secs(300));
+        let e = std::fs::read_to_string(&err).unwrap();
+        assert_eq!(status.code(), Some(143), "{tag}: {e}");
+        let csv = std::fs::read_to_string(tmp(&format!("sweep-{resumed}.csv"))).unwrap();
+        let k = (1..8)
+            .find(|k| csv.contains(&format!("# interrupted: {k} of 8 points")))
+            .unwrap_or_else(|| panic!("{tag}: no partial mark in {csv}"));
+        if formats.contains(&"json") {
+            let partial = json_file(&tmp(&format!("sweep-{resumed}.json")));
+            assert_eq!(partial["status"], "interrupted");
+            assert_eq!(partial["points"].as_array().unwrap().len(), k);
+        }
+        let mut again = args.clone();
+        again.push("--resume".into());
+        let table = run(&again);
+        assert!(table == whole, "{tag}: the resumed table differs");
+        for f in formats {
+            let (a, b) = (
+                tmp(&format!("sweep-whole.{f}")),
+                tmp(&format!("sweep-{resumed}.{f}")),
+            );
+            assert!(
+                std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+                "{tag}: {} differs from the uninterrupted {}",
+                b.display(),
+                a.display()
+            );
+        }
+        // The record kept beside the outputs is gone once every point is done.
+        let left: Vec<_> = std::fs::read_dir(tmp("x").parent().unwrap())
+            .unwrap()
+            .filter_map(|d| d.ok())
+            .filter(|d| {
+                d.file_name()
+                    .to_string_lossy()
+                    .ends_with(".sweep-record.json")
+            })
+            .collect();
+        assert!(left.is_empty(), "{tag}: {left:?} left behind");
     }
 }
 

@@ -1,19 +1,9 @@
 //! `fabricsim bench` runs a peer scenario to completion and reports it; bad flags exit 2.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod support;
 
-fn peer_dir() -> PathBuf {
-    if let Ok(d) = std::env::var("FABRICSIM_PEER_DIR") {
-        return d.into();
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    ["..", "../.."]
-        .iter()
-        .map(|up| root.join(up).join("shared/peer-scenarios"))
-        .find(|d| d.is_dir())
-        .expect("peer scenarios: set FABRICSIM_PEER_DIR (they live in ../shared/peer-scenarios)")
-}
+use std::process::Command;
+use support::peer_dir;
 
 fn bench(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_fabricsim"))

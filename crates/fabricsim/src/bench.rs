@@ -78,7 +78,7 @@ pub fn describe(p: &SimParams) -> String {
     )
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Figures {
     pub case: &'static str,
     pub hosts: usize,

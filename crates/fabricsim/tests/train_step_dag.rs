@@ -12,6 +12,17 @@ use fabricsim::workload::train::efficiency::Efficiency;
 use fabricsim::workload::train::step::{StepReport, step};
 use fabricsim::workload::train::step_dag::{self, DagOptions, StepDag, one_f_one_b};
 
+/// A Llama-3-8B-shaped model with a 128-token vocabulary (equal pipeline stages).
+const LLAMA_8B_SHAPED: [(&str, &str); 7] = [
+    ("--layers", "16"),
+    ("--hidden", "4096"),
+    ("--ffn", "14336"),
+    ("--heads", "32"),
+    ("--kv-heads", "8"),
+    ("--vocab", "128"),
+    ("--seq", "8192"),
+];
+
 fn scenario(flags: &[(&str, &str)]) -> Scenario {
     let mut s = Scenario::defaults();
     let flags: Vec<(String, String)> = flags
@@ -63,21 +74,16 @@ fn the_step_dag_agrees_with_the_analytic_step() {
     // describes), on 64 H100s: TP 8 (a server), PP 2 or 4, DP 4 or 2, 8 micro-batches, the
     // gradient all-reduce after the flush in one bucket (as the DAG's one ring).
     for (pp, gb) in [("2", "32"), ("4", "16")] {
-        let s = scenario(&[
+        let mut flags = LLAMA_8B_SHAPED.to_vec();
+        flags.extend([
             ("--gpus", "64"),
-            ("--layers", "16"),
-            ("--hidden", "4096"),
-            ("--ffn", "14336"),
-            ("--heads", "32"),
-            ("--kv-heads", "8"),
-            ("--vocab", "128"),
-            ("--seq", "8192"),
             ("--global-batch", gb),
             ("--tp", "8"),
             ("--pp", pp),
             ("--dp-overlap", "false"),
             ("--dp-bucket-mb", "100000"),
         ]);
+        let s = scenario(&flags);
         let (a, sd, dag_s) = both(&s, DagOptions::default());
         let row = |name: &str| a.collectives.iter().find(|c| c.name == name).unwrap();
         let m = a.micro_batches as f64;
@@ -186,6 +192,55 @@ fn a_truncated_ring_keeps_its_first_steps_where_the_index_says() {
                 let host = |d: u32| c.place.host(r.rail + 8 * (d % 4 + 4 * r.stage));
                 assert_eq!((b.src, b.dst), (host(i), host(i + 1)));
             }
+        }
+    }
+}
+
+/// The closed-form count the memory estimate reads before the DAG exists is the length of
+/// the DAG `compile` builds, for whole rings, truncated rings, per-ring step counts and the
+/// first pass of the whole-step simulation (hashed and load-aware paths).
+#[test]
+fn the_message_count_before_compiling_is_the_dags_length() {
+    use fabricsim::flow::PathModel;
+    use fabricsim::workload::train::flow_step::first_pass;
+    for (gpus, tp, pp, gb) in [
+        ("64", "8", "2", "32"),
+        ("64", "8", "4", "16"),
+        ("16", "2", "2", "8"),
+        ("8", "8", "1", "8"),
+    ] {
+        let mut flags = LLAMA_8B_SHAPED.to_vec();
+        flags.extend([
+            ("--gpus", gpus),
+            ("--tp", tp),
+            ("--pp", pp),
+            ("--global-batch", gb),
+        ]);
+        let s = scenario(&flags);
+        let c = Cluster::new(&s).unwrap();
+        let cfg = TrainConfig::resolve(&s, &c.design, c.place.clone()).unwrap();
+        let eff = Efficiency::h200(&c.design.catalog);
+        let rings = cfg.par.tp * cfg.par.pp;
+        let options = [
+            DagOptions::default(),
+            DagOptions {
+                ring_steps: Some(3),
+                ring_steps_each: Vec::new(),
+            },
+            DagOptions {
+                ring_steps: None,
+                ring_steps_each: (0..rings as u32).map(|i| i % 5 + 1).collect(),
+            },
+            first_pass(&cfg, PathModel::Hash, 4),
+            first_pass(&cfg, PathModel::Adaptive { paths: 4 }, 4),
+        ];
+        for opts in options {
+            let sd = step_dag::compile(&cfg, &eff, c.nvlink(), opts.clone()).unwrap();
+            assert_eq!(
+                step_dag::messages(&cfg, &opts),
+                sd.dag.messages.len() as u64,
+                "{gpus} GPUs tp {tp} pp {pp}: {opts:?}"
+            );
         }
     }
 }

@@ -98,6 +98,34 @@ pub enum Traffic {
     List(Vec<Flow>),
 }
 
+/// The mean time between a host's flow arrivals under uniform traffic, picoseconds.
+fn mean_gap_ps(load: f64, sizes: &SizeDist, host_rate: BitRate) -> f64 {
+    sizes.mean() * 8.0 / (load * host_rate.bps() as f64) * 1e12
+}
+
+impl Traffic {
+    /// The messages [`generate`] builds for `hosts` hosts, known before it builds them (the
+    /// memory estimate's count): exact but for uniform traffic, whose Poisson count is given
+    /// by its mean, hosts x duration / mean gap.
+    pub fn messages(&self, hosts: u32, host_rate: BitRate) -> u64 {
+        let hosts = hosts as u64;
+        match self {
+            Traffic::Permutation { .. } => hosts,
+            Traffic::Incast { senders, .. } => (*senders as u64).min(hosts.saturating_sub(1)),
+            Traffic::AllToAll { .. } => hosts * hosts.saturating_sub(1),
+            Traffic::Uniform {
+                load,
+                sizes,
+                duration,
+            } => {
+                let per_host = duration.0 as f64 / mean_gap_ps(*load, sizes, host_rate);
+                (hosts as f64 * per_host).ceil().min(u64::MAX as f64) as u64
+            }
+            Traffic::List(flows) => flows.len() as u64,
+        }
+    }
+}
+
 /// Builds the messages for `hosts` hosts whose NICs run at `host_rate`; `Err` names what does
 /// not fit the topology.
 pub fn generate(
@@ -160,7 +188,7 @@ pub fn generate(
             sizes,
             duration,
         } => {
-            let mean_gap_ps = sizes.mean() * 8.0 / (load * host_rate.bps() as f64) * 1e12;
+            let mean_gap_ps = mean_gap_ps(*load, sizes, host_rate);
             let mut all: Vec<(Time, u32, u32, u64)> = Vec::new();
             for s in 0..hosts {
                 let mut rng = Rng::stream(seed, Stream::UniformArrivals, s as u64);
@@ -258,5 +286,42 @@ mod tests {
         let n = 100_000;
         let m = (0..n).map(|_| s.sample(&mut rng)).sum::<u64>() as f64 / n as f64;
         assert!((m / s.mean() - 1.0).abs() < 0.01, "{m} vs {}", s.mean());
+    }
+
+    #[test]
+    fn the_count_before_generating_is_what_generate_builds() {
+        let rate = BitRate::gbps(100);
+        let flow = |src, dst| Flow {
+            src,
+            dst,
+            bytes: 10,
+            start: Time::ZERO,
+            class: None,
+        };
+        for t in [
+            Traffic::Permutation { bytes: 1 },
+            Traffic::Incast {
+                senders: 5,
+                dst: 3,
+                bytes: 1,
+            },
+            Traffic::AllToAll { bytes: 1 },
+            Traffic::List(vec![flow(0, 1), flow(2, 3), flow(5, 4)]),
+        ] {
+            let d = generate(&t, 12, rate, 1).unwrap();
+            assert_eq!(t.messages(12, rate), d.messages.len() as u64, "{t:?}");
+        }
+        // Uniform: the Poisson mean, within 5 standard deviations of a draw of ~10,000.
+        let t = Traffic::Uniform {
+            load: 0.5,
+            sizes: SizeDist::Fixed(10_000),
+            duration: Time::from_ms(2),
+        };
+        let mean = t.messages(8, rate) as f64;
+        let drawn = generate(&t, 8, rate, 7).unwrap().messages.len() as f64;
+        assert!(
+            (drawn - mean).abs() < 5.0 * mean.sqrt(),
+            "{drawn} vs {mean}"
+        );
     }
 }

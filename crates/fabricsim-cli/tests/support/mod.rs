@@ -3,7 +3,8 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The repository root (examples/ and data/ live there).
 pub fn root() -> PathBuf {
@@ -68,4 +69,96 @@ pub fn exits_2_saying(args: &[&str], wants: &[&str]) -> String {
         assert!(e.contains(want), "{args:?}: missing `{want}` in: {e}");
     }
     e
+}
+
+/// Starts `fabricsim ARGS` from the repository root, standard output to `stdout_to` (else
+/// nowhere) and standard error to `stderr_to`, with `FABRICSIM_PROGRESS=1` so its progress
+/// lands in the file as on a terminal (the markers the signal tests wait for).
+pub fn spawn_to(args: &[&str], stdout_to: Option<&Path>, stderr_to: &Path) -> Child {
+    let stdout = match stdout_to {
+        Some(p) => Stdio::from(std::fs::File::create(p).unwrap()),
+        None => Stdio::null(),
+    };
+    Command::new(env!("CARGO_BIN_EXE_fabricsim"))
+        .current_dir(root())
+        .args(args)
+        .env("FABRICSIM_PROGRESS", "1")
+        .stdout(stdout)
+        .stderr(std::fs::File::create(stderr_to).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// [`spawn_to`] with standard output discarded.
+pub fn spawn(args: &[&str], stderr_to: &Path) -> Child {
+    spawn_to(args, None, stderr_to)
+}
+
+/// Waits (bounded) for `child` to exit; kills it and fails when it does not.
+pub fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            panic!("no exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Polls `ready` every 20 ms until it holds (bounded).
+pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !ready() {
+        assert!(t0.elapsed() < limit, "no {what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `sig` (`-TERM`, `-INT`) to `child`.
+pub fn signal(child: &Child, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+/// CPU seconds `child` has used (user + system, /proc/PID/stat fields 14 and 15 in clock
+/// ticks of 1/100 s, Linux's USER_HZ): how far a run is, whatever the machine's load.
+pub fn cpu_seconds(child: &Child) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap_or_default();
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    f.iter().sum::<u64>() as f64 / 100.0
+}
+
+/// Whether `child` has ended (a zombie not yet reaped, or gone): a wait for a marker stops
+/// there, and the exit status then says what happened.
+pub fn exited(child: &Child) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap_or_default();
+    stat.rsplit_once(')')
+        .is_none_or(|(_, r)| r.trim_start().starts_with(['Z', 'X']))
+}
+
+/// The peer scenarios of `fabricsim bench` (`FABRICSIM_PEER_DIR`, else ../shared/peer-scenarios
+/// above the repository).
+pub fn peer_dir() -> PathBuf {
+    if let Ok(d) = std::env::var("FABRICSIM_PEER_DIR") {
+        return d.into();
+    }
+    ["..", "../.."]
+        .iter()
+        .map(|up| root().join(up).join("shared/peer-scenarios"))
+        .find(|d| d.is_dir())
+        .expect("peer scenarios: set FABRICSIM_PEER_DIR (they live in ../shared/peer-scenarios)")
 }

@@ -255,6 +255,19 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
         }
         TrafficSource::Generated(t, class) => {
             let hosts = net.topo.num_hosts() as u32;
+            // Refused before the messages are built when they would not fit in memory.
+            let engine = super::engine_choice::EngineChoice::of(sc)?;
+            super::memory::admit(
+                sc,
+                super::memory::before_dag(engine),
+                super::memory::Run::Sim,
+                t.messages(hosts, line),
+                |_| {
+                    "fewer hosts, a traffic kind with fewer flows (all_to_all has one per pair), a \
+                 shorter uniform duration, or a larger max_memory on a larger machine"
+                        .into()
+                },
+            )?;
             let mut dag = traffic::generate(&t, hosts, line, params.seed).map_err(|p| {
                 InputError::at_key(
                     src,

@@ -5,10 +5,12 @@
 //! Both engines hold per-message state (the DAG, queue pairs, routes, the flow engine's
 //! subflows and rate-solver rows, the packet engine's packets in flight, which grow with the
 //! messages posted at once), so the estimate is a fixed part plus a cost per message, per
-//! engine, fitted on `fabricsim collective --op all_to_all --fabric roce-400g` (peak RSS,
-//! `/usr/bin/time -v`; docs/memory.md has the table).
+//! engine and kind of run ([`Run`]), fitted on the peak RSS of collectives, `sim` and
+//! training-step runs (`/usr/bin/time -v`; docs/memory.md has the table). The count comes
+//! from the run's shape before anything is built ([`admit`]: the collective's, the traffic's,
+//! the step DAG's closed form) and again from each built DAG ([`check`]).
 
-use crate::setup::engine_choice::EngineKind;
+use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use fabricsim_core::error::InputError;
 use fabricsim_core::message::MessageDag;
 use fabricsim_input::scenario::Scenario;
@@ -16,17 +18,43 @@ use fabricsim_input::scenario::Scenario;
 /// Bytes outside the per-message state (the program, the topology of these sizes).
 const BASE_BYTES: u64 = 8 << 20;
 
-/// Bytes per message, measured: the flow engine 390 B, the packet engine 750 B (docs/memory.md).
-fn per_message(kind: EngineKind) -> u64 {
-    match kind {
-        EngineKind::Flow => 390,
-        EngineKind::Packet => 750,
+/// What a run keeps per message besides the engine's state, which sets its cost per message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// A collective's DAG (`collective`): totals only.
+    Collective,
+    /// `sim`: a result record per message, cloned and written as JSON after the run.
+    Sim,
+    /// A training step's DAG (`train --step-model flow_dag`): mostly NVLink operations, which
+    /// hold no flow state.
+    TrainStep,
+}
+
+/// Bytes per message, measured (peak RSS, docs/memory.md): a collective 390 B on the flow
+/// engine (all-to-all), 750 B on the packet engine; `sim` 730 B and 750 B; a training step's
+/// DAG 270 B on the flow engine (the only one that runs it).
+fn per_message(kind: EngineKind, run: Run) -> u64 {
+    match (run, kind) {
+        (Run::Collective, EngineKind::Flow) => 390,
+        (Run::Sim, EngineKind::Flow) => 730,
+        (Run::TrainStep, EngineKind::Flow) => 270,
+        (_, EngineKind::Packet) => 750,
     }
 }
 
-/// The estimated peak memory of running `dag` on engine `kind`, bytes.
-pub fn estimate(kind: EngineKind, dag: &MessageDag) -> u64 {
-    BASE_BYTES.saturating_add((dag.messages.len() as u64).saturating_mul(per_message(kind)))
+/// The estimated peak memory of `run` with `messages` messages on engine `kind`, bytes.
+pub fn estimate(kind: EngineKind, run: Run, messages: u64) -> u64 {
+    BASE_BYTES.saturating_add(messages.saturating_mul(per_message(kind, run)))
+}
+
+/// The engine whose estimate decides before a DAG exists: the scenario's, or under `auto`
+/// (which picks by the DAG's packets) the flow engine, the smaller of the two, so a run
+/// refused then fits on neither; the built DAG is checked again on the engine `auto` picks.
+pub fn before_dag(choice: EngineChoice) -> EngineKind {
+    match choice {
+        EngineChoice::Packet => EngineKind::Packet,
+        EngineChoice::Flow | EngineChoice::Auto => EngineKind::Flow,
+    }
 }
 
 /// MemAvailable of /proc/meminfo, bytes (`None` where there is none).
@@ -57,16 +85,23 @@ pub fn bound(s: &Scenario) -> Result<Option<u64>, InputError> {
     }
 }
 
-/// Refuses the run of `dag` on `kind` when its estimate passes `s`'s bound.
-pub fn check(s: &Scenario, kind: EngineKind, dag: &MessageDag) -> Result<(), InputError> {
+/// Refuses a run of `messages` messages on `kind` when its estimate passes `s`'s bound,
+/// saying what would bring it down: `advice(fits)`, given how many messages fit.
+pub fn admit(
+    s: &Scenario,
+    kind: EngineKind,
+    run: Run,
+    messages: u64,
+    advice: impl FnOnce(u64) -> String,
+) -> Result<(), InputError> {
     let Some(bound) = bound(s)? else {
         return Ok(());
     };
-    let need = estimate(kind, dag);
+    let need = estimate(kind, run, messages);
     if need <= bound {
         return Ok(());
     }
-    let fits = bound.saturating_sub(BASE_BYTES) / per_message(kind);
+    let fits = bound.saturating_sub(BASE_BYTES) / per_message(kind, run);
     let source = if s.file.max_memory.is_some() {
         "the bound set"
     } else {
@@ -76,19 +111,27 @@ pub fn check(s: &Scenario, kind: EngineKind, dag: &MessageDag) -> Result<(), Inp
         "max_memory",
         human(bound),
         format!(
-            "the run needs an estimated {} ({} messages at {} B each on the {} engine), above \
-             {source}",
+            "the run needs an estimated {} ({messages} messages at {} B each on the {} \
+             engine), above {source}",
             human(need),
-            dag.messages.len(),
-            per_message(kind),
+            per_message(kind, run),
             kind.name()
         ),
         format!(
-            "at most {fits} messages within {}: fewer GPUs or ranks, an operation with fewer \
-             messages (all-to-all has one per pair), or a larger max_memory on a larger machine",
-            human(bound)
+            "at most {fits} messages within {}: {}",
+            human(bound),
+            advice(fits)
         ),
     ))
+}
+
+/// Refuses the run of the built `dag` on `kind` when its estimate passes `s`'s bound.
+pub fn check(s: &Scenario, kind: EngineKind, run: Run, dag: &MessageDag) -> Result<(), InputError> {
+    admit(s, kind, run, dag.messages.len() as u64, |_| {
+        "fewer GPUs or ranks, an operation with fewer messages (all-to-all has one per pair), \
+         or a larger max_memory on a larger machine"
+            .into()
+    })
 }
 
 /// Bytes as decimal megabytes or gigabytes, as `--max-memory` takes them.
@@ -117,8 +160,8 @@ mod tests {
     #[test]
     fn a_run_past_the_bound_is_refused_with_the_estimate_and_what_fits() {
         let s = Scenario::parse("s.toml", "max_memory = \"20MB\"\n").unwrap();
-        assert!(check(&s, EngineKind::Flow, &dag(1000)).is_ok());
-        let e = check(&s, EngineKind::Flow, &dag(40_000)).unwrap_err();
+        assert!(check(&s, EngineKind::Flow, Run::Collective, &dag(1000)).is_ok());
+        let e = check(&s, EngineKind::Flow, Run::Collective, &dag(40_000)).unwrap_err();
         let shown = e.to_string();
         assert!(shown.starts_with("s.toml:1: `max_memory`"), "{shown}");
         assert!(
@@ -126,6 +169,28 @@ mod tests {
             "{shown}"
         );
         // The packet engine holds more per message.
-        assert!(estimate(EngineKind::Packet, &dag(10)) > estimate(EngineKind::Flow, &dag(10)));
+        assert!(
+            estimate(EngineKind::Packet, Run::Collective, 10)
+                > estimate(EngineKind::Flow, Run::Collective, 10)
+        );
+        // Before a DAG exists the count alone decides, with the caller's advice.
+        let e = admit(&s, EngineKind::Flow, Run::Collective, 40_000, |fits| {
+            format!("{fits} fit")
+        })
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("at most 29772 messages within 20.0MB: 29772 fit")
+        );
+        assert!(
+            admit(
+                &s,
+                EngineKind::Flow,
+                Run::Collective,
+                1000,
+                |_| unreachable!()
+            )
+            .is_ok()
+        );
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod all_to_all;
 pub mod chain;
+pub mod count;
 pub mod halving_doubling;
 pub mod hierarchical;
 pub mod ring;

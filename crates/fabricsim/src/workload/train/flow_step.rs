@@ -149,6 +149,20 @@ pub fn simulate_run(
     simulate(&tr.config, &eff, nvlink, &tr.comm, fabric, first, on_pass)
 }
 
+/// The DAG options of the first pass: `first_ring_steps` (at least [`MIN_FIRST_RING_STEPS`])
+/// of every ring on hashed paths, every step on load-aware ones (nothing is derived there).
+pub fn first_pass(cfg: &TrainConfig, paths: PathModel, first_ring_steps: u32) -> DagOptions {
+    let total = 2 * (cfg.par.dp as u32).saturating_sub(1);
+    let first = match paths == PathModel::Hash {
+        true => first_ring_steps.max(MIN_FIRST_RING_STEPS).min(total),
+        false => total,
+    };
+    DagOptions {
+        ring_steps: None,
+        ring_steps_each: vec![first; (cfg.par.tp * cfg.par.pp) as usize],
+    }
+}
+
 /// One pass of the simulation.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Pass {
@@ -294,17 +308,8 @@ pub fn simulate(
         )));
     }
     let analytic = step(cfg, eff, comm);
-    let dp = cfg.par.dp as u32;
-    let total = 2 * dp.saturating_sub(1);
-    let rings = (cfg.par.tp * cfg.par.pp) as usize;
-    let first = match derive {
-        true => first_ring_steps.max(MIN_FIRST_RING_STEPS).min(total),
-        false => total,
-    };
-    let mut opts = DagOptions {
-        ring_steps: None,
-        ring_steps_each: vec![first; rings],
-    };
+    let total = 2 * (cfg.par.dp as u32).saturating_sub(1);
+    let mut opts = first_pass(cfg, fabric.flow.paths, first_ring_steps);
     let mut passes = Vec::new();
     loop {
         let t0 = Instant::now();

@@ -127,6 +127,29 @@ pub fn check(cfg: &TrainConfig) -> Result<(), Error> {
     Ok(())
 }
 
+/// The messages [`compile`] builds for `cfg` and `opts`, in closed form (the memory estimate's
+/// count before the DAG exists): per replica and rail, 2 operations per micro-batch and stage
+/// and a send forward and one back per micro-batch between neighbour stages, m (4 pp - 2);
+/// then every compiled ring step, one message per replica.
+pub fn messages(cfg: &TrainConfig, opts: &DagOptions) -> u64 {
+    let p = &cfg.par;
+    let (tp, pp, dp) = (p.tp, p.pp, p.dp);
+    let mbs = p.micro_batches(cfg.model.global_batch);
+    let pipeline = dp * tp * mbs * (4 * pp).saturating_sub(2);
+    if dp < 2 {
+        return pipeline;
+    }
+    let total = 2 * (dp - 1);
+    let steps: u64 = (0..(pp * tp) as usize)
+        .map(|i| {
+            let each = opts.ring_steps_each.get(i).copied();
+            let k = each.or(opts.ring_steps).map_or(total, u64::from);
+            k.clamp(1, total)
+        })
+        .sum();
+    pipeline + steps * dp
+}
+
 /// Compiles `cfg`'s step; `nvlink` is the GPU's one-way NVLink rate. `Err` names what the
 /// DAG does not model.
 pub fn compile(
