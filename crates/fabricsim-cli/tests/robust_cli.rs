@@ -225,6 +225,8 @@ fn sweep_args<'a>(csv: &'a str, json: &'a str, svg: &'a str) -> Vec<&'a str> {
         "sweep",
         "--param",
         "loss_rate=0,0.0003,0.001,0.003",
+        "--seeds",
+        "2",
         "--threads",
         "1",
         "--csv",

@@ -1,5 +1,6 @@
 use super::model::{default_scenario, run};
 use super::recommend::recommend;
+use fabricsim_core::estimate::Estimate;
 use fabricsim_input::scenario::Scenario;
 
 /// The built-in comparison with `extra` TOML appended to it (sections it lacks).
@@ -46,7 +47,10 @@ fn default_comparison_runs_every_fabric_on_the_packet_engine() {
         let lossy = f.variant.name.ends_with("untuned");
         assert!(lossy || f.busbw[0].timeouts == 0, "{:?}", f.busbw[0]);
         if f.busbw[0].timeouts == 0 {
-            assert!(ar[0].1.mean < ar[1].1.mean && ar[1].1.mean < ar[2].1.mean, "{ar:?}");
+            assert!(
+                ar[0].1.mean < ar[1].1.mean && ar[1].1.mean < ar[2].1.mean,
+                "{ar:?}"
+            );
         }
         // Stress: every percentile ordered, every message accounted for.
         let s = f.stress.as_ref().unwrap();
@@ -63,7 +67,10 @@ fn default_comparison_runs_every_fabric_on_the_packet_engine() {
         let (sw, nic) = (f.design.switch.latency_ns, f.design.nic.latency_ns);
         assert!(p.ping_pong[0].latency_ns.mean >= 2.0 * nic + sw);
         for w in p.ping_pong.windows(2) {
-            assert!(w[1].latency_ns.mean >= w[0].latency_ns.mean + 2.0 * sw, "{w:?}");
+            assert!(
+                w[1].latency_ns.mean >= w[0].latency_ns.mean + 2.0 * sw,
+                "{w:?}"
+            );
         }
         // The long flow: at most the profile's payload rate, within 10% of it without loss.
         let l = p.long_flow.as_ref().unwrap();
@@ -86,7 +93,11 @@ fn default_comparison_runs_every_fabric_on_the_packet_engine() {
     assert!(untuned.cnps == 0 && untuned.retransmitted_packets > 0);
     // The same fabric with and without loss: the latencies agree (a ping-pong rarely meets a
     // loss at 1e-4), the switch decides them: InfiniBand's 130 ns switch beats 600 ns.
-    let lat = |i: usize| c.fabrics[i].probes.as_ref().unwrap().ping_pong[1].latency_ns.mean;
+    let lat = |i: usize| {
+        c.fabrics[i].probes.as_ref().unwrap().ping_pong[1]
+            .latency_ns
+            .mean
+    };
     assert!(lat(0) < lat(1));
     // Relative figures: the best is 1.0 by construction, the others are ratios of the models.
     let best = c
@@ -574,35 +585,48 @@ fn small(compare: &str) -> Scenario {
     Scenario::parse("small.toml", &text).unwrap()
 }
 
-const LOSSY: &str =
-    "fabrics = [ { name = \"lossy\", profile = \"roce-400g\", loss_rate = 3e-3 } ]";
+const LOSSY: &str = "fabrics = [ { name = \"lossy\", profile = \"roce-400g\", loss_rate = 3e-3 } ]";
 
 #[test]
 fn intervals_carry_their_seeds_and_narrow_as_seeds_grow() {
     let at = |n: u32| run(&small(&format!("seeds = {n}\n{LOSSY}"))).unwrap();
-    let (two, six) = (at(2), at(6));
-    let (a, b) = (&two.fabrics[0], &six.fabrics[0]);
+    let (few, many) = (at(3), at(12));
+    let (a, b) = (&few.fabrics[0], &many.fabrics[0]);
     // The seeds grow from the same first ones.
-    assert_eq!(a.seeds, b.seeds[..2]);
+    assert_eq!(a.seeds, b.seeds[..3]);
     assert_eq!(a.seeds[0], 1);
     let (da, db) = (a.delivered.as_ref().unwrap(), b.delivered.as_ref().unwrap());
-    for (e, n) in [(da.step_time_s, 2), (da.mfu, 2), (db.step_time_s, 6), (db.mfu, 6)] {
+    for (e, n) in [
+        (da.step_time_s, 3),
+        (da.mfu, 3),
+        (db.step_time_s, 12),
+        (db.mfu, 12),
+    ] {
         assert_eq!(e.n, n);
         assert!(e.lo <= e.mean && e.mean <= e.hi, "{e:?}");
     }
-    // Loss makes the seeds differ, and six seeds pin the mean down more tightly than two.
-    assert!(db.tokens_per_s.half_width() > 0.0, "{db:?}");
+    // Each interval is that of the seeds' own figures, the first seeds' the same in both.
+    assert_eq!(da.tokens_per_s_by_seed, db.tokens_per_s_by_seed[..3]);
+    let of = |d: &super::model::Delivered| Estimate::of(&d.tokens_per_s_by_seed).unwrap();
+    assert_eq!((of(da), of(db)), (da.tokens_per_s, db.tokens_per_s));
+    // Loss at 3e-3 makes the seeds differ (some runs meet an RC timeout), and twelve seeds
+    // pin the mean down more tightly than three.
+    assert!(da.tokens_per_s.half_width() > 0.0, "{da:?}");
     assert!(
         db.tokens_per_s.half_width() < da.tokens_per_s.half_width(),
         "{:?} {:?}",
         da.tokens_per_s,
         db.tokens_per_s
     );
-    // The loss-rate interval of the lossy fabric: its step at x0.1 and x10 per seed.
+    // The loss-rate interval of the lossy fabric: its step at x0.1 and x10, seed by seed.
     let rates: Vec<f64> = b.loss_cases.iter().map(|l| l.loss_rate).collect();
     assert_eq!(rates.len(), 2);
     assert!((rates[0] - 3e-4).abs() < 1e-12 && (rates[1] - 3e-2).abs() < 1e-12);
-    assert!(b.loss_cases.iter().all(|l| l.error.is_some() || l.tokens_per_s_by_seed.len() == 6));
+    assert!(
+        b.loss_cases
+            .iter()
+            .all(|l| l.error.is_some() || l.tokens_per_s_by_seed.len() == 12)
+    );
 }
 
 #[test]
@@ -656,10 +680,17 @@ mod robustness {
         assert!(up.flips && up.fabric.as_deref() == Some("b"), "{up:?}");
         assert!(!case("switch prices -20%").flips);
         assert!(!case("NIC prices +20%").flips);
-        assert!(case("NIC prices -20%").flips, "b's NICs 20% cheaper: 8.08 + 1 < 11");
+        assert!(
+            case("NIC prices -20%").flips,
+            "b's NICs 20% cheaper: 8.08 + 1 < 11"
+        );
         assert_eq!(rb.flipped_by, ["switch prices +20%", "NIC prices -20%"]);
         // No lossy fabric: the loss interval says so rather than pretending.
-        assert!(rb.notes.iter().any(|n| n.contains("no fabric has random loss")));
+        assert!(
+            rb.notes
+                .iter()
+                .any(|n| n.contains("no fabric has random loss"))
+        );
     }
 
     #[test]
