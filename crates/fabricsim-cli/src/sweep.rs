@@ -214,13 +214,12 @@ pub fn run(args: SweepArgs) -> Outcome {
     if threads == 0 {
         return Err(InputError::flag("--threads", 0, "no worker thread", "1 or more").into());
     }
+    let rec = |results: &[&PointResult], status: Option<&str>| {
+        record(&args, &scenario, &seeds, engine, &axes, results, status)
+    };
     let mut results = match (args.resume, &args.json) {
         (false, _) => Vec::new(),
-        (true, Some(p)) => finished(
-            p,
-            &record(&args, &scenario, &seeds, engine, &axes, &[], None),
-            &points,
-        )?,
+        (true, Some(p)) => finished(p, &rec(&[], None), &points)?,
         (true, None) => {
             return Err(InputError::flag(
                 "--resume",
@@ -244,15 +243,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         bar.show(now.len(), points.len(), "points", "");
         if let Some(p) = &args.json {
             now.sort_by_key(|r| r.point.id);
-            let v = record(
-                &args,
-                &scenario,
-                &seeds,
-                engine,
-                &axes,
-                &now,
-                Some("running"),
-            );
+            let v = rec(&now, Some("running"));
             if let Ok(text) = output::json(serde_json::to_string_pretty(&v)) {
                 let _ = outpath::write(p, text.as_bytes());
             }
@@ -313,15 +304,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     }
     if let Some(p) = &args.json {
         let all: Vec<&PointResult> = results.iter().collect();
-        let v = record(
-            &args,
-            &scenario,
-            &seeds,
-            engine,
-            &axes,
-            &all,
-            interrupted.then_some("interrupted"),
-        );
+        let v = rec(&all, interrupted.then_some("interrupted"));
         outpath::write(
             p,
             output::json(serde_json::to_string_pretty(&v))?.as_bytes(),

@@ -332,9 +332,10 @@ pub fn score(c: &Comparison, inputs: &[Inputs]) -> Recommendation {
     };
     let close = sep.as_ref().is_some_and(|s| !s.separated);
     let est = |e: Option<Estimate>, pct: bool| {
-        e.map(|e| match pct {
-            true => e.scaled(100.0).text(1) + "%",
-            false => e.text(3),
+        e.map(|e| match (pct, e.n) {
+            (true, 0 | 1) => format!("{:.1}%", 100.0 * e.mean),
+            (true, _) => format!("{:.1}% ± {:.1}%", 100.0 * e.mean, 100.0 * e.half_width()),
+            (false, _) => e.text(3),
         })
         .unwrap_or_else(|| "-".into())
     };
