@@ -253,7 +253,7 @@ struct SeedRun {
     probes: Option<Probes>,
 }
 
-fn fabric_error(s: &Scenario, v: &Variant, what: &str, e: String) -> InputError {
+fn fabric_error(s: &Scenario, v: &Variant, what: &str, e: &dyn std::fmt::Display) -> InputError {
     s.error(
         "compare.fabrics",
         &v.name,
@@ -271,7 +271,7 @@ fn one_seed(
     track: &Tracker,
 ) -> Result<SeedRun, InputError> {
     let name = v.name.as_str();
-    let fail = |what: &str, e: String| fabric_error(s, v, what, e);
+    let fail = |what: &str, e: &dyn std::fmt::Display| fabric_error(s, v, what, e);
     let (design, topology) = (&f.design, &f.topology);
     // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
     // compare on the same footing; loss acts only through these runs.
@@ -279,27 +279,27 @@ fn one_seed(
         .stage(name, "training step", || {
             super::step::engine_step(&f.cfg, design, topology, v, seed)
         })
-        .map_err(|e| fail("training step", e))?;
+        .map_err(|e| fail("training step", &e))?;
     let (busbw, stress, probes) = if sec.fabric_runs {
         (
             track
                 .stage(name, "busbw curves", || {
                     curves::measured(design, topology, v, seed)
                 })
-                .map_err(|e| fail("busbw", e))?,
+                .map_err(|e| fail("busbw", &e))?,
             Some(
                 track
                     .stage(name, "stress run", || {
                         stress::run(design, topology, v, seed)
                     })
-                    .map_err(|e| fail("stress run", e))?,
+                    .map_err(|e| fail("stress run", &e))?,
             ),
             Some(
                 track
                     .stage(name, "latency probes", || {
                         probe::run(&f.sv, design, topology, v, seed)
                     })
-                    .map_err(|e| fail("latency probes", e))?,
+                    .map_err(|e| fail("latency probes", &e))?,
             ),
         )
     } else {
@@ -324,7 +324,7 @@ fn combine(
     runs: Vec<SeedRun>,
     loss_cases: Vec<LossCase>,
 ) -> Result<FabricResult, InputError> {
-    let fail = |what: &str, e: String| fabric_error(s, v, what, e);
+    let fail = |what: &str, e: &dyn std::fmt::Display| fabric_error(s, v, what, e);
     let mut totals = EngineTotals::default();
     for (r, &seed) in runs.iter().zip(seeds) {
         totals.add(&r.totals, seed);
@@ -337,19 +337,19 @@ fn combine(
         sec.utilization,
         engine_source(&steps[0], &totals, seeds.len()),
     )
-    .map_err(|e| fail("training step", e))?;
+    .map_err(|e| fail("training step", &e))?;
     let busbw: Vec<Vec<BusbwCurve>> = runs.iter().map(|r| r.busbw.clone()).collect();
     let stress_runs: Vec<StressResult> = runs.iter().filter_map(|r| r.stress.clone()).collect();
     let probe_runs: Vec<Probes> = runs.iter().filter_map(|r| r.probes.clone()).collect();
     Ok(FabricResult {
         variant: v.clone(),
         step: Some(steps[0].clone()),
-        busbw: curves::over_seeds(&busbw).map_err(|e| fail("busbw", e))?,
+        busbw: curves::over_seeds(&busbw).map_err(|e| fail("busbw", &e))?,
         stress_over_seeds: (!stress_runs.is_empty()).then(|| stress::over_seeds(&stress_runs)),
         stress: stress_runs.into_iter().next(),
         probes: match probe_runs.is_empty() {
             true => None,
-            false => Some(probe::over_seeds(&probe_runs).map_err(|e| fail("latency probes", e))?),
+            false => Some(probe::over_seeds(&probe_runs).map_err(|e| fail("latency probes", &e))?),
         },
         delivered: Some(delivered),
         engine: Some(totals),
@@ -488,6 +488,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
                 let tps = track.stage(&at.name, "loss interval", || {
                     super::step::engine_step(&f.cfg, &f.design, &f.topology, at, *seed)
                         .map(|(r, _)| r.tokens_per_s)
+                        .map_err(|e| e.to_string())
                 });
                 Done::Loss(*factor, tps)
             }

@@ -16,6 +16,7 @@ use super::model::train_config;
 use super::step::{EngineTotals, engine_step};
 use super::stress::{StressOverSeeds, StressResult};
 use super::variant::Variant;
+use crate::error::Error;
 use fabricsim_core::error::InputError;
 use fabricsim_core::estimate::Estimate;
 use fabricsim_core::units::{Time, parse_bytes, parse_rate, parse_time};
@@ -238,7 +239,7 @@ pub fn check(
             .map(|(p, x)| format!("{}={x}", p.name()))
             .collect();
         let problem = crate::plan::run(&s)
-            .map_err(|e| e.to_string())
+            .map_err(Error::from)
             .and_then(|(design, _, _)| params(&v, &design, 1).map(|_| ()));
         if let Err(e) = problem {
             return Err(InputError::flag(
@@ -269,11 +270,11 @@ pub fn run_point(
         let secs = super::model::period_s(&design, 1.0);
         let (mut steps, mut totals, mut runs) = (Vec::new(), EngineTotals::default(), Vec::new());
         for &seed in seeds {
-            let (r, t) = engine_step(&cfg, &design, &topo, &v, seed)?;
+            let (r, t) = engine_step(&cfg, &design, &topo, &v, seed).map_err(|e| e.to_string())?;
             totals.add(&t, seed);
             steps.push(r);
             if stress {
-                runs.push(super::stress::run(&design, &topo, &v, seed)?);
+                runs.push(super::stress::run(&design, &topo, &v, seed).map_err(|e| e.to_string())?);
             }
         }
         let over = |what: &str, g: &dyn Fn(&crate::workload::train::step::StepReport) -> f64| {
