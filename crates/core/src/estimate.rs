@@ -2,11 +2,11 @@
 //! t distribution (two-sided, n - 1 degrees of freedom; the quantiles are the standard table,
 //! e.g. NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Mean and 95% interval of `n` samples. With one sample the interval is the point itself and
 /// `n == 1` says that no spread was measured.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
     pub mean: f64,
     /// Lower and upper end of the 95% confidence interval of the mean.
@@ -49,6 +49,19 @@ impl Estimate {
             hi: mean + half,
             n: n as u32,
         })
+    }
+
+    /// The estimate as text with `decimals` decimals: `56.58 ± 0.02`, or the mean alone when
+    /// one sample measured no spread.
+    pub fn text(&self, decimals: usize) -> String {
+        match self.n {
+            0 | 1 => format!("{:.decimals$}", self.mean),
+            _ => format!(
+                "{:.decimals$} ± {:.decimals$}",
+                self.mean,
+                self.half_width()
+            ),
+        }
     }
 
     /// Half the width of the interval.
@@ -102,6 +115,19 @@ mod tests {
         assert!(!a.overlaps(&c));
         let s = a.scaled(100.0);
         assert!((s.mean - 110.0).abs() < 1e-9 && (s.hi - a.hi * 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn text_shows_the_half_width_only_with_a_spread() {
+        assert_eq!(
+            Estimate::of(&[56.6, 56.56])
+                .unwrap()
+                .text(2)
+                .split(" ± ")
+                .count(),
+            2
+        );
+        assert_eq!(Estimate::of(&[5.0]).unwrap().text(1), "5.0");
     }
 
     #[test]

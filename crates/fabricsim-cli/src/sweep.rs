@@ -40,9 +40,13 @@ pub struct SweepArgs {
     /// Engine for the DAG runs: packet, flow or auto (flow above 20M fabric packets) (engine).
     #[arg(long)]
     pub engine: Option<String>,
-    /// Seed of the packet-engine runs (the same for every point).
+    /// Seed of the packet-engine runs (the same for every point): the first of the seeds.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Seeds each point is measured over, reported as mean and 95% interval ([compare] seeds;
+    /// default 5).
+    #[arg(long, allow_hyphen_values = true)]
+    pub seeds: Option<String>,
     /// Worker threads (default: the machine's available parallelism).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -87,6 +91,7 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 fn record(
     args: &SweepArgs,
     scenario: &Scenario,
+    seeds: &[u64],
     engine: EngineChoice,
     axes: &[SweepAxis],
     results: &[&PointResult],
@@ -97,6 +102,7 @@ fn record(
         "scenario_fnv1a64": format!("{:016x}", fnv1a64(scenario.source.text.as_bytes())),
         "engine": fabricsim::compare::engine::choice_name(engine),
         "seed": args.seed,
+        "seeds": seeds,
         "axes": axes,
         "points": results,
     });
@@ -118,7 +124,7 @@ fn finished(
             "--resume",
             path.display(),
             why,
-            "the record of an interrupted run of the same sweep (its --json file, or the one kept beside its --csv or --svg file; same scenario file, --param, --fabric, --engine and --seed)",
+            "the record of an interrupted run of the same sweep (its --json file, or the one kept beside its --csv or --svg file; same scenario file, --param, --fabric, --engine, --seed and --seeds)",
         )
     };
     let text = match std::fs::read_to_string(path) {
@@ -127,7 +133,14 @@ fn finished(
     };
     let mut v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not a sweep record: {e}")))?;
-    for key in ["fabric", "engine", "seed", "axes", "scenario_fnv1a64"] {
+    for key in [
+        "fabric",
+        "engine",
+        "seed",
+        "seeds",
+        "axes",
+        "scenario_fnv1a64",
+    ] {
         if v[key] != head[key] {
             return Err(bad(format!(
                 "its {key} is {}, this sweep's is {}",
@@ -159,9 +172,18 @@ pub fn run(args: SweepArgs) -> Outcome {
         Some(p) => Scenario::load(&p.display().to_string())?,
         None => default_scenario(),
     };
-    if let Some(e) = &args.engine {
-        scenario.apply_flags(&[("--engine".to_string(), e.clone())])?;
-    }
+    let flags: Vec<(String, String)> = [("--engine", &args.engine), ("--seeds", &args.seeds)]
+        .into_iter()
+        .filter_map(|(f, v)| v.as_ref().map(|v| (f.to_string(), v.clone())))
+        .collect();
+    scenario.apply_flags(&flags)?;
+    let n = scenario
+        .file
+        .compare
+        .clone()
+        .unwrap_or_default()
+        .checked_seeds(&scenario)?;
+    let seeds = fabricsim::compare::seeds::derive(args.seed, n);
     let engine = EngineChoice::of(&scenario)?;
     let texts: Vec<String> = if args.params.is_empty() {
         LOSS_SWEEP.iter().map(|s| s.to_string()).collect()
@@ -207,14 +229,13 @@ pub fn run(args: SweepArgs) -> Outcome {
     if threads == 0 {
         return Err(InputError::flag("--threads", 0, "no worker thread", "1 or more").into());
     }
+    let rec = |results: &[&PointResult], status: Option<&str>| {
+        record(&args, &scenario, &seeds, engine, &axes, results, status)
+    };
     let record_at = args.record_path();
     let mut results = match (args.resume, &record_at) {
         (false, _) => Vec::new(),
-        (true, Some((p, _))) => finished(
-            p,
-            &record(&args, &scenario, engine, &axes, &[], None),
-            &points,
-        )?,
+        (true, Some((p, _))) => finished(p, &rec(&[], None), &points)?,
         (true, None) => {
             return Err(InputError::flag(
                 "--resume",
@@ -238,15 +259,13 @@ pub fn run(args: SweepArgs) -> Outcome {
         bar.show(now.len(), points.len(), "points", "");
         if let Some((p, _)) = &record_at {
             now.sort_by_key(|r| r.point.id);
-            let v = record(&args, &scenario, engine, &axes, &now, Some("running"));
+            let v = rec(&now, Some("running"));
             if let Ok(text) = output::json(serde_json::to_string_pretty(&v)) {
                 let _ = outpath::write(p, text.as_bytes());
             }
         }
     };
-    let more = sweep::run(
-        &scenario, &fabric, args.seed, &todo, threads, true, &progress,
-    );
+    let more = sweep::run(&scenario, &fabric, &seeds, &todo, threads, true, &progress);
     bar.finish();
     results.extend(more);
     results.sort_by_key(|r| r.point.id);
@@ -262,7 +281,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         table += &format!("{:>18}", a.param.name());
     }
     table += &format!(
-        "{:>14}{:>10}{:>12}{:>10}{:>20}\n",
+        "{:>20}{:>18}{:>12}{:>10}{:>20}\n",
         "step_time_s", "MFU", "retransmits", "timeouts", "stress_bg_p99_us"
     );
     for r in &results {
@@ -272,14 +291,15 @@ pub fn run(args: SweepArgs) -> Outcome {
         match (&r.error, r.step_time_s, r.mfu, &r.engine) {
             (None, Some(t), Some(m), Some(e)) => {
                 let p99 = r
-                    .stress
+                    .stress_over_seeds
                     .as_ref()
-                    .and_then(|s| s.background.fct_p99_ps)
-                    .map(|p| format!("{:.1}", p as f64 / 1e6))
+                    .and_then(|s| s.get("bg_fct_p99_us"))
+                    .map(|p| p.text(1))
                     .unwrap_or_else(|| "-".into());
                 table += &format!(
-                    "{t:>14.3}{:>9.2}%{:>12}{:>10}{p99:>20}\n",
-                    100.0 * m,
+                    "{:>20}{:>18}{:>12}{:>10}{p99:>20}\n",
+                    t.text(3),
+                    fabricsim::report::compare::percent(&m, 2),
                     e.retransmitted_packets,
                     e.timeouts
                 )
@@ -305,14 +325,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         }
         Some((p, _)) => {
             let all: Vec<&PointResult> = results.iter().collect();
-            let v = record(
-                &args,
-                &scenario,
-                engine,
-                &axes,
-                &all,
-                interrupted.then_some("interrupted"),
-            );
+            let v = rec(&all, interrupted.then_some("interrupted"));
             outpath::write(
                 p,
                 output::json(serde_json::to_string_pretty(&v))?.as_bytes(),

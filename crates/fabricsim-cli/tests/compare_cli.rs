@@ -9,7 +9,7 @@ use support::{exits_2_saying, fabricsim, tmp};
 
 #[test]
 fn default_compare_prints_the_side_by_side_and_a_recommendation() {
-    let o = fabricsim(&["compare"]);
+    let o = fabricsim(&["compare", "--seeds", "2"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for want in [
@@ -26,6 +26,11 @@ fn default_compare_prints_the_side_by_side_and_a_recommendation() {
         "background FCT p99.9 (us)",
         "[simulation] end-to-end latency through 5 switches (ns)",
         "alltoall 8 MiB (direct)",
+        " ± ",
+        "measured with 2 seed(s)",
+        "robustness of the verdict",
+        "switch prices +20%",
+        "loss rate x10 (roce-400g untuned at 0.001)",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }
@@ -43,9 +48,48 @@ fn json_and_file_outputs_are_identical_across_runs() {
     assert_eq!(ja, jb);
     let v: serde_json::Value = serde_json::from_slice(&ja).unwrap();
     assert_eq!(v["fabrics"].as_array().unwrap().len(), 3);
-    assert!(v["fabrics"][2]["delivered"]["mfu"].as_f64().unwrap() > 0.0);
+    assert!(
+        v["fabrics"][2]["delivered"]["mfu"]["mean"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     let f2 = &v["fabrics"][2];
     assert_eq!(f2["busbw_GBps"].as_array().unwrap().len(), 2);
+    // The default seeds: every simulated figure with its interval over 5 seeds.
+    let interval = |e: &serde_json::Value| {
+        let (lo, mean, hi) = (e["lo"].as_f64(), e["mean"].as_f64(), e["hi"].as_f64());
+        assert!(lo <= mean && mean <= hi && lo.is_some(), "{e}");
+        assert_eq!(e["n"], 5, "{e}");
+    };
+    for f in v["fabrics"].as_array().unwrap() {
+        assert_eq!(f["seeds"].as_array().unwrap().len(), 5);
+        for key in [
+            "step_time_s",
+            "tokens_per_s",
+            "mfu",
+            "usd_per_million_tokens",
+        ] {
+            interval(&f["delivered"][key]);
+        }
+        for curve in f["busbw_GBps"].as_array().unwrap() {
+            for p in curve["points"].as_array().unwrap() {
+                interval(&p["busbw_GBps"]);
+            }
+        }
+        interval(&f["stress_over_seeds"]["figures"]["bg_fct_p99_us"]);
+        interval(&f["probes"]["ping_pong"][0]["latency_ns"]);
+    }
+    interval(&v["recommendation"]["scores"][0]["score"]);
+    assert!(v["recommendation"]["separation"]["advice"].is_string());
+    assert_eq!(
+        v["recommendation"]["robustness"]["cases"]
+            .as_array()
+            .unwrap()
+            .len(),
+        14,
+        "6 price classes x 2 changes and the untuned fabric's loss rate x0.1 and x10"
+    );
     for key in ["fct_p50_ps", "fct_p99_ps", "fct_p999_ps"] {
         assert!(
             f2["stress"]["background"][key].as_u64().unwrap() > 0,
@@ -55,7 +99,7 @@ fn json_and_file_outputs_are_identical_across_runs() {
     assert!(f2["stress"]["retransmitted_packets"].as_u64().unwrap() > 0);
     assert_eq!(f2["probes"]["ping_pong"].as_array().unwrap().len(), 3);
     assert!(
-        v["fabrics"][0]["delivered"]["tokens_per_s"]
+        v["fabrics"][0]["delivered"]["tokens_per_s"]["mean"]
             .as_f64()
             .unwrap()
             > 0.0
@@ -81,7 +125,7 @@ fn bad_scenario_values_exit_2_with_the_key() {
 #[test]
 fn html_report_renders_in_headless_chromium() {
     let html = tmp("compare-report.html");
-    let o = fabricsim(&["compare", "--html", html.to_str().unwrap()]);
+    let o = fabricsim(&["compare", "--seeds", "3", "--html", html.to_str().unwrap()]);
     assert!(o.status.success());
     let chromium = Path::new("/usr/bin/chromium");
     if !chromium.exists() {
@@ -135,6 +179,9 @@ fn html_report_renders_in_headless_chromium() {
     assert!(dom.matches("<svg").count() == 10, "all charts rendered");
     assert!(dom.contains("completion times under stress") && dom.contains("Under stress"));
     assert!(dom.contains("Metrics table"));
+    // Error bars over the seeds on the busbw and MFU charts; the verdict's robustness.
+    assert!(dom.contains("class=\"error-bar\""), "no error bars");
+    assert!(dom.contains("Robustness of the verdict"));
     // Console messages are logged as CONSOLE(line)] "..." by --enable-logging; the page has
     // no script, so any console line (a CSP or parse error, a failed load) is a defect.
     for log in [&s.stderr, &d.stderr] {
@@ -153,6 +200,8 @@ fn the_engine_flag_picks_the_engine_and_the_json_names_it() {
         "compare",
         "--engine",
         "flow",
+        "--seeds",
+        "2",
         "--format",
         "json",
         "--out",
@@ -204,4 +253,46 @@ fn compare_shows_progress_on_a_terminal_and_is_quiet_otherwise() {
         out == quiet_out,
         "the report depends on the progress display"
     );
+}
+
+/// `--seeds` and `[compare] seeds` take 1 to 100; anything else exits 2 naming the flag, or
+/// the file, line and key.
+#[test]
+fn bad_seed_counts_exit_2_naming_the_flag_or_key() {
+    for bad in ["0", "101", "-3", "many"] {
+        exits_2_saying(&["compare", "--seeds", bad], &["--seeds"]);
+    }
+    let f = support::write("seeds-0.toml", "name = \"x\"\n[compare]\nseeds = 0\n");
+    exits_2_saying(
+        &["compare", &f],
+        &["seeds-0.toml", ":3", "compare.seeds", "1 to 100"],
+    );
+    let f = support::write("seeds-text.toml", "[compare]\nseeds = \"five\"\n");
+    exits_2_saying(&["compare", &f], &["seeds-text.toml", ":2", "seeds"]);
+}
+
+/// The same scenario and seed with three seeds: the same bytes in text and JSON, run twice.
+#[test]
+fn three_seeds_give_the_same_bytes_twice() {
+    let f = support::write(
+        "compare-small.toml",
+        "[cluster]\ngpus = 16\ngpus_per_node = 8\nnics_per_node = 8\ngpu = \"h100\"\n\
+         [train]\nmodel = \"llama3-8b\"\ntp = 8\npp = 1\n[compare]\nseed = 9\n\
+         fabrics = [ { name = \"ib\", profile = \"ib-ndr\" }, \
+         { name = \"lossy\", profile = \"roce-400g\", loss_rate = 1e-3 } ]\n",
+    );
+    for format in ["text", "json"] {
+        let run = || {
+            let o = fabricsim(&["compare", &f, "--seeds", "3", "--format", format]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            o.stdout
+        };
+        let (a, b) = (run(), run());
+        assert_eq!(a, b, "{format}");
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_slice(&a).unwrap();
+            assert_eq!(v["fabrics"][1]["seeds"][0], 9);
+            assert_eq!(v["fabrics"][1]["delivered"]["step_time_s"]["n"], 3);
+        }
+    }
 }

@@ -213,6 +213,8 @@ fn sweep_args(tag: &str, formats: &[&str]) -> Vec<String> {
         "sweep",
         "--param",
         "loss_rate=0,0.0001,0.0003,0.0006,0.001,0.002,0.003,0.005",
+        "--seeds",
+        "2",
         "--threads",
         "1",
     ]

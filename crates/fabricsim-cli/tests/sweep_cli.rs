@@ -15,6 +15,8 @@ fn a_small_loss_sweep_writes_csv_json_and_svg() {
         "loss_rate=0,0.001",
         "--param",
         "transport=go-back-n,selective-repeat",
+        "--seeds",
+        "2",
         "--threads",
         "2",
         "--csv",
@@ -34,7 +36,13 @@ fn a_small_loss_sweep_writes_csv_json_and_svg() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(out.lines().count(), 5, "{out}");
     let c = std::fs::read_to_string(&csv).unwrap();
-    assert!(c.starts_with("point,loss_rate,transport,step_time_s,tokens_per_s,mfu,"));
+    assert!(c.starts_with(
+        "point,loss_rate,transport,seeds,step_time_s,step_time_s_lo,step_time_s_hi,tokens_per_s,"
+    ));
+    assert!(
+        c.lines().skip(1).all(|l| l.split(',').nth(3) == Some("2")),
+        "{c}"
+    );
     assert_eq!(c.lines().count(), 5);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -65,6 +73,8 @@ fn an_ecn_sweep_charts_the_stress_tail_against_kmin() {
         "sweep",
         "--param",
         "ecn_kmin=20K,1M",
+        "--seeds",
+        "2",
         "--threads",
         "2",
         "--csv",
@@ -83,7 +93,7 @@ fn an_ecn_sweep_charts_the_stress_tail_against_kmin() {
         .split(',')
         .position(|h| h == "stress_ecn_marks")
         .unwrap();
-    let marks: Vec<u64> = rows.iter().map(|r| r[col].parse().unwrap()).collect();
+    let marks: Vec<f64> = rows.iter().map(|r| r[col].parse().unwrap()).collect();
     assert!(marks[0] > marks[1], "{marks:?}");
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.contains("ECN Kmin (bytes)") && s.contains("stress p99 FCT"));
@@ -98,6 +108,8 @@ fn the_engine_flag_reaches_the_sweep_json() {
         "flow",
         "--param",
         "gpus=64,128",
+        "--seeds",
+        "2",
         "--json",
         json.to_str().unwrap(),
     ]);
@@ -109,4 +121,43 @@ fn the_engine_flag_reaches_the_sweep_json() {
         assert_eq!(p["engine"]["packet_runs"], 0, "{p}");
         assert_eq!(p["stress"]["engine"], "flow");
     }
+}
+
+/// The same scenario, seed and seeds give the same CSV bytes; the seeds are in the JSON record.
+#[test]
+fn three_seeds_give_the_same_csv_bytes_twice() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let scenario = support::write(
+        "sweep-small.toml",
+        "[cluster]\ngpus = 16\ngpus_per_node = 8\nnics_per_node = 8\ngpu = \"h100\"\n\
+         [train]\nmodel = \"llama3-8b\"\ntp = 8\npp = 1\n",
+    );
+    let csv = |name: &str, threads: &str| {
+        let (c, j) = (
+            dir.join(format!("{name}.csv")),
+            dir.join(format!("{name}.json")),
+        );
+        let o = fabricsim(&[
+            "sweep",
+            &scenario,
+            "--param",
+            "loss_rate=0,0.003",
+            "--seeds",
+            "3",
+            "--threads",
+            threads,
+            "--csv",
+            c.to_str().unwrap(),
+            "--json",
+            j.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (std::fs::read(&c).unwrap(), support::json_file(&j))
+    };
+    let (a, ja) = csv("seeds-a", "1");
+    let (b, _) = csv("seeds-b", "2");
+    assert_eq!(a, b);
+    assert_eq!(ja["seeds"].as_array().unwrap().len(), 3);
+    assert_eq!(ja["points"][1]["mfu"]["n"], 3);
+    support::exits_2_saying(&["sweep", "--seeds", "0"], &["--seeds", "1 to 100"]);
 }

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::engine::{CHANNELS, makespan, params};
+use super::seeds::single;
 use super::variant::Variant;
 use crate::error::Error;
 use crate::workload::busbw::busbw_gbps;
@@ -16,6 +17,7 @@ use crate::workload::measure::{SweepError, Timed, measure};
 use crate::workload::placement::Placement;
 use crate::workload::sweep::round;
 use crate::workload::train::calibrate::algo_for;
+use fabricsim_core::estimate::Estimate;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::BitRate;
 use fabricsim_input::scenario::Design;
@@ -27,9 +29,9 @@ pub struct BusbwCurve {
     pub algorithm: &'static str,
     pub ranks: u32,
     pub servers: u32,
-    /// (size in bytes as nccl-tests rounds it, busbw in GB/s).
-    pub points: Vec<(u64, f64)>,
-    /// Summed over the curve's runs (loss shows here).
+    /// (size in bytes as nccl-tests rounds it, busbw in GB/s over the seeds).
+    pub points: Vec<(u64, Estimate)>,
+    /// Summed over the curve's runs and seeds (loss shows here).
     pub retransmitted_packets: u64,
     pub timeouts: u64,
     /// The engine(s) that ran the sizes: packet, flow, or packet+flow.
@@ -90,17 +92,62 @@ pub fn measured(
                 points: out
                     .points
                     .iter()
-                    .map(|&(b, secs)| (b, busbw_gbps(op, ranks, b, secs)))
+                    .map(|&(b, secs)| (b, single(busbw_gbps(op, ranks, b, secs))))
                     .collect(),
                 retransmitted_packets: retx,
                 timeouts,
                 source: format!(
-                    "simulation: {} engine, {} {} over {ranks} GPUs on {servers} servers, {CHANNELS} channels, one run per size",
+                    "simulation: {} engine, {} {} over {ranks} GPUs on {servers} servers, {CHANNELS} channels, one run per size and seed",
                     kinds.join("+"),
                     op.name(),
                     algo.name()
                 ),
                 engine: kinds.join("+"),
+            })
+        })
+        .collect()
+}
+
+/// The curves of every seed (each from [`measured`] with that seed) as one set: each point's
+/// busbw over the seeds, the loss counters summed.
+pub fn over_seeds(runs: &[Vec<BusbwCurve>]) -> Result<Vec<BusbwCurve>, String> {
+    let Some(first) = runs.first() else {
+        return Ok(Vec::new());
+    };
+    first
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let seeds: Vec<&BusbwCurve> = runs.iter().filter_map(|r| r.get(k)).collect();
+            let points = c
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, &(bytes, _))| {
+                    let xs: Vec<f64> = seeds
+                        .iter()
+                        .filter_map(|s| s.points.get(i))
+                        .map(|p| p.1.mean)
+                        .collect();
+                    Ok((
+                        bytes,
+                        super::seeds::estimate(&format!("{} busbw at {bytes} B", c.op), &xs)?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let mut engines: Vec<&str> = Vec::new();
+            for e in seeds.iter().flat_map(|s| s.engine.split('+')) {
+                if !engines.contains(&e) {
+                    engines.push(e);
+                }
+            }
+            Ok(BusbwCurve {
+                points,
+                retransmitted_packets: seeds.iter().map(|s| s.retransmitted_packets).sum(),
+                timeouts: seeds.iter().map(|s| s.timeouts).sum(),
+                engine: engines.join("+"),
+                source: format!("{}, {} seed(s)", c.source, seeds.len()),
+                ..c.clone()
             })
         })
         .collect()

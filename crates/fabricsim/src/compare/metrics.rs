@@ -5,6 +5,7 @@
 //! The latency and bandwidth rows are packet-engine runs ([`super::probe`]); congestion control
 //! and routing are what the engine ran with (the profile's tuned or untuned set).
 
+use fabricsim_core::estimate::Estimate;
 use serde::Serialize;
 
 use super::model::{Comparison, FabricResult};
@@ -18,8 +19,10 @@ use fabricsim_mech::{RoutePolicy, SimParams};
 pub struct Cell {
     /// The figure as shown (numbers formatted with their precision).
     pub text: String,
-    /// The number, when the figure is one.
+    /// The number, when the figure is one (a simulated figure's mean over the seeds).
     pub value: Option<f64>,
+    /// A simulated figure's 95% interval over the seeds.
+    pub interval: Option<Estimate>,
     /// `plan: ...`, `simulation: ...`, `profile: ...` or `catalog: <id> (<source>)`.
     pub provenance: String,
 }
@@ -37,6 +40,17 @@ fn num(value: f64, decimals: usize, provenance: String) -> Cell {
     Cell {
         text: format!("{value:.decimals$}"),
         value: Some(value),
+        interval: None,
+        provenance,
+    }
+}
+
+/// A simulated figure: its mean ± half width over the seeds.
+fn est(e: Estimate, decimals: usize, provenance: String) -> Cell {
+    Cell {
+        text: e.text(decimals),
+        value: Some(e.mean),
+        interval: Some(e),
         provenance,
     }
 }
@@ -45,6 +59,7 @@ fn text(t: String, provenance: String) -> Cell {
     Cell {
         text: t,
         value: None,
+        interval: None,
         provenance,
     }
 }
@@ -85,12 +100,12 @@ fn ping(f: &FabricResult, hops: u32) -> Cell {
             "simulation: no pair of hosts {hops} switches apart in this cluster or its 3-tier build"
         ));
     };
-    num(
-        x.latency_ps as f64 / 1e3,
+    est(
+        x.latency_ns,
         0,
         format!(
-            "simulation: packet engine, {PING_BYTES} B ping-pong host {} <-> host {} on {}, half the round trip",
-            x.src_host, x.dst_host, x.topology
+            "simulation: packet engine, {PING_BYTES} B ping-pong host {} <-> host {} on {}, half the round trip, {} seed(s)",
+            x.src_host, x.dst_host, x.topology, x.latency_ns.n
         ),
     )
 }
@@ -174,15 +189,16 @@ pub fn table(c: &Comparison) -> Vec<Row> {
         }),
         row("achieved per-NIC bandwidth", "Gb/s", c, |f| {
             match f.probes.as_ref().and_then(|p| p.long_flow.as_ref()) {
-                Some(l) => num(
+                Some(l) => est(
                     l.goodput_gbps,
                     1,
                     format!(
-                        "simulation: packet engine, one {} MiB flow host {} -> host {} through {} switches, payload over completion time",
+                        "simulation: packet engine, one {} MiB flow host {} -> host {} through {} switches, payload over completion time, {} seed(s)",
                         LONG_FLOW_BYTES >> 20,
                         l.src_host,
                         l.dst_host,
-                        l.switch_hops
+                        l.switch_hops,
+                        l.goodput_gbps.n
                     ),
                 ),
                 None => absent("simulation: no pair of hosts for a long flow"),

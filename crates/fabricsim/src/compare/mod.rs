@@ -8,7 +8,9 @@
 //! - [`curves`]: busbw against size, [`stress`]: incast over background load, [`probe`]:
 //!   ping-pong latency by switch hops and one long flow, each on the packet engine;
 //! - [`metrics`]: the table architects compare fabrics by, each figure with its provenance;
-//! - [`recommend`]: the documented score and its reasons; [`progress`]: the stages done.
+//! - [`recommend`]: the documented score and its reasons, seed by seed; [`robust`]: the
+//!   verdict under price changes and the loss-rate interval; [`seeds`]: the seeds and the runs
+//!   over them; [`progress`]: the stages done.
 
 pub mod curves;
 pub mod engine;
@@ -17,6 +19,8 @@ pub mod model;
 pub mod probe;
 pub mod progress;
 pub mod recommend;
+pub mod robust;
+pub mod seeds;
 pub mod step;
 pub mod stress;
 pub mod sweep;

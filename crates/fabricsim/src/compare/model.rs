@@ -9,15 +9,16 @@ use serde::Serialize;
 use super::curves::{self, BusbwCurve};
 use super::probe::{self, Probes};
 use super::progress::{Report, Tracker};
-use super::stress::{self, StressResult};
+use super::step::EngineTotals;
+use super::stress::{self, StressOverSeeds, StressResult};
 use super::variant::{self, Variant};
-use crate::error::Error;
 use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
 use crate::workload::placement::Placement;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
 use fabricsim_core::error::InputError;
+use fabricsim_core::estimate::Estimate;
 use fabricsim_core::topology::Topology;
 use fabricsim_input::scenario::compare::CompareSection;
 use fabricsim_input::scenario::{Design, Scenario};
@@ -31,40 +32,67 @@ pub fn default_scenario() -> Scenario {
         .expect("the built-in comparison parses")
 }
 
-/// Delivered training throughput and what it costs.
+/// Delivered training throughput and what it costs, each figure over the seeds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Delivered {
-    pub step_time_s: f64,
-    pub tokens_per_s: f64,
-    pub mfu: f64,
+    pub step_time_s: Estimate,
+    /// The step's split: compute, exposed communication and pipeline bubble.
+    pub compute_s: Estimate,
+    pub exposed_comm_s: Estimate,
+    pub bubble_s: Estimate,
+    pub tokens_per_s: Estimate,
+    pub mfu: Estimate,
     /// Tokens trained over the TCO period at the stated utilization.
-    pub tokens_per_period: f64,
+    pub tokens_per_period: Estimate,
     /// Cluster TCO per million tokens trained.
-    pub usd_per_million_tokens: f64,
+    pub usd_per_million_tokens: Estimate,
     /// Cluster TCO per 10^18 model FLOPs delivered (Megatron's FLOP count).
-    pub usd_per_model_eflop: f64,
+    pub usd_per_model_eflop: Estimate,
+    /// Tokens/s of each seed, in seed order (the recommendation scores seed by seed).
+    pub tokens_per_s_by_seed: Vec<f64>,
     /// Where the step's communication times come from.
     pub comm_source: String,
 }
 
-/// One fabric's results. `delivered` is `None` (with the reason in `missing`) when its numbers
-/// need a model that is not available: nothing is filled in by guess.
+/// A lossy fabric's step at another loss rate (its rate scaled by `factor`), seed by seed: the
+/// loss-rate interval the verdict is tested under ([`super::robust`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LossCase {
+    pub factor: f64,
+    pub loss_rate: f64,
+    /// Tokens/s of each seed (empty with an error).
+    pub tokens_per_s_by_seed: Vec<f64>,
+    pub error: Option<String>,
+}
+
+/// One fabric's results, each simulated figure over the seeds. `delivered` is `None` (with the
+/// reason in `missing`) when its numbers need a model that is not available: nothing is filled
+/// in by guess.
 #[derive(Clone, Debug)]
 pub struct FabricResult {
     pub variant: Variant,
     pub design: Design,
     pub topology: Topology,
     pub plan: Plan,
+    /// The first seed's training step (its collectives and memory; the figures over the seeds
+    /// are in `delivered`).
     pub step: Option<StepReport>,
     /// All-reduce and all-to-all over the whole cluster, measured on the packet engine.
     pub busbw: Vec<BusbwCurve>,
-    /// The incast-over-background run.
+    /// The first seed's incast-over-background run (its completion-time CDFs).
     pub stress: Option<StressResult>,
+    /// The stress runs of every seed, figure by figure.
+    pub stress_over_seeds: Option<StressOverSeeds>,
     /// Ping-pong latencies and the long flow's bandwidth.
     pub probes: Option<Probes>,
-    /// What the packet-engine runs saw, for fabrics whose step was calibrated on them.
+    /// What the packet-engine runs saw, summed over the seeds, for fabrics whose step was
+    /// calibrated on them.
     pub engine: Option<super::step::EngineTotals>,
     pub delivered: Option<Delivered>,
+    /// The seeds every simulated figure was measured with.
+    pub seeds: Vec<u64>,
+    /// A lossy fabric's step at its loss rate x0.1 and x10.
+    pub loss_cases: Vec<LossCase>,
     pub missing: Option<String>,
 }
 
@@ -127,9 +155,9 @@ pub fn train_config(
     TrainConfig::resolve(&s, design, place)
 }
 
-fn engine_source(r: &StepReport, t: &super::step::EngineTotals) -> String {
+fn engine_source(r: &StepReport, t: &EngineTotals, seeds: usize) -> String {
     let mut src = format!(
-        "{}; fitted from {} packet-engine runs ({} drops, {} retransmitted packets, {} timeouts)",
+        "{}; fitted from {} packet-engine runs over {seeds} seed(s) ({} drops, {} retransmitted packets, {} timeouts)",
         r.comm_source, t.runs, t.packets_dropped, t.retransmitted_packets, t.timeouts
     );
     if !t.unfitted.is_empty() {
@@ -144,120 +172,234 @@ fn engine_source(r: &StepReport, t: &super::step::EngineTotals) -> String {
     src
 }
 
-/// Throughput and its cost over the TCO period.
+/// Seconds of training over the TCO period of `design` at `utilization`.
+pub fn period_s(design: &Design, utilization: f64) -> f64 {
+    design.cost.years as f64 * HOURS_PER_YEAR * SECONDS_PER_HOUR * utilization
+}
+
+/// Cluster TCO `tco_usd` per million tokens trained at `tokens_per_s` over `period_s` seconds.
+pub fn usd_per_million_tokens(tco_usd: f64, tokens_per_s: f64, period_s: f64) -> f64 {
+    tco_usd / (tokens_per_s * period_s / 1e6)
+}
+
+/// Throughput and its cost over the TCO period, over the steps of the seeds.
 fn deliver(
-    r: &StepReport,
+    steps: &[StepReport],
     design: &Design,
     plan: &Plan,
     utilization: f64,
     source: String,
-) -> Delivered {
-    let seconds = design.cost.years as f64 * HOURS_PER_YEAR * SECONDS_PER_HOUR * utilization;
-    let tokens = r.tokens_per_s * seconds;
-    let flops = r.model_flops_per_step / r.step_time_s * seconds;
+) -> Result<Delivered, String> {
+    let seconds = period_s(design, utilization);
     let tco = plan.cost.cluster_tco_usd;
-    Delivered {
-        step_time_s: r.step_time_s,
-        tokens_per_s: r.tokens_per_s,
-        mfu: r.mfu,
-        tokens_per_period: tokens,
-        usd_per_million_tokens: tco / (tokens / 1e6),
-        usd_per_model_eflop: tco / (flops / 1e18),
+    let over = |what: &str, g: &dyn Fn(&StepReport) -> f64| {
+        super::seeds::estimate(what, &steps.iter().map(g).collect::<Vec<_>>())
+    };
+    Ok(Delivered {
+        step_time_s: over("step time", &|r| r.step_time_s)?,
+        compute_s: over("compute time", &|r| r.compute_s)?,
+        exposed_comm_s: over("exposed communication", &|r| r.exposed_comm_s)?,
+        bubble_s: over("pipeline bubble", &|r| r.bubble_s)?,
+        tokens_per_s: over("tokens/s", &|r| r.tokens_per_s)?,
+        mfu: over("MFU", &|r| r.mfu)?,
+        tokens_per_period: over("tokens per period", &|r| r.tokens_per_s * seconds)?,
+        usd_per_million_tokens: over("USD per million tokens", &|r| {
+            usd_per_million_tokens(tco, r.tokens_per_s, seconds)
+        })?,
+        usd_per_model_eflop: over("USD per model EFLOP", &|r| {
+            tco / (r.model_flops_per_step / r.step_time_s * seconds / 1e18)
+        })?,
+        tokens_per_s_by_seed: steps.iter().map(|r| r.tokens_per_s).collect(),
         comm_source: source,
-    }
+    })
 }
 
-/// Stages of each fabric (`progress`): the training step, and with fabric runs the busbw
-/// curves, the stress run and the latency probes.
+/// Stages of each fabric and seed (`progress`): the training step, and with fabric runs the
+/// busbw curves, the stress run and the latency probes.
 fn stages(sec: &CompareSection) -> usize {
     if sec.fabric_runs { 4 } else { 1 }
 }
 
-fn one(
-    s: &Scenario,
-    v: &Variant,
-    sec: &CompareSection,
-    track: &Tracker,
-) -> Result<FabricResult, InputError> {
-    let seed = sec.seed;
+/// One fabric planned: its scenario (the comparison's with the fabric's profile), design,
+/// topology, plan and training job; the same for every seed.
+struct Planned {
+    sv: Scenario,
+    design: Design,
+    topology: Topology,
+    plan: Plan,
+    cfg: TrainConfig,
+}
+
+fn planned(s: &Scenario, v: &Variant) -> Result<Planned, InputError> {
     let mut sv = s.clone();
     sv.file.fabric.profile = v.profile.clone();
+    let (design, topology, plan) = crate::plan::run(&sv)?;
+    let cfg = train_config(&sv, &design, &topology)?;
+    Ok(Planned {
+        sv,
+        design,
+        topology,
+        plan,
+        cfg,
+    })
+}
+
+/// What one seed's runs of one fabric measured.
+struct SeedRun {
+    step: StepReport,
+    totals: EngineTotals,
+    busbw: Vec<BusbwCurve>,
+    stress: Option<StressResult>,
+    probes: Option<Probes>,
+}
+
+fn fabric_error(s: &Scenario, v: &Variant, what: &str, e: &dyn std::fmt::Display) -> InputError {
+    s.error(
+        "compare.fabrics",
+        &v.name,
+        format!("{what}: {e}"),
+        "a fabric the packet engine can run",
+    )
+}
+
+fn one_seed(
+    s: &Scenario,
+    v: &Variant,
+    f: &Planned,
+    sec: &CompareSection,
+    seed: u64,
+    track: &Tracker,
+) -> Result<SeedRun, InputError> {
     let name = v.name.as_str();
-    let (design, topology, plan, r, totals) = track.stage(name, "training step", || {
-        let (design, topology, plan) = crate::plan::run(&sv)?;
-        let cfg = train_config(&sv, &design, &topology)?;
-        // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
-        // compare on the same footing; loss acts only through these runs.
-        let (r, totals) =
-            super::step::engine_step(&cfg, &design, &topology, v, seed).map_err(|e| {
-                s.error(
-                    "compare.fabrics",
-                    &v.name,
-                    e,
-                    "a fabric the packet engine can run",
-                )
-            })?;
-        Ok::<_, InputError>((design, topology, plan, r, totals))
-    })?;
-    let delivered = deliver(
-        &r,
-        &design,
-        &plan,
-        sec.utilization,
-        engine_source(&r, &totals),
-    );
-    let fail = |what: &str, e: Error| {
-        s.error(
-            "compare.fabrics",
-            &v.name,
-            format!("{what}: {e}"),
-            "a fabric the packet engine can run",
-        )
-    };
+    let fail = |what: &str, e: &dyn std::fmt::Display| fabric_error(s, v, what, e);
+    let (design, topology) = (&f.design, &f.topology);
+    // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
+    // compare on the same footing; loss acts only through these runs.
+    let (step, totals) = track
+        .stage(name, "training step", || {
+            super::step::engine_step(&f.cfg, design, topology, v, seed)
+        })
+        .map_err(|e| fail("training step", &e))?;
     let (busbw, stress, probes) = if sec.fabric_runs {
         (
             track
                 .stage(name, "busbw curves", || {
-                    curves::measured(&design, &topology, v, seed)
+                    curves::measured(design, topology, v, seed)
                 })
-                .map_err(|e| fail("busbw", e))?,
+                .map_err(|e| fail("busbw", &e))?,
             Some(
                 track
                     .stage(name, "stress run", || {
-                        stress::run(&design, &topology, v, seed)
+                        stress::run(design, topology, v, seed)
                     })
-                    .map_err(|e| fail("stress run", e))?,
+                    .map_err(|e| fail("stress run", &e))?,
             ),
             Some(
                 track
                     .stage(name, "latency probes", || {
-                        probe::run(&sv, &design, &topology, v, seed)
+                        probe::run(&f.sv, design, topology, v, seed)
                     })
-                    .map_err(|e| fail("latency probes", e))?,
+                    .map_err(|e| fail("latency probes", &e))?,
             ),
         )
     } else {
         (Vec::new(), None, None)
     };
-    Ok(FabricResult {
-        variant: v.clone(),
-        design,
-        topology,
-        plan,
-        step: Some(r),
+    Ok(SeedRun {
+        step,
+        totals,
         busbw,
         stress,
         probes,
+    })
+}
+
+/// The fabric's results from the runs of its seeds.
+fn combine(
+    s: &Scenario,
+    v: &Variant,
+    f: Planned,
+    sec: &CompareSection,
+    seeds: &[u64],
+    runs: Vec<SeedRun>,
+    loss_cases: Vec<LossCase>,
+) -> Result<FabricResult, InputError> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| fabric_error(s, v, what, e);
+    let mut totals = EngineTotals::default();
+    for (r, &seed) in runs.iter().zip(seeds) {
+        totals.add(&r.totals, seed);
+    }
+    let steps: Vec<StepReport> = runs.iter().map(|r| r.step.clone()).collect();
+    let delivered = deliver(
+        &steps,
+        &f.design,
+        &f.plan,
+        sec.utilization,
+        engine_source(&steps[0], &totals, seeds.len()),
+    )
+    .map_err(|e| fail("training step", &e))?;
+    let busbw: Vec<Vec<BusbwCurve>> = runs.iter().map(|r| r.busbw.clone()).collect();
+    let stress_runs: Vec<StressResult> = runs.iter().filter_map(|r| r.stress.clone()).collect();
+    let probe_runs: Vec<Probes> = runs.iter().filter_map(|r| r.probes.clone()).collect();
+    Ok(FabricResult {
+        variant: v.clone(),
+        step: Some(steps[0].clone()),
+        busbw: curves::over_seeds(&busbw).map_err(|e| fail("busbw", &e))?,
+        stress_over_seeds: (!stress_runs.is_empty()).then(|| stress::over_seeds(&stress_runs)),
+        stress: stress_runs.into_iter().next(),
+        probes: match probe_runs.is_empty() {
+            true => None,
+            false => Some(probe::over_seeds(&probe_runs).map_err(|e| fail("latency probes", &e))?),
+        },
         delivered: Some(delivered),
         engine: Some(totals),
+        seeds: seeds.to_vec(),
+        loss_cases,
         missing: None,
+        design: f.design,
+        topology: f.topology,
+        plan: f.plan,
+    })
+}
+
+/// The loss-rate interval of a lossy fabric: its rate scaled by these factors (a rate at or
+/// above 0.5 is not run).
+pub const LOSS_FACTORS: [f64; 2] = [0.1, 10.0];
+
+/// The comparison's runs: each fabric at each seed, and each lossy fabric's step at each
+/// factor of [`LOSS_FACTORS`] and seed.
+enum Job {
+    Seed {
+        fabric: usize,
+        seed: u64,
+    },
+    Loss {
+        fabric: usize,
+        factor: usize,
+        seed: u64,
+        at: Variant,
+    },
+}
+
+enum Done {
+    Seed(Result<SeedRun, InputError>),
+    /// Tokens/s at the factor's loss rate.
+    Loss(usize, Result<f64, String>),
+}
+
+/// `v` at its loss rate scaled by `factor`, when that is a loss rate.
+fn at_loss(v: &Variant, factor: f64) -> Option<Variant> {
+    let rate = v.loss_rate * factor;
+    (v.loss_rate > 0.0 && rate < 0.5).then(|| Variant {
+        loss_rate: rate,
+        ..v.clone()
     })
 }
 
 fn relative(fabrics: &[FabricResult]) -> Vec<Relative> {
     let best_tps = fabrics
         .iter()
-        .filter_map(|f| f.delivered.as_ref().map(|d| d.tokens_per_s))
+        .filter_map(|f| f.delivered.as_ref().map(|d| d.tokens_per_s.mean))
         .fold(0.0, f64::max);
     let low =
         |g: &dyn Fn(&FabricResult) -> f64| fabrics.iter().map(g).fold(f64::INFINITY, f64::min);
@@ -265,19 +407,19 @@ fn relative(fabrics: &[FabricResult]) -> Vec<Relative> {
     let low_tco = low(&|f| f.plan.cost.cluster_tco_usd);
     let low_cpt = fabrics
         .iter()
-        .filter_map(|f| f.delivered.as_ref().map(|d| d.usd_per_million_tokens))
+        .filter_map(|f| f.delivered.as_ref().map(|d| d.usd_per_million_tokens.mean))
         .fold(f64::INFINITY, f64::min);
     fabrics
         .iter()
         .map(|f| Relative {
             fabric: f.variant.name.clone(),
-            throughput_vs_best: f.delivered.as_ref().map(|d| d.tokens_per_s / best_tps),
+            throughput_vs_best: f.delivered.as_ref().map(|d| d.tokens_per_s.mean / best_tps),
             network_capex_vs_lowest: f.plan.cost.network_capex_usd / low_capex,
             cluster_tco_vs_lowest: f.plan.cost.cluster_tco_usd / low_tco,
             cost_per_token_vs_lowest: f
                 .delivered
                 .as_ref()
-                .map(|d| d.usd_per_million_tokens / low_cpt),
+                .map(|d| d.usd_per_million_tokens.mean / low_cpt),
         })
         .collect()
 }
@@ -295,30 +437,105 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
     section.check(s)?;
     let variants = variant::resolve(s, &section)?;
     let loss_points = super::sweep::expand(&loss_axes());
-    let track = Tracker::new(variants.len() * stages(&section), progress);
-    // Fabrics are independent: one thread each, results in comparison order, each with
-    // whether a stop request came before it ended (it may then be cut short).
-    let runs = std::thread::scope(|scope| {
-        let runs: Vec<_> = variants
-            .iter()
-            .map(|v| {
-                scope.spawn(|| {
-                    let r = one(s, v, &section, &track);
-                    (r, fabricsim_core::stop::requested())
-                })
-            })
-            .collect();
-        runs.into_iter()
-            .map(|h| h.join().expect("a fabric's run does not panic"))
-            .collect::<Vec<_>>()
+    let seeds = super::seeds::derive(section.seed, section.seeds);
+    let plans = variants
+        .iter()
+        .map(|v| planned(s, v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut jobs = Vec::new();
+    for fabric in 0..variants.len() {
+        jobs.extend(seeds.iter().map(|&seed| Job::Seed { fabric, seed }));
+    }
+    for (fabric, v) in variants.iter().enumerate() {
+        for (factor, &k) in LOSS_FACTORS.iter().enumerate() {
+            if let Some(at) = at_loss(v, k) {
+                jobs.extend(seeds.iter().map(|&seed| Job::Loss {
+                    fabric,
+                    factor,
+                    seed,
+                    at: at.clone(),
+                }));
+            }
+        }
+    }
+    let loss_jobs = jobs
+        .iter()
+        .filter(|j| matches!(j, Job::Loss { .. }))
+        .count();
+    let track = Tracker::new(
+        variants.len() * seeds.len() * stages(&section) + loss_jobs,
+        progress,
+    );
+    // Fabrics and seeds are independent: the jobs share the cores, results in job order, each
+    // with whether a stop request came before it ended (it may then be cut short).
+    let done = super::seeds::run_jobs(&jobs, super::seeds::threads(), |j| {
+        let r = match j {
+            Job::Seed { fabric, seed } => Done::Seed(one_seed(
+                s,
+                &variants[*fabric],
+                &plans[*fabric],
+                &section,
+                *seed,
+                &track,
+            )),
+            Job::Loss {
+                fabric,
+                factor,
+                seed,
+                at,
+            } => {
+                let f = &plans[*fabric];
+                let tps = track.stage(&at.name, "loss interval", || {
+                    super::step::engine_step(&f.cfg, &f.design, &f.topology, at, *seed)
+                        .map(|(r, _)| r.tokens_per_s)
+                        .map_err(|e| e.to_string())
+                });
+                Done::Loss(*factor, tps)
+            }
+        };
+        (r, fabricsim_core::stop::requested())
     });
+    let mut per_fabric: Vec<(Vec<SeedRun>, Vec<Vec<Result<f64, String>>>, bool)> = variants
+        .iter()
+        .map(|_| (Vec::new(), vec![Vec::new(); LOSS_FACTORS.len()], false))
+        .collect();
+    for (j, d) in jobs.iter().zip(done) {
+        let (fabric, cut) = match j {
+            Job::Seed { fabric, .. } | Job::Loss { fabric, .. } => (*fabric, d.is_none()),
+        };
+        let slot = &mut per_fabric[fabric];
+        let Some((d, stopped)) = d else {
+            slot.2 = true;
+            continue;
+        };
+        slot.2 |= cut || stopped;
+        match d {
+            Done::Seed(r) => slot.0.push(r?),
+            Done::Loss(factor, r) => slot.1[factor].push(r),
+        }
+    }
     let mut fabrics = Vec::new();
     let mut unfinished = Vec::new();
-    for (v, (r, cut)) in variants.iter().zip(runs) {
-        match cut {
-            true => unfinished.push(v.name.clone()),
-            false => fabrics.push(r?),
+    for ((v, f), (runs, losses, cut)) in variants.iter().zip(plans).zip(per_fabric) {
+        if cut {
+            unfinished.push(v.name.clone());
+            continue;
         }
+        let loss_cases = LOSS_FACTORS
+            .iter()
+            .zip(losses)
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(&k, r)| {
+                let by_seed: Result<Vec<f64>, String> = r.into_iter().collect();
+                LossCase {
+                    factor: k,
+                    loss_rate: v.loss_rate * k,
+                    error: by_seed.as_ref().err().cloned(),
+                    tokens_per_s_by_seed: by_seed.unwrap_or_default(),
+                }
+            })
+            .collect();
+        fabrics.push(combine(s, v, f, &section, &seeds, runs, loss_cases)?);
     }
     if fabrics.is_empty() {
         return Err(s.error(
@@ -333,8 +550,13 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
         "Training-step communication: every collective of the step is run on the engine the scenario's engine key picks (auto: packet up to 20M packets) at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes. The busbw curves are packet-engine runs of all-reduce and all-to-all over every GPU at 64 KiB, 1 MiB and 8 MiB.".to_string(),
         "Tuned and untuned are the profile's two parameter sets (data/profiles): RoCE tuned = PFC with the SONiC headroom, ECN below XOFF and DCQCN (ConnectX firmware set); untuned = DCQCN off, ECN thresholds above XOFF and a legacy fixed headroom; InfiniBand = credits per VL and adaptive routing.".to_string(),
     ];
+    notes.push(format!(
+        "Seeds: every simulated figure is measured with {} seed(s) ({}; the first is [compare] seed, the others derived from it) and shown as mean ± the half width of its 95% Student-t interval; JSON gives mean, lo, hi and n.",
+        seeds.len(),
+        seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+    ));
     if section.fabric_runs {
-        notes.push(format!("Stress: {} (an ESTIMATE of a congested moment, one packet-engine run per fabric with its own parameters, loss included).", stress::pattern(fabrics[0].topology.num_hosts() as u32)));
+        notes.push(format!("Stress: {} (an ESTIMATE of a congested moment, one packet-engine run per fabric and seed with its own parameters, loss included).", stress::pattern(fabrics[0].topology.num_hosts() as u32)));
     } else {
         notes.push(
             "[compare] fabric_runs = false: no busbw curves, stress run or latency probes.".into(),
@@ -353,14 +575,14 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
                 loss_rate: 0.0,
                 ..f.variant.clone()
             };
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let threads = super::seeds::threads();
             track.add(loss_points.len());
             let (name, before) = (f.variant.name.as_str(), track.done());
             let tell = |slots: &[Option<super::sweep::PointResult>]| {
                 let d = slots.iter().flatten().count();
                 track.tell(name, "loss sweep", before + d)
             };
-            let r = super::sweep::run(s, &base, section.seed, &loss_points, threads, false, &tell);
+            let r = super::sweep::run(s, &base, &seeds, &loss_points, threads, false, &tell);
             (loss_axes(), r)
         });
     if !unfinished.is_empty()

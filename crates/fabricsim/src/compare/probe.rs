@@ -13,9 +13,11 @@ use serde::Serialize;
 
 use super::engine::params;
 use super::engine::run_dag;
+use super::seeds::{estimate, single};
 use super::variant::Variant;
 use crate::error::Error;
 use crate::setup::engine_choice::EngineChoice;
+use fabricsim_core::estimate::Estimate;
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::{HostId, Topology};
 use fabricsim_core::units::Time;
@@ -51,8 +53,8 @@ pub struct PingPong {
     pub switch_hops: u32,
     pub src_host: u32,
     pub dst_host: u32,
-    /// Half the round trip: (ping one-way + pong one-way) / 2.
-    pub latency_ps: u64,
+    /// Half the round trip: (ping one-way + pong one-way) / 2, ns, over the seeds.
+    pub latency_ns: Estimate,
     /// Which topology the pair is on.
     pub topology: String,
 }
@@ -63,8 +65,9 @@ pub struct LongFlow {
     pub dst_host: u32,
     pub switch_hops: u32,
     pub bytes: u64,
-    /// Payload bits over the time from post to the receiver holding the last byte.
-    pub goodput_gbps: f64,
+    /// Payload bits over the time from post to the receiver holding the last byte, over the
+    /// seeds.
+    pub goodput_gbps: Estimate,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -109,7 +112,7 @@ fn ping_pong(
         switch_hops: hops,
         src_host: 0,
         dst_host: dst.0,
-        latency_ps: (w[0] + w[1]) / 2,
+        latency_ns: single((w[0] + w[1]) as f64 / 2e3),
         topology: label.to_string(),
     }))
 }
@@ -158,13 +161,58 @@ pub fn run(
                 dst_host: dst.0,
                 switch_hops: switch_hops(topo, HostId(0), dst).unwrap_or(0),
                 bytes: LONG_FLOW_BYTES,
-                goodput_gbps: LONG_FLOW_BYTES as f64 * 8.0 / w[0] as f64 * 1e3,
+                goodput_gbps: single(LONG_FLOW_BYTES as f64 * 8.0 / w[0] as f64 * 1e3),
             })
         }
         None => None,
     };
     Ok(Probes {
         ping_pong: ping,
+        long_flow,
+    })
+}
+
+/// The probes of every seed (each from [`run`] with that seed) as one: each latency and the
+/// long flow's goodput over the seeds (the pairs are the same in every seed).
+pub fn over_seeds(runs: &[Probes]) -> Result<Probes, String> {
+    let Some(first) = runs.first() else {
+        return Ok(Probes {
+            ping_pong: Vec::new(),
+            long_flow: None,
+        });
+    };
+    let ping_pong = first
+        .ping_pong
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let xs: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.ping_pong.get(i))
+                .map(|x| x.latency_ns.mean)
+                .collect();
+            Ok(PingPong {
+                latency_ns: estimate(&format!("latency through {} switches", p.switch_hops), &xs)?,
+                ..p.clone()
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let long_flow = match &first.long_flow {
+        Some(l) => {
+            let xs: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.long_flow.as_ref())
+                .map(|x| x.goodput_gbps.mean)
+                .collect();
+            Some(LongFlow {
+                goodput_gbps: estimate("long-flow goodput", &xs)?,
+                ..l.clone()
+            })
+        }
+        None => None,
+    };
+    Ok(Probes {
+        ping_pong,
         long_flow,
     })
 }

@@ -55,6 +55,26 @@ pub struct EngineTotals {
     pub stalled: Vec<String>,
 }
 
+impl EngineTotals {
+    /// Adds the totals of `seed`'s runs; its stalled fits are named with the seed.
+    pub fn add(&mut self, x: &EngineTotals, seed: u64) {
+        self.runs += x.runs;
+        self.packet_runs += x.packet_runs;
+        self.flow_runs += x.flow_runs;
+        self.packets_dropped += x.packets_dropped;
+        self.retransmitted_packets += x.retransmitted_packets;
+        self.timeouts += x.timeouts;
+        self.naks += x.naks;
+        for u in &x.unfitted {
+            if !self.unfitted.contains(u) {
+                self.unfitted.push(u.clone());
+            }
+        }
+        self.stalled
+            .extend(x.stalled.iter().map(|l| format!("seed {seed}: {l}")));
+    }
+}
+
 /// The step of `cfg` on `topo` with `v`'s engine parameters and `seed`.
 pub fn engine_step(
     cfg: &TrainConfig,

@@ -9,12 +9,14 @@
 //! the fabric carries unrelated flows), not a trace.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use super::engine::params;
 use super::engine::run_dag;
 use super::variant::Variant;
 use crate::error::Error;
 use crate::setup::engine_choice::EngineName;
+use fabricsim_core::estimate::Estimate;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::traffic::{self, SizeDist, Traffic};
 use fabricsim_core::units::{BitRate, Time};
@@ -167,4 +169,126 @@ pub fn run(
         background_fct_us,
         incast_fct_us,
     })
+}
+
+/// One figure of the stress run as it is measured over seeds: its key (JSON, CSV), its label
+/// (text, HTML), decimals, and how to read it from one seed's run (`None`: the run has none).
+pub struct Figure {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub decimals: usize,
+    pub get: fn(&StressResult) -> Option<f64>,
+}
+
+const fn fig(
+    key: &'static str,
+    label: &'static str,
+    decimals: usize,
+    get: fn(&StressResult) -> Option<f64>,
+) -> Figure {
+    Figure {
+        key,
+        label,
+        decimals,
+        get,
+    }
+}
+
+fn us(ps: Option<u64>) -> Option<f64> {
+    ps.map(|p| p as f64 / 1e6)
+}
+
+/// The figures of the stress run, in report order.
+pub const FIGURES: [Figure; 16] = [
+    fig("bg_fct_p50_us", "background FCT p50 (us)", 1, |s| {
+        us(s.background.fct_p50_ps)
+    }),
+    fig("bg_fct_p99_us", "background FCT p99 (us)", 1, |s| {
+        us(s.background.fct_p99_ps)
+    }),
+    fig("bg_fct_p999_us", "background FCT p99.9 (us)", 1, |s| {
+        us(s.background.fct_p999_ps)
+    }),
+    fig("bg_messages", "background messages", 1, |s| {
+        Some(s.background.messages as f64)
+    }),
+    fig("bg_not_completed", "background not completed", 1, |s| {
+        Some((s.background.messages - s.background.completed) as f64)
+    }),
+    fig("incast_fct_p50_us", "incast FCT p50 (us)", 1, |s| {
+        us(s.incast.fct_p50_ps)
+    }),
+    fig("incast_fct_p99_us", "incast FCT p99 (us)", 1, |s| {
+        us(s.incast.fct_p99_ps)
+    }),
+    fig("incast_fct_max_us", "incast FCT max (us)", 1, |s| {
+        us(s.incast.fct_max_ps)
+    }),
+    fig("pause_frames", "pause frames", 0, |s| {
+        Some(s.pause_frames as f64)
+    }),
+    fig("pause_time_us", "PFC pause time, all ports (us)", 1, |s| {
+        us(Some(s.pause_time_ps))
+    }),
+    fig(
+        "credit_stall_us",
+        "credit stall time, all ports (us)",
+        1,
+        |s| us(Some(s.credit_stall_time_ps)),
+    ),
+    fig("packets_dropped", "packets dropped", 0, |s| {
+        Some(s.packets_dropped as f64)
+    }),
+    fig("retransmitted_packets", "retransmitted packets", 0, |s| {
+        Some(s.retransmitted_packets as f64)
+    }),
+    fig("timeouts", "timeouts", 1, |s| Some(s.timeouts as f64)),
+    fig("ecn_marks", "ECN marks", 0, |s| Some(s.ecn_marks as f64)),
+    fig("cnps", "CNPs", 0, |s| Some(s.cnps as f64)),
+];
+
+/// The stress run over seeds: each figure of [`FIGURES`] by key (`None` when a seed's run has
+/// none, such as a percentile with no message completed) and how the runs ended.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StressOverSeeds {
+    pub seeds: u32,
+    /// How many runs ended in each status, such as "complete x 5".
+    pub status: Vec<String>,
+    pub figures: BTreeMap<String, Option<Estimate>>,
+}
+
+impl StressOverSeeds {
+    pub fn get(&self, key: &str) -> Option<Estimate> {
+        self.figures.get(key).copied().flatten()
+    }
+}
+
+/// The runs of every seed (each from [`run`] with that seed) as one summary.
+pub fn over_seeds(runs: &[StressResult]) -> StressOverSeeds {
+    let figures = FIGURES
+        .iter()
+        .map(|f| {
+            let xs: Option<Vec<f64>> = runs.iter().map(f.get).collect();
+            (f.key.to_string(), xs.and_then(|xs| Estimate::of(&xs)))
+        })
+        .collect();
+    let mut status: Vec<(String, u32)> = Vec::new();
+    for r in runs {
+        let name = serde_json::to_value(r.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        match status.iter_mut().find(|s| s.0 == name) {
+            Some(s) => s.1 += 1,
+            None => status.push((name, 1)),
+        }
+    }
+    StressOverSeeds {
+        seeds: runs.len() as u32,
+        status: status
+            .into_iter()
+            .map(|(s, n)| format!("{s} x {n}"))
+            .collect(),
+        figures,
+    }
 }

@@ -3,8 +3,9 @@
 //! point) so results are the same whatever the thread count or order of evaluation. Every
 //! point's step is timed by packet-engine runs of its collectives (`super::step`).
 //!
-//! All points use the same seed (common random numbers): differences between points come from
-//! the parameters, not from different random loss patterns.
+//! All points use the same seeds (common random numbers): differences between points come from
+//! the parameters, not from different random loss patterns. Each figure is measured over the
+//! seeds ([`super::seeds`]) and reported with its 95% interval.
 
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
@@ -13,10 +14,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::engine::params;
 use super::model::train_config;
 use super::step::{EngineTotals, engine_step};
-use super::stress::StressResult;
+use super::stress::{StressOverSeeds, StressResult};
 use super::variant::Variant;
 use crate::error::Error;
 use fabricsim_core::error::InputError;
+use fabricsim_core::estimate::Estimate;
 use fabricsim_core::units::{Time, parse_bytes, parse_rate, parse_time};
 use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::Scenario;
@@ -178,18 +180,22 @@ pub fn expand(axes: &[SweepAxis]) -> Vec<Point> {
         .collect()
 }
 
-/// One point's figures; it reads back from the sweep's JSON (`sweep --resume`).
+/// One point's figures, each over the seeds; it reads back from the sweep's JSON
+/// (`sweep --resume`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PointResult {
     pub point: Point,
-    pub step_time_s: Option<f64>,
-    pub tokens_per_s: Option<f64>,
-    pub mfu: Option<f64>,
+    pub step_time_s: Option<Estimate>,
+    pub tokens_per_s: Option<Estimate>,
+    pub mfu: Option<Estimate>,
     pub network_capex_usd: Option<f64>,
-    pub usd_per_million_tokens: Option<f64>,
+    pub usd_per_million_tokens: Option<Estimate>,
+    /// Summed over the seeds.
     pub engine: Option<EngineTotals>,
-    /// The stress run on the point's cluster, when the sweep runs it.
+    /// The first seed's stress run on the point's cluster, when the sweep runs it.
     pub stress: Option<StressResult>,
+    /// The stress runs of every seed, figure by figure.
+    pub stress_over_seeds: Option<StressOverSeeds>,
     /// Why the point has no result (an invalid combination, an engine run that failed).
     pub error: Option<String>,
 }
@@ -247,52 +253,61 @@ pub fn check(
     Ok(())
 }
 
-/// Evaluates one point: `base` scenario and fabric with the point's values applied; with
-/// `stress`, also the comparison's stress run ([`super::stress`]) on the point's cluster.
+/// Evaluates one point over `seeds`: `base` scenario and fabric with the point's values
+/// applied; with `stress`, also the comparison's stress run ([`super::stress`]) on the point's
+/// cluster.
 pub fn run_point(
     base: &Scenario,
     fabric: &Variant,
-    seed: u64,
+    seeds: &[u64],
     point: &Point,
     stress: bool,
 ) -> PointResult {
     let (s, v) = apply(base, fabric, point);
-    let outcome = (|| -> Result<_, Error> {
-        let (design, topo, plan) = crate::plan::run(&s)?;
-        let cfg = train_config(&s, &design, &topo)?;
-        let (r, totals) = engine_step(&cfg, &design, &topo, &v, seed)?;
-        let secs = design.cost.years as f64 * crate::plan::cost::HOURS_PER_YEAR * 3600.0;
-        let cpt = plan.cost.cluster_tco_usd / (r.tokens_per_s * secs / 1e6);
-        let st = match stress {
-            true => Some(super::stress::run(&design, &topo, &v, seed)?),
-            false => None,
+    let outcome = (|| -> Result<_, String> {
+        let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
+        let cfg = train_config(&s, &design, &topo).map_err(|e| e.to_string())?;
+        let secs = super::model::period_s(&design, 1.0);
+        let (mut steps, mut totals, mut runs) = (Vec::new(), EngineTotals::default(), Vec::new());
+        for &seed in seeds {
+            let (r, t) = engine_step(&cfg, &design, &topo, &v, seed).map_err(|e| e.to_string())?;
+            totals.add(&t, seed);
+            steps.push(r);
+            if stress {
+                runs.push(super::stress::run(&design, &topo, &v, seed).map_err(|e| e.to_string())?);
+            }
+        }
+        let over = |what: &str, g: &dyn Fn(&crate::workload::train::step::StepReport) -> f64| {
+            super::seeds::estimate(what, &steps.iter().map(g).collect::<Vec<_>>())
         };
-        Ok((r, totals, plan.cost.network_capex_usd, cpt, st))
-    })();
-    match outcome {
-        Ok((r, totals, capex, cpt, st)) => PointResult {
+        let tco = plan.cost.cluster_tco_usd;
+        Ok(PointResult {
             point: point.clone(),
-            step_time_s: Some(r.step_time_s),
-            tokens_per_s: Some(r.tokens_per_s),
-            mfu: Some(r.mfu),
-            network_capex_usd: Some(capex),
-            usd_per_million_tokens: Some(cpt),
+            step_time_s: Some(over("step time", &|r| r.step_time_s)?),
+            tokens_per_s: Some(over("tokens/s", &|r| r.tokens_per_s)?),
+            mfu: Some(over("MFU", &|r| r.mfu)?),
+            network_capex_usd: Some(plan.cost.network_capex_usd),
+            usd_per_million_tokens: Some(over("USD per million tokens", &|r| {
+                super::model::usd_per_million_tokens(tco, r.tokens_per_s, secs)
+            })?),
             engine: Some(totals),
-            stress: st,
+            stress_over_seeds: stress.then(|| super::stress::over_seeds(&runs)),
+            stress: runs.into_iter().next(),
             error: None,
-        },
-        Err(e) => PointResult {
-            point: point.clone(),
-            step_time_s: None,
-            tokens_per_s: None,
-            mfu: None,
-            network_capex_usd: None,
-            usd_per_million_tokens: None,
-            engine: None,
-            stress: None,
-            error: Some(e.to_string()),
-        },
-    }
+        })
+    })();
+    outcome.unwrap_or_else(|e| PointResult {
+        point: point.clone(),
+        step_time_s: None,
+        tokens_per_s: None,
+        mfu: None,
+        network_capex_usd: None,
+        usd_per_million_tokens: None,
+        engine: None,
+        stress: None,
+        stress_over_seeds: None,
+        error: Some(e),
+    })
 }
 
 /// Runs every point on `threads` threads; after each point `progress(slots)` with every point's
@@ -302,7 +317,7 @@ pub fn run_point(
 pub fn run(
     base: &Scenario,
     fabric: &Variant,
-    seed: u64,
+    seeds: &[u64],
     points: &[Point],
     threads: usize,
     stress: bool,
@@ -316,7 +331,7 @@ pub fn run(
                 while !fabricsim_core::stop::requested() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = points.get(i) else { break };
-                    let r = run_point(base, fabric, seed, p, stress);
+                    let r = run_point(base, fabric, seeds, p, stress);
                     if fabricsim_core::stop::requested() {
                         break;
                     }
@@ -335,41 +350,61 @@ pub fn run(
         .collect()
 }
 
-/// The CSV of the results: one row per point, a column per axis, then the figures.
+/// The CSV of the results: one row per point, a column per axis, then the figures, each
+/// figure over the seeds as its mean and the ends of its 95% interval (`_lo`, `_hi`).
 pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
     let mut out = String::from("point");
     for a in axes {
         out += &format!(",{}", a.param.name());
     }
-    out += ",step_time_s,tokens_per_s,mfu,network_capex_usd,usd_per_million_tokens,packets_dropped,retransmitted_packets,timeouts,stress_bg_fct_p50_ps,stress_bg_fct_p99_ps,stress_bg_fct_p999_ps,stress_incast_fct_p99_ps,stress_pause_time_ps,stress_ecn_marks,stress_cnps,error\n";
+    let est = |name: &str| format!(",{name},{name}_lo,{name}_hi");
+    out += ",seeds";
+    for name in ["step_time_s", "tokens_per_s", "mfu"] {
+        out += &est(name);
+    }
+    out += ",network_capex_usd";
+    out += &est("usd_per_million_tokens");
+    out += ",packets_dropped,retransmitted_packets,timeouts";
+    for f in &super::stress::FIGURES {
+        out += &est(&format!("stress_{}", f.key));
+    }
+    out += ",error\n";
     let f = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_default();
+    let e3 = |x: Option<Estimate>| {
+        format!(
+            ",{},{},{}",
+            f(x.map(|e| e.mean)),
+            f(x.map(|e| e.lo)),
+            f(x.map(|e| e.hi))
+        )
+    };
     for r in results {
         out += &r.point.id.to_string();
         for (_, v) in &r.point.values {
             out += &format!(",{v}");
         }
+        let n = [r.step_time_s, r.mfu].iter().flatten().map(|e| e.n).next();
+        out += &format!(",{}", n.map(|n| n.to_string()).unwrap_or_default());
+        for x in [r.step_time_s, r.tokens_per_s, r.mfu] {
+            out += &e3(x);
+        }
+        out += &format!(",{}", f(r.network_capex_usd));
+        out += &e3(r.usd_per_million_tokens);
         let e = r.engine.as_ref();
-        let st = r.stress.as_ref();
-        let u = |x: Option<u64>| x.map(|v| v.to_string()).unwrap_or_default();
+        let u = |g: fn(&EngineTotals) -> u64| e.map(|e| g(e).to_string()).unwrap_or_default();
         out += &format!(
-            ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            f(r.step_time_s),
-            f(r.tokens_per_s),
-            f(r.mfu),
-            f(r.network_capex_usd),
-            f(r.usd_per_million_tokens),
-            e.map(|e| e.packets_dropped.to_string()).unwrap_or_default(),
-            e.map(|e| e.retransmitted_packets.to_string())
-                .unwrap_or_default(),
-            e.map(|e| e.timeouts.to_string()).unwrap_or_default(),
-            u(st.and_then(|s| s.background.fct_p50_ps)),
-            u(st.and_then(|s| s.background.fct_p99_ps)),
-            u(st.and_then(|s| s.background.fct_p999_ps)),
-            u(st.and_then(|s| s.incast.fct_p99_ps)),
-            u(st.map(|s| s.pause_time_ps)),
-            u(st.map(|s| s.ecn_marks)),
-            u(st.map(|s| s.cnps)),
-            r.error.as_deref().unwrap_or("").replace([',', '\n'], ";"),
+            ",{},{},{}",
+            u(|e| e.packets_dropped),
+            u(|e| e.retransmitted_packets),
+            u(|e| e.timeouts)
+        );
+        let st = r.stress_over_seeds.as_ref();
+        for fig in &super::stress::FIGURES {
+            out += &e3(st.and_then(|s| s.get(fig.key)));
+        }
+        out += &format!(
+            ",{}\n",
+            r.error.as_deref().unwrap_or("").replace([',', '\n'], ";")
         );
     }
     out
@@ -390,9 +425,9 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
         x.param,
         Param::EcnKmin | Param::EcnKmax | Param::DcqcnRai | Param::DcqcnTimer
     );
-    let y = |r: &PointResult| -> Option<f64> {
+    let y = |r: &PointResult| -> Option<Estimate> {
         if cc {
-            Some(r.stress.as_ref()?.background.fct_p99_ps? as f64 / 1e6)
+            r.stress_over_seeds.as_ref()?.get("bg_fct_p99_us")
         } else {
             r.mfu
         }
@@ -403,17 +438,18 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
         .unwrap_or_else(|| vec![String::new()]);
     let series: Vec<Series> = groups
         .iter()
-        .map(|g| Series {
-            name: if g.is_empty() {
-                x.param.name().into()
-            } else {
-                g.clone()
-            },
-            points: results
-                .iter()
-                .filter(|r| g.is_empty() || r.point.values.get(1).map(|v| &v.1) == Some(g))
-                .filter_map(|r| Some((x.param.number(&r.point.values[0].1)?, y(r)?)))
-                .collect(),
+        .map(|g| {
+            Series::of_estimates(
+                if g.is_empty() {
+                    x.param.name().into()
+                } else {
+                    g.clone()
+                },
+                results
+                    .iter()
+                    .filter(|r| g.is_empty() || r.point.values.get(1).map(|v| &v.1) == Some(g))
+                    .filter_map(|r| Some((x.param.number(&r.point.values[0].1)?, y(r)?))),
+            )
         })
         .collect();
     let (title, fmt) = match x.param {

@@ -1,5 +1,6 @@
 use super::model::{default_scenario, run};
 use super::recommend::recommend;
+use fabricsim_core::estimate::Estimate;
 use fabricsim_input::scenario::Scenario;
 
 /// The built-in comparison with `extra` TOML appended to it (sections it lacks).
@@ -10,6 +11,7 @@ fn with(extra: &str, compare: &str) -> Scenario {
 }
 
 const TWO: &str = r#"fabric_runs = false
+seeds = 2
 fabrics = [
   { name = "ib", profile = "ib-ndr" },
   { name = "roce", profile = "roce-400g" },
@@ -45,7 +47,10 @@ fn default_comparison_runs_every_fabric_on_the_packet_engine() {
         let lossy = f.variant.name.ends_with("untuned");
         assert!(lossy || f.busbw[0].timeouts == 0, "{:?}", f.busbw[0]);
         if f.busbw[0].timeouts == 0 {
-            assert!(ar[0].1 < ar[1].1 && ar[1].1 < ar[2].1, "{ar:?}");
+            assert!(
+                ar[0].1.mean < ar[1].1.mean && ar[1].1.mean < ar[2].1.mean,
+                "{ar:?}"
+            );
         }
         // Stress: every percentile ordered, every message accounted for.
         let s = f.stress.as_ref().unwrap();
@@ -59,19 +64,21 @@ fn default_comparison_runs_every_fabric_on_the_packet_engine() {
         let p = f.probes.as_ref().unwrap();
         let hops: Vec<u32> = p.ping_pong.iter().map(|x| x.switch_hops).collect();
         assert_eq!(hops, [1, 3, 5]);
-        let sw_ps = (f.design.switch.latency_ns * 1e3) as u64;
-        let nic_ps = (f.design.nic.latency_ns * 1e3) as u64;
-        assert!(p.ping_pong[0].latency_ps >= 2 * nic_ps + sw_ps);
+        let (sw, nic) = (f.design.switch.latency_ns, f.design.nic.latency_ns);
+        assert!(p.ping_pong[0].latency_ns.mean >= 2.0 * nic + sw);
         for w in p.ping_pong.windows(2) {
-            assert!(w[1].latency_ps >= w[0].latency_ps + 2 * sw_ps, "{w:?}");
+            assert!(
+                w[1].latency_ns.mean >= w[0].latency_ns.mean + 2.0 * sw,
+                "{w:?}"
+            );
         }
         // The long flow: at most the profile's payload rate, within 10% of it without loss.
         let l = p.long_flow.as_ref().unwrap();
         let pr = &f.design.profile;
         let ceiling = pr.ports.rate_gbps as f64 * pr.packet.mtu_bytes as f64
             / pr.wire_bytes(pr.packet.mtu_bytes) as f64;
-        assert!(l.goodput_gbps <= ceiling * 1.0001, "{l:?} {ceiling}");
-        assert!(l.goodput_gbps > 0.9 * ceiling, "{l:?} {ceiling}");
+        assert!(l.goodput_gbps.hi <= ceiling * 1.0001, "{l:?} {ceiling}");
+        assert!(l.goodput_gbps.mean > 0.9 * ceiling, "{l:?} {ceiling}");
     }
     // Mechanisms at work under stress: InfiniBand waits for credits and never pauses or
     // drops; tuned RoCE marks ECN and sends CNPs (DCQCN); untuned RoCE has no reaction point,
@@ -86,7 +93,11 @@ fn default_comparison_runs_every_fabric_on_the_packet_engine() {
     assert!(untuned.cnps == 0 && untuned.retransmitted_packets > 0);
     // The same fabric with and without loss: the latencies agree (a ping-pong rarely meets a
     // loss at 1e-4), the switch decides them: InfiniBand's 130 ns switch beats 600 ns.
-    let lat = |i: usize| c.fabrics[i].probes.as_ref().unwrap().ping_pong[1].latency_ps;
+    let lat = |i: usize| {
+        c.fabrics[i].probes.as_ref().unwrap().ping_pong[1]
+            .latency_ns
+            .mean
+    };
     assert!(lat(0) < lat(1));
     // Relative figures: the best is 1.0 by construction, the others are ratios of the models.
     let best = c
@@ -108,27 +119,36 @@ fn progress_names_each_fabric_and_stage_and_counts_to_the_total() {
     };
     let c = super::model::run_with(&with("", TWO), &tell).unwrap();
     let seen = seen.into_inner().unwrap();
-    // Without fabric runs: each fabric's training step starts and ends, then the loss sweep's
-    // 8 points on the RoCE fabric, one report each.
+    // Without fabric runs: each fabric's training step starts and ends once per seed (2), then
+    // the loss sweep's 8 points on the RoCE fabric, one report each.
     for f in ["ib", "roce"] {
         let steps = seen.iter().filter(|s| s.0 == f && s.1 == "training step");
-        assert_eq!(steps.count(), 2, "{f}: {seen:?}");
+        assert_eq!(steps.count(), 4, "{f}: {seen:?}");
     }
     let sweep = seen.iter().filter(|s| s.1 == "loss sweep").count();
     assert_eq!(sweep, c.loss_sweep.as_ref().unwrap().1.len());
     let last = seen.last().unwrap();
-    assert_eq!((last.2, last.3), (2 + sweep, 2 + sweep), "{seen:?}");
+    assert_eq!((last.2, last.3), (4 + sweep, 4 + sweep), "{seen:?}");
 }
 
 #[test]
 fn cost_per_token_is_cluster_tco_over_tokens_of_the_period() {
-    let c = run(&with("", "fabric_runs = false")).unwrap();
-    let f = &c.fabrics[0];
+    // Seed by seed, then the mean over the seeds.
+    let c = run(&with("", "fabric_runs = false\nseeds = 2")).unwrap();
+    let f = &c.fabrics[2];
     let d = f.delivered.as_ref().unwrap();
     let seconds = 5.0 * 8760.0 * 3600.0;
-    assert!((d.tokens_per_period - d.tokens_per_s * seconds).abs() / d.tokens_per_period < 1e-12);
-    let expect = f.plan.cost.cluster_tco_usd / (d.tokens_per_s * seconds / 1e6);
-    assert!((d.usd_per_million_tokens - expect).abs() / expect < 1e-12);
+    let (tp, t) = (d.tokens_per_period.mean, d.tokens_per_s.mean);
+    assert!((tp - t * seconds).abs() / tp < 1e-12);
+    let by_seed = &d.tokens_per_s_by_seed;
+    assert_eq!(by_seed.len(), 2);
+    let expect = by_seed
+        .iter()
+        .map(|t| f.plan.cost.cluster_tco_usd / (t * seconds / 1e6))
+        .sum::<f64>()
+        / 2.0;
+    let got = d.usd_per_million_tokens.mean;
+    assert!((got - expect).abs() / expect < 1e-12);
 }
 
 #[test]
@@ -148,7 +168,7 @@ fn a_catalog_price_change_moves_capex_and_cost_per_throughput() {
         bd.tokens_per_s, dd.tokens_per_s,
         "throughput does not depend on prices"
     );
-    assert!(dd.usd_per_million_tokens > bd.usd_per_million_tokens);
+    assert!(dd.usd_per_million_tokens.mean > bd.usd_per_million_tokens.mean);
     // The RoCE fabric has no QM9700: unchanged.
     assert_eq!(
         base.fabrics[1].plan.cost.network_capex_usd,
@@ -170,9 +190,9 @@ fn recommendation_follows_weights_and_constraints() {
         let key = |f: &super::model::FabricResult| {
             let d = f.delivered.as_ref().unwrap();
             if wp > 0.0 {
-                d.tokens_per_s
+                d.tokens_per_s.mean
             } else {
-                -d.usd_per_million_tokens
+                -d.usd_per_million_tokens.mean
             }
         };
         let best = c
@@ -279,7 +299,7 @@ fabrics = [
     let mfu: Vec<f64> = c
         .fabrics
         .iter()
-        .map(|f| f.delivered.as_ref().unwrap().mfu)
+        .map(|f| f.delivered.as_ref().unwrap().mfu.mean)
         .collect();
     assert!(mfu[0] > mfu[1] && mfu[1] > mfu[2], "{mfu:?}");
     let retx: Vec<u64> = c
@@ -349,8 +369,8 @@ mod sweeps {
         );
         let p = expand(&a);
         let s = default_scenario();
-        let one = run(&s, &roce(), 7, &p, 1, false, &|_| ());
-        let two = run(&s, &roce(), 7, &p, 2, false, &|_| ());
+        let one = run(&s, &roce(), &[7], &p, 1, false, &|_| ());
+        let two = run(&s, &roce(), &[7], &p, 2, false, &|_| ());
         assert_eq!(one, two);
         assert!(one.iter().all(|r| r.error.is_none()));
     }
@@ -371,13 +391,13 @@ mod sweeps {
         let r = run(
             &default_scenario(),
             &roce(),
-            1,
+            &[1],
             &expand(&a),
             2,
             false,
             &|_| (),
         );
-        let mfu = |i: usize| r[i].mfu.unwrap();
+        let mfu = |i: usize| r[i].mfu.unwrap().mean;
         let engine = |i: usize| r[i].engine.as_ref().unwrap();
         // A lost last packet has no later packet to reveal it, so either transport waits for
         // the RC timeout (4.096 us x 2^20 = 4.3 s here), which outweighs any recovery
@@ -552,5 +572,133 @@ mod sweeps {
         let e = check(&s, &ib, &points("dcqcn_rai=10Mbps"), "--param").unwrap_err();
         assert!(e.problem.contains("without DCQCN"), "{e}");
         assert!(check(&s, &roce(), &points("ecn_kmin=50K,100K"), "--param").is_ok());
+    }
+}
+
+/// A 16-GPU cluster (two servers) training Llama 3 8B with TP 8: a comparison that runs in
+/// seconds, with `compare` as its [compare] section.
+fn small(compare: &str) -> Scenario {
+    let text = format!(
+        "[cluster]\ngpus = 16\ngpus_per_node = 8\nnics_per_node = 8\ngpu = \"h100\"\n\
+         [train]\nmodel = \"llama3-8b\"\ntp = 8\npp = 1\n[compare]\nfabric_runs = false\n{compare}"
+    );
+    Scenario::parse("small.toml", &text).unwrap()
+}
+
+const LOSSY: &str = "fabrics = [ { name = \"lossy\", profile = \"roce-400g\", loss_rate = 3e-3 } ]";
+
+#[test]
+fn intervals_carry_their_seeds_and_narrow_as_seeds_grow() {
+    let at = |n: u32| run(&small(&format!("seeds = {n}\n{LOSSY}"))).unwrap();
+    let (few, many) = (at(3), at(12));
+    let (a, b) = (&few.fabrics[0], &many.fabrics[0]);
+    // The seeds grow from the same first ones.
+    assert_eq!(a.seeds, b.seeds[..3]);
+    assert_eq!(a.seeds[0], 1);
+    let (da, db) = (a.delivered.as_ref().unwrap(), b.delivered.as_ref().unwrap());
+    for (e, n) in [
+        (da.step_time_s, 3),
+        (da.mfu, 3),
+        (db.step_time_s, 12),
+        (db.mfu, 12),
+    ] {
+        assert_eq!(e.n, n);
+        assert!(e.lo <= e.mean && e.mean <= e.hi, "{e:?}");
+    }
+    // Each interval is that of the seeds' own figures, the first seeds' the same in both.
+    assert_eq!(da.tokens_per_s_by_seed, db.tokens_per_s_by_seed[..3]);
+    let of = |d: &super::model::Delivered| Estimate::of(&d.tokens_per_s_by_seed).unwrap();
+    assert_eq!((of(da), of(db)), (da.tokens_per_s, db.tokens_per_s));
+    // Loss at 3e-3 makes the seeds differ (some runs meet an RC timeout), and twelve seeds
+    // pin the mean down more tightly than three.
+    assert!(da.tokens_per_s.half_width() > 0.0, "{da:?}");
+    assert!(
+        db.tokens_per_s.half_width() < da.tokens_per_s.half_width(),
+        "{:?} {:?}",
+        da.tokens_per_s,
+        db.tokens_per_s
+    );
+    // The loss-rate interval of the lossy fabric: its step at x0.1 and x10, seed by seed.
+    let rates: Vec<f64> = b.loss_cases.iter().map(|l| l.loss_rate).collect();
+    assert_eq!(rates.len(), 2);
+    assert!((rates[0] - 3e-4).abs() < 1e-12 && (rates[1] - 3e-2).abs() < 1e-12);
+    assert!(
+        b.loss_cases
+            .iter()
+            .all(|l| l.error.is_some() || l.tokens_per_s_by_seed.len() == 12)
+    );
+}
+
+#[test]
+fn seeds_out_of_range_are_refused_at_their_key() {
+    for bad in ["seeds = 0", "seeds = 101"] {
+        let e = run(&small(bad)).unwrap_err();
+        assert_eq!(e.key, "compare.seeds", "{e}");
+        assert!(e.line.is_some() && e.file == "small.toml", "{e}");
+        assert!(e.allowed.contains("1 to 100"), "{e}");
+    }
+    for bad in ["seeds = -1", "seeds = \"five\"", "seeds = 2.5"] {
+        let text = format!("[compare]\n{bad}\n");
+        let e = Scenario::parse("bad.toml", &text).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("bad.toml", Some(2)), "{e}");
+    }
+}
+
+mod robustness {
+    use super::super::model::Comparison;
+    use super::super::recommend::recommend;
+    use super::{run, small};
+
+    /// Two fabrics with the same throughput and the given (switches, NICs) USD, the other
+    /// classes equal: scored on cost alone by their TCO.
+    fn two(switches_nics: [(f64, f64); 2]) -> Comparison {
+        let mut c = run(&small(
+            "seeds = 1\nfabrics = [ { name = \"a\", profile = \"roce-400g\" }, { name = \"b\", profile = \"roce-400g\" } ]",
+        ))
+        .unwrap();
+        let years = c.fabrics[0].design.cost.years as f64;
+        for (f, (sw, nic)) in c.fabrics.iter_mut().zip(switches_nics) {
+            let k = &mut f.plan.cost;
+            k.switches_usd = sw;
+            k.nics_usd = nic;
+            k.network_capex_usd = sw + nic + k.optics_usd + k.cables_usd;
+            k.cluster_capex_usd = k.network_capex_usd + k.compute_capex_usd;
+            k.cluster_tco_usd = k.cluster_capex_usd + years * k.cluster_opex_usd_per_year;
+        }
+        c
+    }
+
+    #[test]
+    fn a_close_cost_flips_under_a_switch_price_change() {
+        // a: 10 M USD of switches, 1 M of NICs; b: 1 M and 10.1 M. a is 0.1 M cheaper; switch
+        // prices +20% make a 2 M dearer, so b wins; NIC prices +20% only widen a's lead.
+        let r = recommend(&two([(10e6, 1e6), (1e6, 10.1e6)]));
+        assert_eq!(r.fabric.as_deref(), Some("a"));
+        let rb = r.robustness.as_ref().unwrap();
+        let case = |name: &str| rb.cases.iter().find(|k| k.change == name).unwrap();
+        let up = case("switch prices +20%");
+        assert!(up.flips && up.fabric.as_deref() == Some("b"), "{up:?}");
+        assert!(!case("switch prices -20%").flips);
+        assert!(!case("NIC prices +20%").flips);
+        assert!(
+            case("NIC prices -20%").flips,
+            "b's NICs 20% cheaper: 8.08 + 1 < 11"
+        );
+        assert_eq!(rb.flipped_by, ["switch prices +20%", "NIC prices -20%"]);
+        // No lossy fabric: the loss interval says so rather than pretending.
+        assert!(
+            rb.notes
+                .iter()
+                .any(|n| n.contains("no fabric has random loss"))
+        );
+    }
+
+    #[test]
+    fn a_clear_verdict_survives_every_change() {
+        let r = recommend(&two([(2e6, 2e6), (8e6, 8e6)]));
+        assert_eq!(r.fabric.as_deref(), Some("a"));
+        let rb = r.robustness.as_ref().unwrap();
+        assert_eq!(rb.cases.len(), 12, "6 classes x 2 changes");
+        assert!(rb.flipped_by.is_empty(), "{rb:?}");
     }
 }

@@ -9,6 +9,8 @@ use super::plan::thousands;
 use crate::compare::Comparison;
 use crate::compare::metrics;
 use crate::compare::recommend::Recommendation;
+use crate::compare::stress::FIGURES;
+use fabricsim_core::estimate::Estimate;
 
 /// The one-line relative statement for fabric `i` against the best-throughput fabric:
 /// "X reaches 93.0% of Y's step throughput for 64.0% of its network CAPEX".
@@ -19,7 +21,10 @@ pub fn relative_sentence(c: &Comparison, i: usize) -> Option<String> {
         .filter(|f| f.delivered.is_some())
         .max_by(|a, b| {
             let t = |f: &&crate::compare::model::FabricResult| {
-                f.delivered.as_ref().map(|d| d.tokens_per_s).unwrap_or(0.0)
+                f.delivered
+                    .as_ref()
+                    .map(|d| d.tokens_per_s.mean)
+                    .unwrap_or(0.0)
             };
             t(a).total_cmp(&t(b))
         })?;
@@ -32,11 +37,28 @@ pub fn relative_sentence(c: &Comparison, i: usize) -> Option<String> {
     Some(format!(
         "{} reaches {:.1}% of {}'s step throughput for {:.1}% of its network CAPEX ({:.1}% of its cost per token)",
         f.variant.name,
-        100.0 * d.tokens_per_s / bd.tokens_per_s,
+        100.0 * d.tokens_per_s.mean / bd.tokens_per_s.mean,
         best.variant.name,
         100.0 * f.plan.cost.network_capex_usd / best.plan.cost.network_capex_usd,
-        100.0 * d.usd_per_million_tokens / bd.usd_per_million_tokens,
+        100.0 * d.usd_per_million_tokens.mean / bd.usd_per_million_tokens.mean,
     ))
+}
+
+/// A share over the seeds in percent: `3.99% ± 0.20%` (the mean alone with one seed).
+pub fn percent(e: &Estimate, decimals: usize) -> String {
+    let p = e.scaled(100.0);
+    match p.n {
+        0 | 1 => format!("{:.decimals$}%", p.mean),
+        _ => format!("{:.decimals$}% ± {:.decimals$}%", p.mean, p.half_width()),
+    }
+}
+
+/// A large figure over the seeds with thousands separators: `1,234,567 ± 1,234`.
+fn thousands_est(e: &Estimate) -> String {
+    match e.n {
+        0 | 1 => thousands(e.mean),
+        _ => format!("{} ± {}", thousands(e.mean), thousands(e.half_width())),
+    }
 }
 
 /// Rows of the side-by-side summary: (label, one cell per fabric).
@@ -79,19 +101,16 @@ pub fn summary_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
             "network share of cluster TCO".into(),
             per(&|f| format!("{:.1}%", 100.0 * f.plan.cost.network_share_of_tco)),
         ),
-        (
-            "step time (s)".into(),
-            opt(&|d| format!("{:.3}", d.step_time_s)),
-        ),
-        ("tokens/s".into(), opt(&|d| thousands(d.tokens_per_s))),
-        ("MFU".into(), opt(&|d| format!("{:.1}%", 100.0 * d.mfu))),
+        ("step time (s)".into(), opt(&|d| d.step_time_s.text(3))),
+        ("tokens/s".into(), opt(&|d| thousands_est(&d.tokens_per_s))),
+        ("MFU".into(), opt(&|d| percent(&d.mfu, 1))),
         (
             "USD per million tokens".into(),
-            opt(&|d| format!("{:.3}", d.usd_per_million_tokens)),
+            opt(&|d| d.usd_per_million_tokens.text(3)),
         ),
         (
             "USD per model EFLOP".into(),
-            opt(&|d| format!("{:.3}", d.usd_per_model_eflop)),
+            opt(&|d| d.usd_per_model_eflop.text(3)),
         ),
         (
             "throughput vs best".into(),
@@ -151,11 +170,6 @@ fn grid(out: &mut String, names: &[String], rows: &[(String, Vec<String>)]) {
     }
 }
 
-fn us(ps: Option<u64>) -> String {
-    ps.map(|p| format!("{:.1}", p as f64 / 1e6))
-        .unwrap_or_else(|| "-".into())
-}
-
 /// Measured busbw rows: one per (op, size), GB/s.
 pub fn busbw_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
     let Some(first) = c.fabrics.iter().find(|f| !f.busbw.is_empty()) else {
@@ -177,7 +191,7 @@ pub fn busbw_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
                         f.busbw
                             .get(k)
                             .and_then(|b| b.points.get(i))
-                            .map(|p| format!("{:.2}", p.1))
+                            .map(|p| p.1.text(2))
                             .unwrap_or_else(|| "-".into())
                     })
                     .collect(),
@@ -187,55 +201,38 @@ pub fn busbw_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
     rows
 }
 
-/// Stress rows: completion-time percentiles and what the mechanisms did.
+/// Stress rows: completion-time percentiles and what the mechanisms did, each over the seeds,
+/// and how the runs ended.
 pub fn stress_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
-    type Get = fn(&crate::compare::stress::StressResult) -> String;
-    let rows: [(&str, Get); 15] = [
-        ("background FCT p50 (us)", |s| us(s.background.fct_p50_ps)),
-        ("background FCT p99 (us)", |s| us(s.background.fct_p99_ps)),
-        ("background FCT p99.9 (us)", |s| {
-            us(s.background.fct_p999_ps)
-        }),
-        ("background completed", |s| {
-            format!("{}/{}", s.background.completed, s.background.messages)
-        }),
-        ("incast FCT p50 (us)", |s| us(s.incast.fct_p50_ps)),
-        ("incast FCT p99 (us)", |s| us(s.incast.fct_p99_ps)),
-        ("incast FCT max (us)", |s| us(s.incast.fct_max_ps)),
-        ("pause frames", |s| s.pause_frames.to_string()),
-        ("PFC pause time, all ports (us)", |s| {
-            us(Some(s.pause_time_ps))
-        }),
-        ("credit stall time, all ports (us)", |s| {
-            us(Some(s.credit_stall_time_ps))
-        }),
-        ("packets dropped", |s| s.packets_dropped.to_string()),
-        ("retransmitted packets", |s| {
-            s.retransmitted_packets.to_string()
-        }),
-        ("timeouts", |s| s.timeouts.to_string()),
-        ("ECN marks / CNPs", |s| {
-            format!("{} / {}", s.ecn_marks, s.cnps)
-        }),
-        ("run (engine)", |s| {
-            let status = serde_json::to_value(s.status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            format!("{status} ({})", s.engine)
-        }),
-    ];
-    rows.iter()
-        .map(|(label, get)| {
+    let mut rows: Vec<(String, Vec<String>)> = FIGURES
+        .iter()
+        .map(|fig| {
             (
-                label.to_string(),
+                fig.label.to_string(),
                 c.fabrics
                     .iter()
-                    .map(|f| f.stress.as_ref().map(get).unwrap_or_else(|| "-".into()))
+                    .map(|f| {
+                        f.stress_over_seeds
+                            .as_ref()
+                            .and_then(|s| s.get(fig.key))
+                            .map(|e| e.text(fig.decimals))
+                            .unwrap_or_else(|| "-".into())
+                    })
                     .collect(),
             )
         })
-        .collect()
+        .collect();
+    rows.push((
+        "runs (engine)".into(),
+        c.fabrics
+            .iter()
+            .map(|f| match (&f.stress_over_seeds, &f.stress) {
+                (Some(s), Some(first)) => format!("{} ({})", s.status.join(", "), first.engine),
+                _ => "-".into(),
+            })
+            .collect(),
+    ));
+    rows
 }
 
 /// The metrics table as text rows; each label is tagged with where its figures come from.
@@ -359,7 +356,7 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
         out.push_str("MFU against random loss (packet-engine runs of the step's collectives):\n");
         for p in points {
             let v: Vec<&str> = p.point.values.iter().map(|x| x.1.as_str()).collect();
-            let mfu = p.mfu.map(|m| format!("{:.2}%", 100.0 * m));
+            let mfu = p.mfu.map(|m| percent(&m, 2));
             let _ = writeln!(
                 out,
                 "  loss {:>6} {:<17} MFU {}",
@@ -374,8 +371,7 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
         Some(f) if r.too_close_to_call => {
             let _ = writeln!(
                 out,
-                "recommendation: {f} by a margin below {} (too close to call)",
-                crate::compare::recommend::CLOSE
+                "recommendation: {f}, too close to call (the separation is below)"
             );
         }
         Some(f) => {
@@ -392,9 +388,56 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
     for reason in &r.reasons {
         let _ = writeln!(out, "  - {reason}");
     }
+    if let Some(rb) = &r.robustness {
+        out.push('\n');
+        out.push_str(&robustness_text(rb));
+    }
     out.push_str("\nnotes:\n");
     for n in &c.notes {
         let _ = writeln!(out, "  - {n}");
+    }
+    out
+}
+
+/// The verdict under each price change and loss-rate case, the cases that flip it first.
+pub fn robustness_lines(rb: &crate::compare::robust::Robustness) -> Vec<String> {
+    let mut lines = vec![match (&rb.fabric, rb.flipped_by.is_empty()) {
+        (Some(f), true) => format!("{f} stays recommended under every case below"),
+        (None, true) => "no fabric is eligible in any case below".into(),
+        (_, false) => format!("the verdict flips under: {}", rb.flipped_by.join("; ")),
+    }];
+    for k in &rb.cases {
+        let verdict = k.fabric.as_deref().unwrap_or("none eligible");
+        let scores: Vec<String> = k
+            .scores
+            .iter()
+            .map(|(n, s)| match s {
+                Some(s) => format!("{n} {s:.3}"),
+                None => format!("{n} -"),
+            })
+            .collect();
+        lines.push(format!(
+            "{}: {verdict}{}{} (scores: {})",
+            k.change,
+            if k.too_close_to_call {
+                ", too close to call"
+            } else {
+                ""
+            },
+            if k.flips { ", FLIPS" } else { "" },
+            scores.join(", ")
+        ));
+    }
+    lines.extend(rb.notes.iter().cloned());
+    lines
+}
+
+fn robustness_text(rb: &crate::compare::robust::Robustness) -> String {
+    let mut out = String::from(
+        "robustness of the verdict (prices +-20% per class re-scored from these results; loss rate x0.1 and x10 re-simulated):\n",
+    );
+    for l in robustness_lines(rb) {
+        let _ = writeln!(out, "  - {l}");
     }
     out
 }
@@ -427,7 +470,10 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
                     "source": b.source,
                 })).collect::<Vec<_>>(),
                 "engine_runs": f.engine,
+                "seeds": f.seeds,
                 "stress": f.stress,
+                "stress_over_seeds": f.stress_over_seeds,
+                "loss_cases": f.loss_cases,
                 "probes": f.probes,
                 "missing": f.missing,
             })

@@ -24,6 +24,7 @@ pub fn chart(title: &str, x_title: &str, scale: Scale, sets: &[(String, Vec<f64>
         .map(|(name, s)| Series {
             name: name.clone(),
             points: steps(s),
+            errors: Vec::new(),
         })
         .collect();
     let xs: Vec<f64> = series

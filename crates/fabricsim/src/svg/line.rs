@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use fabricsim_core::estimate::Estimate;
+
 use super::{Area, Axis, Scale, TickFormat, axes, close, colour, esc, legend, open, px};
 
 /// One named series; points are drawn in the order given.
@@ -9,6 +11,23 @@ use super::{Area, Axis, Scale, TickFormat, axes, close, colour, esc, legend, ope
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// The 95% interval (lo, hi) of each point, drawn as an error bar (empty: none).
+    pub errors: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// A series of estimates: each point at its mean with its interval as an error bar.
+    pub fn of_estimates(name: String, points: impl IntoIterator<Item = (f64, Estimate)>) -> Series {
+        let (points, errors) = points
+            .into_iter()
+            .map(|(x, e)| ((x, e.mean), (e.lo, e.hi)))
+            .unzip();
+        Series {
+            name,
+            points,
+            errors,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -35,7 +54,12 @@ impl LineChart {
             .collect();
         let ys: Vec<f64> = series
             .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .map(|p| p.1)
+                    .chain(s.errors.iter().flat_map(|e| [e.0, e.1]))
+            })
             .collect();
         LineChart {
             title: title.to_string(),
@@ -74,6 +98,30 @@ impl LineChart {
                 colour(i),
                 path.join(" ")
             );
+            for (&(x, _), &(lo, hi)) in s.points.iter().zip(&s.errors) {
+                if !(x.is_finite() && lo.is_finite() && hi.is_finite()) || hi <= lo {
+                    continue;
+                }
+                let (x, lo, hi) = (
+                    self.x.map(x, area.left, area.right),
+                    self.y.map(lo, area.bottom, area.top),
+                    self.y.map(hi, area.bottom, area.top),
+                );
+                let _ = write!(
+                    out,
+                    "<path class=\"error-bar\" stroke=\"{}\" stroke-width=\"1.5\" d=\"M{},{}V{}M{},{}H{}M{},{}H{}\"/>",
+                    colour(i),
+                    px(x),
+                    px(lo),
+                    px(hi),
+                    px(x - 4.0),
+                    px(lo),
+                    px(x + 4.0),
+                    px(x - 4.0),
+                    px(hi),
+                    px(x + 4.0)
+                );
+            }
             if self.markers {
                 for p in &pts {
                     let _ = write!(

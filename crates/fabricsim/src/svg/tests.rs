@@ -47,6 +47,7 @@ fn busbw_chart() -> LineChart {
                     .iter()
                     .map(|&s| (s as f64, (s as f64).log2() * 2.0))
                     .collect(),
+                errors: Vec::new(),
             },
             Series {
                 name: "roce <untuned>".into(),
@@ -54,6 +55,7 @@ fn busbw_chart() -> LineChart {
                     .iter()
                     .map(|&s| (s as f64, (s as f64).log2()))
                     .collect(),
+                errors: Vec::new(),
             },
         ],
     )
@@ -72,6 +74,30 @@ fn line_chart_structure_and_escaping() {
     assert!(svg.contains("message size (bytes)") && svg.contains("bus bandwidth (GB/s)"));
     // Log-2 axis from 64 KiB to 256 MiB: power-of-two ticks, every other one (13 > 8 ticks).
     assert!(svg.contains(">64 KiB<") && svg.contains(">256 MiB<") && svg.contains(">1 MiB<"));
+}
+
+#[test]
+fn estimates_draw_an_error_bar_per_point_with_a_spread() {
+    use fabricsim_core::estimate::Estimate;
+    let e = |xs: &[f64]| Estimate::of(xs).unwrap();
+    let s = Series::of_estimates(
+        "mfu".into(),
+        [
+            (1.0, e(&[0.3, 0.5])),
+            (2.0, e(&[0.4, 0.4])),
+            (3.0, e(&[0.1, 0.2, 0.3])),
+        ],
+    );
+    assert_eq!(s.points[0], (1.0, 0.4));
+    let c = LineChart::fitted(
+        "t",
+        ("x", Scale::Linear, TickFormat::Number),
+        ("y", Scale::Linear, TickFormat::Number),
+        vec![s],
+    );
+    // The axis covers the bars; no bar where the seeds agree.
+    assert!(c.y.max >= e(&[0.3, 0.5]).hi);
+    assert_eq!(c.to_svg().matches("class=\"error-bar\"").count(), 2);
 }
 
 #[test]

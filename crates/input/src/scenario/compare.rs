@@ -63,6 +63,13 @@ impl Default for Weights {
     }
 }
 
+/// Seeds of a comparison by default: 5 keep the built-in comparison
+/// (examples/compare-default.toml) under a minute on 2 cores, with a t quantile of 2.78.
+pub const DEFAULT_SEEDS: u32 = 5;
+/// Most seeds a run takes (the Student-t table of `fabricsim_core::estimate` covers 30; beyond
+/// it the normal quantile).
+pub const MAX_SEEDS: u32 = 100;
+
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct CompareSection {
@@ -80,8 +87,12 @@ pub struct CompareSection {
     /// Score points taken off a single-vendor fabric under `single_vendor = "penalize"`.
     pub single_vendor_penalty: f64,
     pub weights: Weights,
-    /// Seed of the packet-engine runs (default 1).
+    /// Seed of the packet-engine runs (default 1): the first of the `seeds` seeds, the others
+    /// derived from it.
     pub seed: u64,
+    /// Seeds every simulated figure is measured over, reported as mean and 95% interval
+    /// (default [`DEFAULT_SEEDS`]).
+    pub seeds: u32,
     /// Share of the TCO period the cluster trains (default 1.0: every hour of `cost.years`).
     pub utilization: f64,
     /// Run the per-fabric packet-engine measurements besides the step: busbw curves, the
@@ -136,6 +147,7 @@ impl CompareSection {
                 return Err(s.error(key, b, "is not a budget", "a finite number of USD above 0"));
             }
         }
+        self.checked_seeds(s)?;
         if let Some(g) = self.scale_gpus.filter(|&g| !(1..=1 << 24).contains(&g)) {
             return Err(s.error(
                 "compare.scale_gpus",
@@ -145,6 +157,24 @@ impl CompareSection {
             ));
         }
         Ok(())
+    }
+}
+
+impl CompareSection {
+    /// The number of seeds, checked (1 to [`MAX_SEEDS`]); an error at its key or flag.
+    pub fn checked_seeds(
+        &self,
+        s: &crate::scenario::Scenario,
+    ) -> Result<u32, fabricsim_core::error::InputError> {
+        if !(1..=MAX_SEEDS).contains(&self.seeds) {
+            return Err(s.error(
+                "compare.seeds",
+                self.seeds,
+                "is not a number of seeds",
+                format!("1 to {MAX_SEEDS} seeds (each simulated figure is measured once per seed)"),
+            ));
+        }
+        Ok(self.seeds)
     }
 }
 
@@ -160,6 +190,7 @@ impl Default for CompareSection {
             weights: Weights::default(),
             utilization: 1.0,
             seed: 1,
+            seeds: DEFAULT_SEEDS,
             fabric_runs: true,
         }
     }

@@ -45,6 +45,7 @@ pub const FLAGS: &[Flag] = &[
     f("--engine", "engine", "Engine for DAG runs: packet, flow or auto (flow above 20M fabric packets)"),
     f("--max-memory", "max_memory", "Refuse a run whose estimated memory passes this, such as 16GB (default: 90% of MemAvailable)"),
     f("--catalog", "catalog", "A catalog file merged over the built-in one (same ids replace, new ids add)"),
+    f("--seeds", "compare.seeds", "Seeds each simulated figure is measured over, reported as mean and 95% interval (default 5)"),
     f("--model", "train.model", "Model preset: llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, deepseek-v3"),
     f("--layers", "train.layers", "Transformer layers"),
     f("--hidden", "train.hidden", "Hidden size"),

@@ -52,6 +52,7 @@ fn every_flag_sets_its_key() {
             | "layout.servers_per_rack"
             | "layout.racks_per_row"
             | "cost.years"
+            | "compare.seeds"
             | "topology.tiers" => "2",
             _ => "x",
         };

@@ -6,7 +6,7 @@ use super::{Page, figures, list, table};
 use crate::compare::model::FabricResult;
 use crate::compare::recommend::Recommendation;
 use crate::compare::{Comparison, metrics};
-use crate::report::compare::{relative_sentence, stress_rows, summary_rows};
+use crate::report::compare::{relative_sentence, robustness_lines, stress_rows, summary_rows};
 use crate::report::plan::tier_role;
 use crate::svg::bars::StackedBars;
 use crate::svg::line::{LineChart, Series};
@@ -24,10 +24,10 @@ fn busbw_chart(c: &Comparison, op: &str) -> Option<LineChart> {
         .iter()
         .filter_map(|f| {
             let b = f.busbw.iter().find(|b| b.op == op)?;
-            Some(Series {
-                name: f.variant.name.clone(),
-                points: b.points.iter().map(|p| (p.0 as f64, p.1)).collect(),
-            })
+            Some(Series::of_estimates(
+                f.variant.name.clone(),
+                b.points.iter().map(|p| (p.0 as f64, p.1)),
+            ))
         })
         .collect();
     let first = c
@@ -82,7 +82,7 @@ fn cdf_charts(c: &Comparison) -> Vec<(String, String)> {
 }
 
 fn step_bars(c: &Comparison) -> StackedBars {
-    let with: Vec<&FabricResult> = c.fabrics.iter().filter(|f| f.step.is_some()).collect();
+    let with: Vec<&FabricResult> = c.fabrics.iter().filter(|f| f.delivered.is_some()).collect();
     StackedBars {
         title: "training step time".into(),
         y_title: "seconds per step (s)".into(),
@@ -94,8 +94,8 @@ fn step_bars(c: &Comparison) -> StackedBars {
         ],
         values: with
             .iter()
-            .filter_map(|f| f.step.as_ref())
-            .map(|s| vec![s.compute_s, s.exposed_comm_s, s.bubble_s])
+            .filter_map(|f| f.delivered.as_ref())
+            .map(|d| vec![d.compute_s.mean, d.exposed_comm_s.mean, d.bubble_s.mean])
             .collect(),
     }
 }
@@ -186,9 +186,8 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     let mut rec = String::from("<div class=\"callout\">");
     rec.push_str(&match &r.fabric {
         Some(f) if r.too_close_to_call => format!(
-            "<p><strong>Highest score: {}</strong>, by less than {} (too close to call on these numbers).</p>",
-            esc(f),
-            crate::compare::recommend::CLOSE
+            "<p><strong>Highest score: {}</strong>, too close to call on these numbers (the separation is below).</p>",
+            esc(f)
         ),
         Some(f) => format!("<p><strong>Recommended: {}</strong></p>", esc(f)),
         None => "<p><strong>No fabric meets the constraints.</strong></p>".into(),
@@ -204,6 +203,13 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     rec.push_str(&list(&sentences));
     rec.push_str("</div>");
     page.section("recommendation", "Recommendation", &rec);
+    if let Some(rb) = &r.robustness {
+        page.section(
+            "robustness",
+            "Robustness of the verdict (prices -20%/+20% per class, loss rate x0.1 and x10)",
+            &list(&robustness_lines(rb)),
+        );
+    }
 
     let mut header = vec![String::new()];
     header.extend(names(c));
@@ -223,7 +229,7 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     }
     charts.push((
         step_bars(c).to_svg(),
-        "step time split from the training-step model (fabrics without a modelled step are left out)".into(),
+        "step time split from the training-step model, means over the seeds (fabrics without a modelled step are left out)".into(),
     ));
     charts.push((
         capex_bars(c).to_svg(),
