@@ -38,6 +38,10 @@ impl Engine<'_> {
                     }
                     Rx::OutOfSequence => self.drop_pkt(id, DropReason::OutOfSequence),
                     Rx::Duplicate => self.drop_pkt(id, DropReason::Duplicate),
+                    Rx::Restart(discarded) => {
+                        self.drop_pkt(id, DropReason::OutOfSequence);
+                        self.discard_received(discarded);
+                    }
                 }
                 if pk.flags & F_ECN != 0 {
                     self.cc_marked_rx(qi);
@@ -97,6 +101,17 @@ impl Engine<'_> {
                 self.pkts.free(id);
                 self.cc_notified(qi);
             }
+        }
+    }
+
+    /// Go-back-0's receiver discarded the `packets` full-MTU packets of a message it had
+    /// delivered: their bytes count as dropped out of sequence, not delivered.
+    fn discard_received(&mut self, packets: u32) {
+        let bytes = packets as u64 * self.p.mtu_bytes as u64;
+        self.c.bytes_delivered -= bytes;
+        self.c.bytes_dropped += bytes;
+        for _ in 0..packets {
+            self.c.drops.add(DropReason::OutOfSequence);
         }
     }
 
