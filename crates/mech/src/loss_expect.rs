@@ -92,7 +92,13 @@ fn gbn_resends(n: u64, w: f64) -> f64 {
 
 /// The expected loss cost of a message of `packets` packets with `window` packets in flight per
 /// round trip over a path lost with `ph`; `queued` as in [`timeout_prob`].
-pub fn message(recovery: Transport, ph: f64, packets: u64, window: f64, queued: bool) -> MessageLoss {
+pub fn message(
+    recovery: Transport,
+    ph: f64,
+    packets: u64,
+    window: f64,
+    queued: bool,
+) -> MessageLoss {
     let n = packets.max(1);
     let tail = if queued { 0.0 } else { either_way(ph) };
     let timeout = timeout_prob(recovery, ph, n, queued);

@@ -374,12 +374,7 @@ impl Qp {
         let (r, reply) = 'rx: {
             // Behind the expected PSN (the duplicate region): re-ACK.
             let Some(psn) = self.seq_of(psn, self.expected) else {
-                // Go-back-0 acknowledges whole messages: the first PSN of the one in progress.
-                let e = match kind {
-                    Transport::GoBack0 => self.rx_first(),
-                    _ => self.expected,
-                };
-                break 'rx (Rx::Duplicate, Reply::Ack(e));
+                break 'rx (Rx::Duplicate, Reply::Ack(self.expected));
             };
             if psn == self.expected {
                 self.expected += 1;
@@ -391,8 +386,7 @@ impl Qp {
                 }
                 self.nak_sent = false;
                 self.unacked += 1;
-                let every = self.unacked >= ack_every && kind != Transport::GoBack0;
-                if every || last || self.expected != psn + 1 {
+                if self.unacked >= ack_every || last || self.expected != psn + 1 {
                     self.unacked = 0;
                     break 'rx (Rx::Accepted, Reply::Ack(self.expected));
                 }

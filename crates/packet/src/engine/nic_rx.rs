@@ -4,6 +4,7 @@
 use super::{Engine, Ev};
 use crate::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
 use crate::transport::{Reply, Rx};
+use fabricsim_mech::Transport;
 use fabricsim_mech::results::DropReason;
 
 impl Engine<'_> {
@@ -83,6 +84,7 @@ impl Engine<'_> {
                 let qp = &mut self.qps[qi as usize];
                 let advanced = match pk.kind {
                     Kind::Ack => qp.on_ack(pk.psn),
+                    Kind::Nak if kind == Transport::GoBack0 => qp.on_restart(pk.psn),
                     Kind::Nak => qp.on_nak(pk.psn),
                     _ => qp.on_sack(pk.psn, pk.aux),
                 };

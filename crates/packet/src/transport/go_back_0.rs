@@ -1,17 +1,16 @@
 //! Go-back-0, the recovery of early RoCE NIC firmware (Guo et al., "RDMA over Commodity
 //! Ethernet at Scale", SIGCOMM 2016, 4.1): a PSN sequence error discards what the receiver holds
-//! of the message and NAKs its first PSN; the sender restarts the message from there (the
-//! go-back-N rewind, `on_nak`). The receiver acknowledges whole messages only, so the sender's
-//! oldest unacknowledged PSN is always a message's first and a timeout restarts it too. A
-//! message longer than the gap between two losses never completes: the livelock Guo et al.
-//! measured under a deterministic 1/256 drop.
+//! of the message and NAKs its first PSN; the sender restarts the message from there, below
+//! PSNs already acknowledged. ACKs, and a timeout's resend from the oldest unacknowledged PSN,
+//! are go-back-N's. A message longer than the gap between two losses never completes: the
+//! livelock Guo et al. measured under a deterministic 1/256 drop.
 
 use super::{Qp, Reply, Rx};
 
 impl Qp {
     /// The first PSN of the message being received (`expected` itself between messages).
     #[inline]
-    pub(super) fn rx_first(&self) -> u32 {
+    fn rx_first(&self) -> u32 {
         self.segs
             .get((self.rx_seg - self.segs_popped) as usize)
             .map_or(self.expected, |s| s.first)
@@ -31,6 +30,20 @@ impl Qp {
         self.expected = first;
         (Rx::Restart(discarded), Reply::Nak(first))
     }
+
+    /// Go-back-0 NAK: everything before wire PSN `e`, a message's first, arrived; the message
+    /// is resent from `e`, acknowledged packets of it included. Returns whether `una` advanced.
+    pub fn on_restart(&mut self, e: u32) -> bool {
+        let front = self.segs.front().map_or(self.una, |s| s.first);
+        match self.seq_of(e, front) {
+            Some(f) if f < self.una => {
+                self.una = f;
+                self.nxt = f;
+                false
+            }
+            _ => self.on_nak(e),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -39,7 +52,8 @@ mod tests {
     use fabricsim_mech::Transport;
 
     /// A loss in the middle of a message sends the receiver back to its first PSN and the
-    /// sender back to the message's first packet; only the message's last packet is ACKed.
+    /// sender back to the message's first packet, though the packets before the loss were
+    /// acknowledged.
     #[test]
     fn a_loss_restarts_the_message_from_its_first_packet() {
         let k = Transport::GoBack0;
@@ -50,17 +64,18 @@ mod tests {
         for _ in 0..6 {
             s.next_psn(k, 0).unwrap();
         }
-        assert_eq!(r.on_data(0, k, 0, 1, false), (Rx::Accepted, Reply::None));
+        assert_eq!(r.on_data(0, k, 0, 1, false), (Rx::Accepted, Reply::Ack(1)));
         assert_eq!(r.on_data(1, k, 0, 1, true), (Rx::Accepted, Reply::Ack(2)));
         assert_eq!(r.next_received(), Some(0));
-        assert!(s.on_ack(2));
-        // Message 1 is PSNs 2..6: 2 and 3 arrive, 4 is lost, 5 restarts it.
-        assert_eq!(r.on_data(2, k, 0, 1, false), (Rx::Accepted, Reply::None));
-        assert_eq!(r.on_data(3, k, 0, 1, false), (Rx::Accepted, Reply::None));
+        // Message 1 is PSNs 2..6: 2 and 3 arrive and are ACKed, 4 is lost, 5 restarts it.
+        assert_eq!(r.on_data(2, k, 0, 1, false), (Rx::Accepted, Reply::Ack(3)));
+        assert_eq!(r.on_data(3, k, 0, 1, false), (Rx::Accepted, Reply::Ack(4)));
+        assert!(s.on_ack(4));
+        assert_eq!(s.pop_acked(), Some(0));
         assert_eq!(r.on_data(5, k, 0, 1, true), (Rx::Restart(2), Reply::Nak(2)));
         assert_eq!(r.expected, 2);
-        s.on_nak(2);
-        assert_eq!(s.next_psn(k, 0), Some((2, true)));
-        assert_eq!(r.on_data(2, k, 0, 1, false), (Rx::Accepted, Reply::None));
+        assert!(!s.on_restart(2));
+        assert_eq!((s.una, s.next_psn(k, 0)), (2, Some((2, true))));
+        assert_eq!(r.on_data(2, k, 0, 1, false), (Rx::Accepted, Reply::Ack(3)));
     }
 }
