@@ -18,7 +18,7 @@ use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op, compile};
 use fabricsim::workload::placement::Placement;
 use fabricsim::workload::train::loss_cost::{CallLoss, LossSetup, dag_loss};
 
-/// Servers (one GPU and one NIC each) of the case's cluster.
+/// Servers (8 GPUs and 8 NICs each) of the case's cluster; the ring has one GPU of each.
 pub const SERVERS: u32 = 16;
 /// The all-reduce's size: 4 MiB, 16 KiB per rank and channel per ring step.
 pub const BYTES: u64 = 4 << 20;
@@ -67,19 +67,24 @@ impl Point {
 
 fn cluster(profile: &str) -> Scenario {
     let toml = format!(
-        "[cluster]\ngpus = {SERVERS}\ngpus_per_node = 1\nnics_per_node = 1\ngpu = \"h100\"\n\
-         [fabric]\nprofile = \"{profile}\"\n[topology]\nkind = \"fat-tree\"\n"
+        "[cluster]\ngpus = {}\ngpus_per_node = 8\nnics_per_node = 8\ngpu = \"h100\"\n\
+         [fabric]\nprofile = \"{profile}\"\n[topology]\nkind = \"fat-tree\"\n",
+        8 * SERVERS
     );
     Scenario::parse("loss-expectation.toml", &toml).expect("the case's scenario parses")
 }
 
 fn all_reduce(topo: &Topology) -> MessageDag {
-    let place = Placement::on_topology(topo, 1);
+    let place = Placement::on_topology(topo, 8);
     let spec = CollectiveSpec {
         algo: Algo::Ring,
         ..CollectiveSpec::with_defaults(Op::AllReduce, BYTES, 2)
     };
-    compile(&spec, &Comm::world(&place), BitRate::gbps(7200)).expect("the ring compiles")
+    let comm = Comm {
+        place: &place,
+        gpus: (0..SERVERS).map(|s| 8 * s).collect(),
+    };
+    compile(&spec, &comm, BitRate::gbps(7200)).expect("the ring compiles")
 }
 
 /// The point of `fabric` at per-link `loss` over `seeds` seeds (1..=seeds), with the ACK

@@ -5,7 +5,7 @@ use fabricsim_cases::loss_expect::{FABRICS, Point, RATES, point};
 
 /// The step's expected loss cost against packet runs over seeds (docs/loss-expectation.md).
 ///
-/// A ring all-reduce of 4 MiB over 16 single-GPU servers on ib-ndr (selective repeat) and
+/// A ring all-reduce of 4 MiB over one GPU of each of 16 servers on ib-ndr (selective repeat) and
 /// roce-400g (go-back-N) at per-link loss 1e-5, 1e-4, 1e-3 and 1e-2: completion time,
 /// retransmitted packets and timeouts, expected against the mean of the seeds with its 95%
 /// interval.
@@ -25,10 +25,12 @@ fn row(p: &Point) {
         if e.lo <= x && x <= e.hi { "yes" } else { "no" }
     };
     println!(
-        "| {} {} | {:.0e} | {:.1} | {:.1} | {:.1} [{:.1}, {:.1}] | {} | {:.1} | {:.1} [{:.1}, {:.1}] | {} | {:.3} | {:.3} [{:.3}, {:.3}] |",
+        "| {} {} | {:.0e} | {} / {} | {:.1} | {:.1} | {:.1} [{:.1}, {:.1}] | {} | {:.1} | {:.1} [{:.1}, {:.1}] | {} | {:.3} | {:.3} [{:.3}, {:.3}] |",
         p.fabric.profile,
         p.fabric.recovery.name(),
         p.loss,
+        p.expected.messages,
+        p.expected.levels,
         us(p.lossless_s),
         us(p.expected_s()),
         us(p.time.mean),
@@ -49,9 +51,9 @@ fn row(p: &Point) {
 
 pub fn run(a: &Args) {
     println!(
-        "| fabric | loss per link | lossless (us) | expected (us) | measured mean [95%] (us) | inside | retransmitted expected | measured [95%] | inside | timeouts expected | measured [95%] |"
+        "| fabric | loss per link | messages / levels | lossless (us) | expected (us) | measured mean [95%] (us) | inside | retransmitted expected | measured [95%] | inside | timeouts expected | measured [95%] |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for f in FABRICS {
         for loss in RATES {
             row(&point(f, loss, a.seeds, a.timeout_exp));

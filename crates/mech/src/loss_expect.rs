@@ -109,7 +109,13 @@ pub fn message(
                 Transport::SelectiveRepeat => (n - 1) as f64 * ph,
                 _ => 0.0,
             };
-            (revealed, n as f64 * ph / (1.0 - ph), 1.0, 1.0)
+            // A timeout resends what is outstanding (`packet::transport::timeout`): a lost
+            // tail alone, a hole found by the timer (cumulative ACKs) the window behind it.
+            let outstanding = match recovery {
+                Transport::SelectiveRepeat => 1.0,
+                _ => w.min(n as f64 / 2.0),
+            };
+            (revealed, n as f64 * ph / (1.0 - ph), 1.0, outstanding)
         }
         Transport::GoBackN => (
             (n - 1) as f64 * ph,

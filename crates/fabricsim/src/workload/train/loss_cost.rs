@@ -19,7 +19,11 @@
 //! ESTIMATES, checked against seed-averaged packet runs in `docs/loss-expectation.md`: the round
 //! trip is the up/down path's propagation, switch and NIC latencies and one frame's
 //! serialization per link; a stall and the revealed losses of one level add (an upper bound of
-//! their maximum); a lost tail at a collective's last level waits for the timer.
+//! their maximum); a lost tail at a collective's last level waits for the timer (the next call
+//! on its QP may reveal it sooner); the levels' stalls add, exact while stalls are rare (at most
+//! one per call), an upper bound when several fall in one call (the pipelined ring overlaps
+//! them: 2.4x the packet engine's stall time at 0.26 timeouts per level); a go-back-N resend lost
+//! again is not counted (resends under by 16-40% from 1e-3 per link): `docs/loss-expectation.md`.
 
 use std::cell::RefCell;
 
@@ -432,7 +436,7 @@ impl CommModel for LossyComm<'_> {
     }
     fn describe(&self) -> String {
         format!(
-            "{}; random loss {} per link ({}) costed in expectation at the step's real sizes",
+            "{}; random loss {:.3e} per link ({}) costed in expectation at the step's real sizes",
             self.inner.describe(),
             self.setup.model.per_link,
             self.setup.model.recovery.name()
@@ -516,12 +520,13 @@ impl StepLoss {
     /// One line for the step's source.
     pub fn summary(&self) -> String {
         let mut s = format!(
-            "random loss {} per link with {} costed in expectation: {:.0} retransmitted packets, {:.1} NAKs, {:.4} timeouts per step, +{:.4} s per step",
+            "random loss {:.3e} per link with {} costed in expectation: {:.0} retransmitted packets, {:.1} NAKs, {:.4} timeouts ({:.2} s each) per step, +{:.4} s per step",
             self.per_link,
             self.recovery,
             self.retransmitted_per_step,
             self.naks_per_step,
             self.timeouts_per_step,
+            self.rto_s,
             self.step_s_added
         );
         if let Some(r) = &self.rare {
