@@ -11,10 +11,12 @@
 //! of the two samples' queues, T is the largest base RTT of the run's QPs, hops whose samples
 //! share a timestamp are skipped.
 //!
-//! INT lives in a side table indexed by packet slab id (fixed-size records, grown with the
-//! slab, never per packet), at most `MAX_HOPS` switches a route.
+//! INT lives in a side table indexed by packet slab id (fixed-size records, reserved at setup
+//! for the slab's room and grown with the slab past it, never per packet), at most `MAX_HOPS`
+//! switches a route.
 
 use super::{CcOut, CcSetup, CongestionControl, Gap, Hop};
+use crate::error::SimError;
 use fabricsim_core::topology::{PortId, Topology};
 use fabricsim_core::units::{BitRate, Time};
 use fabricsim_mech::dcqcn::gap_q16;
@@ -73,7 +75,7 @@ pub struct Hpcc {
 const MIN_RATE_BPS: f64 = 100e6;
 
 impl Hpcc {
-    pub fn new(h: HpccParams, s: &CcSetup) -> Result<Hpcc, String> {
+    pub fn new(h: HpccParams, s: &CcSetup) -> Result<Hpcc, SimError> {
         let t_ps = base_rtt(s)?.0.max(1);
         let t_s = t_ps as f64 * 1e-12;
         let rai = s
@@ -91,7 +93,8 @@ impl Hpcc {
             rai,
             mtu: s.p.mtu_bytes.max(1) as u64,
             cap: s.p.window_packets,
-            int: Vec::new(),
+            // Reserved, not touched: a record is written when its packet is first sent.
+            int: Vec::with_capacity(s.packets),
             qp: s
                 .line
                 .iter()
@@ -115,7 +118,8 @@ impl Hpcc {
     fn slot(&mut self, id: u32) -> &mut Int {
         let i = id as usize;
         if i >= self.int.len() {
-            self.int.resize((i + 1).next_power_of_two(), Int::default());
+            // Within the room reserved at setup this writes, it does not allocate.
+            self.int.resize(i + 1, Int::default());
         }
         &mut self.int[i]
     }
@@ -124,7 +128,7 @@ impl Hpcc {
 /// T: the largest base RTT over the run's QPs, as the ns-3 model's `GLOBAL_T` (a full data
 /// frame serialized and propagated over each link of the static route, an ACK back, with the
 /// switch and NIC latencies); `Err` if a route crosses more than `MAX_HOPS` switches.
-fn base_rtt(s: &CcSetup) -> Result<Time, String> {
+fn base_rtt(s: &CcSetup) -> Result<Time, SimError> {
     let (p, topo) = (s.p, s.topo);
     let salt = route::salts(topo, p.routing);
     let data = p.mtu_frame_wire_bytes();
@@ -147,10 +151,10 @@ fn base_rtt(s: &CcSetup) -> Result<Time, String> {
     for q in s.qps {
         let (fwd, hops) = one_way(q.src, q.dst, q.hash_fwd, data);
         if hops > MAX_HOPS {
-            return Err(format!(
+            return Err(SimError::Traffic(format!(
                 "HPCC: the route from host {} to {} crosses {hops} switches; INT holds {MAX_HOPS}",
                 q.src, q.dst
-            ));
+            )));
         }
         let (rev, _) = one_way(q.dst, q.src, q.hash_rev, ack);
         t = t.max(fwd + rev);

@@ -1,6 +1,7 @@
 //! The per-run state of the packet engine's marking and congestion control (`CcParams`).
 
 use super::{AnyCc, CcSetup, CongestionControl};
+use crate::error::SimError;
 use crate::transport::Qp;
 use fabricsim_core::rng::Rng;
 use fabricsim_core::topology::Topology;
@@ -39,7 +40,8 @@ impl CcState {
         topo: &Topology,
         qps: &[Qp],
         qp_line: Vec<BitRate>,
-    ) -> Result<Self, String> {
+        packets: usize,
+    ) -> Result<Self, SimError> {
         let (cc, seed, nodes, ports) = (&p.cc, p.seed, topo.nodes.len(), topo.ports.len());
         let ar_share = match p.flow_control {
             FlowControl::Credits(c) if cc.ar_select == ArSelect::Credits => {
@@ -58,6 +60,7 @@ impl CcState {
             topo,
             qps,
             line: &qp_line,
+            packets,
         })?;
         let window = (0..nq as u32)
             .map(|q| alg.initial_window(q, p.window_packets))
