@@ -220,3 +220,34 @@ impl FaultsSection {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(text: &str) -> (Source, FaultsSection) {
+        let f: FaultsSection = toml::from_str(text).unwrap();
+        (Source::new("f.toml", text), f)
+    }
+
+    #[test]
+    fn drop_every_is_a_periodic_drop_from_2_on() {
+        let (src, f) = section("[[link]]\nlink = 3\ndirection = \"up\"\ndrop_every = 256\n");
+        let faults = f.resolve(&src, 8, None).unwrap();
+        assert_eq!(
+            faults.faults,
+            vec![Fault::DropEvery {
+                link: LinkId(3),
+                dir: Dir::Up,
+                every: 256
+            }]
+        );
+        for bad in ["1", "0", "1099511627777"] {
+            let (src, f) = section(&format!("[[link]]\nlink = 3\ndrop_every = {bad}\n"));
+            let e = f.resolve(&src, 8, None).unwrap_err();
+            assert!(e.key.ends_with("drop_every"), "{e}");
+            assert_eq!(e.value, bad);
+            assert!(e.allowed.contains("2 to"), "{e}");
+        }
+    }
+}
