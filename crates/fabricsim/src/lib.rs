@@ -18,7 +18,7 @@ pub mod workload;
 // The paths of the one-crate library, re-exported for the CLI, tests, examples and benches.
 // Code in this crate names the layer crates directly (`tests/layering.rs` checks it).
 pub use error::{Error, InputError, Source};
-pub use fabricsim_core::{message, release, rng, stop, topology, traffic, units};
+pub use fabricsim_core::{estimate, message, release, rng, stop, topology, traffic, units};
 pub use fabricsim_flow as flow;
 pub use fabricsim_input::{catalog, io, profile};
 pub use setup::{engine_choice, memory};

@@ -116,3 +116,123 @@ fn a_lost_last_packet_is_recovered_only_by_the_timeout() {
         "fct {l} ps, clean {c} ps, timeout {rto} ps, round trip {rtt} ps"
     );
 }
+
+/// One message of `packets` full packets from host 0 to host 1 under `kind`, every `every`-th
+/// packet on host 0's uplink dropped, stopped at `until` if given.
+fn periodic(
+    kind: Transport,
+    packets: u64,
+    every: u64,
+    until: Option<Time>,
+) -> fabricsim::sim::RunResult {
+    let drop = Fault::DropEvery {
+        link: LinkId(0),
+        dir: Dir::Up,
+        every,
+    };
+    one_message(kind, packets, drop, until)
+}
+
+/// One message of `packets` full packets from host 0 to host 1 under `kind` with `fault`.
+fn one_message(
+    kind: Transport,
+    packets: u64,
+    fault: Fault,
+    until: Option<Time>,
+) -> fabricsim::sim::RunResult {
+    let t = pair(1, RATE, &[Time::from_ns(500); 2]);
+    let mut p = SimParams::roce();
+    p.transport = kind;
+    p.timeout_exp = 8;
+    if kind.places_out_of_order() {
+        p.window_packets = 64;
+    }
+    let mut dag = MessageDag::default();
+    dag.push(
+        HostId(0),
+        HostId(1),
+        packets * p.mtu_bytes as u64,
+        Time::ZERO,
+        &[],
+    );
+    let f = Faults {
+        faults: vec![fault],
+        ..Faults::default()
+    };
+    let opts = fabricsim::sim::RunOptions {
+        until,
+        ..Default::default()
+    };
+    let r = fabricsim::sim::run(&t, &p, &dag, &f, opts).unwrap();
+    r.check_conservation().unwrap();
+    r
+}
+
+/// A periodic drop corrupts exactly every n-th packet its link carries: of the data packets
+/// host 0 puts on its uplink (the message's and the resends), floor(sent / n).
+#[test]
+fn a_periodic_drop_drops_every_nth_packet_of_its_link() {
+    for (kind, every) in [
+        (Transport::GoBackN, 37),
+        (Transport::SelectiveRepeat, 37),
+        (Transport::SelectiveRepeat, 5),
+    ] {
+        let r = periodic(kind, 1000, every, None);
+        assert_eq!(r.summary.messages_completed, 1, "{kind:?}");
+        let sent = 1000 + r.counters.retransmitted_packets;
+        assert_eq!(
+            r.counters.drops.corruption,
+            sent / every,
+            "{kind:?} every {every}"
+        );
+        assert!(r.counters.drops.corruption > 0);
+        assert_eq!(
+            r.counters.bytes_delivered,
+            1000 * SimParams::roce().mtu_bytes as u64
+        );
+    }
+}
+
+/// Guo et al., SIGCOMM 2016, 4.1: under a deterministic drop of one packet in 256, go-back-0
+/// never completes a message of more than 256 packets (every attempt meets a drop before its
+/// end), where go-back-N completes it; a shorter message gets through go-back-0 too.
+#[test]
+fn go_back_0_livelocks_under_a_periodic_drop_that_go_back_n_survives() {
+    let gbn = periodic(Transport::GoBackN, 1024, 256, None);
+    assert_eq!(gbn.summary.messages_completed, 1);
+    let fct = gbn.messages[0].fct_ps.unwrap();
+    let gb0 = periodic(Transport::GoBack0, 1024, 256, Some(Time(50 * fct)));
+    assert_eq!(gb0.summary.messages_completed, 0);
+    assert_eq!(gb0.sim.status, fabricsim::sim::Status::StoppedAtUntil);
+    assert!(
+        gb0.counters.retransmitted_packets > 10 * 1024,
+        "{:?}",
+        gb0.counters
+    );
+    let short = periodic(Transport::GoBack0, 200, 256, None);
+    assert_eq!(short.summary.messages_completed, 1);
+    assert_eq!(
+        short.counters.bytes_delivered,
+        200 * SimParams::roce().mtu_bytes as u64
+    );
+    // The same loss costs go-back-0 more than go-back-N: the restart resends what arrived
+    // (packet 150 of 200 dropped).
+    let nth = Fault::DropNth {
+        link: LinkId(0),
+        dir: Dir::Up,
+        nth: 150,
+    };
+    let short_gbn = one_message(Transport::GoBackN, 200, nth.clone(), None);
+    let short_gb0 = one_message(Transport::GoBack0, 200, nth, None);
+    assert!(short_gb0.counters.retransmitted_packets >= 150);
+    assert_eq!(
+        short_gb0.counters.bytes_delivered,
+        200 * SimParams::roce().mtu_bytes as u64
+    );
+    assert!(
+        short_gb0.counters.retransmitted_packets > short_gbn.counters.retransmitted_packets,
+        "{:?} {:?}",
+        short_gb0.counters,
+        short_gbn.counters
+    );
+}

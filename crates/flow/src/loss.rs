@@ -165,7 +165,7 @@ impl Effect for Loss {
         let st = &mut cx.msgs[m as usize];
         let slot = (cx.now - st.sent) / packets;
         let naks = l.draw_naks(hops, packets, &mut rng) as u64;
-        let resends = l.nak_delay_ps(naks, rtt, wait, slot);
+        let resends = l.nak_delay_ps(naks, rtt, wait, slot * l.slots_per_nak(hops, packets));
         st.recv += resends;
         let Some(s) = timeout else {
             return false;
@@ -216,16 +216,8 @@ pub struct LossModel {
     pub constants: LossConstants,
 }
 
-/// The chance that a packet or its one ACK is lost, each crossing a path lost with `ph`:
-/// `1 - (1 - ph)^2`.
-fn either_way(ph: f64) -> f64 {
-    1.0 - (1.0 - ph) * (1.0 - ph)
-}
-
-/// Loss probability of a packet crossing `hops` links each losing it with `p`.
-pub fn path_loss(p: f64, hops: usize) -> f64 {
-    -(hops as f64 * (-p).ln_1p()).exp_m1()
-}
+pub use fabricsim_mech::loss_expect::path_loss;
+use fabricsim_mech::loss_expect::{self, either_way};
 
 impl LossModel {
     /// The model for `p`'s loss rate and transport; `None` without loss. A bit error rate is
@@ -249,7 +241,7 @@ impl LossModel {
     pub fn goodput(&self, hops: usize) -> f64 {
         let ph = path_loss(self.per_link, hops);
         match self.recovery {
-            Transport::GoBackN => 1.0,
+            Transport::GoBackN | Transport::GoBack0 => 1.0,
             Transport::SelectiveRepeat | Transport::Unordered => {
                 (1.0 - self.constants.c_sr * ph).max(0.0)
             }
@@ -259,11 +251,22 @@ impl LossModel {
     /// Under go-back-N, how many of a message's `packets` over `hops` links are lost and
     /// revealed by a NAK (all but the last, whose loss waits for the timer: [`Self::
     /// draw_timeout`]), drawn from `rng`: Binomial(packets - 1, p_h), by the geometric gaps
-    /// between losses. 0 under the other recoveries.
+    /// between losses; under go-back-0, the attempts that fail before one gets every packet
+    /// through (geometric, `loss_expect::restarts` on average). 0 under the other recoveries.
     pub fn draw_naks(&self, hops: usize, packets: u64, rng: &mut Rng) -> u32 {
         let ph = path_loss(self.per_link, hops);
-        if self.recovery != Transport::GoBackN || ph <= 0.0 {
+        if ph <= 0.0 {
             return 0;
+        }
+        match self.recovery {
+            Transport::GoBackN => {}
+            Transport::GoBack0 => {
+                // Failures before the first success, P(F >= j) = (1 - s)^j.
+                let fail = -(packets as f64 * (-ph).ln_1p()).exp_m1();
+                let f = ((1.0 - rng.next_f64()).ln() / (-fail).ln_1p()).floor();
+                return f.min(u32::MAX as f64) as u32;
+            }
+            Transport::SelectiveRepeat | Transport::Unordered => return 0,
         }
         let (mut at, mut n) = (0u64, 0u32);
         loop {
@@ -275,6 +278,15 @@ impl LossModel {
             at += gap as u64 + 1;
             n += 1;
         }
+    }
+
+    /// The packet slots one revealed loss costs a message of `packets` over `hops` links
+    /// beyond its round trips: the lost packet's (go-back-N), or the packets of the failed
+    /// attempt up to the loss (go-back-0, `loss_expect::MessageLoss::per_event_packets`).
+    pub fn slots_per_nak(&self, hops: usize, packets: u64) -> u64 {
+        let ph = path_loss(self.per_link, hops);
+        let m = loss_expect::message(self.recovery, ph, packets, 1.0, true);
+        m.per_event_packets.round().max(1.0) as u64
     }
 
     /// The delay a NAKed go-back-N loss adds to its message: the lost packet's slot (`slot_ps`,
@@ -306,17 +318,7 @@ impl LossModel {
     /// (its packets reveal a lost tail to a NAKing or SACKing receiver).
     pub fn timeout_prob(&self, hops: usize, packets: u64, queued: bool) -> f64 {
         let ph = path_loss(self.per_link, hops);
-        let tail = if queued { 0.0 } else { either_way(ph) };
-        let p = match self.recovery {
-            Transport::GoBackN => tail + packets as f64 * ph * either_way(ph),
-            Transport::SelectiveRepeat => tail,
-            // The last ACK counts only when no later message's cumulative ACK covers it.
-            Transport::Unordered => {
-                let acks = if queued { 0 } else { 1 };
-                -((packets + acks) as f64 * (-ph).ln_1p()).exp_m1()
-            }
-        };
-        p.min(1.0)
+        loss_expect::timeout_prob(self.recovery, ph, packets, queued)
     }
 
     /// Whether a message (as in [`Self::timeout_prob`]) waits for the timeout, drawn from `rng`,
@@ -342,7 +344,9 @@ impl LossModel {
                 let k = ((-u).ln_1p() / (-ph).ln_1p()).floor();
                 ((k.min((packets - 1) as f64) + 1.0) / packets as f64, k)
             }
-            Transport::GoBackN | Transport::SelectiveRepeat => (1.0, packets as f64),
+            Transport::GoBackN | Transport::GoBack0 | Transport::SelectiveRepeat => {
+                (1.0, packets as f64)
+            }
         };
         // The timer is re-armed one RTO after it fires (the packet engine keeps the RTO; IBA
         // 9.7.6.1.3 leaves back-off to the implementation): another timeout when the resend
@@ -361,7 +365,7 @@ impl LossModel {
         }
         let revealable = match self.recovery {
             Transport::Unordered => k >= packets as f64,
-            Transport::GoBackN | Transport::SelectiveRepeat => {
+            Transport::GoBackN | Transport::GoBack0 | Transport::SelectiveRepeat => {
                 let tail = if queued { 0.0 } else { either_way(ph) };
                 u < tail
             }
@@ -441,13 +445,6 @@ mod tests {
             retries: 7,
             constants: FITTED,
         }
-    }
-
-    #[test]
-    fn path_loss_compounds_per_link() {
-        // 1 - 0.999^4 = 0.003994003999
-        assert!((path_loss(0.001, 4) - 0.003_994_003_999).abs() < 1e-12);
-        assert_eq!(path_loss(0.0, 5), 0.0);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod hol;
 mod hol_trace;
 mod incast;
 mod loss;
+mod loss_expect;
 mod nicsend_trace;
 mod nicshare;
 mod ports;
@@ -40,6 +41,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Loss(loss::Args),
+    LossExpect(loss_expect::Args),
     Credits(credits::Args),
     Timeouts(timeouts::Args),
     Excess(excess::Args),
@@ -61,6 +63,7 @@ enum Command {
 fn main() {
     match Cli::parse().command {
         Command::Loss(_) => loss::run(),
+        Command::LossExpect(a) => loss_expect::run(&a),
         Command::Credits(_) => credits::run(),
         Command::Timeouts(a) => timeouts::run(a.name.as_deref()),
         Command::Excess(a) => excess::run(a.case.as_deref(), a.seeds),

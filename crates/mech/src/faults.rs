@@ -1,4 +1,5 @@
-//! Injected faults: per-link corruption loss (a rate or a BER), a chosen packet dropped, links
+//! Injected faults: per-link corruption loss (a rate or a BER), a chosen packet or every n-th
+//! dropped, links
 //! going down and up, and the delays before routing steers around a change: local repair at the
 //! link's ends, then the fabric-wide reroute (`sim::reroute`).
 
@@ -32,6 +33,9 @@ pub enum Fault {
     },
     /// The `nth` packet (1-based) put on the link in `dir` is corrupted.
     DropNth { link: LinkId, dir: Dir, nth: u64 },
+    /// Every `every`-th packet put on the link in `dir` is corrupted (a deterministic periodic
+    /// drop, as Guo et al., SIGCOMM 2016, 4.1 injected 1/256 to show go-back-0's livelock).
+    DropEvery { link: LinkId, dir: Dir, every: u64 },
     /// The link fails at `at`; routing avoids it after the `reroute` delays.
     Down { link: LinkId, at: Time },
     /// The link comes back at `at`; routing uses it again after the `reroute` delays.

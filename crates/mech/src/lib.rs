@@ -11,6 +11,7 @@
 //! - `results`: counters, completion times, time series, the JSON written;
 //! - `cc` (with `ecn`, `dcqcn`, `ibcc`, `entropy`, `ibroute`): ECN/FECN marking, DCQCN, IB
 //!   congestion control, QPs per connection and the flow hash, D-mod-K and adaptive routing;
+//! - `loss_expect`: random loss in expectation per message (both engines' and the step's);
 //! - `headroom`: the PFC headroom formula; `lossless_scenarios`: small lossless test fabrics.
 
 pub mod cc;
@@ -24,6 +25,7 @@ pub mod headroom;
 pub mod hpcc;
 pub mod ibcc;
 pub mod ibroute;
+pub mod loss_expect;
 pub mod lossless_scenarios;
 pub mod params;
 pub mod psn;

@@ -8,6 +8,10 @@ use super::params::RoutePolicy;
 pub enum Transport {
     /// NAK on PSN sequence error, resend from the NAKed PSN (IBA Vol. 1 9.7).
     GoBackN,
+    /// Go-back-0: a sequence error discards the message received so far and the sender
+    /// restarts it from its first packet, as early RoCE NIC firmware did (Guo et al., "RDMA
+    /// over Commodity Ethernet at Scale", SIGCOMM 2016, 4.1: the livelock it causes).
+    GoBack0,
     /// IRN-style selective repeat: receiver keeps out-of-order packets and SACKs them
     /// (Mittal et al., "Revisiting network support for RDMA", SIGCOMM 2018).
     SelectiveRepeat,
@@ -18,8 +22,9 @@ pub enum Transport {
 }
 
 /// Every recovery, in the order error messages list them.
-pub const TRANSPORTS: [Transport; 3] = [
+pub const TRANSPORTS: [Transport; 4] = [
     Transport::GoBackN,
+    Transport::GoBack0,
     Transport::SelectiveRepeat,
     Transport::Unordered,
 ];
@@ -29,13 +34,14 @@ impl Transport {
     pub fn name(self) -> &'static str {
         match self {
             Transport::GoBackN => "go-back-n",
+            Transport::GoBack0 => "go-back-0",
             Transport::SelectiveRepeat => "selective-repeat",
             Transport::Unordered => "unordered",
         }
     }
 
-    /// The recovery named `s`: `go-back-n`, `selective-repeat`, `unordered`, or the same with
-    /// underscores (`[sim] transport`'s spelling).
+    /// The recovery named `s`: `go-back-n`, `go-back-0`, `selective-repeat`, `unordered`, or
+    /// the same with underscores (`[sim] transport`'s spelling).
     pub fn parse(s: &str) -> Option<Transport> {
         let s = s.trim().replace('_', "-");
         TRANSPORTS.into_iter().find(|t| t.name() == s)
@@ -49,7 +55,7 @@ impl Transport {
 
     /// Whether the receiver keeps out-of-order packets (a PSN bitmap bounded by the window).
     pub fn places_out_of_order(self) -> bool {
-        self != Transport::GoBackN
+        !matches!(self, Transport::GoBackN | Transport::GoBack0)
     }
 
     /// The recovery a run applies under `routing`: a routing that reorders packets (adaptive,

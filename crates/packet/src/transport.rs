@@ -4,6 +4,8 @@
 //! lookup of the routing). One file per recovery (IBA Vol. 1 9.7):
 //!
 //! - `go_back_n`: NAK at the first PSN sequence error, resend from it (IBA Vol. 1 9.7.5);
+//! - `go_back_0`: a sequence error restarts the message from its first packet (early RoCE
+//!   firmware; Guo et al., SIGCOMM 2016);
 //! - `selective_repeat`: SACK per out-of-order packet, resend the holes (IRN, SIGCOMM 2018);
 //! - `unordered`: the receiver places out-of-order packets and acknowledges cumulatively, a hole
 //!   found by the timeout (adaptive routing's and spraying's receiver; UEC RUD later);
@@ -23,6 +25,7 @@ use fabricsim_core::units::Time;
 use fabricsim_mech::psn;
 use fabricsim_mech::recovery::Transport;
 
+mod go_back_0;
 mod go_back_n;
 mod selective_repeat;
 mod timeout;
@@ -91,6 +94,9 @@ pub enum Rx {
     OutOfSequence,
     /// Discarded: already received.
     Duplicate,
+    /// Discarded after a sequence error under go-back-0, with the message's packets received
+    /// before it (their count).
+    Restart(u32),
 }
 
 #[derive(Clone, Debug)]
@@ -388,6 +394,7 @@ impl Qp {
             }
             match kind {
                 Transport::GoBackN => self.sequence_error(),
+                Transport::GoBack0 => self.restart_message(),
                 Transport::SelectiveRepeat => self.sack_out_of_order(psn, window),
                 Transport::Unordered => self.place_out_of_order(psn, window),
             }

@@ -163,6 +163,9 @@ fn engine_source(r: &StepReport, t: &EngineTotals, seeds: usize) -> String {
     if !t.unfitted.is_empty() {
         src += &format!("; no fit, closed form kept for: {}", t.unfitted.join(", "));
     }
+    if let Some(l) = &t.loss {
+        src += &format!("; {}", l.summary());
+    }
     if !t.stalled.is_empty() {
         src += &format!(
             "; runs with timeouts set apart from the fit: {}",
@@ -566,6 +569,10 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
         notes.push("No [train] section: the step is the built-in comparison's (examples/compare-default.toml: Llama 3 70B, TP 8, PP 4, ZeRO-1).".into());
     }
     notes.extend(fabrics.iter().filter_map(|f| f.missing.clone()));
+    notes.extend(fabrics.iter().filter_map(|f| {
+        let l = f.engine.as_ref()?.loss.as_ref()?;
+        Some(format!("{}: {}.", f.variant.name, l.summary()))
+    }));
     let loss_sweep = fabrics
         .iter()
         .find(|f| f.design.profile.family == fabricsim_input::profile::Family::Roce)

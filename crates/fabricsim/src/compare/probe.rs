@@ -19,6 +19,7 @@ use crate::error::Error;
 use crate::setup::engine_choice::EngineChoice;
 use fabricsim_core::estimate::Estimate;
 use fabricsim_core::message::MessageDag;
+pub use fabricsim_core::topology::switch_hops;
 use fabricsim_core::topology::{HostId, Topology};
 use fabricsim_core::units::Time;
 use fabricsim_input::scenario::{Design, Scenario};
@@ -30,16 +31,6 @@ pub const PING_BYTES: u64 = 8;
 pub const LONG_FLOW_BYTES: u64 = 32 << 20;
 /// The switch hop counts of the latency rows.
 pub const HOPS: [u32; 3] = [1, 3, 5];
-
-/// Switches on the up/down path from `src` to `dst`: up from `src`'s leaf to the first switch
-/// that has `dst` below it (tier T), then down: 2T - 1. `None` when `dst` is unreachable.
-pub fn switch_hops(t: &Topology, src: HostId, dst: HostId) -> Option<u32> {
-    let mut n = t.peer_node(t.host_port(src));
-    while !t.routing.is_below(n, dst) {
-        n = t.peer_node(*t.routing.up_ports(n).first()?);
-    }
-    Some(2 * t.node(n).tier() as u32 - 1)
-}
 
 /// The first host (in host order) `hops` switches away from host 0.
 pub fn partner(t: &Topology, hops: u32) -> Option<HostId> {

@@ -1,7 +1,8 @@
 //! The training step with its collectives timed by the packet engine: every (op, group) of the
 //! step is run as a message DAG at a few sizes (capped so a run stays short), fitted to
 //! alpha-beta and inserted into the communication model (`workload::train::calibrate`); the
-//! step model then uses the fits. Loss and loss recovery act through these runs only.
+//! step model then uses the fits. The runs are lossless: random loss is costed in expectation
+//! at the step's real sizes (`workload::train::loss_cost`), not sampled once per size.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,10 +16,12 @@ use crate::workload::measure::{SweepError, Timed};
 use crate::workload::train::calibrate::{Calibrated, calibrate_at};
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::efficiency::Efficiency;
+use crate::workload::train::loss_cost::{LossSetup, LossyComm, StepLoss};
 use crate::workload::train::step::{StepReport, step};
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::BitRate;
 use fabricsim_input::scenario::Design;
+use fabricsim_mech::SimParams;
 
 /// Largest collective size run on the packet engine; larger collectives are extrapolated by
 /// the fit (64 MiB keeps a 256-GPU step's calibration around a second).
@@ -53,6 +56,18 @@ pub struct EngineTotals {
     /// Fits with runs that met a retransmission timeout: the line through the others, the
     /// stalls' mean per call added to alpha (`alpha_beta::fit_runs`), one line each.
     pub stalled: Vec<String>,
+    /// Random loss in expectation (`None` without loss).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<StepLoss>,
+}
+
+/// The loss of `p` to cost in expectation, and `p` without it for the calibration runs.
+fn split_loss(mut p: SimParams, design: &Design) -> (Option<LossSetup>, SimParams) {
+    let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
+    let loss = LossSetup::of(&p, rate);
+    p.loss_rate = 0.0;
+    p.ber = 0.0;
+    (loss, p)
 }
 
 impl EngineTotals {
@@ -87,7 +102,7 @@ pub fn engine_step(
     let mut model = AlphaBetaModel::new(FabricParams::of(design));
     // The step's collectives and sizes come from the closed-form step; the fits replace times.
     let first = step(cfg, &eff, &model);
-    let p = params(v, design, seed)?;
+    let (loss, p) = split_loss(params(v, design, seed)?, design);
     let nvlink = BitRate((cfg.gpu.nvlink_one_way_bytes_per_s() * 8.0) as u64);
     let mut totals = EngineTotals::default();
     let calibrated = calibrate_at(
@@ -152,5 +167,16 @@ pub fn engine_step(
         })
         .collect();
     let r = step(cfg, &eff, &model);
-    Ok((r, totals))
+    let Some(loss) = loss else {
+        return Ok((r, totals));
+    };
+    let lossy = LossyComm::new(&model, loss, topo, &cfg.place, nvlink, CHANNELS, &r);
+    let costed = step(cfg, &eff, &lossy);
+    totals.loss = Some(StepLoss::of(
+        &loss,
+        lossy.per_step(&costed, &r),
+        &costed,
+        &r,
+    ));
+    Ok((costed, totals))
 }

@@ -353,7 +353,7 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
     }
     out.push('\n');
     if let Some((_, points)) = &c.loss_sweep {
-        out.push_str("MFU against random loss (packet-engine runs of the step's collectives):\n");
+        out.push_str("MFU against random loss (lossless packet-engine runs of the step's collectives, loss costed in expectation):\n");
         for p in points {
             let v: Vec<&str> = p.point.values.iter().map(|x| x.1.as_str()).collect();
             let mfu = p.mfu.map(|m| percent(&m, 2));

@@ -142,6 +142,9 @@ fn flow_supports(faults: &Faults, opts: &RunOptions) -> Result<(), Error> {
             Fault::DropNth { link, nth, .. } => {
                 format!("the dropped packet {nth} on link {}", link.0)
             }
+            Fault::DropEvery { link, every, .. } => {
+                format!("every {every}-th packet dropped on link {}", link.0)
+            }
             Fault::Down { link, .. } => format!("link {} going down", link.0),
             Fault::Up { link, .. } => format!("link {} coming up", link.0),
             Fault::RxStall { host, .. } => format!("the receive stall of host {}", host.0),

@@ -9,8 +9,9 @@
 //! link = 12                 # link index: the order of the topology's links (for an ns-3 file,
 //!                           # of its link lines; for a topology built from [cluster]/[topology],
 //!                           # of the link lines `fabricsim plan --export-ns3` writes)
-//! direction = "both"        # up | down | both (loss and drop_nth only)
-//! loss_rate = 1e-3          # or ber = 1e-12, or drop_nth = 5 (the 5th packet sent on it)
+//! direction = "both"        # up | down | both (loss, drop_nth and drop_every only)
+//! loss_rate = 1e-3          # or ber = 1e-12, or drop_nth = 5 (the 5th packet sent on it),
+//!                           # or drop_every = 256 (every 256th packet sent on it)
 //! down_at = "10us"          # and/or up_at = "50us"
 //! ```
 
@@ -22,6 +23,9 @@ use fabricsim_core::topology::LinkId;
 use fabricsim_core::units::Time;
 use fabricsim_mech::faults::{Dir, Fault, Faults, LinkLoss};
 use fabricsim_mech::reroute::RerouteDelays;
+
+/// Largest `drop_every`: one packet in 2^40, past any run's packet count.
+pub const MAX_DROP_EVERY: u64 = 1 << 40;
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -45,6 +49,7 @@ pub struct LinkFaultEntry {
     pub loss_rate: Option<f64>,
     pub ber: Option<f64>,
     pub drop_nth: Option<u64>,
+    pub drop_every: Option<u64>,
     pub down_at: Option<String>,
     pub up_at: Option<String>,
 }
@@ -172,6 +177,18 @@ impl FaultsSection {
                 }
                 out.faults.push(Fault::DropNth { link, dir, nth });
             }
+            if let Some(every) = e.drop_every {
+                if !(2..=MAX_DROP_EVERY).contains(&every) {
+                    return Err(InputError::at_key(
+                        src,
+                        &k("drop_every"),
+                        every,
+                        "out of range (1 would drop every packet)",
+                        format!("2 to {MAX_DROP_EVERY}"),
+                    ));
+                }
+                out.faults.push(Fault::DropEvery { link, dir, every });
+            }
             let down = e
                 .down_at
                 .as_deref()
@@ -201,5 +218,36 @@ impl FaultsSection {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(text: &str) -> (Source, FaultsSection) {
+        let f: FaultsSection = toml::from_str(text).unwrap();
+        (Source::new("f.toml", text), f)
+    }
+
+    #[test]
+    fn drop_every_is_a_periodic_drop_from_2_on() {
+        let (src, f) = section("[[link]]\nlink = 3\ndirection = \"up\"\ndrop_every = 256\n");
+        let faults = f.resolve(&src, 8, None).unwrap();
+        assert_eq!(
+            faults.faults,
+            vec![Fault::DropEvery {
+                link: LinkId(3),
+                dir: Dir::Up,
+                every: 256
+            }]
+        );
+        for bad in ["1", "0", "1099511627777"] {
+            let (src, f) = section(&format!("[[link]]\nlink = 3\ndrop_every = {bad}\n"));
+            let e = f.resolve(&src, 8, None).unwrap_err();
+            assert!(e.key.ends_with("drop_every"), "{e}");
+            assert_eq!(e.value, bad);
+            assert!(e.allowed.contains("2 to"), "{e}");
+        }
     }
 }

@@ -148,6 +148,12 @@ pub(super) fn apply_faults(
                     loss[pt].drop_nth = nth;
                 }
             }
+            Fault::DropEvery { link, dir, every } => {
+                link_ok(link)?;
+                for pt in dir_ports(topo, link, dir) {
+                    loss[pt].drop_every = every;
+                }
+            }
             Fault::Down { link, at } => {
                 link_ok(link)?;
                 q.push(

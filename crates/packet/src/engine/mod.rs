@@ -289,14 +289,16 @@ struct PortLoss {
     threshold: u64,
     /// Bit error rate (0: none).
     ber: f64,
-    /// Corrupt the n-th packet sent (0: none); `tx_packets` counts only while it is set.
+    /// Corrupt the n-th packet sent, and every `drop_every`-th (0: none); `tx_packets` counts
+    /// only while one is set.
     drop_nth: u64,
+    drop_every: u64,
     tx_packets: u64,
 }
 
 impl PortLoss {
     fn any(&self) -> bool {
-        self.threshold != 0 || self.ber > 0.0 || self.drop_nth != 0
+        self.threshold != 0 || self.ber > 0.0 || self.drop_nth != 0 || self.drop_every != 0
     }
 }
 

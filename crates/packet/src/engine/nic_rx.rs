@@ -4,6 +4,7 @@
 use super::{Engine, Ev};
 use crate::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
 use crate::transport::{Reply, Rx};
+use fabricsim_mech::Transport;
 use fabricsim_mech::results::DropReason;
 
 impl Engine<'_> {
@@ -38,6 +39,10 @@ impl Engine<'_> {
                     }
                     Rx::OutOfSequence => self.drop_pkt(id, DropReason::OutOfSequence),
                     Rx::Duplicate => self.drop_pkt(id, DropReason::Duplicate),
+                    Rx::Restart(discarded) => {
+                        self.drop_pkt(id, DropReason::OutOfSequence);
+                        self.discard_received(discarded);
+                    }
                 }
                 if pk.flags & F_ECN != 0 {
                     self.cc_marked_rx(qi);
@@ -79,6 +84,7 @@ impl Engine<'_> {
                 let qp = &mut self.qps[qi as usize];
                 let advanced = match pk.kind {
                     Kind::Ack => qp.on_ack(pk.psn),
+                    Kind::Nak if kind == Transport::GoBack0 => qp.on_restart(pk.psn),
                     Kind::Nak => qp.on_nak(pk.psn),
                     _ => qp.on_sack(pk.psn, pk.aux),
                 };
@@ -97,6 +103,17 @@ impl Engine<'_> {
                 self.pkts.free(id);
                 self.cc_notified(qi);
             }
+        }
+    }
+
+    /// Go-back-0's receiver discarded the `packets` full-MTU packets of a message it had
+    /// delivered: their bytes count as dropped out of sequence, not delivered.
+    fn discard_received(&mut self, packets: u32) {
+        let bytes = packets as u64 * self.p.mtu_bytes as u64;
+        self.c.bytes_delivered -= bytes;
+        self.c.bytes_dropped += bytes;
+        for _ in 0..packets {
+            self.c.drops.add(DropReason::OutOfSequence);
         }
     }
 

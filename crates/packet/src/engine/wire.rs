@@ -92,7 +92,7 @@ impl Engine<'_> {
     }
 
     /// Link loss on port `pi` (`PortLoss`): marks packet `id` (`wire` bytes on the wire)
-    /// corrupt by the port's loss rate, bit error rate or drop-nth setting. Out of line: most
+    /// corrupt by the port's loss rate, bit error rate, drop-nth or periodic drop setting. Out of line: most
     /// ports are lossless and the transmit path stays short.
     #[cold]
     #[inline(never)]
@@ -107,11 +107,10 @@ impl Engine<'_> {
                 corrupt = true;
             }
         }
-        if loss.drop_nth != 0 {
+        if loss.drop_nth != 0 || loss.drop_every != 0 {
             loss.tx_packets += 1;
-            if loss.tx_packets == loss.drop_nth {
-                corrupt = true;
-            }
+            corrupt |= loss.tx_packets == loss.drop_nth;
+            corrupt |= loss.drop_every != 0 && loss.tx_packets % loss.drop_every == 0;
         }
         if corrupt {
             self.pkts.get_mut(id).flags |= F_CORRUPT;

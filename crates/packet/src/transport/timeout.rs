@@ -5,12 +5,13 @@ use super::Qp;
 use fabricsim_mech::Transport;
 
 impl Qp {
-    /// The local ACK timer expired with packets outstanding: resend them. Go-back-N rewinds;
+    /// The local ACK timer expired with packets outstanding: resend them. Go-back-N rewinds
+    /// (go-back-0 too, to its oldest unacknowledged PSN, a message's first);
     /// a receiver that places out-of-order packets keeps what arrived, so the sender resends
     /// everything outstanding as holes and the receiver discards the duplicates.
     pub fn on_timeout(&mut self, kind: Transport) {
         match kind {
-            Transport::GoBackN => self.nxt = self.una,
+            Transport::GoBackN | Transport::GoBack0 => self.nxt = self.una,
             Transport::SelectiveRepeat | Transport::Unordered => {
                 self.in_recovery = true;
                 self.recovery_point = self.nxt.saturating_sub(1);

@@ -9,6 +9,7 @@ pub mod efficiency;
 pub mod flops;
 pub mod flow_step;
 pub mod groups;
+pub mod loss_cost;
 pub mod memory;
 pub mod model;
 pub mod report;

@@ -42,6 +42,10 @@ pub struct CommRow {
     pub total_s: f64,
     /// What compute does not hide (the steady-state part; the bubble is reported apart).
     pub exposed_s: f64,
+    /// The pieces each call is issued in (data-parallel buckets: `collective::piece`; 1 for a
+    /// collective timed whole), for what costs a piece (`workload::loss_cost`).
+    #[serde(skip)]
+    pub pieces: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -129,7 +133,7 @@ impl Step<'_> {
         let exposed = (t * calls - hidden_by).max(0.0);
         self.push(
             &c,
-            bytes,
+            (bytes, 1),
             (calls * self.micro_batches as f64).round() as u64,
             t,
             exposed * self.micro_batches as f64,
@@ -150,7 +154,7 @@ impl Step<'_> {
             let nb = total.div_ceil(self.bucket_bytes).max(1);
             let before = buckets.len();
             buckets.extend((0..nb).map(|j| self.comm.time_s(c.op, piece(total, nb, j), c.group())));
-            per_coll.push((c, total, buckets[before..].iter().sum::<f64>()));
+            per_coll.push((c, total, nb, buckets[before..].iter().sum::<f64>()));
         }
         let sum: f64 = buckets.iter().sum();
         let exposed = if self.overlap {
@@ -158,14 +162,22 @@ impl Step<'_> {
         } else {
             sum
         };
-        for (c, bytes, t) in per_coll {
+        for (c, bytes, nb, t) in per_coll {
             let share = if sum > 0.0 { t / sum } else { 0.0 };
-            self.push(&c, bytes, times, t, exposed * share * times as f64);
+            self.push(&c, (bytes, nb), times, t, exposed * share * times as f64);
         }
         exposed
     }
 
-    fn push(&mut self, c: &Coll, bytes: u64, calls: u64, per_call: f64, exposed: f64) {
+    /// Adds the row of `c`: `(bytes, pieces)` per call, `calls` per step.
+    fn push(
+        &mut self,
+        c: &Coll,
+        (bytes, pieces): (u64, u64),
+        calls: u64,
+        per_call: f64,
+        exposed: f64,
+    ) {
         self.rows.push(CommRow {
             name: c.name,
             op: c.op.name(),
@@ -177,6 +189,7 @@ impl Step<'_> {
             time_per_call_s: per_call,
             total_s: per_call * calls as f64,
             exposed_s: exposed,
+            pieces,
         });
     }
 }
