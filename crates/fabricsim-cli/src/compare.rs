@@ -38,6 +38,10 @@ pub struct CompareArgs {
     /// Engine for the DAG runs: packet, flow or auto (flow above 20M fabric packets) (engine).
     #[arg(long)]
     pub engine: Option<String>,
+    /// The claims section: quick (default: the points that fit the default's time), full (also
+    /// 16,384 GPUs on the flow engine) or off ([compare] claims).
+    #[arg(long)]
+    pub claims: Option<String>,
     /// Also write a self-contained HTML report (inline CSS and SVG charts) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -63,6 +67,7 @@ pub fn run(args: CompareArgs) -> Outcome {
         ("--catalog", &args.catalog),
         ("--years", &args.years),
         ("--engine", &args.engine),
+        ("--claims", &args.claims),
     ]
     .into_iter()
     .filter_map(|(f, v)| v.as_ref().map(|v| (f.to_string(), v.clone())))

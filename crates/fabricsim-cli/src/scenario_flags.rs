@@ -19,7 +19,10 @@ pub trait Keys {
 pub struct Plan;
 impl Keys for Plan {
     fn takes(key: &str) -> bool {
-        !key.starts_with("train.") && key != "engine" && key != "max_memory"
+        !key.starts_with("train.")
+            && !key.starts_with("compare.")
+            && key != "engine"
+            && key != "max_memory"
     }
 }
 

@@ -10,6 +10,7 @@
 //! - [`metrics`]: the table architects compare fabrics by, each figure with its provenance;
 //! - [`recommend`]: the documented score and its reasons; [`progress`]: the stages done.
 
+pub mod claims;
 pub mod curves;
 pub mod engine;
 pub mod metrics;
