@@ -29,8 +29,8 @@ fn pct(e: Option<&Estimate>) -> String {
 fn evidence(f: &Figures) -> String {
     let seeds = f.runs.iter().filter(|r| r.seed.is_some()).count();
     let mut s = match f.timed_on.as_str() {
-        "closed form" => "closed form, no engine run".to_string(),
-        on => format!("{on} engine, {} runs over {seeds} seeds", f.engine_runs),
+        "closed form" => "closed form, no run".to_string(),
+        on => format!("{on}: {} runs, {seeds} seeds", f.engine_runs),
     };
     if !f.closed_form_kept.is_empty() {
         let _ = write!(
@@ -166,7 +166,7 @@ pub fn headings(c: &Claims) -> [String; 3] {
         )
     });
     [
-        format!("{} {}", quoted(t), k.text),
+        format!("\"{} {}\"", t.text, k.text),
         format!("{}{loss}", quoted(l)),
         format!(
             "{} (InfiniBand's advantage: its step throughput over RoCE's, from the reference size to the large one, on one method)",
