@@ -445,6 +445,30 @@ mod tests {
         }
     }
 
+    /// roce-400g-hpcc is roce-400g with HPCC (η 0.95, maxStage 5, the ns-3 W_AI) in place of
+    /// ECN and DCQCN; its untuned variant is roce-400g's.
+    #[test]
+    fn the_hpcc_profile_is_roce_400g_with_hpcc_for_dcqcn() {
+        use fabricsim_mech::hpcc::HpccParams;
+        let (h, d) = (
+            mapped("roce-400g-hpcc", Tuning::Tuned),
+            mapped("roce-400g", Tuning::Tuned),
+        );
+        let want = HpccParams {
+            eta: 0.95,
+            max_stage: 5,
+            w_ai_bytes: None,
+        };
+        assert_eq!((&h.cc.algo, h.cc.ecn), (&CcAlgo::Hpcc(want), None));
+        let mut same = h.clone();
+        (same.cc.algo, same.cc.ecn) = (d.cc.algo.clone(), d.cc.ecn);
+        assert_eq!(same, d);
+        assert_eq!(
+            mapped("roce-400g-hpcc", Tuning::Untuned),
+            mapped("roce-400g", Tuning::Untuned)
+        );
+    }
+
     #[test]
     fn ib_profiles_map_adaptive_routing_and_ib_cc_off() {
         for id in ["ib-ndr", "ib-xdr"] {

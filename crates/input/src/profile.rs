@@ -10,7 +10,7 @@ use serde::Deserialize;
 use fabricsim_core::error::{InputError, Source};
 
 /// The shipped profiles: (id, file name, text).
-const BUILTIN: [(&str, &str, &str); 4] = [
+const BUILTIN: [(&str, &str, &str); 5] = [
     (
         "ib-ndr",
         "data/profiles/ib-ndr.toml",
@@ -30,6 +30,11 @@ const BUILTIN: [(&str, &str, &str); 4] = [
         "roce-800g",
         "data/profiles/roce-800g.toml",
         include_str!("../../../data/profiles/roce-800g.toml"),
+    ),
+    (
+        "roce-400g-hpcc",
+        "data/profiles/roce-400g-hpcc.toml",
+        include_str!("../../../data/profiles/roce-400g-hpcc.toml"),
     ),
 ];
 

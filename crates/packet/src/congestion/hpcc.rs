@@ -11,8 +11,9 @@
 //! of the two samples' queues, T is the largest base RTT of the run's QPs, hops whose samples
 //! share a timestamp are skipped.
 //!
-//! INT lives in a side table indexed by packet slab id (fixed-size records, grown with the
-//! slab, never per packet), at most `MAX_HOPS` switches a route.
+//! INT lives in a side table indexed by packet slab id (fixed-size records, reserved at setup
+//! for the slab's room and grown with the slab past it, never per packet), at most `MAX_HOPS`
+//! switches a route.
 
 use super::{CcOut, CcSetup, CongestionControl, Gap, Hop};
 use fabricsim_core::topology::{PortId, Topology};
@@ -91,7 +92,8 @@ impl Hpcc {
             rai,
             mtu: s.p.mtu_bytes.max(1) as u64,
             cap: s.p.window_packets,
-            int: Vec::new(),
+            // Reserved, not touched: a record is written when its packet is first sent.
+            int: Vec::with_capacity(s.packets),
             qp: s
                 .line
                 .iter()
@@ -115,7 +117,8 @@ impl Hpcc {
     fn slot(&mut self, id: u32) -> &mut Int {
         let i = id as usize;
         if i >= self.int.len() {
-            self.int.resize((i + 1).next_power_of_two(), Int::default());
+            // Within the room reserved at setup this writes, it does not allocate.
+            self.int.resize(i + 1, Int::default());
         }
         &mut self.int[i]
     }

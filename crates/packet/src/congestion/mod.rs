@@ -102,6 +102,8 @@ pub struct CcSetup<'a> {
     pub qps: &'a [Qp],
     /// Each QP's NIC line rate.
     pub line: &'a [BitRate],
+    /// The packet slab's room at the start (per-packet side tables take it, `hpcc`'s INT).
+    pub packets: usize,
 }
 
 /// The hooks; each defaults to doing nothing. `qp` is the QP's index, `line` its NIC's rate; a

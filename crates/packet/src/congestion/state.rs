@@ -39,6 +39,7 @@ impl CcState {
         topo: &Topology,
         qps: &[Qp],
         qp_line: Vec<BitRate>,
+        packets: usize,
     ) -> Result<Self, String> {
         let (cc, seed, nodes, ports) = (&p.cc, p.seed, topo.nodes.len(), topo.ports.len());
         let ar_share = match p.flow_control {
@@ -58,6 +59,7 @@ impl CcState {
             topo,
             qps,
             line: &qp_line,
+            packets,
         })?;
         let window = (0..nq as u32)
             .map(|q| alg.initial_window(q, p.window_packets))

@@ -205,7 +205,7 @@ impl<'a> Engine<'a> {
             (iv, ps, vec![0u64; nports])
         });
         // A congestion control that cannot run on these routes (HPCC past its INT hops).
-        let cc = CcState::new(p, topo, &qps, qp_line).map_err(SimError::Traffic)?;
+        let cc = CcState::new(p, topo, &qps, qp_line, slab_room).map_err(SimError::Traffic)?;
         for ps in &mut ports {
             ps.tx_hook |= cc.telemetry && ps.host == NIL;
         }
