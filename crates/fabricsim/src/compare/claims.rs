@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::model::{FabricResult, train_config};
+use super::model::FabricResult;
 use super::progress::Tracker;
 use super::step::EngineTotals;
 use super::sweep::{self, Param, Point, PointResult};
@@ -77,11 +77,14 @@ pub enum Against {
 
 impl Against {
     fn of(lo: f64, hi: f64, (a, b): (f64, f64)) -> Against {
-        match () {
-            _ if hi < a => Against::Below,
-            _ if lo > b => Against::Above,
-            _ if lo >= a && hi <= b => Against::Within,
-            _ => Against::Straddles,
+        if hi < a {
+            Against::Below
+        } else if lo > b {
+            Against::Above
+        } else if lo >= a && hi <= b {
+            Against::Within
+        } else {
+            Against::Straddles
         }
     }
 
@@ -90,7 +93,7 @@ impl Against {
             Against::Below => "below",
             Against::Within => "within",
             Against::Above => "above",
-            Against::Straddles => "straddling",
+            Against::Straddles => "straddles",
         }
     }
 }
@@ -259,10 +262,12 @@ pub enum Trend {
 
 impl Trend {
     fn of(reference: &Estimate, large: &Estimate) -> Trend {
-        match () {
-            _ if large.hi < reference.lo => Trend::Grows,
-            _ if large.lo > reference.hi => Trend::Shrinks,
-            _ => Trend::NotSeparated,
+        if large.hi < reference.lo {
+            Trend::Grows
+        } else if large.lo > reference.hi {
+            Trend::Shrinks
+        } else {
+            Trend::NotSeparated
         }
     }
 
@@ -344,35 +349,11 @@ fn loss_point(id: usize, rate: f64, recovery: &str) -> Point {
 /// The closed-form step of `v` at `point` (the comparison's plan and job, the step's
 /// collectives timed by the alpha-beta closed form on the profile's link parameters).
 fn closed_form(s: &Scenario, v: &Variant, point: &Point) -> PointResult {
-    let (s, _) = sweep::apply(s, v, point);
-    let outcome = (|| -> Result<_, String> {
-        let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
-        let cfg = train_config(&s, &design, &topo).map_err(|e| e.to_string())?;
-        let model = AlphaBetaModel::new(FabricParams::of(&design));
-        Ok((step(&cfg, &Efficiency::h200(&design.catalog), &model), plan))
-    })();
-    let mut r = PointResult {
-        point: point.clone(),
-        step_time_s: None,
-        tokens_per_s: None,
-        mfu: None,
-        network_capex_usd: None,
-        usd_per_million_tokens: None,
-        engine: None,
-        stress: None,
-        error: None,
-    };
-    match outcome {
-        Ok((step, plan)) => {
-            r.step_time_s = Some(step.step_time_s);
-            r.tokens_per_s = Some(step.tokens_per_s);
-            r.mfu = Some(step.mfu);
-            r.network_capex_usd = Some(plan.cost.network_capex_usd);
-            r.engine = Some(EngineTotals::default());
-        }
-        Err(e) => r.error = Some(e),
-    }
-    r
+    sweep::timed_point(s, v, point, |cfg, design, _, _| {
+        let model = AlphaBetaModel::new(FabricParams::of(design));
+        let r = step(cfg, &Efficiency::h200(&design.catalog), &model);
+        Ok((r, EngineTotals::default(), None))
+    })
 }
 
 /// The runs of one fabric and seed: its points, and their results once run.

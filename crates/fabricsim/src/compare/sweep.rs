@@ -15,10 +15,13 @@ use super::model::train_config;
 use super::step::{EngineTotals, engine_step};
 use super::stress::StressResult;
 use super::variant::Variant;
+use crate::workload::train::config::TrainConfig;
+use crate::workload::train::step::StepReport;
 use fabricsim_core::error::InputError;
+use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{Time, parse_bytes, parse_rate, parse_time};
 use fabricsim_input::profile::Profile;
-use fabricsim_input::scenario::Scenario;
+use fabricsim_input::scenario::{Design, Scenario};
 use fabricsim_mech::Transport;
 
 /// A parameter a sweep can vary.
@@ -255,17 +258,34 @@ pub fn run_point(
     point: &Point,
     stress: bool,
 ) -> PointResult {
+    timed_point(base, fabric, point, |cfg, design, topo, v| {
+        let (r, totals) = engine_step(cfg, design, topo, v, seed)?;
+        let st = match stress {
+            true => Some(super::stress::run(design, topo, v, seed)?),
+            false => None,
+        };
+        Ok((r, totals, st))
+    })
+}
+
+/// The step of a point and what it ran: the report, the engine runs, and the stress run.
+pub type PointStep = (StepReport, EngineTotals, Option<StressResult>);
+
+/// [`run_point`] with the step of the point's job, design, topology and fabric timed by `time`
+/// (the engine-calibrated step, or another model of it).
+pub fn timed_point(
+    base: &Scenario,
+    fabric: &Variant,
+    point: &Point,
+    time: impl FnOnce(&TrainConfig, &Design, &Topology, &Variant) -> Result<PointStep, String>,
+) -> PointResult {
     let (s, v) = apply(base, fabric, point);
     let outcome = (|| -> Result<_, String> {
         let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
         let cfg = train_config(&s, &design, &topo).map_err(|e| e.to_string())?;
-        let (r, totals) = engine_step(&cfg, &design, &topo, &v, seed)?;
+        let (r, totals, st) = time(&cfg, &design, &topo, &v)?;
         let secs = design.cost.years as f64 * crate::plan::cost::HOURS_PER_YEAR * 3600.0;
         let cpt = plan.cost.cluster_tco_usd / (r.tokens_per_s * secs / 1e6);
-        let st = match stress {
-            true => Some(super::stress::run(&design, &topo, &v, seed)?),
-            false => None,
-        };
         Ok((r, totals, plan.cost.network_capex_usd, cpt, st))
     })();
     match outcome {
