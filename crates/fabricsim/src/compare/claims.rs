@@ -203,6 +203,8 @@ pub struct SizePoint {
     pub roce: Figures,
     /// RoCE's tokens/s over InfiniBand's, per seed.
     pub roce_vs_ib: Option<Estimate>,
+    /// InfiniBand's advantage: its tokens/s over RoCE's, less 1, per seed.
+    pub ib_advantage: Option<Estimate>,
     /// 1 - RoCE's network CAPEX / InfiniBand's (the plans).
     pub network_capex_saved: Option<f64>,
     pub throughput_vs_claim: Option<Against>,
@@ -212,6 +214,7 @@ pub struct SizePoint {
 impl SizePoint {
     fn of(gpus: u32, infiniband: Figures, roce: Figures) -> SizePoint {
         let roce_vs_ib = roce.paired(&infiniband, |r, i| r.tokens_per_s / i.tokens_per_s);
+        let ib_advantage = infiniband.paired(&roce, |i, r| i.tokens_per_s / r.tokens_per_s - 1.0);
         let saved = match (roce.network_capex_usd, infiniband.network_capex_usd) {
             (Some(r), Some(i)) if i > 0.0 => Some(1.0 - r / i),
             _ => None,
@@ -224,6 +227,7 @@ impl SizePoint {
             infiniband,
             roce,
             roce_vs_ib,
+            ib_advantage,
             network_capex_saved: saved,
         }
     }
@@ -253,7 +257,7 @@ pub struct LossClaim {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trend {
-    /// RoCE's share of InfiniBand's throughput is lower at the large size (intervals apart).
+    /// InfiniBand's advantage is larger at the large size (intervals apart).
     Grows,
     Shrinks,
     /// The intervals overlap: the runs do not separate the two sizes.
@@ -262,9 +266,9 @@ pub enum Trend {
 
 impl Trend {
     fn of(reference: &Estimate, large: &Estimate) -> Trend {
-        if large.hi < reference.lo {
+        if large.lo > reference.hi {
             Trend::Grows
-        } else if large.lo > reference.hi {
+        } else if large.hi < reference.lo {
             Trend::Shrinks
         } else {
             Trend::NotSeparated
@@ -297,7 +301,7 @@ impl LargePoint {
     fn of(method: &'static str, reference: SizePoint, point: SizePoint) -> LargePoint {
         LargePoint {
             method,
-            trend: match (&reference.roce_vs_ib, &point.roce_vs_ib) {
+            trend: match (&reference.ib_advantage, &point.ib_advantage) {
                 (Some(a), Some(b)) => Some(Trend::of(a, b)),
                 _ => None,
             },

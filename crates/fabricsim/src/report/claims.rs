@@ -11,18 +11,26 @@ use fabricsim_core::estimate::Estimate;
 /// Labelled rows: (label, cells), under a header of column names.
 pub type Rows = (Vec<String>, Vec<(String, Vec<String>)>);
 
-/// `e` in percent with its interval, or the one sample it rests on.
-fn pct(e: Option<&Estimate>) -> String {
+/// `e` in percent with its interval, or the one sample it rests on; `signed`: a small
+/// difference (two decimals and a sign).
+fn share(e: Option<&Estimate>, signed: bool) -> String {
+    let f = |x: f64| match signed {
+        true => format!("{:+.2}", 100.0 * x),
+        false => format!("{:.1}", 100.0 * x),
+    };
     match e {
         None => "-".into(),
-        Some(e) if e.n > 1 => format!(
-            "{:.1}% [{:.1}, {:.1}]",
-            100.0 * e.mean,
-            100.0 * e.lo,
-            100.0 * e.hi
-        ),
-        Some(e) => format!("{:.1}% (n 1)", 100.0 * e.mean),
+        Some(e) if e.n > 1 => format!("{}% [{}, {}]", f(e.mean), f(e.lo), f(e.hi)),
+        Some(e) => format!("{}% (n 1)", f(e.mean)),
     }
+}
+
+fn pct(e: Option<&Estimate>) -> String {
+    share(e, false)
+}
+
+fn signed(e: Option<&Estimate>) -> String {
+    share(e, true)
 }
 
 /// What timed a figure and how many runs and seeds it rests on.
@@ -117,7 +125,7 @@ pub fn large_rows(c: &Claims) -> Rows {
         "timed by".to_string(),
         format!("RoCE / IB at {} GPUs", first.reference.gpus),
         format!("RoCE / IB at {} GPUs", first.point.gpus),
-        "InfiniBand's advantage".into(),
+        "InfiniBand's advantage [95%]".into(),
         "network CAPEX saved at the large size".into(),
     ];
     let rows = c
@@ -129,7 +137,12 @@ pub fn large_rows(c: &Claims) -> Rows {
                 vec![
                     pct(l.reference.roce_vs_ib.as_ref()),
                     pct(l.point.roce_vs_ib.as_ref()),
-                    l.trend.map_or("-", |t| t.name()).into(),
+                    format!(
+                        "{}: {} -> {}",
+                        l.trend.map_or("-", |t| t.name()),
+                        signed(l.reference.ib_advantage.as_ref()),
+                        signed(l.point.ib_advantage.as_ref())
+                    ),
                     l.point
                         .network_capex_saved
                         .map_or("-".into(), |x| format!("{:.1}%", 100.0 * x)),
