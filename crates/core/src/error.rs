@@ -1,4 +1,5 @@
-//! Input errors that name the file, line, key, the bad value and what is allowed.
+//! Input errors that name the file, line, key, the bad value and what is allowed, and the core
+//! layer's own refusals ([`CoreError`]).
 //!
 //! Every user-facing input (scenario files, catalog overrides, CLI flags, ns-3 topology and flow
 //! files) reports problems through [`InputError`]; the CLI prints it and exits with code 2.
@@ -139,7 +140,7 @@ impl InputError {
         src: &Source,
         dotted: &str,
         value: impl fmt::Display,
-        problem: impl Into<String>,
+        problem: impl fmt::Display,
         allowed: impl Into<String>,
     ) -> InputError {
         InputError {
@@ -147,7 +148,7 @@ impl InputError {
             line: src.locate_key(dotted),
             key: dotted.to_string(),
             value: value.to_string(),
-            problem: problem.into(),
+            problem: problem.to_string(),
             allowed: allowed.into(),
         }
     }
@@ -156,7 +157,7 @@ impl InputError {
     pub fn flag(
         flag: &str,
         value: impl fmt::Display,
-        problem: impl Into<String>,
+        problem: impl fmt::Display,
         allowed: impl Into<String>,
     ) -> InputError {
         InputError {
@@ -164,7 +165,7 @@ impl InputError {
             line: None,
             key: flag.to_string(),
             value: value.to_string(),
-            problem: problem.into(),
+            problem: problem.to_string(),
             allowed: allowed.into(),
         }
     }
@@ -175,7 +176,7 @@ impl InputError {
         line: usize,
         key: impl Into<String>,
         value: impl fmt::Display,
-        problem: impl Into<String>,
+        problem: impl fmt::Display,
         allowed: impl Into<String>,
     ) -> InputError {
         InputError {
@@ -183,7 +184,7 @@ impl InputError {
             line: Some(line),
             key: key.into(),
             value: value.to_string(),
-            problem: problem.into(),
+            problem: problem.to_string(),
             allowed: allowed.into(),
         }
     }
@@ -218,13 +219,13 @@ impl InputError {
     }
 
     /// An input file named by `key` (a flag or argument) that cannot be read (`io::input`).
-    pub fn io(path: &str, key: &str, problem: String) -> InputError {
+    pub fn io(path: &str, key: &str, problem: impl fmt::Display) -> InputError {
         InputError {
             file: path.to_string(),
             line: None,
             key: key.to_string(),
             value: String::new(),
-            problem,
+            problem: problem.to_string(),
             allowed: "a readable regular file".into(),
         }
     }
@@ -317,6 +318,34 @@ impl fmt::Display for InputError {
 }
 
 impl std::error::Error for InputError {}
+
+/// What core refuses, in words naming the value, port, message or flow at fault; the layer
+/// reading the input places it (an `InputError` at the key, an engine's `SimError`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CoreError {
+    /// A size, time or rate outside its syntax or bounds (`units::parse_*`, `bounded_*`).
+    Value(String),
+    /// A topology breaking a structural invariant (`Topology::check`).
+    Topology(String),
+    /// A message DAG that does not fit the topology or its bounds, or a dependency that does not
+    /// point back (`MessageDag::check_hosts`, `Release::new`).
+    Dag(String),
+    /// A traffic pattern the hosts cannot carry (`traffic::generate`).
+    Traffic(String),
+}
+
+impl fmt::Display for CoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CoreError::Value(s)
+            | CoreError::Topology(s)
+            | CoreError::Dag(s)
+            | CoreError::Traffic(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for CoreError {}
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 //! flow files) produce DAGs without dependencies; collectives and training steps produce DAGs
 //! with them.
 
+use crate::error::CoreError;
 use crate::topology::HostId;
 use crate::units::{BitRate, MAX_BYTES, MAX_TIME, Time};
 
@@ -53,32 +54,32 @@ impl MessageDag {
     /// its size, start and delay are within the input bounds (`units::MAX_BYTES`, `MAX_TIME`),
     /// which keep the engines' sums of times and byte counts inside a u64. Both engines run it
     /// first; `Err` names the message.
-    pub fn check_hosts(&self, num_hosts: u32) -> Result<(), String> {
+    pub fn check_hosts(&self, num_hosts: u32) -> Result<(), CoreError> {
         for (i, m) in self.messages.iter().enumerate() {
             if m.bytes > MAX_BYTES || m.start > MAX_TIME || m.delay > MAX_TIME {
-                return Err(format!(
+                return Err(CoreError::Dag(format!(
                     "message {i}: {} B starting at {} ps after a delay of {} ps; at most 2^50 B \
                      and 24 hours ({} ps)",
                     m.bytes, m.start.0, m.delay.0, MAX_TIME.0
-                ));
+                )));
             }
             if m.src.0 >= num_hosts || m.dst.0 >= num_hosts {
-                return Err(format!(
+                return Err(CoreError::Dag(format!(
                     "message {i}: host {} -> {} but the topology has {num_hosts} hosts",
                     m.src.0, m.dst.0
-                ));
+                )));
             }
             match m.path {
                 Path::Net if m.src == m.dst => {
-                    return Err(format!(
+                    return Err(CoreError::Dag(format!(
                         "message {i}: source and destination are both host {}",
                         m.src.0
-                    ));
+                    )));
                 }
                 Path::NvLink if self.nvlink_rate.is_none() => {
-                    return Err(format!(
+                    return Err(CoreError::Dag(format!(
                         "message {i} uses NVLink but the DAG has no NVLink rate"
-                    ));
+                    )));
                 }
                 _ => {}
             }

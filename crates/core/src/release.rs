@@ -5,6 +5,7 @@
 //! dependants (CSR, from `MessageDag::children`) and its count of unfinished dependencies, and
 //! tells the engine which messages a completion releases and when they post.
 
+use crate::error::CoreError;
 use crate::message::MessageDag;
 use crate::units::Time;
 
@@ -17,12 +18,12 @@ pub struct Release {
 impl Release {
     /// The tracker of `dag`, or an error naming the first dependency that does not point to an
     /// earlier message (a DAG in topological order is what both engines take).
-    pub fn new(dag: &MessageDag) -> Result<Release, String> {
+    pub fn new(dag: &MessageDag) -> Result<Release, CoreError> {
         for i in 0..dag.messages.len() {
             if let Some(&d) = dag.deps_of(i as u32).iter().find(|&&d| d as usize >= i) {
-                return Err(format!(
+                return Err(CoreError::Dag(format!(
                     "message {i} depends on {d}, which does not come before it"
-                ));
+                )));
             }
         }
         let (children_start, children) = dag.children();
@@ -99,6 +100,6 @@ mod tests {
         dag.deps.push(1);
         dag.messages[0].deps_len = 1;
         let e = Release::new(&dag).err().unwrap();
-        assert!(e.contains("message 0 depends on 1"), "{e}");
+        assert!(e.to_string().contains("message 0 depends on 1"), "{e}");
     }
 }

@@ -3,6 +3,7 @@
 //! Engines never use floating-point time. At the standard rates a byte takes a whole number of
 //! picoseconds (100G: 80 ps, 400G: 20 ps, 800G: 10 ps, 1.6T: 5 ps), so serialization is exact.
 
+use crate::error::CoreError;
 use std::fmt;
 use std::ops::{Add, AddAssign, Mul, Sub, SubAssign};
 
@@ -169,24 +170,26 @@ pub const MAX_BYTES: u64 = 1 << 50;
 pub const MAX_TIME: Time = Time(86_400 * 1_000_000_000_000);
 
 /// `bytes` if within [`MAX_BYTES`], else the problem in words.
-pub fn bounded_bytes(bytes: u64) -> Result<u64, String> {
+pub fn bounded_bytes(bytes: u64) -> Result<u64, CoreError> {
     if bytes > MAX_BYTES {
-        return Err(format!(
+        return Err(CoreError::Value(format!(
             "{bytes} B is above the largest size accepted, 2^50 B (1 PiB)"
-        ));
+        )));
     }
     Ok(bytes)
 }
 
 /// `secs` seconds as a [`Time`] if finite, non-negative and within [`MAX_TIME`].
-pub fn bounded_secs(secs: f64) -> Result<Time, String> {
+pub fn bounded_secs(secs: f64) -> Result<Time, CoreError> {
     if !secs.is_finite() || secs < 0.0 {
-        return Err("not a non-negative number of seconds".into());
+        return Err(CoreError::Value(
+            "not a non-negative number of seconds".into(),
+        ));
     }
     if secs > MAX_TIME.as_secs_f64() {
-        return Err(format!(
+        return Err(CoreError::Value(format!(
             "{secs} s is above the longest time accepted, 86400 s (24 hours of simulated time)"
-        ));
+        )));
     }
     Ok(Time::from_secs_f64(secs))
 }
@@ -203,7 +206,7 @@ fn decimal_digit(c: char) -> bool {
 
 /// Parses a size such as `2MB`, `1M`, `64KiB`, `4096` into bytes. Decimal suffixes (K, M, G, T
 /// with optional B) are powers of 1000; binary ones (KiB, MiB, GiB) are powers of 1024.
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
+pub fn parse_bytes(s: &str) -> Result<u64, CoreError> {
     let (num, suf) = split_number(s, decimal_digit);
     let mult: f64 = match suf.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
@@ -215,28 +218,32 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         "mib" => 1024.0 * 1024.0,
         "gib" => 1024.0 * 1024.0 * 1024.0,
         _ => {
-            return Err(format!(
+            return Err(CoreError::Value(format!(
                 "unknown size unit `{suf}` (allowed: B, K/KB, M/MB, G/GB, T/TB, KiB, MiB, GiB)"
-            ));
+            )));
         }
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (examples: 4096, 64KB, 2MB, 1GiB)"))?;
+    let v: f64 = num.parse().map_err(|_| {
+        CoreError::Value(format!(
+            "`{s}` is not a size (examples: 4096, 64KB, 2MB, 1GiB)"
+        ))
+    })?;
     let bytes = v * mult;
     if !bytes.is_finite() || bytes < 0.0 || bytes.fract() != 0.0 {
-        return Err(format!("`{s}` is not a whole number of bytes"));
+        return Err(CoreError::Value(format!(
+            "`{s}` is not a whole number of bytes"
+        )));
     }
     if bytes > MAX_BYTES as f64 {
-        return Err(format!(
+        return Err(CoreError::Value(format!(
             "`{s}` is above the largest size accepted, 2^50 B (1 PiB)"
-        ));
+        )));
     }
     Ok(bytes as u64)
 }
 
 /// Parses a duration such as `10us`, `1.5ms`, `1000ns`, `2s`, `500ps` into a [`Time`].
-pub fn parse_time(s: &str) -> Result<Time, String> {
+pub fn parse_time(s: &str) -> Result<Time, CoreError> {
     // Also 'e' and '-' for exponents such as 1e-3s.
     let (num, suf) = split_number(s, |c| decimal_digit(c) || c == 'e' || c == '-');
     let ps_per_unit: f64 = match suf.trim() {
@@ -245,30 +252,38 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
         "us" | "µs" => 1e6,
         "ms" => 1e9,
         "s" => 1e12,
-        "" => return Err(format!("`{s}` has no unit (allowed: ps, ns, us, ms, s)")),
+        "" => {
+            return Err(CoreError::Value(format!(
+                "`{s}` has no unit (allowed: ps, ns, us, ms, s)"
+            )));
+        }
         other => {
-            return Err(format!(
+            return Err(CoreError::Value(format!(
                 "unknown time unit `{other}` (allowed: ps, ns, us, ms, s)"
-            ));
+            )));
         }
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (examples: 500ns, 10us, 1.5ms)"))?;
+    let v: f64 = num.parse().map_err(|_| {
+        CoreError::Value(format!(
+            "`{s}` is not a duration (examples: 500ns, 10us, 1.5ms)"
+        ))
+    })?;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("`{s}` must be a non-negative duration"));
+        return Err(CoreError::Value(format!(
+            "`{s}` must be a non-negative duration"
+        )));
     }
     let ps = (v * ps_per_unit).round();
     if ps > MAX_TIME.0 as f64 {
-        return Err(format!(
+        return Err(CoreError::Value(format!(
             "`{s}` is above the longest time accepted, 86400s (24 hours of simulated time)"
-        ));
+        )));
     }
     Ok(Time(ps as u64))
 }
 
 /// Parses a rate such as `100Gbps`, `400G`, `25Gb/s`, `800` (Gb/s assumed only when `bare_gbps`).
-pub fn parse_rate(s: &str) -> Result<BitRate, String> {
+pub fn parse_rate(s: &str) -> Result<BitRate, CoreError> {
     let (num, suf) = split_number(s, decimal_digit);
     let mult: f64 = match suf.trim().to_ascii_lowercase().as_str() {
         "bps" | "b/s" => 1.0,
@@ -277,17 +292,17 @@ pub fn parse_rate(s: &str) -> Result<BitRate, String> {
         "g" | "gbps" | "gb/s" => 1e9,
         "t" | "tbps" | "tb/s" => 1e12,
         _ => {
-            return Err(format!(
+            return Err(CoreError::Value(format!(
                 "`{s}` is not a rate (examples: 100Gbps, 400G, 25Gb/s)"
-            ));
+            )));
         }
     };
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("`{s}` is not a rate (examples: 100Gbps, 400G)"))?;
+        .map_err(|_| CoreError::Value(format!("`{s}` is not a rate (examples: 100Gbps, 400G)")))?;
     let bps = (v * mult).round();
     if bps <= 0.0 {
-        return Err(format!("`{s}` must be a positive rate"));
+        return Err(CoreError::Value(format!("`{s}` must be a positive rate")));
     }
     Ok(BitRate(bps as u64))
 }

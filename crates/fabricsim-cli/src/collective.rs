@@ -235,7 +235,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             engines.insert(r.engine.name());
             r.time
         })
-        .map_err(Failure::Run)
+        .map_err(Failure::from)
     })
     .map_err(|e| match e {
         SweepError::Input(e) => Failure::Input(e),

@@ -1,7 +1,7 @@
 //! How a subcommand ends: success, bad input (exit 2), a run that failed (exit 1), or a run a
 //! signal stopped after writing what it had done (exit 128 + the signal: 130, 143).
 
-use fabricsim::InputError;
+use fabricsim::{Error, InputError};
 
 use crate::interrupt;
 use std::process::ExitCode;
@@ -18,6 +18,16 @@ pub enum Failure {
 impl From<InputError> for Failure {
     fn from(e: InputError) -> Failure {
         Failure::Input(e)
+    }
+}
+
+/// The driver's errors: its input errors are the user's (exit 2), the rest the run's (exit 1).
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        match e {
+            Error::Input(e) => Failure::Input(e),
+            e => Failure::Run(e.to_string()),
+        }
     }
 }
 

@@ -101,7 +101,7 @@ pub fn run(a: SimArgs) -> Outcome {
             e,
             "engine = \"packet\" (or --engine packet) for faults, loss and stop times",
         )),
-        EngineKind::Packet => Failure::Run(e),
+        EngineKind::Packet => Failure::from(e),
     })?;
     if tty {
         eprintln!();

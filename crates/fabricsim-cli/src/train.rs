@@ -53,7 +53,7 @@ pub fn run(args: TrainArgs) -> Outcome {
         StepModel::Analytic => None,
     };
     let (tr, provenance) = if args.calibrate {
-        let (tr, p) = calibrate_on_engine(tr, engine).map_err(Failure::Run)?;
+        let (tr, p) = calibrate_on_engine(tr, engine)?;
         (tr, Some(p))
     } else {
         (tr, None)
@@ -78,7 +78,7 @@ pub fn run(args: TrainArgs) -> Outcome {
             };
             match flow_step::simulate_run(&tr, params, fp, first, &mut on_pass) {
                 Err(_) if interrupt::received().is_some() => None,
-                r => Some(r.map_err(Failure::Run)?),
+                r => Some(r?),
             }
         }
         None => None,

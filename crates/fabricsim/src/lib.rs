@@ -8,6 +8,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod error;
 pub mod plan;
 pub mod report;
 pub mod setup;
@@ -16,8 +17,8 @@ pub mod workload;
 
 // The paths of the one-crate library, re-exported for the CLI, tests, examples and benches.
 // Code in this crate names the layer crates directly (`tests/layering.rs` checks it).
-pub use error::{InputError, Source};
-pub use fabricsim_core::{error, message, release, rng, stop, topology, traffic, units};
+pub use error::{Error, InputError, Source};
+pub use fabricsim_core::{message, release, rng, stop, topology, traffic, units};
 pub use fabricsim_flow as flow;
 pub use fabricsim_input::{catalog, io, profile};
 pub use setup::{engine_choice, memory};

@@ -58,8 +58,18 @@ fn sizes_and_times_past_the_bounds_are_refused_by_both_engines() {
 fn parsed_sizes_and_times_stop_at_the_bounds() {
     assert_eq!(parse_bytes("1125899906842624"), Ok(MAX_BYTES));
     assert!(parse_bytes("1125899906842625").is_err());
-    assert!(parse_bytes("2000TB").unwrap_err().contains("2^50"));
+    assert!(
+        parse_bytes("2000TB")
+            .unwrap_err()
+            .to_string()
+            .contains("2^50")
+    );
     assert_eq!(parse_time("86400s"), Ok(MAX_TIME));
     assert!(parse_time("86401s").is_err());
-    assert!(parse_time("1e30s").unwrap_err().contains("24 hours"));
+    assert!(
+        parse_time("1e30s")
+            .unwrap_err()
+            .to_string()
+            .contains("24 hours")
+    );
 }

@@ -55,14 +55,18 @@ const CRATES: [(&str, &str, &[&str]); 9] = [
 /// itself); the layer crates below are open to all. The re-exported old paths in `lib.rs`
 /// (`sim`, `units`, `scenario`, ...) are for the CLI, tests and examples, not for these
 /// modules: a name not in the table fails.
-const DRIVER: [(&str, &[&str]); 7] = [
+const DRIVER: [(&str, &[&str]); 8] = [
+    ("error", &[]),
     ("svg", &[]),
     ("plan", &[]),
-    ("setup", &["plan"]),
+    ("setup", &["error", "plan"]),
     ("bench", &[]),
-    ("workload", &["setup", "plan"]),
-    ("compare", &["setup", "plan", "workload", "svg"]),
-    ("report", &["compare", "setup", "plan", "workload", "svg"]),
+    ("workload", &["error", "setup", "plan"]),
+    ("compare", &["error", "setup", "plan", "workload", "svg"]),
+    (
+        "report",
+        &["compare", "error", "setup", "plan", "workload", "svg"],
+    ),
 ];
 
 fn crates_dir() -> PathBuf {

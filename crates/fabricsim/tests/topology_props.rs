@@ -173,7 +173,7 @@ fn random_specs_build_valid_fabrics() {
 }
 
 fn check_fabric(s: &TopologySpec, t: &Topology, rng: &mut Rng) -> Result<(), String> {
-    t.check()?;
+    t.check().map_err(|e| e.to_string())?;
     // Servers = ceil(gpus / gpus_per_node); NIC ports = servers * nics_per_node.
     let servers = s.gpus.div_ceil(s.gpus_per_node);
     if t.servers != servers || t.num_hosts() as u32 != servers * s.nics_per_node {

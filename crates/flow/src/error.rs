@@ -1,5 +1,6 @@
 //! The flow engine's error: why it refuses a run before the first event.
 
+use fabricsim_core::error::CoreError;
 use fabricsim_mech::ParamError;
 use std::fmt;
 
@@ -31,9 +32,9 @@ impl From<ParamError> for FlowError {
     }
 }
 
-/// The driver still passes `String` errors up.
-impl From<FlowError> for String {
-    fn from(e: FlowError) -> String {
-        e.to_string()
+/// Core's refusals of the run's messages.
+impl From<CoreError> for FlowError {
+    fn from(e: CoreError) -> FlowError {
+        FlowError::Traffic(e.to_string())
     }
 }

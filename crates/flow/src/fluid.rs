@@ -121,8 +121,7 @@ impl<'a> Loop<'a> {
     ) -> Result<Loop<'a>, FlowError> {
         p.validate()?;
         fp.rates.validate()?;
-        dag.check_hosts(topo.num_hosts() as u32)
-            .map_err(FlowError::Traffic)?;
+        dag.check_hosts(topo.num_hosts() as u32)?;
         let k = fp.paths.subflows();
         let qpc = p.cc.qps_per_connection.max(1) as u32;
         let router = paths::Router::new(topo, p.routing);
@@ -181,7 +180,7 @@ impl<'a> Loop<'a> {
             })
             .collect();
         let n = dag.messages.len();
-        let release = Release::new(dag).map_err(FlowError::Traffic)?;
+        let release = Release::new(dag)?;
         let msgs: Vec<MsgState> = msg_qp
             .into_iter()
             .map(|qp| MsgState {

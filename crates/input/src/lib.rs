@@ -4,8 +4,10 @@
 
 pub mod catalog;
 pub mod cc_profile;
+pub mod error;
 pub mod io;
 pub mod profile;
+pub mod profile_extends;
 pub mod profile_fc;
 pub mod scenario;
 

@@ -101,6 +101,9 @@ pub struct Profile {
     pub id: String,
     pub name: String,
     pub family: Family,
+    /// The shipped profile this one starts from (`profile_extends`: the tables written here
+    /// replace the base's, the others are inherited).
+    pub extends: Option<String>,
     pub ports: Ports,
     pub packet: Packet,
     pub comm: Comm,
@@ -137,8 +140,57 @@ impl Profile {
         Profile::parse(&Source::new(*name, *text)).map_err(|e| (e.to_string(), allowed))
     }
 
-    /// Parses a profile file.
+    /// The text of a shipped profile with its `extends` composed in (`profile_extends`).
+    fn builtin_text(id: &str) -> Option<String> {
+        let (_, name, text) = BUILTIN.iter().find(|b| b.0 == id)?;
+        let src = Source::new(*name, *text);
+        Some(
+            Profile::composed(&src)
+                .expect("a shipped profile composes")
+                .text,
+        )
+    }
+
+    /// `src` with the tables of the profile it `extends` appended (`profile_extends`); `src`
+    /// itself when it extends none.
+    fn composed(src: &Source) -> Result<Source, InputError> {
+        let table: toml::Table =
+            toml::from_str(&src.text).map_err(|e| InputError::from_toml(src, &e))?;
+        let Some(base) = table.get("extends") else {
+            return Ok(src.clone());
+        };
+        let allowed = format!("a shipped profile: {}", Profile::ids().join(", "));
+        let id = base.as_str().unwrap_or_default();
+        let text = match Profile::builtin_text(id) {
+            Some(t) if table.get("id").and_then(|v| v.as_str()) != Some(id) => t,
+            Some(_) => {
+                return Err(InputError::at_key(
+                    src,
+                    "extends",
+                    base,
+                    "a profile cannot extend itself",
+                    allowed,
+                ));
+            }
+            None => {
+                return Err(InputError::at_key(
+                    src,
+                    "extends",
+                    base,
+                    "is not a shipped profile",
+                    allowed,
+                ));
+            }
+        };
+        Ok(Source::new(
+            src.name.clone(),
+            crate::profile_extends::compose(&src.text, &text),
+        ))
+    }
+
+    /// Parses a profile file (composing the profile it `extends`, if any).
     pub fn parse(src: &Source) -> Result<Profile, InputError> {
+        let src = &Profile::composed(src)?;
         let p: Profile = toml::from_str(&src.text).map_err(|e| InputError::from_toml(src, &e))?;
         for (key, v) in [
             ("ports.rate_gbps", p.ports.rate_gbps),
@@ -258,5 +310,46 @@ mod tests {
         assert!(allowed.contains("roce-800g"));
         let (p, _) = Profile::builtin("fddi").unwrap_err();
         assert!(p.contains("unknown"));
+    }
+
+    #[test]
+    fn a_user_profile_extends_a_shipped_one_and_its_errors_name_its_own_lines() {
+        let text = "id = \"my-roce\"\nname = \"mine\"\nfamily = \"roce\"\nextends = \"roce-400g\"\n\n[ports]\nrate_gbps = 200\nswitch = \"sn5600\"\nnic = \"cx7\"\n";
+        let p = Profile::parse(&Source::new("my.toml", text)).unwrap();
+        let base = Profile::builtin("roce-400g").unwrap();
+        assert_eq!(p.ports.rate_gbps, 200);
+        assert_eq!(
+            (p.id.as_str(), p.extends.as_deref()),
+            ("my-roce", Some("roce-400g"))
+        );
+        assert_eq!(
+            p.flow_control, base.flow_control,
+            "tables not written are inherited"
+        );
+        assert_eq!(p.congestion, base.congestion);
+        let bad = text.replace("rate_gbps = 200", "rate_gbps = 200\nspeed = 1");
+        let e = Profile::parse(&Source::new("my.toml", bad)).unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str()),
+            ("my.toml", Some(8), "ports.speed")
+        );
+        let zero = text.replace("rate_gbps = 200", "rate_gbps = 0");
+        let e = Profile::parse(&Source::new("my.toml", zero)).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(7), "ports.rate_gbps"));
+        for (base, problem) in [
+            ("fddi", "not a shipped profile"),
+            ("my-roce", "not a shipped"),
+        ] {
+            let t = text.replace("extends = \"roce-400g\"", &format!("extends = \"{base}\""));
+            let e = Profile::parse(&Source::new("my.toml", t)).unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (Some(4), "extends"), "{base}");
+            assert!(
+                e.problem.contains(problem) && e.allowed.contains("roce-400g-hpcc"),
+                "{e}"
+            );
+        }
+        let own = text.replace("id = \"my-roce\"", "id = \"roce-400g\"");
+        let e = Profile::parse(&Source::new("my.toml", own)).unwrap_err();
+        assert!(e.problem.contains("itself"), "{e}");
     }
 }

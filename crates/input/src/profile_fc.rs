@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 
+use crate::error::ProfileError;
 use crate::profile::{Family, Profile};
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::units::{MAX_BYTES, Time};
@@ -101,7 +102,7 @@ impl FlowControlProfile {
     }
 
     /// The engine's flow control for this profile (`tuned` false: the untuned variant).
-    pub fn flow_control(&self, p: &SimParams, tuned: bool) -> Result<FlowControl, String> {
+    pub fn flow_control(&self, p: &SimParams, tuned: bool) -> Result<FlowControl, ProfileError> {
         match self.kind.as_str() {
             "none" => Ok(FlowControl::None),
             "credits" => {
@@ -116,7 +117,10 @@ impl FlowControlProfile {
             }
             "pfc" => {
                 if self.priority.is_some_and(|x| x > 7) {
-                    return Err("flow_control.priority: 0 to 7 (802.1p)".into());
+                    return Err(ProfileError::new(
+                        "flow_control.priority",
+                        "0 to 7 (802.1p)",
+                    ));
                 }
                 let frame = p.mtu_frame_wire_bytes();
                 let mut pp = PfcParams::tuned(p.data_tc, frame);
@@ -130,17 +134,20 @@ impl FlowControlProfile {
                     pp.watchdog = (w > 0).then(|| Time::from_ms(w));
                 }
                 if !tuned {
-                    let u = self
-                        .untuned
-                        .as_ref()
-                        .ok_or("flow_control.untuned: the profile has no untuned variant")?;
+                    let u = self.untuned.as_ref().ok_or_else(|| {
+                        ProfileError::new(
+                            "flow_control.untuned",
+                            "the profile has no untuned variant",
+                        )
+                    })?;
                     pp.headroom = Headroom::Bytes(u.headroom_bytes);
                     pp.watchdog = (u.watchdog_ms > 0).then(|| Time::from_ms(u.watchdog_ms));
                 }
                 Ok(FlowControl::Pfc(pp))
             }
-            other => Err(format!(
-                "flow_control.kind: unknown `{other}` (allowed: credits, pfc, none)"
+            other => Err(ProfileError::new(
+                "flow_control.kind",
+                format!("unknown `{other}` (allowed: credits, pfc, none)"),
             )),
         }
     }
@@ -148,7 +155,7 @@ impl FlowControlProfile {
 
 /// The engine parameters of a fabric profile: the family's defaults, the profile's packet
 /// format and its flow control (`tuned` false: the documented untuned variant).
-pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, String> {
+pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, ProfileError> {
     let mut p = match pr.family {
         Family::Infiniband => SimParams::ib(),
         Family::Roce => SimParams::roce(),
@@ -159,7 +166,7 @@ pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, String> {
     if let Some(fc) = &pr.flow_control {
         if let Some(v) = fc.data_vls {
             if !(2..=8).contains(&v) {
-                return Err("flow_control.data_vls: 2 to 8".into());
+                return Err(ProfileError::new("flow_control.data_vls", "2 to 8"));
             }
             p.traffic_classes = v;
         }
@@ -172,8 +179,7 @@ pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, String> {
         super::cc_profile::Tuning::Untuned
     };
     let line = fabricsim_core::units::BitRate::gbps(pr.ports.rate_gbps as u64);
-    super::cc_profile::apply(pr.cc_sections(), tuning, line, &mut p)
-        .map_err(|e| format!("{}: {} (allowed: {})", e.field, e.problem, e.allowed))?;
+    super::cc_profile::apply(pr.cc_sections(), tuning, line, &mut p)?;
     Ok(p)
 }
 

@@ -39,10 +39,3 @@ impl fmt::Display for ParamError {
 }
 
 impl std::error::Error for ParamError {}
-
-/// The engines' error strings carry it (the driver still passes `String` errors up).
-impl From<ParamError> for String {
-    fn from(e: ParamError) -> String {
-        e.to_string()
-    }
-}

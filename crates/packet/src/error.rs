@@ -1,6 +1,7 @@
 //! The packet engine's error: why it refuses a run before the first event (the input it was
 //! given breaks an invariant its tables rely on).
 
+use fabricsim_core::error::CoreError;
 use fabricsim_mech::ParamError;
 use std::fmt;
 
@@ -37,9 +38,12 @@ impl From<ParamError> for SimError {
     }
 }
 
-/// The driver still passes `String` errors up.
-impl From<SimError> for String {
-    fn from(e: SimError) -> String {
-        e.to_string()
+/// Core's refusals of the run's topology or messages.
+impl From<CoreError> for SimError {
+    fn from(e: CoreError) -> SimError {
+        match e {
+            CoreError::Topology(s) => SimError::Topology(s),
+            CoreError::Value(s) | CoreError::Dag(s) | CoreError::Traffic(s) => SimError::Traffic(s),
+        }
     }
 }

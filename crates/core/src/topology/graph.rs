@@ -8,6 +8,7 @@
 //! - NIC ports (hosts) are numbered `0 .. nics.len()` in `nics`, in the order that makes every
 //!   switch's set of hosts below it a few contiguous ranges (see `routing`).
 
+use crate::error::CoreError;
 use crate::units::{BitRate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -203,52 +204,65 @@ impl Topology {
     }
 
     /// Checks the structural invariants listed in the module doc; returns the first violation.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), CoreError> {
         for (i, p) in self.ports.iter().enumerate() {
             let peer = &self.ports[p.peer.idx()];
             if peer.peer.idx() != i {
-                return Err(format!("port {i}: peer's peer is {}", peer.peer.0));
+                return Err(CoreError::Topology(format!(
+                    "port {i}: peer's peer is {}",
+                    peer.peer.0
+                )));
             }
             if peer.link != p.link {
-                return Err(format!(
+                return Err(CoreError::Topology(format!(
                     "port {i}: link {} but peer on link {}",
                     p.link.0, peer.link.0
-                ));
+                )));
             }
             let n = &self.nodes[p.node.idx()];
             if !n.ports().contains(&(i as u32)) {
-                return Err(format!("port {i} not in its node's port range"));
+                return Err(CoreError::Topology(format!(
+                    "port {i} not in its node's port range"
+                )));
             }
         }
         for (i, l) in self.links.iter().enumerate() {
             for e in l.ends {
                 if self.ports[e.idx()].link.idx() != i {
-                    return Err(format!(
+                    return Err(CoreError::Topology(format!(
                         "link {i}: end port {} is on link {}",
                         e.0,
                         self.ports[e.idx()].link.0
-                    ));
+                    )));
                 }
             }
         }
         for (i, n) in self.nodes.iter().enumerate() {
             if n.radix > 0 && n.num_ports > n.radix {
-                return Err(format!(
+                return Err(CoreError::Topology(format!(
                     "node {i} uses {} ports but has {}",
                     n.num_ports, n.radix
-                ));
+                )));
             }
             if !(n.first_port..=n.first_port + n.num_ports).contains(&n.first_up) {
-                return Err(format!("node {i}: first_up outside its ports"));
+                return Err(CoreError::Topology(format!(
+                    "node {i}: first_up outside its ports"
+                )));
             }
         }
         for (h, &n) in self.nics.iter().enumerate() {
             match self.nodes[n.idx()].kind {
                 NodeKind::Nic { host, .. } if host.idx() == h => {}
-                _ => return Err(format!("host {h} does not map to its NIC node")),
+                _ => {
+                    return Err(CoreError::Topology(format!(
+                        "host {h} does not map to its NIC node"
+                    )));
+                }
             }
             if self.nodes[n.idx()].num_ports != 1 {
-                return Err(format!("host {h}: a NIC port must have exactly one link"));
+                return Err(CoreError::Topology(format!(
+                    "host {h}: a NIC port must have exactly one link"
+                )));
             }
         }
         Ok(())

@@ -2,6 +2,7 @@
 //! load and a flow-size distribution, and explicit flow lists; each becomes a [`MessageDag`].
 //! (ns-3 flow files are read by `io::ns3::read_flows`.)
 
+use crate::error::CoreError;
 use crate::message::MessageDag;
 use crate::rng::{Rng, Stream};
 use crate::topology::HostId;
@@ -104,12 +105,12 @@ pub fn generate(
     hosts: u32,
     host_rate: BitRate,
     seed: u64,
-) -> Result<MessageDag, String> {
+) -> Result<MessageDag, CoreError> {
     let mut dag = MessageDag::default();
     if hosts < 2 {
-        return Err(format!(
+        return Err(CoreError::Traffic(format!(
             "traffic needs at least 2 hosts; the topology has {hosts}"
-        ));
+        )));
     }
     match t {
         Traffic::Permutation { bytes } => {
@@ -130,16 +131,16 @@ pub fn generate(
             bytes,
         } => {
             if *dst >= hosts {
-                return Err(format!(
+                return Err(CoreError::Traffic(format!(
                     "incast destination {dst} but hosts are 0..{}",
                     hosts - 1
-                ));
+                )));
             }
             if *senders == 0 || *senders >= hosts {
-                return Err(format!(
+                return Err(CoreError::Traffic(format!(
                     "{senders} incast senders but there are {} other hosts",
                     hosts - 1
-                ));
+                )));
             }
             for s in (0..hosts).filter(|&h| h != *dst).take(*senders as usize) {
                 dag.push(HostId(s), HostId(*dst), *bytes, Time::ZERO, &[]);
@@ -181,12 +182,12 @@ pub fn generate(
         Traffic::List(flows) => {
             for (i, f) in flows.iter().enumerate() {
                 if f.src >= hosts || f.dst >= hosts || f.src == f.dst {
-                    return Err(format!(
+                    return Err(CoreError::Traffic(format!(
                         "flow {i}: {} -> {} (hosts are 0..{}, source and destination differ)",
                         f.src,
                         f.dst,
                         hosts - 1
-                    ));
+                    )));
                 }
                 let m = dag.push(HostId(f.src), HostId(f.dst), f.bytes, f.start, &[]);
                 dag.messages[m as usize].class = f.class;

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::engine::{CHANNELS, makespan, params};
 use super::variant::Variant;
+use crate::error::Error;
 use crate::workload::busbw::busbw_gbps;
 use crate::workload::collective::{CollectiveSpec, Comm, Op};
 use crate::workload::comm_model::GroupShape;
@@ -46,7 +47,7 @@ pub fn measured(
     topo: &Topology,
     v: &Variant,
     seed: u64,
-) -> Result<Vec<BusbwCurve>, String> {
+) -> Result<Vec<BusbwCurve>, Error> {
     let p = params(v, design, seed)?;
     let place = Placement::on_topology(topo, design.spec.gpus_per_node);
     let comm = Comm::world(&place);
@@ -70,15 +71,15 @@ pub fn measured(
                 }
                 retx += c.retransmitted_packets;
                 timeouts += c.timeouts;
-                Ok::<_, String>(Timed {
+                Ok::<_, Error>(Timed {
                     time: t,
                     timeouts: c.timeouts,
                 })
             })
             .map_err(|e| match e {
-                SweepError::Input(e) => e.to_string(),
+                SweepError::Input(e) => Error::Input(e),
                 SweepError::Run { bytes, error } => {
-                    format!("{} of {bytes} B on the packet engine: {error}", op.name())
+                    Error::Run(format!("{} of {bytes} B on the packet engine: {error}", op.name()))
                 }
             })?;
             Ok(BusbwCurve {

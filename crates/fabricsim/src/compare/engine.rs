@@ -3,12 +3,14 @@
 //! (`engine_choice`: packet, flow, or auto), each result saying which engine ran.
 
 use super::variant::{Tune, Variant};
+use crate::error::Error;
 use crate::setup::engine_choice::{self, EngineChoice, EngineKind};
 use crate::setup::params_from_design::params_from_design;
 use crate::workload::run_engine::fabric_packets;
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{BitRate, Time};
+use fabricsim_input::error::ProfileError;
 use fabricsim_input::scenario::Design;
 use fabricsim_mech::ecn::EcnMarking;
 use fabricsim_mech::results::Counters;
@@ -28,8 +30,8 @@ fn bdp_rtt(p: &SimParams) -> Time {
 
 /// Engine parameters for `v` on `design`'s fabric (`sim::params_from_design`: the profile's
 /// packet format, the catalog's switch and NIC latencies and buffer) with the run's `seed`.
-pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, String> {
-    let mut p = params_from_design(design, v.tuned).map_err(|e| e.to_string())?;
+pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, Error> {
+    let mut p = params_from_design(design, v.tuned)?;
     p.loss_rate = v.loss_rate;
     p.seed = seed;
     p.transport = v.recovery;
@@ -43,7 +45,7 @@ pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, Stri
 
 /// Applies `t` over the profile's congestion control; `Err` when the fabric has no mechanism
 /// to set or the result is inconsistent (Kmin not below Kmax).
-fn tune(p: &mut SimParams, t: &Tune, profile: &str) -> Result<(), String> {
+fn tune(p: &mut SimParams, t: &Tune, profile: &str) -> Result<(), Error> {
     if t.ecn_kmin_bytes.is_some() || t.ecn_kmax_bytes.is_some() {
         match &mut p.cc.ecn {
             Some(EcnMarking::Red {
@@ -58,28 +60,29 @@ fn tune(p: &mut SimParams, t: &Tune, profile: &str) -> Result<(), String> {
                 *k_bytes = t.ecn_kmin_bytes.unwrap_or(*k_bytes);
             }
             Some(EcnMarking::Step { .. }) => {
-                return Err(format!(
+                return Err(Error::Unsupported(format!(
                     "{profile} marks ECN at one step threshold: no Kmax to set"
-                ));
+                )));
             }
             None => {
-                return Err(format!(
+                return Err(Error::Unsupported(format!(
                     "{profile} has no ECN marking to set (a RoCE profile has)"
-                ));
+                )));
             }
         }
     }
     if t.dcqcn_rai.is_some() || t.dcqcn_rate_increase_timer.is_some() {
         let Some(d) = p.cc.algo.dcqcn_mut() else {
-            return Err(format!(
+            return Err(Error::Unsupported(format!(
                 "{profile} runs without DCQCN here (tuned RoCE profiles run it)"
-            ));
+            )));
         };
         d.rate_ai = t.dcqcn_rai.unwrap_or(d.rate_ai);
         d.rate_increase_timer = t.dcqcn_rate_increase_timer.unwrap_or(d.rate_increase_timer);
     }
+    // The profile's parameters as tuned: named as a profile's ("field: problem (allowed: ..)").
     p.validate()
-        .map_err(|e| format!("{}: {} (allowed: {})", e.field, e.problem, e.allowed))
+        .map_err(|e| Error::Profile(ProfileError::from(e)))
 }
 
 /// The choice as the scenario spells it.
@@ -99,14 +102,14 @@ pub fn run_dag(
     dag: &MessageDag,
     choice: EngineChoice,
     until: Option<Time>,
-) -> Result<(RunResult, EngineKind), String> {
+) -> Result<(RunResult, EngineKind), Error> {
     let kind = choice.resolve(fabric_packets(p, dag));
     let opts = RunOptions {
         until: until.filter(|_| kind == EngineKind::Packet),
         progress: None,
     };
     let r = engine_choice::run(kind, t, p, dag, &Faults::default(), opts)?;
-    r.check_conservation()?;
+    r.check_conservation().map_err(Error::Run)?;
     Ok((r, kind))
 }
 
@@ -118,15 +121,15 @@ pub fn makespan(
     p: &SimParams,
     dag: &MessageDag,
     choice: EngineChoice,
-) -> Result<(Time, Counters, EngineKind), String> {
+) -> Result<(Time, Counters, EngineKind), Error> {
     let (r, kind) = run_dag(t, p, dag, choice, None)?;
     if r.sim.status != Status::Complete {
-        return Err(format!(
+        return Err(Error::Run(format!(
             "{} of {} messages did not complete ({:?})",
             r.summary.messages_total - r.summary.messages_completed,
             r.summary.messages_total,
             r.sim.status
-        ));
+        )));
     }
     let end = r
         .messages

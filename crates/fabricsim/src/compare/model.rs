@@ -11,6 +11,7 @@ use super::probe::{self, Probes};
 use super::progress::{Report, Tracker};
 use super::stress::{self, StressResult};
 use super::variant::{self, Variant};
+use crate::error::Error;
 use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
 use crate::workload::placement::Placement;
@@ -208,7 +209,7 @@ fn one(
         sec.utilization,
         engine_source(&r, &totals),
     );
-    let fail = |what: &str, e: String| {
+    let fail = |what: &str, e: Error| {
         s.error(
             "compare.fabrics",
             &v.name,

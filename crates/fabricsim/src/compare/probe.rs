@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::engine::params;
 use super::engine::run_dag;
 use super::variant::Variant;
+use crate::error::Error;
 use crate::setup::engine_choice::EngineChoice;
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::{HostId, Topology};
@@ -79,13 +80,13 @@ fn one_way(
     p: &SimParams,
     dag: &MessageDag,
     engine: EngineChoice,
-) -> Result<Vec<u64>, String> {
+) -> Result<Vec<u64>, Error> {
     let (r, _) = run_dag(t, p, dag, engine, None)?;
     r.messages
         .iter()
         .map(|m| match (m.start_ps, m.recv_ps) {
             (Some(s), Some(e)) => Ok(e - s),
-            _ => Err(format!("probe message {} did not arrive", m.id)),
+            _ => Err(Error::Run(format!("probe message {} did not arrive", m.id))),
         })
         .collect()
 }
@@ -96,7 +97,7 @@ fn ping_pong(
     hops: u32,
     label: &str,
     engine: EngineChoice,
-) -> Result<Option<PingPong>, String> {
+) -> Result<Option<PingPong>, Error> {
     let Some(dst) = partner(t, hops) else {
         return Ok(None);
     };
@@ -121,7 +122,7 @@ pub fn run(
     topo: &Topology,
     v: &Variant,
     seed: u64,
-) -> Result<Probes, String> {
+) -> Result<Probes, Error> {
     let p = params(v, design, seed)?;
     let mut ping = Vec::new();
     let mut three_tier: Option<(Design, Topology)> = None;
@@ -138,7 +139,7 @@ pub fn run(
             s3.file.topology.tiers = toml::Value::Integer(3);
             let pod = fabricsim_core::topology::max_gpus(&design.spec, 2);
             s3.file.cluster.gpus = (pod + design.spec.gpus_per_node as u64) as i64;
-            let (d3, t3, _) = crate::plan::run(&s3).map_err(|e| e.to_string())?;
+            let (d3, t3, _) = crate::plan::run(&s3)?;
             three_tier = Some((d3, t3));
         }
         let (d3, t3) = three_tier.as_ref().expect("built above");

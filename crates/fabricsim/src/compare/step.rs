@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::{CHANNELS, makespan, params};
 use super::variant::Variant;
+use crate::error::Error;
 use crate::setup::engine_choice::EngineKind;
 use crate::workload::comm_model::AlphaBetaModel;
 use crate::workload::link_params::FabricParams;
@@ -61,7 +62,7 @@ pub fn engine_step(
     topo: &Topology,
     v: &Variant,
     seed: u64,
-) -> Result<(StepReport, EngineTotals), String> {
+) -> Result<(StepReport, EngineTotals), Error> {
     let eff = Efficiency::h200(&design.catalog);
     let mut model = AlphaBetaModel::new(FabricParams::of(design));
     // The step's collectives and sizes come from the closed-form step; the fits replace times.
@@ -76,7 +77,7 @@ pub fn engine_step(
         nvlink,
         CHANNELS,
         &sizes,
-        |dag| -> Result<Timed, String> {
+        |dag| -> Result<Timed, Error> {
             let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
             totals.runs += 1;
             match kind {
@@ -94,8 +95,8 @@ pub fn engine_step(
         },
     )
     .map_err(|e| match e {
-        SweepError::Input(e) => e.to_string(),
-        SweepError::Run { bytes, error } => format!("engine run of {bytes} B: {error}"),
+        SweepError::Input(e) => Error::Input(e),
+        SweepError::Run { bytes, error } => Error::Run(format!("engine run of {bytes} B: {error}")),
     })?;
     let what = |c: &Calibrated| {
         format!(

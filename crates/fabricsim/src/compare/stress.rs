@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::engine::params;
 use super::engine::run_dag;
 use super::variant::Variant;
+use crate::error::Error;
 use crate::setup::engine_choice::EngineName;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::traffic::{self, SizeDist, Traffic};
@@ -110,7 +111,7 @@ pub fn run(
     topo: &Topology,
     v: &Variant,
     seed: u64,
-) -> Result<StressResult, String> {
+) -> Result<StressResult, Error> {
     let p = params(v, design, seed)?;
     let hosts = topo.num_hosts() as u32;
     let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);

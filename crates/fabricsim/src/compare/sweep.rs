@@ -15,6 +15,7 @@ use super::model::train_config;
 use super::step::{EngineTotals, engine_step};
 use super::stress::StressResult;
 use super::variant::Variant;
+use crate::error::Error;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
 use fabricsim_core::error::InputError;
@@ -235,7 +236,7 @@ pub fn check(
             .map(|(p, x)| format!("{}={x}", p.name()))
             .collect();
         let problem = crate::plan::run(&s)
-            .map_err(|e| e.to_string())
+            .map_err(Error::from)
             .and_then(|(design, _, _)| params(&v, &design, 1).map(|_| ()));
         if let Err(e) = problem {
             return Err(InputError::flag(
@@ -277,12 +278,12 @@ pub fn timed_point(
     base: &Scenario,
     fabric: &Variant,
     point: &Point,
-    time: impl FnOnce(&TrainConfig, &Design, &Topology, &Variant) -> Result<PointStep, String>,
+    time: impl FnOnce(&TrainConfig, &Design, &Topology, &Variant) -> Result<PointStep, Error>,
 ) -> PointResult {
     let (s, v) = apply(base, fabric, point);
-    let outcome = (|| -> Result<_, String> {
-        let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
-        let cfg = train_config(&s, &design, &topo).map_err(|e| e.to_string())?;
+    let outcome = (|| -> Result<_, Error> {
+        let (design, topo, plan) = crate::plan::run(&s)?;
+        let cfg = train_config(&s, &design, &topo)?;
         let (r, totals, st) = time(&cfg, &design, &topo, &v)?;
         let secs = design.cost.years as f64 * crate::plan::cost::HOURS_PER_YEAR * 3600.0;
         let cpt = plan.cost.cluster_tco_usd / (r.tokens_per_s * secs / 1e6);
@@ -309,7 +310,7 @@ pub fn timed_point(
             usd_per_million_tokens: None,
             engine: None,
             stress: None,
-            error: Some(e),
+            error: Some(e.to_string()),
         },
     }
 }

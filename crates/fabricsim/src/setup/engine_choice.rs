@@ -7,7 +7,7 @@
 //! runs it through [`run`], which returns the packet engine's `RunResult` from either engine,
 //! with `sim.engine` naming the one that ran.
 
-use fabricsim_core::error::InputError;
+use crate::error::{Error, InputError};
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::Topology;
 use fabricsim_flow::{self as flow, FlowParams, LossModel, PathModel, RateModel};
@@ -112,7 +112,7 @@ pub fn run(
     dag: &MessageDag,
     faults: &Faults,
     opts: RunOptions,
-) -> Result<RunResult, String> {
+) -> Result<RunResult, Error> {
     let mut r = match kind {
         EngineKind::Packet => sim::run(topo, params, dag, faults, opts)?,
         EngineKind::Flow => {
@@ -130,11 +130,11 @@ pub fn run(
 }
 
 /// `Err` naming the first thing of the run the flow engine does not model.
-fn flow_supports(faults: &Faults, opts: &RunOptions) -> Result<(), String> {
+fn flow_supports(faults: &Faults, opts: &RunOptions) -> Result<(), Error> {
     let unsupported = |what: String| {
-        Err(format!(
+        Err(Error::Unsupported(format!(
             "the flow engine does not model {what}; run it with --engine packet"
-        ))
+        )))
     };
     if let Some(f) = faults.faults.first() {
         let what = match f {

@@ -28,7 +28,7 @@ pub fn params_from_design(d: &Design, tuned: bool) -> Result<SimParams, InputErr
             line: None,
             key: "flow_control".into(),
             value: String::new(),
-            problem,
+            problem: problem.to_string(),
             allowed: String::new(),
         }
     })?;

@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 
+use crate::error::Error;
 use crate::setup::engine_choice::{self, AUTO_FLOW_ABOVE_PACKETS, EngineChoice, EngineKind};
 use crate::setup::params_from_design;
 use crate::workload::measure::Timed;
@@ -80,7 +81,7 @@ impl Cluster {
         &self,
         dag: &MessageDag,
         progress: Option<&mut dyn FnMut(&Progress) -> bool>,
-    ) -> Result<CollectiveRun, String> {
+    ) -> Result<CollectiveRun, Error> {
         let kind = self.engine_for(dag);
         run_collective(kind, &self.topology, &self.params, dag, progress)
     }
@@ -128,17 +129,17 @@ pub fn run_collective(
     params: &SimParams,
     dag: &MessageDag,
     progress: Option<&mut dyn FnMut(&Progress) -> bool>,
-) -> Result<CollectiveRun, String> {
+) -> Result<CollectiveRun, Error> {
     let opts = RunOptions {
         until: None,
         progress,
     };
     let r = engine_choice::run(kind, topo, params, dag, &Faults::default(), opts)?;
     if r.sim.status != Status::Complete {
-        return Err(format!(
+        return Err(Error::Run(format!(
             "the collective did not complete ({:?}: {} of {} messages done)",
             r.sim.status, r.summary.messages_completed, r.summary.messages_total
-        ));
+        )));
     }
     let end = r.messages.iter().filter_map(|m| m.finish_ps).max();
     Ok(CollectiveRun {

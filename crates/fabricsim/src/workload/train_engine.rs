@@ -12,6 +12,7 @@ use super::train::calibrate::calibrate;
 use super::train::efficiency::Efficiency;
 use super::train::run::TrainRun;
 use super::train::step::step;
+use crate::error::Error;
 use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use crate::workload::measure::SweepError;
 
@@ -62,22 +63,17 @@ fn messages_bound(ranks: u32, channels: u32) -> u64 {
 }
 
 /// The engine that runs a call of `ranks` x `bytes`, or why none may (too large).
-fn engine_of_call(
-    c: &Cluster,
-    ranks: u32,
-    bytes: u64,
-    channels: u32,
-) -> Result<EngineKind, String> {
+fn engine_of_call(c: &Cluster, ranks: u32, bytes: u64, channels: u32) -> Result<EngineKind, Error> {
     let packets = packets_bound(ranks, bytes, c.params.mtu_bytes);
     match c.engine.resolve(packets) {
-        EngineKind::Packet if packets > MAX_PACKETS_PER_RUN => Err(format!(
+        EngineKind::Packet if packets > MAX_PACKETS_PER_RUN => Err(Error::Unsupported(format!(
             "too large to simulate packet by packet (up to {packets} packets per call > {MAX_PACKETS_PER_RUN})"
-        )),
+        ))),
         EngineKind::Flow if messages_bound(ranks, channels) > MAX_FLOW_MESSAGES_PER_RUN => {
-            Err(format!(
+            Err(Error::Unsupported(format!(
                 "too large for a flow run (up to {} messages per call > {MAX_FLOW_MESSAGES_PER_RUN})",
                 messages_bound(ranks, channels)
-            ))
+            )))
         }
         kind => Ok(kind),
     }
@@ -87,7 +83,7 @@ fn engine_of_call(
 pub fn calibrate_on_engine(
     tr: TrainRun,
     engine: EngineChoice,
-) -> Result<(TrainRun, Vec<Provenance>), String> {
+) -> Result<(TrainRun, Vec<Provenance>), Error> {
     let TrainRun {
         design,
         topology,
@@ -95,7 +91,7 @@ pub fn calibrate_on_engine(
         mut comm,
         report,
     } = tr;
-    let cluster = Cluster::of(design, topology, engine).map_err(|e| e.to_string())?;
+    let cluster = Cluster::of(design, topology, engine)?;
     let channels = cluster.design.spec.nics_per_node;
     let mut small = report.clone();
     small
@@ -112,16 +108,16 @@ pub fn calibrate_on_engine(
             if cluster.engine.resolve(packets) == EngineKind::Packet
                 && packets > MAX_PACKETS_PER_RUN
             {
-                return Err(format!("{packets} packets"));
+                return Err(Error::Unsupported(format!("{packets} packets")));
             }
             cluster.run(dag, None)
         },
     )
     .map_err(|e| match e {
-        SweepError::Input(e) => e.to_string(),
-        SweepError::Run { bytes, error } => {
-            format!("engine run of a {bytes}-byte collective failed: {error}")
-        }
+        SweepError::Input(e) => Error::Input(e),
+        SweepError::Run { bytes, error } => Error::Run(format!(
+            "engine run of a {bytes}-byte collective failed: {error}"
+        )),
     })?;
     let report = step(&config, &Efficiency::h200(&cluster.design.catalog), &comm);
     let mut out: Vec<Provenance> = Vec::new();
@@ -165,7 +161,11 @@ pub fn calibrate_on_engine(
                 p.stall_us = f.set_apart.then_some(f.stall_s * 1e6);
             }
             Some(Err(e)) => p.reason = Some(format!("no fit: {e}")),
-            None => p.reason = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels).err(),
+            None => {
+                p.reason = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels)
+                    .err()
+                    .map(|e| e.to_string())
+            }
         }
         out.push(p);
     }

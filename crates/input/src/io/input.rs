@@ -2,14 +2,17 @@
 //! regular file is read, so a FIFO or a device never blocks a command and a directory is
 //! refused by name.
 
+use crate::error::ReadError;
 use std::path::Path;
 
-/// The text of the regular file at `path`, or what is wrong with it, in words.
-pub fn read_input(path: &Path) -> Result<String, String> {
+/// The text of the regular file at `path`, or why it is not read.
+pub fn read_input(path: &Path) -> Result<String, ReadError> {
     use std::os::unix::fs::FileTypeExt;
-    let kind = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-        .file_type();
+    let io = |error| ReadError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    let kind = std::fs::metadata(path).map_err(io)?.file_type();
     let not = if kind.is_file() {
         None
     } else if kind.is_dir() {
@@ -24,9 +27,12 @@ pub fn read_input(path: &Path) -> Result<String, String> {
         Some("not a regular file")
     };
     if let Some(what) = not {
-        return Err(format!("{} is {what}, not a regular file", path.display()));
+        return Err(ReadError::NotAFile {
+            path: path.to_path_buf(),
+            what,
+        });
     }
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    std::fs::read_to_string(path).map_err(io)
 }
 
 #[cfg(test)]
@@ -42,11 +48,23 @@ mod tests {
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.is_ok_and(|s| s.success()), "mkfifo");
         let e = read_input(&fifo).unwrap_err();
-        assert!(e.contains("a FIFO"), "{e}");
+        assert!(
+            matches!(
+                e,
+                ReadError::NotAFile {
+                    what: "a FIFO (named pipe)",
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = read_input(&dir).unwrap_err();
-        assert!(e.contains("a directory"), "{e}");
+        assert!(
+            e.to_string().contains("is a directory, not a regular file"),
+            "{e}"
+        );
         let e = read_input(Path::new("/dev/zero")).unwrap_err();
-        assert!(e.contains("a device"), "{e}");
+        assert!(e.to_string().contains("a device"), "{e}");
         let file = dir.join("ok.toml");
         std::fs::write(&file, "x = 1\n").unwrap();
         assert_eq!(read_input(&file).unwrap(), "x = 1\n");

@@ -7,7 +7,7 @@
 //! distance from the nearest host; each link is connected lower tier -> upper tier, so the
 //! up/down routing of the topology module applies.
 
-use fabricsim_core::error::{InputError, Source};
+use fabricsim_core::error::{CoreError, InputError, Source};
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::{GraphBuilder, HostId, Medium, NodeId, NodeKind, Shape, Topology};
 use fabricsim_core::units::{BitRate, Time, bounded_bytes, bounded_secs, parse_rate, parse_time};
@@ -332,7 +332,9 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<Messa
                 if v == DATA_PG as u64 || v < classes as u64 {
                     Ok(v as u8)
                 } else {
-                    Err(format!("beyond the fabric's {classes} traffic classes"))
+                    Err(CoreError::Value(format!(
+                        "beyond the fabric's {classes} traffic classes"
+                    )))
                 }
             })
         })?;
@@ -351,7 +353,7 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<Messa
                 if v < 65536 {
                     Ok(v)
                 } else {
-                    Err("beyond 65535".into())
+                    Err(CoreError::Value("beyond 65535".into()))
                 }
             })
         })?;
@@ -360,7 +362,7 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<Messa
                 if v > 0 {
                     bounded_bytes(v)
                 } else {
-                    Err("must be positive".into())
+                    Err(CoreError::Value("must be positive".into()))
                 }
             })
         })?;
@@ -370,7 +372,7 @@ pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<Messa
             |s| {
                 let v = s
                     .parse::<f64>()
-                    .map_err(|_| "not a non-negative number of seconds".to_string())?;
+                    .map_err(|_| CoreError::Value("not a non-negative number of seconds".into()))?;
                 bounded_secs(v).map(|_| v)
             },
         )?;

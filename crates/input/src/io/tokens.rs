@@ -1,7 +1,7 @@
 //! Whitespace-separated tokens with their line numbers (ns-3 reads these files with `>>`, so
 //! line breaks carry no meaning, but error messages should still point at a line).
 
-use fabricsim_core::error::{InputError, Source};
+use fabricsim_core::error::{CoreError, InputError, Source};
 
 pub struct Tokens<'a> {
     src: &'a Source,
@@ -47,11 +47,11 @@ impl<'a> Tokens<'a> {
     }
 
     /// The next token parsed with `parse`; errors name the field, value and what is allowed.
-    pub fn parse<T>(
+    pub fn parse<T, E: std::fmt::Display>(
         &mut self,
         field: &str,
         allowed: &str,
-        parse: impl Fn(&str) -> Result<T, String>,
+        parse: impl Fn(&str) -> Result<T, E>,
     ) -> Result<(usize, T), InputError> {
         let (line, t) = self.next(field, allowed)?;
         parse(t)
@@ -69,7 +69,7 @@ impl<'a> Tokens<'a> {
     }
 }
 
-pub fn parse_u64(s: &str) -> Result<u64, String> {
+pub fn parse_u64(s: &str) -> Result<u64, CoreError> {
     s.parse::<u64>()
-        .map_err(|_| "not a non-negative integer".to_string())
+        .map_err(|_| CoreError::Value("not a non-negative integer".into()))
 }

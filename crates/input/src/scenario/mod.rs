@@ -130,7 +130,7 @@ impl Scenario {
         &self,
         key: &str,
         value: impl std::fmt::Display,
-        problem: impl Into<String>,
+        problem: impl std::fmt::Display,
         allowed: impl Into<String>,
     ) -> InputError {
         match self.flags.get(key) {

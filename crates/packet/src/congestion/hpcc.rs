@@ -16,6 +16,7 @@
 //! switches a route.
 
 use super::{CcOut, CcSetup, CongestionControl, Gap, Hop};
+use crate::error::SimError;
 use fabricsim_core::topology::{PortId, Topology};
 use fabricsim_core::units::{BitRate, Time};
 use fabricsim_mech::dcqcn::gap_q16;
@@ -74,7 +75,7 @@ pub struct Hpcc {
 const MIN_RATE_BPS: f64 = 100e6;
 
 impl Hpcc {
-    pub fn new(h: HpccParams, s: &CcSetup) -> Result<Hpcc, String> {
+    pub fn new(h: HpccParams, s: &CcSetup) -> Result<Hpcc, SimError> {
         let t_ps = base_rtt(s)?.0.max(1);
         let t_s = t_ps as f64 * 1e-12;
         let rai = s
@@ -127,7 +128,7 @@ impl Hpcc {
 /// T: the largest base RTT over the run's QPs, as the ns-3 model's `GLOBAL_T` (a full data
 /// frame serialized and propagated over each link of the static route, an ACK back, with the
 /// switch and NIC latencies); `Err` if a route crosses more than `MAX_HOPS` switches.
-fn base_rtt(s: &CcSetup) -> Result<Time, String> {
+fn base_rtt(s: &CcSetup) -> Result<Time, SimError> {
     let (p, topo) = (s.p, s.topo);
     let salt = route::salts(topo, p.routing);
     let data = p.mtu_frame_wire_bytes();
@@ -150,10 +151,10 @@ fn base_rtt(s: &CcSetup) -> Result<Time, String> {
     for q in s.qps {
         let (fwd, hops) = one_way(q.src, q.dst, q.hash_fwd, data);
         if hops > MAX_HOPS {
-            return Err(format!(
+            return Err(SimError::Traffic(format!(
                 "HPCC: the route from host {} to {} crosses {hops} switches; INT holds {MAX_HOPS}",
                 q.src, q.dst
-            ));
+            )));
         }
         let (rev, _) = one_way(q.dst, q.src, q.hash_rev, ack);
         t = t.max(fwd + rev);

@@ -21,6 +21,7 @@ mod state;
 
 pub use state::CcState;
 
+use crate::error::SimError;
 use crate::transport::Qp;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{BitRate, Time};
@@ -178,7 +179,7 @@ pub enum AnyCc {
 impl AnyCc {
     /// The run's algorithm; `Err` when it cannot run on the setup (a route too long for its
     /// telemetry).
-    pub fn new(s: &CcSetup) -> Result<AnyCc, String> {
+    pub fn new(s: &CcSetup) -> Result<AnyCc, SimError> {
         Ok(match &s.p.cc.algo {
             CcAlgo::None => AnyCc::None(none::NoCc),
             CcAlgo::Dcqcn(d) => AnyCc::Dcqcn(dcqcn::Dcqcn::new(*d, s)),

@@ -1,6 +1,7 @@
 //! The per-run state of the packet engine's marking and congestion control (`CcParams`).
 
 use super::{AnyCc, CcSetup, CongestionControl};
+use crate::error::SimError;
 use crate::transport::Qp;
 use fabricsim_core::rng::Rng;
 use fabricsim_core::topology::Topology;
@@ -40,7 +41,7 @@ impl CcState {
         qps: &[Qp],
         qp_line: Vec<BitRate>,
         packets: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SimError> {
         let (cc, seed, nodes, ports) = (&p.cc, p.seed, topo.nodes.len(), topo.ports.len());
         let ar_share = match p.flow_control {
             FlowControl::Credits(c) if cc.ar_select == ArSelect::Credits => {

@@ -36,7 +36,7 @@ impl<'a> Engine<'a> {
         let ntc = p.traffic_classes as usize;
         let nports = topo.ports.len();
         // What makes every id the engine holds valid in its tables (`tab`).
-        topo.check().map_err(SimError::Topology)?;
+        topo.check()?;
         if !route::candidates_within(topo) {
             return Err(SimError::Topology(
                 "a routing candidate is not a port of the topology".into(),
@@ -115,8 +115,7 @@ impl<'a> Engine<'a> {
         for (ps, l) in ports.iter_mut().zip(&loss) {
             ps.tx_hook = l.any();
         }
-        dag.check_hosts(topo.num_hosts() as u32)
-            .map_err(SimError::Traffic)?;
+        dag.check_hosts(topo.num_hosts() as u32)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
         // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
         let (msg_qp, qp_ends) = route::number_qps(&dag.messages, p.cc.qps_per_connection);
@@ -166,7 +165,7 @@ impl<'a> Engine<'a> {
         let qp_ring_room = 2 * qps.len() + 4 * topo.num_hosts();
         // Dependencies must point backwards (checked by the release tracker).
         let n = dag.messages.len();
-        let release = Release::new(dag).map_err(SimError::Traffic)?;
+        let release = Release::new(dag)?;
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
             let parts = if m.path == Path::Net {
@@ -205,7 +204,7 @@ impl<'a> Engine<'a> {
             (iv, ps, vec![0u64; nports])
         });
         // A congestion control that cannot run on these routes (HPCC past its INT hops).
-        let cc = CcState::new(p, topo, &qps, qp_line, slab_room).map_err(SimError::Traffic)?;
+        let cc = CcState::new(p, topo, &qps, qp_line, slab_room)?;
         for ps in &mut ports {
             ps.tx_hook |= cc.telemetry && ps.host == NIL;
         }

@@ -99,7 +99,7 @@ fn train_error(
     s: &Scenario,
     field: &str,
     value: impl fmt::Display,
-    problem: impl Into<String>,
+    problem: impl fmt::Display,
     allowed: impl Into<String>,
 ) -> InputError {
     let key = format!("train.{field}");

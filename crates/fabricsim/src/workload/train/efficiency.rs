@@ -7,6 +7,7 @@
 //! (H200, data/catalog/gpus.toml); other GPUs get the same fraction of their own peak, marked as
 //! an estimate.
 
+use crate::error::Error;
 use fabricsim_input::catalog::Catalog;
 
 const TABLE: &str = include_str!("../../../../../data/compute/h200.csv");
@@ -35,7 +36,7 @@ impl Efficiency {
 
     /// Parses `kind,m,n,k,extra,ms,tflops` rows ('#' lines are comments); efficiencies are
     /// relative to `peak_tflops`, the peak of the GPU the table was measured on.
-    pub fn parse(text: &str, peak_tflops: f64) -> Result<Efficiency, String> {
+    pub fn parse(text: &str, peak_tflops: f64) -> Result<Efficiency, Error> {
         let mut e = Efficiency {
             gemm: Vec::new(),
             attn_fwd: Vec::new(),
@@ -48,11 +49,14 @@ impl Efficiency {
             }
             let f: Vec<&str> = line.split(',').collect();
             if f.len() != 7 {
-                return Err(format!("line {}: expected 7 fields", i + 1));
+                return Err(Error::Workload(format!(
+                    "line {}: expected 7 fields",
+                    i + 1
+                )));
             }
             let num = |s: &str| {
                 s.parse::<f64>()
-                    .map_err(|_| format!("line {}: bad number {s}", i + 1))
+                    .map_err(|_| Error::Workload(format!("line {}: bad number {s}", i + 1)))
             };
             let (m, n, k, tflops) = (num(f[1])?, num(f[2])?, num(f[3])?, num(f[6])?);
             let eff = tflops / peak_tflops;
@@ -62,7 +66,9 @@ impl Efficiency {
                     let seq = f[4]
                         .split_whitespace()
                         .find_map(|w| w.strip_prefix("seq="))
-                        .ok_or_else(|| format!("line {}: attention row without seq=", i + 1))?;
+                        .ok_or_else(|| {
+                            Error::Workload(format!("line {}: attention row without seq=", i + 1))
+                        })?;
                     let pt = (num(seq)?.log2(), eff);
                     if f[0] == "attn_fwd" {
                         e.attn_fwd.push(pt)
@@ -76,7 +82,9 @@ impl Efficiency {
         e.attn_fwd.sort_by(|a, b| a.0.total_cmp(&b.0));
         e.attn_fwd_bwd.sort_by(|a, b| a.0.total_cmp(&b.0));
         if e.gemm.len() < 4 || e.attn_fwd.is_empty() || e.attn_fwd_bwd.is_empty() {
-            return Err("the table needs GEMM and attention rows".into());
+            return Err(Error::Workload(
+                "the table needs GEMM and attention rows".into(),
+            ));
         }
         Ok(e)
     }

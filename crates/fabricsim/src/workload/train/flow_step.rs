@@ -22,6 +22,7 @@ use super::efficiency::Efficiency;
 use super::run::TrainRun;
 use super::step::step;
 use super::step_dag::{self, DagOptions, RingIndex, StepDag};
+use crate::error::Error;
 use crate::setup::engine_choice::{self, EngineChoice};
 use crate::setup::params_from_design;
 use crate::workload::comm_model::CommModel;
@@ -136,7 +137,7 @@ pub fn simulate_run(
     flow: &FlowParams,
     first_ring_steps: u32,
     on_pass: &mut dyn FnMut(&Pass),
-) -> Result<FlowStep, String> {
+) -> Result<FlowStep, Error> {
     let nvlink = BitRate((tr.design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
     let fabric = Fabric {
         topology: &tr.topology,
@@ -278,19 +279,19 @@ pub fn simulate(
     fabric: Fabric,
     first_ring_steps: u32,
     on_pass: &mut dyn FnMut(&Pass),
-) -> Result<FlowStep, String> {
+) -> Result<FlowStep, Error> {
     // Hashed paths: derive what the rule makes exact. Load-aware paths (adaptive routing,
     // spraying) move with the load, so the rule cannot follow them: simulate every step.
     let derive = fabric.flow.paths == PathModel::Hash;
     if !derive && ring_messages(cfg) > MAX_SIMULATED_RING_MESSAGES {
-        return Err(format!(
+        return Err(Error::Workload(format!(
             "the whole-step simulation derives ring steps along each flow's hashed path; the \
              flow engine's path model here is {:?} (adaptive routing or spraying), so every \
              ring step must be simulated: {} ring messages, more than the {} one run may hold",
             fabric.flow.paths,
             ring_messages(cfg),
             MAX_SIMULATED_RING_MESSAGES
-        ));
+        )));
     }
     let analytic = step(cfg, eff, comm);
     let dp = cfg.par.dp as u32;
@@ -313,7 +314,9 @@ pub fn simulate(
         let (r, st) = flow::run(fabric.topology, fabric.params, &sd.dag, fabric.flow)?;
         let engine_wall_s = t1.elapsed().as_secs_f64();
         if r.sim.status == fabricsim_mech::Status::Interrupted {
-            return Err("the whole-step simulation was interrupted (a stop request)".into());
+            return Err(Error::Workload(
+                "the whole-step simulation was interrupted (a stop request)".into(),
+            ));
         }
         let d = match derive {
             true => derive_rings(fabric.topology, fabric.params, &sd, &r),

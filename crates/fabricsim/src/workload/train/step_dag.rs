@@ -31,6 +31,7 @@ use super::config::TrainConfig;
 use super::efficiency::Efficiency;
 use super::flops::flops_per_token;
 use super::memory;
+use crate::error::Error;
 use crate::workload::collective::{Builder, Comm, Frontier, Lane, Phases, ring};
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::units::{BitRate, Time};
@@ -112,16 +113,16 @@ pub fn one_f_one_b(pp: u64, m: u64, s: u64) -> Vec<(bool, u64)> {
 }
 
 /// `Err` naming what of `cfg` the DAG does not model: MoE, context parallelism, ZeRO 3.
-pub fn check(cfg: &TrainConfig) -> Result<(), String> {
+pub fn check(cfg: &TrainConfig) -> Result<(), Error> {
     let (m, p) = (&cfg.model, &cfg.par);
     if m.is_moe() || p.cp > 1 || p.zero > 2 {
-        return Err(format!(
+        return Err(Error::Workload(format!(
             "the step DAG models dense models with cp = 1 and ZeRO 0-2 (this job: {}, cp {}, \
              ZeRO {})",
             if m.is_moe() { "MoE" } else { "dense" },
             p.cp,
             p.zero
-        ));
+        )));
     }
     Ok(())
 }
@@ -133,7 +134,7 @@ pub fn compile(
     eff: &Efficiency,
     nvlink: BitRate,
     opts: DagOptions,
-) -> Result<StepDag, String> {
+) -> Result<StepDag, Error> {
     check(cfg)?;
     let (m, p) = (&cfg.model, &cfg.par);
     let (tp, pp, dp) = (p.tp, p.pp, p.dp);
@@ -245,11 +246,11 @@ pub fn compile(
     if dp > 1 {
         let total = 2 * (dp - 1) as u32;
         if !opts.ring_steps_each.is_empty() && opts.ring_steps_each.len() != (pp * tp) as usize {
-            return Err(format!(
+            return Err(Error::Workload(format!(
                 "ring_steps_each has {} entries for {} rings",
                 opts.ring_steps_each.len(),
                 pp * tp
-            ));
+            )));
         }
         for s in 0..pp {
             let bytes = (memory::stage_params_per_gpu(cfg, s as usize).0.round() as u64) * ELEM;
