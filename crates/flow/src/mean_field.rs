@@ -64,8 +64,8 @@ pub struct Drain {
     pub mean_wait_ps: u64,
 }
 
-/// Expected marking probability of a packet leaving a queue of `q` bytes (`sim::ecn::Marker`'s
-/// rule as an expectation).
+/// Expected marking probability of a packet leaving a queue of `q` bytes (the packet engine's
+/// `marking::red` and `marking::step` rules as an expectation).
 pub(super) fn mark_prob(m: &EcnMarking, q: f64) -> f64 {
     let (kmin, kmax, pmax) = match *m {
         EcnMarking::Red {

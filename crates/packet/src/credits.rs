@@ -51,8 +51,8 @@ pub struct Credits {
 #[inline(always)]
 fn at<T>(v: &mut [T], i: usize) -> &mut T {
     debug_assert!(i < v.len(), "id {i} in a table of {}", v.len());
-    // SAFETY: the packet path's callers (`engine::llfc`) pass the engine's port and class
-    // ids, valid by `engine::tab`'s checks; `Credits::new` sized `tx` and `rx` ports x `ntc`.
+    // SAFETY: the packet path's callers (`engine::admission`, `engine::llfc`) pass the
+    // engine's port and class ids, valid by `engine::tab`'s checks; `Credits::new` sized `tx` and `rx` ports x `ntc`.
     unsafe { v.get_unchecked_mut(i) }
 }
 

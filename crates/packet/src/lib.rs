@@ -8,15 +8,19 @@
 //! - `transport`: the RC queue pair (go-back-N, selective repeat, timeouts);
 //! - `congestion`: the congestion-control seam (trait `CongestionControl`, one file per
 //!   algorithm, `AnyCc` resolved once per run) and its per-run state `CcState`;
+//! - `marking`: the marking seam (RED and step ECN, IB FECN; `Marking` resolved once per run);
 //! - `engine`: the event loop and the packet path; congestion control's engine hooks are in
-//!   `engine/cc.rs`;
+//!   `engine/cc.rs`, marking's in `engine/mark.rs`, and the admission seam (drop-tail, PFC,
+//!   credits: the loop's type parameter) in `engine/admission/`;
 //! - `credits`, `pfc`, `deadlock`: link-level flow control (IB credits per VL, PFC with SONiC
-//!   headroom, the watchdog, deadlock detection); `engine::llfc` hooks them in.
+//!   headroom, the watchdog, deadlock detection); `engine::admission` and `engine::llfc` hook
+//!   them in.
 //!
-//! Where later mechanisms plug in: link-level flow control (IB credits, PFC) sets a port's
-//! per-class `blocked` bits and wakes the port; ECN marking acts where `switch_next` dequeues a
-//! packet (the `F_ECN` flag); congestion control drives a QP's `limit_ps_per_byte` rate limiter;
-//! adaptive routing and spraying are new `RoutePolicy` variants chosen in `route::choose`.
+//! Where later mechanisms plug in: an admission policy is an `engine::admission` arm (PFC sets
+//! a port's per-class `blocked` bits and wakes the port); a marking rule a `marking` arm, acting
+//! where `switch_next` dequeues a packet (the `F_ECN` flag); congestion control drives a QP's
+//! pacing gap and window (`congestion`); adaptive routing and spraying are `RoutePolicy`
+//! variants chosen in `route::choose`.
 
 pub mod congestion;
 pub mod credits;
@@ -24,6 +28,7 @@ pub mod deadlock;
 pub mod engine;
 pub mod error;
 pub mod hugepages;
+pub mod marking;
 pub mod packet;
 pub mod pfc;
 pub mod queue;

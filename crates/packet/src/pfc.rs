@@ -96,9 +96,10 @@ fn dyadic(alpha: f64, max: u64) -> Option<(u64, u32)> {
 #[inline(always)]
 fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
     debug_assert!(i < v.len(), "id {i} in a table of {}", v.len());
-    // SAFETY: the packet path's callers (`engine::llfc`) pass the engine's port, node and class
-    // ids, valid by `engine::tab`'s checks; `Pfc::new` sized `ing` ports x `ntc` and `nodes` one
-    // per node (`LinkFc::new`: `headroom` per port, `shared_size` per node).
+    // SAFETY: the packet path's callers (`engine::admission`, `engine::llfc`) pass the
+    // engine's port, node and class ids, valid by `engine::tab`'s checks; `Pfc::new` sized `ing`
+    // ports x `ntc` and `nodes` one per node (`LinkFc::new`: `headroom` per port, `shared_size`
+    // per node).
     unsafe { v.get_unchecked_mut(i) }
 }
 

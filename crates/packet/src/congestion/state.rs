@@ -2,23 +2,18 @@
 
 use super::{AnyCc, CcSetup, CongestionControl};
 use crate::error::SimError;
+use crate::marking::Marking;
 use crate::transport::Qp;
-use fabricsim_core::rng::Rng;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::BitRate;
 use fabricsim_mech::cc::ArSelect;
-use fabricsim_mech::ecn::Marker;
 use fabricsim_mech::ibroute::{self, CreditShare};
 use fabricsim_mech::params::{FlowControl, SimParams};
 
 /// Per-run state of the mechanisms, in dense vectors indexed by QP, port or node.
 pub struct CcState {
-    /// Egress marking rule (ECN CE or IB FECN), if any.
-    pub marker: Option<Marker>,
-    /// Marking randomness per switch node.
-    pub rng: Vec<Rng>,
-    /// IB Marking_Rate countdown per port.
-    pub fecn_skip: Vec<u32>,
+    /// The egress marking rule (ECN CE or IB FECN; `crate::marking`).
+    pub marking: Marking,
     /// The congestion control, and whether it takes telemetry from switches.
     pub alg: AnyCc,
     pub telemetry: bool,
@@ -49,11 +44,6 @@ impl CcState {
             }
             _ => Vec::new(),
         };
-        let marker = match (&cc.ecn, cc.algo.ibcc()) {
-            (Some(e), _) => Some(Marker::new(*e)),
-            (None, Some(i)) => Some(Marker::threshold(i.threshold_bytes)),
-            (None, None) => None,
-        };
         let nq = qp_line.len();
         let alg = AnyCc::new(&CcSetup {
             p,
@@ -66,11 +56,7 @@ impl CcState {
             .map(|q| alg.initial_window(q, p.window_packets))
             .collect();
         Ok(CcState {
-            marker,
-            rng: (0..nodes as u64)
-                .map(|i| Rng::stream(seed, fabricsim_core::rng::Stream::EcnMarking, i))
-                .collect(),
-            fecn_skip: vec![0; ports],
+            marking: Marking::new(cc, seed, nodes, ports),
             telemetry: alg.telemetry(),
             alg,
             gap_q16: vec![0; nq],

@@ -1,65 +1,14 @@
-//! The engine's hooks for marking and congestion control (`fabricsim_mech::cc`): egress
-//! marking, the congestion control's hooks (`crate::congestion`: telemetry, notification, ACK,
-//! timers, send) and the application of what they ask (pacing, window, timers). Each is called
-//! from one place in the engine; the adaptive route choice is `engine/adaptive.rs`.
+//! The engine's hooks for congestion control (`fabricsim_mech::cc`, `crate::congestion`:
+//! telemetry, notification, ACK, timers, send) and the application of what they ask (pacing,
+//! window, timers). Each is called from one place in the engine; marking is `engine/mark.rs`,
+//! the adaptive route choice `engine/adaptive.rs`.
 
 use super::{Engine, Ev};
 use crate::congestion::{CcOut, CongestionControl, Gap, Hop, TimerId};
-use crate::packet::{F_ECN, Kind, NIL, Packet};
+use crate::packet::{Kind, NIL, Packet};
 use fabricsim_core::units::Time;
 
 impl Engine<'_> {
-    /// A data packet of class `tc` leaves switch `node`'s egress queue at `out`, `queue_bytes` of its class
-    /// staying behind: ECN CE (RED/step) or IB FECN (threshold, one in `marking_rate + 1`).
-    /// Marking at dequeue, as the HPCC ns-3 switch (`SwitchNotifyDequeue`) and Mellanox
-    /// switches do, so the mark does not wait behind the queue it reports. Inlined into the
-    /// dequeue as far as the test for a marking policy, the marking itself a call.
-    #[inline(always)]
-    pub(super) fn cc_mark(
-        &mut self,
-        id: u32,
-        node: usize,
-        out: usize,
-        tc: usize,
-        queue_bytes: u64,
-    ) {
-        if self.cc.marker.is_some() {
-            self.cc_mark_marking(id, node, out, tc, queue_bytes);
-        }
-    }
-
-    /// `cc_mark` under a marking policy.
-    #[inline(never)]
-    fn cc_mark_marking(&mut self, id: u32, node: usize, out: usize, tc: usize, queue_bytes: u64) {
-        let Some(m) = &self.cc.marker else {
-            return;
-        };
-        if !m.mark(queue_bytes, &mut self.cc.rng[node]) {
-            return;
-        }
-        if let Some(ib) = self.p.cc.algo.ibcc() {
-            // IBA A10: a congested port that waits for credits is a victim and marks only
-            // with Victim_Mask. A port held up for credits within the time its link drains a
-            // threshold's worth of queue could not have kept its queue below the threshold
-            // by itself, so its congestion comes from downstream [E: the window].
-            let window = self.ports[out].ser(ib.threshold_bytes.min(u32::MAX as u64) as u32);
-            if !ib.victim_mask
-                && let Some(c) = &self.fc.credits
-                && c.starved_since(out, tc, self.now.0.saturating_sub(window.0))
-            {
-                return;
-            }
-            let skip = &mut self.cc.fecn_skip[out];
-            if *skip > 0 {
-                *skip -= 1;
-                return;
-            }
-            *skip = ib.marking_rate;
-        }
-        self.pkts.get_mut(id).flags |= F_ECN;
-        self.c.ecn_marks += 1;
-    }
-
     /// Packet `id` of `wire` bytes started its transmission on egress `out` of a switch
     /// (`tx_hooks`): the congestion control's telemetry of a data packet.
     pub(super) fn cc_egress(&mut self, id: u32, out: usize, wire: u32) {
@@ -139,8 +88,9 @@ impl Engine<'_> {
     }
 
     /// QP `qi` put data packet `id` of `wire` bytes on the wire: pacing by the
-    /// congestion-controlled rate, then the congestion control's own count.
-    #[inline]
+    /// congestion-controlled rate, then the congestion control's own count. Inlined into the
+    /// send path (a call saved and restored registers around every data packet sent).
+    #[inline(always)]
     pub(super) fn cc_sent(&mut self, qi: u32, id: u32, wire: u64) {
         let q = qi as usize;
         let gap = self.cc.gap_q16[q];

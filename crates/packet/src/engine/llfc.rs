@@ -1,16 +1,16 @@
-//! The engine side of link-level flow control: IB credits (`sim::credits`) and PFC
-//! (`sim::pfc`, headroom from `sim::headroom`), the PFC watchdog, a stalled-receiver fault (the
-//! pause-storm source) and the deadlock detector (`sim::deadlock`). Control frames travel on the
-//! link: PAUSE frames take 64 B of wire time behind the frame in progress plus the link's
-//! propagation; credit updates take the propagation delay.
+//! The engine side of link-level flow control outside the packet path (which is the admission
+//! seam's, `engine/admission/`): its state `LinkFc` (IB credits, `crate::credits`, or PFC,
+//! `crate::pfc`, with headroom from `fabricsim_mech::headroom`), the control frames, the PFC
+//! watchdog, a stalled-receiver fault (the pause-storm source) and the deadlock detector
+//! (`crate::deadlock`). Control frames travel on the link: PAUSE frames take 64 B of wire time
+//! behind the frame in progress plus the link's propagation; credit updates take the
+//! propagation delay.
 
-use super::fcmode::FcMode;
 use super::{Engine, NIL, set_bit};
 use crate::credits::Credits;
 use crate::deadlock::find_cycle;
 use crate::error::SimError;
-use crate::packet::Packet;
-use crate::pfc::{Admit, NOT, Pfc};
+use crate::pfc::{NOT, Pfc};
 use fabricsim_core::topology::{HostId, NodeId, PortId, Topology};
 use fabricsim_core::units::Time;
 use fabricsim_mech::headroom::{self, MAX_QUANTA, PAUSE_FRAME_BYTES};
@@ -69,7 +69,7 @@ pub(super) struct LinkFc {
     link_delay: Vec<Time>,
     quantum_ps: Vec<u64>,
     response: Vec<Time>,
-    stalled: Vec<bool>,
+    pub stalled: Vec<bool>,
     /// The cycle seen at the previous check, with its ports' transmitted bytes then.
     last_cycle: Option<(Vec<(u32, u8)>, Vec<u64>)>,
     deadlock: Option<DeadlockReport>,
@@ -262,135 +262,15 @@ impl LinkFc {
 }
 
 impl Engine<'_> {
-    /// Classes of switch egress `pi` whose head packet lacks credits.
-    #[inline]
-    pub(super) fn fc_credit_blocked<M: FcMode>(&mut self, pi: usize) -> u8 {
-        let Some(c) = self.fc.credits_of::<M>() else {
-            return 0;
-        };
-        let heads = self
-            .tcq
-            .group(pi, self.ntc)
-            .iter()
-            .map(|q| q.head(&self.queued).map(|h| h.1 as u32).unwrap_or(0));
-        c.blocked_bits(pi, heads, self.now.0)
-    }
-
-    /// Whether egress `pi` may send a `frame`-byte packet of class `tc` now (pause and credits).
-    /// Inlined into the hop (a call saved and restored six registers).
-    #[inline(always)]
-    pub(super) fn fc_may_send<M: FcMode>(&mut self, pi: usize, tc: u8, frame: u32) -> bool {
-        if self.ports[pi].blocked & (1 << tc) != 0 {
-            return false;
-        }
-        match self.fc.credits_of::<M>() {
-            Some(c) => c.may_send(pi, tc as usize, frame, self.now.0),
-            None => true,
-        }
-    }
-
-    /// Egress `pi` puts a frame of class `tc` on the wire.
-    #[inline]
-    pub(super) fn fc_sent<M: FcMode>(&mut self, pi: usize, tc: u8, frame: u32) {
-        if let Some(c) = self.fc.credits_of::<M>() {
-            c.sent(pi, tc as usize, frame);
-        }
-    }
-
-    /// A packet of a lossless class at ingress `in_port` of switch `node` bound for egress `out`:
-    /// account it at the ingress, then send it on or queue it.
-    /// Inlined into the hop (a call saved and restored six registers).
-    #[inline(always)]
-    pub(super) fn fc_enqueue<M: FcMode>(
-        &mut self,
-        id: u32,
-        node: usize,
-        in_port: usize,
-        out: usize,
-        pk: &Packet,
-    ) {
-        let (tc, frame) = (pk.tc as usize, pk.frame as u64);
-        if let Some(c) = self.fc.credits_of::<M>() {
-            c.received(in_port, tc, pk.frame as u32);
-        }
-        if let Some(pfc) = self.fc.pfc_of::<M>() {
-            // Only the watchdog turns a queue's PFC off (`fc_watchdog`).
-            if self.ports[out].wd_off & (1 << tc) != 0 {
-                return self.drop_pkt(id, DropReason::Watchdog);
-            }
-            match pfc.admit(in_port, node, tc, frame, self.buf_used[node]) {
-                Admit::Accept => {}
-                Admit::AcceptXoff => self.fc_xoff(in_port, pk.tc),
-                Admit::Drop => return self.drop_pkt(id, DropReason::Headroom),
-            }
-        }
-        let port = &self.ports[out];
-        let idle = port.queued == 0 && !port.wake && port.busy_until <= self.now;
-        if idle && self.fc_may_send::<M>(out, pk.tc, pk.frame as u32) {
-            self.buf_used[node] += frame;
-            self.fc_release::<M>(in_port, pk.tc, pk.frame as u32, node);
-            return self.transmit::<M>(out, id, pk.tc, pk.frame);
-        }
-        self.enqueue::<M>(node, out, id, pk);
-    }
-
-    /// A lossless packet from ingress `in_port` leaves switch `node`'s buffer (which still
-    /// counts it): return credits upstream, or XON.
-    /// Inlined into the hop (a call saved and restored six registers).
-    #[inline(always)]
-    pub(super) fn fc_release<M: FcMode>(
-        &mut self,
-        in_port: usize,
-        tc: u8,
-        frame: u32,
-        node: usize,
-    ) {
-        self.buf_used[node] -= frame as u64;
-        if !self.fc.lossless(tc) {
-            return;
-        }
-        if let Some(c) = self.fc.credits_of::<M>() {
-            let fccl = c.freed(in_port, tc as usize, frame);
-            self.fc_credit_update(in_port, tc, fccl);
-        }
-        if let Some(pfc) = self.fc.pfc_of::<M>() {
-            let used = self.buf_used[node];
-            if pfc.release(in_port, node, tc as usize, frame as u64, used) {
-                self.fc_send_pause(in_port, tc, 0);
-            }
-        }
-    }
-
-    fn fc_credit_update(&mut self, in_port: usize, tc: u8, fccl: u32) {
+    /// Ingress `in_port` returns credits: FCCL `fccl` reaches the sender after the link's delay.
+    pub(super) fn fc_credit_update(&mut self, in_port: usize, tc: u8, fccl: u32) {
         let at = self.now + self.fc.link_delay[in_port];
         let port = self.ports[in_port].peer;
         self.q.push_fc(at.0, FcEv::Credit { port, tc, fccl });
     }
 
-    /// A packet reached NIC port `in_port`; false when the NIC is stalled and discards it.
-    #[inline]
-    pub(super) fn fc_nic_arrived<M: FcMode>(
-        &mut self,
-        id: u32,
-        in_port: usize,
-        pk: &Packet,
-    ) -> bool {
-        if let Some(c) = self.fc.credits_of::<M>() {
-            // The NIC's receive buffer drains at line rate: credits go back at once.
-            c.received(in_port, pk.tc as usize, pk.frame as u32);
-            let fccl = c.freed(in_port, pk.tc as usize, pk.frame as u32);
-            self.fc_credit_update(in_port, pk.tc, fccl);
-        }
-        let host = self.ports[in_port].host as usize;
-        if M::PFC && self.fc.stalled[host] {
-            self.drop_pkt(id, DropReason::RxStalled);
-            return false;
-        }
-        true
-    }
-
     /// Ingress `ip` asserts XOFF: a PAUSE now and refreshes while it lasts.
-    fn fc_xoff(&mut self, ip: usize, tc: u8) {
+    pub(super) fn fc_xoff(&mut self, ip: usize, tc: u8) {
         self.fc_send_pause(ip, tc, MAX_QUANTA);
         let half = self.fc.quantum_ps[ip] * MAX_QUANTA as u64 / 2;
         let pfc = self.fc.pfc.as_mut().expect("pfc");
@@ -407,7 +287,7 @@ impl Engine<'_> {
 
     /// Sends a PAUSE frame for `tc` with `quanta` (0 = XON) out of port `ip`, after the frame in
     /// progress; it acts at the peer after the link delay and the peer's response time.
-    fn fc_send_pause(&mut self, ip: usize, tc: u8, quanta: u16) {
+    pub(super) fn fc_send_pause(&mut self, ip: usize, tc: u8, quanta: u16) {
         let wire = PAUSE_FRAME_BYTES + self.wire_extra;
         let port = &mut self.ports[ip];
         let t0 = self.now.max(port.busy_until);

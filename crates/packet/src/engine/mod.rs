@@ -10,22 +10,26 @@
 //! - `build`: setting up a run (ports, QPs, messages, first events);
 //! - `run`: the event loop and dispatch;
 //! - `wire`: an egress port's transmissions, link loss, a packet's arrival at the next node;
-//! - `switch`: routing, buffer admission, queues and scheduling in a switch;
+//! - `switch`: routing, queues and scheduling in a switch;
+//! - `admission`: what a switch does with a packet that meets its buffer (drop-tail, PFC,
+//!   credits), the event loop's type parameter;
 //! - `nic_tx`: the NIC send path (QP ring, segmentation, pacing, the retransmission timer);
 //! - `nic_rx`: the NIC receive path and the RC transport (ACK, NAK, SACK, CNP, timeout);
 //! - `messages`: posting, starting and completing messages of the DAG;
 //! - `link`: injected faults, link down/up and routing's reaction;
 //! - `finish`: time-series sampling and the results;
-//! - `llfc`: link-level flow control (credits, PFC); `cc`: congestion control and adaptive
-//!   routing hooks.
+//! - `llfc`: link-level flow control's state and control frames (credits, PFC, watchdog,
+//!   deadlock detection); `mark`: egress marking; `cc`: congestion control; `adaptive`: the
+//!   adaptive route choice.
 
 mod adaptive;
+mod admission;
 mod build;
 mod cc;
-mod fcmode;
 mod finish;
 mod link;
 pub mod llfc;
+mod mark;
 mod messages;
 mod nic_rx;
 mod nic_tx;

@@ -1,7 +1,7 @@
 //! The NIC send path: QPs with something to send in a round-robin ring, ACK/NAKs first,
 //! segmentation, rate limiting, the retransmission timer armed.
 
-use super::fcmode::FcMode;
+use super::admission::Admission;
 use super::{Engine, Ev};
 use crate::packet::{F_LAST, Kind, Packet};
 use fabricsim_core::units::Time;
@@ -22,13 +22,13 @@ impl Engine<'_> {
 
     /// The next packet a NIC sends: ACK/NAKs first, then its QPs round robin.
     #[inline]
-    pub(super) fn nic_next<M: FcMode>(&mut self, h: usize) -> Option<(u32, u8, u16)> {
+    pub(super) fn nic_next<A: Admission>(&mut self, h: usize) -> Option<(u32, u8, u16)> {
         let pi = self.nics[h].port as usize;
         let peer = self.ports[pi].peer;
         if let Some((id, f)) = self.nics[h].ctrl.head(&self.queued) {
             let pk = self.pkts.get(id);
             let (tc, kind) = (pk.tc, pk.kind);
-            if self.fc_may_send::<M>(pi, tc, f as u32) {
+            if A::may_send(self, pi, tc, f as u32) {
                 self.pkts.get_mut(id).port = peer;
                 self.nics[h].ctrl.pop(&self.queued).expect("a head");
                 if kind != Kind::Cnp {
@@ -47,7 +47,7 @@ impl Engine<'_> {
             let bit = 1u8 << tc;
             if checked & bit == 0 {
                 checked |= bit;
-                if !self.fc_may_send::<M>(pi, tc, full) {
+                if !A::may_send(self, pi, tc, full) {
                     stopped |= bit;
                 }
             }

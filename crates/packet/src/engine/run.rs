@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::fcmode::{CreditsOn, FcMode, Lossy, Mode, PfcOn};
+use super::admission::{Admission, Credit, DropTail, Mode, Pause};
 use super::{CHECK_EVERY, Engine, Ev, Progress, RunOptions, TAG_ARRIVE, TAG_TXFREE, tag};
 use crate::queue::Packed;
 use fabricsim_core::prefetch::prefetch;
@@ -14,9 +14,9 @@ impl Engine<'_> {
     pub fn run(mut self, mut opts: RunOptions) -> RunResult {
         let wall = Instant::now();
         let mut status = match self.fc.mode() {
-            Mode::Lossy => self.event_loop::<Lossy>(&mut opts),
-            Mode::Pfc => self.event_loop::<PfcOn>(&mut opts),
-            Mode::Credits => self.event_loop::<CreditsOn>(&mut opts),
+            Mode::DropTail => self.event_loop::<DropTail>(&mut opts),
+            Mode::Pfc => self.event_loop::<Pause>(&mut opts),
+            Mode::Credits => self.event_loop::<Credit>(&mut opts),
         };
         if status == Status::Complete && self.remaining > 0 {
             status = Status::Unfinished;
@@ -25,8 +25,8 @@ impl Engine<'_> {
         self.finish(status, wall_s)
     }
 
-    /// The loop of `run`, compiled once per flow-control mode `M` (`fcmode`).
-    fn event_loop<M: FcMode>(&mut self, opts: &mut RunOptions) -> Status {
+    /// The loop of `run`, compiled once per admission policy `A` (`admission`).
+    fn event_loop<A: Admission>(&mut self, opts: &mut RunOptions) -> Status {
         let until = opts.until.map(|t| t.0).unwrap_or(u64::MAX);
         let mut next_check = CHECK_EVERY;
         // Counted in a register, stored when the loop ends.
@@ -51,7 +51,7 @@ impl Engine<'_> {
             }
             self.now = Time(t);
             events += 1;
-            self.dispatch_packed::<M>(x);
+            self.dispatch_packed::<A>(x);
             if self.stop {
                 if self.fc.halt && self.remaining > 0 {
                     break Status::Deadlock;
@@ -83,34 +83,34 @@ impl Engine<'_> {
     /// Dispatches a packed event: the packet hops and port wake-ups straight from their bits,
     /// the rest unpacked.
     #[inline(always)]
-    fn dispatch_packed<M: FcMode>(&mut self, x: u64) {
+    fn dispatch_packed<A: Admission>(&mut self, x: u64) {
         match tag(x) {
-            TAG_ARRIVE => self.hop::<M>(x as u32),
-            TAG_TXFREE => self.tx_free::<M>(x as u32),
-            _ => self.dispatch::<M>(Ev::unpack(x)),
+            TAG_ARRIVE => self.hop::<A>(x as u32),
+            TAG_TXFREE => self.tx_free::<A>(x as u32),
+            _ => self.dispatch::<A>(Ev::unpack(x)),
         }
     }
 
     /// `Ev::Arrive`: packet `pkt` at the node of its ingress port.
     #[inline(always)]
-    fn hop<M: FcMode>(&mut self, pkt: u32) {
+    fn hop<A: Admission>(&mut self, pkt: u32) {
         // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
         let port = unsafe { self.pkts.get_unchecked(pkt) }.port;
-        self.arrive::<M>(pkt, port as usize)
+        self.arrive::<A>(pkt, port as usize)
     }
 
     /// `Ev::TxFree`: egress `port` finished serializing.
     #[inline(always)]
-    fn tx_free<M: FcMode>(&mut self, port: u32) {
+    fn tx_free<A: Admission>(&mut self, port: u32) {
         self.ports[port as usize].wake = false;
-        self.kick::<M>(port as usize);
+        self.kick::<A>(port as usize);
     }
 
     #[inline]
-    fn dispatch<M: FcMode>(&mut self, ev: Ev) {
+    fn dispatch<A: Admission>(&mut self, ev: Ev) {
         match ev {
-            Ev::Arrive { pkt } => self.hop::<M>(pkt),
-            Ev::TxFree { port } => self.tx_free::<M>(port),
+            Ev::Arrive { pkt } => self.hop::<A>(pkt),
+            Ev::TxFree { port } => self.tx_free::<A>(port),
             Ev::Post { msg } => self.post(msg),
             Ev::Start { msg } => self.start(msg),
             Ev::QpWake { qp } => self.activate(qp),

@@ -1,7 +1,7 @@
-//! The shared-memory switch: route, admit (dynamic thresholds), queue per egress and class, and
-//! the next packet an egress sends by its scheduling discipline.
+//! The shared-memory switch: route, admit (the run's policy, `admission`), queue per egress and
+//! class, and the next packet an egress sends by its scheduling discipline.
 
-use super::fcmode::FcMode;
+use super::admission::Admission;
 use super::{Engine, P_LINK_UP, P_REROUTED, P_ROUTE_OK};
 use crate::packet::Packet;
 use crate::sched;
@@ -10,40 +10,18 @@ use fabricsim_mech::results::DropReason;
 use fabricsim_mech::route;
 
 impl Engine<'_> {
-    /// A packet at switch ingress `in_port` may leave the switch: route, admit, enqueue.
+    /// A packet at switch ingress `in_port` may leave the switch: route, then the run's
+    /// admission policy sends it on, queues it or drops it (`admission`).
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
-    pub(super) fn switch_arrive<M: FcMode>(&mut self, id: u32, in_port: usize, pk: &Packet) {
+    pub(super) fn switch_arrive<A: Admission>(&mut self, id: u32, in_port: usize, pk: &Packet) {
         let node = self.info[in_port].node;
         let out = match self.egress_of(node, pk) {
             Ok(out) => out,
             Err(reason) => return self.drop_pkt(id, reason),
         };
         self.bind(id, out);
-        if self.fc.lossless(pk.tc) {
-            return self.fc_enqueue::<M>(id, node as usize, in_port, out, pk);
-        }
-        // Shared buffer with dynamic thresholds: a queue may grow to alpha x free buffer
-        // (Choudhury & Hahne, IEEE/ACM ToN 1998).
-        let frame = pk.frame as u64;
-        let used = self.buf_used[node as usize];
-        let size = self.p.switch_buffer_bytes;
-        let port = &self.ports[out];
-        let idle = port.queued == 0 && !port.wake && port.busy_until <= self.now;
-        if idle && port.blocked & (1 << pk.tc) == 0 {
-            // An idle egress with empty queues: straight to the wire (the packet passes through
-            // the buffer in no time, so admission sees an empty queue).
-            if used + frame > size || frame * 1024 > self.alpha_x1024 * (size - used) {
-                return self.drop_pkt(id, DropReason::Buffer);
-            }
-            return self.transmit::<M>(out, id, pk.tc, pk.frame);
-        }
-        let qi = out * self.ntc + pk.tc as usize;
-        let qlen = self.tcq[qi].bytes;
-        if used + frame > size || (qlen + frame) * 1024 > self.alpha_x1024 * (size - used) {
-            return self.drop_pkt(id, DropReason::Buffer);
-        }
-        self.enqueue::<M>(node as usize, out, id, pk);
+        A::admit(self, id, node as usize, in_port, out, pk)
     }
 
     /// Packet `id` will leave by egress `out`: it arrives next on `out`'s peer (written now,
@@ -153,25 +131,25 @@ impl Engine<'_> {
     /// The next packet a switch port sends, by the port's scheduling discipline.
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
-    pub(super) fn switch_next<M: FcMode>(&mut self, pi: usize) -> Option<(u32, u8, u16)> {
+    pub(super) fn switch_next<A: Admission>(&mut self, pi: usize) -> Option<(u32, u8, u16)> {
         let base = pi * self.ntc;
         if self.ports[pi].queued == 0 {
             return None;
         }
-        let credit_blocked = self.fc_credit_blocked::<M>(pi);
+        let held = A::held(self, pi);
         let port = &mut self.ports[pi];
         let queues = self.tcq.group(pi, self.ntc);
         let how = self.p.scheduling;
         let st = &mut self.sched[pi];
-        let tc = sched::pick(how, st, port.blocked | credit_blocked, queues, &self.queued)?;
+        let tc = sched::pick(how, st, port.blocked | held, queues, &self.queued)?;
         let e = self.tcq[base + tc].pop_entry(&self.queued)?;
         sched::served(how, st, tc, self.tcq.group(pi, self.ntc));
         // The buffer is released at dequeue (as ns-3's switch MMU does).
         port.queued -= e.frame as u64;
         let node = port.node as usize;
-        self.fc_release::<M>(e.from as usize, tc as u8, e.frame as u32, node);
+        A::release(self, e.from as usize, tc as u8, e.frame as u32, node);
         if self.data_tcs & (1 << tc) != 0 {
-            self.cc_mark(e.id, node, pi, tc, self.tcq[base + tc].bytes);
+            self.mark(e.id, node, pi, tc, self.tcq[base + tc].bytes);
         }
         Some((e.id, tc as u8, e.frame))
     }
@@ -179,7 +157,7 @@ impl Engine<'_> {
     /// Queues packet `id` at egress `out` of switch `node` and wakes the port.
     /// Inlined into the hop (a call saved and restored six registers).
     #[inline(always)]
-    pub(super) fn enqueue<M: FcMode>(&mut self, node: usize, out: usize, id: u32, pk: &Packet) {
+    pub(super) fn enqueue<A: Admission>(&mut self, node: usize, out: usize, id: u32, pk: &Packet) {
         let frame = pk.frame as u64;
         self.buf_used[node] += frame;
         self.ports[out].queued += frame;
@@ -189,6 +167,6 @@ impl Engine<'_> {
             pk.frame,
             pk.port,
         );
-        self.kick::<M>(out);
+        self.kick::<A>(out);
     }
 }

@@ -2,7 +2,7 @@
 //! link loss, schedule the arrival at the other end; and the arrival, which hands the packet to
 //! the NIC or the switch.
 
-use super::fcmode::FcMode;
+use super::admission::Admission;
 use super::{Engine, Ev, P_LINK_UP, P_NIC};
 use crate::packet::{F_CORRUPT, Kind, NIL};
 use fabricsim_core::units::Time;
@@ -12,7 +12,7 @@ impl Engine<'_> {
     /// Starts the next transmission on `port` if it is idle, or makes sure it will look again
     /// when it becomes idle. Inlined: a busy port (the usual case under load) costs a few loads.
     #[inline(always)]
-    pub(super) fn kick<M: FcMode>(&mut self, pi: usize) {
+    pub(super) fn kick<A: Admission>(&mut self, pi: usize) {
         if self.info[pi].flags & P_LINK_UP == 0 {
             return;
         }
@@ -26,19 +26,19 @@ impl Engine<'_> {
                 .push(port.busy_until.0, Ev::TxFree { port: pi as u32 });
             return;
         }
-        self.send_next::<M>(pi);
+        self.send_next::<A>(pi);
     }
 
     /// `kick` on an idle port: sends the next packet, and wakes the port again when it has more.
-    fn send_next<M: FcMode>(&mut self, pi: usize) {
+    fn send_next<A: Admission>(&mut self, pi: usize) {
         let host = self.ports[pi].host;
         let next = if host != NIL {
-            self.nic_next::<M>(host as usize)
+            self.nic_next::<A>(host as usize)
         } else {
-            self.switch_next::<M>(pi)
+            self.switch_next::<A>(pi)
         };
         if let Some((id, tc, frame)) = next {
-            self.transmit::<M>(pi, id, tc, frame);
+            self.transmit::<A>(pi, id, tc, frame);
             let more = if host != NIL {
                 let nic = &self.nics[host as usize];
                 !nic.ctrl.is_empty() || !nic.ring.is_empty()
@@ -58,7 +58,7 @@ impl Engine<'_> {
     /// the other end. The packet (its `port` already the peer of `pi`) is written only to mark it
     /// corrupt, so a packet long queued, out of the cache, is not touched.
     #[inline(always)]
-    pub(super) fn transmit<M: FcMode>(&mut self, pi: usize, id: u32, tc: u8, frame: u16) {
+    pub(super) fn transmit<A: Admission>(&mut self, pi: usize, id: u32, tc: u8, frame: u16) {
         let now = self.now;
         let port = &mut self.ports[pi];
         let wire = frame as u32 + self.wire_extra;
@@ -75,7 +75,7 @@ impl Engine<'_> {
             self.tx_hooks(pi, id, wire);
         }
         self.q.push(at.0, Ev::Arrive { pkt: id });
-        self.fc_sent::<M>(pi, tc, frame as u32);
+        A::sent(self, pi, tc, frame as u32);
     }
 
     /// A transmission's hooks on port `pi` (`PortState::tx_hook`): link loss, and the congestion
@@ -135,7 +135,7 @@ impl Engine<'_> {
     /// Packet `id` at the node of ingress `in_port`. Inlined into the event loop (a call cost
     /// about 15 instructions of register saves per hop); the NIC receive path stays a call.
     #[inline(always)]
-    pub(super) fn arrive<M: FcMode>(&mut self, id: u32, in_port: usize) {
+    pub(super) fn arrive<A: Admission>(&mut self, id: u32, in_port: usize) {
         // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
         let pk = *unsafe { self.pkts.get_unchecked(id) };
         if pk.flags & F_CORRUPT != 0 {
@@ -146,11 +146,11 @@ impl Engine<'_> {
             return self.drop_pkt(id, DropReason::LinkDown);
         }
         if flags & P_NIC != 0 {
-            if self.fc.lossless != 0 && !self.fc_nic_arrived::<M>(id, in_port, &pk) {
+            if !A::nic_arrived(self, id, in_port, &pk) {
                 return;
             }
             return self.nic_receive(id, &pk);
         }
-        self.switch_arrive::<M>(id, in_port, &pk)
+        self.switch_arrive::<A>(id, in_port, &pk)
     }
 }
