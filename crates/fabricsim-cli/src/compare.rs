@@ -42,6 +42,10 @@ pub struct CompareArgs {
     /// ([compare] seeds; default 5).
     #[arg(long, allow_hyphen_values = true)]
     pub seeds: Option<String>,
+    /// The claims section: quick (default: the points that fit the default's time), full (also
+    /// 16,384 GPUs on the flow engine) or off ([compare] claims).
+    #[arg(long)]
+    pub claims: Option<String>,
     /// Also write a self-contained HTML report (inline CSS and SVG charts) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -68,6 +72,7 @@ pub fn run(args: CompareArgs) -> Outcome {
         ("--years", &args.years),
         ("--engine", &args.engine),
         ("--seeds", &args.seeds),
+        ("--claims", &args.claims),
     ]
     .into_iter()
     .filter_map(|(f, v)| v.as_ref().map(|v| (f.to_string(), v.clone())))

@@ -12,6 +12,7 @@
 //!   verdict under price changes and the loss-rate interval; [`seeds`]: the seeds and the runs
 //!   over them; [`progress`]: the stages done.
 
+pub mod claims;
 pub mod curves;
 pub mod engine;
 pub mod metrics;

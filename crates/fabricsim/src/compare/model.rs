@@ -119,6 +119,9 @@ pub struct Comparison {
     /// MFU against loss rate for go-back-N and selective repeat on the first RoCE fabric
     /// (packet-engine runs; [`super::sweep`]), with its axes.
     pub loss_sweep: Option<(Vec<super::sweep::SweepAxis>, Vec<super::sweep::PointResult>)>,
+    /// The field's claims answered by runs at other sizes ([`super::claims`]; `None` under
+    /// `[compare] claims = "off"`).
+    pub claims: Option<super::claims::Claims>,
     /// Statements about what the figures mean and what is not modelled.
     pub notes: Vec<String>,
     /// A stop request (`fabricsim_core::stop`) came during the run: fabrics or loss-sweep points it cut
@@ -573,25 +576,35 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
         let l = f.engine.as_ref()?.loss.as_ref()?;
         Some(format!("{}: {}.", f.variant.name, l.summary()))
     }));
-    let loss_sweep = fabrics
+    // The loss sweep's fabric: the first RoCE one, without its own loss.
+    let loss_base = fabrics
         .iter()
         .find(|f| f.design.profile.family == fabricsim_input::profile::Family::Roce)
+        .map(|f| Variant {
+            loss_rate: 0.0,
+            ..f.variant.clone()
+        });
+    let loss_sweep = loss_base
+        .as_ref()
         .filter(|_| !fabricsim_core::stop::requested())
-        .map(|f| {
-            let base = Variant {
-                loss_rate: 0.0,
-                ..f.variant.clone()
-            };
+        .map(|base| {
             let threads = super::seeds::threads();
             track.add(loss_points.len());
-            let (name, before) = (f.variant.name.as_str(), track.done());
+            let (name, before) = (base.name.as_str(), track.done());
             let tell = |slots: &[Option<super::sweep::PointResult>]| {
                 let d = slots.iter().flatten().count();
                 track.tell(name, "loss sweep", before + d)
             };
-            let r = super::sweep::run(s, &base, &seeds, &loss_points, threads, false, &tell);
+            let r = super::sweep::run(s, base, &seeds, &loss_points, threads, false, &tell);
             (loss_axes(), r)
         });
+    let claims = super::claims::run(
+        s,
+        &section,
+        &fabrics,
+        &track,
+        track.done() + loss_sweep.as_ref().map_or(0, |l| l.1.len()),
+    );
     if !unfinished.is_empty()
         || loss_sweep
             .as_ref()
@@ -610,6 +623,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
         ));
     }
     Ok(Comparison {
+        claims,
         interrupted: fabricsim_core::stop::requested(),
         loss_sweep,
         name: s.file.name.clone().unwrap_or_else(|| {

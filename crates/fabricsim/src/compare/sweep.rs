@@ -17,11 +17,14 @@ use super::step::{EngineTotals, engine_step};
 use super::stress::{StressOverSeeds, StressResult};
 use super::variant::Variant;
 use crate::error::Error;
+use crate::workload::train::config::TrainConfig;
+use crate::workload::train::step::StepReport;
 use fabricsim_core::error::InputError;
 use fabricsim_core::estimate::Estimate;
+use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{Time, parse_bytes, parse_rate, parse_time};
 use fabricsim_input::profile::Profile;
-use fabricsim_input::scenario::Scenario;
+use fabricsim_input::scenario::{Design, Scenario};
 use fabricsim_mech::Transport;
 
 /// A parameter a sweep can vary.
@@ -263,6 +266,28 @@ pub fn run_point(
     point: &Point,
     stress: bool,
 ) -> PointResult {
+    timed_point(base, fabric, seeds, point, |cfg, design, topo, v, seed| {
+        let (r, totals) = engine_step(cfg, design, topo, v, seed)?;
+        let st = match stress {
+            true => Some(super::stress::run(design, topo, v, seed)?),
+            false => None,
+        };
+        Ok((r, totals, st))
+    })
+}
+
+/// The step of a point and what it ran: the report, the engine runs, and the stress run.
+pub type PointStep = (StepReport, EngineTotals, Option<StressResult>);
+
+/// [`run_point`] with the step of the point's job, design, topology and fabric timed by `time`
+/// for each of `seeds` (the engine-calibrated step, or another model of it).
+pub fn timed_point(
+    base: &Scenario,
+    fabric: &Variant,
+    seeds: &[u64],
+    point: &Point,
+    mut time: impl FnMut(&TrainConfig, &Design, &Topology, &Variant, u64) -> Result<PointStep, Error>,
+) -> PointResult {
     let (s, v) = apply(base, fabric, point);
     let outcome = (|| -> Result<_, String> {
         let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
@@ -270,13 +295,12 @@ pub fn run_point(
         let secs = super::model::period_s(&design, 1.0);
         let (mut steps, mut totals, mut runs) = (Vec::new(), EngineTotals::default(), Vec::new());
         for &seed in seeds {
-            let (r, t) = engine_step(&cfg, &design, &topo, &v, seed).map_err(|e| e.to_string())?;
+            let (r, t, st) = time(&cfg, &design, &topo, &v, seed).map_err(|e| e.to_string())?;
             totals.add(&t, seed);
             steps.push(r);
-            if stress {
-                runs.push(super::stress::run(&design, &topo, &v, seed).map_err(|e| e.to_string())?);
-            }
+            runs.extend(st);
         }
+        let stress = !runs.is_empty();
         let over = |what: &str, g: &dyn Fn(&crate::workload::train::step::StepReport) -> f64| {
             super::seeds::estimate(what, &steps.iter().map(g).collect::<Vec<_>>())
         };

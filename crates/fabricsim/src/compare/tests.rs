@@ -3,11 +3,13 @@ use super::recommend::recommend;
 use fabricsim_core::estimate::Estimate;
 use fabricsim_input::scenario::Scenario;
 
-/// The built-in comparison with `extra` TOML appended to it (sections it lacks).
+/// The built-in comparison with `extra` TOML appended to it (sections it lacks), without the
+/// claims section (its runs at other cluster sizes: `tests/compare_claims.rs`).
 fn with(extra: &str, compare: &str) -> Scenario {
     let base = super::model::DEFAULT_SCENARIO;
     let head = &base[..base.find("[compare]").expect("default has [compare]")];
-    Scenario::parse("test.toml", &format!("{head}{extra}\n[compare]\n{compare}")).unwrap()
+    let text = format!("{head}{extra}\n[compare]\nclaims = \"off\"\n{compare}");
+    Scenario::parse("test.toml", &text).unwrap()
 }
 
 const TWO: &str = r#"fabric_runs = false

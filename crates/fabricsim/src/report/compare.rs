@@ -154,7 +154,22 @@ fn columns(out: &mut String, label_w: usize, widths: &[usize], label: &str, cell
 
 /// A table of (label, one cell per fabric) rows under the fabric names, columns right-aligned.
 fn grid(out: &mut String, names: &[String], rows: &[(String, Vec<String>)]) {
-    let label_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    grid_with(out, "", names, rows)
+}
+
+/// [`grid`] with `corner` over the labels.
+pub(super) fn grid_with(
+    out: &mut String,
+    corner: &str,
+    names: &[String],
+    rows: &[(String, Vec<String>)],
+) {
+    let label_w = rows
+        .iter()
+        .map(|r| r.0.len())
+        .chain([corner.len()])
+        .max()
+        .unwrap_or(0);
     let widths: Vec<usize> = (0..names.len())
         .map(|i| {
             rows.iter()
@@ -164,7 +179,7 @@ fn grid(out: &mut String, names: &[String], rows: &[(String, Vec<String>)]) {
                 .unwrap_or(0)
         })
         .collect();
-    columns(out, label_w, &widths, "", names);
+    columns(out, label_w, &widths, corner, names);
     for (label, cells) in rows {
         columns(out, label_w, &widths, label, cells);
     }
@@ -367,6 +382,10 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
         }
         out.push('\n');
     }
+    if let Some(claims) = &c.claims {
+        out.push_str(&super::claims::text(claims));
+        out.push('\n');
+    }
     match &r.fabric {
         Some(f) if r.too_close_to_call => {
             let _ = writeln!(
@@ -489,6 +508,7 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
         "relative_statements": (0..c.fabrics.len()).filter_map(|i| relative_sentence(c, i)).collect::<Vec<_>>(),
         "metrics": metrics::table(c),
         "loss_sweep": c.loss_sweep.as_ref().map(|(axes, points)| json!({"axes": axes, "points": points})),
+        "claims": c.claims,
         "recommendation": r,
         "notes": c.notes,
     });

@@ -1,6 +1,7 @@
 //! Reports: formatting of plans (and, later, run results) as text, JSON and CSV. Reports read
 //! results; they never compute the model.
 
+pub mod claims;
 pub mod compare;
 pub mod html;
 pub mod plan;

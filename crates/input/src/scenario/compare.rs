@@ -44,6 +44,31 @@ impl SingleVendor {
     }
 }
 
+/// Which points of the claims section (`compare::claims`: the field's claims answered by runs
+/// at other cluster sizes) a comparison runs.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimsMode {
+    /// The points that fit the default comparison's time: the resized clusters on the
+    /// scenario's engine, the loss rows, and the 16,384-GPU point in closed form (default).
+    #[default]
+    Quick,
+    /// Every point, the 16,384-GPU one on the flow engine too.
+    Full,
+    /// No claims section.
+    Off,
+}
+
+impl ClaimsMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaimsMode::Quick => "quick",
+            ClaimsMode::Full => "full",
+            ClaimsMode::Off => "off",
+        }
+    }
+}
+
 /// Relative weights of the two score terms; they need not add up to 1.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -98,6 +123,8 @@ pub struct CompareSection {
     /// Run the per-fabric packet-engine measurements besides the step: busbw curves, the
     /// stress run and the latency and bandwidth probes (default true; false: step and cost only).
     pub fabric_runs: bool,
+    /// The claims section's points: `quick` (default), `full` or `off` ([`ClaimsMode`]).
+    pub claims: ClaimsMode,
 }
 
 impl CompareSection {
@@ -192,6 +219,7 @@ impl Default for CompareSection {
             seed: 1,
             seeds: DEFAULT_SEEDS,
             fabric_runs: true,
+            claims: ClaimsMode::Quick,
         }
     }
 }

@@ -70,6 +70,7 @@ pub const FLAGS: &[Flag] = &[
     f("--dp-overlap", "train.dp_overlap", "Overlap data-parallel communication with compute: true (default) or false"),
     f("--dp-bucket-mb", "train.dp_bucket_mb", "Gradient bucket, MB (default Megatron's max(40M, 1M*dp) bf16 parameters)"),
     f("--recompute", "train.recompute", "Activation recomputation: none (default) or full"),
+    f("--claims", "compare.claims", "The compare report's claims section: quick (default: the points that fit the default's time), full (also 16,384 GPUs on the flow engine) or off"),
     f("--step-model", "train.step_model", "How the step is timed: analytic (default, closed form) or flow_dag (the whole step simulated on the flow engine)"),
 ];
 

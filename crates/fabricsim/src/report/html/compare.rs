@@ -215,6 +215,13 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     header.extend(names(c));
     let rows = plain_rows(summary_rows(c));
     page.section("summary", "Side by side", &table(&header, &rows));
+    if let Some(claims) = &c.claims {
+        page.section(
+            "claims",
+            "The field's claims, answered by this tool's runs",
+            &super::claims::section(claims),
+        );
+    }
 
     let mut charts: Vec<(String, String)> = Vec::new();
     for op in [Op::AllReduce, Op::AllToAll] {
@@ -292,7 +299,7 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
 }
 
 /// Labelled rows of plain cells as `table` takes them (no cell tooltips).
-fn plain_rows(rows: Vec<(String, Vec<String>)>) -> Vec<Vec<(String, Option<String>)>> {
+pub(super) fn plain_rows(rows: Vec<(String, Vec<String>)>) -> Vec<Vec<(String, Option<String>)>> {
     rows.into_iter()
         .map(|(label, cells)| {
             std::iter::once((label, None))

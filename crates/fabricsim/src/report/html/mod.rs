@@ -1,6 +1,7 @@
 //! Self-contained HTML reports: one file with inline CSS and inline SVG charts, nothing
 //! fetched when viewed, no script. [`Page`] assembles sections; each report kind has its file.
 
+pub mod claims;
 pub mod compare;
 
 use std::fmt::Write;
