@@ -226,7 +226,7 @@ fn compare_shows_progress_on_a_terminal_and_is_quiet_otherwise() {
     let run = |progress: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_fabricsim"));
         c.current_dir(support::root())
-            .args(["compare", "--gpus", "32"]);
+            .args(["compare", "--gpus", "32", "--seeds", "2"]);
         if progress {
             c.env("FABRICSIM_PROGRESS", "1");
         }
@@ -244,11 +244,20 @@ fn compare_shows_progress_on_a_terminal_and_is_quiet_otherwise() {
         "ib-ndr: training step",
         "roce-400g tuned: stress run",
         "roce-400g untuned: latency probes",
-        "12/12 stages",
         "loss sweep",
     ] {
         assert!(shown.contains(want), "missing {want}: {shown}");
     }
+    // The last count of stages is complete: "n/n stages".
+    let last = shown.rsplit(" stages").nth(1).unwrap_or("");
+    let count = last
+        .rsplit(|c: char| !(c.is_ascii_digit() || c == '/'))
+        .next();
+    let (done, all) = count.and_then(|c| c.split_once('/')).unwrap_or(("", "-"));
+    assert!(
+        !done.is_empty() && done == all,
+        "last stage count {count:?}: {shown}"
+    );
     assert!(
         out == quiet_out,
         "the report depends on the progress display"

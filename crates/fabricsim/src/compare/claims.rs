@@ -146,14 +146,7 @@ impl Figures {
             }
             capex = capex.or(r.network_capex_usd);
             if let Some(e) = &r.engine {
-                totals.runs += e.runs;
-                totals.packet_runs += e.packet_runs;
-                totals.flow_runs += e.flow_runs;
-                for u in &e.unfitted {
-                    if !totals.unfitted.contains(u) {
-                        totals.unfitted.push(u.clone());
-                    }
-                }
+                totals.add(e, seed.unwrap_or(0));
             }
             if let Some(e) = &r.error
                 && !errors.contains(e)

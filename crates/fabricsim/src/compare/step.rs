@@ -87,6 +87,11 @@ impl EngineTotals {
         }
         self.stalled
             .extend(x.stalled.iter().map(|l| format!("seed {seed}: {l}")));
+        // The loss is costed in expectation from the step's sizes, not sampled: every seed's
+        // cost is the same, so the first stands for all.
+        if self.loss.is_none() {
+            self.loss = x.loss.clone();
+        }
     }
 }
 

@@ -631,7 +631,7 @@ fn small(compare: &str) -> Scenario {
 const LOSSY: &str = "fabrics = [ { name = \"lossy\", profile = \"roce-400g\", loss_rate = 3e-3 } ]";
 
 #[test]
-fn intervals_carry_their_seeds_and_narrow_as_seeds_grow() {
+fn intervals_carry_their_seeds_and_loss_no_longer_moves_the_step() {
     let at = |n: u32| run(&small(&format!("seeds = {n}\n{LOSSY}"))).unwrap();
     let (few, many) = (at(3), at(12));
     let (a, b) = (&few.fabrics[0], &many.fabrics[0]);
@@ -652,15 +652,13 @@ fn intervals_carry_their_seeds_and_narrow_as_seeds_grow() {
     assert_eq!(da.tokens_per_s_by_seed, db.tokens_per_s_by_seed[..3]);
     let of = |d: &super::model::Delivered| Estimate::of(&d.tokens_per_s_by_seed).unwrap();
     assert_eq!((of(da), of(db)), (da.tokens_per_s, db.tokens_per_s));
-    // Loss at 3e-3 makes the seeds differ (some runs meet an RC timeout), and twelve seeds
-    // pin the mean down more tightly than three.
-    assert!(da.tokens_per_s.half_width() > 0.0, "{da:?}");
-    assert!(
-        db.tokens_per_s.half_width() < da.tokens_per_s.half_width(),
-        "{:?} {:?}",
-        da.tokens_per_s,
-        db.tokens_per_s
-    );
+    // Loss at 3e-3 is costed in expectation, not sampled (issue 23): the step no longer moves
+    // with the seed, so its interval has no width at 3 seeds or 12 (beyond the rounding of the
+    // mean).
+    for d in [da, db] {
+        let t = d.tokens_per_s;
+        assert!(t.half_width() <= 1e-9 * t.mean, "{t:?}");
+    }
     // The loss-rate interval of the lossy fabric: its step at x0.1 and x10, seed by seed.
     let rates: Vec<f64> = b.loss_cases.iter().map(|l| l.loss_rate).collect();
     assert_eq!(rates.len(), 2);
