@@ -136,7 +136,8 @@ pub fn run(a: SimArgs) -> Outcome {
             .map(|p| format!("{:.3} us", p as f64 / 1e6))
             .unwrap_or_else(|| "-".into())
     );
-    r.check_conservation().map_err(Failure::Run)?;
+    r.check_conservation()
+        .map_err(|e| Failure::Run(e.to_string()))?;
     match r.sim.status {
         Status::Complete | Status::StoppedAtUntil => Ok(()),
         Status::Interrupted => Err(Failure::Interrupted(

@@ -306,15 +306,17 @@ pub struct FlowControlResult {
 }
 
 impl RunResult {
-    /// Bytes offered = delivered + dropped + in flight; `Err` says by how much it breaks.
-    pub fn check_conservation(&self) -> Result<(), String> {
+    /// Bytes offered = delivered + dropped + in flight; `Err` carries the four counts.
+    pub fn check_conservation(&self) -> Result<(), Conservation> {
         let c = &self.counters;
         let rhs = c.bytes_delivered + c.bytes_dropped + c.bytes_in_flight;
         if c.bytes_offered != rhs {
-            return Err(format!(
-                "conservation broken: bytes offered {} != delivered {} + dropped {} + in flight {} (= {rhs})",
-                c.bytes_offered, c.bytes_delivered, c.bytes_dropped, c.bytes_in_flight
-            ));
+            return Err(Conservation {
+                offered: c.bytes_offered,
+                delivered: c.bytes_delivered,
+                dropped: c.bytes_dropped,
+                in_flight: c.bytes_in_flight,
+            });
         }
         Ok(())
     }
@@ -331,6 +333,27 @@ impl RunResult {
         let mut s = serde_json::to_string_pretty(&r).expect("results serialize");
         s.push('\n');
         s
+    }
+}
+
+/// A run whose bytes do not add up: offered != delivered + dropped + in flight (an engine bug,
+/// never an input's fault).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conservation {
+    pub offered: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub in_flight: u64,
+}
+
+impl std::fmt::Display for Conservation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rhs = self.delivered + self.dropped + self.in_flight;
+        write!(
+            f,
+            "conservation broken: bytes offered {} != delivered {} + dropped {} + in flight {} (= {rhs})",
+            self.offered, self.delivered, self.dropped, self.in_flight
+        )
     }
 }
 

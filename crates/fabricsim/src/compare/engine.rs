@@ -109,7 +109,8 @@ pub fn run_dag(
         progress: None,
     };
     let r = engine_choice::run(kind, t, p, dag, &Faults::default(), opts)?;
-    r.check_conservation().map_err(Error::Run)?;
+    r.check_conservation()
+        .map_err(|e| Error::Run(e.to_string()))?;
     Ok((r, kind))
 }
 
