@@ -225,7 +225,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     sweep::check(&scenario, &fabric, &points, "--param")?;
     let threads = args
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        .unwrap_or_else(fabricsim::compare::seeds::threads);
     if threads == 0 {
         return Err(InputError::flag("--threads", 0, "no worker thread", "1 or more").into());
     }

@@ -366,7 +366,7 @@ struct Batch {
 /// Runs every batch in order, each over the machine's threads (`sweep::run`), telling `track`
 /// each point done after `before` stages.
 fn run_batches(s: &Scenario, batches: &mut [Batch], track: &Tracker, before: usize) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = super::seeds::threads();
     track.add(batches.iter().map(|b| b.points.len()).sum());
     let mut done = before;
     for b in batches.iter_mut() {
