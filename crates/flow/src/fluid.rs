@@ -676,7 +676,7 @@ fn route_entry(
 
 /// The cap the rate model sets with the route's own `factor` (`NO_CAP` when the slowest link
 /// binds first) and the rate a flow reaches alone.
-fn limits(rates: &RateModel, slowest: u64, factor: f64) -> (u64, u64) {
+pub(crate) fn limits(rates: &RateModel, slowest: u64, factor: f64) -> (u64, u64) {
     let cap = rates.cap(slowest, factor);
     if cap < slowest {
         (cap, cap)

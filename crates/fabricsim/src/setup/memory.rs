@@ -13,6 +13,7 @@
 use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use fabricsim_core::error::InputError;
 use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::Topology;
 use fabricsim_input::scenario::Scenario;
 
 /// Bytes outside the per-message state (the program, the topology of these sizes).
@@ -132,6 +133,45 @@ pub fn check(s: &Scenario, kind: EngineKind, run: Run, dag: &MessageDag) -> Resu
          or a larger max_memory on a larger machine"
             .into()
     })
+}
+
+/// Bytes a dense all-to-all run as flow classes (`flow::dense`) holds per host, per directed
+/// link and per class (a pair of leaves), measured (peak RSS, docs/memory.md).
+const DENSE_PER_HOST: u64 = 1_000;
+const DENSE_PER_LINK: u64 = 200;
+const DENSE_PER_CLASS: u64 = 400;
+
+/// The estimated peak memory of a dense all-to-all over `ranks` ranks on `topo`, bytes: its
+/// classes are at most the pairs of leaves with ranks.
+pub fn estimate_dense(topo: &Topology, ranks: u64) -> u64 {
+    let leaves = topo.switches().filter(|(_, n)| n.tier() == 1).count() as u64;
+    let hosts = (topo.num_hosts() as u64).max(ranks);
+    BASE_BYTES
+        + hosts * DENSE_PER_HOST
+        + 2 * topo.links.len() as u64 * DENSE_PER_LINK
+        + leaves * leaves * DENSE_PER_CLASS
+}
+
+/// Refuses a dense all-to-all over `ranks` ranks on `topo` whose estimate passes `s`'s bound.
+pub fn admit_dense(s: &Scenario, topo: &Topology, ranks: u64) -> Result<(), InputError> {
+    let Some(bound) = bound(s)? else {
+        return Ok(());
+    };
+    let need = estimate_dense(topo, ranks);
+    if need <= bound {
+        return Ok(());
+    }
+    Err(s.error(
+        "max_memory",
+        human(bound),
+        format!(
+            "the all-to-all as flow classes needs an estimated {} ({} hosts, {} links)",
+            human(need),
+            topo.num_hosts(),
+            topo.links.len()
+        ),
+        "fewer GPUs, or a larger max_memory on a larger machine",
+    ))
 }
 
 /// Bytes as decimal megabytes or gigabytes, as `--max-memory` takes them.
