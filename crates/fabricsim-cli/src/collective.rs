@@ -219,7 +219,13 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         .copied()
         .filter(|&b| !cluster.dense_candidate(&at(b), &comm))
         .collect();
-    count::admit(&scenario, cluster.engine, &spec, Shape::of(&comm), &per_message)?;
+    count::admit(
+        &scenario,
+        cluster.engine,
+        &spec,
+        Shape::of(&comm),
+        &per_message,
+    )?;
     if per_message.len() < bytes.len() {
         fabricsim::memory::admit_dense(&scenario, &cluster.topology, comm.len() as u64)?;
     }
@@ -243,18 +249,24 @@ pub fn run(a: CollectiveArgs) -> Outcome {
                     eprint!("\r{:60}\r", "");
                 }
                 engines.insert("flow");
-                return Ok(Ok(fabricsim::workload::run_engine::CollectiveRun::from(r).time));
+                return Ok(Ok(
+                    fabricsim::workload::run_engine::CollectiveRun::from(r).time
+                ));
             }
             Err(why) => why,
         };
         if let Some(why) = why {
-            eprintln!("\r[collective] {} B: per message ({why:?} for flow classes)", s.bytes);
+            eprintln!(
+                "\r[collective] {} B: per message ({why:?} for flow classes)",
+                s.bytes
+            );
             // Not estimated before the sweep: estimated now, before its DAG is built.
-            count::admit(&scenario, cluster.engine, s, Shape::of(&comm), &[s.bytes])
-                .map_err(|e| SweepError::Run {
+            count::admit(&scenario, cluster.engine, s, Shape::of(&comm), &[s.bytes]).map_err(
+                |e| SweepError::Run {
                     bytes: s.bytes,
                     error: Failure::Input(e),
-                })?;
+                },
+            )?;
         }
         let dag = compile(s, &comm, cluster.nvlink()).map_err(SweepError::Input)?;
         let dag = &dag;

@@ -16,20 +16,23 @@
 //! Exact against the per-flow engine when its flows of a class do share one rate: an even
 //! split (`tests/flow_dense.rs` checks it), no loss model, and more flows than
 //! `FlowParams::lossless_max_active`, above which the per-flow engine ends its lossless models
-//! (`hol`, `nic_send`, port service) at its first solve. It differs from hashed ECMP by what
-//! hashing adds, its collisions (docs/flow-calibration.md has the figures), and the effects
-//! that set per-flow caps at a flow's start (`dcqcn_incast`, `dcqcn_victim`) are not applied.
+//! (`hol`, `nic_send`, port service) at its first solve. On hashed ECMP it leaves out what
+//! hashing adds, its collisions: it runs only where they are small, with enough flows per
+//! link that their largest relative excess is bounded within `calibration::HASH_SPREAD_MAX`
+//! (docs/flow-calibration.md has the figures). The effects that set per-flow caps at a flow's
+//! start (`dcqcn_incast`, `dcqcn_victim`) are not applied.
 //! A flow's arrival takes its class's slowest path (a sprayed message waits for its last
 //! part). NVLink transfers take the per-flow engine's pipe: a host's transfers one after
 //! another at the NVLink rate.
 
 use std::collections::BTreeMap;
 
+use super::calibration::HASH_SPREAD_MAX;
 use super::compose::Effects;
 use super::fluid::limits;
 use super::params::FlowParams;
+use super::paths::{self, PathModel, directed_link};
 use super::rate_model::RateModel;
-use super::paths::{self, directed_link};
 use super::state::PS_PER_S;
 use super::weighted::Weighted;
 use crate::error::FlowError;
@@ -78,6 +81,9 @@ pub enum PerFlow {
     /// The fabric's paths are not the even structure the classes need (paths of unequal
     /// length, links of a group loaded unequally, shares past the common scale).
     Irregular,
+    /// Hashed ECMP with too few flows per link for an even split
+    /// (`calibration::HASH_SPREAD_MAX`).
+    Collisions,
 }
 
 /// Runs `a` on `topo` as flow classes; `Ok(Err(why))` when it must run per flow.
@@ -109,6 +115,9 @@ pub fn all_to_all(
     let Some(classes) = Classes::build(topo, p, &shape, per_pair, &caps, &fp.rates) else {
         return Ok(Err(PerFlow::Irregular));
     };
+    if fp.paths == PathModel::Hash && classes.spread > HASH_SPREAD_MAX {
+        return Ok(Err(PerFlow::Collisions));
+    }
     // Every flow of the run starts after its NIC's latency with the same work.
     let wire = paths::wire_bytes(p, part).max(1) as u128 * 8 * PS_PER_S;
     let k = classes.solver.classes();
@@ -201,7 +210,9 @@ impl Shape {
         for (i, (_, hs)) in leaves.iter().enumerate() {
             leaf_ranks.push(hs.iter().map(|h| h.1).sum());
             for &(h, c) in hs {
-                *server_leaf.entry((host_server[&h.0], i as u32)).or_default() += c;
+                *server_leaf
+                    .entry((host_server[&h.0], i as u32))
+                    .or_default() += c;
             }
         }
         let n = a.hosts.len() as u64;
@@ -235,6 +246,9 @@ struct Classes {
     /// Per class: its slowest path's one-way latency and its reverse (the ACK's), ps.
     lat_ps: Vec<u64>,
     ack_ps: Vec<u64>,
+    /// The hash-collision spread `sqrt(2 ln L / F)` of the L inner links (between switches)
+    /// the classes load, F the fewest flows one of them carries (`calibration::HASH_SPREAD_MAX`).
+    spread: f64,
 }
 
 /// One class's links with their loads, from which both passes read: (link, load) where load
@@ -265,14 +279,17 @@ impl Classes {
                     .any(|&(h, c)| shape.peers(h, c, b) > 0)
             })
             .collect();
-        let usage = |&(a, b): &(usize, usize)| usage(topo, p, shape, per_pair, a, b);
+        let mut sc = Scratch::new(topo);
+        let mut usage = |&pair: &(usize, usize)| usage(topo, p, shape, per_pair, pair, &mut sc);
         // Pass 1: each link's signature, the classes and loads on it in class order (pass 2
         // checks that links of one signature carry the same, so a collision is refused).
         let mut mix = vec![0u128; caps.len()];
         let mut used = vec![false; caps.len()];
+        let mut carried = vec![0f64; caps.len()];
         for (k, pair) in pairs.iter().enumerate() {
             let u = usage(pair)?;
             for &(l, load) in &u.links {
+                carried[l as usize] += load as f64 / u.scale as f64;
                 let x = &mut mix[l as usize];
                 *x = x
                     .wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835)
@@ -280,6 +297,15 @@ impl Classes {
                 used[l as usize] = true;
             }
         }
+        let inner = |l: usize| used[l] && topo.links[l / 2].tier > 1;
+        let fewest = (0..caps.len()).filter(|&l| inner(l)).map(|l| carried[l]);
+        let fewest = fewest.fold(f64::INFINITY, f64::min);
+        let count = (0..caps.len()).filter(|&l| inner(l)).count() as f64;
+        let spread = if count > 0.0 {
+            (2.0 * count.ln().max(0.0) / fewest).sqrt()
+        } else {
+            0.0
+        };
         let mut group_of = vec![u32::MAX; caps.len()];
         let mut index: BTreeMap<(u128, u64), u32> = BTreeMap::new();
         let mut group_cap = Vec::new();
@@ -351,12 +377,16 @@ impl Classes {
         let ack_ps = rows
             .iter()
             .enumerate()
-            .map(|(k, c)| at.get(&(c.pair.1, c.pair.0)).map_or(lat_ps[k], |&r| lat_ps[r]))
+            .map(|(k, c)| {
+                at.get(&(c.pair.1, c.pair.0))
+                    .map_or(lat_ps[k], |&r| lat_ps[r])
+            })
             .collect();
         Some(Classes {
             solver,
             lat_ps,
             ack_ps,
+            spread,
         })
     }
 }
@@ -376,6 +406,26 @@ fn gcd(a: u128, b: u128) -> u128 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
+/// What [`usage`] reuses from class to class: per directed link and per node an accumulator
+/// and the list of those touched (a class reaches a few thousand of a fabric's links).
+struct Scratch {
+    link: Vec<u128>,
+    links: Vec<u32>,
+    node: Vec<(u128, u64)>,
+    nodes: Vec<NodeId>,
+}
+
+impl Scratch {
+    fn new(topo: &Topology) -> Scratch {
+        Scratch {
+            link: vec![0; 2 * topo.links.len()],
+            links: Vec::new(),
+            node: vec![(0, 0); topo.nodes.len()],
+            nodes: Vec::new(),
+        }
+    }
+}
+
 /// The links of the class from leaf `a` to leaf `b` with its loads on them: each source NIC's
 /// up link carrying its flows, the paths between the leaves (each flow split evenly at every
 /// switch over the next hops toward `b`), each destination NIC's down link; `None` when the
@@ -385,11 +435,11 @@ fn usage(
     p: &SimParams,
     shape: &Shape,
     per_pair: u64,
-    a: usize,
-    b: usize,
+    (a, b): (usize, usize),
+    sc: &mut Scratch,
 ) -> Option<Usage> {
-    let (la, src) = (&shape.leaves[a].0, &shape.leaves[a].1);
-    let (lb, dst) = (&shape.leaves[b].0, &shape.leaves[b].1);
+    let (la, src) = (shape.leaves[a].0, &shape.leaves[a].1);
+    let (lb, dst) = (shape.leaves[b].0, &shape.leaves[b].1);
     let enter = |node: NodeId| {
         if topo.nodes[node.idx()].is_switch() {
             p.switch_latency.ps()
@@ -397,66 +447,77 @@ fn usage(
             p.nic_latency.ps()
         }
     };
-    let delay = |port| topo.links[topo.ports[port as usize].link.idx()].delay.ps();
+    let delay = |port: u32| topo.links[topo.ports[port as usize].link.idx()].delay.ps();
     // The paths between the leaves, layer by layer: (node, share numerator, latency so far),
     // shares over `scale`.
-    let mut layer: Vec<(NodeId, u128, u64)> = vec![(*la, 1, 0)];
+    let mut layer: Vec<(NodeId, u128, u64)> = vec![(la, 1, 0)];
     let mut scale: u128 = 1;
-    let mut inner: BTreeMap<u32, u128> = BTreeMap::new();
     let toward = dst[0].0;
-    while layer.iter().any(|x| x.0 != *lb) {
-        if layer.iter().any(|x| x.0 == *lb) {
+    sc.links.clear();
+    while layer.iter().any(|x| x.0 != lb) {
+        if layer.iter().any(|x| x.0 == lb) {
+            for &l in &sc.links {
+                sc.link[l as usize] = 0;
+            }
             return None;
         }
-        let ways: Vec<&[fabricsim_core::topology::PortId]> = layer
-            .iter()
-            .map(|x| topo.routing.next_hops_up(x.0, toward).0)
-            .collect();
-        let lcm = ways
-            .iter()
-            .fold(1u128, |m, c| m / gcd(m, c.len() as u128) * c.len() as u128);
+        let lcm = layer.iter().fold(1u128, |m, x| {
+            let c = topo.routing.next_hops_up(x.0, toward).0.len() as u128;
+            m / gcd(m, c) * c
+        });
         scale = scale.checked_mul(lcm)?;
-        for v in inner.values_mut() {
-            *v *= lcm;
+        for &l in &sc.links {
+            sc.link[l as usize] *= lcm;
         }
-        let mut next: BTreeMap<NodeId, (u128, u64)> = BTreeMap::new();
-        for (x, c) in layer.iter().zip(&ways) {
+        sc.nodes.clear();
+        for x in &layer {
+            let c = topo.routing.next_hops_up(x.0, toward).0;
             let share = x.1 * (lcm / c.len() as u128);
-            for &port in c.iter() {
-                *inner.entry(directed_link(topo, port)).or_default() += share;
+            for &port in c {
+                let l = directed_link(topo, port);
+                if sc.link[l as usize] == 0 {
+                    sc.links.push(l);
+                }
+                sc.link[l as usize] += share;
                 let to = topo.peer_node(port);
                 let lat = x.2 + delay(port.0) + enter(to);
-                let e = next.entry(to).or_insert((0, 0));
+                let e = &mut sc.node[to.idx()];
+                if e.0 == 0 {
+                    sc.nodes.push(to);
+                }
                 e.0 += share;
                 e.1 = e.1.max(lat);
             }
         }
-        layer = next.into_iter().map(|(n, (s, l))| (n, s, l)).collect();
+        layer.clear();
+        for &n in &sc.nodes {
+            let e = std::mem::take(&mut sc.node[n.idx()]);
+            layer.push((n, e.0, e.1));
+        }
     }
     let inner_lat = layer.iter().map(|x| x.2).max().unwrap_or(0);
     // Flows of the class: per source host its peers under `b`, per destination host its peers
     // under `a`.
-    let from: Vec<(HostId, u64)> = src
+    let from = src
         .iter()
-        .map(|&(h, c)| (h, shape.peers(h, c, b) * per_pair))
-        .filter(|x| x.1 > 0)
-        .collect();
-    let into: Vec<(HostId, u64)> = dst
+        .map(|&(h, c)| (h, shape.peers(h, c, b) * per_pair));
+    let into = dst
         .iter()
-        .map(|&(h, c)| (h, shape.peers(h, c, a) * per_pair))
-        .filter(|x| x.1 > 0)
-        .collect();
-    let flows: u64 = from.iter().map(|x| x.1).sum();
-    let mut links: Vec<(u32, u128)> = Vec::with_capacity(from.len() + inner.len() + into.len());
+        .map(|&(h, c)| (h, shape.peers(h, c, a) * per_pair));
+    let flows: u64 = from.clone().map(|x| x.1).sum();
+    let mut links: Vec<(u32, u128)> = Vec::with_capacity(src.len() + sc.links.len() + dst.len());
     let mut up_lat = 0;
-    for &(h, f) in &from {
+    for (h, f) in from.filter(|x| x.1 > 0) {
         let port = topo.host_port(h);
         links.push((directed_link(topo, port), f as u128 * scale));
         up_lat = up_lat.max(delay(port.0) + enter(topo.peer_node(port)));
     }
-    links.extend(inner.into_iter().map(|(l, s)| (l, s * flows as u128)));
+    for &l in &sc.links {
+        let share = std::mem::take(&mut sc.link[l as usize]);
+        links.push((l, share * flows as u128));
+    }
     let mut down_lat = 0;
-    for &(h, f) in &into {
+    for (h, f) in into.filter(|x| x.1 > 0) {
         // The leaf's port down to the host: the host port's peer.
         let port = topo.ports[topo.host_port(h).idx()].peer;
         links.push((directed_link(topo, port), f as u128 * scale));

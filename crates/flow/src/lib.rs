@@ -68,7 +68,7 @@ mod window;
 
 pub use calibration::BATCH_TOL;
 pub use error::FlowError;
-pub use fluid::run;
+pub use fluid::{Progress, run, run_observed};
 pub use loss::LossModel;
 pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 pub use params::FlowParams;

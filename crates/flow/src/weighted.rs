@@ -73,14 +73,16 @@ impl Weighted {
                 .map(|g| residual[g] / unfrozen[g])
                 .min();
             let by_caps = open.iter().map(|&k| self.class_cap[k] as u128).min();
-            let level = by_groups.unwrap_or(u128::MAX).min(by_caps.unwrap_or(u128::MAX));
+            let level = by_groups
+                .unwrap_or(u128::MAX)
+                .min(by_caps.unwrap_or(u128::MAX));
             let level = level.min(u64::MAX as u128) as u64;
             for g in 0..self.cap.len() {
                 full[g] = unfrozen[g] > 0 && residual[g] / unfrozen[g] == level as u128;
             }
             open.retain(|&k| {
-                let frozen = self.class_cap[k] <= level
-                    || self.of(k).iter().any(|&(g, _)| full[g as usize]);
+                let frozen =
+                    self.class_cap[k] <= level || self.of(k).iter().any(|&(g, _)| full[g as usize]);
                 if frozen {
                     rate[k] = level;
                     for &(g, w) in self.of(k) {
