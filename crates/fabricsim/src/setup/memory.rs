@@ -140,7 +140,7 @@ pub fn check(s: &Scenario, kind: EngineKind, run: Run, dag: &MessageDag) -> Resu
 /// 1,024, 4,096 and 16,384 GPUs (docs/memory.md): its rows and weights per class, the shape's
 /// maps and the topology's routing per host.
 const DENSE_PER_HOST: u64 = 200;
-const DENSE_PER_CLASS: u64 = 600;
+const DENSE_PER_CLASS: u64 = 700;
 
 /// The estimated peak memory of a dense all-to-all over `ranks` ranks on `topo`, bytes: its
 /// classes are at most the pairs of leaves.
@@ -213,8 +213,8 @@ mod tests {
             port_rate: fabricsim_core::units::BitRate::gbps(400),
         })
         .unwrap();
-        // 256 hosts under 16 leaves of 16: 8 MiB + 256 x 200 B + 16^2 x 600 B.
-        assert_eq!(estimate_dense(&topo, 256), (8 << 20) + 51_200 + 153_600);
+        // 256 hosts under 16 leaves of 16: 8 MiB + 256 x 200 B + 16^2 x 700 B.
+        assert_eq!(estimate_dense(&topo, 256), (8 << 20) + 51_200 + 179_200);
         let s = Scenario::parse("s.toml", "max_memory = \"8MB\"\n").unwrap();
         let e = admit_dense(&s, &topo, 256).unwrap_err().to_string();
         assert!(e.contains("needs an estimated 8.6MB (256 hosts)"), "{e}");
