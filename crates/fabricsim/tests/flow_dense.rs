@@ -26,6 +26,13 @@ fn both(hosts: u32, bytes: u64, paths: PathModel) -> (u64, u64, dense::DenseRun)
     let dag = all_to_all(hosts, bytes);
     let (r, _) = flow::run(&topo, &p, &dag, &fp).unwrap();
     let per_flow = r.messages.iter().filter_map(|m| m.finish_ps).max().unwrap();
+    let d = classes(hosts, bytes, &fp).unwrap();
+    (per_flow, d.end_ps, d)
+}
+
+/// The all-to-all of `bytes` per pair over `hosts` hosts (a server each) as flow classes.
+fn classes(hosts: u32, bytes: u64, fp: &FlowParams) -> Result<dense::DenseRun, PerFlow> {
+    let topo = fat_tree(hosts, 8);
     let ids: Vec<HostId> = (0..hosts).map(HostId).collect();
     let servers: Vec<u32> = (0..hosts).collect();
     let a = AllToAll {
@@ -35,8 +42,7 @@ fn both(hosts: u32, bytes: u64, paths: PathModel) -> (u64, u64, dense::DenseRun)
         channels: 1,
         nvlink: BitRate::gbps(3600),
     };
-    let d = dense::all_to_all(&topo, &p, &fp, &a).unwrap().unwrap();
-    (per_flow, d.end_ps, d)
+    dense::all_to_all(&topo, &SimParams::roce(), fp, &a).unwrap()
 }
 
 #[test]
@@ -63,39 +69,16 @@ fn hashed_ecmp_with_few_flows_per_link_stays_per_flow() {
     // 32 hosts: 31 flows per NIC, some 30 per link between switches: hashing them leaves
     // links well above the mean (the spread sqrt(2 ln L / F) is far past
     // `calibration::HASH_SPREAD_MAX`), which the even split of the classes leaves out.
-    let topo = fat_tree(32, 8);
-    let p = SimParams::roce();
-    let ids: Vec<HostId> = (0..32).map(HostId).collect();
-    let servers: Vec<u32> = (0..32).collect();
-    let a = AllToAll {
-        hosts: &ids,
-        servers: &servers,
-        bytes: 1 << 20,
-        channels: 1,
-        nvlink: BitRate::gbps(3600),
-    };
     let fp = FlowParams {
         lossless_max_active: 0,
         ..FlowParams::default()
     };
-    let r = dense::all_to_all(&topo, &p, &fp, &a).unwrap();
-    assert_eq!(r.err(), Some(PerFlow::Collisions));
+    assert_eq!(classes(32, 1 << 20, &fp).err(), Some(PerFlow::Collisions));
 }
 
 #[test]
-fn small_lossy_or_uneven_runs_stay_per_flow() {
-    let topo = fat_tree(16, 8);
-    let p = SimParams::roce();
-    let ids: Vec<HostId> = (0..16).map(HostId).collect();
-    let servers: Vec<u32> = (0..16).collect();
-    let a = AllToAll {
-        hosts: &ids,
-        servers: &servers,
-        bytes: 4096,
-        channels: 1,
-        nvlink: BitRate::gbps(3600),
-    };
-    let run = |fp: &FlowParams| dense::all_to_all(&topo, &p, fp, &a).unwrap().err();
+fn small_or_lossy_runs_stay_per_flow() {
+    let run = |fp: &FlowParams| classes(16, 4096, fp).err();
     assert_eq!(run(&FlowParams::default()), Some(PerFlow::Few));
     let lossy = FlowParams {
         loss: flow::LossModel::of(&SimParams {
