@@ -267,7 +267,9 @@ pub fn run_point(
     stress: bool,
 ) -> PointResult {
     timed_point(base, fabric, seeds, point, |cfg, design, topo, v, seed| {
-        let (r, totals) = engine_step(cfg, design, topo, v, seed)?;
+        let super::step::EngineStep {
+            step: r, totals, ..
+        } = engine_step(cfg, design, topo, v, seed)?;
         let st = match stress {
             true => Some(super::stress::run(design, topo, v, seed)?),
             false => None,

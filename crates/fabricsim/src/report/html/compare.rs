@@ -89,13 +89,21 @@ fn step_bars(c: &Comparison) -> StackedBars {
         bars: with.iter().map(|f| f.variant.name.clone()).collect(),
         segments: vec![
             "compute".into(),
-            "exposed comm.".into(),
+            "NVLink comm. (in a server)".into(),
+            "exposed fabric comm.".into(),
             "pipeline bubble".into(),
         ],
         values: with
             .iter()
             .filter_map(|f| f.delivered.as_ref())
-            .map(|d| vec![d.compute_s.mean, d.exposed_comm_s.mean, d.bubble_s.mean])
+            .map(|d| {
+                vec![
+                    d.compute_s.mean,
+                    d.exposed_nvlink_s.mean,
+                    d.exposed_fabric_s.mean,
+                    d.bubble_s.mean,
+                ]
+            })
             .collect(),
     }
 }
