@@ -230,10 +230,11 @@ pub fn busbw_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
         for (i, &(bytes, _)) in curve.points.iter().enumerate() {
             rows.push((
                 format!(
-                    "{} {} ({})",
+                    "{} {} ({}) [{}]",
                     curve.op,
                     crate::svg::axis::bytes(bytes as f64),
-                    curve.algorithm
+                    curve.algorithm,
+                    curve.engine
                 ),
                 c.fabrics
                     .iter()
@@ -368,15 +369,9 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
     out.push('\n');
     let busbw = busbw_rows(c);
     if !busbw.is_empty() {
-        let engines = c
-            .fabrics
-            .iter()
-            .find_map(|f| f.busbw.first())
-            .map(|b| b.engine.clone())
-            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "busbw (GB/s) over all {} GPUs, {engines}-engine runs:",
+            "busbw (GB/s) over all {} GPUs, [the engine that ran each]:",
             c.fabrics[0].design.spec.gpus
         );
         grid(&mut out, &names, &busbw);

@@ -237,7 +237,8 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
             let src = c
                 .fabrics
                 .iter()
-                .find_map(|f| f.busbw.first().map(|b| b.source.clone()))
+                .find_map(|f| f.busbw.iter().find(|b| b.op == op.name()))
+                .map(|b| b.source.clone())
                 .unwrap_or_default();
             charts.push((ch.to_svg(), format!("nccl-tests busbw; {src}")));
         }
