@@ -392,7 +392,12 @@ fn compare_takes_the_scenario_flags_and_titles_what_ran() {
     }
     exits_2_saying(
         &["compare", "--fabric", "ib-ndr,nonesuch"],
-        &["--fabric", "nonesuch"],
+        &[
+            "command line",
+            "compare.fabrics[1].profile",
+            "nonesuch",
+            "roce-400g",
+        ],
     );
     exits_2_saying(
         &["compare", "--fabric", "roce-400g:fast"],
