@@ -8,6 +8,7 @@ use crate::outcome::{Outcome, unless_interrupted};
 use crate::outpath;
 use crate::output;
 use crate::progress::Bar;
+use crate::scenario_flags::{self, ScenarioFlags};
 use fabricsim::compare::model::default_scenario;
 use fabricsim::compare::progress::Stage;
 use fabricsim::compare::recommend::recommend;
@@ -20,32 +21,15 @@ pub enum Format {
     Json,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args)]
 pub struct CompareArgs {
     /// Scenario file with [cluster], [train] and [compare] sections; without one, the built-in
     /// comparison (examples/compare-default.toml: 256 H100, Llama 3 70B step, ib-ndr vs
     /// roce-400g tuned vs roce-400g untuned).
     pub scenario: Option<PathBuf>,
-    /// GPUs in the cluster ([cluster] gpus).
-    #[arg(long, allow_hyphen_values = true)]
-    pub gpus: Option<String>,
-    /// A catalog file merged over the built-in catalog (same ids replace, new ids add).
-    #[arg(long)]
-    pub catalog: Option<String>,
-    /// Years for the TCO ([cost] years).
-    #[arg(long, allow_hyphen_values = true)]
-    pub years: Option<String>,
-    /// Engine for the DAG runs: packet, flow or auto (flow above 20M fabric packets) (engine).
-    #[arg(long)]
-    pub engine: Option<String>,
-    /// Seeds each simulated figure is measured over, reported as mean and 95% interval
-    /// ([compare] seeds; default 5).
-    #[arg(long, allow_hyphen_values = true)]
-    pub seeds: Option<String>,
-    /// The claims section: quick (default: the points that fit the default's time), full (also
-    /// 16,384 GPUs on the flow engine) or off ([compare] claims).
-    #[arg(long)]
-    pub claims: Option<String>,
+    /// The scenario flags the other commands take; `--fabric` is the list of fabrics compared.
+    #[command(flatten)]
+    pub flags: ScenarioFlags<scenario_flags::Compare>,
     /// Also write a self-contained HTML report (inline CSS and SVG charts) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -66,18 +50,7 @@ pub fn run(args: CompareArgs) -> Outcome {
         Some(p) => Scenario::load(&p.display().to_string())?,
         None => default_scenario(),
     };
-    let flags: Vec<(String, String)> = [
-        ("--gpus", &args.gpus),
-        ("--catalog", &args.catalog),
-        ("--years", &args.years),
-        ("--engine", &args.engine),
-        ("--seeds", &args.seeds),
-        ("--claims", &args.claims),
-    ]
-    .into_iter()
-    .filter_map(|(f, v)| v.as_ref().map(|v| (f.to_string(), v.clone())))
-    .collect();
-    scenario.apply_flags(&flags)?;
+    args.flags.apply_to(&mut scenario)?;
     let bar = Bar::new();
     let show = |s: &Stage| {
         bar.show(

@@ -8,11 +8,30 @@ use std::path::Path;
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 use fabricsim::InputError;
 use fabricsim::scenario::Scenario;
-use fabricsim::scenario::flags::{FLAGS, Flag};
+use fabricsim::scenario::flags::{COMPARE_FABRIC_HELP, FLAGS, Flag};
 
 /// Which scenario keys a command takes flags for.
 pub trait Keys {
     fn takes(key: &str) -> bool;
+    /// The flag's help line (by default the table's).
+    fn help(f: &Flag) -> &'static str {
+        f.help
+    }
+}
+
+/// `compare`: every key but those it does not read (the step is timed by calibrated
+/// collectives; no engine run is bounded by memory); `--fabric` is the list of fabrics compared.
+pub struct Compare;
+impl Keys for Compare {
+    fn takes(key: &str) -> bool {
+        key != "train.step_model" && key != "max_memory"
+    }
+    fn help(f: &Flag) -> &'static str {
+        match f.key {
+            "fabric.profile" => COMPARE_FABRIC_HELP,
+            _ => f.help,
+        }
+    }
 }
 
 /// `plan`: the cluster, fabric, topology, layout, cost and catalog.
@@ -87,6 +106,13 @@ impl<K: Keys> ScenarioFlags<K> {
     }
 }
 
+impl ScenarioFlags<Compare> {
+    /// Applies these flags over `s` (`--fabric` sets the compared fabrics).
+    pub fn apply_to(&self, s: &mut Scenario) -> Result<(), InputError> {
+        s.apply_compare_flags(&self.pairs)
+    }
+}
+
 impl<K: Keys> FromArgMatches for ScenarioFlags<K> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut s = ScenarioFlags {
@@ -112,6 +138,7 @@ impl<K: Keys> Args for ScenarioFlags<K> {
     fn augment_args(cmd: Command) -> Command {
         flags::<K>().fold(cmd, |cmd, f| {
             let file_key = match f.key.split_once('.') {
+                _ if K::help(f) != f.help => "[compare] fabrics".to_string(),
                 Some((table, key)) => format!("[{table}] {key}"),
                 None => f.key.to_string(),
             };
@@ -120,7 +147,7 @@ impl<K: Keys> Args for ScenarioFlags<K> {
                     .long(&f.flag[2..])
                     .value_name("VALUE")
                     .allow_hyphen_values(true)
-                    .help(format!("{} ({file_key})", f.help)),
+                    .help(format!("{} ({file_key})", K::help(f))),
             )
         })
     }

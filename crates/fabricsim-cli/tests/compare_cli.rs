@@ -305,3 +305,103 @@ fn three_seeds_give_the_same_bytes_twice() {
         }
     }
 }
+
+/// Issue 24: `compare` takes the scenario flags the other commands take (`--fabric` the list of
+/// fabrics compared), titles the report with what ran, splits NVLink time from the fabric's
+/// exposed communication and reports each fabric against the ideal-network baseline.
+#[test]
+fn compare_takes_the_scenario_flags_and_titles_what_ran() {
+    let out = tmp("compare-flags.json");
+    let o = fabricsim(&[
+        "compare",
+        "--gpus",
+        "32",
+        "--fabric",
+        "ib-ndr,roce-400g:untuned",
+        "--topology",
+        "rail-optimized",
+        "--model",
+        "llama3-8b",
+        "--pp",
+        "2",
+        "--seeds",
+        "2",
+        "--claims",
+        "off",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = support::json_file(&out);
+    assert_eq!(v["name"], "32 x H100, llama3-8b step");
+    let fabrics = v["fabrics"].as_array().unwrap();
+    let names: Vec<&str> = fabrics
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ib-ndr", "roce-400g:untuned"]);
+    assert!(fabrics[1]["means"].as_str().unwrap().contains("untuned"));
+    for f in fabrics {
+        assert_eq!(
+            f["plan"]["topology"]["kind"], "rail-optimized",
+            "{}",
+            f["plan"]
+        );
+        let d = &f["delivered"];
+        let (nv, fab, all) = (
+            d["exposed_nvlink_s"]["mean"].as_f64().unwrap(),
+            d["exposed_fabric_s"]["mean"].as_f64().unwrap(),
+            d["exposed_comm_s"]["mean"].as_f64().unwrap(),
+        );
+        assert!(
+            nv > 0.0 && fab > 0.0,
+            "TP on NVLink and DP/PP across servers: {d}"
+        );
+        assert!((nv + fab - all).abs() <= 1e-9 * all, "{d}");
+        let b = &d["ideal_network"];
+        let mfu = d["mfu"]["mean"].as_f64().unwrap();
+        assert!(b["ideal_mfu"]["mean"].as_f64().unwrap() >= mfu, "{b}");
+        assert!(b["mfu_lost"]["mean"].as_f64().unwrap() >= 0.0, "{b}");
+    }
+    let text = fabricsim(&[
+        "compare",
+        "--gpus",
+        "32",
+        "--model",
+        "llama3-8b",
+        "--pp",
+        "2",
+        "--seeds",
+        "1",
+        "--claims",
+        "off",
+        "--fabric",
+        "ib-ndr",
+    ]);
+    let t = String::from_utf8_lossy(&text.stdout);
+    for want in [
+        "fabricsim compare: 32 x H100, llama3-8b step",
+        "MFU on an ideal network",
+        "MFU lost to the network",
+        "lost to DP across servers",
+        "exposed fabric comm. (s)",
+    ] {
+        assert!(t.contains(want), "missing {want:?} in\n{t}");
+    }
+    exits_2_saying(
+        &["compare", "--fabric", "ib-ndr,nonesuch"],
+        &[
+            "command line",
+            "compare.fabrics[1].profile",
+            "nonesuch",
+            "roce-400g",
+        ],
+    );
+    exits_2_saying(
+        &["compare", "--fabric", "roce-400g:fast"],
+        &["--fabric", "untuned"],
+    );
+    exits_2_saying(&["compare", "--fabric", "ib-ndr,"], &["--fabric"]);
+}

@@ -211,13 +211,18 @@ impl<E: Packed> CalendarQueue<E> {
             };
             self.current.extend_from_slice(rest);
             self.release();
-        } else {
+            self.head = 0;
+        } else if self.head > self.current.len() / 2 {
+            // The popped entries go only once they are half the bucket: a burst of zero-delay
+            // events (a collective's messages all released at once) then costs amortised O(1)
+            // per push instead of moving the whole bucket each time.
             self.current.drain(..self.head);
+            self.head = 0;
         }
-        let pos = self.current.partition_point(|&y| offset(y) <= offset(x));
+        let pos =
+            self.head + self.current[self.head..].partition_point(|&y| offset(y) <= offset(x));
         self.current.insert(pos, x);
         self.base = self.current.as_mut_ptr();
-        self.head = 0;
         self.end = self.current.len();
     }
 

@@ -10,9 +10,12 @@ use super::engine::{CHANNELS, makespan, params};
 use super::seeds::single;
 use super::variant::Variant;
 use crate::error::Error;
+use crate::setup::engine_choice::EngineChoice;
 use crate::workload::busbw::busbw_gbps;
 use crate::workload::collective::{CollectiveSpec, Comm, Op};
 use crate::workload::comm_model::GroupShape;
+use crate::workload::comm_model::{AlphaBetaModel, CommModel};
+use crate::workload::link_params::FabricParams;
 use crate::workload::measure::{SweepError, Timed, measure};
 use crate::workload::placement::Placement;
 use crate::workload::sweep::round;
@@ -43,6 +46,59 @@ pub struct BusbwCurve {
 /// half a million packets, about a second of packet simulation).
 pub const SIZES: [u64; 3] = [64 << 10, 1 << 20, 8 << 20];
 
+/// Most (sender, receiver) pairs of an all-to-all the curves run on the packet engine (a
+/// 256-GPU one, the built-in comparison's) and on the flow engine (a 512-GPU one) when the
+/// scenario's engine is `auto`; past them the engine's runs outgrow a comparison's time (a
+/// 1,024-GPU one holds a million messages) and the curve is the closed form.
+pub const PACKET_PAIRS: u64 = 256 * 255;
+pub const FLOW_PAIRS: u64 = 512 * 511;
+
+/// The engine that runs `op` over `ranks` GPUs (`None`: the closed form): the scenario's choice,
+/// except that `auto` moves a large all-to-all to the flow engine, then to the closed form.
+pub fn engine_for(op: Op, ranks: u32, choice: EngineChoice) -> Option<EngineChoice> {
+    let pairs = ranks as u64 * (ranks as u64).saturating_sub(1);
+    match (op, choice) {
+        (Op::AllToAll, EngineChoice::Auto) if pairs > FLOW_PAIRS => None,
+        (Op::AllToAll, EngineChoice::Auto) if pairs > PACKET_PAIRS => Some(EngineChoice::Flow),
+        _ => Some(choice),
+    }
+}
+
+/// The curve of `op` in closed form: alpha-beta of `algo` on the profile's link parameters
+/// (`workload::comm_model`), busbw as nccl-tests computes it.
+fn closed_form(
+    design: &Design,
+    op: Op,
+    algo: crate::workload::collective::Algo,
+    (ranks, servers): (u32, u32),
+    sizes: &[crate::workload::sweep::SweepSize],
+) -> BusbwCurve {
+    let model = AlphaBetaModel::new(FabricParams::of(design));
+    let shape = GroupShape { ranks, servers };
+    BusbwCurve {
+        op: op.name(),
+        algorithm: algo.name(),
+        ranks,
+        servers,
+        points: sizes
+            .iter()
+            .map(|s| {
+                let secs = model.time_s(op, s.bytes, shape);
+                (s.bytes, single(busbw_gbps(op, ranks, s.bytes, secs)))
+            })
+            .collect(),
+        retransmitted_packets: 0,
+        timeouts: 0,
+        engine: "closed form".into(),
+        source: format!(
+            "closed form: alpha-beta of {} {} over {ranks} GPUs on {servers} servers on the profile's link parameters ({} sender-receiver pairs: more than a flow-engine run of the comparison holds)",
+            op.name(),
+            algo.name(),
+            ranks as u64 * (ranks as u64 - 1)
+        ),
+    }
+}
+
 /// All-reduce and all-to-all over all GPUs of `topo` with `v`'s parameters.
 pub fn measured(
     design: &Design,
@@ -65,9 +121,12 @@ pub fn measured(
                 ..CollectiveSpec::with_defaults(op, 0, CHANNELS)
             };
             let sizes: Vec<_> = SIZES.iter().map(|&b| round(op, ranks, b)).collect();
+            let Some(engine) = engine_for(op, ranks, v.engine) else {
+                return Ok(closed_form(design, op, algo, (ranks, servers), &sizes));
+            };
             let (mut retx, mut timeouts, mut kinds) = (0, 0, Vec::new());
             let out = measure(&spec, &comm, nvlink, &sizes, |dag| {
-                let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
+                let (t, c, kind) = makespan(topo, &p, dag, engine)?;
                 if !kinds.contains(&kind.name()) {
                     kinds.push(kind.name());
                 }
@@ -151,4 +210,22 @@ pub fn over_seeds(runs: &[Vec<BusbwCurve>]) -> Result<Vec<BusbwCurve>, String> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `auto` keeps the built-in 256-GPU curves on the packet engine, moves a 512-GPU
+    /// all-to-all to the flow engine and a 1,024-GPU one to the closed form; all-reduce and an
+    /// engine the scenario names are left as chosen.
+    #[test]
+    fn auto_moves_large_all_to_alls_off_the_packet_engine() {
+        use EngineChoice::{Auto, Flow, Packet};
+        assert_eq!(engine_for(Op::AllToAll, 256, Auto), Some(Auto));
+        assert_eq!(engine_for(Op::AllToAll, 512, Auto), Some(Flow));
+        assert_eq!(engine_for(Op::AllToAll, 1024, Auto), None);
+        assert_eq!(engine_for(Op::AllReduce, 16384, Auto), Some(Auto));
+        assert_eq!(engine_for(Op::AllToAll, 1024, Packet), Some(Packet));
+    }
 }

@@ -15,6 +15,7 @@
 pub mod claims;
 pub mod curves;
 pub mod engine;
+pub mod ideal;
 pub mod metrics;
 pub mod model;
 pub mod probe;

@@ -39,6 +39,10 @@ pub struct Delivered {
     /// The step's split: compute, exposed communication and pipeline bubble.
     pub compute_s: Estimate,
     pub exposed_comm_s: Estimate,
+    /// The exposed communication's part inside a server (NVLink: groups of one server) and
+    /// across servers (the fabric's).
+    pub exposed_nvlink_s: Estimate,
+    pub exposed_fabric_s: Estimate,
     pub bubble_s: Estimate,
     pub tokens_per_s: Estimate,
     pub mfu: Estimate,
@@ -50,6 +54,8 @@ pub struct Delivered {
     pub usd_per_model_eflop: Estimate,
     /// Tokens/s of each seed, in seed order (the recommendation scores seed by seed).
     pub tokens_per_s_by_seed: Vec<f64>,
+    /// The same job on an infinitely fast fabric, and the MFU lost to this one.
+    pub ideal_network: super::ideal::Baseline,
     /// Where the step's communication times come from.
     pub comm_source: String,
 }
@@ -188,9 +194,41 @@ pub fn usd_per_million_tokens(tco_usd: f64, tokens_per_s: f64, period_s: f64) ->
     tco_usd / (tokens_per_s * period_s / 1e6)
 }
 
+/// Exposed seconds of `r`'s collectives across servers (`fabric`) or inside one server.
+pub fn exposed(r: &StepReport, fabric: bool) -> f64 {
+    r.collectives
+        .iter()
+        .filter(|c| (c.servers > 1) == fabric)
+        .map(|c| c.exposed_s)
+        .sum()
+}
+
+/// The title of a comparison: the scenario's `name` when no flag changed it, else what ran.
+fn title(s: &Scenario, fabrics: &[FabricResult]) -> String {
+    let f = &fabrics[0];
+    let ran = match &f.step {
+        Some(st) => format!(
+            "{} x {}, {} step",
+            st.gpus,
+            f.design.gpu.id.to_uppercase(),
+            st.model
+        ),
+        None => format!(
+            "{} x {}",
+            f.design.spec.gpus,
+            f.design.gpu.id.to_uppercase()
+        ),
+    };
+    match &s.file.name {
+        Some(n) if s.flags.is_empty() => n.clone(),
+        _ => ran,
+    }
+}
+
 /// Throughput and its cost over the TCO period, over the steps of the seeds.
 fn deliver(
     steps: &[StepReport],
+    lost: &[super::ideal::Lost],
     design: &Design,
     plan: &Plan,
     utilization: f64,
@@ -205,6 +243,8 @@ fn deliver(
         step_time_s: over("step time", &|r| r.step_time_s)?,
         compute_s: over("compute time", &|r| r.compute_s)?,
         exposed_comm_s: over("exposed communication", &|r| r.exposed_comm_s)?,
+        exposed_nvlink_s: over("exposed NVLink communication", &|r| exposed(r, false))?,
+        exposed_fabric_s: over("exposed fabric communication", &|r| exposed(r, true))?,
         bubble_s: over("pipeline bubble", &|r| r.bubble_s)?,
         tokens_per_s: over("tokens/s", &|r| r.tokens_per_s)?,
         mfu: over("MFU", &|r| r.mfu)?,
@@ -216,6 +256,7 @@ fn deliver(
             tco / (r.model_flops_per_step / r.step_time_s * seconds / 1e18)
         })?,
         tokens_per_s_by_seed: steps.iter().map(|r| r.tokens_per_s).collect(),
+        ideal_network: super::ideal::over_seeds(lost)?,
         comm_source: source,
     })
 }
@@ -254,6 +295,8 @@ fn planned(s: &Scenario, v: &Variant) -> Result<Planned, InputError> {
 struct SeedRun {
     step: StepReport,
     totals: EngineTotals,
+    /// The step against the ideal-network baseline.
+    lost: super::ideal::Lost,
     busbw: Vec<BusbwCurve>,
     stress: Option<StressResult>,
     probes: Option<Probes>,
@@ -281,11 +324,16 @@ fn one_seed(
     let (design, topology) = (&f.design, &f.topology);
     // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
     // compare on the same footing; loss acts only through these runs.
-    let (step, totals) = track
+    let super::step::EngineStep {
+        step,
+        totals,
+        ideal,
+    } = track
         .stage(name, "training step", || {
             super::step::engine_step(&f.cfg, design, topology, v, seed)
         })
         .map_err(|e| fail("training step", &e))?;
+    let lost = super::ideal::lost(&step, &ideal);
     let (busbw, stress, probes) = if sec.fabric_runs {
         (
             track
@@ -314,6 +362,7 @@ fn one_seed(
     Ok(SeedRun {
         step,
         totals,
+        lost,
         busbw,
         stress,
         probes,
@@ -336,8 +385,10 @@ fn combine(
         totals.add(&r.totals, seed);
     }
     let steps: Vec<StepReport> = runs.iter().map(|r| r.step.clone()).collect();
+    let lost: Vec<super::ideal::Lost> = runs.iter().map(|r| r.lost.clone()).collect();
     let delivered = deliver(
         &steps,
+        &lost,
         &f.design,
         &f.plan,
         sec.utilization,
@@ -493,7 +544,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
                 let f = &plans[*fabric];
                 let tps = track.stage(&at.name, "loss interval", || {
                     super::step::engine_step(&f.cfg, &f.design, &f.topology, at, *seed)
-                        .map(|(r, _)| r.tokens_per_s)
+                        .map(|r| r.step.tokens_per_s)
                         .map_err(|e| e.to_string())
                 });
                 Done::Loss(*factor, tps)
@@ -626,10 +677,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
         claims,
         interrupted: fabricsim_core::stop::requested(),
         loss_sweep,
-        name: s.file.name.clone().unwrap_or_else(|| {
-            let d = &fabrics[0].design;
-            format!("{} x {}", d.spec.gpus, d.gpu.id)
-        }),
+        name: title(s, &fabrics),
         relative: relative(&fabrics),
         fabrics,
         section,

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::engine::{CHANNELS, makespan, params};
+use super::ideal::IdealFabric;
 use super::variant::Variant;
 use crate::error::Error;
 use crate::setup::engine_choice::EngineKind;
@@ -95,6 +96,14 @@ impl EngineTotals {
     }
 }
 
+/// A fabric's step, what its engine runs saw, and the same job on the ideal fabric.
+pub struct EngineStep {
+    pub step: StepReport,
+    pub totals: EngineTotals,
+    /// The step with no time across servers ([`super::ideal::IdealFabric`]), lossless.
+    pub ideal: StepReport,
+}
+
 /// The step of `cfg` on `topo` with `v`'s engine parameters and `seed`.
 pub fn engine_step(
     cfg: &TrainConfig,
@@ -102,7 +111,7 @@ pub fn engine_step(
     topo: &Topology,
     v: &Variant,
     seed: u64,
-) -> Result<(StepReport, EngineTotals), Error> {
+) -> Result<EngineStep, Error> {
     let eff = Efficiency::h200(&design.catalog);
     let mut model = AlphaBetaModel::new(FabricParams::of(design));
     // The step's collectives and sizes come from the closed-form step; the fits replace times.
@@ -172,8 +181,13 @@ pub fn engine_step(
         })
         .collect();
     let r = step(cfg, &eff, &model);
+    let ideal = step(cfg, &eff, &IdealFabric(&model));
     let Some(loss) = loss else {
-        return Ok((r, totals));
+        return Ok(EngineStep {
+            step: r,
+            totals,
+            ideal,
+        });
     };
     let lossy = LossyComm::new(&model, loss, topo, &cfg.place, nvlink, CHANNELS, &r);
     let costed = step(cfg, &eff, &lossy);
@@ -183,5 +197,9 @@ pub fn engine_step(
         &costed,
         &r,
     ));
-    Ok((costed, totals))
+    Ok(EngineStep {
+        step: costed,
+        totals,
+        ideal,
+    })
 }

@@ -267,7 +267,9 @@ pub fn run_point(
     stress: bool,
 ) -> PointResult {
     timed_point(base, fabric, seeds, point, |cfg, design, topo, v, seed| {
-        let (r, totals) = engine_step(cfg, design, topo, v, seed)?;
+        let super::step::EngineStep {
+            step: r, totals, ..
+        } = engine_step(cfg, design, topo, v, seed)?;
         let st = match stress {
             true => Some(super::stress::run(design, topo, v, seed)?),
             false => None,
@@ -472,7 +474,9 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
                 results
                     .iter()
                     .filter(|r| g.is_empty() || r.point.values.get(1).map(|v| &v.1) == Some(g))
-                    .filter_map(|r| Some((x.param.number(&r.point.values[0].1)?, y(r)?))),
+                    .filter_map(|r| Some((x.param.number(&r.point.values[0].1)?, y(r)?)))
+                    // A log axis has no place for a lossless point (the tables give it).
+                    .filter(|p| x.param != Param::LossRate || p.0 > 0.0),
             )
         })
         .collect();
@@ -499,7 +503,15 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
     Some(
         LineChart::fitted(
             &format!("{what} against {}", x.param.name()),
-            (title, Scale::Linear, fmt),
+            (
+                title,
+                match x.param {
+                    // Loss rates span decades: a log axis (issue 24).
+                    Param::LossRate => Scale::Log10,
+                    _ => Scale::Linear,
+                },
+                fmt,
+            ),
             (y_title, Scale::Linear, y_fmt),
             series,
         )

@@ -782,7 +782,7 @@ fn mfu_against_loss_never_rises_and_orders_the_recoveries() {
                         tune: Tune::default(),
                         engine: crate::setup::engine_choice::EngineChoice::Packet,
                     };
-                    engine_step(&cfg, &design, &topo, &v, 1).unwrap().0.mfu
+                    engine_step(&cfg, &design, &topo, &v, 1).unwrap().step.mfu
                 })
                 .collect()
         })

@@ -72,7 +72,7 @@ pub fn summary_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
             .map(|f| f.delivered.as_ref().map(g).unwrap_or_else(|| "-".into()))
             .collect()
     };
-    vec![
+    let mut rows: Vec<(String, Vec<String>)> = vec![
         ("fabric".into(), per(&|f| f.variant.describe())),
         (
             "tiers / switches".into(),
@@ -102,8 +102,42 @@ pub fn summary_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
             per(&|f| format!("{:.1}%", 100.0 * f.plan.cost.network_share_of_tco)),
         ),
         ("step time (s)".into(), opt(&|d| d.step_time_s.text(3))),
+        (
+            "exposed fabric comm. (s)".into(),
+            opt(&|d| d.exposed_fabric_s.text(3)),
+        ),
+        (
+            "exposed NVLink comm. (s)".into(),
+            opt(&|d| d.exposed_nvlink_s.text(3)),
+        ),
         ("tokens/s".into(), opt(&|d| thousands_est(&d.tokens_per_s))),
         ("MFU".into(), opt(&|d| percent(&d.mfu, 1))),
+        (
+            "MFU on an ideal network".into(),
+            opt(&|d| percent(&d.ideal_network.ideal_mfu, 1)),
+        ),
+        (
+            "MFU lost to the network".into(),
+            opt(&|d| percent(&d.ideal_network.mfu_lost, 2)),
+        ),
+    ];
+    for class in crate::compare::ideal::CLASSES {
+        let cell = |d: &crate::compare::model::Delivered| {
+            let by = &d.ideal_network.mfu_lost_by_collective;
+            by.iter()
+                .find(|(c, _)| *c == class)
+                .map(|(_, e)| percent(e, 2))
+                .unwrap_or_else(|| "-".into())
+        };
+        let cells = opt(&cell);
+        if cells.iter().any(|x| x != "-") {
+            rows.push((
+                format!("  lost to {} across servers", class.to_uppercase()),
+                cells,
+            ));
+        }
+    }
+    rows.extend(vec![
         (
             "USD per million tokens".into(),
             opt(&|d| d.usd_per_million_tokens.text(3)),
@@ -141,7 +175,8 @@ pub fn summary_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
                 })
                 .collect(),
         ),
-    ]
+    ]);
+    rows
 }
 
 fn columns(out: &mut String, label_w: usize, widths: &[usize], label: &str, cells: &[String]) {
@@ -195,10 +230,11 @@ pub fn busbw_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
         for (i, &(bytes, _)) in curve.points.iter().enumerate() {
             rows.push((
                 format!(
-                    "{} {} ({})",
+                    "{} {} ({}) [{}]",
                     curve.op,
                     crate::svg::axis::bytes(bytes as f64),
-                    curve.algorithm
+                    curve.algorithm,
+                    curve.engine
                 ),
                 c.fabrics
                     .iter()
@@ -333,15 +369,9 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
     out.push('\n');
     let busbw = busbw_rows(c);
     if !busbw.is_empty() {
-        let engines = c
-            .fabrics
-            .iter()
-            .find_map(|f| f.busbw.first())
-            .map(|b| b.engine.clone())
-            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "busbw (GB/s) over all {} GPUs, {engines}-engine runs:",
+            "busbw (GB/s) over all {} GPUs, [the engine that ran each]:",
             c.fabrics[0].design.spec.gpus
         );
         grid(&mut out, &names, &busbw);

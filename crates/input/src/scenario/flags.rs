@@ -149,3 +149,61 @@ impl Scenario {
         Ok(())
     }
 }
+
+/// `compare`'s `--fabric`: the fabrics compared, each a profile id, `ID:untuned` for its
+/// documented untuned parameter set; it sets `[compare] fabrics`.
+pub const COMPARE_FABRIC_HELP: &str = "Fabrics compared, a comma-separated list of profile ids (ib-ndr, ib-xdr, roce-400g, roce-800g, roce-400g-hpcc), ID:untuned for a profile's untuned set";
+
+impl Scenario {
+    /// `compare`'s flags: `--fabric` is the list of compared fabrics
+    /// ([`COMPARE_FABRIC_HELP`]), every other flag as [`Scenario::apply_flags`] applies it.
+    pub fn apply_compare_flags(&mut self, pairs: &[(String, String)]) -> Result<(), InputError> {
+        let (fabric, rest): (Vec<_>, Vec<_>) =
+            pairs.iter().cloned().partition(|(f, _)| f == "--fabric");
+        self.apply_flags(&rest)?;
+        match fabric.last() {
+            Some((_, list)) => self.set_compare_fabrics(list),
+            None => Ok(()),
+        }
+    }
+
+    fn set_compare_fabrics(&mut self, list: &str) -> Result<(), InputError> {
+        let bad = |item: &str, problem: &str| {
+            InputError::flag(
+                "--fabric",
+                item,
+                problem,
+                "profile ids separated by commas, each optionally :tuned or :untuned",
+            )
+        };
+        let mut entries = Vec::new();
+        for item in list.split(',').map(str::trim) {
+            let (id, tuned) = match item.split_once(':') {
+                None => (item, true),
+                Some((id, "tuned")) => (id, true),
+                Some((id, "untuned")) => (id, false),
+                Some(_) => return Err(bad(item, "is not ID, ID:tuned or ID:untuned")),
+            };
+            if id.is_empty() {
+                return Err(bad(list, "names an empty fabric"));
+            }
+            let mut t = toml::Table::new();
+            t.insert("name".into(), Value::String(item.into()));
+            t.insert("profile".into(), Value::String(id.into()));
+            t.insert("tuned".into(), Value::Boolean(tuned));
+            entries.push(Value::Table(t));
+        }
+        let mut doc = self.doc.clone();
+        set(&mut doc, "compare.fabrics", Value::Array(entries));
+        let file = Value::Table(doc.clone())
+            .try_into::<ScenarioFile>()
+            .map_err(|e| {
+                let e = InputError::from_toml(&Source::new("command line", ""), &e);
+                bad(list, &format!("is not {}", e.allowed))
+            })?;
+        (self.doc, self.file) = (doc, file);
+        self.flags
+            .insert("compare.fabrics".to_string(), "--fabric".to_string());
+        Ok(())
+    }
+}

@@ -89,13 +89,21 @@ fn step_bars(c: &Comparison) -> StackedBars {
         bars: with.iter().map(|f| f.variant.name.clone()).collect(),
         segments: vec![
             "compute".into(),
-            "exposed comm.".into(),
+            "NVLink comm. (in a server)".into(),
+            "exposed fabric comm.".into(),
             "pipeline bubble".into(),
         ],
         values: with
             .iter()
             .filter_map(|f| f.delivered.as_ref())
-            .map(|d| vec![d.compute_s.mean, d.exposed_comm_s.mean, d.bubble_s.mean])
+            .map(|d| {
+                vec![
+                    d.compute_s.mean,
+                    d.exposed_nvlink_s.mean,
+                    d.exposed_fabric_s.mean,
+                    d.bubble_s.mean,
+                ]
+            })
             .collect(),
     }
 }
@@ -229,7 +237,8 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
             let src = c
                 .fabrics
                 .iter()
-                .find_map(|f| f.busbw.first().map(|b| b.source.clone()))
+                .find_map(|f| f.busbw.iter().find(|b| b.op == op.name()))
+                .map(|b| b.source.clone())
                 .unwrap_or_default();
             charts.push((ch.to_svg(), format!("nccl-tests busbw; {src}")));
         }
