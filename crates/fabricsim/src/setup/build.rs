@@ -399,20 +399,25 @@ mod tests {
 
     #[test]
     fn every_engine_route_policy_is_accepted_by_name() {
-        for (name, policy) in ROUTINGS {
+        for (name, policy, dest_qp) in ROUTINGS {
             // Adaptive routing reorders packets: it needs the selective-repeat receiver.
             let text = format!(
                 "[sim]\nrouting = \"{name}\"\ntransport = \"selective_repeat\"\n\
                  window_packets = 64\n[cluster]\ngpus = 16\n{PERM}"
             );
-            assert_eq!(setup(&text).unwrap().params.routing, policy, "{name}");
+            let p = setup(&text).unwrap().params;
+            assert_eq!((p.routing, p.cc.hash_dest_qp), (policy, dest_qp), "{name}");
         }
         let e = setup(&format!(
             "[sim]\nrouting = \"sprinkle\"\n[cluster]\ngpus = 16\n{PERM}"
         ))
         .unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("sim.routing", Some(2)));
-        assert!(e.allowed.starts_with("ecmp, dmodk, adaptive, spray"), "{e}");
+        assert!(
+            e.allowed
+                .starts_with("ecmp, ecmp_dest_qp, dmodk, adaptive, spray"),
+            "{e}"
+        );
         // Spraying's settings, checked: a pick by name, only with spraying.
         let spray = |extra: &str| {
             setup(&format!(
