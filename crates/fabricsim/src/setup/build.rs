@@ -164,10 +164,12 @@ fn network(
         ));
     }
     let (design, topo, _plan) = crate::plan::run(sc)?;
-    let params = section.apply(
-        src,
-        params_from_design(&design, section.tuned.unwrap_or(true))?,
-    )?;
+    let mut base = params_from_design(&design, section.tuned.unwrap_or(true))?;
+    // `sim`'s flows are long messages, not NCCL's chunk-sized requests: unless the scenario sets
+    // NCCL_IB_SPLIT_DATA_ON_QPS, a flow is shared by its connection's QPs (as NCCL's chunks of
+    // it would rotate over them), `CcParams`' default.
+    base.cc.split_data_on_qps = design.nccl.ib_split_data_on_qps.unwrap_or(true);
+    let params = section.apply(src, base)?;
     // Node ids in [[faults.nic]] / [[faults.route]] are the topology's own node indices.
     let host_of = topo
         .nodes

@@ -44,7 +44,7 @@ pub fn params_from_design(d: &Design, tuned: bool) -> Result<SimParams, InputErr
         .nccl
         .ib_qps_per_connection
         .unwrap_or(cc.qps_per_connection);
-    cc.split_data_on_qps = d.nccl.ib_split_data_on_qps;
+    cc.split_data_on_qps = d.nccl.split_data_on_qps();
     Ok(SimParams {
         cc,
         switch_latency: ns(d.switch.latency_ns),

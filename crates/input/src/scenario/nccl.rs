@@ -48,8 +48,8 @@ pub struct Nccl {
     /// NCCL_IB_QPS_PER_CONNECTION when the scenario sets it (else the profile's
     /// `[congestion] qps_per_connection`, which cites NCCL's default 1).
     pub ib_qps_per_connection: Option<u16>,
-    /// NCCL_IB_SPLIT_DATA_ON_QPS (net_ib/common.cc: default 0 since NCCL 2.20.3, 1 before).
-    pub ib_split_data_on_qps: bool,
+    /// NCCL_IB_SPLIT_DATA_ON_QPS when the scenario sets it (`Nccl::split_data_on_qps`).
+    pub ib_split_data_on_qps: Option<bool>,
 }
 
 impl Default for Nccl {
@@ -58,12 +58,19 @@ impl Default for Nccl {
             min_nchannels: 0,
             max_nchannels: MAXCHANNELS,
             ib_qps_per_connection: None,
-            ib_split_data_on_qps: false,
+            ib_split_data_on_qps: None,
         }
     }
 }
 
 impl Nccl {
+    /// NCCL_IB_SPLIT_DATA_ON_QPS for a collective's messages: the scenario's, else NCCL's
+    /// default 0 (net_ib/common.cc `NCCL_PARAM(IbSplitDataOnQps, .., 0)` since NCCL 2.20.3; 1
+    /// in 2.18 and 2.19).
+    pub fn split_data_on_qps(&self) -> bool {
+        self.ib_split_data_on_qps.unwrap_or(false)
+    }
+
     /// Channels NCCL's ring graph search finds on servers with `nics` scale-out NICs: one ring
     /// per NIC (search.cc `ncclTopoCompute`: each ring leaves and enters a server through one
     /// NIC, NCCL_CROSS_NIC; on a rail-per-GPU server a NIC carries one ring at the search's
@@ -112,7 +119,7 @@ impl Scenario {
             None => None,
         };
         let ib_split_data_on_qps = match s.ib_split_data_on_qps {
-            Some(v @ (0 | 1)) => v == 1,
+            Some(v @ (0 | 1)) => Some(v == 1),
             Some(v) => {
                 return Err(self.error(
                     "nccl.ib_split_data_on_qps",
