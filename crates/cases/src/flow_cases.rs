@@ -480,7 +480,7 @@ pub fn fct_us(r: &RunResult, i: usize) -> f64 {
 /// hash or D-mod-K; the flow engine places it there too).
 pub fn qp_links(topo: &Topology, p: &SimParams, dag: &MessageDag, m: usize) -> Vec<u32> {
     use fabricsim::flow::paths;
-    let (msg_qp, ends) = fabricsim::sim::route::number_qps(&dag.messages, p.cc.qps_per_connection);
+    let (msg_qp, ends) = fabricsim::sim::route::connection_qps(&dag.messages, &p.cc);
     let q = msg_qp[m];
     let (s, d) = ends[q as usize];
     let (fwd, _) = paths::qp_hashes(p, q, s, d);

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use fabricsim::InputError;
 use fabricsim::sim::Progress;
 use fabricsim::workload::collective::count::{self, Shape};
-use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op, compile};
+use fabricsim::workload::collective::{self, Algo, CollectiveSpec, Comm, Op, compile};
 use fabricsim::workload::holdout::{Check, Holdout, holdout};
 use fabricsim::workload::measure::{SweepError, SweepOutcome, measure_by};
 use fabricsim::workload::run_engine::Cluster;
@@ -51,7 +51,8 @@ pub struct CollectiveArgs {
     /// op's first (ring; chain for broadcast/reduce; direct for all_to_all/sendrecv).
     #[arg(long)]
     pub algo: Option<String>,
-    /// NCCL channels (default: the NICs per server, so the rings use every rail).
+    /// NCCL channels, each its own connection per peer (default NCCL's: 2 per NIC for ring and
+    /// tree under [nccl] min/max_nchannels, one per NIC for all-to-all and sendrecv).
     #[arg(long)]
     pub channels: Option<u32>,
     /// Root rank of broadcast and reduce.
@@ -191,7 +192,13 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         )
         .into());
     }
-    let channels = a.channels.unwrap_or(cluster.design.spec.nics_per_node);
+    let channels = a.channels.unwrap_or_else(|| {
+        collective::nccl_channels(
+            &cluster.design.nccl,
+            cluster.design.spec.nics_per_node,
+            algo,
+        )
+    });
     let spec = CollectiveSpec {
         algo,
         root: a.root,

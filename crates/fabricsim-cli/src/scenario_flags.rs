@@ -40,6 +40,7 @@ impl Keys for Plan {
     fn takes(key: &str) -> bool {
         !key.starts_with("train.")
             && !key.starts_with("compare.")
+            && !key.starts_with("nccl.")
             && key != "engine"
             && key != "max_memory"
     }
@@ -49,7 +50,7 @@ impl Keys for Plan {
 pub struct Train;
 impl Keys for Train {
     fn takes(key: &str) -> bool {
-        ["cluster.", "fabric.", "topology.", "train."]
+        ["cluster.", "fabric.", "topology.", "train.", "nccl."]
             .iter()
             .any(|p| key.starts_with(p))
             || key == "catalog"
@@ -58,11 +59,11 @@ impl Keys for Train {
     }
 }
 
-/// `collective`: the cluster, fabric, topology and catalog.
+/// `collective`: the cluster, fabric, topology, NCCL and catalog.
 pub struct Cluster;
 impl Keys for Cluster {
     fn takes(key: &str) -> bool {
-        ["cluster.", "fabric.", "topology."]
+        ["cluster.", "fabric.", "topology.", "nccl."]
             .iter()
             .any(|p| key.starts_with(p))
             || key == "catalog"
@@ -71,11 +72,12 @@ impl Keys for Cluster {
     }
 }
 
-/// `sim`: the network (cluster, fabric, topology, layout), the catalog and the engine.
+/// `sim`: the network (cluster, fabric, topology, layout), NCCL's QPs, the catalog and the
+/// engine.
 pub struct Sim;
 impl Keys for Sim {
     fn takes(key: &str) -> bool {
-        ["cluster.", "fabric.", "topology.", "layout."]
+        ["cluster.", "fabric.", "topology.", "layout.", "nccl."]
             .iter()
             .any(|p| key.starts_with(p))
             || key == "catalog"

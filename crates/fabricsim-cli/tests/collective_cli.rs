@@ -40,7 +40,7 @@ fn table_is_golden_and_laid_out_as_nccl_tests() {
     // %6.2f  %6.2f  %5s", then "# Out of bounds values" and "# Avg bus bandwidth".
     let lines: Vec<&str> = got.lines().collect();
     assert!(lines[0].starts_with(
-        "# fabricsim collective: all_reduce (ring, 8 channels) on 16 GPUs in 2 servers, ib-ndr"
+        "# fabricsim collective: all_reduce (ring, 16 channels) on 16 GPUs in 2 servers, ib-ndr"
     ));
     assert_eq!(
         lines[3],

@@ -225,7 +225,7 @@ pub fn synchronized_caps(
         .map(|i| (dag.messages[i].dst.0, dag.messages[i].start.ps(), i as u32))
         .collect();
     cand.sort_unstable();
-    let qpc = p.cc.qps_per_connection.max(1);
+    let qpc = p.cc.qps_per_message().max(1);
     let frame = p.mtu_frame_wire_bytes();
     let mut caps = Vec::new();
     for group in cand.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {

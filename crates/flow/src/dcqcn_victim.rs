@@ -336,7 +336,7 @@ pub fn victim_caps<'r>(
         .map(|i| (dag.messages[i].start.ps(), i as u32))
         .collect();
     order.sort_unstable();
-    let qpc = p.cc.qps_per_connection.max(1);
+    let qpc = p.cc.qps_per_message().max(1);
     let k = flows_per_qp.max(1);
     let frame = p.mtu_frame_wire_bytes();
     // A message's flows: (flow, part, subflow, wire bytes, offered bit/s).

@@ -147,9 +147,9 @@ impl<'a> Loop<'a> {
         fp.rates.validate()?;
         dag.check_hosts(topo.num_hosts() as u32)?;
         let k = fp.paths.subflows();
-        let qpc = p.cc.qps_per_connection.max(1) as u32;
+        let qpc = p.cc.qps_per_message().max(1) as u32;
         let router = paths::Router::new(topo, p.routing);
-        let (msg_qp, ends) = route::number_qps(&dag.messages, qpc as u16);
+        let (msg_qp, ends) = route::connection_qps(&dag.messages, &p.cc);
         let nq = ends.len();
         let mut msg_flow = vec![u32::MAX; dag.messages.len()];
         let mut nflows = 0u32;
@@ -479,7 +479,7 @@ impl<'a> Loop<'a> {
         let cx = &mut self.cx;
         let msg = &cx.dag.messages[m as usize];
         let k = cx.paths.subflows();
-        let qpc = cx.p.cc.qps_per_connection;
+        let qpc = cx.p.cc.qps_per_message();
         let parts = entropy::parts(msg.bytes, qpc) as u32;
         let qp = cx.msgs[m as usize].qp;
         let (s, d, total) = (msg.src.0, msg.dst.0, msg.bytes);
@@ -590,7 +590,7 @@ impl<'a> Loop<'a> {
         let qp = st.qp;
         let bytes = cx.dag.messages[m as usize].bytes;
         let lanes =
-            entropy::parts(bytes, cx.p.cc.qps_per_connection) as u128 * cx.paths.subflows() as u128;
+            entropy::parts(bytes, cx.p.cc.qps_per_message()) as u128 * cx.paths.subflows() as u128;
         let wire = paths::wire_bytes(cx.p, bytes) as u128 * 8 * PS_PER_S;
         let alone = wire / (route.line as u128 * lanes).max(1);
         let wait = (cx.now - st.sent).saturating_sub(alone as u64);

@@ -135,7 +135,7 @@ impl Effect for NicRounds {
 
     fn message_drained(&mut self, cx: &mut Ctx, m: u32, r: u32, wait_ps: u64) -> bool {
         let msg = &cx.dag.messages[m as usize];
-        let parts = entropy::parts(msg.bytes, cx.p.cc.qps_per_connection) as u32;
+        let parts = entropy::parts(msg.bytes, cx.p.cc.qps_per_message()) as u32;
         let nic = cx.solver.routes().get(r).first();
         let line = nic.map_or(cx.routes.get(r).line, |&l| cx.solver.capacity(l));
         let early = self.ended(msg.src.0, m, parts, cx.now, line);

@@ -67,6 +67,8 @@ pub enum DcqcnChoice {
 #[serde(rename_all = "snake_case")]
 pub enum RoutingChoice {
     Ecmp,
+    /// Enhanced ECMP: the 5-tuple and the destination QP hashed (`cc.hash_dest_qp`).
+    EcmpDestQp,
     Dmodk,
     Adaptive,
     Spray,
@@ -264,7 +266,7 @@ pub fn apply(
     }
     if let Some(r) = s.routing {
         p.routing = match r.policy {
-            RoutingChoice::Ecmp => RoutePolicy::EcmpFlowHash,
+            RoutingChoice::Ecmp | RoutingChoice::EcmpDestQp => RoutePolicy::EcmpFlowHash,
             RoutingChoice::Dmodk => RoutePolicy::DModK,
             RoutingChoice::Adaptive => RoutePolicy::Adaptive,
             RoutingChoice::Spray => RoutePolicy::Spray(Spray {
@@ -275,6 +277,7 @@ pub fn apply(
                 },
             }),
         };
+        cc.hash_dest_qp |= r.policy == RoutingChoice::EcmpDestQp;
         cc.ar_threshold_bytes = r.ar_threshold_bytes;
         cc.ar_select = match r.ar_select {
             ArSelectChoice::Credits => ArSelect::Credits,
@@ -551,6 +554,26 @@ mod tests {
         assert_eq!(p.cc.ecn, Some(EcnMarking::Step { k_bytes: 300_000 }));
         assert!(p.cc.hash_dest_qp && p.cc.algo.dcqcn().is_none());
         assert_eq!(p.cc.qps_per_connection, 4);
+        // The routing option `ecmp_dest_qp` (enhanced ECMP) is ECMP with the dest-QP hash.
+        let plain = Congestion {
+            hash_dest_qp: false,
+            ..c.clone()
+        };
+        for (policy, dest_qp) in [("ecmp", false), ("ecmp_dest_qp", true)] {
+            let r: Routing = toml::from_str(&format!("policy = \"{policy}\"")).unwrap();
+            let s = CcSections {
+                congestion: Some(&plain),
+                routing: Some(&r),
+                ..s
+            };
+            let mut p = SimParams::roce();
+            apply(s, Tuning::Tuned, BitRate::gbps(100), &mut p).unwrap();
+            assert_eq!(
+                (p.routing, p.cc.hash_dest_qp),
+                (RoutePolicy::EcmpFlowHash, dest_qp),
+                "{policy}"
+            );
+        }
         let no_k = Congestion {
             ecn_kmin_bytes: 0,
             ..c.clone()

@@ -86,7 +86,7 @@ mod traced {
             .unwrap()
             .0;
             let log = trace::take();
-            let (msg_qp, _) = sim::route::number_qps(&d.messages, p.cc.qps_per_connection);
+            let (msg_qp, _) = sim::route::connection_qps(&d.messages, &p.cc);
             // Held intervals per downlink: its waits for credits, merged across gaps under 1 us.
             let held: Vec<Vec<(u64, u64)>> = downs
                 .iter()

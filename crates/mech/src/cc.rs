@@ -23,6 +23,11 @@ pub struct CcParams {
     pub cnp_tc: u8,
     /// QPs per connection (NCCL_IB_QPS_PER_CONNECTION); a message is split across them.
     pub qps_per_connection: u16,
+    /// Each message is split across its connection's QPs (NCCL_IB_SPLIT_DATA_ON_QPS=1, NCCL's
+    /// default before 2.20.3; net_ib/p2p.cc `ncclIbMultiSend`); `false`: each message goes whole
+    /// on the connection's next QP in turn (the default since NCCL 2.20.3; net_ib/common.h
+    /// `ncclIbCommBaseGetQpForRequest`: QP (request id x data QPs + i) mod QPs).
+    pub split_data_on_qps: bool,
     /// Switches also hash the destination QP (BTH) into the ECMP hash.
     pub hash_dest_qp: bool,
     /// With adaptive routing, messages below this many bytes stay on the static route
@@ -44,7 +49,8 @@ pub enum ArSelect {
 }
 
 impl Default for CcParams {
-    /// Nothing on: no marking, no congestion control, one QP per connection, 5-tuple hash,
+    /// Nothing on: no marking, no congestion control, one QP per connection (messages split
+    /// across a connection's QPs when there are more: `sim`'s connections), 5-tuple hash,
     /// adaptive routing (if the policy is) by queued bytes.
     fn default() -> CcParams {
         CcParams {
@@ -52,6 +58,7 @@ impl Default for CcParams {
             algo: CcAlgo::None,
             cnp_tc: 0,
             qps_per_connection: 1,
+            split_data_on_qps: true,
             hash_dest_qp: false,
             ar_threshold_bytes: 0,
             ar_select: ArSelect::Queue,
@@ -60,6 +67,16 @@ impl Default for CcParams {
 }
 
 impl CcParams {
+    /// QPs one message is split across (`entropy::parts`): the connection's QPs when data is
+    /// split on QPs, else one.
+    pub fn qps_per_message(&self) -> u16 {
+        if self.split_data_on_qps {
+            self.qps_per_connection
+        } else {
+            1
+        }
+    }
+
     /// Checks the mechanisms against each other and the rest of `p`; the error names the field,
     /// the problem and what is allowed.
     pub fn validate(&self, p: &SimParams) -> Result<(), ParamError> {

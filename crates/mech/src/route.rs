@@ -17,6 +17,7 @@ pub mod spray;
 
 pub use ecmp::{crc32, five_tuple_hash, host_ip, qp_sport, switch_salt};
 
+use super::cc::CcParams;
 use super::params::RoutePolicy;
 use fabricsim_core::message::{Message, Path};
 use fabricsim_core::topology::{HostId, NodeId, PortId, Topology};
@@ -88,6 +89,24 @@ pub fn number_qps(messages: &[Message], qps_per_connection: u16) -> (Vec<u32>, V
             ends.extend((0..qpc).map(|_| group_ends[g as usize]));
         }
         msg_qp[i] = *q;
+    }
+    (msg_qp, ends)
+}
+
+/// [`number_qps`] for a run's connections: with data split on QPs, each message starts at its
+/// connection's first QP; else the connection's messages take its QPs in turn, in message order
+/// (NCCL's per-request QP rotation, net_ib/common.h `ncclIbCommBaseGetQpForRequest`), each
+/// message whole on one QP.
+pub fn connection_qps(messages: &[Message], cc: &CcParams) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let qpc = cc.qps_per_connection.max(1) as u32;
+    let (mut msg_qp, ends) = number_qps(messages, cc.qps_per_connection);
+    if !cc.split_data_on_qps && qpc > 1 {
+        let mut next = vec![0u32; ends.len() / qpc as usize];
+        for q in msg_qp.iter_mut().filter(|q| **q != u32::MAX) {
+            let turn = &mut next[(*q / qpc) as usize];
+            *q += *turn % qpc;
+            *turn += 1;
+        }
     }
     (msg_qp, ends)
 }

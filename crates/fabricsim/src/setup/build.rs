@@ -164,10 +164,7 @@ fn network(
         ));
     }
     let (design, topo, _plan) = crate::plan::run(sc)?;
-    let params = section.apply(
-        src,
-        params_from_design(&design, section.tuned.unwrap_or(true))?,
-    )?;
+    let params = section.apply(src, sim_params(&design, section.tuned.unwrap_or(true))?)?;
     // Node ids in [[faults.nic]] / [[faults.route]] are the topology's own node indices.
     let host_of = topo
         .nodes
@@ -307,6 +304,19 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
     })
 }
 
+/// The design's engine parameters for `sim`, before `[sim]`'s overrides.
+fn sim_params(
+    design: &fabricsim_input::scenario::Design,
+    tuned: bool,
+) -> Result<SimParams, InputError> {
+    let mut p = params_from_design(design, tuned)?;
+    // `sim`'s flows are long messages, not NCCL's chunk-sized requests: unless the scenario
+    // sets NCCL_IB_SPLIT_DATA_ON_QPS, a flow is shared by its connection's QPs (as NCCL's
+    // chunks of it would rotate over them), `CcParams`' default.
+    p.cc.split_data_on_qps = design.nccl.ib_split_data_on_qps.unwrap_or(true);
+    Ok(p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,7 +352,7 @@ mod tests {
                 .all(|l| l.length_m > 0.0 && l.delay > Time::ZERO)
         );
         // The one profile-to-params mapping, unchanged when [sim] overrides nothing.
-        assert_eq!(s.params, params_from_design(&design, true).unwrap());
+        assert_eq!(s.params, sim_params(&design, true).unwrap());
         // The permutation addresses the 64 hosts of that topology.
         assert_eq!(s.dag.messages.len(), 64);
         assert!(s.dag.messages.iter().all(|m| m.src.0 < 64 && m.dst.0 < 64));
@@ -355,7 +365,7 @@ mod tests {
         let (design, _) = parse(&text).design_and_topology().unwrap();
         let want = SimParams {
             mtu_bytes: 2048,
-            ..params_from_design(&design, false).unwrap()
+            ..sim_params(&design, false).unwrap()
         };
         assert_eq!(s.params, want);
         // roce-400g (the default profile) untuned: the fixed PFC headroom, not the formula.
@@ -399,20 +409,25 @@ mod tests {
 
     #[test]
     fn every_engine_route_policy_is_accepted_by_name() {
-        for (name, policy) in ROUTINGS {
+        for (name, policy, dest_qp) in ROUTINGS {
             // Adaptive routing reorders packets: it needs the selective-repeat receiver.
             let text = format!(
                 "[sim]\nrouting = \"{name}\"\ntransport = \"selective_repeat\"\n\
                  window_packets = 64\n[cluster]\ngpus = 16\n{PERM}"
             );
-            assert_eq!(setup(&text).unwrap().params.routing, policy, "{name}");
+            let p = setup(&text).unwrap().params;
+            assert_eq!((p.routing, p.cc.hash_dest_qp), (policy, dest_qp), "{name}");
         }
         let e = setup(&format!(
             "[sim]\nrouting = \"sprinkle\"\n[cluster]\ngpus = 16\n{PERM}"
         ))
         .unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("sim.routing", Some(2)));
-        assert!(e.allowed.starts_with("ecmp, dmodk, adaptive, spray"), "{e}");
+        assert!(
+            e.allowed
+                .starts_with("ecmp, ecmp_dest_qp, dmodk, adaptive, spray"),
+            "{e}"
+        );
         // Spraying's settings, checked: a pick by name, only with spraying.
         let spray = |extra: &str| {
             setup(&format!(

@@ -37,7 +37,16 @@ pub fn params_from_design(d: &Design, tuned: bool) -> Result<SimParams, InputErr
     } else {
         base.switch_buffer_bytes
     };
+    // The profile's `[congestion] qps_per_connection` (NCCL's default, cited there) unless
+    // `[nccl] ib_qps_per_connection` sets NCCL_IB_QPS_PER_CONNECTION: one field, `cc`'s.
+    let mut cc = base.cc.clone();
+    cc.qps_per_connection = d
+        .nccl
+        .ib_qps_per_connection
+        .unwrap_or(cc.qps_per_connection);
+    cc.split_data_on_qps = d.nccl.split_data_on_qps();
     Ok(SimParams {
+        cc,
         switch_latency: ns(d.switch.latency_ns),
         nic_latency: ns(d.nic.latency_ns),
         switch_buffer_bytes: buffer,

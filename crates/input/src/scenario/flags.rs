@@ -71,6 +71,10 @@ pub const FLAGS: &[Flag] = &[
     f("--dp-bucket-mb", "train.dp_bucket_mb", "Gradient bucket, MB (default Megatron's max(40M, 1M*dp) bf16 parameters)"),
     f("--recompute", "train.recompute", "Activation recomputation: none (default) or full"),
     f("--claims", "compare.claims", "The compare report's claims section: quick (default: the points that fit the default's time), full (also 16,384 GPUs on the flow engine) or off"),
+    f("--nccl-min-nchannels", "nccl.min_nchannels", "NCCL_MIN_NCHANNELS: fewest channels of a collective (default 0)"),
+    f("--nccl-max-nchannels", "nccl.max_nchannels", "NCCL_MAX_NCHANNELS: most channels of a collective (default 64)"),
+    f("--nccl-ib-qps-per-connection", "nccl.ib_qps_per_connection", "NCCL_IB_QPS_PER_CONNECTION: QPs of each channel's connection, 1 to 64 (default: the profile's, 1)"),
+    f("--nccl-ib-split-data-on-qps", "nccl.ib_split_data_on_qps", "NCCL_IB_SPLIT_DATA_ON_QPS: 1 splits each message across the QPs, 0 (default) sends it whole on the next QP"),
     f("--step-model", "train.step_model", "How the step is timed: analytic (default, closed form) or flow_dag (the whole step simulated on the flow engine)"),
 ];
 

@@ -10,6 +10,7 @@ pub mod cost;
 pub mod fabric;
 pub mod flags;
 pub mod layout;
+pub mod nccl;
 pub mod resolve;
 pub mod topology;
 
@@ -68,6 +69,9 @@ pub struct ScenarioFile {
     /// Injected link faults.
     #[serde(default)]
     pub faults: Option<faults::FaultsSection>,
+    /// NCCL's channels and QPs (`scenario::nccl`).
+    #[serde(default)]
+    pub nccl: Option<nccl::NcclSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).

@@ -64,6 +64,9 @@ pub struct Design {
     pub spec: TopologySpec,
     pub layout: LayoutParams,
     pub cost: CostParams,
+    /// `[nccl]`: the collectives' channels and QPs (`setup::params_from_design` puts its QPs
+    /// per connection over the profile's).
+    pub nccl: super::nccl::Nccl,
 }
 
 const MAX_GPUS: i64 = 1 << 20;
@@ -101,6 +104,7 @@ impl Scenario {
             }
             profile.packet.mtu_bytes = mtu as u32;
         }
+        let nccl = self.nccl()?;
         let rate = profile.ports.rate_gbps;
         let layer = profile.family.link_layer();
 
@@ -321,6 +325,7 @@ impl Scenario {
             spec,
             layout,
             cost,
+            nccl,
         })
     }
 
@@ -369,7 +374,7 @@ impl Scenario {
         })
     }
 
-    fn count(&self, key: &str, v: i64, lo: i64, hi: i64) -> Result<u32, InputError> {
+    pub(super) fn count(&self, key: &str, v: i64, lo: i64, hi: i64) -> Result<u32, InputError> {
         if (lo..=hi).contains(&v) {
             Ok(v as u32)
         } else {

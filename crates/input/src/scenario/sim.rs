@@ -28,7 +28,8 @@
 //! ecn_pmax = 0.1
 //! dcqcn = "connectx_fw"            # paper | hpcc_sim_mlx | connectx_fw | off
 //! qps_per_connection = 1
-//! hash_dest_qp = false             # enhanced ECMP: the destination QP in the hash
+//! hash_dest_qp = false             # enhanced ECMP: the destination QP in the hash (as
+//!                                  # routing = "ecmp_dest_qp")
 //! ```
 
 use serde::Deserialize;
@@ -89,12 +90,16 @@ pub enum PsnSetting {
     At(i64),
 }
 
-/// `sim.routing` names (as a profile's `[routing] policy`) and the engine's policies.
-pub const ROUTINGS: [(&str, RoutePolicy); 4] = [
-    ("ecmp", RoutePolicy::EcmpFlowHash),
-    ("dmodk", RoutePolicy::DModK),
-    ("adaptive", RoutePolicy::Adaptive),
-    ("spray", RoutePolicy::Spray(Spray::DEFAULT)),
+/// `sim.routing` names (as a profile's `[routing] policy`), the engine's policies and whether
+/// the switches also hash the destination QP (`cc.hash_dest_qp`): `ecmp_dest_qp` is enhanced
+/// ECMP, the ECMP pick on the 5-tuple and the BTH destination QP (`entropy::flow_hashes`; the
+/// RoCE-aware hashing of NVIDIA Spectrum and Broadcom switch ASICs).
+pub const ROUTINGS: [(&str, RoutePolicy, bool); 5] = [
+    ("ecmp", RoutePolicy::EcmpFlowHash, false),
+    ("ecmp_dest_qp", RoutePolicy::EcmpFlowHash, true),
+    ("dmodk", RoutePolicy::DModK, false),
+    ("adaptive", RoutePolicy::Adaptive, false),
+    ("spray", RoutePolicy::Spray(Spray::DEFAULT), false),
 ];
 
 impl SimSection {
@@ -201,17 +206,18 @@ impl SimSection {
             p.ber = b;
         }
         if let Some(r) = &self.routing {
-            p.routing = match ROUTINGS.iter().find(|(name, _)| name == r) {
-                Some(&(_, policy)) => policy,
+            (p.routing, p.cc.hash_dest_qp) = match ROUTINGS.iter().find(|(name, ..)| name == r) {
+                Some(&(_, policy, dest_qp)) => (policy, dest_qp),
                 None => {
-                    let names: Vec<&str> = ROUTINGS.iter().map(|(n, _)| *n).collect();
+                    let names: Vec<&str> = ROUTINGS.iter().map(|(n, ..)| *n).collect();
                     return Err(InputError::at_key(
                         src,
                         "sim.routing",
                         format!("\"{r}\""),
                         "unknown routing",
                         format!(
-                            "{} (ECMP 5-tuple hash, static D-mod-K per tier, \
+                            "{} (ECMP 5-tuple hash, enhanced ECMP also on the destination QP, \
+                             static D-mod-K per tier, \
                              adaptive per packet with D-mod-K fallback, spraying per packet)",
                             names.join(", ")
                         ),

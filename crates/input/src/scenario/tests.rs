@@ -46,6 +46,7 @@ fn every_flag_sets_its_key() {
             "train.swiglu" | "train.dp_overlap" => "false",
             "compare.claims" => "full",
             k if k.starts_with("train.") && k != "train.model" && k != "train.recompute" => "2",
+            k if k.starts_with("nccl.") => "1",
             "cluster.gpus"
             | "cluster.gpus_per_node"
             | "cluster.nics_per_node"

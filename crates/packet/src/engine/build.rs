@@ -118,7 +118,7 @@ impl<'a> Engine<'a> {
         dag.check_hosts(topo.num_hosts() as u32)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
         // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
-        let (msg_qp, qp_ends) = route::number_qps(&dag.messages, p.cc.qps_per_connection);
+        let (msg_qp, qp_ends) = route::connection_qps(&dag.messages, &p.cc);
         let recovery = p.transport.under(p.routing);
         let mut qps = Vec::with_capacity(qp_ends.len());
         for (id, &(s, d)) in qp_ends.iter().enumerate() {
@@ -143,7 +143,7 @@ impl<'a> Engine<'a> {
             }
             data_tcs |= 1 << tc;
             let first = msg_qp[i] as usize;
-            for qp in &mut qps[first..first + p.cc.qps_per_connection.max(1) as usize] {
+            for qp in &mut qps[first..first + p.cc.qps_per_message().max(1) as usize] {
                 qp.tc = tc;
             }
         }
@@ -169,7 +169,7 @@ impl<'a> Engine<'a> {
         let mut msgs = Vec::with_capacity(n);
         for (i, m) in dag.messages.iter().enumerate() {
             let parts = if m.path == Path::Net {
-                entropy::parts(m.bytes, p.cc.qps_per_connection)
+                entropy::parts(m.bytes, p.cc.qps_per_message())
             } else {
                 1
             };

@@ -26,7 +26,7 @@ impl Engine<'_> {
     pub(super) fn start(&mut self, msg: u32) {
         let m = &self.dag.messages[msg as usize];
         let st = self.msgs[msg as usize];
-        let qpc = self.p.cc.qps_per_connection;
+        let qpc = self.p.cc.qps_per_message();
         for j in 0..st.parts {
             let qp = st.qp + j as u32;
             if self.qps[qp as usize].failed {

@@ -22,6 +22,7 @@ use crate::workload::placement::Placement;
 use fabricsim_core::error::InputError;
 use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_core::units::{BitRate, Time};
+use fabricsim_input::scenario::nccl::{MAXCHANNELS, Nccl};
 
 /// A collective operation, named as nccl-tests names its binaries (`all_reduce_perf`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -371,6 +372,18 @@ impl CollectiveSpec {
     }
 }
 
+/// NCCL's default channel count for `algo` on servers with `nics` NICs under `nccl`'s
+/// NCCL_MIN/MAX_NCHANNELS: the ring and tree collectives' (`Nccl::coll_channels`, also used
+/// for the ring-like chain, halving-doubling and hierarchical passes); the direct algorithms
+/// (all-to-all, send/recv) keep one channel per NIC (NCCL's p2p channels per peer,
+/// paths.cc `ncclTopoComputeP2pChannels`, are not modelled).
+pub fn nccl_channels(nccl: &Nccl, nics: u32, algo: Algo) -> u32 {
+    match algo {
+        Algo::Direct => nics.clamp(1, MAXCHANNELS),
+        _ => nccl.coll_channels(nics),
+    }
+}
+
 /// Compiles a collective over `comm` into a message DAG (every rank starts at time zero).
 pub fn compile(
     spec: &CollectiveSpec,
@@ -447,12 +460,12 @@ fn validate(spec: &CollectiveSpec, comm: &Comm) -> Result<(), InputError> {
             "2 or more",
         ));
     }
-    if spec.channels == 0 || spec.channels > 64 {
+    if spec.channels == 0 || spec.channels > MAXCHANNELS {
         return Err(InputError::flag(
             "--channels",
             spec.channels,
             "channel count out of range",
-            "1 to 64 (NCCL's MAXCHANNELS)",
+            format!("1 to {MAXCHANNELS} (NCCL's MAXCHANNELS)"),
         ));
     }
     if spec.op.rooted() && spec.root as usize >= n {
