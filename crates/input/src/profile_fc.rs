@@ -159,6 +159,7 @@ pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, ProfileError
     let mut p = match pr.family {
         Family::Infiniband => SimParams::ib(),
         Family::Roce => SimParams::roce(),
+        Family::Uec => SimParams::uec(),
     };
     p.mtu_bytes = pr.packet.mtu_bytes;
     p.header_bytes = pr.packet.header_bytes;
