@@ -301,7 +301,7 @@ impl SimParams {
     }
 
     /// Ultra Ethernet (UEC 1.0): lossy Ethernet as RoCE's, the UET transport on UDP port 4793
-    /// (reference sheet `uec.md`, spec 3.5).
+    /// (UEC 1.0 specification 3.5).
     pub fn uec() -> SimParams {
         SimParams {
             udp_dport: 4793,
