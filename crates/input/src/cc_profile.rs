@@ -148,6 +148,37 @@ pub struct Routing {
     pub spray_pick: SprayPickChoice,
 }
 
+/// `[transport]`: the loss recovery a profile's NICs run (UEC: `rud`, UEC 1.0 3.5.7) and its
+/// retransmission timeout, 4.096 us x 2^`timeout_exp`; it replaces the one its routing implies.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportTable {
+    pub recovery: String,
+    pub timeout_exp: u8,
+}
+
+impl TransportTable {
+    /// Sets `p.transport` and `p.timeout_exp`; the error names the key.
+    pub fn apply(&self, p: &mut SimParams) -> Result<(), ParamError> {
+        p.transport = Transport::parse(&self.recovery).ok_or_else(|| {
+            ParamError::new(
+                "transport.recovery",
+                format!("unknown `{}`", self.recovery),
+                Transport::allowed(),
+            )
+        })?;
+        if self.timeout_exp > 31 {
+            return Err(ParamError::new(
+                "transport.timeout_exp",
+                format!("{} out of range", self.timeout_exp),
+                "0 to 31 (timeout = 4.096 us x 2^t)",
+            ));
+        }
+        p.timeout_exp = self.timeout_exp;
+        Ok(())
+    }
+}
+
 /// `[ib_cc]`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -127,6 +127,8 @@ pub struct Profile {
     /// Link-failure recovery delays (`sim::reroute`).
     pub reroute: Option<fabricsim_mech::reroute::RerouteProfile>,
     pub vl_arbitration: Option<crate::cc_profile::VlArbitration>,
+    /// The NICs' loss recovery and timeout when not the routing's default (UEC: RUD).
+    pub transport: Option<crate::cc_profile::TransportTable>,
 }
 
 impl Profile {

@@ -9,6 +9,9 @@
 //! - `selective_repeat`: SACK per out-of-order packet, resend the holes (IRN, SIGCOMM 2018);
 //! - `unordered`: the receiver places out-of-order packets and acknowledges cumulatively, a hole
 //!   found by the timeout (adaptive routing's and spraying's receiver; UEC RUD later);
+//! - `rud`: Ultra Ethernet's reliable unordered delivery (UEC 1.0 3.5.7): SACK per packet,
+//!   per-message completion in any order, resend of only what is missing (a trim's NACK, the
+//!   timeout);
 //! - `timeout`: the local ACK timer's resend (IBA Vol. 1 9.7.6.1.3).
 //!
 //! Pure state machines: the engine feeds them events and acts on what they return.
@@ -27,6 +30,7 @@ use fabricsim_mech::recovery::Transport;
 
 mod go_back_0;
 mod go_back_n;
+mod rud;
 mod selective_repeat;
 mod timeout;
 mod unordered;
@@ -39,6 +43,9 @@ pub struct Seg {
     /// One past its last PSN.
     pub end: u32,
     pub bytes: u64,
+    /// RUD (`rud`): its packets not yet received, and not yet acknowledged at the sender.
+    pub rx_left: u32,
+    pub tx_left: u32,
 }
 
 /// A ring of bits indexed by PSN modulo its capacity (a power of two >= the window).
@@ -143,6 +150,8 @@ pub struct Qp {
     pub recovery_point: u32,
     pub retx_ptr: u32,
     pub high_sack: u32,
+    /// RUD: sequence numbers NACKed after a trim, resent first (`rud`).
+    pub nacked: VecDeque<u32>,
     // Receiver.
     pub expected: u32,
     pub nak_sent: bool,
@@ -179,6 +188,8 @@ impl Qp {
                 first: 0,
                 end: 0,
                 bytes: 0,
+                rx_left: 0,
+                tx_left: 0,
             },
             posted_end: 0,
             una: 0,
@@ -200,6 +211,7 @@ impl Qp {
             recovery_point: 0,
             retx_ptr: 0,
             high_sack: 0,
+            nacked: VecDeque::new(),
             expected: 0,
             nak_sent: false,
             unacked: 0,
@@ -237,6 +249,8 @@ impl Qp {
             first,
             end: first + n,
             bytes,
+            rx_left: n,
+            tx_left: n,
         });
         if self.segs.len() == 1 {
             self.una_end = first + n;
@@ -301,11 +315,17 @@ impl Qp {
         if self.failed {
             return None;
         }
-        if kind.places_out_of_order()
-            && self.in_recovery
-            && let Some(r) = self.next_hole()
-        {
-            return Some((r, true));
+        if kind.places_out_of_order() {
+            if kind == Transport::Rud
+                && let Some(r) = self.next_nacked()
+            {
+                return Some((r, true));
+            }
+            if self.in_recovery
+                && let Some(r) = self.next_hole()
+            {
+                return Some((r, true));
+            }
         }
         let open = window == 0 || self.nxt - self.una < window;
         if self.nxt < self.posted_end && open {
@@ -323,7 +343,9 @@ impl Qp {
         if self.failed {
             return false;
         }
-        if kind.places_out_of_order() && self.in_recovery && self.has_hole() {
+        if kind.places_out_of_order()
+            && ((self.in_recovery && self.has_hole()) || !self.nacked.is_empty())
+        {
             return true;
         }
         self.nxt < self.posted_end && (window == 0 || self.nxt - self.una < window)
@@ -395,7 +417,7 @@ impl Qp {
             match kind {
                 Transport::GoBackN => self.sequence_error(),
                 Transport::GoBack0 => self.restart_message(),
-                Transport::SelectiveRepeat => self.sack_out_of_order(psn, window),
+                Transport::SelectiveRepeat | Transport::Rud => self.sack_out_of_order(psn, window),
                 Transport::Unordered => self.place_out_of_order(psn, window),
             }
         };

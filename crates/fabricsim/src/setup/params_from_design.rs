@@ -102,7 +102,7 @@ mod tests {
                     pick: SprayPick::Random
                 })
             );
-            assert!(p.transport.places_out_of_order(), "{fabric}");
+            assert_eq!(p.transport, Transport::Rud, "{fabric}");
             assert_eq!((p.udp_dport, p.header_bytes), (4793, 64));
             assert!(p.validate().is_ok());
         }

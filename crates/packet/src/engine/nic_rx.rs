@@ -1,7 +1,7 @@
 //! The NIC receive path and the RC transport's reactions: data in order or not (ACK, NAK, SACK),
 //! ACKs at the sender (completions), CNPs, and the retransmission timeout.
 
-use super::{Engine, Ev};
+use super::{Engine, Ev, MsgState};
 use crate::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
 use crate::transport::{Reply, Rx};
 use fabricsim_mech::Transport;
@@ -28,12 +28,15 @@ impl Engine<'_> {
                     Rx::Accepted => {
                         self.c.bytes_delivered += pk.payload as u64;
                         self.pkts.free(id);
-                        // Messages whose every PSN is now in order are received.
-                        while let Some(m) = qp.next_received() {
-                            let st = &mut self.msgs[m as usize];
-                            st.recv_left -= 1;
-                            if st.recv_left == 0 {
-                                st.recv = self.now.0;
+                        if kind == Transport::Rud {
+                            // RUD: a message is received when all its packets are.
+                            if let Some(m) = qp.rud_received(pk.psn) {
+                                received(&mut self.msgs[m as usize], self.now.0);
+                            }
+                        } else {
+                            // Messages whose every PSN is now in order are received.
+                            while let Some(m) = qp.next_received() {
+                                received(&mut self.msgs[m as usize], self.now.0);
                             }
                         }
                     }
@@ -78,6 +81,10 @@ impl Engine<'_> {
                     .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);
                 let port = self.nics[h].port as usize;
                 self.kick_any(port);
+            }
+            Kind::Ack | Kind::Nak | Kind::Sack if kind == Transport::Rud => {
+                self.pkts.free(id);
+                self.rud_reply(qi, id, pk);
             }
             Kind::Ack | Kind::Nak | Kind::Sack => {
                 self.pkts.free(id);
@@ -147,5 +154,14 @@ impl Engine<'_> {
         qp.timer_pending = true;
         self.q.push(qp.rto_deadline.0, Ev::Timer { qp: qi });
         self.activate(qi);
+    }
+}
+
+/// A part of message `st` is received in full at `now`.
+#[inline]
+fn received(st: &mut MsgState, now: u64) {
+    st.recv_left -= 1;
+    if st.recv_left == 0 {
+        st.recv = now;
     }
 }
