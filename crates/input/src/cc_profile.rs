@@ -11,6 +11,7 @@
 //! base_rtt_ns = 6000          # with ecn_kmin_bdp / ecn_kmax_bdp: thresholds as fractions of
 //! ecn_kmin_bdp = 0.2          # the BDP, line rate x base RTT (UEC 1.0 3.6.17); they replace
 //! ecn_kmax_bdp = 0.8          # ecn_kmin_bytes / ecn_kmax_bytes
+//! trim_bdp = 1.0              # packet trimming past this x the BDP (absent: none)
 //! dcqcn = "connectx_fw"       # paper | hpcc_sim_mlx | connectx_fw | off
 //! qps_per_connection = 1
 //! hash_dest_qp = false
@@ -116,6 +117,10 @@ pub struct Congestion {
     pub ecn_kmin_bdp: Option<f64>,
     #[serde(default)]
     pub ecn_kmax_bdp: Option<f64>,
+    /// Packet trimming at this fraction of the BDP of a switch queue (UEC 1.0 3.6.17: 1 x BDP);
+    /// absent: no trimming.
+    #[serde(default)]
+    pub trim_bdp: Option<f64>,
     pub dcqcn: DcqcnChoice,
     /// `[congestion.hpcc]`: HPCC at the NICs (`sim::congestion::hpcc`), with `dcqcn = "off"`.
     #[serde(default)]
@@ -407,6 +412,7 @@ pub fn apply_congestion(
     }
     cc.qps_per_connection = c.qps_per_connection;
     cc.hash_dest_qp = c.hash_dest_qp;
+    cc.trim_bytes = bdp_bytes(c, "congestion.trim_bdp", c.trim_bdp, line)?.unwrap_or(0);
     Ok(())
 }
 

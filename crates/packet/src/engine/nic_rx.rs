@@ -56,31 +56,12 @@ impl Engine<'_> {
                     Reply::Nak(e) => (Kind::Nak, e, 0),
                     Reply::Sack(e, s) => (Kind::Sack, e, s),
                 };
-                if k != Kind::Ack {
-                    self.c.naks += 1;
-                }
-                let qp = &self.qps[qi as usize];
-                let ack = Packet {
-                    qp: qi,
-                    psn,
-                    aux,
-                    dst: qp.src,
-                    hash: qp.hash_rev,
-                    payload: 0,
-                    frame: self.p.ack_frame_bytes() as u16,
-                    port: NIL,
-                    kind: k,
-                    tc: self.p.ack_tc,
-                    flags: 0,
-                };
-                let h = qp.dst as usize;
-                let aid = self.pkts.alloc(ack);
-                self.cc_echo(id, aid);
-                self.nics[h]
-                    .ctrl
-                    .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);
-                let port = self.nics[h].port as usize;
-                self.kick_any(port);
+                self.reply(id, qi, k, psn, aux);
+            }
+            // A trimmed packet's header (UEC 1.0 3.6.17): NACKed at once, nothing placed.
+            Kind::Trimmed => {
+                self.pkts.free(id);
+                self.reply(id, qi, Kind::Nak, pk.psn, 0);
             }
             Kind::Ack | Kind::Nak | Kind::Sack if kind == Transport::Rud => {
                 self.pkts.free(id);
@@ -111,6 +92,37 @@ impl Engine<'_> {
                 self.cc_notified(qi);
             }
         }
+    }
+
+    /// The receiver of packet `id` on QP `qi` answers with `k` (wire PSN `psn`, `aux`) on the
+    /// ACK class, ahead of its NIC's data.
+    #[inline(always)]
+    fn reply(&mut self, id: u32, qi: u32, k: Kind, psn: u32, aux: u32) {
+        if k != Kind::Ack {
+            self.c.naks += 1;
+        }
+        let qp = &self.qps[qi as usize];
+        let ack = Packet {
+            qp: qi,
+            psn,
+            aux,
+            dst: qp.src,
+            hash: qp.hash_rev,
+            payload: 0,
+            frame: self.p.ack_frame_bytes() as u16,
+            port: NIL,
+            kind: k,
+            tc: self.p.ack_tc,
+            flags: 0,
+        };
+        let h = qp.dst as usize;
+        let aid = self.pkts.alloc(ack);
+        self.cc_echo(id, aid);
+        self.nics[h]
+            .ctrl
+            .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);
+        let port = self.nics[h].port as usize;
+        self.kick_any(port);
     }
 
     /// Go-back-0's receiver discarded the `packets` full-MTU packets of a message it had
