@@ -6,7 +6,9 @@ use fabricsim::message::MessageDag;
 use fabricsim::sim::{RoutePolicy, SimParams, Spray, SprayPick, Transport};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
-use fabricsim_cases::cc_util::{derangement, fat_tree, permutation, permutation_efficiency, run};
+use fabricsim_cases::cc_util::{
+    derangement, fat_tree, mean_flow_efficiency, permutation, permutation_efficiency, run,
+};
 
 const RATE: BitRate = BitRate::gbps(100);
 
@@ -116,14 +118,7 @@ fn spraying_runs_a_permutation_near_line_rate_where_per_flow_ecmp_collides() {
                 (0, 0, 0),
                 "{name}: reordering resends nothing"
             );
-            let line = RATE.bps() as f64 * p.payload_efficiency();
-            let m = r
-                .messages
-                .iter()
-                .map(|m| m.bytes as f64 * 8.0 / (m.fct_ps.unwrap() as f64 / 1e12) / line)
-                .sum::<f64>()
-                / r.messages.len() as f64;
-            mean = mean.min(m);
+            mean = mean.min(mean_flow_efficiency(&r, p, RATE));
             last = last.min(permutation_efficiency(&r, p, hosts, RATE));
         }
         eprintln!("{name}: {mean:.3} by the mean flow, {last:.3} by the last completion");

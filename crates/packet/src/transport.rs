@@ -315,17 +315,11 @@ impl Qp {
         if self.failed {
             return None;
         }
-        if kind.places_out_of_order() {
-            if kind == Transport::Rud
-                && let Some(r) = self.next_nacked()
-            {
-                return Some((r, true));
-            }
-            if self.in_recovery
-                && let Some(r) = self.next_hole()
-            {
-                return Some((r, true));
-            }
+        if kind.places_out_of_order()
+            && (self.in_recovery || !self.nacked.is_empty())
+            && let Some(r) = self.next_resend()
+        {
+            return Some((r, true));
         }
         let open = window == 0 || self.nxt - self.una < window;
         if self.nxt < self.posted_end && open {
@@ -334,6 +328,19 @@ impl Qp {
             let retx = psn < self.max_sent;
             self.max_sent = self.max_sent.max(self.nxt);
             return Some((psn, retx));
+        }
+        None
+    }
+
+    /// The next resend of a receiver that places out-of-order packets: a NACKed packet (RUD),
+    /// else in recovery the next hole. Out of line: the common path sends new data.
+    #[inline(never)]
+    fn next_resend(&mut self) -> Option<u32> {
+        if let Some(r) = self.next_nacked() {
+            return Some(r);
+        }
+        if self.in_recovery {
+            return self.next_hole();
         }
         None
     }
