@@ -255,7 +255,8 @@ impl Qp {
         if self.segs.len() == 1 {
             self.una_end = first + n;
         }
-        if (self.rx_seg - self.segs_popped) as usize == self.segs.len() - 1 {
+        // Under RUD `rx_seg` stays behind (messages complete by their own counts, `rud`).
+        if self.rx_seg.checked_sub(self.segs_popped) == Some(self.segs.len() as u32 - 1) {
             self.rx_end = first + n;
         }
     }
