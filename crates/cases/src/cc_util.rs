@@ -106,6 +106,17 @@ pub fn permutation_efficiency(r: &RunResult, p: &SimParams, hosts: u32, rate: Bi
     per_host_bps / (rate.bps() as f64 * p.payload_efficiency())
 }
 
+/// The mean over a run's messages of each one's rate (bytes over its completion time) as a
+/// fraction of `rate` x payload efficiency.
+pub fn mean_flow_efficiency(r: &RunResult, p: &SimParams, rate: BitRate) -> f64 {
+    let line = rate.bps() as f64 * p.payload_efficiency();
+    r.messages
+        .iter()
+        .map(|m| m.bytes as f64 * 8.0 / (m.fct_ps.unwrap() as f64 / 1e12) / line)
+        .sum::<f64>()
+        / r.messages.len() as f64
+}
+
 /// Bytes port `port` sent per sample interval, as a rate in Gb/s.
 pub fn port_gbps(r: &RunResult, port: usize) -> Vec<f64> {
     let s = r.series.as_ref().expect("series");

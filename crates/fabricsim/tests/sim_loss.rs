@@ -23,6 +23,13 @@ fn round_trip(t: &fabricsim::topology::Topology, p: &SimParams) -> u64 {
 
 /// Goodput as a fraction of the lossless rate, and W.
 fn efficiency(kind: Transport, p_loss: f64) -> (f64, f64) {
+    let (eff, w, _) = efficiency_in(kind, p_loss, 2);
+    (eff, w)
+}
+
+/// Goodput as a fraction of the lossless rate, W, and the lossy run's (retransmitted packets,
+/// packets dropped), with a window of `rtts` round trips.
+fn efficiency_in(kind: Transport, p_loss: f64, rtts: u32) -> (f64, f64, (u64, u64)) {
     // Long links make W large enough for go-back-N's waste to show (RTT about 45 us).
     let t = pair(1, RATE, &[Time::from_us(10), Time::from_us(10)]);
     let mut p = SimParams::roce();
@@ -31,7 +38,7 @@ fn efficiency(kind: Transport, p_loss: f64) -> (f64, f64) {
     let rtt = Time(round_trip(&t, &p));
     let w = p.bdp_packets(RATE, rtt);
     // A window of two round trips keeps the pipe full while selective repeat fills a hole.
-    p.window_packets = 2 * w;
+    p.window_packets = rtts * w;
     let bytes = 100_000 * p.mtu_bytes as u64;
     let mut dag = MessageDag::default();
     dag.push(HostId(0), HostId(1), bytes, Time::ZERO, &[]);
@@ -48,7 +55,8 @@ fn efficiency(kind: Transport, p_loss: f64) -> (f64, f64) {
     assert_eq!(lossy.summary.messages_completed, 1);
     assert!(lossy.counters.drops.corruption > 0);
     let eff = clean.messages[0].fct_ps.unwrap() as f64 / lossy.messages[0].fct_ps.unwrap() as f64;
-    (eff, w as f64)
+    let c = &lossy.counters;
+    (eff, w as f64, (c.retransmitted_packets, c.drops.total()))
 }
 
 #[test]
@@ -70,6 +78,26 @@ fn selective_repeat_goodput_is_near_one_minus_p() {
         let (eff, _) = efficiency(Transport::SelectiveRepeat, p);
         eprintln!("SR p={p}: goodput {eff:.4}, 1-p = {:.4}", 1.0 - p);
         assert!((eff / (1.0 - p) - 1.0).abs() < 0.02, "p={p}: {eff:.4}");
+    }
+}
+
+/// RUD (UEC 1.0 3.5.7): the SACKs tell the sender what arrived, so the timeout resends only
+/// the lost packets (every resend is a drop's, never a packet that arrived) and goodput stays
+/// near 1-p, where go-back-N follows (1-p)/(1+pW) above. Its window covers the timeout plus a
+/// round trip (4 round trips: 65.5 us + 45 us), so the pipe stays full while a hole waits for
+/// the timer.
+#[test]
+fn rud_goodput_is_near_one_minus_p_and_resends_only_the_lost() {
+    for p in [1e-4, 1e-3, 1e-2] {
+        let (eff, w, (resent, dropped)) = efficiency_in(Transport::Rud, p, 4);
+        let gbn = (1.0 - p) / (1.0 + p * w);
+        eprintln!(
+            "RUD p={p}: goodput {eff:.4}, 1-p = {:.4}, go-back-N's (1-p)/(1+pW) = {gbn:.4}; \
+             {resent} resent for {dropped} dropped",
+            1.0 - p
+        );
+        assert!((eff / (1.0 - p) - 1.0).abs() < 0.02, "p={p}: {eff:.4}");
+        assert_eq!(resent, dropped, "p={p}: only what was lost is resent");
     }
 }
 

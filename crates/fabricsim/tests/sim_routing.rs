@@ -9,7 +9,8 @@ use fabricsim::sim::{
 use fabricsim::topology::Topology;
 use fabricsim::units::{BitRate, Time};
 use fabricsim_cases::cc_util::{
-    derangement, fat_tree, fat_tree_parallel, permutation, permutation_efficiency, run,
+    derangement, fat_tree, fat_tree_parallel, mean_flow_efficiency, permutation,
+    permutation_efficiency, run,
 };
 
 const RATE: BitRate = BitRate::gbps(100);
@@ -186,14 +187,7 @@ fn spray_runs_a_permutation_near_line_rate_where_ecmp_collides() {
                 );
             }
             last = last.min(permutation_efficiency(&r, &p, hosts, RATE));
-            let line = RATE.bps() as f64 * p.payload_efficiency();
-            let m = r
-                .messages
-                .iter()
-                .map(|m| m.bytes as f64 * 8.0 / (m.fct_ps.unwrap() as f64 / 1e12) / line)
-                .sum::<f64>()
-                / r.messages.len() as f64;
-            mean = mean.min(m);
+            mean = mean.min(mean_flow_efficiency(&r, &p, RATE));
         }
         eprintln!("{name}: {last:.3} by the last completion, {mean:.3} by the mean flow");
         figures.push((last, mean));

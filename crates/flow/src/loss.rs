@@ -242,7 +242,7 @@ impl LossModel {
         let ph = path_loss(self.per_link, hops);
         match self.recovery {
             Transport::GoBackN | Transport::GoBack0 => 1.0,
-            Transport::SelectiveRepeat | Transport::Unordered => {
+            Transport::SelectiveRepeat | Transport::Unordered | Transport::Rud => {
                 (1.0 - self.constants.c_sr * ph).max(0.0)
             }
         }
@@ -266,7 +266,7 @@ impl LossModel {
                 let f = ((1.0 - rng.next_f64()).ln() / (-fail).ln_1p()).floor();
                 return f.min(u32::MAX as f64) as u32;
             }
-            Transport::SelectiveRepeat | Transport::Unordered => return 0,
+            Transport::SelectiveRepeat | Transport::Unordered | Transport::Rud => return 0,
         }
         let (mut at, mut n) = (0u64, 0u32);
         loop {
@@ -340,7 +340,9 @@ impl LossModel {
         // the lost last ACK); under go-back-N and selective repeat everything from the loss on
         // is resent after the timer.
         let (at, k) = match self.recovery {
-            Transport::Unordered => {
+            // RUD: the first lost packet stalls its message until the timer as well (the SACKs
+            // reveal it to no one), and only the holes are resent.
+            Transport::Unordered | Transport::Rud => {
                 let k = ((-u).ln_1p() / (-ph).ln_1p()).floor();
                 ((k.min((packets - 1) as f64) + 1.0) / packets as f64, k)
             }
@@ -364,7 +366,7 @@ impl LossModel {
             timeouts += 1;
         }
         let revealable = match self.recovery {
-            Transport::Unordered => k >= packets as f64,
+            Transport::Unordered | Transport::Rud => k >= packets as f64,
             Transport::GoBackN | Transport::GoBack0 | Transport::SelectiveRepeat => {
                 let tail = if queued { 0.0 } else { either_way(ph) };
                 u < tail

@@ -8,6 +8,10 @@
 //! ecn_kmin_bytes = 150000
 //! ecn_kmax_bytes = 1500000    # (step: ecn_kmin_bytes is K)
 //! ecn_pmax = 1.0
+//! base_rtt_ns = 6000          # with ecn_kmin_bdp / ecn_kmax_bdp: thresholds as fractions of
+//! ecn_kmin_bdp = 0.2          # the BDP, line rate x base RTT (UEC 1.0 3.6.17); they replace
+//! ecn_kmax_bdp = 0.8          # ecn_kmin_bytes / ecn_kmax_bytes
+//! trim_bdp = 1.0              # packet trimming past this x the BDP (absent: none)
 //! dcqcn = "connectx_fw"       # paper | hpcc_sim_mlx | connectx_fw | off
 //! qps_per_connection = 1
 //! hash_dest_qp = false
@@ -106,6 +110,19 @@ pub struct Congestion {
     pub ecn_kmax_bytes: u64,
     #[serde(default)]
     pub ecn_pmax: f64,
+    /// The base round trip the BDP fractions below refer to (0: none).
+    #[serde(default)]
+    pub base_rtt_ns: u64,
+    /// ECN thresholds as fractions of the BDP, line rate x `base_rtt_ns` (UEC 1.0 3.6.17: the
+    /// switch configured from the plane BDP); when set they replace the byte thresholds.
+    #[serde(default)]
+    pub ecn_kmin_bdp: Option<f64>,
+    #[serde(default)]
+    pub ecn_kmax_bdp: Option<f64>,
+    /// Packet trimming at this fraction of the BDP of a switch queue (UEC 1.0 3.6.17: 1 x BDP);
+    /// absent: no trimming.
+    #[serde(default)]
+    pub trim_bdp: Option<f64>,
     pub dcqcn: DcqcnChoice,
     /// `[congestion.hpcc]`: HPCC at the NICs (`sim::congestion::hpcc`), with `dcqcn = "off"`.
     #[serde(default)]
@@ -136,6 +153,37 @@ pub struct Routing {
     /// Spraying: how a packet's entropy is picked (absent: round robin).
     #[serde(default)]
     pub spray_pick: SprayPickChoice,
+}
+
+/// `[transport]`: the loss recovery a profile's NICs run (UEC: `rud`, UEC 1.0 3.5.7) and its
+/// retransmission timeout, 4.096 us x 2^`timeout_exp`; it replaces the one its routing implies.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportTable {
+    pub recovery: String,
+    pub timeout_exp: u8,
+}
+
+impl TransportTable {
+    /// Sets `p.transport` and `p.timeout_exp`; the error names the key.
+    pub fn apply(&self, p: &mut SimParams) -> Result<(), ParamError> {
+        p.transport = Transport::parse(&self.recovery).ok_or_else(|| {
+            ParamError::new(
+                "transport.recovery",
+                format!("unknown `{}`", self.recovery),
+                Transport::allowed(),
+            )
+        })?;
+        if self.timeout_exp > 31 {
+            return Err(ParamError::new(
+                "transport.timeout_exp",
+                format!("{} out of range", self.timeout_exp),
+                "0 to 31 (timeout = 4.096 us x 2^t)",
+            ));
+        }
+        p.timeout_exp = self.timeout_exp;
+        Ok(())
+    }
 }
 
 /// `[ib_cc]`.
@@ -333,15 +381,17 @@ pub fn apply_congestion(
     line: BitRate,
     cc: &mut CcParams,
 ) -> Result<(), ParamError> {
+    let (kmin, kmax) = (
+        bdp_bytes(c, "congestion.ecn_kmin_bdp", c.ecn_kmin_bdp, line)?.unwrap_or(c.ecn_kmin_bytes),
+        bdp_bytes(c, "congestion.ecn_kmax_bdp", c.ecn_kmax_bdp, line)?.unwrap_or(c.ecn_kmax_bytes),
+    );
     cc.ecn = match c.ecn {
         EcnMode::Red => Some(EcnMarking::Red {
-            kmin_bytes: c.ecn_kmin_bytes,
-            kmax_bytes: c.ecn_kmax_bytes,
+            kmin_bytes: kmin,
+            kmax_bytes: kmax,
             pmax: c.ecn_pmax,
         }),
-        EcnMode::Step => Some(EcnMarking::Step {
-            k_bytes: c.ecn_kmin_bytes,
-        }),
+        EcnMode::Step => Some(EcnMarking::Step { k_bytes: kmin }),
         EcnMode::Off => None,
     };
     let set = match c.dcqcn {
@@ -365,13 +415,61 @@ pub fn apply_congestion(
     }
     cc.qps_per_connection = c.qps_per_connection;
     cc.hash_dest_qp = c.hash_dest_qp;
+    cc.trim_bytes = bdp_bytes(c, "congestion.trim_bdp", c.trim_bdp, line)?.unwrap_or(0);
     Ok(())
+}
+
+/// Bytes of `fraction` x the BDP, `line` x `c.base_rtt_ns` (UEC 1.0 3.6.17); `None` when the
+/// fraction is absent; an error names the key when the fraction or the base RTT is unusable.
+fn bdp_bytes(
+    c: &Congestion,
+    key: &'static str,
+    fraction: Option<f64>,
+    line: BitRate,
+) -> Result<Option<u64>, ParamError> {
+    let Some(f) = fraction else {
+        return Ok(None);
+    };
+    if !(f.is_finite() && f > 0.0 && f <= 100.0) {
+        return Err(ParamError::new(
+            key,
+            format!("{f} is not a fraction of the BDP"),
+            "a number in (0, 100]",
+        ));
+    }
+    if c.base_rtt_ns == 0 || c.base_rtt_ns > 1_000_000_000 {
+        return Err(ParamError::new(
+            "congestion.base_rtt_ns",
+            format!("{} with {key}", c.base_rtt_ns),
+            "a base round trip of 1 ns to 1 s",
+        ));
+    }
+    let bdp = line.bps() as f64 / 8.0 * c.base_rtt_ns as f64 * 1e-9;
+    Ok(Some((f * bdp).round() as u64))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::profile::Profile;
+
+    /// UEC's ECN band is 0.2-0.8 x the BDP (line rate x base RTT, spec 3.6.17): at 400G and
+    /// 6 us, BDP = 50 GB/s x 6 us = 300 KB, so 60 KB and 240 KB; at 800G twice that.
+    #[test]
+    fn uec_ecn_thresholds_are_fractions_of_the_bdp() {
+        for (id, bdp) in [("uec-400g", 300_000), ("uec-800g", 600_000)] {
+            let p = mapped(id, Tuning::Tuned);
+            let Some(EcnMarking::Red {
+                kmin_bytes,
+                kmax_bytes,
+                ..
+            }) = p.cc.ecn
+            else {
+                panic!("{id}: RED expected");
+            };
+            assert_eq!((kmin_bytes, kmax_bytes), (bdp / 5, bdp * 4 / 5), "{id}");
+        }
+    }
 
     /// The profile mapped through `profile_fc::from_profile` (flow control, then this module).
     fn mapped(id: &str, tuning: Tuning) -> SimParams {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use fabricsim_core::error::{InputError, Source};
 
 /// The shipped profiles: (id, file name, text).
-const BUILTIN: [(&str, &str, &str); 5] = [
+const BUILTIN: [(&str, &str, &str); 7] = [
     (
         "ib-ndr",
         "data/profiles/ib-ndr.toml",
@@ -36,16 +36,25 @@ const BUILTIN: [(&str, &str, &str); 5] = [
         "data/profiles/roce-400g-hpcc.toml",
         include_str!("../../../data/profiles/roce-400g-hpcc.toml"),
     ),
+    (
+        "uec-400g",
+        "data/profiles/uec-400g.toml",
+        include_str!("../../../data/profiles/uec-400g.toml"),
+    ),
+    (
+        "uec-800g",
+        "data/profiles/uec-800g.toml",
+        include_str!("../../../data/profiles/uec-800g.toml"),
+    ),
 ];
-
-/// Profile ids that are planned but not modelled yet.
-const RESERVED: [&str; 1] = ["uec-800g"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
     Infiniband,
     Roce,
+    /// Ultra Ethernet (UEC 1.0): Ethernet switches, the UET transport at the NICs.
+    Uec,
 }
 
 impl Family {
@@ -53,13 +62,14 @@ impl Family {
         match self {
             Family::Infiniband => "infiniband",
             Family::Roce => "roce",
+            Family::Uec => "uec",
         }
     }
     /// The switch/NIC link layer this family runs on.
     pub fn link_layer(self) -> crate::catalog::LinkLayer {
         match self {
             Family::Infiniband => crate::catalog::LinkLayer::Infiniband,
-            Family::Roce => crate::catalog::LinkLayer::Ethernet,
+            Family::Roce | Family::Uec => crate::catalog::LinkLayer::Ethernet,
         }
     }
 }
@@ -117,6 +127,8 @@ pub struct Profile {
     /// Link-failure recovery delays (`sim::reroute`).
     pub reroute: Option<fabricsim_mech::reroute::RerouteProfile>,
     pub vl_arbitration: Option<crate::cc_profile::VlArbitration>,
+    /// The NICs' loss recovery and timeout when not the routing's default (UEC: RUD).
+    pub transport: Option<crate::cc_profile::TransportTable>,
 }
 
 impl Profile {
@@ -128,12 +140,6 @@ impl Profile {
     /// A shipped profile by id. Errors are `(problem, allowed)` for the caller to place.
     pub fn builtin(id: &str) -> Result<Profile, (String, String)> {
         let allowed = Profile::ids().join(", ");
-        if RESERVED.contains(&id) {
-            return Err((
-                format!("profile `{id}` is reserved for Ultra Ethernet and not available yet"),
-                allowed,
-            ));
-        }
         let Some((_, name, text)) = BUILTIN.iter().find(|b| b.0 == id) else {
             return Err((format!("unknown fabric profile `{id}`"), allowed));
         };
@@ -309,12 +315,27 @@ mod tests {
     }
 
     #[test]
-    fn reserved_and_unknown_profiles_are_clear_errors() {
-        let (p, allowed) = Profile::builtin("uec-800g").unwrap_err();
-        assert!(p.contains("not available yet"), "{p}");
-        assert!(allowed.contains("roce-800g"));
-        let (p, _) = Profile::builtin("fddi").unwrap_err();
-        assert!(p.contains("unknown"));
+    fn unknown_profiles_are_clear_errors() {
+        let (p, allowed) = Profile::builtin("fddi").unwrap_err();
+        assert!(p.contains("unknown"), "{p}");
+        assert!(allowed.contains("roce-800g") && allowed.contains("uec-800g"));
+    }
+
+    /// UEC 1.0 profiles: Ethernet switches and NICs, lossy, sprayed; uec-800g inherits
+    /// uec-400g's tables except its ports.
+    #[test]
+    fn uec_profiles_extend_and_stay_lossy() {
+        let (a, b) = (
+            Profile::builtin("uec-400g").unwrap(),
+            Profile::builtin("uec-800g").unwrap(),
+        );
+        assert_eq!((a.family, b.family), (Family::Uec, Family::Uec));
+        assert_eq!((a.ports.rate_gbps, b.ports.rate_gbps), (400, 800));
+        assert_eq!(
+            (a.packet.clone(), a.congestion.clone()),
+            (b.packet, b.congestion)
+        );
+        assert_eq!(a.flow_control.unwrap().kind, "none");
     }
 
     #[test]

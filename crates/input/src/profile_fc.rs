@@ -159,6 +159,7 @@ pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, ProfileError
     let mut p = match pr.family {
         Family::Infiniband => SimParams::ib(),
         Family::Roce => SimParams::roce(),
+        Family::Uec => SimParams::uec(),
     };
     p.mtu_bytes = pr.packet.mtu_bytes;
     p.header_bytes = pr.packet.header_bytes;
@@ -180,6 +181,9 @@ pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, ProfileError
     };
     let line = fabricsim_core::units::BitRate::gbps(pr.ports.rate_gbps as u64);
     super::cc_profile::apply(pr.cc_sections(), tuning, line, &mut p)?;
+    if let Some(t) = &pr.transport {
+        t.apply(&mut p)?;
+    }
     Ok(p)
 }
 

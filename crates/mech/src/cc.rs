@@ -35,6 +35,10 @@ pub struct CcParams {
     pub ar_threshold_bytes: u64,
     /// What adaptive routing ranks the allowed ports by (`[routing] ar_select`).
     pub ar_select: ArSelect,
+    /// Packet trimming at switch egress (UEC 1.0 3.6.17): a data packet that would take its
+    /// queue past this many bytes is cut to its header and forwarded on the ACK class, so the
+    /// receiver NACKs it at once; 0: off (drop-tail).
+    pub trim_bytes: u64,
 }
 
 /// The adaptive-routing rule: which allowed up port a packet takes (`sim::ibroute`).
@@ -62,6 +66,7 @@ impl Default for CcParams {
             hash_dest_qp: false,
             ar_threshold_bytes: 0,
             ar_select: ArSelect::Queue,
+            trim_bytes: 0,
         }
     }
 }

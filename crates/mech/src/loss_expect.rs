@@ -44,8 +44,9 @@ pub fn timeout_prob(recovery: Transport, ph: f64, packets: u64, queued: bool) ->
         Transport::GoBackN => tail + packets as f64 * ph * either_way(ph),
         Transport::GoBack0 => tail + restarts(ph, packets) * either_way(ph),
         Transport::SelectiveRepeat => tail,
-        // The last ACK counts only when no later message's cumulative ACK covers it.
-        Transport::Unordered => {
+        // The last ACK counts only when no later message's cumulative ACK covers it; RUD's
+        // SACKs reveal a random loss to no one either (only a trim's NACK does).
+        Transport::Unordered | Transport::Rud => {
             let acks = if queued { 0 } else { 1 };
             -((packets + acks) as f64 * (-ph).ln_1p()).exp_m1()
         }
@@ -104,15 +105,16 @@ pub fn message(
     let timeout = timeout_prob(recovery, ph, n, queued);
     let w = window.max(1.0);
     let (revealed, resent, per_event, timeout_resends) = match recovery {
-        Transport::SelectiveRepeat | Transport::Unordered => {
+        Transport::SelectiveRepeat | Transport::Unordered | Transport::Rud => {
             let revealed = match recovery {
                 Transport::SelectiveRepeat => (n - 1) as f64 * ph,
                 _ => 0.0,
             };
             // A timeout resends what is outstanding (`packet::transport::timeout`): a lost
-            // tail alone, a hole found by the timer (cumulative ACKs) the window behind it.
+            // tail alone, a hole found by the timer (cumulative ACKs) the window behind it,
+            // under RUD the hole alone (the SACKs say what arrived).
             let outstanding = match recovery {
-                Transport::SelectiveRepeat => 1.0,
+                Transport::SelectiveRepeat | Transport::Rud => 1.0,
                 _ => w.min(n as f64 / 2.0),
             };
             (revealed, n as f64 * ph / (1.0 - ph), 1.0, outstanding)

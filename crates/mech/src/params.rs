@@ -300,6 +300,15 @@ impl SimParams {
         }
     }
 
+    /// Ultra Ethernet (UEC 1.0): lossy Ethernet as RoCE's, the UET transport on UDP port 4793
+    /// (UEC 1.0 specification 3.5).
+    pub fn uec() -> SimParams {
+        SimParams {
+            udp_dport: 4793,
+            ..SimParams::roce()
+        }
+    }
+
     /// The local ACK timeout: 4.096 us x 2^timeout_exp (Linux qib driver: "4.096 usec. * (1 <<
     /// qp->timeout)").
     pub fn ack_timeout(&self) -> Time {

@@ -19,14 +19,20 @@ pub enum Transport {
     /// cumulatively only, so reordering never triggers a resend; a lost packet is found by the
     /// local ACK timeout and resent as selective repeat resends after one.
     Unordered,
+    /// Ultra Ethernet's reliable unordered delivery (UEC 1.0 3.5.7, PDS RUD): packets placed as
+    /// they arrive, each SACKed; a message completes when all its packets have arrived, in any
+    /// order; the sender resends only what is missing, a trimmed packet at once on its NACK, a
+    /// lost one at the retransmission timeout; reordering never triggers a resend.
+    Rud,
 }
 
 /// Every recovery, in the order error messages list them.
-pub const TRANSPORTS: [Transport; 4] = [
+pub const TRANSPORTS: [Transport; 5] = [
     Transport::GoBackN,
     Transport::GoBack0,
     Transport::SelectiveRepeat,
     Transport::Unordered,
+    Transport::Rud,
 ];
 
 impl Transport {
@@ -37,10 +43,11 @@ impl Transport {
             Transport::GoBack0 => "go-back-0",
             Transport::SelectiveRepeat => "selective-repeat",
             Transport::Unordered => "unordered",
+            Transport::Rud => "rud",
         }
     }
 
-    /// The recovery named `s`: `go-back-n`, `go-back-0`, `selective-repeat`, `unordered`, or
+    /// The recovery named `s`: `go-back-n`, `go-back-0`, `selective-repeat`, `unordered`, `rud`, or
     /// the same with underscores (`[sim] transport`'s spelling).
     pub fn parse(s: &str) -> Option<Transport> {
         let s = s.trim().replace('_', "-");

@@ -121,6 +121,13 @@ pub struct Counters {
     pub ecn_marks: u64,
     pub pause_frames: u64,
     pub cnps: u64,
+    /// Data packets cut to their header by switch trimming (their payload counts as dropped).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub trimmed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

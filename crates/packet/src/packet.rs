@@ -19,6 +19,9 @@ pub enum Kind {
     /// Congestion notification back to the source: a RoCEv2 CNP (DCQCN) or an InfiniBand
     /// BECN (IBA annex A10), for QP `qp`.
     Cnp,
+    /// A data packet cut to its header by a trimming switch (UEC 1.0 3.6.17): `psn` names the
+    /// packet, which the receiver NACKs.
+    Trimmed,
 }
 
 pub const F_CORRUPT: u8 = 1;
@@ -28,6 +31,8 @@ pub const F_ECN: u8 = 2;
 pub const F_LAST: u8 = 4;
 /// Stays on the static route under adaptive routing (message below the AR threshold).
 pub const F_STATIC_ROUTE: u8 = 8;
+/// A retransmission (trimming lets it grow its queue to 1.5 x the threshold, UEC 1.0 3.6.17).
+pub const F_RETX: u8 = 16;
 
 /// 32 bytes, aligned so a packet never straddles two cache lines.
 #[derive(Clone, Copy, Debug)]

@@ -9,6 +9,9 @@
 //! - `selective_repeat`: SACK per out-of-order packet, resend the holes (IRN, SIGCOMM 2018);
 //! - `unordered`: the receiver places out-of-order packets and acknowledges cumulatively, a hole
 //!   found by the timeout (adaptive routing's and spraying's receiver; UEC RUD later);
+//! - `rud`: Ultra Ethernet's reliable unordered delivery (UEC 1.0 3.5.7): SACK per packet,
+//!   per-message completion in any order, resend of only what is missing (a trim's NACK, the
+//!   timeout);
 //! - `timeout`: the local ACK timer's resend (IBA Vol. 1 9.7.6.1.3).
 //!
 //! Pure state machines: the engine feeds them events and acts on what they return.
@@ -27,6 +30,7 @@ use fabricsim_mech::recovery::Transport;
 
 mod go_back_0;
 mod go_back_n;
+mod rud;
 mod selective_repeat;
 mod timeout;
 mod unordered;
@@ -39,6 +43,9 @@ pub struct Seg {
     /// One past its last PSN.
     pub end: u32,
     pub bytes: u64,
+    /// RUD (`rud`): its packets not yet received, and not yet acknowledged at the sender.
+    pub rx_left: u32,
+    pub tx_left: u32,
 }
 
 /// A ring of bits indexed by PSN modulo its capacity (a power of two >= the window).
@@ -143,6 +150,8 @@ pub struct Qp {
     pub recovery_point: u32,
     pub retx_ptr: u32,
     pub high_sack: u32,
+    /// RUD: sequence numbers NACKed after a trim, resent first (`rud`).
+    pub nacked: VecDeque<u32>,
     // Receiver.
     pub expected: u32,
     pub nak_sent: bool,
@@ -179,6 +188,8 @@ impl Qp {
                 first: 0,
                 end: 0,
                 bytes: 0,
+                rx_left: 0,
+                tx_left: 0,
             },
             posted_end: 0,
             una: 0,
@@ -200,6 +211,7 @@ impl Qp {
             recovery_point: 0,
             retx_ptr: 0,
             high_sack: 0,
+            nacked: VecDeque::new(),
             expected: 0,
             nak_sent: false,
             unacked: 0,
@@ -237,11 +249,14 @@ impl Qp {
             first,
             end: first + n,
             bytes,
+            rx_left: n,
+            tx_left: n,
         });
         if self.segs.len() == 1 {
             self.una_end = first + n;
         }
-        if (self.rx_seg - self.segs_popped) as usize == self.segs.len() - 1 {
+        // Under RUD `rx_seg` stays behind (messages complete by their own counts, `rud`).
+        if self.rx_seg.checked_sub(self.segs_popped) == Some(self.segs.len() as u32 - 1) {
             self.rx_end = first + n;
         }
     }
@@ -302,8 +317,8 @@ impl Qp {
             return None;
         }
         if kind.places_out_of_order()
-            && self.in_recovery
-            && let Some(r) = self.next_hole()
+            && (self.in_recovery || !self.nacked.is_empty())
+            && let Some(r) = self.next_resend()
         {
             return Some((r, true));
         }
@@ -318,12 +333,27 @@ impl Qp {
         None
     }
 
+    /// The next resend of a receiver that places out-of-order packets: a NACKed packet (RUD),
+    /// else in recovery the next hole. Out of line: the common path sends new data.
+    #[inline(never)]
+    fn next_resend(&mut self) -> Option<u32> {
+        if let Some(r) = self.next_nacked() {
+            return Some(r);
+        }
+        if self.in_recovery {
+            return self.next_hole();
+        }
+        None
+    }
+
     /// Whether `next_psn` would return something (without changing state).
     pub fn can_send(&self, kind: Transport, window: u32) -> bool {
         if self.failed {
             return false;
         }
-        if kind.places_out_of_order() && self.in_recovery && self.has_hole() {
+        if kind.places_out_of_order()
+            && ((self.in_recovery && self.has_hole()) || !self.nacked.is_empty())
+        {
             return true;
         }
         self.nxt < self.posted_end && (window == 0 || self.nxt - self.una < window)
@@ -395,7 +425,7 @@ impl Qp {
             match kind {
                 Transport::GoBackN => self.sequence_error(),
                 Transport::GoBack0 => self.restart_message(),
-                Transport::SelectiveRepeat => self.sack_out_of_order(psn, window),
+                Transport::SelectiveRepeat | Transport::Rud => self.sack_out_of_order(psn, window),
                 Transport::Unordered => self.place_out_of_order(psn, window),
             }
         };

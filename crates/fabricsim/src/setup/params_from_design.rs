@@ -94,4 +94,26 @@ mod tests {
             .unwrap();
         assert_eq!(small.mtu_bytes, 1024);
     }
+
+    /// uec-400g / uec-800g: lossy (no PFC), sprayed per packet over 256 entropies with the
+    /// out-of-order receiver, UDP port 4793, the catalog's Tomahawk and UEC NICs.
+    #[test]
+    fn uec_profiles_are_lossy_sprayed_ethernet() {
+        use fabricsim_mech::params::{FlowControl, Spray, SprayPick};
+        for fabric in ["uec-400g", "uec-800g"] {
+            let d = design(&[("--fabric", fabric)]);
+            let p = params_from_design(&d, true).unwrap();
+            assert_eq!(p.flow_control, FlowControl::None, "{fabric}");
+            assert_eq!(
+                p.routing,
+                RoutePolicy::Spray(Spray {
+                    entropies: 256,
+                    pick: SprayPick::Random
+                })
+            );
+            assert_eq!(p.transport, Transport::Rud, "{fabric}");
+            assert_eq!((p.udp_dport, p.header_bytes), (4793, 64));
+            assert!(p.validate().is_ok());
+        }
+    }
 }

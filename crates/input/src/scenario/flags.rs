@@ -29,7 +29,7 @@ pub const FLAGS: &[Flag] = &[
     f("--gpu", "cluster.gpu", "GPU catalog id: a100, h100, h200, b200"),
     f("--nic", "cluster.nic", "NIC catalog id"),
     f("--server", "cluster.server", "Server catalog id"),
-    f("--fabric", "fabric.profile", "Fabric profile: ib-ndr, ib-xdr, roce-400g, roce-800g, roce-400g-hpcc, or a .toml file"),
+    f("--fabric", "fabric.profile", "Fabric profile: ib-ndr, ib-xdr, roce-400g, roce-800g, roce-400g-hpcc, uec-400g, uec-800g, or a .toml file"),
     f("--mtu", "fabric.mtu_bytes", "MTU in bytes"),
     f("--topology", "topology.kind", "fat-tree or rail-optimized"),
     f("--tiers", "topology.tiers", "auto, 2 or 3"),

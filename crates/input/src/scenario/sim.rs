@@ -15,7 +15,7 @@
 //! seed = 1
 //! until = "10ms"                   # stop there (partial results)
 //! sample_interval = "10us"         # per-port time series
-//! # overrides: mtu, transport (go_back_n | selective_repeat | unordered), window_packets, timeout_exp,
+//! # overrides: mtu, transport (go_back_n | go_back_0 | selective_repeat | unordered | rud), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
 //! # loss_rate, ber, routing (see ROUTINGS), spray_entropies, spray_pick, qp_rate_limit
 //! initial_psn = "seeded"          # each QP's first PSN: "zero" (default), "seeded" or a number

@@ -101,8 +101,9 @@ fn range_errors_name_the_file_line_and_key() {
         (Some(2), "topology.oversubscription")
     );
 
-    let e = design("[fabric]\nprofile = \"uec-800g\"\n").unwrap_err();
-    assert!(e.problem.contains("not available yet"));
+    let e = design("[fabric]\nprofile = \"uec-1600g\"\n").unwrap_err();
+    assert!(e.problem.contains("unknown"), "{e}");
+    assert!(e.allowed.contains("uec-800g"), "{e}");
 
     let e = design("[topology]\nswitch = \"th4-64x400\"\n[fabric]\nprofile = \"ib-ndr\"\n")
         .unwrap_err();

@@ -253,6 +253,7 @@ impl<'a> Engine<'a> {
                 _ => Vec::new(),
             },
             recovery,
+            rud_done: Vec::new(),
             rto: p.ack_timeout(),
             alpha_x1024: (p.dt_alpha * 1024.0).round().max(1.0) as u64,
             wire_extra: p.wire_overhead_bytes,

@@ -63,6 +63,8 @@ pub(crate) enum FcEv {
 pub(super) struct LinkFc {
     pub credits: Option<Credits>,
     pub pfc: Option<Pfc>,
+    /// Lossy classes trim instead of dropping past `CcParams::trim_bytes` (`admission::trim`).
+    pub trim: bool,
     /// Bit `tc`: the class is lossless (credits: all classes).
     pub lossless: u8,
     /// Per port: the link's one-way propagation delay, the pause quantum and response time.
@@ -113,6 +115,7 @@ impl LinkFc {
         let mut fc = LinkFc {
             credits: None,
             pfc: None,
+            trim: p.cc.trim_bytes > 0,
             lossless: 0,
             quantum_ps: (0..n)
                 .map(|i| headroom::quanta_time(1, rate(i)).0)

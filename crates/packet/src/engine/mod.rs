@@ -33,6 +33,7 @@ mod mark;
 mod messages;
 mod nic_rx;
 mod nic_tx;
+mod rud;
 mod run;
 mod spray;
 mod switch;
@@ -391,6 +392,8 @@ pub struct Engine<'a> {
     /// The run's loss recovery, resolved once from the transport and the routing
     /// (`Transport::under`).
     recovery: fabricsim_mech::Transport,
+    /// RUD: the messages one ACK completed (`rud`), reused (empty between ACKs).
+    rud_done: Vec<u32>,
     rto: Time,
     alpha_x1024: u64,
     wire_extra: u32,

@@ -1,7 +1,7 @@
 //! The NIC receive path and the RC transport's reactions: data in order or not (ACK, NAK, SACK),
 //! ACKs at the sender (completions), CNPs, and the retransmission timeout.
 
-use super::{Engine, Ev};
+use super::{Engine, Ev, MsgState};
 use crate::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
 use crate::transport::{Reply, Rx};
 use fabricsim_mech::Transport;
@@ -28,12 +28,15 @@ impl Engine<'_> {
                     Rx::Accepted => {
                         self.c.bytes_delivered += pk.payload as u64;
                         self.pkts.free(id);
-                        // Messages whose every PSN is now in order are received.
-                        while let Some(m) = qp.next_received() {
-                            let st = &mut self.msgs[m as usize];
-                            st.recv_left -= 1;
-                            if st.recv_left == 0 {
-                                st.recv = self.now.0;
+                        if kind == Transport::Rud {
+                            // RUD: a message is received when all its packets are.
+                            if let Some(m) = qp.rud_received(pk.psn) {
+                                received(&mut self.msgs[m as usize], self.now.0);
+                            }
+                        } else {
+                            // Messages whose every PSN is now in order are received.
+                            while let Some(m) = qp.next_received() {
+                                received(&mut self.msgs[m as usize], self.now.0);
                             }
                         }
                     }
@@ -53,31 +56,16 @@ impl Engine<'_> {
                     Reply::Nak(e) => (Kind::Nak, e, 0),
                     Reply::Sack(e, s) => (Kind::Sack, e, s),
                 };
-                if k != Kind::Ack {
-                    self.c.naks += 1;
-                }
-                let qp = &self.qps[qi as usize];
-                let ack = Packet {
-                    qp: qi,
-                    psn,
-                    aux,
-                    dst: qp.src,
-                    hash: qp.hash_rev,
-                    payload: 0,
-                    frame: self.p.ack_frame_bytes() as u16,
-                    port: NIL,
-                    kind: k,
-                    tc: self.p.ack_tc,
-                    flags: 0,
-                };
-                let h = qp.dst as usize;
-                let aid = self.pkts.alloc(ack);
-                self.cc_echo(id, aid);
-                self.nics[h]
-                    .ctrl
-                    .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);
-                let port = self.nics[h].port as usize;
-                self.kick_any(port);
+                self.reply(id, qi, k, psn, aux);
+            }
+            // A trimmed packet's header (UEC 1.0 3.6.17): NACKed at once, nothing placed.
+            Kind::Trimmed => {
+                self.pkts.free(id);
+                self.reply(id, qi, Kind::Nak, pk.psn, 0);
+            }
+            Kind::Ack | Kind::Nak | Kind::Sack if kind == Transport::Rud => {
+                self.pkts.free(id);
+                self.rud_reply(qi, id, pk);
             }
             Kind::Ack | Kind::Nak | Kind::Sack => {
                 self.pkts.free(id);
@@ -104,6 +92,37 @@ impl Engine<'_> {
                 self.cc_notified(qi);
             }
         }
+    }
+
+    /// The receiver of packet `id` on QP `qi` answers with `k` (wire PSN `psn`, `aux`) on the
+    /// ACK class, ahead of its NIC's data.
+    #[inline(always)]
+    fn reply(&mut self, id: u32, qi: u32, k: Kind, psn: u32, aux: u32) {
+        if k != Kind::Ack {
+            self.c.naks += 1;
+        }
+        let qp = &self.qps[qi as usize];
+        let ack = Packet {
+            qp: qi,
+            psn,
+            aux,
+            dst: qp.src,
+            hash: qp.hash_rev,
+            payload: 0,
+            frame: self.p.ack_frame_bytes() as u16,
+            port: NIL,
+            kind: k,
+            tc: self.p.ack_tc,
+            flags: 0,
+        };
+        let h = qp.dst as usize;
+        let aid = self.pkts.alloc(ack);
+        self.cc_echo(id, aid);
+        self.nics[h]
+            .ctrl
+            .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);
+        let port = self.nics[h].port as usize;
+        self.kick_any(port);
     }
 
     /// Go-back-0's receiver discarded the `packets` full-MTU packets of a message it had
@@ -147,5 +166,14 @@ impl Engine<'_> {
         qp.timer_pending = true;
         self.q.push(qp.rto_deadline.0, Ev::Timer { qp: qi });
         self.activate(qi);
+    }
+}
+
+/// A part of message `st` is received in full at `now`.
+#[inline]
+fn received(st: &mut MsgState, now: u64) {
+    st.recv_left -= 1;
+    if st.recv_left == 0 {
+        st.recv = now;
     }
 }

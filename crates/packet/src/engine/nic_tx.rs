@@ -3,7 +3,7 @@
 
 use super::admission::Admission;
 use super::{Engine, Ev};
-use crate::packet::{F_LAST, Kind, Packet};
+use crate::packet::{F_LAST, F_RETX, Kind, Packet};
 use fabricsim_core::units::Time;
 
 impl Engine<'_> {
@@ -109,6 +109,8 @@ impl Engine<'_> {
             self.data_sent += 1;
             if retx {
                 self.c.retransmitted_packets += 1;
+                // SAFETY: `id` was just allocated.
+                unsafe { self.pkts.get_unchecked_mut(id) }.flags |= F_RETX;
             }
             return Some((id, pkt.tc, pkt.frame));
         }

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::admission::{Admission, Credit, DropTail, Mode, Pause};
+use super::admission::{Admission, Credit, DropTail, Mode, Pause, Trim};
 use super::{CHECK_EVERY, Engine, Ev, Progress, RunOptions, TAG_ARRIVE, TAG_TXFREE, tag};
 use crate::queue::Packed;
 use fabricsim_core::prefetch::prefetch;
@@ -15,6 +15,7 @@ impl Engine<'_> {
         let wall = Instant::now();
         let mut status = match self.fc.mode() {
             Mode::DropTail => self.event_loop::<DropTail>(&mut opts),
+            Mode::Trim => self.event_loop::<Trim>(&mut opts),
             Mode::Pfc => self.event_loop::<Pause>(&mut opts),
             Mode::Credits => self.event_loop::<Credit>(&mut opts),
         };

@@ -252,9 +252,10 @@ pub fn dag_loss(dag: &MessageDag, topo: &Topology, s: &LossSetup, base_s: f64) -
         let ph = path_loss(l.per_link, hops);
         let w = rtt / slot;
         let e = loss_expect::message(l.recovery, ph, n, w, false);
-        // A later message on the QP reveals a lost tail (cumulative-only ACKs never do).
-        let behind =
-            last[&(m.src.0, m.dst.0, m.qp)] > level[i] && l.recovery != Transport::Unordered;
+        // A later message on the QP reveals a lost tail (cumulative-only ACKs never do, nor
+        // RUD's SACKs: only the timer resends a random loss there).
+        let behind = last[&(m.src.0, m.dst.0, m.qp)] > level[i]
+            && !matches!(l.recovery, Transport::Unordered | Transport::Rud);
         let (revealed_tail, rto_p) = if behind {
             (e.tail, e.timeout - e.tail)
         } else {
@@ -263,7 +264,7 @@ pub fn dag_loss(dag: &MessageDag, topo: &Topology, s: &LossSetup, base_s: f64) -
         let repeats = loss_expect::timeouts_per_stall(ph, l.retries);
         let stall_d = repeats * rto + rtt;
         let cost = match l.recovery {
-            Transport::SelectiveRepeat | Transport::Unordered => slot,
+            Transport::SelectiveRepeat | Transport::Unordered | Transport::Rud => slot,
             Transport::GoBackN => l.constants.c_gbn * rtt + slot,
             Transport::GoBack0 => rtt + e.per_event_packets * slot,
         };

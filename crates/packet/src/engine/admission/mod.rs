@@ -5,7 +5,9 @@
 //! - `pfc`: PFC (IEEE 802.1Qbb), a lossless class pauses its sender before its headroom
 //!   overflows; the lossy classes as drop-tail;
 //! - `credits`: IB credits (IBA Vol. 1 7.9), a sender sends only what the receiver has room for,
-//!   so nothing is dropped.
+//!   so nothing is dropped;
+//! - `trim`: lossy Ethernet with packet trimming (UEC 1.0 3.6.17): a data packet that would
+//!   take its queue past the trim threshold goes on as its header, at high priority.
 //!
 //! An arm also owns the packet path's other flow-control steps (`Admission`'s hooks): whether an
 //! egress may send a class now, a transmission, a packet leaving the buffer (credits back, XON)
@@ -26,10 +28,12 @@
 mod credits;
 mod drop_tail;
 mod pfc;
+mod trim;
 
 pub(super) use credits::Credit;
 pub(super) use drop_tail::DropTail;
 pub(super) use pfc::Pause;
+pub(super) use trim::Trim;
 
 use super::Engine;
 use super::llfc::LinkFc;
@@ -75,6 +79,7 @@ pub(super) trait Admission {
 /// The policy as a value, to pick the loop's instance.
 pub(super) enum Mode {
     DropTail,
+    Trim,
     Pfc,
     Credits,
 }
@@ -84,6 +89,7 @@ impl LinkFc {
         match (&self.credits, &self.pfc) {
             (Some(_), _) => Mode::Credits,
             (None, Some(_)) => Mode::Pfc,
+            (None, None) if self.trim => Mode::Trim,
             (None, None) => Mode::DropTail,
         }
     }
@@ -125,6 +131,7 @@ impl Engine<'_> {
     pub(super) fn kick_any(&mut self, pi: usize) {
         match self.fc.mode() {
             Mode::DropTail => self.kick::<DropTail>(pi),
+            Mode::Trim => self.kick::<Trim>(pi),
             Mode::Pfc => self.kick::<Pause>(pi),
             Mode::Credits => self.kick::<Credit>(pi),
         }
@@ -135,6 +142,7 @@ impl Engine<'_> {
     pub(super) fn fc_release_any(&mut self, in_port: usize, tc: u8, frame: u32, node: usize) {
         match self.fc.mode() {
             Mode::DropTail => DropTail::release(self, in_port, tc, frame, node),
+            Mode::Trim => Trim::release(self, in_port, tc, frame, node),
             Mode::Pfc => Pause::release(self, in_port, tc, frame, node),
             Mode::Credits => Credit::release(self, in_port, tc, frame, node),
         }
