@@ -43,7 +43,7 @@ fn every_flag_sets_its_key() {
         let mut s = Scenario::defaults();
         let v = match f.key {
             "cost.usd_per_kwh" | "cost.pue" | "train.dp_bucket_mb" => "1.5",
-            "train.swiglu" | "train.dp_overlap" => "false",
+            "train.swiglu" | "train.dp_overlap" | "train.sequence_parallel" => "false",
             "compare.claims" => "full",
             k if k.starts_with("train.") && k != "train.model" && k != "train.recompute" => "2",
             "cluster.gpus"

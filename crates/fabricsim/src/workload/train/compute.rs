@@ -19,7 +19,8 @@ use super::flops::{Gemm, attention_flops, layer_gemms, logits_gemm};
 pub struct MicroBatch {
     pub forward_s: f64,
     pub backward_s: f64,
-    /// The forward run again in the backward under full recomputation.
+    /// The forward run again in the backward under full recomputation (selective
+    /// recomputation, the attention core's, is inside flash attention's measured backward).
     pub recompute_s: f64,
     /// Attention kernels alone (what context-parallel exchanges overlap with).
     pub attention_forward_s: f64,
@@ -32,19 +33,31 @@ impl MicroBatch {
     }
 }
 
-/// One micro-batch's compute on pipeline stage `stage`.
+/// One micro-batch's compute on pipeline stage `stage` (all its chunks).
 pub fn stage(cfg: &TrainConfig, eff: &Efficiency, stage: usize) -> MicroBatch {
+    let last = stage + 1 == cfg.par.stage_layers.len();
+    part(cfg, eff, cfg.par.stage_layers[stage], last)
+}
+
+/// One micro-batch's compute through model chunk `chunk` of pipeline stage `stage`.
+pub fn chunk(cfg: &TrainConfig, eff: &Efficiency, stage: usize, chunk: usize) -> MicroBatch {
+    let p = &cfg.par;
+    let last = stage + 1 == p.stage_layers.len() && chunk + 1 == p.vp as usize;
+    part(cfg, eff, p.chunk_layers(stage)[chunk], last)
+}
+
+/// `layers` layers, and the output projection when `logits`.
+fn part(cfg: &TrainConfig, eff: &Efficiency, layers: u64, logits: bool) -> MicroBatch {
     let (m, p) = (&cfg.model, &cfg.par);
     let peak = cfg.gpu.peak_flops();
-    let layers = p.stage_layers[stage] as f64;
-    let last = stage + 1 == p.stage_layers.len();
+    let layers = layers as f64;
     let tokens = (p.micro_batch * m.seq) as f64 / p.cp as f64;
     let time = |g: &Gemm| g.flops() / (eff.gemm(g.m, g.n, g.k) * peak);
     let gemms: f64 = layer_gemms(m, tokens, p.tp, p.ep).iter().map(time).sum();
     let causal_fwd = attention_flops(m, tokens, p.tp) / 2.0;
     let attn_fwd = causal_fwd / (eff.attention(m.seq as f64, false) * peak);
     let attn_bwd = 3.5 * causal_fwd / (eff.attention(m.seq as f64, true) * peak) - attn_fwd;
-    let logits = if last {
+    let logits = if logits {
         time(&logits_gemm(m, tokens, p.tp))
     } else {
         0.0
@@ -53,7 +66,7 @@ pub fn stage(cfg: &TrainConfig, eff: &Efficiency, stage: usize) -> MicroBatch {
         forward_s: layers * (gemms + attn_fwd) + logits,
         backward_s: layers * (2.0 * gemms + attn_bwd) + 2.0 * logits,
         recompute_s: match p.recompute {
-            Recompute::None => 0.0,
+            Recompute::None | Recompute::Selective => 0.0,
             Recompute::Full => layers * (gemms + attn_fwd),
         },
         attention_forward_s: layers * attn_fwd,
