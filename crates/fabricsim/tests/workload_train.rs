@@ -129,9 +129,11 @@ fn one_f_one_b_bubble_is_pp_minus_1_over_m() {
     let (m, pp) = (r.micro_batches as f64, r.pp as f64);
     assert_eq!(r.micro_batches, 2048 / 32);
     assert!(close(r.bubble_s / r.compute_s, (pp - 1.0) / m, 1e-12));
+    // MFU = the compute efficiency less the bubble (the optimizer step runs once).
+    let busy = r.compute_s + r.optimizer_s;
     assert!(close(
         r.mfu,
-        r.compute_efficiency * m / (m + pp - 1.0),
+        r.compute_efficiency * busy / (busy + r.bubble_s),
         1e-12
     ));
 }
@@ -159,7 +161,7 @@ fn with_a_real_network_step_time_is_compute_plus_exposed_plus_bubble() {
             assert!(r.mfu < free.mfu);
             assert!(close(
                 r.step_time_s,
-                r.compute_s + r.exposed_comm_s + r.bubble_s,
+                r.compute_s + r.optimizer_s + r.exposed_comm_s + r.bubble_s,
                 1e-9
             ));
             assert!(close(r.compute_s, free.compute_s, 1e-12));
@@ -277,7 +279,19 @@ fn other_gpus_scale_the_h200_efficiency_by_peak_and_say_so() {
         run(&s, &FreeNetwork)
     };
     let (h200, b200) = (s("h200"), s("b200"));
-    assert!(close(b200.compute_s * 2250.0, h200.compute_s * 989.0, 1e-9));
+    // GEMMs and attention scale with the peak; memory-bound kernels with the HBM bandwidth
+    // (8 against 4.8 TB/s).
+    let peak_bound = |r: &StepReport| r.gemm_s + r.attention_s;
+    assert!(close(
+        peak_bound(&b200) * 2250.0,
+        peak_bound(&h200) * 989.0,
+        1e-9
+    ));
+    assert!(close(
+        b200.memory_bound_s * 8.0,
+        h200.memory_bound_s * 4.8,
+        1e-9
+    ));
     assert!(b200.compute_source.starts_with("estimate"));
     assert!(h200.compute_source.starts_with("measured"));
 }
@@ -412,7 +426,11 @@ fn llama3_405b_splits_126_layers_into_7_14x8_7_and_runs_at_the_slowest_stage() {
     let m = r.micro_batches as f64;
     assert!(close(r.compute_s, m * middle.total_s(), 1e-12));
     assert!(close(r.bubble_s, 15.0 * middle.total_s(), 1e-12));
-    assert!(close(r.step_time_s, (m + 15.0) * middle.total_s(), 1e-12));
+    assert!(close(
+        r.step_time_s,
+        (m + 15.0) * middle.total_s() + r.optimizer_s,
+        1e-12
+    ));
     // Memory is the largest stage's: the first (7 layers + embedding, 16 micro-batches in
     // flight) against a middle one (8 layers, 15 in flight).
     let first = fabricsim::workload::train::memory::stage_per_gpu(&cfg, 0);
@@ -496,9 +514,10 @@ fn interleaving_divides_the_bubble_by_vp_and_multiplies_the_pipeline_sends() {
             (pp - 1.0) / (vp as f64 * m),
             1e-12
         ));
+        let busy = r.compute_s + r.optimizer_s;
         assert!(close(
             r.mfu,
-            r.compute_efficiency * m / (m + (pp - 1.0) / vp as f64),
+            r.compute_efficiency * busy / (busy + r.compute_s * (pp - 1.0) / (vp as f64 * m)),
             1e-12
         ));
         let sends = run(&s, &real("ib-ndr"));
@@ -631,4 +650,42 @@ fn llama3_405b_at_16384_h100_fits_in_80_gb_as_trained() {
     let e = config(&s).unwrap_err();
     assert!(e.problem.contains("GB short"), "{e}");
     assert!(e.allowed.contains("zero = 2"), "{e}");
+}
+
+#[test]
+fn the_compute_splits_into_gemm_attention_memory_bound_and_launch() {
+    for recompute in ["selective", "full"] {
+        let mut s = job("llama3-70b", 1024, 8, 4);
+        set(&mut s, "--recompute", recompute);
+        let r = run(&s, &FreeNetwork);
+        let parts = r.gemm_s + r.attention_s + r.memory_bound_s + r.launch_s;
+        assert!(close(parts, r.compute_s, 1e-12), "{recompute}");
+        assert!(r.memory_bound_s > 0.0 && r.launch_s > 0.0 && r.optimizer_s > 0.0);
+    }
+}
+
+#[test]
+fn fp8_runs_the_gemms_at_the_fp8_peak_and_only_where_the_catalog_has_one() {
+    let at = |gpu: &str, precision: &str| {
+        let mut s = job("llama3-70b", 1024, 8, 4);
+        set(&mut s, "--gpu", gpu);
+        set(&mut s, "--precision", precision);
+        s
+    };
+    let (bf16, fp8) = (
+        run(&at("h100", "bf16"), &FreeNetwork),
+        run(&at("h100", "fp8"), &FreeNetwork),
+    );
+    let eff = Efficiency::h200(&Catalog::builtin().unwrap());
+    // GEMM time scales by bf16 peak / (FP8 peak x the table's FP8/bf16 efficiency ratio).
+    assert!(close(
+        fp8.gemm_s,
+        bf16.gemm_s * 989.4 / (1978.9 * eff.fp8_vs_bf16()),
+        1e-9
+    ));
+    assert_eq!(fp8.attention_s, bf16.attention_s);
+    assert_eq!(fp8.precision, "fp8");
+    let e = config(&at("a100", "fp8")).unwrap_err();
+    assert_eq!((e.key.as_str(), e.value.as_str()), ("--precision", "fp8"));
+    assert!(e.problem.contains("no FP8 peak"), "{e}");
 }

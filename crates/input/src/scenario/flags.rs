@@ -71,6 +71,7 @@ pub const FLAGS: &[Flag] = &[
     f("--dp-overlap", "train.dp_overlap", "Overlap data-parallel communication with compute: true (default) or false"),
     f("--dp-bucket-mb", "train.dp_bucket_mb", "Gradient bucket, MB (default Megatron's max(40M, 1M*dp) bf16 parameters)"),
     f("--recompute", "train.recompute", "Activation recomputation: selective (default: the attention core, as flash attention does), none or full"),
+    f("--precision", "train.precision", "GEMM precision: bf16 (default) or fp8 (H100, H200, B200: the catalog's FP8 peak)"),
     f("--sequence-parallel", "train.sequence_parallel", "Sequence parallelism with TP: true (default) or false"),
     f("--claims", "compare.claims", "The compare report's claims section: quick (default: the points that fit the default's time), full (also 16,384 GPUs on the flow engine) or off"),
     f("--step-model", "train.step_model", "How the step is timed: analytic (default, closed form) or flow_dag (the whole step simulated on the flow engine)"),

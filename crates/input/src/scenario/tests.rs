@@ -45,7 +45,13 @@ fn every_flag_sets_its_key() {
             "cost.usd_per_kwh" | "cost.pue" | "train.dp_bucket_mb" => "1.5",
             "train.swiglu" | "train.dp_overlap" | "train.sequence_parallel" => "false",
             "compare.claims" => "full",
-            k if k.starts_with("train.") && k != "train.model" && k != "train.recompute" => "2",
+            k if k.starts_with("train.")
+                && k != "train.model"
+                && k != "train.recompute"
+                && k != "train.precision" =>
+            {
+                "2"
+            }
             "cluster.gpus"
             | "cluster.gpus_per_node"
             | "cluster.nics_per_node"

@@ -44,6 +44,8 @@ pub struct TrainSection {
     /// Sequence parallelism with tensor parallelism (Korthikanti et al. 2022): norms and
     /// dropouts split over the TP group.
     pub sequence_parallel: Option<bool>,
+    /// GEMM precision: "bf16" or "fp8" (GPUs with an FP8 peak in the catalog).
+    pub precision: Option<String>,
     /// How the step is timed: "analytic" (closed form) or "flow_dag" (the whole step on the
     /// flow engine, `workload::train::flow_step`).
     pub step_model: Option<String>,

@@ -41,6 +41,23 @@ impl Recompute {
     }
 }
 
+/// The precision of the GEMMs (attention, the other kernels and the wire stay bf16, as in
+/// Transformer Engine's FP8 recipes: Micikevicius et al. 2022, arXiv 2209.05433).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    Bf16,
+    Fp8,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parallelism {
     pub tp: u64,
@@ -58,6 +75,7 @@ pub struct Parallelism {
     /// Sequence parallelism (Korthikanti et al. 2022, §4.2.2): with tp > 1 the norms and
     /// dropouts run on 1/tp of the sequence, so all their activations split over TP.
     pub sequence_parallel: bool,
+    pub precision: Precision,
     /// Transformer layers of each pipeline stage, first to last (`pp` entries, each >= 1).
     pub stage_layers: Vec<u64>,
 }
@@ -246,6 +264,28 @@ impl TrainConfig {
             }
         };
         let vp = t.vp.unwrap_or(1);
+        let precision = match t.precision.as_deref() {
+            None | Some("bf16") => Precision::Bf16,
+            Some("fp8") if design.gpu.fp8_tflops.is_some() => Precision::Fp8,
+            Some("fp8") => {
+                return Err(train_error(
+                    s,
+                    "precision",
+                    "fp8",
+                    format!("the {} has no FP8 peak in the catalog", design.gpu.id),
+                    "bf16, or fp8 on an h100, h200 or b200",
+                ));
+            }
+            Some(other) => {
+                return Err(train_error(
+                    s,
+                    "precision",
+                    other,
+                    "unknown precision",
+                    "bf16, fp8",
+                ));
+            }
+        };
         for (f, v) in [
             ("tp", tp),
             ("pp", pp),
@@ -377,6 +417,7 @@ impl TrainConfig {
                 dp_bucket_bytes,
                 recompute,
                 sequence_parallel: t.sequence_parallel.unwrap_or(true),
+                precision,
                 stage_layers,
             },
             model,

@@ -30,14 +30,15 @@ pub fn to_text(r: &StepReport) -> String {
         r.gpus, r.gpu, r.tp, r.pp, r.dp, r.ep, r.cp, r.zero, r.micro_batch, r.micro_batches
     ));
     s.push_str(&format!(
-        "schedule: {}; recompute {}; sequence parallelism {}\n",
+        "schedule: {}; recompute {}; sequence parallelism {}; {} GEMMs\n",
         if r.vp > 1 {
             format!("interleaved 1F1B, {} chunks per rank", r.vp)
         } else {
             "1F1B".into()
         },
         r.recompute,
-        if r.sequence_parallel { "on" } else { "off" }
+        if r.sequence_parallel { "on" } else { "off" },
+        r.precision
     ));
     if let Some(v) = &r.stage_layers {
         let items: Vec<String> = v.iter().map(u64::to_string).collect();
@@ -59,6 +60,19 @@ pub fn to_text(r: &StepReport) -> String {
         "  compute                    {:>14}  {}\n",
         ms(r.compute_s),
         pct(r.compute_s, st)
+    ));
+    for (name, t) in [
+        ("GEMM", r.gemm_s),
+        ("attention", r.attention_s),
+        ("memory-bound kernels", r.memory_bound_s),
+        ("kernel launch gaps", r.launch_s),
+    ] {
+        s.push_str(&format!("    {:<24} {:>14}  {}\n", name, ms(t), pct(t, st)));
+    }
+    s.push_str(&format!(
+        "  optimizer step             {:>14}  {}\n",
+        ms(r.optimizer_s),
+        pct(r.optimizer_s, st)
     ));
     for c in &r.collectives {
         s.push_str(&format!(

@@ -66,6 +66,7 @@ pub struct StepReport {
     pub cp: u64,
     pub zero: u64,
     pub recompute: &'static str,
+    pub precision: &'static str,
     pub sequence_parallel: bool,
     pub micro_batch: u64,
     pub micro_batches: u64,
@@ -80,7 +81,15 @@ pub struct StepReport {
     /// Model FLOPs plus what recomputation adds (`flops::recompute_flops_per_token`).
     pub hardware_flops_per_step: f64,
     pub step_time_s: f64,
+    /// The micro-batches' compute (the optimizer apart).
     pub compute_s: f64,
+    /// The compute split: GEMMs, attention, memory-bound kernels, launch gaps.
+    pub gemm_s: f64,
+    pub attention_s: f64,
+    pub memory_bound_s: f64,
+    pub launch_s: f64,
+    /// The optimizer step after the last backward (Adam on the GPU's shard, memory-bound).
+    pub optimizer_s: f64,
     pub bubble_s: f64,
     pub exposed_comm_s: f64,
     pub tokens_per_s: f64,
@@ -89,7 +98,8 @@ pub struct StepReport {
     pub mfu: f64,
     /// Hardware FLOPs / (step time x GPUs x peak).
     pub hfu: f64,
-    /// Model FLOPs / (compute time x GPUs x peak): the MFU with a free network and no bubble.
+    /// Model FLOPs / ((compute + optimizer) x GPUs x peak): the MFU with a free network and no
+    /// bubble.
     pub compute_efficiency: f64,
     pub per_micro_batch: MicroBatch,
     pub collectives: Vec<CommRow>,
@@ -290,6 +300,21 @@ fn slot(
     slot
 }
 
+/// Adam's update of the parameters a GPU holds the optimizer states of (`psi` = (dense,
+/// expert) on the stage, sharded over dp and dp / ep from ZeRO 1 on: Megatron's distributed
+/// optimizer): it reads and writes the fp32 master weight, momentum and variance (24 bytes),
+/// reads the bf16 gradient and writes the bf16 weight (4), and the gradient clipping reads the
+/// gradient once more (2), at the HBM bandwidth memory-bound kernels achieve.
+fn optimizer_s(cfg: &TrainConfig, psi: (f64, f64)) -> f64 {
+    let p = &cfg.par;
+    let shard = if p.zero >= 1 {
+        psi.0 / p.dp as f64 + psi.1 / (p.dp / p.ep) as f64
+    } else {
+        psi.0 + psi.1
+    };
+    30.0 * shard / (cfg.gpu.hbm_tbps * 1e12 * compute::HBM_ACHIEVED)
+}
+
 /// Models one step of `cfg` (validated, so it fits in memory) with `comm` timing the
 /// collectives. The pipeline runs at the pace of its slowest stage: every slot, the bubble's
 /// included, waits for it, so the step is (m + (pp - 1) / vp) of its slots (stages of unequal
@@ -375,7 +400,8 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
 
     let compute = mbs as f64 * mb.total_s();
     let bubble = (p.pp - 1) as f64 * slot / p.vp as f64;
-    let step = mbs as f64 * slot + bubble + dp_exposed;
+    let optimizer = optimizer_s(cfg, (psi_d, psi_e));
+    let step = mbs as f64 * slot + bubble + dp_exposed + optimizer;
     let fpt = flops_per_token(m);
     let tokens_step = (m.global_batch * m.seq) as f64;
     let model_flops = fpt * tokens_step;
@@ -394,6 +420,7 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         cp: p.cp,
         zero: p.zero,
         recompute: p.recompute.name(),
+        precision: p.precision.name(),
         sequence_parallel: p.sequence_parallel,
         micro_batch: p.micro_batch,
         micro_batches: mbs,
@@ -405,24 +432,43 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         hardware_flops_per_step: hardware_flops,
         step_time_s: step,
         compute_s: compute,
+        gemm_s: mbs as f64 * mb.gemm_s,
+        attention_s: mbs as f64 * mb.attention_s,
+        memory_bound_s: mbs as f64 * mb.memory_bound_s,
+        launch_s: mbs as f64 * mb.launch_s,
+        optimizer_s: optimizer,
         bubble_s: bubble,
         exposed_comm_s: st.rows.iter().map(|r| r.exposed_s).sum(),
         tokens_per_s: tokens_step / step,
         tflops_per_gpu: model_flops / step / n / 1e12,
         mfu: model_flops / (step * n * peak),
         hfu: hardware_flops / (step * n * peak),
-        compute_efficiency: model_flops / (compute * n * peak),
+        compute_efficiency: model_flops / ((compute + optimizer) * n * peak),
         per_micro_batch: mb,
         collectives: st.rows,
         memory: mem,
-        compute_source: if cfg.gpu.id == MEASURED_ON {
-            "measured H200 efficiency table (data/compute/h200.csv)".into()
-        } else {
-            format!(
-                "estimate: H200 measured efficiency applied to the {} peak of {} TFLOP/s",
-                cfg.gpu.id, cfg.gpu.bf16_tflops
-            )
-        },
+        compute_source: format!(
+            "{}; {}memory-bound kernels at {:.0}% of {} TB/s HBM and {:.0} us per kernel (estimates)",
+            if cfg.gpu.id == MEASURED_ON {
+                "measured H200 efficiency table (data/compute/h200.csv)".to_string()
+            } else {
+                format!(
+                    "estimate: H200 measured efficiency applied to the {} peak of {} TFLOP/s",
+                    cfg.gpu.id, cfg.gpu.bf16_tflops
+                )
+            },
+            match p.precision {
+                super::config::Precision::Bf16 => String::new(),
+                super::config::Precision::Fp8 => format!(
+                    "FP8 GEMMs at the {} TFLOP/s FP8 peak x {:.3} (the table's FP8/bf16 efficiency); ",
+                    cfg.gpu.fp8_tflops.unwrap_or(0.0),
+                    eff.fp8_vs_bf16()
+                ),
+            },
+            100.0 * compute::HBM_ACHIEVED,
+            cfg.gpu.hbm_tbps,
+            compute::LAUNCH_GAP_S * 1e6
+        ),
         comm_source: comm.describe(),
     }
 }
