@@ -35,7 +35,7 @@ impl Efficiency {
             .gpu(MEASURED_ON)
             .expect("the built-in catalog has the h200 and user files only add or replace ids");
         // A user catalog may replace the h200 without an FP8 peak: the H100 family's dense FP8
-        // peak is twice its bf16 (physics.md F1).
+        // peak is twice its bf16 (NVIDIA H100 whitepaper: 1,979 against 989 TFLOP/s).
         let fp8 = gpu.fp8_tflops.unwrap_or(2.0 * gpu.bf16_tflops);
         Efficiency::parse(TABLE, gpu.bf16_tflops, fp8)
             .expect("shipped compute table parses (tested)")
