@@ -244,3 +244,64 @@ fn the_message_count_before_compiling_is_the_dags_length() {
         }
     }
 }
+
+/// The end of `dag` on an ideal fabric: every transfer instant, each message done when its
+/// dependencies are and its compute delay has passed (`Message::start` for the first).
+fn ideal_end(dag: &fabricsim::message::MessageDag) -> f64 {
+    let mut done = vec![0u64; dag.messages.len()];
+    for (i, m) in dag.messages.iter().enumerate() {
+        let ready = dag
+            .deps_of(i as u32)
+            .iter()
+            .map(|&d| done[d as usize])
+            .max();
+        done[i] = match ready {
+            Some(r) => r + m.delay.0,
+            None => m.start.0,
+        };
+    }
+    *done.iter().max().unwrap() as f64 / 1e12
+}
+
+#[test]
+fn on_an_ideal_fabric_the_interleaved_bubble_is_pp_minus_1_over_vp_m() {
+    // Narayanan et al. 2021 §2.2.2: step = (m + (pp - 1) / vp) x (forward + backward of a
+    // stage), bubble fraction (pp - 1) / (vp m), from the DAG's own order and dependencies.
+    // TP 1 on one 8-GPU server, DP 8 / pp (its rings take no time here), 16 equal layers, a
+    // 128-token vocabulary; m micro-batches per pipeline.
+    for (pp, vp, m) in [(4u64, 1u64, 8u64), (4, 2, 8), (4, 4, 8), (2, 8, 4)] {
+        let (gpus, gb) = ("8".to_string(), (m * 8 / pp).to_string());
+        let (pp_s, vp_s) = (pp.to_string(), vp.to_string());
+        let mut flags = LLAMA_8B_SHAPED.to_vec();
+        flags.extend([
+            ("--gpus", gpus.as_ref()),
+            ("--global-batch", gb.as_ref()),
+            ("--tp", "1"),
+            ("--pp", pp_s.as_ref()),
+            ("--vp", vp_s.as_ref()),
+            ("--seq", "1024"),
+        ]);
+        let s = scenario(&flags);
+        let c = Cluster::new(&s).unwrap();
+        let cfg = TrainConfig::resolve(&s, &c.design, c.place.clone()).unwrap();
+        let eff = Efficiency::h200(&c.design.catalog);
+        let sd = step_dag::compile(&cfg, &eff, c.nvlink(), DagOptions::default()).unwrap();
+        assert_eq!(
+            sd.dag.messages.len() as u64,
+            step_dag::messages(&cfg, &DagOptions::default())
+        );
+        let (pp, vp, m) = (pp as f64, vp as f64, m as f64);
+        let stage = fabricsim::workload::train::compute::stage(&cfg, &eff, 1).total_s();
+        let end = ideal_end(&sd.dag);
+        let bubble = end / (m * stage) - 1.0;
+        eprintln!(
+            "pp {pp} vp {vp} m {m}: bubble {bubble:.5} vs {:.5}",
+            (pp - 1.0) / (vp * m)
+        );
+        // The last stage's output projection (128 x 4096 per token) is the only imbalance.
+        assert!(
+            (bubble - (pp - 1.0) / (vp * m)).abs() < 2e-3,
+            "pp {pp} vp {vp}"
+        );
+    }
+}

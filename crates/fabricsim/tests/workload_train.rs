@@ -129,9 +129,11 @@ fn one_f_one_b_bubble_is_pp_minus_1_over_m() {
     let (m, pp) = (r.micro_batches as f64, r.pp as f64);
     assert_eq!(r.micro_batches, 2048 / 32);
     assert!(close(r.bubble_s / r.compute_s, (pp - 1.0) / m, 1e-12));
+    // MFU = the compute efficiency less the bubble (the optimizer step runs once).
+    let busy = r.compute_s + r.optimizer_s;
     assert!(close(
         r.mfu,
-        r.compute_efficiency * m / (m + pp - 1.0),
+        r.compute_efficiency * busy / (busy + r.bubble_s),
         1e-12
     ));
 }
@@ -159,7 +161,7 @@ fn with_a_real_network_step_time_is_compute_plus_exposed_plus_bubble() {
             assert!(r.mfu < free.mfu);
             assert!(close(
                 r.step_time_s,
-                r.compute_s + r.exposed_comm_s + r.bubble_s,
+                r.compute_s + r.optimizer_s + r.exposed_comm_s + r.bubble_s,
                 1e-9
             ));
             assert!(close(r.compute_s, free.compute_s, 1e-12));
@@ -220,6 +222,9 @@ fn zero3_moves_one_and_a_half_times_the_dp_volume() {
     let wire = |zero: u64| {
         let mut s = job("llama3-8b", 64, 1, 1);
         set(&mut s, "--zero", zero);
+        // 16 bytes x 8B parameters unsharded (zero 0) do not fit an H200 with the allocator's
+        // allowance; the volumes do not depend on the GPU.
+        set(&mut s, "--gpu", "b200");
         set(&mut s, "--seq", 2048);
         set(&mut s, "--global-batch", 64);
         let r = run(&s, &real("ib-ndr"));
@@ -274,7 +279,19 @@ fn other_gpus_scale_the_h200_efficiency_by_peak_and_say_so() {
         run(&s, &FreeNetwork)
     };
     let (h200, b200) = (s("h200"), s("b200"));
-    assert!(close(b200.compute_s * 2250.0, h200.compute_s * 989.0, 1e-9));
+    // GEMMs and attention scale with the peak; memory-bound kernels with the HBM bandwidth
+    // (8 against 4.8 TB/s).
+    let peak_bound = |r: &StepReport| r.gemm_s + r.attention_s;
+    assert!(close(
+        peak_bound(&b200) * 2250.0,
+        peak_bound(&h200) * 989.0,
+        1e-9
+    ));
+    assert!(close(
+        b200.memory_bound_s * 8.0,
+        h200.memory_bound_s * 4.8,
+        1e-9
+    ));
     assert!(b200.compute_source.starts_with("estimate"));
     assert!(h200.compute_source.starts_with("measured"));
 }
@@ -409,7 +426,11 @@ fn llama3_405b_splits_126_layers_into_7_14x8_7_and_runs_at_the_slowest_stage() {
     let m = r.micro_batches as f64;
     assert!(close(r.compute_s, m * middle.total_s(), 1e-12));
     assert!(close(r.bubble_s, 15.0 * middle.total_s(), 1e-12));
-    assert!(close(r.step_time_s, (m + 15.0) * middle.total_s(), 1e-12));
+    assert!(close(
+        r.step_time_s,
+        (m + 15.0) * middle.total_s() + r.optimizer_s,
+        1e-12
+    ));
     // Memory is the largest stage's: the first (7 layers + embedding, 16 micro-batches in
     // flight) against a middle one (8 layers, 15 in flight).
     let first = fabricsim::workload::train::memory::stage_per_gpu(&cfg, 0);
@@ -476,4 +497,195 @@ fn even_free(s: &Scenario) -> f64 {
         &FreeNetwork,
     )
     .step_time_s
+}
+
+#[test]
+fn interleaving_divides_the_bubble_by_vp_and_multiplies_the_pipeline_sends() {
+    // Narayanan et al. 2021 §2.2.2: bubble (pp - 1) / (vp m) of the ideal step; every
+    // micro-batch crosses 2 vp chunk boundaries per rank instead of 2.
+    for vp in [1u64, 2, 4] {
+        let mut s = job("llama3-70b", 1024, 8, 4);
+        set(&mut s, "--vp", vp);
+        let r = run(&s, &FreeNetwork);
+        let (m, pp) = (r.micro_batches as f64, r.pp as f64);
+        assert_eq!(r.vp, vp);
+        assert!(close(
+            r.bubble_s / r.compute_s,
+            (pp - 1.0) / (vp as f64 * m),
+            1e-12
+        ));
+        let busy = r.compute_s + r.optimizer_s;
+        assert!(close(
+            r.mfu,
+            r.compute_efficiency * busy / (busy + r.compute_s * (pp - 1.0) / (vp as f64 * m)),
+            1e-12
+        ));
+        let sends = run(&s, &real("ib-ndr"));
+        let row = sends
+            .collectives
+            .iter()
+            .find(|c| c.name == "pp_send_recv")
+            .unwrap();
+        assert_eq!(row.calls_per_step, 2 * vp * r.micro_batches);
+    }
+    // Micro-batches must come in groups of pp (Megatron's interleaved schedule).
+    let mut s = job("llama3-70b", 1024, 8, 4);
+    set(&mut s, "--vp", 2);
+    set(&mut s, "--global-batch", 32 * 6);
+    let e = config(&s).unwrap_err();
+    assert_eq!(e.key, "--vp");
+    assert!(e.problem.contains("groups of pp = 4"), "{e}");
+    let mut s = job("llama3-70b", 1024, 8, 4);
+    set(&mut s, "--vp", 21);
+    assert!(
+        config(&s)
+            .unwrap_err()
+            .problem
+            .contains("too few for 21 chunks")
+    );
+}
+
+/// GPT-3 175B's shape (MHA, GELU, dropout) on 512 H200s (room for every mode) with `flags`.
+fn gpt3(flags: &[(&str, &str)]) -> TrainConfig {
+    let mut s = job("gpt3-175b", 512, 4, 8);
+    for (f, v) in flags {
+        set(&mut s, f, v);
+    }
+    config(&s).unwrap()
+}
+
+#[test]
+fn activation_memory_per_layer_is_korthikantis_formula_for_each_mode() {
+    use fabricsim::workload::train::config::Recompute;
+    use fabricsim::workload::train::memory::layer_activation_bytes;
+    // Korthikanti et al. 2022 (arXiv 2205.05198), Table 2, bytes per layer: no parallelism
+    // s b h (34 + 5 a s / h); tensor parallel s b h (10 + 24/t + 5 a s / (h t)); with
+    // sequence parallelism s b h / t (34 + 5 a s / h); selective recompute drops the 5 a s / h
+    // term; full keeps 2 s b h (/ t with sequence parallelism).
+    let (s, h, a) = (2048.0, 12288.0, 96.0);
+    for (sp, tp, b) in [("true", 4.0, 2.0), ("false", 4.0, 2.0), ("true", 1.0, 1.0)] {
+        let sbh = s * b * h;
+        let cfg = gpt3(&[
+            ("--sequence-parallel", sp),
+            ("--micro-batch", if b == 2.0 { "2" } else { "1" }),
+            ("--tp", if tp == 1.0 { "1" } else { "4" }),
+            ("--pp", if tp == 1.0 { "32" } else { "8" }),
+        ]);
+        let (none, sel, full) = if sp == "true" {
+            (
+                sbh / tp * (34.0 + 5.0 * a * s / h),
+                sbh / tp * 34.0,
+                2.0 * sbh / tp,
+            )
+        } else {
+            (
+                sbh * (10.0 + 24.0 / tp + 5.0 * a * s / (h * tp)),
+                sbh * (10.0 + 24.0 / tp),
+                2.0 * sbh,
+            )
+        };
+        for (mode, want) in [
+            (Recompute::None, none),
+            (Recompute::Selective, sel),
+            (Recompute::Full, full),
+        ] {
+            let got = layer_activation_bytes(&cfg, mode);
+            assert!(
+                close(got, want, 1e-12),
+                "sp {sp} tp {tp} {mode:?}: {got} vs {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn recomputation_adds_hardware_flops_not_model_flops() {
+    // Selective: each layer's attention core forward again, 4 b s^2 h per layer (Korthikanti
+    // et al. 2022 §5), so hardware - model = 4 s h L per token; full: the whole layer forward,
+    // a third of the layers' model FLOPs. MFU stays on model FLOPs.
+    let eff = Efficiency::h200(&Catalog::builtin().unwrap());
+    let at = |mode: &str| step(&gpt3(&[("--recompute", mode)]), &eff, &FreeNetwork);
+    let (none, sel, full) = (at("none"), at("selective"), at("full"));
+    let tokens = (1536 * 2048) as f64;
+    let (s, h, l) = (2048.0, 12288.0, 96.0);
+    assert_eq!(none.hardware_flops_per_step, none.model_flops_per_step);
+    assert!(close(
+        sel.hardware_flops_per_step - sel.model_flops_per_step,
+        4.0 * s * h * l * tokens,
+        1e-9
+    ));
+    assert_eq!(sel.model_flops_per_step, none.model_flops_per_step);
+    let m = ModelSpec::preset("", "gpt3-175b").unwrap();
+    let logits = 6.0 * m.hidden as f64 * m.vocab as f64;
+    let layers = flops_per_token(&m) - logits;
+    assert!(close(
+        full.hardware_flops_per_step - full.model_flops_per_step,
+        layers / 3.0 * tokens,
+        1e-9
+    ));
+    // Selective costs no time (flash attention's measured backward recomputes the scores);
+    // full reruns each forward.
+    assert_eq!(sel.step_time_s, none.step_time_s);
+    assert!(full.step_time_s > sel.step_time_s);
+    assert!(sel.hfu > sel.mfu && full.mfu < sel.mfu);
+}
+
+#[test]
+fn llama3_405b_at_16384_h100_fits_in_80_gb_as_trained() {
+    // Dubey et al. 2024 (arXiv 2407.21783) Table 4: TP 8, CP 1, PP 16, DP 128 on 16,384 H100
+    // at 8K; §3.3.2: interleaved pipeline (one-layer chunks: VP 8) and FSDP without resharding
+    // after the forward (gradients and optimizer sharded, weights whole: zero = 2).
+    let mut s = job("llama3-405b", 16384, 8, 16);
+    set(&mut s, "--gpu", "h100");
+    set(&mut s, "--vp", 8);
+    set(&mut s, "--zero", 2);
+    let cfg = config(&s).unwrap();
+    assert_eq!(cfg.par.recompute.name(), "selective");
+    let mem = fabricsim::workload::train::memory::per_gpu(&cfg);
+    eprintln!("405B: {:.1} GB: {}", mem.total_gb, mem.breakdown());
+    assert!(mem.total_gb <= 80.0);
+    // Megatron's distributed optimizer alone (zero = 1: gradients unsharded) misses, and the
+    // error says by how much and which single change fits.
+    set(&mut s, "--zero", 1);
+    let e = config(&s).unwrap_err();
+    assert!(e.problem.contains("GB short"), "{e}");
+    assert!(e.allowed.contains("zero = 2"), "{e}");
+}
+
+#[test]
+fn the_compute_splits_into_gemm_attention_memory_bound_and_launch() {
+    for recompute in ["selective", "full"] {
+        let mut s = job("llama3-70b", 1024, 8, 4);
+        set(&mut s, "--recompute", recompute);
+        let r = run(&s, &FreeNetwork);
+        let parts = r.gemm_s + r.attention_s + r.memory_bound_s + r.launch_s;
+        assert!(close(parts, r.compute_s, 1e-12), "{recompute}");
+        assert!(r.memory_bound_s > 0.0 && r.launch_s > 0.0 && r.optimizer_s > 0.0);
+    }
+}
+
+#[test]
+fn fp8_runs_the_gemms_at_the_fp8_peak_and_only_where_the_catalog_has_one() {
+    let at = |gpu: &str, precision: &str| {
+        let mut s = job("llama3-70b", 1024, 8, 4);
+        set(&mut s, "--gpu", gpu);
+        set(&mut s, "--precision", precision);
+        s
+    };
+    let (bf16, fp8) = (
+        run(&at("h100", "bf16"), &FreeNetwork),
+        run(&at("h100", "fp8"), &FreeNetwork),
+    );
+    let eff = Efficiency::h200(&Catalog::builtin().unwrap());
+    // GEMM time scales by bf16 peak / (FP8 peak x the table's FP8/bf16 efficiency ratio).
+    assert!(close(
+        fp8.gemm_s,
+        bf16.gemm_s * 989.4 / (1978.9 * eff.fp8_vs_bf16()),
+        1e-9
+    ));
+    assert_eq!(fp8.attention_s, bf16.attention_s);
+    assert_eq!(fp8.precision, "fp8");
+    let e = config(&at("a100", "fp8")).unwrap_err();
+    assert_eq!((e.key.as_str(), e.value.as_str()), ("--precision", "fp8"));
+    assert!(e.problem.contains("no FP8 peak"), "{e}");
 }

@@ -271,6 +271,8 @@ pub(super) fn file(src: &Source, f: &CatalogFile) -> Result<(), InputError> {
             &[
                 Num("bf16_tflops", x.bf16_tflops, false),
                 Num("hbm_gb", x.hbm_gb, false),
+                Num("hbm_TBps", x.hbm_tbps, false),
+                Num("fp8_tflops", x.fp8_tflops.unwrap_or(1.0), false),
                 Num("nvlink_GBps", x.nvlink_gbyteps, true),
                 Num("tdp_w", x.tdp_w, false),
             ],

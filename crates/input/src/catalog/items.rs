@@ -234,6 +234,12 @@ pub struct Gpu {
     pub bf16_tflops: f64,
     /// HBM capacity, GB (1e9 bytes).
     pub hbm_gb: f64,
+    /// HBM bandwidth, TB/s (1e12 bytes/s): what memory-bound kernels move their bytes at.
+    #[serde(rename = "hbm_TBps")]
+    pub hbm_tbps: f64,
+    /// Dense FP8 peak, TFLOP/s; absent on GPUs without FP8 tensor cores.
+    #[serde(default)]
+    pub fp8_tflops: Option<f64>,
     /// NVLink bandwidth per GPU as vendors quote it (both directions summed), GB/s.
     #[serde(rename = "nvlink_GBps")]
     pub nvlink_gbyteps: f64,

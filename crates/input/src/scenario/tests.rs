@@ -43,9 +43,15 @@ fn every_flag_sets_its_key() {
         let mut s = Scenario::defaults();
         let v = match f.key {
             "cost.usd_per_kwh" | "cost.pue" | "train.dp_bucket_mb" => "1.5",
-            "train.swiglu" | "train.dp_overlap" => "false",
+            "train.swiglu" | "train.dp_overlap" | "train.sequence_parallel" => "false",
             "compare.claims" => "full",
-            k if k.starts_with("train.") && k != "train.model" && k != "train.recompute" => "2",
+            k if k.starts_with("train.")
+                && k != "train.model"
+                && k != "train.recompute"
+                && k != "train.precision" =>
+            {
+                "2"
+            }
             k if k.starts_with("nccl.") => "1",
             "cluster.gpus"
             | "cluster.gpus_per_node"

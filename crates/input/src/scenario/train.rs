@@ -25,6 +25,9 @@ pub struct TrainSection {
     pub swiglu: Option<bool>,
     pub tp: Option<u64>,
     pub pp: Option<u64>,
+    /// Virtual pipeline stages (model chunks) per pipeline rank: 1 = 1F1B, more = interleaved
+    /// 1F1B (Narayanan et al. 2021, §2.2.2).
+    pub vp: Option<u64>,
     /// Layers of each pipeline stage, first to last (default: a balanced split).
     pub stage_layers: Option<Vec<u64>>,
     pub dp: Option<u64>,
@@ -36,8 +39,13 @@ pub struct TrainSection {
     pub dp_overlap: Option<bool>,
     /// Gradient bucket size, MB (1e6 bytes).
     pub dp_bucket_mb: Option<f64>,
-    /// Activation recomputation: "none" or "full".
+    /// Activation recomputation: "none", "selective" (the attention core) or "full".
     pub recompute: Option<String>,
+    /// Sequence parallelism with tensor parallelism (Korthikanti et al. 2022): norms and
+    /// dropouts split over the TP group.
+    pub sequence_parallel: Option<bool>,
+    /// GEMM precision: "bf16" or "fp8" (GPUs with an FP8 peak in the catalog).
+    pub precision: Option<String>,
     /// How the step is timed: "analytic" (closed form) or "flow_dag" (the whole step on the
     /// flow engine, `workload::train::flow_step`).
     pub step_model: Option<String>,

@@ -11,6 +11,7 @@ use std::fmt;
 
 use super::memory;
 use super::model::ModelSpec;
+use super::schedule;
 use crate::workload::placement::Placement;
 use fabricsim_core::error::InputError;
 use fabricsim_input::catalog::Gpu;
@@ -18,16 +19,51 @@ use fabricsim_input::scenario::{Design, Scenario};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recompute {
+    /// Store every activation, the attention scores included (Korthikanti et al. 2022, arXiv
+    /// 2205.05198, §4.1: unfused attention).
     None,
+    /// Recompute the attention core (QK^T, softmax, scores x V) in the backward and store the
+    /// rest (Korthikanti et al. 2022, §5): what flash attention's backward does (Dao et al.
+    /// 2022, arXiv 2205.14135, §3.1), the kernel the compute table measures; the default.
+    Selective,
     /// Store only each layer's input; redo the forward in the backward (Korthikanti et al.
-    /// 2022, arXiv 2205.05198).
+    /// 2022, §4.2).
     Full,
+}
+
+impl Recompute {
+    pub fn name(self) -> &'static str {
+        match self {
+            Recompute::None => "none",
+            Recompute::Selective => "selective",
+            Recompute::Full => "full",
+        }
+    }
+}
+
+/// The precision of the GEMMs (attention, the other kernels and the wire stay bf16, as in
+/// Transformer Engine's FP8 recipes: Micikevicius et al. 2022, arXiv 2209.05433).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    Bf16,
+    Fp8,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parallelism {
     pub tp: u64,
     pub pp: u64,
+    /// Model chunks per pipeline rank (virtual stages): 1 = 1F1B, more = interleaved 1F1B.
+    pub vp: u64,
     pub dp: u64,
     pub ep: u64,
     pub cp: u64,
@@ -36,6 +72,10 @@ pub struct Parallelism {
     pub dp_overlap: bool,
     pub dp_bucket_bytes: u64,
     pub recompute: Recompute,
+    /// Sequence parallelism (Korthikanti et al. 2022, §4.2.2): with tp > 1 the norms and
+    /// dropouts run on 1/tp of the sequence, so all their activations split over TP.
+    pub sequence_parallel: bool,
+    pub precision: Precision,
     /// Transformer layers of each pipeline stage, first to last (`pp` entries, each >= 1).
     pub stage_layers: Vec<u64>,
 }
@@ -44,6 +84,16 @@ impl Parallelism {
     /// Micro-batches per pipeline per step.
     pub fn micro_batches(&self, global_batch: u64) -> u64 {
         global_batch / (self.dp * self.micro_batch)
+    }
+
+    /// Layers of each model chunk of pipeline rank `stage` (`vp` entries).
+    pub fn chunk_layers(&self, stage: usize) -> Vec<u64> {
+        schedule::chunk_layers(self.stage_layers[stage], self.vp, stage == 0)
+    }
+
+    /// Rank `stage`'s operations in schedule order for `m` micro-batches.
+    pub fn order(&self, m: u64, stage: usize) -> Vec<schedule::PipeOp> {
+        schedule::order(self.pp, self.vp, m, stage as u64)
     }
 
     /// Whether every stage holds the same number of layers.
@@ -145,6 +195,7 @@ impl TrainConfig {
                 experts: 0,
                 top_k: 1,
                 shared_ffn: 0,
+                dropout: true,
                 seq: 0,
                 global_batch: 0,
             },
@@ -199,7 +250,8 @@ impl TrainConfig {
         );
         let micro_batch = t.micro_batch.unwrap_or(1);
         let recompute = match t.recompute.as_deref() {
-            None | Some("none") => Recompute::None,
+            None | Some("selective") => Recompute::Selective,
+            Some("none") => Recompute::None,
             Some("full") => Recompute::Full,
             Some(other) => {
                 return Err(train_error(
@@ -207,13 +259,37 @@ impl TrainConfig {
                     "recompute",
                     other,
                     "unknown recomputation",
-                    "none, full",
+                    "selective, none, full",
+                ));
+            }
+        };
+        let vp = t.vp.unwrap_or(1);
+        let precision = match t.precision.as_deref() {
+            None | Some("bf16") => Precision::Bf16,
+            Some("fp8") if design.gpu.fp8_tflops.is_some() => Precision::Fp8,
+            Some("fp8") => {
+                return Err(train_error(
+                    s,
+                    "precision",
+                    "fp8",
+                    format!("the {} has no FP8 peak in the catalog", design.gpu.id),
+                    "bf16, or fp8 on an h100, h200 or b200",
+                ));
+            }
+            Some(other) => {
+                return Err(train_error(
+                    s,
+                    "precision",
+                    other,
+                    "unknown precision",
+                    "bf16, fp8",
                 ));
             }
         };
         for (f, v) in [
             ("tp", tp),
             ("pp", pp),
+            ("vp", vp),
             ("ep", ep),
             ("cp", cp),
             ("micro_batch", micro_batch),
@@ -331,6 +407,7 @@ impl TrainConfig {
             par: Parallelism {
                 tp,
                 pp,
+                vp,
                 dp,
                 ep,
                 cp,
@@ -339,12 +416,67 @@ impl TrainConfig {
                 dp_overlap: t.dp_overlap.unwrap_or(true),
                 dp_bucket_bytes,
                 recompute,
+                sequence_parallel: t.sequence_parallel.unwrap_or(true),
+                precision,
                 stage_layers,
             },
             model,
         };
         cfg.validate(s)?;
         Ok(cfg)
+    }
+
+    /// The single changes that make this plan fit in the GPU's memory, each with its total.
+    fn what_fits(&self, total_gb: f64) -> String {
+        let p = &self.par;
+        let mut tries: Vec<(String, Parallelism)> = Vec::new();
+        let mut with = |what: String, f: &dyn Fn(&mut Parallelism)| {
+            let mut q = p.clone();
+            f(&mut q);
+            tries.push((what, q));
+        };
+        if p.recompute != Recompute::Full {
+            with("recompute = full".into(), &|q| {
+                q.recompute = Recompute::Full
+            });
+        }
+        if p.recompute == Recompute::None {
+            with("recompute = selective".into(), &|q| {
+                q.recompute = Recompute::Selective
+            });
+        }
+        if p.zero < 3 {
+            with(format!("zero = {}", p.zero + 1), &|q| q.zero += 1);
+        }
+        if p.micro_batch > 1 && p.micro_batch % 2 == 0 {
+            with(format!("micro_batch = {}", p.micro_batch / 2), &|q| {
+                q.micro_batch /= 2
+            });
+        }
+        if p.tp > 1 && !p.sequence_parallel {
+            with("sequence_parallel = true".into(), &|q| {
+                q.sequence_parallel = true
+            });
+        }
+        let fits: Vec<String> = tries
+            .into_iter()
+            .filter_map(|(what, par)| {
+                let cfg = TrainConfig {
+                    par,
+                    ..self.clone()
+                };
+                let m = memory::per_gpu(&cfg);
+                (m.total_gb <= m.hbm_gb).then(|| format!("{what} ({:.1} GB)", m.total_gb))
+            })
+            .collect();
+        let gpu = format!("a GPU with {total_gb:.0} GB or more");
+        if fits.is_empty() {
+            format!(
+                "a plan that fits: more tp or pp (no single change of recompute, zero or micro_batch is enough), or {gpu}"
+            )
+        } else {
+            format!("a plan that fits, e.g. {}; or {gpu}", fits.join(", "))
+        }
     }
 
     fn validate(&self, s: &Scenario) -> Result<(), InputError> {
@@ -419,6 +551,51 @@ impl TrainConfig {
                 format!("a multiple of {per_step}"),
             ));
         }
+        if p.vp > 1 {
+            let mbs = p.micro_batches(m.global_batch);
+            if p.pp < 2 {
+                return Err(train_error(
+                    s,
+                    "vp",
+                    p.vp,
+                    "interleaving needs a pipeline (pp = 1)",
+                    "1, or set pp of 2 or more",
+                ));
+            }
+            if !mbs.is_multiple_of(p.pp) {
+                return Err(train_error(
+                    s,
+                    "vp",
+                    p.vp,
+                    format!(
+                        "the interleaved schedule runs micro-batches in groups of pp = {} and there are {mbs} (global_batch / (dp * micro_batch))",
+                        p.pp
+                    ),
+                    format!(
+                        "1, or a global batch giving a multiple of {} micro-batches",
+                        p.pp
+                    ),
+                ));
+            }
+            let last = p.stage_layers.len() - 1;
+            for (st, &l) in p.stage_layers.iter().enumerate() {
+                // A rank may leave one end chunk empty (the first rank's first, the last's
+                // last: embedding or output projection only).
+                let ends = u64::from(st == 0 || st == last);
+                if l + ends < p.vp {
+                    return Err(train_error(
+                        s,
+                        "vp",
+                        p.vp,
+                        format!(
+                            "pipeline stage {st} holds {l} layers, too few for {} chunks",
+                            p.vp
+                        ),
+                        format!("1 to {}", l + ends),
+                    ));
+                }
+            }
+        }
         if m.is_moe() {
             div("experts", m.experts, p.ep, "ep")?;
             if m.top_k > m.experts {
@@ -465,16 +642,15 @@ impl TrainConfig {
                 "cluster.gpu",
                 &self.gpu.id,
                 format!(
-                    "the plan needs {:.1} GB per GPU (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}) but a {} has {} GB",
+                    "the plan needs {:.1} GB per GPU on pipeline stage {} ({}) but a {} has {} GB: {:.1} GB short",
                     mem.total_gb,
-                    mem.weights_gb,
-                    mem.grads_gb,
-                    mem.optimizer_gb,
-                    mem.activations_gb,
+                    mem.stage,
+                    mem.breakdown(),
                     self.gpu.id,
-                    mem.hbm_gb
+                    mem.hbm_gb,
+                    mem.total_gb - mem.hbm_gb
                 ),
-                "a plan that fits: more tp or pp, a higher zero stage, recompute = full, a smaller micro_batch, or a GPU with more memory",
+                self.what_fits(mem.total_gb),
             ));
         }
         Ok(())

@@ -5,7 +5,9 @@
 //! in log2(sequence length) between the causal flash-attention rows, clamped at the ends.
 //! Efficiency is achieved / the catalog's dense bf16 peak of the GPU the table was taken on
 //! (H200, data/catalog/gpus.toml); other GPUs get the same fraction of their own peak, marked as
-//! an estimate.
+//! an estimate. FP8 GEMMs: the table's FP8 rows (square shapes) against the bf16 rows of the same
+//! shapes give FP8's efficiency relative to bf16's, each against its own peak; an FP8 GEMM of any
+//! shape is timed at its bf16 efficiency times that ratio, of the FP8 peak.
 
 use crate::error::Error;
 use fabricsim_input::catalog::Catalog;
@@ -22,26 +24,34 @@ pub struct Efficiency {
     /// (log2 seq, efficiency) of causal attention forward, and forward + backward.
     attn_fwd: Vec<(f64, f64)>,
     attn_fwd_bwd: Vec<(f64, f64)>,
+    /// Mean over the shapes measured in both of FP8 efficiency / bf16 efficiency.
+    fp8_vs_bf16: f64,
 }
 
 impl Efficiency {
     /// The shipped H200 table, relative to the H200 peak in `catalog`.
     pub fn h200(catalog: &Catalog) -> Efficiency {
-        let peak = catalog
+        let gpu = catalog
             .gpu(MEASURED_ON)
-            .expect("the built-in catalog has the h200 and user files only add or replace ids")
-            .bf16_tflops;
-        Efficiency::parse(TABLE, peak).expect("shipped compute table parses (tested)")
+            .expect("the built-in catalog has the h200 and user files only add or replace ids");
+        // A user catalog may replace the h200 without an FP8 peak: the H100 family's dense FP8
+        // peak is twice its bf16 (NVIDIA H100 whitepaper: 1,979 against 989 TFLOP/s).
+        let fp8 = gpu.fp8_tflops.unwrap_or(2.0 * gpu.bf16_tflops);
+        Efficiency::parse(TABLE, gpu.bf16_tflops, fp8)
+            .expect("shipped compute table parses (tested)")
     }
 
     /// Parses `kind,m,n,k,extra,ms,tflops` rows ('#' lines are comments); efficiencies are
-    /// relative to `peak_tflops`, the peak of the GPU the table was measured on.
-    pub fn parse(text: &str, peak_tflops: f64) -> Result<Efficiency, Error> {
+    /// relative to `peak_tflops` (bf16) and `fp8_peak_tflops`, the peaks of the GPU the table
+    /// was measured on.
+    pub fn parse(text: &str, peak_tflops: f64, fp8_peak_tflops: f64) -> Result<Efficiency, Error> {
         let mut e = Efficiency {
             gemm: Vec::new(),
             attn_fwd: Vec::new(),
             attn_fwd_bwd: Vec::new(),
+            fp8_vs_bf16: 0.0,
         };
+        let mut fp8: Vec<([f64; 3], f64)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') || line.starts_with("kind,") {
@@ -76,9 +86,20 @@ impl Efficiency {
                         e.attn_fwd_bwd.push(pt)
                     }
                 }
-                _ => {} // device line, fp8 GEMMs: not used by the bf16 model
+                "gemm_fp8" => fp8.push(([m.log2(), n.log2(), k.log2()], tflops / fp8_peak_tflops)),
+                _ => {} // the device line
             }
         }
+        let ratios: Vec<f64> = fp8
+            .iter()
+            .filter_map(|(p, eff)| e.gemm.iter().find(|(q, _)| q == p).map(|(_, b)| eff / b))
+            .collect();
+        if ratios.is_empty() {
+            return Err(Error::Workload(
+                "the table needs FP8 GEMM rows of shapes it also measures in bf16".into(),
+            ));
+        }
+        e.fp8_vs_bf16 = ratios.iter().sum::<f64>() / ratios.len() as f64;
         e.attn_fwd.sort_by(|a, b| a.0.total_cmp(&b.0));
         e.attn_fwd_bwd.sort_by(|a, b| a.0.total_cmp(&b.0));
         if e.gemm.len() < 4 || e.attn_fwd.is_empty() || e.attn_fwd_bwd.is_empty() {
@@ -112,6 +133,11 @@ impl Efficiency {
             den += w;
         }
         num / den
+    }
+
+    /// FP8 efficiency (of the FP8 peak) relative to bf16's (of the bf16 peak), measured.
+    pub fn fp8_vs_bf16(&self) -> f64 {
+        self.fp8_vs_bf16
     }
 
     /// Efficiency of causal flash attention at sequence length `seq`, forward only or forward
@@ -152,6 +178,14 @@ mod tests {
         let mid = e.attention(4096.0 * 2f64.sqrt(), true);
         assert!((mid - (478.3 + 540.9) / 2.0 / 989.0).abs() < 1e-9);
         assert_eq!(e.attention(100_000.0, false), 652.8 / 989.0);
+        // FP8 over bf16 at the three square shapes measured in both, each of its own peak
+        // (1979 and 989 TFLOP/s): 4096, 8192, 16384.
+        let want = [(1327.4, 632.9), (1466.0, 797.5), (1308.0, 695.1)]
+            .iter()
+            .map(|(f, b)| (f / 1979.0) / (b / 989.0))
+            .sum::<f64>()
+            / 3.0;
+        assert!((e.fp8_vs_bf16() - want).abs() < 1e-12);
         for (m, n, k) in [
             (8192.0, 3584.0, 8192.0),
             (1000.0, 500.0, 7000.0),

@@ -7,6 +7,7 @@
 //! q/h + F/h * k * (3/2 if SwiGLU) + F_shared/h * (3/2) + V / (2 L h)], with attention
 //! scores counted in full (not halved for the causal mask) and the vocabulary unpadded.
 
+use super::config::Recompute;
 use super::model::ModelSpec;
 
 /// An (m x k) * (k x n) matrix product done `count` times.
@@ -109,4 +110,20 @@ pub fn flops_per_token(m: &ModelSpec) -> f64 {
     let layer: f64 =
         layer_gemms(m, s, 1, 1).iter().map(Gemm::flops).sum::<f64>() + attention_flops(m, s, 1);
     3.0 * (m.layers as f64 * layer + logits_gemm(m, s, 1).flops()) / s
+}
+
+/// FLOPs per trained token that recomputation adds to the model's (hardware FLOPs only; MFU
+/// stays on model FLOPs, Korthikanti et al. 2022, arXiv 2205.05198, §6): selective redoes each
+/// layer's attention core forward (4 s^2 h per sequence and layer at h = heads x head_dim,
+/// §5), full the whole layer forward (the output projection is not recomputed).
+pub fn recompute_flops_per_token(m: &ModelSpec, recompute: Recompute) -> f64 {
+    let s = m.seq as f64;
+    let layer = match recompute {
+        Recompute::None => 0.0,
+        Recompute::Selective => attention_flops(m, s, 1),
+        Recompute::Full => {
+            layer_gemms(m, s, 1, 1).iter().map(Gemm::flops).sum::<f64>() + attention_flops(m, s, 1)
+        }
+    };
+    m.layers as f64 * layer / s
 }

@@ -14,5 +14,6 @@ pub mod memory;
 pub mod model;
 pub mod report;
 pub mod run;
+pub mod schedule;
 pub mod step;
 pub mod step_dag;

@@ -33,6 +33,10 @@ pub struct ModelSpec {
     /// FFN hidden size of the always-active shared experts (0: none).
     #[serde(default)]
     pub shared_ffn: u64,
+    /// Dropout layers (their masks are stored activations, Korthikanti et al. 2022 §4.1);
+    /// true when absent.
+    #[serde(default = "yes")]
+    pub dropout: bool,
     /// Training sequence length (tokens).
     pub seq: u64,
     /// Sequences per optimizer step.
@@ -41,6 +45,10 @@ pub struct ModelSpec {
 
 fn one() -> u64 {
     1
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The shipped presets: (id, file name, TOML text).

@@ -29,6 +29,17 @@ pub fn to_text(r: &StepReport) -> String {
         "cluster: {} x {}; tp {} pp {} dp {} ep {} cp {}; ZeRO {}; micro-batch {} x {} per step\n",
         r.gpus, r.gpu, r.tp, r.pp, r.dp, r.ep, r.cp, r.zero, r.micro_batch, r.micro_batches
     ));
+    s.push_str(&format!(
+        "schedule: {}; recompute {}; sequence parallelism {}; {} GEMMs\n",
+        if r.vp > 1 {
+            format!("interleaved 1F1B, {} chunks per rank", r.vp)
+        } else {
+            "1F1B".into()
+        },
+        r.recompute,
+        if r.sequence_parallel { "on" } else { "off" },
+        r.precision
+    ));
     if let Some(v) = &r.stage_layers {
         let items: Vec<String> = v.iter().map(u64::to_string).collect();
         s.push_str(&format!(
@@ -37,13 +48,11 @@ pub fn to_text(r: &StepReport) -> String {
         ));
     }
     s.push_str(&format!(
-        "memory per GPU: {:.1} of {:.0} GB (weights {:.1}, grads {:.1}, optimizer {:.1}, activations {:.1})\n\n",
+        "memory per GPU: {:.1} of {:.0} GB on stage {} ({})\n\n",
         r.memory.total_gb,
         r.memory.hbm_gb,
-        r.memory.weights_gb,
-        r.memory.grads_gb,
-        r.memory.optimizer_gb,
-        r.memory.activations_gb
+        r.memory.stage,
+        r.memory.breakdown()
     ));
     let st = r.step_time_s;
     s.push_str(&format!("step time                    {:>14}\n", ms(st)));
@@ -51,6 +60,19 @@ pub fn to_text(r: &StepReport) -> String {
         "  compute                    {:>14}  {}\n",
         ms(r.compute_s),
         pct(r.compute_s, st)
+    ));
+    for (name, t) in [
+        ("GEMM", r.gemm_s),
+        ("attention", r.attention_s),
+        ("memory-bound kernels", r.memory_bound_s),
+        ("kernel launch gaps", r.launch_s),
+    ] {
+        s.push_str(&format!("    {:<24} {:>14}  {}\n", name, ms(t), pct(t, st)));
+    }
+    s.push_str(&format!(
+        "  optimizer step             {:>14}  {}\n",
+        ms(r.optimizer_s),
+        pct(r.optimizer_s, st)
     ));
     for c in &r.collectives {
         s.push_str(&format!(
@@ -74,6 +96,7 @@ pub fn to_text(r: &StepReport) -> String {
     s.push_str(&format!("tokens/s           {:>14.0}\n", r.tokens_per_s));
     s.push_str(&format!("TFLOP/s per GPU    {:>14.1}\n", r.tflops_per_gpu));
     s.push_str(&format!("MFU                {:>13.1}%\n", 100.0 * r.mfu));
+    s.push_str(&format!("HFU (recompute)    {:>13.1}%\n", 100.0 * r.hfu));
     s.push_str(&format!(
         "compute efficiency {:>13.1}%\n\n",
         100.0 * r.compute_efficiency

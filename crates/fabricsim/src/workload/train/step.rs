@@ -1,5 +1,6 @@
 //! One training step: compute from the measured efficiency table, the communication of each
-//! parallelism timed by a [`CommModel`], the 1F1B pipeline bubble, and data-parallel overlap.
+//! parallelism timed by a [`CommModel`], the pipeline bubble of the schedule (1F1B or
+//! interleaved), and data-parallel overlap.
 //!
 //! Every micro-batch has on its critical path, besides its compute (`compute`): TP
 //! all-reduces (2 forward + 2 backward per layer, 2 more when the forward is recomputed;
@@ -8,7 +9,9 @@
 //! and dK/dV reduce-scatters less what the attention kernel hides, the PP activation and
 //! gradient sends (Narayanan et al. 2021), and ZeRO-3 parameter gathers less what the layer compute
 //! hides. 1F1B runs m + pp - 1 such slots, pp - 1 of them the bubble (Narayanan et al. 2021:
-//! bubble fraction (pp-1)/m). Gradients are reduced in buckets as the last micro-batch's
+//! bubble fraction (pp-1)/m); interleaved 1F1B with vp chunks per rank m + (pp - 1) / vp,
+//! each micro-batch sending its activations and gradients across 2 vp chunk boundaries per
+//! rank (§2.2.2: bubble (pp-1)/(vp m), vp times the pipeline sends). Gradients are reduced in buckets as the last micro-batch's
 //! backward produces them and ZeRO-1/2 parameters gathered as the next forward needs them, so
 //! only what outlasts that compute (at least one bucket) is exposed; with overlap off, all.
 
@@ -17,7 +20,7 @@ use serde::Serialize;
 use super::compute::{self, MicroBatch};
 use super::config::{Recompute, TrainConfig};
 use super::efficiency::{Efficiency, MEASURED_ON};
-use super::flops::flops_per_token;
+use super::flops::{flops_per_token, recompute_flops_per_token};
 use super::groups::{Groups, Layout, groups};
 use super::memory::{self, Memory};
 use crate::workload::collective::{Op, piece};
@@ -56,10 +59,15 @@ pub struct StepReport {
     pub gpu: String,
     pub tp: u64,
     pub pp: u64,
+    /// Model chunks per pipeline rank (1: 1F1B; more: interleaved 1F1B).
+    pub vp: u64,
     pub dp: u64,
     pub ep: u64,
     pub cp: u64,
     pub zero: u64,
+    pub recompute: &'static str,
+    pub precision: &'static str,
+    pub sequence_parallel: bool,
     pub micro_batch: u64,
     pub micro_batches: u64,
     /// Layers of each pipeline stage, listed only when they differ (an even split is
@@ -70,15 +78,28 @@ pub struct StepReport {
     pub seq: u64,
     pub flops_per_token: f64,
     pub model_flops_per_step: f64,
+    /// Model FLOPs plus what recomputation adds (`flops::recompute_flops_per_token`).
+    pub hardware_flops_per_step: f64,
     pub step_time_s: f64,
+    /// The micro-batches' compute (the optimizer apart).
     pub compute_s: f64,
+    /// The compute split: GEMMs, attention, memory-bound kernels, launch gaps.
+    pub gemm_s: f64,
+    pub attention_s: f64,
+    pub memory_bound_s: f64,
+    pub launch_s: f64,
+    /// The optimizer step after the last backward (Adam on the GPU's shard, memory-bound).
+    pub optimizer_s: f64,
     pub bubble_s: f64,
     pub exposed_comm_s: f64,
     pub tokens_per_s: f64,
     pub tflops_per_gpu: f64,
     /// Model FLOPs / (step time x GPUs x peak): Megatron's MFU.
     pub mfu: f64,
-    /// Model FLOPs / (compute time x GPUs x peak): the MFU with a free network and no bubble.
+    /// Hardware FLOPs / (step time x GPUs x peak).
+    pub hfu: f64,
+    /// Model FLOPs / ((compute + optimizer) x GPUs x peak): the MFU with a free network and no
+    /// bubble.
     pub compute_efficiency: f64,
     pub per_micro_batch: MicroBatch,
     pub collectives: Vec<CommRow>,
@@ -253,7 +274,7 @@ fn slot(
     if p.pp > 1 {
         slot += st.per_micro_batch(
             coll("pp_send_recv", Op::SendRecv, act / p.tp as f64, g.pp_pair),
-            2.0,
+            2.0 * p.vp as f64,
             0.0,
         );
     }
@@ -279,9 +300,24 @@ fn slot(
     slot
 }
 
+/// Adam's update of the parameters a GPU holds the optimizer states of (`psi` = (dense,
+/// expert) on the stage, sharded over dp and dp / ep from ZeRO 1 on: Megatron's distributed
+/// optimizer): it reads and writes the fp32 master weight, momentum and variance (24 bytes),
+/// reads the bf16 gradient and writes the bf16 weight (4), and the gradient clipping reads the
+/// gradient once more (2), at the HBM bandwidth memory-bound kernels achieve.
+fn optimizer_s(cfg: &TrainConfig, psi: (f64, f64)) -> f64 {
+    let p = &cfg.par;
+    let shard = if p.zero >= 1 {
+        psi.0 / p.dp as f64 + psi.1 / (p.dp / p.ep) as f64
+    } else {
+        psi.0 + psi.1
+    };
+    30.0 * shard / (cfg.gpu.hbm_tbps * 1e12 * compute::HBM_ACHIEVED)
+}
+
 /// Models one step of `cfg` (validated, so it fits in memory) with `comm` timing the
-/// collectives. 1F1B runs at the pace of its slowest stage: every slot, the bubble's
-/// included, waits for it, so the step is (m + pp - 1) of its slots (stages of unequal
+/// collectives. The pipeline runs at the pace of its slowest stage: every slot, the bubble's
+/// included, waits for it, so the step is (m + (pp - 1) / vp) of its slots (stages of unequal
 /// layers: Dubey et al. 2024, §3.3.2).
 pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepReport {
     let (m, p) = (&cfg.model, &cfg.par);
@@ -363,11 +399,13 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
     }
 
     let compute = mbs as f64 * mb.total_s();
-    let bubble = (p.pp - 1) as f64 * slot;
-    let step = mbs as f64 * slot + bubble + dp_exposed;
+    let bubble = (p.pp - 1) as f64 * slot / p.vp as f64;
+    let optimizer = optimizer_s(cfg, (psi_d, psi_e));
+    let step = mbs as f64 * slot + bubble + dp_exposed + optimizer;
     let fpt = flops_per_token(m);
     let tokens_step = (m.global_batch * m.seq) as f64;
     let model_flops = fpt * tokens_step;
+    let hardware_flops = model_flops + recompute_flops_per_token(m, p.recompute) * tokens_step;
     let (n, peak) = (cfg.gpus as f64, cfg.gpu.peak_flops());
     StepReport {
         model: m.id.clone(),
@@ -376,10 +414,14 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         gpu: cfg.gpu.id.clone(),
         tp: p.tp,
         pp: p.pp,
+        vp: p.vp,
         dp: p.dp,
         ep: p.ep,
         cp: p.cp,
         zero: p.zero,
+        recompute: p.recompute.name(),
+        precision: p.precision.name(),
+        sequence_parallel: p.sequence_parallel,
         micro_batch: p.micro_batch,
         micro_batches: mbs,
         stage_layers: (!p.even_stages()).then(|| p.stage_layers.clone()),
@@ -387,25 +429,46 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         seq: m.seq,
         flops_per_token: fpt,
         model_flops_per_step: model_flops,
+        hardware_flops_per_step: hardware_flops,
         step_time_s: step,
         compute_s: compute,
+        gemm_s: mbs as f64 * mb.gemm_s,
+        attention_s: mbs as f64 * mb.attention_s,
+        memory_bound_s: mbs as f64 * mb.memory_bound_s,
+        launch_s: mbs as f64 * mb.launch_s,
+        optimizer_s: optimizer,
         bubble_s: bubble,
         exposed_comm_s: st.rows.iter().map(|r| r.exposed_s).sum(),
         tokens_per_s: tokens_step / step,
         tflops_per_gpu: model_flops / step / n / 1e12,
         mfu: model_flops / (step * n * peak),
-        compute_efficiency: model_flops / (compute * n * peak),
+        hfu: hardware_flops / (step * n * peak),
+        compute_efficiency: model_flops / ((compute + optimizer) * n * peak),
         per_micro_batch: mb,
         collectives: st.rows,
         memory: mem,
-        compute_source: if cfg.gpu.id == MEASURED_ON {
-            "measured H200 efficiency table (data/compute/h200.csv)".into()
-        } else {
-            format!(
-                "estimate: H200 measured efficiency applied to the {} peak of {} TFLOP/s",
-                cfg.gpu.id, cfg.gpu.bf16_tflops
-            )
-        },
+        compute_source: format!(
+            "{}; {}memory-bound kernels at {:.0}% of {} TB/s HBM and {:.0} us per kernel (estimates)",
+            if cfg.gpu.id == MEASURED_ON {
+                "measured H200 efficiency table (data/compute/h200.csv)".to_string()
+            } else {
+                format!(
+                    "estimate: H200 measured efficiency applied to the {} peak of {} TFLOP/s",
+                    cfg.gpu.id, cfg.gpu.bf16_tflops
+                )
+            },
+            match p.precision {
+                super::config::Precision::Bf16 => String::new(),
+                super::config::Precision::Fp8 => format!(
+                    "FP8 GEMMs at the {} TFLOP/s FP8 peak x {:.3} (the table's FP8/bf16 efficiency); ",
+                    cfg.gpu.fp8_tflops.unwrap_or(0.0),
+                    eff.fp8_vs_bf16()
+                ),
+            },
+            100.0 * compute::HBM_ACHIEVED,
+            cfg.gpu.hbm_tbps,
+            compute::LAUNCH_GAP_S * 1e6
+        ),
         comm_source: comm.describe(),
     }
 }

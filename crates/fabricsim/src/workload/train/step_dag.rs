@@ -4,10 +4,11 @@
 //!
 //! Per data-parallel replica and TP rank (a rail: the TP ranks of a server compute in lockstep
 //! and each sends its 1/tp of the activations on its own NIC, sequence parallelism), every
-//! stage runs Megatron's 1F1B order (`forward_backward_pipelining_without_interleaving`:
-//! min(pp - 1 - stage, m) warm-up forwards, then one forward and one backward in turn, then
-//! the remaining backwards; Narayanan et al. 2021, arXiv 2104.04473, §2.2). One operation
-//! (a micro-batch's forward or backward on a stage) is one NVLink message from the GPU to the
+//! stage runs Megatron's order ([`schedule::order`]: 1F1B, or interleaved 1F1B with vp model
+//! chunks per rank, virtual stage c * pp + s sending to virtual stage c * pp + s + 1, so the
+//! last rank's chunk c feeds the first rank's chunk c + 1; Narayanan et al. 2021, arXiv
+//! 2104.04473, §2.2). One operation (a micro-batch's forward or backward through one chunk of
+//! a stage) is one NVLink message from the GPU to the
 //! next TP rank of its server: posted `delay` = the stage's compute after its inputs
 //! ([`compute::stage`], the model `train` uses), carrying the bytes the GPU sends in that
 //! operation's TP all-reduces (2 per layer forward, 2 backward, 2 more under full
@@ -31,6 +32,7 @@ use super::config::TrainConfig;
 use super::efficiency::Efficiency;
 use super::flops::flops_per_token;
 use super::memory;
+use super::schedule::{self, PipeOp};
 use crate::error::Error;
 use crate::workload::collective::{Builder, Comm, Frontier, Lane, Phases, ring};
 use fabricsim_core::message::MessageDag;
@@ -102,14 +104,10 @@ impl StepDag {
 
 /// The operations of stage `s` in 1F1B order: (backward?, micro-batch).
 pub fn one_f_one_b(pp: u64, m: u64, s: u64) -> Vec<(bool, u64)> {
-    let warm = (pp - 1 - s).min(m);
-    let mut ops: Vec<(bool, u64)> = (0..warm).map(|u| (false, u)).collect();
-    for j in 0..m - warm {
-        ops.push((false, warm + j));
-        ops.push((true, j));
-    }
-    ops.extend((m - warm..m).map(|u| (true, u)));
-    ops
+    schedule::order(pp, 1, m, s)
+        .into_iter()
+        .map(|o| (o.backward, o.micro))
+        .collect()
 }
 
 /// `Err` naming what of `cfg` the DAG does not model: MoE, context parallelism, ZeRO 3.
@@ -128,14 +126,15 @@ pub fn check(cfg: &TrainConfig) -> Result<(), Error> {
 }
 
 /// The messages [`compile`] builds for `cfg` and `opts`, in closed form (the memory estimate's
-/// count before the DAG exists): per replica and rail, 2 operations per micro-batch and stage
-/// and a send forward and one back per micro-batch between neighbour stages, m (4 pp - 2);
+/// count before the DAG exists): per replica and rail, 2 operations per micro-batch and virtual
+/// stage and a send forward and one back per micro-batch between neighbour virtual stages,
+/// m (4 pp vp - 2);
 /// then every compiled ring step, one message per replica.
 pub fn messages(cfg: &TrainConfig, opts: &DagOptions) -> u64 {
     let p = &cfg.par;
     let (tp, pp, dp) = (p.tp, p.pp, p.dp);
     let mbs = p.micro_batches(cfg.model.global_batch);
-    let pipeline = dp * tp * mbs * (4 * pp).saturating_sub(2);
+    let pipeline = dp * tp * mbs * (4 * pp * p.vp).saturating_sub(2);
     if dp < 2 {
         return pipeline;
     }
@@ -174,37 +173,45 @@ pub fn compile(
     let tp_calls_bwd = 2 + 2 * u64::from(p.recompute == super::config::Recompute::Full);
     // The activation (or gradient) slice each TP rank sends to the next stage.
     let send_bytes = act / tp;
-    let stages: Vec<compute::MicroBatch> = (0..pp as usize)
-        .map(|s| compute::stage(cfg, eff, s))
+    let vp = p.vp;
+    // Virtual stages: v = chunk * pp + stage.
+    let virt = pp * vp;
+    let chunks: Vec<compute::MicroBatch> = (0..virt)
+        .map(|v| compute::chunk(cfg, eff, (v % pp) as usize, (v / pp) as usize))
         .collect();
+    let chunk_layers: Vec<Vec<u64>> = (0..pp as usize).map(|s| p.chunk_layers(s)).collect();
     // Per (replica, rail, stage): the end of its schedule (its gradients are ready).
     let mut grads_ready = vec![u32::MAX; (dp * tp * pp) as usize];
-    // Sends of the current (replica, rail): [stage][micro-batch].
-    let mut fwd_send = vec![u32::MAX; (pp * mbs) as usize];
-    let mut bwd_send = vec![u32::MAX; (pp * mbs) as usize];
-    let schedule: Vec<Vec<(bool, u64)>> = (0..pp).map(|s| one_f_one_b(pp, mbs, s)).collect();
+    // Sends of the current (replica, rail): [virtual stage][micro-batch].
+    let mut fwd_send = vec![u32::MAX; (virt * mbs) as usize];
+    let mut bwd_send = vec![u32::MAX; (virt * mbs) as usize];
+    let schedule: Vec<Vec<PipeOp>> = (0..pp as usize).map(|s| p.order(mbs, s)).collect();
     let mut deps: Vec<u32> = Vec::with_capacity(2);
     for d in 0..dp {
         for rail in 0..tp {
             // Stages advance together, one operation at a time in a round over the stages,
             // so that every message's inputs exist when it is pushed: an operation waits for
-            // a send of its neighbour stage, which a round-robin over the schedules reaches
-            // first (1F1B is deadlock-free).
+            // a send of its neighbour virtual stage, which a round-robin over the schedules
+            // reaches first (Megatron's orders are deadlock-free).
             let mut next = vec![0usize; pp as usize];
             let mut prev = vec![u32::MAX; pp as usize];
+            // The last operation's send of each stage (the end of its schedule but the first's).
+            let mut last_send = vec![u32::MAX; pp as usize];
             let mut left: usize = schedule.iter().map(Vec::len).sum();
             while left > 0 {
                 let mut progressed = false;
                 for s in 0..pp {
                     let su = s as usize;
-                    let Some(&(bwd, u)) = schedule[su].get(next[su]) else {
+                    let Some(&op) = schedule[su].get(next[su]) else {
                         continue;
                     };
-                    let input = match (bwd, s) {
-                        (false, 0) => None,
-                        (false, _) => Some(fwd_send[((s - 1) * mbs + u) as usize]),
-                        (true, s) if s == pp - 1 => None,
-                        (true, _) => Some(bwd_send[((s + 1) * mbs + u) as usize]),
+                    let (bwd, u) = (op.backward, op.micro);
+                    let v = op.chunk * pp + s;
+                    let input = match bwd {
+                        false if v == 0 => None,
+                        false => Some(fwd_send[((v - 1) * mbs + u) as usize]),
+                        true if v == virt - 1 => None,
+                        true => Some(bwd_send[((v + 1) * mbs + u) as usize]),
                     };
                     if input == Some(u32::MAX) {
                         continue; // its input is not pushed yet
@@ -215,48 +222,53 @@ pub fn compile(
                         deps.push(prev[su]);
                     }
                     let g = gpu(rail, d, s);
+                    let c = &chunks[v as usize];
                     let (calls, compute_s) = if bwd {
-                        let c = &stages[su];
                         (tp_calls_bwd, c.backward_s + c.recompute_s)
                     } else {
-                        (tp_calls_fwd, stages[su].forward_s)
+                        (tp_calls_fwd, c.forward_s)
                     };
                     let peer = gpu((rail + 1) % tp, d, s);
-                    let bytes = calls * p.stage_layers[su] * tp_call;
-                    let op = b.send(g, peer, bytes, &deps, 0, TAG_OP);
+                    let bytes = calls * chunk_layers[su][op.chunk as usize] * tp_call;
+                    let id = b.send(g, peer, bytes, &deps, 0, TAG_OP);
                     // Posted after its compute: `delay` counts from the last dependency, and
                     // the first operation, which has none, starts at its compute's end.
-                    let msg = &mut b.dag.messages[op as usize];
+                    let msg = &mut b.dag.messages[id as usize];
                     if deps.is_empty() {
                         msg.start = Time::from_secs_f64(compute_s);
                     } else {
                         msg.delay = Time::from_secs_f64(compute_s);
                     }
-                    prev[su] = op;
-                    let to = if bwd { s.checked_sub(1) } else { Some(s + 1) };
-                    if let Some(to) = to.filter(|&t| t < pp) {
+                    prev[su] = id;
+                    last_send[su] = u32::MAX;
+                    let to = if bwd { v.checked_sub(1) } else { Some(v + 1) };
+                    if let Some(to) = to.filter(|&t| t < virt) {
                         let (qp, tag, table) = if bwd {
                             (QP_BACKWARD, TAG_BACKWARD, &mut bwd_send)
                         } else {
                             (QP_FORWARD, TAG_FORWARD, &mut fwd_send)
                         };
-                        let id = b.send(g, gpu(rail, d, to), send_bytes, &[op], qp, tag);
-                        table[(s * mbs + u) as usize] = id;
+                        let sent = b.send(g, gpu(rail, d, to % pp), send_bytes, &[id], qp, tag);
+                        table[(v * mbs + u) as usize] = sent;
+                        last_send[su] = sent;
                     }
                     next[su] += 1;
                     left -= 1;
                     progressed = true;
                 }
-                assert!(progressed, "1F1B order always has a runnable operation");
+                assert!(
+                    progressed,
+                    "Megatron's pipeline orders always have a runnable operation"
+                );
             }
-            // A stage's schedule ends with the last micro-batch's backward and, but on the
-            // first stage, its send to the previous stage (Megatron's pipeline sends block
-            // without `overlap_p2p_comm`); then its gradients are all-reduced.
-            for s in 0..pp {
-                grads_ready[((d * tp + rail) * pp + s) as usize] = if s > 0 {
-                    bwd_send[(s * mbs + mbs - 1) as usize]
+            // A stage's schedule ends with its last backward and, but on the first virtual
+            // stage, its send to the previous one (Megatron's pipeline sends block without
+            // `overlap_p2p_comm`); then its gradients are all-reduced.
+            for s in 0..pp as usize {
+                grads_ready[((d * tp + rail) * pp) as usize + s] = if last_send[s] != u32::MAX {
+                    last_send[s]
                 } else {
-                    prev[0]
+                    prev[s]
                 };
             }
             fwd_send.fill(u32::MAX);
