@@ -7,13 +7,14 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use fabricsim::InputError;
-use fabricsim::sim::Progress;
+use fabricsim::sim::SimParams;
 use fabricsim::workload::collective::count::{self, Shape};
 use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op};
 use fabricsim::workload::holdout::{Check, Holdout, holdout};
-use fabricsim::workload::measure::{SweepError, SweepOutcome, measure};
-use fabricsim::workload::run_engine::Cluster;
+use fabricsim::workload::measure::{SeedsOutcome, SweepError, measure_seeds};
+use fabricsim::workload::run_engine::{Cluster, run_collective};
 use fabricsim::workload::sweep::sizes;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::outcome::{Failure, Outcome, unless_interrupted};
 use crate::outpath;
@@ -212,42 +213,68 @@ pub fn run(a: CollectiveArgs) -> Outcome {
     // not fit in memory (exit 2); each built DAG is checked again on the engine that runs it.
     let bytes: Vec<u64> = sweep.iter().map(|s| s.bytes).collect();
     count::admit(&scenario, cluster.engine, &spec, Shape::of(&comm), &bytes)?;
+    let seeds = fabricsim::workload::seeds::derive(cluster.params.seed, scenario.engine_seeds()?);
+    // Runs over the seeds share the cores, as many at once as fit in memory.
+    let largest = bytes
+        .iter()
+        .map(|&b| CollectiveSpec { bytes: b, ..spec })
+        .map(|s| count::messages(&s, Shape::of(&comm)))
+        .max()
+        .unwrap_or(0);
+    let threads = fabricsim::workload::seeds::threads().min(fabricsim::memory::runs_at_once(
+        &scenario,
+        fabricsim::memory::before_dag(cluster.engine),
+        fabricsim::memory::Run::Collective,
+        largest,
+    )?);
     let tty = crate::progress::wanted();
     let total = sweep.len();
-    let mut done = 0usize;
+    let size = AtomicUsize::new(0);
+    let runs = AtomicUsize::new(0);
     // The engines that ran the sizes (with `auto`, small sizes may run on one, large on the
     // other).
     let mut engines = std::collections::BTreeSet::new();
-    let outcome = measure(&spec, &comm, cluster.nvlink(), &sweep, |dag| {
-        // Refused before it runs when it would not fit in memory (exit 2).
-        let kind = cluster.engine_for(dag);
-        fabricsim::memory::check(&scenario, kind, fabricsim::memory::Run::Collective, dag)?;
-        done += 1;
-        if tty {
-            eprint!(
-                "\r[collective] size {done}/{total}: {} messages   ",
-                dag.messages.len()
-            );
-        }
-        let mut progress = |p: &Progress| {
-            eprint!(
-                "\r[collective] size {done}/{total}: t = {:.1} us, {}/{} messages   ",
-                p.now.as_us_f64(),
-                p.completed,
-                p.total
-            );
-            true
-        };
-        let r = cluster.run(dag, if tty { Some(&mut progress) } else { None });
-        if tty {
-            eprint!("\r{:60}\r", "");
-        }
-        r.map(|r| {
-            engines.insert(r.engine.name());
-            r.time
-        })
-        .map_err(Failure::from)
-    })
+    let (topology, params) = (&cluster.topology, &cluster.params);
+    let outcome = measure_seeds(
+        &spec,
+        &comm,
+        cluster.nvlink(),
+        &sweep,
+        &seeds,
+        threads,
+        |dag| {
+            // Refused before it runs when it would not fit in memory (exit 2).
+            let kind = cluster.engine_for(dag);
+            fabricsim::memory::check(&scenario, kind, fabricsim::memory::Run::Collective, dag)?;
+            engines.insert(kind.name());
+            let size = size.fetch_add(1, Ordering::Relaxed) + 1;
+            runs.store(0, Ordering::Relaxed);
+            if tty {
+                eprint!(
+                    "\r[collective] size {size}/{total}: {} messages, {} seeds   ",
+                    dag.messages.len(),
+                    seeds.len()
+                );
+            }
+            Ok::<_, Failure>(kind)
+        },
+        |dag, &kind, seed| {
+            let p = SimParams {
+                seed,
+                ..params.clone()
+            };
+            let r = run_collective(kind, topology, &p, dag, None);
+            let done = runs.fetch_add(1, Ordering::Relaxed) + 1;
+            let size = size.load(Ordering::Relaxed);
+            if tty {
+                eprint!(
+                    "\r[collective] size {size}/{total}: {done}/{} seeds run   ",
+                    seeds.len()
+                );
+            }
+            r.map_err(Failure::from)
+        },
+    )
     .map_err(|e| match e {
         SweepError::Input(e) => Failure::Input(e),
         SweepError::Run { bytes, error } => match error {
@@ -255,11 +282,13 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             input => input,
         },
     })?;
-    let SweepOutcome {
+    if tty {
+        eprint!("\r{:60}\r", "");
+    }
+    let SeedsOutcome {
         table,
         points,
         interrupted,
-        ..
     } = outcome;
     let mark = format!(
         "# interrupted: {} of {total} sizes finished{}\n",
@@ -300,6 +329,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             "channels": channels,
             "fabric": fabric,
             "engine": engine,
+            "seeds": seeds,
             "table": table,
             "fit": fit.as_ref().map(FitReport::to_json),
             });

@@ -23,6 +23,7 @@ impl Keys for Plan {
             && !key.starts_with("compare.")
             && key != "engine"
             && key != "max_memory"
+            && key != "seeds"
     }
 }
 
@@ -36,6 +37,7 @@ impl Keys for Train {
             || key == "catalog"
             || key == "engine"
             || key == "max_memory"
+            || key == "seeds"
     }
 }
 
@@ -49,6 +51,7 @@ impl Keys for Cluster {
             || key == "catalog"
             || key == "engine"
             || key == "max_memory"
+            || key == "seeds"
     }
 }
 
@@ -82,7 +85,7 @@ impl<K: Keys> ScenarioFlags<K> {
             Some(p) => Scenario::load(&p.display().to_string())?,
             None => Scenario::defaults(),
         };
-        s.apply_flags(&self.pairs)?;
+        s.apply_flags_for(&self.pairs, K::takes)?;
         Ok(s)
     }
 }

@@ -91,6 +91,10 @@ impl Default for Weights {
 /// Seeds of a comparison by default: 5 keep the built-in comparison
 /// (examples/compare-default.toml) under a minute on 2 cores, with a t quantile of 2.78.
 pub const DEFAULT_SEEDS: u32 = 5;
+/// Seeds of `collective` and `train --calibrate` by default: 3, the fewest that give an
+/// interval (t quantile 4.30), since their default runs are larger than compare's (the default
+/// collective is one 1,024-GPU packet run of ~10 s CPU and 3.7 GB per seed).
+pub const DEFAULT_ENGINE_SEEDS: u32 = 3;
 /// Most seeds a run takes (the Student-t table of `fabricsim_core::estimate` covers 30; beyond
 /// it the normal quantile).
 pub const MAX_SEEDS: u32 = 100;
@@ -193,16 +197,25 @@ impl CompareSection {
         &self,
         s: &crate::scenario::Scenario,
     ) -> Result<u32, fabricsim_core::error::InputError> {
-        if !(1..=MAX_SEEDS).contains(&self.seeds) {
-            return Err(s.error(
-                "compare.seeds",
-                self.seeds,
-                "is not a number of seeds",
-                format!("1 to {MAX_SEEDS} seeds (each simulated figure is measured once per seed)"),
-            ));
-        }
-        Ok(self.seeds)
+        checked_seeds(s, "compare.seeds", self.seeds)
     }
+}
+
+/// `n` seeds at `key`, checked (1 to [`MAX_SEEDS`]); an error at the key or its flag.
+pub fn checked_seeds(
+    s: &crate::scenario::Scenario,
+    key: &str,
+    n: u32,
+) -> Result<u32, fabricsim_core::error::InputError> {
+    if !(1..=MAX_SEEDS).contains(&n) {
+        return Err(s.error(
+            key,
+            n,
+            "is not a number of seeds",
+            format!("1 to {MAX_SEEDS} seeds (each simulated figure is measured once per seed)"),
+        ));
+    }
+    Ok(n)
 }
 
 impl Default for CompareSection {
