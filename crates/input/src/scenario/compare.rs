@@ -16,6 +16,10 @@ pub struct FabricEntry {
     pub transport: Option<String>,
     /// Per-packet random loss rate on every link (default 0).
     pub loss_rate: Option<f64>,
+    /// The loss rates the verdict is re-derived under, `[low, high]` around `loss_rate`
+    /// (0 <= low <= loss_rate <= high < 0.5; default `loss_rate` x0.1 and x10, none for a
+    /// lossless fabric).
+    pub loss_rate_interval: Option<[f64; 2]>,
     /// The profile's tuned parameters (default) or its documented untuned variant (RoCE: DCQCN
     /// off, ECN thresholds above PFC XOFF, legacy fixed headroom; see data/profiles).
     pub tuned: Option<bool>,
