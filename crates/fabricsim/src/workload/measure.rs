@@ -47,6 +47,20 @@ pub struct SweepOutcome {
     pub interrupted: bool,
 }
 
+/// The DAG of `spec` at `size` over `comm`.
+fn at_size(
+    spec: &CollectiveSpec,
+    size: SweepSize,
+    comm: &Comm,
+    nvlink: BitRate,
+) -> Result<MessageDag, InputError> {
+    let s = CollectiveSpec {
+        bytes: size.bytes,
+        ..*spec
+    };
+    compile(&s, comm, nvlink)
+}
+
 /// Measures `spec` (its `bytes` is replaced by each size) over `comm` with `run`.
 pub fn measure<E, R: Into<Timed>>(
     spec: &CollectiveSpec,
@@ -59,11 +73,7 @@ pub fn measure<E, R: Into<Timed>>(
     let mut timeouts = Vec::with_capacity(sizes.len());
     let mut interrupted = false;
     for &size in sizes {
-        let s = CollectiveSpec {
-            bytes: size.bytes,
-            ..*spec
-        };
-        let dag = compile(&s, comm, nvlink).map_err(SweepError::Input)?;
+        let dag = at_size(spec, size, comm, nvlink).map_err(SweepError::Input)?;
         let outcome = run(&dag);
         // A run the stop cut short is no measurement.
         if fabricsim_core::stop::requested() {
@@ -122,11 +132,7 @@ pub fn measure_seeds<E: Send, P: Sync, R: Into<Timed> + Send>(
     let mut measured = Vec::with_capacity(sizes.len());
     let mut interrupted = false;
     for &size in sizes {
-        let s = CollectiveSpec {
-            bytes: size.bytes,
-            ..*spec
-        };
-        let dag = compile(&s, comm, nvlink).map_err(SweepError::Input)?;
+        let dag = at_size(spec, size, comm, nvlink).map_err(SweepError::Input)?;
         let fail = |error| SweepError::Run {
             bytes: size.bytes,
             error,
