@@ -1,6 +1,17 @@
 //! A figure measured over several seeds: its mean and a 95% confidence interval from Student's
 //! t distribution (two-sided, n - 1 degrees of freedom; the quantiles are the standard table,
 //! e.g. NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2).
+//!
+//! A figure that cannot be negative (a time, a bandwidth, a rate, a count) takes
+//! [`Estimate::of_positive`]: the t interval is symmetric about the mean, and with a few seeds
+//! of a heavy-tailed figure (one seed of five meets a 4.29 s RC timeout, or a busbw collapses
+//! to 0 in one) its lower end falls below zero. That end is clipped at the domain bound 0 and
+//! the estimate says so (`lo_clipped`, in JSON and text): the true mean is >= 0, so
+//! intersecting the interval with [0, inf) loses none of its coverage, and the mark tells a
+//! reader that the lower end is the bound, not a measurement (the interval is too wide to
+//! bound the figure from below: more seeds, or expectation instead of sampling, narrow it).
+//! A percentile interval needs far more than 3-5 seeds, and a log-scale interval estimates
+//! the geometric mean instead and fails on a 0 (a stalled run's busbw), so neither is used.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +25,10 @@ pub struct Estimate {
     pub hi: f64,
     /// Samples (seeds) behind the figure.
     pub n: u32,
+    /// The Student-t lower end fell below 0, the bound of a non-negative figure, and `lo` is
+    /// that bound ([`Estimate::of_positive`]); written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lo_clipped: bool,
 }
 
 /// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom.
@@ -48,14 +63,38 @@ impl Estimate {
             lo: mean - half,
             hi: mean + half,
             n: n as u32,
+            lo_clipped: false,
+        })
+    }
+
+    /// The estimate of a figure that cannot be negative: as [`Estimate::of`], its lower end
+    /// clipped at 0 (and `lo_clipped` set) when the t interval reaches below it. `None` also
+    /// when a sample is negative (the figure is not of that kind).
+    pub fn of_positive(samples: &[f64]) -> Option<Estimate> {
+        if samples.iter().any(|&x| x < 0.0) {
+            return None;
+        }
+        let e = Estimate::of(samples)?;
+        Some(match e.lo < 0.0 {
+            true => Estimate {
+                lo: 0.0,
+                lo_clipped: true,
+                ..e
+            },
+            false => e,
         })
     }
 
     /// The estimate as text with `decimals` decimals: `56.58 ± 0.02`, or the mean alone when
-    /// one sample measured no spread.
+    /// one sample measured no spread; a clipped interval by its ends, `36.3 (0.0 to 77.4,
+    /// clipped at 0)`.
     pub fn text(&self, decimals: usize) -> String {
         match self.n {
             0 | 1 => format!("{:.decimals$}", self.mean),
+            _ if self.lo_clipped => format!(
+                "{:.decimals$} ({:.decimals$} to {:.decimals$}, clipped at 0)",
+                self.mean, self.lo, self.hi
+            ),
             _ => format!(
                 "{:.decimals$} ± {:.decimals$}",
                 self.mean,
@@ -81,6 +120,7 @@ impl Estimate {
             lo: self.lo * k,
             hi: self.hi * k,
             n: self.n,
+            lo_clipped: self.lo_clipped,
         }
     }
 }
@@ -128,6 +168,25 @@ mod tests {
             2
         );
         assert_eq!(Estimate::of(&[5.0]).unwrap().text(1), "5.0");
+    }
+
+    #[test]
+    fn a_positive_figure_is_clipped_at_zero_and_says_so() {
+        // A busbw over 5 seeds, three of them stalled by a timeout (about 1 GB/s): the t
+        // interval (mean 18.4, half width 29.2) reaches below 0.
+        let xs = [45.0, 44.0, 1.0, 1.0, 1.0];
+        let t = Estimate::of(&xs).unwrap();
+        assert!(t.lo < 0.0 && !t.lo_clipped);
+        let p = Estimate::of_positive(&xs).unwrap();
+        assert_eq!((p.mean, p.hi, p.lo), (t.mean, t.hi, 0.0));
+        assert!(p.lo_clipped);
+        assert!(p.text(1).ends_with("clipped at 0)"), "{}", p.text(1));
+        assert!(toml::to_string(&p).unwrap().contains("lo_clipped = true"));
+        // An interval above 0 is left alone, and the mark is not written.
+        let q = Estimate::of_positive(&[45.0, 44.0, 46.0]).unwrap();
+        assert_eq!(q, Estimate::of(&[45.0, 44.0, 46.0]).unwrap());
+        assert!(!toml::to_string(&q).unwrap().contains("lo_clipped"));
+        assert!(Estimate::of_positive(&[1.0, -1.0]).is_none());
     }
 
     #[test]

@@ -7,13 +7,14 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use fabricsim::InputError;
-use fabricsim::sim::Progress;
+use fabricsim::sim::SimParams;
 use fabricsim::workload::collective::count::{self, Shape};
-use fabricsim::workload::collective::{self, Algo, CollectiveSpec, Comm, Op, compile};
+use fabricsim::workload::collective::{self, Algo, CollectiveSpec, Comm, Op};
 use fabricsim::workload::holdout::{Check, Holdout, holdout};
-use fabricsim::workload::measure::{SweepError, SweepOutcome, measure_by};
-use fabricsim::workload::run_engine::Cluster;
+use fabricsim::workload::measure::{SeedsOutcome, SweepError, measure_seeds};
+use fabricsim::workload::run_engine::{Cluster, run_collective};
 use fabricsim::workload::sweep::sizes;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::outcome::{Failure, Outcome, unless_interrupted};
 use crate::outpath;
@@ -225,77 +226,89 @@ pub fn run(a: CollectiveArgs) -> Outcome {
     if per_message.len() < bytes.len() {
         fabricsim::memory::admit_dense(&scenario, &cluster.topology, comm.len() as u64)?;
     }
+    let seeds = fabricsim::workload::seeds::derive(cluster.params.seed, scenario.engine_seeds()?);
+    // Runs over the seeds share the cores, as many at once as fit in memory.
+    let largest = per_message
+        .iter()
+        .map(|&b| CollectiveSpec { bytes: b, ..spec })
+        .map(|s| count::messages(&s, Shape::of(&comm)))
+        .max()
+        .unwrap_or(0);
+    let threads = fabricsim::workload::seeds::threads().min(fabricsim::memory::runs_at_once(
+        &scenario,
+        fabricsim::memory::before_dag(cluster.engine),
+        fabricsim::memory::Run::Collective,
+        largest,
+    )?);
     let tty = crate::progress::wanted();
     let total = sweep.len();
-    let mut done = 0usize;
+    let size = AtomicUsize::new(0);
+    let runs = AtomicUsize::new(0);
     // The engines that ran the sizes (with `auto`, small sizes may run on one, large on the
     // other).
-    let mut engines = std::collections::BTreeSet::new();
-    let outcome = measure_by(&spec, &comm, &sweep, |s| {
-        done += 1;
-        if tty {
-            eprint!("\r[collective] size {done}/{total}: {} B   ", s.bytes);
-        }
-        let why = match cluster.run_dense(s, &comm).map_err(|e| SweepError::Run {
-            bytes: s.bytes,
-            error: Failure::from(e),
-        })? {
-            Ok(r) => {
-                if tty {
-                    eprint!("\r{:60}\r", "");
+    let engines = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    let (topology, params) = (&cluster.topology, &cluster.params);
+    let outcome = measure_seeds(
+        &spec,
+        &comm,
+        cluster.nvlink(),
+        &sweep,
+        &seeds,
+        threads,
+        // A dense all-to-all on the flow engine runs as flow classes, without its DAG.
+        |s| {
+            let why = match cluster.run_dense(s, &comm).map_err(Failure::from)? {
+                Ok(r) => {
+                    engines.borrow_mut().insert("flow");
+                    return Ok(Some(fabricsim::workload::run_engine::CollectiveRun::from(
+                        r,
+                    )));
                 }
-                engines.insert("flow");
-                return Ok(Ok(
-                    fabricsim::workload::run_engine::CollectiveRun::from(r).time
-                ));
+                Err(why) => why,
+            };
+            if let Some(why) = why {
+                eprintln!(
+                    "\r[collective] {} B: per message ({why:?} for flow classes)",
+                    s.bytes
+                );
+                // Not estimated before the sweep: estimated now, before its DAG is built.
+                count::admit(&scenario, cluster.engine, s, Shape::of(&comm), &[s.bytes])?;
             }
-            Err(why) => why,
-        };
-        if let Some(why) = why {
-            eprintln!(
-                "\r[collective] {} B: per message ({why:?} for flow classes)",
-                s.bytes
-            );
-            // Not estimated before the sweep: estimated now, before its DAG is built.
-            count::admit(&scenario, cluster.engine, s, Shape::of(&comm), &[s.bytes]).map_err(
-                |e| SweepError::Run {
-                    bytes: s.bytes,
-                    error: Failure::Input(e),
-                },
-            )?;
-        }
-        let dag = compile(s, &comm, cluster.nvlink()).map_err(SweepError::Input)?;
-        let dag = &dag;
-        Ok((|| {
+            Ok(None)
+        },
+        |dag| {
             // Refused before it runs when it would not fit in memory (exit 2).
             let kind = cluster.engine_for(dag);
             fabricsim::memory::check(&scenario, kind, fabricsim::memory::Run::Collective, dag)?;
+            engines.borrow_mut().insert(kind.name());
+            let size = size.fetch_add(1, Ordering::Relaxed) + 1;
+            runs.store(0, Ordering::Relaxed);
             if tty {
                 eprint!(
-                    "\r[collective] size {done}/{total}: {} messages   ",
-                    dag.messages.len()
+                    "\r[collective] size {size}/{total}: {} messages, {} seeds   ",
+                    dag.messages.len(),
+                    seeds.len()
                 );
             }
-            let mut progress = |p: &Progress| {
-                eprint!(
-                    "\r[collective] size {done}/{total}: t = {:.1} us, {}/{} messages   ",
-                    p.now.as_us_f64(),
-                    p.completed,
-                    p.total
-                );
-                true
+            Ok::<_, Failure>(kind)
+        },
+        |dag, &kind, seed| {
+            let p = SimParams {
+                seed,
+                ..params.clone()
             };
-            let r = cluster.run(dag, if tty { Some(&mut progress) } else { None });
+            let r = run_collective(kind, topology, &p, dag, None);
+            let done = runs.fetch_add(1, Ordering::Relaxed) + 1;
+            let size = size.load(Ordering::Relaxed);
             if tty {
-                eprint!("\r{:60}\r", "");
+                eprint!(
+                    "\r[collective] size {size}/{total}: {done}/{} seeds run   ",
+                    seeds.len()
+                );
             }
-            r.map(|r| {
-                engines.insert(r.engine.name());
-                r.time
-            })
-            .map_err(Failure::from)
-        })())
-    })
+            r.map_err(Failure::from)
+        },
+    )
     .map_err(|e| match e {
         SweepError::Input(e) => Failure::Input(e),
         SweepError::Run { bytes, error } => match error {
@@ -303,11 +316,13 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             input => input,
         },
     })?;
-    let SweepOutcome {
+    if tty {
+        eprint!("\r{:60}\r", "");
+    }
+    let SeedsOutcome {
         table,
         points,
         interrupted,
-        ..
     } = outcome;
     let mark = format!(
         "# interrupted: {} of {total} sizes finished{}\n",
@@ -321,7 +336,11 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         None
     };
     let fabric = &cluster.design.profile.id;
-    let engine = engines.into_iter().collect::<Vec<_>>().join("+");
+    let engine = engines
+        .into_inner()
+        .into_iter()
+        .collect::<Vec<_>>()
+        .join("+");
     let (ranks, servers) = (comm.len(), cluster.place.servers());
     let text = match a.format {
         Format::Text => {
@@ -348,6 +367,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             "channels": channels,
             "fabric": fabric,
             "engine": engine,
+            "seeds": seeds,
             "table": table,
             "fit": fit.as_ref().map(FitReport::to_json),
             });

@@ -43,6 +43,7 @@ impl Keys for Plan {
             && !key.starts_with("nccl.")
             && key != "engine"
             && key != "max_memory"
+            && key != "seeds"
     }
 }
 
@@ -56,6 +57,7 @@ impl Keys for Train {
             || key == "catalog"
             || key == "engine"
             || key == "max_memory"
+            || key == "seeds"
     }
 }
 
@@ -69,6 +71,7 @@ impl Keys for Cluster {
             || key == "catalog"
             || key == "engine"
             || key == "max_memory"
+            || key == "seeds"
     }
 }
 
@@ -103,7 +106,7 @@ impl<K: Keys> ScenarioFlags<K> {
             Some(p) => Scenario::load(&p.display().to_string())?,
             None => Scenario::defaults(),
         };
-        s.apply_flags(&self.pairs)?;
+        s.apply_flags_for(&self.pairs, K::takes)?;
         Ok(s)
     }
 }

@@ -433,6 +433,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         profile: args.fabric.clone(),
         recovery: Transport::GoBackN,
         loss_rate: 0.0,
+        loss_interval: None,
         tuned: true,
         tune: Tune::default(),
         engine,

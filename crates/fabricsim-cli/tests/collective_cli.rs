@@ -9,7 +9,10 @@ fn ok(args: &[&str]) -> String {
     support::stdout_ok(&[&["collective"], args].concat())
 }
 
-const SMALL: [&str; 8] = [
+/// One seed: nccl-tests' own table.
+const SMALL: [&str; 10] = [
+    "--seeds",
+    "1",
     "--gpus",
     "16",
     "--fabric",
@@ -105,6 +108,8 @@ fn every_op_runs_and_busbw_stays_below_the_nics_bound() {
         "sendrecv",
     ] {
         let out = ok(&[
+            "--seeds",
+            "1",
             "--gpus",
             "16",
             "--op",
@@ -120,9 +125,9 @@ fn every_op_runs_and_busbw_stays_below_the_nics_bound() {
         let rows = v["table"]["rows"].as_array().unwrap();
         assert_eq!(rows.len(), 2, "{op}");
         for r in rows {
-            let busbw = r["busbw_GBps"].as_f64().unwrap();
+            let busbw = r["busbw_GBps"]["mean"].as_f64().unwrap();
             assert!(busbw > 0.0 && busbw < 8.0 * 50.0, "{op}: {busbw}");
-            assert!(r["time_us"].as_f64().unwrap() > 0.0);
+            assert!(r["time_us"]["mean"].as_f64().unwrap() > 0.0);
         }
         assert_eq!(v["engine"], "packet");
     }
@@ -153,9 +158,11 @@ fn fit_reports_its_error_at_held_out_sizes() {
     for h in held {
         let size = h["size_bytes"].as_u64().unwrap();
         let row = rows.iter().find(|r| r["size_bytes"] == size).unwrap();
-        // The check compares with the simulated time of the table's row.
+        // The check compares with the simulated time of the table's row (its mean over the
+        // seeds).
         assert!(
-            (h["measured_s"].as_f64().unwrap() * 1e6 - row["time_us"].as_f64().unwrap()).abs()
+            (h["measured_s"].as_f64().unwrap() * 1e6 - row["time_us"]["mean"].as_f64().unwrap())
+                .abs()
                 < 1e-6
         );
     }
@@ -189,4 +196,52 @@ fn bad_flags_exit_2_naming_the_flag() {
         a.extend(args);
         support::exits_2_saying(&a, &[want]);
     }
+}
+
+/// By default each figure is measured over 3 seeds, derived from the engine's seed: the JSON
+/// names them, every figure is `{mean, lo, hi, n}` with n = 3, the text shows `mean ± half`,
+/// and the same input gives the same bytes. `--seeds` and the `seeds` key take 1 to 100.
+#[test]
+fn figures_are_estimates_over_the_seeds() {
+    let args = [
+        "--gpus",
+        "16",
+        "--fabric",
+        "roce-400g",
+        "--op",
+        "all_to_all",
+        "--min-bytes",
+        "1M",
+        "--max-bytes",
+        "2M",
+    ];
+    let json = ok(&[&args[..], &["--format", "json"]].concat());
+    assert_eq!(json, ok(&[&args[..], &["--format", "json"]].concat()));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let seeds = v["seeds"].as_array().unwrap();
+    assert_eq!(seeds.len(), 3);
+    assert_eq!(seeds[0], 1, "the first seed is the engine's");
+    for r in v["table"]["rows"].as_array().unwrap() {
+        for k in ["time_us", "algbw_GBps", "busbw_GBps"] {
+            let e = &r[k];
+            assert_eq!(e["n"], 3, "{k}");
+            let (lo, m, hi) = (e["lo"].as_f64(), e["mean"].as_f64(), e["hi"].as_f64());
+            assert!(lo <= m && m <= hi && lo >= Some(0.0), "{k}: {e}");
+        }
+    }
+    assert_eq!(v["table"]["avg_busbw_GBps"]["n"], 3);
+    let text = ok(&args);
+    assert!(text.contains("# 3 seeds per size"), "{text}");
+    assert!(
+        text.contains("# Avg bus bandwidth    : ") && text.contains(" ± "),
+        "{text}"
+    );
+    for bad in ["0", "101"] {
+        support::exits_2_saying(&["collective", "--seeds", bad], &["--seeds", "1 to 100"]);
+    }
+    let f = support::write("collective-seeds-0.toml", "name = \"x\"\nseeds = 0\n");
+    support::exits_2_saying(
+        &["collective", &f],
+        &["collective-seeds-0.toml", ":2", "seeds", "1 to 100"],
+    );
 }

@@ -10,6 +10,8 @@ use support::{exits_2_saying, fabricsim};
 fn sweep(fabric: &str, engine: &str) -> (Vec<(u64, f64)>, String) {
     let v = support::json_ok(&[
         "collective",
+        "--seeds",
+        "1",
         "--gpus",
         "16",
         "--fabric",
@@ -30,7 +32,7 @@ fn sweep(fabric: &str, engine: &str) -> (Vec<(u64, f64)>, String) {
         .map(|r| {
             (
                 r["size_bytes"].as_u64().unwrap(),
-                r["time_us"].as_f64().unwrap(),
+                r["time_us"]["mean"].as_f64().unwrap(),
             )
         })
         .collect();

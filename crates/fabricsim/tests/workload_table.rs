@@ -6,7 +6,7 @@ use fabricsim::units::{BitRate, Time};
 use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op};
 use fabricsim::workload::comm_model::{AlphaBetaModel, GroupShape};
 use fabricsim::workload::link_params::{FabricParams, LinkParams};
-use fabricsim::workload::measure::measure;
+use fabricsim::workload::measure::{measure, measure_seeds};
 use fabricsim::workload::placement::Placement;
 use fabricsim::workload::sweep::{SweepSize, sizes};
 use fabricsim::workload::table::{Measured, Table};
@@ -22,7 +22,7 @@ fn table_matches_the_nccl_tests_layout() {
             bytes,
             count: bytes / 4,
         },
-        secs: us * 1e-6,
+        secs: vec![us * 1e-6],
     };
     let t = Table::new(
         Op::AllReduce,
@@ -50,8 +50,9 @@ fn table_matches_the_nccl_tests_layout() {
     assert_eq!((bc.rows[0].redop, bc.rows[0].root), ("none", 3));
     let json = serde_json::to_value(&t).unwrap();
     assert_eq!(json["rows"][2]["size_bytes"], 1073741824u64);
-    assert!(json["rows"][2]["busbw_GBps"].as_f64().unwrap() > 152.0);
-    assert!(json["avg_busbw_GBps"].is_number());
+    assert!(json["rows"][2]["busbw_GBps"]["mean"].as_f64().unwrap() > 152.0);
+    assert_eq!(json["rows"][2]["busbw_GBps"]["n"], 1);
+    assert!(json["avg_busbw_GBps"]["mean"].is_number());
 }
 
 /// The DAG replayed on an ideal non-blocking fabric: each GPU has one egress per path that
@@ -116,7 +117,7 @@ fn ring_all_reduce_on_an_ideal_fabric_meets_the_closed_form_and_fits_alpha_beta(
         2.0 * (n - 1.0) / n * bytes as f64 / net.bytes_per_s + 2.0 * (n - 1.0) * net.latency_s;
     assert!((secs / closed - 1.0).abs() < 0.03, "{secs} vs {closed}");
     // busbw approaches the per-NIC payload bandwidth.
-    let busbw = out.table.rows.last().unwrap().busbw_gbps;
+    let busbw = out.table.rows.last().unwrap().busbw_gbps.mean;
     assert!(busbw > 0.97 * 50.0 && busbw <= 50.0 * 1.0001, "{busbw}");
     // The alpha-beta fit of the sweep: B_eff = B n / (2(n-1)), within the fit's reported error.
     let fit = out.fit.unwrap();
@@ -236,4 +237,88 @@ fn calibrating_the_step_with_dag_replays_agrees_with_the_closed_forms() {
         "{}",
         after.comm_source
     );
+}
+
+#[test]
+fn over_seeds_each_figure_is_an_estimate_per_seed() {
+    // Three seeds of two sizes: busbw is estimated from each seed's busbw (not from the mean
+    // time), the average from each seed's average, and the text carries the half widths.
+    let m = |bytes: u64, us: [f64; 3]| Measured {
+        size: SweepSize {
+            bytes,
+            count: bytes / 4,
+        },
+        secs: us.iter().map(|u| u * 1e-6).collect(),
+    };
+    let t = Table::new(
+        Op::AllReduce,
+        8,
+        0,
+        &[
+            m(1 << 20, [100.0, 110.0, 130.0]),
+            m(1 << 24, [900.0, 1000.0, 1000.0]),
+        ],
+    );
+    assert_eq!(t.seeds, 3);
+    let per_seed = |us: f64, b: u64| b as f64 / 1e9 / (us * 1e-6) * 2.0 * 7.0 / 8.0;
+    let b = [100.0, 110.0, 130.0].map(|u| per_seed(u, 1 << 20));
+    let r = &t.rows[0];
+    assert!((r.busbw_gbps.mean - b.iter().sum::<f64>() / 3.0).abs() < 1e-9);
+    assert!(r.busbw_gbps.lo < r.busbw_gbps.mean && r.busbw_gbps.n == 3);
+    assert!((r.time_us.mean - 340.0 / 3.0).abs() < 1e-9);
+    let big = [900.0, 1000.0, 1000.0].map(|u| per_seed(u, 1 << 24));
+    let avg: Vec<f64> = (0..3).map(|k| (b[k] + big[k]) / 2.0).collect();
+    assert!((t.avg_busbw_gbps.mean - avg.iter().sum::<f64>() / 3.0).abs() < 1e-9);
+    let text = t.to_text();
+    assert!(text.contains("3 seeds per size"), "{text}");
+    let rows = text.lines().filter(|l| !l.starts_with('#'));
+    assert_eq!(
+        rows.filter(|l| l.matches(" ± ").count() == 3).count(),
+        2,
+        "{text}"
+    );
+    assert!(
+        text.contains("# Avg bus bandwidth    : 23.4150 ± "),
+        "{text}"
+    );
+    let json = serde_json::to_value(&t).unwrap();
+    assert_eq!(json["rows"][0]["busbw_GBps"]["n"], 3);
+    assert!(json["rows"][0]["time_us"]["hi"].as_f64().unwrap() > 113.0);
+}
+
+#[test]
+fn seeds_runs_do_not_depend_on_the_thread_count() {
+    let place = Placement::dense(16, 8);
+    let comm = Comm::world(&place);
+    let spec = CollectiveSpec {
+        algo: Algo::Ring,
+        ..CollectiveSpec::with_defaults(Op::AllReduce, 0, 2)
+    };
+    let sw = sizes(Op::AllReduce, 16, 1 << 20, 1 << 24, 4).unwrap();
+    let seeds = fabricsim::workload::seeds::derive(1, 5);
+    // A stand-in engine whose time depends on the seed and the DAG.
+    let run = |dag: &MessageDag, _: &(), seed: u64| {
+        Ok::<Time, ()>(Time::from_ps(
+            dag.messages.len() as u64 * 1_000 + seed % 997,
+        ))
+    };
+    let go = |threads| {
+        measure_seeds(
+            &spec,
+            &comm,
+            BitRate::gbps(3600),
+            &sw,
+            &seeds,
+            threads,
+            |_| Ok(None),
+            |_| Ok(()),
+            run,
+        )
+        .unwrap()
+    };
+    let (one, two) = (go(1), go(2));
+    assert_eq!(one.table, two.table);
+    assert_eq!(one.points, two.points);
+    assert!(!one.interrupted && one.table.rows.len() == sw.len());
+    assert!(one.table.rows[0].time_us.hi > one.table.rows[0].time_us.lo);
 }

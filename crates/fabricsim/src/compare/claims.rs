@@ -160,7 +160,8 @@ impl Figures {
             (false, true) => "flow",
             (false, false) => "closed form",
         };
-        let est = |g: fn(&SeedRun) -> f64| Estimate::of(&runs.iter().map(g).collect::<Vec<_>>());
+        let est =
+            |g: fn(&SeedRun) -> f64| Estimate::of_positive(&runs.iter().map(g).collect::<Vec<_>>());
         Figures {
             fabric: fabric.to_string(),
             gpus,

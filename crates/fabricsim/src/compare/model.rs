@@ -60,11 +60,12 @@ pub struct Delivered {
     pub comm_source: String,
 }
 
-/// A lossy fabric's step at another loss rate (its rate scaled by `factor`), seed by seed: the
-/// loss-rate interval the verdict is tested under ([`super::robust`]).
+/// A lossy fabric's step at one end of its loss-rate interval ([`loss_ends`]), seed by seed:
+/// the interval the verdict is tested under ([`super::robust`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LossCase {
-    pub factor: f64,
+    /// `low` or `high` ([`LOSS_ENDS`]).
+    pub end: &'static str,
     pub loss_rate: f64,
     /// Tokens/s of each seed (empty with an error).
     pub tokens_per_s_by_seed: Vec<f64>,
@@ -419,12 +420,25 @@ fn combine(
     })
 }
 
-/// The loss-rate interval of a lossy fabric: its rate scaled by these factors (a rate at or
-/// above 0.5 is not run).
+/// The loss-rate interval of a lossy fabric without `loss_rate_interval`: its rate scaled by
+/// these factors (a rate at or above 0.5 is not run).
 pub const LOSS_FACTORS: [f64; 2] = [0.1, 10.0];
 
-/// The comparison's runs: each fabric at each seed, and each lossy fabric's step at each
-/// factor of [`LOSS_FACTORS`] and seed.
+/// The names of the interval's two ends, in [`loss_ends`]' order.
+pub const LOSS_ENDS: [&str; 2] = ["low", "high"];
+
+/// The loss rates `v`'s verdict is tested under: its `loss_rate_interval`, else its rate x0.1
+/// and x10; `None` for a lossless fabric without an interval.
+pub fn loss_ends(v: &Variant) -> Option<[f64; 2]> {
+    match v.loss_interval {
+        Some(i) => Some(i),
+        None if v.loss_rate > 0.0 => Some(LOSS_FACTORS.map(|k| v.loss_rate * k)),
+        None => None,
+    }
+}
+
+/// The comparison's runs: each fabric at each seed, and each lossy fabric's step at each end
+/// of its loss-rate interval ([`loss_ends`]) and seed.
 enum Job {
     Seed {
         fabric: usize,
@@ -440,14 +454,13 @@ enum Job {
 
 enum Done {
     Seed(Result<SeedRun, InputError>),
-    /// Tokens/s at the factor's loss rate.
+    /// Tokens/s at the end's loss rate.
     Loss(usize, Result<f64, String>),
 }
 
-/// `v` at its loss rate scaled by `factor`, when that is a loss rate.
-fn at_loss(v: &Variant, factor: f64) -> Option<Variant> {
-    let rate = v.loss_rate * factor;
-    (v.loss_rate > 0.0 && rate < 0.5).then(|| Variant {
+/// `v` at loss rate `rate`, when that is a loss rate the engines take.
+fn at_loss(v: &Variant, rate: f64) -> Option<Variant> {
+    (rate < 0.5).then(|| Variant {
         loss_rate: rate,
         ..v.clone()
     })
@@ -504,7 +517,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
         jobs.extend(seeds.iter().map(|&seed| Job::Seed { fabric, seed }));
     }
     for (fabric, v) in variants.iter().enumerate() {
-        for (factor, &k) in LOSS_FACTORS.iter().enumerate() {
+        for (factor, &k) in loss_ends(v).iter().flatten().enumerate() {
             if let Some(at) = at_loss(v, k) {
                 jobs.extend(seeds.iter().map(|&seed| Job::Loss {
                     fabric,
@@ -554,7 +567,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
     });
     let mut per_fabric: Vec<(Vec<SeedRun>, Vec<Vec<Result<f64, String>>>, bool)> = variants
         .iter()
-        .map(|_| (Vec::new(), vec![Vec::new(); LOSS_FACTORS.len()], false))
+        .map(|_| (Vec::new(), vec![Vec::new(); LOSS_ENDS.len()], false))
         .collect();
     for (j, d) in jobs.iter().zip(done) {
         let (fabric, cut) = match j {
@@ -578,15 +591,16 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
             unfinished.push(v.name.clone());
             continue;
         }
-        let loss_cases = LOSS_FACTORS
+        let loss_cases = LOSS_ENDS
             .iter()
+            .zip(loss_ends(v).unwrap_or_default())
             .zip(losses)
             .filter(|(_, r)| !r.is_empty())
-            .map(|(&k, r)| {
+            .map(|((&end, rate), r)| {
                 let by_seed: Result<Vec<f64>, String> = r.into_iter().collect();
                 LossCase {
-                    factor: k,
-                    loss_rate: v.loss_rate * k,
+                    end,
+                    loss_rate: rate,
                     error: by_seed.as_ref().err().cloned(),
                     tokens_per_s_by_seed: by_seed.unwrap_or_default(),
                 }

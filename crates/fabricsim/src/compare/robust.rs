@@ -1,13 +1,13 @@
 //! Robustness of the verdict (issue 23, item 4): the recommendation re-derived under a price
 //! change of -20% and +20% for each cost class of the plan (`plan::cost`: switches, NICs,
-//! optics, cables and fibre, GPU servers, energy), and under the loss-rate interval (each lossy
-//! fabric's loss rate x0.1 and x10), saying which changes flip it. Price cases are scored again
+//! optics, cables and fibre, GPU servers, energy), and under the loss-rate interval (each
+//! fabric's `[[compare.fabrics]] loss_rate_interval`, else a lossy fabric's rate x0.1 and x10), saying which changes flip it. Price cases are scored again
 //! from the same results (CAPEX, TCO and cost per token recomputed, nothing re-simulated); the
 //! loss cases use the lossy fabrics' steps re-run at those rates (`model::LossCase`).
 
 use serde::Serialize;
 
-use super::model::{Comparison, FabricResult, LOSS_FACTORS};
+use super::model::{Comparison, FabricResult, LOSS_ENDS, LOSS_FACTORS, loss_ends};
 use super::recommend::{Inputs, Recommendation, inputs, score};
 
 /// The price changes tried per class.
@@ -125,19 +125,21 @@ pub fn derive(c: &Comparison, base: &Recommendation) -> Robustness {
     let lossy: Vec<&FabricResult> = c
         .fabrics
         .iter()
-        .filter(|f| f.variant.loss_rate > 0.0)
+        .filter(|f| loss_ends(&f.variant).is_some())
         .collect();
     if lossy.is_empty() {
         notes.push("no fabric has random loss: no loss-rate interval to test".into());
     }
-    for k in LOSS_FACTORS {
+    // Scenario-given intervals name their ends; the default one its factors.
+    let given = lossy.iter().any(|f| f.variant.loss_interval.is_some());
+    for (end, k) in LOSS_ENDS.into_iter().zip(LOSS_FACTORS) {
         let mut x = own.clone();
         let mut rates = Vec::new();
         for (f, xi) in c.fabrics.iter().zip(x.iter_mut()) {
-            if f.variant.loss_rate == 0.0 {
+            if loss_ends(&f.variant).is_none() {
                 continue;
             }
-            match f.loss_cases.iter().find(|l| l.factor == k) {
+            match f.loss_cases.iter().find(|l| l.end == end) {
                 Some(l) if l.error.is_none() => {
                     xi.tokens_per_s_by_seed = Some(l.tokens_per_s_by_seed.clone());
                     rates.push(format!("{} at {}", f.variant.name, l.loss_rate));
@@ -157,13 +159,20 @@ pub fn derive(c: &Comparison, base: &Recommendation) -> Robustness {
                     ));
                 }
                 None => notes.push(format!(
-                    "{} at loss rate x{k} was not run (a rate of 0.5 or more, or interrupted)",
+                    "{} at the {end} end of its loss-rate interval was not run (a rate of 0.5 \
+                     or more, or interrupted)",
                     f.variant.name
                 )),
             }
         }
         if !rates.is_empty() {
-            let name = format!("loss rate x{k} ({})", rates.join(", "));
+            let name = match given {
+                true => format!(
+                    "loss rate at the interval's {end} end ({})",
+                    rates.join(", ")
+                ),
+                false => format!("loss rate x{k} ({})", rates.join(", ")),
+            };
             cases.push(case(c, base, name, &x));
         }
     }

@@ -269,7 +269,10 @@ pub fn over_seeds(runs: &[StressResult]) -> StressOverSeeds {
         .iter()
         .map(|f| {
             let xs: Option<Vec<f64>> = runs.iter().map(f.get).collect();
-            (f.key.to_string(), xs.and_then(|xs| Estimate::of(&xs)))
+            (
+                f.key.to_string(),
+                xs.and_then(|xs| Estimate::of_positive(&xs)),
+            )
         })
         .collect();
     let mut status: Vec<(String, u32)> = Vec::new();

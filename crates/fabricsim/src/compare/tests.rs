@@ -375,6 +375,7 @@ mod sweeps {
             profile: "roce-400g".into(),
             recovery: Transport::GoBackN,
             loss_rate: 0.0,
+            loss_interval: None,
             tuned: true,
             tune: Tune::default(),
             engine: crate::setup::engine_choice::EngineChoice::Packet,
@@ -742,6 +743,89 @@ mod robustness {
         assert_eq!(rb.cases.len(), 12, "6 classes x 2 changes");
         assert!(rb.flipped_by.is_empty(), "{rb:?}");
     }
+
+    /// `loss_rate_interval` replaces the default x0.1 / x10 ends: its rates are the ones run
+    /// and reported, and a lossless fabric with one is tested under it too (without one it has
+    /// no loss case).
+    #[test]
+    fn a_scenario_loss_interval_sets_the_cases_run_and_reported() {
+        let fabrics = |lossy: &str, clean: &str| {
+            format!(
+                "seeds = 1\nfabrics = [ {{ name = \"lossy\", profile = \"roce-400g\", loss_rate = 1e-3{lossy} }}, {{ name = \"clean\", profile = \"ib-ndr\"{clean} }} ]"
+            )
+        };
+        let rates = |c: &Comparison, f: usize| -> Vec<(&str, f64)> {
+            c.fabrics[f]
+                .loss_cases
+                .iter()
+                .map(|l| (l.end, l.loss_rate))
+                .collect()
+        };
+        let default = run(&small(&fabrics("", ""))).unwrap();
+        let d = rates(&default, 0);
+        assert_eq!((d[0].0, d[1].0), ("low", "high"));
+        assert!(
+            (d[0].1 - 1e-4).abs() < 1e-15 && (d[1].1 - 1e-2).abs() < 1e-15,
+            "{d:?}"
+        );
+        assert!(
+            rates(&default, 1).is_empty(),
+            "a lossless fabric has no interval"
+        );
+        let given = run(&small(&fabrics(
+            ", loss_rate_interval = [5e-4, 2e-3]",
+            ", loss_rate_interval = [0.0, 1e-4]",
+        )))
+        .unwrap();
+        assert_eq!(rates(&given, 0), [("low", 5e-4), ("high", 2e-3)]);
+        assert_eq!(rates(&given, 1), [("low", 0.0), ("high", 1e-4)]);
+        let names = |c: &Comparison| -> Vec<String> {
+            let r = recommend(c);
+            let rb = r.robustness.unwrap();
+            rb.cases
+                .iter()
+                .map(|k| k.change.clone())
+                .filter(|n| n.starts_with("loss rate"))
+                .collect()
+        };
+        assert_eq!(
+            names(&default),
+            [
+                "loss rate x0.1 (lossy at 0.0001)",
+                "loss rate x10 (lossy at 0.01)"
+            ]
+        );
+        assert_eq!(
+            names(&given),
+            [
+                "loss rate at the interval's low end (lossy at 0.0005, clean at 0)",
+                "loss rate at the interval's high end (lossy at 0.002, clean at 0.0001)"
+            ]
+        );
+    }
+
+    /// The interval must hold the fabric's loss rate, within 0 and 0.5: an error at the
+    /// entry's line and key.
+    #[test]
+    fn a_loss_interval_not_around_the_rate_is_refused_at_its_key() {
+        for bad in [
+            "[2e-3, 3e-3]",
+            "[0.0, 5e-4]",
+            "[-1e-3, 1e-2]",
+            "[1e-4, 0.6]",
+        ] {
+            let e = run(&small(&format!(
+                "fabrics = [ {{ profile = \"roce-400g\", loss_rate = 1e-3, loss_rate_interval = {bad} }} ]"
+            )))
+            .unwrap_err();
+            assert_eq!(e.key, "compare.fabrics[0].loss_rate_interval", "{e}");
+            assert!(e.line.is_some() && e.file == "small.toml", "{e}");
+            assert!(
+                e.allowed.contains("low <= loss_rate (0.001) <= high < 0.5"),
+                "{e}"
+            );
+        }
+    }
 }
 
 /// Issue 23: with loss costed in expectation, MFU against the per-link loss rate never rises,
@@ -778,6 +862,7 @@ fn mfu_against_loss_never_rises_and_orders_the_recoveries() {
                         profile: "roce-400g".into(),
                         recovery,
                         loss_rate,
+                        loss_interval: None,
                         tuned: true,
                         tune: Tune::default(),
                         engine: crate::setup::engine_choice::EngineChoice::Packet,

@@ -27,6 +27,9 @@ pub struct Variant {
     pub profile: String,
     pub recovery: Transport,
     pub loss_rate: f64,
+    /// The loss-rate interval the verdict is tested under (`loss_rate_interval`); `None`:
+    /// `loss_rate` x0.1 and x10 ([`super::model::loss_ends`]).
+    pub loss_interval: Option<[f64; 2]>,
     /// The profile's tuned parameters, or its untuned variant.
     pub tuned: bool,
     pub tune: Tune,
@@ -99,6 +102,16 @@ fn entry(
             "a probability from 0 up to (not including) 0.5".into(),
         ));
     }
+    if let Some([lo, hi]) = e.loss_rate_interval
+        && !(0.0 <= lo && lo <= loss_rate && loss_rate <= hi && hi < 0.5)
+    {
+        return Err(err(
+            "loss_rate_interval",
+            &format!("[{lo}, {hi}]"),
+            "is not an interval around the loss rate",
+            format!("[low, high] with 0 <= low <= loss_rate ({loss_rate}) <= high < 0.5"),
+        ));
+    }
     Ok(Variant {
         name: e
             .name
@@ -107,6 +120,7 @@ fn entry(
         profile: e.profile.trim().to_string(),
         recovery,
         loss_rate,
+        loss_interval: e.loss_rate_interval,
         tuned: e.tuned.unwrap_or(true),
         tune: Tune::default(),
         engine,

@@ -177,6 +177,20 @@ pub fn admit_dense(s: &Scenario, topo: &Topology, ranks: u64) -> Result<(), Inpu
     ))
 }
 
+/// How many runs of `messages` messages on `kind` fit in `s`'s bound at once (at least 1: a
+/// single run is refused by [`admit`], not here), for runs over seeds on several threads.
+pub fn runs_at_once(
+    s: &Scenario,
+    kind: EngineKind,
+    run: Run,
+    messages: u64,
+) -> Result<usize, InputError> {
+    Ok(match bound(s)? {
+        Some(b) => (b / estimate(kind, run, messages).max(1)).max(1) as usize,
+        None => usize::MAX,
+    })
+}
+
 /// Bytes as decimal megabytes or gigabytes, as `--max-memory` takes them.
 fn human(b: u64) -> String {
     if b < 1_000_000_000 {

@@ -1,10 +1,11 @@
 //! Stacked bar chart: one bar per category (a fabric), stacked segments (cost components), the
-//! total written above each bar.
+//! total written above each bar, and the total's 95% interval over the seeds as an error bar
+//! when it has one.
 
 use std::fmt::Write;
 
 use super::axis::number;
-use super::{Area, Axis, Scale, TickFormat, axes, close, colour, esc, legend, open, px};
+use super::{Area, Axis, Scale, TickFormat, axes, close, colour, error_bar, esc, legend, open, px};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StackedBars {
@@ -17,6 +18,8 @@ pub struct StackedBars {
     pub segments: Vec<String>,
     /// `values[bar][segment]`, non-negative.
     pub values: Vec<Vec<f64>>,
+    /// The 95% interval (lo, hi) of each bar's total, drawn as an error bar (empty: none).
+    pub errors: Vec<(f64, f64)>,
 }
 
 impl StackedBars {
@@ -32,7 +35,11 @@ impl StackedBars {
             &self.y_title,
             Scale::Linear,
             TickFormat::Number,
-            &self.totals(),
+            &self
+                .totals()
+                .into_iter()
+                .chain(self.errors.iter().map(|e| e.1))
+                .collect::<Vec<_>>(),
         );
         axes(&mut out, &area, None, &y);
         let n = self.bars.len().max(1) as f64;
@@ -67,12 +74,25 @@ impl StackedBars {
                     esc(&number(v))
                 );
             }
+            // The total's label above the bar, or above its error bar.
+            let mut top = acc;
+            if let Some(&(lo, hi)) = self.errors.get(b)
+                && lo.is_finite()
+                && hi > lo
+            {
+                let (plo, phi) = (
+                    y.map(lo, area.bottom, area.top),
+                    y.map(hi, area.bottom, area.top),
+                );
+                error_bar(&mut out, "#333333", cx, plo, phi);
+                top = top.max(hi);
+            }
             let _ = write!(
                 out,
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"600\">{}</text>\
                  <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text></g>",
                 px(cx),
-                px(y.map(acc, area.bottom, area.top) - 6.0),
+                px(y.map(top, area.bottom, area.top) - 6.0),
                 esc(&number(acc)),
                 px(cx),
                 px(area.bottom + 18.0),

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use fabricsim_core::estimate::Estimate;
 
-use super::{Area, Axis, Scale, TickFormat, axes, close, colour, esc, legend, open, px};
+use super::{Area, Axis, Scale, TickFormat, axes, close, colour, error_bar, esc, legend, open, px};
 
 /// One named series; points are drawn in the order given.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,20 +107,7 @@ impl LineChart {
                     self.y.map(lo, area.bottom, area.top),
                     self.y.map(hi, area.bottom, area.top),
                 );
-                let _ = write!(
-                    out,
-                    "<path class=\"error-bar\" stroke=\"{}\" stroke-width=\"1.5\" d=\"M{},{}V{}M{},{}H{}M{},{}H{}\"/>",
-                    colour(i),
-                    px(x),
-                    px(lo),
-                    px(hi),
-                    px(x - 4.0),
-                    px(lo),
-                    px(x + 4.0),
-                    px(x - 4.0),
-                    px(hi),
-                    px(x + 4.0)
-                );
+                error_bar(&mut out, colour(i), x, lo, hi);
             }
             if self.markers {
                 for p in &pts {

@@ -102,6 +102,23 @@ pub fn close(out: &mut String) {
 }
 
 /// A legend of coloured swatches at the right of `area`.
+/// A vertical error bar at `x` from `lo` to `hi` (pixels), with 8-pixel caps.
+pub fn error_bar(out: &mut String, stroke: &str, x: f64, lo: f64, hi: f64) {
+    let _ = write!(
+        out,
+        "<path class=\"error-bar\" stroke=\"{stroke}\" stroke-width=\"1.5\" d=\"M{},{}V{}M{},{}H{}M{},{}H{}\"/>",
+        px(x),
+        px(lo),
+        px(hi),
+        px(x - 4.0),
+        px(lo),
+        px(x + 4.0),
+        px(x - 4.0),
+        px(hi),
+        px(x + 4.0)
+    );
+}
+
 pub fn legend(out: &mut String, area: &Area, names: &[String]) {
     let x = area.right + 16.0;
     for (i, name) in names.iter().enumerate() {

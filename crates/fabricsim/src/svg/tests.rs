@@ -165,6 +165,7 @@ fn stacked_bars_heights_add_up() {
         bars: vec!["ib".into(), "roce".into()],
         segments: vec!["switches".into(), "optics".into(), "nics".into()],
         values: vec![vec![100.0, 50.0, 50.0], vec![60.0, 0.0, 40.0]],
+        errors: Vec::new(),
     };
     let svg = b.to_svg();
     let names = elements(&svg);
@@ -185,6 +186,35 @@ fn stacked_bars_heights_add_up() {
         "height=\"{}\" fill=\"#0072B2\"><title>switches: 100",
         h(100.0)
     )));
+}
+
+#[test]
+fn stacked_bars_draw_the_totals_interval() {
+    let b = StackedBars {
+        title: "training step time".into(),
+        y_title: "seconds per step (s)".into(),
+        bars: vec!["ib".into(), "roce".into()],
+        segments: vec!["compute".into(), "exposed comm.".into()],
+        values: vec![vec![50.0, 6.0], vec![50.0, 40.0]],
+        // A measured spread on the second bar only: the first has none to draw.
+        errors: vec![(56.0, 56.0), (80.0, 100.0)],
+    };
+    let svg = b.to_svg();
+    assert_eq!(svg.matches("class=\"error-bar\"").count(), 1, "{svg}");
+    // The axis reaches the interval's upper end, and the bar from 80 to 100 spans its share
+    // of the plot height.
+    let a = Area::with_legend();
+    let y = Axis::fit("", Scale::Linear, TickFormat::Number, &[56.0, 90.0, 100.0]);
+    let (lo, hi) = (y.map(80.0, a.bottom, a.top), y.map(100.0, a.bottom, a.top));
+    assert!(
+        svg.contains(&format!(
+            "M{},{}V{}",
+            px(a.left + (a.right - a.left) * 0.75),
+            px(lo),
+            px(hi)
+        )),
+        "{svg}"
+    );
 }
 
 #[test]

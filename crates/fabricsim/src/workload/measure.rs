@@ -1,7 +1,7 @@
 //! A collective measured over a size sweep by an engine: compile the DAG of each size, let the
 //! engine (a closure: DAG -> completion time) run it, and return the nccl-tests table and the
 //! alpha-beta fit of the points with its error. This is where `fabricsim collective` plugs
-//! the packet engine in.
+//! the packet engine in; [`measure_seeds`] runs each size once per seed.
 
 use super::alpha_beta::{Fit, FitError, fit_runs};
 use super::collective::{CollectiveSpec, Comm, compile};
@@ -91,16 +91,97 @@ pub fn measure_by<E, R: Into<Timed>>(
             .into();
         measured.push(Measured {
             size,
-            secs: t.time.as_secs_f64(),
+            secs: vec![t.time.as_secs_f64()],
         });
         timeouts.push(t.timeouts);
     }
-    let points: Vec<(u64, f64)> = measured.iter().map(|m| (m.size.bytes, m.secs)).collect();
+    let points: Vec<(u64, f64)> = measured.iter().map(|m| (m.size.bytes, m.secs[0])).collect();
     Ok(SweepOutcome {
         table: Table::new(spec.op, comm.len() as u32, spec.root, &measured),
         fit: fit_runs(&points, &timeouts),
         points,
         timeouts,
+        interrupted,
+    })
+}
+
+/// A sweep measured on several seeds.
+#[derive(Clone, Debug)]
+pub struct SeedsOutcome {
+    /// Each figure estimated over the seeds.
+    pub table: Table,
+    /// (size in bytes, mean seconds over the seeds) per size: the points a fit takes.
+    pub points: Vec<(u64, f64)>,
+    /// A stop request (`fabricsim_core::stop`) ended the sweep: the sizes after the last point
+    /// are missing.
+    pub interrupted: bool,
+}
+
+/// Measures `spec` over `comm` at every size on every seed: `direct(spec at the size)` first may
+/// measure a size without its DAG (a dense all-to-all as flow classes, `flow::dense`: it draws
+/// nothing at random, so it runs once and counts as one run); otherwise each size's DAG is
+/// compiled once, `prepare` sees it once (a check, the engine to run it on), then
+/// `run(dag, &prepared, seed)` runs it per seed on up to `threads` threads (`seeds::run_jobs`);
+/// each size's times are in seed order, so the result does not depend on the thread count.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_seeds<E: Send, P: Sync, R: Into<Timed> + Send>(
+    spec: &CollectiveSpec,
+    comm: &Comm,
+    nvlink: BitRate,
+    sizes: &[SweepSize],
+    seeds: &[u64],
+    threads: usize,
+    mut direct: impl FnMut(&CollectiveSpec) -> Result<Option<R>, E>,
+    mut prepare: impl FnMut(&MessageDag) -> Result<P, E>,
+    run: impl Fn(&MessageDag, &P, u64) -> Result<R, E> + Sync,
+) -> Result<SeedsOutcome, SweepError<E>> {
+    let mut measured = Vec::with_capacity(sizes.len());
+    let mut interrupted = false;
+    for &size in sizes {
+        let fail = |error| SweepError::Run {
+            bytes: size.bytes,
+            error,
+        };
+        let sized = CollectiveSpec {
+            bytes: size.bytes,
+            ..*spec
+        };
+        if let Some(r) = direct(&sized).map_err(fail)? {
+            if fabricsim_core::stop::requested() {
+                interrupted = true;
+                break;
+            }
+            let t: Timed = r.into();
+            measured.push(Measured {
+                size,
+                secs: vec![t.time.as_secs_f64()],
+            });
+            continue;
+        }
+        let dag = compile(&sized, comm, nvlink).map_err(SweepError::Input)?;
+        let prepared = prepare(&dag).map_err(fail)?;
+        let runs = super::seeds::run_jobs(seeds, threads, |&seed| run(&dag, &prepared, seed));
+        // A run the stop cut short (or never started) is no measurement.
+        if fabricsim_core::stop::requested() || runs.iter().any(Option::is_none) {
+            interrupted = true;
+            break;
+        }
+        let mut secs = Vec::with_capacity(seeds.len());
+        for r in runs.into_iter().flatten() {
+            let t: Timed = r.map_err(fail)?.into();
+            secs.push(t.time.as_secs_f64());
+        }
+        measured.push(Measured { size, secs });
+    }
+    Ok(SeedsOutcome {
+        table: Table::new(spec.op, comm.len() as u32, spec.root, &measured),
+        points: measured
+            .iter()
+            .map(|m| {
+                let n = m.secs.len().max(1) as f64;
+                (m.size.bytes, m.secs.iter().sum::<f64>() / n)
+            })
+            .collect(),
         interrupted,
     })
 }

@@ -21,6 +21,7 @@ pub mod link_params;
 pub mod measure;
 pub mod placement;
 pub mod run_engine;
+pub mod seeds;
 pub mod sweep;
 pub mod table;
 pub mod train;

@@ -1,7 +1,10 @@
 //! The nccl-tests result table (NVIDIA/nccl-tests src/common.cu: the header, one line per
 //! size with the out-of-place columns, the closing "Out of bounds" and "Avg bus bandwidth"
-//! lines) and its JSON form, from measured times per size.
+//! lines) and its JSON form, from measured times per size. Over several seeds each figure is
+//! an estimate (`core::estimate`, the lower end clipped at 0): text `mean ± half` per column,
+//! JSON `{mean, lo, hi, n}`; with one seed the text is nccl-tests' own.
 
+use fabricsim_core::estimate::Estimate;
 use serde::Serialize;
 
 use super::busbw;
@@ -9,11 +12,11 @@ use super::collective::Op;
 use super::sweep::SweepSize;
 
 /// One measured size.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Measured {
     pub size: SweepSize,
-    /// Completion time of the collective (first post to last delivery), seconds.
-    pub secs: f64,
+    /// Completion time of the collective (first post to last delivery), seconds, per seed.
+    pub secs: Vec<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -24,25 +27,53 @@ pub struct Row {
     pub dtype: &'static str,
     pub redop: &'static str,
     pub root: i64,
-    pub time_us: f64,
+    pub time_us: Estimate,
     #[serde(rename = "algbw_GBps")]
-    pub algbw_gbps: f64,
+    pub algbw_gbps: Estimate,
     #[serde(rename = "busbw_GBps")]
-    pub busbw_gbps: f64,
+    pub busbw_gbps: Estimate,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Table {
     pub op: &'static str,
     pub ranks: u32,
+    /// Seeds behind each figure.
+    pub seeds: u32,
     pub rows: Vec<Row>,
+    /// Each seed's average over the sizes, estimated over the seeds.
     #[serde(rename = "avg_busbw_GBps")]
-    pub avg_busbw_gbps: f64,
+    pub avg_busbw_gbps: Estimate,
+}
+
+/// The estimate of per-seed figures, the lower end clipped at 0; a figure that is not finite
+/// (a run of no time) is its mean alone, as one run's would be.
+fn estimate(xs: &[f64]) -> Estimate {
+    Estimate::of_positive(xs).unwrap_or_else(|| {
+        let mean = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+        Estimate {
+            mean,
+            lo: mean,
+            hi: mean,
+            n: xs.len() as u32,
+            lo_clipped: false,
+        }
+    })
 }
 
 impl Table {
-    /// The table of `op` on `ranks` ranks (`root` for broadcast and reduce).
+    /// The table of `op` on `ranks` ranks (`root` for broadcast and reduce); each figure is
+    /// computed per seed, then estimated over the seeds (every size has the same seeds).
     pub fn new(op: Op, ranks: u32, root: u32, measured: &[Measured]) -> Table {
+        let per_seed = |f: &dyn Fn(u64, f64) -> f64, m: &Measured| {
+            estimate(
+                &m.secs
+                    .iter()
+                    .map(|&t| f(m.size.bytes, t))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let busbw = |b: u64, t: f64| busbw::busbw_gbps(op, ranks, b, t);
         let rows: Vec<Row> = measured
             .iter()
             .map(|m| Row {
@@ -51,26 +82,39 @@ impl Table {
                 dtype: "float",
                 redop: if op.reduces() { "sum" } else { "none" },
                 root: if op.rooted() { root as i64 } else { -1 },
-                time_us: m.secs * 1e6,
-                algbw_gbps: busbw::algbw_gbps(m.size.bytes, m.secs),
-                busbw_gbps: busbw::busbw_gbps(op, ranks, m.size.bytes, m.secs),
+                time_us: per_seed(&|_, t| t * 1e6, m),
+                algbw_gbps: per_seed(&busbw::algbw_gbps, m),
+                busbw_gbps: per_seed(&busbw, m),
             })
             .collect();
-        let avg = if rows.is_empty() {
-            0.0
-        } else {
-            rows.iter().map(|r| r.busbw_gbps).sum::<f64>() / rows.len() as f64
-        };
+        let seeds = measured.first().map_or(1, |m| m.secs.len());
+        let avg: Vec<f64> = (0..seeds)
+            .map(|k| match measured.len() {
+                0 => 0.0,
+                n => {
+                    measured
+                        .iter()
+                        .map(|m| busbw(m.size.bytes, m.secs[k]))
+                        .sum::<f64>()
+                        / n as f64
+                }
+            })
+            .collect();
         Table {
             op: op.name(),
             ranks,
+            seeds: seeds as u32,
             rows,
-            avg_busbw_gbps: avg,
+            avg_busbw_gbps: estimate(&avg),
         }
     }
 
-    /// The text nccl-tests prints (out-of-place columns; `#wrong` is N/A: no data is checked).
+    /// The text nccl-tests prints (out-of-place columns; `#wrong` is N/A: no data is checked);
+    /// over several seeds each figure with the half width of its 95% interval.
     pub fn to_text(&self) -> String {
+        if self.seeds > 1 {
+            return self.seeds_text();
+        }
         let mut s = String::new();
         s.push_str("#\n");
         s.push_str(&format!(
@@ -93,18 +137,54 @@ impl Table {
                 r.dtype,
                 r.redop,
                 r.root,
-                time_str(r.time_us),
-                r.algbw_gbps,
-                r.busbw_gbps,
+                time_str(r.time_us.mean),
+                r.algbw_gbps.mean,
+                r.busbw_gbps.mean,
                 "N/A"
             ));
         }
         s.push_str("# Out of bounds values : 0 OK\n");
         s.push_str(&format!(
             "# Avg bus bandwidth    : {} \n",
-            format_g(self.avg_busbw_gbps)
+            format_g(self.avg_busbw_gbps.mean)
         ));
         s.push_str("#\n");
+        s
+    }
+
+    /// The table over several seeds: nccl-tests' columns, each figure `mean ± half` (a
+    /// clipped interval `mean (lo to hi, clipped at 0)`), `#wrong` left out.
+    fn seeds_text(&self) -> String {
+        let mut s = format!(
+            "#\n# {} seeds per size: mean ± half width of the 95% interval (Student t)\n",
+            self.seeds
+        );
+        s.push_str(&format!(
+            "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>17}  {:>15}  {:>15}\n",
+            "size", "count", "type", "redop", "root", "time", "algbw", "busbw"
+        ));
+        s.push_str(&format!(
+            "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>17}  {:>15}  {:>15}\n",
+            "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)"
+        ));
+        for r in &self.rows {
+            s.push_str(&format!(
+                "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {:>17}  {:>15}  {:>15}\n",
+                r.size_bytes,
+                r.count_elements,
+                r.dtype,
+                r.redop,
+                r.root,
+                r.time_us.text(2),
+                r.algbw_gbps.text(2),
+                r.busbw_gbps.text(2),
+            ));
+        }
+        s.push_str("# Out of bounds values : 0 OK\n");
+        s.push_str(&format!(
+            "# Avg bus bandwidth    : {} \n#\n",
+            self.avg_busbw_gbps.text(4)
+        ));
         s
     }
 }

@@ -16,6 +16,10 @@ pub struct FabricEntry {
     pub transport: Option<String>,
     /// Per-packet random loss rate on every link (default 0).
     pub loss_rate: Option<f64>,
+    /// The loss rates the verdict is re-derived under, `[low, high]` around `loss_rate`
+    /// (0 <= low <= loss_rate <= high < 0.5; default `loss_rate` x0.1 and x10, none for a
+    /// lossless fabric).
+    pub loss_rate_interval: Option<[f64; 2]>,
     /// The profile's tuned parameters (default) or its documented untuned variant (RoCE: DCQCN
     /// off, ECN thresholds above PFC XOFF, legacy fixed headroom; see data/profiles).
     pub tuned: Option<bool>,
@@ -91,6 +95,10 @@ impl Default for Weights {
 /// Seeds of a comparison by default: 5 keep the built-in comparison
 /// (examples/compare-default.toml) under a minute on 2 cores, with a t quantile of 2.78.
 pub const DEFAULT_SEEDS: u32 = 5;
+/// Seeds of `collective` and `train --calibrate` by default: 3, the fewest that give an
+/// interval (t quantile 4.30), since their default runs are larger than compare's (the default
+/// collective is one 1,024-GPU packet run of ~10 s CPU and 3.7 GB per seed).
+pub const DEFAULT_ENGINE_SEEDS: u32 = 3;
 /// Most seeds a run takes (the Student-t table of `fabricsim_core::estimate` covers 30; beyond
 /// it the normal quantile).
 pub const MAX_SEEDS: u32 = 100;
@@ -193,16 +201,25 @@ impl CompareSection {
         &self,
         s: &crate::scenario::Scenario,
     ) -> Result<u32, fabricsim_core::error::InputError> {
-        if !(1..=MAX_SEEDS).contains(&self.seeds) {
-            return Err(s.error(
-                "compare.seeds",
-                self.seeds,
-                "is not a number of seeds",
-                format!("1 to {MAX_SEEDS} seeds (each simulated figure is measured once per seed)"),
-            ));
-        }
-        Ok(self.seeds)
+        checked_seeds(s, "compare.seeds", self.seeds)
     }
+}
+
+/// `n` seeds at `key`, checked (1 to [`MAX_SEEDS`]); an error at the key or its flag.
+pub fn checked_seeds(
+    s: &crate::scenario::Scenario,
+    key: &str,
+    n: u32,
+) -> Result<u32, fabricsim_core::error::InputError> {
+    if !(1..=MAX_SEEDS).contains(&n) {
+        return Err(s.error(
+            key,
+            n,
+            "is not a number of seeds",
+            format!("1 to {MAX_SEEDS} seeds (each simulated figure is measured once per seed)"),
+        ));
+    }
+    Ok(n)
 }
 
 impl Default for CompareSection {

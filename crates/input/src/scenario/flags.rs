@@ -46,6 +46,8 @@ pub const FLAGS: &[Flag] = &[
     f("--max-memory", "max_memory", "Refuse a run whose estimated memory passes this, such as 16GB (default: 90% of MemAvailable)"),
     f("--catalog", "catalog", "A catalog file merged over the built-in one (same ids replace, new ids add)"),
     f("--seeds", "compare.seeds", "Seeds each simulated figure is measured over, reported as mean and 95% interval (default 5)"),
+    // The same flag for `collective` and `train` (a command takes one of the two keys).
+    f("--seeds", "seeds", "Seeds each engine-run figure is measured over, reported as mean and 95% interval (default 3)"),
     f("--model", "train.model", "Model preset: llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, deepseek-v3"),
     f("--layers", "train.layers", "Transformer layers"),
     f("--hidden", "train.hidden", "Hidden size"),
@@ -112,10 +114,20 @@ fn typed(raw: &str) -> Option<Value> {
 
 impl Scenario {
     /// Applies command-line overrides in order; an unknown flag or a value of the wrong type is
-    /// an error naming the flag.
+    /// an error naming the flag. A flag that two keys share (`--seeds`) sets the first.
     pub fn apply_flags(&mut self, pairs: &[(String, String)]) -> Result<(), InputError> {
+        self.apply_flags_for(pairs, |_| true)
+    }
+
+    /// The same for a command that takes the keys `takes` accepts: a flag sets its row among
+    /// those (`--seeds` is `compare.seeds` for compare, `seeds` for collective and train).
+    pub fn apply_flags_for(
+        &mut self,
+        pairs: &[(String, String)],
+        takes: impl Fn(&str) -> bool,
+    ) -> Result<(), InputError> {
         for (flag, raw) in pairs {
-            let Some(known) = FLAGS.iter().find(|f| f.flag == flag) else {
+            let Some(known) = FLAGS.iter().find(|f| f.flag == flag && takes(f.key)) else {
                 let all: Vec<&str> = FLAGS.iter().map(|f| f.flag).collect();
                 return Err(InputError::flag(
                     flag,

@@ -44,6 +44,10 @@ pub struct ScenarioFile {
     /// The most memory a run may take (`crate::memory`; default 90% of MemAvailable).
     #[serde(default)]
     pub max_memory: Option<value::SizeValue>,
+    /// Seeds the engine runs of `collective` and `train --calibrate` are measured over
+    /// (default [`compare::DEFAULT_ENGINE_SEEDS`]; compare and sweep take `[compare] seeds`).
+    #[serde(default)]
+    pub seeds: Option<u32>,
     #[serde(default)]
     pub cluster: cluster::ClusterSection,
     #[serde(default)]
@@ -141,6 +145,15 @@ impl Scenario {
             Some(flag) => InputError::flag(flag, value, problem, allowed),
             None => InputError::at_key(&self.source, key, value, problem, allowed),
         }
+    }
+
+    /// The engine seeds of `collective` and `train` (`seeds`), checked like `[compare] seeds`.
+    pub fn engine_seeds(&self) -> Result<u32, InputError> {
+        compare::checked_seeds(
+            self,
+            "seeds",
+            self.file.seeds.unwrap_or(compare::DEFAULT_ENGINE_SEEDS),
+        )
     }
 
     /// Whether the file or a flag sets the top-level key or section `key`.

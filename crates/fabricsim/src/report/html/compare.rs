@@ -105,6 +105,11 @@ fn step_bars(c: &Comparison) -> StackedBars {
                 ]
             })
             .collect(),
+        errors: with
+            .iter()
+            .filter_map(|f| f.delivered.as_ref())
+            .map(|d| (d.step_time_s.lo, d.step_time_s.hi))
+            .collect(),
     }
 }
 
@@ -127,6 +132,8 @@ fn capex_bars(c: &Comparison) -> StackedBars {
                 vec![k.switches_usd, k.nics_usd, k.optics_usd, k.cables_usd]
             })
             .collect(),
+        // Plan figures: no seeds, no interval.
+        errors: Vec::new(),
     }
 }
 
@@ -152,6 +159,8 @@ fn tco_bars(c: &Comparison) -> StackedBars {
                 ]
             })
             .collect(),
+        // Plan figures: no seeds, no interval.
+        errors: Vec::new(),
     }
 }
 
@@ -245,7 +254,7 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     }
     charts.push((
         step_bars(c).to_svg(),
-        "step time split from the training-step model, means over the seeds (fabrics without a modelled step are left out)".into(),
+        "step time split from the training-step model, means over the seeds, the step time's 95% interval as an error bar (fabrics without a modelled step are left out)".into(),
     ));
     charts.push((
         capex_bars(c).to_svg(),

@@ -1,0 +1,96 @@
+//! The seeds of a simulated figure (compare, sweep, collective, train) and the runs over them.
+//! The first seed is the scenario's (`[compare] seed` for compare and sweep, the engine's seed
+//! for collective and train), the others are derived from it with `fabricsim_core::rng::mix`
+//! (SplitMix64), so the same scenario and seed give the same seeds, results and bytes. Runs of
+//! independent jobs share the machine's cores and come back in job order, whatever the thread
+//! count.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use fabricsim_core::estimate::Estimate;
+use fabricsim_core::rng::mix;
+
+/// Mixed with the base seed and the seed's index (the word "SEEDS" in ASCII).
+const TAG: u64 = 0x53_45_45_44_53;
+
+/// `n` seeds: `base` first, then one derived from (base, index) per further seed.
+pub fn derive(base: u64, n: u32) -> Vec<u64> {
+    (0..n as u64)
+        .map(|i| if i == 0 { base } else { mix(&[base, TAG, i]) })
+        .collect()
+}
+
+/// The estimate of per-seed figures of a non-negative quantity (a time, a rate, a share, a
+/// cost: `Estimate::of_positive`, the lower end clipped at 0); `Err` names `what` when one is
+/// not finite (a run that delivered nothing) or negative.
+pub fn estimate(what: &str, samples: &[f64]) -> Result<Estimate, String> {
+    Estimate::of_positive(samples)
+        .ok_or_else(|| format!("{what} is not finite and >= 0 in every seed: {samples:?}"))
+}
+
+/// One seed's figure: its value, no spread measured (`n` = 1).
+pub fn single(x: f64) -> Estimate {
+    Estimate {
+        mean: x,
+        lo: x,
+        hi: x,
+        n: 1,
+        lo_clipped: false,
+    }
+}
+
+/// Runs `f` on every job on up to `threads` threads and returns the results in job order. After
+/// a stop request (`fabricsim_core::stop`) jobs not yet started are not run (`None`).
+pub fn run_jobs<J: Sync, R: Send>(
+    jobs: &[J],
+    threads: usize,
+    f: impl Fn(&J) -> R + Sync,
+) -> Vec<Option<R>> {
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<R>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| {
+                while !fabricsim_core::stop::requested() {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(j) = jobs.get(i) else { break };
+                    let r = f(j);
+                    slots.lock().expect("no panics while holding the lock")[i] = Some(r);
+                }
+            });
+        }
+    });
+    slots.into_inner().expect("threads joined")
+}
+
+/// The machine's available parallelism (1 when unknown).
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_start_at_the_base_and_are_distinct_and_stable() {
+        let s = derive(7, 5);
+        assert_eq!(s[0], 7);
+        assert_eq!(s, derive(7, 5));
+        assert_eq!(&derive(7, 8)[..5], &s[..]);
+        let mut d = s.clone();
+        d.sort_unstable();
+        d.dedup();
+        assert_eq!(d.len(), 5);
+        assert_ne!(derive(8, 2)[1], s[1]);
+    }
+
+    #[test]
+    fn jobs_come_back_in_order_whatever_the_threads() {
+        let jobs: Vec<u64> = (0..23).collect();
+        let one = run_jobs(&jobs, 1, |j| j * j);
+        assert_eq!(one, run_jobs(&jobs, 4, |j| j * j));
+        assert_eq!(one[22], Some(22 * 22));
+    }
+}
