@@ -127,6 +127,8 @@ pub struct Link {
 pub enum Shape {
     FatTree,
     RailOptimized,
+    RailOnly,
+    DualTor,
     /// Read from a file (ns-3 topology); structure derived from the graph.
     Imported,
 }

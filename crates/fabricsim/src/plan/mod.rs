@@ -27,6 +27,8 @@ pub struct Plan {
     pub switch: String,
     pub switch_radix: u32,
     pub kind: &'static str,
+    /// Parallel fabrics (`[topology] planes`).
+    pub planes: u32,
     pub tiers: u8,
     pub oversubscription: (u32, u32),
     pub gpus: u32,
@@ -76,10 +78,8 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         nic: d.nic.id.clone(),
         switch: d.switch.id.clone(),
         switch_radix: d.spec.switch_radix,
-        kind: match d.spec.kind {
-            fabricsim_core::topology::Kind::FatTree => "fat-tree",
-            fabricsim_core::topology::Kind::RailOptimized => "rail-optimized",
-        },
+        kind: d.spec.kind.name(),
+        planes: d.spec.planes,
         tiers: t.tiers,
         oversubscription: d.spec.oversubscription,
         gpus: d.spec.gpus,

@@ -195,15 +195,14 @@ impl Scenario {
 
         // [topology]
         let t = &f.topology;
-        let kind = match t.kind.trim() {
-            "fat-tree" => Kind::FatTree,
-            "rail-optimized" => Kind::RailOptimized,
-            other => {
+        let kind = match Kind::ALL.iter().find(|k| k.name() == t.kind.trim()) {
+            Some(&k) => k,
+            None => {
                 return Err(self.error(
                     "topology.kind",
-                    other,
+                    t.kind.trim(),
                     "is not a topology kind",
-                    "fat-tree, rail-optimized",
+                    "fat-tree, rail-optimized, rail-only, dual-tor",
                 ));
             }
         };
@@ -260,6 +259,7 @@ impl Scenario {
             oversubscription,
             switch_radix: mode.ports,
             port_rate: BitRate::gbps(rate as u64),
+            planes: t.planes,
         };
 
         // [layout]
@@ -349,6 +349,7 @@ impl Scenario {
                 self.file.topology.oversubscription.clone(),
             ),
             "kind" => ("topology.kind", self.file.topology.kind.clone()),
+            "planes" => ("topology.planes", self.file.topology.planes.to_string()),
             _ => (
                 "topology.switch",
                 format!("{} ({} ports)", design.switch.id, design.spec.switch_radix),
