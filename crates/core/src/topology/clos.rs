@@ -47,7 +47,9 @@ pub fn wire(spec: &TopologySpec, sizing: &Sizing, planes: &[Vec<LeafHosts>]) -> 
         Kind::RailOnly => Shape::RailOnly,
         Kind::DualTor => Shape::DualTor,
     };
-    w.b.finish(shape, sizing.tiers, sizing.servers)
+    let mut t = w.b.finish(shape, sizing.tiers, sizing.servers);
+    t.planes = sizing.plane.planes;
+    t
 }
 
 struct Wiring<'a> {

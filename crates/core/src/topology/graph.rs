@@ -145,6 +145,8 @@ pub struct Topology {
     pub nics: Vec<NodeId>,
     /// GPU servers (chassis).
     pub servers: u32,
+    /// Parallel planes no switch joins (rail-only, multi-plane; `topology::pxn`); 1 otherwise.
+    pub planes: u32,
     /// Routing structure derived from the graph (`routing::Routing::derive`).
     pub routing: super::routing::Routing,
     /// (server, rail) -> host: `host_index[server * rails_per_server + rail]`, `u32::MAX` where
@@ -391,6 +393,7 @@ impl GraphBuilder {
             links: out_links,
             nics,
             servers,
+            planes: 1,
             routing: super::routing::Routing::default(),
             host_index,
             rails_per_server,

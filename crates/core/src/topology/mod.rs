@@ -4,6 +4,7 @@ pub mod clos;
 pub mod dot;
 pub mod graph;
 pub mod placement;
+pub mod pxn;
 pub mod routing;
 pub mod sizing;
 pub mod spec;

@@ -253,6 +253,11 @@ impl Gpu {
     pub fn nvlink_one_way_bytes_per_s(&self) -> f64 {
         self.nvlink_gbyteps * 1e9 / 2.0
     }
+
+    /// [`Self::nvlink_one_way_bytes_per_s`] as a bit rate (what a DAG's NVLink messages run at).
+    pub fn nvlink_rate(&self) -> fabricsim_core::units::BitRate {
+        fabricsim_core::units::BitRate((self.nvlink_one_way_bytes_per_s() * 8.0).round() as u64)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
