@@ -9,6 +9,7 @@ pub mod cost;
 pub mod layout;
 pub mod media;
 pub mod power;
+pub mod reach;
 
 use fabricsim_core::error::InputError;
 use fabricsim_core::topology::Topology;

@@ -122,6 +122,7 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
         },
         "topology": {
             "kind": p.kind,
+            "planes": p.planes,
             "tiers": p.tiers,
             "oversubscription": format!("{}:{}", p.oversubscription.0, p.oversubscription.1),
         },
@@ -242,8 +243,12 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     );
     let _ = writeln!(
         w,
-        "  topology  {}, {} tier{}, leaf oversubscription {}:{}",
+        "  topology  {}{}, {} tier{}, leaf oversubscription {}:{}",
         p.kind,
+        match p.planes {
+            1 => String::new(),
+            n => format!(" x {n} planes"),
+        },
         p.tiers,
         if p.tiers == 1 { "" } else { "s" },
         p.oversubscription.0,
@@ -398,5 +403,83 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
         w,
         "\nMany prices and powers are estimates (tagged [E]/[U] in data/catalog); override them with\n[cost] prices_usd or a user catalog (--catalog FILE)."
     );
+    o
+}
+
+/// `plan --max`: the largest GPU count per design in 1, 2 and 3 tiers (`plan::reach`), as text,
+/// JSON or CSV (`format`: "text", "json", "csv").
+pub fn max_table(d: &fabricsim_input::scenario::Design, format: &str) -> String {
+    let rows = crate::plan::reach::table(&d.spec);
+    let s = &d.spec;
+    let mut o = String::new();
+    let w = &mut o;
+    match format {
+        "json" => {
+            let v: Vec<Value> = rows
+                .iter()
+                .map(|r| match &r.gpus {
+                    Ok(g) => {
+                        json!({"design": r.label(), "max_gpus": {"1": g[0], "2": g[1], "3": g[2]}})
+                    }
+                    Err(e) => json!({"design": r.label(), "refused": e}),
+                })
+                .collect();
+            let _ = writeln!(
+                w,
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "switch": d.switch.id, "switch_radix": s.switch_radix,
+                    "nic_ports_per_server": s.nics_per_node, "gpus_per_server": s.gpus_per_node,
+                    "oversubscription": format!("{}:{}", s.oversubscription.0, s.oversubscription.1),
+                    "designs": v,
+                }))
+                .expect("a JSON value serializes")
+            );
+        }
+        "csv" => {
+            let _ = writeln!(
+                w,
+                "design,max_gpus_1_tier,max_gpus_2_tiers,max_gpus_3_tiers"
+            );
+            for r in &rows {
+                match &r.gpus {
+                    Ok(g) => writeln!(w, "{},{},{},{}", r.label(), g[0], g[1], g[2]),
+                    Err(_) => writeln!(w, "{},,,", r.label()),
+                }
+                .expect("writing to a String");
+            }
+        }
+        _ => {
+            let _ = writeln!(
+                w,
+                "fabricsim plan --max: switch {} ({} ports), {} NIC ports and {} GPUs per server, \
+                 leaf oversubscription {}:{}",
+                d.switch.id,
+                s.switch_radix,
+                s.nics_per_node,
+                s.gpus_per_node,
+                s.oversubscription.0,
+                s.oversubscription.1
+            );
+            let _ = writeln!(
+                w,
+                "  {:<28} {:>12} {:>12} {:>12}",
+                "design", "1 tier", "2 tiers", "3 tiers"
+            );
+            for r in &rows {
+                let _ = match &r.gpus {
+                    Ok(g) => writeln!(
+                        w,
+                        "  {:<28} {:>12} {:>12} {:>12}",
+                        r.label(),
+                        thousands(g[0] as f64),
+                        thousands(g[1] as f64),
+                        thousands(g[2] as f64)
+                    ),
+                    Err(e) => writeln!(w, "  {:<28} refused: {e}", r.label()),
+                };
+            }
+        }
+    }
     o
 }
