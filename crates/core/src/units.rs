@@ -204,22 +204,26 @@ fn decimal_digit(c: char) -> bool {
     c.is_ascii_digit() || c == '.'
 }
 
-/// Parses a size such as `2MB`, `1M`, `64KiB`, `4096` into bytes. Decimal suffixes (K, M, G, T
-/// with optional B) are powers of 1000; binary ones (KiB, MiB, GiB) are powers of 1024.
+/// Parses a size such as `2MB`, `1M`, `64KiB`, `4096` into bytes, one convention everywhere
+/// (scenario files and flags): KB, MB, GB, TB are powers of 1000; KiB, MiB, GiB, TiB powers of
+/// 1024; a bare K, M, G, T is a power of 1024, as nccl-tests' `-b`/`-e` sizes and GNU coreutils'
+/// size suffixes (`dd`, `head -c`) read it: `4M` = `4MiB` = 4,194,304 B, `4MB` = 4,000,000 B.
 pub fn parse_bytes(s: &str) -> Result<u64, CoreError> {
     let (num, suf) = split_number(s, decimal_digit);
+    const KI: f64 = 1024.0;
     let mult: f64 = match suf.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "m" | "mb" => 1e6,
-        "g" | "gb" => 1e9,
-        "t" | "tb" => 1e12,
-        "kib" => 1024.0,
-        "mib" => 1024.0 * 1024.0,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "k" | "kib" => KI,
+        "m" | "mib" => KI * KI,
+        "g" | "gib" => KI * KI * KI,
+        "t" | "tib" => KI * KI * KI * KI,
         _ => {
             return Err(CoreError::Value(format!(
-                "unknown size unit `{suf}` (allowed: B, K/KB, M/MB, G/GB, T/TB, KiB, MiB, GiB)"
+                "unknown size unit `{suf}` (allowed: B; KB, MB, GB, TB = powers of 1000; K, M, G, T or KiB, MiB, GiB, TiB = powers of 1024)"
             )));
         }
     };
@@ -329,8 +333,13 @@ mod tests {
     #[test]
     fn parsing() {
         assert_eq!(parse_bytes("2MB").unwrap(), 2_000_000);
-        assert_eq!(parse_bytes("1M").unwrap(), 1_000_000);
+        assert_eq!(parse_bytes("4MB").unwrap(), 4_000_000);
+        assert_eq!(parse_bytes("4MiB").unwrap(), 4_194_304);
+        assert_eq!(parse_bytes("4M").unwrap(), 4_194_304);
         assert_eq!(parse_bytes("64KiB").unwrap(), 65_536);
+        assert_eq!(parse_bytes("64K").unwrap(), 65_536);
+        assert_eq!(parse_bytes("1TiB").unwrap(), 1 << 40);
+        assert_eq!(parse_bytes("1.5KB").unwrap(), 1_500);
         assert!(parse_bytes("12parsecs").is_err());
         assert_eq!(parse_time("1000ns").unwrap(), Time::from_us(1));
         assert_eq!(parse_time("1.5ms").unwrap(), Time(1_500_000_000));

@@ -37,7 +37,7 @@ pub struct CollectiveArgs {
     /// reduce, sendrecv.
     #[arg(long, default_value = "all_reduce")]
     pub op: String,
-    /// Smallest size (nccl-tests -b): bytes with an optional K/M/G suffix (powers of 1024).
+    /// Smallest size (nccl-tests -b): 64K, 1M, 1G are powers of 1024 (as nccl-tests), 1MB is 10^6.
     #[arg(long, default_value = "1M")]
     pub min_bytes: String,
     /// Largest size (nccl-tests -e). Default: 64M on 16 GPUs, scaled by 16/GPUs (at least
@@ -150,28 +150,17 @@ fn parse_algo(s: &str) -> Result<Algo, InputError> {
     })
 }
 
-/// A size as nccl-tests' `-b`/`-e` read it: an integer with an optional K, M or G suffix,
-/// powers of 1024 (nccl-tests src/common.cu `parsesize`).
+/// A size flag in the one size convention (`units::parse_bytes`): a bare K, M, G is a power of
+/// 1024 as in nccl-tests' `-b`/`-e` (src/common.cu `parsesize`), KB/MB/GB powers of 1000.
 fn bytes_flag(flag: &str, s: &str) -> Result<u64, InputError> {
-    let t = s.trim();
-    let (num, shift) = match t.char_indices().last() {
-        Some((i, 'K' | 'k')) => (&t[..i], 10),
-        Some((i, 'M' | 'm')) => (&t[..i], 20),
-        Some((i, 'G' | 'g')) => (&t[..i], 30),
-        _ => (t, 0),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|v| v.checked_mul(1u64 << shift))
-        .filter(|&v| v <= fabricsim::units::MAX_BYTES)
-        .ok_or_else(|| {
-            InputError::flag(
-                flag,
-                s,
-                "not a size of at most 2^50 B",
-                "an integer with an optional K, M or G suffix (powers of 1024, as nccl-tests): 8, 64K, 1M, 1G; at most 2^50 B (1024T)",
-            )
-        })
+    fabricsim::units::parse_bytes(s).map_err(|e| {
+        InputError::flag(
+            flag,
+            s,
+            e,
+            "a size such as 8, 64K, 1M (powers of 1024) or 4MB (powers of 1000), at most 2^50 B",
+        )
+    })
 }
 
 pub fn run(a: CollectiveArgs) -> Outcome {

@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own file with its clap `Args` and a `run(args) -> Outcome`.
 
 mod bench;
+mod catalog;
 mod collective;
 mod compare;
 mod interrupt;
@@ -10,10 +11,12 @@ mod outcome;
 mod outpath;
 mod output;
 mod plan;
+mod profiles;
 mod progress;
 mod scenario_flags;
 mod sim;
 mod sweep;
+mod table;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -23,7 +26,9 @@ use std::process::ExitCode;
 #[command(
     name = "fabricsim",
     version,
-    about = "Plan, simulate and compare AI training fabrics (InfiniBand, RoCEv2, Ultra Ethernet)"
+    about = "Plan, simulate and compare AI training fabrics (InfiniBand, RoCEv2, Ultra Ethernet)",
+    // A flag given twice takes its last value, so a base command line can be extended.
+    args_override_self = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -46,6 +51,10 @@ enum Cmd {
     Sim(sim::SimArgs),
     /// Time the packet engine on the fixed peer scenarios.
     Bench(bench::BenchArgs),
+    /// List the shipped fabric profiles, or print one as TOML to copy and edit.
+    Profiles(profiles::ProfilesArgs),
+    /// List the shipped component catalog, or print items as TOML to copy and edit.
+    Catalog(catalog::CatalogArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +68,8 @@ fn main() -> ExitCode {
         Cmd::Collective(a) => collective::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Profiles(a) => profiles::run(a),
+        Cmd::Catalog(a) => catalog::run(a),
     };
     outcome::exit_code(outcome)
 }

@@ -140,8 +140,13 @@ impl Profile {
         Profile::parse(&Source::new(*name, *text)).map_err(|e| (e.to_string(), allowed))
     }
 
+    /// A shipped profile's file name and text as shipped (its `extends` not composed in).
+    pub fn shipped(id: &str) -> Option<(&'static str, &'static str)> {
+        BUILTIN.iter().find(|b| b.0 == id).map(|b| (b.1, b.2))
+    }
+
     /// The text of a shipped profile with its `extends` composed in (`profile_extends`).
-    fn builtin_text(id: &str) -> Option<String> {
+    pub fn builtin_text(id: &str) -> Option<String> {
         let (_, name, text) = BUILTIN.iter().find(|b| b.0 == id)?;
         let src = Source::new(*name, *text);
         Some(

@@ -7,6 +7,7 @@
 
 mod check;
 pub mod items;
+pub mod shipped;
 
 use serde::Deserialize;
 
