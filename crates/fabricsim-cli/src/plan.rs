@@ -56,6 +56,9 @@ pub fn run(args: PlanArgs) -> Outcome {
         return output::emit(args.out.as_deref(), &table);
     }
     let (design, topo, plan) = fabricsim::plan::run(&scenario)?;
+    for w in &design.warnings {
+        eprintln!("warning: {w}");
+    }
     let report = match args.format {
         Format::Text => fabricsim::report::plan::text(&plan, &design),
         Format::Json => output::json(serde_json::to_string_pretty(

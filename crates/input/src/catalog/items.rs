@@ -273,6 +273,15 @@ pub struct Server {
     /// Whether `price_usd` includes the scale-out NICs (the plan then counts them once, under
     /// the network).
     pub includes_nics: bool,
+    /// PCIe generation of the host's link to each scale-out NIC (`scenario::compat`).
+    #[serde(default)]
+    pub pcie_gen: Option<u8>,
+    /// PCIe lanes to each scale-out NIC.
+    #[serde(default)]
+    pub pcie_lanes_per_nic: Option<u32>,
+    /// Scale-out NIC ports the server model takes.
+    #[serde(default)]
+    pub nic_slots: Option<u32>,
     #[serde(default)]
     pub source: String,
 }

@@ -64,6 +64,8 @@ pub struct Design {
     pub spec: TopologySpec,
     pub layout: LayoutParams,
     pub cost: CostParams,
+    /// What works but not as the parts promise (`compat`), for the commands to print.
+    pub warnings: Vec<String>,
 }
 
 const MAX_GPUS: i64 = 1 << 20;
@@ -193,6 +195,9 @@ impl Scenario {
             ));
         }
 
+        let warnings =
+            super::compat::check(self, &server, &nic, rate, nics_per_node, gpus_per_node)?;
+
         // [topology]
         let t = &f.topology;
         let kind = match Kind::ALL.iter().find(|k| k.name() == t.kind.trim()) {
@@ -321,6 +326,7 @@ impl Scenario {
             spec,
             layout,
             cost,
+            warnings,
         })
     }
 

@@ -1,0 +1,80 @@
+//! Compatibility of the parts a scenario picks: the NIC's port rate against the host's PCIe
+//! link to it, and the NIC ports per server against the server model's NIC slots. A part that
+//! cannot work is an error naming both parts; one that works below its rate is a warning.
+//!
+//! PCIe usable rate per lane and direction: 8, 16, 32 GT/s with 128b/130b encoding for Gen3,
+//! 4 and 5 (PCI Express Base Specification 3.0-5.0), 64 GT/s PAM4 with 242/256 FLIT
+//! efficiency for Gen6 (PCI Express Base Specification 6.0).
+
+use super::Scenario;
+use crate::catalog::{Nic, Server};
+use fabricsim_core::error::InputError;
+
+/// Usable Gb/s per lane of PCIe generation `gen`, or `None` for a generation it does not know.
+pub fn pcie_lane_gbps(generation: u8) -> Option<f64> {
+    match generation {
+        3 => Some(8.0 * 128.0 / 130.0),
+        4 => Some(16.0 * 128.0 / 130.0),
+        5 => Some(32.0 * 128.0 / 130.0),
+        6 => Some(64.0 * 242.0 / 256.0),
+        _ => None,
+    }
+}
+
+/// Checks `server` against `nic` at `rate_gbps` and `nics_per_node`; `Ok` holds the warnings.
+pub fn check(
+    s: &Scenario,
+    server: &Server,
+    nic: &Nic,
+    rate_gbps: u32,
+    nics_per_node: u32,
+    gpus_per_node: u32,
+) -> Result<Vec<String>, InputError> {
+    let mut warnings = Vec::new();
+    if let Some(slots) = server.nic_slots
+        && nics_per_node > slots
+    {
+        return Err(s.error(
+            "cluster.nics_per_node",
+            nics_per_node,
+            format!(
+                "server {} has {slots} scale-out NIC slots for its {} GPUs",
+                server.id, server.gpus
+            ),
+            format!(
+                "at most {slots} NIC ports per node with server {}",
+                server.id
+            ),
+        ));
+    }
+    if !gpus_per_node.is_multiple_of(nics_per_node) && !nics_per_node.is_multiple_of(gpus_per_node)
+    {
+        warnings.push(format!(
+            "cluster.nics_per_node = {nics_per_node} does not divide evenly among the {gpus_per_node} \
+             GPUs of server {}: some GPUs share more NICs than others",
+            server.id
+        ));
+    }
+    if let (Some(generation), Some(lanes)) = (server.pcie_gen, server.pcie_lanes_per_nic) {
+        let Some(lane) = pcie_lane_gbps(generation) else {
+            return Err(s.error(
+                "cluster.server",
+                &server.id,
+                format!("has PCIe generation {generation} in the catalog"),
+                "a catalog server with pcie_gen 3, 4, 5 or 6",
+            ));
+        };
+        let usable = lane * lanes as f64;
+        if rate_gbps as f64 > usable {
+            warnings.push(format!(
+                "NIC {} at {rate_gbps}G is faster than server {}'s PCIe Gen{generation} x{lanes} \
+                 link to it ({usable:.0} Gb/s each way): the NIC cannot run at line rate; pick a \
+                 host with a faster PCIe link (Gen6 x16 carries 800G) or a {}G-or-slower fabric",
+                nic.id,
+                server.id,
+                usable.floor()
+            ));
+        }
+    }
+    Ok(warnings)
+}
