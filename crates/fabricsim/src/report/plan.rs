@@ -148,7 +148,16 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
                 "nics": r2(c.nics_usd),
                 "optics": r2(c.optics_usd),
                 "cables": r2(c.cables_usd),
+                "installation": r2(c.install_usd),
+                "spares": r2(c.spares_usd),
+                "oob_management": r2(c.oob_usd),
                 "total": r2(c.network_capex_usd),
+            },
+            "oob_ports": c.oob_ports,
+            "opex_usd_per_year_parts": {
+                "energy": r2(c.energy_usd_per_year),
+                "software_licences": r2(c.software_usd_per_year),
+                "support": r2(c.support_usd_per_year),
             },
             "pue": k.pue,
             "usd_per_kWh": k.usd_per_kwh,
@@ -335,13 +344,19 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     let _ = writeln!(w, "  total     {:>12.2} kW", p.power.total_kw());
 
     let _ = writeln!(w, "\nCost (network)");
-    for (label, v) in [
-        ("switches", c.switches_usd),
-        ("NICs", c.nics_usd),
-        ("optics", c.optics_usd),
-        ("cables", c.cables_usd),
-    ] {
-        let _ = writeln!(w, "  CAPEX {:<9} {:>16} USD", label, thousands(v));
+    // Each line with its share of the CAPEX: what the total depends on most.
+    for (label, v) in c.capex_lines() {
+        let share = if c.network_capex_usd > 0.0 {
+            100.0 * v / c.network_capex_usd
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            w,
+            "  CAPEX {:<9} {:>16} USD  ({share:.1}%)",
+            label,
+            thousands(v)
+        );
     }
     let _ = writeln!(
         w,
@@ -350,12 +365,30 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     );
     let _ = writeln!(
         w,
-        "  OPEX per year   {:>16} USD  ({:.2} kW x PUE {} x {} USD/kWh x {} h)",
-        thousands(c.network_opex_usd_per_year),
+        "  OPEX energy     {:>16} USD/year  ({:.2} kW x PUE {} x {} USD/kWh x {} h)",
+        thousands(c.energy_usd_per_year),
         p.power.total_kw(),
         k.pue,
         k.usd_per_kwh,
         HOURS_PER_YEAR
+    );
+    let _ = writeln!(
+        w,
+        "  OPEX licences   {:>16} USD/year  ({} USD per switch, {} USD per server)",
+        thousands(c.software_usd_per_year),
+        k.switch_software_usd_per_year,
+        k.fabric_manager_usd_per_node_year
+    );
+    let _ = writeln!(
+        w,
+        "  OPEX support    {:>16} USD/year  ({}% of hardware)",
+        thousands(c.support_usd_per_year),
+        100.0 * k.support_share_per_year
+    );
+    let _ = writeln!(
+        w,
+        "  OPEX per year   {:>16} USD",
+        thousands(c.network_opex_usd_per_year)
     );
     let _ = writeln!(
         w,

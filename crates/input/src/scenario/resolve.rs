@@ -47,6 +47,14 @@ pub struct CostParams {
     pub years: u32,
     pub usd_per_kwh: f64,
     pub pue: f64,
+    /// The `[cost]` licence, support, labour, spares and management-network keys.
+    pub switch_software_usd_per_year: f64,
+    pub fabric_manager_usd_per_node_year: f64,
+    pub support_share_per_year: f64,
+    pub install_usd_per_cable: f64,
+    pub install_usd_per_switch: f64,
+    pub spares_share: f64,
+    pub oob_usd_per_port: f64,
 }
 
 /// A validated cluster design: what `plan` (and the simulators) start from.
@@ -310,6 +318,38 @@ impl Scenario {
             years: self.count("cost.years", k.years, 1, 30)?,
             usd_per_kwh: self.real("cost.usd_per_kwh", k.usd_per_kwh, 0.0, 10.0)?,
             pue: self.real("cost.pue", k.pue, 1.0, 3.0)?,
+            switch_software_usd_per_year: self.real(
+                "cost.switch_software_usd_per_year",
+                k.switch_software_usd_per_year,
+                0.0,
+                1e6,
+            )?,
+            fabric_manager_usd_per_node_year: self.real(
+                "cost.fabric_manager_usd_per_node_year",
+                k.fabric_manager_usd_per_node_year,
+                0.0,
+                1e5,
+            )?,
+            support_share_per_year: self.real(
+                "cost.support_share_per_year",
+                k.support_share_per_year,
+                0.0,
+                1.0,
+            )?,
+            install_usd_per_cable: self.real(
+                "cost.install_usd_per_cable",
+                k.install_usd_per_cable,
+                0.0,
+                1e4,
+            )?,
+            install_usd_per_switch: self.real(
+                "cost.install_usd_per_switch",
+                k.install_usd_per_switch,
+                0.0,
+                1e5,
+            )?,
+            spares_share: self.real("cost.spares_share", k.spares_share, 0.0, 1.0)?,
+            oob_usd_per_port: self.real("cost.oob_usd_per_port", k.oob_usd_per_port, 0.0, 1e4)?,
         };
 
         Ok(Design {
