@@ -275,3 +275,33 @@ fn max_table_and_rail_only_at_16k_gpus() {
     assert_eq!(count("rail-only"), (2, 768));
     assert_eq!(count("rail-optimized"), (3, 1280));
 }
+
+/// `--topology auto` plans every kind and keeps the lowest network CAPEX, saying why: at 16,384
+/// GPUs on 64-port QM9700s the 2-tier rail-only fabric undercuts the 3-tier ones.
+#[test]
+fn topology_auto_picks_the_cheapest_kind_and_says_why() {
+    let (code, out, err) = fabricsim(&[
+        "plan",
+        "--fabric",
+        "ib-ndr",
+        "--gpus",
+        "16384",
+        "--topology",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["topology"]["kind"], "rail-only");
+    let why = v["topology"]["auto_choice"].as_str().unwrap();
+    assert!(
+        why.contains("lowest network CAPEX") && why.contains("fat-tree"),
+        "{why}"
+    );
+    assert!(why.contains("NVLink"), "{why}");
+    // A named kind carries no choice.
+    let (_, out, _) = fabricsim(&["plan", "--fabric", "ib-ndr", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["topology"].get("auto_choice").is_none());
+}

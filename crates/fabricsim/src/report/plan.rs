@@ -104,7 +104,7 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
         .iter()
         .map(|b| json!({"id": b.id, "length_bin": b.bin, "count": b.count}))
         .collect();
-    json!({
+    let mut v = json!({
         "name": p.name,
         "fabric": {
             "profile": p.profile,
@@ -176,7 +176,12 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
             "network_share_of_capex_pct": r2(100.0 * c.network_share_of_capex),
             "network_share_of_tco_pct": r2(100.0 * c.network_share_of_tco),
         },
-    })
+    });
+    // `--topology auto`: why this kind (absent when the scenario names one).
+    if let Some(why) = &p.choice {
+        v["topology"]["auto_choice"] = json!(why);
+    }
+    v
 }
 
 /// The plan as CSV: one `key,value` row per JSON leaf, arrays indexed by position.
@@ -263,6 +268,9 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
         p.oversubscription.0,
         p.oversubscription.1
     );
+    if let Some(why) = &p.choice {
+        let _ = writeln!(w, "  {why}");
+    }
     let _ = writeln!(
         w,
         "  floor     {} compute racks, {} end-of-row racks, {} network racks",

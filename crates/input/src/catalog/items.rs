@@ -46,6 +46,9 @@ pub struct Switch {
     pub power_w: f64,
     pub rack_units: u32,
     pub price_usd: f64,
+    /// Rate of the switch ASIC's SerDes lanes (`scenario::compat` checks the optics' lanes).
+    #[serde(default)]
+    pub serdes_gbps: Option<u32>,
     #[serde(default)]
     pub source: String,
 }

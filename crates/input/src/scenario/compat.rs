@@ -1,5 +1,6 @@
 //! Compatibility of the parts a scenario picks: the NIC's port rate against the host's PCIe
-//! link to it, and the NIC ports per server against the server model's NIC slots. A part that
+//! link to it, the NIC ports per server against the server model's NIC slots, and the switch's
+//! SerDes lane rate against the lanes of the optics and cables at the port rate. A part that
 //! cannot work is an error naming both parts; one that works below its rate is a warning.
 //!
 //! PCIe usable rate per lane and direction: 8, 16, 32 GT/s with 128b/130b encoding for Gen3,
@@ -7,7 +8,7 @@
 //! efficiency for Gen6 (PCI Express Base Specification 6.0).
 
 use super::Scenario;
-use crate::catalog::{Nic, Server};
+use crate::catalog::{Catalog, Nic, Server, Switch};
 use fabricsim_core::error::InputError;
 
 /// Usable Gb/s per lane of PCIe generation `gen`, or `None` for a generation it does not know.
@@ -77,4 +78,36 @@ pub fn check(
         }
     }
     Ok(warnings)
+}
+
+/// A warning when `switch`'s SerDes lanes match no catalog transceiver or cable at
+/// `rate_gbps` (each would need a gearbox to change the lane rate; IEEE 802.3ck and 802.3df
+/// define 100G and 200G electrical lanes, and a module's host side runs at its lane rate).
+pub fn check_serdes(switch: &Switch, catalog: &Catalog, rate_gbps: u32) -> Option<String> {
+    let serdes = switch.serdes_gbps?;
+    let mut lanes: Vec<u32> = catalog
+        .transceivers
+        .iter()
+        .filter(|t| t.ports_at(rate_gbps).is_some())
+        .map(|t| t.lane_gbps)
+        .chain(
+            catalog
+                .cables
+                .iter()
+                .filter(|c| c.shape_at(rate_gbps).is_some())
+                .map(|c| c.lane_gbps),
+        )
+        .collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    (!lanes.is_empty() && !lanes.contains(&serdes)).then(|| {
+        let list: Vec<String> = lanes.iter().map(|l| format!("{l}G")).collect();
+        format!(
+            "switch {} has {serdes}G SerDes lanes, but the catalog's {rate_gbps}G optics and \
+             cables use {} lanes: every link needs a gearbox module, or a switch with {} SerDes",
+            switch.id,
+            list.join(" or "),
+            list.join(" or ")
+        )
+    })
 }

@@ -215,7 +215,7 @@ impl Scenario {
                     "topology.kind",
                     t.kind.trim(),
                     "is not a topology kind",
-                    "fat-tree, rail-optimized, rail-only, dual-tor",
+                    "fat-tree, rail-optimized, rail-only, dual-tor (auto: plan only)",
                 ));
             }
         };
@@ -263,6 +263,8 @@ impl Scenario {
                 ),
             ));
         };
+        let mut warnings = warnings;
+        warnings.extend(super::compat::check_serdes(&switch, &catalog, rate));
         let spec = TopologySpec {
             gpus,
             gpus_per_node,

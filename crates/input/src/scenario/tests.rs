@@ -271,3 +271,19 @@ fn compat_checks_nics_against_the_server_model() {
             .is_empty()
     );
 }
+
+/// `compat`: a switch whose SerDes lanes match no optics at the port rate is warned naming the
+/// switch and the lane rates (Tomahawk 4's 50G lanes against the 100G-lane 400G optics); the
+/// SN5600's 100G lanes match.
+#[test]
+fn compat_warns_switch_serdes_unlike_the_optics_lanes() {
+    let d = design("[topology]\nswitch = \"th4-64x400\"\n").unwrap();
+    let w: Vec<&String> = d.warnings.iter().filter(|w| w.contains("SerDes")).collect();
+    assert_eq!(w.len(), 1, "{:?}", d.warnings);
+    assert!(
+        w[0].contains("th4-64x400") && w[0].contains("50G") && w[0].contains("100G"),
+        "{}",
+        w[0]
+    );
+    assert!(design("").unwrap().warnings.is_empty());
+}
