@@ -31,10 +31,18 @@ fn json_keys_carry_units_and_numbers_add_up() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let capex = &v["cost"]["capex_usd"];
-    let sum: f64 = ["switches", "nics", "optics", "cables"]
-        .iter()
-        .map(|k| capex[k].as_f64().unwrap())
-        .sum();
+    let sum: f64 = [
+        "switches",
+        "nics",
+        "optics",
+        "cables",
+        "installation",
+        "spares",
+        "oob_management",
+    ]
+    .iter()
+    .map(|k| capex[k].as_f64().unwrap())
+    .sum();
     assert!((sum - capex["total"].as_f64().unwrap()).abs() < 0.05);
     assert!(v["power_kW"]["total"].as_f64().unwrap() > 0.0);
     assert_eq!(v["cluster"]["gpus"], 2048);

@@ -54,6 +54,7 @@ fn every_flag_sets_its_key() {
             | "layout.racks_per_row"
             | "cost.years"
             | "compare.seeds"
+            | "topology.planes"
             | "topology.tiers" => "2",
             _ => "x",
         };
