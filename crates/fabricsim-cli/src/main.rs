@@ -15,7 +15,9 @@ mod profiles;
 mod progress;
 mod scenario_flags;
 mod sim;
+mod slurm;
 mod sweep;
+mod sweep_dir;
 mod table;
 mod train;
 

@@ -3,13 +3,16 @@
 //! Without --param it runs the loss sweep: MFU against loss rate 0..1% for go-back-N and
 //! selective repeat on roce-400g.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::outcome::{Failure, Outcome, unless_interrupted};
 use crate::outpath;
 use crate::output;
 use crate::progress::Bar;
+use crate::slurm::Jobs;
+use crate::sweep_dir::{Shard, WorkDir};
 use fabricsim::InputError;
 use fabricsim::compare::model::default_scenario;
 use fabricsim::compare::sweep::{self, Point, PointResult, SweepAxis};
@@ -23,6 +26,15 @@ const LOSS_SWEEP: [&str; 2] = [
     "loss_rate=0,0.0001,0.0003,0.001,0.003,0.01",
     "transport=go-back-n,selective-repeat",
 ];
+
+/// Where the points run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// This machine's threads.
+    Local,
+    /// A Slurm job array over a shared --work-dir, then a merge job.
+    Slurm,
+}
 
 #[derive(Args, Debug)]
 pub struct SweepArgs {
@@ -62,7 +74,49 @@ pub struct SweepArgs {
     /// outputs are then the same bytes as an uninterrupted run's.
     #[arg(long)]
     pub resume: bool,
+    /// Where the points run: local (this machine's threads) or slurm (sbatch: a job array of
+    /// --tasks tasks over a shared --work-dir, then a merge job that writes --csv/--json/--svg,
+    /// the same bytes as a local run). Re-submitting to the same --work-dir runs only the points
+    /// not yet finished.
+    #[arg(long, value_enum, default_value = "local")]
+    pub backend: Backend,
+    /// The shared directory of a Slurm sweep: sweep.json, the job scripts, one file per finished
+    /// point (points/), the task logs (logs/).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Array tasks of a Slurm sweep (default: one per point, at most 64).
+    #[arg(long)]
+    pub tasks: Option<usize>,
+    /// An extra `#SBATCH` line for both job scripts, e.g. `--partition=gpu` or `--time=2:00:00`
+    /// (repeatable).
+    #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub sbatch_args: Vec<String>,
+    /// With --backend slurm: write the job scripts and print how to submit them; submit nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --backend slurm: wait until the merge job has written the outputs.
+    #[arg(long)]
+    pub wait: bool,
+    /// Run shard I of N of the points into --work-dir, skipping points already there (what
+    /// each array task of a Slurm sweep runs).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Write the outputs from the points finished in DIR (a Slurm sweep's --work-dir) instead
+    /// of running them; missing points are listed and the outputs marked incomplete.
+    #[arg(long, value_name = "DIR")]
+    pub merge: Option<PathBuf>,
 }
+
+/// The keys of a sweep record that say which sweep it is (`--resume` and a work directory
+/// refuse a record that differs in one).
+pub const RECORD_HEAD: [&str; 6] = [
+    "fabric",
+    "engine",
+    "seed",
+    "seeds",
+    "axes",
+    "scenario_fnv1a64",
+];
 
 impl SweepArgs {
     /// Where the record of finished points is kept while the sweep runs: the --json file, else
@@ -133,14 +187,7 @@ fn finished(
     };
     let mut v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not a sweep record: {e}")))?;
-    for key in [
-        "fabric",
-        "engine",
-        "seed",
-        "seeds",
-        "axes",
-        "scenario_fnv1a64",
-    ] {
+    for key in RECORD_HEAD {
         if v[key] != head[key] {
             return Err(bad(format!(
                 "its {key} is {}, this sweep's is {}",
@@ -162,7 +209,176 @@ fn finished(
     }
 }
 
+/// Where the points of this invocation come from.
+enum Mode {
+    /// Run here (and `--resume`).
+    Local,
+    /// Run one shard into the work directory (an array task).
+    Shard(Shard, WorkDir),
+    /// Submit the job array and the merge job.
+    Submit(WorkDir),
+    /// Read the points from the work directory.
+    Merge(WorkDir),
+}
+
+impl Mode {
+    fn of(a: &SweepArgs) -> Result<Mode, InputError> {
+        let only = |flag: &str, given: bool, with: &str| match given {
+            true => Err(InputError::flag(
+                flag,
+                "given",
+                format!("only applies {with}"),
+                with.to_string(),
+            )),
+            false => Ok(()),
+        };
+        let slurm = a.backend == Backend::Slurm;
+        only("--dry-run", a.dry_run && !slurm, "with --backend slurm")?;
+        only("--wait", a.wait && !slurm, "with --backend slurm")?;
+        only(
+            "--tasks",
+            a.tasks.is_some() && !slurm,
+            "with --backend slurm",
+        )?;
+        only(
+            "--sbatch-arg",
+            !a.sbatch_args.is_empty() && !slurm,
+            "with --backend slurm",
+        )?;
+        only(
+            "--resume",
+            a.resume && (slurm || a.shard.is_some() || a.merge.is_some()),
+            "to a local sweep (a Slurm sweep resumes by submitting again to its --work-dir)",
+        )?;
+        only(
+            "--merge",
+            a.merge.is_some() && (slurm || a.shard.is_some()),
+            "alone (not with --backend slurm or --shard)",
+        )?;
+        only(
+            "--shard",
+            a.shard.is_some() && slurm,
+            "without --backend slurm (the array tasks run it)",
+        )?;
+        if a.tasks == Some(0) {
+            return Err(InputError::flag("--tasks", 0, "no array task", "1 or more"));
+        }
+        let work_dir = || {
+            a.work_dir
+                .as_deref()
+                .map(|d| WorkDir::new(&absolute(d)))
+                .ok_or_else(|| {
+                    InputError::flag(
+                        "--work-dir",
+                        "missing",
+                        "a Slurm sweep and its shards need a shared work directory",
+                        "--work-dir DIR, a directory every node sees",
+                    )
+                })
+        };
+        Ok(match (&a.shard, &a.merge) {
+            (Some(s), _) => Mode::Shard(Shard::parse(s)?, work_dir()?),
+            (None, Some(d)) => Mode::Merge(WorkDir::new(&absolute(d))),
+            (None, None) if slurm => Mode::Submit(work_dir()?),
+            (None, None) => Mode::Local,
+        })
+    }
+}
+
+/// `p` from the working directory (a job script names every path absolutely).
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The arguments that say which sweep this is, as an array task repeats them.
+fn sweep_words(a: &SweepArgs) -> Vec<String> {
+    let mut w: Vec<String> = Vec::new();
+    if let Some(s) = &a.scenario {
+        w.push(absolute(s).display().to_string());
+    }
+    for p in &a.params {
+        w.extend(["--param".to_string(), p.clone()]);
+    }
+    w.extend([
+        "--fabric".to_string(),
+        a.fabric.clone(),
+        "--seed".into(),
+        a.seed.to_string(),
+    ]);
+    for (flag, v) in [("--engine", &a.engine), ("--seeds", &a.seeds)] {
+        if let Some(v) = v {
+            w.extend([flag.to_string(), v.clone()]);
+        }
+    }
+    w
+}
+
+/// The output flags, with absolute paths, as the merge job writes them.
+fn output_words(a: &SweepArgs) -> Vec<String> {
+    [("--csv", &a.csv), ("--json", &a.json), ("--svg", &a.svg)]
+        .into_iter()
+        .filter_map(|(f, p)| {
+            p.as_ref()
+                .map(|p| [f.to_string(), absolute(p).display().to_string()])
+        })
+        .flatten()
+        .collect()
+}
+
+/// Runs the points of `shard` not yet in `dir`, writing each as it finishes.
+fn run_shard(
+    shard: Shard,
+    dir: &WorkDir,
+    head: &serde_json::Value,
+    run: impl Fn(&[Point], &(dyn Fn(&[Option<PointResult>]) + Sync)) -> Vec<PointResult>,
+    points: &[Point],
+) -> Outcome {
+    dir.check("--work-dir", head)?;
+    let mine: Vec<Point> = points.iter().filter(|p| shard.holds(p)).cloned().collect();
+    let done = dir.finished("--work-dir", &mine)?;
+    let todo: Vec<Point> = mine
+        .iter()
+        .filter(|p| !done.iter().any(|r| r.point.id == p.id))
+        .cloned()
+        .collect();
+    let written = Mutex::new(vec![false; todo.len()]);
+    let failed: Mutex<Option<Failure>> = Mutex::new(None);
+    let progress = |slots: &[Option<PointResult>]| {
+        let mut w = written.lock().expect("no panics while holding the lock");
+        for (i, slot) in slots.iter().enumerate() {
+            if let (Some(r), false) = (slot, w[i]) {
+                w[i] = true;
+                if let Err(e) = dir.put(r) {
+                    *failed.lock().expect("no panics while holding the lock") = Some(e);
+                }
+            }
+        }
+    };
+    let ran = run(&todo, &progress);
+    if let Some(e) = failed.into_inner().expect("threads joined") {
+        return Err(e);
+    }
+    println!(
+        "shard {}/{}: {} points, {} finished before, {} run now",
+        shard.i,
+        shard.n,
+        mine.len(),
+        done.len(),
+        ran.len()
+    );
+    unless_interrupted(|| {
+        format!(
+            "shard {}/{}: {} of {} points left",
+            shard.i,
+            shard.n,
+            todo.len() - ran.len(),
+            mine.len()
+        )
+    })
+}
+
 pub fn run(args: SweepArgs) -> Outcome {
+    let mode = Mode::of(&args)?;
     outpath::check(&[
         ("--csv", args.csv.as_deref()),
         ("--json", args.json.as_deref()),
@@ -232,11 +448,43 @@ pub fn run(args: SweepArgs) -> Outcome {
     let rec = |results: &[&PointResult], status: Option<&str>| {
         record(&args, &scenario, &seeds, engine, &axes, results, status)
     };
+    let head = rec(&[], None);
+    let run_points = |todo: &[Point], progress: &(dyn Fn(&[Option<PointResult>]) + Sync)| {
+        sweep::run(&scenario, &fabric, &seeds, todo, threads, true, progress)
+    };
+    let merged = match &mode {
+        Mode::Shard(shard, dir) => return run_shard(*shard, dir, &head, run_points, &points),
+        Mode::Submit(dir) => {
+            dir.create("--work-dir", &head)?;
+            let bin = std::env::current_exe()
+                .map_err(|e| Failure::Run(format!("cannot find this binary's path: {e}")))?;
+            let cwd = std::env::current_dir()
+                .map_err(|e| Failure::Run(format!("cannot read the working directory: {e}")))?;
+            let jobs = Jobs {
+                bin,
+                cwd,
+                sweep: sweep_words(&args),
+                outputs: output_words(&args),
+                tasks: args.tasks.unwrap_or(64).min(points.len()),
+                threads: args.threads.unwrap_or(1),
+                sbatch: &args.sbatch_args,
+                dir,
+            };
+            print!("{}", jobs.submit(args.dry_run, args.wait)?);
+            return Ok(());
+        }
+        Mode::Merge(dir) => {
+            dir.check("--merge", &head)?;
+            Some(dir.finished("--merge", &points)?)
+        }
+        Mode::Local => None,
+    };
     let record_at = args.record_path();
-    let mut results = match (args.resume, &record_at) {
-        (false, _) => Vec::new(),
-        (true, Some((p, _))) => finished(p, &rec(&[], None), &points)?,
-        (true, None) => {
+    let mut results = match (args.resume, &record_at, merged) {
+        (_, _, Some(found)) => found,
+        (false, _, None) => Vec::new(),
+        (true, Some((p, _)), None) => finished(p, &head, &points)?,
+        (true, None, None) => {
             return Err(InputError::flag(
                 "--resume",
                 "true",
@@ -246,9 +494,11 @@ pub fn run(args: SweepArgs) -> Outcome {
             .into());
         }
     };
+    let merging = matches!(mode, Mode::Merge(_));
+    // A merge runs nothing: what the tasks did not finish is reported missing.
     let todo: Vec<Point> = points
         .iter()
-        .filter(|p| !results.iter().any(|r| r.point.id == p.id))
+        .filter(|p| !merging && !results.iter().any(|r| r.point.id == p.id))
         .cloned()
         .collect();
     let bar = Bar::new();
@@ -265,16 +515,38 @@ pub fn run(args: SweepArgs) -> Outcome {
             }
         }
     };
-    let more = sweep::run(&scenario, &fabric, &seeds, &todo, threads, true, &progress);
+    let more = run_points(&todo, &progress);
     bar.finish();
     results.extend(more);
     results.sort_by_key(|r| r.point.id);
     let interrupted = results.len() < points.len();
-    let mark = format!(
-        "# interrupted: {} of {} points finished; run again with --resume (and the same output files) to finish\n",
-        results.len(),
-        points.len()
-    );
+    let (status, mark) = match &mode {
+        Mode::Merge(dir) => {
+            let missing: Vec<String> = points
+                .iter()
+                .filter(|p| !results.iter().any(|r| r.point.id == p.id))
+                .map(|p| p.id.to_string())
+                .collect();
+            (
+                "incomplete",
+                format!(
+                    "# incomplete: {} of {} points finished in {}; missing points {}; submit the sweep again to the same --work-dir (finished points are skipped), then merge\n",
+                    results.len(),
+                    points.len(),
+                    dir.root.display(),
+                    missing.join(", ")
+                ),
+            )
+        }
+        _ => (
+            "interrupted",
+            format!(
+                "# interrupted: {} of {} points finished; run again with --resume (and the same output files) to finish\n",
+                results.len(),
+                points.len()
+            ),
+        ),
+    };
 
     let mut table = String::new();
     for a in &axes {
@@ -325,7 +597,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         }
         Some((p, _)) => {
             let all: Vec<&PointResult> = results.iter().collect();
-            let v = rec(&all, interrupted.then_some("interrupted"));
+            let v = rec(&all, interrupted.then_some(status));
             outpath::write(
                 p,
                 output::json(serde_json::to_string_pretty(&v))?.as_bytes(),
@@ -343,6 +615,11 @@ pub fn run(args: SweepArgs) -> Outcome {
             ))
         })?;
         outpath::write(p, svg.as_bytes())?;
+    }
+    if merging && interrupted {
+        return Err(Failure::Run(
+            mark.trim_start_matches("# ").trim_end().into(),
+        ));
     }
     unless_interrupted(|| mark.trim_start_matches("# interrupted: ").trim_end().into())
 }
