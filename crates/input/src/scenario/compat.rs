@@ -70,10 +70,9 @@ pub fn check(
             warnings.push(format!(
                 "NIC {} at {rate_gbps}G is faster than server {}'s PCIe Gen{generation} x{lanes} \
                  link to it ({usable:.0} Gb/s each way): the NIC cannot run at line rate; pick a \
-                 host with a faster PCIe link (Gen6 x16 carries 800G) or a {}G-or-slower fabric",
-                nic.id,
-                server.id,
-                usable.floor()
+                 host with a faster PCIe link (Gen6 x16 carries 800G) or a fabric of at most \
+                 {usable:.0} Gb/s per port",
+                nic.id, server.id,
             ));
         }
     }
