@@ -9,9 +9,9 @@ use clap::{Args, ValueEnum};
 use fabricsim::InputError;
 use fabricsim::sim::Progress;
 use fabricsim::workload::collective::count::{self, Shape};
-use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op};
+use fabricsim::workload::collective::{Algo, CollectiveSpec, Comm, Op, compile};
 use fabricsim::workload::holdout::{Check, Holdout, holdout};
-use fabricsim::workload::measure::{SweepError, SweepOutcome, measure};
+use fabricsim::workload::measure::{SweepError, SweepOutcome, measure_by};
 use fabricsim::workload::run_engine::Cluster;
 use fabricsim::workload::sweep::sizes;
 
@@ -197,45 +197,97 @@ pub fn run(a: CollectiveArgs) -> Outcome {
         root: a.root,
         ..CollectiveSpec::with_defaults(op, 0, channels)
     };
-    // Refused from the collective's shape before any DAG is built when the largest size would
-    // not fit in memory (exit 2); each built DAG is checked again on the engine that runs it.
+    // Refused from the collective's shape before any DAG is built when the largest size that
+    // runs per message would not fit in memory (exit 2); a dense all-to-all runs as flow
+    // classes (`flow::dense`) and is estimated as such; each built DAG is checked again on the
+    // engine that runs it.
     let bytes: Vec<u64> = sweep.iter().map(|s| s.bytes).collect();
-    count::admit(&scenario, cluster.engine, &spec, Shape::of(&comm), &bytes)?;
+    let at = |b: u64| CollectiveSpec { bytes: b, ..spec };
+    let per_message: Vec<u64> = bytes
+        .iter()
+        .copied()
+        .filter(|&b| !cluster.dense_candidate(&at(b), &comm))
+        .collect();
+    count::admit(
+        &scenario,
+        cluster.engine,
+        &spec,
+        Shape::of(&comm),
+        &per_message,
+    )?;
+    if per_message.len() < bytes.len() {
+        fabricsim::memory::admit_dense(&scenario, &cluster.topology, comm.len() as u64)?;
+    }
     let tty = crate::progress::wanted();
     let total = sweep.len();
     let mut done = 0usize;
     // The engines that ran the sizes (with `auto`, small sizes may run on one, large on the
     // other).
     let mut engines = std::collections::BTreeSet::new();
-    let outcome = measure(&spec, &comm, cluster.nvlink(), &sweep, |dag| {
-        // Refused before it runs when it would not fit in memory (exit 2).
-        let kind = cluster.engine_for(dag);
-        fabricsim::memory::check(&scenario, kind, fabricsim::memory::Run::Collective, dag)?;
+    let outcome = measure_by(&spec, &comm, &sweep, |s| {
         done += 1;
         if tty {
-            eprint!(
-                "\r[collective] size {done}/{total}: {} messages   ",
-                dag.messages.len()
-            );
+            eprint!("\r[collective] size {done}/{total}: {} B   ", s.bytes);
         }
-        let mut progress = |p: &Progress| {
-            eprint!(
-                "\r[collective] size {done}/{total}: t = {:.1} us, {}/{} messages   ",
-                p.now.as_us_f64(),
-                p.completed,
-                p.total
-            );
-            true
+        let why = match cluster.run_dense(s, &comm).map_err(|e| SweepError::Run {
+            bytes: s.bytes,
+            error: Failure::from(e),
+        })? {
+            Ok(r) => {
+                if tty {
+                    eprint!("\r{:60}\r", "");
+                }
+                engines.insert("flow");
+                return Ok(Ok(
+                    fabricsim::workload::run_engine::CollectiveRun::from(r).time
+                ));
+            }
+            Err(why) => why,
         };
-        let r = cluster.run(dag, if tty { Some(&mut progress) } else { None });
-        if tty {
-            eprint!("\r{:60}\r", "");
+        if let Some(why) = why {
+            eprintln!(
+                "\r[collective] {} B: per message ({why:?} for flow classes)",
+                s.bytes
+            );
+            // Not estimated before the sweep: estimated now, before its DAG is built.
+            count::admit(&scenario, cluster.engine, s, Shape::of(&comm), &[s.bytes]).map_err(
+                |e| SweepError::Run {
+                    bytes: s.bytes,
+                    error: Failure::Input(e),
+                },
+            )?;
         }
-        r.map(|r| {
-            engines.insert(r.engine.name());
-            r.time
-        })
-        .map_err(Failure::from)
+        let dag = compile(s, &comm, cluster.nvlink()).map_err(SweepError::Input)?;
+        let dag = &dag;
+        Ok((|| {
+            // Refused before it runs when it would not fit in memory (exit 2).
+            let kind = cluster.engine_for(dag);
+            fabricsim::memory::check(&scenario, kind, fabricsim::memory::Run::Collective, dag)?;
+            if tty {
+                eprint!(
+                    "\r[collective] size {done}/{total}: {} messages   ",
+                    dag.messages.len()
+                );
+            }
+            let mut progress = |p: &Progress| {
+                eprint!(
+                    "\r[collective] size {done}/{total}: t = {:.1} us, {}/{} messages   ",
+                    p.now.as_us_f64(),
+                    p.completed,
+                    p.total
+                );
+                true
+            };
+            let r = cluster.run(dag, if tty { Some(&mut progress) } else { None });
+            if tty {
+                eprint!("\r{:60}\r", "");
+            }
+            r.map(|r| {
+                engines.insert(r.engine.name());
+                r.time
+            })
+            .map_err(Failure::from)
+        })())
     })
     .map_err(|e| match e {
         SweepError::Input(e) => Failure::Input(e),

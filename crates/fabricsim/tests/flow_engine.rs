@@ -418,3 +418,42 @@ fn nvlink_transfers_of_one_gpu_share_its_rate_in_both_engines() {
         assert_eq!(ends, vec![one, 2 * one]);
     }
 }
+
+/// A long run reports where it is every few thousand batches (`flow::run_observed`, the CLI's
+/// progress line), and a false answer stops it with partial results.
+#[test]
+fn a_long_run_reports_its_progress_and_stops_when_told() {
+    let topo = fat_tree(32, 8);
+    let p = SimParams::roce();
+    // A chain of 10,000 messages, one after another: a batch or more each.
+    let mut dag = MessageDag::default();
+    let mut last: Option<u32> = None;
+    for i in 0..10_000u32 {
+        let deps: Vec<u32> = last.into_iter().collect();
+        last = Some(dag.push(
+            HostId(i % 32),
+            HostId((i + 1) % 32),
+            1000,
+            Time::ZERO,
+            &deps,
+        ));
+    }
+    let mut seen = Vec::new();
+    let mut keep = |f: &flow::Progress| {
+        seen.push((f.now_ps, f.sent, f.total));
+        true
+    };
+    let (r, _) =
+        flow::run_observed(&topo, &p, &dag, &FlowParams::default(), Some(&mut keep)).unwrap();
+    assert_eq!(r.sim.status, fabricsim::sim::Status::Complete);
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert!(
+        seen.windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1 && w[1].2 == 10_000)
+    );
+    let mut stop = |_: &flow::Progress| false;
+    let (r, _) =
+        flow::run_observed(&topo, &p, &dag, &FlowParams::default(), Some(&mut stop)).unwrap();
+    assert_eq!(r.sim.status, fabricsim::sim::Status::Interrupted);
+    assert!(r.summary.messages_completed < 10_000);
+}

@@ -66,7 +66,19 @@ struct Loop<'a> {
     /// The latest completion recorded without an event.
     last_finish: u64,
     active: u64,
+    /// Messages whose bytes have all been sent (`Progress::sent`).
+    sent: u64,
     scratch: Vec<u32>,
+}
+
+/// Where a run is, for a progress display (`run_observed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    pub now_ps: u64,
+    pub batches: u64,
+    /// Messages whose bytes have all been sent (NVLink ones: posted), of `total`.
+    pub sent: u64,
+    pub total: u64,
 }
 
 /// Runs `dag` on `topo` with the packet engine's `p` and the flow engine's `fp`.
@@ -76,9 +88,21 @@ pub fn run(
     dag: &MessageDag,
     fp: &FlowParams,
 ) -> Result<(RunResult, FlowStats), FlowError> {
+    run_observed(topo, p, dag, fp, None)
+}
+
+/// [`run`], calling `observe` every few thousand batches (never per event); false from it
+/// stops the run (its results are then partial).
+pub fn run_observed(
+    topo: &Topology,
+    p: &SimParams,
+    dag: &MessageDag,
+    fp: &FlowParams,
+    observe: Option<&mut dyn FnMut(&Progress) -> bool>,
+) -> Result<(RunResult, FlowStats), FlowError> {
     let wall = Instant::now();
     let mut lp = Loop::new(topo, p, dag, fp)?;
-    let interrupted = lp.run();
+    let interrupted = lp.run(observe);
     // The rest of the loop's state goes before the per-message records are built.
     let Loop {
         cx, last_finish, ..
@@ -263,6 +287,7 @@ impl<'a> Loop<'a> {
             next_initial: 0,
             last_finish: 0,
             active: 0,
+            sent: 0,
             scratch: Vec::new(),
         })
     }
@@ -292,13 +317,23 @@ impl<'a> Loop<'a> {
     }
 
     /// Runs the batches in time order; true when a stop request (`fabricsim_core::stop`) ended it early.
-    fn run(&mut self) -> bool {
+    fn run(&mut self, mut observe: Option<&mut dyn FnMut(&Progress) -> bool>) -> bool {
         let mut interrupted = false;
+        let total = self.cx.dag.messages.len() as u64;
         while let Some(t) = self.next_time() {
-            if self.cx.stats.batches % STOP_CHECK_BATCHES == 0 && fabricsim_core::stop::requested()
-            {
-                interrupted = true;
-                break;
+            let batches = self.cx.stats.batches;
+            if batches % STOP_CHECK_BATCHES == 0 {
+                let at = Progress {
+                    now_ps: t,
+                    batches,
+                    sent: self.sent,
+                    total,
+                };
+                let go = observe.as_mut().is_none_or(|o| o(&at));
+                if !go || fabricsim_core::stop::requested() {
+                    interrupted = true;
+                    break;
+                }
             }
             self.cx.now = t;
             self.cx.stats.batches += 1;
@@ -422,6 +457,7 @@ impl<'a> Loop<'a> {
             *free = (*free).max(cx.now) + rate.serialize(msg.bytes).ps();
             let end = *free;
             cx.msgs[m as usize].recv = end;
+            self.sent += 1;
             self.complete_at(m, end);
             return;
         }
@@ -550,6 +586,7 @@ impl<'a> Loop<'a> {
         if st.subflows_left > 0 {
             return;
         }
+        self.sent += 1;
         let qp = st.qp;
         let bytes = cx.dag.messages[m as usize].bytes;
         let lanes =
@@ -676,7 +713,7 @@ fn route_entry(
 
 /// The cap the rate model sets with the route's own `factor` (`NO_CAP` when the slowest link
 /// binds first) and the rate a flow reaches alone.
-fn limits(rates: &RateModel, slowest: u64, factor: f64) -> (u64, u64) {
+pub(crate) fn limits(rates: &RateModel, slowest: u64, factor: f64) -> (u64, u64) {
     let cap = rates.cap(slowest, factor);
     if cap < slowest {
         (cap, cap)

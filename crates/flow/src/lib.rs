@@ -12,6 +12,8 @@
 //!   it counts;
 //!   `state`: its per-message, per-QP and per-flow state; `report`: the results;
 //! - `maxmin`: the incremental max-min solver (progressive filling, integer rates);
+//! - `dense`: a dense all-to-all as flow classes (leaf to leaf) filled by `weighted`, the
+//!   max-min of weighted classes, where one flow per message would not fit in memory;
 //! - `cache`: rates of repeated components (ring steps) by flow-set signature;
 //! - `paths`: directed links, the packet engine's per-QP ECMP routes, spraying and adaptive
 //!   splits, latencies and wire bytes;
@@ -41,6 +43,7 @@ mod compose;
 pub mod credits;
 pub mod dcqcn_incast;
 pub mod dcqcn_victim;
+pub mod dense;
 mod effect;
 pub mod error;
 mod event;
@@ -60,11 +63,12 @@ pub mod rate_model;
 mod report;
 mod state;
 mod stats;
+mod weighted;
 mod window;
 
 pub use calibration::BATCH_TOL;
 pub use error::FlowError;
-pub use fluid::run;
+pub use fluid::{Progress, run, run_observed};
 pub use loss::LossModel;
 pub use maxmin::{MaxMin, NO_CAP, Routes, SolveStats};
 pub use params::FlowParams;

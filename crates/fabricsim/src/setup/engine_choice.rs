@@ -103,7 +103,7 @@ pub fn deserialize_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Engine
 
 /// Runs `dag` on `topo` with the engine `kind`. The flow engine has no per-packet mechanisms:
 /// a fault it cannot model, or a stop time, is an `Err` that names it and points to
-/// `--engine packet`; the progress callback is not called (flow runs are short). What the flow
+/// `--engine packet`; the progress callback sees the flow engine's sent messages. What the flow
 /// engine does not model but the run met (an RTO below its queueing delay) is in `sim.warnings`.
 pub fn run(
     kind: EngineKind,
@@ -120,7 +120,17 @@ pub fn run(
         EngineKind::Flow => {
             flow_supports(faults, &opts)?;
             let fp = flow_params(topo, params);
-            let (mut r, stats) = flow::run(topo, params, dag, &fp)?;
+            let mut cb = opts.progress;
+            let mut observe = |f: &flow::Progress| match cb.as_mut() {
+                Some(cb) => cb(&sim::Progress {
+                    now: fabricsim_core::units::Time(f.now_ps),
+                    events: f.batches,
+                    completed: f.sent,
+                    total: f.total,
+                }),
+                None => true,
+            };
+            let (mut r, stats) = flow::run_observed(topo, params, dag, &fp, Some(&mut observe))?;
             r.sim
                 .warnings
                 .extend(fp.loss.and_then(|l| l.rto_warning(stats.max_wait_ps)));

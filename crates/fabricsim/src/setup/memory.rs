@@ -13,6 +13,7 @@
 use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use fabricsim_core::error::InputError;
 use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::Topology;
 use fabricsim_input::scenario::Scenario;
 
 /// Bytes outside the per-message state (the program, the topology of these sizes).
@@ -134,6 +135,48 @@ pub fn check(s: &Scenario, kind: EngineKind, run: Run, dag: &MessageDag) -> Resu
     })
 }
 
+/// Bytes a dense all-to-all run as flow classes (`flow::dense`) holds per host and per class
+/// (a pair of leaves with ranks), fitted on the peak RSS of `collective --op all_to_all` at
+/// 1,024, 4,096 and 16,384 GPUs (docs/memory.md): its rows and weights per class, the shape's
+/// maps and the topology's routing per host.
+const DENSE_PER_HOST: u64 = 200;
+const DENSE_PER_CLASS: u64 = 700;
+
+/// The estimated peak memory of a dense all-to-all over `ranks` ranks on `topo`, bytes: its
+/// classes are at most the pairs of leaves.
+pub fn estimate_dense(topo: &Topology, ranks: u64) -> u64 {
+    let leaves = topo.switches().filter(|(_, n)| n.tier() == 1).count() as u64;
+    let hosts = (topo.num_hosts() as u64).max(ranks);
+    BASE_BYTES
+        .saturating_add(hosts.saturating_mul(DENSE_PER_HOST))
+        .saturating_add(
+            leaves
+                .saturating_mul(leaves)
+                .saturating_mul(DENSE_PER_CLASS),
+        )
+}
+
+/// Refuses a dense all-to-all over `ranks` ranks on `topo` whose estimate passes `s`'s bound.
+pub fn admit_dense(s: &Scenario, topo: &Topology, ranks: u64) -> Result<(), InputError> {
+    let Some(bound) = bound(s)? else {
+        return Ok(());
+    };
+    let need = estimate_dense(topo, ranks);
+    if need <= bound {
+        return Ok(());
+    }
+    Err(s.error(
+        "max_memory",
+        human(bound),
+        format!(
+            "the all-to-all as flow classes needs an estimated {} ({} hosts)",
+            human(need),
+            topo.num_hosts(),
+        ),
+        "fewer GPUs, or a larger max_memory on a larger machine",
+    ))
+}
+
 /// Bytes as decimal megabytes or gigabytes, as `--max-memory` takes them.
 fn human(b: u64) -> String {
     if b < 1_000_000_000 {
@@ -155,6 +198,28 @@ mod tests {
             d.push(HostId(i % 7), HostId(i % 7 + 1), 1000, Time::ZERO, &[]);
         }
         d
+    }
+
+    #[test]
+    fn a_dense_all_to_all_is_estimated_by_its_hosts_and_leaf_pairs() {
+        let topo = fabricsim_core::topology::build(&fabricsim_core::topology::TopologySpec {
+            gpus: 256,
+            gpus_per_node: 8,
+            nics_per_node: 8,
+            kind: fabricsim_core::topology::Kind::FatTree,
+            tiers: fabricsim_core::topology::Tiers::Fixed(2),
+            oversubscription: (1, 1),
+            switch_radix: 32,
+            port_rate: fabricsim_core::units::BitRate::gbps(400),
+        })
+        .unwrap();
+        // 256 hosts under 16 leaves of 16: 8 MiB + 256 x 200 B + 16^2 x 700 B.
+        assert_eq!(estimate_dense(&topo, 256), (8 << 20) + 51_200 + 179_200);
+        let s = Scenario::parse("s.toml", "max_memory = \"8MB\"\n").unwrap();
+        let e = admit_dense(&s, &topo, 256).unwrap_err().to_string();
+        assert!(e.contains("needs an estimated 8.6MB (256 hosts)"), "{e}");
+        let s = Scenario::parse("s.toml", "max_memory = \"9MB\"\n").unwrap();
+        assert!(admit_dense(&s, &topo, 256).is_ok());
     }
 
     #[test]

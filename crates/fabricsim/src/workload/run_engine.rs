@@ -8,12 +8,14 @@ use std::cell::Cell;
 use crate::error::Error;
 use crate::setup::engine_choice::{self, AUTO_FLOW_ABOVE_PACKETS, EngineChoice, EngineKind};
 use crate::setup::params_from_design;
+use crate::workload::collective::{Algo, CollectiveSpec, Comm, Op};
 use crate::workload::measure::Timed;
 use crate::workload::placement::Placement;
 use fabricsim_core::error::InputError;
 use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{BitRate, Time};
+use fabricsim_flow::dense::{self, DenseRun, PerFlow};
 use fabricsim_input::scenario::{Design, Scenario};
 use fabricsim_mech::{Faults, SimParams, Status};
 use fabricsim_packet::{Progress, RunOptions};
@@ -71,6 +73,53 @@ impl Cluster {
         kind
     }
 
+    /// Runs `spec` over `comm` as flow classes (`flow::dense`) when it is a dense all-to-all
+    /// on the flow engine: every message the same size (the size divides evenly over channels
+    /// and ranks), and the engine `auto` would choose by its packets is the flow engine.
+    /// `Ok(Err(why))`: it runs per message (`Err(None)`: not a dense all-to-all on the flow
+    /// engine at all).
+    pub fn run_dense(
+        &self,
+        spec: &CollectiveSpec,
+        comm: &Comm,
+    ) -> Result<Result<DenseRun, Option<PerFlow>>, Error> {
+        let Some(bytes) = self.dense_bytes(spec, comm) else {
+            return Ok(Err(None));
+        };
+        let hosts: Vec<_> = comm.gpus.iter().map(|&g| self.place.host(g)).collect();
+        let servers: Vec<u32> = comm.gpus.iter().map(|&g| self.place.server(g)).collect();
+        let a = dense::AllToAll {
+            hosts: &hosts,
+            servers: &servers,
+            bytes,
+            channels: spec.channels,
+            nvlink: self.nvlink(),
+        };
+        let fp = engine_choice::flow_params(&self.topology, &self.params);
+        Ok(dense::all_to_all(&self.topology, &self.params, &fp, &a)?.map_err(Some))
+    }
+
+    /// Whether `spec` over `comm` is a dense all-to-all on the flow engine ([`Self::run_dense`]
+    /// may still run it per message: `flow::dense::PerFlow`).
+    pub fn dense_candidate(&self, spec: &CollectiveSpec, comm: &Comm) -> bool {
+        self.dense_bytes(spec, comm).is_some()
+    }
+
+    /// Each message's bytes when `spec` is a dense all-to-all on the flow engine.
+    fn dense_bytes(&self, spec: &CollectiveSpec, comm: &Comm) -> Option<u64> {
+        let n = comm.len() as u64;
+        let c = spec.channels.max(1) as u64;
+        let per_channel = spec.bytes / c;
+        let even = spec.bytes % c == 0 && per_channel % n == 0 && per_channel > 0;
+        if spec.op != Op::AllToAll || spec.algo != Algo::Direct || !even {
+            return None;
+        }
+        let bytes = per_channel / n;
+        let mtu = self.params.mtu_bytes.max(1) as u64;
+        let packets = (n * (n - 1) * c).saturating_mul(bytes.div_ceil(mtu));
+        (self.engine.resolve(packets) == EngineKind::Flow).then_some(bytes)
+    }
+
     /// The catalog GPU's one-way NVLink rate, as the collective DAGs record it.
     pub fn nvlink(&self) -> BitRate {
         self.design.gpu.nvlink_rate()
@@ -110,6 +159,18 @@ pub struct CollectiveRun {
     pub nvlink_bytes: u64,
     /// RC retransmission timeouts the run met.
     pub timeouts: u64,
+}
+
+impl From<DenseRun> for CollectiveRun {
+    fn from(r: DenseRun) -> CollectiveRun {
+        CollectiveRun {
+            engine: EngineKind::Flow,
+            time: Time::from_ps(r.end_ps),
+            fabric_bytes_delivered: r.fabric_bytes,
+            nvlink_bytes: r.nvlink_bytes,
+            timeouts: 0,
+        }
+    }
 }
 
 impl From<CollectiveRun> for Timed {
