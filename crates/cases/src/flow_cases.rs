@@ -41,6 +41,7 @@ pub fn fat_tree(hosts: u32, radix: u32) -> Topology {
         oversubscription: (1, 1),
         switch_radix: radix,
         port_rate: BitRate::gbps(400),
+        planes: 1,
     })
     .unwrap()
 }

@@ -27,6 +27,10 @@ pub struct PlanArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print the largest GPU count each topology reaches in 1, 2 and 3 tiers with the
+    /// scenario's switch and server instead of the plan.
+    #[arg(long)]
+    pub max: bool,
     /// Also write the topology as a Graphviz DOT file.
     #[arg(long, value_name = "FILE")]
     pub export_dot: Option<PathBuf>,
@@ -42,7 +46,19 @@ pub fn run(args: PlanArgs) -> Outcome {
         ("--export-ns3", args.export_ns3.as_deref()),
     ])?;
     let scenario = args.flags.load(args.scenario.as_deref())?;
+    if args.max {
+        let format = match args.format {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Csv => "csv",
+        };
+        let table = fabricsim::report::plan::max_table(&scenario.design()?, format);
+        return output::emit(args.out.as_deref(), &table);
+    }
     let (design, topo, plan) = fabricsim::plan::run(&scenario)?;
+    for w in &design.warnings {
+        eprintln!("warning: {w}");
+    }
     let report = match args.format {
         Format::Text => fabricsim::report::plan::text(&plan, &design),
         Format::Json => output::json(serde_json::to_string_pretty(

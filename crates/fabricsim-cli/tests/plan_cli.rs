@@ -31,10 +31,18 @@ fn json_keys_carry_units_and_numbers_add_up() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let capex = &v["cost"]["capex_usd"];
-    let sum: f64 = ["switches", "nics", "optics", "cables"]
-        .iter()
-        .map(|k| capex[k].as_f64().unwrap())
-        .sum();
+    let sum: f64 = [
+        "switches",
+        "nics",
+        "optics",
+        "cables",
+        "installation",
+        "spares",
+        "oob_management",
+    ]
+    .iter()
+    .map(|k| capex[k].as_f64().unwrap())
+    .sum();
     assert!((sum - capex["total"].as_f64().unwrap()).abs() < 0.05);
     assert!(v["power_kW"]["total"].as_f64().unwrap() > 0.0);
     assert_eq!(v["cluster"]["gpus"], 2048);
@@ -229,4 +237,79 @@ fn ns3_export_reads_back() {
             .iter()
             .all(|l| l.delay.0 > 0 && l.rate.as_gbps_f64() == 400.0)
     );
+}
+
+/// `plan --max` tabulates each design's reach, and a rail-only plan of 16,384 GPUs on the
+/// QM9700's 64 ports counts 768 switches in 2 tiers where the rail-optimized plan counts 1,280
+/// in 3.
+#[test]
+fn max_table_and_rail_only_at_16k_gpus() {
+    let (code, out, err) = fabricsim(&["plan", "--max", "--fabric", "ib-ndr"]);
+    assert_eq!(code, 0, "{err}");
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row in {out}"))
+            .split_whitespace()
+            .skip(1)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(line("rail-only"), ["512", "16,384", "524,288"], "{out}");
+    assert_eq!(line("rail-optimized"), ["0", "2,048", "65,536"], "{out}");
+    let count = |kind: &str| {
+        let (code, out, err) = fabricsim(&[
+            "plan",
+            "--fabric",
+            "ib-ndr",
+            "--gpus",
+            "16384",
+            "--topology",
+            kind,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let tiers = v["topology"]["tiers"].as_u64().unwrap();
+        let switches: u64 = v["switch_tiers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["switches"].as_u64().unwrap())
+            .sum();
+        (tiers, switches)
+    };
+    assert_eq!(count("rail-only"), (2, 768));
+    assert_eq!(count("rail-optimized"), (3, 1280));
+}
+
+/// `--topology auto` plans every kind and keeps the lowest network CAPEX, saying why: at 16,384
+/// GPUs on 64-port QM9700s the 2-tier rail-only fabric undercuts the 3-tier ones.
+#[test]
+fn topology_auto_picks_the_cheapest_kind_and_says_why() {
+    let (code, out, err) = fabricsim(&[
+        "plan",
+        "--fabric",
+        "ib-ndr",
+        "--gpus",
+        "16384",
+        "--topology",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["topology"]["kind"], "rail-only");
+    let why = v["topology"]["auto_choice"].as_str().unwrap();
+    assert!(
+        why.contains("lowest network CAPEX") && why.contains("fat-tree"),
+        "{why}"
+    );
+    assert!(why.contains("NVLink"), "{why}");
+    // A named kind carries no choice.
+    let (_, out, _) = fabricsim(&["plan", "--fabric", "ib-ndr", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["topology"].get("auto_choice").is_none());
 }

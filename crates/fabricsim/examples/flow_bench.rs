@@ -36,6 +36,7 @@ fn spec(gpus: u32, tiers: u8) -> TopologySpec {
         oversubscription: (1, 1),
         switch_radix: 128,
         port_rate: BitRate::gbps(400),
+        planes: 1,
     }
 }
 

@@ -28,6 +28,7 @@ fn main() {
             oversubscription,
             switch_radix: radix,
             port_rate: BitRate::gbps(400),
+            planes: 1,
         };
         let (mut best, mut worst) = (f64::MAX, 0f64);
         let mut topo = None;

@@ -23,6 +23,7 @@ fn fabric() -> Topology {
         oversubscription: (1, 1),
         switch_radix: 16,
         port_rate: BitRate::gbps(400),
+        planes: 1,
     })
     .unwrap()
 }

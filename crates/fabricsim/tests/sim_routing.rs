@@ -208,3 +208,66 @@ fn spray_runs_a_permutation_near_line_rate_where_ecmp_collides() {
         run(&t, &p, &d).to_json(false)
     );
 }
+
+/// A rail-only fabric routes in both engines: within a rail up/down over the rail's own spines
+/// (ECMP over its 2 spines), and a message to another rail leaves from the sending server's
+/// NIC on the destination's rail (PXN, `topology::pxn`). 16 servers × 4 rails on 8-port
+/// switches: per rail 4 leaves of 4 servers and 2 spines. A shift by 5 hosts pairs hosts of
+/// other rails and other servers; every message completes, none dropped, in both engines, and
+/// the relayed messages move all their bytes over the fabric.
+#[test]
+fn rail_only_routes_cross_rail_traffic_through_the_destinations_rail_in_both_engines() {
+    use fabricsim::engine_choice::{self, EngineKind};
+    use fabricsim::sim::Faults;
+    use fabricsim::topology::{HostId, Kind, Tiers, TopologySpec, build, pxn, up_down};
+    let t = build(&TopologySpec {
+        gpus: 64,
+        gpus_per_node: 4,
+        nics_per_node: 4,
+        kind: Kind::RailOnly,
+        tiers: Tiers::Auto,
+        oversubscription: (1, 1),
+        switch_radix: 8,
+        port_rate: RATE,
+        planes: 1,
+    })
+    .unwrap();
+    assert_eq!((t.tiers, t.planes, t.switches().count()), (2, 4, 4 * 6));
+    let n = t.num_hosts() as u32;
+    let perm: Vec<u32> = (0..n).map(|i| (i + 5) % n).collect();
+    let dag = permutation(&perm, BYTES);
+    let crossing = dag
+        .messages
+        .iter()
+        .filter(|m| up_down(&t, m.src, m.dst).is_none())
+        .count();
+    assert!(crossing > 0, "the shift must cross rails");
+    let relayed = pxn::relay(&t, &dag).unwrap();
+    for m in &relayed.messages {
+        // Every message now has a switch path, 1 or 3 switches long: 4 uplinks over the rail's
+        // 2 spines, each with 2 parallel links down, make 8 ECMP paths.
+        let (hops, _) = up_down(&t, m.src, m.dst).expect("relayed onto the destination's rail");
+        assert!(hops == 1 || hops == 3);
+        assert_eq!(
+            t.routing.path_count(&t, m.src, m.dst),
+            if hops == 1 { 1 } else { 8 }
+        );
+    }
+    for kind in [EngineKind::Packet, EngineKind::Flow] {
+        let p = roce(1);
+        let r =
+            engine_choice::run(kind, &t, &p, &dag, &Faults::default(), Default::default()).unwrap();
+        assert_eq!(r.sim.status, fabricsim::sim::Status::Complete, "{kind:?}");
+        assert_eq!(r.summary.messages_completed, n as u64, "{kind:?}");
+        assert_eq!(r.counters.bytes_delivered, n as u64 * BYTES, "{kind:?}");
+        assert_eq!(r.counters.drops.total(), 0, "{kind:?}");
+    }
+    // Within one rail, no relay: host 0 to host 4 (rail 0, servers 0 and 4).
+    assert_eq!(
+        pxn::relay(&t, &permutation(&[4, 0], BYTES))
+            .unwrap()
+            .messages[0]
+            .src,
+        HostId(0)
+    );
+}

@@ -1,11 +1,11 @@
-//! Property tests of the topology builders over many random specs (GPU counts 8..5000, both
-//! kinds, tiers auto/2/3, oversubscription 1:1 to 3:1, radices 8..64), and bisection bandwidth
-//! by max-flow. Specs are drawn from `fabricsim::rng::Rng` streams, so every run checks the
+//! Property tests of the topology builders over many random specs (GPU counts 8..5000, every
+//! kind, 1, 2 or 4 planes, tiers auto/2/3, oversubscription 1:1 to 3:1, radices 8..64), and
+//! bisection bandwidth by max-flow. Specs are drawn from `fabricsim::rng::Rng` streams, so every run checks the
 //! same cases.
 
 use fabricsim::rng::{Rng, Stream};
 use fabricsim::topology::{
-    HostId, Kind, NodeId, NodeKind, Tiers, Topology, TopologySpec, build, max_gpus,
+    HostId, Kind, NodeId, NodeKind, Plane, Tiers, Topology, TopologySpec, build, max_gpus,
 };
 use fabricsim::units::BitRate;
 
@@ -29,6 +29,7 @@ fn spec(
         oversubscription: oversub,
         switch_radix: radix,
         port_rate: RATE,
+        planes: 1,
     }
 }
 
@@ -36,16 +37,27 @@ fn random_spec(rng: &mut Rng) -> TopologySpec {
     let gpn: u32 = [1, 4, 8][rng.below(3) as usize];
     // NICs per node: one per GPU, or fewer (e.g. 4 NICs for 8 GPUs), or one.
     let nics = [gpn, gpn.div_ceil(2), 1][rng.below(3) as usize];
-    let kind = if rng.chance(0.5) {
-        Kind::FatTree
-    } else {
-        Kind::RailOptimized
-    };
+    let kind = Kind::ALL[rng.below(Kind::ALL.len() as u64) as usize];
     let tiers = [Tiers::Auto, Tiers::Fixed(2), Tiers::Fixed(3)][rng.below(3) as usize];
     let oversub = [(1, 1), (2, 1), (3, 1), (5, 3)][rng.below(4) as usize];
     let radix = 8 + rng.below(57) as u32;
     let gpus = 8 + rng.below(4993) as u32;
-    spec(gpus, gpn, nics, kind, tiers, oversub, radix)
+    let mut s = spec(gpus, gpn, nics, kind, tiers, oversub, radix);
+    // Multi-plane: 2 or 4 planes where they divide the ports (rail-only is a plane per rail).
+    let planes = [1, 2, 4][rng.below(3) as usize];
+    if kind != Kind::RailOnly && nics.is_multiple_of(planes) {
+        s.planes = planes;
+    }
+    s
+}
+
+/// The plane of a host: its rail modulo the planes.
+fn plane_of(t: &Topology, s: &TopologySpec, h: HostId) -> u32 {
+    let planes = Plane::of(s.kind, s.nics_per_node, s.planes).planes;
+    match t.node(t.host_node(h)).kind {
+        NodeKind::Nic { rail, .. } => rail as u32 % planes,
+        NodeKind::Switch { .. } => unreachable!("a host is a NIC"),
+    }
 }
 
 /// The switch a host's NIC is wired to.
@@ -143,6 +155,8 @@ fn count_updown_paths(t: &Topology, a: HostId, b: HostId) -> u64 {
 fn random_specs_build_valid_fabrics() {
     let mut built = 0;
     let mut by_tiers = [0u32; 4];
+    let mut by_kind = [0u32; 4];
+    let mut multi_plane = 0;
     for case in 0..400u64 {
         let mut rng = Rng::stream(2, Stream::Test(0x7090), case);
         let s = random_spec(&mut rng);
@@ -157,7 +171,7 @@ fn random_specs_build_valid_fabrics() {
                 };
                 let fits = allowed.iter().any(|&n| max_gpus(&s, n) >= s.gpus as u64);
                 assert!(
-                    !fits || e.field == "nics_per_node",
+                    !fits || e.field == "nics_per_node" || e.field == "planes",
                     "case {case}: {s:?} fits but failed: {e:?}"
                 );
                 continue;
@@ -165,11 +179,15 @@ fn random_specs_build_valid_fabrics() {
         };
         built += 1;
         by_tiers[t.tiers as usize] += 1;
+        by_kind[Kind::ALL.iter().position(|&k| k == s.kind).unwrap()] += 1;
+        multi_plane += (s.planes > 1) as u32;
         check_fabric(&s, &t, &mut rng).unwrap_or_else(|e| panic!("case {case}: {s:?}: {e}"));
     }
     // The generator must exercise every shape, or this test shows little.
     assert!(built >= 250, "only {built} of 400 specs built");
     assert!(by_tiers[2] >= 50 && by_tiers[3] >= 50, "tiers {by_tiers:?}");
+    assert!(by_kind.iter().all(|&n| n >= 20), "kinds {by_kind:?}");
+    assert!(multi_plane >= 50, "{multi_plane} multi-plane fabrics");
 }
 
 fn check_fabric(s: &TopologySpec, t: &Topology, rng: &mut Rng) -> Result<(), String> {
@@ -222,8 +240,10 @@ fn check_fabric(s: &TopologySpec, t: &Topology, rng: &mut Rng) -> Result<(), Str
             ));
         }
     }
-    // Kind: a fat-tree server's NICs share one leaf; rail r of the servers of one leaf group
-    // goes to one leaf whose hosts all have rail r.
+    // Kind: a fat-tree server's NICs (of one plane) share one leaf; a dual-ToR leaf holds half
+    // of them; rail r of the servers of one leaf group goes to one leaf whose hosts all have
+    // rail r; every leaf's hosts are of one plane.
+    let plane = Plane::of(s.kind, s.nics_per_node, s.planes);
     let leaf_hosts = |leaf: NodeId| {
         t.node(leaf)
             .down_ports()
@@ -242,11 +262,21 @@ fn check_fabric(s: &TopologySpec, t: &Topology, rng: &mut Rng) -> Result<(), Str
         .collect();
     for &leaf in &leaves {
         let hs = leaf_hosts(leaf);
-        match s.kind {
-            Kind::FatTree => {
+        if hs
+            .iter()
+            .any(|h| h.1 as u32 % plane.planes != hs[0].1 as u32 % plane.planes)
+        {
+            return Err("a leaf holds NICs of different planes".into());
+        }
+        match plane.kind {
+            Kind::FatTree | Kind::RailOnly | Kind::DualTor => {
+                let want = match plane.kind {
+                    Kind::DualTor => plane.nics / 2,
+                    _ => plane.nics,
+                };
                 for &(server, _) in &hs {
                     let n = hs.iter().filter(|h| h.0 == server).count() as u32;
-                    if n != s.nics_per_node {
+                    if n != want {
                         return Err(format!("server {server} has {n} NICs on one leaf"));
                     }
                 }
@@ -266,10 +296,12 @@ fn check_fabric(s: &TopologySpec, t: &Topology, rng: &mut Rng) -> Result<(), Str
         let (d, u) = (s.oversubscription.0 as u64, s.oversubscription.1 as u64);
         let k = s.switch_radix as u64;
         let host_ports = k - (k * u).div_ceil(d + u);
-        let full = match s.kind {
-            Kind::FatTree => host_ports / s.nics_per_node as u64 * s.nics_per_node as u64,
-            Kind::RailOptimized => host_ports,
+        let per_leaf = match plane.kind {
+            Kind::DualTor => plane.nics as u64 / 2,
+            Kind::RailOptimized => 1,
+            Kind::FatTree | Kind::RailOnly => plane.nics as u64,
         };
+        let full = host_ports / per_leaf * per_leaf;
         let up_want = (full * u).div_ceil(d);
         let cap = |ports: std::ops::Range<u32>| -> u64 {
             ports
@@ -294,9 +326,10 @@ fn check_fabric(s: &TopologySpec, t: &Topology, rng: &mut Rng) -> Result<(), Str
             }
         }
     }
-    // Every pair of hosts has a shortest up/down path along Routing::next_hops: all pairs on
-    // small fabrics, 300 random pairs on larger ones (the pair order is shuffled so the ECMP
-    // count below samples across the fabric).
+    // Every pair of hosts of one plane has a shortest up/down path along Routing::next_hops:
+    // all pairs on small fabrics, 300 random pairs on larger ones (the pair order is shuffled
+    // so the ECMP count below samples across the fabric); hosts of different planes have none
+    // (no switch joins two planes).
     let n = t.num_hosts() as u32;
     let pairs: Vec<(u32, u32)> = if n <= 48 {
         let mut all: Vec<(u32, u32)> = (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).collect();
@@ -312,6 +345,12 @@ fn check_fabric(s: &TopologySpec, t: &Topology, rng: &mut Rng) -> Result<(), Str
             continue;
         }
         let (a, b) = (HostId(a), HostId(b));
+        if plane_of(t, s, a) != plane_of(t, s, b) {
+            if walk(t, a, b, rng).is_some() {
+                return Err(format!("{} -> {} cross planes", a.0, b.0));
+            }
+            continue;
+        }
         let got = walk(t, a, b, rng).ok_or(format!("no path {} -> {}", a.0, b.0))?;
         let want = min_switches(t, a, b);
         if got != want {
@@ -527,5 +566,55 @@ fn oversubscribed_bisection_is_reduced_by_the_ratio() {
         nb.switch_radix = radix_1to1;
         let t1 = build(&nb).unwrap();
         assert_eq!(bisection_bps(&t1, &splits(t1.num_hosts(), 2)[0].1), full);
+    }
+}
+
+/// A fabric of parallel planes (rail-only, multi-plane) has bisection bandwidth N × rate / 2
+/// for every split that halves the servers, since such a split halves every plane; dual-ToR
+/// the same as the fat-tree.
+#[test]
+fn planes_keep_full_bisection_for_server_splits() {
+    let mut multi = spec(64, 4, 4, Kind::RailOptimized, Tiers::Auto, (1, 1), 8);
+    multi.planes = 2;
+    let cases = [
+        // 4 rails, each a 2-tier k=8 fat-tree of 32 servers (k²/2).
+        spec(128, 4, 4, Kind::RailOnly, Tiers::Auto, (1, 1), 8),
+        // 2 rails, 3 tiers: each a partial 3-tier of 40 servers.
+        spec(80, 2, 2, Kind::RailOnly, Tiers::Fixed(3), (1, 1), 8),
+        multi,
+        spec(64, 4, 4, Kind::DualTor, Tiers::Auto, (1, 1), 8),
+    ];
+    for s in cases {
+        let t = build(&s).unwrap();
+        let n = t.num_hosts() as u64;
+        let server = |h: usize| match t.node(t.host_node(HostId(h as u32))).kind {
+            NodeKind::Nic { server, .. } => server,
+            NodeKind::Switch { .. } => unreachable!(),
+        };
+        let half = t.servers / 2;
+        let mut random: Vec<bool> = (0..t.servers).map(|sv| sv < half).collect();
+        Rng::stream(3, Stream::Test(0xB16), n).shuffle(&mut random);
+        let by_server: [(&str, Box<dyn Fn(u32) -> bool>); 3] = [
+            ("halves", Box::new(|sv| sv < half)),
+            ("interleaved", Box::new(|sv| sv % 2 == 0)),
+            ("random", Box::new(|sv| random[sv as usize])),
+        ];
+        for (name, side) in by_server {
+            let split: Vec<bool> = (0..t.num_hosts()).map(|h| side(server(h))).collect();
+            assert_eq!(
+                bisection_bps(&t, &split),
+                n / 2 * RATE.bps(),
+                "{s:?}, split {name}"
+            );
+        }
+        // Split by plane instead (hosts are numbered plane by plane): no switch joins two
+        // planes, so a rail-only or multi-plane fabric carries nothing across.
+        if Plane::of(s.kind, s.nics_per_node, s.planes).planes > 1 {
+            assert_eq!(
+                bisection_bps(&t, &splits(t.num_hosts(), 3)[0].1),
+                0,
+                "{s:?}"
+            );
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! `topology::sizing`), rail-optimized placement, tier choice, build errors and DOT export.
 
 use fabricsim::topology::{
-    HostId, Kind, NodeId, NodeKind, Tiers, Topology, TopologySpec, build, dot, max_hosts,
+    HostId, Kind, NodeId, NodeKind, PortId, Tiers, Topology, TopologySpec, build, dot, max_hosts,
 };
 use fabricsim::units::BitRate;
 
@@ -17,6 +17,7 @@ fn spec(gpus: u32, gpn: u32, nics: u32, kind: Kind, tiers: Tiers, radix: u32) ->
         oversubscription: (1, 1),
         switch_radix: radix,
         port_rate: BitRate::gbps(400),
+        planes: 1,
     }
 }
 
@@ -350,4 +351,118 @@ fn dot_export_names_nodes_and_is_deterministic() {
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("\"nic_s1_r2\" -- \"leaf_su0_r2\""), "{text}");
     assert!(text.contains("core_pl"));
+}
+
+/// Rail-only and multi-plane are `P` copies of one plane's fabric (`topology::sizing`): a
+/// rail-only fabric of 8-port servers is 8 fat-trees of 1-port servers, so 16,384 GPUs of
+/// 8-NIC servers on 64-port switches fit 2 tiers: per rail a full k²/2 = 2,048-server 2-tier
+/// fat-tree (k = 64 leaves, k/2 = 32 spines), 8 × 96 = 768 switches, where rail-optimized
+/// needs 3 tiers and 1,280.
+#[test]
+fn rail_only_and_multi_plane_16k_gpus_fit_two_tiers_in_768_switches() {
+    let rail_only = build(&spec(16_384, 8, 8, Kind::RailOnly, Tiers::Auto, 64)).unwrap();
+    assert_eq!((rail_only.tiers, per_tier(&rail_only)), (2, [512, 256, 0]));
+    let mut mp = spec(16_384, 8, 8, Kind::FatTree, Tiers::Auto, 64);
+    mp.planes = 8;
+    let multi = build(&mp).unwrap();
+    assert_eq!((multi.tiers, per_tier(&multi)), (2, [512, 256, 0]));
+    let rail_opt = build(&spec(16_384, 8, 8, Kind::RailOptimized, Tiers::Auto, 64)).unwrap();
+    assert_eq!(
+        (rail_opt.tiers, per_tier(&rail_opt).iter().sum::<usize>()),
+        (3, 1280)
+    );
+    let h = |s, r| rail_only.host_of(s, r).unwrap();
+    // Same rail, other leaf: up to any of the rail's 32 spines and down.
+    assert_eq!(
+        rail_only
+            .routing
+            .path_count(&rail_only, h(0, 3), h(2047, 3)),
+        32
+    );
+    assert_eq!(
+        rail_only.routing.path_count(&rail_only, h(0, 3), h(31, 3)),
+        1
+    );
+    // Another rail: no switch path at all (the traffic crosses NVLink first, PXN).
+    let leaf = leaf_of(&rail_only, h(0, 3));
+    let top = rail_only.peer_node(PortId(rail_only.node(leaf).up_ports().start));
+    assert!(rail_only.routing.next_hops(top, h(5, 4)).is_empty());
+    assert!(!rail_only.routing.is_below(top, h(5, 4)));
+}
+
+#[test]
+fn rail_only_counts_are_the_rails_times_one_plane_at_full_and_partial_sizes() {
+    // k = 8, 3 tiers: a rail is a full k³/4 = 128-server fat-tree of 5k²/4 = 80 switches.
+    let full3 = build(&spec(1024, 8, 8, Kind::RailOnly, Tiers::Fixed(3), 8)).unwrap();
+    assert_eq!(per_tier(&full3), [8 * 32, 8 * 32, 8 * 16]);
+    // Partial: 125 servers on 64 ports: per rail ⌈125/32⌉ = 4 leaves and the smallest divisor
+    // S of 32 with 64·S ≥ 4·32, 2 spines: 8 × 6 = 48 switches; a fat-tree of 125 1-port
+    // servers has the same 6.
+    let part = build(&spec(1000, 8, 8, Kind::RailOnly, Tiers::Auto, 64)).unwrap();
+    assert_eq!(per_tier(&part), [32, 16, 0]);
+    let one = build(&spec(125, 1, 1, Kind::FatTree, Tiers::Auto, 64)).unwrap();
+    assert_eq!(per_tier(&one).map(|n| n * 8), per_tier(&part));
+    // max_hosts: 8 rails × k²/2 servers in 2 tiers, × k³/4 in 3.
+    assert_eq!(max_hosts(Kind::RailOnly, 64, 2, (1, 1), 8), 8 * 2048);
+    assert_eq!(max_hosts(Kind::RailOnly, 64, 3, (1, 1), 8), 8 * 65_536);
+    // Multi-plane, 2 planes of a rail-optimized fabric of 8-port servers: each plane a
+    // rail-optimized fabric of 4-port servers (SU of 32 servers, 4 leaves). 256 servers =
+    // 8 SUs = 32 leaves per plane, 2 tiers (64/4 = 16 SUs fit), spines 64·S ≥ 32·32 → 16.
+    let mut mp = spec(2048, 8, 8, Kind::RailOptimized, Tiers::Auto, 64);
+    mp.planes = 2;
+    let t = build(&mp).unwrap();
+    assert_eq!((t.tiers, per_tier(&t)), (2, [64, 32, 0]));
+    // Every host's leaf holds hosts of its plane (rail mod 2) only.
+    for server in [0u32, 100, 255] {
+        for rail in 0..8u16 {
+            let leaf = leaf_of(&t, t.host_of(server, rail).unwrap());
+            for p in t.node(leaf).down_ports() {
+                match t.node(t.peer_node(PortId(p))).kind {
+                    NodeKind::Nic { rail: r, .. } => assert_eq!(r % 2, rail % 2),
+                    k => panic!("{k:?}"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn dual_tor_splits_each_server_over_a_leaf_pair() {
+    // 64 ports at 1:1, 8 ports per server: a pair of leaves takes 32 / 4 = 8 servers, the first
+    // 4 ports of each on side 0, the last 4 on side 1. 128 servers = 16 pairs = 32 leaves;
+    // spines 64·S ≥ 32·32 → 16 (the fat-tree of 4 servers per leaf has the same counts).
+    let t = build(&spec(1024, 8, 8, Kind::DualTor, Tiers::Auto, 64)).unwrap();
+    let ft = build(&spec(1024, 8, 8, Kind::FatTree, Tiers::Auto, 64)).unwrap();
+    assert_eq!(per_tier(&t), [32, 16, 0]);
+    assert_eq!(per_tier(&t), per_tier(&ft));
+    for server in 0..128u32 {
+        for rail in 0..8u16 {
+            match t.node(leaf_of(&t, t.host_of(server, rail).unwrap())).kind {
+                NodeKind::Switch {
+                    tier: 1,
+                    group,
+                    index,
+                } => assert_eq!((group, index), (server / 8, rail as u32 / 4)),
+                k => panic!("{k:?}"),
+            }
+        }
+    }
+    // The two halves of one server meet at a spine: 32 uplinks × 2 parallel links down.
+    let h = |s, r| t.host_of(s, r).unwrap();
+    assert_eq!(t.routing.path_count(&t, h(0, 0), h(0, 7)), 64);
+    assert_eq!(max_hosts(Kind::DualTor, 64, 2, (1, 1), 8), 64 / 2 * 8 * 8);
+    // An odd port count cannot split: the error names nics_per_node.
+    assert_eq!(
+        build(&spec(64, 8, 7, Kind::DualTor, Tiers::Auto, 64))
+            .unwrap_err()
+            .field,
+        "nics_per_node"
+    );
+    // Planes must divide the ports, and rail-only takes no planes.
+    let mut bad = spec(64, 8, 8, Kind::FatTree, Tiers::Auto, 64);
+    bad.planes = 3;
+    assert_eq!(build(&bad).unwrap_err().field, "planes");
+    bad.kind = Kind::RailOnly;
+    bad.planes = 2;
+    assert_eq!(build(&bad).unwrap_err().field, "planes");
 }

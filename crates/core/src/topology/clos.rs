@@ -8,7 +8,10 @@
 //!
 //! Switch labels (`NodeKind::Switch { group, index }`): a fat-tree leaf is (pod, position in the
 //! pod), pod 0 below 3 tiers; a rail leaf is (SU, rail); a spine is (pod, index), pod 0 in
-//! 2 tiers; a core is (plane, index), plane `j` taking uplink `j` of every leaf.
+//! 2 tiers; a core is (plane, index), plane `j` taking uplink `j` of every leaf. A dual-ToR
+//! leaf is (pair, side). In a fabric of several planes (multi-plane, rail-only), plane `p`
+//! adds `p·G` to every group label (`G` = the larger of the leaf groups and the uplinks per
+//! leaf), so labels stay distinct; each plane is wired as a fabric of its own.
 
 use super::graph::{GraphBuilder, Medium, NodeId, Shape, Topology};
 use super::placement::LeafHosts;
@@ -16,57 +19,86 @@ use super::sizing::{Sizing, cores_per_plane, pod_spines, spines_2tier};
 use super::spec::{Kind, TopologySpec};
 use crate::units::Time;
 
-/// Builds the graph for `leaves` (from `placement::place`) as sized by `sizing`.
-pub fn wire(spec: &TopologySpec, sizing: &Sizing, leaves: &[LeafHosts]) -> Topology {
+/// Builds the graph for the planes' `leaves` (from `placement::place`) as sized by `sizing`.
+pub fn wire(spec: &TopologySpec, sizing: &Sizing, planes: &[Vec<LeafHosts>]) -> Topology {
     let mut w = Wiring {
         b: GraphBuilder::new(),
         spec,
+        base: 0,
     };
-    let nics: Vec<Vec<NodeId>> = leaves
+    // Every NIC first, in host order (plane by plane), then each plane's switches.
+    let nics: Vec<Vec<Vec<NodeId>>> = planes
         .iter()
-        .map(|l| l.hosts.iter().map(|&(s, r)| w.b.add_nic(s, r)).collect())
-        .collect();
-    let per_pod = match sizing.tiers {
-        3 => {
-            (sizing.leaf.groups_per_pod(spec.switch_radix) * sizing.leaf.leaves_per_group) as usize
-        }
-        _ => leaves.len(),
-    };
-    let leaf_ids: Vec<NodeId> = leaves
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let (group, index) = match spec.kind {
-                Kind::RailOptimized => (l.group, l.rail),
-                Kind::FatTree => ((i / per_pod) as u32, (i % per_pod) as u32),
-            };
-            w.b.add_switch(1, group, index, spec.switch_radix)
+        .map(|leaves| {
+            leaves
+                .iter()
+                .map(|l| l.hosts.iter().map(|&(s, r)| w.b.add_nic(s, r)).collect())
+                .collect()
         })
         .collect();
-    for (&leaf, hosts) in leaf_ids.iter().zip(&nics) {
-        for &nic in hosts {
-            w.link(nic, leaf);
-        }
-    }
-    let up = sizing.leaf.up;
-    match sizing.tiers {
-        1 => {}
-        2 => w.two_tier(&leaf_ids, up),
-        _ => w.three_tier(&leaf_ids, per_pod, up),
+    let stride = sizing.groups.max(sizing.leaf.up).max(1);
+    for (p, (leaves, nics)) in planes.iter().zip(&nics).enumerate() {
+        w.base = p as u32 * stride;
+        w.plane(sizing, leaves, nics);
     }
     let shape = match spec.kind {
         Kind::FatTree => Shape::FatTree,
         Kind::RailOptimized => Shape::RailOptimized,
+        Kind::RailOnly => Shape::RailOnly,
+        Kind::DualTor => Shape::DualTor,
     };
-    w.b.finish(shape, sizing.tiers, sizing.servers)
+    let mut t = w.b.finish(shape, sizing.tiers, sizing.servers);
+    t.planes = sizing.plane.planes;
+    t
 }
 
 struct Wiring<'a> {
     b: GraphBuilder,
     spec: &'a TopologySpec,
+    /// Added to the group label of every switch of the plane being wired.
+    base: u32,
 }
 
 impl Wiring<'_> {
+    fn switch(&mut self, tier: u8, group: u32, index: u32) -> NodeId {
+        self.b
+            .add_switch(tier, self.base + group, index, self.spec.switch_radix)
+    }
+
+    /// One plane: its leaves above their `nics`, and the Clos above the leaves.
+    fn plane(&mut self, sizing: &Sizing, leaves: &[LeafHosts], nics: &[Vec<NodeId>]) {
+        let spec = self.spec;
+        let per_pod = match sizing.tiers {
+            3 => {
+                (sizing.leaf.groups_per_pod(spec.switch_radix) * sizing.leaf.leaves_per_group)
+                    as usize
+            }
+            _ => leaves.len(),
+        };
+        let leaf_ids: Vec<NodeId> = leaves
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let (group, index) = match sizing.plane.kind {
+                    Kind::RailOptimized | Kind::DualTor => (l.group, l.rail),
+                    Kind::FatTree | Kind::RailOnly => ((i / per_pod) as u32, (i % per_pod) as u32),
+                };
+                self.switch(1, group, index)
+            })
+            .collect();
+        for (&leaf, hosts) in leaf_ids.iter().zip(nics) {
+            for &nic in hosts {
+                self.link(nic, leaf);
+            }
+        }
+        let up = sizing.leaf.up;
+        match sizing.tiers {
+            1 => {}
+            2 => self.two_tier(&leaf_ids, up),
+            _ => self.three_tier(&leaf_ids, per_pod, up),
+        }
+    }
+
     fn link(&mut self, lower: NodeId, upper: NodeId) {
         self.b.connect(
             lower,
@@ -83,7 +115,7 @@ impl Wiring<'_> {
         let k = self.spec.switch_radix;
         let s = spines_2tier(leaves.len() as u32, up, k);
         let per_spine = up / s;
-        let spines: Vec<NodeId> = (0..s).map(|i| self.b.add_switch(2, 0, i, k)).collect();
+        let spines: Vec<NodeId> = (0..s).map(|i| self.switch(2, 0, i)).collect();
         for &leaf in leaves {
             for j in 0..up {
                 self.link(leaf, spines[(j / per_spine) as usize]);
@@ -102,14 +134,10 @@ impl Wiring<'_> {
             .enumerate()
             .map(|(p, pod)| {
                 let sp = pod_spines(pod.len() as u32, up, c, k);
-                (0..sp)
-                    .map(|s| self.b.add_switch(2, p as u32, s, k))
-                    .collect()
+                (0..sp).map(|s| self.switch(2, p as u32, s)).collect()
             })
             .collect();
-        let cores: Vec<NodeId> = (0..up * c)
-            .map(|i| self.b.add_switch(3, i / c, i % c, k))
-            .collect();
+        let cores: Vec<NodeId> = (0..up * c).map(|i| self.switch(3, i / c, i % c)).collect();
         // Per plane, the next core in round-robin order: every core's load is within one link
         // of the plane's average, and a spine's max(Lp, C) ≥ C links reach every core.
         let mut next = vec![0u32; up as usize];

@@ -127,6 +127,8 @@ pub struct Link {
 pub enum Shape {
     FatTree,
     RailOptimized,
+    RailOnly,
+    DualTor,
     /// Read from a file (ns-3 topology); structure derived from the graph.
     Imported,
 }
@@ -143,6 +145,8 @@ pub struct Topology {
     pub nics: Vec<NodeId>,
     /// GPU servers (chassis).
     pub servers: u32,
+    /// Parallel planes no switch joins (rail-only, multi-plane; `topology::pxn`); 1 otherwise.
+    pub planes: u32,
     /// Routing structure derived from the graph (`routing::Routing::derive`).
     pub routing: super::routing::Routing,
     /// (server, rail) -> host: `host_index[server * rails_per_server + rail]`, `u32::MAX` where
@@ -389,6 +393,7 @@ impl GraphBuilder {
             links: out_links,
             nics,
             servers,
+            planes: 1,
             routing: super::routing::Routing::default(),
             host_index,
             rails_per_server,

@@ -4,6 +4,7 @@ pub mod clos;
 pub mod dot;
 pub mod graph;
 pub mod placement;
+pub mod pxn;
 pub mod routing;
 pub mod sizing;
 pub mod spec;
@@ -13,7 +14,7 @@ pub use graph::{
     Topology,
 };
 pub use routing::Routing;
-pub use sizing::{max_gpus, max_hosts};
+pub use sizing::{Plane, max_gpus, max_hosts};
 pub use spec::{BuildError, Kind, Tiers, TopologySpec};
 
 /// Switches on the up/down path from `src` to `dst`: up from `src`'s leaf to the first switch
@@ -44,6 +45,6 @@ pub fn up_down(t: &Topology, src: HostId, dst: HostId) -> Option<(u32, crate::un
 /// ports, spines and cores (full and partial fabrics) are in `sizing`.
 pub fn build(spec: &TopologySpec) -> Result<Topology, BuildError> {
     let sizing = sizing::Sizing::of(spec)?;
-    let leaves = placement::place(spec.kind, spec.nics_per_node, &sizing);
+    let leaves = placement::place(&sizing);
     Ok(clos::wire(spec, &sizing, &leaves))
 }

@@ -30,6 +30,15 @@
 //!   pod), dealt round-robin over the plane's cores. `C` is the smallest value in
 //!   `1 ..= full-pod leaves` with `Σ_pods max(Lp, C) ≤ C·k`. Full fabric: `Sp = U`, `C = h`,
 //!   `k` pods.
+//! - **Dual-ToR** (a fat-tree whose leaves come in pairs): a server puts the first half of its
+//!   NIC ports on one leaf of its pair and the second half on the other, so a pair of leaves
+//!   takes `⌊host ports / (n/2)⌋` servers and counts as one leaf group of 2 leaves.
+//! - **Planes.** A fabric of `P` planes is `P` copies of the fabric of one plane, the plane
+//!   holding `n/P` NIC ports of every server (port `r` on plane `r mod P`); rail-only is `n`
+//!   planes of one port each, each a fat-tree of 1-port servers. So the closed forms are the
+//!   plane's times `P`: with 1-port servers at 1:1, rail-only reaches `k²/2` servers in 2 tiers
+//!   with `n·3k/2` switches (`k` leaves and `k/2` spines per rail) and `k³/4` in 3 tiers with
+//!   `n·5k²/4`; a partial plane follows the rules above.
 
 use super::spec::{BuildError, Kind, Tiers, TopologySpec};
 
@@ -61,6 +70,17 @@ impl LeafShape {
                 (s, s * nics, 1)
             }
             Kind::RailOptimized => (host_ports, host_ports, nics),
+            // A pair of leaves, each taking half of every server's ports.
+            Kind::DualTor => {
+                let s = if nics >= 2 {
+                    host_ports / (nics / 2)
+                } else {
+                    0
+                };
+                (s, s * (nics / 2), 2)
+            }
+            // One rail of a rail-only fabric is a fat-tree of 1-port servers (`Plane::of`).
+            Kind::RailOnly => (host_ports / nics, host_ports / nics * nics, 1),
         };
         let up = if tiers <= 1 {
             0
@@ -93,14 +113,48 @@ impl LeafShape {
     }
 }
 
+/// One plane of a fabric: its kind, NIC ports per server and how many planes there are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plane {
+    pub kind: Kind,
+    pub nics: u32,
+    pub planes: u32,
+}
+
+impl Plane {
+    /// The plane of a fabric of `kind` over servers of `nics` ports in `planes` planes:
+    /// rail-only is one plane per rail, each a fat-tree of 1-port servers.
+    pub fn of(kind: Kind, nics: u32, planes: u32) -> Plane {
+        match kind {
+            Kind::RailOnly => Plane {
+                kind: Kind::FatTree,
+                nics: 1,
+                planes: nics,
+            },
+            _ => Plane {
+                kind,
+                nics: nics / planes.max(1),
+                planes: planes.max(1),
+            },
+        }
+    }
+
+    /// The plane's leaf shape in `tiers` tiers.
+    pub fn leaf(&self, radix: u32, tiers: u8, oversub: (u32, u32)) -> LeafShape {
+        LeafShape::new(self.kind, radix, tiers, oversub, self.nics)
+    }
+}
+
 /// The largest number of hosts (NIC ports) a `radix`-port switch reaches in `tiers` tiers for a
-/// kind, leaf oversubscription `down:up` and NICs per server (see the module doc for the rules).
-/// With k = radix at 1:1 and one NIC per server: 2 tiers give k²/2, 3 tiers k³/4.
+/// kind, leaf oversubscription `down:up` and NICs per server in one plane (see the module doc
+/// for the rules). With k = radix at 1:1 and one NIC per server: 2 tiers give k²/2, 3 tiers
+/// k³/4.
 pub fn max_hosts(kind: Kind, radix: u32, tiers: u8, oversub: (u32, u32), nics: u32) -> u64 {
     if radix < 2 || nics == 0 || oversub.0 == 0 || oversub.1 == 0 {
         return 0;
     }
-    LeafShape::new(kind, radix, tiers, oversub, nics).max_servers(radix, tiers) * nics as u64
+    let plane = Plane::of(kind, nics, 1);
+    plane.leaf(radix, tiers, oversub).max_servers(radix, tiers) * nics as u64
 }
 
 /// The smallest divisor `d` of `n` with `ok(d)` (`n` itself when none smaller qualifies).
@@ -135,6 +189,8 @@ pub fn pod_spines(leaves: u32, up: u32, cores: u32, radix: u32) -> u32 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sizing {
     pub tiers: u8,
+    /// One plane (the whole fabric when `plane.planes == 1`); `leaf` and `groups` are per plane.
+    pub plane: Plane,
     pub leaf: LeafShape,
     /// Servers: ⌈gpus / gpus_per_node⌉ (a last, partly filled server still has all its NICs).
     pub servers: u32,
@@ -147,15 +203,8 @@ impl Sizing {
     pub fn of(spec: &TopologySpec) -> Result<Sizing, BuildError> {
         validate(spec)?;
         let servers = spec.gpus.div_ceil(spec.gpus_per_node);
-        let shape = |t: u8| {
-            LeafShape::new(
-                spec.kind,
-                spec.switch_radix,
-                t,
-                spec.oversubscription,
-                spec.nics_per_node,
-            )
-        };
+        let plane = Plane::of(spec.kind, spec.nics_per_node, spec.planes);
+        let shape = |t: u8| plane.leaf(spec.switch_radix, t, spec.oversubscription);
         let fits = |t: u8| shape(t).max_servers(spec.switch_radix, t) >= servers as u64;
         let tiers = match spec.tiers {
             Tiers::Fixed(t) if fits(t) => t,
@@ -168,13 +217,14 @@ impl Sizing {
         let leaf = shape(tiers);
         Ok(Sizing {
             tiers,
+            plane,
             leaf,
             servers,
             groups: servers.div_ceil(leaf.servers_per_group),
         })
     }
 
-    /// Leaves in the fabric.
+    /// Leaves in one plane.
     pub fn leaves(&self) -> u32 {
         self.groups * self.leaf.leaves_per_group
     }
@@ -182,14 +232,9 @@ impl Sizing {
 
 /// The most GPUs `spec`'s radix, kind, oversubscription and server shape reach in `tiers` tiers.
 pub fn max_gpus(spec: &TopologySpec, tiers: u8) -> u64 {
-    LeafShape::new(
-        spec.kind,
-        spec.switch_radix,
-        tiers,
-        spec.oversubscription,
-        spec.nics_per_node,
-    )
-    .max_servers(spec.switch_radix, tiers)
+    Plane::of(spec.kind, spec.nics_per_node, spec.planes)
+        .leaf(spec.switch_radix, tiers, spec.oversubscription)
+        .max_servers(spec.switch_radix, tiers)
         * spec.gpus_per_node as u64
 }
 
@@ -246,23 +291,50 @@ fn validate(spec: &TopologySpec) -> Result<(), BuildError> {
     {
         return Err(err("tiers", format!("{t} tiers"), "1, 2, 3 or auto"));
     }
+    if spec.planes == 0 || !spec.nics_per_node.is_multiple_of(spec.planes) {
+        return Err(err(
+            "planes",
+            format!(
+                "{} planes for {} NIC ports per node",
+                spec.planes, spec.nics_per_node
+            ),
+            format!(
+                "a divisor of nics_per_node ({}): each plane takes the same ports of every server",
+                spec.nics_per_node
+            ),
+        ));
+    }
+    if spec.kind == Kind::RailOnly && spec.planes != 1 {
+        return Err(err(
+            "planes",
+            format!("{} planes with kind rail-only", spec.planes),
+            "planes = 1 with rail-only (every rail is already its own plane)",
+        ));
+    }
+    let plane = Plane::of(spec.kind, spec.nics_per_node, spec.planes);
+    if spec.kind == Kind::DualTor && !plane.nics.is_multiple_of(2) {
+        return Err(err(
+            "nics_per_node",
+            format!(
+                "{} NIC ports per node per plane cannot split over two leaves",
+                plane.nics
+            ),
+            "an even number of NIC ports per node in each plane for a dual-tor fabric",
+        ));
+    }
     // A fat-tree leaf must take all NICs of a server; check it for a multi-tier leaf.
-    let leaf = LeafShape::new(
-        spec.kind,
-        spec.switch_radix,
-        2,
-        spec.oversubscription,
-        spec.nics_per_node,
-    );
+    let leaf = plane.leaf(spec.switch_radix, 2, spec.oversubscription);
     if leaf.hosts == 0 {
         let host_ports = spec.switch_radix
             - (spec.switch_radix as u64 * u as u64).div_ceil((d + u) as u64) as u32;
         return Err(err(
             "nics_per_node",
             format!(
-                "a server's {} NICs do not fit on one fat-tree leaf: radix {} at {d}:{u} leaves \
+                "a server's {} NICs do not fit on one {} leaf: radix {} at {d}:{u} leaves \
                  {host_ports} host ports",
-                spec.nics_per_node, spec.switch_radix
+                plane.nics,
+                spec.kind.name(),
+                spec.switch_radix
             ),
             format!(
                 "at most {host_ports} NICs per node for a fat-tree, kind rail-optimized, or a \
@@ -286,10 +358,7 @@ fn too_large(spec: &TopologySpec, servers: u32) -> BuildError {
             )
         })
         .collect();
-    let kind = match spec.kind {
-        Kind::FatTree => "fat-tree",
-        Kind::RailOptimized => "rail-optimized",
-    };
+    let kind = spec.kind.name();
     let problem = format!(
         "{} GPUs ({servers} servers of {} NICs) do not fit a {kind} fabric of {k}-port switches at \
          {d}:{u}{}: it reaches at most {}",

@@ -72,20 +72,27 @@ pub struct Robustness {
 }
 
 /// `x` with class `k`'s prices scaled by `1 + change`: CAPEX and TCO recomputed as
-/// `plan::cost::of` adds them (TCO = CAPEX + years x yearly energy).
+/// `plan::cost::of` adds them (spares and support follow the hardware; labour, the management
+/// network and licences do not move; TCO = CAPEX + years x (energy + licences + support)).
 fn priced(f: &FabricResult, x: &Inputs, k: Class, change: f64) -> Inputs {
     let c = &f.plan.cost;
+    let rates = &f.design.cost;
     let m = |class: Class| if class == k { 1.0 + change } else { 1.0 };
-    let network = c.switches_usd * m(Class::Switches)
+    let hardware = c.switches_usd * m(Class::Switches)
         + c.nics_usd * m(Class::Nics)
         + c.optics_usd * m(Class::Optics)
         + c.cables_usd * m(Class::Cables);
+    let network = hardware * (1.0 + rates.spares_share) + c.install_usd + c.oob_usd;
     let cluster = network + c.compute_capex_usd * m(Class::Servers);
-    let years = f.design.cost.years as f64;
+    let energy = c.cluster_opex_usd_per_year - c.network_opex_usd_per_year + c.energy_usd_per_year;
+    let opex = energy * m(Class::Energy)
+        + c.software_usd_per_year
+        + hardware * rates.support_share_per_year;
+    let years = rates.years as f64;
     Inputs {
         network_capex_usd: network,
         cluster_capex_usd: cluster,
-        cluster_tco_usd: cluster + years * c.cluster_opex_usd_per_year * m(Class::Energy),
+        cluster_tco_usd: cluster + years * opex,
         ..x.clone()
     }
 }

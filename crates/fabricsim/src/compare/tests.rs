@@ -170,10 +170,12 @@ fn a_catalog_price_change_moves_capex_and_cost_per_throughput() {
     let dear = run(&with("[cost.prices_usd]\nqm9700 = 150000\n", TWO)).unwrap();
     let (b, d) = (&base.fabrics[0], &dear.fabrics[0]);
     let switches: u64 = b.plan.bom.tiers.iter().map(|t| t.switches).sum();
-    // Every QM9700 costs 100,000 USD more (50,000 in the catalog): CAPEX moves by exactly that.
+    // Every QM9700 costs 100,000 USD more (50,000 in the catalog): CAPEX moves by exactly that
+    // and its spares.
     let moved = d.plan.cost.network_capex_usd - b.plan.cost.network_capex_usd;
+    let spares = b.design.cost.spares_share;
     assert!(
-        (moved - 100_000.0 * switches as f64).abs() < 1e-6,
+        (moved - 100_000.0 * switches as f64 * (1.0 + spares)).abs() < 1e-6,
         "{moved}"
     );
     let (bd, dd) = (b.delivered.as_ref().unwrap(), d.delivered.as_ref().unwrap());

@@ -9,6 +9,7 @@ pub mod cost;
 pub mod layout;
 pub mod media;
 pub mod power;
+pub mod reach;
 
 use fabricsim_core::error::InputError;
 use fabricsim_core::topology::Topology;
@@ -27,6 +28,10 @@ pub struct Plan {
     pub switch: String,
     pub switch_radix: u32,
     pub kind: &'static str,
+    /// Parallel fabrics (`[topology] planes`).
+    pub planes: u32,
+    /// Why `--topology auto` chose this kind (`None` when the scenario names one).
+    pub choice: Option<String>,
     pub tiers: u8,
     pub oversubscription: (u32, u32),
     pub gpus: u32,
@@ -76,10 +81,9 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         nic: d.nic.id.clone(),
         switch: d.switch.id.clone(),
         switch_radix: d.spec.switch_radix,
-        kind: match d.spec.kind {
-            fabricsim_core::topology::Kind::FatTree => "fat-tree",
-            fabricsim_core::topology::Kind::RailOptimized => "rail-optimized",
-        },
+        kind: d.spec.kind.name(),
+        planes: d.spec.planes,
+        choice: None,
         tiers: t.tiers,
         oversubscription: d.spec.oversubscription,
         gpus: d.spec.gpus,
@@ -94,10 +98,80 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
     })
 }
 
-/// The whole pipeline from a scenario: validate, build the topology, plan.
+/// The whole pipeline from a scenario: validate, build the topology, plan. With
+/// `[topology] kind = "auto"`, every kind is planned and the cheapest network CAPEX that fits
+/// is kept (`auto`).
 pub fn run(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
+    if s.file.topology.kind.trim() == AUTO {
+        return auto(s);
+    }
     let (d, mut t) = s.design_and_topology()?;
     let p = make(s, &d, &mut t)?;
+    Ok((d, t, p))
+}
+
+/// The `[topology] kind` that asks `plan` to pick.
+pub const AUTO: &str = "auto";
+
+/// Plans the scenario as each topology kind and keeps the lowest network CAPEX; its
+/// `Plan::choice` says which kinds fit, at what CAPEX, and why the kept one won. `Err` is the
+/// first kind's error when none fits.
+fn auto(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
+    let mut fits = Vec::new();
+    let mut first_err = None;
+    let mut refused = Vec::new();
+    for kind in fabricsim_core::topology::Kind::ALL {
+        let mut sk = s.clone();
+        sk.file.topology.kind = kind.name().to_string();
+        match sk.design_and_topology().and_then(|(d, mut t)| {
+            let p = make(&sk, &d, &mut t)?;
+            Ok((d, t, p))
+        }) {
+            Ok(x) => fits.push(x),
+            Err(e) => {
+                refused.push(kind.name());
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    let capex = |x: &(Design, Topology, Plan)| x.2.cost.network_capex_usd;
+    fits.sort_by(|a, b| capex(a).total_cmp(&capex(b)));
+    let Some(best) = fits.first() else {
+        return Err(first_err.expect("Kind::ALL is not empty"));
+    };
+    let others: Vec<String> = fits[1..]
+        .iter()
+        .map(|x| {
+            format!(
+                "{} {:.1}% more ({} tiers)",
+                x.2.kind,
+                100.0 * (capex(x) / capex(best) - 1.0),
+                x.2.tiers
+            )
+        })
+        .collect();
+    let mut why = format!(
+        "topology auto: {} has the lowest network CAPEX of the kinds that fit ({} tiers, {} \
+         switches){}{}",
+        best.2.kind,
+        best.2.tiers,
+        best.2.bom.tiers.iter().map(|t| t.switches).sum::<u64>(),
+        if others.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", others.join(", "))
+        },
+        if refused.is_empty() {
+            String::new()
+        } else {
+            format!("; {} do not fit", refused.join(", "))
+        }
+    );
+    if best.2.kind == fabricsim_core::topology::Kind::RailOnly.name() {
+        why += "; rail-only joins no two rails: traffic between rails crosses NVLink first (PXN)";
+    }
+    let (d, t, mut p) = fits.swap_remove(0);
+    p.choice = Some(why);
     Ok((d, t, p))
 }
 

@@ -133,20 +133,24 @@ fn reproduces_the_dgx_superpod_compute_fabric_counts() {
 }
 
 /// CAPEX is linear in each catalog price: raising the switch price by $10,000 raises CAPEX by
-/// exactly $10,000 per switch, and the NIC by $100 per NIC; nothing else moves.
+/// $10,000 per switch and $100 per NIC, plus their spares share; nothing else moves.
 #[test]
 fn changing_a_catalog_price_changes_capex_accordingly() {
     let base = "[cluster]\ngpus = 2048\n[fabric]\nprofile = \"roce-400g\"\n";
-    let (_, _, p0) = run(&scenario(base)).unwrap();
+    let (d0, _, p0) = run(&scenario(base)).unwrap();
+    let sw = d0.switch.price_usd + 10_000.0;
+    let nic = d0.nic.price_usd + 100.0;
     let s1 = scenario(&format!(
-        "{base}[cost]\nprices_usd = {{ sn5600 = 60000, cx7 = 2100 }}\n"
+        "{base}[cost]\nprices_usd = {{ sn5600 = {sw}, cx7 = {nic} }}\n"
     ));
     let (_, _, p1) = run(&s1).unwrap();
     let switches = p0.bom.total(bom::Category::Switch).0 as f64;
     let nics = p0.bom.total(bom::Category::Nic).0 as f64;
+    // The hardware moves by the price changes, the CAPEX by those and their spares.
+    let hardware = 10_000.0 * switches + 100.0 * nics;
     let delta = p1.cost.network_capex_usd - p0.cost.network_capex_usd;
     assert!(
-        (delta - (10_000.0 * switches + 100.0 * nics)).abs() < 1e-6,
+        (delta - hardware * (1.0 + d0.cost.spares_share)).abs() < 1e-6,
         "{delta}"
     );
     assert_eq!(p1.cost.optics_usd, p0.cost.optics_usd);
@@ -165,18 +169,67 @@ fn changing_a_catalog_price_changes_capex_accordingly() {
     assert!(p0.cost.optics_usd - p2.cost.optics_usd >= 100.0 * used - 1e-6);
 }
 
-/// OPEX = kW x PUE x USD/kWh x 8760 h; TCO = CAPEX + years x OPEX.
+/// OPEX = kW x PUE x USD/kWh x 8760 h + licences + support; TCO = CAPEX + years x OPEX; the
+/// CAPEX lines sum to the CAPEX.
 #[test]
 fn opex_and_tco_follow_their_formulas() {
     let s = scenario("[cost]\nyears = 3\nusd_per_kwh = 0.1\npue = 1.5\n");
     let (_, _, p) = run(&s).unwrap();
     let kw = p.power.total_kw();
-    let opex = kw * 1.5 * 0.1 * 8760.0;
-    assert!((p.cost.network_opex_usd_per_year - opex).abs() < 1e-6);
-    assert!((p.cost.network_tco_usd - (p.cost.network_capex_usd + 3.0 * opex)).abs() < 1e-6);
-    let parts = p.cost.switches_usd + p.cost.nics_usd + p.cost.optics_usd + p.cost.cables_usd;
-    assert!((parts - p.cost.network_capex_usd).abs() < 1e-6);
-    assert!(p.cost.network_share_of_capex > 0.0 && p.cost.network_share_of_capex < 1.0);
+    let energy = kw * 1.5 * 0.1 * 8760.0;
+    let c = &p.cost;
+    assert!((c.energy_usd_per_year - energy).abs() < 1e-6);
+    let opex = energy + c.software_usd_per_year + c.support_usd_per_year;
+    assert!((c.network_opex_usd_per_year - opex).abs() < 1e-6);
+    assert!((c.network_tco_usd - (c.network_capex_usd + 3.0 * opex)).abs() < 1e-6);
+    let parts: f64 = c.capex_lines().iter().map(|l| l.1).sum();
+    assert!((parts - c.network_capex_usd).abs() < 1e-6);
+    assert!(c.network_share_of_capex > 0.0 && c.network_share_of_capex < 1.0);
+}
+
+/// Licences per switch and server, support and spares as shares of the hardware, labour per
+/// switch and per cable, and one management port per switch and server, each from its `[cost]`
+/// key; with them all 0 the network costs its hardware and energy only.
+#[test]
+fn licences_support_labour_spares_and_oob_follow_their_keys() {
+    let s = scenario(
+        "[cost]\nswitch_software_usd_per_year = 1000\nfabric_manager_usd_per_node_year = 100\n\
+         support_share_per_year = 0.1\ninstall_usd_per_cable = 20\ninstall_usd_per_switch = 200\n\
+         spares_share = 0.05\noob_usd_per_port = 50\n",
+    );
+    let (_, t, p) = run(&s).unwrap();
+    let c = &p.cost;
+    let switches = t.switches().count() as f64;
+    let servers = t.servers as f64;
+    let hardware = c.switches_usd + c.nics_usd + c.optics_usd + c.cables_usd;
+    let cables = (p.bom.total(bom::Category::Cable).0 + p.bom.total(bom::Category::Fiber).0) as f64;
+    assert!(cables > 0.0 && switches > 0.0);
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-6 * b.max(1.0);
+    assert!(near(
+        c.software_usd_per_year,
+        1000.0 * switches + 100.0 * servers
+    ));
+    assert!(near(c.support_usd_per_year, 0.1 * hardware));
+    assert!(near(c.install_usd, 200.0 * switches + 20.0 * cables));
+    assert!(near(c.spares_usd, 0.05 * hardware));
+    assert_eq!(c.oob_ports as f64, switches + servers);
+    assert!(near(c.oob_usd, 50.0 * (switches + servers)));
+    let zero = scenario(
+        "[cost]\nswitch_software_usd_per_year = 0\nfabric_manager_usd_per_node_year = 0\n\
+         support_share_per_year = 0\ninstall_usd_per_cable = 0\ninstall_usd_per_switch = 0\n\
+         spares_share = 0\noob_usd_per_port = 0\n",
+    );
+    let (_, _, z) = run(&zero).unwrap();
+    assert!(near(z.cost.network_capex_usd, hardware));
+    assert!(near(
+        z.cost.network_opex_usd_per_year,
+        c.energy_usd_per_year
+    ));
+    // A share above 1 is refused naming the key.
+    let e = run(&scenario("[cost]\nspares_share = 2\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cost.spares_share"), "{e}");
 }
 
 /// Every link of a planned fabric has a length, a medium and delay = length x ns/m.
@@ -297,7 +350,7 @@ fn bom_is_consistent_with_the_graph_for_random_scenarios() {
         assert!(2 * paired_cables >= pair_links, "{text}");
         assert!(paired_cables <= pair_links, "{text}");
         let k = &p.cost;
-        let parts = k.switches_usd + k.nics_usd + k.optics_usd + k.cables_usd;
+        let parts: f64 = k.capex_lines().iter().map(|l| l.1).sum();
         assert!(
             (parts - k.network_capex_usd).abs() < 1e-3 * parts.max(1.0),
             "{text}"

@@ -44,6 +44,33 @@ pub fn relative_sentence(c: &Comparison, i: usize) -> Option<String> {
     ))
 }
 
+/// What `f`'s CAPEX above the lowest-CAPEX fabric's depends on: its 3 largest lines' shares of
+/// the difference (`plan::cost::difference_shares`), "-" for the lowest itself.
+fn capex_difference(c: &Comparison, f: &crate::compare::model::FabricResult) -> String {
+    let Some(low) = c.fabrics.iter().min_by(|a, b| {
+        a.plan
+            .cost
+            .network_capex_usd
+            .total_cmp(&b.plan.cost.network_capex_usd)
+    }) else {
+        return "-".into();
+    };
+    let shares = crate::plan::cost::difference_shares(&low.plan.cost, &f.plan.cost);
+    if shares.is_empty() {
+        return "-".into();
+    }
+    let top: Vec<String> = shares
+        .iter()
+        .take(3)
+        .map(|(name, s)| format!("{name} {:.0}%", 100.0 * s))
+        .collect();
+    format!(
+        "+{} USD: {}",
+        thousands(f.plan.cost.network_capex_usd - low.plan.cost.network_capex_usd),
+        top.join(", ")
+    )
+}
+
 /// A share over the seeds in percent: `3.99% ± 0.20%` (the mean alone with one seed).
 pub fn percent(e: &Estimate, decimals: usize) -> String {
     let p = e.scaled(100.0);
@@ -84,6 +111,10 @@ pub fn summary_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
         (
             "network CAPEX (USD)".into(),
             per(&|f| thousands(f.plan.cost.network_capex_usd)),
+        ),
+        (
+            "CAPEX over the lowest, by line".into(),
+            per(&|f| capex_difference(c, f)),
         ),
         (
             "network power (kW)".into(),

@@ -104,7 +104,7 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
         .iter()
         .map(|b| json!({"id": b.id, "length_bin": b.bin, "count": b.count}))
         .collect();
-    json!({
+    let mut v = json!({
         "name": p.name,
         "fabric": {
             "profile": p.profile,
@@ -122,6 +122,7 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
         },
         "topology": {
             "kind": p.kind,
+            "planes": p.planes,
             "tiers": p.tiers,
             "oversubscription": format!("{}:{}", p.oversubscription.0, p.oversubscription.1),
         },
@@ -147,7 +148,16 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
                 "nics": r2(c.nics_usd),
                 "optics": r2(c.optics_usd),
                 "cables": r2(c.cables_usd),
+                "installation": r2(c.install_usd),
+                "spares": r2(c.spares_usd),
+                "oob_management": r2(c.oob_usd),
                 "total": r2(c.network_capex_usd),
+            },
+            "oob_ports": c.oob_ports,
+            "opex_usd_per_year_parts": {
+                "energy": r2(c.energy_usd_per_year),
+                "software_licences": r2(c.software_usd_per_year),
+                "support": r2(c.support_usd_per_year),
             },
             "pue": k.pue,
             "usd_per_kWh": k.usd_per_kwh,
@@ -166,7 +176,12 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
             "network_share_of_capex_pct": r2(100.0 * c.network_share_of_capex),
             "network_share_of_tco_pct": r2(100.0 * c.network_share_of_tco),
         },
-    })
+    });
+    // `--topology auto`: why this kind (absent when the scenario names one).
+    if let Some(why) = &p.choice {
+        v["topology"]["auto_choice"] = json!(why);
+    }
+    v
 }
 
 /// The plan as CSV: one `key,value` row per JSON leaf, arrays indexed by position.
@@ -242,13 +257,20 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     );
     let _ = writeln!(
         w,
-        "  topology  {}, {} tier{}, leaf oversubscription {}:{}",
+        "  topology  {}{}, {} tier{}, leaf oversubscription {}:{}",
         p.kind,
+        match p.planes {
+            1 => String::new(),
+            n => format!(" x {n} planes"),
+        },
         p.tiers,
         if p.tiers == 1 { "" } else { "s" },
         p.oversubscription.0,
         p.oversubscription.1
     );
+    if let Some(why) = &p.choice {
+        let _ = writeln!(w, "  {why}");
+    }
     let _ = writeln!(
         w,
         "  floor     {} compute racks, {} end-of-row racks, {} network racks",
@@ -330,13 +352,19 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     let _ = writeln!(w, "  total     {:>12.2} kW", p.power.total_kw());
 
     let _ = writeln!(w, "\nCost (network)");
-    for (label, v) in [
-        ("switches", c.switches_usd),
-        ("NICs", c.nics_usd),
-        ("optics", c.optics_usd),
-        ("cables", c.cables_usd),
-    ] {
-        let _ = writeln!(w, "  CAPEX {:<9} {:>16} USD", label, thousands(v));
+    // Each line with its share of the CAPEX: what the total depends on most.
+    for (label, v) in c.capex_lines() {
+        let share = if c.network_capex_usd > 0.0 {
+            100.0 * v / c.network_capex_usd
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            w,
+            "  CAPEX {:<9} {:>16} USD  ({share:.1}%)",
+            label,
+            thousands(v)
+        );
     }
     let _ = writeln!(
         w,
@@ -345,12 +373,30 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     );
     let _ = writeln!(
         w,
-        "  OPEX per year   {:>16} USD  ({:.2} kW x PUE {} x {} USD/kWh x {} h)",
-        thousands(c.network_opex_usd_per_year),
+        "  OPEX energy     {:>16} USD/year  ({:.2} kW x PUE {} x {} USD/kWh x {} h)",
+        thousands(c.energy_usd_per_year),
         p.power.total_kw(),
         k.pue,
         k.usd_per_kwh,
         HOURS_PER_YEAR
+    );
+    let _ = writeln!(
+        w,
+        "  OPEX licences   {:>16} USD/year  ({} USD per switch, {} USD per server)",
+        thousands(c.software_usd_per_year),
+        k.switch_software_usd_per_year,
+        k.fabric_manager_usd_per_node_year
+    );
+    let _ = writeln!(
+        w,
+        "  OPEX support    {:>16} USD/year  ({}% of hardware)",
+        thousands(c.support_usd_per_year),
+        100.0 * k.support_share_per_year
+    );
+    let _ = writeln!(
+        w,
+        "  OPEX per year   {:>16} USD",
+        thousands(c.network_opex_usd_per_year)
     );
     let _ = writeln!(
         w,
@@ -398,5 +444,83 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
         w,
         "\nMany prices and powers are estimates (tagged [E]/[U] in data/catalog); override them with\n[cost] prices_usd or a user catalog (--catalog FILE)."
     );
+    o
+}
+
+/// `plan --max`: the largest GPU count per design in 1, 2 and 3 tiers (`plan::reach`), as text,
+/// JSON or CSV (`format`: "text", "json", "csv").
+pub fn max_table(d: &fabricsim_input::scenario::Design, format: &str) -> String {
+    let rows = crate::plan::reach::table(&d.spec);
+    let s = &d.spec;
+    let mut o = String::new();
+    let w = &mut o;
+    match format {
+        "json" => {
+            let v: Vec<Value> = rows
+                .iter()
+                .map(|r| match &r.gpus {
+                    Ok(g) => {
+                        json!({"design": r.label(), "max_gpus": {"1": g[0], "2": g[1], "3": g[2]}})
+                    }
+                    Err(e) => json!({"design": r.label(), "refused": e}),
+                })
+                .collect();
+            let _ = writeln!(
+                w,
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "switch": d.switch.id, "switch_radix": s.switch_radix,
+                    "nic_ports_per_server": s.nics_per_node, "gpus_per_server": s.gpus_per_node,
+                    "oversubscription": format!("{}:{}", s.oversubscription.0, s.oversubscription.1),
+                    "designs": v,
+                }))
+                .expect("a JSON value serializes")
+            );
+        }
+        "csv" => {
+            let _ = writeln!(
+                w,
+                "design,max_gpus_1_tier,max_gpus_2_tiers,max_gpus_3_tiers"
+            );
+            for r in &rows {
+                match &r.gpus {
+                    Ok(g) => writeln!(w, "{},{},{},{}", r.label(), g[0], g[1], g[2]),
+                    Err(_) => writeln!(w, "{},,,", r.label()),
+                }
+                .expect("writing to a String");
+            }
+        }
+        _ => {
+            let _ = writeln!(
+                w,
+                "fabricsim plan --max: switch {} ({} ports), {} NIC ports and {} GPUs per server, \
+                 leaf oversubscription {}:{}",
+                d.switch.id,
+                s.switch_radix,
+                s.nics_per_node,
+                s.gpus_per_node,
+                s.oversubscription.0,
+                s.oversubscription.1
+            );
+            let _ = writeln!(
+                w,
+                "  {:<28} {:>12} {:>12} {:>12}",
+                "design", "1 tier", "2 tiers", "3 tiers"
+            );
+            for r in &rows {
+                let _ = match &r.gpus {
+                    Ok(g) => writeln!(
+                        w,
+                        "  {:<28} {:>12} {:>12} {:>12}",
+                        r.label(),
+                        thousands(g[0] as f64),
+                        thousands(g[1] as f64),
+                        thousands(g[2] as f64)
+                    ),
+                    Err(e) => writeln!(w, "  {:<28} refused: {e}", r.label()),
+                };
+            }
+        }
+    }
     o
 }

@@ -277,6 +277,10 @@ pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, 
             if let Some(c) = class {
                 traffic::default_class(&mut dag, c);
             }
+            // Two ports of one server on different planes exchange over NVLink (`pxn`).
+            if net.topo.planes > 1 {
+                dag.nvlink_rate = Some(sc.design()?.gpu.nvlink_rate());
+            }
             dag
         }
     };

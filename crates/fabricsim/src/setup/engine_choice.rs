@@ -113,6 +113,8 @@ pub fn run(
     faults: &Faults,
     opts: RunOptions,
 ) -> Result<RunResult, Error> {
+    // Cross-plane messages leave from the port on the destination's plane (PXN).
+    let dag = &*fabricsim_core::topology::pxn::relay(topo, dag)?;
     let mut r = match kind {
         EngineKind::Packet => sim::run(topo, params, dag, faults, opts)?,
         EngineKind::Flow => {

@@ -225,6 +225,7 @@ mod tests {
             oversubscription: (1, 1),
             switch_radix: 32,
             port_rate: fabricsim_core::units::BitRate::gbps(400),
+            planes: 1,
         })
         .unwrap();
         // 256 hosts under 16 leaves of 16: 8 MiB + 256 x 200 B + 16^2 x 700 B.

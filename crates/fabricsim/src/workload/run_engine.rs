@@ -122,7 +122,7 @@ impl Cluster {
 
     /// The catalog GPU's one-way NVLink rate, as the collective DAGs record it.
     pub fn nvlink(&self) -> BitRate {
-        BitRate((self.design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64)
+        self.design.gpu.nvlink_rate()
     }
 
     /// Runs a collective's DAG on this cluster's engine ([`run_collective`]).

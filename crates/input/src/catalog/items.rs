@@ -46,6 +46,9 @@ pub struct Switch {
     pub power_w: f64,
     pub rack_units: u32,
     pub price_usd: f64,
+    /// Rate of the switch ASIC's SerDes lanes (`scenario::compat` checks the optics' lanes).
+    #[serde(default)]
+    pub serdes_gbps: Option<u32>,
     #[serde(default)]
     pub source: String,
 }
@@ -259,6 +262,11 @@ impl Gpu {
     pub fn nvlink_one_way_bytes_per_s(&self) -> f64 {
         self.nvlink_gbyteps * 1e9 / 2.0
     }
+
+    /// [`Self::nvlink_one_way_bytes_per_s`] as a bit rate (what a DAG's NVLink messages run at).
+    pub fn nvlink_rate(&self) -> fabricsim_core::units::BitRate {
+        fabricsim_core::units::BitRate((self.nvlink_one_way_bytes_per_s() * 8.0).round() as u64)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -274,6 +282,15 @@ pub struct Server {
     /// Whether `price_usd` includes the scale-out NICs (the plan then counts them once, under
     /// the network).
     pub includes_nics: bool,
+    /// PCIe generation of the host's link to each scale-out NIC (`scenario::compat`).
+    #[serde(default)]
+    pub pcie_gen: Option<u8>,
+    /// PCIe lanes to each scale-out NIC.
+    #[serde(default)]
+    pub pcie_lanes_per_nic: Option<u32>,
+    /// Scale-out NIC ports the server model takes.
+    #[serde(default)]
+    pub nic_slots: Option<u32>,
     #[serde(default)]
     pub source: String,
 }

@@ -69,6 +69,44 @@ fn every_shipped_number_cites_a_source() {
     }
 }
 
+/// Every price in the shipped catalog says where it comes from: a source tag `[V]` or `[S]`
+/// with the year of the source (`2024`), or the word estimate with its reasoning (at least six
+/// words: what it is derived from or compared with), never a bare "placeholder" or "estimate".
+#[test]
+fn every_shipped_price_has_a_dated_source_or_a_reasoned_estimate() {
+    let mut prices = 0;
+    for (name, text) in BUILTIN {
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split('#').next().unwrap_or("");
+            let Some((key, _)) = code.split_once('=') else {
+                continue;
+            };
+            let key = key.trim();
+            if !(key.contains("price") || key.starts_with("usd_")) {
+                continue;
+            }
+            prices += 1;
+            let comment = line.split_once('#').map(|x| x.1).unwrap_or("");
+            let dated = (comment.contains("[V") || comment.contains("[S"))
+                && comment
+                    .as_bytes()
+                    .windows(4)
+                    .any(|w| w.starts_with(b"20") && w.iter().all(u8::is_ascii_digit));
+            let words = comment
+                .split_whitespace()
+                .filter(|w| !w.starts_with('['))
+                .count();
+            let reasoned = comment.contains("estimate") && words >= 7;
+            assert!(
+                (dated || reasoned) && !comment.contains("placeholder"),
+                "{name}:{}: a price needs a dated source or a reasoned estimate: {line}",
+                i + 1
+            );
+        }
+    }
+    assert!(prices >= 30, "{prices} prices found");
+}
+
 #[test]
 fn a_user_file_replaces_same_ids_and_adds_new_ones() {
     let mut c = Catalog::builtin().unwrap();

@@ -6,6 +6,7 @@
 
 pub mod cluster;
 pub mod compare;
+pub mod compat;
 pub mod cost;
 pub mod fabric;
 pub mod flags;

@@ -47,6 +47,14 @@ pub struct CostParams {
     pub years: u32,
     pub usd_per_kwh: f64,
     pub pue: f64,
+    /// The `[cost]` licence, support, labour, spares and management-network keys.
+    pub switch_software_usd_per_year: f64,
+    pub fabric_manager_usd_per_node_year: f64,
+    pub support_share_per_year: f64,
+    pub install_usd_per_cable: f64,
+    pub install_usd_per_switch: f64,
+    pub spares_share: f64,
+    pub oob_usd_per_port: f64,
 }
 
 /// A validated cluster design: what `plan` (and the simulators) start from.
@@ -67,6 +75,8 @@ pub struct Design {
     /// `[nccl]`: the collectives' channels and QPs (`setup::params_from_design` puts its QPs
     /// per connection over the profile's).
     pub nccl: super::nccl::Nccl,
+    /// What works but not as the parts promise (`compat`), for the commands to print.
+    pub warnings: Vec<String>,
 }
 
 const MAX_GPUS: i64 = 1 << 20;
@@ -197,17 +207,19 @@ impl Scenario {
             ));
         }
 
+        let warnings =
+            super::compat::check(self, &server, &nic, rate, nics_per_node, gpus_per_node)?;
+
         // [topology]
         let t = &f.topology;
-        let kind = match t.kind.trim() {
-            "fat-tree" => Kind::FatTree,
-            "rail-optimized" => Kind::RailOptimized,
-            other => {
+        let kind = match Kind::ALL.iter().find(|k| k.name() == t.kind.trim()) {
+            Some(&k) => k,
+            None => {
                 return Err(self.error(
                     "topology.kind",
-                    other,
+                    t.kind.trim(),
                     "is not a topology kind",
-                    "fat-tree, rail-optimized",
+                    "fat-tree, rail-optimized, rail-only, dual-tor (auto: plan only)",
                 ));
             }
         };
@@ -255,6 +267,8 @@ impl Scenario {
                 ),
             ));
         };
+        let mut warnings = warnings;
+        warnings.extend(super::compat::check_serdes(&switch, &catalog, rate));
         let spec = TopologySpec {
             gpus,
             gpus_per_node,
@@ -264,6 +278,7 @@ impl Scenario {
             oversubscription,
             switch_radix: mode.ports,
             port_rate: BitRate::gbps(rate as u64),
+            planes: t.planes,
         };
 
         // [layout]
@@ -309,6 +324,38 @@ impl Scenario {
             years: self.count("cost.years", k.years, 1, 30)?,
             usd_per_kwh: self.real("cost.usd_per_kwh", k.usd_per_kwh, 0.0, 10.0)?,
             pue: self.real("cost.pue", k.pue, 1.0, 3.0)?,
+            switch_software_usd_per_year: self.real(
+                "cost.switch_software_usd_per_year",
+                k.switch_software_usd_per_year,
+                0.0,
+                1e6,
+            )?,
+            fabric_manager_usd_per_node_year: self.real(
+                "cost.fabric_manager_usd_per_node_year",
+                k.fabric_manager_usd_per_node_year,
+                0.0,
+                1e5,
+            )?,
+            support_share_per_year: self.real(
+                "cost.support_share_per_year",
+                k.support_share_per_year,
+                0.0,
+                1.0,
+            )?,
+            install_usd_per_cable: self.real(
+                "cost.install_usd_per_cable",
+                k.install_usd_per_cable,
+                0.0,
+                1e4,
+            )?,
+            install_usd_per_switch: self.real(
+                "cost.install_usd_per_switch",
+                k.install_usd_per_switch,
+                0.0,
+                1e5,
+            )?,
+            spares_share: self.real("cost.spares_share", k.spares_share, 0.0, 1.0)?,
+            oob_usd_per_port: self.real("cost.oob_usd_per_port", k.oob_usd_per_port, 0.0, 1e4)?,
         };
 
         Ok(Design {
@@ -326,6 +373,7 @@ impl Scenario {
             layout,
             cost,
             nccl,
+            warnings,
         })
     }
 
@@ -354,6 +402,7 @@ impl Scenario {
                 self.file.topology.oversubscription.clone(),
             ),
             "kind" => ("topology.kind", self.file.topology.kind.clone()),
+            "planes" => ("topology.planes", self.file.topology.planes.to_string()),
             _ => (
                 "topology.switch",
                 format!("{} ({} ports)", design.switch.id, design.spec.switch_radix),

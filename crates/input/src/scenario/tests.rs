@@ -62,6 +62,7 @@ fn every_flag_sets_its_key() {
             | "cost.years"
             | "compare.seeds"
             | "seeds"
+            | "topology.planes"
             | "topology.tiers" => "2",
             _ => "x",
         };
@@ -224,4 +225,75 @@ fn toml_errors_name_no_rust_type() {
         }
         assert!(shown.starts_with("f.toml:"), "{shown}");
     }
+}
+
+/// `compat`: an 800G NIC on an H100 host's PCIe Gen5 x16 link (504 Gb/s) is warned, naming
+/// both parts; 400G on it is not; 200G-class PCIe Gen4 on an A100 host warns at 400G.
+#[test]
+fn compat_warns_a_nic_faster_than_the_hosts_pcie() {
+    let d = design("[fabric]\nprofile = \"ib-xdr\"\n").unwrap();
+    assert_eq!(
+        (d.nic.id.as_str(), d.server.id.as_str()),
+        ("cx8", "hgx-h100-8")
+    );
+    assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
+    let w = &d.warnings[0];
+    assert!(
+        w.contains("cx8") && w.contains("hgx-h100-8") && w.contains("Gen5 x16"),
+        "{w}"
+    );
+    assert!(w.contains("504 Gb/s"), "{w}");
+    assert!(
+        design("[fabric]\nprofile = \"ib-ndr\"\n")
+            .unwrap()
+            .warnings
+            .is_empty()
+    );
+    let a100 = design("[cluster]\ngpu = \"a100\"\n[fabric]\nprofile = \"ib-ndr\"\n").unwrap();
+    assert!(a100.warnings[0].contains("Gen4 x16"), "{:?}", a100.warnings);
+    assert_eq!(super::compat::pcie_lane_gbps(7), None);
+}
+
+/// `compat`: more NIC ports than the server model has slots is an error naming the key and the
+/// server; a GPU-to-NIC ratio that does not divide evenly is a warning.
+#[test]
+fn compat_checks_nics_against_the_server_model() {
+    let e = design("[cluster]\nnics_per_node = 9\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cluster.nics_per_node") && e.contains("hgx-h100-8"),
+        "{e}"
+    );
+    assert!(e.contains("8 scale-out NIC slots"), "{e}");
+    let d = design("[cluster]\nnics_per_node = 3\n").unwrap();
+    assert!(
+        d.warnings
+            .iter()
+            .any(|w| w.contains("does not divide evenly")),
+        "{:?}",
+        d.warnings
+    );
+    assert!(
+        design("[cluster]\nnics_per_node = 4\n")
+            .unwrap()
+            .warnings
+            .is_empty()
+    );
+}
+
+/// `compat`: a switch whose SerDes lanes match no optics at the port rate is warned naming the
+/// switch and the lane rates (Tomahawk 4's 50G lanes against the 100G-lane 400G optics); the
+/// SN5600's 100G lanes match.
+#[test]
+fn compat_warns_switch_serdes_unlike_the_optics_lanes() {
+    let d = design("[topology]\nswitch = \"th4-64x400\"\n").unwrap();
+    let w: Vec<&String> = d.warnings.iter().filter(|w| w.contains("SerDes")).collect();
+    assert_eq!(w.len(), 1, "{:?}", d.warnings);
+    assert!(
+        w[0].contains("th4-64x400") && w[0].contains("50G") && w[0].contains("100G"),
+        "{}",
+        w[0]
+    );
+    assert!(design("").unwrap().warnings.is_empty());
 }

@@ -5,8 +5,12 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TopologySection {
-    /// `fat-tree` (default) or `rail-optimized`.
+    /// `fat-tree` (default), `rail-optimized`, `rail-only`, `dual-tor`, or `auto` (`plan`: the
+    /// cheapest kind that fits).
     pub kind: String,
+    /// Parallel fabrics (multi-plane): NIC port `r` of every server on plane `r mod planes`
+    /// (default 1; a divisor of `cluster.nics_per_node`).
+    pub planes: u32,
     /// `"auto"` (default: the fewest tiers that fit), 2 or 3.
     pub tiers: toml::Value,
     /// Leaf down:up ratio, `"1:1"` (default, non-blocking), `"2:1"`, `"3:1"` ...
@@ -19,6 +23,7 @@ impl Default for TopologySection {
     fn default() -> Self {
         TopologySection {
             kind: "fat-tree".into(),
+            planes: 1,
             tiers: toml::Value::String("auto".into()),
             oversubscription: "1:1".into(),
             switch: None,
