@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod cc_profile;
 pub mod error;
 pub mod io;
+pub mod link_errors;
 pub mod profile;
 pub mod profile_extends;
 pub mod profile_fc;

@@ -12,6 +12,7 @@
 //! - `cc` (with `ecn`, `dcqcn`, `ibcc`, `entropy`, `ibroute`): ECN/FECN marking, DCQCN, IB
 //!   congestion control, QPs per connection and the flow hash, D-mod-K and adaptive routing;
 //! - `loss_expect`: random loss in expectation per message (both engines' and the step's);
+//! - `fec`: RS(544,514) / RS(528,514) FEC, pre-FEC BER to codeword failure and frame loss;
 //! - `headroom`: the PFC headroom formula; `lossless_scenarios`: small lossless test fabrics.
 
 pub mod cc;
@@ -21,6 +22,7 @@ pub mod ecn;
 pub mod entropy;
 pub mod error;
 pub mod faults;
+pub mod fec;
 pub mod headroom;
 pub mod hpcc;
 pub mod ibcc;

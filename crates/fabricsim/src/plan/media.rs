@@ -64,6 +64,13 @@ impl Media {
             MediumDef::Optics { lower, .. } => c.transceivers[*lower].class,
         }
     }
+    /// The lane rate of the cable or transceiver.
+    pub fn lane_gbps(&self, c: &Catalog, def: usize) -> u32 {
+        match &self.defs[def] {
+            MediumDef::Cable { cable, .. } => c.cables[*cable].lane_gbps,
+            MediumDef::Optics { lower, .. } => c.transceivers[*lower].lane_gbps,
+        }
+    }
     pub fn ns_per_m(&self, c: &Catalog, def: usize) -> f64 {
         match &self.defs[def] {
             MediumDef::Cable { cable, .. } => c.cables[*cable].ns_per_m,

@@ -2,11 +2,13 @@
 //!
 //! Pure functions of (Topology, Catalog, Design): [`layout`] places every device and gives each
 //! link a length, [`media`] picks the cheapest cable or transceiver pair that reaches and sets
-//! each link's delay, [`bom`] counts, [`power`] and [`cost`] add up.
+//! each link's delay, [`bom`] counts, [`power`] and [`cost`] add up, [`link_errors`] gives each
+//! link class its post-FEC loss.
 
 pub mod bom;
 pub mod cost;
 pub mod layout;
+pub mod link_errors;
 pub mod media;
 pub mod power;
 pub mod reach;
@@ -42,6 +44,7 @@ pub struct Plan {
     /// What `Medium::Catalog(i)` on a link means: `media.defs[i]`.
     pub media: media::Media,
     pub bom: bom::Bom,
+    pub link_errors: Vec<link_errors::ClassErrors>,
     pub power: power::Power,
     pub cost: cost::Cost,
 }
@@ -71,6 +74,8 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
     let bom = bom::count(t, &d.catalog, &media, &d.switch.id, &d.nic.id);
     let power = power::of(&bom);
     let cost = cost::of(d, &bom, &power, t.servers as u64);
+    let mtu = d.profile.wire_bytes(d.profile.packet.mtu_bytes);
+    let link_errors = link_errors::of(t, &d.catalog, &media, mtu, d.profile.ports.rate_gbps);
     Ok(Plan {
         name: d.name.clone(),
         profile: d.profile.id.clone(),
@@ -93,6 +98,7 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         network_racks: floor.network_racks,
         media,
         bom,
+        link_errors,
         power,
         cost,
     })

@@ -135,6 +135,7 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
         "link_tiers": links,
         "links_by_medium": by_class,
         "bill_of_materials": lines,
+        "link_errors": link_errors_json(p),
         "cable_lengths": lengths,
         "power_kW": {
             "switches": r2(p.power.switches_kw),
@@ -182,6 +183,33 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
         v["topology"]["auto_choice"] = json!(why);
     }
     v
+}
+
+/// The link classes with their error figures (`plan::link_errors`).
+fn link_errors_json(p: &Plan) -> Value {
+    Value::Array(
+        p.link_errors
+            .iter()
+            .map(|x| {
+                let mut v = serde_json::json!({
+                    "medium": x.class.name(),
+                    "lane_gbps": x.lane_gbps,
+                    "links": x.links,
+                });
+                if let Some(f) = &x.figures {
+                    v["fec"] = f.errors.fec.clone().into();
+                    v["fec_latency_ns"] = f.errors.fec_latency_ns.into();
+                    v["pre_fec_ber_typical"] = f.errors.typical_ber.into();
+                    v["pre_fec_ber_limit"] = f.errors.limit_ber.into();
+                    v["codeword_failure"] = f.codeword_failure.into();
+                    v["mtu_frame_loss"] = f.frame_loss.into();
+                    v["mtu_frame_loss_at_limit"] = f.frame_loss_at_limit.into();
+                    v["mtu_frames_lost_per_link_direction_per_day"] = f.frames_lost_per_day.into();
+                }
+                v
+            })
+            .collect(),
+    )
 }
 
 /// The plan as CSV: one `key,value` row per JSON leaf, arrays indexed by position.
@@ -343,6 +371,51 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     let _ = writeln!(w, "\nCables and fibre cords by length");
     for b in &p.bom.lengths {
         let _ = writeln!(w, "  {:<18} {:>12} {:>9}", b.id, b.bin, b.count);
+    }
+
+    let _ = writeln!(
+        w,
+        "\nLink errors (RS(544,514) FEC; independent bit errors; per link direction)"
+    );
+    let _ = writeln!(
+        w,
+        "  {:<18} {:>5} {:>8} {:>11} {:>14} {:>13} {:>15} {:>15}",
+        "medium",
+        "lane",
+        "links",
+        "pre-FEC BER",
+        "codeword fail",
+        "MTU loss",
+        "lost per day",
+        "MTU loss @limit"
+    );
+    for x in &p.link_errors {
+        let lane = format!("{}G", x.lane_gbps);
+        match &x.figures {
+            Some(f) => {
+                let _ = writeln!(
+                    w,
+                    "  {:<18} {:>5} {:>8} {:>11.1e} {:>14.2e} {:>13.2e} {:>15.2e} {:>15.2e}",
+                    x.class.name(),
+                    lane,
+                    x.links,
+                    f.errors.typical_ber,
+                    f.codeword_failure,
+                    f.frame_loss,
+                    f.frames_lost_per_day,
+                    f.frame_loss_at_limit
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    w,
+                    "  {:<18} {:>5} {:>8}  no figures in data/phy/link-errors.toml",
+                    x.class.name(),
+                    lane,
+                    x.links
+                );
+            }
+        }
     }
 
     let _ = writeln!(w, "\nPower (network)");

@@ -1,0 +1,210 @@
+//! Reed-Solomon forward error correction on a link: from the pre-FEC bit error ratio to the
+//! probability that a codeword is uncorrectable and that a frame of a given size is lost.
+//!
+//! RS(544,514) "KP4" over GF(2^10) (IEEE 802.3 Clause 91 / 119 / 172; used by 100G/200G-per-lane
+//! Ethernet and by InfiniBand NDR/XDR): 544 ten-bit symbols carry 514 symbols of data and
+//! correct up to t = 15 symbol errors. An uncorrectable codeword is flagged and the PCS corrupts
+//! the frames it carries so the MAC discards them (Clause 91.5.3.3), so a frame is lost when any
+//! codeword it touches fails. The model assumes independent bit errors (no bursts, no codeword
+//! interleaving gain): with real burst errors the failure rate at a given BER is higher, which is
+//! why the standards keep margin below the 2.4e-4 pre-FEC limit.
+
+/// A Reed-Solomon code as a link's PCS uses it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RsFec {
+    /// Symbols per codeword.
+    pub n: u32,
+    /// Data symbols per codeword.
+    pub k: u32,
+    /// Bits per symbol.
+    pub m: u32,
+    /// Symbol errors it corrects.
+    pub t: u32,
+}
+
+/// RS(544,514), t = 15, 10-bit symbols (IEEE 802.3 Clause 91.5.2.7, "RS(544,514)").
+pub const KP4: RsFec = RsFec {
+    n: 544,
+    k: 514,
+    m: 10,
+    t: 15,
+};
+
+/// RS(528,514), t = 7, 10-bit symbols (IEEE 802.3 Clause 91, "KR4", 25G-per-lane links).
+pub const KR4: RsFec = RsFec {
+    n: 528,
+    k: 514,
+    m: 10,
+    t: 7,
+};
+
+impl RsFec {
+    /// Data bits a codeword carries.
+    pub fn data_bits(self) -> u64 {
+        self.k as u64 * self.m as u64
+    }
+
+    /// Probability that a symbol has at least one of its m bits in error.
+    pub fn symbol_error(self, ber: f64) -> f64 {
+        -((self.m as f64) * (-ber).ln_1p()).exp_m1()
+    }
+
+    /// Probability that a codeword has more than t symbol errors (binomial tail, summed in log
+    /// space so that 1e-30 is as exact as 1e-3).
+    pub fn codeword_failure(self, ber: f64) -> f64 {
+        if ber <= 0.0 {
+            return 0.0;
+        }
+        let p = self.symbol_error(ber);
+        if p >= 1.0 {
+            return 1.0;
+        }
+        let (lp, lq) = (p.ln(), (-p).ln_1p());
+        let mut ln_choose = 0.0; // ln C(n, 0)
+        let mut tail = 0.0;
+        for i in 1..=self.n {
+            ln_choose += ((self.n - i + 1) as f64).ln() - (i as f64).ln();
+            if i > self.t {
+                tail += (ln_choose + i as f64 * lp + (self.n - i) as f64 * lq).exp();
+            }
+        }
+        tail.min(1.0)
+    }
+
+    /// Probability that a frame of `bytes` on the wire is lost: it is discarded when any
+    /// codeword it touches fails; placed at a uniformly random bit offset in the codeword
+    /// stream, it touches floor((8B-1)/D)+1 codewords, or one more with probability
+    /// ((8B-1) mod D)/D, for D data bits per codeword.
+    pub fn frame_loss(self, ber: f64, bytes: u64) -> f64 {
+        if bytes == 0 {
+            return 0.0;
+        }
+        let fail = self.codeword_failure(ber);
+        let d = self.data_bits();
+        let span = 8 * bytes - 1;
+        let (c0, frac) = (span / d + 1, (span % d) as f64 / d as f64);
+        let lost = |c: u64| -((c as f64) * (-fail).ln_1p()).exp_m1();
+        (1.0 - frac) * lost(c0) + frac * lost(c0 + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabricsim_core::rng::Rng;
+
+    /// Bit errors over `bits` bit positions, by geometric gaps: the positions in error.
+    fn bit_errors(rng: &mut Rng, ber: f64, bits: u64, out: &mut Vec<u64>) {
+        out.clear();
+        let l = (-ber).ln_1p();
+        let mut at = 0u64;
+        loop {
+            let u = 1.0 - rng.next_f64();
+            let gap = (u.ln() / l).floor() as u64;
+            at = at.saturating_add(gap);
+            if at >= bits {
+                return;
+            }
+            out.push(at);
+            at += 1;
+        }
+    }
+
+    /// Monte Carlo of whole codewords: independent bit errors, a symbol in error when any of
+    /// its bits is, the codeword failing above t symbol errors.
+    fn mc_codeword_failure(fec: RsFec, ber: f64, codewords: u64, seed: u64) -> f64 {
+        let mut rng = Rng::new(seed);
+        let bits = fec.n as u64 * fec.m as u64;
+        let mut errs = Vec::new();
+        let mut failed = 0u64;
+        for _ in 0..codewords {
+            bit_errors(&mut rng, ber, bits, &mut errs);
+            let mut symbols = 0u32;
+            let mut last = u64::MAX;
+            for &b in &errs {
+                let s = b / fec.m as u64;
+                if s != last {
+                    symbols += 1;
+                    last = s;
+                }
+            }
+            failed += (symbols > fec.t) as u64;
+        }
+        failed as f64 / codewords as f64
+    }
+
+    #[test]
+    fn codeword_failure_matches_a_monte_carlo_of_bit_errors_within_sampling_error() {
+        for (ber, codewords) in [(1.0e-3, 400_000u64), (1.5e-3, 100_000), (2.0e-3, 20_000)] {
+            let p = KP4.codeword_failure(ber);
+            let mc = mc_codeword_failure(KP4, ber, codewords, 7);
+            // Four standard errors of a binomial proportion.
+            let se = (p * (1.0 - p) / codewords as f64).sqrt();
+            assert!(
+                (mc - p).abs() < 4.0 * se,
+                "BER {ber}: formula {p:.3e}, MC {mc:.3e} (se {se:.1e})"
+            );
+        }
+    }
+
+    #[test]
+    fn the_cliff_below_the_pre_fec_limit() {
+        // Where the standard puts the limit, 2.4e-4, a codeword fails about once in 1e12.
+        let at_limit = KP4.codeword_failure(2.4e-4);
+        assert!(at_limit > 1e-13 && at_limit < 1e-11, "{at_limit:e}");
+        // Monotone and steep: each halving of the BER buys orders of magnitude.
+        let mut last = 1.0;
+        for ber in [2e-3, 1e-3, 5e-4, 2.4e-4, 1e-4, 1e-5, 1e-6] {
+            let p = KP4.codeword_failure(ber);
+            assert!(p < last, "{ber}");
+            last = p;
+        }
+        assert!(KP4.codeword_failure(1e-6) < 1e-40);
+        // KR4 corrects 7 symbols: far weaker at the same BER.
+        assert!(KR4.codeword_failure(2.4e-4) > 1e3 * at_limit);
+        assert_eq!(KP4.codeword_failure(0.0), 0.0);
+    }
+
+    #[test]
+    fn frame_loss_grows_with_the_codewords_a_frame_touches() {
+        let ber = 1e-3;
+        let fail = KP4.codeword_failure(ber);
+        // A 64-byte frame touches one codeword, or two when it straddles a boundary.
+        let small = KP4.frame_loss(ber, 64);
+        assert!(
+            small > fail && small < 2.0 * fail * 1.0001,
+            "{small:e} vs {fail:e}"
+        );
+        // 5140 data bits per codeword: a 4,096 + 64-byte frame touches 7 or 8.
+        let mtu = KP4.frame_loss(ber, 4160);
+        let span = (8 * 4160 - 1) as f64 / 5140.0 + 1.0;
+        assert!(
+            (mtu / (span * fail) - 1.0).abs() < 1e-3,
+            "{mtu:e} vs {:e}",
+            span * fail
+        );
+        assert!(KP4.frame_loss(ber, 9216) > mtu);
+    }
+
+    #[test]
+    fn frame_loss_matches_a_monte_carlo_of_frames_at_random_offsets() {
+        // Frames of 4,160 B at uniform offsets over a stream of codewords failing at rate f.
+        let (f, frames, bytes) = (2e-3, 200_000u64, 4160u64);
+        let d = KP4.data_bits();
+        let mut rng = Rng::new(11);
+        let mut lost = 0u64;
+        for _ in 0..frames {
+            let start = (rng.next_f64() * d as f64) as u64;
+            let touched = (start + 8 * bytes - 1) / d + 1;
+            lost += (0..touched).any(|_| rng.next_f64() < f) as u64;
+        }
+        let mc = lost as f64 / frames as f64;
+        // The same closed form as frame_loss, at codeword failure f.
+        let span = 8 * bytes - 1;
+        let (c0, frac) = (span / d + 1, (span % d) as f64 / d as f64);
+        let p = (1.0 - frac) * (1.0 - (1.0 - f).powi(c0 as i32))
+            + frac * (1.0 - (1.0 - f).powi(c0 as i32 + 1));
+        let se = (p * (1.0 - p) / frames as f64).sqrt();
+        assert!((mc - p).abs() < 4.0 * se, "MC {mc:.4e}, formula {p:.4e}");
+    }
+}
