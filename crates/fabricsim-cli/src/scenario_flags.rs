@@ -20,11 +20,12 @@ pub trait Keys {
 }
 
 /// `compare`: every key but those it does not read (the step is timed by calibrated
-/// collectives; no engine run is bounded by memory); `--fabric` is the list of fabrics compared.
+/// collectives; no engine run is bounded by memory; its seeds are `[compare] seeds`); `--fabric`
+/// is the list of fabrics compared.
 pub struct Compare;
 impl Keys for Compare {
     fn takes(key: &str) -> bool {
-        key != "train.step_model" && key != "max_memory"
+        compare_takes(key)
     }
     fn help(f: &Flag) -> &'static str {
         match f.key {
@@ -32,6 +33,11 @@ impl Keys for Compare {
             _ => f.help,
         }
     }
+}
+
+/// The keys `compare` (and `sweep`) take.
+pub fn compare_takes(key: &str) -> bool {
+    key != "train.step_model" && key != "max_memory" && key != "seeds"
 }
 
 /// `plan`: the cluster, fabric, topology, layout, cost and catalog.
@@ -114,7 +120,7 @@ impl<K: Keys> ScenarioFlags<K> {
 impl ScenarioFlags<Compare> {
     /// Applies these flags over `s` (`--fabric` sets the compared fabrics).
     pub fn apply_to(&self, s: &mut Scenario) -> Result<(), InputError> {
-        s.apply_compare_flags(&self.pairs)
+        s.apply_compare_flags(&self.pairs, compare_takes)
     }
 }
 

@@ -219,7 +219,7 @@ fn a_topology_file_with_design_sections_or_an_unknown_routing_exits_2() {
             "routing.toml:4",
             "sim.routing",
             "valiant",
-            "ecmp, dmodk, adaptive, spray",
+            "ecmp, ecmp_dest_qp, dmodk, adaptive, spray",
         ],
     );
 }

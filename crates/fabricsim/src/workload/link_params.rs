@@ -99,7 +99,8 @@ mod tests {
         let shared = params(&[("--nics-per-node", "4")]);
         assert_eq!(shared.net.bytes_per_s, one_each.net.bytes_per_s / 2.0);
         assert!(shared.source.contains("4 NICs shared by 8 GPUs"));
-        let more = params(&[("--nics-per-node", "16")]);
-        assert_eq!(more.net.bytes_per_s, one_each.net.bytes_per_s);
+        // More NIC ports than the server model has slots is refused (`scenario::compat`).
+        let more = scenario(&[("--nics-per-node", "16")]).design().unwrap_err();
+        assert!(more.to_string().contains("NIC slots"), "{more}");
     }
 }

@@ -177,10 +177,14 @@ pub const COMPARE_FABRIC_HELP: &str = "Fabrics compared, a comma-separated list 
 impl Scenario {
     /// `compare`'s flags: `--fabric` is the list of compared fabrics
     /// ([`COMPARE_FABRIC_HELP`]), every other flag as [`Scenario::apply_flags`] applies it.
-    pub fn apply_compare_flags(&mut self, pairs: &[(String, String)]) -> Result<(), InputError> {
+    pub fn apply_compare_flags(
+        &mut self,
+        pairs: &[(String, String)],
+        takes: impl Fn(&str) -> bool,
+    ) -> Result<(), InputError> {
         let (fabric, rest): (Vec<_>, Vec<_>) =
             pairs.iter().cloned().partition(|(f, _)| f == "--fabric");
-        self.apply_flags(&rest)?;
+        self.apply_flags_for(&rest, takes)?;
         match fabric.last() {
             Some((_, list)) => self.set_compare_fabrics(list),
             None => Ok(()),
