@@ -55,20 +55,6 @@ pub fn measure<E, R: Into<Timed>>(
     sizes: &[SweepSize],
     mut run: impl FnMut(&MessageDag) -> Result<R, E>,
 ) -> Result<SweepOutcome, SweepError<E>> {
-    measure_by(spec, comm, sizes, |s| {
-        let dag = compile(s, comm, nvlink).map_err(SweepError::Input)?;
-        Ok(run(&dag))
-    })
-}
-
-/// [`measure`] with `run` given each size's spec, to compile (or not: `flow::dense`) itself;
-/// its outer `Err` ends the sweep as it is, its inner one is the run's failure at that size.
-pub fn measure_by<E, R: Into<Timed>>(
-    spec: &CollectiveSpec,
-    comm: &Comm,
-    sizes: &[SweepSize],
-    mut run: impl FnMut(&CollectiveSpec) -> Result<Result<R, E>, SweepError<E>>,
-) -> Result<SweepOutcome, SweepError<E>> {
     let mut measured = Vec::with_capacity(sizes.len());
     let mut timeouts = Vec::with_capacity(sizes.len());
     let mut interrupted = false;
@@ -77,7 +63,8 @@ pub fn measure_by<E, R: Into<Timed>>(
             bytes: size.bytes,
             ..*spec
         };
-        let outcome = run(&s)?;
+        let dag = compile(&s, comm, nvlink).map_err(SweepError::Input)?;
+        let outcome = run(&dag);
         // A run the stop cut short is no measurement.
         if fabricsim_core::stop::requested() {
             interrupted = true;
