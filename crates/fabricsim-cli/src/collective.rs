@@ -7,11 +7,13 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use fabricsim::InputError;
+use fabricsim::moe_skew::{self, Skew};
 use fabricsim::sim::SimParams;
 use fabricsim::workload::collective::count::{self, Shape};
 use fabricsim::workload::collective::{self, Algo, CollectiveSpec, Comm, Op};
 use fabricsim::workload::holdout::{Check, Holdout, holdout};
 use fabricsim::workload::measure::{SeedsOutcome, SweepError, measure_seeds};
+use fabricsim::workload::moe::Route;
 use fabricsim::workload::run_engine::{Cluster, run_collective};
 use fabricsim::workload::sweep::sizes;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,7 +37,8 @@ pub struct CollectiveArgs {
     #[command(flatten)]
     pub flags: ScenarioFlags<scenario_flags::Cluster>,
     /// Collective: all_reduce, all_gather, reduce_scatter, all_to_all (alltoall), broadcast,
-    /// reduce, sendrecv.
+    /// reduce, sendrecv, moe_dispatch, moe_combine (an all-to-all routed by --skew; the size is
+    /// each rank's routed buffer, tokens x top-k x hidden x bytes per element).
     #[arg(long, default_value = "all_reduce")]
     pub op: String,
     /// Smallest size (nccl-tests -b): 64K, 1M, 1G are powers of 1024 (as nccl-tests), 1MB is 10^6.
@@ -59,6 +62,21 @@ pub struct CollectiveArgs {
     /// Root rank of broadcast and reduce.
     #[arg(long, default_value_t = 0)]
     pub root: u32,
+    /// Routing skew of moe_dispatch and moe_combine: uniform, zipf:S or histogram:FILE (one
+    /// load per expert per line, expert 0 first).
+    #[arg(long, default_value = "uniform")]
+    pub skew: String,
+    /// Routed experts of moe_dispatch and moe_combine, a multiple of the GPU count (default:
+    /// one per GPU).
+    #[arg(long)]
+    pub experts: Option<u64>,
+    /// Experts per token of moe_dispatch and moe_combine (a token's top-k are distinct).
+    #[arg(long, default_value_t = 1)]
+    pub top_k: u64,
+    /// Expert capacity of moe_dispatch and moe_combine as a multiple of the even share, the
+    /// tokens over it dropped (Switch Transformer's capacity factor); default none dropped.
+    #[arg(long)]
+    pub capacity_factor: Option<f64>,
     /// Fit alpha-beta to every other size and report its error at the sizes left out.
     #[arg(long)]
     pub fit: bool,
@@ -165,6 +183,65 @@ fn bytes_flag(flag: &str, s: &str) -> Result<u64, InputError> {
     })
 }
 
+/// Each rank's server, in comm order.
+fn servers_of(comm: &Comm) -> Vec<u32> {
+    comm.gpus.iter().map(|&g| comm.place.server(g)).collect()
+}
+
+/// The routing of an MoE op from `--skew`, `--experts`, `--top-k` and `--capacity-factor`,
+/// with the text report's line on it; `None` for the other ops.
+fn moe_route(
+    a: &CollectiveArgs,
+    op: Op,
+    ranks: usize,
+) -> Result<Option<(Route, String)>, InputError> {
+    if !matches!(op, Op::MoeDispatch | Op::MoeCombine) {
+        return Ok(None);
+    }
+    let skew = Skew::parse(
+        &a.skew,
+        &|problem| InputError::flag("--skew", &a.skew, problem, moe_skew::ALLOWED),
+        &|f| f.to_string(),
+    )?;
+    let experts = a.experts.unwrap_or(ranks as u64);
+    if experts == 0 || experts % ranks as u64 != 0 {
+        return Err(InputError::flag(
+            "--experts",
+            experts,
+            format!("the experts do not split evenly over the {ranks} GPUs"),
+            format!("a multiple of {ranks}"),
+        ));
+    }
+    if a.top_k == 0 || a.top_k > experts {
+        return Err(InputError::flag(
+            "--top-k",
+            a.top_k,
+            "a token picks 1 to experts distinct experts",
+            format!("1 to {experts}"),
+        ));
+    }
+    if let Some(c) = a.capacity_factor.filter(|c| !(c.is_finite() && *c > 0.0)) {
+        return Err(InputError::flag(
+            "--capacity-factor",
+            c,
+            "not a positive multiple of the even share",
+            "a number above 0, such as 1.25",
+        ));
+    }
+    let route = Route::new(&skew, experts, a.top_k, ranks, a.capacity_factor)
+        .map_err(|problem| InputError::flag("--skew", &a.skew, problem, moe_skew::ALLOWED))?;
+    let line = format!(
+        "# routing: {} over {experts} experts, top-{}{}, expected loads: rank 0 takes {:.4} of each buffer\n",
+        skew.name(),
+        a.top_k,
+        a.capacity_factor
+            .map(|c| format!(", capacity factor {c}"))
+            .unwrap_or_default(),
+        route.row(1 << 40)[0] as f64 / (1u64 << 40) as f64,
+    );
+    Ok(Some((route, line)))
+}
+
 pub fn run(a: CollectiveArgs) -> Outcome {
     outpath::check(&[("--out", a.out.as_deref())])?;
     let scenario = a.flags.load(a.scenario.as_deref())?;
@@ -200,9 +277,11 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             algo,
         )
     });
+    let route = moe_route(&a, op, comm.len())?;
     let spec = CollectiveSpec {
         algo,
         root: a.root,
+        route: route.as_ref().map(|(r, _)| r),
         ..CollectiveSpec::with_defaults(op, 0, channels)
     };
     // Refused from the collective's shape before any DAG is built when the largest size that
@@ -349,6 +428,9 @@ pub fn run(a: CollectiveArgs) -> Outcome {
                 algo.name(),
                 if channels == 1 { "" } else { "s" },
             );
+            if let Some((_, line)) = &route {
+                s.push_str(line);
+            }
             s.push_str(&table.to_text());
             if let Some(f) = &fit {
                 s.push_str(&f.to_text());
@@ -371,6 +453,17 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             "table": table,
             "fit": fit.as_ref().map(FitReport::to_json),
             });
+            if let Some((r, _)) = &route {
+                let sl = r.slowest(&servers_of(&comm));
+                v["routing"] = serde_json::json!({
+                    "skew": a.skew,
+                    "experts": a.experts.unwrap_or(ranks as u64),
+                    "top_k": a.top_k,
+                    "capacity_factor": a.capacity_factor,
+                    "slowest_over_mean": sl.over_mean,
+                    "slowest_over_uniform": sl.over_uniform,
+                });
+            }
             if interrupted {
                 v["status"] = "interrupted".into();
                 v["unfinished_sizes_bytes"] = bytes[points.len()..].into();

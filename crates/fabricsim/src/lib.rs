@@ -20,7 +20,7 @@ pub mod workload;
 pub use error::{Error, InputError, Source};
 pub use fabricsim_core::{estimate, message, release, rng, stop, topology, traffic, units};
 pub use fabricsim_flow as flow;
-pub use fabricsim_input::{catalog, io, profile};
+pub use fabricsim_input::{catalog, io, moe_skew, profile};
 pub use setup::{engine_choice, memory};
 
 /// `fabricsim_input::scenario`, with `sim::build` (in `setup`).

@@ -7,6 +7,7 @@ pub mod cc_profile;
 pub mod error;
 pub mod io;
 pub mod link_errors;
+pub mod moe_skew;
 pub mod profile;
 pub mod profile_extends;
 pub mod profile_fc;

@@ -11,7 +11,10 @@ pub fn factor(op: Op, n: u32) -> f64 {
     let n = n as f64;
     match op {
         Op::AllReduce => 2.0 * (n - 1.0) / n,
-        Op::AllGather | Op::ReduceScatter | Op::AllToAll => (n - 1.0) / n,
+        // The MoE exchanges as the all-to-all they are (algbw from the routed buffer S).
+        Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::MoeDispatch | Op::MoeCombine => {
+            (n - 1.0) / n
+        }
         Op::Broadcast | Op::Reduce | Op::SendRecv => 1.0,
     }
 }

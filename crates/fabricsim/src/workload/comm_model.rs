@@ -107,7 +107,8 @@ impl AlphaBetaModel {
             )
             .then(ring(k - 1.0, (k - 1.0) / k, nvl)),
             Op::AllGather | Op::ReduceScatter => ring(n - 1.0, (n - 1.0) / n, flat),
-            Op::AllToAll => {
+            // The MoE exchanges under uniform routing (a skew scales the bytes: `moe::Slowest`).
+            Op::AllToAll | Op::MoeDispatch | Op::MoeCombine => {
                 // All sends posted at once: one latency, the busier of NIC and NVLink.
                 let over_net = (n - k) / n / net.bytes_per_s;
                 let over_nvl = (k - 1.0) / n / nvl.bytes_per_s;

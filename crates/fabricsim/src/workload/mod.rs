@@ -19,6 +19,7 @@ pub mod comm_model;
 pub mod holdout;
 pub mod link_params;
 pub mod measure;
+pub mod moe;
 pub mod placement;
 pub mod run_engine;
 pub mod seeds;

@@ -64,7 +64,7 @@ pub fn round(op: Op, n: u32, bytes: u64) -> SweepSize {
     let count = bytes / ELEMENT_BYTES;
     let n = n as u64;
     match op {
-        Op::AllGather | Op::ReduceScatter | Op::AllToAll => {
+        Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::MoeDispatch | Op::MoeCombine => {
             let per_rank = count / n;
             SweepSize {
                 bytes: per_rank * n * ELEMENT_BYTES,

@@ -49,4 +49,11 @@ pub struct TrainSection {
     /// How the step is timed: "analytic" (closed form) or "flow_dag" (the whole step on the
     /// flow engine, `workload::train::flow_step`).
     pub step_model: Option<String>,
+    /// The routing skew of the MoE layers' expert-parallel all-to-alls: "uniform" (default),
+    /// "zipf:S" or "histogram:FILE" (relative to the scenario; `moe_skew::Skew`).
+    pub moe_skew: Option<String>,
+    /// Expert capacity as a multiple of the even share, tokens over it dropped (Fedus et al.
+    /// 2021, Switch Transformer, arXiv 2101.03961, §2.2); default none (DeepSeek-V3 drops no
+    /// token: Liu et al. 2024, arXiv 2412.19437, §2.1.2).
+    pub capacity_factor: Option<f64>,
 }

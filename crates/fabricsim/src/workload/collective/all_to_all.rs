@@ -11,17 +11,30 @@ pub fn all_to_all(
     lane: Lane,
     ready: &Frontier,
 ) -> Frontier {
+    let n = comm.len() as u64;
+    // Block q of rank p's S-byte send buffer (S/n per peer; nccl-tests alltoall).
+    pairs(b, comm, lane, ready, |_, q| piece(bytes, n, q as u64))
+}
+
+/// Every rank p sends `len(p, q)` bytes to every other rank q at once (an all-to-allv, as
+/// the MoE dispatch and combine post it: grouped ncclSend/ncclRecv), peers in the order p+1,
+/// p+2, ...; a rank's result is every message it sends or receives.
+pub fn pairs(
+    b: &mut Builder,
+    comm: &Comm,
+    lane: Lane,
+    ready: &Frontier,
+    len: impl Fn(usize, usize) -> u64,
+) -> Frontier {
     let n = comm.len();
     let mut out = start_frontier(n);
     for p in 0..n {
         for step in 1..n {
             let q = (p + step) % n;
-            // Block q of rank p's S-byte send buffer (S/n per peer; nccl-tests alltoall).
-            let len = piece(bytes, n as u64, q as u64);
             let m = b.send(
                 comm.gpus[p],
                 comm.gpus[q],
-                len,
+                len(p, q),
                 &ready[p],
                 lane.channel,
                 step as u32,

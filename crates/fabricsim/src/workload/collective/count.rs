@@ -61,7 +61,10 @@ fn per_channel(spec: &CollectiveSpec, shape: Shape, lane: Lane, bytes: u64) -> u
         (Op::Broadcast | Op::Reduce, Algo::Chain, _) => {
             n.saturating_sub(1).saturating_mul(lane.chunks(bytes))
         }
-        (Op::AllToAll, Algo::Direct, _) => n.saturating_mul(n.saturating_sub(1)),
+        // Every ordered pair once (all_to_all.rs `pairs`), whatever the routing.
+        (Op::AllToAll | Op::MoeDispatch | Op::MoeCombine, Algo::Direct, _) => {
+            n.saturating_mul(n.saturating_sub(1))
+        }
         (Op::SendRecv, Algo::Direct, _) => n,
         _ => 0,
     }

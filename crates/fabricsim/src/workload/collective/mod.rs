@@ -12,12 +12,14 @@ pub mod chain;
 pub mod count;
 pub mod halving_doubling;
 pub mod hierarchical;
+pub mod moe;
 pub mod ring;
 pub mod send_recv;
 pub mod tree;
 
 use std::fmt;
 
+use crate::workload::moe::Route;
 use crate::workload::placement::Placement;
 use fabricsim_core::error::InputError;
 use fabricsim_core::message::{MessageDag, Path};
@@ -34,10 +36,15 @@ pub enum Op {
     Reduce,
     AllToAll,
     SendRecv,
+    /// An MoE layer's token dispatch: an all-to-all whose blocks follow the routing
+    /// ([`CollectiveSpec::route`]; `collective::moe`).
+    MoeDispatch,
+    /// Its combine: the expert outputs back, the dispatch's transpose.
+    MoeCombine,
 }
 
 impl Op {
-    pub const ALL: [Op; 7] = [
+    pub const ALL: [Op; 9] = [
         Op::AllReduce,
         Op::AllGather,
         Op::ReduceScatter,
@@ -45,6 +52,8 @@ impl Op {
         Op::Reduce,
         Op::AllToAll,
         Op::SendRecv,
+        Op::MoeDispatch,
+        Op::MoeCombine,
     ];
 
     pub fn name(self) -> &'static str {
@@ -56,6 +65,8 @@ impl Op {
             Op::Reduce => "reduce",
             Op::AllToAll => "alltoall",
             Op::SendRecv => "sendrecv",
+            Op::MoeDispatch => "moe_dispatch",
+            Op::MoeCombine => "moe_combine",
         }
     }
 
@@ -154,7 +165,7 @@ impl Algo {
                 &[Algo::Ring, Algo::HalvingDoubling, Algo::Hierarchical]
             }
             Op::Broadcast | Op::Reduce => &[Algo::Chain],
-            Op::AllToAll | Op::SendRecv => &[Algo::Direct],
+            Op::AllToAll | Op::SendRecv | Op::MoeDispatch | Op::MoeCombine => &[Algo::Direct],
         }
     }
 }
@@ -253,7 +264,12 @@ impl Phases {
             Op::AllReduce => Some(Phases::ALL_REDUCE),
             Op::ReduceScatter => Some(Phases::REDUCE_SCATTER),
             Op::AllGather => Some(Phases::ALL_GATHER),
-            Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv => None,
+            Op::Broadcast
+            | Op::Reduce
+            | Op::AllToAll
+            | Op::SendRecv
+            | Op::MoeDispatch
+            | Op::MoeCombine => None,
         }
     }
 }
@@ -343,7 +359,7 @@ pub fn piece(total: u64, parts: u64, i: u64) -> u64 {
 /// What to compile: `bytes` is nccl-tests' `size`, one rank's buffer: the receive buffer (all
 /// ranks' blocks) for all-gather, the send buffer for reduce-scatter and all-to-all.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CollectiveSpec {
+pub struct CollectiveSpec<'a> {
     pub op: Op,
     pub algo: Algo,
     pub bytes: u64,
@@ -354,13 +370,15 @@ pub struct CollectiveSpec {
     /// different NICs).
     pub channels: u32,
     pub chunk_bytes: u64,
+    /// The routing of an MoE dispatch or combine (one entry per rank); `None`: uniform.
+    pub route: Option<&'a Route>,
 }
 
-impl CollectiveSpec {
+impl CollectiveSpec<'static> {
     /// `op` with its default algorithm, root 0, `channels` channels and NCCL's Simple-protocol
     /// chunk: NCCL_BUFFSIZE 4 MiB over NCCL_STEPS 8 slots = 512 KiB (NCCL src/include/
     /// device.h, `ncclParamBuffSize`).
-    pub fn with_defaults(op: Op, bytes: u64, channels: u32) -> CollectiveSpec {
+    pub fn with_defaults(op: Op, bytes: u64, channels: u32) -> CollectiveSpec<'static> {
         CollectiveSpec {
             op,
             algo: Algo::for_op(op)[0],
@@ -368,6 +386,7 @@ impl CollectiveSpec {
             root: 0,
             channels,
             chunk_bytes: 512 << 10,
+            route: None,
         }
     }
 }
@@ -428,6 +447,12 @@ pub fn append(
             }
             (Op::AllToAll, Algo::Direct, _) => all_to_all::all_to_all(b, comm, bytes, lane, ready),
             (Op::SendRecv, Algo::Direct, _) => send_recv::shift(b, comm, bytes, lane, ready),
+            (Op::MoeDispatch | Op::MoeCombine, Algo::Direct, _) => {
+                let uniform = Route::Uniform { ranks: comm.len() };
+                let route = spec.route.unwrap_or(&uniform);
+                let combine = spec.op == Op::MoeCombine;
+                moe::exchange(b, comm, route, combine, bytes, lane, ready)
+            }
             _ => unreachable!("validate() admits only the pairs above"),
         };
         for (o, f) in out.iter_mut().zip(f) {
@@ -466,6 +491,17 @@ fn validate(spec: &CollectiveSpec, comm: &Comm) -> Result<(), InputError> {
             spec.channels,
             "channel count out of range",
             format!("1 to {MAXCHANNELS} (NCCL's MAXCHANNELS)"),
+        ));
+    }
+    if let Some(r) = spec.route.filter(|r| r.ranks() != n) {
+        return Err(InputError::flag(
+            "--experts",
+            r.ranks(),
+            format!(
+                "the routing is over {} EP ranks, the communicator has {n}",
+                r.ranks()
+            ),
+            format!("a routing over {n} ranks"),
         ));
     }
     if spec.op.rooted() && spec.root as usize >= n {
