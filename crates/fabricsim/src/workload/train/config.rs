@@ -12,9 +12,12 @@ use std::fmt;
 use super::memory;
 use super::model::ModelSpec;
 use super::schedule;
+use crate::workload::moe::Route;
 use crate::workload::placement::Placement;
 use fabricsim_core::error::InputError;
 use fabricsim_input::catalog::Gpu;
+use fabricsim_input::moe_skew::{self, Skew};
+use fabricsim_input::scenario::train::TrainSection;
 use fabricsim_input::scenario::{Design, Scenario};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +129,47 @@ pub fn balanced_stages(layers: u64, pp: u64) -> Option<Vec<u64>> {
     Some(v)
 }
 
+/// The MoE layers' routing from `[train] moe_skew` and `capacity_factor` (checked against
+/// the model's experts and the EP degree); `None` when it is uniform with no drop.
+fn moe_route(
+    s: &Scenario,
+    t: &TrainSection,
+    model: &ModelSpec,
+    ep: u64,
+) -> Result<Option<Route>, InputError> {
+    let key = "train.moe_skew";
+    let text = t.moe_skew.as_deref().unwrap_or("uniform");
+    let bad = |problem: String| s.error(key, format!("\"{text}\""), problem, moe_skew::ALLOWED);
+    let skew = Skew::parse(text, &bad, &|f| s.relative_path(key, f))?;
+    let capacity = t.capacity_factor;
+    if let Some(c) = capacity.filter(|c| !(c.is_finite() && *c > 0.0)) {
+        return Err(train_error(
+            s,
+            "capacity_factor",
+            c,
+            "not a positive multiple of the even share",
+            "a number above 0, such as 1.25 (Switch Transformer's 1.0 to 2.0)",
+        ));
+    }
+    if !model.is_moe() {
+        return match (&skew, capacity) {
+            (Skew::Uniform, None) => Ok(None),
+            _ => Err(bad(format!(
+                "{} is a dense model (no experts to route to)",
+                model.id
+            ))),
+        };
+    }
+    if ep == 0 || !model.experts.is_multiple_of(ep) {
+        return Ok(None); // `validate` names the experts that do not split over ep
+    }
+    match Route::new(&skew, model.experts, model.top_k, ep as usize, capacity) {
+        Ok(Route::Uniform { .. }) => Ok(None),
+        Ok(r) => Ok(Some(r)),
+        Err(problem) => Err(bad(problem)),
+    }
+}
+
 /// `[a, b, c]`, as the scenario file writes a list.
 fn list(v: &[u64]) -> String {
     let items: Vec<String> = v.iter().map(u64::to_string).collect();
@@ -141,6 +185,9 @@ pub struct TrainConfig {
     /// Where each GPU sits (server, host) on the cluster's topology.
     pub place: Placement,
     pub par: Parallelism,
+    /// The expected routing of the MoE layers over the EP ranks (`[train] moe_skew`,
+    /// `capacity_factor`); `None` for a dense model or uniform routing with no drop.
+    pub route: Option<Route>,
 }
 
 /// An error about `[train] field`: against the flag that set it, or else the file; a value
@@ -400,7 +447,9 @@ impl TrainConfig {
                 )
             })?,
         };
+        let route = moe_route(s, &t, &model, ep)?;
         let cfg = TrainConfig {
+            route,
             gpus,
             gpu: design.gpu.clone(),
             place,

@@ -87,6 +87,16 @@ pub fn to_text(r: &StepReport) -> String {
             c.bytes_per_call,
             c.calls_per_step
         ));
+        if let Some(k) = &c.skew {
+            s.push_str(&format!(
+                "    routing skew: the slowest EP rank moves {:.3}x the mean rank's bytes \
+                 ({:.3}x a uniform rank's), {} per call against {} uniform\n",
+                k.slowest_over_mean,
+                k.slowest_over_uniform,
+                ms(c.time_per_call_s),
+                ms(k.uniform_time_per_call_s)
+            ));
+        }
     }
     s.push_str(&format!(
         "  pipeline bubble            {:>14}  {}\n\n",

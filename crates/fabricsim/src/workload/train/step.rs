@@ -25,6 +25,7 @@ use super::groups::{Groups, Layout, groups};
 use super::memory::{self, Memory};
 use crate::workload::collective::{Op, piece};
 use crate::workload::comm_model::{CommModel, GroupShape};
+use crate::workload::moe::Slowest;
 
 /// Bytes per activation, gradient and parameter element on the wire (bf16).
 const ELEM: f64 = 2.0;
@@ -49,6 +50,22 @@ pub struct CommRow {
     /// collective timed whole), for what costs a piece (`workload::loss_cost`).
     #[serde(skip)]
     pub pieces: u64,
+    /// The routing skew of an MoE all-to-all (absent under uniform routing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skew: Option<SkewRow>,
+}
+
+/// How a skewed MoE all-to-all is timed: its slowest rank, which ends it (`workload::moe`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SkewRow {
+    /// The slowest rank's bytes over the mean rank's, on the link class the all-to-all is
+    /// bound by.
+    pub slowest_over_mean: f64,
+    /// The same over a rank's under uniform routing: the call is timed at `bytes_per_call`
+    /// times this.
+    pub slowest_over_uniform: f64,
+    /// The uniform call's time, for the skew's cost.
+    pub uniform_time_per_call_s: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -126,6 +143,8 @@ struct Coll {
     op: Op,
     bytes: f64,
     layout: Layout,
+    /// The slowest rank of a skewed MoE all-to-all, which times the call.
+    slowest: Option<Slowest>,
 }
 
 impl Coll {
@@ -150,7 +169,17 @@ impl Step<'_> {
             return 0.0;
         }
         let bytes = c.bytes.round() as u64;
-        let t = self.comm.time_s(c.op, bytes, c.group());
+        let mut t = self.comm.time_s(c.op, bytes, c.group());
+        let skew = c.slowest.map(|sl| {
+            let uniform = t;
+            let slowest = (c.bytes * sl.over_uniform).round() as u64;
+            t = self.comm.time_s(c.op, slowest, c.group());
+            SkewRow {
+                slowest_over_mean: sl.over_mean,
+                slowest_over_uniform: sl.over_uniform,
+                uniform_time_per_call_s: uniform,
+            }
+        });
         let exposed = (t * calls - hidden_by).max(0.0);
         self.push(
             &c,
@@ -159,6 +188,9 @@ impl Step<'_> {
             t,
             exposed * self.micro_batches as f64,
         );
+        if let Some(row) = self.rows.last_mut() {
+            row.skew = skew;
+        }
         exposed
     }
 
@@ -211,6 +243,7 @@ impl Step<'_> {
             total_s: per_call * calls as f64,
             exposed_s: exposed,
             pieces,
+            skew: None,
         });
     }
 }
@@ -235,6 +268,7 @@ fn slot(
         op,
         bytes,
         layout,
+        slowest: None,
     };
     let mut slot = mb.total_s();
     let recompute = if p.recompute == Recompute::Full {
@@ -249,8 +283,19 @@ fn slot(
     );
     if m.is_moe() {
         let dispatch = act * m.top_k as f64 / p.tp as f64;
+        // Dispatch and combine, forward and backward: under a skew the slowest EP rank (the
+        // hot experts' receiver in the dispatch, their sender in the combine) ends each call.
+        let servers: Vec<u32> =
+            g.ep.members()
+                .iter()
+                .map(|&gpu| cfg.place.server(gpu))
+                .collect();
+        let slowest = cfg.route.as_ref().map(|r| r.slowest(&servers));
         slot += st.per_micro_batch(
-            coll("ep_all_to_all", Op::AllToAll, dispatch, g.ep),
+            Coll {
+                slowest,
+                ..coll("ep_all_to_all", Op::AllToAll, dispatch, g.ep)
+            },
             4.0 * layers,
             0.0,
         );
@@ -349,6 +394,7 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         op,
         bytes,
         layout,
+        slowest: None,
     };
 
     // Data parallelism (the heaviest stage's parameters): dense weights over dp, expert
