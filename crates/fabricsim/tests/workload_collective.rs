@@ -18,6 +18,7 @@ fn build(op: Op, algo: Algo, servers: u32, gpn: u32, bytes: u64, channels: u32) 
         root: 0,
         channels,
         chunk_bytes: 128 << 10,
+        route: None,
     };
     compile(&spec, &Comm::world(&place), NVLINK).unwrap()
 }
@@ -241,6 +242,7 @@ fn invalid_requests_are_input_errors() {
         root: 0,
         channels: 1,
         chunk_bytes: 0,
+        route: None,
     };
     let e = compile(&spec, &comm, NVLINK).unwrap_err();
     assert_eq!(e.key, "--algo");
@@ -273,6 +275,7 @@ fn placement_maps_ranks_through_the_topology_host_table() {
         root: 0,
         channels: 1,
         chunk_bytes: 0,
+        route: None,
     };
     let dag = compile(&spec, &Comm::world(&place), NVLINK).unwrap();
     let server = |h: u32| h % servers;

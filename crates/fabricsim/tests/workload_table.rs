@@ -105,6 +105,7 @@ fn ring_all_reduce_on_an_ideal_fabric_meets_the_closed_form_and_fits_alpha_beta(
         root: 0,
         channels: 2,
         chunk_bytes: 512 << 10,
+        route: None,
     };
     let sw = sizes(Op::AllReduce, 16, 1 << 20, 1 << 30, 4).unwrap();
     let out = measure(&spec, &comm, BitRate::gbps(3600), &sw, |dag| {
