@@ -462,6 +462,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
                     "capacity_factor": a.capacity_factor,
                     "slowest_over_mean": sl.over_mean,
                     "slowest_over_uniform": sl.over_uniform,
+                    "kept_share": sl.kept,
                 });
             }
             if interrupted {

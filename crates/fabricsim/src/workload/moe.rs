@@ -95,6 +95,14 @@ impl Route {
         })
     }
 
+    /// The share of the routed tokens kept (sent): 1 but under a capacity factor.
+    pub fn kept(&self) -> f64 {
+        match self {
+            Route::Uniform { .. } => 1.0,
+            Route::Skewed { shares } => shares.iter().sum::<f64>().min(1.0),
+        }
+    }
+
     pub fn ranks(&self) -> usize {
         match self {
             Route::Uniform { ranks } => *ranks,
@@ -157,6 +165,7 @@ impl Route {
         let uniform = peers / n as f64;
         let mean = sent_sum / n as f64;
         Slowest {
+            kept: self.kept(),
             over_mean: if mean > 0.0 { most / mean } else { 1.0 },
             over_uniform: if uniform > 0.0 { most / uniform } else { 1.0 },
         }
@@ -166,6 +175,8 @@ impl Route {
 /// How much longer than an even rank the slowest rank of a skewed all-to-all works.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Slowest {
+    /// The share of the routed tokens sent (the rest dropped over capacity).
+    pub kept: f64,
     /// The slowest rank's bytes over the mean rank's (1: balanced).
     pub over_mean: f64,
     /// The slowest rank's bytes over a rank's under uniform routing with no drop: the factor
@@ -175,6 +186,7 @@ pub struct Slowest {
 
 impl Slowest {
     pub const EVEN: Slowest = Slowest {
+        kept: 1.0,
         over_mean: 1.0,
         over_uniform: 1.0,
     };

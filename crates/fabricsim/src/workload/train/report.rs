@@ -90,11 +90,18 @@ pub fn to_text(r: &StepReport) -> String {
         if let Some(k) = &c.skew {
             s.push_str(&format!(
                 "    routing skew: the slowest EP rank moves {:.3}x the mean rank's bytes \
-                 ({:.3}x a uniform rank's), {} per call against {} uniform\n",
+                 ({:.3}x a uniform rank's), {} per call against {} uniform{}\n",
                 k.slowest_over_mean,
                 k.slowest_over_uniform,
                 ms(c.time_per_call_s),
-                ms(k.uniform_time_per_call_s)
+                ms(k.uniform_time_per_call_s),
+                match k.kept_share < 1.0 {
+                    true => format!(
+                        "; {:.1}% of the routed tokens dropped over capacity",
+                        100.0 * (1.0 - k.kept_share)
+                    ),
+                    false => String::new(),
+                }
             ));
         }
     }

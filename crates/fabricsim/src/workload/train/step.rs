@@ -66,6 +66,8 @@ pub struct SkewRow {
     pub slowest_over_uniform: f64,
     /// The uniform call's time, for the skew's cost.
     pub uniform_time_per_call_s: f64,
+    /// The share of the routed tokens sent; the rest are dropped over the expert capacity.
+    pub kept_share: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -178,6 +180,7 @@ impl Step<'_> {
                 slowest_over_mean: sl.over_mean,
                 slowest_over_uniform: sl.over_uniform,
                 uniform_time_per_call_s: uniform,
+                kept_share: sl.kept,
             }
         });
         let exposed = (t * calls - hidden_by).max(0.0);
