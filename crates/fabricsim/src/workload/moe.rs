@@ -16,6 +16,8 @@
 //!   under Zipf the hottest experts share rank 0: the worst case of a placement that ignores
 //!   load (a histogram in any expert order gives any other placement).
 
+use super::collective::Op;
+use super::comm_model::{CommModel, GroupShape};
 use fabricsim_input::moe_skew::Skew;
 
 /// The expected routing of one MoE layer over `ranks` EP ranks.
@@ -170,6 +172,19 @@ impl Route {
             over_uniform: if uniform > 0.0 { most / uniform } else { 1.0 },
         }
     }
+}
+
+/// The time of one dispatch or combine of `bytes` per rank on `group` whose slowest rank is
+/// `slowest` ([`Route::slowest`]): `comm`'s all-to-all at the slowest rank's bytes (its
+/// bandwidth term scaled; the exchange ends when that rank does).
+pub fn exchange_time_s(
+    comm: &dyn CommModel,
+    bytes: f64,
+    group: GroupShape,
+    slowest: Slowest,
+) -> f64 {
+    let at = (bytes * slowest.over_uniform).round() as u64;
+    comm.time_s(Op::AllToAll, at, group)
 }
 
 /// How much longer than an even rank the slowest rank of a skewed all-to-all works.

@@ -95,7 +95,8 @@ pub fn to_text(r: &StepReport) -> String {
                 k.slowest_over_uniform,
                 ms(c.time_per_call_s),
                 ms(k.uniform_time_per_call_s),
-                match k.kept_share < 1.0 {
+                // Float sums of shares: a drop below a billionth is none.
+                match 1.0 - k.kept_share > 1e-9 {
                     true => format!(
                         "; {:.1}% of the routed tokens dropped over capacity",
                         100.0 * (1.0 - k.kept_share)

@@ -25,7 +25,7 @@ use super::groups::{Groups, Layout, groups};
 use super::memory::{self, Memory};
 use crate::workload::collective::{Op, piece};
 use crate::workload::comm_model::{CommModel, GroupShape};
-use crate::workload::moe::Slowest;
+use crate::workload::moe::{self, Slowest};
 
 /// Bytes per activation, gradient and parameter element on the wire (bf16).
 const ELEM: f64 = 2.0;
@@ -174,8 +174,7 @@ impl Step<'_> {
         let mut t = self.comm.time_s(c.op, bytes, c.group());
         let skew = c.slowest.map(|sl| {
             let uniform = t;
-            let slowest = (c.bytes * sl.over_uniform).round() as u64;
-            t = self.comm.time_s(c.op, slowest, c.group());
+            t = moe::exchange_time_s(self.comm, c.bytes, c.group(), sl);
             SkewRow {
                 slowest_over_mean: sl.over_mean,
                 slowest_over_uniform: sl.over_uniform,
