@@ -193,8 +193,9 @@ fn servers_of(comm: &Comm) -> Vec<u32> {
 fn moe_route(
     a: &CollectiveArgs,
     op: Op,
-    ranks: usize,
+    comm: &Comm,
 ) -> Result<Option<(Route, String)>, InputError> {
+    let ranks = comm.len();
     if !matches!(op, Op::MoeDispatch | Op::MoeCombine) {
         return Ok(None);
     }
@@ -230,14 +231,17 @@ fn moe_route(
     }
     let route = Route::new(&skew, experts, a.top_k, ranks, a.capacity_factor)
         .map_err(|problem| InputError::flag("--skew", &a.skew, problem, moe_skew::ALLOWED))?;
+    let sl = route.slowest(&servers_of(comm));
     let line = format!(
-        "# routing: {} over {experts} experts, top-{}{}, expected loads: rank 0 takes {:.4} of each buffer\n",
+        "# routing: {} over {experts} experts, top-{}{}, expected loads: rank 0 takes {:.4} of each buffer; the slowest rank moves {:.3}x the mean rank's bytes ({:.3}x a uniform rank's)\n",
         skew.name(),
         a.top_k,
         a.capacity_factor
             .map(|c| format!(", capacity factor {c}"))
             .unwrap_or_default(),
         route.row(1 << 40)[0] as f64 / (1u64 << 40) as f64,
+        sl.over_mean,
+        sl.over_uniform,
     );
     Ok(Some((route, line)))
 }
@@ -277,7 +281,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             algo,
         )
     });
-    let route = moe_route(&a, op, comm.len())?;
+    let route = moe_route(&a, op, &comm)?;
     let spec = CollectiveSpec {
         algo,
         root: a.root,

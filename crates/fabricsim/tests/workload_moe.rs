@@ -103,7 +103,7 @@ fn zipf_dispatch_carries_every_routed_token_and_combine_is_its_transpose() {
 
 #[test]
 fn the_slowest_rank_grows_with_the_zipf_exponent_on_the_flow_engine() {
-    // 32 GPUs (4 servers) on the flow engine; 64 experts top-2, 4 MiB routed per rank.
+    // 32 GPUs (4 servers) on the flow engine; 64 experts top-2, 64 MiB routed per rank.
     let mut s = Scenario::defaults();
     let flags = [("--gpus", "32"), ("--engine", "flow")];
     let pairs: Vec<_> = flags
@@ -114,8 +114,10 @@ fn the_slowest_rank_grows_with_the_zipf_exponent_on_the_flow_engine() {
     let c = Cluster::new(&s).unwrap();
     let comm = Comm::world(&c.place);
     let n = comm.len();
+    let servers: Vec<u32> = comm.gpus.iter().map(|&g| c.place.server(g)).collect();
     for op in [Op::MoeDispatch, Op::MoeCombine] {
         let mut last = 0;
+        let mut uniform = 0;
         for skew in [
             Skew::Uniform,
             Skew::Zipf(0.25),
@@ -124,10 +126,19 @@ fn the_slowest_rank_grows_with_the_zipf_exponent_on_the_flow_engine() {
             Skew::Zipf(1.5),
         ] {
             let route = Route::new(&skew, 64, 2, n, None).unwrap();
-            let d = dag(op, Some(&route), &comm, 4 << 20, 4);
+            let d = dag(op, Some(&route), &comm, 64 << 20, 4);
             let t = c.run(&d, None).unwrap().time.0;
             assert!(t > last, "{op} {skew:?}: {t} ps after {last} ps");
             last = t;
+            // The engine's end over the uniform one is the closed form's slowest rank (the hot
+            // rank's NIC binds), up to the latency term.
+            uniform = if uniform == 0 { t } else { uniform };
+            let want = route.slowest(&servers).over_uniform;
+            let got = t as f64 / uniform as f64;
+            assert!(
+                (got / want - 1.0).abs() < 0.02,
+                "{op} {skew:?}: {got} against {want}"
+            );
         }
     }
 }
