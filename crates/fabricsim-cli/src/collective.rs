@@ -350,10 +350,9 @@ pub fn run(a: CollectiveArgs) -> Outcome {
                 Err(why) => why,
             };
             if let Some(why) = why {
-                eprintln!(
-                    "\r[collective] {} B: per message ({why:?} for flow classes)",
-                    s.bytes
-                );
+                if let Some(said) = why.said() {
+                    eprintln!("[collective] {} B runs per message: {said}", s.bytes);
+                }
                 // Not estimated before the sweep: estimated now, before its DAG is built.
                 count::admit(&scenario, cluster.engine, s, Shape::of(&comm), &[s.bytes])?;
             }

@@ -86,6 +86,20 @@ pub enum PerFlow {
     Collisions,
 }
 
+impl PerFlow {
+    /// Why, in words, for the user; `None` for `Few`, the usual case of a small run, which
+    /// costs nothing to run per flow.
+    pub fn said(self) -> Option<&'static str> {
+        match self {
+            PerFlow::Few => None,
+            PerFlow::Loss => Some("the flow engine models loss per flow"),
+            PerFlow::UnevenParts => Some("its parts over the connection's QPs differ in size"),
+            PerFlow::Irregular => Some("the fabric's paths are not the even structure flow classes need"),
+            PerFlow::Collisions => Some("hashed ECMP has too few flows per link for an even split"),
+        }
+    }
+}
+
 /// Runs `a` on `topo` as flow classes; `Ok(Err(why))` when it must run per flow.
 pub fn all_to_all(
     topo: &Topology,
