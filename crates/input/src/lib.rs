@@ -8,7 +8,9 @@ pub mod error;
 pub mod io;
 pub mod link_errors;
 pub mod profile;
+pub mod profile_dcqcn;
 pub mod profile_extends;
+pub mod profile_knobs;
 pub mod profile_fc;
 pub mod scenario;
 
