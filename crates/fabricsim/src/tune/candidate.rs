@@ -149,6 +149,9 @@ pub fn profile_text(base: &Base, spec: &TuneSpec, c: &Candidate, header: &[Strin
     }
     out += "\n";
     out += &toml::to_string(&tables).unwrap_or_default();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
     out
 }
 

@@ -33,6 +33,20 @@ pub struct Tuning {
 
 impl Tuning {
     pub fn new(sc: Scenario, dir: &Path, seed: u64) -> Result<Tuning, Error> {
+        // The candidates are fabric profiles: the network must come from one.
+        let sim = sc.file.sim.clone().unwrap_or_default();
+        let over = [
+            ("sim.topology_file", sim.topology_file.is_some()),
+            ("sim.congestion", sim.congestion.is_some()),
+        ];
+        if let Some((key, _)) = over.iter().find(|(_, set)| *set) {
+            return Err(Error::Input(sc.error(
+                key,
+                "(set)",
+                "replaces the fabric profile that tune searches",
+                "the network from [cluster], [fabric] profile and [topology], without [sim.congestion]",
+            )));
+        }
         let base = Base::of(&sc)?;
         let spec = fabricsim_input::scenario::tune::resolve(&sc, base.family)?;
         Ok(Tuning {

@@ -1,7 +1,8 @@
 //! The search: successive halving (Jamieson and Talwalkar, AISTATS 2016; Hyperband's inner
 //! loop, Li et al., JMLR 18(185) 2018) with seeds as the budget. Round 1 runs every sampled
 //! candidate over `min_seeds` seeds; each next round keeps the best 1/eta (feasible ones first)
-//! with eta times the seeds, up to `seeds`, until one is left; that one and the profile's
+//! with eta times the seeds, up to `seeds`, until one is left or a round has run at all the
+//! seeds (another would rank the same figures); the best one and the profile's
 //! default are then measured over all `seeds` (common random numbers: the same seeds for every
 //! candidate). `grid` is one round of every candidate over all seeds.
 
@@ -142,10 +143,12 @@ pub fn run(spec: &TuneSpec, first: Vec<Candidate>, eval: &mut Evaluate) -> Found
             .map(|s| s.candidate.clone())
             .collect();
         found.rounds.push(Round { seeds, ranked });
-        if spec.method == Method::Grid || alive.len() <= 1 {
+        let next = (seeds * spec.eta as u32).min(spec.seeds);
+        // At all the seeds a next round would rank the same figures again: the best is chosen.
+        if spec.method == Method::Grid || alive.len() <= 1 || next == seeds {
             break;
         }
-        seeds = (seeds * spec.eta as u32).min(spec.seeds);
+        seeds = next;
     }
     let best = alive.into_iter().next().flatten();
     let Some(mut last) = measure(spec, &[best, None], spec.seeds, eval) else {
