@@ -18,13 +18,19 @@ use fabricsim_packet::RunOptions;
 /// a run that did not complete).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
-    /// The objective (us, or x for the slowdown).
+    /// The objective (us, or x for the slowdown); NaN (JSON null) when the run failed.
+    #[serde(deserialize_with = "nan_if_null")]
     pub objective: f64,
     pub packets_dropped: u64,
     /// PFC pause time summed over the ports.
     pub pause_us: f64,
     pub ecn_marks: u64,
     pub error: Option<String>,
+}
+
+/// JSON writes NaN as null: read it back as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl Sample {
