@@ -20,7 +20,7 @@ use fabricsim_core::units::{BitRate, Time};
 use fabricsim_mech::dcqcn::{DcqcnParams, Q20, RPG_BYTE_RESET_UNIT};
 use fabricsim_mech::error::ParamError;
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DcqcnKeys {
     pub rpg_time_reset_us: Option<u64>,
@@ -34,6 +34,21 @@ pub struct DcqcnKeys {
 }
 
 impl DcqcnKeys {
+    /// The keys of `d` (what a named set amounts to, in firmware units; rounded down).
+    pub fn of(d: &DcqcnParams) -> DcqcnKeys {
+        let us = |t: Time| Some(t.ps() / 1_000_000);
+        DcqcnKeys {
+            rpg_time_reset_us: us(d.rate_increase_timer),
+            rpg_byte_reset: Some(d.byte_counter_bytes / RPG_BYTE_RESET_UNIT),
+            rpg_ai_rate_mbps: Some(d.rate_ai.bps() / 1_000_000),
+            rpg_hai_rate_mbps: Some(d.rate_hai.bps() / 1_000_000),
+            rate_reduce_monitor_period_us: us(d.rate_decrease_interval),
+            min_time_between_cnps_us: us(d.cnp_interval),
+            dce_tcp_g: Some(1024 - d.g_q20 * 1024 / Q20),
+            dce_tcp_rtt_us: us(d.alpha_update),
+        }
+    }
+
     /// `d` with the keys set here replaced; the error names the key.
     pub fn apply(&self, d: &mut DcqcnParams) -> Result<(), ParamError> {
         let positive = |key: &'static str, v: Option<u64>| match v {
@@ -110,6 +125,9 @@ mod tests {
             d.rate_hai, base.rate_hai,
             "keys not set keep the set's value"
         );
+        let mut back = DcqcnParams::set(DcqcnSet::ConnectxFw, line);
+        DcqcnKeys::of(&base).apply(&mut back).unwrap();
+        assert_eq!(back, base, "the keys of a set give the set back");
         let zero = DcqcnKeys {
             rpg_time_reset_us: Some(0),
             ..DcqcnKeys::default()

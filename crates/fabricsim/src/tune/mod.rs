@@ -29,6 +29,9 @@ pub struct Tuning {
     /// The seeds, the first the `--seed` (`workload::seeds::derive`).
     pub seeds: Vec<u64>,
     pub seed: u64,
+    /// Each knob's value in the base profile: written there, or what the profile's named DCQCN
+    /// set amounts to (`None`: neither).
+    pub defaults: Vec<Option<f64>>,
 }
 
 impl Tuning {
@@ -49,7 +52,24 @@ impl Tuning {
         }
         let base = Base::of(&sc)?;
         let spec = fabricsim_input::scenario::tune::resolve(&sc, base.family)?;
+        let design = sc.design()?;
+        let set = fabricsim_input::profile_fc::from_profile(&design.profile, true)
+            .ok()
+            .and_then(|p| p.cc.algo.dcqcn().copied())
+            .map(|d| fabricsim_input::profile_dcqcn::DcqcnKeys::of(&d));
+        let mut set_doc = toml::Table::new();
+        if let Some(v) = set.and_then(|k| toml::Value::try_from(k).ok()) {
+            let mut c = toml::Table::new();
+            c.insert("dcqcn_params".into(), v);
+            set_doc.insert("congestion".into(), toml::Value::Table(c));
+        }
+        let defaults = spec
+            .knobs
+            .iter()
+            .map(|(k, _)| k.get(&base.doc).or_else(|| k.get(&set_doc)))
+            .collect();
         Ok(Tuning {
+            defaults,
             seeds: crate::workload::seeds::derive(seed, spec.seeds),
             seed,
             sc,

@@ -14,7 +14,7 @@ use fabricsim_core::estimate::Estimate;
 pub struct Setting {
     pub knob: &'static str,
     pub profile_key: &'static str,
-    /// `None`: not written in the profile (the engine's named set has it).
+    /// The profile's value (written, or its named DCQCN set's); `None`: neither has one.
     pub default: Option<f64>,
     pub best: f64,
     pub vendor: String,
@@ -57,10 +57,11 @@ impl TuneReport {
                 spec.knobs
                     .iter()
                     .zip(&c.values)
-                    .map(|((k, _), &v)| Setting {
+                    .zip(&t.defaults)
+                    .map(|(((k, _), &v), &default)| Setting {
                         knob: k.name,
                         profile_key: k.path,
-                        default: k.get(&t.base.doc),
+                        default,
                         best: v,
                         vendor: k.vendor_setting(v),
                     })
@@ -207,7 +208,7 @@ impl TuneReport {
                 o += &format!(
                     "  {:<30} {:>12} -> {:<12} {}\n",
                     s.knob,
-                    s.default.map_or("(set)".into(), |d| format!("{d}")),
+                    s.default.map_or("-".into(), |d| format!("{d}")),
                     format!("{}", s.best),
                     s.vendor
                 );
