@@ -10,8 +10,8 @@ pub mod link_errors;
 pub mod profile;
 pub mod profile_dcqcn;
 pub mod profile_extends;
-pub mod profile_knobs;
 pub mod profile_fc;
+pub mod profile_knobs;
 pub mod scenario;
 
 #[cfg(any(test, feature = "testing"))]
