@@ -69,6 +69,8 @@ streams! {
     TailLoss = 0x7a11_1055,
     /// Packet engine: a sender NIC's random spray entropies (`mech::route::spray`); id: the host.
     Spray = 0x5_9a7,
+    /// `fabricsim tune`: the grid points its first round samples (`fabricsim::tune`); id 0.
+    TuneSample = 0x70_4e,
 }
 
 /// xoshiro256++ generator.

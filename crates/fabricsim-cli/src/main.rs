@@ -20,6 +20,8 @@ mod sweep;
 mod sweep_dir;
 mod table;
 mod train;
+mod tune;
+mod tune_dir;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -47,6 +49,8 @@ enum Cmd {
     Sweep(sweep::SweepArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
+    /// Search a fabric profile's ECN/DCQCN/PFC (IB CC, UEC) knobs for a scenario's traffic.
+    Tune(tune::TuneArgs),
     /// An NCCL collective over a size sweep on the packet or flow engine (`--engine`): nccl-tests' table.
     Collective(collective::CollectiveArgs),
     /// Run the packet-level simulator on a scenario.
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
     let outcome: outcome::Outcome = match cli.cmd {
         Cmd::Plan(a) => plan::run(a),
         Cmd::Train(a) => train::run(a),
+        Cmd::Tune(a) => tune::run(a),
         Cmd::Compare(a) => compare::run(a),
         Cmd::Sweep(a) => sweep::run(a),
         Cmd::Collective(a) => collective::run(a),

@@ -106,6 +106,11 @@ fn flags<K: Keys>() -> impl Iterator<Item = &'static Flag> {
 }
 
 impl<K: Keys> ScenarioFlags<K> {
+    /// The (flag, value) pairs given, as an array task repeats them.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.pairs
+    }
+
     /// The scenario file (or the built-in defaults) with these flags applied.
     pub fn load(&self, file: Option<&Path>) -> Result<Scenario, InputError> {
         let mut s = match file {

@@ -1,7 +1,8 @@
 //! `sweep --backend slurm`: the sweep as a Slurm job array (sbatch(1) `--array`), each task
 //! running its shard of the points with this same binary (`sweep --shard I/N --work-dir DIR`),
 //! then a merge job after the whole array (`--dependency=afterany`, so a failed task still gets
-//! its missing points reported) that writes the outputs a local sweep would.
+//! its missing points reported) that writes the outputs a local sweep would. `tune --backend
+//! slurm` runs each round's measurements as such an array (`Jobs::run_array`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,6 +13,8 @@ use crate::sweep_dir::WorkDir;
 
 /// What the two job scripts run.
 pub struct Jobs<'a> {
+    /// The subcommand the tasks run (`sweep`, `tune`).
+    pub command: &'static str,
     /// This binary, as the tasks run it.
     pub bin: PathBuf,
     /// The directory the jobs run in (the submitting one).
@@ -58,7 +61,7 @@ impl Jobs<'_> {
     pub fn array_script(&self) -> String {
         let logs = self.dir.logs_dir().join("task-%a.out");
         let mut s = self.header(
-            "fabricsim-sweep",
+            &format!("fabricsim-{}", self.command),
             &[
                 format!("--array=0-{}", self.tasks - 1),
                 format!("--cpus-per-task={}", self.threads),
@@ -66,8 +69,9 @@ impl Jobs<'_> {
             ],
         );
         s += &format!(
-            "exec {} sweep {} --threads {} --work-dir {} --shard \"$SLURM_ARRAY_TASK_ID/{}\"\n",
+            "exec {} {} {} --threads {} --work-dir {} --shard \"$SLURM_ARRAY_TASK_ID/{}\"\n",
             quote(&self.bin.display().to_string()),
+            self.command,
             words(&self.sweep),
             self.threads,
             quote(&self.dir.root.display().to_string()),
@@ -130,9 +134,28 @@ impl Jobs<'_> {
     }
 }
 
-/// Runs `sbatch --parsable ARGS SCRIPT` and returns the job id.
-fn sbatch(args: &[&str], script: &Path) -> Result<String, Failure> {
-    let out = Command::new("sbatch")
+impl Jobs<'_> {
+    /// Writes the array script to `script`, submits it and waits for the whole array
+    /// (`sbatch --wait`). A task that failed or was cancelled is not an error here: what it did
+    /// not write is missing from the work directory, which the caller reports.
+    pub fn run_array(&self, script: &Path) -> Result<String, Failure> {
+        outpath::write(script, self.array_script().as_bytes())?;
+        let out = sbatch_output(&["--wait"], script)?;
+        let id = job_id(&out);
+        Ok(match out.status.success() {
+            true => format!("slurm: array job {id} ({} tasks) finished", self.tasks),
+            false => format!(
+                "slurm: array job {id} ({} tasks) ended with a failed task ({}): {}",
+                self.tasks,
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        })
+    }
+}
+
+fn sbatch_output(args: &[&str], script: &Path) -> Result<std::process::Output, Failure> {
+    Command::new("sbatch")
         .arg("--parsable")
         .args(args)
         .arg(script)
@@ -141,7 +164,22 @@ fn sbatch(args: &[&str], script: &Path) -> Result<String, Failure> {
             Failure::Run(format!(
                 "cannot run sbatch ({e}): is Slurm installed here? `--dry-run` writes the job scripts without submitting"
             ))
-        })?;
+        })
+}
+
+/// The job id `sbatch --parsable` printed ("jobid" or "jobid;cluster").
+fn job_id(out: &std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Runs `sbatch --parsable ARGS SCRIPT` and returns the job id.
+fn sbatch(args: &[&str], script: &Path) -> Result<String, Failure> {
+    let out = sbatch_output(args, script)?;
     if !out.status.success() {
         return Err(Failure::Run(format!(
             "sbatch {} failed ({}): {}",
@@ -150,14 +188,7 @@ fn sbatch(args: &[&str], script: &Path) -> Result<String, Failure> {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    // `--parsable` prints "jobid" or "jobid;cluster".
-    Ok(text
-        .trim()
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .to_string())
+    Ok(job_id(&out))
 }
 
 #[cfg(test)]

@@ -134,7 +134,7 @@ impl SweepArgs {
 
 /// FNV-1a, 64 bits (Fowler, Noll, Vo; IETF draft-eastlake-fnv): a stable digest of the
 /// scenario text, so `--resume` refuses a record made from another scenario.
-fn fnv1a64(bytes: &[u8]) -> u64 {
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
@@ -286,7 +286,7 @@ impl Mode {
 }
 
 /// `p` from the working directory (a job script names every path absolutely).
-fn absolute(p: &Path) -> PathBuf {
+pub fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
@@ -462,6 +462,7 @@ pub fn run(args: SweepArgs) -> Outcome {
             let cwd = std::env::current_dir()
                 .map_err(|e| Failure::Run(format!("cannot read the working directory: {e}")))?;
             let jobs = Jobs {
+                command: "sweep",
                 bin,
                 cwd,
                 sweep: sweep_words(&args),

@@ -13,6 +13,7 @@ pub mod plan;
 pub mod report;
 pub mod setup;
 pub mod svg;
+pub mod tune;
 pub mod workload;
 
 // The paths of the one-crate library, re-exported for the CLI, tests, examples and benches.

@@ -55,7 +55,7 @@ const CRATES: [(&str, &str, &[&str]); 9] = [
 /// itself); the layer crates below are open to all. The re-exported old paths in `lib.rs`
 /// (`sim`, `units`, `scenario`, ...) are for the CLI, tests and examples, not for these
 /// modules: a name not in the table fails.
-const DRIVER: [(&str, &[&str]); 8] = [
+const DRIVER: [(&str, &[&str]); 9] = [
     ("error", &[]),
     ("svg", &[]),
     ("plan", &[]),
@@ -63,6 +63,7 @@ const DRIVER: [(&str, &[&str]); 8] = [
     ("bench", &[]),
     ("workload", &["error", "setup", "plan"]),
     ("compare", &["error", "setup", "plan", "workload", "svg"]),
+    ("tune", &["error", "setup", "workload"]),
     (
         "report",
         &["compare", "error", "setup", "plan", "workload", "svg"],

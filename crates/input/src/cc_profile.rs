@@ -127,6 +127,9 @@ pub struct Congestion {
     /// `[congestion.hpcc]`: HPCC at the NICs (`sim::congestion::hpcc`), with `dcqcn = "off"`.
     #[serde(default)]
     pub hpcc: Option<HpccParams>,
+    /// `[congestion.dcqcn_params]`: DCQCN parameters by their ConnectX names over the set's.
+    #[serde(default)]
+    pub dcqcn_params: Option<crate::profile_dcqcn::DcqcnKeys>,
     pub qps_per_connection: u16,
     #[serde(default)]
     pub hash_dest_qp: bool,
@@ -404,8 +407,25 @@ pub fn apply_congestion(
     if matches!(cc.algo, CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_)) {
         cc.algo = CcAlgo::None;
     }
+    let dcqcn = match (set, &c.dcqcn_params) {
+        (Some(s), keys) => {
+            let mut d = DcqcnParams::set(s, line);
+            if let Some(k) = keys {
+                k.apply(&mut d)?;
+            }
+            Some(d)
+        }
+        (None, Some(_)) => {
+            return Err(ParamError::new(
+                "congestion.dcqcn_params",
+                "set with dcqcn = \"off\"",
+                "a DCQCN set (paper, hpcc_sim_mlx, connectx_fw) for its parameters",
+            ));
+        }
+        (None, None) => None,
+    };
     let algos = [
-        set.map(|s| ("cc.dcqcn", CcAlgo::Dcqcn(DcqcnParams::set(s, line)))),
+        dcqcn.map(|d| ("cc.dcqcn", CcAlgo::Dcqcn(d))),
         c.hpcc.map(|h| ("cc.hpcc", CcAlgo::Hpcc(h))),
     ];
     for (field, a) in algos.into_iter().flatten() {

@@ -9,8 +9,10 @@ pub mod io;
 pub mod link_errors;
 pub mod moe_skew;
 pub mod profile;
+pub mod profile_dcqcn;
 pub mod profile_extends;
 pub mod profile_fc;
+pub mod profile_knobs;
 pub mod scenario;
 
 #[cfg(any(test, feature = "testing"))]

@@ -113,6 +113,7 @@ fn network(
     sc: &Scenario,
     section: &SimSection,
     base: &Path,
+    profile: Option<&Profile>,
 ) -> Result<(Ns3Topology, SimParams, Option<RerouteDelays>), InputError> {
     let src = &sc.source;
     if let Some(topo_name) = &section.topology_file {
@@ -163,7 +164,10 @@ fn network(
             "[fabric] profile = \"ib-ndr\" (or another profile), or set sim.topology_file",
         ));
     }
-    let (design, topo, _plan) = crate::plan::run(sc)?;
+    let (mut design, topo, _plan) = crate::plan::run(sc)?;
+    if let Some(p) = profile {
+        design.profile = p.clone();
+    }
     let params = section.apply(src, sim_params(&design, section.tuned.unwrap_or(true))?)?;
     // Node ids in [[faults.nic]] / [[faults.route]] are the topology's own node indices.
     let host_of = topo
@@ -189,9 +193,20 @@ fn network(
 /// are found relative to `base` (the scenario's directory). `seed` (the `--seed` flag) overrides
 /// `sim.seed`.
 pub fn build(sc: &Scenario, base: &Path, seed: Option<u64>) -> Result<SimSetup, InputError> {
+    build_with(sc, base, seed, None)
+}
+
+/// [`build`] with `profile` in place of the scenario's fabric profile (`fabricsim tune`'s
+/// candidates: the same profile with other settings, so the topology is the scenario's).
+pub fn build_with(
+    sc: &Scenario,
+    base: &Path,
+    seed: Option<u64>,
+    profile: Option<&Profile>,
+) -> Result<SimSetup, InputError> {
     let src = &sc.source;
     let section = sc.file.sim.clone().unwrap_or_default();
-    let (net, mut params, reroute) = network(sc, &section, base)?;
+    let (net, mut params, reroute) = network(sc, &section, base, profile)?;
     if let Some(s) = seed {
         params.seed = s;
     }

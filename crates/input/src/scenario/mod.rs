@@ -21,6 +21,7 @@ pub mod faults;
 pub mod flowctl;
 pub mod sim;
 pub mod traffic;
+pub mod tune;
 pub mod value;
 
 use serde::Deserialize;
@@ -77,6 +78,8 @@ pub struct ScenarioFile {
     /// NCCL's channels and QPs (`scenario::nccl`).
     #[serde(default)]
     pub nccl: Option<nccl::NcclSection>,
+    #[serde(default)]
+    pub tune: Option<tune::TuneSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).

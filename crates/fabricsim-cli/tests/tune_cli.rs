@@ -1,0 +1,138 @@
+//! `fabricsim tune`: it finds, by simulation, settings better than a deliberately poor
+//! profile's; the best is re-measured over all the seeds; the same seed gives the same bytes
+//! whatever the threads; the written profile runs under `--fabric FILE` to the figure tune
+//! measured; a work directory resumes; bad `[tune]` input exits 2 naming file, line and key.
+
+mod support;
+
+use support::{examples, fabricsim, stdout_ok};
+
+const POOR: &str = "examples/tune-roce-poor-ecn.toml";
+
+/// Runs `tune POOR` with `extra` writing JSON, CSV and the profile under `name`; returns
+/// (stdout, json, csv, profile) bytes.
+fn tune(name: &str, extra: &[&str]) -> (String, Vec<u8>, Vec<u8>, Vec<u8>) {
+    let p = |ext: &str| support::tmp(&format!("{name}.{ext}")).display().to_string();
+    let (j, c, t) = (p("json"), p("csv"), p("profile.toml"));
+    let args = [
+        &["tune", POOR, "--json", &j, "--csv", &c, "--profile-out", &t][..],
+        extra,
+    ]
+    .concat();
+    let out = stdout_ok(&args);
+    let read = |f: &str| std::fs::read(f).unwrap();
+    (out, read(&j), read(&c), read(&t))
+}
+
+#[test]
+fn tune_beats_a_poor_profile_by_simulation_and_remeasures_the_best_over_all_seeds() {
+    let (text, json, _, profile) = tune("poor", &["--threads", "2"]);
+    let r: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(r["status"], "complete");
+    let imp = &r["improvement"];
+    assert_eq!(imp["intervals_overlap"], false, "{text}");
+    assert!(imp["difference"]["lo"].as_f64().unwrap() > 0.0, "{text}");
+    // The best is not the profile's own 5 KB / 10 KB.
+    let s = &r["settings"];
+    assert_ne!(s[0]["best"], s[0]["default"], "{text}");
+    // Re-measured over every seed, as the default.
+    let seeds = r["seeds"].as_u64().unwrap() as usize;
+    assert!(seeds >= 2);
+    assert_eq!(r["best"]["samples"].as_array().unwrap().len(), seeds);
+    assert_eq!(r["default"]["samples"].as_array().unwrap().len(), seeds);
+    // The earlier rounds ran fewer seeds (successive halving).
+    assert_eq!(r["rounds"][0]["seeds"], 1);
+    let profile = String::from_utf8(profile).unwrap();
+    assert!(profile.contains("extends = \"roce-400g\"") && profile.contains("[congestion]"));
+    assert!(text.contains("green_min_threshold"), "{text}");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_bytes_and_the_profile_runs_to_the_measured_figure() {
+    let a = tune("det-a", &["--threads", "1"]);
+    let b = tune("det-b", &["--threads", "2"]);
+    assert!(a == b, "tune output differs between runs of the same seed");
+    // The written profile under `sim --fabric FILE` with the first seed: the best's first sample.
+    let file = support::tmp("det-a.profile.toml").display().to_string();
+    let r: serde_json::Value = serde_json::from_slice(&a.1).unwrap();
+    let want = r["best"]["samples"][0]["objective"].as_f64().unwrap();
+    let sim = support::json_ok(&["sim", POOR, "--fabric", &file, "--seed", "1"]);
+    let got = sim["summary"]["max_fct_ps"].as_f64().unwrap() / 1e6;
+    assert_eq!(got, want, "the profile file does not run to tune's figure");
+}
+
+#[test]
+fn a_work_directory_keeps_the_measurements_and_a_rerun_gives_the_same_report() {
+    let d = support::tmp("work");
+    let _ = std::fs::remove_dir_all(&d);
+    let w = d.display().to_string();
+    let first = tune("work-a", &["--work-dir", &w]);
+    let samples = std::fs::read_dir(d.join("samples")).unwrap().count();
+    assert!(samples > 0);
+    // Half the measurements lost: the re-run makes them again, to the same bytes.
+    let mut files: Vec<_> = std::fs::read_dir(d.join("samples"))
+        .unwrap()
+        .flatten()
+        .collect();
+    files.sort_by_key(|e| e.file_name());
+    for f in files.iter().step_by(2) {
+        std::fs::remove_file(f.path()).unwrap();
+    }
+    let second = tune("work-b", &["--work-dir", &w]);
+    assert!(first == second);
+    assert_eq!(
+        std::fs::read_dir(d.join("samples")).unwrap().count(),
+        samples
+    );
+    // Another search's directory is refused.
+    support::exits_2_saying(
+        &["tune", POOR, "--work-dir", &w, "--seed", "2"],
+        &["--work-dir", "holds another search"],
+    );
+}
+
+#[test]
+fn bad_tune_input_exits_2_naming_file_line_key_and_value() {
+    let base = std::fs::read_to_string(examples().join("tune-roce-poor-ecn.toml")).unwrap();
+    let cases = [
+        (
+            "objective = \"fct_max\"",
+            "objective = \"fastest\"",
+            "tune.objective",
+            "fastest",
+        ),
+        (
+            "ecn_kmin_bytes = [5000,",
+            "ecn_kmin_bytes = [0.5,",
+            "tune.knobs.ecn_kmin_bytes",
+            "0.5",
+        ),
+        (
+            "ecn_kmin_bytes = [5000,",
+            "ccti_timer_us = [5]\necn_kmin_bytes = [5000,",
+            "tune.knobs.ccti_timer_us",
+            "ccti_timer_us",
+        ),
+    ];
+    for (i, (from, to, key, value)) in cases.into_iter().enumerate() {
+        let text = base.replace(from, to).replace(
+            "tune-roce-poor-ecn.profile.toml",
+            &examples()
+                .join("tune-roce-poor-ecn.profile.toml")
+                .display()
+                .to_string(),
+        );
+        assert_ne!(text, base);
+        let line = text
+            .lines()
+            .position(|l| l.starts_with(to.lines().next().unwrap()))
+            .unwrap()
+            + 1;
+        let f = support::write(&format!("bad-tune-{i}.toml"), &text);
+        support::exits_2_saying(&["tune", &f], &[&format!("{f}:{line}"), key, value]);
+    }
+    // A network from a topology file has no profile to tune.
+    let o = fabricsim(&["tune", "examples/roce-incast-dcqcn.toml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
+    assert!(support::stderr(&o).contains("sim.topology_file"));
+}

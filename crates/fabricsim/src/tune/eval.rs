@@ -1,0 +1,101 @@
+//! One measurement of the search: a candidate's profile (or the scenario's own) on the
+//! scenario's `[traffic]` run with one seed, the run `fabricsim sim` makes (`setup::build`), reduced
+//! to the objective and the figures the constraints bound.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::setup::build::build_with;
+use crate::setup::engine_choice::{self, EngineChoice};
+use fabricsim_input::profile::Profile;
+use fabricsim_input::scenario::Scenario;
+use fabricsim_input::scenario::tune::Objective;
+use fabricsim_mech::Status;
+use fabricsim_packet::RunOptions;
+
+/// What one run measured; `error` says why it has no figures (a candidate the engine refuses,
+/// a run that did not complete).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The objective (us, or x for the slowdown); NaN (JSON null) when the run failed.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub objective: f64,
+    pub packets_dropped: u64,
+    /// PFC pause time summed over the ports.
+    pub pause_us: f64,
+    pub ecn_marks: u64,
+    pub error: Option<String>,
+}
+
+/// JSON writes NaN as null: read it back as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+impl Sample {
+    /// A sample of a run that could not be made.
+    pub fn failed(e: String) -> Sample {
+        Sample {
+            objective: f64::NAN,
+            packets_dropped: 0,
+            pause_us: 0.0,
+            ecn_marks: 0,
+            error: Some(e),
+        }
+    }
+}
+
+/// Runs `sc` with `profile` (`None`: its own) and `seed`; files are found relative to `dir`.
+pub fn run(
+    sc: &Scenario,
+    dir: &Path,
+    profile: Option<&Profile>,
+    seed: u64,
+    objective: Objective,
+) -> Sample {
+    let run = || -> Result<Sample, String> {
+        let setup = build_with(sc, dir, Some(seed), profile).map_err(|e| e.to_string())?;
+        let choice = EngineChoice::of(sc).map_err(|e| e.to_string())?;
+        let kind = choice.resolve(crate::workload::run_engine::fabric_packets(
+            &setup.params,
+            &setup.dag,
+        ));
+        let opts = RunOptions {
+            until: setup.until,
+            progress: None,
+        };
+        let t = &setup.net.topo;
+        let r = engine_choice::run(kind, t, &setup.params, &setup.dag, &setup.faults, opts)
+            .map_err(|e| e.to_string())?;
+        r.check_conservation().map_err(|e| e.to_string())?;
+        if r.sim.status != Status::Complete {
+            return Err(format!(
+                "{} of {} messages did not complete ({:?})",
+                r.summary.messages_total - r.summary.messages_completed,
+                r.summary.messages_total,
+                r.sim.status
+            ));
+        }
+        let s = &r.summary;
+        let us = |ps: Option<u64>| ps.map(|p| p as f64 / 1e6);
+        let value = match objective {
+            Objective::FctP50 => us(s.fct_p50_ps),
+            Objective::FctP99 => us(s.fct_p99_ps),
+            Objective::FctP999 => us(s.fct_p999_ps),
+            Objective::FctMax => us(s.max_fct_ps),
+            Objective::MeanSlowdown => s.mean_slowdown,
+        };
+        Ok(Sample {
+            objective: value.ok_or("no message completed")?,
+            packets_dropped: r.counters.drops.total(),
+            pause_us: r
+                .flow_control
+                .as_ref()
+                .map_or(0.0, |f| f.pause_time_ps_total as f64 / 1e6),
+            ecn_marks: r.counters.ecn_marks,
+            error: None,
+        })
+    };
+    run().unwrap_or_else(Sample::failed)
+}

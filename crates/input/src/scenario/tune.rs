@@ -1,0 +1,295 @@
+//! The `[tune]` section: what `fabricsim tune` searches (the knobs of the scenario's fabric
+//! profile, each a list of values: `crate::profile_knobs`), against which objective of the
+//! scenario's `[traffic]` run, under which constraints, and how.
+//!
+//! ```toml
+//! [tune]
+//! objective = "fct_p99"        # fct_p50 | fct_p99 | fct_p999 | fct_max | mean_slowdown
+//! method = "successive_halving" # successive_halving | grid
+//! candidates = 16              # grid points the first round samples (all when fewer)
+//! eta = 2                      # each round keeps 1/eta of the candidates, with eta x the seeds
+//! min_seeds = 1                # seeds of the first round
+//! seeds = 5                    # seeds the best and the default are re-measured over
+//! max_drops = 0                # constraint: packets dropped per run
+//! max_pause_us = 500           # constraint: PFC pause time per run, summed over ports
+//! [tune.knobs]
+//! ecn_kmin_bytes = [20000, 150000, 400000]
+//! ecn_kmax_bytes = [400000, 1500000]
+//! ```
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+use crate::profile::Family;
+use crate::profile_knobs::{self, Knob};
+use crate::scenario::Scenario;
+use fabricsim_core::error::InputError;
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TuneSection {
+    pub objective: Option<String>,
+    pub method: Option<String>,
+    pub candidates: Option<u32>,
+    pub eta: Option<u32>,
+    pub min_seeds: Option<u32>,
+    pub seeds: Option<u32>,
+    pub max_drops: Option<u64>,
+    pub max_pause_us: Option<f64>,
+    #[serde(default)]
+    pub knobs: BTreeMap<String, Vec<toml::Value>>,
+}
+
+/// What a candidate is scored by (lower is better), from the run's summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Objective {
+    FctP50,
+    FctP99,
+    FctP999,
+    FctMax,
+    MeanSlowdown,
+}
+
+impl Objective {
+    pub const ALL: [Objective; 5] = [
+        Objective::FctP50,
+        Objective::FctP99,
+        Objective::FctP999,
+        Objective::FctMax,
+        Objective::MeanSlowdown,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::FctP50 => "fct_p50",
+            Objective::FctP99 => "fct_p99",
+            Objective::FctP999 => "fct_p999",
+            Objective::FctMax => "fct_max",
+            Objective::MeanSlowdown => "mean_slowdown",
+        }
+    }
+
+    /// The unit its figures are in.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Objective::MeanSlowdown => "x",
+            _ => "us",
+        }
+    }
+}
+
+/// How the candidates are searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Successive halving (Jamieson and Talwalkar, AISTATS 2016; the inner loop of Hyperband,
+    /// Li et al., JMLR 2018) with seeds as the budget.
+    SuccessiveHalving,
+    /// Every candidate at the full seeds.
+    Grid,
+}
+
+/// A checked `[tune]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuneSpec {
+    pub objective: Objective,
+    pub method: Method,
+    pub candidates: usize,
+    pub eta: usize,
+    pub min_seeds: u32,
+    pub seeds: u32,
+    pub max_drops: Option<u64>,
+    pub max_pause_us: Option<f64>,
+    /// The knobs and their values, in `profile_knobs::KNOBS` order.
+    pub knobs: Vec<(&'static Knob, Vec<f64>)>,
+}
+
+/// Most candidates a first round may sample.
+pub const MAX_CANDIDATES: u32 = 4096;
+/// Most seeds per candidate.
+pub const MAX_SEEDS: u32 = 64;
+
+/// The scenario's `[tune]`, checked for a profile of `family`.
+pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
+    let Some(t) = &sc.file.tune else {
+        return Err(sc.error(
+            "tune",
+            "(missing)",
+            "no [tune] section",
+            "a [tune] section with [tune.knobs], e.g. ecn_kmin_bytes = [50000, 150000]",
+        ));
+    };
+    let objective = match &t.objective {
+        None => Objective::FctP99,
+        Some(o) => Objective::ALL
+            .into_iter()
+            .find(|x| x.name() == o)
+            .ok_or_else(|| {
+                let names: Vec<_> = Objective::ALL.iter().map(|x| x.name()).collect();
+                sc.error("tune.objective", o, "is not an objective", names.join(", "))
+            })?,
+    };
+    let method = match t.method.as_deref() {
+        None | Some("successive_halving") => Method::SuccessiveHalving,
+        Some("grid") => Method::Grid,
+        Some(m) => {
+            return Err(sc.error(
+                "tune.method",
+                m,
+                "is not a search method",
+                "successive_halving, grid",
+            ));
+        }
+    };
+    let count = |key: &str, v: Option<u32>, default: u32, lo: u32, hi: u32| {
+        let v = v.unwrap_or(default);
+        match (lo..=hi).contains(&v) {
+            true => Ok(v),
+            false => Err(sc.error(key, v, "is out of range", format!("{lo} to {hi}"))),
+        }
+    };
+    let seeds = count("tune.seeds", t.seeds, 5, 2, MAX_SEEDS)?;
+    let min_seeds = count("tune.min_seeds", t.min_seeds, 1, 1, seeds)?;
+    let eta = count("tune.eta", t.eta, 2, 2, 16)? as usize;
+    let candidates = count("tune.candidates", t.candidates, 64, 1, MAX_CANDIDATES)? as usize;
+    if let Some(p) = t.max_pause_us.filter(|p| !(p.is_finite() && *p >= 0.0)) {
+        return Err(sc.error(
+            "tune.max_pause_us",
+            p,
+            "is not a pause time",
+            "0 or more microseconds",
+        ));
+    }
+    if t.knobs.is_empty() {
+        return Err(sc.error(
+            "tune.knobs",
+            "(empty)",
+            "names no knob",
+            format!("one or more of {}", profile_knobs::names()),
+        ));
+    }
+    let mut knobs = Vec::new();
+    for (name, values) in &t.knobs {
+        let key = format!("tune.knobs.{name}");
+        let knob = profile_knobs::knob(name)
+            .ok_or_else(|| sc.error(&key, name, "is not a knob", profile_knobs::names()))?;
+        if !knob.families.contains(&family) {
+            let on: Vec<_> = knob.families.iter().map(|f| f.name()).collect();
+            return Err(sc.error(
+                &key,
+                name,
+                format!("is not a knob of a {} profile", family.name()),
+                format!("{name} on {} profiles; for this one: {}", on.join(", "), {
+                    let mine: Vec<_> = profile_knobs::KNOBS
+                        .iter()
+                        .filter(|k| k.families.contains(&family))
+                        .map(|k| k.name)
+                        .collect();
+                    mine.join(", ")
+                }),
+            ));
+        }
+        if values.is_empty() {
+            return Err(sc.error(&key, "[]", "lists no value", knob.allowed()));
+        }
+        let mut vs = Vec::new();
+        for v in values {
+            let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+            let problem = match x {
+                None => Some("is not a number".to_string()),
+                Some(x) if vs.contains(&x) => Some(format!("lists {x} twice")),
+                Some(x) => knob.refuse(x),
+            };
+            if let Some(p) = problem {
+                return Err(sc.error(&key, v, p, knob.allowed()));
+            }
+            vs.extend(x);
+        }
+        knobs.push((knob, vs));
+    }
+    knobs.sort_by_key(|(k, _)| profile_knobs::KNOBS.iter().position(|o| o.name == k.name));
+    Ok(TuneSpec {
+        objective,
+        method,
+        candidates,
+        eta,
+        min_seeds,
+        seeds,
+        max_drops: t.max_drops,
+        max_pause_us: t.max_pause_us,
+        knobs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> Result<TuneSpec, InputError> {
+        resolve(&Scenario::parse("t.toml", text).unwrap(), Family::Roce)
+    }
+
+    #[test]
+    fn a_tune_section_resolves_with_defaults_and_knobs_in_table_order() {
+        let s = spec(
+            "[tune]\n[tune.knobs]\necn_kmax_bytes = [400000]\necn_kmin_bytes = [20000, 150000]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.objective, s.method, s.eta, s.min_seeds, s.seeds),
+            (Objective::FctP99, Method::SuccessiveHalving, 2, 1, 5)
+        );
+        let names: Vec<_> = s.knobs.iter().map(|(k, _)| k.name).collect();
+        assert_eq!(names, ["ecn_kmin_bytes", "ecn_kmax_bytes"]);
+    }
+
+    #[test]
+    fn bad_tune_input_names_line_key_value_and_what_is_allowed() {
+        let cases = [
+            (
+                "[tune]\nobjective = \"fast\"\n[tune.knobs]\necn_pmax = [1]\n",
+                2,
+                "tune.objective",
+                "fast",
+            ),
+            (
+                "[tune]\n[tune.knobs]\necn_pmax = [0.5, 2]\n",
+                3,
+                "tune.knobs.ecn_pmax",
+                "2",
+            ),
+            (
+                "[tune]\n[tune.knobs]\nkmin = [1]\n",
+                3,
+                "tune.knobs.kmin",
+                "kmin",
+            ),
+            (
+                "[tune]\n[tune.knobs]\nccti_increase = [1]\n",
+                3,
+                "tune.knobs.ccti_increase",
+                "ccti_increase",
+            ),
+            (
+                "[tune]\nseeds = 1\n[tune.knobs]\necn_pmax = [1]\n",
+                2,
+                "tune.seeds",
+                "1",
+            ),
+            (
+                "[tune]\n[tune.knobs]\necn_kmin_bytes = [1.5]\n",
+                3,
+                "tune.knobs.ecn_kmin_bytes",
+                "1.5",
+            ),
+        ];
+        for (text, line, key, value) in cases {
+            let e = spec(text).unwrap_err();
+            assert_eq!(
+                (e.file.as_str(), e.line, e.key.as_str(), e.value.as_str()),
+                ("t.toml", Some(line), key, value),
+                "{text}"
+            );
+            assert!(!e.allowed.is_empty(), "{text}");
+        }
+    }
+}
