@@ -69,6 +69,8 @@ streams! {
     TailLoss = 0x7a11_1055,
     /// Packet engine: a sender NIC's random spray entropies (`mech::route::spray`); id: the host.
     Spray = 0x5_9a7,
+    /// Serving: the Poisson request arrivals (`workload::serve::arrivals`); id 0.
+    ServeArrivals = 0x5e_7e_a7,
 }
 
 /// xoshiro256++ generator.

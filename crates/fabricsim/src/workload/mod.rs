@@ -22,6 +22,7 @@ pub mod measure;
 pub mod placement;
 pub mod run_engine;
 pub mod seeds;
+pub mod serve;
 pub mod sweep;
 pub mod table;
 pub mod train;
