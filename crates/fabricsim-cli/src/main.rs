@@ -14,6 +14,7 @@ mod plan;
 mod profiles;
 mod progress;
 mod scenario_flags;
+mod serve;
 mod sim;
 mod slurm;
 mod sweep;
@@ -47,6 +48,8 @@ enum Cmd {
     Sweep(sweep::SweepArgs),
     /// Step time, tokens/s and MFU of a model on a cluster.
     Train(train::TrainArgs),
+    /// An inference deployment (disaggregated or colocated): TTFT, TPOT, tokens/s per GPU, goodput.
+    Serve(serve::ServeArgs),
     /// An NCCL collective over a size sweep on the packet or flow engine (`--engine`): nccl-tests' table.
     Collective(collective::CollectiveArgs),
     /// Run the packet-level simulator on a scenario.
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Cmd::Train(a) => train::run(a),
         Cmd::Compare(a) => compare::run(a),
         Cmd::Sweep(a) => sweep::run(a),
+        Cmd::Serve(a) => serve::run(a),
         Cmd::Collective(a) => collective::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Bench(a) => bench::run(a),

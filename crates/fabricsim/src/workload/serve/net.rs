@@ -70,9 +70,14 @@ impl<'a> Net<'a> {
             place: &c.place,
             gpus: gpus.to_vec(),
         };
+        // Channels: NCCL's for the server's NICs when the instance spans servers; inside one
+        // server the rings are not NIC-bound, so one search ring per GPU of the instance, doubled
+        // as across servers (an ESTIMATE, like `Nccl::search_channels`).
+        let one_server = gpus.iter().all(|&g| c.place.same_server(g, gpus[0]));
+        let rings = if one_server { gpus.len() as u32 } else { c.design.spec.nics_per_node };
         let mut total = 0;
         for (op, bytes) in layer_collectives(hidden, rows) {
-            let channels = collective::nccl_channels(&c.design.nccl, c.design.spec.nics_per_node, Algo::for_op(op)[0]);
+            let channels = collective::nccl_channels(&c.design.nccl, rings, Algo::for_op(op)[0]);
             let spec = CollectiveSpec::with_defaults(op, bytes, channels);
             let dag = collective::compile(&spec, &comm, c.nvlink())?;
             let kind = c.engine_for(&dag);
