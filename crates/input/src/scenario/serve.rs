@@ -235,3 +235,37 @@ impl ServeSection {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(text: &str) -> Result<ServeSpec, InputError> {
+        ServeSection::resolve(&Scenario::parse("s.toml", text).unwrap())
+    }
+
+    #[test]
+    fn defaults_resolve_and_errors_name_the_line_key_and_what_is_allowed() {
+        let d = resolve("").unwrap();
+        assert_eq!((d.mode, d.decode, d.prefill), (Mode::Disaggregated, Pool { instances: 1, tp: 8 }, Some(Pool { instances: 1, tp: 8 })));
+        assert_eq!((d.bytes_per_element, d.ideal_network), (2, false));
+        let e = resolve("[serve]\nmax_batch = 64\ndecode_tp = 0\n").unwrap_err();
+        assert_eq!((e.file.as_str(), e.line, e.key.as_str(), e.value.as_str()), ("s.toml", Some(3), "serve.decode_tp", "0"));
+        assert!(e.allowed.contains("1 to 64"));
+        let e = resolve("[serve]\nnetwork = \"fast\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.network"));
+        assert!(e.allowed.contains("ideal"));
+        let e = resolve("[serve]\nttft_slo = \"2 parsecs\"\n").unwrap_err();
+        assert_eq!(e.key, "serve.ttft_slo");
+        let e = resolve("[serve]\nmode = \"colocated\"\nprefill_tp = 4\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(3), "serve.prefill_tp"));
+        let e = resolve("[serve]\nprompt_tokens = 9000\n").unwrap_err();
+        assert!(e.problem.contains("does not fit"), "{e}");
+        let e = resolve("[serve]\ntrace = \"t.csv\"\nrate = 3\n").unwrap_err();
+        assert_eq!(e.key, "serve.rate");
+        let e = resolve("[serve]\ntrace = \"/nonexistent/t.csv\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.trace"));
+        let e = Scenario::parse("s.toml", "[serve]\nbatch = 3\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.batch"));
+    }
+}
