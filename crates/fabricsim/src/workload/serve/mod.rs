@@ -49,8 +49,19 @@ impl ServeJob {
         let need = spec.prefill.map_or(0, |p| p.gpus()) + spec.decode.gpus();
         let have = design.spec.gpus as u64;
         if need > have {
-            let key = if spec.prefill.is_some() { "serve.prefill_instances" } else { "serve.decode_instances" };
-            return Err(s.error(key, need, format!("the pools need {need} GPUs and [cluster] has {have}"), format!("instances x tp summed over the pools at most cluster.gpus ({have})")));
+            // The first pool key the file or a flag sets (the error points at it).
+            let p = spec.prefill.unwrap_or(fabricsim_input::scenario::serve::Pool { instances: 0, tp: 0 });
+            let keys = [
+                ("serve.decode_instances", spec.decode.instances),
+                ("serve.prefill_instances", p.instances),
+                ("serve.decode_tp", spec.decode.tp),
+                ("serve.prefill_tp", p.tp),
+            ];
+            let (key, value) = keys
+                .into_iter()
+                .find(|(k, _)| s.flags.contains_key(*k) || s.source.locate_key(k).is_some())
+                .unwrap_or(keys[0]);
+            return Err(s.error(key, value, format!("the pools need {need} GPUs and [cluster] has {have}"), format!("instances x tp summed over the pools at most cluster.gpus ({have})")));
         }
         let gpus: Vec<u32> = (0..need as u32).collect();
         let compute = Compute {
