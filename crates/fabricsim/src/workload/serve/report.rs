@@ -14,7 +14,7 @@ use fabricsim_core::estimate::Estimate;
 use fabricsim_input::scenario::serve::{Arrivals, Mode};
 
 /// The figures, in report order: (name, unit, what).
-pub const FIGURES: [(&str, &str, &str); 17] = [
+pub const FIGURES: [(&str, &str, &str); 18] = [
     ("ttft_mean", "s", "time to first token, mean"),
     ("ttft_p50", "s", "time to first token, p50"),
     ("ttft_p90", "s", "time to first token, p90"),
@@ -26,6 +26,7 @@ pub const FIGURES: [(&str, &str, &str); 17] = [
     ("tokens_per_s_per_gpu", "tok/s", "output tokens per second per GPU (first arrival to last token)"),
     ("goodput", "share", "requests meeting both SLOs"),
     ("goodput_rps", "req/s", "requests meeting both SLOs per second"),
+    ("good_tokens_per_s", "tok/s", "output tokens of the requests meeting both SLOs per second"),
     ("queue_mean", "s", "TTFT: waiting for a prefill, mean"),
     ("prefill_compute_mean", "s", "TTFT: prefill compute, mean"),
     ("kv_transfer_p99", "s", "KV-cache transfer, prefill end to landed, p99"),
@@ -36,7 +37,7 @@ pub const FIGURES: [(&str, &str, &str); 17] = [
 
 /// One seed's figures, in [`FIGURES`] order.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Metrics(pub [f64; 17]);
+pub struct Metrics(pub [f64; 18]);
 
 /// Nearest-rank `p` percentile of sorted `v` (0 when empty).
 pub fn percentile(v: &[u64], p: f64) -> u64 {
@@ -76,10 +77,12 @@ impl Metrics {
         let span = secs(last - first).max(1e-12);
         let tokens: u64 = served.iter().map(|s| s.request.output).sum();
         let (ttft_slo, tpot_slo) = (job.spec.ttft_slo.ps(), job.spec.tpot_slo.ps());
-        let good = served
+        let met: Vec<&Served> = served
             .iter()
             .filter(|s| s.ttft_ps() <= ttft_slo && s.tpot_ps().is_none_or(|t| t <= tpot_slo))
-            .count();
+            .collect();
+        let good = met.len();
+        let good_tokens: u64 = met.iter().map(|s| s.request.output).sum();
         let sum = |f: fn(&Served) -> u64| served.iter().map(f).sum::<u64>();
         let ttft_all = sum(Served::ttft_ps);
         let decode_all = sum(|s| s.finish_ps - s.first_token_ps);
@@ -100,6 +103,7 @@ impl Metrics {
             tokens as f64 / span / job.gpus() as f64,
             share(good as u64, served.len() as u64),
             good as f64 / span,
+            good_tokens as f64 / span,
             mean(&queue),
             mean(&prefill),
             secs(percentile(&kv, 99.0)),
@@ -149,6 +153,9 @@ pub struct Report {
     pub figures: Vec<Figure>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<&'static str>,
+    /// Each seed's figures (for figures derived per seed, such as a cost per token).
+    #[serde(skip)]
+    pub per_seed: Vec<Metrics>,
 }
 
 impl Report {
@@ -214,6 +221,7 @@ impl Report {
             seeds: per_seed.len() as u32,
             figures,
             status: interrupted.then_some("interrupted"),
+            per_seed: per_seed.to_vec(),
         })
     }
 
