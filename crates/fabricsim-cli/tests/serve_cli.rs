@@ -21,7 +21,7 @@ const SMALL: [&str; 9] = [
 fn the_example_and_flags_report_latencies_goodput_and_network_shares() {
     let out = stdout_ok(&["serve", "examples/serve-llama3-70b-disagg.toml", "--requests", "60"]);
     for want in [
-        "prefill 2 x TP8, decode 4 x TP8, 48 GPUs",
+        "prefill 3 x TP8, decode 5 x TP8, 64 GPUs",
         "ttft_p99",
         "tpot_p50",
         "tokens_per_s_per_gpu",
@@ -63,4 +63,25 @@ fn bad_input_names_the_file_line_and_key() {
     let t = write("serve-bad.csv", "arrival_s,prompt_tokens,output_tokens\n0.1,100,5\n0.2,100,five\n");
     let s = write("serve-trace.toml", &format!("[cluster]\ngpus = 16\n[serve]\ntrace = \"{t}\"\n"));
     exits_2_saying(&["serve", &s], &["serve-bad.csv:3", "output_tokens", "five"]);
+}
+
+#[test]
+fn compare_reports_the_serving_section_per_fabric_in_text_and_html() {
+    let html = support::tmp("serve.html");
+    let out = stdout_ok(&[
+        "compare",
+        "examples/serve-llama3-70b-disagg.toml",
+        "--html",
+        &html.display().to_string(),
+    ]);
+    let line = |label: &str| out.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("{label}: {out}")).to_string();
+    assert!(out.contains("serving llama3-70b (disaggregated, prefill 3 x TP8, decode 5 x TP8, 64 GPUs"));
+    for label in ["TTFT p99 (ms)", "TPOT p50 (ms)", "goodput at SLO (%)", "KV share of TTFT (%)"] {
+        assert!(line(label).contains('±'), "{label}");
+    }
+    // The cost per delivered token: one figure per fabric, each from its plan's TCO.
+    let cost = line("USD per M good tokens");
+    assert_eq!(cost.matches('±').count(), 3, "{cost}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"serving\"") && page.contains("USD per M good tokens"));
 }
