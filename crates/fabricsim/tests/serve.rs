@@ -37,7 +37,8 @@ const CLUSTER: &str = "[cluster]\ngpus = 64\ngpus_per_node = 8\n";
 #[test]
 fn ideal_network_ttft_is_queueing_plus_prefill_and_matches_md1() {
     // One prefill instance, every prompt the same: deterministic service D, Poisson arrivals.
-    let probe = format!("{CLUSTER}[serve]\nnetwork = \"ideal\"\nprompt_tokens = 1024\noutput_tokens = 1\n");
+    let probe =
+        format!("{CLUSTER}[serve]\nnetwork = \"ideal\"\nprompt_tokens = 1024\noutput_tokens = 1\n");
     let (_, job) = setup(&probe);
     let d = job.compute.prefill_s(8, 1024);
     let rho = 0.3;
@@ -60,7 +61,11 @@ fn ideal_network_ttft_is_queueing_plus_prefill_and_matches_md1() {
     let wait = m.get("queue_mean");
     assert!((m.get("prefill_compute_mean") - d).abs() < 1e-9);
     assert!((wait / w - 1.0).abs() < 0.1, "wait {wait} vs M/D/1 {w}");
-    assert!((ttft / (d + w) - 1.0).abs() < 0.02, "ttft {ttft} vs {}", d + w);
+    assert!(
+        (ttft / (d + w) - 1.0).abs() < 0.02,
+        "ttft {ttft} vs {}",
+        d + w
+    );
     assert_eq!(m.get("ttft_network_share"), 0.0);
 }
 
@@ -68,11 +73,17 @@ fn ideal_network_ttft_is_queueing_plus_prefill_and_matches_md1() {
 fn ideal_network_tpot_is_the_decode_compute_at_the_batch() {
     // Four prefill instances take four requests at once; their caches land together, so the
     // decode instance runs them as one batch of 4 for all 10 steps.
-    let t = trace("tpot", "arrival_s,prompt_tokens,output_tokens\n0,1000,11\n0,1000,11\n0,1000,11\n0,1000,11\n");
-    let text = format!("{CLUSTER}[serve]\nnetwork = \"ideal\"\nprefill_instances = 4\ntrace = \"{t}\"\n");
+    let t = trace(
+        "tpot",
+        "arrival_s,prompt_tokens,output_tokens\n0,1000,11\n0,1000,11\n0,1000,11\n0,1000,11\n",
+    );
+    let text =
+        format!("{CLUSTER}[serve]\nnetwork = \"ideal\"\nprefill_instances = 4\ntrace = \"{t}\"\n");
     let (job, served) = serve(&text, 1);
     let steps: u64 = (1..=10)
-        .map(|k| fabricsim::units::Time::from_secs_f64(job.compute.decode_s(8, 4, 4 * (1000 + k))).ps())
+        .map(|k| {
+            fabricsim::units::Time::from_secs_f64(job.compute.decode_s(8, 4, 4 * (1000 + k))).ps()
+        })
         .sum();
     for s in &served {
         assert_eq!(s.tpot_ps(), Some(steps / 10));
@@ -88,14 +99,26 @@ fn ideal_network_tpot_is_the_decode_compute_at_the_batch() {
 fn a_slower_fabric_raises_ttft_by_exactly_its_slower_kv_transfers() {
     let base = "[serve]\nrate = 1\nrequests = 20\nprompt_tokens = 2048\noutput_tokens = 2\n";
     let run = |fabric: &str| {
-        let text = format!("[cluster]\ngpus = 16\ngpus_per_node = 8\n[fabric]\nprofile = \"{fabric}\"\n{base}");
+        let text = format!(
+            "[cluster]\ngpus = 16\ngpus_per_node = 8\n[fabric]\nprofile = \"{fabric}\"\n{base}"
+        );
         let (_, served) = serve(&text, 5);
         let sum = |f: fn(&Served) -> u64| served.iter().map(f).sum::<u64>();
-        (sum(Served::ttft_ps), sum(|s| s.kv_ps), sum(|s| s.prefill_comm_ps))
+        (
+            sum(Served::ttft_ps),
+            sum(|s| s.kv_ps),
+            sum(|s| s.prefill_comm_ps),
+        )
     };
     // XDR links at 800 Gb/s, NDR and RoCE at 400 Gb/s with RoCE's larger headers.
     let (xdr, ndr, roce) = (run("ib-xdr"), run("ib-ndr"), run("roce-400g"));
-    assert!(xdr.1 < ndr.1 && ndr.1 < roce.1, "KV ps: {} {} {}", xdr.1, ndr.1, roce.1);
+    assert!(
+        xdr.1 < ndr.1 && ndr.1 < roce.1,
+        "KV ps: {} {} {}",
+        xdr.1,
+        ndr.1,
+        roce.1
+    );
     assert!(ndr.1 as f64 > 1.8 * xdr.1 as f64);
     // The prefills (and their NVLink collectives) are the same on every fabric: the whole TTFT
     // difference is the KV transfers, to the picosecond.
@@ -122,7 +145,9 @@ fn transfers_in_flight_together_share_the_fabric() {
 
 #[test]
 fn the_same_seed_gives_the_same_report() {
-    let text = format!("{CLUSTER}[serve]\nrate = 5\nrequests = 30\nprompt_tokens = 512\noutput_tokens = 8\n");
+    let text = format!(
+        "{CLUSTER}[serve]\nrate = 5\nrequests = 30\nprompt_tokens = 512\noutput_tokens = 8\n"
+    );
     let (cluster, job) = setup(&text);
     let a = fabricsim::workload::serve::run(&job, &cluster, &[1, 2], &mut |_| {}).unwrap();
     let b = fabricsim::workload::serve::run(&job, &cluster, &[1, 2], &mut |_| {}).unwrap();

@@ -11,8 +11,8 @@ use crate::setup::engine_choice::EngineChoice;
 use crate::workload::run_engine::Cluster;
 use crate::workload::serve::report::Report;
 use crate::workload::serve::{self, ServeJob};
-use fabricsim_core::estimate::Estimate;
 use fabricsim_core::error::InputError;
+use fabricsim_core::estimate::Estimate;
 use fabricsim_input::scenario::Scenario;
 
 /// One fabric's serving figures.
@@ -39,7 +39,12 @@ pub fn run(
         let seeds = crate::workload::seeds::derive(job.spec.seed, seeds);
         let report = match serve::run(&job, &cluster, &seeds, &mut |_| {}) {
             Ok(r) => r,
-            Err(e) => return Ok(Err(format!("{}: the serving run failed: {e}", f.variant.name))),
+            Err(e) => {
+                return Ok(Err(format!(
+                    "{}: the serving run failed: {e}",
+                    f.variant.name
+                )));
+            }
         };
         let tco = f.plan.cost.cluster_tco_usd;
         let period = period_s(&f.design, utilization);

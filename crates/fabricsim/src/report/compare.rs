@@ -361,7 +361,9 @@ pub fn serving_heading(c: &Comparison) -> Option<String> {
         "serving {} ({}, {}decode {}, {} GPUs; {}; SLOs TTFT {} s, TPOT {} s; {} seed(s)):",
         r.model,
         r.mode,
-        r.prefill.as_ref().map_or(String::new(), |p| format!("prefill {p}, ")),
+        r.prefill
+            .as_ref()
+            .map_or(String::new(), |p| format!("prefill {p}, ")),
         r.decode,
         r.gpus,
         r.arrivals,

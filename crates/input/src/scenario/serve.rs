@@ -122,7 +122,13 @@ fn choice<'a>(
     }
 }
 
-fn count(s: &Scenario, key: &str, v: Option<u64>, default: u64, hi: u64) -> Result<u64, InputError> {
+fn count(
+    s: &Scenario,
+    key: &str,
+    v: Option<u64>,
+    default: u64,
+    hi: u64,
+) -> Result<u64, InputError> {
     let v = v.unwrap_or(default);
     if v == 0 || v > hi {
         return Err(s.error(key, v, "out of range", format!("1 to {hi}")));
@@ -130,12 +136,27 @@ fn count(s: &Scenario, key: &str, v: Option<u64>, default: u64, hi: u64) -> Resu
     Ok(v)
 }
 
-fn duration(s: &Scenario, key: &str, v: &Option<String>, default: &str) -> Result<Time, InputError> {
+fn duration(
+    s: &Scenario,
+    key: &str,
+    v: &Option<String>,
+    default: &str,
+) -> Result<Time, InputError> {
     let text = v.as_deref().unwrap_or(default);
     match parse_time(text) {
         Ok(t) if t > Time::ZERO => Ok(t),
-        Ok(_) => Err(s.error(key, format!("\"{text}\""), "must be above 0", "a duration such as 200ms, 1.5s")),
-        Err(p) => Err(s.error(key, format!("\"{text}\""), p, "a duration such as 200ms, 1.5s")),
+        Ok(_) => Err(s.error(
+            key,
+            format!("\"{text}\""),
+            "must be above 0",
+            "a duration such as 200ms, 1.5s",
+        )),
+        Err(p) => Err(s.error(
+            key,
+            format!("\"{text}\""),
+            p,
+            "a duration such as 200ms, 1.5s",
+        )),
     }
 }
 
@@ -144,7 +165,13 @@ impl ServeSection {
     pub fn resolve(s: &Scenario) -> Result<ServeSpec, InputError> {
         let d = s.file.serve.clone().unwrap_or_default();
         let precision = choice(s, "serve.precision", &d.precision, "bf16", &["bf16", "fp8"])?;
-        let mode = match choice(s, "serve.mode", &d.mode, "disaggregated", &["disaggregated", "colocated"])? {
+        let mode = match choice(
+            s,
+            "serve.mode",
+            &d.mode,
+            "disaggregated",
+            &["disaggregated", "colocated"],
+        )? {
             "colocated" => Mode::Colocated,
             _ => Mode::Disaggregated,
         };
@@ -154,7 +181,14 @@ impl ServeSection {
                 tp: count(s, tp, vt, dt, 64)?,
             })
         };
-        let decode = pool("serve.decode_instances", "serve.decode_tp", d.decode_instances, d.decode_tp, 1, 8)?;
+        let decode = pool(
+            "serve.decode_instances",
+            "serve.decode_tp",
+            d.decode_instances,
+            d.decode_tp,
+            1,
+            8,
+        )?;
         let prefill = match mode {
             Mode::Disaggregated => Some(pool(
                 "serve.prefill_instances",
@@ -170,14 +204,25 @@ impl ServeSection {
                     ("serve.prefill_tp", d.prefill_tp.is_some()),
                 ] {
                     if set {
-                        return Err(s.error(key, "(set)", "a colocated deployment has one pool", "decode_instances and decode_tp size it; or mode = \"disaggregated\""));
+                        return Err(s.error(
+                            key,
+                            "(set)",
+                            "a colocated deployment has one pool",
+                            "decode_instances and decode_tp size it; or mode = \"disaggregated\"",
+                        ));
                     }
                 }
                 None
             }
         };
         let max_batch = count(s, "serve.max_batch", d.max_batch, 64, 65_536)?;
-        let max_batch_tokens = count(s, "serve.max_batch_tokens", d.max_batch_tokens, 8192, MAX_TOKENS)?;
+        let max_batch_tokens = count(
+            s,
+            "serve.max_batch_tokens",
+            d.max_batch_tokens,
+            8192,
+            MAX_TOKENS,
+        )?;
         let arrivals = match &d.trace {
             Some(file) => {
                 for (key, set) in [
@@ -192,32 +237,75 @@ impl ServeSection {
                 }
                 let path = s.relative_path("serve.trace", file);
                 let requests = serve_trace::read(s, &path)?;
-                Arrivals::Trace { file: path, requests }
+                Arrivals::Trace {
+                    file: path,
+                    requests,
+                }
             }
             None => {
                 let rate = d.rate.unwrap_or(2.0);
                 if !(rate.is_finite() && rate > 0.0 && rate <= 1e6) {
-                    return Err(s.error("serve.rate", rate, "out of range", "requests per second above 0, at most 1e6"));
+                    return Err(s.error(
+                        "serve.rate",
+                        rate,
+                        "out of range",
+                        "requests per second above 0, at most 1e6",
+                    ));
                 }
                 Arrivals::Poisson {
                     rate,
                     requests: count(s, "serve.requests", d.requests, 200, MAX_REQUESTS)?,
-                    prompt_tokens: count(s, "serve.prompt_tokens", d.prompt_tokens, 2048, MAX_TOKENS)?,
-                    output_tokens: count(s, "serve.output_tokens", d.output_tokens, 256, MAX_TOKENS)?,
+                    prompt_tokens: count(
+                        s,
+                        "serve.prompt_tokens",
+                        d.prompt_tokens,
+                        2048,
+                        MAX_TOKENS,
+                    )?,
+                    output_tokens: count(
+                        s,
+                        "serve.output_tokens",
+                        d.output_tokens,
+                        256,
+                        MAX_TOKENS,
+                    )?,
                 }
             }
         };
         if let Arrivals::Poisson { prompt_tokens, .. } = arrivals
             && prompt_tokens > max_batch_tokens
         {
-            return Err(s.error("serve.prompt_tokens", prompt_tokens, "does not fit one batch", format!("at most max_batch_tokens ({max_batch_tokens})")));
+            return Err(s.error(
+                "serve.prompt_tokens",
+                prompt_tokens,
+                "does not fit one batch",
+                format!("at most max_batch_tokens ({max_batch_tokens})"),
+            ));
         }
         if let Arrivals::Trace { requests, .. } = &arrivals
-            && let Some((i, r)) = requests.iter().enumerate().find(|(_, r)| r.prompt_tokens > max_batch_tokens)
+            && let Some((i, r)) = requests
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.prompt_tokens > max_batch_tokens)
         {
-            return Err(s.error("serve.max_batch_tokens", max_batch_tokens, format!("trace request {} has a {}-token prompt, which does not fit one batch", i + 1, r.prompt_tokens), "at least the longest prompt of the trace"));
+            return Err(s.error(
+                "serve.max_batch_tokens",
+                max_batch_tokens,
+                format!(
+                    "trace request {} has a {}-token prompt, which does not fit one batch",
+                    i + 1,
+                    r.prompt_tokens
+                ),
+                "at least the longest prompt of the trace",
+            ));
         }
-        let network = choice(s, "serve.network", &d.network, "fabric", &["fabric", "ideal"])?;
+        let network = choice(
+            s,
+            "serve.network",
+            &d.network,
+            "fabric",
+            &["fabric", "ideal"],
+        )?;
         Ok(ServeSpec {
             model: d.model.clone().unwrap_or_else(|| "llama3-70b".into()),
             bytes_per_element: if precision == "fp8" { 1 } else { 2 },
@@ -247,10 +335,26 @@ mod tests {
     #[test]
     fn defaults_resolve_and_errors_name_the_line_key_and_what_is_allowed() {
         let d = resolve("").unwrap();
-        assert_eq!((d.mode, d.decode, d.prefill), (Mode::Disaggregated, Pool { instances: 1, tp: 8 }, Some(Pool { instances: 1, tp: 8 })));
+        assert_eq!(
+            (d.mode, d.decode, d.prefill),
+            (
+                Mode::Disaggregated,
+                Pool {
+                    instances: 1,
+                    tp: 8
+                },
+                Some(Pool {
+                    instances: 1,
+                    tp: 8
+                })
+            )
+        );
         assert_eq!((d.bytes_per_element, d.ideal_network), (2, false));
         let e = resolve("[serve]\nmax_batch = 64\ndecode_tp = 0\n").unwrap_err();
-        assert_eq!((e.file.as_str(), e.line, e.key.as_str(), e.value.as_str()), ("s.toml", Some(3), "serve.decode_tp", "0"));
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str(), e.value.as_str()),
+            ("s.toml", Some(3), "serve.decode_tp", "0")
+        );
         assert!(e.allowed.contains("1 to 64"));
         let e = resolve("[serve]\nnetwork = \"fast\"\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.network"));

@@ -19,8 +19,14 @@ const ALLOWED: &str = "arrival_s,prompt_tokens,output_tokens: seconds >= 0 not d
 
 /// Reads the trace at `path` (the scenario's `serve.trace`).
 pub fn read(s: &Scenario, path: &str) -> Result<Vec<TraceRequest>, InputError> {
-    let text = crate::io::input::read_input(path.as_ref())
-        .map_err(|e| s.error("serve.trace", format!("\"{path}\""), e, "a readable CSV file"))?;
+    let text = crate::io::input::read_input(path.as_ref()).map_err(|e| {
+        s.error(
+            "serve.trace",
+            format!("\"{path}\""),
+            e,
+            "a readable CSV file",
+        )
+    })?;
     parse(&Source::new(path, text))
 }
 
@@ -31,7 +37,10 @@ pub fn parse(src: &Source) -> Result<Vec<TraceRequest>, InputError> {
     for (i, line) in src.text.lines().enumerate() {
         let n = i + 1;
         let line = line.trim();
-        if line.is_empty() || line.starts_with('#') || line.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        if line.is_empty()
+            || line.starts_with('#')
+            || line.starts_with(|c: char| c.is_ascii_alphabetic())
+        {
             continue;
         }
         let bad = |field: &str, v: &str, problem: &str| {
@@ -41,7 +50,9 @@ pub fn parse(src: &Source) -> Result<Vec<TraceRequest>, InputError> {
         if f.len() != 3 {
             return Err(bad("line", line, "expected 3 comma-separated fields"));
         }
-        let secs: f64 = f[0].parse().map_err(|_| bad("arrival_s", f[0], "not a number"))?;
+        let secs: f64 = f[0]
+            .parse()
+            .map_err(|_| bad("arrival_s", f[0], "not a number"))?;
         if !(secs.is_finite() && (0.0..=1e6).contains(&secs)) {
             return Err(bad("arrival_s", f[0], "out of range"));
         }
@@ -67,7 +78,14 @@ pub fn parse(src: &Source) -> Result<Vec<TraceRequest>, InputError> {
         }
     }
     if out.is_empty() {
-        return Err(InputError::at_line(src, 1, "trace", "(no requests)", "the trace has no request lines", ALLOWED));
+        return Err(InputError::at_line(
+            src,
+            1,
+            "trace",
+            "(no requests)",
+            "the trace has no request lines",
+            ALLOWED,
+        ));
     }
     Ok(out)
 }
@@ -78,14 +96,24 @@ mod tests {
 
     #[test]
     fn a_trace_parses_and_errors_name_the_line_and_field() {
-        let ok = parse(&Source::new("t.csv", "arrival_s,prompt_tokens,output_tokens\n0.5,100,10\n# c\n1.0, 200, 20\n")).unwrap();
+        let ok = parse(&Source::new(
+            "t.csv",
+            "arrival_s,prompt_tokens,output_tokens\n0.5,100,10\n# c\n1.0, 200, 20\n",
+        ))
+        .unwrap();
         assert_eq!(ok.len(), 2);
         assert_eq!(ok[1].prompt_tokens, 200);
         assert_eq!(ok[0].arrival, Time::from_secs_f64(0.5));
         let e = parse(&Source::new("t.csv", "0.5,100,10\n0.4,100,10\n")).unwrap_err();
-        assert_eq!((e.file.as_str(), e.line, e.key.as_str()), ("t.csv", Some(2), "arrival_s"));
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str()),
+            ("t.csv", Some(2), "arrival_s")
+        );
         let e = parse(&Source::new("t.csv", "0.5,100,x\n")).unwrap_err();
-        assert_eq!((e.line, e.key.as_str(), e.value.as_str()), (Some(1), "output_tokens", "x"));
+        assert_eq!(
+            (e.line, e.key.as_str(), e.value.as_str()),
+            (Some(1), "output_tokens", "x")
+        );
         let e = parse(&Source::new("t.csv", "0.5,0,1\n")).unwrap_err();
         assert_eq!(e.key, "prompt_tokens");
         assert!(parse(&Source::new("t.csv", "0.5,1\n")).is_err());

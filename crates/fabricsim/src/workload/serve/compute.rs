@@ -96,7 +96,8 @@ impl Compute {
             // Matrices read: one per GEMM, the touched experts' for the routed ones.
             let reads = if expert { touched } else { g.count };
             let bytes = g.n * g.k * bpe * reads;
-            (g.flops() / (self.eff.gemm(g.m, g.n, g.k) * peak)).max(compute::hbm_s(&self.gpu, bytes))
+            (g.flops() / (self.eff.gemm(g.m, g.n, g.k) * peak))
+                .max(compute::hbm_s(&self.gpu, bytes))
         };
         let gemm_s: f64 = gemms.iter().map(gemm).sum();
         // Attention of each new token over its context: 4 x context x heads x head_dim / tp

@@ -73,7 +73,10 @@ mod tests {
         assert_eq!(s.iter().map(|x| x.2).sum::<u64>(), kv_bytes(&m, 2048, 2));
         // TP 4 -> TP 2: ranks 0,1 -> 0 and 2,3 -> 1, nothing duplicated.
         let s = shards(&m, 100, 2, 4, 2);
-        assert_eq!(s.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(), [(0, 0), (1, 0), (2, 1), (3, 1)]);
+        assert_eq!(
+            s.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(),
+            [(0, 0), (1, 0), (2, 1), (3, 1)]
+        );
         assert_eq!(s.iter().map(|x| x.2).sum::<u64>(), kv_bytes(&m, 100, 2));
         // 8 KV heads on TP 16: each head on two decode ranks, so twice the bytes move.
         let s = shards(&m, 100, 2, 8, 16);

@@ -44,13 +44,23 @@ impl ServeJob {
         let model = ModelSpec::preset("", &spec.model)
             .map_err(|e| s.error("serve.model", &spec.model, e.problem, e.allowed))?;
         if spec.fp8 && design.gpu.fp8_tflops.is_none() {
-            return Err(s.error("serve.precision", "\"fp8\"", format!("the {} has no FP8 peak in the catalog", design.gpu.id), "bf16, or a GPU with fp8_tflops"));
+            return Err(s.error(
+                "serve.precision",
+                "\"fp8\"",
+                format!("the {} has no FP8 peak in the catalog", design.gpu.id),
+                "bf16, or a GPU with fp8_tflops",
+            ));
         }
         let need = spec.prefill.map_or(0, |p| p.gpus()) + spec.decode.gpus();
         let have = design.spec.gpus as u64;
         if need > have {
             // The first pool key the file or a flag sets (the error points at it).
-            let p = spec.prefill.unwrap_or(fabricsim_input::scenario::serve::Pool { instances: 0, tp: 0 });
+            let p = spec
+                .prefill
+                .unwrap_or(fabricsim_input::scenario::serve::Pool {
+                    instances: 0,
+                    tp: 0,
+                });
             let keys = [
                 ("serve.decode_instances", spec.decode.instances),
                 ("serve.prefill_instances", p.instances),
@@ -61,7 +71,12 @@ impl ServeJob {
                 .into_iter()
                 .find(|(k, _)| s.flags.contains_key(*k) || s.source.locate_key(k).is_some())
                 .unwrap_or(keys[0]);
-            return Err(s.error(key, value, format!("the pools need {need} GPUs and [cluster] has {have}"), format!("instances x tp summed over the pools at most cluster.gpus ({have})")));
+            return Err(s.error(
+                key,
+                value,
+                format!("the pools need {need} GPUs and [cluster] has {have}"),
+                format!("instances x tp summed over the pools at most cluster.gpus ({have})"),
+            ));
         }
         let gpus: Vec<u32> = (0..need as u32).collect();
         let compute = Compute {
@@ -100,7 +115,11 @@ impl ServeJob {
 
     /// GPUs the deployment occupies.
     pub fn gpus(&self) -> u64 {
-        self.prefill.iter().chain(&self.decode).map(|i| i.len() as u64).sum()
+        self.prefill
+            .iter()
+            .chain(&self.decode)
+            .map(|i| i.len() as u64)
+            .sum()
     }
 
     pub fn mode(&self) -> Mode {

@@ -74,14 +74,20 @@ impl<'a> Net<'a> {
         // server the rings are not NIC-bound, so one search ring per GPU of the instance, doubled
         // as across servers (an ESTIMATE, like `Nccl::search_channels`).
         let one_server = gpus.iter().all(|&g| c.place.same_server(g, gpus[0]));
-        let rings = if one_server { gpus.len() as u32 } else { c.design.spec.nics_per_node };
+        let rings = if one_server {
+            gpus.len() as u32
+        } else {
+            c.design.spec.nics_per_node
+        };
         let mut total = 0;
         for (op, bytes) in layer_collectives(hidden, rows) {
             let channels = collective::nccl_channels(&c.design.nccl, rings, Algo::for_op(op)[0]);
             let spec = CollectiveSpec::with_defaults(op, bytes, channels);
             let dag = collective::compile(&spec, &comm, c.nvlink())?;
             let kind = c.engine_for(&dag);
-            total += run_collective(kind, &c.topology, &self.params, &dag, None)?.time.ps();
+            total += run_collective(kind, &c.topology, &self.params, &dag, None)?
+                .time
+                .ps();
         }
         self.memo.borrow_mut().insert(key, total);
         Ok(total)
@@ -112,7 +118,14 @@ impl<'a> Net<'a> {
             until: None,
             progress: None,
         };
-        let r = engine_choice::run(kind, &c.topology, &self.params, &dag, &Faults::default(), opts)?;
+        let r = engine_choice::run(
+            kind,
+            &c.topology,
+            &self.params,
+            &dag,
+            &Faults::default(),
+            opts,
+        )?;
         if r.sim.status != Status::Complete {
             return Err(Error::Run(format!(
                 "the KV-cache transfers did not complete ({:?}: {} of {} messages done)",

@@ -23,16 +23,44 @@ pub const FIGURES: [(&str, &str, &str); 18] = [
     ("tpot_p50", "s", "time per output token, p50"),
     ("tpot_p90", "s", "time per output token, p90"),
     ("tpot_p99", "s", "time per output token, p99"),
-    ("tokens_per_s_per_gpu", "tok/s", "output tokens per second per GPU (first arrival to last token)"),
+    (
+        "tokens_per_s_per_gpu",
+        "tok/s",
+        "output tokens per second per GPU (first arrival to last token)",
+    ),
     ("goodput", "share", "requests meeting both SLOs"),
-    ("goodput_rps", "req/s", "requests meeting both SLOs per second"),
-    ("good_tokens_per_s", "tok/s", "output tokens of the requests meeting both SLOs per second"),
+    (
+        "goodput_rps",
+        "req/s",
+        "requests meeting both SLOs per second",
+    ),
+    (
+        "good_tokens_per_s",
+        "tok/s",
+        "output tokens of the requests meeting both SLOs per second",
+    ),
     ("queue_mean", "s", "TTFT: waiting for a prefill, mean"),
     ("prefill_compute_mean", "s", "TTFT: prefill compute, mean"),
-    ("kv_transfer_p99", "s", "KV-cache transfer, prefill end to landed, p99"),
-    ("ttft_kv_share", "share", "of all TTFT, the KV-cache transfers"),
-    ("ttft_network_share", "share", "of all TTFT, the network (KV transfers and prefill TP collectives)"),
-    ("tpot_comm_share", "share", "of all decode time, the TP collectives"),
+    (
+        "kv_transfer_p99",
+        "s",
+        "KV-cache transfer, prefill end to landed, p99",
+    ),
+    (
+        "ttft_kv_share",
+        "share",
+        "of all TTFT, the KV-cache transfers",
+    ),
+    (
+        "ttft_network_share",
+        "share",
+        "of all TTFT, the network (KV transfers and prefill TP collectives)",
+    ),
+    (
+        "tpot_comm_share",
+        "share",
+        "of all decode time, the TP collectives",
+    ),
 ];
 
 /// One seed's figures, in [`FIGURES`] order.
@@ -61,7 +89,11 @@ fn mean(v: &[u64]) -> f64 {
 }
 
 fn share(part: u64, whole: u64) -> f64 {
-    if whole == 0 { 0.0 } else { part as f64 / whole as f64 }
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
 }
 
 impl Metrics {
@@ -72,7 +104,11 @@ impl Metrics {
         ttft.sort_unstable();
         tpot.sort_unstable();
         kv.sort_unstable();
-        let first = served.iter().map(|s| s.request.arrival_ps).min().unwrap_or(0);
+        let first = served
+            .iter()
+            .map(|s| s.request.arrival_ps)
+            .min()
+            .unwrap_or(0);
         let last = served.iter().map(|s| s.finish_ps).max().unwrap_or(0);
         let span = secs(last - first).max(1e-12);
         let tokens: u64 = served.iter().map(|s| s.request.output).sum();
@@ -162,7 +198,9 @@ impl Report {
     /// The estimates of `per_seed` (at least one seed).
     pub fn over(job: &ServeJob, per_seed: &[Metrics], interrupted: bool) -> Result<Report, Error> {
         if per_seed.is_empty() {
-            return Err(Error::Run("interrupted before the first seed finished".into()));
+            return Err(Error::Run(
+                "interrupted before the first seed finished".into(),
+            ));
         }
         let mut figures = Vec::with_capacity(FIGURES.len());
         for (i, (name, unit, _)) in FIGURES.iter().enumerate() {
@@ -187,18 +225,28 @@ impl Report {
                 prompt_tokens,
                 output_tokens,
             } => (
-                format!("Poisson {rate} req/s, {prompt_tokens} prompt and {output_tokens} output tokens"),
+                format!(
+                    "Poisson {rate} req/s, {prompt_tokens} prompt and {output_tokens} output tokens"
+                ),
                 *requests,
             ),
             Arrivals::Trace { file, requests } => (format!("trace {file}"), requests.len() as u64),
         };
         let kv_mean = match &s.arrivals {
             _ if s.mode == Mode::Colocated => 0.0,
-            Arrivals::Poisson { prompt_tokens, .. } => super::kv::kv_bytes(&job.compute.model, *prompt_tokens, s.bytes_per_element) as f64,
+            Arrivals::Poisson { prompt_tokens, .. } => {
+                super::kv::kv_bytes(&job.compute.model, *prompt_tokens, s.bytes_per_element) as f64
+            }
             Arrivals::Trace { requests, .. } => {
                 requests
                     .iter()
-                    .map(|r| super::kv::kv_bytes(&job.compute.model, r.prompt_tokens, s.bytes_per_element) as f64)
+                    .map(|r| {
+                        super::kv::kv_bytes(
+                            &job.compute.model,
+                            r.prompt_tokens,
+                            s.bytes_per_element,
+                        ) as f64
+                    })
                     .sum::<f64>()
                     / requests.len() as f64
             }
@@ -235,7 +283,9 @@ impl Report {
             "serve {} ({}): {}decode {}, {} GPUs\narrivals: {} ({} requests); SLOs TTFT {} s, TPOT {} s; network {}; {} seed(s)\nKV cache per request: {:.1} MB\n\n",
             self.model,
             self.mode,
-            self.prefill.as_ref().map_or(String::new(), |p| format!("prefill {p}, ")),
+            self.prefill
+                .as_ref()
+                .map_or(String::new(), |p| format!("prefill {p}, ")),
             self.decode,
             self.gpus,
             self.arrivals,
@@ -252,7 +302,12 @@ impl Report {
                 "share" => (100.0, "%"),
                 u => (1.0, u),
             };
-            t += &format!("{:<22} {:>24} {:<6} {what}\n", f.name, f.estimate.scaled(k).text(3), unit);
+            t += &format!(
+                "{:<22} {:>24} {:<6} {what}\n",
+                f.name,
+                f.estimate.scaled(k).text(3),
+                unit
+            );
         }
         if self.status.is_some() {
             t += "# interrupted: the figures cover the seeds that finished\n";
@@ -264,7 +319,10 @@ impl Report {
         let mut t = String::from("figure,unit,mean,lo,hi,seeds\n");
         for f in &self.figures {
             let e = f.estimate;
-            t += &format!("{},{},{},{},{},{}\n", f.name, f.unit, e.mean, e.lo, e.hi, e.n);
+            t += &format!(
+                "{},{},{},{},{},{}\n",
+                f.name, f.unit, e.mean, e.lo, e.hi, e.n
+            );
         }
         t
     }

@@ -120,8 +120,24 @@ pub fn run_seed(job: &ServeJob, net: &Net, seed: u64) -> Result<Vec<Served>, Err
             net,
             gpus: &job.decode[inst],
         };
-        let done = run_instance(p, prefill_here, job.spec.max_batch, job.spec.max_batch_tokens, &steps)?;
-        for (p, Done { first_token_ps, finish_ps, prefill_compute_ps, prefill_comm_ps, decode_comm_ps }) in p.iter().zip(done) {
+        let done = run_instance(
+            p,
+            prefill_here,
+            job.spec.max_batch,
+            job.spec.max_batch_tokens,
+            &steps,
+        )?;
+        for (
+            p,
+            Done {
+                first_token_ps,
+                finish_ps,
+                prefill_compute_ps,
+                prefill_comm_ps,
+                decode_comm_ps,
+            },
+        ) in p.iter().zip(done)
+        {
             let s = &mut served[p.id];
             s.first_token_ps = first_token_ps;
             s.finish_ps = finish_ps;
@@ -159,14 +175,23 @@ fn prefill_then_transfer(
         let end = at.max(r.arrival_ps) + compute + comm;
         free[inst] = end;
         let dst = &job.decode[i % job.decode.len()];
-        let shards = kv::shards(&c.model, r.prompt, c.bytes_per_element, gpus.len() as u64, dst.len() as u64)
-            .into_iter()
-            .map(|(a, b, bytes)| (gpus[a as usize], dst[b as usize], bytes))
-            .collect();
+        let shards = kv::shards(
+            &c.model,
+            r.prompt,
+            c.bytes_per_element,
+            gpus.len() as u64,
+            dst.len() as u64,
+        )
+        .into_iter()
+        .map(|(a, b, bytes)| (gpus[a as usize], dst[b as usize], bytes))
+        .collect();
         served[i].prefill_compute_ps = compute;
         served[i].prefill_comm_ps = comm;
         served[i].kv_bytes = kv::kv_bytes(&c.model, r.prompt, c.bytes_per_element);
-        transfers.push(Transfer { start_ps: end, shards });
+        transfers.push(Transfer {
+            start_ps: end,
+            shards,
+        });
     }
     let landed = net.arrivals(&transfers)?;
     for (i, t) in transfers.iter().enumerate() {

@@ -64,14 +64,28 @@ pub fn hbm_s(gpu: &Gpu, bytes: f64) -> f64 {
 /// One micro-batch's compute on pipeline stage `stage` (all its chunks).
 pub fn stage(cfg: &TrainConfig, eff: &Efficiency, stage: usize) -> MicroBatch {
     let last = stage + 1 == cfg.par.stage_layers.len();
-    part(&cfg.model, &cfg.gpu, &cfg.par, eff, cfg.par.stage_layers[stage], last)
+    part(
+        &cfg.model,
+        &cfg.gpu,
+        &cfg.par,
+        eff,
+        cfg.par.stage_layers[stage],
+        last,
+    )
 }
 
 /// One micro-batch's compute through model chunk `chunk` of pipeline stage `stage`.
 pub fn chunk(cfg: &TrainConfig, eff: &Efficiency, stage: usize, chunk: usize) -> MicroBatch {
     let p = &cfg.par;
     let last = stage + 1 == p.stage_layers.len() && chunk + 1 == p.vp as usize;
-    part(&cfg.model, &cfg.gpu, p, eff, p.chunk_layers(stage)[chunk], last)
+    part(
+        &cfg.model,
+        &cfg.gpu,
+        p,
+        eff,
+        p.chunk_layers(stage)[chunk],
+        last,
+    )
 }
 
 /// Forward seconds of one layer's memory-bound kernels for `tokens` tokens, and their count.
@@ -111,9 +125,7 @@ pub fn part(
     let tokens = (p.micro_batch * m.seq) as f64 / p.cp as f64;
     let gemm_peak = match p.precision {
         Precision::Bf16 => peak,
-        Precision::Fp8 => {
-            gpu.fp8_tflops.unwrap_or(gpu.bf16_tflops) * 1e12 * eff.fp8_vs_bf16()
-        }
+        Precision::Fp8 => gpu.fp8_tflops.unwrap_or(gpu.bf16_tflops) * 1e12 * eff.fp8_vs_bf16(),
     };
     let time = |g: &Gemm| g.flops() / (eff.gemm(g.m, g.n, g.k) * gemm_peak);
     let layer_gemms = layer_gemms(m, tokens, p.tp, p.ep);
