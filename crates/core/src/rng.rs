@@ -71,6 +71,8 @@ streams! {
     Spray = 0x5_9a7,
     /// `fabricsim tune`: the grid points its first round samples (`fabricsim::tune`); id 0.
     TuneSample = 0x70_4e,
+    /// Serving: the Poisson request arrivals (`workload::serve::arrivals`); id 0.
+    ServeArrivals = 0x5e_7e_a7,
 }
 
 /// xoshiro256++ generator.

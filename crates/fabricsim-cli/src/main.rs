@@ -14,6 +14,7 @@ mod plan;
 mod profiles;
 mod progress;
 mod scenario_flags;
+mod serve;
 mod sim;
 mod slurm;
 mod sweep;
@@ -51,6 +52,8 @@ enum Cmd {
     Train(train::TrainArgs),
     /// Search a fabric profile's ECN/DCQCN/PFC (IB CC, UEC) knobs for a scenario's traffic.
     Tune(tune::TuneArgs),
+    /// An inference deployment (disaggregated or colocated): TTFT, TPOT, tokens/s per GPU, goodput.
+    Serve(serve::ServeArgs),
     /// An NCCL collective over a size sweep on the packet or flow engine (`--engine`): nccl-tests' table.
     Collective(collective::CollectiveArgs),
     /// Run the packet-level simulator on a scenario.
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Cmd::Tune(a) => tune::run(a),
         Cmd::Compare(a) => compare::run(a),
         Cmd::Sweep(a) => sweep::run(a),
+        Cmd::Serve(a) => serve::run(a),
         Cmd::Collective(a) => collective::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Bench(a) => bench::run(a),

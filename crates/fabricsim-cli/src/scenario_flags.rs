@@ -37,7 +37,7 @@ impl Keys for Compare {
 
 /// The keys `compare` (and `sweep`) take.
 pub fn compare_takes(key: &str) -> bool {
-    key != "train.step_model" && key != "max_memory" && key != "seeds"
+    key != "train.step_model" && key != "max_memory" && key != "seeds" && !key.starts_with("serve.")
 }
 
 /// `plan`: the cluster, fabric, topology, layout, cost and catalog.
@@ -45,6 +45,7 @@ pub struct Plan;
 impl Keys for Plan {
     fn takes(key: &str) -> bool {
         !key.starts_with("train.")
+            && !key.starts_with("serve.")
             && !key.starts_with("compare.")
             && !key.starts_with("nccl.")
             && key != "engine"
@@ -58,6 +59,20 @@ pub struct Train;
 impl Keys for Train {
     fn takes(key: &str) -> bool {
         ["cluster.", "fabric.", "topology.", "train.", "nccl."]
+            .iter()
+            .any(|p| key.starts_with(p))
+            || key == "catalog"
+            || key == "engine"
+            || key == "max_memory"
+            || key == "seeds"
+    }
+}
+
+/// `serve`: the cluster, fabric, topology and catalog, and the deployment.
+pub struct Serve;
+impl Keys for Serve {
+    fn takes(key: &str) -> bool {
+        ["cluster.", "fabric.", "topology.", "serve.", "nccl."]
             .iter()
             .any(|p| key.starts_with(p))
             || key == "catalog"

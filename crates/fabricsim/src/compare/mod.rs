@@ -10,7 +10,7 @@
 //! - [`metrics`]: the table architects compare fabrics by, each figure with its provenance;
 //! - [`recommend`]: the documented score and its reasons, seed by seed; [`robust`]: the
 //!   verdict under price changes and the loss-rate interval; [`seeds`]: the seeds and the runs
-//!   over them; [`progress`]: the stages done.
+//!   over them; [`progress`]: the stages done; [`serving`]: a `[serve]` deployment on each fabric.
 
 pub mod claims;
 pub mod curves;
@@ -23,6 +23,7 @@ pub mod progress;
 pub mod recommend;
 pub mod robust;
 pub mod seeds;
+pub mod serving;
 pub mod step;
 pub mod stress;
 pub mod sweep;

@@ -119,6 +119,8 @@ pub struct Relative {
 #[derive(Clone, Debug)]
 pub struct Comparison {
     pub name: String,
+    /// The `[serve]` deployment on each fabric (empty without one).
+    pub serving: Vec<super::serving::ServingFabric>,
     pub fabrics: Vec<FabricResult>,
     pub relative: Vec<Relative>,
     pub section: CompareSection,
@@ -687,7 +689,24 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
             loss_points.len()
         ));
     }
+    // The [serve] deployment on each fabric, after the training comparison.
+    let serving = match &s.file.serve {
+        Some(_) if !fabricsim_core::stop::requested() => {
+            match super::serving::run(s, &fabrics, section.seeds, section.utilization)? {
+                Ok(v) => {
+                    notes.push(format!("Serving: the [serve] deployment on each fabric ({}), its KV-cache transfers and TP collectives on the flow engine (docs/serving.md); cost per delivered token = cluster TCO over the period at [compare] utilization / output tokens of the requests meeting both SLOs.", v.first().map_or(String::new(), |f| f.report.arrivals.clone())));
+                    v
+                }
+                Err(note) => {
+                    notes.push(note);
+                    Vec::new()
+                }
+            }
+        }
+        _ => Vec::new(),
+    };
     Ok(Comparison {
+        serving,
         claims,
         interrupted: fabricsim_core::stop::requested(),
         loss_sweep,

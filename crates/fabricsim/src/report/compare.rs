@@ -318,6 +318,61 @@ pub fn stress_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
 }
 
 /// The metrics table as text rows; each label is tagged with where its figures come from.
+/// The `[serve]` deployment's figures, one column per fabric (empty without one): latencies in
+/// ms, shares in %, each a mean and its 95% interval over the seeds.
+pub fn serving_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
+    if c.serving.is_empty() {
+        return Vec::new();
+    }
+    let fig = |label: &str, name: &str, k: f64, d: usize| {
+        let cells = c
+            .serving
+            .iter()
+            .map(|f| f.report.get(name).scaled(k).text(d))
+            .collect();
+        (label.to_string(), cells)
+    };
+    let mut rows = vec![
+        fig("TTFT p50 (ms)", "ttft_p50", 1e3, 1),
+        fig("TTFT p99 (ms)", "ttft_p99", 1e3, 1),
+        fig("TPOT p50 (ms)", "tpot_p50", 1e3, 2),
+        fig("TPOT p99 (ms)", "tpot_p99", 1e3, 2),
+        fig("goodput at SLO (%)", "goodput", 100.0, 1),
+        fig("good tokens/s", "good_tokens_per_s", 1.0, 0),
+        fig("tokens/s per GPU", "tokens_per_s_per_gpu", 1.0, 1),
+        fig("KV share of TTFT (%)", "ttft_kv_share", 100.0, 2),
+        fig("network share of TTFT (%)", "ttft_network_share", 100.0, 1),
+        fig("comm share of TPOT (%)", "tpot_comm_share", 100.0, 2),
+    ];
+    rows.push((
+        "USD per M good tokens".into(),
+        c.serving
+            .iter()
+            .map(|f| f.usd_per_million_good_tokens.text(3))
+            .collect(),
+    ));
+    rows
+}
+
+/// The heading of the serving section: the deployment and its SLOs.
+pub fn serving_heading(c: &Comparison) -> Option<String> {
+    let r = &c.serving.first()?.report;
+    Some(format!(
+        "serving {} ({}, {}decode {}, {} GPUs; {}; SLOs TTFT {} s, TPOT {} s; {} seed(s)):",
+        r.model,
+        r.mode,
+        r.prefill
+            .as_ref()
+            .map_or(String::new(), |p| format!("prefill {p}, ")),
+        r.decode,
+        r.gpus,
+        r.arrivals,
+        r.ttft_slo_s,
+        r.tpot_slo_s,
+        r.seeds
+    ))
+}
+
 pub fn metric_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
     metrics::table(c)
         .into_iter()
@@ -411,6 +466,11 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
     if let Some(s) = c.fabrics.iter().find_map(|f| f.stress.as_ref()) {
         let _ = writeln!(out, "under stress ({} engine): {}", s.engine, s.pattern);
         grid(&mut out, &names, &stress_rows(c));
+        out.push('\n');
+    }
+    if let Some(h) = serving_heading(c) {
+        let _ = writeln!(out, "{h}");
+        grid(&mut out, &names, &serving_rows(c));
         out.push('\n');
     }
     out.push_str(
@@ -573,6 +633,9 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
         "recommendation": r,
         "notes": c.notes,
     });
+    if !c.serving.is_empty() {
+        v["serving"] = serde_json::to_value(&c.serving).unwrap_or_default();
+    }
     if c.interrupted {
         v["status"] = "interrupted".into();
     }

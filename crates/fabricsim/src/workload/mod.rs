@@ -23,6 +23,7 @@ pub mod moe;
 pub mod placement;
 pub mod run_engine;
 pub mod seeds;
+pub mod serve;
 pub mod sweep;
 pub mod table;
 pub mod train;

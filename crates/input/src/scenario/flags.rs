@@ -83,6 +83,23 @@ pub const FLAGS: &[Flag] = &[
     f("--nccl-ib-split-data-on-qps", "nccl.ib_split_data_on_qps", "NCCL_IB_SPLIT_DATA_ON_QPS: 1 splits each message across the QPs, 0 (default) sends it whole on the next QP"),
     f("--moe-skew", "train.moe_skew", "Routing skew of the MoE expert-parallel all-to-alls: uniform (default), zipf:S or histogram:FILE (one load per expert per line)"),
     f("--capacity-factor", "train.capacity_factor", "MoE expert capacity as a multiple of the even share, tokens over it dropped (default: none dropped)"),
+    // `serve` (the same --model flag as train's; a command takes one of the two keys).
+    f("--model", "serve.model", "Model preset: llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, deepseek-v3"),
+    f("--serve-mode", "serve.mode", "disaggregated (default: prefill and decode pools) or colocated"),
+    f("--prefill-instances", "serve.prefill_instances", "Prefill instances (default 1)"),
+    f("--prefill-tp", "serve.prefill_tp", "GPUs (tensor-parallel) per prefill instance (default 8)"),
+    f("--decode-instances", "serve.decode_instances", "Decode instances (default 1)"),
+    f("--decode-tp", "serve.decode_tp", "GPUs (tensor-parallel) per decode instance (default 8)"),
+    f("--max-batch", "serve.max_batch", "Most requests a decode instance runs at once (default 64)"),
+    f("--max-batch-tokens", "serve.max_batch_tokens", "Most tokens one batch step processes (default 8192)"),
+    f("--rate", "serve.rate", "Poisson arrivals, requests per second (default 2)"),
+    f("--requests", "serve.requests", "Requests of a Poisson run (default 200)"),
+    f("--prompt-tokens", "serve.prompt_tokens", "Prompt tokens per request (default 2048)"),
+    f("--output-tokens", "serve.output_tokens", "Output tokens per request (default 256)"),
+    f("--trace", "serve.trace", "Request trace CSV: arrival_s,prompt_tokens,output_tokens instead of Poisson arrivals"),
+    f("--ttft-slo", "serve.ttft_slo", "Time-to-first-token SLO such as 2s (default 2s)"),
+    f("--tpot-slo", "serve.tpot_slo", "Time-per-output-token SLO such as 100ms (default 100ms)"),
+    f("--network", "serve.network", "fabric (default: KV transfers and collectives on the engine) or ideal (no network time)"),
     f("--step-model", "train.step_model", "How the step is timed: analytic (default, closed form) or flow_dag (the whole step simulated on the flow engine)"),
 ];
 

@@ -13,6 +13,8 @@ pub mod flags;
 pub mod layout;
 pub mod nccl;
 pub mod resolve;
+pub mod serve;
+pub mod serve_trace;
 pub mod topology;
 
 pub mod train;
@@ -63,6 +65,9 @@ pub struct ScenarioFile {
     /// `fabricsim train`: the model, its parallelism and overlap (the cluster is above).
     #[serde(default)]
     pub train: Option<train::TrainSection>,
+    /// `fabricsim serve`: an inference deployment and its requests (the cluster is above).
+    #[serde(default)]
+    pub serve: Option<serve::ServeSection>,
     /// `fabricsim compare`: the fabrics side by side, constraints and weights.
     #[serde(default)]
     pub compare: Option<crate::scenario::compare::CompareSection>,

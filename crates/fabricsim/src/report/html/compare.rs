@@ -6,7 +6,9 @@ use super::{Page, figures, list, table};
 use crate::compare::model::FabricResult;
 use crate::compare::recommend::Recommendation;
 use crate::compare::{Comparison, metrics};
-use crate::report::compare::{relative_sentence, robustness_lines, stress_rows, summary_rows};
+use crate::report::compare::{
+    relative_sentence, robustness_lines, serving_heading, serving_rows, stress_rows, summary_rows,
+};
 use crate::report::plan::tier_role;
 use crate::svg::bars::StackedBars;
 use crate::svg::line::{LineChart, Series};
@@ -232,6 +234,15 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     header.extend(names(c));
     let rows = plain_rows(summary_rows(c));
     page.section("summary", "Side by side", &table(&header, &rows));
+    if let Some(h) = serving_heading(c) {
+        let rows = plain_rows(serving_rows(c));
+        let content = format!(
+            "<p class=\"note\">simulation: {}; each figure the mean ± its 95% interval over the seeds; cost: the plan's cluster TCO per million output tokens of the requests meeting both SLOs</p>{}",
+            esc(h.trim_end_matches(':')),
+            table(&header, &rows)
+        );
+        page.section("serving", "Serving", &content);
+    }
     if let Some(claims) = &c.claims {
         page.section(
             "claims",

@@ -19,9 +19,11 @@
 
 use serde::Serialize;
 
-use super::config::{Precision, Recompute, TrainConfig};
+use super::config::{Parallelism, Precision, Recompute, TrainConfig};
 use super::efficiency::Efficiency;
 use super::flops::{Gemm, attention_flops, layer_gemms, logits_gemm};
+use super::model::ModelSpec;
+use fabricsim_input::catalog::Gpu;
 
 /// Fraction of the HBM bandwidth a memory-bound kernel achieves: an estimate (no measured
 /// kernel in the repository's table).
@@ -54,22 +56,40 @@ impl MicroBatch {
     }
 }
 
+/// Seconds to move `bytes` through `gpu`'s HBM at the achieved fraction of its bandwidth.
+pub fn hbm_s(gpu: &Gpu, bytes: f64) -> f64 {
+    bytes / (gpu.hbm_tbps * 1e12 * HBM_ACHIEVED)
+}
+
 /// One micro-batch's compute on pipeline stage `stage` (all its chunks).
 pub fn stage(cfg: &TrainConfig, eff: &Efficiency, stage: usize) -> MicroBatch {
     let last = stage + 1 == cfg.par.stage_layers.len();
-    part(cfg, eff, cfg.par.stage_layers[stage], last)
+    part(
+        &cfg.model,
+        &cfg.gpu,
+        &cfg.par,
+        eff,
+        cfg.par.stage_layers[stage],
+        last,
+    )
 }
 
 /// One micro-batch's compute through model chunk `chunk` of pipeline stage `stage`.
 pub fn chunk(cfg: &TrainConfig, eff: &Efficiency, stage: usize, chunk: usize) -> MicroBatch {
     let p = &cfg.par;
     let last = stage + 1 == p.stage_layers.len() && chunk + 1 == p.vp as usize;
-    part(cfg, eff, p.chunk_layers(stage)[chunk], last)
+    part(
+        &cfg.model,
+        &cfg.gpu,
+        p,
+        eff,
+        p.chunk_layers(stage)[chunk],
+        last,
+    )
 }
 
 /// Forward seconds of one layer's memory-bound kernels for `tokens` tokens, and their count.
-fn memory_bound_layer(cfg: &TrainConfig, tokens: f64) -> (f64, f64) {
-    let (m, p) = (&cfg.model, &cfg.par);
+pub fn memory_bound_layer(m: &ModelSpec, gpu: &Gpu, p: &Parallelism, tokens: f64) -> (f64, f64) {
     let h = m.hidden as f64;
     let t = p.tp as f64;
     let row_tokens = if p.sequence_parallel {
@@ -87,20 +107,25 @@ fn memory_bound_layer(cfg: &TrainConfig, tokens: f64) -> (f64, f64) {
     }
     let bytes = 2.0 * (row_tokens * rows + tokens * mlp);
     let kernels = 2.0 + 2.0 + dropouts + 1.0;
-    (bytes / (cfg.gpu.hbm_tbps * 1e12 * HBM_ACHIEVED), kernels)
+    (hbm_s(gpu, bytes), kernels)
 }
 
-/// `layers` layers, and the output projection when `logits`.
-fn part(cfg: &TrainConfig, eff: &Efficiency, layers: u64, logits: bool) -> MicroBatch {
-    let (m, p) = (&cfg.model, &cfg.par);
-    let peak = cfg.gpu.peak_flops();
+/// `layers` layers of `m` on one GPU of `p`'s layout (a micro-batch of `p.micro_batch`
+/// sequences of `m.seq` tokens), and the output projection when `logits`.
+pub fn part(
+    m: &ModelSpec,
+    gpu: &Gpu,
+    p: &Parallelism,
+    eff: &Efficiency,
+    layers: u64,
+    logits: bool,
+) -> MicroBatch {
+    let peak = gpu.peak_flops();
     let layers = layers as f64;
     let tokens = (p.micro_batch * m.seq) as f64 / p.cp as f64;
     let gemm_peak = match p.precision {
         Precision::Bf16 => peak,
-        Precision::Fp8 => {
-            cfg.gpu.fp8_tflops.unwrap_or(cfg.gpu.bf16_tflops) * 1e12 * eff.fp8_vs_bf16()
-        }
+        Precision::Fp8 => gpu.fp8_tflops.unwrap_or(gpu.bf16_tflops) * 1e12 * eff.fp8_vs_bf16(),
     };
     let time = |g: &Gemm| g.flops() / (eff.gemm(g.m, g.n, g.k) * gemm_peak);
     let layer_gemms = layer_gemms(m, tokens, p.tp, p.ep);
@@ -108,7 +133,7 @@ fn part(cfg: &TrainConfig, eff: &Efficiency, layers: u64, logits: bool) -> Micro
     let causal_fwd = attention_flops(m, tokens, p.tp) / 2.0;
     let attn_fwd = causal_fwd / (eff.attention(m.seq as f64, false) * peak);
     let attn_bwd = 3.5 * causal_fwd / (eff.attention(m.seq as f64, true) * peak) - attn_fwd;
-    let (mem_fwd, mem_kernels) = memory_bound_layer(cfg, tokens);
+    let (mem_fwd, mem_kernels) = memory_bound_layer(m, gpu, p, tokens);
     // Forward kernels of a layer: its GEMMs, attention, the memory-bound ones; the backward
     // twice as many (data and weight gradients).
     let kernels_fwd = layer_gemms.len() as f64 + 1.0 + mem_kernels;

@@ -359,7 +359,7 @@ fn optimizer_s(cfg: &TrainConfig, psi: (f64, f64)) -> f64 {
     } else {
         psi.0 + psi.1
     };
-    30.0 * shard / (cfg.gpu.hbm_tbps * 1e12 * compute::HBM_ACHIEVED)
+    compute::hbm_s(&cfg.gpu, 30.0 * shard)
 }
 
 /// Models one step of `cfg` (validated, so it fits in memory) with `comm` timing the

@@ -1,0 +1,130 @@
+//! End-to-end: `fabricsim serve` on the shipped example and flags, its three formats (the
+//! same bytes for the same seed), and bad input (exit 2 naming file, line and key).
+
+mod support;
+
+use support::{exits_2_saying, json_ok, stdout_ok, write};
+
+const SMALL: [&str; 9] = [
+    "serve",
+    "--gpus",
+    "16",
+    "--requests",
+    "40",
+    "--rate",
+    "4",
+    "--seeds",
+    "2",
+];
+
+#[test]
+fn the_example_and_flags_report_latencies_goodput_and_network_shares() {
+    let out = stdout_ok(&[
+        "serve",
+        "examples/serve-llama3-70b-disagg.toml",
+        "--requests",
+        "60",
+    ]);
+    for want in [
+        "prefill 3 x TP8, decode 5 x TP8, 64 GPUs",
+        "ttft_p99",
+        "tpot_p50",
+        "tokens_per_s_per_gpu",
+        "goodput",
+        "ttft_kv_share",
+        "tpot_comm_share",
+        "±",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    let j = json_ok(&[&SMALL[..], &["--format", "json"]].concat());
+    assert_eq!(j["seeds"], 2);
+    assert_eq!(j["kv_bytes_per_request_mean"], 671_088_640.0);
+    let figures = j["figures"].as_array().unwrap();
+    let get = |n: &str| {
+        figures.iter().find(|f| f["name"] == n).unwrap()["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(get("ttft_p99") >= get("ttft_p50") && get("ttft_p50") > 0.0);
+    assert!(get("ttft_kv_share") > 0.0 && get("ttft_kv_share") < get("ttft_network_share"));
+    // An ideal network: no network share at all.
+    let j = json_ok(&[&SMALL[..], &["--format", "json", "--network", "ideal"]].concat());
+    let f = j["figures"].as_array().unwrap();
+    assert!(
+        f.iter()
+            .filter(|f| f["name"].as_str().unwrap().ends_with("share"))
+            .all(|f| f["mean"] == 0.0)
+    );
+}
+
+#[test]
+fn every_format_is_the_same_bytes_for_the_same_seed() {
+    for format in ["text", "json", "csv"] {
+        let args = [&SMALL[..], &["--format", format]].concat();
+        assert_eq!(stdout_ok(&args), stdout_ok(&args), "{format}");
+    }
+    let csv = stdout_ok(&[&SMALL[..], &["--format", "csv"]].concat());
+    assert!(csv.starts_with("figure,unit,mean,lo,hi,seeds\nttft_mean,s,"));
+}
+
+#[test]
+fn bad_input_names_the_file_line_and_key() {
+    let s = write(
+        "serve-bad.toml",
+        "[cluster]\ngpus = 16\n[serve]\ndecode_instances = 4\n",
+    );
+    exits_2_saying(
+        &["serve", &s],
+        &["serve-bad.toml:4", "serve.decode_instances` = 4", "40 GPUs"],
+    );
+    exits_2_saying(
+        &["serve", "--model", "llama9"],
+        &["--model", "llama9", "llama3-70b"],
+    );
+    let t = write(
+        "serve-bad.csv",
+        "arrival_s,prompt_tokens,output_tokens\n0.1,100,5\n0.2,100,five\n",
+    );
+    let s = write(
+        "serve-trace.toml",
+        &format!("[cluster]\ngpus = 16\n[serve]\ntrace = \"{t}\"\n"),
+    );
+    exits_2_saying(
+        &["serve", &s],
+        &["serve-bad.csv:3", "output_tokens", "five"],
+    );
+}
+
+#[test]
+fn compare_reports_the_serving_section_per_fabric_in_text_and_html() {
+    let html = support::tmp("serve.html");
+    let out = stdout_ok(&[
+        "compare",
+        "examples/serve-llama3-70b-disagg.toml",
+        "--html",
+        &html.display().to_string(),
+    ]);
+    let line = |label: &str| {
+        out.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("{label}: {out}"))
+            .to_string()
+    };
+    assert!(
+        out.contains("serving llama3-70b (disaggregated, prefill 3 x TP8, decode 5 x TP8, 64 GPUs")
+    );
+    for label in [
+        "TTFT p99 (ms)",
+        "TPOT p50 (ms)",
+        "goodput at SLO (%)",
+        "KV share of TTFT (%)",
+    ] {
+        assert!(line(label).contains('±'), "{label}");
+    }
+    // The cost per delivered token: one figure per fabric, each from its plan's TCO.
+    let cost = line("USD per M good tokens");
+    assert_eq!(cost.matches('±').count(), 3, "{cost}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"serving\"") && page.contains("USD per M good tokens"));
+}

@@ -1,0 +1,143 @@
+//! The network under a serving deployment, timed by the engines (`run_engine::Cluster`): every
+//! request's KV-cache transfer, prefill rank to decode rank, as one message DAG of a seed's
+//! whole run (each message posted when its prefill ends, so transfers in flight together share
+//! NICs and links as the engine's rates say), and the tensor-parallel collectives of one layer
+//! inside an instance (two all-reduces of the layer's activations, Shoeybi et al. 2019, arXiv
+//! 1909.08053 §3), run once per distinct row count on the instance's own GPUs: NVLink inside a
+//! server, the fabric when the instance spans servers. `network = "ideal"` makes both zero.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use crate::error::Error;
+use crate::setup::engine_choice;
+use crate::workload::collective::{self, Algo, Builder, CollectiveSpec, Comm, Op};
+use crate::workload::run_engine::{Cluster, run_collective};
+use fabricsim_core::units::Time;
+use fabricsim_mech::{Faults, SimParams, Status};
+use fabricsim_packet::RunOptions;
+
+/// One KV-cache transfer: posted at `start_ps`, its shards (source GPU, destination GPU,
+/// bytes).
+#[derive(Clone, Debug)]
+pub struct Transfer {
+    pub start_ps: u64,
+    pub shards: Vec<(u32, u32, u64)>,
+}
+
+/// The collectives of one transformer layer of a tensor-parallel instance for `rows` tokens:
+/// the all-reduce after attention and the one after the MLP, of rows x hidden bf16 values
+/// (the wire stays bf16). The one call site a MoE expert-parallel dispatch and combine (issue
+/// 28 item 2) replaces for expert-parallel layers.
+pub fn layer_collectives(hidden: u64, rows: u64) -> [(Op, u64); 2] {
+    let bytes = rows * hidden * 2;
+    [(Op::AllReduce, bytes), (Op::AllReduce, bytes)]
+}
+
+/// A seed's network: the cluster's engine with the seed's parameters.
+pub struct Net<'a> {
+    pub cluster: &'a Cluster,
+    params: SimParams,
+    pub ideal: bool,
+    /// (first GPU of the instance, rows) -> ps of one layer's collectives.
+    memo: RefCell<BTreeMap<(u32, u64), u64>>,
+}
+
+impl<'a> Net<'a> {
+    pub fn new(cluster: &'a Cluster, seed: u64, ideal: bool) -> Net<'a> {
+        let mut params = cluster.params.clone();
+        params.seed = seed;
+        Net {
+            cluster,
+            params,
+            ideal,
+            memo: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// Picoseconds of one layer's tensor-parallel collectives for `rows` tokens on the
+    /// instance of GPUs `gpus` (0 for one GPU or an ideal network).
+    pub fn layer_comm_ps(&self, gpus: &[u32], hidden: u64, rows: u64) -> Result<u64, Error> {
+        if self.ideal || gpus.len() < 2 {
+            return Ok(0);
+        }
+        let key = (gpus[0], rows);
+        if let Some(&t) = self.memo.borrow().get(&key) {
+            return Ok(t);
+        }
+        let c = self.cluster;
+        let comm = Comm {
+            place: &c.place,
+            gpus: gpus.to_vec(),
+        };
+        // Channels: NCCL's for the server's NICs when the instance spans servers; inside one
+        // server the rings are not NIC-bound, so one search ring per GPU of the instance, doubled
+        // as across servers (an ESTIMATE, like `Nccl::search_channels`).
+        let one_server = gpus.iter().all(|&g| c.place.same_server(g, gpus[0]));
+        let rings = if one_server {
+            gpus.len() as u32
+        } else {
+            c.design.spec.nics_per_node
+        };
+        let mut total = 0;
+        for (op, bytes) in layer_collectives(hidden, rows) {
+            let channels = collective::nccl_channels(&c.design.nccl, rings, Algo::for_op(op)[0]);
+            let spec = CollectiveSpec::with_defaults(op, bytes, channels);
+            let dag = collective::compile(&spec, &comm, c.nvlink())?;
+            let kind = c.engine_for(&dag);
+            total += run_collective(kind, &c.topology, &self.params, &dag, None)?
+                .time
+                .ps();
+        }
+        self.memo.borrow_mut().insert(key, total);
+        Ok(total)
+    }
+
+    /// When each transfer has landed (ps): the last of its shards' receive times from one
+    /// engine run of all of them (its start under an ideal network).
+    pub fn arrivals(&self, transfers: &[Transfer]) -> Result<Vec<u64>, Error> {
+        if self.ideal {
+            return Ok(transfers.iter().map(|t| t.start_ps).collect());
+        }
+        let c = self.cluster;
+        let mut b = Builder::new(&c.place, c.nvlink());
+        let mut owner = Vec::new();
+        for (i, t) in transfers.iter().enumerate() {
+            for &(src, dst, bytes) in &t.shards {
+                let id = b.send(src, dst, bytes, &[], 0, i as u32);
+                b.dag.messages[id as usize].start = Time::from_ps(t.start_ps);
+                owner.push(i);
+            }
+        }
+        let dag = b.finish();
+        if dag.messages.is_empty() {
+            return Ok(Vec::new());
+        }
+        let kind = c.engine_for(&dag);
+        let opts = RunOptions {
+            until: None,
+            progress: None,
+        };
+        let r = engine_choice::run(
+            kind,
+            &c.topology,
+            &self.params,
+            &dag,
+            &Faults::default(),
+            opts,
+        )?;
+        if r.sim.status != Status::Complete {
+            return Err(Error::Run(format!(
+                "the KV-cache transfers did not complete ({:?}: {} of {} messages done)",
+                r.sim.status, r.summary.messages_completed, r.summary.messages_total
+            )));
+        }
+        let mut landed: Vec<u64> = transfers.iter().map(|t| t.start_ps).collect();
+        for m in &r.messages {
+            let done = m.recv_ps.or(m.finish_ps).unwrap_or(0);
+            let i = owner[m.id as usize];
+            landed[i] = landed[i].max(done);
+        }
+        Ok(landed)
+    }
+}

@@ -1,0 +1,329 @@
+//! A deployment's figures: per seed from its served requests ([`Metrics`]), then each a mean
+//! and 95% interval over the seeds ([`Report`], `core::estimate`), as text, JSON and CSV.
+//! Percentiles are nearest-rank (the smallest value with at least p% of the requests at or
+//! below it); goodput is the share of requests meeting both SLOs (a one-token output has no
+//! TPOT and meets that one), as DistServe defines SLO attainment (Zhong et al. 2024, §2).
+
+use serde::Serialize;
+
+use super::ServeJob;
+use super::sim::Served;
+use crate::error::Error;
+use crate::workload::seeds;
+use fabricsim_core::estimate::Estimate;
+use fabricsim_input::scenario::serve::{Arrivals, Mode};
+
+/// The figures, in report order: (name, unit, what).
+pub const FIGURES: [(&str, &str, &str); 18] = [
+    ("ttft_mean", "s", "time to first token, mean"),
+    ("ttft_p50", "s", "time to first token, p50"),
+    ("ttft_p90", "s", "time to first token, p90"),
+    ("ttft_p99", "s", "time to first token, p99"),
+    ("tpot_mean", "s", "time per output token, mean"),
+    ("tpot_p50", "s", "time per output token, p50"),
+    ("tpot_p90", "s", "time per output token, p90"),
+    ("tpot_p99", "s", "time per output token, p99"),
+    (
+        "tokens_per_s_per_gpu",
+        "tok/s",
+        "output tokens per second per GPU (first arrival to last token)",
+    ),
+    ("goodput", "share", "requests meeting both SLOs"),
+    (
+        "goodput_rps",
+        "req/s",
+        "requests meeting both SLOs per second",
+    ),
+    (
+        "good_tokens_per_s",
+        "tok/s",
+        "output tokens of the requests meeting both SLOs per second",
+    ),
+    ("queue_mean", "s", "TTFT: waiting for a prefill, mean"),
+    ("prefill_compute_mean", "s", "TTFT: prefill compute, mean"),
+    (
+        "kv_transfer_p99",
+        "s",
+        "KV-cache transfer, prefill end to landed, p99",
+    ),
+    (
+        "ttft_kv_share",
+        "share",
+        "of all TTFT, the KV-cache transfers",
+    ),
+    (
+        "ttft_network_share",
+        "share",
+        "of all TTFT, the network (KV transfers and prefill TP collectives)",
+    ),
+    (
+        "tpot_comm_share",
+        "share",
+        "of all decode time, the TP collectives",
+    ),
+];
+
+/// One seed's figures, in [`FIGURES`] order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metrics(pub [f64; 18]);
+
+/// Nearest-rank `p` percentile of sorted `v` (0 when empty).
+pub fn percentile(v: &[u64], p: f64) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
+    v[rank.min(v.len()) - 1]
+}
+
+fn secs(ps: u64) -> f64 {
+    ps as f64 / 1e12
+}
+
+fn mean(v: &[u64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        secs(v.iter().sum::<u64>()) / v.len() as f64
+    }
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+impl Metrics {
+    pub fn of(job: &ServeJob, served: &[Served]) -> Metrics {
+        let mut ttft: Vec<u64> = served.iter().map(Served::ttft_ps).collect();
+        let mut tpot: Vec<u64> = served.iter().filter_map(Served::tpot_ps).collect();
+        let mut kv: Vec<u64> = served.iter().map(|s| s.kv_ps).collect();
+        ttft.sort_unstable();
+        tpot.sort_unstable();
+        kv.sort_unstable();
+        let first = served
+            .iter()
+            .map(|s| s.request.arrival_ps)
+            .min()
+            .unwrap_or(0);
+        let last = served.iter().map(|s| s.finish_ps).max().unwrap_or(0);
+        let span = secs(last - first).max(1e-12);
+        let tokens: u64 = served.iter().map(|s| s.request.output).sum();
+        let (ttft_slo, tpot_slo) = (job.spec.ttft_slo.ps(), job.spec.tpot_slo.ps());
+        let met: Vec<&Served> = served
+            .iter()
+            .filter(|s| s.ttft_ps() <= ttft_slo && s.tpot_ps().is_none_or(|t| t <= tpot_slo))
+            .collect();
+        let good = met.len();
+        let good_tokens: u64 = met.iter().map(|s| s.request.output).sum();
+        let sum = |f: fn(&Served) -> u64| served.iter().map(f).sum::<u64>();
+        let ttft_all = sum(Served::ttft_ps);
+        let decode_all = sum(|s| s.finish_ps - s.first_token_ps);
+        let queue: Vec<u64> = served
+            .iter()
+            .map(|s| s.ttft_ps() - s.prefill_compute_ps - s.prefill_comm_ps - s.kv_ps)
+            .collect();
+        let prefill: Vec<u64> = served.iter().map(|s| s.prefill_compute_ps).collect();
+        Metrics([
+            mean(&ttft),
+            secs(percentile(&ttft, 50.0)),
+            secs(percentile(&ttft, 90.0)),
+            secs(percentile(&ttft, 99.0)),
+            mean(&tpot),
+            secs(percentile(&tpot, 50.0)),
+            secs(percentile(&tpot, 90.0)),
+            secs(percentile(&tpot, 99.0)),
+            tokens as f64 / span / job.gpus() as f64,
+            share(good as u64, served.len() as u64),
+            good as f64 / span,
+            good_tokens as f64 / span,
+            mean(&queue),
+            mean(&prefill),
+            secs(percentile(&kv, 99.0)),
+            share(sum(|s| s.kv_ps), ttft_all),
+            share(sum(|s| s.kv_ps + s.prefill_comm_ps), ttft_all),
+            share(sum(|s| s.decode_comm_ps), decode_all),
+        ])
+    }
+
+    pub fn get(&self, name: &str) -> f64 {
+        self.0[index(name)]
+    }
+}
+
+fn index(name: &str) -> usize {
+    FIGURES
+        .iter()
+        .position(|f| f.0 == name)
+        .expect("a figure of FIGURES")
+}
+
+/// One figure over the seeds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figure {
+    pub name: &'static str,
+    pub unit: &'static str,
+    #[serde(flatten)]
+    pub estimate: Estimate,
+}
+
+/// The deployment and its figures over the seeds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub model: String,
+    pub mode: &'static str,
+    /// "instances x tp" of the prefill pool (none colocated) and the decode pool.
+    pub prefill: Option<String>,
+    pub decode: String,
+    pub gpus: u64,
+    pub arrivals: String,
+    pub requests: u64,
+    pub kv_bytes_per_request_mean: f64,
+    pub ttft_slo_s: f64,
+    pub tpot_slo_s: f64,
+    pub network: &'static str,
+    pub seeds: u32,
+    pub figures: Vec<Figure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<&'static str>,
+    /// Each seed's figures (for figures derived per seed, such as a cost per token).
+    #[serde(skip)]
+    pub per_seed: Vec<Metrics>,
+}
+
+impl Report {
+    /// The estimates of `per_seed` (at least one seed).
+    pub fn over(job: &ServeJob, per_seed: &[Metrics], interrupted: bool) -> Result<Report, Error> {
+        if per_seed.is_empty() {
+            return Err(Error::Run(
+                "interrupted before the first seed finished".into(),
+            ));
+        }
+        let mut figures = Vec::with_capacity(FIGURES.len());
+        for (i, (name, unit, _)) in FIGURES.iter().enumerate() {
+            let v: Vec<f64> = per_seed.iter().map(|m| m.0[i]).collect();
+            let estimate = if v.len() == 1 {
+                seeds::single(v[0])
+            } else {
+                seeds::estimate(name, &v).map_err(Error::Run)?
+            };
+            figures.push(Figure {
+                name,
+                unit,
+                estimate,
+            });
+        }
+        let s = &job.spec;
+        let pool = |p: &[Vec<u32>]| format!("{} x TP{}", p.len(), p.first().map_or(0, Vec::len));
+        let (arrivals, requests) = match &s.arrivals {
+            Arrivals::Poisson {
+                rate,
+                requests,
+                prompt_tokens,
+                output_tokens,
+            } => (
+                format!(
+                    "Poisson {rate} req/s, {prompt_tokens} prompt and {output_tokens} output tokens"
+                ),
+                *requests,
+            ),
+            Arrivals::Trace { file, requests } => (format!("trace {file}"), requests.len() as u64),
+        };
+        let kv_mean = match &s.arrivals {
+            _ if s.mode == Mode::Colocated => 0.0,
+            Arrivals::Poisson { prompt_tokens, .. } => {
+                super::kv::kv_bytes(&job.compute.model, *prompt_tokens, s.bytes_per_element) as f64
+            }
+            Arrivals::Trace { requests, .. } => {
+                requests
+                    .iter()
+                    .map(|r| {
+                        super::kv::kv_bytes(
+                            &job.compute.model,
+                            r.prompt_tokens,
+                            s.bytes_per_element,
+                        ) as f64
+                    })
+                    .sum::<f64>()
+                    / requests.len() as f64
+            }
+        };
+        Ok(Report {
+            model: job.compute.model.id.clone(),
+            mode: match s.mode {
+                Mode::Disaggregated => "disaggregated",
+                Mode::Colocated => "colocated",
+            },
+            prefill: (!job.prefill.is_empty()).then(|| pool(&job.prefill)),
+            decode: pool(&job.decode),
+            gpus: job.gpus(),
+            arrivals,
+            requests,
+            kv_bytes_per_request_mean: kv_mean,
+            ttft_slo_s: s.ttft_slo.as_secs_f64(),
+            tpot_slo_s: s.tpot_slo.as_secs_f64(),
+            network: if s.ideal_network { "ideal" } else { "fabric" },
+            seeds: per_seed.len() as u32,
+            figures,
+            status: interrupted.then_some("interrupted"),
+            per_seed: per_seed.to_vec(),
+        })
+    }
+
+    /// The figure `name` of [`FIGURES`].
+    pub fn get(&self, name: &str) -> Estimate {
+        self.figures[index(name)].estimate
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut t = format!(
+            "serve {} ({}): {}decode {}, {} GPUs\narrivals: {} ({} requests); SLOs TTFT {} s, TPOT {} s; network {}; {} seed(s)\nKV cache per request: {:.1} MB\n\n",
+            self.model,
+            self.mode,
+            self.prefill
+                .as_ref()
+                .map_or(String::new(), |p| format!("prefill {p}, ")),
+            self.decode,
+            self.gpus,
+            self.arrivals,
+            self.requests,
+            self.ttft_slo_s,
+            self.tpot_slo_s,
+            self.network,
+            self.seeds,
+            self.kv_bytes_per_request_mean / 1e6,
+        );
+        for (f, (_, _, what)) in self.figures.iter().zip(FIGURES) {
+            let (k, unit) = match f.unit {
+                "s" => (1e3, "ms"),
+                "share" => (100.0, "%"),
+                u => (1.0, u),
+            };
+            t += &format!(
+                "{:<22} {:>24} {:<6} {what}\n",
+                f.name,
+                f.estimate.scaled(k).text(3),
+                unit
+            );
+        }
+        if self.status.is_some() {
+            t += "# interrupted: the figures cover the seeds that finished\n";
+        }
+        t
+    }
+
+    pub fn to_csv(&self) -> String {
+        let mut t = String::from("figure,unit,mean,lo,hi,seeds\n");
+        for f in &self.figures {
+            let e = f.estimate;
+            t += &format!(
+                "{},{},{},{},{},{}\n",
+                f.name, f.unit, e.mean, e.lo, e.hi, e.n
+            );
+        }
+        t
+    }
+}
