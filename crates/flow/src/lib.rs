@@ -38,6 +38,7 @@
 //! `calibration` (a `TABLE` row each), and an `Event` variant if it schedules its own events.
 
 pub mod cache;
+pub mod classes;
 pub mod calibration;
 mod compose;
 pub mod credits;
