@@ -18,7 +18,8 @@
 //! What a class wants at a link is read from its own solve: a class whose flows fill the share
 //! it was given (up to the floors of shares) wants more (unbounded); one below its share is held
 //! elsewhere and wants what it takes, plus a margin of 2^-10 and a bit/s per flow so that it stays
-//! below (the margin is the allocation's only slack). The shares and the solves are a fixed point:
+//! below; what no class wants is then divided again by the same rule among the classes with
+//! flows there (room a class held elsewhere grows into until the next division). The shares and the solves are a fixed point:
 //! solve every class, re-divide the links whose rates moved, and solve again the classes whose
 //! shares changed, at most `MAX_CLASS_ROUNDS` solves; every round ends on a solve, so the rates
 //! are feasible whether or not the shares settled. A class with flows keeps at least a bit/s per
@@ -165,6 +166,7 @@ pub struct Sharing {
     scratch: Vec<(u32, u64)>,
     want: Vec<u64>,
     out: Vec<u64>,
+    spare: Vec<u64>,
     rounds: u64,
     max_rounds: u64,
 }
@@ -203,6 +205,7 @@ impl Sharing {
             scratch: Vec::new(),
             want: vec![0; k],
             out: vec![0; k],
+            spare: Vec::new(),
             rounds: 0,
             max_rounds: 0,
         }
@@ -409,7 +412,24 @@ impl Sharing {
                     used + (used >> 10) + n
                 };
             }
-            self.rule.give(self.phys[l as usize], &self.want, &mut self.out);
+            let cap = self.phys[l as usize];
+            self.rule.give(cap, &self.want, &mut self.out);
+            // What no class wants goes to the classes here by the same rule (work conserving:
+            // a class held elsewhere has room to grow into until the next division).
+            let left = cap - self.out.iter().sum::<u64>().min(cap);
+            if left > 0 {
+                for (c, m) in self.mm.iter().enumerate() {
+                    self.want[c] = if m.load(l) > 0 { u64::MAX } else { 0 };
+                }
+                let mut extra = std::mem::take(&mut self.spare);
+                extra.clear();
+                extra.resize(self.out.len(), 0);
+                self.rule.give(left, &self.want, &mut extra);
+                for (o, e) in self.out.iter_mut().zip(&extra) {
+                    *o += e;
+                }
+                self.spare = extra;
+            }
             for (c, m) in self.mm.iter_mut().enumerate() {
                 let n = m.load(l) as u64;
                 // A class with no flows here keeps the whole link until it has some.
@@ -502,3 +522,4 @@ mod tests {
         assert_eq!(two_classes(w, 20_000), (79_980, 20_000));
     }
 }
+

@@ -265,6 +265,57 @@ pub struct RunResult {
     pub summary: Summary,
     pub messages: Vec<MessageResult>,
     pub series: Option<Series>,
+    /// Per traffic class, when the messages use more than one (`ClassSummary::of`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassSummary>,
+}
+
+/// One traffic class's messages: their completion times, bytes and the PFC pauses of the class.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClassSummary {
+    pub class: u8,
+    pub messages: u64,
+    pub messages_completed: u64,
+    /// Payload of the completed messages.
+    pub bytes_completed: u64,
+    pub fct_p50_ps: Option<u64>,
+    pub fct_p99_ps: Option<u64>,
+    pub max_fct_ps: Option<u64>,
+    /// PAUSE frames sent for the class (packet engine under PFC; `None` otherwise).
+    pub pause_frames: Option<u64>,
+}
+
+impl ClassSummary {
+    /// Per class of `messages` (ascending), empty unless two or more classes carry messages;
+    /// `pauses[c]`: PAUSE frames for class `c` (`None`: not modelled).
+    pub fn of(messages: &[MessageResult], pauses: Option<&[u64]>) -> Vec<ClassSummary> {
+        let mut by: std::collections::BTreeMap<u8, Vec<&MessageResult>> = Default::default();
+        for m in messages {
+            if let Some(c) = m.class {
+                by.entry(c).or_default().push(m);
+            }
+        }
+        if by.len() < 2 {
+            return Vec::new();
+        }
+        by.into_iter()
+            .map(|(class, ms)| {
+                let mut fcts: Vec<u64> = ms.iter().filter_map(|m| m.fct_ps).collect();
+                fcts.sort_unstable();
+                let bytes = ms.iter().filter(|m| m.fct_ps.is_some()).map(|m| m.bytes).sum();
+                ClassSummary {
+                    class,
+                    messages: ms.len() as u64,
+                    messages_completed: fcts.len() as u64,
+                    bytes_completed: bytes,
+                    fct_p50_ps: percentile(&fcts, 0.5),
+                    fct_p99_ps: percentile(&fcts, 0.99),
+                    max_fct_ps: fcts.last().copied(),
+                    pause_frames: pauses.map(|p| p.get(class as usize).copied().unwrap_or(0)),
+                }
+            })
+            .collect()
+    }
 }
 
 /// One queue of a deadlock cycle: egress `port` of `node` towards `peer_node`, class `tc`.

@@ -141,7 +141,14 @@ fn network(
             ));
         }
         // Parameters first: a bad [sim] key is reported before the file is read.
-        let params = section.apply(src, section.fabric_defaults(src)?)?;
+        let mut params = section.apply(src, section.fabric_defaults(src)?)?;
+        let family = match section.fabric.as_deref() {
+            Some("ib") => "infiniband",
+            _ => "roce",
+        };
+        if let Some(c) = &sc.file.classes {
+            c.apply(src, family, &mut params)?;
+        }
         let net = ns3::read_topology(&read_rel(base, src, "sim.topology_file", topo_name)?)?;
         let like = if section.fabric.as_deref() == Some("ib") {
             "ib-ndr"
@@ -164,7 +171,10 @@ fn network(
         ));
     }
     let (design, topo, _plan) = crate::plan::run(sc)?;
-    let params = section.apply(src, sim_params(&design, section.tuned.unwrap_or(true))?)?;
+    let mut params = section.apply(src, sim_params(&design, section.tuned.unwrap_or(true))?)?;
+    if let Some(c) = &sc.file.classes {
+        c.apply(src, design.profile.family.name(), &mut params)?;
+    }
     // Node ids in [[faults.nic]] / [[faults.route]] are the topology's own node indices.
     let host_of = topo
         .nodes

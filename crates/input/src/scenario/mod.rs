@@ -4,6 +4,7 @@
 //! are [`InputError`]s naming the file, line, key, value and what is allowed; a value set by a
 //! command-line flag is reported against that flag.
 
+pub mod classes;
 pub mod cluster;
 pub mod compare;
 pub mod compat;
@@ -77,6 +78,9 @@ pub struct ScenarioFile {
     /// NCCL's channels and QPs (`scenario::nccl`).
     #[serde(default)]
     pub nccl: Option<nccl::NcclSection>,
+    /// The traffic classes, their scheduling and which are lossless (`scenario::classes`).
+    #[serde(default)]
+    pub classes: Option<classes::ClassesSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).
