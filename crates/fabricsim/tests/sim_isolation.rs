@@ -41,8 +41,15 @@ fn variants(family: &str) -> [(&'static str, String); 3] {
 fn small_p99(text: &str, kind: EngineKind) -> u64 {
     let sc = Scenario::parse("isolation.toml", text).expect("valid");
     let s = build(&sc, Path::new("."), None).expect("builds");
-    let r = engine_choice::run(kind, &s.net.topo, &s.params, &s.dag, &s.faults, Default::default())
-        .expect("runs");
+    let r = engine_choice::run(
+        kind,
+        &s.net.topo,
+        &s.params,
+        &s.dag,
+        &s.faults,
+        Default::default(),
+    )
+    .expect("runs");
     assert_eq!(r.summary.messages_completed, r.summary.messages_total);
     r.check_conservation().expect("conserved");
     let mut f: Vec<u64> = r
@@ -65,8 +72,14 @@ fn isolation_holds(family: &str) {
             isolated / 1e6,
             shared / 1e6
         );
-        assert!(isolated <= 1.10 * alone, "{family} {kind:?}: isolated {isolated} alone {alone}");
-        assert!(shared >= 2.0 * alone, "{family} {kind:?}: shared {shared} alone {alone}");
+        assert!(
+            isolated <= 1.10 * alone,
+            "{family} {kind:?}: isolated {isolated} alone {alone}"
+        );
+        assert!(
+            shared >= 2.0 * alone,
+            "{family} {kind:?}: shared {shared} alone {alone}"
+        );
     }
 }
 

@@ -516,10 +516,12 @@ mod tests {
         q[1] = 1;
         q[2] = 1;
         let w = share_rule(Scheduling::Dwrr { quantum_bytes: q }, &[1, 2], 4182);
-        assert_eq!(two_classes(w.clone(), super::super::maxmin::NO_CAP), (50_000, 50_000));
+        assert_eq!(
+            two_classes(w.clone(), super::super::maxmin::NO_CAP),
+            (50_000, 50_000)
+        );
         // The second class held at 20,000 by its cap: the first takes the rest but the margin
         // (20,000 >> 10 and a bit/s).
         assert_eq!(two_classes(w, 20_000), (79_980, 20_000));
     }
 }
-

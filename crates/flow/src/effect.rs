@@ -5,9 +5,9 @@
 //! another effect's types; `compose` calls the effects in one fixed order, resolved at compile
 //! time (no `dyn`).
 
+use super::classes::Sharing;
 use super::event::{Event, Events};
 use super::groups::GroupFlow;
-use super::classes::Sharing;
 use super::paths::{PathModel, RouteInfos};
 use super::state::{FlowRun, MsgState, Progress, QpState};
 use super::stats::FlowStats;

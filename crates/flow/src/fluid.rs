@@ -25,10 +25,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::calibration::{NIC_SEND_ROUNDS, PREFETCH_AHEAD};
+use super::classes::{self, Sharing};
 use super::compose::Effects;
 use super::effect::Ctx;
 use super::event::{Event, Events};
-use super::classes::{self, Sharing};
 use super::maxmin::{NO_CAP, Routes};
 use super::params::FlowParams;
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
@@ -688,7 +688,10 @@ fn flow_classes(
     let mut of = vec![0u8; nf];
     for (i, m) in dag.messages.iter().enumerate() {
         if m.path == Path::Net {
-            let c = classes.iter().position(|&c| c == class(m)).expect("present") as u8;
+            let c = classes
+                .iter()
+                .position(|&c| c == class(m))
+                .expect("present") as u8;
             let f = msg_flow[i] as usize;
             of[f..f + per_msg as usize].fill(c);
         }

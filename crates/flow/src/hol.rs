@@ -98,8 +98,8 @@
 
 use std::collections::VecDeque;
 
-use super::effect::{Ctx, Effect};
 use super::classes::Sharing;
+use super::effect::{Ctx, Effect};
 use super::paths;
 use super::state::Progress;
 use super::window::Window;

@@ -38,8 +38,8 @@
 //! `calibration` (a `TABLE` row each), and an `Event` variant if it schedules its own events.
 
 pub mod cache;
-pub mod classes;
 pub mod calibration;
+pub mod classes;
 mod compose;
 pub mod credits;
 pub mod dcqcn_incast;

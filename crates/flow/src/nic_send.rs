@@ -69,9 +69,9 @@
 //!   without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
 
 use super::calibration::{NIC_SEND_RATE_TOL_BITS, NIC_SEND_SLACK};
+use super::classes::Sharing;
 use super::effect::{Ctx, Effect};
 use super::event::Event;
-use super::classes::Sharing;
 use super::maxmin::NO_CAP;
 use super::state::{NONE32, Progress};
 use super::window::Window;

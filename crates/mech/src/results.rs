@@ -302,7 +302,11 @@ impl ClassSummary {
             .map(|(class, ms)| {
                 let mut fcts: Vec<u64> = ms.iter().filter_map(|m| m.fct_ps).collect();
                 fcts.sort_unstable();
-                let bytes = ms.iter().filter(|m| m.fct_ps.is_some()).map(|m| m.bytes).sum();
+                let bytes = ms
+                    .iter()
+                    .filter(|m| m.fct_ps.is_some())
+                    .map(|m| m.bytes)
+                    .sum();
                 ClassSummary {
                     class,
                     messages: ms.len() as u64,

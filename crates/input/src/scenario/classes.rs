@@ -42,14 +42,22 @@ impl ClassesSection {
     /// Applies the section to `p`, the parameters of a fabric of `family` (`infiniband`, `roce`,
     /// `uec`); every error names its key.
     pub fn apply(&self, src: &Source, family: &str, p: &mut SimParams) -> Result<(), InputError> {
+        // A missing key is reported at the section's line.
         let err = |k: &str, v: String, problem: &str, allowed: String| {
-            InputError::at_key(src, &format!("classes.{k}"), v, problem, allowed)
+            let mut e = InputError::at_key(src, &format!("classes.{k}"), v, problem, allowed);
+            e.line = e.line.or_else(|| src.locate_key("classes"));
+            e
         };
         let ib = family == "infiniband";
         let before = p.traffic_classes;
         if let Some(n) = self.count {
             if !(2..=MAX_TC as u8).contains(&n) {
-                return Err(err("count", n.to_string(), "out of range", "2 to 8 (class 0 carries ACKs)".into()));
+                return Err(err(
+                    "count",
+                    n.to_string(),
+                    "out of range",
+                    "2 to 8 (class 0 carries ACKs)".into(),
+                ));
             }
             p.traffic_classes = n;
         }
@@ -61,7 +69,11 @@ impl ClassesSection {
         ];
         let default = if ib { "vl_arbitration" } else { "" };
         let how = self.scheduling.as_deref().unwrap_or(default);
-        let allowed = if ib { "vl_arbitration (IBA 7.6.9)" } else { "strict, ets (IEEE 802.1Qaz)" };
+        let allowed = if ib {
+            "vl_arbitration (IBA 7.6.9)"
+        } else {
+            "strict, ets (IEEE 802.1Qaz)"
+        };
         match how {
             "vl_arbitration" if ib => {
                 let given = vl_keys.iter().filter(|k| k.1).count();
@@ -83,13 +95,23 @@ impl ClassesSection {
                     };
                     p.scheduling = v.scheduling(n).or_else(|e| {
                         let key = e.field.trim_start_matches("vl_arbitration.");
-                        Err(err(key, format!("{:?}", self.high_weights_64b), &e.problem, e.allowed))
+                        Err(err(
+                            key,
+                            format!("{:?}", self.high_weights_64b),
+                            &e.problem,
+                            e.allowed,
+                        ))
                     })?;
                 }
             }
             "strict" | "ets" | "" if !ib => {
                 if let Some((k, _)) = vl_keys.iter().find(|k| k.1) {
-                    return Err(err(k, "(set)".into(), "VL arbitration is InfiniBand's", format!("on {family}: scheduling and ets_percent")));
+                    return Err(err(
+                        k,
+                        "(set)".into(),
+                        "VL arbitration is InfiniBand's",
+                        format!("on {family}: scheduling and ets_percent"),
+                    ));
                 }
                 if how == "strict" {
                     p.scheduling = Scheduling::StrictPriority;
@@ -97,10 +119,22 @@ impl ClassesSection {
                 if how == "ets" {
                     p.scheduling = self.ets(src, n, p.mtu_frame_wire_bytes())?;
                 } else if self.ets_percent.is_some() {
-                    return Err(err("ets_percent", "(set)".into(), "applies to scheduling = \"ets\"", "scheduling = \"ets\"".into()));
+                    return Err(err(
+                        "ets_percent",
+                        "(set)".into(),
+                        "applies to scheduling = \"ets\"",
+                        "scheduling = \"ets\"".into(),
+                    ));
                 }
             }
-            other => return Err(err("scheduling", format!("\"{other}\""), &format!("not a scheduling of {family}"), allowed.into())),
+            other => {
+                return Err(err(
+                    "scheduling",
+                    format!("\"{other}\""),
+                    &format!("not a scheduling of {family}"),
+                    allowed.into(),
+                ));
+            }
         }
         if let Some(list) = &self.lossless {
             let FlowControl::Pfc(pp) = &mut p.flow_control else {
@@ -109,19 +143,34 @@ impl ClassesSection {
                 } else {
                     "this fabric runs without PFC"
                 };
-                return Err(err("lossless", format!("{list:?}"), why, "no lossless key, or [sim] flow_control = \"pfc\" on Ethernet".into()));
+                return Err(err(
+                    "lossless",
+                    format!("{list:?}"),
+                    why,
+                    "no lossless key, or [sim] flow_control = \"pfc\" on Ethernet".into(),
+                ));
             };
             let mut mask = 0u8;
             for &c in list {
                 if c as usize >= n {
-                    return Err(err("lossless", c.to_string(), "beyond the fabric's classes", format!("0 to {}", n - 1)));
+                    return Err(err(
+                        "lossless",
+                        c.to_string(),
+                        "beyond the fabric's classes",
+                        format!("0 to {}", n - 1),
+                    ));
                 }
                 mask |= 1 << c;
             }
             pp.lossless = mask;
         }
         if p.data_tc as usize >= n {
-            return Err(err("count", n.to_string(), "leaves out the fabric's data class", format!("{} or more", p.data_tc + 1)));
+            return Err(err(
+                "count",
+                n.to_string(),
+                "leaves out the fabric's data class",
+                format!("{} or more", p.data_tc + 1),
+            ));
         }
         Ok(())
     }
@@ -130,7 +179,15 @@ impl ClassesSection {
     fn ets(&self, src: &Source, n: usize, frame: u64) -> Result<Scheduling, InputError> {
         let key = "classes.ets_percent";
         let Some(pct) = &self.ets_percent else {
-            return Err(InputError::at_key(src, key, "(missing)", "ETS needs each class's share", format!("{n} percents, 0 for a strict class")));
+            let mut e = InputError::at_key(
+                src,
+                key,
+                "(missing)",
+                "ETS needs each class's share",
+                format!("{n} percents, 0 for a strict class"),
+            );
+            e.line = src.locate_key("classes");
+            return Err(e);
         };
         let sum: u32 = pct.iter().sum();
         if pct.len() != n || sum != 100 {
@@ -139,7 +196,9 @@ impl ClassesSection {
                 key,
                 format!("{pct:?}"),
                 format!("{} percents summing to {sum}", pct.len()),
-                format!("{n} percents (one per class), the ETS ones summing to 100 (802.1Qaz 37.3)"),
+                format!(
+                    "{n} percents (one per class), the ETS ones summing to 100 (802.1Qaz 37.3)"
+                ),
             ));
         }
         let mut high = 0u8;
