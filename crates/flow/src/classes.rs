@@ -148,7 +148,9 @@ pub fn share_rule(how: fabricsim_mech::params::Scheduling, present: &[u8], frame
 
 /// The flows' rates, one max-min solver per traffic class present.
 pub struct Sharing {
-    mm: Vec<MaxMin>,
+    /// The first class's solver (the only one without classes) and the others'.
+    first: MaxMin,
+    rest: Vec<MaxMin>,
     /// Per flow: its solver (empty with one class).
     of: Vec<u8>,
     rule: Share,
@@ -187,12 +189,13 @@ impl Sharing {
             rule.leaves()
         };
         let nl = capacity.len();
-        let mm = (0..k)
+        let rest = (1..k)
             .map(|_| MaxMin::new(capacity.clone(), routes.clone(), num_flows))
             .collect();
         let many = k > 1;
         Sharing {
-            mm,
+            first: MaxMin::new(capacity.clone(), routes, num_flows),
+            rest,
             of: if many { class_of } else { Vec::new() },
             rule,
             phys: capacity,
@@ -214,16 +217,16 @@ impl Sharing {
     /// `MaxMin::with_cache` with one class (shares moving under a component make its cached
     /// rates stale, so several classes solve without).
     pub fn with_cache(mut self, max_entries: usize) -> Sharing {
-        if self.mm.len() == 1 {
-            let m = self.mm.pop().expect("one");
-            self.mm.push(m.with_cache(max_entries));
+        if self.rest.is_empty() {
+            self.first = self.first.with_cache(max_entries);
         }
         self
     }
 
     /// `MaxMin::with_port_service`, in every class.
     pub fn with_port_service(mut self, served: impl Fn(u32) -> bool) -> Sharing {
-        self.mm = std::mem::take(&mut self.mm)
+        self.first = self.first.with_port_service(&served);
+        self.rest = std::mem::take(&mut self.rest)
             .into_iter()
             .map(|m| m.with_port_service(&served))
             .collect();
@@ -232,40 +235,66 @@ impl Sharing {
 
     /// Traffic classes solved apart.
     pub fn classes(&self) -> usize {
-        self.mm.len()
+        1 + self.rest.len()
+    }
+
+    /// Class `c`'s solver.
+    #[inline]
+    fn solver(&self, c: usize) -> &MaxMin {
+        if c == 0 {
+            &self.first
+        } else {
+            &self.rest[c - 1]
+        }
+    }
+
+    #[inline]
+    fn solver_mut(&mut self, c: usize) -> &mut MaxMin {
+        if c == 0 {
+            &mut self.first
+        } else {
+            &mut self.rest[c - 1]
+        }
+    }
+
+    /// Every class's solver, in order.
+    fn all(&self) -> impl Iterator<Item = &MaxMin> {
+        std::iter::once(&self.first).chain(&self.rest)
     }
 
     #[inline]
     fn of(&self, f: u32) -> &MaxMin {
         if self.of.is_empty() {
-            &self.mm[0]
+            &self.first
         } else {
-            &self.mm[self.of[f as usize] as usize]
+            self.solver(self.of[f as usize] as usize)
         }
     }
 
     #[inline]
     fn of_mut(&mut self, f: u32) -> &mut MaxMin {
         if self.of.is_empty() {
-            &mut self.mm[0]
+            &mut self.first
         } else {
-            &mut self.mm[self.of[f as usize] as usize]
+            let c = self.of[f as usize] as usize;
+            self.solver_mut(c)
         }
     }
 
     pub fn port_service(&self) -> bool {
-        self.mm[0].port_service()
+        self.first.port_service()
     }
     pub fn end_port_service(&mut self) {
-        self.mm.iter_mut().for_each(MaxMin::end_port_service);
+        self.first.end_port_service();
+        self.rest.iter_mut().for_each(MaxMin::end_port_service);
     }
     pub fn routes(&self) -> &Routes {
-        self.mm[0].routes()
+        self.first.routes()
     }
     /// Adds a route (in every class: route ids are shared).
     pub fn push_route(&mut self, links: &[u32]) -> u32 {
-        let r = self.mm[0].push_route(links);
-        for m in &mut self.mm[1..] {
+        let r = self.first.push_route(links);
+        for m in &mut self.rest {
             m.push_route(links);
         }
         r
@@ -273,9 +302,10 @@ impl Sharing {
     /// Active flows on directed link `l`, every class.
     #[inline]
     pub fn load(&self, l: u32) -> u32 {
-        match self.mm.as_slice() {
-            [m] => m.load(l),
-            all => all.iter().map(|m| m.load(l)).sum(),
+        if self.rest.is_empty() {
+            self.first.load(l)
+        } else {
+            self.all().map(|m| m.load(l)).sum()
         }
     }
     /// The capacity of directed link `l`, bit/s (all classes').
@@ -286,9 +316,10 @@ impl Sharing {
     /// Sum of the current rates on directed link `l`, every class.
     #[inline]
     pub fn used_bps(&self, l: u32) -> u64 {
-        match self.mm.as_slice() {
-            [m] => m.used_bps(l),
-            all => all.iter().map(|m| m.used_bps(l)).sum(),
+        if self.rest.is_empty() {
+            self.first.used_bps(l)
+        } else {
+            self.all().map(|m| m.used_bps(l)).sum()
         }
     }
     #[inline]
@@ -301,15 +332,15 @@ impl Sharing {
     }
     #[inline]
     pub fn prefetch_flow(&self, f: u32) {
-        self.mm[0].prefetch_flow(f)
+        self.first.prefetch_flow(f)
     }
     #[inline]
     pub fn prefetch_route(&self, f: u32) {
-        self.mm[0].prefetch_route(f)
+        self.first.prefetch_route(f)
     }
     #[inline]
     pub fn prefetch_links(&self, f: u32) {
-        self.mm[0].prefetch_links(f)
+        self.first.prefetch_links(f)
     }
     #[inline]
     pub fn is_active(&self, f: u32) -> bool {
@@ -319,7 +350,7 @@ impl Sharing {
     /// Every class's counters summed, with the class rounds.
     pub fn stats(&self) -> SolveStats {
         let mut s = SolveStats::default();
-        for m in &self.mm {
+        for m in self.all() {
             s.merge(&m.stats());
         }
         s.class_rounds = self.rounds;
@@ -343,10 +374,10 @@ impl Sharing {
     }
 
     fn touch_route(&mut self, r: u32) {
-        if self.mm.len() == 1 {
+        if self.rest.is_empty() {
             return;
         }
-        for &l in self.mm[0].routes().get(r) {
+        for &l in self.first.routes().get(r) {
             if self.link_mark[l as usize] != self.epoch {
                 self.link_mark[l as usize] = self.epoch;
                 self.touched.push(l);
@@ -357,14 +388,15 @@ impl Sharing {
     /// `MaxMin::resolve_each` over the classes and their shares (module comment): `changed`
     /// once per flow whose rate moved, with its rate before and after.
     pub fn resolve_each(&mut self, mut changed: impl FnMut(u32, u64, u64)) {
-        if self.mm.len() == 1 {
-            return self.mm[0].resolve_each(changed);
+        if self.rest.is_empty() {
+            return self.first.resolve_each(changed);
         }
         let mut rounds = 0u64;
         loop {
-            for c in 0..self.mm.len() {
-                let scratch = &mut self.scratch;
-                self.mm[c].resolve_each(|f, old, _| scratch.push((f, old)));
+            let scratch = &mut self.scratch;
+            self.first.resolve_each(|f, old, _| scratch.push((f, old)));
+            for m in &mut self.rest {
+                m.resolve_each(|f, old, _| scratch.push((f, old)));
             }
             rounds += 1;
             for k in 0..self.scratch.len() {
@@ -401,7 +433,7 @@ impl Sharing {
         // Links touched from here on are marked afresh.
         self.epoch = self.epoch.wrapping_add(1).max(1);
         for &l in &touched {
-            for (c, m) in self.mm.iter().enumerate() {
+            for (c, m) in std::iter::once(&self.first).chain(&self.rest).enumerate() {
                 let n = m.load(l) as u64;
                 let (used, cap) = (m.used_bps(l), m.capacity(l));
                 self.want[c] = if n == 0 {
@@ -418,7 +450,7 @@ impl Sharing {
             // a class held elsewhere has room to grow into until the next division).
             let left = cap - self.out.iter().sum::<u64>().min(cap);
             if left > 0 {
-                for (c, m) in self.mm.iter().enumerate() {
+                for (c, m) in std::iter::once(&self.first).chain(&self.rest).enumerate() {
                     self.want[c] = if m.load(l) > 0 { u64::MAX } else { 0 };
                 }
                 let mut extra = std::mem::take(&mut self.spare);
@@ -430,7 +462,10 @@ impl Sharing {
                 }
                 self.spare = extra;
             }
-            for (c, m) in self.mm.iter_mut().enumerate() {
+            for (c, m) in std::iter::once(&mut self.first)
+                .chain(&mut self.rest)
+                .enumerate()
+            {
                 let n = m.load(l) as u64;
                 // A class with no flows here keeps the whole link until it has some.
                 let cap = if n == 0 {
