@@ -438,6 +438,53 @@ mod tests {
     use super::*;
 
     #[test]
+    fn class_summaries_appear_with_two_classes_and_count_each_apart() {
+        let msg = |id: u32, class: u8, bytes: u64, fct: Option<u64>| MessageResult {
+            id,
+            qp: Some(id),
+            class: Some(class),
+            src: 0,
+            dst: 1,
+            bytes,
+            start_ps: Some(0),
+            recv_ps: fct,
+            finish_ps: fct,
+            fct_ps: fct,
+            ideal_fct_ps: 1,
+        };
+        let one = [msg(0, 1, 10, Some(5)), msg(1, 1, 10, Some(7))];
+        assert!(ClassSummary::of(&one, None).is_empty());
+        let two = [
+            msg(0, 2, 1000, Some(900)),
+            msg(1, 1, 10, Some(5)),
+            msg(2, 1, 10, Some(7)),
+            msg(3, 2, 1000, None),
+        ];
+        let pauses = [0, 3, 4];
+        let s = ClassSummary::of(&two, Some(&pauses));
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            (
+                s[0].class,
+                s[0].messages,
+                s[0].bytes_completed,
+                s[0].fct_p50_ps,
+                s[0].fct_p99_ps
+            ),
+            (1, 2, 20, Some(5), Some(7))
+        );
+        assert_eq!(
+            (
+                s[1].class,
+                s[1].messages_completed,
+                s[1].max_fct_ps,
+                s[1].pause_frames
+            ),
+            (2, 1, Some(900), Some(4))
+        );
+    }
+
+    #[test]
     fn nearest_rank_percentiles() {
         let v: Vec<u64> = (1..=100).collect();
         assert_eq!(percentile(&v, 0.5), Some(50));
