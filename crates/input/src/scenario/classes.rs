@@ -93,14 +93,10 @@ impl ClassesSection {
                         low_weights_64b: self.low_weights_64b.clone().expect("given"),
                         high_limit_4kb: self.high_limit_4kb.expect("given"),
                     };
-                    p.scheduling = v.scheduling(n).or_else(|e| {
+                    p.scheduling = v.scheduling(n).map_err(|e| {
                         let key = e.field.trim_start_matches("vl_arbitration.");
-                        Err(err(
-                            key,
-                            format!("{:?}", self.high_weights_64b),
-                            &e.problem,
-                            e.allowed,
-                        ))
+                        let value = format!("{:?}", self.high_weights_64b);
+                        err(key, value, &e.problem, e.allowed)
                     })?;
                 }
             }
