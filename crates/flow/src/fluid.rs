@@ -234,7 +234,7 @@ impl<'a> Loop<'a> {
         let mut initial: Vec<u32> = keyed.into_iter().map(|k| k.1).collect();
         initial.shrink_to_fit();
         let nf = nflows as usize;
-        let (class_of, rule) = flow_classes(p, dag, &msg_flow, nf, qpc * k);
+        let (class_of, rule) = flow_classes(p, dag, &msg_flow, nf, qpc * k)?;
         let mut solver = Sharing::new(caps, routes, nf, class_of, rule);
         // Lossless back-pressure (credits, PFC) makes a congested egress to a NIC serve its
         // input ports in turn (`maxmin`'s port service; `fabricsim-lab incast`); a lossy
@@ -674,16 +674,27 @@ fn flow_classes(
     msg_flow: &[u32],
     nf: usize,
     per_msg: u32,
-) -> (Vec<u8>, classes::Share) {
+) -> Result<(Vec<u8>, classes::Share), FlowError> {
     let class = |m: &fabricsim_core::message::Message| m.class.unwrap_or(p.data_tc);
     let mut present = 0u16;
-    for m in dag.messages.iter().filter(|m| m.path == Path::Net) {
+    for (i, m) in dag.messages.iter().enumerate() {
+        if m.path != Path::Net {
+            continue;
+        }
+        // As the packet engine refuses it (`engine/build.rs`).
+        if class(m) >= p.traffic_classes {
+            return Err(FlowError::Traffic(format!(
+                "message {i}: traffic class {} but the fabric has classes 0 to {}",
+                class(m),
+                p.traffic_classes - 1
+            )));
+        }
         present |= 1 << class(m);
     }
     let classes: Vec<u8> = (0..16u8).filter(|c| present & (1 << c) != 0).collect();
     let rule = classes::share_rule(p.scheduling, &classes, p.mtu_frame_wire_bytes());
     if classes.len() <= 1 {
-        return (Vec::new(), rule);
+        return Ok((Vec::new(), rule));
     }
     let mut of = vec![0u8; nf];
     for (i, m) in dag.messages.iter().enumerate() {
@@ -696,7 +707,7 @@ fn flow_classes(
             of[f..f + per_msg as usize].fill(c);
         }
     }
-    (of, rule)
+    Ok((of, rule))
 }
 
 fn reschedule(flows: &mut [FlowRun], events: &mut Events, now: u64, f: u32, old: u64, rate: u64) {
