@@ -136,6 +136,21 @@ pub fn run(a: SimArgs) -> Outcome {
             .map(|p| format!("{:.3} us", p as f64 / 1e6))
             .unwrap_or_else(|| "-".into())
     );
+    let us = |p: Option<u64>| p.map_or_else(|| "-".into(), |p| format!("{:.3} us", p as f64 / 1e6));
+    for c in &r.classes {
+        eprintln!(
+            "[sim] class {}: {}/{} messages, {} B, FCT p50 {} p99 {}{}",
+            c.class,
+            c.messages_completed,
+            c.messages,
+            c.bytes_completed,
+            us(c.fct_p50_ps),
+            us(c.fct_p99_ps),
+            c.pause_frames
+                .map(|n| format!(", {n} PAUSE frames"))
+                .unwrap_or_default()
+        );
+    }
     r.check_conservation()
         .map_err(|e| Failure::Run(e.to_string()))?;
     match r.sim.status {

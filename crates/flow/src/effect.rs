@@ -5,9 +5,9 @@
 //! another effect's types; `compose` calls the effects in one fixed order, resolved at compile
 //! time (no `dyn`).
 
+use super::classes::Sharing;
 use super::event::{Event, Events};
 use super::groups::GroupFlow;
-use super::maxmin::MaxMin;
 use super::paths::{PathModel, RouteInfos};
 use super::state::{FlowRun, MsgState, Progress, QpState};
 use super::stats::FlowStats;
@@ -25,7 +25,7 @@ pub struct Ctx<'a> {
     /// `FlowParams::batch_tol`.
     pub batch_tol: f64,
     pub dag: &'a MessageDag,
-    pub solver: MaxMin,
+    pub solver: Sharing,
     /// Per route: its cap, line rate, latency and links (`paths::RouteInfo`).
     pub routes: RouteInfos,
     pub flows: Vec<FlowRun>,

@@ -25,10 +25,11 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::calibration::{NIC_SEND_ROUNDS, PREFETCH_AHEAD};
+use super::classes::{self, Sharing};
 use super::compose::Effects;
 use super::effect::Ctx;
 use super::event::{Event, Events};
-use super::maxmin::{MaxMin, NO_CAP, Routes};
+use super::maxmin::{NO_CAP, Routes};
 use super::params::FlowParams;
 use super::paths::{self, PathModel, RouteInfo, RouteInfos};
 use super::rate_model::RateModel;
@@ -233,7 +234,8 @@ impl<'a> Loop<'a> {
         let mut initial: Vec<u32> = keyed.into_iter().map(|k| k.1).collect();
         initial.shrink_to_fit();
         let nf = nflows as usize;
-        let mut solver = MaxMin::new(caps, routes, nf);
+        let (class_of, rule) = flow_classes(p, dag, &msg_flow, nf, qpc * k)?;
+        let mut solver = Sharing::new(caps, routes, nf, class_of, rule);
         // Lossless back-pressure (credits, PFC) makes a congested egress to a NIC serve its
         // input ports in turn (`maxmin`'s port service; `fabricsim-lab incast`); a lossy
         // egress drops instead and is shared per flow. Inner switch egresses stay per flow
@@ -664,6 +666,50 @@ impl<'a> Loop<'a> {
 
 /// Flow `f`'s rate changed from `old` to `rate` at `now`: account its progress and schedule its
 /// drain.
+/// Each flow's traffic class as a solver index (empty with one class: a message's own class,
+/// else the fabric's data class) and the links' division between the classes present.
+fn flow_classes(
+    p: &SimParams,
+    dag: &MessageDag,
+    msg_flow: &[u32],
+    nf: usize,
+    per_msg: u32,
+) -> Result<(Vec<u8>, classes::Share), FlowError> {
+    let class = |m: &fabricsim_core::message::Message| m.class.unwrap_or(p.data_tc);
+    let mut present = 0u16;
+    for (i, m) in dag.messages.iter().enumerate() {
+        if m.path != Path::Net {
+            continue;
+        }
+        // As the packet engine refuses it (`engine/build.rs`).
+        if class(m) >= p.traffic_classes {
+            return Err(FlowError::Traffic(format!(
+                "message {i}: traffic class {} but the fabric has classes 0 to {}",
+                class(m),
+                p.traffic_classes - 1
+            )));
+        }
+        present |= 1 << class(m);
+    }
+    let classes: Vec<u8> = (0..16u8).filter(|c| present & (1 << c) != 0).collect();
+    let rule = classes::share_rule(p.scheduling, &classes, p.mtu_frame_wire_bytes());
+    if classes.len() <= 1 {
+        return Ok((Vec::new(), rule));
+    }
+    let mut of = vec![0u8; nf];
+    for (i, m) in dag.messages.iter().enumerate() {
+        if m.path == Path::Net {
+            let c = classes
+                .iter()
+                .position(|&c| c == class(m))
+                .expect("present") as u8;
+            let f = msg_flow[i] as usize;
+            of[f..f + per_msg as usize].fill(c);
+        }
+    }
+    Ok((of, rule))
+}
+
 fn reschedule(flows: &mut [FlowRun], events: &mut Events, now: u64, f: u32, old: u64, rate: u64) {
     let fl = &mut flows[f as usize];
     fl.work = fl.left_at(old, now);

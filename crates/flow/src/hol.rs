@@ -98,8 +98,8 @@
 
 use std::collections::VecDeque;
 
+use super::classes::Sharing;
 use super::effect::{Ctx, Effect};
-use super::maxmin::MaxMin;
 use super::paths;
 use super::state::Progress;
 use super::window::Window;
@@ -317,14 +317,14 @@ impl Hol {
     }
 
     /// Whether `l` is a root: full, and the bottleneck of two flows or more.
-    fn full(solver: &MaxMin, l: u32) -> bool {
+    fn full(solver: &Sharing, l: u32) -> bool {
         let n = solver.load(l);
         // Shares are floors: a full link's rates sum to its capacity less under 1 bit/s a flow.
         n >= 2 && solver.used_bps(l) + n as u64 >= solver.capacity(l)
     }
 
     /// The wait (ps) of a victim's last byte entering the held queues of `links` at `now`.
-    pub fn wait_ps(&self, solver: &MaxMin, links: &[u32], now: u64) -> u64 {
+    pub fn wait_ps(&self, solver: &Sharing, links: &[u32], now: u64) -> u64 {
         let mut wait = 0u64;
         for hop in links.windows(2) {
             let (d, next) = (hop[0], hop[1]);

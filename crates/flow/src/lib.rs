@@ -39,6 +39,7 @@
 
 pub mod cache;
 pub mod calibration;
+pub mod classes;
 mod compose;
 pub mod credits;
 pub mod dcqcn_incast;

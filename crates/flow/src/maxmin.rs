@@ -250,6 +250,10 @@ pub struct SolveStats {
     /// Flows re-solved times fills, in solves that reached a link shared per port (the cost
     /// `FlowParams::lossless_max_port_work` bounds).
     pub port_work: u64,
+    /// With several traffic classes (`classes`): solves of every class, summed over resolves,
+    /// and the most in one resolve.
+    pub class_rounds: u64,
+    pub max_class_rounds: u64,
 }
 
 impl SolveStats {
@@ -262,6 +266,8 @@ impl SolveStats {
         self.port_solves += o.port_solves;
         self.max_fills = self.max_fills.max(o.max_fills);
         self.port_work += o.port_work;
+        self.class_rounds += o.class_rounds;
+        self.max_class_rounds = self.max_class_rounds.max(o.max_class_rounds);
     }
 }
 
@@ -576,6 +582,17 @@ impl MaxMin {
         true
     }
 
+    /// Sets directed link `l`'s capacity to `capacity` bit/s (`classes`: the share its traffic
+    /// class is given there); the next `resolve` re-solves every flow reachable from it.
+    pub fn set_capacity(&mut self, l: u32, capacity: u64) {
+        if self.ln[l as usize].capacity == capacity {
+            return;
+        }
+        self.ln[l as usize].capacity = capacity;
+        self.seed_links.push(l);
+        self.threshold = 0;
+    }
+
     /// Finishes flow `f`; its capacity is handed to the others at the next `resolve`.
     pub fn remove(&mut self, f: u32) {
         let fi = f as usize;
@@ -750,7 +767,9 @@ impl MaxMin {
             let l = self.bfs[k] as usize;
             let ls = &mut self.ln[l];
             ls.count = 0;
-            ls.residual = ls.capacity - ls.sum;
+            // Wrapping: a lowered capacity (`set_capacity`) may sit below the rates until the
+            // set's own rates are added back below (every flow of the link is in the set then).
+            ls.residual = ls.capacity.wrapping_sub(ls.sum);
             ls.per_port = self.port_service && ls.shared_per_port();
             if first && ls.per_port {
                 ls.level = ls.capacity / ls.ports as u64;
@@ -771,7 +790,7 @@ impl MaxMin {
                     self.set_links.push(l as u32);
                 }
                 ls.count += 1;
-                ls.residual += rate;
+                ls.residual = ls.residual.wrapping_add(rate);
                 if ls.per_port {
                     let p = self.hop_port[i] as usize;
                     let ps = &mut self.pt[p];

@@ -69,9 +69,10 @@
 //!   without DCQCN at 1,024 GPUs 48.3 / 48.2 us (27.2).
 
 use super::calibration::{NIC_SEND_RATE_TOL_BITS, NIC_SEND_SLACK};
+use super::classes::Sharing;
 use super::effect::{Ctx, Effect};
 use super::event::Event;
-use super::maxmin::{MaxMin, NO_CAP};
+use super::maxmin::NO_CAP;
 use super::state::{NONE32, Progress};
 use super::window::Window;
 use fabricsim_mech::SimParams;
@@ -207,7 +208,7 @@ impl NicSend {
 
     /// Ends the model: every cap it set goes back to the flow's own (`fluid` drops the model
     /// when a run has too many flows active at once; the solve it is ending them in follows).
-    pub fn lift(&self, solver: &mut MaxMin) {
+    pub fn lift(&self, solver: &mut Sharing) {
         for n in &self.nics {
             for &f in &n.flows {
                 let fl = &self.flows[f as usize];
@@ -289,7 +290,7 @@ impl NicSend {
     pub fn update(
         &mut self,
         now: u64,
-        solver: &mut MaxMin,
+        solver: &mut Sharing,
         d: &impl Fn(u32, u64, u64) -> u128,
         mut schedule: impl FnMut(u64, u32, u32),
     ) -> bool {
@@ -313,7 +314,7 @@ impl NicSend {
         &mut self,
         h: u32,
         now: u64,
-        solver: &mut MaxMin,
+        solver: &mut Sharing,
         d: &impl Fn(u32, u64, u64) -> u128,
         changed: &mut bool,
     ) -> Option<u64> {
@@ -454,7 +455,7 @@ impl NicSend {
 
     /// What the ingresses of `f`'s route past the first switch and before its first full link
     /// hold for it (work units): each's window over the flows on the link into it.
-    fn held_past_first(&self, solver: &MaxMin, f: u32) -> u128 {
+    fn held_past_first(&self, solver: &Sharing, f: u32) -> u128 {
         let links = solver.routes().get(solver.route(f));
         let w = self.window_work();
         let mut c = 0u128;
@@ -471,7 +472,7 @@ impl NicSend {
 }
 
 /// Whether `l` is full in the max-min solution (its rates are floors: under 1 bit/s a flow).
-fn full(solver: &MaxMin, l: u32) -> bool {
+fn full(solver: &Sharing, l: u32) -> bool {
     let n = solver.load(l) as u64;
     n >= 1 && solver.used_bps(l) + n >= solver.capacity(l)
 }

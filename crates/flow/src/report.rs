@@ -7,7 +7,9 @@ use super::paths;
 use super::state::{MsgState, NONE, PS_PER_S, QpState};
 use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_mech::SimParams;
-use fabricsim_mech::results::{Counters, MessageResult, RunResult, SimInfo, Status, Summary};
+use fabricsim_mech::results::{
+    ClassSummary, Counters, MessageResult, RunResult, SimInfo, Status, Summary,
+};
 
 /// What the event loop leaves behind.
 pub(super) struct Timeline<'a> {
@@ -89,6 +91,7 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
         counters: c,
         flow_control: None,
         summary,
+        classes: ClassSummary::of(&messages, None),
         messages,
         series: None,
     }

@@ -222,7 +222,7 @@ pub struct VlArbitration {
 
 impl VlArbitration {
     /// The scheduling discipline for `vls` data VLs; the error names the profile key.
-    fn scheduling(&self, vls: usize) -> Result<Scheduling, ParamError> {
+    pub fn scheduling(&self, vls: usize) -> Result<Scheduling, ParamError> {
         let (h, l) = (&self.high_weights_64b, &self.low_weights_64b);
         if h.len() != vls || l.len() != vls {
             return Err(ParamError::new(

@@ -265,6 +265,61 @@ pub struct RunResult {
     pub summary: Summary,
     pub messages: Vec<MessageResult>,
     pub series: Option<Series>,
+    /// Per traffic class, when the messages use more than one (`ClassSummary::of`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassSummary>,
+}
+
+/// One traffic class's messages: their completion times, bytes and the PFC pauses of the class.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClassSummary {
+    pub class: u8,
+    pub messages: u64,
+    pub messages_completed: u64,
+    /// Payload of the completed messages.
+    pub bytes_completed: u64,
+    pub fct_p50_ps: Option<u64>,
+    pub fct_p99_ps: Option<u64>,
+    pub max_fct_ps: Option<u64>,
+    /// PAUSE frames sent for the class (packet engine under PFC; `None` otherwise).
+    pub pause_frames: Option<u64>,
+}
+
+impl ClassSummary {
+    /// Per class of `messages` (ascending), empty unless two or more classes carry messages;
+    /// `pauses[c]`: PAUSE frames for class `c` (`None`: not modelled).
+    pub fn of(messages: &[MessageResult], pauses: Option<&[u64]>) -> Vec<ClassSummary> {
+        let mut by: std::collections::BTreeMap<u8, Vec<&MessageResult>> = Default::default();
+        for m in messages {
+            if let Some(c) = m.class {
+                by.entry(c).or_default().push(m);
+            }
+        }
+        if by.len() < 2 {
+            return Vec::new();
+        }
+        by.into_iter()
+            .map(|(class, ms)| {
+                let mut fcts: Vec<u64> = ms.iter().filter_map(|m| m.fct_ps).collect();
+                fcts.sort_unstable();
+                let bytes = ms
+                    .iter()
+                    .filter(|m| m.fct_ps.is_some())
+                    .map(|m| m.bytes)
+                    .sum();
+                ClassSummary {
+                    class,
+                    messages: ms.len() as u64,
+                    messages_completed: fcts.len() as u64,
+                    bytes_completed: bytes,
+                    fct_p50_ps: percentile(&fcts, 0.5),
+                    fct_p99_ps: percentile(&fcts, 0.99),
+                    max_fct_ps: fcts.last().copied(),
+                    pause_frames: pauses.map(|p| p.get(class as usize).copied().unwrap_or(0)),
+                }
+            })
+            .collect()
+    }
 }
 
 /// One queue of a deadlock cycle: egress `port` of `node` towards `peer_node`, class `tc`.
@@ -381,6 +436,53 @@ pub fn percentile(sorted: &[u64], q: f64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn class_summaries_appear_with_two_classes_and_count_each_apart() {
+        let msg = |id: u32, class: u8, bytes: u64, fct: Option<u64>| MessageResult {
+            id,
+            qp: Some(id),
+            class: Some(class),
+            src: 0,
+            dst: 1,
+            bytes,
+            start_ps: Some(0),
+            recv_ps: fct,
+            finish_ps: fct,
+            fct_ps: fct,
+            ideal_fct_ps: 1,
+        };
+        let one = [msg(0, 1, 10, Some(5)), msg(1, 1, 10, Some(7))];
+        assert!(ClassSummary::of(&one, None).is_empty());
+        let two = [
+            msg(0, 2, 1000, Some(900)),
+            msg(1, 1, 10, Some(5)),
+            msg(2, 1, 10, Some(7)),
+            msg(3, 2, 1000, None),
+        ];
+        let pauses = [0, 3, 4];
+        let s = ClassSummary::of(&two, Some(&pauses));
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            (
+                s[0].class,
+                s[0].messages,
+                s[0].bytes_completed,
+                s[0].fct_p50_ps,
+                s[0].fct_p99_ps
+            ),
+            (1, 2, 20, Some(5), Some(7))
+        );
+        assert_eq!(
+            (
+                s[1].class,
+                s[1].messages_completed,
+                s[1].max_fct_ps,
+                s[1].pause_frames
+            ),
+            (2, 1, Some(900), Some(4))
+        );
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

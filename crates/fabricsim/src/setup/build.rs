@@ -142,7 +142,14 @@ fn network(
             ));
         }
         // Parameters first: a bad [sim] key is reported before the file is read.
-        let params = section.apply(src, section.fabric_defaults(src)?)?;
+        let mut params = section.apply(src, section.fabric_defaults(src)?)?;
+        let family = match section.fabric.as_deref() {
+            Some("ib") => "infiniband",
+            _ => "roce",
+        };
+        if let Some(c) = &sc.file.classes {
+            c.apply(src, family, &mut params)?;
+        }
         let net = ns3::read_topology(&read_rel(base, src, "sim.topology_file", topo_name)?)?;
         let like = if section.fabric.as_deref() == Some("ib") {
             "ib-ndr"
@@ -168,7 +175,10 @@ fn network(
     if let Some(p) = profile {
         design.profile = p.clone();
     }
-    let params = section.apply(src, sim_params(&design, section.tuned.unwrap_or(true))?)?;
+    let mut params = section.apply(src, sim_params(&design, section.tuned.unwrap_or(true))?)?;
+    if let Some(c) = &sc.file.classes {
+        c.apply(src, design.profile.family.name(), &mut params)?;
+    }
     // Node ids in [[faults.nic]] / [[faults.route]] are the topology's own node indices.
     let host_of = topo
         .nodes
@@ -500,6 +510,100 @@ mod tests {
         assert!(e.allowed.starts_with("0 to 1"), "{e}");
         let e = setup(&format!("[cluster]\ngpus = 16\n{PERM}class = 2\n")).unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("traffic.class", Some(6)));
+    }
+
+    #[test]
+    fn classes_section_sets_classes_scheduling_and_lossless_ones_per_family() {
+        use fabricsim_mech::params::{FlowControl, Scheduling};
+        let with = |profile: &str, classes: &str| {
+            setup(&format!(
+                "[cluster]\ngpus = 16\n[fabric]\nprofile = \"{profile}\"\n[classes]\n{classes}{PERM}"
+            ))
+        };
+        // RoCE ETS (802.1Qaz): class 0 strict, 1 and 2 at 30% and 70%; PFC on 1 and 2.
+        let s = with(
+            "roce-400g",
+            "count = 3\nscheduling = \"ets\"\nets_percent = [0, 30, 70]\nlossless = [1, 2]\n",
+        )
+        .unwrap();
+        assert_eq!(s.params.traffic_classes, 3);
+        let Scheduling::VlArb {
+            high,
+            weight_bytes,
+            high_limit_bytes,
+        } = s.params.scheduling
+        else {
+            panic!("{:?}", s.params.scheduling)
+        };
+        assert_eq!((high, high_limit_bytes), (0b001, u32::MAX));
+        assert_eq!(weight_bytes[1] * 7, weight_bytes[2] * 3);
+        let FlowControl::Pfc(pp) = &s.params.flow_control else {
+            panic!("PFC")
+        };
+        assert_eq!(pp.lossless, 0b110);
+        // IB: the VL arbitration tables for the VLs of `count`.
+        let s = with(
+            "ib-ndr",
+            "count = 3\nhigh_weights_64b = [4, 4, 0]\nlow_weights_64b = [0, 0, 4]\nhigh_limit_4kb = 255\n",
+        )
+        .unwrap();
+        assert!(matches!(
+            s.params.scheduling,
+            Scheduling::VlArb {
+                high: 0b011,
+                high_limit_bytes: u32::MAX,
+                ..
+            }
+        ));
+        // Each refusal names its key and line (the section starts on line 5).
+        let refused = [
+            ("roce-400g", "count = 9\n", "classes.count", 6),
+            (
+                "roce-400g",
+                "scheduling = \"ets\"\nets_percent = [0, 50]\n",
+                "classes.ets_percent",
+                7,
+            ),
+            (
+                "roce-400g",
+                "scheduling = \"vl_arbitration\"\n",
+                "classes.scheduling",
+                6,
+            ),
+            ("roce-400g", "lossless = [2]\n", "classes.lossless", 6),
+            ("ib-ndr", "lossless = [1]\n", "classes.lossless", 6),
+            ("uec-400g", "lossless = [1]\n", "classes.lossless", 6),
+            ("ib-ndr", "count = 6\n", "classes.high_weights_64b", 5),
+            (
+                "ib-ndr",
+                "scheduling = \"strict\"\n",
+                "classes.scheduling",
+                6,
+            ),
+            (
+                "uec-400g",
+                "high_limit_4kb = 3\n",
+                "classes.high_limit_4kb",
+                6,
+            ),
+        ];
+        for (profile, body, key, line) in refused {
+            let e = with(profile, body).unwrap_err();
+            assert_eq!(
+                (e.key.as_str(), e.line),
+                (key, Some(line)),
+                "{profile} {body}: {e}"
+            );
+        }
+        // A message naming a class the fabric does not configure is refused.
+        let e = with("roce-400g", "count = 3\n").map(|_| ()).and_then(|()| {
+            setup(&format!(
+                "[cluster]\ngpus = 16\n[classes]\ncount = 3\n{PERM}class = 3\n"
+            ))
+            .map(|_| ())
+        });
+        let e = e.unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("traffic.class", Some(8)));
     }
 
     #[test]

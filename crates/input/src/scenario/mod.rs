@@ -4,6 +4,7 @@
 //! are [`InputError`]s naming the file, line, key, value and what is allowed; a value set by a
 //! command-line flag is reported against that flag.
 
+pub mod classes;
 pub mod cluster;
 pub mod compare;
 pub mod compat;
@@ -85,6 +86,9 @@ pub struct ScenarioFile {
     pub nccl: Option<nccl::NcclSection>,
     #[serde(default)]
     pub tune: Option<tune::TuneSection>,
+    /// The traffic classes, their scheduling and which are lossless (`scenario::classes`).
+    #[serde(default)]
+    pub classes: Option<classes::ClassesSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).

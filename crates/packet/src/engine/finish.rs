@@ -6,7 +6,9 @@ use crate::packet::NIL;
 use crate::transport::Qp;
 use fabricsim_core::topology::{NodeId, PortId};
 use fabricsim_core::units::Time;
-use fabricsim_mech::results::{MessageResult, RunResult, Series, SimInfo, Status, Summary};
+use fabricsim_mech::results::{
+    ClassSummary, MessageResult, RunResult, Series, SimInfo, Status, Summary,
+};
 use fabricsim_mech::route;
 
 impl Engine<'_> {
@@ -169,6 +171,10 @@ impl Engine<'_> {
             counters: self.c.clone(),
             flow_control: self.fc.result(self.topo, self.now.0),
             summary,
+            classes: ClassSummary::of(
+                &messages,
+                self.fc.pfc.is_some().then_some(&self.fc.pauses_by_tc[..]),
+            ),
             messages,
             series: self.series.take().map(|(iv, ports, _)| Series {
                 interval_ps: iv.0,

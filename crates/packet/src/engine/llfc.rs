@@ -14,7 +14,7 @@ use crate::pfc::{NOT, Pfc};
 use fabricsim_core::topology::{HostId, NodeId, PortId, Topology};
 use fabricsim_core::units::Time;
 use fabricsim_mech::headroom::{self, MAX_QUANTA, PAUSE_FRAME_BYTES};
-use fabricsim_mech::params::{FlowControl, SimParams};
+use fabricsim_mech::params::{FlowControl, MAX_TC, SimParams};
 use fabricsim_mech::results::{CycleHop, DeadlockReport, DropReason, FlowControlResult, PortFc};
 
 /// Flow-control events.
@@ -76,6 +76,8 @@ pub(super) struct LinkFc {
     last_cycle: Option<(Vec<(u32, u8)>, Vec<u64>)>,
     deadlock: Option<DeadlockReport>,
     pub halt: bool,
+    /// PAUSE frames sent per class (`ClassSummary::pause_frames`).
+    pub pauses_by_tc: [u64; MAX_TC],
     /// Forced next hops (node, destination host) -> port, sorted; `Fault::Misroute`.
     misroutes: Vec<((u32, u32), u32)>,
     deadlock_every: Option<Time>,
@@ -126,6 +128,7 @@ impl LinkFc {
             last_cycle: None,
             deadlock: None,
             halt: false,
+            pauses_by_tc: [0; MAX_TC],
             misroutes: forced,
             deadlock_every: None,
         };
@@ -299,6 +302,7 @@ impl Engine<'_> {
         port.tx_bytes += wire as u64;
         let peer = port.peer;
         self.c.pause_frames += 1;
+        self.fc.pauses_by_tc[tc as usize] += 1;
         let at = t0 + ser + self.fc.link_delay[ip] + self.fc.response[peer as usize];
         self.q.push_fc(
             at.0,
