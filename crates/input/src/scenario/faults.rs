@@ -13,11 +13,20 @@
 //! loss_rate = 1e-3          # or ber = 1e-12, or drop_nth = 5 (the 5th packet sent on it),
 //!                           # or drop_every = 256 (every 256th packet sent on it)
 //! down_at = "10us"          # and/or up_at = "50us"
+//!
+//! [faults]
+//! link_loss = "medium"      # every planned link loses what its medium's pre-FEC BER costs
+//!                           # after RS FEC (data/phy/link-errors.toml; default "none")
+//! [faults.class_ber]        # pre-FEC BER per link class in place of the table's typical one
+//! dr = 1e-4                 # dac, acc, aoc, sr, dr, fr (at every lane rate)
 //! ```
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use super::value::time;
+use crate::catalog::MediumClass;
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::topology::LinkId;
 use fabricsim_core::units::Time;
@@ -32,6 +41,10 @@ pub const MAX_DROP_EVERY: u64 = 1 << 40;
 pub struct FaultsSection {
     pub local_repair_delay: Option<String>,
     pub global_reroute_delay: Option<String>,
+    /// `none` (default) or `medium`: each planned link's loss from its medium (`medium_loss`).
+    pub link_loss: Option<String>,
+    #[serde(default)]
+    pub class_ber: BTreeMap<String, f64>,
     #[serde(default)]
     pub link: Vec<LinkFaultEntry>,
     /// Receive stalls and forced routes (`scenario::flowctl`).
@@ -54,7 +67,73 @@ pub struct LinkFaultEntry {
     pub up_at: Option<String>,
 }
 
+/// What `[faults] link_loss = "medium"` asks: the pre-FEC BER of each link class that the
+/// scenario sets (`class_ber`), the others at the link-error table's typical one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MediumLoss {
+    pub class_ber: Vec<(MediumClass, f64)>,
+}
+
+impl MediumLoss {
+    pub fn ber(&self, class: MediumClass) -> Option<f64> {
+        self.class_ber
+            .iter()
+            .find(|(c, _)| *c == class)
+            .map(|(_, b)| *b)
+    }
+}
+
 impl FaultsSection {
+    /// `Some` when every planned link is to take its medium's loss (`link_loss = "medium"`).
+    pub fn medium_loss(&self, src: &Source) -> Result<Option<MediumLoss>, InputError> {
+        let on = match self.link_loss.as_deref() {
+            None | Some("none") => false,
+            Some("medium") => true,
+            Some(other) => {
+                return Err(InputError::at_key(
+                    src,
+                    "faults.link_loss",
+                    format!("\"{other}\""),
+                    "unknown link loss",
+                    "none, medium",
+                ));
+            }
+        };
+        let mut class_ber = Vec::new();
+        for (k, &b) in &self.class_ber {
+            let key = format!("faults.class_ber.{k}");
+            let Some(class) = MediumClass::ALL.into_iter().find(|c| c.key() == k) else {
+                return Err(InputError::at_key(
+                    src,
+                    &key,
+                    b,
+                    "unknown link class",
+                    MediumClass::ALL.map(|c| c.key()).join(", "),
+                ));
+            };
+            if !on {
+                return Err(InputError::at_key(
+                    src,
+                    &key,
+                    b,
+                    "a class BER applies only when links take their medium's loss",
+                    "faults.link_loss = \"medium\" with it, or no [faults.class_ber]",
+                ));
+            }
+            if !(0.0..1e-2).contains(&b) {
+                return Err(InputError::at_key(
+                    src,
+                    &key,
+                    b,
+                    "out of range",
+                    "0 <= BER < 0.01",
+                ));
+            }
+            class_ber.push((class, b));
+        }
+        Ok(on.then_some(MediumLoss { class_ber }))
+    }
+
     /// The faults for a topology of `links` links; recovery delays not set here come from
     /// `profile` (the fabric profile's `[reroute]`, if it has one).
     pub fn resolve(
