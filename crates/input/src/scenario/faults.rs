@@ -13,6 +13,9 @@
 //! loss_rate = 1e-3          # or ber = 1e-12, or drop_nth = 5 (the 5th packet sent on it),
 //!                           # or drop_every = 256 (every 256th packet sent on it)
 //! down_at = "10us"          # and/or up_at = "50us"
+//! flap_period = "40us"      # or a flapping link: from down_at, down for flap_down every
+//! flap_down = "10us"        # flap_period, `flaps` times (no up_at)
+//! flaps = 5
 //!
 //! [faults]
 //! link_loss = "medium"      # every planned link loses what its medium's pre-FEC BER costs
@@ -65,7 +68,13 @@ pub struct LinkFaultEntry {
     pub drop_every: Option<u64>,
     pub down_at: Option<String>,
     pub up_at: Option<String>,
+    pub flap_period: Option<String>,
+    pub flap_down: Option<String>,
+    pub flaps: Option<u32>,
 }
+
+/// Most flaps of one link in a run.
+pub const MAX_FLAPS: u32 = 10_000;
 
 /// What `[faults] link_loss = "medium"` asks: the pre-FEC BER of each link class that the
 /// scenario sets (`class_ber`), the others at the link-error table's typical one.
@@ -289,6 +298,14 @@ impl FaultsSection {
                     "a time after down_at",
                 ));
             }
+            if let Some(flaps) = flap(src, e, down, up)? {
+                out.faults.extend(
+                    flaps.into_iter().flat_map(|(d, u)| {
+                        [Fault::Down { link, at: d }, Fault::Up { link, at: u }]
+                    }),
+                );
+                continue;
+            }
             if let Some(at) = down {
                 out.faults.push(Fault::Down { link, at });
             }
@@ -300,6 +317,73 @@ impl FaultsSection {
     }
 }
 
+/// A flapping link's (down, up) times: from `down`, down for `flap_down` every `flap_period`,
+/// `flaps` times; `None` without flap keys.
+fn flap(
+    src: &Source,
+    e: &LinkFaultEntry,
+    down: Option<Time>,
+    up: Option<Time>,
+) -> Result<Option<Vec<(Time, Time)>>, InputError> {
+    let k = |f: &str| format!("faults.link.{f}");
+    let (Some(period), Some(lasts), Some(n)) = (&e.flap_period, &e.flap_down, e.flaps) else {
+        if let Some(key) = [
+            ("flap_period", e.flap_period.is_some()),
+            ("flap_down", e.flap_down.is_some()),
+            ("flaps", e.flaps.is_some()),
+        ]
+        .iter()
+        .find(|x| x.1)
+        {
+            return Err(InputError::at_key(
+                src,
+                &k(key.0),
+                "(set)",
+                "a flapping link needs all three flap keys",
+                "flap_period, flap_down and flaps together, with down_at",
+            ));
+        }
+        return Ok(None);
+    };
+    let period = time(src, &k("flap_period"), period)?;
+    let lasts = time(src, &k("flap_down"), lasts)?;
+    let Some(first) = down.filter(|_| up.is_none()) else {
+        return Err(InputError::at_key(
+            src,
+            &k("flaps"),
+            n,
+            "a flapping link starts at down_at and comes up by itself",
+            "down_at set and up_at unset",
+        ));
+    };
+    if lasts == Time::ZERO || lasts >= period {
+        return Err(InputError::at_key(
+            src,
+            &k("flap_down"),
+            lasts,
+            "the link must come up before it next goes down",
+            "more than 0 and less than flap_period",
+        ));
+    }
+    if !(1..=MAX_FLAPS).contains(&n) {
+        return Err(InputError::at_key(
+            src,
+            &k("flaps"),
+            n,
+            "out of range",
+            format!("1 to {MAX_FLAPS}"),
+        ));
+    }
+    Ok(Some(
+        (0..n as u64)
+            .map(|i| {
+                let d = first + period * i;
+                (d, d + lasts)
+            })
+            .collect(),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,6 +391,46 @@ mod tests {
     fn section(text: &str) -> (Source, FaultsSection) {
         let f: FaultsSection = toml::from_str(text).unwrap();
         (Source::new("f.toml", text), f)
+    }
+
+    #[test]
+    fn a_flapping_link_goes_down_and_up_flaps_times() {
+        let text = "[[link]]\nlink = 2\ndown_at = \"10us\"\nflap_period = \"40us\"\n\
+                    flap_down = \"5us\"\nflaps = 3\n";
+        let (src, f) = section(text);
+        let faults = f.resolve(&src, 8, Some(RerouteDelays::default())).unwrap();
+        let us = Time::from_us;
+        let want: Vec<Fault> = [(10, 15), (50, 55), (90, 95)]
+            .iter()
+            .flat_map(|&(d, u)| {
+                [
+                    Fault::Down {
+                        link: LinkId(2),
+                        at: us(d),
+                    },
+                    Fault::Up {
+                        link: LinkId(2),
+                        at: us(u),
+                    },
+                ]
+            })
+            .collect();
+        assert_eq!(faults.faults, want);
+        for (bad, key) in [
+            (text.replace("5us", "40us"), "flap_down"),
+            (text.replace("flaps = 3", "flaps = 0"), "flaps"),
+            (text.replace("flaps = 3\n", ""), "flap_period"),
+            (
+                text.replace("down_at = \"10us\"", "up_at = \"10us\""),
+                "flaps",
+            ),
+        ] {
+            let (src, f) = section(&bad);
+            let e = f
+                .resolve(&src, 8, Some(RerouteDelays::default()))
+                .unwrap_err();
+            assert!(e.key.ends_with(key), "{bad}: {e}");
+        }
     }
 
     #[test]
