@@ -79,3 +79,51 @@ pub fn text(r: &Reliability, w: &mut String) {
         r.checkpoint.interval_s, r.checkpoint.write_s, r.checkpoint.recovery_s, r.ettr
     );
 }
+
+/// `compare`'s reliability rows, one cell per fabric: interruptions (the network's share),
+/// the job's MTBF, Daly's interval, ETTR, and MFU and cost per token with the interruptions.
+pub fn compare_rows(c: &crate::compare::model::Comparison) -> Vec<(String, Vec<String>)> {
+    let per = |g: &dyn Fn(&Reliability) -> String| -> Vec<String> {
+        c.fabrics.iter().map(|f| g(&f.plan.reliability)).collect()
+    };
+    let delivered = |g: &dyn Fn(&crate::compare::model::Delivered, f64) -> String| -> Vec<String> {
+        c.fabrics
+            .iter()
+            .map(|f| {
+                f.delivered
+                    .as_ref()
+                    .map(|d| g(d, f.plan.reliability.ettr))
+                    .unwrap_or_else(|| "-".into())
+            })
+            .collect()
+    };
+    vec![
+        (
+            "interruptions per day (network)".into(),
+            per(&|r| {
+                format!(
+                    "{:.2} ({:.1}%)",
+                    r.interruptions_per_day,
+                    100.0 * r.network_share
+                )
+            }),
+        ),
+        (
+            "job MTBF (h)".into(),
+            per(&|r| format!("{:.1}", r.job_mtbf_hours)),
+        ),
+        (
+            "checkpoint interval (s)".into(),
+            per(&|r| format!("{:.0}", r.checkpoint.interval_s)),
+        ),
+        ("ETTR".into(), per(&|r| format!("{:.3}", r.ettr))),
+        (
+            "MFU x ETTR".into(),
+            delivered(&|d, e| super::compare::percent(&d.mfu.scaled(e), 1)),
+        ),
+        (
+            "USD per million tokens, with interruptions".into(),
+            delivered(&|d, e| d.usd_per_million_tokens.scaled(1.0 / e).text(3)),
+        ),
+    ]
+}
