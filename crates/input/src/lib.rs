@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod cc_profile;
 pub mod error;
+pub mod failure_rates;
 pub mod io;
 pub mod link_errors;
 pub mod moe_skew;

@@ -1,4 +1,4 @@
-//! Injected faults: per-link corruption loss (a rate or a BER), a chosen packet or every n-th
+//! Injected faults: per-link corruption loss (a rate, a raw BER or a BER under FEC), a chosen packet or every n-th
 //! dropped, links
 //! going down and up, and the delays before routing steers around a change: local repair at the
 //! link's ends, then the fabric-wide reroute (`sim::reroute`).
@@ -22,6 +22,9 @@ pub enum LinkLoss {
     Rate(f64),
     /// Bit error rate: a frame of L bytes is lost with probability 1-(1-BER)^(8L) (independent bit errors).
     Ber(f64),
+    /// Bit errors at pre-FEC `ber` under the Reed-Solomon code `fec`: a frame is lost when a
+    /// codeword it touches is uncorrectable (`fec::RsFec::frame_loss`).
+    Fec { fec: super::fec::RsFec, ber: f64 },
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -79,11 +79,24 @@ impl RsFec {
         if bytes == 0 {
             return 0.0;
         }
-        let fail = self.codeword_failure(ber);
+        self.frame_loss_given(self.codeword_ln_ok(ber), bytes)
+    }
+
+    /// ln(1 - codeword failure) at `ber`: what a link keeps to price each frame by
+    /// [`Self::frame_loss_given`] without the binomial sum.
+    pub fn codeword_ln_ok(self, ber: f64) -> f64 {
+        (-self.codeword_failure(ber)).ln_1p()
+    }
+
+    /// [`Self::frame_loss`] from `ln_ok` = ln(1 - codeword failure).
+    pub fn frame_loss_given(self, ln_ok: f64, bytes: u64) -> f64 {
+        if bytes == 0 {
+            return 0.0;
+        }
         let d = self.data_bits();
         let span = 8 * bytes - 1;
         let (c0, frac) = (span / d + 1, (span % d) as f64 / d as f64);
-        let lost = |c: u64| -((c as f64) * (-fail).ln_1p()).exp_m1();
+        let lost = |c: u64| -((c as f64) * ln_ok).exp_m1();
         (1.0 - frac) * lost(c0) + frac * lost(c0 + 1)
     }
 }

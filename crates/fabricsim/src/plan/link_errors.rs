@@ -1,11 +1,13 @@
 //! The plan's link classes with their error figures: the pre-FEC BER each class typically runs
 //! at and the FEC's limit (`data/phy/link-errors.toml`), the RS(544,514) codeword failure and
 //! MTU frame loss that follow (`mech::fec`), and the frames one link direction loses per day at
-//! line rate.
+//! line rate; and for `sim`, each link's loss as a fault (`[faults] link_loss = "medium"`).
 
 use fabricsim_core::topology::{Medium, Topology};
 use fabricsim_input::catalog::{Catalog, MediumClass};
 use fabricsim_input::link_errors::{self, LinkErrors};
+use fabricsim_input::scenario::faults::MediumLoss;
+use fabricsim_mech::faults::{Dir, Fault, LinkLoss};
 
 use super::media::Media;
 
@@ -76,6 +78,38 @@ pub fn of(
         });
     }
     out
+}
+
+/// Every link of `t` with a catalog medium losing, both ways, what its class's pre-FEC BER
+/// (`loss`'s, else the table's typical one) costs under the class's FEC; `Err` names the first
+/// class and lane rate the table has no figures for.
+pub fn link_faults(
+    t: &Topology,
+    c: &Catalog,
+    media: &Media,
+    loss: &MediumLoss,
+) -> Result<Vec<Fault>, (MediumClass, u32)> {
+    let table = link_errors::table().expect("the shipped link-error table parses (its tests)");
+    let mut out = Vec::new();
+    for (i, l) in t.links.iter().enumerate() {
+        let Medium::Catalog(def) = l.medium else {
+            continue;
+        };
+        let (class, lane) = (
+            media.class(c, def as usize),
+            media.lane_gbps(c, def as usize),
+        );
+        let e = link_errors::find(&table, class, lane).ok_or((class, lane))?;
+        out.push(Fault::Loss {
+            link: fabricsim_core::topology::LinkId(i as u32),
+            dir: Dir::Both,
+            loss: LinkLoss::Fec {
+                fec: e.code(),
+                ber: loss.ber(class).unwrap_or(e.typical_ber),
+            },
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

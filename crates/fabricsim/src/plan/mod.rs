@@ -3,15 +3,18 @@
 //! Pure functions of (Topology, Catalog, Design): [`layout`] places every device and gives each
 //! link a length, [`media`] picks the cheapest cable or transceiver pair that reaches and sets
 //! each link's delay, [`bom`] counts, [`power`] and [`cost`] add up, [`link_errors`] gives each
-//! link class its post-FEC loss.
+//! link class its post-FEC loss, [`reliability`] the cluster its interruptions and the job its
+//! effective training time ratio ([`ettr`]).
 
 pub mod bom;
 pub mod cost;
+pub mod ettr;
 pub mod layout;
 pub mod link_errors;
 pub mod media;
 pub mod power;
 pub mod reach;
+pub mod reliability;
 
 use fabricsim_core::error::InputError;
 use fabricsim_core::topology::Topology;
@@ -45,6 +48,7 @@ pub struct Plan {
     pub media: media::Media,
     pub bom: bom::Bom,
     pub link_errors: Vec<link_errors::ClassErrors>,
+    pub reliability: reliability::Reliability,
     pub power: power::Power,
     pub cost: cost::Cost,
 }
@@ -76,6 +80,7 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
     let cost = cost::of(d, &bom, &power, t.servers as u64);
     let mtu = d.profile.wire_bytes(d.profile.packet.mtu_bytes);
     let link_errors = link_errors::of(t, &d.catalog, &media, mtu, d.profile.ports.rate_gbps);
+    let reliability = reliability::of(d, t, &d.catalog, &media, &bom);
     Ok(Plan {
         name: d.name.clone(),
         profile: d.profile.id.clone(),
@@ -99,6 +104,7 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         media,
         bom,
         link_errors,
+        reliability,
         power,
         cost,
     })

@@ -473,6 +473,12 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
         grid(&mut out, &names, &serving_rows(c));
         out.push('\n');
     }
+    let _ = writeln!(
+        out,
+        "reliability (plan: data/reliability/failure-rates.toml, Daly's checkpoint interval):"
+    );
+    grid(&mut out, &names, &super::reliability::compare_rows(c));
+    out.push('\n');
     out.push_str(
         "metrics ([source]: plan, simulation, profile or catalog; details in the JSON and HTML):\n",
     );

@@ -5,3 +5,4 @@ pub mod claims;
 pub mod compare;
 pub mod html;
 pub mod plan;
+pub mod reliability;

@@ -136,6 +136,7 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
         "links_by_medium": by_class,
         "bill_of_materials": lines,
         "link_errors": link_errors_json(p),
+        "reliability": super::reliability::json(&p.reliability),
         "cable_lengths": lengths,
         "power_kW": {
             "switches": r2(p.power.switches_kw),
@@ -417,6 +418,8 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
             }
         }
     }
+
+    super::reliability::text(&p.reliability, w);
 
     let _ = writeln!(w, "\nPower (network)");
     let _ = writeln!(w, "  switches  {:>12.2} kW", p.power.switches_kw);

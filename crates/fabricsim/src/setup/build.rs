@@ -141,6 +141,18 @@ fn network(
                 "sim.tuned without sim.topology_file (the profile's tuned or untuned set)",
             ));
         }
+        if let Some(f) = &sc.file.faults
+            && f.medium_loss(src)?.is_some()
+        {
+            return Err(InputError::at_key(
+                src,
+                "faults.link_loss",
+                "\"medium\"",
+                "a topology file has no planned media",
+                "the design sections ([cluster], [fabric], [topology], [layout]), or \
+                 per-link loss in the topology file and [[faults.link]]",
+            ));
+        }
         // Parameters first: a bad [sim] key is reported before the file is read.
         let mut params = section.apply(src, section.fabric_defaults(src)?)?;
         let family = match section.fabric.as_deref() {
@@ -171,7 +183,7 @@ fn network(
             "[fabric] profile = \"ib-ndr\" (or another profile), or set sim.topology_file",
         ));
     }
-    let (mut design, topo, _plan) = crate::plan::run(sc)?;
+    let (mut design, topo, plan) = crate::plan::run(sc)?;
     if let Some(p) = profile {
         design.profile = p.clone();
     }
@@ -179,6 +191,7 @@ fn network(
     if let Some(c) = &sc.file.classes {
         c.apply(src, design.profile.family.name(), &mut params)?;
     }
+    let link_loss = medium_loss(sc, &design, &topo, &plan)?;
     // Node ids in [[faults.nic]] / [[faults.route]] are the topology's own node indices.
     let host_of = topo
         .nodes
@@ -193,10 +206,38 @@ fn network(
         topo,
         host_of,
         node_of,
-        link_loss: Vec::new(),
+        link_loss,
     };
     let reroute = design.profile.reroute.as_ref().map(|r| r.delays());
     Ok((net, params, reroute))
+}
+
+/// With `[faults] link_loss = "medium"`, each planned link's loss from its medium
+/// (`plan::link_errors::link_faults`); else none.
+fn medium_loss(
+    sc: &Scenario,
+    design: &fabricsim_input::scenario::Design,
+    topo: &fabricsim_core::topology::Topology,
+    plan: &crate::plan::Plan,
+) -> Result<Vec<fabricsim_mech::faults::Fault>, InputError> {
+    let fsec = sc.file.faults.clone().unwrap_or_default();
+    let Some(loss) = fsec.medium_loss(&sc.source)? else {
+        return Ok(Vec::new());
+    };
+    crate::plan::link_errors::link_faults(topo, &design.catalog, &plan.media, &loss).map_err(
+        |(class, lane)| {
+            sc.error(
+                "faults.link_loss",
+                "\"medium\"",
+                format!(
+                    "the plan uses {} at {lane}G per lane, which data/phy/link-errors.toml has \
+                     no figures for",
+                    class.name()
+                ),
+                "media the link-error table lists, or link_loss = \"none\"",
+            )
+        },
+    )
 }
 
 /// Builds a run from a scenario's network ([`network`]), [sim], [traffic] and [faults]; files

@@ -106,6 +106,27 @@ pub enum MediumClass {
 }
 
 impl MediumClass {
+    pub const ALL: [MediumClass; 6] = [
+        MediumClass::Dac,
+        MediumClass::Acc,
+        MediumClass::Aoc,
+        MediumClass::Sr,
+        MediumClass::Dr,
+        MediumClass::Fr,
+    ];
+
+    /// The lowercase key the catalog and scenarios spell it with (serde's name).
+    pub fn key(self) -> &'static str {
+        match self {
+            MediumClass::Dac => "dac",
+            MediumClass::Acc => "acc",
+            MediumClass::Aoc => "aoc",
+            MediumClass::Sr => "sr",
+            MediumClass::Dr => "dr",
+            MediumClass::Fr => "fr",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             MediumClass::Dac => "DAC",

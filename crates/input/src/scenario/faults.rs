@@ -13,11 +13,23 @@
 //! loss_rate = 1e-3          # or ber = 1e-12, or drop_nth = 5 (the 5th packet sent on it),
 //!                           # or drop_every = 256 (every 256th packet sent on it)
 //! down_at = "10us"          # and/or up_at = "50us"
+//! flap_period = "40us"      # or a flapping link: from down_at, down for flap_down every
+//! flap_down = "10us"        # flap_period, `flaps` times (no up_at)
+//! flaps = 5
+//!
+//! [faults]
+//! link_loss = "medium"      # every planned link loses what its medium's pre-FEC BER costs
+//!                           # after RS FEC (data/phy/link-errors.toml; default "none")
+//! [faults.class_ber]        # pre-FEC BER per link class in place of the table's typical one
+//! dr = 1e-4                 # dac, acc, aoc, sr, dr, fr (at every lane rate)
 //! ```
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use super::value::time;
+use crate::catalog::MediumClass;
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::topology::LinkId;
 use fabricsim_core::units::Time;
@@ -32,6 +44,10 @@ pub const MAX_DROP_EVERY: u64 = 1 << 40;
 pub struct FaultsSection {
     pub local_repair_delay: Option<String>,
     pub global_reroute_delay: Option<String>,
+    /// `none` (default) or `medium`: each planned link's loss from its medium (`medium_loss`).
+    pub link_loss: Option<String>,
+    #[serde(default)]
+    pub class_ber: BTreeMap<String, f64>,
     #[serde(default)]
     pub link: Vec<LinkFaultEntry>,
     /// Receive stalls and forced routes (`scenario::flowctl`).
@@ -52,9 +68,81 @@ pub struct LinkFaultEntry {
     pub drop_every: Option<u64>,
     pub down_at: Option<String>,
     pub up_at: Option<String>,
+    pub flap_period: Option<String>,
+    pub flap_down: Option<String>,
+    pub flaps: Option<u32>,
+}
+
+/// Most flaps of one link in a run.
+pub const MAX_FLAPS: u32 = 10_000;
+
+/// What `[faults] link_loss = "medium"` asks: the pre-FEC BER of each link class that the
+/// scenario sets (`class_ber`), the others at the link-error table's typical one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MediumLoss {
+    pub class_ber: Vec<(MediumClass, f64)>,
+}
+
+impl MediumLoss {
+    pub fn ber(&self, class: MediumClass) -> Option<f64> {
+        self.class_ber
+            .iter()
+            .find(|(c, _)| *c == class)
+            .map(|(_, b)| *b)
+    }
 }
 
 impl FaultsSection {
+    /// `Some` when every planned link is to take its medium's loss (`link_loss = "medium"`).
+    pub fn medium_loss(&self, src: &Source) -> Result<Option<MediumLoss>, InputError> {
+        let on = match self.link_loss.as_deref() {
+            None | Some("none") => false,
+            Some("medium") => true,
+            Some(other) => {
+                return Err(InputError::at_key(
+                    src,
+                    "faults.link_loss",
+                    format!("\"{other}\""),
+                    "unknown link loss",
+                    "none, medium",
+                ));
+            }
+        };
+        let mut class_ber = Vec::new();
+        for (k, &b) in &self.class_ber {
+            let key = format!("faults.class_ber.{k}");
+            let Some(class) = MediumClass::ALL.into_iter().find(|c| c.key() == k) else {
+                return Err(InputError::at_key(
+                    src,
+                    &key,
+                    b,
+                    "unknown link class",
+                    MediumClass::ALL.map(|c| c.key()).join(", "),
+                ));
+            };
+            if !on {
+                return Err(InputError::at_key(
+                    src,
+                    &key,
+                    b,
+                    "a class BER applies only when links take their medium's loss",
+                    "faults.link_loss = \"medium\" with it, or no [faults.class_ber]",
+                ));
+            }
+            if !(0.0..1e-2).contains(&b) {
+                return Err(InputError::at_key(
+                    src,
+                    &key,
+                    b,
+                    "out of range",
+                    "0 <= BER < 0.01",
+                ));
+            }
+            class_ber.push((class, b));
+        }
+        Ok(on.then_some(MediumLoss { class_ber }))
+    }
+
     /// The faults for a topology of `links` links; recovery delays not set here come from
     /// `profile` (the fabric profile's `[reroute]`, if it has one).
     pub fn resolve(
@@ -210,6 +298,14 @@ impl FaultsSection {
                     "a time after down_at",
                 ));
             }
+            if let Some(flaps) = flap(src, e, down, up)? {
+                out.faults.extend(
+                    flaps.into_iter().flat_map(|(d, u)| {
+                        [Fault::Down { link, at: d }, Fault::Up { link, at: u }]
+                    }),
+                );
+                continue;
+            }
             if let Some(at) = down {
                 out.faults.push(Fault::Down { link, at });
             }
@@ -221,6 +317,73 @@ impl FaultsSection {
     }
 }
 
+/// A flapping link's (down, up) times: from `down`, down for `flap_down` every `flap_period`,
+/// `flaps` times; `None` without flap keys.
+fn flap(
+    src: &Source,
+    e: &LinkFaultEntry,
+    down: Option<Time>,
+    up: Option<Time>,
+) -> Result<Option<Vec<(Time, Time)>>, InputError> {
+    let k = |f: &str| format!("faults.link.{f}");
+    let (Some(period), Some(lasts), Some(n)) = (&e.flap_period, &e.flap_down, e.flaps) else {
+        if let Some(key) = [
+            ("flap_period", e.flap_period.is_some()),
+            ("flap_down", e.flap_down.is_some()),
+            ("flaps", e.flaps.is_some()),
+        ]
+        .iter()
+        .find(|x| x.1)
+        {
+            return Err(InputError::at_key(
+                src,
+                &k(key.0),
+                "(set)",
+                "a flapping link needs all three flap keys",
+                "flap_period, flap_down and flaps together, with down_at",
+            ));
+        }
+        return Ok(None);
+    };
+    let period = time(src, &k("flap_period"), period)?;
+    let lasts = time(src, &k("flap_down"), lasts)?;
+    let Some(first) = down.filter(|_| up.is_none()) else {
+        return Err(InputError::at_key(
+            src,
+            &k("flaps"),
+            n,
+            "a flapping link starts at down_at and comes up by itself",
+            "down_at set and up_at unset",
+        ));
+    };
+    if lasts == Time::ZERO || lasts >= period {
+        return Err(InputError::at_key(
+            src,
+            &k("flap_down"),
+            lasts,
+            "the link must come up before it next goes down",
+            "more than 0 and less than flap_period",
+        ));
+    }
+    if !(1..=MAX_FLAPS).contains(&n) {
+        return Err(InputError::at_key(
+            src,
+            &k("flaps"),
+            n,
+            "out of range",
+            format!("1 to {MAX_FLAPS}"),
+        ));
+    }
+    Ok(Some(
+        (0..n as u64)
+            .map(|i| {
+                let d = first + period * i;
+                (d, d + lasts)
+            })
+            .collect(),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +391,46 @@ mod tests {
     fn section(text: &str) -> (Source, FaultsSection) {
         let f: FaultsSection = toml::from_str(text).unwrap();
         (Source::new("f.toml", text), f)
+    }
+
+    #[test]
+    fn a_flapping_link_goes_down_and_up_flaps_times() {
+        let text = "[[link]]\nlink = 2\ndown_at = \"10us\"\nflap_period = \"40us\"\n\
+                    flap_down = \"5us\"\nflaps = 3\n";
+        let (src, f) = section(text);
+        let faults = f.resolve(&src, 8, Some(RerouteDelays::default())).unwrap();
+        let us = Time::from_us;
+        let want: Vec<Fault> = [(10, 15), (50, 55), (90, 95)]
+            .iter()
+            .flat_map(|&(d, u)| {
+                [
+                    Fault::Down {
+                        link: LinkId(2),
+                        at: us(d),
+                    },
+                    Fault::Up {
+                        link: LinkId(2),
+                        at: us(u),
+                    },
+                ]
+            })
+            .collect();
+        assert_eq!(faults.faults, want);
+        for (bad, key) in [
+            (text.replace("5us", "40us"), "flap_down"),
+            (text.replace("flaps = 3", "flaps = 0"), "flaps"),
+            (text.replace("flaps = 3\n", ""), "flap_period"),
+            (
+                text.replace("down_at = \"10us\"", "up_at = \"10us\""),
+                "flaps",
+            ),
+        ] {
+            let (src, f) = section(&bad);
+            let e = f
+                .resolve(&src, 8, Some(RerouteDelays::default()))
+                .unwrap_err();
+            assert!(e.key.ends_with(key), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -109,6 +109,7 @@ pub(super) fn apply_faults(
     q: &mut super::Events,
 ) -> Result<Vec<(NodeId, HostId, PortId)>, SimError> {
     let mut misroutes = Vec::new();
+    let mut last_fec = None;
     for f in &faults.faults {
         let link_ok = |l: fabricsim_core::topology::LinkId| {
             if l.idx() < topo.links.len() {
@@ -134,10 +135,23 @@ pub(super) fn apply_faults(
                         LinkLoss::Rate(r) => {
                             ps.threshold = prob_threshold(r);
                             ps.ber = 0.0;
+                            ps.fec = None;
                         }
                         LinkLoss::Ber(b) => {
                             ps.threshold = 0;
                             ps.ber = b;
+                            ps.fec = None;
+                        }
+                        LinkLoss::Fec { fec, ber } => {
+                            ps.threshold = 0;
+                            ps.ber = 0.0;
+                            // Links of one class share the figure: the binomial sum once.
+                            if last_fec.is_none_or(|(f, b, _)| f != fec || b != ber) {
+                                last_fec = Some((fec, ber, fec.codeword_ln_ok(ber)));
+                            }
+                            ps.fec = last_fec
+                                .filter(|_| ber > 0.0)
+                                .map(|(f, _, ln_ok)| (f, ln_ok));
                         }
                     }
                 }

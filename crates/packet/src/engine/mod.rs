@@ -290,6 +290,8 @@ struct PortLoss {
     threshold: u64,
     /// Bit error rate (0: none).
     ber: f64,
+    /// A bit error rate under FEC: the code and ln(1 - its codeword failure) (`None`: none).
+    fec: Option<(fabricsim_mech::fec::RsFec, f64)>,
     /// Corrupt the n-th packet sent, and every `drop_every`-th (0: none); `tx_packets` counts
     /// only while one is set.
     drop_nth: u64,
@@ -299,7 +301,11 @@ struct PortLoss {
 
 impl PortLoss {
     fn any(&self) -> bool {
-        self.threshold != 0 || self.ber > 0.0 || self.drop_nth != 0 || self.drop_every != 0
+        self.threshold != 0
+            || self.ber > 0.0
+            || self.fec.is_some()
+            || self.drop_nth != 0
+            || self.drop_every != 0
     }
 }
 

@@ -92,7 +92,7 @@ impl Engine<'_> {
     }
 
     /// Link loss on port `pi` (`PortLoss`): marks packet `id` (`wire` bytes on the wire)
-    /// corrupt by the port's loss rate, bit error rate, drop-nth or periodic drop setting. Out of line: most
+    /// corrupt by the port's loss rate, bit error rate (raw or under FEC), drop-nth or periodic drop setting. Out of line: most
     /// ports are lossless and the transmit path stays short.
     #[cold]
     #[inline(never)]
@@ -103,6 +103,11 @@ impl Engine<'_> {
             corrupt = true;
         } else if loss.ber > 0.0 {
             let p_loss = -((8 * wire) as f64 * (-loss.ber).ln_1p()).exp_m1();
+            if self.rngs[pi].next_f64() < p_loss {
+                corrupt = true;
+            }
+        } else if let Some((fec, ln_ok)) = loss.fec {
+            let p_loss = fec.frame_loss_given(ln_ok, wire as u64);
             if self.rngs[pi].next_f64() < p_loss {
                 corrupt = true;
             }

@@ -1,0 +1,205 @@
+//! What fails in a planned cluster and what it costs a training job: each counted part's
+//! failures per day from its MTBF (`data/reliability/failure-rates.toml`), which of them stop
+//! the job (every GPU, server, NIC and switch failure; a failed cable or module on a NIC's
+//! link; one inside the fabric only when the fabric's local repair is slower than the transport
+//! gives up: IBA 9.7.6.1.3, a QP retries its timeout `retry_count` times), the job's mean time
+//! between interruptions, the checkpoint interval that maximises its effective training time
+//! ratio and that ratio (`ettr`).
+
+use fabricsim_core::topology::{Medium, Topology};
+use fabricsim_input::catalog::{CableShape, Catalog};
+use fabricsim_input::failure_rates::{self, DeviceKind, FailureRates, JobCosts};
+use fabricsim_input::scenario::Design;
+
+use super::bom::{Bom, Category};
+use super::ettr::{self, Checkpointing};
+use super::media::{Media, MediumDef};
+
+/// One kind of counted part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    pub name: String,
+    /// Whether its failure belongs to the network (NIC, switch, cable, module).
+    pub network: bool,
+    pub count: u64,
+    pub mtbf_hours: f64,
+    pub failures_per_day: f64,
+    /// Of those, the failures that stop the job.
+    pub interruptions_per_day: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reliability {
+    pub parts: Vec<Part>,
+    pub interruptions_per_day: f64,
+    /// The share of interruptions the network causes.
+    pub network_share: f64,
+    /// Link down/up events without a replacement, per day (they stop no job: the transport
+    /// retries through a flap shorter than its timeout).
+    pub flaps_per_day: f64,
+    /// Whether a failed link inside the fabric is routed around before the transport gives up.
+    pub fabric_links_rerouted: bool,
+    pub job: JobCosts,
+    /// Mean time between the job's interruptions, hours.
+    pub job_mtbf_hours: f64,
+    /// Daly's optimum checkpoint interval and the ETTR at it.
+    pub checkpoint: Checkpointing,
+    pub ettr: f64,
+}
+
+/// The reliability of the plan `(t, media, bom)` of design `d`.
+pub fn of(d: &Design, t: &Topology, c: &Catalog, media: &Media, bom: &Bom) -> Reliability {
+    let rates = failure_rates::table().expect("the shipped failure-rate table parses (its tests)");
+    of_with(&rates, d, t, c, media, bom)
+}
+
+/// As [`of`] with the failure rates `r`.
+pub fn of_with(
+    r: &FailureRates,
+    d: &Design,
+    t: &Topology,
+    c: &Catalog,
+    media: &Media,
+    bom: &Bom,
+) -> Reliability {
+    // The transport's patience: the ACK timeout and its retries (`SimParams`' NCCL defaults, one for every family).
+    let p = fabricsim_mech::params::SimParams::roce();
+    let gives_up = p.ack_timeout() * (p.retry_count as u64 + 1);
+    let fabric_links_rerouted = d
+        .profile
+        .reroute
+        .as_ref()
+        .is_some_and(|x| fabricsim_core::units::Time::from_us(x.local_repair_us) < gives_up);
+    let per_day = |count: u64, mtbf: f64| count as f64 * 24.0 / mtbf;
+    let mut parts = Vec::new();
+    let device = |name: &str, network, count: u64, kind| {
+        let mtbf = r.device(kind);
+        let f = per_day(count, mtbf);
+        Part {
+            name: name.into(),
+            network,
+            count,
+            mtbf_hours: mtbf,
+            failures_per_day: f,
+            interruptions_per_day: f,
+        }
+    };
+    parts.push(device("GPU", false, d.spec.gpus as u64, DeviceKind::Gpu));
+    parts.push(device(
+        "server",
+        false,
+        t.servers as u64,
+        DeviceKind::Server,
+    ));
+    parts.push(device(
+        "NIC",
+        true,
+        bom.total(Category::Nic).0,
+        DeviceKind::Nic,
+    ));
+    parts.push(device(
+        "switch",
+        true,
+        bom.total(Category::Switch).0,
+        DeviceKind::Switch,
+    ));
+    // Each catalog item's share of the links that stop the job when it fails: a cable or
+    // module serving k links is 1/k of each (twin and split cables 2, modules their ports at
+    // the rate, as `bom::count` counts them).
+    let gbps = t
+        .links
+        .first()
+        .map(|l| (l.rate.bps() / 1_000_000_000) as u32)
+        .unwrap_or(0);
+    let mut share: Vec<(&str, f64, f64)> = Vec::new();
+    let mut linked = 0u64;
+    for l in &t.links {
+        let Medium::Catalog(def) = l.medium else {
+            continue;
+        };
+        linked += 1;
+        let stops = l.tier == 1 || !fabric_links_rerouted;
+        match &media.defs[def as usize] {
+            MediumDef::Cable { cable, shape, .. } => {
+                let k = if *shape == CableShape::Straight {
+                    1.0
+                } else {
+                    0.5
+                };
+                add(&mut share, &c.cables[*cable].id, k, stops);
+            }
+            MediumDef::Optics { lower, upper, .. } => {
+                for m in [*lower, *upper] {
+                    let x = &c.transceivers[m];
+                    add(
+                        &mut share,
+                        &x.id,
+                        1.0 / x.ports_at(gbps).unwrap_or(1) as f64,
+                        stops,
+                    );
+                }
+            }
+        }
+    }
+    for line in bom
+        .lines
+        .iter()
+        .filter(|l| matches!(l.category, Category::Transceiver | Category::Cable))
+    {
+        let Some(mtbf) = line.class.and_then(|class| r.medium(class)) else {
+            continue;
+        };
+        let f = per_day(line.count, mtbf);
+        let stops = share
+            .iter()
+            .find(|x| x.0 == line.id)
+            .map_or(0.0, |x| x.2 / x.1);
+        parts.push(Part {
+            name: line.id.clone(),
+            network: true,
+            count: line.count,
+            mtbf_hours: mtbf,
+            failures_per_day: f,
+            interruptions_per_day: f * stops,
+        });
+    }
+    let interruptions_per_day: f64 = parts.iter().map(|x| x.interruptions_per_day).sum();
+    let network: f64 = parts
+        .iter()
+        .filter(|x| x.network)
+        .map(|x| x.interruptions_per_day)
+        .sum();
+    let job_mtbf_hours = 24.0 / interruptions_per_day;
+    let mtbf_s = job_mtbf_hours * 3600.0;
+    let checkpoint = Checkpointing {
+        interval_s: ettr::daly_interval_s(r.job.checkpoint_s, mtbf_s),
+        write_s: r.job.checkpoint_s,
+        recovery_s: r.job.recovery_s(),
+    };
+    Reliability {
+        parts,
+        interruptions_per_day,
+        network_share: network / interruptions_per_day,
+        flaps_per_day: linked as f64 * r.flaps.per_link_day,
+        fabric_links_rerouted,
+        job: r.job.clone(),
+        job_mtbf_hours,
+        ettr: checkpoint.ettr(mtbf_s),
+        checkpoint,
+    }
+}
+
+/// Adds `k` of a unit of item `id` to its links, and to those that stop the job if `stops`.
+fn add<'a>(share: &mut Vec<(&'a str, f64, f64)>, id: &'a str, k: f64, stops: bool) {
+    let i = share.iter().position(|x| x.0 == id).unwrap_or_else(|| {
+        share.push((id, 0.0, 0.0));
+        share.len() - 1
+    });
+    share[i].1 += k;
+    if stops {
+        share[i].2 += k;
+    }
+}
+
+#[cfg(test)]
+mod tests;

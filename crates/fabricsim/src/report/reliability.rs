@@ -1,0 +1,129 @@
+//! The plan's reliability section (`plan::reliability`): failures and interruptions per day by
+//! part, the job's mean time between interruptions, Daly's checkpoint interval and the ETTR.
+
+use serde_json::{Value, json};
+use std::fmt::Write;
+
+use crate::plan::reliability::Reliability;
+
+fn sig(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(3 - x.abs().log10().ceil() as i32);
+    (x * scale).round() / scale
+}
+
+pub fn json(r: &Reliability) -> Value {
+    let parts: Vec<Value> = r
+        .parts
+        .iter()
+        .map(|x| {
+            json!({
+                "part": x.name,
+                "network": x.network,
+                "count": x.count,
+                "mtbf_hours": x.mtbf_hours,
+                "failures_per_day": sig(x.failures_per_day),
+                "interruptions_per_day": sig(x.interruptions_per_day),
+            })
+        })
+        .collect();
+    json!({
+        "parts": parts,
+        "interruptions_per_day": sig(r.interruptions_per_day),
+        "network_share_pct": sig(100.0 * r.network_share),
+        "fabric_links_rerouted": r.fabric_links_rerouted,
+        "link_flaps_per_day": sig(r.flaps_per_day),
+        "job_mtbf_hours": sig(r.job_mtbf_hours),
+        "recovery_s": r.checkpoint.recovery_s,
+        "checkpoint_write_s": r.checkpoint.write_s,
+        "checkpoint_interval_s": sig(r.checkpoint.interval_s),
+        "ettr": sig(r.ettr),
+    })
+}
+
+pub fn text(r: &Reliability, w: &mut String) {
+    let _ = writeln!(
+        w,
+        "\nReliability (data/reliability/failure-rates.toml; constant failure rates)"
+    );
+    let _ = writeln!(
+        w,
+        "  {:<26} {:>9} {:>12} {:>13} {:>15}",
+        "part", "count", "MTBF h", "failures/day", "interrupts/day"
+    );
+    for x in &r.parts {
+        let _ = writeln!(
+            w,
+            "  {:<26} {:>9} {:>12.0} {:>13.3} {:>15.3}",
+            x.name, x.count, x.mtbf_hours, x.failures_per_day, x.interruptions_per_day
+        );
+    }
+    let _ = writeln!(
+        w,
+        "  job interruptions {:.2}/day (network {:.1}%), one every {:.2} h; link flaps {:.3}/day{}",
+        r.interruptions_per_day,
+        100.0 * r.network_share,
+        r.job_mtbf_hours,
+        r.flaps_per_day,
+        if r.fabric_links_rerouted {
+            "; fabric links rerouted by local repair, NIC links stop the job"
+        } else {
+            "; every failed link stops the job (no local repair within the transport timeout)"
+        }
+    );
+    let _ = writeln!(
+        w,
+        "  checkpoint every {:.0} s (Daly 2006; write {:.0} s, recovery {:.0} s): ETTR {:.3}",
+        r.checkpoint.interval_s, r.checkpoint.write_s, r.checkpoint.recovery_s, r.ettr
+    );
+}
+
+/// `compare`'s reliability rows, one cell per fabric: interruptions (the network's share),
+/// the job's MTBF, Daly's interval, ETTR, and MFU and cost per token with the interruptions.
+pub fn compare_rows(c: &crate::compare::model::Comparison) -> Vec<(String, Vec<String>)> {
+    let per = |g: &dyn Fn(&Reliability) -> String| -> Vec<String> {
+        c.fabrics.iter().map(|f| g(&f.plan.reliability)).collect()
+    };
+    let delivered = |g: &dyn Fn(&crate::compare::model::Delivered, f64) -> String| -> Vec<String> {
+        c.fabrics
+            .iter()
+            .map(|f| {
+                f.delivered
+                    .as_ref()
+                    .map(|d| g(d, f.plan.reliability.ettr))
+                    .unwrap_or_else(|| "-".into())
+            })
+            .collect()
+    };
+    vec![
+        (
+            "interruptions per day (network)".into(),
+            per(&|r| {
+                format!(
+                    "{:.2} ({:.1}%)",
+                    r.interruptions_per_day,
+                    100.0 * r.network_share
+                )
+            }),
+        ),
+        (
+            "job MTBF (h)".into(),
+            per(&|r| format!("{:.1}", r.job_mtbf_hours)),
+        ),
+        (
+            "checkpoint interval (s)".into(),
+            per(&|r| format!("{:.0}", r.checkpoint.interval_s)),
+        ),
+        ("ETTR".into(), per(&|r| format!("{:.3}", r.ettr))),
+        (
+            "MFU x ETTR".into(),
+            delivered(&|d, e| super::compare::percent(&d.mfu.scaled(e), 1)),
+        ),
+        (
+            "USD per million tokens, with interruptions".into(),
+            delivered(&|d, e| d.usd_per_million_tokens.scaled(1.0 / e).text(3)),
+        ),
+    ]
+}
