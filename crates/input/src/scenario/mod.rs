@@ -10,6 +10,7 @@ pub mod compat;
 pub mod cost;
 pub mod fabric;
 pub mod flags;
+pub mod jobs;
 pub mod layout;
 pub mod nccl;
 pub mod resolve;
@@ -77,6 +78,9 @@ pub struct ScenarioFile {
     /// NCCL's channels and QPs (`scenario::nccl`).
     #[serde(default)]
     pub nccl: Option<nccl::NcclSection>,
+    /// `fabricsim tenants`: several jobs sharing the fabric (`scenario::jobs`).
+    #[serde(default)]
+    pub jobs: Vec<jobs::JobSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).

@@ -15,6 +15,7 @@ use super::schedule;
 use crate::workload::placement::Placement;
 use fabricsim_core::error::InputError;
 use fabricsim_input::catalog::Gpu;
+use fabricsim_input::scenario::train::TrainSection;
 use fabricsim_input::scenario::{Design, Scenario};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,24 +144,61 @@ pub struct TrainConfig {
     pub par: Parallelism,
 }
 
-/// An error about `[train] field`: against the flag that set it, or else the file; a value
-/// set by neither (a default, or the model preset's) says how to set it.
-fn train_error(
-    s: &Scenario,
-    field: &str,
-    value: impl fmt::Display,
-    problem: impl fmt::Display,
-    allowed: impl Into<String>,
-) -> InputError {
-    let key = format!("train.{field}");
-    let mut e = s.error(&key, value, problem, allowed);
-    if !s.flags.contains_key(&key) && s.source.locate_key(&key).is_none() {
-        e.problem += &format!(
-            " (a default or the model preset's value: set [train] {field} or --{})",
-            field.replace('_', "-")
-        );
+/// Where a training job's keys are: `[train]` (with `cluster.gpus` its GPU count), or a
+/// `[[jobs]]` entry's `[jobs.train]` (with the entry's `gpus`).
+pub struct Keys<'a> {
+    pub s: &'a Scenario,
+    /// The table of the job's keys: `train`, `jobs[1].train`.
+    pub section: String,
+    /// The key of its GPU count: `cluster.gpus`, `jobs[1].gpus`.
+    pub gpus: String,
+}
+
+impl<'a> Keys<'a> {
+    /// The scenario's `[train]` section.
+    pub fn train(s: &'a Scenario) -> Keys<'a> {
+        Keys {
+            s,
+            section: "train".into(),
+            gpus: "cluster.gpus".into(),
+        }
     }
-    e
+
+    /// The dotted key of `field` of the job.
+    pub fn key(&self, field: &str) -> String {
+        format!("{}.{field}", self.section)
+    }
+
+    /// An error about `field`: against the flag that set it, or else the file; a value set by
+    /// neither (a default, or the model preset's) says how to set it.
+    fn error(
+        &self,
+        field: &str,
+        value: impl fmt::Display,
+        problem: impl fmt::Display,
+        allowed: impl Into<String>,
+    ) -> InputError {
+        let key = self.key(field);
+        let s = self.s;
+        let mut e = s.error(&key, value, problem, allowed);
+        // Written in the file: located on a `key =` line (an indexed key not written is
+        // located on its entry's header).
+        let written = s
+            .source
+            .locate_key(&key)
+            .and_then(|l| s.source.text.lines().nth(l - 1))
+            .is_some_and(|t| t.contains('='));
+        if !s.flags.contains_key(&key) && !written {
+            e.problem += &match self.section.as_str() {
+                "train" => format!(
+                    " (a default or the model preset's value: set [train] {field} or --{})",
+                    field.replace('_', "-")
+                ),
+                section => format!(" (a default or the model preset's value: set {section}.{field})"),
+            };
+        }
+        e
+    }
 }
 
 /// Megatron's default gradient bucket: max(40M, 1M * dp) parameters (DistributedDataParallel
@@ -178,9 +216,23 @@ impl TrainConfig {
         place: Placement,
     ) -> Result<TrainConfig, InputError> {
         let t = s.file.train.clone().unwrap_or_default();
+        let gpus = design.spec.gpus as u64;
+        TrainConfig::resolve_section(&Keys::train(s), &t, gpus, design, place)
+    }
+
+    /// Resolves the training job `t` of `gpus` GPUs whose keys are where `k` says (`[train]` or
+    /// a `[[jobs]]` entry) on the cluster of `design`, its GPUs where `place` says.
+    pub fn resolve_section(
+        k: &Keys,
+        t: &TrainSection,
+        gpus: u64,
+        design: &Design,
+        place: Placement,
+    ) -> Result<TrainConfig, InputError> {
+        let s = k.s;
         let mut model = match &t.model {
             Some(id) => ModelSpec::preset("", id)
-                .map_err(|e| s.error("train.model", id, e.problem, e.allowed))?,
+                .map_err(|e| s.error(&k.key("model"), id, e.problem, e.allowed))?,
             None => ModelSpec {
                 id: "custom".into(),
                 name: "custom model".into(),
@@ -207,7 +259,7 @@ impl TrainConfig {
                     Some(v) => model.$f = v,
                     None if custom => {
                         return Err(s.error(
-                            concat!("train.", stringify!($f)),
+                            &k.key(stringify!($f)),
                             "(missing)",
                             "a custom model needs this key (or a preset: [train] model, --model)",
                             "a positive integer",
@@ -241,7 +293,6 @@ impl TrainConfig {
         model_key!(top_k);
         model_key!(shared_ffn);
         model_key!(swiglu);
-        let gpus = design.spec.gpus as u64;
         let (tp, pp, ep, cp) = (
             t.tp.unwrap_or(1),
             t.pp.unwrap_or(1),
@@ -254,8 +305,7 @@ impl TrainConfig {
             Some("none") => Recompute::None,
             Some("full") => Recompute::Full,
             Some(other) => {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "recompute",
                     other,
                     "unknown recomputation",
@@ -268,8 +318,7 @@ impl TrainConfig {
             None | Some("bf16") => Precision::Bf16,
             Some("fp8") if design.gpu.fp8_tflops.is_some() => Precision::Fp8,
             Some("fp8") => {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "precision",
                     "fp8",
                     format!("the {} has no FP8 peak in the catalog", design.gpu.id),
@@ -277,8 +326,7 @@ impl TrainConfig {
                 ));
             }
             Some(other) => {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "precision",
                     other,
                     "unknown precision",
@@ -304,8 +352,7 @@ impl TrainConfig {
             ("top_k", model.top_k),
         ] {
             if v == 0 {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     f,
                     v,
                     "must be positive",
@@ -316,8 +363,7 @@ impl TrainConfig {
         let inner = tp * pp * cp;
         let dp = match t.dp {
             Some(dp) if dp == 0 || inner * dp != gpus => {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "dp",
                     dp,
                     format!(
@@ -338,7 +384,7 @@ impl TrainConfig {
             None if gpus.is_multiple_of(inner) => gpus / inner,
             None => {
                 return Err(s.error(
-                    "cluster.gpus",
+                    &k.gpus,
                     gpus,
                     format!("not a multiple of tp*pp*cp = {inner}"),
                     format!("a multiple of {inner}"),
@@ -348,8 +394,7 @@ impl TrainConfig {
         let dp_bucket_bytes = match t.dp_bucket_mb {
             Some(mb) if mb.is_finite() && mb > 0.0 => (mb * 1e6) as u64,
             Some(mb) => {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "dp_bucket_mb",
                     mb,
                     "must be positive",
@@ -361,8 +406,7 @@ impl TrainConfig {
         let stage_layers = match &t.stage_layers {
             Some(v) => {
                 let bad = |problem: String| {
-                    train_error(
-                        s,
+                    k.error(
                         "stage_layers",
                         list(v),
                         problem,
@@ -388,8 +432,7 @@ impl TrainConfig {
                 v.clone()
             }
             None => balanced_stages(model.layers, pp).ok_or_else(|| {
-                train_error(
-                    s,
+                k.error(
                     "pp",
                     pp,
                     format!(
@@ -422,7 +465,7 @@ impl TrainConfig {
             },
             model,
         };
-        cfg.validate(s)?;
+        cfg.validate(k)?;
         Ok(cfg)
     }
 
@@ -479,12 +522,11 @@ impl TrainConfig {
         }
     }
 
-    fn validate(&self, s: &Scenario) -> Result<(), InputError> {
+    fn validate(&self, k: &Keys) -> Result<(), InputError> {
         let (m, p) = (&self.model, &self.par);
         let div = |field: &str, v: u64, by: u64, what: &str| {
             if !v.is_multiple_of(by) {
-                Err(train_error(
-                    s,
+                Err(k.error(
                     field,
                     v,
                     format!("not divisible by {what} = {by}"),
@@ -495,8 +537,7 @@ impl TrainConfig {
             }
         };
         if p.zero > 3 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "zero",
                 p.zero,
                 "no such ZeRO stage",
@@ -504,8 +545,7 @@ impl TrainConfig {
             ));
         }
         if m.heads % p.tp != 0 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "tp",
                 p.tp,
                 format!(
@@ -516,8 +556,7 @@ impl TrainConfig {
             ));
         }
         if m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "tp",
                 p.tp,
                 format!(
@@ -528,8 +567,7 @@ impl TrainConfig {
             ));
         }
         if m.heads % m.kv_heads != 0 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "kv_heads",
                 m.kv_heads,
                 format!("{} query heads do not form equal groups", m.heads),
@@ -540,8 +578,7 @@ impl TrainConfig {
         div("seq", m.seq, p.cp, "cp")?;
         let per_step = p.dp * p.micro_batch;
         if m.global_batch % per_step != 0 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "global_batch",
                 m.global_batch,
                 format!(
@@ -554,8 +591,7 @@ impl TrainConfig {
         if p.vp > 1 {
             let mbs = p.micro_batches(m.global_batch);
             if p.pp < 2 {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "vp",
                     p.vp,
                     "interleaving needs a pipeline (pp = 1)",
@@ -563,8 +599,7 @@ impl TrainConfig {
                 ));
             }
             if !mbs.is_multiple_of(p.pp) {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "vp",
                     p.vp,
                     format!(
@@ -583,8 +618,7 @@ impl TrainConfig {
                 // last: embedding or output projection only).
                 let ends = u64::from(st == 0 || st == last);
                 if l + ends < p.vp {
-                    return Err(train_error(
-                        s,
+                    return Err(k.error(
                         "vp",
                         p.vp,
                         format!(
@@ -599,8 +633,7 @@ impl TrainConfig {
         if m.is_moe() {
             div("experts", m.experts, p.ep, "ep")?;
             if m.top_k > m.experts {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "top_k",
                     m.top_k,
                     format!("more than the {} experts", m.experts),
@@ -608,8 +641,7 @@ impl TrainConfig {
                 ));
             }
             if p.dp % p.ep != 0 {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "ep",
                     p.ep,
                     format!(
@@ -620,16 +652,14 @@ impl TrainConfig {
                 ));
             }
         } else if p.ep > 1 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "ep",
                 p.ep,
                 format!("{} is a dense model (no experts)", m.id),
                 "1 for dense models",
             ));
         } else if m.top_k != 1 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "top_k",
                 m.top_k,
                 "a dense model routes each token to its one MLP",
@@ -638,7 +668,7 @@ impl TrainConfig {
         }
         let mem = memory::per_gpu(self);
         if mem.total_gb > mem.hbm_gb {
-            return Err(s.error(
+            return Err(k.s.error(
                 "cluster.gpu",
                 &self.gpu.id,
                 format!(
