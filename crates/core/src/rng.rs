@@ -69,6 +69,9 @@ streams! {
     TailLoss = 0x7a11_1055,
     /// Packet engine: a sender NIC's random spray entropies (`mech::route::spray`); id: the host.
     Spray = 0x5_9a7,
+    /// Tenants: the free servers a `random` placement draws (`workload::tenants::placement`);
+    /// id: the job's index.
+    Placement = 0x91ace,
 }
 
 /// xoshiro256++ generator.

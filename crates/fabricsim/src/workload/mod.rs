@@ -24,5 +24,6 @@ pub mod run_engine;
 pub mod seeds;
 pub mod sweep;
 pub mod table;
+pub mod tenants;
 pub mod train;
 pub mod train_engine;
