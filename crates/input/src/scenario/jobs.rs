@@ -23,6 +23,23 @@
 //! ```
 //!
 //! The jobs take disjoint servers, in the order written; the servers no job takes stay idle.
+//!
+//! Storage (`[storage]`, read by `workload::tenants::storage`): a training job's
+//! `[jobs.storage]` loads `data_per_gpu` bytes per GPU per step from the storage servers and,
+//! with `checkpoint_every`, writes its model state to them (the simulated step is a
+//! checkpoint step):
+//!
+//! ```toml
+//! [storage]
+//! servers = 1                # the cluster's last servers serve storage (no job takes them)
+//! nics = 8                   # NIC ports each serves on (default [cluster] nics_per_node)
+//! fabric = "shared"          # on the jobs' fabric, or "separate" (its own network)
+//! [[jobs]]
+//! ...
+//! [jobs.storage]
+//! data_per_gpu = "8MB"
+//! checkpoint_every = 100     # steps
+//! ```
 
 use serde::Deserialize;
 
@@ -42,6 +59,44 @@ pub struct JobSection {
     pub class: Option<i64>,
     pub train: Option<TrainSection>,
     pub collective: Option<CollectiveSection>,
+    pub storage: Option<JobStorageSection>,
+}
+
+/// `[jobs.storage]`: a training job's traffic to and from the storage servers.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JobStorageSection {
+    pub data_per_gpu: Option<SizeValue>,
+    pub checkpoint_every: Option<i64>,
+}
+
+/// `[storage]`: the storage servers.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StorageSection {
+    pub servers: Option<i64>,
+    pub nics: Option<i64>,
+    pub fabric: Option<String>,
+}
+
+/// The storage servers, checked against nothing but themselves (the driver checks them
+/// against the cluster).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StorageTier {
+    pub servers: u32,
+    /// Ports each serves on; `None`: every NIC of the server.
+    pub nics: Option<u32>,
+    /// On a network of its own: no message of it on the jobs' fabric.
+    pub separate: bool,
+}
+
+/// A training job's storage traffic, checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobStorage {
+    /// Bytes each GPU loads per step.
+    pub data_per_gpu: u64,
+    /// Steps between checkpoints; `None`: no checkpoint.
+    pub checkpoint_every: Option<u64>,
 }
 
 /// `[jobs.collective]`: `iterations` runs of one collective, each after the last.
@@ -127,6 +182,7 @@ pub struct Job {
     pub placement: PlacementPolicy,
     pub class: Option<u8>,
     pub work: JobWork,
+    pub storage: Option<JobStorage>,
 }
 
 impl Job {
@@ -144,6 +200,49 @@ pub fn key(index: usize, field: &str) -> String {
 
 /// Most iterations of a collective loop (each one is a full collective in the DAG).
 pub const MAX_ITERATIONS: i64 = 10_000;
+
+/// The scenario's `[storage]`, checked; `None` when it has none.
+pub fn storage(s: &Scenario) -> Result<Option<StorageTier>, InputError> {
+    let Some(st) = &s.file.storage else {
+        return Ok(None);
+    };
+    let positive = |k: &str, v: i64| {
+        if v >= 1 && v <= u32::MAX as i64 {
+            Ok(v as u32)
+        } else {
+            Err(s.error(k, v, "must be positive", "an integer of 1 or more"))
+        }
+    };
+    let servers = match st.servers {
+        Some(n) => positive("storage.servers", n)?,
+        None => {
+            return Err(s.error(
+                "storage.servers",
+                "(missing)",
+                "a storage tier needs its servers",
+                "an integer of 1 or more",
+            ));
+        }
+    };
+    let nics = st.nics.map(|n| positive("storage.nics", n)).transpose()?;
+    let separate = match st.fabric.as_deref() {
+        None | Some("shared") => false,
+        Some("separate") => true,
+        Some(f) => {
+            return Err(s.error(
+                "storage.fabric",
+                format!("\"{f}\""),
+                "unknown storage fabric",
+                "shared (the jobs' fabric), separate (a network of its own)",
+            ));
+        }
+    };
+    Ok(Some(StorageTier {
+        servers,
+        nics,
+        separate,
+    }))
+}
 
 /// The scenario's `[[jobs]]`, checked; empty when it has none.
 pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
@@ -253,6 +352,47 @@ pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
                 ));
             }
         };
+        let storage = match &j.storage {
+            None => None,
+            Some(_) if !matches!(work, JobWork::Train(_)) => {
+                return Err(err(
+                    "storage",
+                    &"[jobs.storage]",
+                    "only a training job loads data and writes checkpoints",
+                    "[jobs.storage] under a job with [jobs.train]",
+                ));
+            }
+            Some(_) if s.file.storage.is_none() => {
+                return Err(err(
+                    "storage",
+                    &"[jobs.storage]",
+                    "the scenario has no storage servers",
+                    "a [storage] section (servers, nics, fabric)",
+                ));
+            }
+            Some(st) => {
+                let data_per_gpu = match &st.data_per_gpu {
+                    Some(v) => v.bytes(&s.source, &key(i, "storage.data_per_gpu"))?,
+                    None => 0,
+                };
+                let checkpoint_every = match st.checkpoint_every {
+                    None => None,
+                    Some(n) if n >= 1 => Some(n as u64),
+                    Some(n) => {
+                        return Err(err(
+                            "storage.checkpoint_every",
+                            &n,
+                            "must be positive",
+                            "steps between checkpoints, 1 or more (leave it out for none)",
+                        ));
+                    }
+                };
+                Some(JobStorage {
+                    data_per_gpu,
+                    checkpoint_every,
+                })
+            }
+        };
         jobs.push(Job {
             index: i,
             name: j.name.clone().unwrap_or_else(|| format!("job{i}")),
@@ -260,6 +400,7 @@ pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
             placement,
             class,
             work,
+            storage,
         });
     }
     for (a, ja) in jobs.iter().enumerate() {

@@ -81,6 +81,9 @@ pub struct ScenarioFile {
     /// `fabricsim tenants`: several jobs sharing the fabric (`scenario::jobs`).
     #[serde(default)]
     pub jobs: Vec<jobs::JobSection>,
+    /// Storage servers for the jobs' data loading and checkpoints (`scenario::jobs`).
+    #[serde(default)]
+    pub storage: Option<jobs::StorageSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).

@@ -14,14 +14,16 @@ pub struct Merged {
     pub ranges: Vec<Range<u32>>,
 }
 
-/// `parts` (each a DAG on the shared topology's hosts and the class of its messages) merged.
-pub fn merge<'a>(parts: impl IntoIterator<Item = (&'a MessageDag, Option<u8>)>) -> Merged {
+/// `parts` merged: each a DAG on the shared topology's hosts, how many of its first messages
+/// to take (a prefix whose dependencies all lie inside it, as every message's do), and the
+/// class of its messages.
+pub fn merge<'a>(parts: impl IntoIterator<Item = (&'a MessageDag, usize, Option<u8>)>) -> Merged {
     let mut dag = MessageDag::default();
     let mut ranges = Vec::new();
-    for (part, class) in parts {
+    for (part, n, class) in parts {
         let (first, deps) = (dag.messages.len() as u32, dag.deps.len() as u32);
         dag.deps.extend(part.deps.iter().map(|d| d + first));
-        dag.messages.extend(part.messages.iter().map(|m| {
+        dag.messages.extend(part.messages[..n].iter().map(|m| {
             let mut m = m.clone();
             m.deps_start += deps;
             if class.is_some() {
@@ -51,8 +53,9 @@ mod tests {
     #[test]
     fn parts_keep_their_own_dependencies_and_take_their_class() {
         let (p, q) = (chain(0, 1), chain(2, 3));
-        let m = merge([(&p, None), (&q, Some(3))]);
+        let m = merge([(&p, 2, None), (&q, 2, Some(3))]);
         assert_eq!(m.ranges, [0..2, 2..4]);
+        assert_eq!(merge([(&p, 1, None), (&q, 2, None)]).ranges, [0..1, 1..3]);
         assert_eq!(m.dag.deps_of(1), [0]);
         assert_eq!(m.dag.deps_of(3), [2]);
         assert_eq!(m.dag.messages[3].src, HostId(3));

@@ -8,6 +8,7 @@ pub mod merge;
 pub mod placement;
 pub mod report;
 pub mod run;
+pub mod storage;
 
 use super::collective::{self, Algo, CollectiveSpec, Comm, Op, start_frontier};
 use super::run_engine::Cluster;
@@ -47,6 +48,8 @@ pub struct Tenants {
     pub tenants: Vec<Tenant>,
     /// The servers below each leaf (`placement::leaves`).
     pub leaves: Vec<Vec<u32>>,
+    /// The storage servers (`[storage]`), which no job takes.
+    pub tier: Option<storage::Tier>,
     pub eff: Efficiency,
     pub seeds: Vec<u64>,
     /// The cluster's ranks on its topology (`Placement::on_topology`).
@@ -58,6 +61,8 @@ pub struct Tenants {
 pub struct Placed {
     pub servers: Vec<Vec<u32>>,
     pub dags: Vec<MessageDag>,
+    /// Where each DAG's step ends and its storage traffic sits.
+    pub layouts: Vec<storage::Layout>,
 }
 
 /// Resolves the scenario's `[[jobs]]` on its cluster; every error names the job's key.
@@ -77,7 +82,8 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
     let leaves = placement::leaves(&cluster.topology);
     let eff = Efficiency::h200(&cluster.design.catalog);
     let seeds = super::seeds::derive(cluster.params.seed, s.engine_seeds()?);
-    let mut free = Free::new(leaves.clone());
+    let tier = storage::tier(s, &cluster)?;
+    let mut free = Free::new(free_leaves(&leaves, tier.as_ref()));
     let mut tenants = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.into_iter().enumerate() {
         if !job.gpus.is_multiple_of(gpn) {
@@ -158,10 +164,20 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
         cluster,
         tenants,
         leaves,
+        tier,
         eff,
         seeds,
         world,
     })
+}
+
+/// `leaves` without the storage servers.
+fn free_leaves(leaves: &[Vec<u32>], tier: Option<&storage::Tier>) -> Vec<Vec<u32>> {
+    let taken = tier.map_or(&[][..], |t| &t.servers[..]);
+    leaves
+        .iter()
+        .map(|l| l.iter().copied().filter(|s| !taken.contains(s)).collect())
+        .collect()
 }
 
 impl Tenants {
@@ -169,19 +185,33 @@ impl Tenants {
     /// shared topology's hosts.
     pub fn place(&self, seed: u64) -> Result<Placed, Error> {
         let gpn = self.cluster.design.spec.gpus_per_node as u64;
-        let mut free = Free::new(self.leaves.clone());
+        let mut free = Free::new(free_leaves(&self.leaves, self.tier.as_ref()));
         let mut placed = Placed {
             servers: Vec::new(),
             dags: Vec::new(),
+            layouts: Vec::new(),
         };
         for (i, t) in self.tenants.iter().enumerate() {
             let servers = free
                 .take((t.job.gpus / gpn) as usize, t.job.placement, seed, i as u64)
                 .expect("resolve placed every job on the same free servers");
             let place = job_placement(&self.world, &servers);
-            let dag = self.compile(&t.work, place)?;
+            let mut dag = self.compile(&t.work, place.clone())?;
+            let end = dag.messages.len() as u32;
+            let mut layout = storage::Layout {
+                step: end,
+                data_end: end,
+            };
+            if let (Some(st), Some(tier), Work::Train(cfg)) = (&t.job.storage, &self.tier, &t.work) {
+                let cfg = TrainConfig {
+                    place,
+                    ..(**cfg).clone()
+                };
+                layout = storage::append(&mut dag, &cfg, st, tier);
+            }
             placed.servers.push(servers);
             placed.dags.push(dag);
+            placed.layouts.push(layout);
         }
         Ok(placed)
     }

@@ -21,6 +21,9 @@ pub fn to_text(r: &TenantsResult) -> String {
         r.seeds.len(),
         r.seeds[0]
     );
+    if !r.storage.is_empty() {
+        s.push_str("# a job with [jobs.storage] runs as configured: data loading and, with checkpoint_every, its checkpoint step\n");
+    }
     s.push_str(&format!(
         "{:<12} {:<10} {:>5} {:<9} {:>5} {:>7} {:>18} {:>18} {:>16}\n",
         "job", "kind", "gpus", "placement", "class", "leaves", "alone (ms)", "together (ms)", "slowdown"
@@ -54,6 +57,34 @@ pub fn to_text(r: &TenantsResult) -> String {
             }
             s.push('\n');
         }
+    }
+    for st in &r.storage {
+        s.push_str(&format!(
+            "\n# storage of {} ({} fabric, tier {:.1} GB/s): {:.3} GB loaded per step, {:.3} GB checkpoint{}\n",
+            st.job,
+            st.fabric,
+            st.tier_gbps,
+            st.data_bytes_per_step as f64 / 1e9,
+            st.checkpoint_bytes as f64 / 1e9,
+            st.checkpoint_every
+                .map_or(String::new(), |n| format!(" every {n} steps"))
+        ));
+        s.push_str(&format!(
+            "  step alone {} ms; with data loading {} ms; checkpoint step {} ms; checkpoint written at {} ms{}\n",
+            ms(&st.step_s),
+            ms(&st.with_data_s),
+            ms(&st.checkpoint_step_s),
+            ms(&st.checkpoint_write_s),
+            if st.write_outlasts_step {
+                " (after the step: later steps are slowed too, not simulated)"
+            } else {
+                ""
+            }
+        ));
+        s.push_str(&format!(
+            "  mean step over a checkpoint interval / step alone: {}\n",
+            st.amortized_slowdown.text(3)
+        ));
     }
     s
 }
