@@ -195,3 +195,22 @@ fn bad_jobs_exit_2_naming_the_file_line_and_key() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("badtrain.toml:") && err.contains("jobs[0].train.recompute"), "{err}");
 }
+
+/// Three jobs: a and b spread over leaves 0 and 1 (sharing their 2:1 uplinks, as above), c
+/// packed on leaf 2. The pair runs fill the matrix: a with b is the halved share (~2), a with
+/// c and c with either is exactly 1 (no link in common).
+#[test]
+fn the_slowdown_matrix_of_three_jobs_comes_from_the_pair_runs() {
+    let mut s = two_loops("2:1", 2, "spread", "16MB");
+    s += "\n[[jobs]]\nname = \"c\"\ngpus = 2\nplacement = \"packed\"\n[jobs.collective]\n\
+          op = \"all_reduce\"\nbytes = \"16MB\"\niterations = 2\n";
+    let f = support::write("three.toml", &s);
+    let v = run_json(&f, "flow");
+    assert_eq!(v["jobs"][2]["servers"], serde_json::json!([4, 5]));
+    let m = |i: usize, j: usize| v["matrix"][i][j]["mean"].as_f64().unwrap();
+    assert!((1.97..=2.01).contains(&m(0, 1)) && (1.97..=2.01).contains(&m(1, 0)));
+    for (i, j) in [(0, 2), (1, 2), (2, 0), (2, 1)] {
+        assert!((m(i, j) - 1.0).abs() < 1e-9, "{i} with {j}: {}", m(i, j));
+    }
+    assert_eq!(v["jobs"][0]["slowdown"]["mean"].as_f64().unwrap(), m(0, 1));
+}
