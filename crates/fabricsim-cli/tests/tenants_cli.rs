@@ -214,3 +214,29 @@ fn the_slowdown_matrix_of_three_jobs_comes_from_the_pair_runs() {
     }
     assert_eq!(v["jobs"][0]["slowdown"]["mean"].as_f64().unwrap(), m(0, 1));
 }
+
+/// `compare` on a scenario with `[[jobs]]` adds the per-job slowdown section to its text, JSON
+/// and HTML reports, with the figures `tenants` gives on the same fabric.
+#[test]
+fn compare_reports_each_jobs_slowdown_per_fabric() {
+    let s = two_loops("2:1", 2, "spread", "16MB").replacen(
+        "\n[[jobs]]",
+        "\n[train]\nlayers = 4\nhidden = 1024\nffn = 4096\nheads = 8\nvocab = 32000\nseq = 1024\n\
+         global_batch = 16\n[compare]\nfabric_runs = false\nclaims = \"off\"\nseeds = 1\n\
+         fabrics = [ { profile = \"ib-ndr\" } ]\n\n[[jobs]]",
+        1,
+    );
+    let f = support::write("compare-tenants.toml", &s);
+    let html = support::tmp("compare-tenants.html").display().to_string();
+    let v = support::json_ok(&["compare", &f, "--format", "json", "--html", &html]);
+    let t = &v["tenants"][0];
+    assert_eq!(t["fabric"], "ib-ndr");
+    let alone = run_json(&f, "auto");
+    assert_eq!(t["jobs"], alone["jobs"]);
+    let s0 = t["jobs"][0]["slowdown"]["mean"].as_f64().unwrap();
+    assert!((1.97..=2.01).contains(&s0), "{s0}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"tenants\">"), "no tenants section");
+    let text = support::stdout_ok(&["compare", &f]);
+    assert!(text.contains("Tenants ([[jobs]] on each fabric"), "{text}");
+}
