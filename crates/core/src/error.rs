@@ -58,7 +58,10 @@ impl Source {
                 if current == dotted {
                     return Some(i + 1);
                 }
-                if indexed && header.is_none() && (current == table || table.starts_with(&format!("{current}."))) {
+                if indexed
+                    && header.is_none()
+                    && (current == table || table.starts_with(&format!("{current}.")))
+                {
                     header = Some(i + 1);
                 }
                 continue;
@@ -133,7 +136,9 @@ fn indexed_name(name: &str, arrays: &[(String, usize)]) -> String {
         .iter()
         .filter(|(a, _)| name == a || name.starts_with(&format!("{a}.")))
         .max_by_key(|(a, _)| a.len())
-        .map_or(name.to_string(), |(a, k)| format!("{a}[{k}]{}", &name[a.len()..]))
+        .map_or(name.to_string(), |(a, k)| {
+            format!("{a}[{k}]{}", &name[a.len()..])
+        })
 }
 
 /// `key` inside `table` as a dotted key ("cluster" + "gpus" -> "cluster.gpus").

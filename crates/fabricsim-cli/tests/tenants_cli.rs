@@ -138,8 +138,19 @@ fn a_training_job_beside_a_loop_with_storage_is_deterministic_in_every_format() 
           [jobs.collective]\nop = \"all_reduce\"\nbytes = \"8MB\"\n";
     let f = support::write("mixed.toml", &s);
     for format in ["text", "json", "csv"] {
-        let args = ["tenants", f.as_str(), "--engine", "flow", "--format", format];
-        assert_eq!(support::stdout_ok(&args), support::stdout_ok(&args), "{format}");
+        let args = [
+            "tenants",
+            f.as_str(),
+            "--engine",
+            "flow",
+            "--format",
+            format,
+        ];
+        assert_eq!(
+            support::stdout_ok(&args),
+            support::stdout_ok(&args),
+            "{format}"
+        );
     }
     let v = run_json(&f, "flow");
     assert_eq!(v["seeds"].as_array().unwrap().len(), 2);
@@ -149,15 +160,24 @@ fn a_training_job_beside_a_loop_with_storage_is_deterministic_in_every_format() 
     // 14 B of state per parameter, the model written once: within 1% of 14 x its parameters
     // (the layer norms are the rest)
     // (the embedding and output tables are held by the first and last stage).
-    let params = 4.0 * (4.0 * 1024.0 * 1024.0 + 2.0 * 1024.0 * 4096.0 * 1.5) + 2.0 * 32000.0 * 1024.0;
+    let params =
+        4.0 * (4.0 * 1024.0 * 1024.0 + 2.0 * 1024.0 * 4096.0 * 1.5) + 2.0 * 32000.0 * 1024.0;
     let ckpt = st["checkpoint_bytes"].as_f64().unwrap();
-    assert!((ckpt / (14.0 * params) - 1.0).abs() < 0.01, "{ckpt} vs {params} parameters");
+    assert!(
+        (ckpt / (14.0 * params) - 1.0).abs() < 0.01,
+        "{ckpt} vs {params} parameters"
+    );
     // The checkpoint leaves through the storage server's one 400G port: at least bytes/rate.
     let write = st["checkpoint_write_s"]["mean"].as_f64().unwrap();
     assert!(write >= ckpt / 50e9, "{write}");
-    assert!(st["checkpoint_step_s"]["mean"].as_f64().unwrap() >= st["step_s"]["mean"].as_f64().unwrap());
+    assert!(
+        st["checkpoint_step_s"]["mean"].as_f64().unwrap() >= st["step_s"]["mean"].as_f64().unwrap()
+    );
     // On a separate storage network nothing of it is on the fabric: the step is unchanged.
-    let sep = support::write("separate.toml", &s.replace("servers = 1\n", "servers = 1\nfabric = \"separate\"\n"));
+    let sep = support::write(
+        "separate.toml",
+        &s.replace("servers = 1\n", "servers = 1\nfabric = \"separate\"\n"),
+    );
     let v = run_json(&sep, "flow");
     let st = &v["storage"][0];
     assert_eq!(st["fabric"], "separate");
@@ -172,10 +192,26 @@ fn a_training_job_beside_a_loop_with_storage_is_deterministic_in_every_format() 
 fn bad_jobs_exit_2_naming_the_file_line_and_key() {
     let base = two_loops("1:1", 4, "packed", "4MB");
     let cases = [
-        (base.replacen("\"packed\"", "\"scattered\"", 1), "jobs[0].placement", "packed, spread, random"),
-        (base.replacen("gpus = 4", "gpus = 6", 2), "jobs[1].gpus", "left free"),
-        (base.replacen("\"all_reduce\"", "\"all_sum\"", 1), "jobs[0].collective.op", "all_reduce"),
-        (base.replace("[cluster]", "[storage]\nservers = 9\n[cluster]"), "storage.servers", "1 to 7"),
+        (
+            base.replacen("\"packed\"", "\"scattered\"", 1),
+            "jobs[0].placement",
+            "packed, spread, random",
+        ),
+        (
+            base.replacen("gpus = 4", "gpus = 6", 2),
+            "jobs[1].gpus",
+            "left free",
+        ),
+        (
+            base.replacen("\"all_reduce\"", "\"all_sum\"", 1),
+            "jobs[0].collective.op",
+            "all_reduce",
+        ),
+        (
+            base.replace("[cluster]", "[storage]\nservers = 9\n[cluster]"),
+            "storage.servers",
+            "1 to 7",
+        ),
         (cluster("1:1"), "jobs", "[[jobs]]"),
     ];
     for (i, (text, key, allowed)) in cases.iter().enumerate() {
@@ -183,17 +219,24 @@ fn bad_jobs_exit_2_naming_the_file_line_and_key() {
         let o = support::fabricsim(&["tenants", &f]);
         let err = support::stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{key}: {err}");
-        assert!(err.contains(&format!("bad{i}.toml")) && err.contains(key), "{err}");
+        assert!(
+            err.contains(&format!("bad{i}.toml")) && err.contains(key),
+            "{err}"
+        );
         assert!(err.contains(allowed), "{err}");
     }
     // A training job's [train] keys are checked as [train]'s are, against its own entry.
-    let t = cluster("1:1") + "\n[[jobs]]\ngpus = 4\n[jobs.train]\nlayers = 4\nhidden = 1024\n\
+    let t = cluster("1:1")
+        + "\n[[jobs]]\ngpus = 4\n[jobs.train]\nlayers = 4\nhidden = 1024\n\
                              ffn = 4096\nheads = 8\nvocab = 32000\nseq = 1024\nglobal_batch = 16\nrecompute = \"partial\"\n";
     let f = support::write("badtrain.toml", &t);
     let o = support::fabricsim(&["tenants", &f]);
     let err = support::stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("badtrain.toml:") && err.contains("jobs[0].train.recompute"), "{err}");
+    assert!(
+        err.contains("badtrain.toml:") && err.contains("jobs[0].train.recompute"),
+        "{err}"
+    );
 }
 
 /// Three jobs: a and b spread over leaves 0 and 1 (sharing their 2:1 uplinks, as above), c
@@ -236,7 +279,10 @@ fn compare_reports_each_jobs_slowdown_per_fabric() {
     let s0 = t["jobs"][0]["slowdown"]["mean"].as_f64().unwrap();
     assert!((1.97..=2.01).contains(&s0), "{s0}");
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("<section id=\"tenants\">"), "no tenants section");
+    assert!(
+        page.contains("<section id=\"tenants\">"),
+        "no tenants section"
+    );
     let text = support::stdout_ok(&["compare", &f]);
     assert!(text.contains("Tenants ([[jobs]] on each fabric"), "{text}");
 }

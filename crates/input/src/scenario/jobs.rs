@@ -151,7 +151,7 @@ impl PlacementPolicy {
 #[derive(Clone, Debug, PartialEq)]
 pub enum JobWork {
     /// A training step: `[train]`'s keys, resolved by the driver as `[train]` is.
-    Train(TrainSection),
+    Train(Box<TrainSection>),
     /// A collective loop; `op` and `algo` are checked by the driver (which knows the ops).
     Collective {
         op: String,
@@ -294,7 +294,7 @@ pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
             }
         };
         let work = match (&j.train, &j.collective) {
-            (Some(t), None) => JobWork::Train(t.clone()),
+            (Some(t), None) => JobWork::Train(Box::new(t.clone())),
             (None, Some(c)) => {
                 let iterations = c.iterations.unwrap_or(1);
                 if !(1..=MAX_ITERATIONS).contains(&iterations) {
@@ -305,9 +305,7 @@ pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
                         &format!("1 to {MAX_ITERATIONS}"),
                     ));
                 }
-                let bytes = c
-                    .bytes
-                    .bytes(&s.source, &key(i, "collective.bytes"))?;
+                let bytes = c.bytes.bytes(&s.source, &key(i, "collective.bytes"))?;
                 if bytes == 0 {
                     return Err(err(
                         "collective.bytes",
@@ -318,9 +316,7 @@ pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
                 }
                 let channels = match c.channels {
                     None => None,
-                    Some(n) if (1..=super::nccl::MAXCHANNELS as i64).contains(&n) => {
-                        Some(n as u32)
-                    }
+                    Some(n) if (1..=super::nccl::MAXCHANNELS as i64).contains(&n) => Some(n as u32),
                     Some(n) => {
                         return Err(err(
                             "collective.channels",
@@ -432,7 +428,10 @@ mod tests {
     fn two_jobs_read_with_their_defaults() {
         let j = jobs(TWO).unwrap();
         assert_eq!(j.len(), 2);
-        assert_eq!((j[0].name.as_str(), j[0].gpus, j[0].class), ("a", 16, Some(2)));
+        assert_eq!(
+            (j[0].name.as_str(), j[0].gpus, j[0].class),
+            ("a", 16, Some(2))
+        );
         assert_eq!(j[0].placement, PlacementPolicy::Packed);
         assert!(matches!(&j[0].work, JobWork::Train(t) if t.tp == Some(8)));
         assert_eq!(j[1].name, "job1");
@@ -468,7 +467,8 @@ mod tests {
     fn a_job_runs_exactly_one_workload_under_a_unique_name() {
         let e = jobs("[[jobs]]\ngpus = 8\n").unwrap_err();
         assert!(e.problem.contains("says nothing"), "{e}");
-        let both = "[[jobs]]\ngpus = 8\n[jobs.train]\ntp = 1\n[jobs.collective]\nop = \"x\"\nbytes = 1\n";
+        let both =
+            "[[jobs]]\ngpus = 8\n[jobs.train]\ntp = 1\n[jobs.collective]\nop = \"x\"\nbytes = 1\n";
         assert!(jobs(both).unwrap_err().problem.contains("both"));
         let twins = TWO.replace("gpus = 8\n", "name = \"a\"\ngpus = 8\n");
         let e = jobs(&twins).unwrap_err();

@@ -241,7 +241,14 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
     }
     if !c.tenants.is_empty() {
         let header: Vec<String> = [
-            "fabric", "job", "kind", "GPUs", "placement", "alone (ms)", "together (ms)", "slowdown",
+            "fabric",
+            "job",
+            "kind",
+            "GPUs",
+            "placement",
+            "alone (ms)",
+            "together (ms)",
+            "slowdown",
         ]
         .map(String::from)
         .to_vec();

@@ -95,7 +95,8 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
             ));
         }
         let left = free.count();
-        let Some(servers) = free.take((job.gpus / gpn) as usize, job.placement, seeds[0], i as u64) else {
+        let Some(servers) = free.take((job.gpus / gpn) as usize, job.placement, seeds[0], i as u64)
+        else {
             return Err(s.error(
                 &job.key("gpus"),
                 job.gpus,
@@ -104,7 +105,10 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
                     job.gpus / gpn,
                     cluster.topology.servers
                 ),
-                format!("at most {} GPUs, or a larger [cluster] gpus", left as u64 * gpn),
+                format!(
+                    "at most {} GPUs, or a larger [cluster] gpus",
+                    left as u64 * gpn
+                ),
             ));
         };
         let place = job_placement(&world, &servers);
@@ -117,7 +121,12 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
                 };
                 let cfg = TrainConfig::resolve_section(&keys, t, job.gpus, &cluster.design, place)?;
                 step_dag::check(&cfg).map_err(|e| {
-                    s.error(&job.key("train"), "", e, "a dense model with cp = 1 and zero 0-2")
+                    s.error(
+                        &job.key("train"),
+                        "",
+                        e,
+                        "a dense model with cp = 1 and zero 0-2",
+                    )
                 })?;
                 Work::Train(Box::new(cfg))
             }
@@ -145,13 +154,15 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
                     ..CollectiveSpec::with_defaults(op, *bytes, channels)
                 };
                 // The builders' own checks (ranks, algorithm, channels), named by the job's key.
-                collective::compile(&spec, &Comm::world(&place), cluster.nvlink()).map_err(|e| {
-                    let field = match e.key.trim_start_matches("--") {
-                        "gpus" => "gpus".to_string(),
-                        k => format!("collective.{k}"),
-                    };
-                    bad(&field, e)
-                })?;
+                collective::compile(&spec, &Comm::world(&place), cluster.nvlink()).map_err(
+                    |e| {
+                        let field = match e.key.trim_start_matches("--") {
+                            "gpus" => "gpus".to_string(),
+                            k => format!("collective.{k}"),
+                        };
+                        bad(&field, e)
+                    },
+                )?;
                 Work::Collective {
                     spec,
                     iterations: *iterations,
@@ -202,7 +213,8 @@ impl Tenants {
                 step: end,
                 data_end: end,
             };
-            if let (Some(st), Some(tier), Work::Train(cfg)) = (&t.job.storage, &self.tier, &t.work) {
+            if let (Some(st), Some(tier), Work::Train(cfg)) = (&t.job.storage, &self.tier, &t.work)
+            {
                 let cfg = TrainConfig {
                     place,
                     ..(**cfg).clone()

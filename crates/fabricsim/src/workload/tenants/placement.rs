@@ -116,12 +116,18 @@ mod tests {
     #[test]
     fn packed_fills_leaves_in_order_and_spread_deals_them_round_robin() {
         let mut f = free();
-        assert_eq!(f.take(6, PlacementPolicy::Packed, 1, 0).unwrap(), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(
+            f.take(6, PlacementPolicy::Packed, 1, 0).unwrap(),
+            [0, 1, 2, 3, 4, 5]
+        );
         assert_eq!(f.take(3, PlacementPolicy::Spread, 1, 1).unwrap(), [6, 7, 8]);
         assert_eq!(f.count(), 3);
         assert_eq!(f.take(4, PlacementPolicy::Packed, 1, 2), None);
         let mut g = free();
-        assert_eq!(g.take(5, PlacementPolicy::Spread, 1, 0).unwrap(), [0, 1, 4, 5, 8]);
+        assert_eq!(
+            g.take(5, PlacementPolicy::Spread, 1, 0).unwrap(),
+            [0, 1, 4, 5, 8]
+        );
     }
 
     #[test]

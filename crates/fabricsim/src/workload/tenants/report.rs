@@ -26,7 +26,15 @@ pub fn to_text(r: &TenantsResult) -> String {
     }
     s.push_str(&format!(
         "{:<12} {:<10} {:>5} {:<9} {:>5} {:>7} {:>18} {:>18} {:>16}\n",
-        "job", "kind", "gpus", "placement", "class", "leaves", "alone (ms)", "together (ms)", "slowdown"
+        "job",
+        "kind",
+        "gpus",
+        "placement",
+        "class",
+        "leaves",
+        "alone (ms)",
+        "together (ms)",
+        "slowdown"
     ));
     for j in &r.jobs {
         s.push_str(&format!(

@@ -14,13 +14,13 @@ use serde::Serialize;
 use super::merge::merge;
 use super::storage::{Layout, StorageResult, checkpoint_bytes};
 use super::{Tenants, Work};
-use fabricsim_input::scenario::jobs::JobStorage;
 use crate::error::Error;
 use crate::setup::engine_choice::{self, EngineKind};
 use crate::workload::seeds;
 use fabricsim_core::estimate::Estimate;
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::Topology;
+use fabricsim_input::scenario::jobs::JobStorage;
 use fabricsim_mech::{Faults, SimParams, Status};
 use fabricsim_packet::RunOptions;
 
@@ -164,7 +164,11 @@ pub fn run(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Option<TenantsResult>, Error> {
     let n = t.tenants.len();
-    let placed: Vec<_> = t.seeds.iter().map(|&s| t.place(s)).collect::<Result<_, _>>()?;
+    let placed: Vec<_> = t
+        .seeds
+        .iter()
+        .map(|&s| t.place(s))
+        .collect::<Result<_, _>>()?;
     let first = &placed[0];
     let first_servers = first.servers.clone();
     let all = merge(first.dags.iter().map(|d| (d, d.messages.len(), None)));
@@ -226,25 +230,36 @@ pub fn run(
                     .iter()
                     .find(|(js, _)| *js == want)
                     .expect("every run of the seed was made");
-                ts[js.iter().position(|&(j, _)| j == i).expect("the run holds job i")]
+                ts[js
+                    .iter()
+                    .position(|&(j, _)| j == i)
+                    .expect("the run holds job i")]
             })
             .collect()
     };
     let time_in = |i: usize, jobs: &[usize]| -> Vec<f64> {
-        ends_in(i, jobs, Part::Full).into_iter().map(|e| e.0).collect()
+        ends_in(i, jobs, Part::Full)
+            .into_iter()
+            .map(|e| e.0)
+            .collect()
     };
     let time_in_part = |i: usize, part: Part| -> Vec<f64> {
         ends_in(i, &[i], part).into_iter().map(|e| e.0).collect()
     };
     let mut stored = Vec::new();
     let est = |what: &str, v: &[f64]| seeds::estimate(what, v).map_err(Error::Run);
-    let ratio = |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(x, y)| x / y).collect() };
+    let ratio =
+        |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(x, y)| x / y).collect() };
     let everyone: Vec<usize> = (0..n).collect();
     let mut jobs = Vec::with_capacity(n);
     let mut matrix = vec![vec![None; n]; n];
     for (i, tn) in t.tenants.iter().enumerate() {
         let alone = time_in(i, &[i]);
-        let together = if n > 1 { time_in(i, &everyone) } else { alone.clone() };
+        let together = if n > 1 {
+            time_in(i, &everyone)
+        } else {
+            alone.clone()
+        };
         for (j, cell) in matrix[i].iter_mut().enumerate() {
             if i != j {
                 let pair = [i.min(j), i.max(j)];
@@ -267,7 +282,11 @@ pub fn run(
             let every = st.checkpoint_every.unwrap_or(1) as f64;
             let amortized: Vec<f64> = (0..t.seeds.len())
                 .map(|k| {
-                    let ck = if st.checkpoint_every.is_some() { ckpt_step[k] } else { with_data[k] };
+                    let ck = if st.checkpoint_every.is_some() {
+                        ckpt_step[k]
+                    } else {
+                        with_data[k]
+                    };
                     ((every - 1.0) * with_data[k] + ck) / every / step[k]
                 })
                 .collect();

@@ -59,7 +59,10 @@ pub fn tier(s: &Scenario, cluster: &Cluster) -> Result<Option<Tier>, InputError>
         return Err(s.error(
             "storage.servers",
             st.servers,
-            format!("the cluster has {} servers and the jobs need some", topo.servers),
+            format!(
+                "the cluster has {} servers and the jobs need some",
+                topo.servers
+            ),
             format!("1 to {}", topo.servers.saturating_sub(1).max(1)),
         ));
     }
@@ -128,7 +131,13 @@ pub fn append(dag: &mut MessageDag, cfg: &TrainConfig, st: &JobStorage, tier: &T
     for g in 0..cfg.gpus {
         if on_fabric && st.checkpoint_every.is_some() {
             let sto = tier.hosts[(g % ports) as usize];
-            push(dag, cfg.place.host(g as u32), sto, checkpoint_bytes(cfg, g), QP_CHECKPOINT);
+            push(
+                dag,
+                cfg.place.host(g as u32),
+                sto,
+                checkpoint_bytes(cfg, g),
+                QP_CHECKPOINT,
+            );
         }
     }
     Layout { step, data_end }

@@ -194,7 +194,9 @@ impl<'a> Keys<'a> {
                     " (a default or the model preset's value: set [train] {field} or --{})",
                     field.replace('_', "-")
                 ),
-                section => format!(" (a default or the model preset's value: set {section}.{field})"),
+                section => {
+                    format!(" (a default or the model preset's value: set {section}.{field})")
+                }
             };
         }
         e
@@ -326,12 +328,7 @@ impl TrainConfig {
                 ));
             }
             Some(other) => {
-                return Err(k.error(
-                    "precision",
-                    other,
-                    "unknown precision",
-                    "bf16, fp8",
-                ));
+                return Err(k.error("precision", other, "unknown precision", "bf16, fp8"));
             }
         };
         for (f, v) in [
@@ -352,12 +349,7 @@ impl TrainConfig {
             ("top_k", model.top_k),
         ] {
             if v == 0 {
-                return Err(k.error(
-                    f,
-                    v,
-                    "must be positive",
-                    "an integer of 1 or more",
-                ));
+                return Err(k.error(f, v, "must be positive", "an integer of 1 or more"));
             }
         }
         let inner = tp * pp * cp;
