@@ -30,19 +30,39 @@ impl Source {
     }
 
     /// The line (1-based) on which the TOML key `dotted` ("cluster.gpus") is written, found by
-    /// scanning table headers and `key =` lines. Arrays of tables match their first entry.
+    /// scanning table headers and `key =` lines. Arrays of tables match their first entry, or
+    /// the entry an index names (`jobs[1].gpus`, `jobs[1].train.tp`: the second `[[jobs]]`).
     pub fn locate_key(&self, dotted: &str) -> Option<usize> {
         let (table, key) = match dotted.rfind('.') {
             Some(i) => (&dotted[..i], &dotted[i + 1..]),
             None => ("", dotted),
         };
+        let indexed = dotted.contains('[');
         let mut current = String::new();
+        // Entries seen of each array of tables, in header order.
+        let mut arrays: Vec<(String, usize)> = Vec::new();
+        let mut header = None;
         for (i, raw) in self.text.lines().enumerate() {
             let line = raw.trim();
             if let Some(h) = line.strip_prefix('[') {
                 current = table_name(h);
+                if h.starts_with('[') {
+                    match arrays.iter_mut().find(|(n, _)| *n == current) {
+                        Some((_, k)) => *k += 1,
+                        None => arrays.push((current.clone(), 0)),
+                    }
+                }
+                if indexed {
+                    current = indexed_name(&current, &arrays);
+                }
                 if current == dotted {
                     return Some(i + 1);
+                }
+                if indexed
+                    && header.is_none()
+                    && (current == table || table.starts_with(&format!("{current}.")))
+                {
+                    header = Some(i + 1);
                 }
                 continue;
             }
@@ -53,7 +73,8 @@ impl Source {
                 }
             }
         }
-        None
+        // An indexed key not written: the header of its entry (a missing key, a default).
+        header
     }
 
     /// The dotted key of the `key = value` entry on a line, with its enclosing table header.
@@ -106,6 +127,18 @@ fn table_name(header: &str) -> String {
         .unwrap_or("")
         .trim()
         .to_string()
+}
+
+/// `name` with the array of tables it lies in written with its current entry's index
+/// (`jobs.train` in the second `[[jobs]]` -> `jobs[1].train`); `name` when it lies in none.
+fn indexed_name(name: &str, arrays: &[(String, usize)]) -> String {
+    arrays
+        .iter()
+        .filter(|(a, _)| name == a || name.starts_with(&format!("{a}.")))
+        .max_by_key(|(a, _)| a.len())
+        .map_or(name.to_string(), |(a, k)| {
+            format!("{a}[{k}]{}", &name[a.len()..])
+        })
 }
 
 /// `key` inside `table` as a dotted key ("cluster" + "gpus" -> "cluster.gpus").

@@ -73,6 +73,9 @@ streams! {
     TuneSample = 0x70_4e,
     /// Serving: the Poisson request arrivals (`workload::serve::arrivals`); id 0.
     ServeArrivals = 0x5e_7e_a7,
+    /// Tenants: the free servers a `random` placement draws (`workload::tenants::placement`);
+    /// id: the job's index.
+    Placement = 0x91ace,
 }
 
 /// xoshiro256++ generator.

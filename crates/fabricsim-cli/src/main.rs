@@ -20,6 +20,7 @@ mod slurm;
 mod sweep;
 mod sweep_dir;
 mod table;
+mod tenants;
 mod train;
 mod tune;
 mod tune_dir;
@@ -56,6 +57,8 @@ enum Cmd {
     Serve(serve::ServeArgs),
     /// An NCCL collective over a size sweep on the packet or flow engine (`--engine`): nccl-tests' table.
     Collective(collective::CollectiveArgs),
+    /// Several jobs ([[jobs]]) on one fabric: each alone and together, and the slowdown matrix.
+    Tenants(tenants::TenantsArgs),
     /// Run the packet-level simulator on a scenario.
     Sim(sim::SimArgs),
     /// Time the packet engine on the fixed peer scenarios.
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Cmd::Sweep(a) => sweep::run(a),
         Cmd::Serve(a) => serve::run(a),
         Cmd::Collective(a) => collective::run(a),
+        Cmd::Tenants(a) => tenants::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Bench(a) => bench::run(a),
         Cmd::Profiles(a) => profiles::run(a),

@@ -10,7 +10,8 @@
 //! - [`metrics`]: the table architects compare fabrics by, each figure with its provenance;
 //! - [`recommend`]: the documented score and its reasons, seed by seed; [`robust`]: the
 //!   verdict under price changes and the loss-rate interval; [`seeds`]: the seeds and the runs
-//!   over them; [`progress`]: the stages done; [`serving`]: a `[serve]` deployment on each fabric.
+//!   over them; [`progress`]: the stages done; [`serving`]: a `[serve]` deployment on each fabric;
+//!   [`tenants`]: the scenario's `[[jobs]]` on each fabric, per-job slowdowns.
 
 pub mod claims;
 pub mod curves;
@@ -27,6 +28,7 @@ pub mod serving;
 pub mod step;
 pub mod stress;
 pub mod sweep;
+pub mod tenants;
 pub mod variant;
 
 pub use model::{Comparison, run, run_with};

@@ -131,6 +131,8 @@ pub struct Comparison {
     /// The field's claims answered by runs at other sizes ([`super::claims`]; `None` under
     /// `[compare] claims = "off"`).
     pub claims: Option<super::claims::Claims>,
+    /// The scenario's `[[jobs]]` on each fabric ([`super::tenants`]; empty without jobs).
+    pub tenants: Vec<super::tenants::FabricTenants>,
     /// Statements about what the figures mean and what is not modelled.
     pub notes: Vec<String>,
     /// A stop request (`fabricsim_core::stop`) came during the run: fabrics or loss-sweep points it cut
@@ -705,9 +707,14 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
         }
         _ => Vec::new(),
     };
+    let tenants = super::tenants::run(s, &variants)?;
+    if !tenants.is_empty() {
+        notes.push("Tenants: the scenario's [[jobs]] run on each fabric's profile (fabricsim tenants): each job alone (its placement, the others absent) and together; slowdown = together / alone. A [compare] fabrics entry's loss rate and transport apply to the training step only.".into());
+    }
     Ok(Comparison {
         serving,
         claims,
+        tenants,
         interrupted: fabricsim_core::stop::requested(),
         loss_sweep,
         name: title(s, &fabrics),

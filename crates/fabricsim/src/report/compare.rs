@@ -513,6 +513,17 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
         out.push_str(&super::claims::text(claims));
         out.push('\n');
     }
+    if !c.tenants.is_empty() {
+        out.push_str("Tenants ([[jobs]] on each fabric; times in ms):\n");
+        for r in tenant_rows(c) {
+            let _ = writeln!(
+                out,
+                "  {} {} ({}, {} GPUs, {}): alone {}, together {}, slowdown {}",
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]
+            );
+        }
+        out.push('\n');
+    }
     match &r.fabric {
         Some(f) if r.too_close_to_call => {
             let _ = writeln!(
@@ -589,6 +600,28 @@ fn robustness_text(rb: &crate::compare::robust::Robustness) -> String {
 }
 
 /// The whole comparison as JSON.
+/// One row per fabric and job: fabric, job, kind, GPUs, placement, alone and together (ms),
+/// slowdown.
+pub fn tenant_rows(c: &Comparison) -> Vec<Vec<String>> {
+    c.tenants
+        .iter()
+        .flat_map(|f| {
+            f.result.jobs.iter().map(|j| {
+                vec![
+                    f.fabric.clone(),
+                    j.name.clone(),
+                    j.kind.to_string(),
+                    j.gpus.to_string(),
+                    j.placement.to_string(),
+                    j.alone_s.scaled(1e3).text(3),
+                    j.together_s.scaled(1e3).text(3),
+                    j.slowdown.text(3),
+                ]
+            })
+        })
+        .collect()
+}
+
 pub fn json(c: &Comparison, r: &Recommendation) -> Value {
     let fabrics: Vec<Value> = c
         .fabrics
@@ -641,6 +674,9 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
     });
     if !c.serving.is_empty() {
         v["serving"] = serde_json::to_value(&c.serving).unwrap_or_default();
+    }
+    if !c.tenants.is_empty() {
+        v["tenants"] = serde_json::to_value(&c.tenants).expect("tenant results serialize");
     }
     if c.interrupted {
         v["status"] = "interrupted".into();

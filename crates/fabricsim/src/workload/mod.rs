@@ -26,5 +26,6 @@ pub mod seeds;
 pub mod serve;
 pub mod sweep;
 pub mod table;
+pub mod tenants;
 pub mod train;
 pub mod train_engine;

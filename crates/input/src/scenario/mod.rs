@@ -11,6 +11,7 @@ pub mod compat;
 pub mod cost;
 pub mod fabric;
 pub mod flags;
+pub mod jobs;
 pub mod layout;
 pub mod nccl;
 pub mod resolve;
@@ -89,6 +90,12 @@ pub struct ScenarioFile {
     /// The traffic classes, their scheduling and which are lossless (`scenario::classes`).
     #[serde(default)]
     pub classes: Option<classes::ClassesSection>,
+    /// `fabricsim tenants`: several jobs sharing the fabric (`scenario::jobs`).
+    #[serde(default)]
+    pub jobs: Vec<jobs::JobSection>,
+    /// Storage servers for the jobs' data loading and checkpoints (`scenario::jobs`).
+    #[serde(default)]
+    pub storage: Option<jobs::StorageSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).

@@ -250,6 +250,29 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
             &super::claims::section(claims),
         );
     }
+    if !c.tenants.is_empty() {
+        let header: Vec<String> = [
+            "fabric",
+            "job",
+            "kind",
+            "GPUs",
+            "placement",
+            "alone (ms)",
+            "together (ms)",
+            "slowdown",
+        ]
+        .map(String::from)
+        .to_vec();
+        let rows: Vec<Vec<(String, Option<String>)>> = crate::report::compare::tenant_rows(c)
+            .into_iter()
+            .map(|r| r.into_iter().map(|cell| (cell, None)).collect())
+            .collect();
+        page.section(
+            "tenants",
+            "Tenants: each job alone and together on each fabric",
+            &table(&header, &rows),
+        );
+    }
 
     let mut charts: Vec<(String, String)> = Vec::new();
     for op in [Op::AllReduce, Op::AllToAll] {

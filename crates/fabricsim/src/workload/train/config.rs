@@ -132,19 +132,19 @@ pub fn balanced_stages(layers: u64, pp: u64) -> Option<Vec<u64>> {
 /// The MoE layers' routing from `[train] moe_skew` and `capacity_factor` (checked against
 /// the model's experts and the EP degree); `None` when it is uniform with no drop.
 fn moe_route(
-    s: &Scenario,
+    k: &Keys,
     t: &TrainSection,
     model: &ModelSpec,
     ep: u64,
 ) -> Result<Option<Route>, InputError> {
-    let key = "train.moe_skew";
+    let s = k.s;
+    let key = &k.key("moe_skew");
     let text = t.moe_skew.as_deref().unwrap_or("uniform");
     let bad = |problem: String| s.error(key, format!("\"{text}\""), problem, moe_skew::ALLOWED);
     let skew = Skew::parse(text, &bad, &|f| s.relative_path(key, f))?;
     let capacity = t.capacity_factor;
     if let Some(c) = capacity.filter(|c| !(c.is_finite() && *c > 0.0)) {
-        return Err(train_error(
-            s,
+        return Err(k.error(
             "capacity_factor",
             c,
             "not a positive multiple of the even share",
@@ -190,24 +190,63 @@ pub struct TrainConfig {
     pub route: Option<Route>,
 }
 
-/// An error about `[train] field`: against the flag that set it, or else the file; a value
-/// set by neither (a default, or the model preset's) says how to set it.
-fn train_error(
-    s: &Scenario,
-    field: &str,
-    value: impl fmt::Display,
-    problem: impl fmt::Display,
-    allowed: impl Into<String>,
-) -> InputError {
-    let key = format!("train.{field}");
-    let mut e = s.error(&key, value, problem, allowed);
-    if !s.flags.contains_key(&key) && s.source.locate_key(&key).is_none() {
-        e.problem += &format!(
-            " (a default or the model preset's value: set [train] {field} or --{})",
-            field.replace('_', "-")
-        );
+/// Where a training job's keys are: `[train]` (with `cluster.gpus` its GPU count), or a
+/// `[[jobs]]` entry's `[jobs.train]` (with the entry's `gpus`).
+pub struct Keys<'a> {
+    pub s: &'a Scenario,
+    /// The table of the job's keys: `train`, `jobs[1].train`.
+    pub section: String,
+    /// The key of its GPU count: `cluster.gpus`, `jobs[1].gpus`.
+    pub gpus: String,
+}
+
+impl<'a> Keys<'a> {
+    /// The scenario's `[train]` section.
+    pub fn train(s: &'a Scenario) -> Keys<'a> {
+        Keys {
+            s,
+            section: "train".into(),
+            gpus: "cluster.gpus".into(),
+        }
     }
-    e
+
+    /// The dotted key of `field` of the job.
+    pub fn key(&self, field: &str) -> String {
+        format!("{}.{field}", self.section)
+    }
+
+    /// An error about `field`: against the flag that set it, or else the file; a value set by
+    /// neither (a default, or the model preset's) says how to set it.
+    fn error(
+        &self,
+        field: &str,
+        value: impl fmt::Display,
+        problem: impl fmt::Display,
+        allowed: impl Into<String>,
+    ) -> InputError {
+        let key = self.key(field);
+        let s = self.s;
+        let mut e = s.error(&key, value, problem, allowed);
+        // Written in the file: located on a `key =` line (an indexed key not written is
+        // located on its entry's header).
+        let written = s
+            .source
+            .locate_key(&key)
+            .and_then(|l| s.source.text.lines().nth(l - 1))
+            .is_some_and(|t| t.contains('='));
+        if !s.flags.contains_key(&key) && !written {
+            e.problem += &match self.section.as_str() {
+                "train" => format!(
+                    " (a default or the model preset's value: set [train] {field} or --{})",
+                    field.replace('_', "-")
+                ),
+                section => {
+                    format!(" (a default or the model preset's value: set {section}.{field})")
+                }
+            };
+        }
+        e
+    }
 }
 
 /// Megatron's default gradient bucket: max(40M, 1M * dp) parameters (DistributedDataParallel
@@ -225,9 +264,23 @@ impl TrainConfig {
         place: Placement,
     ) -> Result<TrainConfig, InputError> {
         let t = s.file.train.clone().unwrap_or_default();
+        let gpus = design.spec.gpus as u64;
+        TrainConfig::resolve_section(&Keys::train(s), &t, gpus, design, place)
+    }
+
+    /// Resolves the training job `t` of `gpus` GPUs whose keys are where `k` says (`[train]` or
+    /// a `[[jobs]]` entry) on the cluster of `design`, its GPUs where `place` says.
+    pub fn resolve_section(
+        k: &Keys,
+        t: &TrainSection,
+        gpus: u64,
+        design: &Design,
+        place: Placement,
+    ) -> Result<TrainConfig, InputError> {
+        let s = k.s;
         let mut model = match &t.model {
             Some(id) => ModelSpec::preset("", id)
-                .map_err(|e| s.error("train.model", id, e.problem, e.allowed))?,
+                .map_err(|e| s.error(&k.key("model"), id, e.problem, e.allowed))?,
             None => ModelSpec {
                 id: "custom".into(),
                 name: "custom model".into(),
@@ -254,7 +307,7 @@ impl TrainConfig {
                     Some(v) => model.$f = v,
                     None if custom => {
                         return Err(s.error(
-                            concat!("train.", stringify!($f)),
+                            &k.key(stringify!($f)),
                             "(missing)",
                             "a custom model needs this key (or a preset: [train] model, --model)",
                             "a positive integer",
@@ -288,7 +341,6 @@ impl TrainConfig {
         model_key!(top_k);
         model_key!(shared_ffn);
         model_key!(swiglu);
-        let gpus = design.spec.gpus as u64;
         let (tp, pp, ep, cp) = (
             t.tp.unwrap_or(1),
             t.pp.unwrap_or(1),
@@ -301,8 +353,7 @@ impl TrainConfig {
             Some("none") => Recompute::None,
             Some("full") => Recompute::Full,
             Some(other) => {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "recompute",
                     other,
                     "unknown recomputation",
@@ -315,8 +366,7 @@ impl TrainConfig {
             None | Some("bf16") => Precision::Bf16,
             Some("fp8") if design.gpu.fp8_tflops.is_some() => Precision::Fp8,
             Some("fp8") => {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "precision",
                     "fp8",
                     format!("the {} has no FP8 peak in the catalog", design.gpu.id),
@@ -324,13 +374,7 @@ impl TrainConfig {
                 ));
             }
             Some(other) => {
-                return Err(train_error(
-                    s,
-                    "precision",
-                    other,
-                    "unknown precision",
-                    "bf16, fp8",
-                ));
+                return Err(k.error("precision", other, "unknown precision", "bf16, fp8"));
             }
         };
         for (f, v) in [
@@ -351,20 +395,13 @@ impl TrainConfig {
             ("top_k", model.top_k),
         ] {
             if v == 0 {
-                return Err(train_error(
-                    s,
-                    f,
-                    v,
-                    "must be positive",
-                    "an integer of 1 or more",
-                ));
+                return Err(k.error(f, v, "must be positive", "an integer of 1 or more"));
             }
         }
         let inner = tp * pp * cp;
         let dp = match t.dp {
             Some(dp) if dp == 0 || inner * dp != gpus => {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "dp",
                     dp,
                     format!(
@@ -385,7 +422,7 @@ impl TrainConfig {
             None if gpus.is_multiple_of(inner) => gpus / inner,
             None => {
                 return Err(s.error(
-                    "cluster.gpus",
+                    &k.gpus,
                     gpus,
                     format!("not a multiple of tp*pp*cp = {inner}"),
                     format!("a multiple of {inner}"),
@@ -395,8 +432,7 @@ impl TrainConfig {
         let dp_bucket_bytes = match t.dp_bucket_mb {
             Some(mb) if mb.is_finite() && mb > 0.0 => (mb * 1e6) as u64,
             Some(mb) => {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "dp_bucket_mb",
                     mb,
                     "must be positive",
@@ -408,8 +444,7 @@ impl TrainConfig {
         let stage_layers = match &t.stage_layers {
             Some(v) => {
                 let bad = |problem: String| {
-                    train_error(
-                        s,
+                    k.error(
                         "stage_layers",
                         list(v),
                         problem,
@@ -435,8 +470,7 @@ impl TrainConfig {
                 v.clone()
             }
             None => balanced_stages(model.layers, pp).ok_or_else(|| {
-                train_error(
-                    s,
+                k.error(
                     "pp",
                     pp,
                     format!(
@@ -447,7 +481,7 @@ impl TrainConfig {
                 )
             })?,
         };
-        let route = moe_route(s, &t, &model, ep)?;
+        let route = moe_route(k, &t, &model, ep)?;
         let cfg = TrainConfig {
             route,
             gpus,
@@ -471,7 +505,7 @@ impl TrainConfig {
             },
             model,
         };
-        cfg.validate(s)?;
+        cfg.validate(k)?;
         Ok(cfg)
     }
 
@@ -528,12 +562,11 @@ impl TrainConfig {
         }
     }
 
-    fn validate(&self, s: &Scenario) -> Result<(), InputError> {
+    fn validate(&self, k: &Keys) -> Result<(), InputError> {
         let (m, p) = (&self.model, &self.par);
         let div = |field: &str, v: u64, by: u64, what: &str| {
             if !v.is_multiple_of(by) {
-                Err(train_error(
-                    s,
+                Err(k.error(
                     field,
                     v,
                     format!("not divisible by {what} = {by}"),
@@ -544,8 +577,7 @@ impl TrainConfig {
             }
         };
         if p.zero > 3 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "zero",
                 p.zero,
                 "no such ZeRO stage",
@@ -553,8 +585,7 @@ impl TrainConfig {
             ));
         }
         if m.heads % p.tp != 0 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "tp",
                 p.tp,
                 format!(
@@ -565,8 +596,7 @@ impl TrainConfig {
             ));
         }
         if m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "tp",
                 p.tp,
                 format!(
@@ -577,8 +607,7 @@ impl TrainConfig {
             ));
         }
         if m.heads % m.kv_heads != 0 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "kv_heads",
                 m.kv_heads,
                 format!("{} query heads do not form equal groups", m.heads),
@@ -589,8 +618,7 @@ impl TrainConfig {
         div("seq", m.seq, p.cp, "cp")?;
         let per_step = p.dp * p.micro_batch;
         if m.global_batch % per_step != 0 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "global_batch",
                 m.global_batch,
                 format!(
@@ -603,8 +631,7 @@ impl TrainConfig {
         if p.vp > 1 {
             let mbs = p.micro_batches(m.global_batch);
             if p.pp < 2 {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "vp",
                     p.vp,
                     "interleaving needs a pipeline (pp = 1)",
@@ -612,8 +639,7 @@ impl TrainConfig {
                 ));
             }
             if !mbs.is_multiple_of(p.pp) {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "vp",
                     p.vp,
                     format!(
@@ -632,8 +658,7 @@ impl TrainConfig {
                 // last: embedding or output projection only).
                 let ends = u64::from(st == 0 || st == last);
                 if l + ends < p.vp {
-                    return Err(train_error(
-                        s,
+                    return Err(k.error(
                         "vp",
                         p.vp,
                         format!(
@@ -648,8 +673,7 @@ impl TrainConfig {
         if m.is_moe() {
             div("experts", m.experts, p.ep, "ep")?;
             if m.top_k > m.experts {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "top_k",
                     m.top_k,
                     format!("more than the {} experts", m.experts),
@@ -657,8 +681,7 @@ impl TrainConfig {
                 ));
             }
             if p.dp % p.ep != 0 {
-                return Err(train_error(
-                    s,
+                return Err(k.error(
                     "ep",
                     p.ep,
                     format!(
@@ -669,16 +692,14 @@ impl TrainConfig {
                 ));
             }
         } else if p.ep > 1 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "ep",
                 p.ep,
                 format!("{} is a dense model (no experts)", m.id),
                 "1 for dense models",
             ));
         } else if m.top_k != 1 {
-            return Err(train_error(
-                s,
+            return Err(k.error(
                 "top_k",
                 m.top_k,
                 "a dense model routes each token to its one MLP",
@@ -687,7 +708,7 @@ impl TrainConfig {
         }
         let mem = memory::per_gpu(self);
         if mem.total_gb > mem.hbm_gb {
-            return Err(s.error(
+            return Err(k.s.error(
                 "cluster.gpu",
                 &self.gpu.id,
                 format!(

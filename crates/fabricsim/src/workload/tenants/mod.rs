@@ -1,0 +1,252 @@
+//! Several jobs on one fabric (`fabricsim tenants`): the scenario's `[[jobs]]`, each a training
+//! step ([`super::train::step_dag`]) or a collective loop ([`super::collective`]) compiled on
+//! the servers its placement policy gives it ([`placement`]), merged into one DAG
+//! ([`merge`]) and run on the engines alone and together ([`run`]): each job's time alone, with
+//! every other job, and with each other job in turn (the slowdown matrix).
+
+pub mod merge;
+pub mod placement;
+pub mod report;
+pub mod run;
+pub mod storage;
+
+use super::collective::{self, Algo, CollectiveSpec, Comm, Op, start_frontier};
+use super::run_engine::Cluster;
+use super::train::config::{Keys, TrainConfig};
+use super::train::efficiency::Efficiency;
+use super::train::step_dag::{self, DagOptions};
+use crate::error::Error;
+use crate::workload::placement::Placement;
+use fabricsim_core::error::InputError;
+use fabricsim_core::message::MessageDag;
+use fabricsim_input::scenario::Scenario;
+use fabricsim_input::scenario::jobs::{self, Job, JobWork};
+use placement::{Free, job_placement};
+
+/// What a job runs, resolved. A serving deployment is to be a third variant.
+#[derive(Clone, Debug)]
+pub enum Work {
+    /// One training step (the step DAG, every data-parallel ring step simulated).
+    Train(Box<TrainConfig>),
+    /// `iterations` runs of `spec`, each after the last (every rank waits for its result).
+    Collective {
+        spec: CollectiveSpec<'static>,
+        iterations: u32,
+    },
+}
+
+/// One job: its entry and its work.
+#[derive(Clone, Debug)]
+pub struct Tenant {
+    pub job: Job,
+    pub work: Work,
+}
+
+/// The scenario's jobs on its cluster, ready to run over its seeds.
+pub struct Tenants {
+    pub cluster: Cluster,
+    pub tenants: Vec<Tenant>,
+    /// The servers below each leaf (`placement::leaves`).
+    pub leaves: Vec<Vec<u32>>,
+    /// The storage servers (`[storage]`), which no job takes.
+    pub tier: Option<storage::Tier>,
+    pub eff: Efficiency,
+    pub seeds: Vec<u64>,
+    /// The cluster's ranks on its topology (`Placement::on_topology`).
+    world: Placement,
+}
+
+/// The servers each job takes and its DAG, for one seed's placement.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    pub servers: Vec<Vec<u32>>,
+    pub dags: Vec<MessageDag>,
+    /// Where each DAG's step ends and its storage traffic sits.
+    pub layouts: Vec<storage::Layout>,
+}
+
+/// Resolves the scenario's `[[jobs]]` on its cluster; every error names the job's key.
+pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
+    let jobs = jobs::checked(s)?;
+    if jobs.is_empty() {
+        return Err(s.error(
+            "jobs",
+            "(missing)",
+            "the scenario has no [[jobs]] to run",
+            "one or more [[jobs]] entries, each with gpus and a [jobs.train] or [jobs.collective] table (see examples/tenants-*.toml)",
+        ));
+    }
+    let cluster = Cluster::new(s)?;
+    let gpn = cluster.design.spec.gpus_per_node as u64;
+    let world = Placement::on_topology(&cluster.topology, gpn as u32);
+    let leaves = placement::leaves(&cluster.topology);
+    let eff = Efficiency::h200(&cluster.design.catalog);
+    let seeds = super::seeds::derive(cluster.params.seed, s.engine_seeds()?);
+    let tier = storage::tier(s, &cluster)?;
+    let mut free = Free::new(free_leaves(&leaves, tier.as_ref()));
+    let mut tenants = Vec::with_capacity(jobs.len());
+    for (i, job) in jobs.into_iter().enumerate() {
+        if !job.gpus.is_multiple_of(gpn) {
+            return Err(s.error(
+                &job.key("gpus"),
+                job.gpus,
+                format!("jobs take whole servers of {gpn} GPUs"),
+                format!("a multiple of [cluster] gpus_per_node = {gpn}"),
+            ));
+        }
+        let left = free.count();
+        let Some(servers) = free.take((job.gpus / gpn) as usize, job.placement, seeds[0], i as u64)
+        else {
+            return Err(s.error(
+                &job.key("gpus"),
+                job.gpus,
+                format!(
+                    "{} servers asked, {left} of the cluster's {} left free by the jobs before it",
+                    job.gpus / gpn,
+                    cluster.topology.servers
+                ),
+                format!(
+                    "at most {} GPUs, or a larger [cluster] gpus",
+                    left as u64 * gpn
+                ),
+            ));
+        };
+        let place = job_placement(&world, &servers);
+        let work = match &job.work {
+            JobWork::Train(t) => {
+                let keys = Keys {
+                    s,
+                    section: job.key("train"),
+                    gpus: job.key("gpus"),
+                };
+                let cfg = TrainConfig::resolve_section(&keys, t, job.gpus, &cluster.design, place)?;
+                step_dag::check(&cfg).map_err(|e| {
+                    s.error(
+                        &job.key("train"),
+                        "",
+                        e,
+                        "a dense model with cp = 1 and zero 0-2",
+                    )
+                })?;
+                Work::Train(Box::new(cfg))
+            }
+            JobWork::Collective {
+                op,
+                bytes,
+                iterations,
+                algo,
+                channels,
+            } => {
+                let bad = |field: &str, e: InputError| {
+                    s.error(&job.key(field), e.value, e.problem, e.allowed)
+                };
+                let name = if op == "all_to_all" { "alltoall" } else { op };
+                let op = Op::parse("op", name).map_err(|e| bad("collective.op", e))?;
+                let algo = match algo {
+                    Some(a) => Algo::parse("algo", a).map_err(|e| bad("collective.algo", e))?,
+                    None => Algo::for_op(op)[0],
+                };
+                let nics = cluster.design.spec.nics_per_node;
+                let channels = channels
+                    .unwrap_or_else(|| collective::nccl_channels(&cluster.design.nccl, nics, algo));
+                let spec = CollectiveSpec {
+                    algo,
+                    ..CollectiveSpec::with_defaults(op, *bytes, channels)
+                };
+                // The builders' own checks (ranks, algorithm, channels), named by the job's key.
+                collective::compile(&spec, &Comm::world(&place), cluster.nvlink()).map_err(
+                    |e| {
+                        let field = match e.key.trim_start_matches("--") {
+                            "gpus" => "gpus".to_string(),
+                            k => format!("collective.{k}"),
+                        };
+                        bad(&field, e)
+                    },
+                )?;
+                Work::Collective {
+                    spec,
+                    iterations: *iterations,
+                }
+            }
+        };
+        tenants.push(Tenant { job, work });
+    }
+    Ok(Tenants {
+        cluster,
+        tenants,
+        leaves,
+        tier,
+        eff,
+        seeds,
+        world,
+    })
+}
+
+/// `leaves` without the storage servers.
+fn free_leaves(leaves: &[Vec<u32>], tier: Option<&storage::Tier>) -> Vec<Vec<u32>> {
+    let taken = tier.map_or(&[][..], |t| &t.servers[..]);
+    leaves
+        .iter()
+        .map(|l| l.iter().copied().filter(|s| !taken.contains(s)).collect())
+        .collect()
+}
+
+impl Tenants {
+    /// Places every job for `seed` (only `random` placement draws) and compiles its DAG on the
+    /// shared topology's hosts.
+    pub fn place(&self, seed: u64) -> Result<Placed, Error> {
+        let gpn = self.cluster.design.spec.gpus_per_node as u64;
+        let mut free = Free::new(free_leaves(&self.leaves, self.tier.as_ref()));
+        let mut placed = Placed {
+            servers: Vec::new(),
+            dags: Vec::new(),
+            layouts: Vec::new(),
+        };
+        for (i, t) in self.tenants.iter().enumerate() {
+            let servers = free
+                .take((t.job.gpus / gpn) as usize, t.job.placement, seed, i as u64)
+                .expect("resolve placed every job on the same free servers");
+            let place = job_placement(&self.world, &servers);
+            let mut dag = self.compile(&t.work, place.clone())?;
+            let end = dag.messages.len() as u32;
+            let mut layout = storage::Layout {
+                step: end,
+                data_end: end,
+            };
+            if let (Some(st), Some(tier), Work::Train(cfg)) = (&t.job.storage, &self.tier, &t.work)
+            {
+                let cfg = TrainConfig {
+                    place,
+                    ..(**cfg).clone()
+                };
+                layout = storage::append(&mut dag, &cfg, st, tier);
+            }
+            placed.servers.push(servers);
+            placed.dags.push(dag);
+            placed.layouts.push(layout);
+        }
+        Ok(placed)
+    }
+
+    fn compile(&self, work: &Work, place: Placement) -> Result<MessageDag, Error> {
+        let nvlink = self.cluster.nvlink();
+        match work {
+            Work::Train(cfg) => {
+                let cfg = TrainConfig {
+                    place,
+                    ..(**cfg).clone()
+                };
+                Ok(step_dag::compile(&cfg, &self.eff, nvlink, DagOptions::default())?.dag)
+            }
+            Work::Collective { spec, iterations } => {
+                let comm = Comm::world(&place);
+                let mut b = collective::Builder::new(&place, nvlink);
+                let mut ready = start_frontier(comm.len());
+                for _ in 0..*iterations {
+                    ready = collective::append(&mut b, spec, &comm, &ready)?;
+                }
+                Ok(b.finish())
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! `fabricsim tenants` as text and CSV (JSON is [`TenantsResult`]'s serde form): each job's
+//! time alone and together and its slowdown, then the slowdown matrix.
+
+use super::run::TenantsResult;
+use fabricsim_core::estimate::Estimate;
+
+/// Milliseconds of a figure in seconds.
+fn ms(e: &Estimate) -> String {
+    e.scaled(1e3).text(3)
+}
+
+fn class(c: Option<u8>) -> String {
+    c.map_or("data".into(), |c| c.to_string())
+}
+
+pub fn to_text(r: &TenantsResult) -> String {
+    let mut s = format!(
+        "# {} jobs on one fabric, {} engine, {} seed(s) from {}\n",
+        r.jobs.len(),
+        r.engine,
+        r.seeds.len(),
+        r.seeds[0]
+    );
+    if !r.storage.is_empty() {
+        s.push_str("# a job with [jobs.storage] runs as configured: data loading and, with checkpoint_every, its checkpoint step\n");
+    }
+    s.push_str(&format!(
+        "{:<12} {:<10} {:>5} {:<9} {:>5} {:>7} {:>18} {:>18} {:>16}\n",
+        "job",
+        "kind",
+        "gpus",
+        "placement",
+        "class",
+        "leaves",
+        "alone (ms)",
+        "together (ms)",
+        "slowdown"
+    ));
+    for j in &r.jobs {
+        s.push_str(&format!(
+            "{:<12} {:<10} {:>5} {:<9} {:>5} {:>7} {:>18} {:>18} {:>16}\n",
+            j.name,
+            j.kind,
+            j.gpus,
+            j.placement,
+            class(j.class),
+            j.leaves.len(),
+            ms(&j.alone_s),
+            ms(&j.together_s),
+            j.slowdown.text(3)
+        ));
+    }
+    if r.jobs.len() > 1 {
+        s.push_str("\n# slowdown matrix: row job's time with the column job present / alone\n");
+        s.push_str(&format!("{:<12}", ""));
+        for j in &r.jobs {
+            s.push_str(&format!(" {:>16}", j.name));
+        }
+        s.push('\n');
+        for (i, row) in r.matrix.iter().enumerate() {
+            s.push_str(&format!("{:<12}", r.jobs[i].name));
+            for cell in row {
+                let c = cell.as_ref().map_or("-".into(), |e| e.text(3));
+                s.push_str(&format!(" {c:>16}"));
+            }
+            s.push('\n');
+        }
+    }
+    for st in &r.storage {
+        s.push_str(&format!(
+            "\n# storage of {} ({} fabric, tier {:.1} GB/s): {:.3} GB loaded per step, {:.3} GB checkpoint{}\n",
+            st.job,
+            st.fabric,
+            st.tier_gbps,
+            st.data_bytes_per_step as f64 / 1e9,
+            st.checkpoint_bytes as f64 / 1e9,
+            st.checkpoint_every
+                .map_or(String::new(), |n| format!(" every {n} steps"))
+        ));
+        s.push_str(&format!(
+            "  step alone {} ms; with data loading {} ms; checkpoint step {} ms; checkpoint written at {} ms{}\n",
+            ms(&st.step_s),
+            ms(&st.with_data_s),
+            ms(&st.checkpoint_step_s),
+            ms(&st.checkpoint_write_s),
+            if st.write_outlasts_step {
+                " (after the step: later steps are slowed too, not simulated)"
+            } else {
+                ""
+            }
+        ));
+        s.push_str(&format!(
+            "  mean step over a checkpoint interval / step alone: {}\n",
+            st.amortized_slowdown.text(3)
+        ));
+    }
+    s
+}
+
+/// One row per job, then one per (job, other job) pair of the matrix.
+pub fn to_csv(r: &TenantsResult) -> String {
+    let mut s = String::from(
+        "job,kind,gpus,placement,class,leaves,alone_s,alone_lo,alone_hi,together_s,together_lo,together_hi,slowdown,slowdown_lo,slowdown_hi,with\n",
+    );
+    let e = |e: &Estimate| format!("{},{},{}", e.mean, e.lo, e.hi);
+    for j in &r.jobs {
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},all\n",
+            j.name,
+            j.kind,
+            j.gpus,
+            j.placement,
+            class(j.class),
+            j.leaves.len(),
+            e(&j.alone_s),
+            e(&j.together_s),
+            e(&j.slowdown)
+        ));
+    }
+    for (i, row) in r.matrix.iter().enumerate() {
+        let j = &r.jobs[i];
+        for (k, cell) in row.iter().enumerate() {
+            if let Some(c) = cell {
+                s.push_str(&format!(
+                    "{},{},{},{},{},{},{},,,,{},{}\n",
+                    j.name,
+                    j.kind,
+                    j.gpus,
+                    j.placement,
+                    class(j.class),
+                    j.leaves.len(),
+                    e(&j.alone_s),
+                    e(c),
+                    r.jobs[k].name
+                ));
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,171 @@
+//! North-south traffic of a training job: data loading and checkpoint writes to the storage
+//! servers of `[storage]`, on the jobs' fabric (messages beside the step's, so they share its
+//! links) or on a network of their own (no message on the fabric: no interference, and the
+//! transfer times are the tier's bytes over its ports' rate, closed form).
+//!
+//! The storage servers are the cluster's last servers, each serving on its first `nics`
+//! NIC ports (storage targets on the compute fabric's leaves, as a converged fabric attaches
+//! them); job GPU `g` reads from and writes to storage port `g mod ports`.
+//!
+//! - Data loading: `data_per_gpu` bytes from storage to every GPU, posted at the step's start
+//!   and needed by no operation of it (the loader prefetches the next step's batch: PyTorch
+//!   `DataLoader` `prefetch_factor`), so it only competes for links.
+//! - Checkpoint: the model's state, 2 bytes of bf16 weights and 12 of fp32 master weights,
+//!   momentum and variance per parameter (`train::memory`), written once for the whole job with
+//!   each replicated shard split over the data-parallel ranks (Megatron-LM distributed
+//!   checkpointing, `--ckpt-fully-parallel-save`: megatron/core/dist_checkpointing/strategies/
+//!   fully_parallel.py); posted at the step's start (asynchronous save, `--async-save`: the
+//!   state is copied to host memory and written while training goes on).
+
+use serde::Serialize;
+
+use super::super::train::config::TrainConfig;
+use super::super::train::memory::stage_params_per_gpu;
+use crate::workload::run_engine::Cluster;
+use fabricsim_core::error::InputError;
+use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::HostId;
+use fabricsim_core::units::Time;
+use fabricsim_input::scenario::Scenario;
+use fabricsim_input::scenario::jobs::{self, JobStorage};
+
+/// State bytes per parameter a checkpoint writes: bf16 weights (2) and Adam's fp32 master
+/// weights, momentum and variance (12), as `train::memory` counts them.
+pub const STATE_BYTES_PER_PARAM: f64 = 14.0;
+
+/// Queue pairs of the storage reads and writes (apart from the step's: ECMP entropy).
+const QP_DATA: u16 = 64;
+const QP_CHECKPOINT: u16 = 65;
+
+/// The storage servers on the cluster.
+#[derive(Clone, Debug)]
+pub struct Tier {
+    pub servers: Vec<u32>,
+    /// The ports they serve on.
+    pub hosts: Vec<HostId>,
+    /// On a network of its own.
+    pub separate: bool,
+    /// The ports' rate in all, bytes per second.
+    pub bytes_per_s: f64,
+}
+
+/// The scenario's `[storage]` on `cluster`; `None` when it has none.
+pub fn tier(s: &Scenario, cluster: &Cluster) -> Result<Option<Tier>, InputError> {
+    let Some(st) = jobs::storage(s)? else {
+        return Ok(None);
+    };
+    let topo = &cluster.topology;
+    if st.servers >= topo.servers {
+        return Err(s.error(
+            "storage.servers",
+            st.servers,
+            format!(
+                "the cluster has {} servers and the jobs need some",
+                topo.servers
+            ),
+            format!("1 to {}", topo.servers.saturating_sub(1).max(1)),
+        ));
+    }
+    let rails = topo.rails_per_server();
+    let nics = st.nics.unwrap_or(rails);
+    if nics > rails {
+        return Err(s.error(
+            "storage.nics",
+            nics,
+            format!("a server has {rails} NIC ports"),
+            format!("1 to {rails}"),
+        ));
+    }
+    let servers: Vec<u32> = (topo.servers - st.servers..topo.servers).collect();
+    let hosts: Vec<HostId> = servers
+        .iter()
+        .flat_map(|&sv| (0..nics as u16).filter_map(move |r| topo.host_of(sv, r)))
+        .collect();
+    let bytes_per_s = hosts
+        .iter()
+        .map(|&h| topo.link(topo.port(topo.host_port(h)).link).rate.0 as f64 / 8.0)
+        .sum();
+    Ok(Some(Tier {
+        servers,
+        hosts,
+        separate: st.separate,
+        bytes_per_s,
+    }))
+}
+
+/// Checkpoint bytes job GPU `g` writes: its stage's state per GPU over the data-parallel ranks
+/// (Megatron rank layout, cp = 1: g = tp_i + tp (dp_i + dp pp_i)).
+pub fn checkpoint_bytes(cfg: &TrainConfig, g: u64) -> u64 {
+    let p = &cfg.par;
+    let stage = (g / (p.tp * p.dp)) as usize;
+    let (dense, expert) = stage_params_per_gpu(cfg, stage);
+    (STATE_BYTES_PER_PARAM * (dense + expert) / p.dp as f64).round() as u64
+}
+
+/// Where a job's storage messages sit in its DAG: the step's messages first (`..step`), then
+/// the data loads (`step..data_end`), then the checkpoint writes (`data_end..`), so every
+/// prefix ending at a boundary is a DAG of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub step: u32,
+    pub data_end: u32,
+}
+
+/// Appends `st`'s storage traffic for the job of `cfg` to its step DAG (none on a separate
+/// tier).
+pub fn append(dag: &mut MessageDag, cfg: &TrainConfig, st: &JobStorage, tier: &Tier) -> Layout {
+    let step = dag.messages.len() as u32;
+    let ports = tier.hosts.len() as u64;
+    let push = |dag: &mut MessageDag, src: HostId, dst: HostId, bytes: u64, qp: u16| {
+        let id = dag.push(src, dst, bytes, Time::ZERO, &[]);
+        dag.messages[id as usize].qp = qp;
+    };
+    let on_fabric = !tier.separate;
+    for g in 0..cfg.gpus {
+        if on_fabric && st.data_per_gpu > 0 {
+            let sto = tier.hosts[(g % ports) as usize];
+            push(dag, sto, cfg.place.host(g as u32), st.data_per_gpu, QP_DATA);
+        }
+    }
+    let data_end = dag.messages.len() as u32;
+    for g in 0..cfg.gpus {
+        if on_fabric && st.checkpoint_every.is_some() {
+            let sto = tier.hosts[(g % ports) as usize];
+            push(
+                dag,
+                cfg.place.host(g as u32),
+                sto,
+                checkpoint_bytes(cfg, g),
+                QP_CHECKPOINT,
+            );
+        }
+    }
+    Layout { step, data_end }
+}
+
+/// A job's storage figures, written beside its tenant figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct StorageResult {
+    pub job: String,
+    /// "shared" or "separate".
+    pub fabric: &'static str,
+    pub data_bytes_per_step: u64,
+    pub checkpoint_bytes: u64,
+    pub checkpoint_every: Option<u64>,
+    /// The storage ports' rate in all, GB/s.
+    #[serde(rename = "tier_GBps")]
+    pub tier_gbps: f64,
+    /// The job alone without storage traffic, with its data loading, and with data loading and
+    /// a checkpoint write (seconds); on a separate tier all three are the step alone.
+    pub step_s: fabricsim_core::estimate::Estimate,
+    pub with_data_s: fabricsim_core::estimate::Estimate,
+    pub checkpoint_step_s: fabricsim_core::estimate::Estimate,
+    /// When the last checkpoint byte is written (seconds from the step's start): simulated on
+    /// a shared tier, the bytes over the tier's rate on a separate one.
+    pub checkpoint_write_s: fabricsim_core::estimate::Estimate,
+    /// The write outlasts the step, so it slows steps after it too (not simulated).
+    pub write_outlasts_step: bool,
+    /// Mean step over a checkpoint interval ((every - 1) steps with data loading and one
+    /// checkpoint step) over the step without storage traffic.
+    pub amortized_slowdown: fabricsim_core::estimate::Estimate,
+}
