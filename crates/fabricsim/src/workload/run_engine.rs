@@ -33,11 +33,17 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Builds the scenario's topology, places one rank per GPU on it and reads its engine.
+    /// Builds the scenario's topology, places one rank per GPU on it and reads its engine and
+    /// traffic classes.
     pub fn new(s: &Scenario) -> Result<Cluster, InputError> {
         let engine = EngineChoice::of(s)?;
         let (design, topology) = s.design_and_topology()?;
-        Cluster::of(design, topology, engine)
+        let mut c = Cluster::of(design, topology, engine)?;
+        // The traffic classes and their scheduling (`[classes]`), as `sim` applies them.
+        if let Some(classes) = &s.file.classes {
+            classes.apply(&s.source, c.design.profile.family.name(), &mut c.params)?;
+        }
+        Ok(c)
     }
 
     /// The same from a design and topology already built.
