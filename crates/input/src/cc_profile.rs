@@ -13,6 +13,9 @@
 //! ecn_kmax_bdp = 0.8          # ecn_kmin_bytes / ecn_kmax_bytes
 //! trim_bdp = 1.0              # packet trimming past this x the BDP (absent: none)
 //! dcqcn = "connectx_fw"       # paper | hpcc_sim_mlx | connectx_fw | off
+//! [congestion.hpcc]           # HPCC instead (dcqcn = "off"): eta, max_stage, w_ai_bytes
+//! [congestion.nscc]           # UEC NSCC instead (dcqcn = "off"): gamma, max_md_jump,
+//!                             # delay_ewma, max_wnd_bdp, target_qdelay_rtt, quick_adapt, qa_gate
 //! qps_per_connection = 1
 //! hash_dest_qp = false
 //! [congestion_untuned]        # same keys: the documented untuned variant
@@ -47,6 +50,7 @@ use fabricsim_mech::ecn::EcnMarking;
 use fabricsim_mech::error::ParamError;
 use fabricsim_mech::hpcc::HpccParams;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
+use fabricsim_mech::nscc::NsccParams;
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
 use fabricsim_mech::route::spray::{Spray, SprayPick};
 
@@ -127,6 +131,9 @@ pub struct Congestion {
     /// `[congestion.hpcc]`: HPCC at the NICs (`sim::congestion::hpcc`), with `dcqcn = "off"`.
     #[serde(default)]
     pub hpcc: Option<HpccParams>,
+    /// `[congestion.nscc]`: UEC NSCC at the NICs (`sim::congestion::nscc`), with `dcqcn = "off"`.
+    #[serde(default)]
+    pub nscc: Option<NsccParams>,
     pub qps_per_connection: u16,
     #[serde(default)]
     pub hash_dest_qp: bool,
@@ -400,13 +407,14 @@ pub fn apply_congestion(
         DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
         DcqcnChoice::Off => None,
     };
-    // The table owns DCQCN and HPCC (IB CC is `[ib_cc]`'s).
-    if matches!(cc.algo, CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_)) {
+    // The table owns DCQCN, HPCC and NSCC (IB CC is `[ib_cc]`'s).
+    if matches!(cc.algo, CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_) | CcAlgo::Nscc(_)) {
         cc.algo = CcAlgo::None;
     }
     let algos = [
         set.map(|s| ("cc.dcqcn", CcAlgo::Dcqcn(DcqcnParams::set(s, line)))),
         c.hpcc.map(|h| ("cc.hpcc", CcAlgo::Hpcc(h))),
+        c.nscc.map(|n| ("cc.nscc", CcAlgo::Nscc(n))),
     ];
     for (field, a) in algos.into_iter().flatten() {
         cc.algo

@@ -146,12 +146,16 @@ pub struct Qp {
     pub limit_ps_per_byte: u64,
     // Selective repeat, sender.
     pub sacked: SeqBitmap,
+    /// How many sequence numbers at or past `una` are SACKed (set bits of `sacked`).
+    pub sacked_n: u32,
     pub in_recovery: bool,
     pub recovery_point: u32,
     pub retx_ptr: u32,
     pub high_sack: u32,
     /// RUD: sequence numbers NACKed after a trim, resent first (`rud`).
     pub nacked: VecDeque<u32>,
+    /// RUD: the packets the last ACK, SACK or NACK acknowledged for the first time.
+    pub newly_acked: u32,
     // Receiver.
     pub expected: u32,
     pub nak_sent: bool,
@@ -207,11 +211,13 @@ impl Qp {
             } else {
                 SeqBitmap::default()
             },
+            sacked_n: 0,
             in_recovery: false,
             recovery_point: 0,
             retx_ptr: 0,
             high_sack: 0,
             nacked: VecDeque::new(),
+            newly_acked: 0,
             expected: 0,
             nak_sent: false,
             unacked: 0,
@@ -373,9 +379,12 @@ impl Qp {
         if e <= self.una {
             return false;
         }
-        for psn in self.una..e {
-            if !self.sacked.words.is_empty() {
-                self.sacked.set(psn, false);
+        if !self.sacked.words.is_empty() {
+            for psn in self.una..e {
+                if self.sacked.get(psn) {
+                    self.sacked.set(psn, false);
+                    self.sacked_n -= 1;
+                }
             }
         }
         self.una = e;

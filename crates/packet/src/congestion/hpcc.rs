@@ -15,7 +15,7 @@
 //! for the slab's room and grown with the slab past it, never per packet), at most `MAX_HOPS`
 //! switches a route.
 
-use super::{CcOut, CcSetup, CongestionControl, Gap, Hop};
+use super::{Acked, CcOut, CcSetup, CongestionControl, Echo, Gap, Hop};
 use crate::error::SimError;
 use fabricsim_core::topology::{PortId, Topology};
 use fabricsim_core::units::{BitRate, Time};
@@ -76,7 +76,7 @@ const MIN_RATE_BPS: f64 = 100e6;
 
 impl Hpcc {
     pub fn new(h: HpccParams, s: &CcSetup) -> Result<Hpcc, SimError> {
-        let t_ps = base_rtt(s)?.0.max(1);
+        let t_ps = base_rtt(s, MAX_HOPS)?.0.max(1);
         let t_s = t_ps as f64 * 1e-12;
         let rai = s
             .line
@@ -127,8 +127,9 @@ impl Hpcc {
 
 /// T: the largest base RTT over the run's QPs, as the ns-3 model's `GLOBAL_T` (a full data
 /// frame serialized and propagated over each link of the static route, an ACK back, with the
-/// switch and NIC latencies); `Err` if a route crosses more than `MAX_HOPS` switches.
-fn base_rtt(s: &CcSetup) -> Result<Time, SimError> {
+/// switch and NIC latencies); `Err` if a route crosses more than `max_hops` switches (HPCC's
+/// INT room). NSCC's `config_base_rtt` is the same figure (UEC 1.0 3.6.13.3).
+pub(super) fn base_rtt(s: &CcSetup, max_hops: usize) -> Result<Time, SimError> {
     let (p, topo) = (s.p, s.topo);
     let salt = route::salts(topo, p.routing);
     let data = p.mtu_frame_wire_bytes();
@@ -150,7 +151,7 @@ fn base_rtt(s: &CcSetup) -> Result<Time, SimError> {
     let mut t = Time::ZERO;
     for q in s.qps {
         let (fwd, hops) = one_way(q.src, q.dst, q.hash_fwd, data);
-        if hops > MAX_HOPS {
+        if hops > max_hops {
             return Err(SimError::Traffic(format!(
                 "HPCC: the route from host {} to {} crosses {hops} switches; INT holds {MAX_HOPS}",
                 q.src, q.dst
@@ -201,12 +202,13 @@ impl CongestionControl for Hpcc {
         }
     }
 
-    fn on_echo(&mut self, data: u32, ack: u32) {
+    fn on_echo(&mut self, data: u32, ack: u32, _echo: Echo) {
         let r = *self.slot(data);
         *self.slot(ack) = r;
     }
 
-    fn on_ack(&mut self, qp: u32, ack: u32, una: u32, nxt: u32, line: BitRate) -> Option<CcOut> {
+    fn on_ack(&mut self, qp: u32, ack: u32, a: &Acked, line: BitRate) -> Option<CcOut> {
+        let (una, nxt) = (a.una, a.nxt);
         let int = *self.slot(ack);
         let (t_ps, t_s, eta) = (self.t_ps, self.t_s, self.h.eta);
         let max_stage = self.h.max_stage;
