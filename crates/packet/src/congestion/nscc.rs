@@ -61,10 +61,13 @@ pub struct Nscc {
 
 impl Nscc {
     pub fn new(n: NsccParams, s: &CcSetup) -> Nscc {
-        let rtt = hpcc::base_rtt(s, usize::MAX)
-            .expect("no hop limit")
-            .0
-            .max(1);
+        // Each QP's own unloaded round trip starts its base RTT, in place of the probe the spec
+        // sends after the first ACK (3.6.13.7: a source that can estimate it reliably need not);
+        // config_base_rtt is the longest (3.6.13.3).
+        let own: Vec<u64> = hpcc::unloaded_rtts(s, s.p.cut_through)
+            .map(|(t, _, _)| t.0.max(1))
+            .collect();
+        let rtt = own.iter().copied().max().unwrap_or(1);
         let (mtu, trim) = (s.p.mtu_frame_wire_bytes(), s.p.cc.trim_bytes > 0);
         let d: Vec<NsccDerived> = s
             .line
@@ -73,11 +76,16 @@ impl Nscc {
             .collect();
         let src = d
             .iter()
-            .map(|d| Src {
-                cwnd: d.max_wnd.max(d.mtu),
-                max_wnd: d.max_wnd,
-                base_rtt: rtt as f64,
-                ..Src::default()
+            .zip(s.line.iter())
+            .zip(&own)
+            .map(|((d, l), &base)| {
+                let mut s = Src {
+                    base_rtt: f64::MAX,
+                    ..Src::default()
+                };
+                s.update_base_rtt(&n, *l, base as f64);
+                s.cwnd = s.max_wnd.max(d.mtu);
+                s
             })
             .collect();
         Nscc {
@@ -238,10 +246,6 @@ impl CongestionControl for Nscc {
         let rtt = a.now.0.saturating_sub(r.tx) as f64;
         let inflight = a.nxt.saturating_sub(a.una).saturating_sub(a.sacked) as f64 * d.mtu;
         s.update_base_rtt(n, line, rtt);
-        static CNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        if std::env::var("NSCC_DEBUG").is_ok() && CNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 400 == 0 {
-            eprintln!("t={} qp={q} cwnd={:.0} base={} cfg={} avg={:.0} rtt={rtt} marked={} tgt={}", a.now.0/1_000_000, s.cwnd, s.base_rtt, self.config_rtt, s.avg_delay, r.marked, d.target_ps);
-        }
         if r.trimmed {
             // NSCC.OnNACK for a trim (no RCCC): the trimmed queue's delay is taken as a base
             // RTT, quick adapt is asked for, else the window loses the packet.
