@@ -25,7 +25,7 @@
 //! ar_threshold_bytes = 8192
 //! reorder_window_packets = 512  # adaptive, spray: out-of-order window of the receiver
 //! spray_entropies = 0         # spray: entropy values per QP (0: all candidates)
-//! spray_pick = "round_robin"  # spray: round_robin | random
+//! spray_pick = "round_robin"  # spray: round_robin | random | reps (recycled entropies)
 //! [ib_cc]                     # InfiniBand congestion control (IBA annex A10)
 //! enabled = false
 //! threshold_bytes = 64000
@@ -89,6 +89,7 @@ pub enum SprayPickChoice {
     #[default]
     RoundRobin,
     Random,
+    Reps,
 }
 
 /// `[routing] ar_select`: what adaptive routing ranks the allowed ports by (`CcParams::ar_select`).
@@ -329,6 +330,7 @@ pub fn apply(
                 pick: match r.spray_pick {
                     SprayPickChoice::RoundRobin => SprayPick::RoundRobin,
                     SprayPickChoice::Random => SprayPick::Random,
+                    SprayPickChoice::Reps => SprayPick::Reps,
                 },
             }),
         };

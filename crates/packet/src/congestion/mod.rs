@@ -104,6 +104,8 @@ pub struct Echo {
     pub marked: bool,
     /// It arrived trimmed: the reply is a NACK (UEC 1.0 3.6.17).
     pub trimmed: bool,
+    /// Its entropy index mod 256 (REPS recycles it, `engine::spray`).
+    pub ev: u8,
 }
 
 /// An ACK (or NAK/SACK) applied at the source of a QP.

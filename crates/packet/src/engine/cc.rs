@@ -55,6 +55,7 @@ impl Engine<'_> {
             kind: Kind::Cnp,
             tc: self.p.cc.cnp_tc,
             flags: 0,
+            ev: 0,
         };
         let h = qp.dst as usize;
         let id = self.pkts.alloc(cnp);

@@ -2,7 +2,7 @@
 //! ACKs at the sender (completions), CNPs, and the retransmission timeout.
 
 use super::{Engine, Ev, MsgState};
-use crate::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
+use crate::packet::{F_ECE, F_ECN, F_LAST, Kind, NIL, Packet};
 use crate::congestion::Echo;
 use crate::transport::{Reply, Rx};
 use fabricsim_mech::Transport;
@@ -60,6 +60,7 @@ impl Engine<'_> {
                 let echo = Echo {
                     marked: pk.flags & F_ECN != 0,
                     trimmed: false,
+                    ev: pk.aux as u8,
                 };
                 self.reply(id, qi, (k, psn, aux), echo);
             }
@@ -69,15 +70,18 @@ impl Engine<'_> {
                 let echo = Echo {
                     marked: pk.flags & F_ECN != 0,
                     trimmed: true,
+                    ev: pk.aux as u8,
                 };
                 self.reply(id, qi, (Kind::Nak, pk.psn, 0), echo);
             }
             Kind::Ack | Kind::Nak | Kind::Sack if kind == Transport::Rud => {
                 self.pkts.free(id);
+                self.reps_ack(qi, pk);
                 self.rud_reply(qi, id, pk);
             }
             Kind::Ack | Kind::Nak | Kind::Sack => {
                 self.pkts.free(id);
+                self.reps_ack(qi, pk);
                 let qp = &mut self.qps[qi as usize];
                 let una = qp.una;
                 let advanced = match pk.kind {
@@ -124,7 +128,8 @@ impl Engine<'_> {
             port: NIL,
             kind: k,
             tc: self.p.ack_tc,
-            flags: 0,
+            flags: if echo.marked || echo.trimmed { F_ECE } else { 0 },
+            ev: echo.ev,
         };
         let h = qp.dst as usize;
         let aid = self.pkts.alloc(ack);
