@@ -380,12 +380,7 @@ impl Qp {
             return false;
         }
         if !self.sacked.words.is_empty() {
-            for psn in self.una..e {
-                if self.sacked.get(psn) {
-                    self.sacked.set(psn, false);
-                    self.sacked_n -= 1;
-                }
-            }
+            self.unsack(e);
         }
         self.una = e;
         if self.nxt < e {
@@ -400,6 +395,18 @@ impl Qp {
     /// The receiver's handling of a data packet with wire PSN `psn` (IBA 9.7.5.1: a PSN
     /// sequence error NAKs once; a duplicate is re-ACKed); the reply carries wire PSNs. An ACK
     /// goes when `ack_every` packets are unacknowledged or at the `last` packet of a message.
+    /// Clears the SACK bits from `una` up to (not including) `e`, counting them off
+    /// `sacked_n`. Out of line: only the out-of-order receivers have SACK bits.
+    #[inline(never)]
+    fn unsack(&mut self, e: u32) {
+        for psn in self.una..e {
+            if self.sacked.get(psn) {
+                self.sacked.set(psn, false);
+                self.sacked_n -= 1;
+            }
+        }
+    }
+
     pub fn on_data(
         &mut self,
         psn: u32,

@@ -73,21 +73,27 @@ impl Engine<'_> {
     }
 
     /// ACK `ack` (or a NAK/SACK) reached the source of QP `qi` and was applied, acknowledging
-    /// `newly` packets for the first time.
-    #[inline]
+    /// `newly` packets for the first time. Inlined as far as the test for an algorithm that
+    /// takes ACKs, the hook itself a call.
+    #[inline(always)]
     pub(super) fn cc_acked(&mut self, qi: u32, ack: u32, newly: u32) {
         if self.cc.acks {
-            let (line, qp) = (self.cc.line[qi as usize], &self.qps[qi as usize]);
-            let a = Acked {
-                now: self.now,
-                una: qp.una,
-                nxt: qp.nxt,
-                newly,
-                sacked: qp.sacked_n,
-            };
-            let out = self.cc.alg.on_ack(qi, ack, &a, line);
-            self.cc_apply(qi, out);
+            self.cc_acked_on(qi, ack, newly);
         }
+    }
+
+    #[inline(never)]
+    fn cc_acked_on(&mut self, qi: u32, ack: u32, newly: u32) {
+        let (line, qp) = (self.cc.line[qi as usize], &self.qps[qi as usize]);
+        let a = Acked {
+            now: self.now,
+            una: qp.una,
+            nxt: qp.nxt,
+            newly,
+            sacked: qp.sacked_n,
+        };
+        let out = self.cc.alg.on_ack(qi, ack, &a, line);
+        self.cc_apply(qi, out);
     }
 
     pub(super) fn cc_timer(&mut self, qi: u32, timer: TimerId) {
