@@ -31,7 +31,7 @@ fn uec() -> SimParams {
 /// the trimmed ones (each NACKed at once). Measured: 12,599 trimmed, 12,599 resent, last
 /// completion 741 us (8 MB at 100G: 0.89 of line rate). Without trimming, in a shallow 1 MB
 /// buffer, the same incast tail-drops (2,704) and waits for the timer (463 timeouts, 116 ms).
-/// No congestion control runs (NSCC is not modelled): the senders keep the last hop 8x
+/// No congestion control runs here (NSCC off, see sim_nscc.rs): the senders keep the last hop 8x
 /// oversubscribed, a packet is trimmed ~6 times before it passes, so its NACK loop can outlast
 /// the uec profiles' 65.5 us timeout (40 timeouts, 311 duplicates measured); the timeout here
 /// is 524 us, htsim's rule for its incasts, 15 us + 6 drains of the 1 MB queue

@@ -1,5 +1,5 @@
 //! NSCC's parameters (UEC 1.0 specification 3.6.13.3, table 3-76: network-signal congestion
-//! control, read through the public notes in github.com/KaiLv16/UEC-Notes `Notes/UET-CC.md`),
+//! control, read through the public notes in github.com/KaiLv16/UEC-Notes, its UET-CC notes),
 //! engine-neutral: the packet engine's algorithm is `fabricsim_packet::congestion`'s `nscc`.
 //! The constants derived from the base RTT and the BDP follow the spec's formulas and, where the
 //! spec leaves a value open, the UEC working group's htsim (`ultraethernet/uet-htsim`

@@ -1,7 +1,7 @@
 //! REPS, recycled entropy packet spraying (Bonato et al., "REPS: Recycled Entropy Packet
 //! Spraying for Adaptive Load Balancing and Failure Mitigation", arXiv 2407.21625, §3; the
 //! path-aware spraying of UEC 1.0 3.6.16, "a cache of about 8" entropies, read through
-//! github.com/KaiLv16/UEC-Notes `Notes/multipath.md`): the sender keeps the entropy values
+//! github.com/KaiLv16/UEC-Notes, its multipath notes): the sender keeps the entropy values
 //! whose packets came back acknowledged without an ECN mark and reuses them, oldest first, one
 //! per packet; with none cached it explores a fresh random one. An entropy whose packets are
 //! marked (a congested path), trimmed or lost (a failed path) is not recycled, so the sender

@@ -1,5 +1,5 @@
 //! UEC NSCC, network-signal congestion control (UEC 1.0 specification 3.6.13, source algorithm
-//! 3.6.13.5-3.6.13.6; read through github.com/KaiLv16/UEC-Notes `Notes/UET-CC.md`): one window
+//! 3.6.13.5-3.6.13.6; read through github.com/KaiLv16/UEC-Notes, its UET-CC notes): one window
 //! per sender over all its paths, driven by the ECN mark the ACK echoes and the queueing delay
 //! it measures (RTT − base RTT). No mark and delay below target: proportional increase (fast
 //! increase when the delay is near zero for a window); no mark above target: fair increase;
