@@ -51,10 +51,11 @@ pub mod sim {
     pub use fabricsim_packet::trace;
 
     /// The congestion-control seam (`fabricsim_packet::congestion`) with the run's algorithm
-    /// and HPCC's parameters (`fabricsim_mech::{cc_algo, hpcc}`).
+    /// and HPCC's and NSCC's parameters (`fabricsim_mech::{cc_algo, hpcc, nscc}`).
     pub mod congestion {
         pub use fabricsim_mech::cc_algo::CcAlgo;
         pub use fabricsim_mech::hpcc::HpccParams;
+        pub use fabricsim_mech::nscc::NsccParams;
         pub use fabricsim_packet::congestion::*;
     }
     pub use fabricsim_packet::{

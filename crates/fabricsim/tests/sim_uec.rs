@@ -31,7 +31,7 @@ fn uec() -> SimParams {
 /// the trimmed ones (each NACKed at once). Measured: 12,599 trimmed, 12,599 resent, last
 /// completion 741 us (8 MB at 100G: 0.89 of line rate). Without trimming, in a shallow 1 MB
 /// buffer, the same incast tail-drops (2,704) and waits for the timer (463 timeouts, 116 ms).
-/// No congestion control runs (NSCC is not modelled): the senders keep the last hop 8x
+/// No congestion control runs here (NSCC off, see sim_nscc.rs): the senders keep the last hop 8x
 /// oversubscribed, a packet is trimmed ~6 times before it passes, so its NACK loop can outlast
 /// the uec profiles' 65.5 us timeout (40 timeouts, 311 duplicates measured); the timeout here
 /// is 524 us, htsim's rule for its incasts, 15 us + 6 drains of the 1 MB queue
@@ -131,4 +131,44 @@ fn spraying_runs_a_permutation_near_line_rate_where_per_flow_ecmp_collides() {
         ecmp_mean < 0.8 && ecmp_last < 0.6,
         "ECMP {ecmp_mean:.3} {ecmp_last:.3}"
     );
+}
+
+/// Mean and p99 FCT, us.
+fn fct_stats(r: &fabricsim::sim::RunResult) -> (f64, f64) {
+    let mut f: Vec<u64> = r.messages.iter().filter_map(|m| m.fct_ps).collect();
+    f.sort_unstable();
+    let mean = f.iter().sum::<u64>() as f64 / f.len() as f64 / 1e6;
+    let p99 = f[(f.len() * 99).div_ceil(100) - 1] as f64 / 1e6;
+    (mean, p99)
+}
+
+/// The flow engine on the uec-400g profile (spraying as an even split over the entropies'
+/// paths, `PathModel::Spray`; RUD; NSCC as fair max-min shares) against the packet engine, 128
+/// GPUs: a permutation's and a 16:1 incast's mean FCT within 10%, p99 within 20% (the issue's
+/// tolerances). `cargo test -p fabricsim --test sim_uec -- --nocapture` prints the table.
+#[test]
+fn flow_engine_matches_the_packet_engine_for_uec() {
+    use fabricsim_cases::flow_cases;
+    let hosts = 128;
+    let cases = [
+        (
+            "permutation 1 MB",
+            flow_cases::permutation(hosts, 1 << 20, 1),
+        ),
+        ("incast 16:1 x 1 MB", flow_cases::incast(hosts, 16, 1 << 20)),
+    ];
+    println!("| case (uec-400g, {hosts} GPUs) | packet mean / p99 us | flow mean / p99 us | error |");
+    for (name, dag) in cases {
+        let (topo, p) = flow_cases::fabric(hosts, "uec-400g");
+        let packet =
+            fabricsim::sim::run(&topo, &p, &dag, &Default::default(), Default::default()).unwrap();
+        let fp = fabricsim::engine_choice::flow_params(&topo, &p);
+        let (flow, _) = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap();
+        let (pm, pp) = fct_stats(&packet);
+        let (fm, fq) = fct_stats(&flow);
+        let (em, ep) = ((fm - pm) / pm * 100.0, (fq - pp) / pp * 100.0);
+        println!("| {name} | {pm:.2} / {pp:.2} | {fm:.2} / {fq:.2} | {em:+.1}% / {ep:+.1}% |");
+        assert!(em.abs() <= 10.0, "{name}: mean {em:+.1}%");
+        assert!(ep.abs() <= 20.0, "{name}: p99 {ep:+.1}%");
+    }
 }

@@ -13,6 +13,9 @@
 //! ecn_kmax_bdp = 0.8          # ecn_kmin_bytes / ecn_kmax_bytes
 //! trim_bdp = 1.0              # packet trimming past this x the BDP (absent: none)
 //! dcqcn = "connectx_fw"       # paper | hpcc_sim_mlx | connectx_fw | off
+//! [congestion.hpcc]           # HPCC instead (dcqcn = "off"): eta, max_stage, w_ai_bytes
+//! [congestion.nscc]           # UEC NSCC instead (dcqcn = "off"): gamma, max_md_jump,
+//!                             # delay_ewma, max_wnd_bdp, target_qdelay_rtt, quick_adapt, qa_gate
 //! qps_per_connection = 1
 //! hash_dest_qp = false
 //! [congestion_untuned]        # same keys: the documented untuned variant
@@ -22,7 +25,7 @@
 //! ar_threshold_bytes = 8192
 //! reorder_window_packets = 512  # adaptive, spray: out-of-order window of the receiver
 //! spray_entropies = 0         # spray: entropy values per QP (0: all candidates)
-//! spray_pick = "round_robin"  # spray: round_robin | random
+//! spray_pick = "round_robin"  # spray: round_robin | random | reps (recycled entropies)
 //! [ib_cc]                     # InfiniBand congestion control (IBA annex A10)
 //! enabled = false
 //! threshold_bytes = 64000
@@ -47,6 +50,7 @@ use fabricsim_mech::ecn::EcnMarking;
 use fabricsim_mech::error::ParamError;
 use fabricsim_mech::hpcc::HpccParams;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
+use fabricsim_mech::nscc::NsccParams;
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
 use fabricsim_mech::route::spray::{Spray, SprayPick};
 
@@ -85,6 +89,7 @@ pub enum SprayPickChoice {
     #[default]
     RoundRobin,
     Random,
+    Reps,
 }
 
 /// `[routing] ar_select`: what adaptive routing ranks the allowed ports by (`CcParams::ar_select`).
@@ -130,6 +135,9 @@ pub struct Congestion {
     /// `[congestion.dcqcn_params]`: DCQCN parameters by their ConnectX names over the set's.
     #[serde(default)]
     pub dcqcn_params: Option<crate::profile_dcqcn::DcqcnKeys>,
+    /// `[congestion.nscc]`: UEC NSCC at the NICs (`sim::congestion::nscc`), with `dcqcn = "off"`.
+    #[serde(default)]
+    pub nscc: Option<NsccParams>,
     pub qps_per_connection: u16,
     #[serde(default)]
     pub hash_dest_qp: bool,
@@ -325,6 +333,7 @@ pub fn apply(
                 pick: match r.spray_pick {
                     SprayPickChoice::RoundRobin => SprayPick::RoundRobin,
                     SprayPickChoice::Random => SprayPick::Random,
+                    SprayPickChoice::Reps => SprayPick::Reps,
                 },
             }),
         };
@@ -403,8 +412,8 @@ pub fn apply_congestion(
         DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
         DcqcnChoice::Off => None,
     };
-    // The table owns DCQCN and HPCC (IB CC is `[ib_cc]`'s).
-    if matches!(cc.algo, CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_)) {
+    // The table owns DCQCN, HPCC and NSCC (IB CC is `[ib_cc]`'s).
+    if matches!(cc.algo, CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_) | CcAlgo::Nscc(_)) {
         cc.algo = CcAlgo::None;
     }
     let dcqcn = match (set, &c.dcqcn_params) {
@@ -427,6 +436,7 @@ pub fn apply_congestion(
     let algos = [
         dcqcn.map(|d| ("cc.dcqcn", CcAlgo::Dcqcn(d))),
         c.hpcc.map(|h| ("cc.hpcc", CcAlgo::Hpcc(h))),
+        c.nscc.map(|n| ("cc.nscc", CcAlgo::Nscc(n))),
     ];
     for (field, a) in algos.into_iter().flatten() {
         cc.algo

@@ -5,6 +5,7 @@
 use super::dcqcn::DcqcnParams;
 use super::hpcc::HpccParams;
 use super::ibcc::IbCcParams;
+use super::nscc::NsccParams;
 
 /// The run's congestion control and its parameters (`CcParams::algo`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -17,6 +18,8 @@ pub enum CcAlgo {
     IbCc(IbCcParams),
     /// HPCC: INT from the switches, window and rate at the sender.
     Hpcc(HpccParams),
+    /// UEC NSCC: a sender window from ECN marks and measured delay (needs ECN marking).
+    Nscc(NsccParams),
 }
 
 impl CcAlgo {
@@ -55,6 +58,7 @@ impl CcAlgo {
             CcAlgo::Dcqcn(_) => "DCQCN",
             CcAlgo::IbCc(_) => "IB CC",
             CcAlgo::Hpcc(_) => "HPCC",
+            CcAlgo::Nscc(_) => "NSCC",
         }
     }
 
@@ -75,6 +79,14 @@ impl CcAlgo {
             CcAlgo::Hpcc(h) => Some(format!(
                 "HPCC (INT per hop, target utilization {}, max stage {})",
                 h.eta, h.max_stage
+            )),
+            CcAlgo::Nscc(n) => Some(format!(
+                "UEC NSCC (window from ECN and delay, target queueing delay {} x base RTT, \
+                 max window {} x BDP, gamma {}) on {ecn}",
+                n.target_qdelay_rtt
+                    .map_or("0.75 (trimming) / 1.0".to_string(), |f| f.to_string()),
+                n.max_wnd_bdp,
+                n.gamma
             )),
         }
     }
@@ -98,6 +110,7 @@ impl CcAlgo {
             CcAlgo::Dcqcn(_) => ("cc.dcqcn", true),
             CcAlgo::IbCc(_) => ("cc.ibcc", false),
             CcAlgo::Hpcc(_) => ("cc.hpcc", false),
+            CcAlgo::Nscc(_) => ("cc.nscc", true),
         }
     }
 
@@ -119,6 +132,7 @@ impl CcAlgo {
             CcAlgo::Dcqcn(d) => d.validate(),
             CcAlgo::IbCc(i) => i.validate(),
             CcAlgo::Hpcc(h) => h.validate(),
+            CcAlgo::Nscc(n) => n.validate(),
         };
         r.map_err(|x| (field, x))
     }

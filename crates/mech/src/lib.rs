@@ -29,6 +29,7 @@ pub mod ibcc;
 pub mod ibroute;
 pub mod loss_expect;
 pub mod lossless_scenarios;
+pub mod nscc;
 pub mod params;
 pub mod psn;
 pub mod recovery;

@@ -372,6 +372,16 @@ impl SimParams {
         if self.ack_every == 0 {
             return err("ack_every", "must be at least 1".into(), "1 or more");
         }
+        if let RoutePolicy::Spray(s) = self.routing
+            && s.pick == SprayPick::Reps
+            && !(1..=super::route::reps::MAX_ENTROPIES).contains(&s.entropies)
+        {
+            return err(
+                "spray_entropies",
+                format!("{} with spray_pick = \"reps\"", s.entropies),
+                "1 to 256 (an ACK echoes the entropy in a byte)",
+            );
+        }
         if self.timeout_exp > 31 {
             return err(
                 "timeout_exp",

@@ -13,6 +13,7 @@
 
 pub mod dmodk;
 pub mod ecmp;
+pub mod reps;
 pub mod spray;
 
 pub use ecmp::{crc32, five_tuple_hash, host_ip, qp_sport, switch_salt};

@@ -33,6 +33,9 @@ pub const F_LAST: u8 = 4;
 pub const F_STATIC_ROUTE: u8 = 8;
 /// A retransmission (trimming lets it grow its queue to 1.5 x the threshold, UEC 1.0 3.6.17).
 pub const F_RETX: u8 = 16;
+/// On a reply: the data packet it answers arrived ECN-marked or trimmed (REPS does not recycle
+/// its entropy).
+pub const F_ECE: u8 = 32;
 
 /// 32 bytes, aligned so a packet never straddles two cache lines.
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +57,8 @@ pub struct Packet {
     pub kind: Kind,
     pub tc: u8,
     pub flags: u8,
+    /// On a reply: the entropy index of the data packet it answers, REPS's echo (`aux` mod 256).
+    pub ev: u8,
 }
 
 pub struct Slab {

@@ -146,12 +146,16 @@ pub struct Qp {
     pub limit_ps_per_byte: u64,
     // Selective repeat, sender.
     pub sacked: SeqBitmap,
+    /// How many sequence numbers at or past `una` are SACKed (set bits of `sacked`).
+    pub sacked_n: u32,
     pub in_recovery: bool,
     pub recovery_point: u32,
     pub retx_ptr: u32,
     pub high_sack: u32,
     /// RUD: sequence numbers NACKed after a trim, resent first (`rud`).
     pub nacked: VecDeque<u32>,
+    /// RUD: the packets the last ACK, SACK or NACK acknowledged for the first time.
+    pub newly_acked: u32,
     // Receiver.
     pub expected: u32,
     pub nak_sent: bool,
@@ -207,11 +211,13 @@ impl Qp {
             } else {
                 SeqBitmap::default()
             },
+            sacked_n: 0,
             in_recovery: false,
             recovery_point: 0,
             retx_ptr: 0,
             high_sack: 0,
             nacked: VecDeque::new(),
+            newly_acked: 0,
             expected: 0,
             nak_sent: false,
             unacked: 0,
@@ -373,10 +379,8 @@ impl Qp {
         if e <= self.una {
             return false;
         }
-        for psn in self.una..e {
-            if !self.sacked.words.is_empty() {
-                self.sacked.set(psn, false);
-            }
+        if !self.sacked.words.is_empty() {
+            self.unsack(e);
         }
         self.una = e;
         if self.nxt < e {
@@ -391,6 +395,18 @@ impl Qp {
     /// The receiver's handling of a data packet with wire PSN `psn` (IBA 9.7.5.1: a PSN
     /// sequence error NAKs once; a duplicate is re-ACKed); the reply carries wire PSNs. An ACK
     /// goes when `ack_every` packets are unacknowledged or at the `last` packet of a message.
+    /// Clears the SACK bits from `una` up to (not including) `e`, counting them off
+    /// `sacked_n`. Out of line: only the out-of-order receivers have SACK bits.
+    #[inline(never)]
+    fn unsack(&mut self, e: u32) {
+        for psn in self.una..e {
+            if self.sacked.get(psn) {
+                self.sacked.set(psn, false);
+                self.sacked_n -= 1;
+            }
+        }
+    }
+
     pub fn on_data(
         &mut self,
         psn: u32,

@@ -12,7 +12,7 @@ use super::model::{Comparison, FabricResult};
 use super::probe::{LONG_FLOW_BYTES, PING_BYTES};
 use fabricsim_core::topology::max_gpus;
 use fabricsim_mech::cc::ArSelect;
-use fabricsim_mech::{RoutePolicy, SimParams};
+use fabricsim_mech::{FlowControl, RoutePolicy, SimParams};
 
 /// One figure and where it comes from.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -146,6 +146,27 @@ fn routing_text(p: &SimParams) -> String {
     format!("{r}; {} QP(s) per connection", p.cc.qps_per_connection)
 }
 
+/// How a fabric without injected loss handles a full queue, from its flow control and its
+/// trimming threshold (bytes, 0: none).
+fn loss_text(fc: Option<(FlowControl, u64)>) -> String {
+    match fc {
+        Some((FlowControl::Credits(_), _)) => {
+            "credit-based link-level flow control (IBA Vol. 1 7.9), lossless".into()
+        }
+        Some((FlowControl::Pfc(_), _)) => {
+            "PFC per priority (IEEE 802.1Qbb) with computed headroom; lossless while the headroom holds"
+                .into()
+        }
+        Some((FlowControl::None, trim)) if trim > 0 => format!(
+            "lossy, no PFC: a packet that would take a switch queue past {} KB is trimmed to \
+             its header and NACKed, the sender resends it at once (UEC 1.0 3.6.17)",
+            trim / 1000
+        ),
+        Some((FlowControl::None, _)) => "lossy, no PFC: tail drop at a full buffer".into(),
+        None => "no engine parameters".into(),
+    }
+}
+
 fn engine_params(f: &FabricResult) -> Option<SimParams> {
     super::engine::params(&f.variant, &f.design, 1).ok()
 }
@@ -218,12 +239,6 @@ pub fn table(c: &Comparison) -> Vec<Row> {
             )
         }),
         row("loss handling", "", c, |f| {
-            let lossless = match f.design.profile.family.name() {
-                "infiniband" => "credit-based link-level flow control (IBA Vol. 1 7.9), lossless",
-                _ => {
-                    "PFC per priority (IEEE 802.1Qbb) with computed headroom; lossless while the headroom holds"
-                }
-            };
             let t = if f.variant.loss_rate > 0.0 {
                 format!(
                     "lossy: random loss {}; a drop triggers {} recovery",
@@ -231,15 +246,17 @@ pub fn table(c: &Comparison) -> Vec<Row> {
                     f.variant.recovery.name()
                 )
             } else {
+                let fc = engine_params(f).map(|p| (p.flow_control, p.cc.trim_bytes));
                 format!(
-                    "{lossless}; {} on a corruption drop",
+                    "{}; {} on a corruption drop",
+                    loss_text(fc),
                     f.variant.recovery.name()
                 )
             };
             text(
                 t,
                 format!(
-                    "profile: {} family; [compare] fabric entry",
+                    "profile: {} family, [flow_control] and trim_bdp; [compare] fabric entry",
                     f.design.profile.id
                 ),
             )

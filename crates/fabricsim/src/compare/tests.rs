@@ -23,7 +23,10 @@ fabrics = [
 fn default_comparison_runs_every_fabric_on_the_packet_engine() {
     let c = run(&default_scenario()).unwrap();
     let names: Vec<&str> = c.fabrics.iter().map(|f| f.variant.name.as_str()).collect();
-    assert_eq!(names, ["ib-ndr", "roce-400g tuned", "roce-400g untuned"]);
+    assert_eq!(
+        names,
+        ["ib-ndr", "roce-400g tuned", "roce-400g untuned", "uec-400g"]
+    );
     for f in &c.fabrics {
         assert_eq!(f.design.spec.gpus, 256);
         assert!(f.plan.cost.network_capex_usd > 0.0);
@@ -295,7 +298,7 @@ fn reports_are_deterministic_and_self_contained() {
     // Nothing is fetched: no external URL in src/href, no script.
     assert!(!h1.contains("src=\"http") && !h1.contains("href=\"http") && !h1.contains("<script"));
     assert!(
-        h1.matches("<svg").count() == 10,
+        h1.matches("<svg").count() == 11,
         "busbw x2, step, CAPEX, TCO, topology, MFU against loss, a CDF per fabric"
     );
 }

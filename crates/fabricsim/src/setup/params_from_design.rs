@@ -96,7 +96,8 @@ mod tests {
     }
 
     /// uec-400g / uec-800g: lossy (no PFC), sprayed per packet over 256 entropies with the
-    /// out-of-order receiver, UDP port 4793, the catalog's Tomahawk and UEC NICs.
+    /// out-of-order receiver, UDP port 4793, the catalog's Tomahawk and UEC NICs, NSCC with
+    /// the spec's parameters.
     #[test]
     fn uec_profiles_are_lossy_sprayed_ethernet() {
         use fabricsim_mech::params::{FlowControl, Spray, SprayPick};
@@ -113,6 +114,11 @@ mod tests {
             );
             assert_eq!(p.transport, Transport::Rud, "{fabric}");
             assert_eq!((p.udp_dport, p.header_bytes), (4793, 64));
+            assert_eq!(
+                p.cc.algo,
+                fabricsim_mech::cc_algo::CcAlgo::Nscc(Default::default()),
+                "{fabric}"
+            );
             assert!(p.validate().is_ok());
         }
     }

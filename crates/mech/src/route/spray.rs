@@ -17,6 +17,8 @@ pub enum SprayPick {
     RoundRobin,
     /// Uniform over the entropy values, from the sender NIC's stream (`Rng::stream`).
     Random,
+    /// REPS (`route::reps`): recycle the entropies that came back unmarked, else random.
+    Reps,
 }
 
 /// `RoutePolicy::Spray`'s parameters.
@@ -28,9 +30,10 @@ pub struct Spray {
 }
 
 /// The names of [`SprayPick`] in TOML.
-pub const PICKS: [(&str, SprayPick); 2] = [
+pub const PICKS: [(&str, SprayPick); 3] = [
     ("round_robin", SprayPick::RoundRobin),
     ("random", SprayPick::Random),
+    ("reps", SprayPick::Reps),
 ];
 
 /// The pick named `s` in TOML.
@@ -59,7 +62,8 @@ impl Spray {
         }
     }
 
-    /// `Random`'s entropy index of a packet, drawn from `rng` (the sender NIC's stream).
+    /// `Random`'s entropy index of a packet, drawn from `rng` (the sender NIC's stream; REPS
+    /// explores so).
     #[inline]
     pub fn random(self, rng: &mut Rng) -> u32 {
         match self.entropies {

@@ -15,12 +15,14 @@
 //! for the slab's room and grown with the slab past it, never per packet), at most `MAX_HOPS`
 //! switches a route.
 
-use super::{CcOut, CcSetup, CongestionControl, Gap, Hop};
+use super::{Acked, CcOut, CcSetup, CongestionControl, Echo, Gap, Hop};
 use crate::error::SimError;
+use crate::transport::Qp;
 use fabricsim_core::topology::{PortId, Topology};
 use fabricsim_core::units::{BitRate, Time};
 use fabricsim_mech::dcqcn::gap_q16;
 use fabricsim_mech::hpcc::HpccParams;
+use fabricsim_mech::params::SimParams;
 use fabricsim_mech::route;
 
 /// The switches a route may cross (a 4-tier up-down route crosses 7).
@@ -129,11 +131,33 @@ impl Hpcc {
 /// frame serialized and propagated over each link of the static route, an ACK back, with the
 /// switch and NIC latencies); `Err` if a route crosses more than `MAX_HOPS` switches.
 fn base_rtt(s: &CcSetup) -> Result<Time, SimError> {
+    let mut t = Time::ZERO;
+    for (rtt, hops, q) in unloaded_rtts(s, false) {
+        if hops > MAX_HOPS {
+            return Err(SimError::Traffic(format!(
+                "HPCC: the route from host {} to {} crosses {hops} switches; INT holds {MAX_HOPS}",
+                q.src, q.dst
+            )));
+        }
+        t = t.max(rtt);
+    }
+    Ok(t)
+}
+
+/// Each QP's unloaded round trip on its static route (a full data frame out, an ACK back, the
+/// switch and NIC latencies), the switches its route crosses, and the QP. `cut_through`: a
+/// frame into a switch does not wait for its own serialization (the engine's rule for
+/// cut-through switches of uniform port rates, `engine::wire::transmit`); else store and
+/// forward on every hop.
+pub(super) fn unloaded_rtts<'a>(
+    s: &'a CcSetup,
+    cut_through: bool,
+) -> impl Iterator<Item = (Time, usize, &'a Qp)> + 'a {
     let (p, topo) = (s.p, s.topo);
     let salt = route::salts(topo, p.routing);
     let data = p.mtu_frame_wire_bytes();
     let ack = (p.ack_frame_bytes() + p.wire_overhead_bytes) as u64;
-    let one_way = |src: u32, dst: u32, hash: u32, bytes: u64| {
+    let one_way = move |src: u32, dst: u32, hash: u32, bytes: u64| {
         let (mut t, mut hops) = (Time::ZERO, 0usize);
         route::walk(
             topo,
@@ -141,37 +165,35 @@ fn base_rtt(s: &CcSetup) -> Result<Time, SimError> {
             dst,
             route::hashed(p.routing, hash, dst, &salt),
             |pi| {
-                t += hop_time(topo, pi, bytes, p.switch_latency, p.nic_latency);
+                t += hop_time(topo, pi, bytes, p, cut_through);
                 hops += 1;
             },
         );
         (t, hops - 1)
     };
-    let mut t = Time::ZERO;
-    for q in s.qps {
+    s.qps.iter().map(move |q| {
         let (fwd, hops) = one_way(q.src, q.dst, q.hash_fwd, data);
-        if hops > MAX_HOPS {
-            return Err(SimError::Traffic(format!(
-                "HPCC: the route from host {} to {} crosses {hops} switches; INT holds {MAX_HOPS}",
-                q.src, q.dst
-            )));
-        }
         let (rev, _) = one_way(q.dst, q.src, q.hash_rev, ack);
-        t = t.max(fwd + rev);
-    }
-    Ok(t)
+        (fwd + rev, hops, q)
+    })
 }
 
-/// Serializing `bytes` at egress `pi`, the link's propagation and the next node's latency.
-fn hop_time(topo: &Topology, pi: PortId, bytes: u64, switch: Time, nic: Time) -> Time {
+/// Serializing `bytes` at egress `pi` (not into a cut-through switch), the link's propagation
+/// and the next node's latency.
+fn hop_time(topo: &Topology, pi: PortId, bytes: u64, p: &SimParams, cut_through: bool) -> Time {
     let link = &topo.links[topo.ports[pi.idx()].link.idx()];
     let next = topo.peer_node(pi);
-    let lat = if topo.nodes[next.idx()].is_switch() {
-        switch
+    let (lat, ser) = if topo.nodes[next.idx()].is_switch() {
+        (p.switch_latency, !cut_through)
     } else {
-        nic
+        (p.nic_latency, true)
     };
-    link.rate.serialize(bytes) + link.delay + lat
+    let ser = if ser {
+        link.rate.serialize(bytes)
+    } else {
+        Time::ZERO
+    };
+    ser + link.delay + lat
 }
 
 impl CongestionControl for Hpcc {
@@ -201,12 +223,13 @@ impl CongestionControl for Hpcc {
         }
     }
 
-    fn on_echo(&mut self, data: u32, ack: u32) {
+    fn on_echo(&mut self, data: u32, ack: u32, _echo: Echo) {
         let r = *self.slot(data);
         *self.slot(ack) = r;
     }
 
-    fn on_ack(&mut self, qp: u32, ack: u32, una: u32, nxt: u32, line: BitRate) -> Option<CcOut> {
+    fn on_ack(&mut self, qp: u32, ack: u32, a: &Acked, line: BitRate) -> Option<CcOut> {
+        let (una, nxt) = (a.una, a.nxt);
         let int = *self.slot(ack);
         let (t_ps, t_s, eta) = (self.t_ps, self.t_s, self.h.eta);
         let max_stage = self.h.max_stage;

@@ -5,7 +5,7 @@
 //!
 //! The engine (`engine/cc.rs`) calls each hook from one place: a data packet leaving a switch
 //! egress (telemetry), a marked data packet at the receiver (notification generation), the
-//! receiver's ACK (echo), a notification (CNP/BECN) or an ACK at the sender, the algorithm's
+//! receiver's ACK (echo: telemetry, the ECN mark, a trim), a notification (CNP/BECN) or an ACK at the sender, the algorithm's
 //! timers, and every data packet sent. A hook's effect on the sender (pacing gap, window,
 //! timers) comes back in a `CcOut` the engine applies; marking itself is the switch's.
 //!
@@ -16,6 +16,7 @@ mod dcqcn;
 mod hpcc;
 mod ibcc;
 mod none;
+mod nscc;
 
 mod state;
 
@@ -96,6 +97,30 @@ pub struct Hop {
     pub rate: BitRate,
 }
 
+/// What the receiver's ACK (or NACK) echoes of the data packet it answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Echo {
+    /// The data packet arrived ECN-marked (UET's `pds.flags.m`).
+    pub marked: bool,
+    /// It arrived trimmed: the reply is a NACK (UEC 1.0 3.6.17).
+    pub trimmed: bool,
+    /// Its entropy index mod 256 (REPS recycles it, `engine::spray`).
+    pub ev: u8,
+}
+
+/// An ACK (or NAK/SACK) applied at the source of a QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Acked {
+    pub now: Time,
+    /// The oldest unacknowledged and the next new sequence numbers.
+    pub una: u32,
+    pub nxt: u32,
+    /// Packets it acknowledged for the first time (cumulatively or selectively).
+    pub newly: u32,
+    /// Packets at or past `una` SACKed so far.
+    pub sacked: u32,
+}
+
 /// What a run's congestion control starts from.
 pub struct CcSetup<'a> {
     pub p: &'a SimParams,
@@ -115,16 +140,22 @@ pub trait CongestionControl {
         default
     }
 
-    /// Whether `on_egress`, `on_echo` and `on_ack` are called (switches add telemetry to data packets).
+    /// Whether `on_egress` is called (switches add telemetry to data packets).
     fn telemetry(&self) -> bool {
         false
+    }
+
+    /// Whether `on_echo` and `on_ack` are called (telemetry implies them).
+    fn acks(&self) -> bool {
+        self.telemetry()
     }
 
     /// Data packet `pkt` leaves a switch egress (in-band telemetry).
     fn on_egress(&mut self, _pkt: u32, _hop: &Hop) {}
 
-    /// The receiver answers data packet `data` with ACK `ack` (the ACK echoes its telemetry).
-    fn on_echo(&mut self, _data: u32, _ack: u32) {}
+    /// The receiver answers data packet `data` with ACK `ack` (the ACK echoes its telemetry and
+    /// `echo`).
+    fn on_echo(&mut self, _data: u32, _ack: u32, _echo: Echo) {}
 
     /// Data packet `pkt` of `qp` leaves its NIC with `wire` bytes on the wire.
     fn on_sent(
@@ -149,16 +180,8 @@ pub trait CongestionControl {
         None
     }
 
-    /// ACK (or NAK/SACK) `ack` reached the source of `qp`, whose oldest unacknowledged and
-    /// next new sequence numbers are now `una` and `nxt`.
-    fn on_ack(
-        &mut self,
-        _qp: u32,
-        _ack: u32,
-        _una: u32,
-        _nxt: u32,
-        _line: BitRate,
-    ) -> Option<CcOut> {
+    /// ACK (or NAK/SACK) `ack` reached the source of `qp` and was applied (`a`).
+    fn on_ack(&mut self, _qp: u32, _ack: u32, _a: &Acked, _line: BitRate) -> Option<CcOut> {
         None
     }
 
@@ -174,6 +197,7 @@ pub enum AnyCc {
     Dcqcn(dcqcn::Dcqcn),
     IbCc(ibcc::IbCc),
     Hpcc(hpcc::Hpcc),
+    Nscc(nscc::Nscc),
 }
 
 impl AnyCc {
@@ -185,6 +209,7 @@ impl AnyCc {
             CcAlgo::Dcqcn(d) => AnyCc::Dcqcn(dcqcn::Dcqcn::new(*d, s)),
             CcAlgo::IbCc(i) => AnyCc::IbCc(ibcc::IbCc::new(*i, s)),
             CcAlgo::Hpcc(h) => AnyCc::Hpcc(hpcc::Hpcc::new(*h, s)?),
+            CcAlgo::Nscc(n) => AnyCc::Nscc(nscc::Nscc::new(*n, s)),
         })
     }
 }
@@ -197,6 +222,7 @@ macro_rules! dispatch {
             AnyCc::Dcqcn($c) => $e,
             AnyCc::IbCc($c) => $e,
             AnyCc::Hpcc($c) => $e,
+            AnyCc::Nscc($c) => $e,
         }
     };
 }
@@ -208,13 +234,16 @@ impl CongestionControl for AnyCc {
     fn telemetry(&self) -> bool {
         dispatch!(self, c => c.telemetry())
     }
+    fn acks(&self) -> bool {
+        dispatch!(self, c => c.acks())
+    }
     #[inline]
     fn on_egress(&mut self, pkt: u32, hop: &Hop) {
         dispatch!(self, c => c.on_egress(pkt, hop))
     }
     #[inline]
-    fn on_echo(&mut self, data: u32, ack: u32) {
-        dispatch!(self, c => c.on_echo(data, ack))
+    fn on_echo(&mut self, data: u32, ack: u32, echo: Echo) {
+        dispatch!(self, c => c.on_echo(data, ack, echo))
     }
     #[inline]
     fn on_sent(&mut self, qp: u32, pkt: u32, wire: u64, now: Time, line: BitRate) -> Option<CcOut> {
@@ -229,8 +258,8 @@ impl CongestionControl for AnyCc {
         dispatch!(self, c => c.on_notified(qp, now, line))
     }
     #[inline]
-    fn on_ack(&mut self, qp: u32, ack: u32, una: u32, nxt: u32, line: BitRate) -> Option<CcOut> {
-        dispatch!(self, c => c.on_ack(qp, ack, una, nxt, line))
+    fn on_ack(&mut self, qp: u32, ack: u32, a: &Acked, line: BitRate) -> Option<CcOut> {
+        dispatch!(self, c => c.on_ack(qp, ack, a, line))
     }
     #[inline]
     fn on_timer(&mut self, qp: u32, timer: TimerId, now: Time, line: BitRate) -> Option<CcOut> {

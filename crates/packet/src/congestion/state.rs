@@ -14,9 +14,11 @@ use fabricsim_mech::params::{FlowControl, SimParams};
 pub struct CcState {
     /// The egress marking rule (ECN CE or IB FECN; `crate::marking`).
     pub marking: Marking,
-    /// The congestion control, and whether it takes telemetry from switches.
+    /// The congestion control, whether it takes telemetry from switches and whether it
+    /// takes the ACKs.
     pub alg: AnyCc,
     pub telemetry: bool,
+    pub acks: bool,
     /// Per QP: the pacing gap, ps per byte × 2^16 (0: line rate).
     pub gap_q16: Vec<u64>,
     /// Per QP: the send window in packets (0: unlimited); `SimParams::window_packets` unless
@@ -58,6 +60,7 @@ impl CcState {
         Ok(CcState {
             marking: Marking::new(cc, seed, nodes, ports),
             telemetry: alg.telemetry(),
+            acks: alg.acks(),
             alg,
             gap_q16: vec![0; nq],
             window,

@@ -21,6 +21,7 @@ use fabricsim_core::units::Time;
 use fabricsim_mech::entropy;
 use fabricsim_mech::faults::Faults;
 use fabricsim_mech::params::{RoutePolicy, SimParams, SprayPick};
+use fabricsim_mech::route::reps::Reps;
 use fabricsim_mech::results::{Counters, PortSeries};
 use fabricsim_mech::route;
 
@@ -163,6 +164,7 @@ impl<'a> Engine<'a> {
         let slab_room = (data_packets + qps.len() as u64).min(1 << 22) as usize;
         // A NIC's QP ring holds each of its QPs at most once (4 slots at least, doubling).
         let qp_ring_room = 2 * qps.len() + 4 * topo.num_hosts();
+        let n_qps = qps.len();
         // Dependencies must point backwards (checked by the release tracker).
         let n = dag.messages.len();
         let release = Release::new(dag)?;
@@ -247,9 +249,13 @@ impl<'a> Engine<'a> {
             release,
             rngs,
             spray_rngs: match p.routing {
-                RoutePolicy::Spray(s) if s.pick == SprayPick::Random => (0..topo.num_hosts())
+                RoutePolicy::Spray(s) if s.pick != SprayPick::RoundRobin => (0..topo.num_hosts())
                     .map(|h| Rng::stream(p.seed, fabricsim_core::rng::Stream::Spray, h as u64))
                     .collect(),
+                _ => Vec::new(),
+            },
+            reps: match p.routing {
+                RoutePolicy::Spray(s) if s.pick == SprayPick::Reps => vec![Reps::default(); n_qps],
                 _ => Vec::new(),
             },
             recovery,

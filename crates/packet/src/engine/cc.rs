@@ -4,7 +4,7 @@
 //! the adaptive route choice `engine/adaptive.rs`.
 
 use super::{Engine, Ev};
-use crate::congestion::{CcOut, CongestionControl, Gap, Hop, TimerId};
+use crate::congestion::{Acked, CcOut, CongestionControl, Echo, Gap, Hop, TimerId};
 use crate::packet::{Kind, NIL, Packet};
 use fabricsim_core::units::Time;
 
@@ -26,11 +26,11 @@ impl Engine<'_> {
         self.cc.alg.on_egress(id, &hop);
     }
 
-    /// The receiver NIC answers data packet `data` with ACK `ack`.
+    /// The receiver NIC answers data packet `data` with ACK `ack`, echoing `echo`.
     #[inline]
-    pub(super) fn cc_echo(&mut self, data: u32, ack: u32) {
-        if self.cc.telemetry {
-            self.cc.alg.on_echo(data, ack);
+    pub(super) fn cc_echo(&mut self, data: u32, ack: u32, echo: Echo) {
+        if self.cc.acks {
+            self.cc.alg.on_echo(data, ack, echo);
         }
     }
 
@@ -55,6 +55,7 @@ impl Engine<'_> {
             kind: Kind::Cnp,
             tc: self.p.cc.cnp_tc,
             flags: 0,
+            ev: 0,
         };
         let h = qp.dst as usize;
         let id = self.pkts.alloc(cnp);
@@ -71,14 +72,28 @@ impl Engine<'_> {
         self.cc_apply(qi, out);
     }
 
-    /// ACK `ack` (or a NAK/SACK) reached the source of QP `qi` and was applied.
-    #[inline]
-    pub(super) fn cc_acked(&mut self, qi: u32, ack: u32) {
-        if self.cc.telemetry {
-            let (line, qp) = (self.cc.line[qi as usize], &self.qps[qi as usize]);
-            let out = self.cc.alg.on_ack(qi, ack, qp.una, qp.nxt, line);
-            self.cc_apply(qi, out);
+    /// ACK `ack` (or a NAK/SACK) reached the source of QP `qi` and was applied, acknowledging
+    /// `newly` packets for the first time. Inlined as far as the test for an algorithm that
+    /// takes ACKs, the hook itself a call.
+    #[inline(always)]
+    pub(super) fn cc_acked(&mut self, qi: u32, ack: u32, newly: u32) {
+        if self.cc.acks {
+            self.cc_acked_on(qi, ack, newly);
         }
+    }
+
+    #[inline(never)]
+    fn cc_acked_on(&mut self, qi: u32, ack: u32, newly: u32) {
+        let (line, qp) = (self.cc.line[qi as usize], &self.qps[qi as usize]);
+        let a = Acked {
+            now: self.now,
+            una: qp.una,
+            nxt: qp.nxt,
+            newly,
+            sacked: qp.sacked_n,
+        };
+        let out = self.cc.alg.on_ack(qi, ack, &a, line);
+        self.cc_apply(qi, out);
     }
 
     pub(super) fn cc_timer(&mut self, qi: u32, timer: TimerId) {

@@ -393,8 +393,10 @@ pub struct Engine<'a> {
     msgs: Vec<MsgState>,
     release: Release,
     rngs: Vec<Rng>,
-    /// Per NIC under random spraying: its entropy stream (`route::spray`); else empty.
+    /// Per NIC under random spraying or REPS: its entropy stream (`route::spray`); else empty.
     spray_rngs: Vec<Rng>,
+    /// Per QP under REPS: its recycled entropies (`route::reps`); else empty.
+    reps: Vec<fabricsim_mech::route::reps::Reps>,
     /// The run's loss recovery, resolved once from the transport and the routing
     /// (`Transport::under`).
     recovery: fabricsim_mech::Transport,

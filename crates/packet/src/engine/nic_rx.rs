@@ -2,7 +2,8 @@
 //! ACKs at the sender (completions), CNPs, and the retransmission timeout.
 
 use super::{Engine, Ev, MsgState};
-use crate::packet::{F_ECN, F_LAST, Kind, NIL, Packet};
+use crate::packet::{F_ECE, F_ECN, F_LAST, Kind, NIL, Packet};
+use crate::congestion::Echo;
 use crate::transport::{Reply, Rx};
 use fabricsim_mech::Transport;
 use fabricsim_mech::results::DropReason;
@@ -56,27 +57,41 @@ impl Engine<'_> {
                     Reply::Nak(e) => (Kind::Nak, e, 0),
                     Reply::Sack(e, s) => (Kind::Sack, e, s),
                 };
-                self.reply(id, qi, k, psn, aux);
+                let echo = Echo {
+                    marked: pk.flags & F_ECN != 0,
+                    trimmed: false,
+                    ev: pk.aux as u8,
+                };
+                self.reply(id, qi, (k, psn, aux), echo);
             }
             // A trimmed packet's header (UEC 1.0 3.6.17): NACKed at once, nothing placed.
             Kind::Trimmed => {
                 self.pkts.free(id);
-                self.reply(id, qi, Kind::Nak, pk.psn, 0);
+                let echo = Echo {
+                    marked: pk.flags & F_ECN != 0,
+                    trimmed: true,
+                    ev: pk.aux as u8,
+                };
+                self.reply(id, qi, (Kind::Nak, pk.psn, 0), echo);
             }
             Kind::Ack | Kind::Nak | Kind::Sack if kind == Transport::Rud => {
                 self.pkts.free(id);
+                self.reps_ack(qi, pk);
                 self.rud_reply(qi, id, pk);
             }
             Kind::Ack | Kind::Nak | Kind::Sack => {
                 self.pkts.free(id);
+                self.reps_ack(qi, pk);
                 let qp = &mut self.qps[qi as usize];
+                let una = qp.una;
                 let advanced = match pk.kind {
                     Kind::Ack => qp.on_ack(pk.psn),
                     Kind::Nak if kind == Transport::GoBack0 => qp.on_restart(pk.psn),
                     Kind::Nak => qp.on_nak(pk.psn),
                     _ => qp.on_sack(pk.psn, pk.aux),
                 };
-                self.cc_acked(qi, id);
+                let newly = self.qps[qi as usize].una.saturating_sub(una);
+                self.cc_acked(qi, id, newly);
                 let qp = &mut self.qps[qi as usize];
                 if advanced {
                     qp.retries = 0;
@@ -95,9 +110,9 @@ impl Engine<'_> {
     }
 
     /// The receiver of packet `id` on QP `qi` answers with `k` (wire PSN `psn`, `aux`) on the
-    /// ACK class, ahead of its NIC's data.
+    /// ACK class, ahead of its NIC's data, echoing `echo` to the congestion control.
     #[inline(always)]
-    fn reply(&mut self, id: u32, qi: u32, k: Kind, psn: u32, aux: u32) {
+    fn reply(&mut self, id: u32, qi: u32, (k, psn, aux): (Kind, u32, u32), echo: Echo) {
         if k != Kind::Ack {
             self.c.naks += 1;
         }
@@ -113,11 +128,12 @@ impl Engine<'_> {
             port: NIL,
             kind: k,
             tc: self.p.ack_tc,
-            flags: 0,
+            flags: if echo.marked || echo.trimmed { F_ECE } else { 0 },
+            ev: echo.ev,
         };
         let h = qp.dst as usize;
         let aid = self.pkts.alloc(ack);
-        self.cc_echo(id, aid);
+        self.cc_echo(id, aid, echo);
         self.nics[h]
             .ctrl
             .push(&mut self.queued, aid, self.p.ack_frame_bytes() as u16);

@@ -100,8 +100,9 @@ impl Engine<'_> {
                 kind: Kind::Data,
                 tc: qp.tc,
                 flags: if last { F_LAST } else { 0 } | self.ar_flags(qi, psn),
+                ev: 0,
             };
-            pkt.aux = self.spray_entropy(h, psn);
+            pkt.aux = self.spray_entropy(h, qi, psn);
             let id = self.pkts.alloc(pkt);
             self.cc_sent(qi, id, (frame + self.wire_extra) as u64);
             self.c.bytes_offered += payload as u64;

@@ -12,12 +12,14 @@ impl Engine<'_> {
         let advanced = match pk.kind {
             Kind::Nak => {
                 qp.on_rud_nack(pk.psn);
+                qp.newly_acked = 0;
                 false
             }
             Kind::Ack => qp.on_rud_ack(pk.psn, None, &mut self.rud_done),
             _ => qp.on_rud_ack(pk.psn, Some(pk.aux), &mut self.rud_done),
         };
-        self.cc_acked(qi, id);
+        let newly = qp.newly_acked;
+        self.cc_acked(qi, id, newly);
         let qp = &mut self.qps[qi as usize];
         if advanced {
             qp.retries = 0;

@@ -31,6 +31,7 @@ impl Qp {
     /// SACK); its message into `done` when that was its last.
     #[inline]
     fn rud_acked(&mut self, q: u32, done: &mut Vec<u32>) {
+        self.newly_acked += 1;
         let i = self.seg_index(q);
         let s = &mut self.segs[i];
         s.tx_left -= 1;
@@ -43,8 +44,9 @@ impl Qp {
     /// arrived) under RUD: every newly acknowledged packet counted to its message, the
     /// messages completed pushed to `done` (in any order); no recovery is entered. Returns
     /// whether `una` advanced (the front segments are then popped by `pop_acked`, their
-    /// completions already in `done`).
+    /// completions already in `done`). `newly_acked` counts the packets it acknowledged.
     pub fn on_rud_ack(&mut self, e: u32, s: Option<u32>, done: &mut Vec<u32>) -> bool {
+        self.newly_acked = 0;
         let advanced = match self.seq_of(e, self.una) {
             Some(e) if e <= self.max_sent && e > self.una => {
                 for q in self.una..e {
@@ -61,6 +63,7 @@ impl Qp {
             && !self.sacked.get(q)
         {
             self.sacked.set(q, true);
+            self.sacked_n += 1;
             self.high_sack = self.high_sack.max(q + 1);
             self.rud_acked(q, done);
         }

@@ -36,7 +36,10 @@ impl Qp {
         if let Some(s) = self.seq_of(s, self.una)
             && s < self.max_sent
         {
-            self.sacked.set(s, true);
+            if !self.sacked.get(s) {
+                self.sacked.set(s, true);
+                self.sacked_n += 1;
+            }
             self.high_sack = self.high_sack.max(s + 1);
             if !self.in_recovery {
                 self.in_recovery = true;
