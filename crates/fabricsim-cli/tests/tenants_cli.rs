@@ -296,8 +296,16 @@ fn compare_reports_each_jobs_slowdown_per_fabric() {
 #[test]
 fn jobs_in_separate_traffic_classes_keep_the_high_one_at_its_time_alone() {
     let mut s = two_loops("2:1", 2, "spread", "16MB");
-    s = s.replacen("[[jobs]]\nname = \"a\"\n", "[[jobs]]\nname = \"a\"\nclass = 1\n", 1);
-    s = s.replacen("[[jobs]]\nname = \"b\"\n", "[[jobs]]\nname = \"b\"\nclass = 2\n", 1);
+    s = s.replacen(
+        "[[jobs]]\nname = \"a\"\n",
+        "[[jobs]]\nname = \"a\"\nclass = 1\n",
+        1,
+    );
+    s = s.replacen(
+        "[[jobs]]\nname = \"b\"\n",
+        "[[jobs]]\nname = \"b\"\nclass = 2\n",
+        1,
+    );
     s += "\n[classes]\ncount = 3\nscheduling = \"vl_arbitration\"\nhigh_weights_64b = [4, 4, 0]\n\
           low_weights_64b = [0, 0, 4]\nhigh_limit_4kb = 255\n";
     let f = support::write("classes.toml", &s);
@@ -305,6 +313,10 @@ fn jobs_in_separate_traffic_classes_keep_the_high_one_at_its_time_alone() {
         let v = run_json(&f, engine);
         let d = slowdowns(&v);
         assert!(d[0] < 1.01, "{engine}: the high class slowed by {}", d[0]);
-        assert!((1.97..=2.01).contains(&d[1]), "{engine}: the low class slowed by {}", d[1]);
+        assert!(
+            (1.97..=2.01).contains(&d[1]),
+            "{engine}: the low class slowed by {}",
+            d[1]
+        );
     }
 }

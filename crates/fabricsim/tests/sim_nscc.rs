@@ -20,9 +20,8 @@ const DELAY: Time = Time::from_ns(500);
 /// The star's unloaded round trip: a full frame over two links and an ACK back, with the
 /// switch and NIC latencies (`congestion::hpcc::base_rtt`'s figure on a star).
 fn base_rtt_ps(p: &SimParams) -> u64 {
-    let one = |bytes: u64| {
-        2 * (RATE.serialize(bytes).0 + DELAY.0) + p.switch_latency.0 + p.nic_latency.0
-    };
+    let one =
+        |bytes: u64| 2 * (RATE.serialize(bytes).0 + DELAY.0) + p.switch_latency.0 + p.nic_latency.0;
     one(p.mtu_frame_wire_bytes()) + one((p.ack_frame_bytes() + p.wire_overhead_bytes) as u64)
 }
 
@@ -81,7 +80,10 @@ fn incast(p: &SimParams, n: u32, bytes: u64) -> Incast {
     let mid = &q[end / 4..end * 3 / 4];
     let line = RATE.bps() as f64 * p.payload_efficiency();
     let rates: Vec<f64> = fct.iter().map(|&f| bytes as f64 / f as f64).collect();
-    let (sum, sq) = (rates.iter().sum::<f64>(), rates.iter().map(|x| x * x).sum::<f64>());
+    let (sum, sq) = (
+        rates.iter().sum::<f64>(),
+        rates.iter().map(|x| x * x).sum::<f64>(),
+    );
     Incast {
         jain: sum * sum / (rates.len() as f64 * sq),
         mean_q: mid.iter().sum::<u64>() as f64 / mid.len() as f64,
@@ -122,7 +124,11 @@ fn nscc_keeps_an_incast_queue_bounded_at_fair_shares() {
     }
     assert!(a.mean_q < 4.0 * bdp, "NSCC's queue {:.0} B", a.mean_q);
     assert!(b.mean_q > 10.0 * a.mean_q, "no CC queues its windows");
-    assert!(a.jain > 0.9 && a.jain > b.jain, "Jain's index {:.3}", a.jain);
+    assert!(
+        a.jain > 0.9 && a.jain > b.jain,
+        "Jain's index {:.3}",
+        a.jain
+    );
     assert!(a.efficiency > 0.9, "NSCC's goodput {:.3}", a.efficiency);
 }
 
@@ -161,7 +167,12 @@ fn nscc_two_flows_converge_to_fair_shares() {
         port_gbps(&r, t.host_port(HostId(0)).idx()),
         port_gbps(&r, t.host_port(HostId(1)).idx()),
     );
-    let first = r.messages.iter().map(|m| m.finish_ps.unwrap()).min().unwrap();
+    let first = r
+        .messages
+        .iter()
+        .map(|m| m.finish_ps.unwrap())
+        .min()
+        .unwrap();
     let span = (
         (join.0 / (SAMPLE_US * 1_000_000)) as usize,
         (first / (SAMPLE_US * 1_000_000)) as usize,
@@ -183,6 +194,13 @@ fn nscc_two_flows_converge_to_fair_shares() {
     );
     let c = c20.expect("the two rates converge");
     assert!(c <= 1_000, "converged only after {c} us");
-    assert!((ma - mb).abs() < 0.2 * ma.max(mb), "means {ma:.1} / {mb:.1}");
-    assert!(ma + mb > 0.85 * RATE.bps() as f64 / 1e9, "sum {:.1}", ma + mb);
+    assert!(
+        (ma - mb).abs() < 0.2 * ma.max(mb),
+        "means {ma:.1} / {mb:.1}"
+    );
+    assert!(
+        ma + mb > 0.85 * RATE.bps() as f64 / 1e9,
+        "sum {:.1}",
+        ma + mb
+    );
 }

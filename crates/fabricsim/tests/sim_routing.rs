@@ -336,7 +336,16 @@ fn reps_leaves_a_slow_path_that_oblivious_spraying_keeps_loading() {
         figures.push((r.counters.trimmed as f64, last));
     }
     let [(trim_rand, t_rand), (trim_reps, t_reps)] = [figures[0], figures[1]];
-    assert!(trim_rand > 0.0, "the slow uplink overflows under oblivious spraying");
-    assert!(trim_reps < 0.75 * trim_rand, "REPS trimmed {trim_reps}, random {trim_rand}");
-    assert!(t_reps < 0.9 * t_rand, "REPS {t_reps:.0} us, random {t_rand:.0} us");
+    assert!(
+        trim_rand > 0.0,
+        "the slow uplink overflows under oblivious spraying"
+    );
+    assert!(
+        trim_reps < 0.75 * trim_rand,
+        "REPS trimmed {trim_reps}, random {trim_rand}"
+    );
+    assert!(
+        t_reps < 0.9 * t_rand,
+        "REPS {t_reps:.0} us, random {t_rand:.0} us"
+    );
 }

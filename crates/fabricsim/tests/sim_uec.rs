@@ -157,7 +157,9 @@ fn flow_engine_matches_the_packet_engine_for_uec() {
         ),
         ("incast 16:1 x 1 MB", flow_cases::incast(hosts, 16, 1 << 20)),
     ];
-    println!("| case (uec-400g, {hosts} GPUs) | packet mean / p99 us | flow mean / p99 us | error |");
+    println!(
+        "| case (uec-400g, {hosts} GPUs) | packet mean / p99 us | flow mean / p99 us | error |"
+    );
     for (name, dag) in cases {
         let (topo, p) = flow_cases::fabric(hosts, "uec-400g");
         let packet =

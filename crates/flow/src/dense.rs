@@ -94,7 +94,9 @@ impl PerFlow {
             PerFlow::Few => None,
             PerFlow::Loss => Some("the flow engine models loss per flow"),
             PerFlow::UnevenParts => Some("its parts over the connection's QPs differ in size"),
-            PerFlow::Irregular => Some("the fabric's paths are not the even structure flow classes need"),
+            PerFlow::Irregular => {
+                Some("the fabric's paths are not the even structure flow classes need")
+            }
             PerFlow::Collisions => Some("hashed ECMP has too few flows per link for an even split"),
         }
     }

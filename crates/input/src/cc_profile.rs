@@ -413,7 +413,10 @@ pub fn apply_congestion(
         DcqcnChoice::Off => None,
     };
     // The table owns DCQCN, HPCC and NSCC (IB CC is `[ib_cc]`'s).
-    if matches!(cc.algo, CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_) | CcAlgo::Nscc(_)) {
+    if matches!(
+        cc.algo,
+        CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_) | CcAlgo::Nscc(_)
+    ) {
         cc.algo = CcAlgo::None;
     }
     let dcqcn = match (set, &c.dcqcn_params) {

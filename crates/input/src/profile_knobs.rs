@@ -63,7 +63,8 @@ use VendorUnit::{Log2, Percent, Same};
 /// Every knob. Vendor names: SONiC `WRED_PROFILE` / `BUFFER_PROFILE` fields (sonic-buildimage
 /// files/build_templates/qos_config.j2, buffers_config.j2); ConnectX DCQCN firmware parameters
 /// (NVIDIA "DCQCN Parameters", DOC-2790); NCCL environment (NCCL net_ib.cc); IB CC
-/// (IBA Vol. 1 annex A10 CongestionControl attributes); UEC 1.0 3.6.17.
+/// (IBA Vol. 1 annex A10 CongestionControl attributes); UEC 1.0 3.6.17 (ECN, trimming) and
+/// 3.6.13 (NSCC).
 #[rustfmt::skip]
 pub const KNOBS: &[Knob] = &[
     row("ecn_kmin_bytes", "congestion.ecn_kmin_bytes", ETHERNET, (true, 1.0, BYTES),
@@ -112,6 +113,12 @@ pub const KNOBS: &[Knob] = &[
         "UEC 1.0 3.6.17 ECN max threshold (x BDP)", Same),
     row("trim_bdp", "congestion.trim_bdp", UEC, (false, 0.0, 100.0),
         "UEC 1.0 3.6.17 packet trimming threshold (x BDP)", Same),
+    row("nscc_gamma", "congestion.nscc.gamma", UEC, (false, 0.01, 1.0),
+        "UEC 1.0 3.6.13 NSCC multiplicative-decrease gain", Same),
+    row("nscc_max_md_jump", "congestion.nscc.max_md_jump", UEC, (false, 0.05, 0.95),
+        "UEC 1.0 3.6.13 NSCC smallest factor of one decrease", Same),
+    row("nscc_max_wnd_bdp", "congestion.nscc.max_wnd_bdp", UEC, (false, 0.1, 16.0),
+        "UEC 1.0 3.6.13.6 NSCC MaxWnd (x BDP)", Same),
 ];
 
 /// The knob named `name`.

@@ -120,7 +120,10 @@ impl NsccParams {
         let bdp = line_bps as f64 / 8.0 * rtt * 1e-12;
         // The spec's reference network: 100 Gb/s x 12 us (htsim `_reference_network_*`).
         let (ref_rtt, ref_bdp) = (12e6, 100e9 / 8.0 * 12e-6);
-        let target = rtt * self.target_qdelay_rtt.unwrap_or(if trimming { 0.75 } else { 1.0 });
+        let target = rtt
+            * self
+                .target_qdelay_rtt
+                .unwrap_or(if trimming { 0.75 } else { 1.0 });
         let (a, b) = (bdp / ref_bdp, target / ref_rtt);
         let mtu = mtu.max(1) as f64;
         NsccDerived {

@@ -43,9 +43,15 @@ fn every_flag_sets_its_key() {
         let mut s = Scenario::defaults();
         let v = match f.key {
             "cost.usd_per_kwh" | "cost.pue" | "train.dp_bucket_mb" | "serve.rate" => "1.5",
-            "serve.prefill_instances" | "serve.prefill_tp" | "serve.decode_instances"
-            | "serve.decode_tp" | "serve.max_batch" | "serve.max_batch_tokens"
-            | "serve.requests" | "serve.prompt_tokens" | "serve.output_tokens" => "2",
+            "serve.prefill_instances"
+            | "serve.prefill_tp"
+            | "serve.decode_instances"
+            | "serve.decode_tp"
+            | "serve.max_batch"
+            | "serve.max_batch_tokens"
+            | "serve.requests"
+            | "serve.prompt_tokens"
+            | "serve.output_tokens" => "2",
             "train.swiglu" | "train.dp_overlap" | "train.sequence_parallel" => "false",
             "compare.claims" => "full",
             k if k.starts_with("train.")

@@ -76,7 +76,11 @@ mod tests {
         r.on_ack(7, false);
         assert_eq!((r.next(S, &mut rng), r.next(S, &mut rng)), (5, 7));
         let mut fresh = Rng::new(1);
-        assert_eq!(r.next(S, &mut rng), S.random(&mut fresh), "explores when empty");
+        assert_eq!(
+            r.next(S, &mut rng),
+            S.random(&mut fresh),
+            "explores when empty"
+        );
         // A full cache drops its oldest.
         for e in 0..=CACHE as u8 {
             r.on_ack(e, false);

@@ -331,7 +331,10 @@ mod tests {
         let n = NsccParams::default();
         let d = n.derive(400_000_000_000, 6_000_000, 4180, true);
         let mut s = src(&d);
-        assert!(!s.quick_adapt(&n, &d, (1.0, 0.0), true, true, 0.0), "first period");
+        assert!(
+            !s.quick_adapt(&n, &d, (1.0, 0.0), true, true, 0.0),
+            "first period"
+        );
         s.achieved = 10.0 * 4180.0;
         let end = s.qa_endtime;
         assert!(s.quick_adapt(&n, &d, (end, 5e5), true, true, 0.0));

@@ -21,9 +21,9 @@ use fabricsim_core::units::Time;
 use fabricsim_mech::entropy;
 use fabricsim_mech::faults::Faults;
 use fabricsim_mech::params::{RoutePolicy, SimParams, SprayPick};
-use fabricsim_mech::route::reps::Reps;
 use fabricsim_mech::results::{Counters, PortSeries};
 use fabricsim_mech::route;
+use fabricsim_mech::route::reps::Reps;
 
 impl<'a> Engine<'a> {
     /// Sets up a run; `Err` when the traffic does not fit the topology.

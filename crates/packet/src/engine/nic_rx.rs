@@ -2,8 +2,8 @@
 //! ACKs at the sender (completions), CNPs, and the retransmission timeout.
 
 use super::{Engine, Ev, MsgState};
-use crate::packet::{F_ECE, F_ECN, F_LAST, Kind, NIL, Packet};
 use crate::congestion::Echo;
+use crate::packet::{F_ECE, F_ECN, F_LAST, Kind, NIL, Packet};
 use crate::transport::{Reply, Rx};
 use fabricsim_mech::Transport;
 use fabricsim_mech::results::DropReason;
@@ -128,7 +128,11 @@ impl Engine<'_> {
             port: NIL,
             kind: k,
             tc: self.p.ack_tc,
-            flags: if echo.marked || echo.trimmed { F_ECE } else { 0 },
+            flags: if echo.marked || echo.trimmed {
+                F_ECE
+            } else {
+                0
+            },
             ev: echo.ev,
         };
         let h = qp.dst as usize;
