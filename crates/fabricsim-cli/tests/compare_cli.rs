@@ -47,7 +47,7 @@ fn json_and_file_outputs_are_identical_across_runs() {
     let (ja, jb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     assert_eq!(ja, jb);
     let v: serde_json::Value = serde_json::from_slice(&ja).unwrap();
-    assert_eq!(v["fabrics"].as_array().unwrap().len(), 3);
+    assert_eq!(v["fabrics"].as_array().unwrap().len(), 4);
     assert!(
         v["fabrics"][2]["delivered"]["mfu"]["mean"]
             .as_f64()
@@ -176,7 +176,8 @@ fn html_report_renders_in_headless_chromium() {
     for class in ["chart line-chart", "chart stacked-bars", "chart tiers"] {
         assert!(dom.contains(class), "no {class} in the rendered DOM");
     }
-    assert!(dom.matches("<svg").count() == 10, "all charts rendered");
+    // Seven charts and one stress chart per fabric of the default (four).
+    assert!(dom.matches("<svg").count() == 11, "all charts rendered");
     assert!(dom.contains("completion times under stress") && dom.contains("Under stress"));
     assert!(dom.contains("Metrics table"));
     // Error bars over the seeds on the busbw and MFU charts; the verdict's robustness.

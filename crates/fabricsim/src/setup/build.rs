@@ -515,7 +515,7 @@ mod tests {
         );
         let e = spray("spray_pick = \"roundrobin\"\n").unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("sim.spray_pick", Some(5)));
-        assert_eq!(e.allowed, "round_robin, random");
+        assert_eq!(e.allowed, "round_robin, random, reps");
         let e = setup(&format!(
             "[sim]\nspray_entropies = 4\n[cluster]\ngpus = 16\n{PERM}"
         ))
