@@ -1,6 +1,10 @@
 //! Small topologies and helpers shared by the packet-engine tests.
 
+use std::path::Path;
+
 use fabricsim::message::MessageDag;
+use fabricsim::scenario::Scenario;
+use fabricsim::scenario::sim::{SimSetup, build};
 use fabricsim::sim::{self, Faults, RunOptions, RunResult, SimParams};
 use fabricsim::topology::{GraphBuilder, Medium, NodeId, Shape, Topology};
 use fabricsim::units::{BitRate, Time};
@@ -54,6 +58,22 @@ pub fn run(t: &Topology, p: &SimParams, dag: &MessageDag, f: &Faults) -> RunResu
     let r = sim::run(t, p, dag, f, RunOptions::default()).unwrap();
     r.check_conservation().unwrap();
     r
+}
+
+/// The packet-engine run of scenario `text` (as `fabricsim sim` builds it, paths relative to
+/// the working directory).
+pub fn setup(text: &str) -> SimSetup {
+    build(
+        &Scenario::parse("t.toml", text).unwrap(),
+        Path::new("."),
+        None,
+    )
+    .unwrap()
+}
+
+/// `run` of a built scenario.
+pub fn run_setup(s: &SimSetup) -> RunResult {
+    run(&s.net.topo, &s.params, &s.dag, &s.faults)
 }
 
 /// Wire bytes of a data packet carrying `payload`.

@@ -3,39 +3,15 @@
 //! credits stall; the flows that never cross the link (victims) slow down with them. The claim
 //! it tests: "at 100G/200G per lane, link instability triggers PFC storms" (issue #29).
 
-use std::path::Path;
-
-use fabricsim::engine_choice::{self, EngineKind};
-use fabricsim::scenario::Scenario;
-use fabricsim::scenario::sim::{SimSetup, build};
+use fabricsim::scenario::sim::SimSetup;
 use fabricsim::sim::RunResult;
+use fabricsim_cases::sim_util::{run_setup as run, setup};
 
 fn scenario(profile: &str, faults: &str) -> String {
     format!(
         "[cluster]\ngpus = 256\n[fabric]\nprofile = \"{profile}\"\n\
          [traffic]\nkind = \"permutation\"\nbytes = \"1MB\"\n{faults}"
     )
-}
-
-fn setup(text: &str) -> SimSetup {
-    build(
-        &Scenario::parse("t.toml", text).unwrap(),
-        Path::new("."),
-        None,
-    )
-    .unwrap()
-}
-
-fn run(s: &SimSetup) -> RunResult {
-    engine_choice::run(
-        EngineKind::Packet,
-        &s.net.topo,
-        &s.params,
-        &s.dag,
-        &s.faults,
-        Default::default(),
-    )
-    .unwrap()
 }
 
 /// Ports that were paused (PFC) or waited for credits (IB), and the total of that time, ps.

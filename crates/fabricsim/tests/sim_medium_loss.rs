@@ -2,12 +2,12 @@
 //! costs after RS(544,514) (`plan::link_errors::link_faults`, `mech::fec`), so changing the
 //! medium the plan picks for a tier changes those links' loss and the run.
 
+use fabricsim_cases::sim_util::{run_setup as run, setup};
 use std::path::Path;
 
-use fabricsim::engine_choice::{self, EngineKind};
 use fabricsim::scenario::Scenario;
 use fabricsim::scenario::sim::{SimSetup, build};
-use fabricsim::sim::{Fault, LinkLoss, RunResult};
+use fabricsim::sim::{Fault, LinkLoss};
 
 /// 64 GPUs on one leaf tier; the leaf in the rack (short copper) or at the end of the row
 /// (multimode optics); the given `[faults]` lines.
@@ -16,27 +16,6 @@ fn scenario(leaf: &str, faults: &str) -> String {
         "[cluster]\ngpus = 64\n[layout]\nleaf = \"{leaf}\"\n\
          [traffic]\nkind = \"permutation\"\nbytes = \"1MB\"\n[faults]\n{faults}"
     )
-}
-
-fn setup(text: &str) -> SimSetup {
-    build(
-        &Scenario::parse("t.toml", text).unwrap(),
-        Path::new("."),
-        None,
-    )
-    .unwrap()
-}
-
-fn run(s: &SimSetup) -> RunResult {
-    engine_choice::run(
-        EngineKind::Packet,
-        &s.net.topo,
-        &s.params,
-        &s.dag,
-        &s.faults,
-        Default::default(),
-    )
-    .unwrap()
 }
 
 /// The pre-FEC BER each link was given (every link once, in link order).
