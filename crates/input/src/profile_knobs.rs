@@ -117,6 +117,8 @@ pub const KNOBS: &[Knob] = &[
         "UEC 1.0 3.6.13 NSCC multiplicative-decrease gain", Same),
     row("nscc_max_md_jump", "congestion.nscc.max_md_jump", UEC, (false, 0.05, 0.95),
         "UEC 1.0 3.6.13 NSCC smallest factor of one decrease", Same),
+    row("nscc_target_qdelay_rtt", "congestion.nscc.target_qdelay_rtt", UEC, (false, 0.05, 10.0),
+        "UEC 1.0 3.6.13 NSCC target queueing delay (x base RTT)", Same),
     row("nscc_max_wnd_bdp", "congestion.nscc.max_wnd_bdp", UEC, (false, 0.1, 16.0),
         "UEC 1.0 3.6.13.6 NSCC MaxWnd (x BDP)", Same),
 ];
