@@ -709,7 +709,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
     };
     let tenants = super::tenants::run(s, &variants)?;
     if !tenants.is_empty() {
-        notes.push("Tenants: the scenario's [[jobs]] run on each fabric's profile (fabricsim tenants): each job alone (its placement, the others absent) and together; slowdown = together / alone. A [compare] fabrics entry's loss rate and transport apply to the training step only.".into());
+        notes.push("Tenants: the scenario's [[jobs]] run on each fabric's profile (fabricsim tenants): each job alone (its placement, the others absent) and together; slowdown = together / alone. Each [compare] fabrics entry's profile and tuned or untuned set apply to the jobs; its loss rate and transport to the training step only.".into());
     }
     Ok(Comparison {
         serving,

@@ -1,7 +1,8 @@
 //! The multi-tenant section of a comparison: the scenario's `[[jobs]]` run on each fabric's
 //! profile (`workload::tenants`): each job's time alone and together and its slowdown, per
-//! fabric. The jobs run with each profile's own parameters; a `[compare] fabrics` entry's loss
-//! rate and transport apply to the training step only.
+//! fabric. The jobs run with each entry's profile and its tuned or untuned set; its loss rate
+//! and transport apply to the training step only (its loss is costed in expectation there, and
+//! a sampled loss would put seed noise in the slowdowns).
 
 use serde::Serialize;
 
@@ -27,6 +28,7 @@ pub fn run(s: &Scenario, variants: &[Variant]) -> Result<Vec<FabricTenants>, Inp
     for v in variants {
         let mut sv = s.clone();
         sv.file.fabric.profile = v.profile.clone();
+        sv.file.sim.get_or_insert_with(Default::default).tuned = Some(v.tuned);
         let t = tenants::resolve(&sv)?;
         let r = tenants::run::run(&t, &|_, _| {}).map_err(|e| {
             s.error(

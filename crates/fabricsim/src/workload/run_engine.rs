@@ -33,12 +33,16 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Builds the scenario's topology, places one rank per GPU on it and reads its engine and
-    /// traffic classes.
+    /// Builds the scenario's topology, places one rank per GPU on it and reads its engine, its
+    /// traffic classes and `[sim] tuned`.
     pub fn new(s: &Scenario) -> Result<Cluster, InputError> {
         let engine = EngineChoice::of(s)?;
         let (design, topology) = s.design_and_topology()?;
         let mut c = Cluster::of(design, topology, engine)?;
+        // The profile's untuned parameter set when `[sim] tuned = false`.
+        if s.file.sim.as_ref().and_then(|x| x.tuned) == Some(false) {
+            c.params = params_from_design(&c.design, false)?;
+        }
         // The traffic classes and their scheduling (`[classes]`), as `sim` applies them.
         if let Some(classes) = &s.file.classes {
             classes.apply(&s.source, c.design.profile.family.name(), &mut c.params)?;
@@ -221,4 +225,22 @@ pub fn run_collective(
             .sum(),
         timeouts: r.counters.timeouts,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `[sim] tuned = false` gives the profile's untuned set (roce-400g's: DCQCN off) to every
+    /// command's cluster, as `sim` gives it to its run.
+    #[test]
+    fn the_untuned_set_reaches_the_cluster() {
+        let cluster = |extra: &str| {
+            let text = format!("[cluster]\ngpus = 16\n[fabric]\nprofile = \"roce-400g\"\n{extra}");
+            Cluster::new(&Scenario::parse("t.toml", &text).unwrap()).unwrap()
+        };
+        let (tuned, untuned) = (cluster(""), cluster("[sim]\ntuned = false\n"));
+        assert_eq!(tuned.params.cc, cluster("[sim]\ntuned = true\n").params.cc);
+        assert_ne!(tuned.params.cc, untuned.params.cc);
+    }
 }
