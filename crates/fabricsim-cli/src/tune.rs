@@ -131,6 +131,7 @@ pub fn run(a: TuneArgs) -> Outcome {
     let sc = a.flags.load(Some(&a.scenario))?;
     let base = a.scenario.parent().unwrap_or(Path::new("."));
     let t = Tuning::new(sc, base, a.seed)?;
+    t.admit()?;
     let threads = a
         .threads
         .unwrap_or_else(fabricsim::workload::seeds::threads);

@@ -136,3 +136,17 @@ fn bad_tune_input_exits_2_naming_file_line_key_and_value() {
     assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
     assert!(support::stderr(&o).contains("sim.topology_file"));
 }
+
+/// A search whose run would not fit `--max-memory` is refused before its first round (exit
+/// 2), as `sim` refuses the run, not measured candidate after candidate.
+#[test]
+fn a_search_too_large_for_the_memory_is_refused_before_it_starts() {
+    let o = fabricsim(&["tune", POOR, "--max-memory", "1KB"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("max_memory") || err.contains("max-memory"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("round 1"));
+}

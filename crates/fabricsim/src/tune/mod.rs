@@ -79,6 +79,17 @@ impl Tuning {
         })
     }
 
+    /// Refuses, before any round, a run too large for the memory (`setup::memory`, as `sim`
+    /// refuses it): every candidate runs the same DAG, so the scenario's own run stands for all.
+    pub fn admit(&self) -> Result<(), Error> {
+        let setup = crate::setup::build::build_with(&self.sc, &self.dir, Some(self.seed), None)?;
+        let kind = crate::setup::engine_choice::EngineChoice::of(&self.sc)?.resolve(
+            crate::workload::run_engine::fabric_packets(&setup.params, &setup.dag),
+        );
+        crate::setup::memory::check(&self.sc, kind, crate::setup::memory::Run::Sim, &setup.dag)?;
+        Ok(())
+    }
+
     /// The first round's candidates.
     pub fn first_round(&self) -> Vec<Candidate> {
         candidate::first_round(&self.spec, self.seed)
