@@ -3,8 +3,18 @@
 
 use std::path::Path;
 
+use clap::ValueEnum;
+
 use crate::outcome::{Failure, Outcome};
 use crate::outpath;
+
+/// `--format` of the commands that write a table three ways (`plan`, `serve`, `tenants`).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Csv,
+}
 
 /// Writes `report` to `out`, or prints it.
 pub fn emit(out: Option<&Path>, report: &str) -> Outcome {

@@ -1,19 +1,12 @@
 //! `fabricsim plan`: the bill of materials, power and cost of a cluster's fabric.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 
 use crate::outcome::{Failure, Outcome};
 use crate::outpath;
-use crate::output;
+use crate::output::{self, Format};
 use crate::scenario_flags::{self, ScenarioFlags};
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-    Csv,
-}
 
 #[derive(Args)]
 pub struct PlanArgs {

@@ -1,7 +1,7 @@
 //! `fabricsim serve`: an inference deployment on a cluster: TTFT, TPOT, tokens/s per GPU and
 //! goodput, with the network's share, over seeds (`workload::serve`).
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 
 use fabricsim::engine_choice::EngineChoice;
@@ -11,16 +11,9 @@ use fabricsim::workload::serve::{self, ServeJob};
 
 use crate::outcome::{Outcome, unless_interrupted};
 use crate::outpath;
-use crate::output;
+use crate::output::{self, Format};
 use crate::progress::Bar;
 use crate::scenario_flags::{self, ScenarioFlags};
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-    Csv,
-}
 
 /// Flags override the scenario file's [cluster], [fabric], [topology] and [serve] sections.
 #[derive(Args)]

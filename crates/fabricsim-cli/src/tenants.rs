@@ -1,23 +1,16 @@
 //! `fabricsim tenants`: the scenario's `[[jobs]]` on one fabric, each alone and together, and
 //! the slowdown each inflicts on the others (`workload::tenants`).
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 
 use fabricsim::workload::tenants::{self, report};
 
 use crate::outcome::{Outcome, unless_interrupted};
 use crate::outpath;
-use crate::output;
+use crate::output::{self, Format};
 use crate::progress::Bar;
 use crate::scenario_flags::{self, ScenarioFlags};
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-    Csv,
-}
 
 /// Flags override the scenario file's [cluster], [fabric] and [topology] sections; the jobs are
 /// its [[jobs]] entries.

@@ -664,8 +664,6 @@ impl<'a> Loop<'a> {
     }
 }
 
-/// Flow `f`'s rate changed from `old` to `rate` at `now`: account its progress and schedule its
-/// drain.
 /// Each flow's traffic class as a solver index (empty with one class: a message's own class,
 /// else the fabric's data class) and the links' division between the classes present.
 fn flow_classes(
@@ -710,6 +708,8 @@ fn flow_classes(
     Ok((of, rule))
 }
 
+/// Flow `f`'s rate changed from `old` to `rate` at `now`: account its progress and schedule its
+/// drain.
 fn reschedule(flows: &mut [FlowRun], events: &mut Events, now: u64, f: u32, old: u64, rate: u64) {
     let fl = &mut flows[f as usize];
     fl.work = fl.left_at(old, now);

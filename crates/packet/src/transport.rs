@@ -392,9 +392,6 @@ impl Qp {
         true
     }
 
-    /// The receiver's handling of a data packet with wire PSN `psn` (IBA 9.7.5.1: a PSN
-    /// sequence error NAKs once; a duplicate is re-ACKed); the reply carries wire PSNs. An ACK
-    /// goes when `ack_every` packets are unacknowledged or at the `last` packet of a message.
     /// Clears the SACK bits from `una` up to (not including) `e`, counting them off
     /// `sacked_n`. Out of line: only the out-of-order receivers have SACK bits.
     #[inline(never)]
@@ -407,6 +404,9 @@ impl Qp {
         }
     }
 
+    /// The receiver's handling of a data packet with wire PSN `psn` (IBA 9.7.5.1: a PSN
+    /// sequence error NAKs once; a duplicate is re-ACKed); the reply carries wire PSNs. An ACK
+    /// goes when `ack_every` packets are unacknowledged or at the `last` packet of a message.
     pub fn on_data(
         &mut self,
         psn: u32,

@@ -317,7 +317,6 @@ pub fn stress_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
     rows
 }
 
-/// The metrics table as text rows; each label is tagged with where its figures come from.
 /// The `[serve]` deployment's figures, one column per fabric (empty without one): latencies in
 /// ms, shares in %, each a mean and its 95% interval over the seeds.
 pub fn serving_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
@@ -373,6 +372,7 @@ pub fn serving_heading(c: &Comparison) -> Option<String> {
     ))
 }
 
+/// The metrics table as text rows; each label is tagged with where its figures come from.
 pub fn metric_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
     metrics::table(c)
         .into_iter()
@@ -599,7 +599,6 @@ fn robustness_text(rb: &crate::compare::robust::Robustness) -> String {
     out
 }
 
-/// The whole comparison as JSON.
 /// One row per fabric and job: fabric, job, kind, GPUs, placement, alone and together (ms),
 /// slowdown.
 pub fn tenant_rows(c: &Comparison) -> Vec<Vec<String>> {
@@ -622,6 +621,7 @@ pub fn tenant_rows(c: &Comparison) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The whole comparison as JSON.
 pub fn json(c: &Comparison, r: &Recommendation) -> Value {
     let fabrics: Vec<Value> = c
         .fabrics

@@ -92,8 +92,8 @@ impl Engine<'_> {
     }
 
     /// Link loss on port `pi` (`PortLoss`): marks packet `id` (`wire` bytes on the wire)
-    /// corrupt by the port's loss rate, bit error rate (raw or under FEC), drop-nth or periodic drop setting. Out of line: most
-    /// ports are lossless and the transmit path stays short.
+    /// corrupt by the port's loss rate, bit error rate (raw or under FEC), drop-nth or periodic
+    /// drop setting. Out of line: most ports are lossless and the transmit path stays short.
     #[cold]
     #[inline(never)]
     fn lose(&mut self, pi: usize, id: u32, wire: u32) {
