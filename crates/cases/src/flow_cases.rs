@@ -367,6 +367,14 @@ fn rel_se(v: &[u64]) -> f64 {
     }
 }
 
+/// Mean and p99 (nearest rank, `results::percentile`) FCT of a run's messages, us.
+pub fn fct_mean_p99_us(r: &RunResult) -> (f64, f64) {
+    let mut f: Vec<u64> = r.messages.iter().filter_map(|m| m.fct_ps).collect();
+    f.sort_unstable();
+    let mean = f.iter().sum::<u64>() as f64 / f.len() as f64 / 1e6;
+    (mean, percentile(&f, 0.99).unwrap_or(0) as f64 / 1e6)
+}
+
 /// Relative error of `flow` against `packet`.
 pub fn err(packet: f64, flow: f64) -> f64 {
     (flow - packet) / packet

@@ -185,15 +185,6 @@ fn incast_queue_drains_within_a_few_rtts() {
     );
 }
 
-/// Mean and p99 FCT, us.
-fn fct_stats(r: &RunResult) -> (f64, f64) {
-    let mut f: Vec<u64> = r.messages.iter().filter_map(|m| m.fct_ps).collect();
-    f.sort_unstable();
-    let mean = f.iter().sum::<u64>() as f64 / f.len() as f64 / 1e6;
-    let p99 = f[(f.len() * 99).div_ceil(100) - 1] as f64 / 1e6;
-    (mean, p99)
-}
-
 #[test]
 fn flow_engine_matches_the_packet_engine_under_hpcc() {
     let hosts = 128;
@@ -215,8 +206,8 @@ fn flow_engine_matches_the_packet_engine_under_hpcc() {
             fabricsim::sim::run(&topo, &p, &dag, &Default::default(), Default::default()).unwrap();
         let fp = fabricsim::engine_choice::flow_params(&topo, &p);
         let (flow, _) = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap();
-        let (pm, pp) = fct_stats(&packet);
-        let (fm, fq) = fct_stats(&flow);
+        let (pm, pp) = flow_cases::fct_mean_p99_us(&packet);
+        let (fm, fq) = flow_cases::fct_mean_p99_us(&flow);
         let (em, ep) = ((fm - pm) / pm * 100.0, (fq - pp) / pp * 100.0);
         println!("| {name} | {pm:.2} / {pp:.2} | {fm:.2} / {fq:.2} | {em:+.1}% / {ep:+.1}% |");
         assert!(em.abs() <= 10.0, "{name}: mean {em:+.1}%");

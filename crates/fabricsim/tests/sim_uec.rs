@@ -133,15 +133,6 @@ fn spraying_runs_a_permutation_near_line_rate_where_per_flow_ecmp_collides() {
     );
 }
 
-/// Mean and p99 FCT, us.
-fn fct_stats(r: &fabricsim::sim::RunResult) -> (f64, f64) {
-    let mut f: Vec<u64> = r.messages.iter().filter_map(|m| m.fct_ps).collect();
-    f.sort_unstable();
-    let mean = f.iter().sum::<u64>() as f64 / f.len() as f64 / 1e6;
-    let p99 = f[(f.len() * 99).div_ceil(100) - 1] as f64 / 1e6;
-    (mean, p99)
-}
-
 /// The flow engine on the uec-400g profile (spraying as an even split over the entropies'
 /// paths, `PathModel::Spray`; RUD; NSCC as fair max-min shares) against the packet engine, 128
 /// GPUs: a permutation's and a 16:1 incast's mean FCT within 10%, p99 within 20% (the issue's
@@ -166,8 +157,8 @@ fn flow_engine_matches_the_packet_engine_for_uec() {
             fabricsim::sim::run(&topo, &p, &dag, &Default::default(), Default::default()).unwrap();
         let fp = fabricsim::engine_choice::flow_params(&topo, &p);
         let (flow, _) = fabricsim::flow::run(&topo, &p, &dag, &fp).unwrap();
-        let (pm, pp) = fct_stats(&packet);
-        let (fm, fq) = fct_stats(&flow);
+        let (pm, pp) = flow_cases::fct_mean_p99_us(&packet);
+        let (fm, fq) = flow_cases::fct_mean_p99_us(&flow);
         let (em, ep) = ((fm - pm) / pm * 100.0, (fq - pp) / pp * 100.0);
         println!("| {name} | {pm:.2} / {pp:.2} | {fm:.2} / {fq:.2} | {em:+.1}% / {ep:+.1}% |");
         assert!(em.abs() <= 10.0, "{name}: mean {em:+.1}%");
