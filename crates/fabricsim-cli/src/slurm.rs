@@ -11,6 +11,35 @@ use crate::outcome::Failure;
 use crate::outpath;
 use crate::sweep_dir::WorkDir;
 
+/// Refuses `--tasks` and `--sbatch-arg` without `--backend slurm` (`slurm` false), and
+/// `--tasks 0`: the checks `sweep` and `tune` share.
+pub fn check_flags(
+    slurm: bool,
+    tasks: Option<usize>,
+    sbatch_args: &[String],
+) -> Result<(), fabricsim::InputError> {
+    let only = |flag: &str, given: bool| match given && !slurm {
+        true => Err(fabricsim::InputError::flag(
+            flag,
+            "given",
+            "only applies with --backend slurm",
+            "with --backend slurm",
+        )),
+        false => Ok(()),
+    };
+    only("--tasks", tasks.is_some())?;
+    only("--sbatch-arg", !sbatch_args.is_empty())?;
+    if tasks == Some(0) {
+        return Err(fabricsim::InputError::flag(
+            "--tasks",
+            0,
+            "no array task",
+            "1 or more",
+        ));
+    }
+    Ok(())
+}
+
 /// What the two job scripts run.
 pub struct Jobs<'a> {
     /// The subcommand the tasks run (`sweep`, `tune`).

@@ -235,16 +235,7 @@ impl Mode {
         let slurm = a.backend == Backend::Slurm;
         only("--dry-run", a.dry_run && !slurm, "with --backend slurm")?;
         only("--wait", a.wait && !slurm, "with --backend slurm")?;
-        only(
-            "--tasks",
-            a.tasks.is_some() && !slurm,
-            "with --backend slurm",
-        )?;
-        only(
-            "--sbatch-arg",
-            !a.sbatch_args.is_empty() && !slurm,
-            "with --backend slurm",
-        )?;
+        crate::slurm::check_flags(slurm, a.tasks, &a.sbatch_args)?;
         only(
             "--resume",
             a.resume && (slurm || a.shard.is_some() || a.merge.is_some()),
@@ -260,9 +251,6 @@ impl Mode {
             a.shard.is_some() && slurm,
             "without --backend slurm (the array tasks run it)",
         )?;
-        if a.tasks == Some(0) {
-            return Err(InputError::flag("--tasks", 0, "no array task", "1 or more"));
-        }
         let work_dir = || {
             a.work_dir
                 .as_deref()

@@ -137,6 +137,7 @@ pub fn run(a: TuneArgs) -> Outcome {
         .unwrap_or_else(fabricsim::workload::seeds::threads);
     let dir = a.work_dir.as_deref().map(|d| TuneDir::new(&absolute(d)));
     let slurm = a.backend == Backend::Slurm;
+    crate::slurm::check_flags(slurm, a.tasks, &a.sbatch_args)?;
     if (slurm || a.shard.is_some()) && dir.is_none() {
         return Err(InputError::flag(
             "--work-dir",

@@ -150,3 +150,17 @@ fn a_search_too_large_for_the_memory_is_refused_before_it_starts() {
     );
     assert!(!String::from_utf8_lossy(&o.stdout).contains("round 1"));
 }
+
+/// The Slurm flags are checked as `sweep` checks them: `--tasks 0` is no array at all, and
+/// `--tasks` or `--sbatch-arg` without `--backend slurm` would be ignored; each exits 2.
+#[test]
+fn slurm_flags_that_cannot_apply_exit_2() {
+    for args in [
+        &["--backend", "slurm", "--tasks", "0"][..],
+        &["--tasks", "2"][..],
+        &["--sbatch-arg", "--partition=cpu"][..],
+    ] {
+        let o = fabricsim(&[&["tune", POOR][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+}
