@@ -58,13 +58,7 @@ impl Keys for Plan {
 pub struct Train;
 impl Keys for Train {
     fn takes(key: &str) -> bool {
-        ["cluster.", "fabric.", "topology.", "train.", "nccl."]
-            .iter()
-            .any(|p| key.starts_with(p))
-            || key == "catalog"
-            || key == "engine"
-            || key == "max_memory"
-            || key == "seeds"
+        job_takes(key, "train.")
     }
 }
 
@@ -72,14 +66,20 @@ impl Keys for Train {
 pub struct Serve;
 impl Keys for Serve {
     fn takes(key: &str) -> bool {
-        ["cluster.", "fabric.", "topology.", "serve.", "nccl."]
-            .iter()
-            .any(|p| key.starts_with(p))
-            || key == "catalog"
-            || key == "engine"
-            || key == "max_memory"
-            || key == "seeds"
+        job_takes(key, "serve.")
     }
+}
+
+/// A job command's keys: the cluster, fabric, topology, NCCL and catalog, the engine, memory
+/// bound and seeds, and its own `section` (`train.`, `serve.`).
+fn job_takes(key: &str, section: &str) -> bool {
+    ["cluster.", "fabric.", "topology.", section, "nccl."]
+        .iter()
+        .any(|p| key.starts_with(p))
+        || key == "catalog"
+        || key == "engine"
+        || key == "max_memory"
+        || key == "seeds"
 }
 
 /// `collective`: the cluster, fabric, topology, NCCL and catalog.
