@@ -147,29 +147,6 @@ impl FitReport {
     }
 }
 
-/// nccl-tests' binary names (`alltoall`) and the spelled-out forms both name an op.
-fn parse_op(s: &str) -> Result<Op, InputError> {
-    let name = match s {
-        "all_to_all" => "alltoall",
-        other => other,
-    };
-    Op::parse("--op", name).map_err(|e| InputError {
-        value: s.into(),
-        ..e
-    })
-}
-
-fn parse_algo(s: &str) -> Result<Algo, InputError> {
-    let name = match s {
-        "hd" => "halving-doubling",
-        other => other,
-    };
-    Algo::parse("--algo", name).map_err(|e| InputError {
-        value: s.into(),
-        ..e
-    })
-}
-
 /// A size flag in the one size convention (`units::parse_bytes`): a bare K, M, G is a power of
 /// 1024 as in nccl-tests' `-b`/`-e` (src/common.cu `parsesize`), KB/MB/GB powers of 1000.
 fn bytes_flag(flag: &str, s: &str) -> Result<u64, InputError> {
@@ -249,9 +226,9 @@ fn moe_route(
 pub fn run(a: CollectiveArgs) -> Outcome {
     outpath::check(&[("--out", a.out.as_deref())])?;
     let scenario = a.flags.load(a.scenario.as_deref())?;
-    let op = parse_op(&a.op)?;
+    let op = Op::parse("--op", &a.op)?;
     let algo = match &a.algo {
-        Some(s) => parse_algo(s)?,
+        Some(s) => Algo::parse("--algo", s)?,
         None => Algo::for_op(op)[0],
     };
     let min = bytes_flag("--min-bytes", &a.min_bytes)?;

@@ -164,3 +164,66 @@ fn slurm_flags_that_cannot_apply_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// `[tune.collective]`: a search on an NCCL all-to-all, not a `[traffic]` run. The poor
+/// profile's 5-10 KB ECN thresholds over-mark the all-to-all's queues; the search finds the
+/// collective faster with the shipped thresholds, and its default's figure is the one
+/// `fabricsim collective` gives the same size on the same seed.
+#[test]
+fn a_collective_is_tuned_and_measured_as_the_collective_command_measures_it() {
+    let profile = examples().join("tune-roce-poor-ecn.profile.toml");
+    let text = format!(
+        "[cluster]\ngpus = 64\n[fabric]\nprofile = \"{}\"\n[topology]\nkind = \"fat-tree\"\n\
+         tiers = 2\n[tune]\nmethod = \"grid\"\nseeds = 3\n[tune.collective]\nop = \"all_to_all\"\n\
+         bytes = \"2M\"\n[tune.knobs]\necn_kmin_bytes = [5000, 150000]\n\
+         ecn_kmax_bytes = [10000, 1500000]\n",
+        profile.display()
+    );
+    let f = support::write("tune-collective.toml", &text);
+    let j = support::tmp("tune-collective.json").display().to_string();
+    let out = stdout_ok(&["tune", &f, "--json", &j]);
+    let r = support::json_file(std::path::Path::new(&j));
+    assert_eq!(r["objective"], "collective_time", "{out}");
+    assert_eq!(r["improvement"]["intervals_overlap"], false, "{out}");
+    assert!(
+        r["improvement"]["difference"]["lo"].as_f64().unwrap() > 0.0,
+        "{out}"
+    );
+    let best: Vec<_> = r["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["best"].as_f64().unwrap())
+        .collect();
+    assert_eq!(best, [150000.0, 1500000.0], "{out}");
+    // The default's first sample against the collective command on the same cluster and seed.
+    let c = support::json_ok(&[
+        "collective",
+        &f,
+        "--op",
+        "all_to_all",
+        "--min-bytes",
+        "2M",
+        "--max-bytes",
+        "2M",
+        "--seeds",
+        "1",
+        "--format",
+        "json",
+    ]);
+    let want = c["table"]["rows"][0]["time_us"]["mean"].as_f64().unwrap();
+    let got = r["default"]["samples"][0]["objective"].as_f64().unwrap();
+    assert!(
+        (got - want).abs() < 1e-3,
+        "tune {got} us, collective {want} us"
+    );
+    // An op the section cannot route is refused at its key.
+    let bad = support::write(
+        "tune-collective-bad.toml",
+        &text.replace(
+            "op = \"all_to_all\"",
+            "op = \"all_reduce\"\nalgo = \"direct\"",
+        ),
+    );
+    support::exits_2_saying(&["tune", &bad], &["tune.collective.algo", "direct", "ring"]);
+}

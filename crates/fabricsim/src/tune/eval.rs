@@ -1,6 +1,7 @@
 //! One measurement of the search: a candidate's profile (or the scenario's own) on the
-//! scenario's `[traffic]` run with one seed, the run `fabricsim sim` makes (`setup::build`), reduced
-//! to the objective and the figures the constraints bound.
+//! scenario's `[traffic]` run with one seed, the run `fabricsim sim` makes (`setup::build`), or
+//! on `[tune.collective]` (`super::collective`), reduced to the objective and the figures the
+//! constraints bound.
 
 use std::path::Path;
 
@@ -8,10 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::setup::build::build_with;
 use crate::setup::engine_choice::{self, EngineChoice};
+use crate::workload::run_engine::fabric_packets;
 use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::Scenario;
-use fabricsim_input::scenario::tune::Objective;
-use fabricsim_mech::Status;
+use fabricsim_input::scenario::tune::{Objective, TuneCollective, TuneSpec};
+use fabricsim_mech::{Faults, RunResult, Status};
 use fabricsim_packet::RunOptions;
 
 /// What one run measured; `error` says why it has no figures (a candidate the engine refuses,
@@ -46,28 +48,20 @@ impl Sample {
     }
 }
 
-/// Runs `sc` with `profile` (`None`: its own) and `seed`; files are found relative to `dir`.
+/// Runs `sc`'s work (`spec.collective`, else its `[traffic]`) with `profile` (`None`: its own)
+/// and `seed`; files are found relative to `dir`.
 pub fn run(
     sc: &Scenario,
     dir: &Path,
     profile: Option<&Profile>,
     seed: u64,
-    objective: Objective,
+    spec: &TuneSpec,
 ) -> Sample {
     let run = || -> Result<Sample, String> {
-        let setup = build_with(sc, dir, Some(seed), profile).map_err(|e| e.to_string())?;
-        let choice = EngineChoice::of(sc).map_err(|e| e.to_string())?;
-        let kind = choice.resolve(crate::workload::run_engine::fabric_packets(
-            &setup.params,
-            &setup.dag,
-        ));
-        let opts = RunOptions {
-            until: setup.until,
-            progress: None,
+        let r = match &spec.collective {
+            None => traffic(sc, dir, profile, seed)?,
+            Some(c) => collective(sc, profile, c, seed)?,
         };
-        let t = &setup.net.topo;
-        let r = engine_choice::run(kind, t, &setup.params, &setup.dag, &setup.faults, opts)
-            .map_err(|e| e.to_string())?;
         r.check_conservation().map_err(|e| e.to_string())?;
         if r.sim.status != Status::Complete {
             return Err(format!(
@@ -79,12 +73,14 @@ pub fn run(
         }
         let s = &r.summary;
         let us = |ps: Option<u64>| ps.map(|p| p as f64 / 1e6);
-        let value = match objective {
+        let value = match spec.objective {
             Objective::FctP50 => us(s.fct_p50_ps),
             Objective::FctP99 => us(s.fct_p99_ps),
             Objective::FctP999 => us(s.fct_p999_ps),
             Objective::FctMax => us(s.max_fct_ps),
             Objective::MeanSlowdown => s.mean_slowdown,
+            // Launch to the last message's completion, as `run_engine::run_collective` times it.
+            Objective::CollectiveTime => us(r.messages.iter().filter_map(|m| m.finish_ps).max()),
         };
         Ok(Sample {
             objective: value.ok_or("no message completed")?,
@@ -98,4 +94,52 @@ pub fn run(
         })
     };
     run().unwrap_or_else(Sample::failed)
+}
+
+/// The scenario's `[traffic]` as `sim` runs it (its faults included).
+fn traffic(
+    sc: &Scenario,
+    dir: &Path,
+    profile: Option<&Profile>,
+    seed: u64,
+) -> Result<RunResult, String> {
+    let setup = build_with(sc, dir, Some(seed), profile).map_err(|e| e.to_string())?;
+    let choice = EngineChoice::of(sc).map_err(|e| e.to_string())?;
+    let kind = choice.resolve(fabric_packets(&setup.params, &setup.dag));
+    let opts = RunOptions {
+        until: setup.until,
+        progress: None,
+    };
+    let t = &setup.net.topo;
+    engine_choice::run(kind, t, &setup.params, &setup.dag, &setup.faults, opts)
+        .map_err(|e| e.to_string())
+}
+
+/// `[tune.collective]` as `collective` runs one size: on a healthy fabric, to its end.
+fn collective(
+    sc: &Scenario,
+    profile: Option<&Profile>,
+    c: &TuneCollective,
+    seed: u64,
+) -> Result<RunResult, String> {
+    let (mut cluster, spec) =
+        super::collective::prepare(sc, profile, c).map_err(|e| e.to_string())?;
+    cluster.params.seed = seed;
+    let dag = super::collective::dag(&cluster, &spec).map_err(|e| e.to_string())?;
+    let kind = cluster
+        .engine
+        .resolve(fabric_packets(&cluster.params, &dag));
+    let opts = RunOptions {
+        until: None,
+        progress: None,
+    };
+    engine_choice::run(
+        kind,
+        &cluster.topology,
+        &cluster.params,
+        &dag,
+        &Faults::default(),
+        opts,
+    )
+    .map_err(|e| e.to_string())
 }

@@ -1,10 +1,11 @@
 //! `fabricsim tune`: a search of a fabric profile's knobs (`[tune]`,
-//! `fabricsim_input::profile_knobs`) for the scenario's `[traffic]` run, each candidate a
+//! `fabricsim_input::profile_knobs`) for the scenario's `[traffic]` run or `[tune.collective]`, each candidate a
 //! profile file that extends the scenario's (`candidate`), measured over seeds (`eval`) by
 //! successive halving (`search`), reported with intervals against the profile's default
 //! (`report`).
 
 pub mod candidate;
+pub mod collective;
 pub mod eval;
 pub mod report;
 pub mod search;
@@ -82,6 +83,18 @@ impl Tuning {
     /// Refuses, before any round, a run too large for the memory (`setup::memory`, as `sim`
     /// refuses it): every candidate runs the same DAG, so the scenario's own run stands for all.
     pub fn admit(&self) -> Result<(), Error> {
+        if let Some(c) = &self.spec.collective {
+            let (cluster, spec) = collective::prepare(&self.sc, None, c)?;
+            let comm = crate::workload::collective::Comm::world(&cluster.place);
+            crate::workload::collective::count::admit(
+                &self.sc,
+                cluster.engine,
+                &spec,
+                crate::workload::collective::count::Shape::of(&comm),
+                &[c.bytes],
+            )?;
+            return Ok(());
+        }
         let setup = crate::setup::build::build_with(&self.sc, &self.dir, Some(self.seed), None)?;
         let kind = crate::setup::engine_choice::EngineChoice::of(&self.sc)?.resolve(
             crate::workload::run_engine::fabric_packets(&setup.params, &setup.dag),
@@ -104,14 +117,13 @@ impl Tuning {
     /// One measurement (pure: the same job gives the same sample on any machine).
     pub fn measure(&self, job: &Job) -> Sample {
         let seed = self.seeds[job.seed_index as usize];
-        let objective = self.spec.objective;
         match job.candidate {
-            None => eval::run(&self.sc, &self.dir, None, seed, objective),
+            None => eval::run(&self.sc, &self.dir, None, seed, &self.spec),
             Some(id) => {
                 let c = candidate::decode(&self.spec, id);
                 let text = candidate::profile_text(&self.base, &self.spec, &c, &[]);
                 match candidate::profile(&text, &c) {
-                    Ok(p) => eval::run(&self.sc, &self.dir, Some(&p), seed, objective),
+                    Ok(p) => eval::run(&self.sc, &self.dir, Some(&p), seed, &self.spec),
                     Err(e) => Sample::failed(e.to_string()),
                 }
             }

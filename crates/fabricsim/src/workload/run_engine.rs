@@ -16,6 +16,7 @@ use fabricsim_core::message::{MessageDag, Path};
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{BitRate, Time};
 use fabricsim_flow::dense::{self, DenseRun, PerFlow};
+use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::{Design, Scenario};
 use fabricsim_mech::{Faults, SimParams, Status};
 use fabricsim_packet::{Progress, RunOptions};
@@ -36,8 +37,17 @@ impl Cluster {
     /// Builds the scenario's topology, places one rank per GPU on it and reads its engine, its
     /// traffic classes and `[sim] tuned`.
     pub fn new(s: &Scenario) -> Result<Cluster, InputError> {
+        Cluster::with_profile(s, None)
+    }
+
+    /// [`Self::new`] with `profile` in place of the scenario's fabric profile (`fabricsim
+    /// tune`'s candidates; `None`: the scenario's own), as `setup::build::build_with` takes it.
+    pub fn with_profile(s: &Scenario, profile: Option<&Profile>) -> Result<Cluster, InputError> {
         let engine = EngineChoice::of(s)?;
-        let (design, topology) = s.design_and_topology()?;
+        let (mut design, topology) = s.design_and_topology()?;
+        if let Some(p) = profile {
+            design.profile = p.clone();
+        }
         let mut c = Cluster::of(design, topology, engine)?;
         // The profile's untuned parameter set when `[sim] tuned = false`.
         if s.file.sim.as_ref().and_then(|x| x.tuned) == Some(false) {

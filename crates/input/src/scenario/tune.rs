@@ -1,10 +1,11 @@
 //! The `[tune]` section: what `fabricsim tune` searches (the knobs of the scenario's fabric
 //! profile, each a list of values: `crate::profile_knobs`), against which objective of the
-//! scenario's `[traffic]` run, under which constraints, and how.
+//! scenario's `[traffic]` run (or of one NCCL collective, `[tune.collective]`), under which
+//! constraints, and how.
 //!
 //! ```toml
 //! [tune]
-//! objective = "fct_p99"        # fct_p50 | fct_p99 | fct_p999 | fct_max | mean_slowdown
+//! objective = "fct_p99"        # fct_p50 | fct_p99 | fct_p999 | fct_max | mean_slowdown | collective_time
 //! method = "successive_halving" # successive_halving | grid
 //! candidates = 16              # grid points the first round samples (all when fewer)
 //! eta = 2                      # each round keeps 1/eta of the candidates, with eta x the seeds
@@ -16,6 +17,17 @@
 //! ecn_kmin_bytes = [20000, 150000, 400000]
 //! ecn_kmax_bytes = [400000, 1500000]
 //! ```
+//!
+//! A collective instead of `[traffic]` (the objective then is `collective_time`, its launch to
+//! its last rank's completion, as `fabricsim collective` times it):
+//!
+//! ```toml
+//! [tune.collective]
+//! op = "all_reduce"            # as collective --op
+//! bytes = "64M"                # one size, as collective --min-bytes
+//! algo = "ring"                # optional: the op's first algorithm
+//! channels = 4                 # optional: NCCL's default for the algorithm
+//! ```
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -23,6 +35,8 @@ use std::collections::BTreeMap;
 use crate::profile::Family;
 use crate::profile_knobs::{self, Knob};
 use crate::scenario::Scenario;
+use crate::scenario::nccl::MAXCHANNELS;
+use crate::scenario::value::SizeValue;
 use fabricsim_core::error::InputError;
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -38,6 +52,27 @@ pub struct TuneSection {
     pub max_pause_us: Option<f64>,
     #[serde(default)]
     pub knobs: BTreeMap<String, Vec<toml::Value>>,
+    pub collective: Option<CollectiveSection>,
+}
+
+/// `[tune.collective]`: the one collective each candidate runs in place of `[traffic]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CollectiveSection {
+    pub op: String,
+    pub bytes: SizeValue,
+    pub algo: Option<String>,
+    pub channels: Option<u32>,
+}
+
+/// A checked `[tune.collective]`: the op and algorithm names are checked where the collectives
+/// are (the driver's `workload::collective`), against these keys.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuneCollective {
+    pub op: String,
+    pub bytes: u64,
+    pub algo: Option<String>,
+    pub channels: Option<u32>,
 }
 
 /// What a candidate is scored by (lower is better), from the run's summary.
@@ -48,15 +83,18 @@ pub enum Objective {
     FctP999,
     FctMax,
     MeanSlowdown,
+    /// `[tune.collective]`'s launch to its last message's completion (nccl-tests' time).
+    CollectiveTime,
 }
 
 impl Objective {
-    pub const ALL: [Objective; 5] = [
+    pub const ALL: [Objective; 6] = [
         Objective::FctP50,
         Objective::FctP99,
         Objective::FctP999,
         Objective::FctMax,
         Objective::MeanSlowdown,
+        Objective::CollectiveTime,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +104,7 @@ impl Objective {
             Objective::FctP999 => "fct_p999",
             Objective::FctMax => "fct_max",
             Objective::MeanSlowdown => "mean_slowdown",
+            Objective::CollectiveTime => "collective_time",
         }
     }
 
@@ -101,6 +140,8 @@ pub struct TuneSpec {
     pub max_pause_us: Option<f64>,
     /// The knobs and their values, in `profile_knobs::KNOBS` order.
     pub knobs: Vec<(&'static Knob, Vec<f64>)>,
+    /// The collective run in place of `[traffic]`.
+    pub collective: Option<TuneCollective>,
 }
 
 /// Most candidates a first round may sample.
@@ -118,7 +159,13 @@ pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
             "a [tune] section with [tune.knobs], e.g. ecn_kmin_bytes = [50000, 150000]",
         ));
     };
+    let collective = t
+        .collective
+        .as_ref()
+        .map(|c| collective(sc, c))
+        .transpose()?;
     let objective = match &t.objective {
+        None if collective.is_some() => Objective::CollectiveTime,
         None => Objective::FctP99,
         Some(o) => Objective::ALL
             .into_iter()
@@ -128,6 +175,26 @@ pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
                 sc.error("tune.objective", o, "is not an objective", names.join(", "))
             })?,
     };
+    // The collective's time is the objective of a collective, and only of one.
+    match (objective, collective.is_some()) {
+        (Objective::CollectiveTime, false) => {
+            return Err(sc.error(
+                "tune.objective",
+                objective.name(),
+                "times a collective, and there is no [tune.collective]",
+                "a [tune.collective] section, or an objective of the [traffic] run",
+            ));
+        }
+        (o, true) if o != Objective::CollectiveTime => {
+            return Err(sc.error(
+                "tune.objective",
+                o.name(),
+                "scores a [traffic] run; [tune.collective] runs a collective in its place",
+                "collective_time (or no [tune.collective])",
+            ));
+        }
+        _ => {}
+    }
     let method = match t.method.as_deref() {
         None | Some("successive_halving") => Method::SuccessiveHalving,
         Some("grid") => Method::Grid,
@@ -217,6 +284,34 @@ pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
         max_drops: t.max_drops,
         max_pause_us: t.max_pause_us,
         knobs,
+        collective,
+    })
+}
+
+/// `[tune.collective]` checked: a size above 0, channels within NCCL's MAXCHANNELS.
+fn collective(sc: &Scenario, c: &CollectiveSection) -> Result<TuneCollective, InputError> {
+    let bytes = c.bytes.bytes(&sc.source, "tune.collective.bytes")?;
+    if bytes == 0 {
+        return Err(sc.error(
+            "tune.collective.bytes",
+            0,
+            "a collective of 0 bytes moves nothing to tune",
+            "a size above 0, such as 64M",
+        ));
+    }
+    if let Some(n) = c.channels.filter(|n| !(1..=MAXCHANNELS).contains(n)) {
+        return Err(sc.error(
+            "tune.collective.channels",
+            n,
+            "is not an NCCL channel count",
+            format!("1 to {MAXCHANNELS} (NCCL's MAXCHANNELS)"),
+        ));
+    }
+    Ok(TuneCollective {
+        op: c.op.clone(),
+        bytes,
+        algo: c.algo.clone(),
+        channels: c.channels,
     })
 }
 
@@ -240,6 +335,22 @@ mod tests {
         );
         let names: Vec<_> = s.knobs.iter().map(|(k, _)| k.name).collect();
         assert_eq!(names, ["ecn_kmin_bytes", "ecn_kmax_bytes"]);
+        assert_eq!(s.collective, None);
+    }
+
+    #[test]
+    fn a_collective_is_timed_by_default() {
+        let s = spec(
+            "[tune]\n[tune.knobs]\necn_pmax = [1]\n[tune.collective]\nop = \"all_reduce\"\n\
+             bytes = \"64M\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.objective, Objective::CollectiveTime);
+        let c = s.collective.unwrap();
+        assert_eq!(
+            (c.op.as_str(), c.bytes, c.channels),
+            ("all_reduce", 64 << 20, None)
+        );
     }
 
     #[test]
@@ -280,6 +391,33 @@ mod tests {
                 3,
                 "tune.knobs.ecn_kmin_bytes",
                 "1.5",
+            ),
+            (
+                "[tune]\nobjective = \"collective_time\"\n[tune.knobs]\necn_pmax = [1]\n",
+                2,
+                "tune.objective",
+                "collective_time",
+            ),
+            (
+                "[tune]\nobjective = \"fct_p99\"\n[tune.knobs]\necn_pmax = [1]\n\
+                 [tune.collective]\nop = \"all_reduce\"\nbytes = \"1M\"\n",
+                2,
+                "tune.objective",
+                "fct_p99",
+            ),
+            (
+                "[tune]\n[tune.knobs]\necn_pmax = [1]\n[tune.collective]\nop = \"all_reduce\"\n\
+                 bytes = \"1M\"\nchannels = 0\n",
+                7,
+                "tune.collective.channels",
+                "0",
+            ),
+            (
+                "[tune]\n[tune.knobs]\necn_pmax = [1]\n[tune.collective]\nop = \"all_reduce\"\n\
+                 bytes = 0\n",
+                6,
+                "tune.collective.bytes",
+                "0",
             ),
         ];
         for (text, line, key, value) in cases {

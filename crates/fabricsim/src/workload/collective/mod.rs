@@ -70,16 +70,24 @@ impl Op {
         }
     }
 
-    /// Parses an op name; `key` names the flag or file key for the error.
+    /// Parses an op name, nccl-tests' binary name (`alltoall`) or the spelled-out form
+    /// (`all_to_all`); `key` names the flag or file key for the error.
     pub fn parse(key: &str, s: &str) -> Result<Op, InputError> {
-        Op::ALL.into_iter().find(|o| o.name() == s).ok_or_else(|| {
-            InputError::flag(
-                key,
-                s,
-                "unknown collective",
-                Op::ALL.map(Op::name).join(", "),
-            )
-        })
+        let name = match s {
+            "all_to_all" => "alltoall",
+            other => other,
+        };
+        Op::ALL
+            .into_iter()
+            .find(|o| o.name() == name)
+            .ok_or_else(|| {
+                InputError::flag(
+                    key,
+                    s,
+                    "unknown collective",
+                    Op::ALL.map(Op::name).join(", "),
+                )
+            })
     }
 
     /// Whether the op combines data (nccl-tests prints the reduction op for these, else `none`).
@@ -138,10 +146,16 @@ impl Algo {
         }
     }
 
+    /// Parses an algorithm name (`hd` short for halving-doubling); `key` names the flag or
+    /// file key for the error.
     pub fn parse(key: &str, s: &str) -> Result<Algo, InputError> {
+        let name = match s {
+            "hd" => "halving-doubling",
+            other => other,
+        };
         Algo::ALL
             .into_iter()
-            .find(|a| a.name() == s)
+            .find(|a| a.name() == name)
             .ok_or_else(|| {
                 InputError::flag(
                     key,
