@@ -5,12 +5,14 @@ mod support;
 
 use support::{exits_2_saying, stdout_ok, write};
 
-const PROFILES: [&str; 5] = [
+const PROFILES: [&str; 7] = [
     "ib-ndr",
     "ib-xdr",
     "roce-400g",
     "roce-800g",
     "roce-400g-hpcc",
+    "roce-400g-ar",
+    "roce-800g-ar",
 ];
 
 #[test]

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use fabricsim_core::error::{InputError, Source};
 
 /// The shipped profiles: (id, file name, text).
-const BUILTIN: [(&str, &str, &str); 7] = [
+const BUILTIN: [(&str, &str, &str); 9] = [
     (
         "ib-ndr",
         "data/profiles/ib-ndr.toml",
@@ -35,6 +35,16 @@ const BUILTIN: [(&str, &str, &str); 7] = [
         "roce-400g-hpcc",
         "data/profiles/roce-400g-hpcc.toml",
         include_str!("../../../data/profiles/roce-400g-hpcc.toml"),
+    ),
+    (
+        "roce-400g-ar",
+        "data/profiles/roce-400g-ar.toml",
+        include_str!("../../../data/profiles/roce-400g-ar.toml"),
+    ),
+    (
+        "roce-800g-ar",
+        "data/profiles/roce-800g-ar.toml",
+        include_str!("../../../data/profiles/roce-800g-ar.toml"),
     ),
     (
         "uec-400g",

@@ -122,4 +122,26 @@ mod tests {
             assert!(p.validate().is_ok());
         }
     }
+    /// roce-400g-ar / roce-800g-ar (Spectrum-X style): roce-400g's PFC, ECN and DCQCN with
+    /// per-packet adaptive routing and the unordered (direct data placement) receiver; the
+    /// plain RoCE profiles stay per-flow ECMP with go-back-N.
+    #[test]
+    fn roce_ar_profiles_route_per_packet_and_place_out_of_order() {
+        use fabricsim_mech::params::FlowControl;
+        let base = params_from_design(&design(&[("--fabric", "roce-400g")]), true).unwrap();
+        for fabric in ["roce-400g-ar", "roce-800g-ar"] {
+            let p = params_from_design(&design(&[("--fabric", fabric)]), true).unwrap();
+            assert_eq!(p.routing, RoutePolicy::Adaptive, "{fabric}");
+            assert_eq!(
+                p.transport.under(p.routing),
+                Transport::Unordered,
+                "{fabric}"
+            );
+            assert_eq!(p.cc.ar_threshold_bytes, 0, "{fabric}");
+            assert!(matches!(p.flow_control, FlowControl::Pfc(_)), "{fabric}");
+            assert_eq!(p.cc.algo, base.cc.algo, "{fabric}: roce-400g's DCQCN");
+            assert!(p.validate().is_ok());
+        }
+        assert_eq!(base.routing, RoutePolicy::EcmpFlowHash);
+    }
 }

@@ -29,7 +29,7 @@ pub const FLAGS: &[Flag] = &[
     f("--gpu", "cluster.gpu", "GPU catalog id: a100, h100, h200, b200"),
     f("--nic", "cluster.nic", "NIC catalog id"),
     f("--server", "cluster.server", "Server catalog id"),
-    f("--fabric", "fabric.profile", "Fabric profile: ib-ndr, ib-xdr, roce-400g, roce-800g, roce-400g-hpcc, uec-400g, uec-800g, or a .toml file"),
+    f("--fabric", "fabric.profile", "Fabric profile: ib-ndr, ib-xdr, roce-400g, roce-800g, roce-400g-hpcc, roce-400g-ar, roce-800g-ar, uec-400g, uec-800g, or a .toml file"),
     f("--mtu", "fabric.mtu_bytes", "MTU in bytes"),
     f("--topology", "topology.kind", "fat-tree, rail-optimized, rail-only, dual-tor, or auto (plan: the cheapest that fits)"),
     f("--planes", "topology.planes", "Parallel fabrics (multi-plane): NIC port r on plane r mod planes"),
@@ -191,7 +191,7 @@ impl Scenario {
 
 /// `compare`'s `--fabric`: the fabrics compared, each a profile id, `ID:untuned` for its
 /// documented untuned parameter set; it sets `[compare] fabrics`.
-pub const COMPARE_FABRIC_HELP: &str = "Fabrics compared, a comma-separated list of profile ids (ib-ndr, ib-xdr, roce-400g, roce-800g, roce-400g-hpcc), ID:untuned for a profile's untuned set";
+pub const COMPARE_FABRIC_HELP: &str = "Fabrics compared, a comma-separated list of profile ids (ib-ndr, ib-xdr, roce-400g, roce-800g, roce-400g-hpcc, roce-400g-ar, roce-800g-ar, uec-400g, uec-800g), ID:untuned for a profile's untuned set";
 
 impl Scenario {
     /// `compare`'s flags: `--fabric` is the list of compared fabrics
