@@ -111,6 +111,24 @@ pub fn to_text(r: &StepReport) -> String {
         ms(r.bubble_s),
         pct(r.bubble_s, st)
     ));
+    if !r.comm_by_kind.is_empty() {
+        let on = |b: bool| if b { "on" } else { "off" };
+        s.push_str(&format!(
+            "communication per step        total        exposed         hidden   (overlap: TP {}, PP {})\n",
+            on(r.tp_overlap),
+            on(r.pp_overlap)
+        ));
+        for k in &r.comm_by_kind {
+            s.push_str(&format!(
+                "  {:<18} {:>14} {:>14} {:>14}\n",
+                k.kind,
+                ms(k.total_s),
+                ms(k.exposed_s),
+                ms(k.hidden_s)
+            ));
+        }
+        s.push('\n');
+    }
     s.push_str(&format!("tokens/s           {:>14.0}\n", r.tokens_per_s));
     s.push_str(&format!("TFLOP/s per GPU    {:>14.1}\n", r.tflops_per_gpu));
     s.push_str(&format!("MFU                {:>13.1}%\n", 100.0 * r.mfu));
