@@ -1,5 +1,5 @@
-//! The training-step result as text (the JSON form is the serde serialisation of
-//! [`StepReport`]).
+//! The training-step result as text and as a CSV table of its communication (the JSON form
+//! is the serde serialisation of [`StepReport`]).
 
 use super::step::StepReport;
 
@@ -141,5 +141,34 @@ pub fn to_text(r: &StepReport) -> String {
         "compute: {}\ncommunication: {}\n",
         r.compute_source, r.comm_source
     ));
+    s
+}
+
+/// The step's communication as CSV: one row per collective, then one per kind (TP, CP, EP,
+/// PP, DP), each with its time per step, exposed and hidden (seconds).
+pub fn to_csv(r: &StepReport) -> String {
+    let mut s = String::from(
+        "scope,name,op,ranks,servers,bytes_per_call,calls_per_step,total_s,exposed_s,hidden_s\n",
+    );
+    for c in &r.collectives {
+        s.push_str(&format!(
+            "collective,{},{},{},{},{},{},{},{},{}\n",
+            c.name,
+            c.op,
+            c.ranks,
+            c.servers,
+            c.bytes_per_call,
+            c.calls_per_step,
+            c.total_s,
+            c.exposed_s,
+            c.hidden_s
+        ));
+    }
+    for k in &r.comm_by_kind {
+        s.push_str(&format!(
+            "kind,{},,,,,,{},{},{}\n",
+            k.kind, k.total_s, k.exposed_s, k.hidden_s
+        ));
+    }
     s
 }
