@@ -14,6 +14,9 @@
 //! rank (§2.2.2: bubble (pp-1)/(vp m), vp times the pipeline sends). Gradients are reduced in buckets as the last micro-batch's
 //! backward produces them and ZeRO-1/2 parameters gathered as the next forward needs them, so
 //! only what outlasts that compute (at least one bucket) is exposed; with overlap off, all.
+//! With `tp_overlap` the TP collectives pipeline with the GEMMs beside them ([`tp_exposed`]);
+//! with `pp_overlap` the steady phase's pipeline sends run beside the next chunk ([`pp_exposed`]),
+//! the bubble's keeping their full time. Each row's hidden time is its total less its exposed.
 
 use serde::Serialize;
 
@@ -426,7 +429,8 @@ fn slot(
             2.0 * vp,
             |t| pp_exposed(t, vp, fwd, bwd, overlap),
         );
-        pp_hidden = st.rows.last().map_or(0.0, |r| r.hidden_s) / mbs as f64;
+        let row = st.rows.last().filter(|r| r.name == "pp_send_recv");
+        pp_hidden = row.map_or(0.0, |r| r.hidden_s) / mbs as f64;
     }
     if p.zero >= 3 {
         // FSDP gathers the parameters again for every micro-batch, forward and backward.
