@@ -8,7 +8,8 @@ use clap::ValueEnum;
 use crate::outcome::{Failure, Outcome};
 use crate::outpath;
 
-/// `--format` of the commands that write a table three ways (`plan`, `serve`, `tenants`).
+/// `--format` of the commands that write a table three ways (`plan`, `serve`, `tenants`,
+/// `train`).
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum Format {
     Text,

@@ -1,6 +1,6 @@
 //! `fabricsim train`: the step time, tokens/s and MFU of a model on a cluster.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 
 use fabricsim::engine_choice::{EngineChoice, EngineKind};
@@ -13,14 +13,8 @@ use fabricsim::workload::train_engine::{self, calibrate_on_engine};
 use crate::interrupt;
 use crate::outcome::{Failure, Outcome, unless_interrupted};
 use crate::outpath;
-use crate::output;
+use crate::output::{self, Format};
 use crate::scenario_flags::{self, ScenarioFlags};
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-}
 
 /// Flags override the scenario file's [cluster], [fabric], [topology] and [train] sections.
 /// With `--step-model flow_dag` the whole step is also simulated on the flow engine
@@ -35,7 +29,8 @@ pub struct TrainArgs {
     /// (collectives too large to simulate keep the closed form; the report says which).
     #[arg(long)]
     pub calibrate: bool,
-    /// Output format.
+    /// Output format: text, json, or csv (the analytic step's communication: each collective
+    /// and each kind, TP, CP, EP, PP, DP, with its time, exposed and hidden).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Write the report to FILE instead of standard output.
@@ -48,6 +43,17 @@ pub fn run(args: TrainArgs) -> Outcome {
     let scenario = args.flags.load(args.scenario.as_deref())?;
     let engine = EngineChoice::of(&scenario)?;
     let model = StepModel::of(&scenario)?;
+    if matches!(args.format, Format::Csv) && model == StepModel::FlowDag {
+        return Err(scenario
+            .error(
+                "train.step_model",
+                "\"flow_dag\"",
+                "--format csv writes the analytic step's communication table, without the \
+                 whole-step simulation",
+                "analytic with --format csv, or --format text or json",
+            )
+            .into());
+    }
     let tr = run::run(&scenario)?;
     let flow_params = match model {
         StepModel::FlowDag => Some(flow_step::scenario_params(&scenario, &tr)?),
@@ -118,6 +124,7 @@ pub fn run(args: TrainArgs) -> Outcome {
             }
             t
         }
+        Format::Csv => report::to_csv(&r),
         Format::Json if provenance.is_none() && flow.is_none() && !interrupted => {
             output::json(serde_json::to_string_pretty(&r))?
         }

@@ -14,7 +14,7 @@ use fabricsim::workload::train::config::{TrainConfig, balanced_stages};
 use fabricsim::workload::train::efficiency::Efficiency;
 use fabricsim::workload::train::flops::flops_per_token;
 use fabricsim::workload::train::model::ModelSpec;
-use fabricsim::workload::train::step::{StepReport, step};
+use fabricsim::workload::train::step::{StepReport, pp_exposed, step, tp_exposed};
 
 /// Sets `flag` as the command line does.
 fn set(s: &mut Scenario, flag: &str, value: impl ToString) {
@@ -201,6 +201,103 @@ fn data_parallel_overlap_hides_all_but_what_outlasts_the_backward() {
         "{} vs last bucket {last}",
         a_on.exposed_s
     );
+}
+
+/// The row named `name` of `r`.
+fn row<'a>(r: &'a StepReport, name: &str) -> &'a fabricsim::workload::train::step::CommRow {
+    r.collectives.iter().find(|c| c.name == name).unwrap()
+}
+
+/// Every row's hidden time is its time less its exposed time, and the per-kind split sums them.
+fn hidden_is_total_less_exposed(r: &StepReport) {
+    for c in &r.collectives {
+        assert!(close(c.hidden_s, c.total_s - c.exposed_s, 1e-12), "{c:?}");
+        assert!(c.hidden_s >= 0.0 && c.exposed_s >= 0.0, "{c:?}");
+    }
+    let exposed: f64 = r.comm_by_kind.iter().map(|k| k.exposed_s).sum();
+    let total: f64 = r.comm_by_kind.iter().map(|k| k.total_s).sum();
+    assert!(close(exposed, r.exposed_comm_s, 1e-12));
+    assert!(close(total, r.collectives.iter().map(|c| c.total_s).sum(), 1e-12));
+}
+
+#[test]
+fn tensor_parallel_overlap_never_lengthens_the_step_and_follows_the_decomposition() {
+    for (model, gpus, tp, pp, fabric) in [
+        ("llama3-70b", 1024, 8, 4, "roce-400g"),
+        ("llama3-8b", 64, 2, 1, "ib-ndr"),
+        ("llama3-405b", 1024, 8, 8, "ib-ndr"),
+    ] {
+        let mut s = job(model, gpus, tp, pp);
+        let comm = real(fabric);
+        let off = run(&s, &comm);
+        set(&mut s, "--tp-overlap", true);
+        let on = run(&s, &comm);
+        assert!(on.tp_overlap && !off.tp_overlap);
+        assert!(on.step_time_s <= off.step_time_s, "{model}");
+        assert!(on.mfu >= off.mfu, "{model}");
+        let (a_on, a_off) = (row(&on, "tp_all_reduce"), row(&off, "tp_all_reduce"));
+        assert_eq!(a_off.exposed_s, a_off.total_s, "{model}: off hides nothing");
+        assert_eq!(a_on.total_s, a_off.total_s, "{model}: the same collectives");
+        assert!(a_on.exposed_s < a_off.exposed_s, "{model}");
+        // From the row: 2 calls per layer beside the forward GEMMs, 2 beside the backward's
+        // (2x, selective recompute), on the slowest stage's layers, in tp pieces.
+        let l = (a_on.calls_per_step / on.micro_batches / 4) as f64;
+        let (t, g) = (a_on.time_per_call_s, on.per_micro_batch.layer_gemm_forward_s);
+        let want = on.micro_batches as f64
+            * (tp_exposed(2.0 * l * t, g, tp as f64) + tp_exposed(2.0 * l * t, 2.0 * g, tp as f64));
+        assert!(close(a_on.exposed_s, want, 1e-9), "{model}: {} vs {want}", a_on.exposed_s);
+        // The step shortens by exactly what the TP rows hide (slot by slot, bubble included).
+        let saved = a_off.exposed_s - a_on.exposed_s;
+        let slots = (on.micro_batches as f64 + (on.pp - 1) as f64 / on.vp as f64)
+            / on.micro_batches as f64;
+        assert!(close(off.step_time_s - on.step_time_s, saved * slots, 1e-6), "{model}");
+        hidden_is_total_less_exposed(&on);
+        hidden_is_total_less_exposed(&off);
+    }
+    // Transformer Engine's overlap splits the sequence-parallel collectives (Megatron refuses
+    // it without sequence parallelism).
+    let mut s = job("llama3-70b", 1024, 8, 4);
+    set(&mut s, "--tp-overlap", true);
+    set(&mut s, "--sequence-parallel", false);
+    let e = config(&s).unwrap_err();
+    assert_eq!(e.key, "--tp-overlap");
+    assert!(e.problem.contains("sequence_parallel = false"), "{e}");
+}
+
+#[test]
+fn pipeline_sends_overlap_in_the_steady_phase_of_interleaved_schedules() {
+    let mut s = job("llama3-70b", 1024, 8, 4);
+    set(&mut s, "--vp", 2);
+    let comm = real("roce-400g");
+    let on = run(&s, &comm);
+    assert!(on.pp_overlap, "Megatron's default with virtual stages");
+    set(&mut s, "--pp-overlap", false);
+    let off = run(&s, &comm);
+    let (p_on, p_off) = (row(&on, "pp_send_recv"), row(&off, "pp_send_recv"));
+    assert_eq!(p_off.exposed_s, p_off.total_s);
+    let mb = &on.per_micro_batch;
+    let want = on.micro_batches as f64
+        * pp_exposed(
+            p_on.time_per_call_s,
+            2.0,
+            mb.forward_s,
+            mb.backward_s + mb.recompute_s,
+            true,
+        );
+    assert!(close(p_on.exposed_s, want, 1e-12));
+    assert!(p_on.hidden_s > 0.0);
+    // The fill and flush still wait for their sends: the bubble is the same, and the step
+    // shortens by what the steady phase hides.
+    assert!(close(on.bubble_s, off.bubble_s, 1e-12));
+    assert!(close(off.step_time_s - on.step_time_s, p_on.hidden_s, 1e-6));
+    hidden_is_total_less_exposed(&on);
+    // 1F1B does not overlap its sends (Megatron switches overlap_p2p_comm off).
+    let mut s = job("llama3-70b", 1024, 8, 4);
+    assert!(!run(&s, &comm).pp_overlap);
+    set(&mut s, "--pp-overlap", true);
+    let e = config(&s).unwrap_err();
+    assert_eq!(e.key, "--pp-overlap");
+    assert!(e.problem.contains("interleaved"), "{e}");
 }
 
 fn groups_dp(r: &StepReport) -> fabricsim::workload::comm_model::GroupShape {

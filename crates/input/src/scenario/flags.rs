@@ -72,6 +72,8 @@ pub const FLAGS: &[Flag] = &[
     f("--cp", "train.cp", "Context-parallel degree"),
     f("--zero", "train.zero", "ZeRO stage 0-3 (3 = FSDP; default 1)"),
     f("--dp-overlap", "train.dp_overlap", "Overlap data-parallel communication with compute: true (default) or false"),
+    f("--tp-overlap", "train.tp_overlap", "Overlap tensor-parallel all-gathers and reduce-scatters with the GEMMs (Megatron tp_comm_overlap; needs sequence parallelism): true or false (default)"),
+    f("--pp-overlap", "train.pp_overlap", "Overlap pipeline sends with compute in the steady 1F1B phase (Megatron overlap_p2p_comm): true (default with vp > 1) or false; interleaved schedules only"),
     f("--dp-bucket-mb", "train.dp_bucket_mb", "Gradient bucket, MB (default Megatron's max(40M, 1M*dp) bf16 parameters)"),
     f("--recompute", "train.recompute", "Activation recomputation: selective (default: the attention core, as flash attention does), none or full"),
     f("--precision", "train.precision", "GEMM precision: bf16 (default) or fp8 (H100, H200, B200: the catalog's FP8 peak)"),

@@ -37,6 +37,12 @@ pub struct TrainSection {
     pub zero: Option<u64>,
     /// Hide data-parallel communication behind compute except the last bucket.
     pub dp_overlap: Option<bool>,
+    /// Overlap the tensor-parallel all-gathers and reduce-scatters (sequence parallelism) with
+    /// the GEMMs beside them (Megatron-Core `tp_comm_overlap`, Transformer Engine userbuffers).
+    pub tp_overlap: Option<bool>,
+    /// Overlap the pipeline sends with the next chunk's compute in the steady 1F1B phase
+    /// (Megatron `overlap_p2p_comm`; default on with vp > 1, interleaved only).
+    pub pp_overlap: Option<bool>,
     /// Gradient bucket size, MB (1e6 bytes).
     pub dp_bucket_mb: Option<f64>,
     /// Activation recomputation: "none", "selective" (the attention core) or "full".

@@ -40,6 +40,8 @@ impl Compute {
             micro_batch: 1,
             zero: 0,
             dp_overlap: false,
+            tp_overlap: false,
+            pp_overlap: false,
             dp_bucket_bytes: 0,
             recompute: Recompute::None,
             sequence_parallel: false,

@@ -48,6 +48,11 @@ pub struct MicroBatch {
     pub attention_s: f64,
     pub memory_bound_s: f64,
     pub launch_s: f64,
+    /// The layers' forward GEMMs alone (the output projection's apart): what the layers'
+    /// tensor-parallel collectives overlap with (`step::tp_exposed`); the backward's are 2x,
+    /// the recomputed forward's 1x.
+    #[serde(skip)]
+    pub layer_gemm_forward_s: f64,
 }
 
 impl MicroBatch {
@@ -158,5 +163,6 @@ pub fn part(
         attention_s: layers * (attn_fwd * (1.0 + recompute) + attn_bwd),
         memory_bound_s: layers * mem_fwd * (3.0 + recompute),
         launch_s: layers * launch_fwd * (3.0 + recompute),
+        layer_gemm_forward_s: layers * gemms,
     }
 }

@@ -73,6 +73,11 @@ pub struct Parallelism {
     pub micro_batch: u64,
     pub zero: u64,
     pub dp_overlap: bool,
+    /// Tensor-parallel communication overlapped with the GEMMs beside it (`step::tp_exposed`).
+    pub tp_overlap: bool,
+    /// Pipeline sends overlapped with the next chunk's compute in the steady 1F1B phase
+    /// (Megatron `overlap_p2p_comm`: interleaved schedules only, on by default there).
+    pub pp_overlap: bool,
     pub dp_bucket_bytes: u64,
     pub recompute: Recompute,
     /// Sequence parallelism (Korthikanti et al. 2022, §4.2.2): with tp > 1 the norms and
@@ -497,6 +502,8 @@ impl TrainConfig {
                 micro_batch,
                 zero: t.zero.unwrap_or(1),
                 dp_overlap: t.dp_overlap.unwrap_or(true),
+                tp_overlap: t.tp_overlap.unwrap_or(false),
+                pp_overlap: t.pp_overlap.unwrap_or(vp > 1),
                 dp_bucket_bytes,
                 recompute,
                 sequence_parallel: t.sequence_parallel.unwrap_or(true),
@@ -582,6 +589,24 @@ impl TrainConfig {
                 p.zero,
                 "no such ZeRO stage",
                 "0, 1, 2 or 3 (3 = FSDP)",
+            ));
+        }
+        // Megatron's validate_args (megatron/training/arguments.py): TP overlap needs sequence
+        // parallelism; overlap_p2p_comm is switched off outside the interleaved schedule.
+        if p.tp_overlap && !p.sequence_parallel {
+            return Err(k.error(
+                "tp_overlap",
+                true,
+                "tensor-parallel overlap splits the sequence-parallel all-gathers and reduce-scatters, and sequence_parallel = false",
+                "false, or set sequence_parallel = true",
+            ));
+        }
+        if p.pp_overlap && p.vp == 1 {
+            return Err(k.error(
+                "pp_overlap",
+                true,
+                "Megatron overlaps pipeline sends only in the interleaved schedule (vp = 1)",
+                "false, or set vp of 2 or more",
             ));
         }
         if m.heads % p.tp != 0 {

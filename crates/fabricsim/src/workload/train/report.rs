@@ -1,5 +1,5 @@
-//! The training-step result as text (the JSON form is the serde serialisation of
-//! [`StepReport`]).
+//! The training-step result as text and as a CSV table of its communication (the JSON form
+//! is the serde serialisation of [`StepReport`]).
 
 use super::step::StepReport;
 
@@ -111,6 +111,24 @@ pub fn to_text(r: &StepReport) -> String {
         ms(r.bubble_s),
         pct(r.bubble_s, st)
     ));
+    if !r.comm_by_kind.is_empty() {
+        let on = |b: bool| if b { "on" } else { "off" };
+        s.push_str(&format!(
+            "communication per step        total        exposed         hidden   (overlap: TP {}, PP {})\n",
+            on(r.tp_overlap),
+            on(r.pp_overlap)
+        ));
+        for k in &r.comm_by_kind {
+            s.push_str(&format!(
+                "  {:<18} {:>14} {:>14} {:>14}\n",
+                k.kind,
+                ms(k.total_s),
+                ms(k.exposed_s),
+                ms(k.hidden_s)
+            ));
+        }
+        s.push('\n');
+    }
     s.push_str(&format!("tokens/s           {:>14.0}\n", r.tokens_per_s));
     s.push_str(&format!("TFLOP/s per GPU    {:>14.1}\n", r.tflops_per_gpu));
     s.push_str(&format!("MFU                {:>13.1}%\n", 100.0 * r.mfu));
@@ -123,5 +141,34 @@ pub fn to_text(r: &StepReport) -> String {
         "compute: {}\ncommunication: {}\n",
         r.compute_source, r.comm_source
     ));
+    s
+}
+
+/// The step's communication as CSV: one row per collective, then one per kind (TP, CP, EP,
+/// PP, DP), each with its time per step, exposed and hidden (seconds).
+pub fn to_csv(r: &StepReport) -> String {
+    let mut s = String::from(
+        "scope,name,op,ranks,servers,bytes_per_call,calls_per_step,total_s,exposed_s,hidden_s\n",
+    );
+    for c in &r.collectives {
+        s.push_str(&format!(
+            "collective,{},{},{},{},{},{},{},{},{}\n",
+            c.name,
+            c.op,
+            c.ranks,
+            c.servers,
+            c.bytes_per_call,
+            c.calls_per_step,
+            c.total_s,
+            c.exposed_s,
+            c.hidden_s
+        ));
+    }
+    for k in &r.comm_by_kind {
+        s.push_str(&format!(
+            "kind,{},,,,,,{},{},{}\n",
+            k.kind, k.total_s, k.exposed_s, k.hidden_s
+        ));
+    }
     s
 }

@@ -24,11 +24,7 @@ pub struct PipeOp {
 /// `config`).
 pub fn order(pp: u64, vp: u64, m: u64, s: u64) -> Vec<PipeOp> {
     let total = m * vp;
-    let warm = if vp == 1 {
-        (pp - 1 - s).min(m)
-    } else {
-        ((pp - 1 - s) * 2 + (vp - 1) * pp).min(total)
-    };
+    let warm = warmup(pp, vp, m, s);
     let group = pp * vp;
     let micro = |k: u64| (k / group) * pp + k % pp;
     let fwd = |k: u64| PipeOp {
@@ -48,6 +44,16 @@ pub fn order(pp: u64, vp: u64, m: u64, s: u64) -> Vec<PipeOp> {
     }
     ops.extend((total - warm..total).map(bwd));
     ops
+}
+
+/// The warm-up forwards of rank `s` (the first operations of [`order`]); as many backwards end
+/// it (the flush), the operations between are the steady 1F1B phase.
+pub fn warmup(pp: u64, vp: u64, m: u64, s: u64) -> u64 {
+    if vp == 1 {
+        (pp - 1 - s).min(m)
+    } else {
+        ((pp - 1 - s) * 2 + (vp - 1) * pp).min(m * vp)
+    }
 }
 
 /// Layers of each of the `vp` chunks of a rank holding `layers` layers: as even as possible;

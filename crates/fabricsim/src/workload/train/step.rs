@@ -14,6 +14,9 @@
 //! rank (§2.2.2: bubble (pp-1)/(vp m), vp times the pipeline sends). Gradients are reduced in buckets as the last micro-batch's
 //! backward produces them and ZeRO-1/2 parameters gathered as the next forward needs them, so
 //! only what outlasts that compute (at least one bucket) is exposed; with overlap off, all.
+//! With `tp_overlap` the TP collectives pipeline with the GEMMs beside them ([`tp_exposed`]);
+//! with `pp_overlap` the steady phase's pipeline sends run beside the next chunk ([`pp_exposed`]),
+//! the bubble's keeping their full time. Each row's hidden time is its total less its exposed.
 
 use serde::Serialize;
 
@@ -46,6 +49,8 @@ pub struct CommRow {
     pub total_s: f64,
     /// What compute does not hide (the steady-state part; the bubble is reported apart).
     pub exposed_s: f64,
+    /// What compute hides: `total_s - exposed_s`.
+    pub hidden_s: f64,
     /// The pieces each call is issued in (data-parallel buckets: `collective::piece`; 1 for a
     /// collective timed whole), for what costs a piece (`workload::loss_cost`).
     #[serde(skip)]
@@ -87,6 +92,10 @@ pub struct StepReport {
     pub recompute: &'static str,
     pub precision: &'static str,
     pub sequence_parallel: bool,
+    /// Tensor-parallel collectives overlapped with the GEMMs (`tp_exposed`).
+    pub tp_overlap: bool,
+    /// Pipeline sends overlapped with compute in the steady 1F1B phase (`pp_exposed`).
+    pub pp_overlap: bool,
     pub micro_batch: u64,
     pub micro_batches: u64,
     /// Layers of each pipeline stage, listed only when they differ (an even split is
@@ -111,6 +120,8 @@ pub struct StepReport {
     pub optimizer_s: f64,
     pub bubble_s: f64,
     pub exposed_comm_s: f64,
+    /// Per communication kind (TP, CP, EP, PP, DP): its time, exposed and hidden.
+    pub comm_by_kind: Vec<KindSplit>,
     pub tokens_per_s: f64,
     pub tflops_per_gpu: f64,
     /// Model FLOPs / (step time x GPUs x peak): Megatron's MFU.
@@ -125,6 +136,80 @@ pub struct StepReport {
     pub memory: Memory,
     pub compute_source: String,
     pub comm_source: String,
+}
+
+/// One communication kind's time per step and what of it compute hides.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KindSplit {
+    pub kind: &'static str,
+    pub total_s: f64,
+    pub exposed_s: f64,
+    pub hidden_s: f64,
+}
+
+/// The kind of the collective named `name`: the parallelism it serves.
+fn kind(name: &str) -> &'static str {
+    match name.split('_').next() {
+        Some("tp") => "TP",
+        Some("cp") => "CP",
+        Some("ep") => "EP",
+        Some("pp") => "PP",
+        _ => "DP",
+    }
+}
+
+/// The rows summed per kind, in the order TP, CP, EP, PP, DP (kinds without a row left out).
+pub fn by_kind(rows: &[CommRow]) -> Vec<KindSplit> {
+    ["TP", "CP", "EP", "PP", "DP"]
+        .into_iter()
+        .filter_map(|k| {
+            let of: Vec<&CommRow> = rows.iter().filter(|r| kind(r.name) == k).collect();
+            (!of.is_empty()).then(|| KindSplit {
+                kind: k,
+                total_s: of.iter().map(|r| r.total_s).sum(),
+                exposed_s: of.iter().map(|r| r.exposed_s).sum(),
+                hidden_s: of.iter().map(|r| r.hidden_s).sum(),
+            })
+        })
+        .collect()
+}
+
+/// The share of a GPU's SMs the communication kernels of Transformer Engine's TP overlap take
+/// while they run beside a GEMM: the mean `num_sm` of the ten overlaps of NeMo's
+/// `userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192` (Llama 3 70B on H100;
+/// nemo/collections/llm/recipes/tp_overlap_configs/userbuffers.py: 78 SMs over 10, ring
+/// exchanges 1 SM each, pipelined and bulk ones 2 to 24) over the H100 SXM's 132 SMs (NVIDIA
+/// H100 Tensor Core GPU Architecture whitepaper, 2022). Applied to every GPU: an estimate.
+pub const TP_OVERLAP_SM_SHARE: f64 = 7.8 / 132.0;
+
+/// Exposed seconds of `comm` seconds of tensor-parallel communication overlapped with `gemm`
+/// seconds of the GEMMs beside it, both split into `chunks` pieces that pipeline (Wang et al.,
+/// ASPLOS 2023, "Overlap Communication with Dependent Computation via Decomposition", §3;
+/// Transformer Engine's userbuffers ring exchange runs tp steps): one piece of the longer of
+/// the two cannot overlap (the first transfer waits for a GEMM piece, the last reduce-scatter
+/// piece follows the last one), so (1 - 1/chunks) max(0, comm - gemm) + comm / chunks; and
+/// while the two overlap, (1 - 1/chunks) min(comm, gemm), the GEMMs run on the SMs the
+/// communication leaves ([`TP_OVERLAP_SM_SHARE`] slower). Never more than `comm`; with the
+/// GEMMs much longer it tends to comm (1/chunks + share (1 - 1/chunks)).
+pub fn tp_exposed(comm: f64, gemm: f64, chunks: f64) -> f64 {
+    let overlapped = 1.0 - 1.0 / chunks;
+    overlapped * (comm - gemm).max(0.0)
+        + comm / chunks
+        + TP_OVERLAP_SM_SHARE * overlapped * comm.min(gemm)
+}
+
+/// Exposed seconds of one micro-batch's pipeline sends, `vp` forward and `vp` backward of
+/// `t` seconds each, with `overlap_p2p_comm` (Megatron-LM
+/// `forward_backward_pipelining_with_interleaving`, megatron/core/pipeline_parallel/
+/// schedules.py): in the steady 1F1B phase each send runs while the rank computes its next
+/// chunk operation, a forward send behind a backward chunk (`bwd / vp` seconds) and a backward
+/// send behind a forward chunk (`fwd / vp`); without overlap all 2 vp t.
+pub fn pp_exposed(t: f64, vp: f64, fwd: f64, bwd: f64, overlap: bool) -> f64 {
+    if overlap {
+        vp * ((t - bwd / vp).max(0.0) + (t - fwd / vp).max(0.0))
+    } else {
+        2.0 * vp * t
+    }
 }
 
 /// Exposed time of collectives issued in buckets while `window` seconds of compute run:
@@ -164,9 +249,10 @@ struct Step<'a> {
 }
 
 impl Step<'_> {
-    /// `calls` of `c` per micro-batch, on its critical path; `hidden_by` seconds of compute
-    /// can hide them (per micro-batch). Returns the exposed seconds per micro-batch.
-    fn per_micro_batch(&mut self, c: Coll, calls: f64, hidden_by: f64) -> f64 {
+    /// `calls` of `c` per micro-batch, on its critical path; `exposed(t)` is what compute
+    /// does not hide of them per micro-batch when one call takes `t` seconds. Returns the
+    /// exposed seconds per micro-batch.
+    fn per_micro_batch(&mut self, c: Coll, calls: f64, exposed: impl Fn(f64) -> f64) -> f64 {
         if c.group().ranks <= 1 || calls == 0.0 {
             return 0.0;
         }
@@ -182,7 +268,7 @@ impl Step<'_> {
                 kept_share: sl.kept,
             }
         });
-        let exposed = (t * calls - hidden_by).max(0.0);
+        let exposed = exposed(t);
         self.push(
             &c,
             (bytes, 1),
@@ -244,6 +330,7 @@ impl Step<'_> {
             time_per_call_s: per_call,
             total_s: per_call * calls as f64,
             exposed_s: exposed,
+            hidden_s: per_call * calls as f64 - exposed,
             pieces,
             skew: None,
         });
@@ -252,7 +339,8 @@ impl Step<'_> {
 
 /// The critical path of one micro-batch on a stage of `layers` layers computing `mb` and
 /// holding `psi` = (dense, expert) parameters per GPU: its compute and the collectives it
-/// waits for. Pushes their rows into `st`.
+/// waits for, and the seconds of pipeline sends it hides (exposed again in the fill and flush,
+/// which `overlap_p2p_comm` does not overlap). Pushes their rows into `st`.
 fn slot(
     st: &mut Step,
     cfg: &TrainConfig,
@@ -260,7 +348,7 @@ fn slot(
     mb: &MicroBatch,
     layers: f64,
     psi: (f64, f64),
-) -> f64 {
+) -> (f64, f64) {
     let (m, p) = (&cfg.model, &cfg.par);
     let mbs = st.micro_batches;
     let tokens = (p.micro_batch * m.seq) as f64 / p.cp as f64;
@@ -278,10 +366,20 @@ fn slot(
     } else {
         0.0
     };
+    // Forward: 2 collectives per layer beside the layer's forward GEMMs; backward: 2 (4 with
+    // the forward recomputed) beside the data- and weight-gradient GEMMs (2x; 3x recomputed).
+    let tp_calls = [2.0 * layers, (2.0 + 2.0 * recompute) * layers];
+    let tp_gemms = [1.0, 2.0 + recompute].map(|x| x * mb.layer_gemm_forward_s);
+    let (tp_overlap, tp) = (p.tp_overlap, p.tp as f64);
     slot += st.per_micro_batch(
         coll("tp_all_reduce", Op::AllReduce, act, g.tp),
-        (4.0 + 2.0 * recompute) * layers,
-        0.0,
+        tp_calls[0] + tp_calls[1],
+        |t| match tp_overlap {
+            true => (0..2)
+                .map(|i| tp_exposed(t * tp_calls[i], tp_gemms[i], tp))
+                .sum(),
+            false => t * (tp_calls[0] + tp_calls[1]),
+        },
     );
     if m.is_moe() {
         let dispatch = act * m.top_k as f64 / p.tp as f64;
@@ -299,7 +397,7 @@ fn slot(
                 ..coll("ep_all_to_all", Op::AllToAll, dispatch, g.ep)
             },
             4.0 * layers,
-            0.0,
+            |t| t * 4.0 * layers,
         );
     }
     if p.cp > 1 {
@@ -307,23 +405,32 @@ fn slot(
         let kv = (p.micro_batch * m.seq) as f64 * 2.0 * kv_local * ELEM;
         // Forward gathers hide behind forward attention; the backward's gather and
         // reduce-scatter behind backward attention (split by their share of the calls).
+        let behind = |calls: f64, window: f64| move |t: f64| (t * calls - window).max(0.0);
         slot += st.per_micro_batch(
             coll("cp_kv_all_gather", Op::AllGather, kv, g.cp),
             2.0 * layers,
-            mb.attention_forward_s + mb.attention_backward_s / 2.0,
+            behind(
+                2.0 * layers,
+                mb.attention_forward_s + mb.attention_backward_s / 2.0,
+            ),
         );
         slot += st.per_micro_batch(
             coll("cp_dkv_reduce_scatter", Op::ReduceScatter, kv, g.cp),
             layers,
-            mb.attention_backward_s / 2.0,
+            behind(layers, mb.attention_backward_s / 2.0),
         );
     }
+    let mut pp_hidden = 0.0;
     if p.pp > 1 {
+        let (vp, overlap) = (p.vp as f64, p.pp_overlap);
+        let (fwd, bwd) = (mb.forward_s, mb.backward_s + mb.recompute_s);
         slot += st.per_micro_batch(
             coll("pp_send_recv", Op::SendRecv, act / p.tp as f64, g.pp_pair),
-            2.0 * p.vp as f64,
-            0.0,
+            2.0 * vp,
+            |t| pp_exposed(t, vp, fwd, bwd, overlap),
         );
+        let row = st.rows.last().filter(|r| r.name == "pp_send_recv");
+        pp_hidden = row.map_or(0.0, |r| r.hidden_s) / mbs as f64;
     }
     if p.zero >= 3 {
         // FSDP gathers the parameters again for every micro-batch, forward and backward.
@@ -344,7 +451,7 @@ fn slot(
             mbs,
         );
     }
-    slot
+    (slot, pp_hidden)
 }
 
 /// Adam's update of the parameters a GPU holds the optimizer states of (`psi` = (dense,
@@ -380,17 +487,17 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         rows: Vec::new(),
     };
     // The slowest stage (the first of equals).
-    let mut slowest: Option<(f64, MicroBatch, Step)> = None;
+    let mut slowest: Option<((f64, f64), MicroBatch, Step)> = None;
     for (s, &layers) in p.stage_layers.iter().enumerate() {
         let mb = compute::stage(cfg, eff, s);
         let mut st = new_step();
         let psi = memory::stage_params_per_gpu(cfg, s);
         let t = slot(&mut st, cfg, &g, &mb, layers as f64, psi);
-        if slowest.as_ref().is_none_or(|b| t > b.0) {
+        if slowest.as_ref().is_none_or(|b| t.0 > b.0.0) {
             slowest = Some((t, mb, st));
         }
     }
-    let (slot, mb, mut st) = slowest.expect("a pipeline has at least one stage");
+    let ((slot, pp_hidden), mb, mut st) = slowest.expect("a pipeline has at least one stage");
     let coll = |name, op, bytes, layout| Coll {
         name,
         op,
@@ -447,7 +554,9 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
     }
 
     let compute = mbs as f64 * mb.total_s();
-    let bubble = (p.pp - 1) as f64 * slot / p.vp as f64;
+    // The fill and flush slots wait for their pipeline sends (`overlap_p2p_comm` overlaps the
+    // steady phase only: NeMo docs, "Communication Overlap").
+    let bubble = (p.pp - 1) as f64 * (slot + pp_hidden) / p.vp as f64;
     let optimizer = optimizer_s(cfg, (psi_d, psi_e));
     let step = mbs as f64 * slot + bubble + dp_exposed + optimizer;
     let fpt = flops_per_token(m);
@@ -470,6 +579,8 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         recompute: p.recompute.name(),
         precision: p.precision.name(),
         sequence_parallel: p.sequence_parallel,
+        tp_overlap: p.tp_overlap,
+        pp_overlap: p.pp_overlap,
         micro_batch: p.micro_batch,
         micro_batches: mbs,
         stage_layers: (!p.even_stages()).then(|| p.stage_layers.clone()),
@@ -487,6 +598,7 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         optimizer_s: optimizer,
         bubble_s: bubble,
         exposed_comm_s: st.rows.iter().map(|r| r.exposed_s).sum(),
+        comm_by_kind: by_kind(&st.rows),
         tokens_per_s: tokens_step / step,
         tflops_per_gpu: model_flops / step / n / 1e12,
         mfu: model_flops / (step * n * peak),
@@ -523,7 +635,34 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
 
 #[cfg(test)]
 mod tests {
-    use super::exposed_after;
+    use super::{TP_OVERLAP_SM_SHARE as SM, exposed_after, pp_exposed, tp_exposed};
+
+    #[test]
+    fn tp_overlap_closed_forms() {
+        // A hand-computed case: 8 ms of communication beside 4 ms of GEMMs in 4 pieces: one
+        // piece of each waits for the other, (1 - 1/4) (8 - 4) + 8/4 = 5 ms, and the 3 ms the
+        // two overlap run slower by the SMs the communication takes.
+        assert!((tp_exposed(8.0, 4.0, 4.0) - (5.0 + 3.0 * SM)).abs() < 1e-12);
+        // GEMMs much longer: the last piece, comm / chunks, and the SMs' share of the rest.
+        let rest = 0.125 + SM * 0.875;
+        assert!((tp_exposed(1.0, 1e6, 8.0) - rest).abs() < 1e-12);
+        // Never more than the communication; one piece is no overlap at all.
+        for (c, g, n) in [(1.0, 0.0, 8.0), (3.0, 2.0, 2.0), (0.5, 9.0, 4.0), (7.0, 7.0, 8.0)] {
+            assert!(tp_exposed(c, g, n) <= c + 1e-12, "{c} {g} {n}");
+            assert!((tp_exposed(c, g, 1.0) - c).abs() < 1e-12);
+        }
+        assert_eq!(tp_exposed(0.0, 5.0, 8.0), 0.0);
+    }
+
+    #[test]
+    fn pp_overlap_closed_forms() {
+        // vp = 2, a micro-batch's 6 ms forward and 12 ms backward (chunks of 3 and 6 ms) hide
+        // sends of 1 ms; a 3 ms forward and 6 ms backward (chunks of 1.5 and 3 ms) leave of
+        // sends of 4 ms 2 (4 - 3) + 2 (4 - 1.5) = 7 ms of the 16 exposed; without overlap all.
+        assert_eq!(pp_exposed(1.0, 2.0, 6.0, 12.0, true), 0.0);
+        assert!((pp_exposed(4.0, 2.0, 3.0, 6.0, true) - 7.0).abs() < 1e-12);
+        assert_eq!(pp_exposed(4.0, 2.0, 3.0, 6.0, false), 16.0);
+    }
 
     #[test]
     fn bucket_overlap_closed_forms() {

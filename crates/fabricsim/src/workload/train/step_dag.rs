@@ -16,7 +16,10 @@
 //! completion ends the operation: the next operation of the GPU and the operation's pipeline
 //! send wait for it. With tp = 1 the message goes to the GPU itself with no bytes (a marker).
 //! The GPU's TP traffic thus runs after its compute, as it does on the critical path
-//! (Megatron's TP all-reduces are not overlapped).
+//! (Megatron's TP all-reduces are not overlapped). An operation's pipeline send blocks the
+//! rank's next operation (Megatron's `send_forward_recv_backward` and kin wait for the send)
+//! but, with `pp_overlap` (`overlap_p2p_comm`, interleaved schedules), in the steady 1F1B
+//! phase, where it runs beside the next operation; the warm-up and flush sends block.
 //!
 //! After a stage's last backward and its send to the previous stage (the end of Megatron's
 //! schedule: its pipeline sends block unless `overlap_p2p_comm`), each GPU's gradients (bf16, the stage's parameters) are
@@ -110,7 +113,8 @@ pub fn one_f_one_b(pp: u64, m: u64, s: u64) -> Vec<(bool, u64)> {
         .collect()
 }
 
-/// `Err` naming what of `cfg` the DAG does not model: MoE, context parallelism, ZeRO 3.
+/// `Err` naming what of `cfg` the DAG does not model: MoE, context parallelism, ZeRO 3,
+/// tensor-parallel overlap.
 pub fn check(cfg: &TrainConfig) -> Result<(), Error> {
     let (m, p) = (&cfg.model, &cfg.par);
     if m.is_moe() || p.cp > 1 || p.zero > 2 {
@@ -121,6 +125,13 @@ pub fn check(cfg: &TrainConfig) -> Result<(), Error> {
             p.cp,
             p.zero
         )));
+    }
+    if p.tp_overlap {
+        return Err(Error::Workload(
+            "the step DAG runs the tensor-parallel collectives after their compute \
+             (tp_overlap = false); tp_overlap is modelled by the analytic step only"
+                .into(),
+        ));
     }
     Ok(())
 }
@@ -186,6 +197,9 @@ pub fn compile(
     let mut fwd_send = vec![u32::MAX; (virt * mbs) as usize];
     let mut bwd_send = vec![u32::MAX; (virt * mbs) as usize];
     let schedule: Vec<Vec<PipeOp>> = (0..pp as usize).map(|s| p.order(mbs, s)).collect();
+    let warm: Vec<u64> = (0..pp)
+        .map(|s| schedule::warmup(pp, vp, mbs, s))
+        .collect();
     let mut deps: Vec<u32> = Vec::with_capacity(2);
     for d in 0..dp {
         for rail in 0..tp {
@@ -197,6 +211,8 @@ pub fn compile(
             let mut prev = vec![u32::MAX; pp as usize];
             // The last operation's send of each stage (the end of its schedule but the first's).
             let mut last_send = vec![u32::MAX; pp as usize];
+            // The send the stage's next operation waits for (a blocking one).
+            let mut blocking = vec![u32::MAX; pp as usize];
             let mut left: usize = schedule.iter().map(Vec::len).sum();
             while left > 0 {
                 let mut progressed = false;
@@ -221,6 +237,9 @@ pub fn compile(
                     if prev[su] != u32::MAX {
                         deps.push(prev[su]);
                     }
+                    if blocking[su] != u32::MAX {
+                        deps.push(blocking[su]);
+                    }
                     let g = gpu(rail, d, s);
                     let c = &chunks[v as usize];
                     let (calls, compute_s) = if bwd {
@@ -241,6 +260,7 @@ pub fn compile(
                     }
                     prev[su] = id;
                     last_send[su] = u32::MAX;
+                    blocking[su] = u32::MAX;
                     let to = if bwd { v.checked_sub(1) } else { Some(v + 1) };
                     if let Some(to) = to.filter(|&t| t < virt) {
                         let (qp, tag, table) = if bwd {
@@ -251,6 +271,11 @@ pub fn compile(
                         let sent = b.send(g, gpu(rail, d, to % pp), send_bytes, &[id], qp, tag);
                         table[(v * mbs + u) as usize] = sent;
                         last_send[su] = sent;
+                        let (i, n) = (next[su] as u64, schedule[su].len() as u64);
+                        let steady = (warm[su]..n - warm[su]).contains(&i);
+                        if !(p.pp_overlap && steady) {
+                            blocking[su] = sent;
+                        }
                     }
                     next[su] += 1;
                     left -= 1;
