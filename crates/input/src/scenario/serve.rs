@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::Scenario;
 use super::serve_trace::{self, TraceRequest};
+use crate::moe_skew::{self, Skew};
 use fabricsim_core::error::InputError;
 use fabricsim_core::units::{Time, parse_time};
 
@@ -51,6 +52,11 @@ pub struct ServeSection {
     /// "fabric" (default: transfers and collectives run on the engine) or "ideal" (no network
     /// time: the compute-only baseline).
     pub network: Option<String>,
+    /// A MoE model's expert layers expert-parallel over each instance's GPUs (default false:
+    /// the experts tensor-parallel like the dense layers).
+    pub expert_parallel: Option<bool>,
+    /// The expert-parallel routing skew: "uniform" (default), "zipf:S" or "histogram:FILE".
+    pub moe_skew: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +111,8 @@ pub struct ServeSpec {
     pub ttft_slo: Time,
     pub tpot_slo: Time,
     pub ideal_network: bool,
+    /// The MoE layers' expert parallelism and routing skew; `None`: tensor-parallel experts.
+    pub expert_parallel: Option<Skew>,
 }
 
 fn choice<'a>(
@@ -306,6 +314,25 @@ impl ServeSection {
             "fabric",
             &["fabric", "ideal"],
         )?;
+        let skew_text = d.moe_skew.as_deref().unwrap_or("uniform");
+        let bad = |problem: String| {
+            s.error(
+                "serve.moe_skew",
+                format!("\"{skew_text}\""),
+                problem,
+                moe_skew::ALLOWED,
+            )
+        };
+        let skew = Skew::parse(skew_text, &bad, &|f| s.relative_path("serve.moe_skew", f))?;
+        let expert_parallel = match (d.expert_parallel.unwrap_or(false), skew) {
+            (true, skew) => Some(skew),
+            (false, Skew::Uniform) => None,
+            (false, _) => {
+                return Err(bad(
+                    "a routing skew needs expert parallelism (serve.expert_parallel = true)".into(),
+                ));
+            }
+        };
         Ok(ServeSpec {
             model: d.model.clone().unwrap_or_else(|| "llama3-70b".into()),
             bytes_per_element: if precision == "fp8" { 1 } else { 2 },
@@ -320,6 +347,7 @@ impl ServeSection {
             ttft_slo: duration(s, "serve.ttft_slo", &d.ttft_slo, "2s")?,
             tpot_slo: duration(s, "serve.tpot_slo", &d.tpot_slo, "100ms")?,
             ideal_network: network == "ideal",
+            expert_parallel,
         })
     }
 }
@@ -369,6 +397,13 @@ mod tests {
         assert_eq!(e.key, "serve.rate");
         let e = resolve("[serve]\ntrace = \"/nonexistent/t.csv\"\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.trace"));
+        let e = resolve("[serve]\nmoe_skew = \"zipf:1.2\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.moe_skew"));
+        assert!(e.problem.contains("expert_parallel"), "{e}");
+        let e = resolve("[serve]\nexpert_parallel = true\nmoe_skew = \"zipf:0\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(3), "serve.moe_skew"));
+        let ep = resolve("[serve]\nexpert_parallel = true\nmoe_skew = \"zipf:1.2\"\n").unwrap();
+        assert_eq!(ep.expert_parallel, Some(Skew::Zipf(1.2)));
         let e = Scenario::parse("s.toml", "[serve]\nbatch = 3\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.batch"));
     }

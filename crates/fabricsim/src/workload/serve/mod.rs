@@ -78,6 +78,9 @@ impl ServeJob {
                 format!("instances x tp summed over the pools at most cluster.gpus ({have})"),
             ));
         }
+        if spec.expert_parallel.is_some() {
+            expert_parallel_fits(s, &spec, &model)?;
+        }
         let gpus: Vec<u32> = (0..need as u32).collect();
         let compute = Compute {
             model,
@@ -125,6 +128,41 @@ impl ServeJob {
     pub fn mode(&self) -> Mode {
         self.spec.mode
     }
+}
+
+/// An expert-parallel deployment's model has experts and each instance's GPUs split them
+/// evenly (`workload::moe::Route`'s contiguous experts per rank).
+fn expert_parallel_fits(
+    s: &Scenario,
+    spec: &ServeSpec,
+    model: &ModelSpec,
+) -> Result<(), InputError> {
+    if !model.is_moe() {
+        return Err(s.error(
+            "serve.expert_parallel",
+            "true",
+            format!("{} is a dense model (no experts to route to)", model.id),
+            "false, or a MoE model (mixtral-8x7b, deepseek-v3)",
+        ));
+    }
+    let pools = [
+        ("serve.prefill_tp", spec.prefill),
+        ("serve.decode_tp", Some(spec.decode)),
+    ];
+    for (key, pool) in pools {
+        if let Some(p) = pool.filter(|p| !model.experts.is_multiple_of(p.tp)) {
+            return Err(s.error(
+                key,
+                p.tp,
+                format!(
+                    "expert parallelism spreads {}'s {} experts evenly over an instance's GPUs",
+                    model.id, model.experts
+                ),
+                format!("a divisor of {}", model.experts),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Runs `job` on `cluster` for each of `seeds` in order; `on_seed(done)` sees each seed finish

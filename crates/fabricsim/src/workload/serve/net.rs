@@ -4,15 +4,20 @@
 //! NICs and links as the engine's rates say), and the tensor-parallel collectives of one layer
 //! inside an instance (two all-reduces of the layer's activations, Shoeybi et al. 2019, arXiv
 //! 1909.08053 §3), run once per distinct row count on the instance's own GPUs: NVLink inside a
-//! server, the fabric when the instance spans servers. `network = "ideal"` makes both zero.
+//! server, the fabric when the instance spans servers; with `expert_parallel` the MoE layers'
+//! dispatch and combine all-to-alls at the routing skew instead of the MLP's all-reduce.
+//! `network = "ideal"` makes both zero.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use super::ServeJob;
 use crate::error::Error;
 use crate::setup::engine_choice;
 use crate::workload::collective::{self, Algo, Builder, CollectiveSpec, Comm, Op};
+use crate::workload::moe::Route;
 use crate::workload::run_engine::{Cluster, run_collective};
+use crate::workload::train::model::ModelSpec;
 use fabricsim_core::units::Time;
 use fabricsim_mech::{Faults, SimParams, Status};
 use fabricsim_packet::RunOptions;
@@ -25,13 +30,35 @@ pub struct Transfer {
     pub shards: Vec<(u32, u32, u64)>,
 }
 
-/// The collectives of one transformer layer of a tensor-parallel instance for `rows` tokens:
-/// the all-reduce after attention and the one after the MLP, of rows x hidden bf16 values
-/// (the wire stays bf16). The one call site a MoE expert-parallel dispatch and combine (issue
-/// 28 item 2) replaces for expert-parallel layers.
-pub fn layer_collectives(hidden: u64, rows: u64) -> [(Op, u64); 2] {
-    let bytes = rows * hidden * 2;
-    [(Op::AllReduce, bytes), (Op::AllReduce, bytes)]
+/// The collectives of one transformer layer of an instance of `ranks` GPUs for `rows` tokens,
+/// each (op, bytes per rank). Tensor-parallel: the all-reduce after attention and the one after
+/// the MLP, of rows x hidden bf16 values (the wire stays bf16). Expert-parallel (`route`: the
+/// MoE layer's routing over the ranks), as Megatron-Core's MoE layer with sequence parallelism
+/// and the all-to-all token dispatcher runs it (megatron/core/transformer/moe/
+/// token_dispatcher.py, `MoEAlltoAllTokenDispatcher`): the attention output reduce-scattered
+/// (each rank keeps rows / ranks tokens), those tokens' top_k copies dispatched to the ranks
+/// holding their experts and combined back (DeepSeek-V3: Liu et al. 2024, arXiv 2412.19437,
+/// §3.4; its shared expert counted as one more routed expert every token picks, run where the
+/// token is), and the rows all-gathered for the next attention.
+pub fn layer_collectives(
+    model: &ModelSpec,
+    rows: u64,
+    ranks: u64,
+    route: Option<&Route>,
+) -> Vec<(Op, u64)> {
+    let bytes = rows * model.hidden * 2;
+    match route {
+        None => vec![(Op::AllReduce, bytes), (Op::AllReduce, bytes)],
+        Some(_) => {
+            let routed = rows.div_ceil(ranks) * model.top_k * model.hidden * 2;
+            vec![
+                (Op::ReduceScatter, bytes),
+                (Op::MoeDispatch, routed),
+                (Op::MoeCombine, routed),
+                (Op::AllGather, bytes),
+            ]
+        }
+    }
 }
 
 /// A seed's network: the cluster's engine with the seed's parameters.
@@ -55,9 +82,9 @@ impl<'a> Net<'a> {
         }
     }
 
-    /// Picoseconds of one layer's tensor-parallel collectives for `rows` tokens on the
-    /// instance of GPUs `gpus` (0 for one GPU or an ideal network).
-    pub fn layer_comm_ps(&self, gpus: &[u32], hidden: u64, rows: u64) -> Result<u64, Error> {
+    /// Picoseconds of one layer's collectives ([`layer_collectives`]) for `rows` tokens on the
+    /// instance of `job` on GPUs `gpus` (0 for one GPU or an ideal network).
+    pub fn layer_comm_ps(&self, job: &ServeJob, gpus: &[u32], rows: u64) -> Result<u64, Error> {
         if self.ideal || gpus.len() < 2 {
             return Ok(0);
         }
@@ -70,6 +97,14 @@ impl<'a> Net<'a> {
             place: &c.place,
             gpus: gpus.to_vec(),
         };
+        let model = &job.compute.model;
+        let route = match &job.spec.expert_parallel {
+            Some(skew) => Some(
+                Route::new(skew, model.experts, model.top_k, gpus.len(), None)
+                    .map_err(Error::Run)?,
+            ),
+            None => None,
+        };
         // Channels: NCCL's for the server's NICs when the instance spans servers; inside one
         // server the rings are not NIC-bound, so one search ring per GPU of the instance, doubled
         // as across servers (an ESTIMATE, like `Nccl::search_channels`).
@@ -80,9 +115,12 @@ impl<'a> Net<'a> {
             c.design.spec.nics_per_node
         };
         let mut total = 0;
-        for (op, bytes) in layer_collectives(hidden, rows) {
+        for (op, bytes) in layer_collectives(model, rows, gpus.len() as u64, route.as_ref()) {
             let channels = collective::nccl_channels(&c.design.nccl, rings, Algo::for_op(op)[0]);
-            let spec = CollectiveSpec::with_defaults(op, bytes, channels);
+            let spec = CollectiveSpec {
+                route: route.as_ref(),
+                ..CollectiveSpec::with_defaults(op, bytes, channels)
+            };
             let dag = collective::compile(&spec, &comm, c.nvlink())?;
             let kind = c.engine_for(&dag);
             total += run_collective(kind, &c.topology, &self.params, &dag, None)?

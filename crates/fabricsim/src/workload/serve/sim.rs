@@ -60,14 +60,14 @@ impl Steps for InstanceSteps<'_> {
     fn prefill(&self, prompt: u64) -> Result<(u64, u64), Error> {
         let c = &self.job.compute;
         let tp = self.gpus.len() as u64;
-        let comm = self.net.layer_comm_ps(self.gpus, c.model.hidden, prompt)?;
+        let comm = self.net.layer_comm_ps(self.job, self.gpus, prompt)?;
         Ok((ps(c.prefill_s(tp, prompt)), c.model.layers * comm))
     }
 
     fn decode(&self, batch: u64, context: u64) -> Result<(u64, u64), Error> {
         let c = &self.job.compute;
         let tp = self.gpus.len() as u64;
-        let comm = self.net.layer_comm_ps(self.gpus, c.model.hidden, batch)?;
+        let comm = self.net.layer_comm_ps(self.job, self.gpus, batch)?;
         Ok((ps(c.decode_s(tp, batch, context)), c.model.layers * comm))
     }
 }
