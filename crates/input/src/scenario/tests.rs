@@ -52,7 +52,10 @@ fn every_flag_sets_its_key() {
             | "serve.requests"
             | "serve.prompt_tokens"
             | "serve.output_tokens" => "2",
-            "train.swiglu" | "train.dp_overlap" | "train.sequence_parallel" => "false",
+            "train.swiglu"
+            | "train.dp_overlap"
+            | "train.sequence_parallel"
+            | "serve.expert_parallel" => "false",
             "compare.claims" => "full",
             k if k.starts_with("train.")
                 && k != "train.model"

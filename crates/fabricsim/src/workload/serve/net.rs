@@ -16,9 +16,12 @@ use crate::error::Error;
 use crate::setup::engine_choice;
 use crate::workload::collective::{self, Algo, Builder, CollectiveSpec, Comm, Op};
 use crate::workload::moe::Route;
+use crate::workload::placement::Placement;
 use crate::workload::run_engine::{Cluster, run_collective};
 use crate::workload::train::model::ModelSpec;
+use fabricsim_core::message::MessageDag;
 use fabricsim_core::units::Time;
+use fabricsim_mech::results::MessageResult;
 use fabricsim_mech::{Faults, SimParams, Status};
 use fabricsim_packet::RunOptions;
 
@@ -61,9 +64,11 @@ pub fn layer_collectives(
     }
 }
 
-/// A seed's network: the cluster's engine with the seed's parameters.
+/// A seed's network: the cluster's engine with the seed's parameters, and where the
+/// deployment's GPUs sit (the cluster's first GPUs, or a tenant's servers).
 pub struct Net<'a> {
     pub cluster: &'a Cluster,
+    place: Placement,
     params: SimParams,
     pub ideal: bool,
     /// (first GPU of the instance, rows) -> ps of one layer's collectives.
@@ -72,10 +77,16 @@ pub struct Net<'a> {
 
 impl<'a> Net<'a> {
     pub fn new(cluster: &'a Cluster, seed: u64, ideal: bool) -> Net<'a> {
+        Net::on(cluster, cluster.place.clone(), seed, ideal)
+    }
+
+    /// The deployment's GPUs on `place` (a sub-placement of the cluster's topology).
+    pub fn on(cluster: &'a Cluster, place: Placement, seed: u64, ideal: bool) -> Net<'a> {
         let mut params = cluster.params.clone();
         params.seed = seed;
         Net {
             cluster,
+            place,
             params,
             ideal,
             memo: RefCell::new(BTreeMap::new()),
@@ -94,7 +105,7 @@ impl<'a> Net<'a> {
         }
         let c = self.cluster;
         let comm = Comm {
-            place: &c.place,
+            place: &self.place,
             gpus: gpus.to_vec(),
         };
         let model = &job.compute.model;
@@ -108,7 +119,7 @@ impl<'a> Net<'a> {
         // Channels: NCCL's for the server's NICs when the instance spans servers; inside one
         // server the rings are not NIC-bound, so one search ring per GPU of the instance, doubled
         // as across servers (an ESTIMATE, like `Nccl::search_channels`).
-        let one_server = gpus.iter().all(|&g| c.place.same_server(g, gpus[0]));
+        let one_server = gpus.iter().all(|&g| self.place.same_server(g, gpus[0]));
         let rings = if one_server {
             gpus.len() as u32
         } else {
@@ -131,14 +142,10 @@ impl<'a> Net<'a> {
         Ok(total)
     }
 
-    /// When each transfer has landed (ps): the last of its shards' receive times from one
-    /// engine run of all of them (its start under an ideal network).
-    pub fn arrivals(&self, transfers: &[Transfer]) -> Result<Vec<u64>, Error> {
-        if self.ideal {
-            return Ok(transfers.iter().map(|t| t.start_ps).collect());
-        }
-        let c = self.cluster;
-        let mut b = Builder::new(&c.place, c.nvlink());
+    /// The transfers as one DAG, each shard a message posted at its transfer's start, and
+    /// each message's transfer.
+    pub fn kv_dag(&self, transfers: &[Transfer]) -> (MessageDag, Vec<usize>) {
+        let mut b = Builder::new(&self.place, self.cluster.nvlink());
         let mut owner = Vec::new();
         for (i, t) in transfers.iter().enumerate() {
             for &(src, dst, bytes) in &t.shards {
@@ -147,7 +154,17 @@ impl<'a> Net<'a> {
                 owner.push(i);
             }
         }
-        let dag = b.finish();
+        (b.finish(), owner)
+    }
+
+    /// When each transfer has landed (ps): the last of its shards' receive times from one
+    /// engine run of all of them (its start under an ideal network).
+    pub fn arrivals(&self, transfers: &[Transfer]) -> Result<Vec<u64>, Error> {
+        if self.ideal {
+            return Ok(transfers.iter().map(|t| t.start_ps).collect());
+        }
+        let c = self.cluster;
+        let (dag, owner) = self.kv_dag(transfers);
         if dag.messages.is_empty() {
             return Ok(Vec::new());
         }
@@ -170,12 +187,17 @@ impl<'a> Net<'a> {
                 r.sim.status, r.summary.messages_completed, r.summary.messages_total
             )));
         }
-        let mut landed: Vec<u64> = transfers.iter().map(|t| t.start_ps).collect();
-        for m in &r.messages {
-            let done = m.recv_ps.or(m.finish_ps).unwrap_or(0);
-            let i = owner[m.id as usize];
-            landed[i] = landed[i].max(done);
-        }
-        Ok(landed)
+        Ok(landed(transfers, &owner, &r.messages))
     }
+}
+
+/// When each transfer landed: the last receive time of its messages (`messages`, in the
+/// order [`Net::kv_dag`] made them, `owner` their transfers), its start if it has none.
+pub fn landed(transfers: &[Transfer], owner: &[usize], messages: &[MessageResult]) -> Vec<u64> {
+    let mut landed: Vec<u64> = transfers.iter().map(|t| t.start_ps).collect();
+    for (m, &i) in messages.iter().zip(owner) {
+        let done = m.recv_ps.or(m.finish_ps).unwrap_or(0);
+        landed[i] = landed[i].max(done);
+    }
+    landed
 }
