@@ -408,3 +408,51 @@ fn a_serving_job_s_bad_key_names_the_job() {
     assert!(err.contains("`jobs[0].serve."), "{err}");
     assert!(err.contains("jobs[0].gpus"), "{err}");
 }
+
+/// The compare report's Tenants section for a serving job, a training job and a collective
+/// loop, rendered in headless Chromium (`support::chromium`: skipped without chromium but in
+/// CI): the section and a row per job with its kind are in the DOM after load, and the browser
+/// logs no console message.
+#[test]
+fn the_tenants_html_report_renders_in_headless_chromium() {
+    let t = support::write("tenants-html-trace.csv", "0,512,4\n0.01,512,4\n");
+    let s = two_loops("2:1", 2, "spread", "16MB")
+        .replacen(
+            "\n[[jobs]]",
+            "\n[train]\nlayers = 4\nhidden = 1024\nffn = 4096\nheads = 8\nvocab = 32000\n\
+             seq = 1024\nglobal_batch = 16\n[compare]\nfabric_runs = false\nclaims = \"off\"\n\
+             seeds = 1\nfabrics = [ { profile = \"ib-ndr\" } ]\n\n[[jobs]]",
+            1,
+        )
+        .replacen(
+            "[jobs.collective]\nop = \"all_reduce\"\nbytes = \"16MB\"\niterations = 2\n",
+            &format!(
+                "[jobs.serve]\nmodel = \"llama3-8b\"\nprefill_tp = 1\ndecode_tp = 1\n\
+                 trace = \"{t}\"\n"
+            ),
+            1,
+        );
+    let f = support::write("tenants-html.toml", &s);
+    let html = support::tmp("tenants-report.html");
+    let o = support::fabricsim(&["compare", &f, "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let Some((shot, dom)) = support::chromium(&html, "tenants-report") else {
+        return;
+    };
+    assert!(shot > 10_000, "no screenshot");
+    let start = dom
+        .find("<section id=\"tenants\">")
+        .expect("a tenants section");
+    let end = start + dom[start..].find("</section>").expect("the section ends");
+    let section = &dom[start..end];
+    assert!(section.contains("Tenants: each job alone and together on each fabric"));
+    // The header and a row per job: the serving job "a" and the loop "b" (the 4-port test
+    // switch is InfiniBand's only).
+    assert_eq!(section.matches("<tr").count(), 1 + 2, "{section}");
+    for cell in [">ib-ndr<", ">serve<", ">collective<", ">spread<"] {
+        assert!(
+            section.contains(cell),
+            "no {cell} in the tenants section: {section}"
+        );
+    }
+}
