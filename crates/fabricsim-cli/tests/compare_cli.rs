@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::Command;
 use support::{exits_2_saying, fabricsim, tmp};
 
