@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::Command;
 use support::{exits_2_saying, fabricsim, tmp};
 
@@ -127,52 +126,10 @@ fn html_report_renders_in_headless_chromium() {
     let html = tmp("compare-report.html");
     let o = fabricsim(&["compare", "--seeds", "3", "--html", html.to_str().unwrap()]);
     assert!(o.status.success());
-    let chromium = Path::new("/usr/bin/chromium");
-    if !chromium.exists() {
-        let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
-        assert!(
-            !ci,
-            "CI=true but /usr/bin/chromium is missing (.ci/run installs it)"
-        );
-        eprintln!("skipped: /usr/bin/chromium not installed");
+    let Some((shot, dom)) = support::chromium(&html, "compare-report") else {
         return;
-    }
-    let profile = tmp("chromium-profile");
-    let shot = tmp("compare-report.png");
-    let _ = std::fs::remove_file(&shot);
-    let url = format!("file://{}", html.display());
-    let run = |extra: &[&str]| {
-        Command::new(chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--enable-logging=stderr",
-                "--v=0",
-                &format!("--user-data-dir={}", profile.display()),
-                "--window-size=1366,900",
-            ])
-            .args(extra)
-            .arg(&url)
-            .output()
-            .expect("chromium runs")
     };
-    let s = run(&[&format!("--screenshot={}", shot.display())]);
-    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-    assert!(
-        std::fs::metadata(&shot)
-            .map(|m| m.len() > 10_000)
-            .unwrap_or(false),
-        "no screenshot"
-    );
-    let d = run(&["--dump-dom"]);
-    assert!(d.status.success());
-    let dom = String::from_utf8_lossy(&d.stdout);
+    assert!(shot > 10_000, "no screenshot");
     for class in ["chart line-chart", "chart stacked-bars", "chart tiers"] {
         assert!(dom.contains(class), "no {class} in the rendered DOM");
     }
@@ -183,13 +140,6 @@ fn html_report_renders_in_headless_chromium() {
     // Error bars over the seeds on the busbw and MFU charts; the verdict's robustness.
     assert!(dom.contains("class=\"error-bar\""), "no error bars");
     assert!(dom.contains("Robustness of the verdict"));
-    // Console messages are logged as CONSOLE(line)] "..." by --enable-logging; the page has
-    // no script, so any console line (a CSP or parse error, a failed load) is a defect.
-    for log in [&s.stderr, &d.stderr] {
-        let log = String::from_utf8_lossy(log);
-        let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
-        assert!(console.is_empty(), "console messages: {console:#?}");
-    }
 }
 
 /// `--engine flow` runs every DAG of the comparison on the flow engine and the JSON says so;

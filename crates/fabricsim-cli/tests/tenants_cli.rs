@@ -320,3 +320,139 @@ fn jobs_in_separate_traffic_classes_keep_the_high_one_at_its_time_alone() {
         );
     }
 }
+
+/// A serving deployment (Llama 3 8B, one prefill and one decode GPU) beside a small training
+/// job, requests arriving through the training step. Spread on 2:1 leaves, each job has a
+/// server on leaf 0 and one on leaf 1, so the KV-cache transfers and the training job's
+/// gradient all-reduce cross the same single uplink: both are slowed (the engine's max-min
+/// share while they overlap). Packed on 1:1 leaves each job sits on its own leaf and nothing
+/// is shared: alone and together are the same to float printing, TTFT and TPOT included.
+#[test]
+fn a_serving_job_and_a_training_job_slow_each_other_only_on_a_shared_leaf() {
+    let trace: String = (0..12)
+        .map(|i| format!("{:.3},512,4\n", i as f64 * 0.006))
+        .collect();
+    let t = support::write("tenants-serve-trace.csv", &trace);
+    let scenario = |over: &str, placement: &str| {
+        let mut s = cluster(over);
+        s += &format!(
+            "\n[[jobs]]\nname = \"chat\"\ngpus = 2\nplacement = \"{placement}\"\n[jobs.serve]\n\
+             model = \"llama3-8b\"\nprefill_tp = 1\ndecode_tp = 1\ntrace = \"{t}\"\n\n\
+             [[jobs]]\nname = \"llm\"\ngpus = 2\nplacement = \"{placement}\"\n[jobs.train]\n\
+             layers = 4\nhidden = 1024\nffn = 4096\nheads = 8\nvocab = 32000\nseq = 1024\n\
+             global_batch = 64\n"
+        );
+        s
+    };
+    let figures = |v: &serde_json::Value| -> Vec<(f64, f64)> {
+        v["serving"][0]["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let m = |k: &str| f[k]["mean"].as_f64().unwrap();
+                (m("alone_s"), m("together_s"))
+            })
+            .collect()
+    };
+    let shared = run_json(
+        &support::write("serve-shared.toml", &scenario("2:1", "spread")),
+        "flow",
+    );
+    let jobs = shared["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["kind"], "serve");
+    assert_eq!(jobs[0]["servers"], serde_json::json!([0, 2]));
+    assert_eq!(jobs[1]["servers"], serde_json::json!([1, 3]));
+    let train = jobs[1]["slowdown"]["mean"].as_f64().unwrap();
+    assert!(
+        train > 1.005,
+        "the training step is slowed by the KV transfers: {train}"
+    );
+    let f = figures(&shared);
+    let names: Vec<&str> = shared["serving"][0]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    let kv = f[names.iter().position(|&n| n == "kv_transfer_p99").unwrap()];
+    assert!(kv.1 > 1.2 * kv.0, "the KV transfers are slowed: {kv:?}");
+    let isolated = run_json(
+        &support::write("serve-iso.toml", &scenario("1:1", "packed")),
+        "flow",
+    );
+    let jobs = isolated["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["leaves"], serde_json::json!([0]));
+    assert_eq!(jobs[1]["leaves"], serde_json::json!([1]));
+    for j in jobs {
+        let s = j["slowdown"]["mean"].as_f64().unwrap();
+        assert!((s - 1.0).abs() < 1e-9, "isolated: slowdown {s}");
+    }
+    for (alone, together) in figures(&isolated) {
+        assert!(
+            (together / alone - 1.0).abs() < 1e-9,
+            "isolated: {alone} {together}"
+        );
+    }
+}
+
+/// A `[jobs.serve]` key is checked as `[serve]`'s, named by the job's key.
+#[test]
+fn a_serving_job_s_bad_key_names_the_job() {
+    let mut s = cluster("1:1");
+    s += "\n[[jobs]]\ngpus = 2\n[jobs.serve]\nprefill_tp = 1\ndecode_tp = 4\n";
+    let f = support::write("serve-bad.toml", &s);
+    let o = support::fabricsim(&["tenants", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`jobs[0].serve."), "{err}");
+    assert!(err.contains("jobs[0].gpus"), "{err}");
+}
+
+/// The compare report's Tenants section for a serving job, a training job and a collective
+/// loop, rendered in headless Chromium (`support::chromium`: skipped without chromium but in
+/// CI): the section and a row per job with its kind are in the DOM after load, and the browser
+/// logs no console message.
+#[test]
+fn the_tenants_html_report_renders_in_headless_chromium() {
+    let t = support::write("tenants-html-trace.csv", "0,512,4\n0.01,512,4\n");
+    let s = two_loops("2:1", 2, "spread", "16MB")
+        .replacen(
+            "\n[[jobs]]",
+            "\n[train]\nlayers = 4\nhidden = 1024\nffn = 4096\nheads = 8\nvocab = 32000\n\
+             seq = 1024\nglobal_batch = 16\n[compare]\nfabric_runs = false\nclaims = \"off\"\n\
+             seeds = 1\nfabrics = [ { profile = \"ib-ndr\" } ]\n\n[[jobs]]",
+            1,
+        )
+        .replacen(
+            "[jobs.collective]\nop = \"all_reduce\"\nbytes = \"16MB\"\niterations = 2\n",
+            &format!(
+                "[jobs.serve]\nmodel = \"llama3-8b\"\nprefill_tp = 1\ndecode_tp = 1\n\
+                 trace = \"{t}\"\n"
+            ),
+            1,
+        );
+    let f = support::write("tenants-html.toml", &s);
+    let html = support::tmp("tenants-report.html");
+    let o = support::fabricsim(&["compare", &f, "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let Some((shot, dom)) = support::chromium(&html, "tenants-report") else {
+        return;
+    };
+    assert!(shot > 10_000, "no screenshot");
+    let start = dom
+        .find("<section id=\"tenants\">")
+        .expect("a tenants section");
+    let end = start + dom[start..].find("</section>").expect("the section ends");
+    let section = &dom[start..end];
+    assert!(section.contains("Tenants: each job alone and together on each fabric"));
+    // The header and a row per job: the serving job "a" and the loop "b" (the 4-port test
+    // switch is InfiniBand's only).
+    assert_eq!(section.matches("<tr").count(), 1 + 2, "{section}");
+    for cell in [">ib-ndr<", ">serve<", ">collective<", ">spread<"] {
+        assert!(
+            section.contains(cell),
+            "no {cell} in the tenants section: {section}"
+        );
+    }
+}

@@ -154,3 +154,87 @@ fn the_same_seed_gives_the_same_report() {
     assert_eq!(a.to_csv(), b.to_csv());
     assert_eq!(a.seeds, 2);
 }
+
+/// Issue 28 item 2, serving: a DeepSeek-V3-like decode instance of 8 GPUs whose MoE layers are
+/// expert-parallel runs a dispatch and a combine all-to-all per layer on the engine. Inside one
+/// 8-GPU server they ride NVLink; the same instance on two 4-GPU servers sends most of them
+/// over the fabric, and TPOT rises by exactly the network time of its decode steps (the
+/// compute is the same). A Zipf skew loads the rank holding the hot experts and raises it more.
+#[test]
+fn expert_parallel_across_servers_raises_tpot_by_its_exchanges() {
+    // Four requests prefilled at once on a colocated instance, then decoded as one batch.
+    let t = trace("ep", "0,512,9\n0,512,9\n0,512,9\n0,512,9\n");
+    // A 4-GPU H200 server (a test part: its price and power are placeholders).
+    let catalog = trace(
+        "catalog",
+        "[[server]]\nid = \"h200-4\"\nname = \"four H200, for tests\"\ngpu = \"h200\"\ngpus = 4\n\
+         power_w = 5000\nprice_usd = 100000\nincludes_nics = true\npcie_gen = 5\n\
+         pcie_lanes_per_nic = 16\nnic_slots = 4\n",
+    );
+    let run = |gpn: u32, ep: bool, skew: &str| {
+        let text = format!(
+            "catalog = \"{catalog}\"\n\
+             [cluster]\ngpus = 8\ngpus_per_node = {gpn}\nnics_per_node = {gpn}\ngpu = \"h200\"\n\
+             [serve]\nmodel = \"deepseek-v3\"\nprecision = \"fp8\"\nmode = \"colocated\"\n\
+             expert_parallel = {ep}\nmoe_skew = \"{skew}\"\ntrace = \"{t}\"\n"
+        );
+        let (job, served) = serve(&text, 3);
+        let tpot: u64 = served.iter().map(|s| s.tpot_ps().unwrap()).sum();
+        let comm: u64 = served.iter().map(|s| s.decode_comm_ps).sum();
+        (job, tpot, comm)
+    };
+    let (job, inside, inside_comm) = run(8, true, "uniform");
+    let (_, across, across_comm) = run(4, true, "uniform");
+    let (_, skewed, skewed_comm) = run(4, true, "zipf:1.2");
+    let (_, tp_across, tp_comm) = run(4, false, "uniform");
+    assert!(
+        inside_comm > 0,
+        "the exchanges run on NVLink inside a server"
+    );
+    assert!(
+        across as f64 > 1.1 * inside as f64,
+        "EP across servers: TPOT {across} ps vs {inside} ps inside"
+    );
+    // The same compute: the TPOT difference is the decode steps' network time, per token
+    // (8 tokens after the first of each request), to a picosecond of rounding per request.
+    let per_token = |comm: u64| comm / 8;
+    let d = (across - inside) as i64 - (per_token(across_comm) - per_token(inside_comm)) as i64;
+    assert!(d.abs() <= 4, "TPOT difference {d} ps off the network time");
+    assert!(
+        skewed_comm > across_comm && skewed > across,
+        "skew loads the hot rank"
+    );
+    // The expert-parallel layer is not the tensor-parallel one: four collectives, not two.
+    assert_ne!(tp_comm, across_comm);
+    assert!(tp_across > inside);
+    // Its collectives: reduce-scatter, dispatch, combine, all-gather; the routed bytes are the
+    // rank's tokens' top_k copies.
+    let m = &job.compute.model;
+    let route = fabricsim::workload::moe::Route::Uniform { ranks: 8 };
+    let c = fabricsim::workload::serve::net::layer_collectives(m, 4, 8, Some(&route));
+    use fabricsim::workload::collective::Op;
+    assert_eq!(
+        c,
+        [
+            (Op::ReduceScatter, 4 * 7168 * 2),
+            (Op::MoeDispatch, 8 * 7168 * 2),
+            (Op::MoeCombine, 8 * 7168 * 2),
+            (Op::AllGather, 4 * 7168 * 2),
+        ]
+    );
+}
+
+#[test]
+fn expert_parallel_needs_experts_that_split_over_the_instance() {
+    let bad = |serve: &str| {
+        let s = Scenario::parse("test.toml", &format!("{CLUSTER}[serve]\n{serve}")).unwrap();
+        let (design, _) = s.design_and_topology().unwrap();
+        ServeJob::resolve(&s, &design).unwrap_err()
+    };
+    let e = bad("expert_parallel = true\n");
+    assert_eq!((e.key.as_str(), e.line), ("serve.expert_parallel", Some(5)));
+    assert!(e.problem.contains("dense"), "{e}");
+    let e = bad("model = \"mixtral-8x7b\"\nexpert_parallel = true\ndecode_tp = 3\n");
+    assert_eq!((e.key.as_str(), e.line), ("serve.decode_tp", Some(7)));
+    assert!(e.allowed.contains("divisor of 8"), "{e}");
+}

@@ -162,3 +162,57 @@ pub fn peer_dir() -> PathBuf {
         .find(|d| d.is_dir())
         .expect("peer scenarios: set FABRICSIM_PEER_DIR (they live in ../shared/peer-scenarios)")
 }
+
+/// A page rendered in headless Chromium (Debian's `chromium`): its screenshot's size and its
+/// DOM after load; panics on any console message in the browser log (the reports have no
+/// script, so a console line, a CSP or parse error or a failed load, is a defect). `None`
+/// without chromium, except in CI (CI=true), where .ci/run installs it and its absence fails.
+pub fn chromium(html: &Path, name: &str) -> Option<(u64, String)> {
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
+        assert!(
+            !ci,
+            "CI=true but /usr/bin/chromium is missing (.ci/run installs it)"
+        );
+        eprintln!("skipped: /usr/bin/chromium not installed");
+        return None;
+    }
+    let profile = tmp(&format!("chromium-profile-{name}"));
+    let shot = tmp(&format!("{name}.png"));
+    let _ = std::fs::remove_file(&shot);
+    let url = format!("file://{}", html.display());
+    let run = |extra: &[&str]| {
+        Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--enable-logging=stderr",
+                "--v=0",
+                &format!("--user-data-dir={}", profile.display()),
+                "--window-size=1366,900",
+            ])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("chromium runs")
+    };
+    let s = run(&[&format!("--screenshot={}", shot.display())]);
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let d = run(&["--dump-dom"]);
+    assert!(d.status.success());
+    // Console messages are logged as CONSOLE(line)] "..." by --enable-logging.
+    for log in [&s.stderr, &d.stderr] {
+        let log = String::from_utf8_lossy(log);
+        let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+        assert!(console.is_empty(), "console messages: {console:#?}");
+    }
+    let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    Some((size, String::from_utf8_lossy(&d.stdout).into_owned()))
+}

@@ -102,6 +102,8 @@ pub const FLAGS: &[Flag] = &[
     f("--ttft-slo", "serve.ttft_slo", "Time-to-first-token SLO such as 2s (default 2s)"),
     f("--tpot-slo", "serve.tpot_slo", "Time-per-output-token SLO such as 100ms (default 100ms)"),
     f("--network", "serve.network", "fabric (default: KV transfers and collectives on the engine) or ideal (no network time)"),
+    f("--expert-parallel", "serve.expert_parallel", "A MoE model's experts expert-parallel over each instance's GPUs (dispatch and combine all-to-alls per layer): true or false (default)"),
+    f("--moe-skew", "serve.moe_skew", "Routing skew of the expert-parallel dispatch and combine: uniform (default), zipf:S or histogram:FILE"),
     f("--step-model", "train.step_model", "How the step is timed: analytic (default, closed form) or flow_dag (the whole step simulated on the flow engine)"),
 ];
 

@@ -16,6 +16,12 @@
 //!
 //! [[jobs]]
 //! gpus = 16
+//! [jobs.serve]               # a serving deployment: [serve]'s keys, on the job's GPUs
+//! model = "llama3-8b"
+//! rate = 20
+//!
+//! [[jobs]]
+//! gpus = 16
 //! [jobs.collective]          # a collective loop: one op, back to back
 //! op = "all_reduce"
 //! bytes = "64MB"
@@ -44,6 +50,7 @@
 use serde::Deserialize;
 
 use super::Scenario;
+use super::serve::ServeSection;
 use super::train::TrainSection;
 use super::value::SizeValue;
 use fabricsim_core::error::InputError;
@@ -59,6 +66,7 @@ pub struct JobSection {
     pub class: Option<i64>,
     pub train: Option<TrainSection>,
     pub collective: Option<CollectiveSection>,
+    pub serve: Option<ServeSection>,
     pub storage: Option<JobStorageSection>,
 }
 
@@ -147,11 +155,13 @@ impl PlacementPolicy {
     }
 }
 
-/// What a job runs. A serving deployment is to be a third variant.
+/// What a job runs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum JobWork {
     /// A training step: `[train]`'s keys, resolved by the driver as `[train]` is.
     Train(Box<TrainSection>),
+    /// A serving deployment: `[serve]`'s keys, resolved by the driver as `[serve]` is.
+    Serve(Box<ServeSection>),
     /// A collective loop; `op` and `algo` are checked by the driver (which knows the ops).
     Collective {
         op: String,
@@ -167,6 +177,7 @@ impl JobWork {
     pub fn kind(&self) -> &'static str {
         match self {
             JobWork::Train(_) => "train",
+            JobWork::Serve(_) => "serve",
             JobWork::Collective { .. } => "collective",
         }
     }
@@ -293,9 +304,10 @@ pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
                 ));
             }
         };
-        let work = match (&j.train, &j.collective) {
-            (Some(t), None) => JobWork::Train(Box::new(t.clone())),
-            (None, Some(c)) => {
+        let work = match (&j.train, &j.collective, &j.serve) {
+            (Some(t), None, None) => JobWork::Train(Box::new(t.clone())),
+            (None, None, Some(d)) => JobWork::Serve(Box::new(d.clone())),
+            (None, Some(c), None) => {
                 let iterations = c.iterations.unwrap_or(1);
                 if !(1..=MAX_ITERATIONS).contains(&iterations) {
                     return Err(err(
@@ -334,9 +346,9 @@ pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
                     channels,
                 }
             }
-            (t, _) => {
-                let problem = if t.is_some() {
-                    "a job runs one workload, and this one has both [jobs.train] and [jobs.collective]"
+            (t, c, d) => {
+                let problem = if t.is_some() as u8 + c.is_some() as u8 + d.is_some() as u8 > 1 {
+                    "a job runs one workload, and this one has more than one of [jobs.train], [jobs.collective] and [jobs.serve]"
                 } else {
                     "the job says nothing about what it runs"
                 };
@@ -344,7 +356,7 @@ pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
                     "gpus",
                     &gpus,
                     problem,
-                    "exactly one of [jobs.train] (a training job) or [jobs.collective] (a collective loop) under each [[jobs]]",
+                    "exactly one of [jobs.train] (a training job), [jobs.serve] (a serving deployment) or [jobs.collective] (a collective loop) under each [[jobs]]",
                 ));
             }
         };
@@ -469,7 +481,9 @@ mod tests {
         assert!(e.problem.contains("says nothing"), "{e}");
         let both =
             "[[jobs]]\ngpus = 8\n[jobs.train]\ntp = 1\n[jobs.collective]\nop = \"x\"\nbytes = 1\n";
-        assert!(jobs(both).unwrap_err().problem.contains("both"));
+        assert!(jobs(both).unwrap_err().problem.contains("more than one"));
+        let serve = jobs("[[jobs]]\ngpus = 8\n[jobs.serve]\nrate = 3\n").unwrap();
+        assert_eq!(serve[0].work.kind(), "serve");
         let twins = TWO.replace("gpus = 8\n", "name = \"a\"\ngpus = 8\n");
         let e = jobs(&twins).unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("jobs[1].name", Some(9)));

@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::Scenario;
 use super::serve_trace::{self, TraceRequest};
+use crate::moe_skew::{self, Skew};
 use fabricsim_core::error::InputError;
 use fabricsim_core::units::{Time, parse_time};
 
@@ -51,6 +52,11 @@ pub struct ServeSection {
     /// "fabric" (default: transfers and collectives run on the engine) or "ideal" (no network
     /// time: the compute-only baseline).
     pub network: Option<String>,
+    /// A MoE model's expert layers expert-parallel over each instance's GPUs (default false:
+    /// the experts tensor-parallel like the dense layers).
+    pub expert_parallel: Option<bool>,
+    /// The expert-parallel routing skew: "uniform" (default), "zipf:S" or "histogram:FILE".
+    pub moe_skew: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +111,8 @@ pub struct ServeSpec {
     pub ttft_slo: Time,
     pub tpot_slo: Time,
     pub ideal_network: bool,
+    /// The MoE layers' expert parallelism and routing skew; `None`: tensor-parallel experts.
+    pub expert_parallel: Option<Skew>,
 }
 
 fn choice<'a>(
@@ -164,10 +172,18 @@ impl ServeSection {
     /// The section of `s` checked (flags already applied); every key has a default.
     pub fn resolve(s: &Scenario) -> Result<ServeSpec, InputError> {
         let d = s.file.serve.clone().unwrap_or_default();
-        let precision = choice(s, "serve.precision", &d.precision, "bf16", &["bf16", "fp8"])?;
+        d.resolve_section(s, "serve")
+    }
+
+    /// This section checked, its keys named `{table}.KEY` (`serve`, or a `[[jobs]]` entry's
+    /// `jobs[1].serve`).
+    pub fn resolve_section(&self, s: &Scenario, table: &str) -> Result<ServeSpec, InputError> {
+        let d = self;
+        let k = |field: &str| format!("{table}.{field}");
+        let precision = choice(s, &k("precision"), &d.precision, "bf16", &["bf16", "fp8"])?;
         let mode = match choice(
             s,
-            "serve.mode",
+            &k("mode"),
             &d.mode,
             "disaggregated",
             &["disaggregated", "colocated"],
@@ -182,8 +198,8 @@ impl ServeSection {
             })
         };
         let decode = pool(
-            "serve.decode_instances",
-            "serve.decode_tp",
+            &k("decode_instances"),
+            &k("decode_tp"),
             d.decode_instances,
             d.decode_tp,
             1,
@@ -191,8 +207,8 @@ impl ServeSection {
         )?;
         let prefill = match mode {
             Mode::Disaggregated => Some(pool(
-                "serve.prefill_instances",
-                "serve.prefill_tp",
+                &k("prefill_instances"),
+                &k("prefill_tp"),
                 d.prefill_instances,
                 d.prefill_tp,
                 1,
@@ -200,8 +216,8 @@ impl ServeSection {
             )?),
             Mode::Colocated => {
                 for (key, set) in [
-                    ("serve.prefill_instances", d.prefill_instances.is_some()),
-                    ("serve.prefill_tp", d.prefill_tp.is_some()),
+                    (&k("prefill_instances"), d.prefill_instances.is_some()),
+                    (&k("prefill_tp"), d.prefill_tp.is_some()),
                 ] {
                     if set {
                         return Err(s.error(
@@ -215,10 +231,10 @@ impl ServeSection {
                 None
             }
         };
-        let max_batch = count(s, "serve.max_batch", d.max_batch, 64, 65_536)?;
+        let max_batch = count(s, &k("max_batch"), d.max_batch, 64, 65_536)?;
         let max_batch_tokens = count(
             s,
-            "serve.max_batch_tokens",
+            &k("max_batch_tokens"),
             d.max_batch_tokens,
             8192,
             MAX_TOKENS,
@@ -226,17 +242,17 @@ impl ServeSection {
         let arrivals = match &d.trace {
             Some(file) => {
                 for (key, set) in [
-                    ("serve.rate", d.rate.is_some()),
-                    ("serve.requests", d.requests.is_some()),
-                    ("serve.prompt_tokens", d.prompt_tokens.is_some()),
-                    ("serve.output_tokens", d.output_tokens.is_some()),
+                    (&k("rate"), d.rate.is_some()),
+                    (&k("requests"), d.requests.is_some()),
+                    (&k("prompt_tokens"), d.prompt_tokens.is_some()),
+                    (&k("output_tokens"), d.output_tokens.is_some()),
                 ] {
                     if set {
                         return Err(s.error(key, "(set)", "a trace gives every request's arrival and lengths", "either serve.trace or the Poisson keys (rate, requests, prompt_tokens, output_tokens)"));
                     }
                 }
-                let path = s.relative_path("serve.trace", file);
-                let requests = serve_trace::read(s, &path)?;
+                let path = s.relative_path(&k("trace"), file);
+                let requests = serve_trace::read(s, &k("trace"), &path)?;
                 Arrivals::Trace {
                     file: path,
                     requests,
@@ -246,7 +262,7 @@ impl ServeSection {
                 let rate = d.rate.unwrap_or(2.0);
                 if !(rate.is_finite() && rate > 0.0 && rate <= 1e6) {
                     return Err(s.error(
-                        "serve.rate",
+                        &k("rate"),
                         rate,
                         "out of range",
                         "requests per second above 0, at most 1e6",
@@ -254,21 +270,15 @@ impl ServeSection {
                 }
                 Arrivals::Poisson {
                     rate,
-                    requests: count(s, "serve.requests", d.requests, 200, MAX_REQUESTS)?,
+                    requests: count(s, &k("requests"), d.requests, 200, MAX_REQUESTS)?,
                     prompt_tokens: count(
                         s,
-                        "serve.prompt_tokens",
+                        &k("prompt_tokens"),
                         d.prompt_tokens,
                         2048,
                         MAX_TOKENS,
                     )?,
-                    output_tokens: count(
-                        s,
-                        "serve.output_tokens",
-                        d.output_tokens,
-                        256,
-                        MAX_TOKENS,
-                    )?,
+                    output_tokens: count(s, &k("output_tokens"), d.output_tokens, 256, MAX_TOKENS)?,
                 }
             }
         };
@@ -276,7 +286,7 @@ impl ServeSection {
             && prompt_tokens > max_batch_tokens
         {
             return Err(s.error(
-                "serve.prompt_tokens",
+                &k("prompt_tokens"),
                 prompt_tokens,
                 "does not fit one batch",
                 format!("at most max_batch_tokens ({max_batch_tokens})"),
@@ -289,7 +299,7 @@ impl ServeSection {
                 .find(|(_, r)| r.prompt_tokens > max_batch_tokens)
         {
             return Err(s.error(
-                "serve.max_batch_tokens",
+                &k("max_batch_tokens"),
                 max_batch_tokens,
                 format!(
                     "trace request {} has a {}-token prompt, which does not fit one batch",
@@ -299,13 +309,26 @@ impl ServeSection {
                 "at least the longest prompt of the trace",
             ));
         }
-        let network = choice(
-            s,
-            "serve.network",
-            &d.network,
-            "fabric",
-            &["fabric", "ideal"],
-        )?;
+        let network = choice(s, &k("network"), &d.network, "fabric", &["fabric", "ideal"])?;
+        let skew_text = d.moe_skew.as_deref().unwrap_or("uniform");
+        let bad = |problem: String| {
+            s.error(
+                &k("moe_skew"),
+                format!("\"{skew_text}\""),
+                problem,
+                moe_skew::ALLOWED,
+            )
+        };
+        let skew = Skew::parse(skew_text, &bad, &|f| s.relative_path(&k("moe_skew"), f))?;
+        let expert_parallel = match (d.expert_parallel.unwrap_or(false), skew) {
+            (true, skew) => Some(skew),
+            (false, Skew::Uniform) => None,
+            (false, _) => {
+                return Err(bad(
+                    "a routing skew needs expert parallelism (serve.expert_parallel = true)".into(),
+                ));
+            }
+        };
         Ok(ServeSpec {
             model: d.model.clone().unwrap_or_else(|| "llama3-70b".into()),
             bytes_per_element: if precision == "fp8" { 1 } else { 2 },
@@ -317,9 +340,10 @@ impl ServeSection {
             max_batch_tokens,
             arrivals,
             seed: d.seed.unwrap_or(1),
-            ttft_slo: duration(s, "serve.ttft_slo", &d.ttft_slo, "2s")?,
-            tpot_slo: duration(s, "serve.tpot_slo", &d.tpot_slo, "100ms")?,
+            ttft_slo: duration(s, &k("ttft_slo"), &d.ttft_slo, "2s")?,
+            tpot_slo: duration(s, &k("tpot_slo"), &d.tpot_slo, "100ms")?,
             ideal_network: network == "ideal",
+            expert_parallel,
         })
     }
 }
@@ -369,6 +393,13 @@ mod tests {
         assert_eq!(e.key, "serve.rate");
         let e = resolve("[serve]\ntrace = \"/nonexistent/t.csv\"\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.trace"));
+        let e = resolve("[serve]\nmoe_skew = \"zipf:1.2\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.moe_skew"));
+        assert!(e.problem.contains("expert_parallel"), "{e}");
+        let e = resolve("[serve]\nexpert_parallel = true\nmoe_skew = \"zipf:0\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(3), "serve.moe_skew"));
+        let ep = resolve("[serve]\nexpert_parallel = true\nmoe_skew = \"zipf:1.2\"\n").unwrap();
+        assert_eq!(ep.expert_parallel, Some(Skew::Zipf(1.2)));
         let e = Scenario::parse("s.toml", "[serve]\nbatch = 3\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (Some(2), "serve.batch"));
     }

@@ -17,16 +17,10 @@ pub struct TraceRequest {
 
 const ALLOWED: &str = "arrival_s,prompt_tokens,output_tokens: seconds >= 0 not decreasing, then two whole numbers 1 to 1048576";
 
-/// Reads the trace at `path` (the scenario's `serve.trace`).
-pub fn read(s: &Scenario, path: &str) -> Result<Vec<TraceRequest>, InputError> {
-    let text = crate::io::input::read_input(path.as_ref()).map_err(|e| {
-        s.error(
-            "serve.trace",
-            format!("\"{path}\""),
-            e,
-            "a readable CSV file",
-        )
-    })?;
+/// Reads the trace at `path`, set by `key` (`serve.trace`, or a job's `jobs[i].serve.trace`).
+pub fn read(s: &Scenario, key: &str, path: &str) -> Result<Vec<TraceRequest>, InputError> {
+    let text = crate::io::input::read_input(path.as_ref())
+        .map_err(|e| s.error(key, format!("\"{path}\""), e, "a readable CSV file"))?;
     parse(&Source::new(path, text))
 }
 

@@ -56,7 +56,8 @@ fn every_flag_sets_its_key() {
             | "train.dp_overlap"
             | "train.tp_overlap"
             | "train.pp_overlap"
-            | "train.sequence_parallel" => "false",
+            | "train.sequence_parallel"
+            | "serve.expert_parallel" => "false",
             "compare.claims" => "full",
             k if k.starts_with("train.")
                 && k != "train.model"

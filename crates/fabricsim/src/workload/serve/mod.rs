@@ -40,19 +40,37 @@ impl ServeJob {
     /// The scenario's `[serve]` section on the cluster of `design`, on its first GPUs
     /// (prefill pool first); errors name the key or flag.
     pub fn resolve(s: &Scenario, design: &Design) -> Result<ServeJob, InputError> {
-        let spec = ServeSection::resolve(s)?;
+        let d = s.file.serve.clone().unwrap_or_default();
+        let have = ("cluster.gpus", design.spec.gpus as u64);
+        let (spec, compute) = ServeJob::resolve_section(s, &d, "serve", have, design)?;
+        let need = spec.prefill.map_or(0, |p| p.gpus()) + spec.decode.gpus();
+        let gpus: Vec<u32> = (0..need as u32).collect();
+        Ok(ServeJob::on_gpus(spec, compute, &gpus))
+    }
+
+    /// Section `d` (keys `{table}.KEY`: `serve`, or a job's `jobs[1].serve`) checked, with its
+    /// compute model, for a deployment on `have` = (the key of its GPU count, the count).
+    pub fn resolve_section(
+        s: &Scenario,
+        d: &ServeSection,
+        table: &str,
+        have: (&str, u64),
+        design: &Design,
+    ) -> Result<(ServeSpec, Compute), InputError> {
+        let k = |field: &str| format!("{table}.{field}");
+        let spec = d.resolve_section(s, table)?;
         let model = ModelSpec::preset("", &spec.model)
-            .map_err(|e| s.error("serve.model", &spec.model, e.problem, e.allowed))?;
+            .map_err(|e| s.error(&k("model"), &spec.model, e.problem, e.allowed))?;
         if spec.fp8 && design.gpu.fp8_tflops.is_none() {
             return Err(s.error(
-                "serve.precision",
+                &k("precision"),
                 "\"fp8\"",
                 format!("the {} has no FP8 peak in the catalog", design.gpu.id),
                 "bf16, or a GPU with fp8_tflops",
             ));
         }
         let need = spec.prefill.map_or(0, |p| p.gpus()) + spec.decode.gpus();
-        let have = design.spec.gpus as u64;
+        let (have_key, have) = have;
         if need > have {
             // The first pool key the file or a flag sets (the error points at it).
             let p = spec
@@ -62,23 +80,25 @@ impl ServeJob {
                     tp: 0,
                 });
             let keys = [
-                ("serve.decode_instances", spec.decode.instances),
-                ("serve.prefill_instances", p.instances),
-                ("serve.decode_tp", spec.decode.tp),
-                ("serve.prefill_tp", p.tp),
+                (k("decode_instances"), spec.decode.instances),
+                (k("prefill_instances"), p.instances),
+                (k("decode_tp"), spec.decode.tp),
+                (k("prefill_tp"), p.tp),
             ];
             let (key, value) = keys
-                .into_iter()
-                .find(|(k, _)| s.flags.contains_key(*k) || s.source.locate_key(k).is_some())
-                .unwrap_or(keys[0]);
+                .iter()
+                .find(|(k, _)| s.flags.contains_key(k) || s.source.locate_key(k).is_some())
+                .unwrap_or(&keys[0]);
             return Err(s.error(
                 key,
                 value,
-                format!("the pools need {need} GPUs and [cluster] has {have}"),
-                format!("instances x tp summed over the pools at most cluster.gpus ({have})"),
+                format!("the pools need {need} GPUs and {have_key} is {have}"),
+                format!("instances x tp summed over the pools at most {have_key} ({have})"),
             ));
         }
-        let gpus: Vec<u32> = (0..need as u32).collect();
+        if spec.expert_parallel.is_some() {
+            expert_parallel_fits(s, &k, &spec, &model)?;
+        }
         let compute = Compute {
             model,
             gpu: design.gpu.clone(),
@@ -86,7 +106,7 @@ impl ServeJob {
             bytes_per_element: spec.bytes_per_element,
             fp8: spec.fp8,
         };
-        Ok(ServeJob::on_gpus(spec, compute, &gpus))
+        Ok((spec, compute))
     }
 
     /// `spec`'s pools cut from `gpus` in order (prefill instances first, each `tp` consecutive
@@ -125,6 +145,42 @@ impl ServeJob {
     pub fn mode(&self) -> Mode {
         self.spec.mode
     }
+}
+
+/// An expert-parallel deployment's model has experts and each instance's GPUs split them
+/// evenly (`workload::moe::Route`'s contiguous experts per rank).
+fn expert_parallel_fits(
+    s: &Scenario,
+    k: &dyn Fn(&str) -> String,
+    spec: &ServeSpec,
+    model: &ModelSpec,
+) -> Result<(), InputError> {
+    if !model.is_moe() {
+        return Err(s.error(
+            &k("expert_parallel"),
+            "true",
+            format!("{} is a dense model (no experts to route to)", model.id),
+            "false, or a MoE model (mixtral-8x7b, deepseek-v3)",
+        ));
+    }
+    let pools = [
+        ("serve.prefill_tp", spec.prefill),
+        ("serve.decode_tp", Some(spec.decode)),
+    ];
+    for (key, pool) in pools {
+        if let Some(p) = pool.filter(|p| !model.experts.is_multiple_of(p.tp)) {
+            return Err(s.error(
+                key,
+                p.tp,
+                format!(
+                    "expert parallelism spreads {}'s {} experts evenly over an instance's GPUs",
+                    model.id, model.experts
+                ),
+                format!("a divisor of {}", model.experts),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Runs `job` on `cluster` for each of `seeds` in order; `on_seed(done)` sees each seed finish

@@ -60,20 +60,36 @@ impl Steps for InstanceSteps<'_> {
     fn prefill(&self, prompt: u64) -> Result<(u64, u64), Error> {
         let c = &self.job.compute;
         let tp = self.gpus.len() as u64;
-        let comm = self.net.layer_comm_ps(self.gpus, c.model.hidden, prompt)?;
+        let comm = self.net.layer_comm_ps(self.job, self.gpus, prompt)?;
         Ok((ps(c.prefill_s(tp, prompt)), c.model.layers * comm))
     }
 
     fn decode(&self, batch: u64, context: u64) -> Result<(u64, u64), Error> {
         let c = &self.job.compute;
         let tp = self.gpus.len() as u64;
-        let comm = self.net.layer_comm_ps(self.gpus, c.model.hidden, batch)?;
+        let comm = self.net.layer_comm_ps(self.job, self.gpus, batch)?;
         Ok((ps(c.decode_s(tp, batch, context)), c.model.layers * comm))
     }
 }
 
 /// Serves `job`'s requests of `seed` over `net`.
 pub fn run_seed(job: &ServeJob, net: &Net, seed: u64) -> Result<Vec<Served>, Error> {
+    let p = prefill(job, net, seed)?;
+    let landed = net.arrivals(&p.transfers)?;
+    decode(job, net, p, &landed)
+}
+
+/// A seed's requests up to their prefills' ends, and the KV transfers they then post (none
+/// colocated): what a seed does before the network's answer on the transfers.
+#[derive(Clone, Debug)]
+pub struct Prefilled {
+    pub requests: Vec<Request>,
+    pub served: Vec<Served>,
+    pub transfers: Vec<Transfer>,
+}
+
+/// The prefill pool's queue for `seed`'s requests (disaggregated), or nothing (colocated).
+pub fn prefill(job: &ServeJob, net: &Net, seed: u64) -> Result<Prefilled, Error> {
     let reqs = requests(&job.spec.arrivals, seed);
     let mut served: Vec<Served> = reqs
         .iter()
@@ -88,28 +104,47 @@ pub fn run_seed(job: &ServeJob, net: &Net, seed: u64) -> Result<Vec<Served>, Err
             decode_comm_ps: 0,
         })
         .collect();
+    let transfers = match job.spec.mode {
+        Mode::Colocated => Vec::new(),
+        Mode::Disaggregated => prefill_transfers(job, net, &reqs, &mut served)?,
+    };
+    Ok(Prefilled {
+        requests: reqs,
+        served,
+        transfers,
+    })
+}
+
+/// The decode pool after the transfers of `p` landed at `landed` (ps, one per transfer).
+pub fn decode(
+    job: &ServeJob,
+    net: &Net,
+    p: Prefilled,
+    landed: &[u64],
+) -> Result<Vec<Served>, Error> {
+    let Prefilled {
+        requests: reqs,
+        mut served,
+        transfers,
+    } = p;
     let d = job.decode.len();
     let mut pending: Vec<Vec<Pending>> = vec![Vec::new(); d];
     let prefill_here = job.spec.mode == Mode::Colocated;
-    if prefill_here {
-        for (i, r) in reqs.iter().enumerate() {
-            pending[i % d].push(Pending {
-                id: i,
-                ready_ps: r.arrival_ps,
-                prompt: r.prompt,
-                output: r.output,
-            });
-        }
-    } else {
-        let ready = prefill_then_transfer(job, net, &reqs, &mut served)?;
-        for (i, r) in reqs.iter().enumerate() {
-            pending[i % d].push(Pending {
-                id: i,
-                ready_ps: ready[i],
-                prompt: r.prompt,
-                output: r.output,
-            });
-        }
+    for (i, r) in reqs.iter().enumerate() {
+        let ready_ps = if prefill_here {
+            r.arrival_ps
+        } else {
+            served[i].kv_ps = landed[i] - transfers[i].start_ps;
+            landed[i]
+        };
+        pending[i % d].push(Pending {
+            id: i,
+            ready_ps,
+            prompt: r.prompt,
+            output: r.output,
+        });
+    }
+    if !prefill_here {
         for p in &mut pending {
             p.sort_by_key(|p| (p.ready_ps, p.id));
         }
@@ -151,14 +186,14 @@ pub fn run_seed(job: &ServeJob, net: &Net, seed: u64) -> Result<Vec<Served>, Err
     Ok(served)
 }
 
-/// The prefill pool's queue and the KV transfers: when each request is ready on its decode
-/// instance (round-robin by arrival).
-fn prefill_then_transfer(
+/// The prefill pool's queue: each request's KV transfer to its decode instance (round-robin by
+/// arrival), posted when its prefill ends.
+fn prefill_transfers(
     job: &ServeJob,
     net: &Net,
     reqs: &[Request],
     served: &mut [Served],
-) -> Result<Vec<u64>, Error> {
+) -> Result<Vec<Transfer>, Error> {
     let c = &job.compute;
     let mut free = vec![0u64; job.prefill.len()];
     let mut transfers = Vec::with_capacity(reqs.len());
@@ -193,9 +228,5 @@ fn prefill_then_transfer(
             shards,
         });
     }
-    let landed = net.arrivals(&transfers)?;
-    for (i, t) in transfers.iter().enumerate() {
-        served[i].kv_ps = landed[i] - t.start_ps;
-    }
-    Ok(landed)
+    Ok(transfers)
 }

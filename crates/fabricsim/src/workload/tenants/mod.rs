@@ -1,6 +1,7 @@
 //! Several jobs on one fabric (`fabricsim tenants`): the scenario's `[[jobs]]`, each a training
-//! step ([`super::train::step_dag`]) or a collective loop ([`super::collective`]) compiled on
-//! the servers its placement policy gives it ([`placement`]), merged into one DAG
+//! step ([`super::train::step_dag`]), a serving deployment ([`super::serve`]: its KV-cache
+//! transfers, [`serve::net::Net::kv_dag`]) or a collective loop ([`super::collective`])
+//! compiled on the servers its placement policy gives it ([`placement`]), merged into one DAG
 //! ([`merge`]) and run on the engines alone and together ([`run`]): each job's time alone, with
 //! every other job, and with each other job in turn (the slowdown matrix).
 
@@ -12,6 +13,9 @@ pub mod storage;
 
 use super::collective::{self, Algo, CollectiveSpec, Comm, Op, start_frontier};
 use super::run_engine::Cluster;
+use super::serve::ServeJob;
+use super::serve::net::Net;
+use super::serve::sim::{self as serve_sim, Prefilled};
 use super::train::config::{Keys, TrainConfig};
 use super::train::efficiency::Efficiency;
 use super::train::step_dag::{self, DagOptions};
@@ -23,11 +27,13 @@ use fabricsim_input::scenario::Scenario;
 use fabricsim_input::scenario::jobs::{self, Job, JobWork};
 use placement::{Free, job_placement};
 
-/// What a job runs, resolved. A serving deployment is to be a third variant.
+/// What a job runs, resolved.
 #[derive(Clone, Debug)]
 pub enum Work {
     /// One training step (the step DAG, every data-parallel ring step simulated).
     Train(Box<TrainConfig>),
+    /// A serving deployment on the job's GPUs (its requests of the run's seed).
+    Serve(Box<ServeJob>),
     /// `iterations` runs of `spec`, each after the last (every rank waits for its result).
     Collective {
         spec: CollectiveSpec<'static>,
@@ -63,6 +69,34 @@ pub struct Placed {
     pub dags: Vec<MessageDag>,
     /// Where each DAG's step ends and its storage traffic sits.
     pub layouts: Vec<storage::Layout>,
+    /// A serving job's requests up to their prefills (its DAG is their KV transfers).
+    pub serve: Vec<Option<ServeStage>>,
+}
+
+/// A serving job of one seed between its prefills and its decodes: the engine's run of the
+/// DAG its transfers make (alone or with other jobs) says when each cache lands.
+#[derive(Clone, Debug)]
+pub struct ServeStage {
+    pub place: Placement,
+    pub prefilled: Prefilled,
+    /// Each message's transfer (`Net::kv_dag`).
+    pub owner: Vec<usize>,
+}
+
+impl ServeStage {
+    /// The deployment's requests served, the transfers' messages run as `messages`.
+    pub fn finish(
+        &self,
+        job: &ServeJob,
+        cluster: &Cluster,
+        seed: u64,
+        messages: &[fabricsim_mech::results::MessageResult],
+    ) -> Result<Vec<serve_sim::Served>, Error> {
+        let p = &self.prefilled;
+        let landed = super::serve::net::landed(&p.transfers, &self.owner, messages);
+        let net = Net::on(cluster, self.place.clone(), seed, job.spec.ideal_network);
+        serve_sim::decode(job, &net, p.clone(), &landed)
+    }
 }
 
 /// Resolves the scenario's `[[jobs]]` on its cluster; every error names the job's key.
@@ -129,6 +163,19 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
                     )
                 })?;
                 Work::Train(Box::new(cfg))
+            }
+            JobWork::Serve(d) => {
+                let have = (job.key("gpus"), job.gpus);
+                let (spec, compute) = ServeJob::resolve_section(
+                    s,
+                    d,
+                    &job.key("serve"),
+                    (&have.0, have.1),
+                    &cluster.design,
+                )?;
+                let need = spec.prefill.map_or(0, |p| p.gpus()) + spec.decode.gpus();
+                let gpus: Vec<u32> = (0..need as u32).collect();
+                Work::Serve(Box::new(ServeJob::on_gpus(spec, compute, &gpus)))
             }
             JobWork::Collective {
                 op,
@@ -201,13 +248,30 @@ impl Tenants {
             servers: Vec::new(),
             dags: Vec::new(),
             layouts: Vec::new(),
+            serve: Vec::new(),
         };
         for (i, t) in self.tenants.iter().enumerate() {
             let servers = free
                 .take((t.job.gpus / gpn) as usize, t.job.placement, seed, i as u64)
                 .expect("resolve placed every job on the same free servers");
             let place = job_placement(&self.world, &servers);
-            let mut dag = self.compile(&t.work, place.clone())?;
+            let (mut dag, stage) = match &t.work {
+                Work::Serve(job) => {
+                    let net = Net::on(&self.cluster, place.clone(), seed, job.spec.ideal_network);
+                    let prefilled = serve_sim::prefill(job, &net, seed)?;
+                    let (dag, owner) = match job.spec.ideal_network {
+                        true => (MessageDag::default(), Vec::new()),
+                        false => net.kv_dag(&prefilled.transfers),
+                    };
+                    let stage = ServeStage {
+                        place: place.clone(),
+                        prefilled,
+                        owner,
+                    };
+                    (dag, Some(stage))
+                }
+                w => (self.compile(w, place.clone())?, None),
+            };
             let end = dag.messages.len() as u32;
             let mut layout = storage::Layout {
                 step: end,
@@ -224,6 +288,7 @@ impl Tenants {
             placed.servers.push(servers);
             placed.dags.push(dag);
             placed.layouts.push(layout);
+            placed.serve.push(stage);
         }
         Ok(placed)
     }
@@ -247,6 +312,7 @@ impl Tenants {
                 }
                 Ok(b.finish())
             }
+            Work::Serve(_) => unreachable!("place() runs a serving job's prefills itself"),
         }
     }
 }

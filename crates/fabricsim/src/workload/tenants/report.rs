@@ -1,5 +1,6 @@
 //! `fabricsim tenants` as text and CSV (JSON is [`TenantsResult`]'s serde form): each job's
-//! time alone and together and its slowdown, then the slowdown matrix.
+//! time alone and together and its slowdown, then the slowdown matrix; the text adds a serving
+//! job's TTFT and TPOT percentiles (JSON `serving`).
 
 use super::run::TenantsResult;
 use fabricsim_core::estimate::Estimate;
@@ -64,6 +65,20 @@ pub fn to_text(r: &TenantsResult) -> String {
                 s.push_str(&format!(" {c:>16}"));
             }
             s.push('\n');
+        }
+    }
+    for sv in &r.serving {
+        s.push_str(&format!(
+            "\n# serving of {} (its time above is its TTFT p99)\n{:<16} {:>18} {:>18}\n",
+            sv.job, "figure", "alone (ms)", "together (ms)"
+        ));
+        for f in &sv.figures {
+            s.push_str(&format!(
+                "{:<16} {:>18} {:>18}\n",
+                f.name,
+                ms(&f.alone_s),
+                ms(&f.together_s)
+            ));
         }
     }
     for st in &r.storage {

@@ -1,8 +1,10 @@
 //! The jobs run alone and together on the scenario's engine, per seed: job `i` alone (its
 //! placement, the others absent), every pair (i, j) when there are more than two jobs, and all
 //! together. A job's time is its last message's completion at the sender (its step or its
-//! loop's end; all jobs start at time zero); its slowdown with `j` is its time with `j` over
-//! its time alone, and together over alone with every job present. Each figure is a
+//! loop's end; all jobs start at time zero); a serving job's is its TTFT p99, its decodes run
+//! after each engine run from when that run landed its KV caches (`ServeStage::finish`); its
+//! slowdown with `j` is its time with `j` over its time alone, and together over alone with
+//! every job present. Each figure is a
 //! `core::estimate::Estimate` over the seeds (the engine's seed, and the servers of `random`
 //! placements); every run of a scenario uses the one engine `auto` picks for all jobs together,
 //! so the ratios compare runs of one engine.
@@ -13,14 +15,16 @@ use serde::Serialize;
 
 use super::merge::merge;
 use super::storage::{Layout, StorageResult, checkpoint_bytes};
-use super::{Tenants, Work};
+use super::{ServeStage, Tenants, Work};
 use crate::error::Error;
 use crate::setup::engine_choice::{self, EngineKind};
 use crate::workload::seeds;
+use crate::workload::serve::report::Metrics;
 use fabricsim_core::estimate::Estimate;
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::Topology;
 use fabricsim_input::scenario::jobs::JobStorage;
+use fabricsim_mech::results::MessageResult;
 use fabricsim_mech::{Faults, SimParams, Status};
 use fabricsim_packet::RunOptions;
 
@@ -71,6 +75,41 @@ pub struct TenantsResult {
     /// The training jobs with storage traffic (`[jobs.storage]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub storage: Vec<StorageResult>,
+    /// The serving jobs' latencies alone and with every job present.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub serving: Vec<ServingResult>,
+}
+
+/// The latency figures a serving job reports beside the others' steps.
+pub const SERVING_FIGURES: [&str; 5] = [
+    "ttft_p50",
+    "ttft_p99",
+    "tpot_p50",
+    "tpot_p99",
+    "kv_transfer_p99",
+];
+
+/// A serving job's [`SERVING_FIGURES`] (seconds) alone and together.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServingResult {
+    pub job: String,
+    pub figures: Vec<ServingFigure>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ServingFigure {
+    pub name: &'static str,
+    pub alone_s: Estimate,
+    pub together_s: Estimate,
+}
+
+/// One job's end in one run: its step's (a serving job's TTFT p99), its checkpoint's, and a
+/// serving job's figures.
+#[derive(Clone, Debug)]
+struct JobEnd {
+    step: f64,
+    ckpt: f64,
+    serve: Option<Metrics>,
 }
 
 /// The runs of one seed: each job alone, each pair (more than two jobs), all together, and
@@ -105,21 +144,23 @@ fn end_s(r: &fabricsim_mech::RunResult, range: Range<u32>) -> f64 {
     end as f64 * 1e-12
 }
 
-/// One seed's DAG of a job, with its layout and class.
+/// One seed's DAG of a job, with its layout and class (and a serving job's decodes to run).
 struct JobDag {
     dag: MessageDag,
     layout: Layout,
     class: Option<u8>,
+    serve: Option<ServeStage>,
 }
 
-/// Runs `jobs` of one seed's DAGs together: per job, (its step's end, its checkpoint's end).
+/// Runs `jobs` of one seed's DAGs together: per job, its step's and checkpoint's ends and a
+/// serving job's messages (its KV transfers as run).
 fn run_one(
     fabric: (&Topology, &SimParams),
     kind: EngineKind,
     seed: u64,
     dags: &[JobDag],
     jobs: &[(usize, Part)],
-) -> Result<Vec<(f64, f64)>, Error> {
+) -> Result<Vec<(f64, f64, Option<Vec<MessageResult>>)>, Error> {
     let m = merge(jobs.iter().map(|&(i, part)| {
         let d = &dags[i];
         let n = match part {
@@ -152,9 +193,37 @@ fn run_one(
             let l = dags[i].layout;
             let step = end_s(&r, range.start..range.start + l.step);
             let ckpt = end_s(&r, (range.start + l.data_end).min(range.end)..range.end);
-            (step, ckpt)
+            let own = dags[i]
+                .serve
+                .as_ref()
+                .map(|_| r.messages[range.start as usize..range.end as usize].to_vec());
+            (step, ckpt, own)
         })
         .collect())
+}
+
+/// A job's ends in a run of `seed`: a serving job's decodes run from when its caches landed.
+fn job_end(
+    t: &Tenants,
+    seed: u64,
+    dag: &JobDag,
+    work: &Work,
+    (step, ckpt, own): (f64, f64, Option<Vec<MessageResult>>),
+) -> Result<JobEnd, Error> {
+    let (Some(stage), Work::Serve(job), Some(own)) = (&dag.serve, work, own) else {
+        return Ok(JobEnd {
+            step,
+            ckpt,
+            serve: None,
+        });
+    };
+    let served = stage.finish(job, &t.cluster, seed, &own)?;
+    let metrics = Metrics::of(job, &served);
+    Ok(JobEnd {
+        step: metrics.get("ttft_p99"),
+        ckpt,
+        serve: Some(metrics),
+    })
 }
 
 /// Runs every job alone, in pairs and together on every seed; `progress(done, total)` after
@@ -190,11 +259,13 @@ pub fn run(
             p.dags
                 .into_iter()
                 .zip(p.layouts)
+                .zip(p.serve)
                 .zip(&t.tenants)
-                .map(|((dag, layout), tn)| JobDag {
+                .map(|(((dag, layout), serve), tn)| JobDag {
                     dag,
                     layout,
                     class: tn.job.class,
+                    serve,
                 })
                 .collect()
         })
@@ -210,15 +281,24 @@ pub fn run(
     if out.iter().any(Option::is_none) {
         return Ok(None);
     }
-    // Per seed: each run's jobs and their (step end, checkpoint end).
-    type Done = (Vec<(usize, Part)>, Vec<(f64, f64)>);
+    // Per seed: each run's jobs and their ends.
+    type Done = (Vec<(usize, Part)>, Vec<JobEnd>);
     let mut per_seed: Vec<Vec<Done>> = vec![Vec::new(); t.seeds.len()];
     for (r, res) in runs.iter().zip(out.into_iter().flatten()) {
-        per_seed[r.seed].push((r.jobs.clone(), res?));
+        let ends = r
+            .jobs
+            .iter()
+            .zip(res?)
+            .map(|(&(i, _), raw)| {
+                let dag = &dags[r.seed][i];
+                job_end(t, seed_values[r.seed], dag, &t.tenants[i].work, raw)
+            })
+            .collect::<Result<_, Error>>()?;
+        per_seed[r.seed].push((r.jobs.clone(), ends));
     }
     // Job i's (step, checkpoint) ends in the run holding exactly `jobs` (all Full unless
     // `part` says), per seed.
-    let ends_in = |i: usize, jobs: &[usize], part: Part| -> Vec<(f64, f64)> {
+    let ends_in = |i: usize, jobs: &[usize], part: Part| -> Vec<JobEnd> {
         let want: Vec<(usize, Part)> = jobs
             .iter()
             .map(|&j| (j, if j == i { part } else { Part::Full }))
@@ -234,19 +314,21 @@ pub fn run(
                     .iter()
                     .position(|&(j, _)| j == i)
                     .expect("the run holds job i")]
+                .clone()
             })
             .collect()
     };
     let time_in = |i: usize, jobs: &[usize]| -> Vec<f64> {
         ends_in(i, jobs, Part::Full)
             .into_iter()
-            .map(|e| e.0)
+            .map(|e| e.step)
             .collect()
     };
     let time_in_part = |i: usize, part: Part| -> Vec<f64> {
-        ends_in(i, &[i], part).into_iter().map(|e| e.0).collect()
+        ends_in(i, &[i], part).into_iter().map(|e| e.step).collect()
     };
     let mut stored = Vec::new();
+    let mut serving = Vec::new();
     let est = |what: &str, v: &[f64]| seeds::estimate(what, v).map_err(Error::Run);
     let ratio =
         |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(x, y)| x / y).collect() };
@@ -269,14 +351,14 @@ pub fn run(
         let servers = first_servers[i].clone();
         if let (Some(st), Some(tier)) = (&tn.job.storage, &t.tier) {
             let ends = ends_in(i, &[i], Part::Full);
-            let ckpt_step: Vec<f64> = ends.iter().map(|e| e.0).collect();
+            let ckpt_step: Vec<f64> = ends.iter().map(|e| e.step).collect();
             let (step, with_data) = match on_fabric[i] {
                 true => (time_in_part(i, Part::Step), time_in_part(i, Part::WithData)),
                 false => (ckpt_step.clone(), ckpt_step.clone()),
             };
             let cfg_bytes = storage_bytes(tn, st);
             let write: Vec<f64> = match on_fabric[i] {
-                true if st.checkpoint_every.is_some() => ends.iter().map(|e| e.1).collect(),
+                true if st.checkpoint_every.is_some() => ends.iter().map(|e| e.ckpt).collect(),
                 _ => vec![cfg_bytes.1 as f64 / tier.bytes_per_s; t.seeds.len()],
             };
             let every = st.checkpoint_every.unwrap_or(1) as f64;
@@ -305,6 +387,28 @@ pub fn run(
                 amortized_slowdown: est("a storage slowdown", &amortized)?,
             });
         }
+        if matches!(tn.work, Work::Serve(_)) {
+            let figure = |jobs: &[usize], name: &str| -> Vec<f64> {
+                ends_in(i, jobs, Part::Full)
+                    .iter()
+                    .map(|e| e.serve.as_ref().map_or(0.0, |m| m.get(name)))
+                    .collect()
+            };
+            let figures = SERVING_FIGURES
+                .into_iter()
+                .map(|name| {
+                    Ok(ServingFigure {
+                        name,
+                        alone_s: est(name, &figure(&[i], name))?,
+                        together_s: est(name, &figure(&everyone, name))?,
+                    })
+                })
+                .collect::<Result<_, Error>>()?;
+            serving.push(ServingResult {
+                job: tn.job.name.clone(),
+                figures,
+            });
+        }
         jobs.push(JobResult {
             name: tn.job.name.clone(),
             kind: tn.job.work.kind(),
@@ -324,6 +428,7 @@ pub fn run(
         jobs,
         matrix,
         storage: stored,
+        serving,
     }))
 }
 
