@@ -7,11 +7,13 @@
 
 mod check;
 pub mod items;
+mod optics_prices;
 pub mod shipped;
 
 use serde::Deserialize;
 
 use fabricsim_core::error::{InputError, Source};
+pub use optics_prices::OpticsPrices;
 pub use items::{
     Cable, CableMode, CableShape, Fiber, Gpu, LinkLayer, MediumClass, Nic, PortMode, Server,
     Switch, Transceiver, TransceiverMode,
