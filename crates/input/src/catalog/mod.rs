@@ -13,11 +13,11 @@ pub mod shipped;
 use serde::Deserialize;
 
 use fabricsim_core::error::{InputError, Source};
-pub use optics_prices::OpticsPrices;
 pub use items::{
     Cable, CableMode, CableShape, Fiber, Gpu, LinkLayer, MediumClass, Nic, PortMode, Server,
     Switch, Transceiver, TransceiverMode,
 };
+pub use optics_prices::OpticsPrices;
 
 /// The shipped catalog files, in merge order.
 const BUILTIN: [(&str, &str); 4] = [

@@ -68,7 +68,9 @@ mod tests {
     fn vendor_swaps_the_two_prices_and_third_party_keeps_them() {
         let mut c = Catalog::builtin().unwrap();
         let tp = c.transceivers[0].price_usd;
-        let v = c.transceivers[0].vendor_price_usd.expect("shipped with a vendor price");
+        let v = c.transceivers[0]
+            .vendor_price_usd
+            .expect("shipped with a vendor price");
         assert!(v > tp);
         let mut third = c.clone();
         third.choose_optics(OpticsPrices::ThirdParty);
@@ -78,7 +80,11 @@ mod tests {
         assert_eq!(c.transceivers[0].price_usd, v);
         assert_eq!(c.transceivers[0].other_price_usd, Some(tp));
         // Copper without a vendor price costs the same either way.
-        let dac = c.cables.iter().find(|x| x.vendor_price_usd.is_none()).unwrap();
+        let dac = c
+            .cables
+            .iter()
+            .find(|x| x.vendor_price_usd.is_none())
+            .unwrap();
         assert_eq!(dac.other_price_usd, None);
         assert_eq!(OpticsPrices::from_key("vendor"), Some(OpticsPrices::Vendor));
         assert_eq!(OpticsPrices::from_key("oem"), None);
