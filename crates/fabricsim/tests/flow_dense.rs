@@ -143,3 +143,31 @@ fn the_driver_s_dense_all_to_all_carries_the_compiled_dag() {
     assert_eq!(why, Some(Some(PerFlow::Collisions)));
     assert!(d.classes > 1);
 }
+
+/// On a fabric of parallel planes (rail-only) the dense all-to-all crosses planes, which only
+/// the per-message run relays over NVLink (PXN): the classes decline and say why.
+#[test]
+fn a_fabric_of_planes_runs_the_dense_all_to_all_per_message() {
+    use fabricsim::workload::collective::{CollectiveSpec, Comm, Op};
+    let mut s = fabricsim::scenario::Scenario::defaults();
+    let flags = [
+        ("--gpus", "256"),
+        ("--fabric", "ib-ndr"),
+        ("--topology", "rail-only"),
+    ];
+    let pairs: Vec<_> = flags
+        .iter()
+        .map(|(f, v)| (f.to_string(), v.to_string()))
+        .collect();
+    s.apply_flags(&pairs).unwrap();
+    let (design, topo) = s.design_and_topology().unwrap();
+    assert!(topo.planes > 1);
+    let engine = fabricsim::engine_choice::EngineChoice::Flow;
+    let c = fabricsim::workload::run_engine::Cluster::of(design, topo, engine).unwrap();
+    let comm = Comm::world(&c.place);
+    let spec = CollectiveSpec::with_defaults(Op::AllToAll, 1 << 20, 2);
+    assert!(c.dense_candidate(&spec, &comm));
+    let why = c.run_dense(&spec, &comm).unwrap().err();
+    assert_eq!(why, Some(Some(PerFlow::Planes)));
+    assert!(PerFlow::Planes.said().is_some());
+}

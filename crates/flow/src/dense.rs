@@ -84,6 +84,10 @@ pub enum PerFlow {
     /// Hashed ECMP with too few flows per link for an even split
     /// (`calibration::HASH_SPREAD_MAX`).
     Collisions,
+    /// A fabric of parallel planes (rail-only, multi-plane): messages between planes are
+    /// relayed over NVLink to the port on the destination's plane (`topology::pxn::relay`),
+    /// which the per-message run does and flow classes do not.
+    Planes,
 }
 
 impl PerFlow {
@@ -98,6 +102,9 @@ impl PerFlow {
                 Some("the fabric's paths are not the even structure flow classes need")
             }
             PerFlow::Collisions => Some("hashed ECMP has too few flows per link for an even split"),
+            PerFlow::Planes => {
+                Some("traffic between the fabric's planes is relayed over NVLink (PXN) per message")
+            }
         }
     }
 }
@@ -111,6 +118,9 @@ pub fn all_to_all(
 ) -> Result<Result<DenseRun, PerFlow>, FlowError> {
     p.validate()?;
     fp.rates.validate()?;
+    if topo.planes > 1 {
+        return Ok(Err(PerFlow::Planes));
+    }
     let qpc = p.cc.qps_per_connection.max(1);
     let parts = entropy::parts(a.bytes, qpc);
     let part = entropy::part_bytes(a.bytes, qpc, 0);

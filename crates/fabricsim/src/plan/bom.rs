@@ -82,6 +82,9 @@ pub struct Line {
     pub class: Option<MediumClass>,
     pub count: u64,
     pub usd: f64,
+    /// What the same count costs under the other `[cost] optics` choice (`usd` for items with
+    /// one price).
+    pub other_usd: f64,
     pub watts: f64,
 }
 
@@ -236,7 +239,7 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
             &sw.name,
             None,
             n,
-            sw.price_usd,
+            (sw.price_usd, None),
             sw.power_w,
         ));
     }
@@ -248,7 +251,7 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
             &nic.name,
             None,
             n,
-            nic.price_usd,
+            (nic.price_usd, None),
             nic.power_w,
         ));
     }
@@ -260,7 +263,7 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
                 &x.name,
                 Some(x.class),
                 modules[i],
-                x.price_usd,
+                (x.price_usd, x.other_price_usd),
                 x.power_w,
             ));
         }
@@ -277,7 +280,7 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
                 &x.name,
                 Some(x.class),
                 n,
-                x.price_usd,
+                (x.price_usd, x.other_price_usd),
                 x.power_w,
             ));
             push_bins(&mut lengths, &x.id, &bins);
@@ -300,6 +303,7 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
                 class,
                 count: n,
                 usd: cord_usd[i],
+                other_usd: cord_usd[i],
                 watts: 0.0,
             });
             push_bins(&mut lengths, &f.id, &bins);
@@ -314,13 +318,15 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
     }
 }
 
+/// `unit_usd` is the price in use, `other_usd` the price under the other optics choice.
+#[allow(clippy::too_many_arguments)] // each argument is one field of the line
 fn line(
     category: Category,
     id: &str,
     name: &str,
     class: Option<MediumClass>,
     count: u64,
-    unit_usd: f64,
+    (unit_usd, other_usd): (f64, Option<f64>),
     unit_w: f64,
 ) -> Line {
     Line {
@@ -330,6 +336,7 @@ fn line(
         class,
         count,
         usd: count as f64 * unit_usd,
+        other_usd: count as f64 * other_usd.unwrap_or(unit_usd),
         watts: count as f64 * unit_w,
     }
 }

@@ -12,6 +12,7 @@ pub mod ettr;
 pub mod layout;
 pub mod link_errors;
 pub mod media;
+pub mod optics_choice;
 pub mod power;
 pub mod reach;
 pub mod reliability;
@@ -51,6 +52,10 @@ pub struct Plan {
     pub reliability: reliability::Reliability,
     pub power: power::Power,
     pub cost: cost::Cost,
+    /// `[cost] optics`: whose optics the plan buys.
+    pub optics: fabricsim_input::catalog::OpticsPrices,
+    /// The same bill at the other optics choice (`None`: no item has two prices).
+    pub optics_other: Option<optics_choice::OtherOptics>,
 }
 
 /// A link no catalog medium can carry, as an input error on the layout or switch choice.
@@ -78,6 +83,7 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
     let bom = bom::count(t, &d.catalog, &media, &d.switch.id, &d.nic.id);
     let power = power::of(&bom);
     let cost = cost::of(d, &bom, &power, t.servers as u64);
+    let optics_other = optics_choice::of(d, &bom, &power, t.servers as u64);
     let mtu = d.profile.wire_bytes(d.profile.packet.mtu_bytes);
     let link_errors = link_errors::of(t, &d.catalog, &media, mtu, d.profile.ports.rate_gbps);
     let reliability = reliability::of(d, t, &d.catalog, &media, &bom);
@@ -107,6 +113,8 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         reliability,
         power,
         cost,
+        optics: d.cost.optics,
+        optics_other,
     })
 }
 

@@ -4,5 +4,6 @@
 pub mod claims;
 pub mod compare;
 pub mod html;
+pub mod optics_choice;
 pub mod plan;
 pub mod reliability;

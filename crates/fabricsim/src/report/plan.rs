@@ -8,7 +8,7 @@ use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
 
 /// Rounds to 2 decimals so reports are stable and readable.
-fn r2(x: f64) -> f64 {
+pub(crate) fn r2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
@@ -155,6 +155,7 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
                 "oob_management": r2(c.oob_usd),
                 "total": r2(c.network_capex_usd),
             },
+            "optics": super::optics_choice::json(p),
             "oob_ports": c.oob_ports,
             "opex_usd_per_year_parts": {
                 "energy": r2(c.energy_usd_per_year),
@@ -447,6 +448,7 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
         "  CAPEX total     {:>16} USD",
         thousands(c.network_capex_usd)
     );
+    super::optics_choice::text(p, k.years, w);
     let _ = writeln!(
         w,
         "  OPEX energy     {:>16} USD/year  ({:.2} kW x PUE {} x {} USD/kWh x {} h)",

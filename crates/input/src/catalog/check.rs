@@ -206,6 +206,7 @@ pub(super) fn file(src: &Source, f: &CatalogFile) -> Result<(), InputError> {
                 Num("reach_m", x.reach_m, false),
                 Num("power_w", x.power_w, true),
                 Num("price_usd", x.price_usd, true),
+                Num("vendor_price_usd", x.vendor_price_usd.unwrap_or(0.0), true),
                 Num("fibers", x.fibers as f64, false),
             ],
         )?;
@@ -234,6 +235,7 @@ pub(super) fn file(src: &Source, f: &CatalogFile) -> Result<(), InputError> {
                 Num("power_w", x.power_w, true),
                 Num("ns_per_m", x.ns_per_m, false),
                 Num("price_usd", x.price_usd, true),
+                Num("vendor_price_usd", x.vendor_price_usd.unwrap_or(0.0), true),
             ],
         )?;
         if x.modes.is_empty() || x.modes.iter().any(|m| m.port_gbps == 0) {

@@ -157,7 +157,15 @@ pub struct Transceiver {
     pub modes: Vec<TransceiverMode>,
     pub reach_m: f64,
     pub power_w: f64,
+    /// The price in use: as shipped, the third-party (compatible) module; the vendor's own
+    /// when `[cost] optics = "vendor"` ([`super::Catalog::choose_optics`]).
     pub price_usd: f64,
+    /// The vendor-branded (OEM) module's price, where it differs from the third-party one.
+    #[serde(default)]
+    pub vendor_price_usd: Option<f64>,
+    /// The price under the other `[cost] optics` choice (set by `choose_optics`).
+    #[serde(skip)]
+    pub other_price_usd: Option<f64>,
     /// Catalog id of the fibre patch cord it takes.
     pub fiber: String,
     /// Fibre cords per module (2 for a twin-port OSFP with two MPO connectors).
@@ -217,7 +225,14 @@ pub struct Cable {
     /// Per assembly (both ends).
     pub power_w: f64,
     pub ns_per_m: f64,
+    /// The price in use (third-party as shipped; see [`Transceiver::price_usd`]).
     pub price_usd: f64,
+    /// The vendor-branded assembly's price, where it differs from the third-party one.
+    #[serde(default)]
+    pub vendor_price_usd: Option<f64>,
+    /// The price under the other `[cost] optics` choice (set by `choose_optics`).
+    #[serde(skip)]
+    pub other_price_usd: Option<f64>,
     #[serde(default)]
     pub source: String,
 }

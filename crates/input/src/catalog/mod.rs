@@ -7,6 +7,7 @@
 
 mod check;
 pub mod items;
+mod optics_prices;
 pub mod shipped;
 
 use serde::Deserialize;
@@ -16,6 +17,7 @@ pub use items::{
     Cable, CableMode, CableShape, Fiber, Gpu, LinkLayer, MediumClass, Nic, PortMode, Server,
     Switch, Transceiver, TransceiverMode,
 };
+pub use optics_prices::OpticsPrices;
 
 /// The shipped catalog files, in merge order.
 const BUILTIN: [(&str, &str); 4] = [

@@ -1,5 +1,6 @@
 //! `[cost]`: the operating-cost assumptions and price overrides.
 
+use crate::catalog::OpticsPrices;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -35,6 +36,9 @@ pub struct CostSection {
     /// port and its patch cord (default 60 USD, an estimate: a 48-port 1GbE management switch
     /// of about 2,400 USD per port plus a 10 USD cord).
     pub oob_usd_per_port: f64,
+    /// Whose optics the plan buys: `"third_party"` (default, compatible modules) or
+    /// `"vendor"` (the switch vendor's own, at its catalog `vendor_price_usd`).
+    pub optics: String,
 }
 
 impl Default for CostSection {
@@ -51,6 +55,7 @@ impl Default for CostSection {
             install_usd_per_switch: 300.0,
             spares_share: 0.02,
             oob_usd_per_port: 60.0,
+            optics: OpticsPrices::default().key().to_string(),
         }
     }
 }

@@ -43,6 +43,7 @@ pub const FLAGS: &[Flag] = &[
     f("--years", "cost.years", "Years for the TCO"),
     f("--usd-per-kwh", "cost.usd_per_kwh", "Electricity price, USD per kWh"),
     f("--pue", "cost.pue", "Power usage effectiveness"),
+    f("--optics", "cost.optics", "Optics prices: third_party (compatible modules) or vendor (vendor-branded)"),
     f("--engine", "engine", "Engine for DAG runs: packet, flow or auto (flow above 20M fabric packets)"),
     f("--max-memory", "max_memory", "Refuse a run whose estimated memory passes this, such as 16GB (default: 90% of MemAvailable)"),
     f("--catalog", "catalog", "A catalog file merged over the built-in one (same ids replace, new ids add)"),

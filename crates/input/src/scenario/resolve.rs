@@ -2,7 +2,7 @@
 //! items resolved, numbers in range, the topology spec filled in).
 
 use super::Scenario;
-use crate::catalog::{Catalog, Gpu, Item, Nic, Server, Switch, find, id_list};
+use crate::catalog::{Catalog, Gpu, Item, Nic, OpticsPrices, Server, Switch, find, id_list};
 use crate::profile::Profile;
 use fabricsim_core::error::InputError;
 use fabricsim_core::topology::{BuildError, Kind, Tiers, Topology, TopologySpec};
@@ -55,6 +55,8 @@ pub struct CostParams {
     pub install_usd_per_switch: f64,
     pub spares_share: f64,
     pub oob_usd_per_port: f64,
+    /// `[cost] optics`: which optics prices the catalog's `price_usd` now holds.
+    pub optics: OpticsPrices,
 }
 
 /// A validated cluster design: what `plan` (and the simulators) start from.
@@ -122,6 +124,15 @@ impl Scenario {
             Some(p) => Catalog::with_user_file(&self.relative_path("catalog", p))?,
             None => Catalog::builtin()?,
         };
+        let optics = OpticsPrices::from_key(f.cost.optics.trim()).ok_or_else(|| {
+            self.error(
+                "cost.optics",
+                &f.cost.optics,
+                "is not a source of optics",
+                "\"third_party\" (compatible modules) or \"vendor\" (vendor-branded)",
+            )
+        })?;
+        catalog.choose_optics(optics);
         for (id, &usd) in &f.cost.prices_usd {
             let key = format!("cost.prices_usd.{id}");
             if !(usd.is_finite() && usd >= 0.0) {
@@ -356,6 +367,7 @@ impl Scenario {
             )?,
             spares_share: self.real("cost.spares_share", k.spares_share, 0.0, 1.0)?,
             oob_usd_per_port: self.real("cost.oob_usd_per_port", k.oob_usd_per_port, 0.0, 1e4)?,
+            optics,
         };
 
         Ok(Design {

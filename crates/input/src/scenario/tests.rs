@@ -311,3 +311,24 @@ fn compat_warns_switch_serdes_unlike_the_optics_lanes() {
     );
     assert!(design("").unwrap().warnings.is_empty());
 }
+
+/// `[cost] optics` takes the two sources only; a bad value names the key and both.
+#[test]
+fn cost_optics_names_the_allowed_sources() {
+    let e = design("[cost]\noptics = \"oem\"\n").unwrap_err();
+    assert_eq!(e.key, "cost.optics");
+    assert_eq!(e.line, Some(2));
+    assert!(
+        e.allowed.contains("third_party") && e.allowed.contains("vendor"),
+        "{e}"
+    );
+    let d = design("[cost]\noptics = \"vendor\"\n").unwrap();
+    assert_eq!(d.cost.optics, crate::catalog::OpticsPrices::Vendor);
+    let t = d
+        .catalog
+        .transceivers
+        .iter()
+        .find(|x| x.id == "sr4-400g")
+        .unwrap();
+    assert_eq!(Some(t.price_usd), t.vendor_price_usd);
+}

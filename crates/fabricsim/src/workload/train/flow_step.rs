@@ -845,6 +845,35 @@ mod tests {
         }
     }
 
+    /// The step DAG is rail-aligned by construction (one ring per stage and rail, pipeline
+    /// sends between the same TP rank of two servers), so on a rail-only fabric (no spine joins
+    /// two rails) no message needs the PXN relay (`topology::pxn::relay`) the per-message runs
+    /// apply, and the whole-step run hands the DAG to the flow engine as compiled. TP 2 puts
+    /// four GPUs of a DP group on each server: the case where a ring could have crossed rails.
+    #[test]
+    fn a_rail_only_step_needs_no_pxn_relay() {
+        let s = scenario(&[
+            ("--gpus", "64"),
+            ("--model", "llama3-8b"),
+            ("--global-batch", "32"),
+            ("--tp", "2"),
+            ("--pp", "2"),
+            ("--dp-overlap", "false"),
+            ("--dp-bucket-mb", "100000"),
+            ("--topology", "rail-only"),
+        ]);
+        let tr = run::run(&s).unwrap();
+        assert!(tr.topology.planes > 1);
+        let nvlink = BitRate((tr.design.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
+        let eff = Efficiency::h200(&tr.design.catalog);
+        let full = step_dag::compile(&tr.config, &eff, nvlink, DagOptions::default()).unwrap();
+        let relayed = fabricsim_core::topology::pxn::relay(&tr.topology, &full.dag).unwrap();
+        assert_eq!(relayed.messages, full.dag.messages);
+        let (params, fp) = scenario_params(&s, &tr).unwrap();
+        let f = simulate_run(&tr, &params, &fp, DEFAULT_FIRST_RING_STEPS, &mut |_| ()).unwrap();
+        assert!(f.step_time_s > 0.0);
+    }
+
     #[test]
     fn under_adaptive_routing_every_ring_step_is_simulated() {
         // ib-ndr routes adaptively: its flows' paths move with the load, so nothing is
