@@ -35,6 +35,10 @@ pub struct SimArgs {
     /// Also write completion times in the ns-3 HPCC fct.txt format.
     #[arg(long)]
     pub fct: Option<String>,
+    /// Also write a Chrome trace-event JSON (Perfetto opens it): message spans per sender and
+    /// QP, queue counters of the ports sampled every [sim] sample_interval.
+    #[arg(long)]
+    pub trace: Option<String>,
     /// Also write the wall-clock figures (wall_s, events_per_s, packets_per_s) in the JSON; off
     /// by default so that the same scenario and seed give the same bytes (stderr has them).
     #[arg(long)]
@@ -45,6 +49,7 @@ pub fn run(a: SimArgs) -> Outcome {
     outpath::check(&[
         ("--out", a.out.as_deref().map(Path::new)),
         ("--fct", a.fct.as_deref().map(Path::new)),
+        ("--trace", a.trace.as_deref().map(Path::new)),
     ])?;
     let sc = a.flags.load(Some(Path::new(&a.scenario)))?;
     let base = Path::new(&a.scenario).parent().unwrap_or(Path::new("."));
@@ -91,6 +96,12 @@ pub fn run(a: SimArgs) -> Outcome {
         outpath::write(
             Path::new(path),
             write_fct(&r, job.setup.params.udp_dport).as_bytes(),
+        )?;
+    }
+    if let Some(path) = &a.trace {
+        outpath::write(
+            Path::new(path),
+            fabricsim::report::trace::chrome(&r).as_bytes(),
         )?;
     }
     for w in &r.sim.warnings {

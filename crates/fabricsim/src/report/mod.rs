@@ -6,3 +6,4 @@ pub mod compare;
 pub mod html;
 pub mod plan;
 pub mod reliability;
+pub mod trace;
