@@ -32,7 +32,11 @@ fn trace_has_sorted_spans_and_counters_and_repeats() {
     let counters: Vec<_> = events.iter().filter(|e| e["ph"] == "C").collect();
     // The example's 16 messages, each a span with a positive duration on its sender's track.
     assert_eq!(spans.len(), 16);
-    assert!(spans.iter().all(|e| e["dur"].as_f64().unwrap() > 0.0 && e["pid"].is_u64()));
+    assert!(
+        spans
+            .iter()
+            .all(|e| e["dur"].as_f64().unwrap() > 0.0 && e["pid"].is_u64())
+    );
     // Its ports sampled every 20 us: counters of queued bytes.
     assert!(!counters.is_empty());
     assert!(counters.iter().all(|e| e["args"]["bytes"].is_u64()));
@@ -58,5 +62,8 @@ fn an_unwritable_trace_path_is_refused_before_the_run() {
     assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
     let err = support::stderr(&o);
     assert!(err.contains("--trace"), "{err}");
-    assert!(!err.contains("[sim] packet engine"), "ran before refusing: {err}");
+    assert!(
+        !err.contains("[sim] packet engine"),
+        "ran before refusing: {err}"
+    );
 }

@@ -13,8 +13,18 @@ use pyo3::prelude::*;
 use crate::jobs::{self, JobError};
 use crate::scenario_arg::ScenarioArg;
 
-create_exception!(_fabricsim, InputError, PyValueError, "Bad input: names file, line, key, value and what is allowed.");
-create_exception!(_fabricsim, RunError, PyRuntimeError, "A run that failed (not the input's fault).");
+create_exception!(
+    _fabricsim,
+    InputError,
+    PyValueError,
+    "Bad input: names file, line, key, value and what is allowed."
+);
+create_exception!(
+    _fabricsim,
+    RunError,
+    PyRuntimeError,
+    "A run that failed (not the input's fault)."
+);
 
 /// How often the waiting thread looks for a signal.
 const POLL: Duration = Duration::from_millis(50);
@@ -81,7 +91,9 @@ where
             }
             Err(RecvTimeoutError::Disconnected) => {
                 fabricsim::stop::clear();
-                return Err(RunError::new_err("the job panicked (a bug: please report it)"));
+                return Err(RunError::new_err(
+                    "the job panicked (a bug: please report it)",
+                ));
             }
         }
     }
@@ -94,12 +106,21 @@ fn arg(kind: &str, text: String) -> PyResult<ScenarioArg> {
         "path" => ScenarioArg::Path(text),
         "toml" => ScenarioArg::Toml(text),
         "json" => ScenarioArg::Json(text),
-        _ => return Err(PyValueError::new_err(format!("unknown scenario kind {kind:?}"))),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown scenario kind {kind:?}"
+            )));
+        }
     })
 }
 
 #[pyfunction]
-fn plan(py: Python<'_>, kind: &str, text: String, flags: Vec<(String, String)>) -> PyResult<String> {
+fn plan(
+    py: Python<'_>,
+    kind: &str,
+    text: String,
+    flags: Vec<(String, String)>,
+) -> PyResult<String> {
     let a = arg(kind, text)?;
     run(py, move || jobs::plan(&a, &flags))
 }

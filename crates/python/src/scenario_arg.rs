@@ -30,7 +30,10 @@ impl ScenarioArg {
         Ok(match self {
             ScenarioArg::None => (default(), here),
             ScenarioArg::Path(p) => {
-                let base = Path::new(p).parent().unwrap_or(Path::new(".")).to_path_buf();
+                let base = Path::new(p)
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .to_path_buf();
                 (Scenario::load(p)?, base)
             }
             ScenarioArg::Toml(t) => (Scenario::parse(TEXT_NAME, t)?, here),
