@@ -17,3 +17,9 @@ pub fn request() {
 pub fn requested() -> bool {
     STOP.load(Ordering::Relaxed)
 }
+
+/// Withdraws a request (a library caller that outlives a run, such as the Python package after
+/// a Ctrl-C, starts its next run afresh).
+pub fn clear() {
+    STOP.store(false, Ordering::Relaxed);
+}

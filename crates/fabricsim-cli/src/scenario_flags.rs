@@ -8,6 +8,7 @@ use std::path::Path;
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 use fabricsim::InputError;
 use fabricsim::scenario::Scenario;
+use fabricsim::scenario::flag_keys;
 use fabricsim::scenario::flags::{COMPARE_FABRIC_HELP, FLAGS, Flag};
 
 /// Which scenario keys a command takes flags for.
@@ -19,13 +20,11 @@ pub trait Keys {
     }
 }
 
-/// `compare`: every key but those it does not read (the step is timed by calibrated
-/// collectives; no engine run is bounded by memory; its seeds are `[compare] seeds`); `--fabric`
-/// is the list of fabrics compared.
+/// `compare`: the keys `flag_keys::compare` names; `--fabric` is the list of fabrics compared.
 pub struct Compare;
 impl Keys for Compare {
     fn takes(key: &str) -> bool {
-        compare_takes(key)
+        flag_keys::compare(key)
     }
     fn help(f: &Flag) -> &'static str {
         match f.key {
@@ -35,80 +34,19 @@ impl Keys for Compare {
     }
 }
 
-/// The keys `compare` (and `sweep`) take.
-pub fn compare_takes(key: &str) -> bool {
-    key != "train.step_model" && key != "max_memory" && key != "seeds" && !key.starts_with("serve.")
+/// A command taking the keys a `flag_keys` function names.
+macro_rules! keys {
+    ($($name:ident => $takes:ident),* $(,)?) => {$(
+        pub struct $name;
+        impl Keys for $name {
+            fn takes(key: &str) -> bool {
+                flag_keys::$takes(key)
+            }
+        }
+    )*};
 }
 
-/// `plan`: the cluster, fabric, topology, layout, cost and catalog.
-pub struct Plan;
-impl Keys for Plan {
-    fn takes(key: &str) -> bool {
-        !key.starts_with("train.")
-            && !key.starts_with("serve.")
-            && !key.starts_with("compare.")
-            && !key.starts_with("nccl.")
-            && key != "engine"
-            && key != "max_memory"
-            && key != "seeds"
-    }
-}
-
-/// `train`: the cluster, fabric, topology and catalog, and the job.
-pub struct Train;
-impl Keys for Train {
-    fn takes(key: &str) -> bool {
-        job_takes(key, "train.")
-    }
-}
-
-/// `serve`: the cluster, fabric, topology and catalog, and the deployment.
-pub struct Serve;
-impl Keys for Serve {
-    fn takes(key: &str) -> bool {
-        job_takes(key, "serve.")
-    }
-}
-
-/// A job command's keys: the cluster, fabric, topology, NCCL and catalog, the engine, memory
-/// bound and seeds, and its own `section` (`train.`, `serve.`).
-fn job_takes(key: &str, section: &str) -> bool {
-    ["cluster.", "fabric.", "topology.", section, "nccl."]
-        .iter()
-        .any(|p| key.starts_with(p))
-        || key == "catalog"
-        || key == "engine"
-        || key == "max_memory"
-        || key == "seeds"
-}
-
-/// `collective`: the cluster, fabric, topology, NCCL and catalog.
-pub struct Cluster;
-impl Keys for Cluster {
-    fn takes(key: &str) -> bool {
-        ["cluster.", "fabric.", "topology.", "nccl."]
-            .iter()
-            .any(|p| key.starts_with(p))
-            || key == "catalog"
-            || key == "engine"
-            || key == "max_memory"
-            || key == "seeds"
-    }
-}
-
-/// `sim`: the network (cluster, fabric, topology, layout), NCCL's QPs, the catalog and the
-/// engine.
-pub struct Sim;
-impl Keys for Sim {
-    fn takes(key: &str) -> bool {
-        ["cluster.", "fabric.", "topology.", "layout.", "nccl."]
-            .iter()
-            .any(|p| key.starts_with(p))
-            || key == "catalog"
-            || key == "engine"
-            || key == "max_memory"
-    }
-}
+keys!(Plan => plan, Train => train, Serve => serve, Cluster => cluster, Sim => sim);
 
 /// The scenario flags given on the command line, as (flag, value) pairs in table order.
 pub struct ScenarioFlags<K> {
@@ -140,7 +78,7 @@ impl<K: Keys> ScenarioFlags<K> {
 impl ScenarioFlags<Compare> {
     /// Applies these flags over `s` (`--fabric` sets the compared fabrics).
     pub fn apply_to(&self, s: &mut Scenario) -> Result<(), InputError> {
-        s.apply_compare_flags(&self.pairs, compare_takes)
+        s.apply_compare_flags(&self.pairs, flag_keys::compare)
     }
 }
 

@@ -6,12 +6,11 @@ use std::path::Path;
 
 use clap::Args;
 use fabricsim::InputError;
-use fabricsim::engine_choice::{self, AUTO_FLOW_ABOVE_PACKETS, EngineChoice, EngineKind};
+use fabricsim::engine_choice::{AUTO_FLOW_ABOVE_PACKETS, EngineChoice};
 use fabricsim::io::fct::write_fct;
-use fabricsim::scenario::sim::build;
-use fabricsim::sim::{Progress, RunOptions, Status};
+use fabricsim::sim::{Progress, Status};
 use fabricsim::units::parse_time;
-use fabricsim::workload::run_engine::fabric_packets;
+use fabricsim::workload::sim_job::SimJob;
 
 use crate::outcome::{Failure, Outcome};
 use crate::outpath;
@@ -36,6 +35,10 @@ pub struct SimArgs {
     /// Also write completion times in the ns-3 HPCC fct.txt format.
     #[arg(long)]
     pub fct: Option<String>,
+    /// Also write a Chrome trace-event JSON (Perfetto opens it): message spans per sender and
+    /// QP, queue counters of the ports sampled every [sim] sample_interval.
+    #[arg(long)]
+    pub trace: Option<String>,
     /// Also write the wall-clock figures (wall_s, events_per_s, packets_per_s) in the JSON; off
     /// by default so that the same scenario and seed give the same bytes (stderr has them).
     #[arg(long)]
@@ -46,25 +49,23 @@ pub fn run(a: SimArgs) -> Outcome {
     outpath::check(&[
         ("--out", a.out.as_deref().map(Path::new)),
         ("--fct", a.fct.as_deref().map(Path::new)),
+        ("--trace", a.trace.as_deref().map(Path::new)),
     ])?;
     let sc = a.flags.load(Some(Path::new(&a.scenario)))?;
     let base = Path::new(&a.scenario).parent().unwrap_or(Path::new("."));
-    let setup = build(&sc, base, a.seed)?;
-    let until_flag = a
+    let until = a
         .until
         .as_deref()
         .map(|s| {
             parse_time(s).map_err(|p| InputError::flag("--until", s, p, "a duration such as 10ms"))
         })
         .transpose()?;
-    let until = until_flag.or(setup.until);
-    let choice = EngineChoice::of(&sc)?;
-    let packets = fabric_packets(&setup.params, &setup.dag);
-    let kind = choice.resolve(packets);
-    if choice == EngineChoice::Auto {
+    let job = SimJob::new(&sc, base, a.seed, until)?;
+    if job.choice == EngineChoice::Auto {
         eprintln!(
-            "[sim] engine auto: {} ({packets} fabric packets, flow above {AUTO_FLOW_ABOVE_PACKETS})",
-            kind.name()
+            "[sim] engine auto: {} ({} fabric packets, flow above {AUTO_FLOW_ABOVE_PACKETS})",
+            job.kind.name(),
+            job.packets
         );
     }
     let tty = crate::progress::wanted();
@@ -80,29 +81,7 @@ pub fn run(a: SimArgs) -> Outcome {
         }
         true
     };
-    let opts = RunOptions {
-        until,
-        progress: Some(&mut progress),
-    };
-    fabricsim::memory::check(&sc, kind, fabricsim::memory::Run::Sim, &setup.dag)?;
-    let r = engine_choice::run(
-        kind,
-        &setup.net.topo,
-        &setup.params,
-        &setup.dag,
-        &setup.faults,
-        opts,
-    )
-    .map_err(|e| match kind {
-        // What the flow engine cannot run is a choice of the scenario's.
-        EngineKind::Flow => Failure::Input(sc.error(
-            "engine",
-            "\"flow\"",
-            e,
-            "engine = \"packet\" (or --engine packet) for faults, loss and stop times",
-        )),
-        EngineKind::Packet => Failure::from(e),
-    })?;
+    let r = job.run(&sc, Some(&mut progress))?;
     if tty {
         eprintln!();
     }
@@ -116,7 +95,13 @@ pub fn run(a: SimArgs) -> Outcome {
     if let Some(path) = &a.fct {
         outpath::write(
             Path::new(path),
-            write_fct(&r, setup.params.udp_dport).as_bytes(),
+            write_fct(&r, job.setup.params.udp_dport).as_bytes(),
+        )?;
+    }
+    if let Some(path) = &a.trace {
+        outpath::write(
+            Path::new(path),
+            fabricsim::report::trace::chrome(&r).as_bytes(),
         )?;
     }
     for w in &r.sim.warnings {

@@ -380,7 +380,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         .into_iter()
         .filter_map(|(f, v)| v.as_ref().map(|v| (f.to_string(), v.clone())))
         .collect();
-    scenario.apply_flags_for(&flags, crate::scenario_flags::compare_takes)?;
+    scenario.apply_flags_for(&flags, fabricsim::scenario::flag_keys::compare)?;
     let n = scenario
         .file
         .compare

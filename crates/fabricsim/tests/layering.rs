@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Every workspace crate (its folder under `crates/`, its package) and the layer crates it may
 /// depend on. Packet and flow are peers: neither names the other. Input (the schema) runs no
 /// engine.
-const CRATES: [(&str, &str, &[&str]); 9] = [
+const CRATES: [(&str, &str, &[&str]); 10] = [
     ("core", "fabricsim-core", &[]),
     ("mech", "fabricsim-mech", &["fabricsim-core"]),
     (
@@ -49,6 +49,8 @@ const CRATES: [(&str, &str, &[&str]); 9] = [
         "fabricsim-lab",
         &["fabricsim", "fabricsim-cases", "fabricsim-packet"],
     ),
+    // The Python package's native module, beside the CLI.
+    ("python", "fabricsim-python", &["fabricsim"]),
 ];
 
 /// The driver's top-level modules, lowest first, and the driver modules each may name (besides

@@ -7,3 +7,4 @@ pub mod html;
 pub mod optics_choice;
 pub mod plan;
 pub mod reliability;
+pub mod trace;

@@ -24,6 +24,7 @@ pub mod placement;
 pub mod run_engine;
 pub mod seeds;
 pub mod serve;
+pub mod sim_job;
 pub mod sweep;
 pub mod table;
 pub mod tenants;

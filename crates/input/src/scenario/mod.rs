@@ -10,6 +10,7 @@ pub mod compare;
 pub mod compat;
 pub mod cost;
 pub mod fabric;
+pub mod flag_keys;
 pub mod flags;
 pub mod jobs;
 pub mod layout;

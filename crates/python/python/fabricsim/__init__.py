@@ -1,0 +1,86 @@
+"""fabricsim: plan, simulate and compare AI training fabrics from Python.
+
+Each call takes a scenario (a path, TOML text, a dict, or None for the command's defaults) and
+keyword overrides named as the CLI's flags (``gpus=256`` is ``--gpus 256``, ``fabric=...`` is
+``--fabric``), and returns the dict parsed from the JSON the CLI writes for the same scenario
+and seed; the ``*_json`` forms return that text itself, byte for byte. Bad input raises
+``InputError`` (a ``ValueError``) with ``file``, ``line``, ``key``, ``value``, ``problem`` and
+``allowed``; a failed run raises ``RunError``. Runs release the GIL; Ctrl-C stops them.
+"""
+
+import json
+import os
+
+from . import _fabricsim
+from ._fabricsim import InputError, RunError
+
+__all__ = [
+    "InputError",
+    "RunError",
+    "compare",
+    "compare_json",
+    "plan",
+    "plan_json",
+    "sim",
+    "sim_json",
+]
+
+
+def _scenario(scenario):
+    """(kind, text): a path, TOML text (a string with a newline or '='), a dict, or none."""
+    if scenario is None:
+        return "none", ""
+    if isinstance(scenario, dict):
+        return "json", json.dumps(scenario)
+    if isinstance(scenario, os.PathLike):
+        return "path", os.fspath(scenario)
+    if isinstance(scenario, str):
+        if "\n" in scenario or "=" in scenario:
+            return "toml", scenario
+        return "path", scenario
+    raise TypeError(
+        f"scenario: {type(scenario).__name__} given; a path, TOML text, a dict or None allowed"
+    )
+
+
+def _value(v):
+    """A keyword's value as the CLI flag's text: bools lower-case, lists comma-separated."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return ",".join(_value(x) for x in v)
+    return str(v)
+
+
+def _flags(overrides):
+    return [("--" + k.replace("_", "-"), _value(v)) for k, v in overrides.items()]
+
+
+def plan_json(scenario=None, **overrides):
+    """``fabricsim plan --format json``'s text."""
+    return _fabricsim.plan(*_scenario(scenario), _flags(overrides))
+
+
+def plan(scenario=None, **overrides):
+    """The fabric's bill of materials, power and cost, as a dict."""
+    return json.loads(plan_json(scenario, **overrides))
+
+
+def sim_json(scenario, *, seed=None, until=None, **overrides):
+    """``fabricsim sim SCENARIO --out FILE``'s text (``seed`` is ``--seed``, ``until`` ``--until``)."""
+    return _fabricsim.sim(*_scenario(scenario), _flags(overrides), seed, until)
+
+
+def sim(scenario, *, seed=None, until=None, **overrides):
+    """A packet- or flow-engine run of the scenario's traffic, as a dict."""
+    return json.loads(sim_json(scenario, seed=seed, until=until, **overrides))
+
+
+def compare_json(scenario=None, **overrides):
+    """``fabricsim compare --format json``'s text (``fabric`` may be a list of profile ids)."""
+    return _fabricsim.compare(*_scenario(scenario), _flags(overrides))
+
+
+def compare(scenario=None, **overrides):
+    """The same cluster and step on each fabric with a recommendation, as a dict."""
+    return json.loads(compare_json(scenario, **overrides))

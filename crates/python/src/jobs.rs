@@ -1,0 +1,82 @@
+//! The jobs a Python call runs, each the CLI subcommand's road (`fabricsim-cli/src/plan.rs`,
+//! `sim.rs`, `compare.rs`) down to the JSON text it writes with `--format json` / `--out`:
+//! the same scenario, overrides and seed give the same bytes.
+
+use fabricsim::compare::model::default_scenario;
+use fabricsim::compare::recommend::recommend;
+use fabricsim::scenario::{Scenario, flag_keys};
+use fabricsim::units::parse_time;
+use fabricsim::workload::sim_job::SimJob;
+use fabricsim::{Error, InputError};
+
+use crate::scenario_arg::ScenarioArg;
+
+/// A job that did not finish: the user's input (with file, line, key), or the run itself.
+#[derive(Debug)]
+pub enum JobError {
+    Input(InputError),
+    Run(String),
+}
+
+impl From<InputError> for JobError {
+    fn from(e: InputError) -> JobError {
+        JobError::Input(e)
+    }
+}
+
+impl From<Error> for JobError {
+    fn from(e: Error) -> JobError {
+        match e {
+            Error::Input(e) => JobError::Input(e),
+            e => JobError::Run(e.to_string()),
+        }
+    }
+}
+
+/// Keyword overrides as the CLI's flags: (`--gpus`, `"256"`) pairs, in call order.
+pub type Flags = [(String, String)];
+
+/// serde_json's pretty text with a final newline, as the CLI writes it (`output::json`).
+fn pretty(v: &serde_json::Value) -> Result<String, JobError> {
+    serde_json::to_string_pretty(v)
+        .map(|t| t + "\n")
+        .map_err(|e| JobError::Run(e.to_string()))
+}
+
+/// `fabricsim plan --format json`.
+pub fn plan(arg: &ScenarioArg, flags: &Flags) -> Result<String, JobError> {
+    let (mut s, _) = arg.load(Scenario::defaults)?;
+    s.apply_flags_for(flags, flag_keys::plan)?;
+    let (design, _, plan) = fabricsim::plan::run(&s)?;
+    pretty(&fabricsim::report::plan::json(&plan, &design))
+}
+
+/// `fabricsim sim SCENARIO [--seed N] [--until T]`: the results JSON (without wall-clock
+/// figures); results that break conservation are a run error, as the CLI's exit 1.
+pub fn sim(
+    arg: &ScenarioArg,
+    flags: &Flags,
+    seed: Option<u64>,
+    until: Option<&str>,
+) -> Result<String, JobError> {
+    let (mut s, base) = arg.load(Scenario::defaults)?;
+    s.apply_flags_for(flags, flag_keys::sim)?;
+    let until = until
+        .map(|t| {
+            parse_time(t).map_err(|p| InputError::flag("until", t, p, "a duration such as 10ms"))
+        })
+        .transpose()?;
+    let job = SimJob::new(&s, &base, seed, until)?;
+    let r = job.run(&s, None)?;
+    r.check_conservation()
+        .map_err(|e| JobError::Run(e.to_string()))?;
+    Ok(r.to_json(false))
+}
+
+/// `fabricsim compare --format json` (the built-in comparison without a scenario).
+pub fn compare(arg: &ScenarioArg, flags: &Flags) -> Result<String, JobError> {
+    let (mut s, _) = arg.load(default_scenario)?;
+    s.apply_compare_flags(flags, flag_keys::compare)?;
+    let c = fabricsim::compare::run(&s)?;
+    pretty(&fabricsim::report::compare::json(&c, &recommend(&c)))
+}
