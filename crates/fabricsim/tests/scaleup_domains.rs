@@ -14,12 +14,20 @@ use fabricsim::workload::train::fabric_bytes;
 use fabricsim::workload::train::step::{StepReport, step};
 
 fn count(p: &plan::Plan, id: &str) -> u64 {
-    p.bom.lines.iter().filter(|l| l.id == id).map(|l| l.count).sum()
+    p.bom
+        .lines
+        .iter()
+        .filter(|l| l.id == id)
+        .map(|l| l.count)
+        .sum()
 }
 
 #[test]
 fn sixteen_nvl72_racks_plan_by_hand() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/gb300-nvl72-1152.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/gb300-nvl72-1152.toml"
+    );
     let s = Scenario::parse(path, &std::fs::read_to_string(path).unwrap()).unwrap();
     let (d, mut t) = s.design_and_topology().unwrap();
     let p = plan::make(&s, &d, &mut t).unwrap();
@@ -29,8 +37,12 @@ fn sixteen_nvl72_racks_plan_by_hand() {
     // Q3400: 144 x 800G. A 1:1 leaf keeps 72 ports for hosts, so one rack per leaf: 16 leaves
     // with 72 uplinks each = 1,152 uplinks; spines: the smallest divisor S of 72 with
     // S x 144 >= 1,152, S = 8 (each leaf sends 9 links to each spine).
-    let tiers: Vec<(u8, u64, u64)> =
-        p.bom.tiers.iter().map(|x| (x.tier, x.switches, x.ports_used)).collect();
+    let tiers: Vec<(u8, u64, u64)> = p
+        .bom
+        .tiers
+        .iter()
+        .map(|x| (x.tier, x.switches, x.ports_used))
+        .collect();
     assert_eq!(tiers, [(1, 16, 16 * 144), (2, 8, 8 * 144)]);
     assert_eq!(count(&p, "q3400"), 24);
     // Optics: a single-port DR4 module per NIC (1,152); the switch side on twin-port modules,
@@ -48,8 +60,8 @@ fn deepseek(server: &str, gpus: u32, train: &str) -> StepReport {
     );
     let s = Scenario::parse("t.toml", &text).unwrap();
     let (d, t) = s.design_and_topology().unwrap();
-    let cfg = TrainConfig::resolve(&s, &d, Placement::on_topology(&t, d.spec.gpus_per_node))
-        .unwrap();
+    let cfg =
+        TrainConfig::resolve(&s, &d, Placement::on_topology(&t, d.spec.gpus_per_node)).unwrap();
     let comm = AlphaBetaModel::new(FabricParams::of(&d));
     step(&cfg, &Efficiency::h200(&Catalog::builtin().unwrap()), &comm)
 }
@@ -98,7 +110,10 @@ fn an_moe_step_on_nvl72_sends_less_over_the_fabric_than_on_hgx() {
     assert!((fabric_bytes::of_row(dp_nvl) - 0.75 * b / 18.0).abs() < 1.0);
     assert!((fabric_bytes::of_row(dp_hgx) - 35.0 / 36.0 * b / 2.0).abs() < 1.0);
     let (f_nvl, f_hgx) = (fabric_bytes::per_gpu(&nvl), fabric_bytes::per_gpu(&hgx));
-    assert!(f_nvl < 0.25 * f_hgx, "{f_nvl} vs {f_hgx} bytes per GPU per step");
+    assert!(
+        f_nvl < 0.25 * f_hgx,
+        "{f_nvl} vs {f_hgx} bytes per GPU per step"
+    );
     // Less time waiting on the fabric for the same work.
     assert!(ep_nvl.total_s < ep_hgx.total_s);
 }

@@ -286,7 +286,11 @@ pub(super) fn file(src: &Source, f: &CatalogFile) -> Result<(), InputError> {
             &x.id,
             &[
                 Num("gpus", x.gpus as f64, false),
-                Num("nvlink_domain_TBps", x.nvlink_domain_tbps.unwrap_or(1.0), false),
+                Num(
+                    "nvlink_domain_TBps",
+                    x.nvlink_domain_tbps.unwrap_or(1.0),
+                    false,
+                ),
                 Num("power_w", x.power_w, true),
                 Num("price_usd", x.price_usd, true),
             ],

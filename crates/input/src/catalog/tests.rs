@@ -174,6 +174,9 @@ fn a_servers_nvlink_domain_bandwidth_must_match_its_gpus() {
                 nvlink_domain_TBps = 14.4\npower_w = 1\nprice_usd = 1\nincludes_nics = true\n";
     let mut c = Catalog::builtin().unwrap();
     let e = c.merge(&Source::new("u.toml", user)).unwrap_err();
-    assert_eq!((e.line, e.key.as_str()), (Some(6), "server[id=hgx-h100-8].nvlink_domain_TBps"));
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (Some(6), "server[id=hgx-h100-8].nvlink_domain_TBps")
+    );
     assert!(e.problem.contains("8 GPUs x 900 GB/s"), "{e}");
 }

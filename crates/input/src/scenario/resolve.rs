@@ -388,7 +388,13 @@ impl Scenario {
     }
 
     /// The catalog entry `id` of `items`; `what` names the kind in the error.
-    pub(super) fn item<T: Item>(&self, key: &str, id: &str, what: &str, items: &[T]) -> Result<T, InputError> {
+    pub(super) fn item<T: Item>(
+        &self,
+        key: &str,
+        id: &str,
+        what: &str,
+        items: &[T],
+    ) -> Result<T, InputError> {
         find(items, id).cloned().ok_or_else(|| {
             self.error(
                 key,

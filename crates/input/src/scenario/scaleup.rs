@@ -49,25 +49,30 @@ impl Scenario {
                      leave those out: the server gives them)",
                 ));
             }
-            None => catalog.servers.iter().find(|s| fits(s)).cloned().ok_or_else(|| {
-                let want = per_node.map_or(String::new(), |n| format!("{n} x "));
-                self.error(
-                    if per_node.is_some() {
-                        "cluster.gpus_per_node"
-                    } else {
-                        "cluster.gpu"
-                    },
-                    per_node.map_or(gpu.id.clone(), |n| n.to_string()),
-                    format!("no catalog server holds {want}{}", gpu.id),
-                    "add a [[server]] to a user catalog, or name one of: ".to_string()
-                        + &catalog
-                            .servers
-                            .iter()
-                            .map(|s| format!("{} ({} x {})", s.id(), s.gpus, s.gpu))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                )
-            })?,
+            None => catalog
+                .servers
+                .iter()
+                .find(|s| fits(s))
+                .cloned()
+                .ok_or_else(|| {
+                    let want = per_node.map_or(String::new(), |n| format!("{n} x "));
+                    self.error(
+                        if per_node.is_some() {
+                            "cluster.gpus_per_node"
+                        } else {
+                            "cluster.gpu"
+                        },
+                        per_node.map_or(gpu.id.clone(), |n| n.to_string()),
+                        format!("no catalog server holds {want}{}", gpu.id),
+                        "add a [[server]] to a user catalog, or name one of: ".to_string()
+                            + &catalog
+                                .servers
+                                .iter()
+                                .map(|s| format!("{} ({} x {})", s.id(), s.gpus, s.gpu))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                    )
+                })?,
         };
         Ok((gpu, server))
     }
@@ -85,16 +90,25 @@ mod tests {
     #[test]
     fn a_named_rack_gives_the_gpu_the_domain_and_one_nic_per_gpu() {
         let d = design("[cluster]\ngpus = 1152\nserver = \"gb200-nvl72\"\n").unwrap();
-        assert_eq!((d.gpu.id.as_str(), d.server.id.as_str()), ("gb200", "gb200-nvl72"));
+        assert_eq!(
+            (d.gpu.id.as_str(), d.server.id.as_str()),
+            ("gb200", "gb200-nvl72")
+        );
         assert_eq!((d.spec.gpus_per_node, d.spec.nics_per_node), (72, 72));
         // The GPU alone finds its first server; 2 x 400G per GPU doubles the ports.
         let d = design("[cluster]\ngpus = 144\ngpu = \"gb300\"\nnics_per_node = 144\n").unwrap();
-        assert_eq!((d.server.id.as_str(), d.spec.nics_per_node), ("gb300-nvl72", 144));
+        assert_eq!(
+            (d.server.id.as_str(), d.spec.nics_per_node),
+            ("gb300-nvl72", 144)
+        );
         let d = design("[cluster]\ngpus = 72\ngpu = \"gb200\"\ngpus_per_node = 36\n").unwrap();
         assert_eq!(d.server.id, "gb200-nvl36");
         // Without any of them: today's 8-GPU H100 server.
         let d = design("[cluster]\ngpus = 64\n").unwrap();
-        assert_eq!((d.server.id.as_str(), d.spec.gpus_per_node), ("hgx-h100-8", 8));
+        assert_eq!(
+            (d.server.id.as_str(), d.spec.gpus_per_node),
+            ("hgx-h100-8", 8)
+        );
     }
 
     #[test]
