@@ -288,6 +288,11 @@ pub(super) fn file(src: &Source, f: &CatalogFile) -> Result<(), InputError> {
             &x.id,
             &[
                 Num("gpus", x.gpus as f64, false),
+                Num(
+                    "nvlink_domain_TBps",
+                    x.nvlink_domain_tbps.unwrap_or(1.0),
+                    false,
+                ),
                 Num("power_w", x.power_w, true),
                 Num("price_usd", x.price_usd, true),
             ],
@@ -315,8 +320,8 @@ pub(super) fn references(src: &Source, c: &Catalog) -> Result<(), InputError> {
         }
     }
     for (i, x) in c.servers.iter().enumerate() {
-        if c.gpu(&x.gpu).is_none() {
-            let idx = entry_index(src, "server", &x.id).unwrap_or(i);
+        let idx = entry_index(src, "server", &x.id).unwrap_or(i);
+        let Some(gpu) = c.gpu(&x.gpu) else {
             return Err(err(
                 src,
                 "server",
@@ -327,10 +332,32 @@ pub(super) fn references(src: &Source, c: &Catalog) -> Result<(), InputError> {
                 "is not a gpu id in the catalog",
                 &super::id_list(c.gpus.iter().map(|f| f.id.as_str())),
             ));
+        };
+        if let Some(tbps) = x.nvlink_domain_tbps {
+            let sum = x.gpus as f64 * gpu.nvlink_gbyteps / 1000.0;
+            if (tbps - sum).abs() > DOMAIN_TOLERANCE * sum {
+                return Err(err(
+                    src,
+                    "server",
+                    idx,
+                    &x.id,
+                    "nvlink_domain_TBps",
+                    tbps,
+                    &format!(
+                        "disagrees with its {} GPUs x {} GB/s NVLink each ({sum:.1} TB/s)",
+                        x.gpus, gpu.nvlink_gbyteps
+                    ),
+                    &format!("within 2% of {sum:.1} TB/s, or fix the GPU's nvlink_GBps"),
+                ));
+            }
         }
     }
     Ok(())
 }
+
+/// How far a server's quoted NVLink domain bandwidth may be from its GPUs' sum: vendors round
+/// (GB200 NVL72: "130 TB/s" for 72 x 1.8 = 129.6).
+const DOMAIN_TOLERANCE: f64 = 0.02;
 
 /// The position of the entry with `id` among the `[[table]]` entries of `src`.
 fn entry_index(src: &Source, table: &str, id: &str) -> Option<usize> {

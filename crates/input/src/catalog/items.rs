@@ -312,7 +312,13 @@ pub struct Server {
     pub name: String,
     /// Catalog id of its GPU.
     pub gpu: String,
+    /// GPUs in the server: one NVLink domain (an HGX baseboard of 8, an NVL72 rack of 72), so
+    /// traffic among them never reaches the scale-out fabric.
     pub gpus: u32,
+    /// NVLink bandwidth of the whole domain as vendors quote it (every GPU's both directions
+    /// summed), TB/s; checked against `gpus` x the GPU's `nvlink_GBps` (`catalog::check`).
+    #[serde(default, rename = "nvlink_domain_TBps")]
+    pub nvlink_domain_tbps: Option<f64>,
     pub power_w: f64,
     pub price_usd: f64,
     /// Whether `price_usd` includes the scale-out NICs (the plan then counts them once, under

@@ -164,3 +164,19 @@ fn set_price_reaches_every_kind_and_rejects_unknown_ids() {
     assert_eq!(c.transceivers[0].price_usd, 1.0);
     assert!(!c.set_price("nope", 1.0));
 }
+
+#[test]
+fn a_servers_nvlink_domain_bandwidth_must_match_its_gpus() {
+    let c = Catalog::builtin().unwrap();
+    let nvl72 = c.servers.iter().find(|s| s.id == "gb200-nvl72").unwrap();
+    assert_eq!((nvl72.gpus, nvl72.nvlink_domain_tbps), (72, Some(130.0)));
+    let user = "[[server]]\nid = \"hgx-h100-8\"\nname = \"x\"\ngpu = \"h100\"\ngpus = 8\n\
+                nvlink_domain_TBps = 14.4\npower_w = 1\nprice_usd = 1\nincludes_nics = true\n";
+    let mut c = Catalog::builtin().unwrap();
+    let e = c.merge(&Source::new("u.toml", user)).unwrap_err();
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (Some(6), "server[id=hgx-h100-8].nvlink_domain_TBps")
+    );
+    assert!(e.problem.contains("8 GPUs x 900 GB/s"), "{e}");
+}

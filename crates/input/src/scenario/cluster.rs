@@ -8,15 +8,17 @@ use serde::Deserialize;
 pub struct ClusterSection {
     /// GPUs in the cluster (default 1024).
     pub gpus: i64,
-    /// GPUs per server (default 8, an HGX/DGX baseboard).
-    pub gpus_per_node: i64,
-    /// Scale-out NIC ports per server (default 8: one 400G/800G NIC per GPU).
-    pub nics_per_node: i64,
-    /// GPU catalog id (default `h100`).
-    pub gpu: String,
+    /// GPUs per server, the NVLink domain (default: the server's `gpus`; 8 for an HGX/DGX
+    /// baseboard, 72 for an NVL72 rack).
+    pub gpus_per_node: Option<i64>,
+    /// Scale-out NIC ports per server (default: one per GPU of the server).
+    pub nics_per_node: Option<i64>,
+    /// GPU catalog id (default: the server's GPU; `h100` when no server is named).
+    pub gpu: Option<String>,
     /// NIC catalog id (default: the fabric profile's NIC).
     pub nic: Option<String>,
-    /// Server catalog id (default: the catalog server with `gpus_per_node` of `gpu`).
+    /// Server catalog id (default: the first catalog server holding `gpu`, with
+    /// `gpus_per_node` GPUs when that is given).
     pub server: Option<String>,
 }
 
@@ -24,9 +26,9 @@ impl Default for ClusterSection {
     fn default() -> Self {
         ClusterSection {
             gpus: 1024,
-            gpus_per_node: 8,
-            nics_per_node: 8,
-            gpu: "h100".into(),
+            gpus_per_node: None,
+            nics_per_node: None,
+            gpu: None,
             nic: None,
             server: None,
         }

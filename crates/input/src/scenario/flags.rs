@@ -24,11 +24,11 @@ const fn f(flag: &'static str, key: &'static str, help: &'static str) -> Flag {
 #[rustfmt::skip]
 pub const FLAGS: &[Flag] = &[
     f("--gpus", "cluster.gpus", "GPUs in the cluster"),
-    f("--gpus-per-node", "cluster.gpus_per_node", "GPUs per server"),
+    f("--gpus-per-node", "cluster.gpus_per_node", "GPUs per server (its NVLink domain: 8, 36, 72)"),
     f("--nics-per-node", "cluster.nics_per_node", "Scale-out NIC ports per server"),
-    f("--gpu", "cluster.gpu", "GPU catalog id: a100, h100, h200, b200"),
+    f("--gpu", "cluster.gpu", "GPU catalog id: a100, h100, h200, b200, gb200, gb300"),
     f("--nic", "cluster.nic", "NIC catalog id"),
-    f("--server", "cluster.server", "Server catalog id"),
+    f("--server", "cluster.server", "Server catalog id: hgx-h100-8, ..., gb200-nvl72, gb300-nvl72, gb200-nvl36"),
     f("--fabric", "fabric.profile", "Fabric profile: ib-ndr, ib-xdr, roce-400g, roce-800g, roce-400g-hpcc, roce-400g-ar, roce-800g-ar, uec-400g, uec-800g, or a .toml file"),
     f("--mtu", "fabric.mtu_bytes", "MTU in bytes"),
     f("--topology", "topology.kind", "fat-tree, rail-optimized, rail-only, dual-tor, or auto (plan: the cheapest that fits)"),

@@ -16,6 +16,7 @@ pub mod jobs;
 pub mod layout;
 pub mod nccl;
 pub mod resolve;
+mod scaleup;
 pub mod serve;
 pub mod serve_trace;
 pub mod topology;

@@ -82,6 +82,8 @@ pub struct Design {
 }
 
 const MAX_GPUS: i64 = 1 << 20;
+/// Scale-out NIC ports per server: an NVL72 rack's 72 ConnectX-8 as 2 x 400G each.
+const MAX_NICS_PER_NODE: i64 = 144;
 
 impl Scenario {
     /// Validates the scenario and resolves every catalog reference.
@@ -150,50 +152,24 @@ impl Scenario {
 
         // [cluster]
         let c = &f.cluster;
-        let gpus_per_node = self.count("cluster.gpus_per_node", c.gpus_per_node, 1, 72)?;
-        let nics_per_node = self.count("cluster.nics_per_node", c.nics_per_node, 1, 16)?;
         let gpus = self.count("cluster.gpus", c.gpus, 1, MAX_GPUS)?;
+        let (gpu, server) = self.server(c, &catalog)?;
+        let gpus_per_node = server.gpus;
+        let nics_per_node = match c.nics_per_node {
+            Some(n) => self.count("cluster.nics_per_node", n, 1, MAX_NICS_PER_NODE)?,
+            None => gpus_per_node,
+        };
         if gpus % gpus_per_node != 0 {
             return Err(self.error(
                 "cluster.gpus",
                 gpus,
-                format!("is not a whole number of {gpus_per_node}-GPU servers"),
+                format!(
+                    "is not a whole number of {gpus_per_node}-GPU servers ({})",
+                    server.id
+                ),
                 format!("a multiple of gpus_per_node ({gpus_per_node})"),
             ));
         }
-        let gpu = self.item("cluster.gpu", &c.gpu, "a GPU", &catalog.gpus)?;
-        let server = match &c.server {
-            Some(id) => {
-                let s = self.item("cluster.server", id, "a server", &catalog.servers)?;
-                if s.gpu != gpu.id || s.gpus != gpus_per_node {
-                    return Err(self.error(
-                        "cluster.server",
-                        id,
-                        format!(
-                            "holds {} x {}, not {gpus_per_node} x {}",
-                            s.gpus, s.gpu, gpu.id
-                        ),
-                        "a server whose gpu and gpus match [cluster] gpu and gpus_per_node",
-                    ));
-                }
-                s
-            }
-            None => catalog
-                .servers
-                .iter()
-                .find(|s| s.gpu == gpu.id && s.gpus == gpus_per_node)
-                .cloned()
-                .ok_or_else(|| {
-                    self.error(
-                        "cluster.gpu",
-                        &gpu.id,
-                        format!("no catalog server holds {gpus_per_node} x {}", gpu.id),
-                        "add a [[server]] to a user catalog, or pick a gpu/gpus_per_node pair of: "
-                            .to_string()
-                            + &id_list(catalog.servers.iter().map(Item::id)),
-                    )
-                })?,
-        };
         let nic_id = c.nic.clone().unwrap_or_else(|| profile.ports.nic.clone());
         let nic = self.item("cluster.nic", &nic_id, "a NIC", &catalog.nics)?;
         let fitting_nics = || {
@@ -424,7 +400,13 @@ impl Scenario {
     }
 
     /// The catalog entry `id` of `items`; `what` names the kind in the error.
-    fn item<T: Item>(&self, key: &str, id: &str, what: &str, items: &[T]) -> Result<T, InputError> {
+    pub(super) fn item<T: Item>(
+        &self,
+        key: &str,
+        id: &str,
+        what: &str,
+        items: &[T],
+    ) -> Result<T, InputError> {
         find(items, id).cloned().ok_or_else(|| {
             self.error(
                 key,

@@ -185,7 +185,7 @@ fn unknown_or_mismatched_catalog_ids_are_errors() {
     assert_eq!(e.key, "cluster.nic");
     // No 4-GPU B200 server in the catalog.
     let e = design("[cluster]\ngpu = \"b200\"\ngpus = 64\ngpus_per_node = 4\n").unwrap_err();
-    assert_eq!(e.key, "cluster.gpu");
+    assert_eq!((e.line, e.key.as_str()), (Some(4), "cluster.gpus_per_node"));
     let e = design("[cluster]\ngpus = 100\n").unwrap_err();
     assert!(e.problem.contains("whole number of 8-GPU servers"), "{e}");
     let e = design("[topology]\ntiers = 4\n").unwrap_err();

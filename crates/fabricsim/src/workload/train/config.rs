@@ -375,7 +375,7 @@ impl TrainConfig {
                     "precision",
                     "fp8",
                     format!("the {} has no FP8 peak in the catalog", design.gpu.id),
-                    "bf16, or fp8 on an h100, h200 or b200",
+                    "bf16, or fp8 on an h100, h200, b200, gb200 or gb300",
                 ));
             }
             Some(other) => {

@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod compute;
 pub mod config;
 pub mod efficiency;
+pub mod fabric_bytes;
 pub mod flops;
 pub mod flow_step;
 pub mod groups;

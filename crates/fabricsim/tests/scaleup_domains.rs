@@ -1,0 +1,119 @@
+//! Rack-scale NVLink domains (GB200/GB300 NVL72): `plan` counts the scale-out parts of the
+//! racks by hand-checkable arithmetic, and `train` keeps the traffic inside a rack off the
+//! fabric (docs/scale-up-domains.md).
+
+use fabricsim::catalog::Catalog;
+use fabricsim::plan::{self, bom::Category};
+use fabricsim::scenario::Scenario;
+use fabricsim::workload::comm_model::AlphaBetaModel;
+use fabricsim::workload::link_params::FabricParams;
+use fabricsim::workload::placement::Placement;
+use fabricsim::workload::train::config::TrainConfig;
+use fabricsim::workload::train::efficiency::Efficiency;
+use fabricsim::workload::train::fabric_bytes;
+use fabricsim::workload::train::step::{StepReport, step};
+
+fn count(p: &plan::Plan, id: &str) -> u64 {
+    p.bom
+        .lines
+        .iter()
+        .filter(|l| l.id == id)
+        .map(|l| l.count)
+        .sum()
+}
+
+#[test]
+fn sixteen_nvl72_racks_plan_by_hand() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/gb300-nvl72-1152.toml"
+    );
+    let s = Scenario::parse(path, &std::fs::read_to_string(path).unwrap()).unwrap();
+    let (d, mut t) = s.design_and_topology().unwrap();
+    let p = plan::make(&s, &d, &mut t).unwrap();
+    // 1,152 GPUs / 72 per rack = 16 racks, one ConnectX-8 800G port per GPU: 1,152 NICs.
+    assert_eq!((p.servers, p.compute_racks), (16, 16));
+    assert_eq!(p.bom.total(Category::Nic).0, 1152);
+    // Q3400: 144 x 800G. A 1:1 leaf keeps 72 ports for hosts, so one rack per leaf: 16 leaves
+    // with 72 uplinks each = 1,152 uplinks; spines: the smallest divisor S of 72 with
+    // S x 144 >= 1,152, S = 8 (each leaf sends 9 links to each spine).
+    let tiers: Vec<(u8, u64, u64)> = p
+        .bom
+        .tiers
+        .iter()
+        .map(|x| (x.tier, x.switches, x.ports_used))
+        .collect();
+    assert_eq!(tiers, [(1, 16, 16 * 144), (2, 8, 8 * 144)]);
+    assert_eq!(count(&p, "q3400"), 24);
+    // Optics: a single-port DR4 module per NIC (1,152); the switch side on twin-port modules,
+    // (1,152 leaf down + 1,152 leaf up + 1,152 spine down) / 2 = 1,728; a fibre cord per link.
+    assert_eq!(count(&p, "dr4-800g"), 1152);
+    assert_eq!(count(&p, "dr8-2x800g"), 1728);
+    assert_eq!(count(&p, "smf-mpo12"), 2 * 1152);
+}
+
+/// The DeepSeek-V3 preset with `[train]` keys on `gpus` GPUs of `server`, timed on XDR.
+fn deepseek(server: &str, gpus: u32, train: &str) -> StepReport {
+    let text = format!(
+        "[cluster]\ngpus = {gpus}\nserver = \"{server}\"\n[fabric]\nprofile = \"ib-xdr\"\n\
+         [train]\nmodel = \"deepseek-v3\"\nzero = 1\nrecompute = \"full\"\n{train}"
+    );
+    let s = Scenario::parse("t.toml", &text).unwrap();
+    let (d, t) = s.design_and_topology().unwrap();
+    let cfg =
+        TrainConfig::resolve(&s, &d, Placement::on_topology(&t, d.spec.gpus_per_node)).unwrap();
+    let comm = AlphaBetaModel::new(FabricParams::of(&d));
+    step(&cfg, &Efficiency::h200(&Catalog::builtin().unwrap()), &comm)
+}
+
+fn row<'a>(r: &'a StepReport, name: &str) -> &'a fabricsim::workload::train::step::CommRow {
+    r.collectives.iter().find(|c| c.name == name).unwrap()
+}
+
+#[test]
+fn tensor_parallelism_inside_an_nvl72_puts_no_bytes_on_the_fabric() {
+    // TP 8, 16, 32 on consecutive GPUs of a 72-GPU rack; on 8-GPU servers TP 16 and 32 span
+    // 2 and 4 servers and their all-reduces cross the fabric.
+    for (tp, dp) in [(8, 36), (16, 18), (32, 9)] {
+        let train = format!("tp = {tp}\npp = 8\nep = 1\nglobal_batch = 4608\n");
+        let nvl = deepseek("gb200-nvl72", 2304, &train);
+        let tp_row = row(&nvl, "tp_all_reduce");
+        assert_eq!((nvl.dp, tp_row.ranks, tp_row.servers), (dp, tp as u32, 1));
+        assert_eq!(fabric_bytes::of_row(tp_row), 0.0);
+        let hgx = deepseek("hgx-b200-8", 2304, &train);
+        let hgx_tp = row(&hgx, "tp_all_reduce");
+        assert_eq!(hgx_tp.servers, tp as u32 / 8);
+        assert_eq!(fabric_bytes::of_row(hgx_tp) > 0.0, tp > 8, "tp {tp}");
+    }
+}
+
+#[test]
+fn an_moe_step_on_nvl72_sends_less_over_the_fabric_than_on_hgx() {
+    // TP 4 x EP 8 spans 32 consecutive GPUs: one NVL72 rack, 4 HGX servers.
+    let train = "tp = 4\npp = 8\nep = 8\nglobal_batch = 4608\n";
+    let nvl = deepseek("gb200-nvl72", 2304, train);
+    let hgx = deepseek("hgx-b200-8", 2304, train);
+    let (ep_nvl, ep_hgx) = (row(&nvl, "ep_all_to_all"), row(&hgx, "ep_all_to_all"));
+    assert_eq!((ep_nvl.servers, ep_hgx.servers), (1, 4));
+    assert_eq!(fabric_bytes::of_row(ep_nvl), 0.0);
+    // 8 ranks, 2 per server: each GPU's dispatch goes 6/8 off its server.
+    let want = 0.75 * ep_hgx.bytes_per_call as f64 * ep_hgx.calls_per_step as f64;
+    assert_eq!(fabric_bytes::of_row(ep_hgx), want);
+    // The data-parallel group (72 GPUs, stride 4) spans 4 racks or 36 servers: the fabric ring
+    // carries 1/18 of the buffer per GPU in a rack, 1/2 on HGX (hierarchical: 1/k per rail).
+    let (dp_nvl, dp_hgx) = (
+        row(&nvl, "dp_grad_reduce_scatter"),
+        row(&hgx, "dp_grad_reduce_scatter"),
+    );
+    assert_eq!((dp_nvl.servers, dp_hgx.servers), (4, 36));
+    let b = dp_nvl.bytes_per_call as f64;
+    assert!((fabric_bytes::of_row(dp_nvl) - 0.75 * b / 18.0).abs() < 1.0);
+    assert!((fabric_bytes::of_row(dp_hgx) - 35.0 / 36.0 * b / 2.0).abs() < 1.0);
+    let (f_nvl, f_hgx) = (fabric_bytes::per_gpu(&nvl), fabric_bytes::per_gpu(&hgx));
+    assert!(
+        f_nvl < 0.25 * f_hgx,
+        "{f_nvl} vs {f_hgx} bytes per GPU per step"
+    );
+    // Less time waiting on the fabric for the same work.
+    assert!(ep_nvl.total_s < ep_hgx.total_s);
+}
