@@ -202,7 +202,10 @@ fn nccl_keys_set_channels_and_qps() {
     assert_eq!(nccl_channels(&d.nccl, 8, Algo::Direct), 2);
     assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring), 16);
     let ch = fabricsim::workload::collective::Channels::of_design(&d);
-    assert_eq!((ch.of(Algo::Direct), ch.of(Algo::Hierarchical), ch.most()), (2, 16, 16));
+    assert_eq!(
+        (ch.of(Algo::Direct), ch.of(Algo::Hierarchical), ch.most()),
+        (2, 16, 16)
+    );
 }
 
 #[test]

@@ -177,11 +177,14 @@ pub fn train_config(
 
 fn engine_source(r: &StepReport, t: &EngineTotals, seeds: usize) -> String {
     let mut src = match t.runs {
-        0 => format!("{}; the split of compute, bubble and NVLink in closed form", r.comm_source),
+        0 => format!(
+            "{}; the split of compute, bubble and NVLink in closed form",
+            r.comm_source
+        ),
         _ => format!(
-        "{}; fitted from {} packet-engine runs over {seeds} seed(s) ({} drops, {} retransmitted packets, {} timeouts)",
-        r.comm_source, t.runs, t.packets_dropped, t.retransmitted_packets, t.timeouts
-    ),
+            "{}; fitted from {} packet-engine runs over {seeds} seed(s) ({} drops, {} retransmitted packets, {} timeouts)",
+            r.comm_source, t.runs, t.packets_dropped, t.retransmitted_packets, t.timeouts
+        ),
     };
     if !t.unfitted.is_empty() {
         src += &format!("; no fit, closed form kept for: {}", t.unfitted.join(", "));
@@ -461,13 +464,11 @@ fn combine(
                 );
                 (steps, lost, by)
             }
-            super::whole_step::Timing::Fallback(why) => {
-                (
-                    runs.iter().map(|r| r.step.clone()).collect(),
-                    runs.iter().map(|r| r.lost.clone()).collect(),
-                    format!("alpha-beta fits per collective, each timed alone (fallback: {why})"),
-                )
-            }
+            super::whole_step::Timing::Fallback(why) => (
+                runs.iter().map(|r| r.step.clone()).collect(),
+                runs.iter().map(|r| r.lost.clone()).collect(),
+                format!("alpha-beta fits per collective, each timed alone (fallback: {why})"),
+            ),
         };
     let delivered = deliver(
         &steps,
@@ -730,7 +731,10 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
     }
     notes.extend(fabrics.iter().filter_map(|f| {
         let d = f.delivered.as_ref()?;
-        Some(format!("{}: step timed by {}.", f.variant.name, d.step_timed_by))
+        Some(format!(
+            "{}: step timed by {}.",
+            f.variant.name, d.step_timed_by
+        ))
     }));
     notes.extend(fabrics.iter().filter_map(|f| f.missing.clone()));
     notes.extend(fabrics.iter().filter_map(|f| {

@@ -115,7 +115,11 @@ fn point_step(
         let model = AlphaBetaModel::new(FabricParams::of(design));
         let closed = step(cfg, &Efficiency::h200(&design.catalog), &model);
         *how = ran_on(&t, &EngineTotals::default());
-        return Ok((whole_step::apply(&closed, d, 0.0), EngineTotals::default(), None));
+        return Ok((
+            whole_step::apply(&closed, d, 0.0),
+            EngineTotals::default(),
+            None,
+        ));
     }
     let es = engine_step(cfg, design, topo, v, seed)?;
     let r = match &t {
@@ -216,10 +220,9 @@ pub(super) fn run(
         match first_parted.iter_mut().find(|(r, _)| *r == p.regime) {
             Some((_, Some(_))) => {}
             Some((_, slot)) => *slot = p.parted.filter(|&x| x).map(|_| p.setting.clone()),
-            None => first_parted.push((
-                p.regime,
-                p.parted.filter(|&x| x).map(|_| p.setting.clone()),
-            )),
+            None => {
+                first_parted.push((p.regime, p.parted.filter(|&x| x).map(|_| p.setting.clone())))
+            }
         }
     }
     Some(Regimes {
@@ -246,7 +249,11 @@ pub fn text(r: &Regimes) -> String {
             .map_or_else(|| "-".to_string(), |t| format!("{t:.0}"))
     };
     for p in &r.points {
-        let setting = if p.setting.is_empty() { "-" } else { &p.setting };
+        let setting = if p.setting.is_empty() {
+            "-"
+        } else {
+            &p.setting
+        };
         s += &format!(
             "  {:<22} {:<52} IB {:>10} tok/s  RoCE {:>10} tok/s  RoCE/IB {}{}\n",
             p.regime,
@@ -271,7 +278,10 @@ pub fn text(r: &Regimes) -> String {
     for (regime, at) in &r.first_parted {
         s += &match at {
             Some(x) => format!("  {regime}: they stop being equal at {x}\n"),
-            None => format!("  {regime}: equal within {:.0}% at every setting run\n", 100.0 * r.threshold),
+            None => format!(
+                "  {regime}: equal within {:.0}% at every setting run\n",
+                100.0 * r.threshold
+            ),
         };
     }
     s
@@ -292,8 +302,10 @@ pub fn rows(r: &Regimes) -> (Vec<String>, Vec<(String, Vec<String>)>) {
     .map(String::from)
     .to_vec();
     let tps = |f: &Fig| {
-        f.tokens_per_s
-            .map_or_else(|| f.error.clone().unwrap_or("-".into()), |t| format!("{t:.0}"))
+        f.tokens_per_s.map_or_else(
+            || f.error.clone().unwrap_or("-".into()),
+            |t| format!("{t:.0}"),
+        )
     };
     let rows = r
         .points

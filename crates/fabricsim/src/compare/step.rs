@@ -7,11 +7,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::engine::{makespan, params};
-use crate::workload::collective::Channels;
 use super::ideal::IdealFabric;
 use super::variant::Variant;
 use crate::error::Error;
 use crate::setup::engine_choice::EngineKind;
+use crate::workload::collective::Channels;
 use crate::workload::comm_model::AlphaBetaModel;
 use crate::workload::link_params::FabricParams;
 use crate::workload::measure::{SweepError, Timed};
@@ -141,33 +141,35 @@ pub fn engine_step_with(
         Vec::new()
     } else {
         calibrate_at(
-        &mut model,
-        &first,
-        &cfg.place,
-        nvlink,
-        channels,
-        &sizes,
-        |dag| -> Result<Timed, Error> {
-            let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
-            totals.runs += 1;
-            match kind {
-                EngineKind::Packet => totals.packet_runs += 1,
-                EngineKind::Flow => totals.flow_runs += 1,
+            &mut model,
+            &first,
+            &cfg.place,
+            nvlink,
+            channels,
+            &sizes,
+            |dag| -> Result<Timed, Error> {
+                let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
+                totals.runs += 1;
+                match kind {
+                    EngineKind::Packet => totals.packet_runs += 1,
+                    EngineKind::Flow => totals.flow_runs += 1,
+                }
+                totals.packets_dropped += c.drops.total();
+                totals.retransmitted_packets += c.retransmitted_packets;
+                totals.timeouts += c.timeouts;
+                totals.naks += c.naks;
+                Ok(Timed {
+                    time: t,
+                    timeouts: c.timeouts,
+                })
+            },
+        )
+        .map_err(|e| match e {
+            SweepError::Input(e) => Error::Input(e),
+            SweepError::Run { bytes, error } => {
+                Error::Run(format!("engine run of {bytes} B: {error}"))
             }
-            totals.packets_dropped += c.drops.total();
-            totals.retransmitted_packets += c.retransmitted_packets;
-            totals.timeouts += c.timeouts;
-            totals.naks += c.naks;
-            Ok(Timed {
-                time: t,
-                timeouts: c.timeouts,
-            })
-        },
-    )
-    .map_err(|e| match e {
-        SweepError::Input(e) => Error::Input(e),
-        SweepError::Run { bytes, error } => Error::Run(format!("engine run of {bytes} B: {error}")),
-    })?
+        })?
     };
     let what = |c: &Calibrated| {
         format!(

@@ -102,14 +102,14 @@ pub fn run(
         flow: &fp,
     };
     let first = flow_step::DEFAULT_FIRST_RING_STEPS;
-    let f: FlowStep = match flow_step::simulate(cfg, &eff, nvlink, &model, fabric, first, &mut |_| ())
-    {
-        Ok(f) => f,
-        // What the step DAG or its derivation does not model (too many ring messages under
-        // load-aware paths, for one): the fits stay, with the reason.
-        Err(Error::Workload(why)) => return Ok(Timing::Fallback(why)),
-        Err(e) => return Err(e),
-    };
+    let f: FlowStep =
+        match flow_step::simulate(cfg, &eff, nvlink, &model, fabric, first, &mut |_| ()) {
+            Ok(f) => f,
+            // What the step DAG or its derivation does not model (too many ring messages under
+            // load-aware paths, for one): the fits stay, with the reason.
+            Err(Error::Workload(why)) => return Ok(Timing::Fallback(why)),
+            Err(e) => return Err(e),
+        };
     let ideal_step_s = ideal_end(cfg, &eff, nvlink, topo, &p, &fp)?;
     let sd_mfu = |t: f64| f.mfu * f.step_time_s / t;
     Ok(Timing::Dag(DagStep {
@@ -150,7 +150,12 @@ fn ideal_end(
         }
     }
     let (r, _) = fabricsim_flow::run(topo, p, &sd.dag, fp)?;
-    let end = r.messages.iter().filter_map(|m| m.finish_ps).max().unwrap_or(0);
+    let end = r
+        .messages
+        .iter()
+        .filter_map(|m| m.finish_ps)
+        .max()
+        .unwrap_or(0);
     Ok(Time(end).as_secs_f64())
 }
 
@@ -208,7 +213,7 @@ mod tests {
                 "[cluster]\ngpus = {gpus}\ngpus_per_node = 8\nnics_per_node = 8\ngpu = \"h100\"\n\
                  [fabric]\nprofile = \"roce-400g\"\n[topology]\nkind = \"fat-tree\"\n\
                  oversubscription = \"{over}\"\n\
-                 [train]\nmodel = \"llama3-8b\"\nzero = 1\nglobal_batch = 64\nseq = 2048\n{extra}"
+                 [train]\nzero = 1\nglobal_batch = 64\nseq = 2048\n{extra}"
             ),
         )
         .unwrap();
@@ -242,9 +247,12 @@ mod tests {
     /// both positive, adding up to the total.
     #[test]
     fn the_whole_step_loses_mfu_to_dp_and_pp_against_its_own_ideal() {
-        let (cfg, design, topo) = job(64, "tp = 8\npp = 2\n", "1:1");
+        let (cfg, design, topo) = job(64, "model = \"llama3-8b\"\ntp = 8\npp = 2\n", "1:1");
         let d = dag(run(&cfg, &design, &topo, &roce(), 1).unwrap());
-        assert!(d.ideal_step_s < d.pipeline_s && d.pipeline_s < d.step_time_s, "{d:?}");
+        assert!(
+            d.ideal_step_s < d.pipeline_s && d.pipeline_s < d.step_time_s,
+            "{d:?}"
+        );
         assert!(d.ideal_mfu > d.mfu, "{d:?}");
         let l = lost(&d, d.step_time_s);
         assert!((l.total - (d.ideal_mfu - d.mfu)).abs() < 1e-12, "{l:?}");
@@ -253,14 +261,15 @@ mod tests {
         assert!(l.by_class[0] > 0.0 && l.by_class[2] > 0.0, "{l:?}");
     }
 
-    /// A 4:1 leaf puts the pipeline sends and the DP rings on a quarter of the uplinks: the
-    /// whole step, whose collectives share those links, is longer; the ideal is not.
+    /// A 4:1 leaf puts the pipeline sends and the DP rings of 256 GPUs (32 servers, several
+    /// leaves) on a quarter of the uplinks: the whole step, whose collectives share those
+    /// links, is longer; the ideal is not.
     #[test]
     fn oversubscription_slows_the_whole_step_not_its_ideal() {
         let v = roce();
-        let (cfg, design, topo) = job(64, "tp = 8\npp = 2\n", "1:1");
+        let (cfg, design, topo) = job(256, "model = \"llama3-8b\"\ntp = 8\npp = 2\n", "1:1");
         let a = dag(run(&cfg, &design, &topo, &v, 1).unwrap());
-        let (cfg, design, topo) = job(64, "tp = 8\npp = 2\n", "4:1");
+        let (cfg, design, topo) = job(256, "model = \"llama3-8b\"\ntp = 8\npp = 2\n", "4:1");
         let b = dag(run(&cfg, &design, &topo, &v, 1).unwrap());
         assert!(b.step_time_s > a.step_time_s, "{a:?} {b:?}");
         assert_eq!(a.ideal_step_s, b.ideal_step_s);
@@ -269,12 +278,16 @@ mod tests {
     /// What the DAG does not model keeps the fits, and says why.
     #[test]
     fn a_moe_job_or_the_packet_engine_falls_back_with_the_reason() {
-        let (cfg, design, topo) = job(64, "model = \"mixtral-8x7b\"\ntp = 4\npp = 1\nep = 8\n", "1:1");
+        let (cfg, design, topo) = job(
+            64,
+            "model = \"mixtral-8x7b\"\ntp = 4\npp = 1\nep = 8\n",
+            "1:1",
+        );
         let Timing::Fallback(why) = run(&cfg, &design, &topo, &roce(), 1).unwrap() else {
             panic!("a MoE job ran as a step DAG");
         };
         assert!(why.contains("MoE"), "{why}");
-        let (cfg, design, topo) = job(64, "tp = 8\npp = 2\n", "1:1");
+        let (cfg, design, topo) = job(64, "model = \"llama3-8b\"\ntp = 8\npp = 2\n", "1:1");
         let packet = Variant {
             engine: EngineChoice::Packet,
             ..roce()

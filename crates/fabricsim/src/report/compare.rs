@@ -135,11 +135,12 @@ pub fn summary_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
         ("step time (s)".into(), opt(&|d| d.step_time_s.text(3))),
         (
             "step timed by".into(),
-            opt(&|d| {
-                match d.step_timed_by.starts_with(crate::compare::model::WHOLE_STEP) {
-                    true => "whole step, flow".into(),
-                    false => "fits (fallback)".into(),
-                }
+            opt(&|d| match d
+                .step_timed_by
+                .starts_with(crate::compare::model::WHOLE_STEP)
+            {
+                true => "whole step, flow".into(),
+                false => "fits (fallback)".into(),
             }),
         ),
         (

@@ -189,7 +189,10 @@ mod tests {
         assert_eq!(s.nccl().unwrap().nchannels_per_net_peer, Some(4));
         let s = Scenario::parse("n.toml", "[nccl]\nnchannels_per_net_peer = 0\n").unwrap();
         let e = s.nccl().unwrap_err().to_string();
-        assert!(e.contains("n.toml") && e.contains("nccl.nchannels_per_net_peer"), "{e}");
+        assert!(
+            e.contains("n.toml") && e.contains("nccl.nchannels_per_net_peer"),
+            "{e}"
+        );
         assert!(e.contains("1 to 64"), "{e}");
         assert_eq!(Nccl::default().nchannels_per_net_peer, None);
     }

@@ -399,7 +399,10 @@ impl CollectiveSpec<'static> {
 /// its per-peer halving, `ncclTopoComputeP2pChannels`, are not modelled).
 pub fn nccl_channels(nccl: &Nccl, nics: u32, algo: Algo) -> u32 {
     match algo {
-        Algo::Direct => nccl.nchannels_per_net_peer.unwrap_or(nics).clamp(1, MAXCHANNELS),
+        Algo::Direct => nccl
+            .nchannels_per_net_peer
+            .unwrap_or(nics)
+            .clamp(1, MAXCHANNELS),
         _ => nccl.coll_channels(nics),
     }
 }
