@@ -11,24 +11,22 @@ use fabricsim_input::scenario::link_phy;
 /// GPU 0 of each of 8 servers of a 64-GPU rail-optimized fabric; `engine`, and the NIC link of
 /// GPU 0 at `rate_gbps` when given.
 fn all_reduce_s(fabric: &str, engine: &str, rate_gbps: Option<u32>) -> f64 {
-    let probe = Scenario::parse(
-        "t.toml",
-        &format!("[cluster]\ngpus = 64\n[topology]\nkind = \"rail-optimized\"\n[fabric]\nprofile = \"{fabric}\"\nengine = \"{engine}\"\n"),
-    );
-    let base = probe.unwrap();
-    let c0 = Cluster::new(&base).unwrap();
+    let cluster = |faults: &str| {
+        let mut s = Scenario::parse("t.toml", &format!("[cluster]\ngpus = 64\n{faults}")).unwrap();
+        let flags = [("--topology", "rail-optimized"), ("--fabric", fabric), ("--engine", engine)];
+        s.apply_flags(&flags.map(|(f, v)| (f.to_string(), v.to_string()))).unwrap();
+        let mut c = Cluster::new(&s).unwrap();
+        if let Some(f) = &s.file.faults {
+            link_phy::apply(&s.source, f, &mut c.topology).unwrap();
+        }
+        c
+    };
+    let c0 = cluster("");
     let link = c0.topology.port(c0.topology.host_port(c0.place.host(0))).link.0;
-    let faults = rate_gbps.map_or(String::new(), |g| {
-        format!("[[faults.link]]\nlink = {link}\nrate_gbps = {g}\n")
-    });
-    let text = format!(
-        "[cluster]\ngpus = 64\n[topology]\nkind = \"rail-optimized\"\n[fabric]\nprofile = \"{fabric}\"\nengine = \"{engine}\"\n{faults}"
-    );
-    let s = Scenario::parse("t.toml", &text).unwrap();
-    let mut c = Cluster::new(&s).unwrap();
-    if let Some(f) = &s.file.faults {
-        link_phy::apply(&s.source, f, &mut c.topology).unwrap();
-    }
+    let c = match rate_gbps {
+        None => c0,
+        Some(g) => cluster(&format!("[[faults.link]]\nlink = {link}\nrate_gbps = {g}\n")),
+    };
     let g = c.place.gpus_per_node();
     let comm = Comm {
         place: &c.place,
@@ -41,21 +39,26 @@ fn all_reduce_s(fabric: &str, engine: &str, rate_gbps: Option<u32>) -> f64 {
 
 #[test]
 fn a_ring_through_a_quarter_rate_link_runs_at_that_links_pace_on_both_engines() {
+    // 400G -> 100G on one ring hop: the ring's bandwidth term takes 4x as long; its latency
+    // term does not grow, so a little under 4x on credits (ib-ndr). On roce-400g the leaf's
+    // queue to the 100G port fills from a 400G sender: ECN marks cut the sender below the
+    // 100G it could keep (DCQCN), and the ring loses more than the rate alone.
+    let mut slow = Vec::new();
     for fabric in ["ib-ndr", "roce-400g"] {
-        let mut slow = Vec::new();
         for engine in ["packet", "flow"] {
             let full = all_reduce_s(fabric, engine, None);
             let degraded = all_reduce_s(fabric, engine, Some(100));
             let ratio = degraded / full;
             eprintln!("{fabric} {engine}: {full:e} s -> {degraded:e} s at 100G ({ratio:.2}x)");
-            // 400G -> 100G on one ring hop: the ring's bandwidth term takes 4x as long; its
-            // latency term does not grow, so a little under 4x.
-            assert!((3.3..4.1).contains(&ratio), "{fabric} {engine}: {ratio}");
-            slow.push(degraded);
+            assert!(ratio > 3.3, "{fabric} {engine}: {ratio}");
+            slow.push((fabric, engine, ratio));
         }
-        let gap = (slow[0] - slow[1]).abs() / slow[0];
-        assert!(gap < 0.1, "{fabric}: packet {} s vs flow {} s", slow[0], slow[1]);
     }
+    let (ib_packet, ib_flow) = (slow[0].2, slow[1].2);
+    assert!(ib_packet < 4.1 && ib_flow < 4.1, "{slow:?}");
+    assert!((ib_packet - ib_flow).abs() / ib_packet < 0.05, "{slow:?}");
+    // DCQCN's loss on top of the rate, on the packet engine.
+    assert!(slow[2].2 > ib_packet * 1.05, "{slow:?}");
 }
 
 #[test]
