@@ -24,7 +24,6 @@ pub struct LinkErrors {
     pub limit_ber: f64,
     /// A healthy deployed link's pre-FEC BER.
     pub typical_ber: f64,
-    pub fec_latency_ns: f64,
 }
 
 impl LinkErrors {

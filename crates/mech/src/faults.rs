@@ -25,6 +25,13 @@ pub enum LinkLoss {
     /// Bit errors at pre-FEC `ber` under the Reed-Solomon code `fec`: a frame is lost when a
     /// codeword it touches is uncorrectable (`fec::RsFec::frame_loss`).
     Fec { fec: super::fec::RsFec, ber: f64 },
+    /// A pre-FEC BER per lane (the first `lanes` of `ber`), each lane carrying an equal share of
+    /// every codeword (`fec::RsFec::codeword_ln_ok_lanes`): one bad lane of a link.
+    FecLanes {
+        fec: super::fec::RsFec,
+        ber: [f64; super::fec::MAX_LANES],
+        lanes: u8,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -9,6 +9,16 @@
 //! interleaving gain): with real burst errors the failure rate at a given BER is higher, which is
 //! why the standards keep margin below the 2.4e-4 pre-FEC limit.
 
+use fabricsim_core::units::Time;
+
+/// Most lanes a link's codewords are spread over (an 800G port of 8 x 100G lanes).
+pub const MAX_LANES: usize = 8;
+
+/// The decoder pipeline after the last symbol of a codeword arrives: 37 ns, the IEEE P802.3dj
+/// task force's RS-FEC latency assumptions (1 GHz core clock; 3 cycles encode, 3 decode
+/// miscellany, 31 correction; codewords corrected in parallel). Estimate for other clocks.
+const DECODE_PIPELINE_PS: u64 = 37_000;
+
 /// A Reed-Solomon code as a link's PCS uses it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RsFec {
@@ -88,6 +98,47 @@ impl RsFec {
         (-self.codeword_failure(ber)).ln_1p()
     }
 
+    /// What the FEC adds to one hop (Sella, Moore, Zilberman 2018, "FEC killed the cut-through
+    /// switch": the receiver holds a whole codeword before it can correct it): the interleaved
+    /// codewords of one FEC flow at the flow's rate, plus the decoder pipeline. A flow is at most
+    /// 400G (800GBASE-R runs two 400G flows, IEEE 802.3df); 200G and 400G flows interleave two
+    /// codewords symbol by symbol (IEEE 802.3 Clause 119.2.4.4), 100G carries one (Clause 91).
+    pub fn latency(self, port_gbps: u32) -> Time {
+        let flow = port_gbps.clamp(1, 400) as u64;
+        let codewords = if flow >= 200 { 2 } else { 1 };
+        let bits = codewords * self.n as u64 * self.m as u64;
+        Time::from_ps(bits * 1000 / flow + DECODE_PIPELINE_PS)
+    }
+
+    /// ln(1 - codeword failure) when the codeword's symbols are spread evenly over lanes of
+    /// pre-FEC BERs `lane_ber` (the PCS distributes each codeword's symbols round-robin over its
+    /// lanes, IEEE 802.3 Clause 119.2.4.5, so each lane carries n / lanes of them): the symbol
+    /// errors are a sum of per-lane binomials, convolved exactly; the tail above t is summed
+    /// directly so that a failure of 1e-40 keeps its digits.
+    pub fn codeword_ln_ok_lanes(self, lane_ber: &[f64]) -> f64 {
+        let n = self.n as usize;
+        let per = n / lane_ber.len().max(1);
+        let mut total = vec![0.0f64; n + 1];
+        total[0] = 1.0;
+        let mut lane = vec![0.0f64; per + 1];
+        let mut next = vec![0.0f64; n + 1];
+        let mut filled = 0;
+        for &ber in lane_ber {
+            let p = self.symbol_error(ber);
+            binomial_pmf(per, p, &mut lane);
+            next.iter_mut().for_each(|x| *x = 0.0);
+            for (i, &a) in total[..=filled].iter().enumerate() {
+                for (j, &b) in lane.iter().enumerate() {
+                    next[i + j] += a * b;
+                }
+            }
+            filled += per;
+            std::mem::swap(&mut total, &mut next);
+        }
+        let fail: f64 = total[self.t as usize + 1..].iter().sum();
+        (-fail.min(1.0)).ln_1p()
+    }
+
     /// [`Self::frame_loss`] from `ln_ok` = ln(1 - codeword failure).
     pub fn frame_loss_given(self, ln_ok: f64, bytes: u64) -> f64 {
         if bytes == 0 {
@@ -98,6 +149,22 @@ impl RsFec {
         let (c0, frac) = (span / d + 1, (span % d) as f64 / d as f64);
         let lost = |c: u64| -((c as f64) * ln_ok).exp_m1();
         (1.0 - frac) * lost(c0) + frac * lost(c0 + 1)
+    }
+}
+
+/// Binomial(k; trials, p) for k = 0..=trials into `out`, each term in log space.
+fn binomial_pmf(trials: usize, p: f64, out: &mut [f64]) {
+    if p <= 0.0 {
+        out.iter_mut().enumerate().for_each(|(k, x)| *x = (k == 0) as u8 as f64);
+        return;
+    }
+    let (lp, lq) = (p.ln(), (-p).ln_1p());
+    let mut ln_choose = 0.0;
+    for (k, x) in out.iter_mut().enumerate().take(trials + 1) {
+        if k > 0 {
+            ln_choose += ((trials - k + 1) as f64).ln() - (k as f64).ln();
+        }
+        *x = (ln_choose + k as f64 * lp + (trials - k) as f64 * lq).exp();
     }
 }
 
@@ -219,5 +286,52 @@ mod tests {
             + frac * (1.0 - (1.0 - f).powi(c0 as i32 + 1));
         let se = (p * (1.0 - p) / frames as f64).sqrt();
         assert!((mc - p).abs() < 4.0 * se, "MC {mc:.4e}, formula {p:.4e}");
+    }
+
+    #[test]
+    fn lanes_at_one_ber_are_the_single_ber_codeword() {
+        for ber in [1e-6, 2.4e-4, 1.5e-3] {
+            let one = KP4.codeword_ln_ok(ber);
+            for lanes in [1usize, 4, 8] {
+                let spread = KP4.codeword_ln_ok_lanes(&vec![ber; lanes]);
+                assert!(
+                    ((spread - one) / one).abs() < 1e-9,
+                    "BER {ber}, {lanes} lanes: {spread:e} vs {one:e}"
+                );
+            }
+        }
+    }
+
+    /// One lane of four at 6e-3, the others healthy: a Monte Carlo of symbol errors lane by lane
+    /// (136 symbols each) agrees with the convolution.
+    #[test]
+    fn one_bad_lane_matches_a_monte_carlo_of_lane_symbol_errors() {
+        let lanes = [1e-8, 1e-8, 6e-3, 1e-8];
+        let fail = -KP4.codeword_ln_ok_lanes(&lanes).exp_m1();
+        let mut rng = Rng::new(11);
+        let codewords = 100_000u64;
+        let mut failed = 0u64;
+        for _ in 0..codewords {
+            let mut errs = 0u32;
+            for &ber in &lanes {
+                let p = KP4.symbol_error(ber);
+                errs += (0..136).filter(|_| rng.next_f64() < p).count() as u32;
+            }
+            failed += (errs > KP4.t) as u64;
+        }
+        let mc = failed as f64 / codewords as f64;
+        let se = (fail * (1.0 - fail) / codewords as f64).sqrt();
+        assert!(fail > 1e-3, "{fail:e}");
+        assert!((mc - fail).abs() < 4.0 * se, "MC {mc:e}, model {fail:e}");
+    }
+
+    #[test]
+    fn fec_latency_is_the_interleaved_codewords_plus_the_pipeline() {
+        // 100G: one 5440-bit codeword at 100 Gb/s, 54.4 ns; 400G: two at 400 Gb/s, 27.2 ns.
+        assert_eq!(KP4.latency(100).ps(), 54_400 + DECODE_PIPELINE_PS);
+        assert_eq!(KP4.latency(400).ps(), 27_200 + DECODE_PIPELINE_PS);
+        // 800G runs two 400G flows side by side: the same wait as 400G.
+        assert_eq!(KP4.latency(800), KP4.latency(400));
+        assert!(KP4.latency(200) > KP4.latency(400));
     }
 }

@@ -198,6 +198,7 @@ mod tests {
             leaf,
             spine: Placement::NetworkRow,
             slack_m: 1.0,
+            optics: fabricsim_input::catalog::Drive::Dsp,
         }
     }
 

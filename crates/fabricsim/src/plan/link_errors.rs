@@ -81,17 +81,18 @@ pub fn of(
 }
 
 /// Every link of `t` with a catalog medium losing, both ways, what its class's pre-FEC BER
-/// (`loss`'s, else the table's typical one) costs under the class's FEC; `Err` names the first
-/// class and lane rate the table has no figures for.
+/// (`loss`'s, else the table's typical one) costs under the class's FEC, and taking the FEC's
+/// decode latency on its delay (`RsFec::latency`, once per hop); `Err` names the first class
+/// and lane rate the table has no figures for.
 pub fn link_faults(
-    t: &Topology,
+    t: &mut Topology,
     c: &Catalog,
     media: &Media,
     loss: &MediumLoss,
 ) -> Result<Vec<Fault>, (MediumClass, u32)> {
     let table = link_errors::table().expect("the shipped link-error table parses (its tests)");
     let mut out = Vec::new();
-    for (i, l) in t.links.iter().enumerate() {
+    for (i, l) in t.links.iter_mut().enumerate() {
         let Medium::Catalog(def) = l.medium else {
             continue;
         };
@@ -100,6 +101,8 @@ pub fn link_faults(
             media.lane_gbps(c, def as usize),
         );
         let e = link_errors::find(&table, class, lane).ok_or((class, lane))?;
+        let gbps = (l.rate.bps() / 1_000_000_000) as u32;
+        l.delay = l.delay + e.code().latency(gbps);
         out.push(Fault::Loss {
             link: fabricsim_core::topology::LinkId(i as u32),
             dir: Dir::Both,

@@ -10,11 +10,13 @@
 //!   ports per module as its end has per cage, plus the fibre cords between them; the cost per
 //!   link is each module's price over its ports plus the cords at this length.
 //!
+//! Modules of the drive `[layout] optics` prefers (`dsp`, `lpo`, `lro`) come first: a pair with
+//! another drive at either end is taken only where no cable or preferred pair reaches.
 //! Ties go to the earlier candidate (catalog order), so the choice is deterministic.
 
 use fabricsim_core::topology::{Medium, NodeKind, Topology};
 use fabricsim_core::units::Time;
-use fabricsim_input::catalog::{CableShape, Catalog, MediumClass};
+use fabricsim_input::catalog::{CableShape, Catalog, Drive, MediumClass};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum End {
@@ -49,6 +51,8 @@ struct Candidate {
     usd_fixed: f64,
     /// Cost per metre of link.
     usd_per_m: f64,
+    /// A cable, or modules of the preferred drive at both ends.
+    preferred: bool,
 }
 
 /// The media in use and per-link choices.
@@ -100,9 +104,15 @@ fn end_of(t: &Topology, c: &Catalog, switch_id: &str, n: usize, gbps: u32) -> Op
     }
 }
 
-fn candidates(c: &Catalog, gbps: u32, a: End, b: End, defs: &mut Vec<MediumDef>) -> Vec<Candidate> {
+fn candidates(
+    c: &Catalog,
+    gbps: u32,
+    (a, b): (End, End),
+    prefer: Drive,
+    defs: &mut Vec<MediumDef>,
+) -> Vec<Candidate> {
     let mut out = Vec::new();
-    let mut push = |def: MediumDef, reach_m: f64, usd_fixed: f64, usd_per_m: f64| {
+    let mut push = |def: MediumDef, reach_m: f64, usd_fixed: f64, usd_per_m: f64, preferred| {
         let i = match defs.iter().position(|d| *d == def) {
             Some(i) => i,
             None => {
@@ -115,6 +125,7 @@ fn candidates(c: &Catalog, gbps: u32, a: End, b: End, defs: &mut Vec<MediumDef>)
             reach_m,
             usd_fixed,
             usd_per_m,
+            preferred,
         });
     };
     for (i, cable) in c.cables.iter().enumerate() {
@@ -137,6 +148,7 @@ fn candidates(c: &Catalog, gbps: u32, a: End, b: End, defs: &mut Vec<MediumDef>)
                 cable.reach_m,
                 per_link,
                 0.0,
+                true,
             );
         }
     }
@@ -169,6 +181,7 @@ fn candidates(c: &Catalog, gbps: u32, a: End, b: End, defs: &mut Vec<MediumDef>)
                 lo.reach_m.min(up.reach_m),
                 lo.price_usd / want(a) as f64 + up.price_usd / want(b) as f64 + cords * f.usd_fixed,
                 cords * f.usd_per_m,
+                lo.drive == prefer && up.drive == prefer,
             );
         }
     }
@@ -176,8 +189,14 @@ fn candidates(c: &Catalog, gbps: u32, a: End, b: End, defs: &mut Vec<MediumDef>)
 }
 
 /// Gives every link of `t` its medium and propagation delay (`length_m` must already be set).
-/// `switch_id` is the catalog switch every switch node is.
-pub fn assign(t: &mut Topology, c: &Catalog, switch_id: &str) -> Result<Media, NoMedium> {
+/// `switch_id` is the catalog switch every switch node is; `prefer` the module drive to use
+/// where one reaches.
+pub fn assign(
+    t: &mut Topology,
+    c: &Catalog,
+    switch_id: &str,
+    prefer: Drive,
+) -> Result<Media, NoMedium> {
     let mut media = Media::default();
     // Candidate lists per (rate, lower end, upper end), built on first use.
     let mut lists: Vec<((u32, End, End), Vec<Candidate>)> = Vec::new();
@@ -202,7 +221,7 @@ pub fn assign(t: &mut Topology, c: &Catalog, switch_id: &str) -> Result<Media, N
         let k = match lists.iter().position(|l| l.0 == key) {
             Some(k) => k,
             None => {
-                lists.push((key, candidates(c, gbps, a, b, &mut media.defs)));
+                lists.push((key, candidates(c, gbps, (a, b), prefer, &mut media.defs)));
                 lists.len() - 1
             }
         };
@@ -213,7 +232,7 @@ pub fn assign(t: &mut Topology, c: &Catalog, switch_id: &str) -> Result<Media, N
             .min_by(|x, y| {
                 let cx = x.usd_fixed + x.usd_per_m * len;
                 let cy = y.usd_fixed + y.usd_per_m * len;
-                cx.total_cmp(&cy)
+                y.preferred.cmp(&x.preferred).then(cx.total_cmp(&cy))
             })
             .ok_or_else(|| no((a, b)))?;
         let def = best.def;

@@ -2,7 +2,7 @@ use super::*;
 use crate::plan::media::MediumDef;
 use fabricsim_core::topology::{GraphBuilder, Medium, NodeId, Shape};
 use fabricsim_core::units::{BitRate, Time};
-use fabricsim_input::catalog::{Catalog, MediumClass};
+use fabricsim_input::catalog::{Catalog, Drive, MediumClass};
 
 fn scenario(text: &str) -> Scenario {
     Scenario::parse("t.toml", text).unwrap()
@@ -47,7 +47,7 @@ fn each_link_gets_the_cheapest_medium_that_reaches() {
     let c = Catalog::builtin().unwrap();
     let lengths = [2.5, 4.0, 30.0, 80.0, 400.0, 1500.0];
     let mut t = star(&lengths);
-    let m = media::assign(&mut t, &c, "qm9700").unwrap();
+    let m = media::assign(&mut t, &c, "qm9700", Drive::Dsp).unwrap();
     let got: Vec<MediumClass> = (0..lengths.len())
         .map(|i| class_of(&t, &m, &c, i))
         .collect();
@@ -58,7 +58,7 @@ fn each_link_gets_the_cheapest_medium_that_reaches() {
     assert_eq!(t.links[2].delay, Time::from_ns(150));
     // Beyond every reach: an error, not a silent choice.
     let mut far = star(&[2500.0]);
-    assert!(media::assign(&mut far, &c, "qm9700").is_err());
+    assert!(media::assign(&mut far, &c, "qm9700", Drive::Dsp).is_err());
 }
 
 /// Twin-port counting: one 800G twin-port module serves two 400G switch ports; each NIC has its
@@ -68,7 +68,7 @@ fn twin_port_cages_are_counted_per_two_ports() {
     let c = Catalog::builtin().unwrap();
     for (n, twin_modules) in [(1usize, 1u64), (2, 1), (3, 2), (4, 2)] {
         let mut t = star(&vec![20.0; n]);
-        let m = media::assign(&mut t, &c, "qm9700").unwrap();
+        let m = media::assign(&mut t, &c, "qm9700", Drive::Dsp).unwrap();
         let b = bom::count(&t, &c, &m, "qm9700", "cx7");
         let count = |id: &str| b.lines.iter().find(|l| l.id == id).map_or(0, |l| l.count);
         assert_eq!(count("sr8-2x400g"), twin_modules, "{n} links");
@@ -77,7 +77,7 @@ fn twin_port_cages_are_counted_per_two_ports() {
     }
     for (n, cables) in [(1usize, 1u64), (2, 1), (3, 2)] {
         let mut t = star(&vec![2.0; n]);
-        let m = media::assign(&mut t, &c, "qm9700").unwrap();
+        let m = media::assign(&mut t, &c, "qm9700", Drive::Dsp).unwrap();
         assert!(matches!(m.defs[0], MediumDef::Cable { .. }));
         let b = bom::count(&t, &c, &m, "qm9700", "cx7");
         assert_eq!(b.total(bom::Category::Cable).0, cables, "{n} links");
@@ -356,4 +356,57 @@ fn bom_is_consistent_with_the_graph_for_random_scenarios() {
             "{text}"
         );
     }
+}
+
+/// `[layout] optics = "lpo"`: every optical link the plan can carry on linear-drive modules
+/// takes them, the optics draw less and their share of network power falls; the default plans
+/// DSP modules only. The switch's watts with its cages' optics exceed its bare box.
+#[test]
+fn linear_drive_optics_cut_the_optics_share_of_network_power() {
+    let plan = |optics: &str| {
+        let s = Scenario::parse(
+            "t.toml",
+            &format!("[cluster]\ngpus = 1024\n[layout]\noptics = \"{optics}\"\n"),
+        )
+        .unwrap();
+        let (_, t, p) = run(&s).unwrap();
+        (t, p)
+    };
+    let ((td, dsp), (tl, lpo)) = (plan("dsp"), plan("lpo"));
+    let c = Catalog::builtin().unwrap();
+    // The drives of the modules the plan's links use.
+    let drives = |t: &Topology, p: &Plan| {
+        let mut d: Vec<Drive> = t
+            .links
+            .iter()
+            .filter_map(|l| match l.medium {
+                Medium::Catalog(i) => Some(&p.media.defs[i as usize]),
+                _ => None,
+            })
+            .filter_map(|m| match m {
+                MediumDef::Optics { lower, upper, .. } => {
+                    Some([c.transceivers[*lower].drive, c.transceivers[*upper].drive])
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        d.sort();
+        d.dedup();
+        d
+    };
+    assert_eq!(drives(&td, &dsp), vec![Drive::Dsp]);
+    assert_eq!(drives(&tl, &lpo), vec![Drive::Lpo]);
+    assert!(lpo.power.optics_kw < dsp.power.optics_kw);
+    assert!(lpo.power.optics_share() < dsp.power.optics_share());
+    assert!(dsp.power.optics_share() > 0.0);
+    let (bare, full) = (
+        dsp.power.switch_without_optics_w().unwrap(),
+        dsp.power.switch_with_optics_w().unwrap(),
+    );
+    assert!(full > bare && dsp.power.switch_optics_kw < dsp.power.optics_kw);
+    let e = Scenario::parse("t.toml", "[cluster]\ngpus = 64\n[layout]\noptics = \"cpo\"\n")
+        .unwrap();
+    let e = run(&e).unwrap_err().to_string();
+    assert!(e.contains("layout.optics") && e.contains("dsp, lpo, lro"), "{e}");
 }

@@ -141,8 +141,12 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
         "power_kW": {
             "switches": r2(p.power.switches_kw),
             "optics": r2(p.power.optics_kw),
+            "optics_in_switch_cages": r2(p.power.switch_optics_kw),
             "nics": r2(p.power.nics_kw),
             "total": r2(p.power.total_kw()),
+            "optics_share_percent": r2(100.0 * p.power.optics_share()),
+            "switch_box_w_without_optics": p.power.switch_without_optics_w().map(r2),
+            "switch_box_w_with_optics": p.power.switch_with_optics_w().map(r2),
         },
         "cost": {
             "capex_usd": {
@@ -200,7 +204,7 @@ fn link_errors_json(p: &Plan) -> Value {
                 });
                 if let Some(f) = &x.figures {
                     v["fec"] = f.errors.fec.clone().into();
-                    v["fec_latency_ns"] = f.errors.fec_latency_ns.into();
+                    v["fec_latency_ns"] = (f.errors.code().latency(p.rate_gbps).ps() as f64 / 1000.0).into();
                     v["pre_fec_ber_typical"] = f.errors.typical_ber.into();
                     v["pre_fec_ber_limit"] = f.errors.limit_ber.into();
                     v["codeword_failure"] = f.codeword_failure.into();
@@ -427,6 +431,21 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
     let _ = writeln!(w, "  optics    {:>12.2} kW", p.power.optics_kw);
     let _ = writeln!(w, "  NICs      {:>12.2} kW", p.power.nics_kw);
     let _ = writeln!(w, "  total     {:>12.2} kW", p.power.total_kw());
+    let _ = writeln!(
+        w,
+        "  optics share {:.1}% ({:.2} kW of it in switch cages)",
+        100.0 * p.power.optics_share(),
+        p.power.switch_optics_kw
+    );
+    if let (Some(bare), Some(full)) = (
+        p.power.switch_without_optics_w(),
+        p.power.switch_with_optics_w(),
+    ) {
+        let _ = writeln!(
+            w,
+            "  per switch {bare:.0} W without optics, {full:.0} W with its cages' optics"
+        );
+    }
 
     let _ = writeln!(w, "\nCost (network)");
     // Each line with its share of the CAPEX: what the total depends on most.

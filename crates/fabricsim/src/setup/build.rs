@@ -183,7 +183,7 @@ fn network(
             "[fabric] profile = \"ib-ndr\" (or another profile), or set sim.topology_file",
         ));
     }
-    let (mut design, topo, plan) = crate::plan::run(sc)?;
+    let (mut design, mut topo, plan) = crate::plan::run(sc)?;
     if let Some(p) = profile {
         design.profile = p.clone();
     }
@@ -191,7 +191,7 @@ fn network(
     if let Some(c) = &sc.file.classes {
         c.apply(src, design.profile.family.name(), &mut params)?;
     }
-    let link_loss = medium_loss(sc, &design, &topo, &plan)?;
+    let link_loss = medium_loss(sc, &design, &mut topo, &plan)?;
     // Node ids in [[faults.nic]] / [[faults.route]] are the topology's own node indices.
     let host_of = topo
         .nodes
@@ -212,12 +212,12 @@ fn network(
     Ok((net, params, reroute))
 }
 
-/// With `[faults] link_loss = "medium"`, each planned link's loss from its medium
-/// (`plan::link_errors::link_faults`); else none.
+/// With `[faults] link_loss = "medium"`, each planned link's loss and FEC latency from its
+/// medium (`plan::link_errors::link_faults`); else none.
 fn medium_loss(
     sc: &Scenario,
     design: &fabricsim_input::scenario::Design,
-    topo: &fabricsim_core::topology::Topology,
+    topo: &mut fabricsim_core::topology::Topology,
     plan: &crate::plan::Plan,
 ) -> Result<Vec<fabricsim_mech::faults::Fault>, InputError> {
     let fsec = sc.file.faults.clone().unwrap_or_default();
@@ -257,7 +257,7 @@ pub fn build_with(
 ) -> Result<SimSetup, InputError> {
     let src = &sc.source;
     let section = sc.file.sim.clone().unwrap_or_default();
-    let (net, mut params, reroute) = network(sc, &section, base, profile)?;
+    let (mut net, mut params, reroute) = network(sc, &section, base, profile)?;
     if let Some(s) = seed {
         params.seed = s;
     }
@@ -352,6 +352,7 @@ pub fn build_with(
     };
     let fsec = sc.file.faults.clone().unwrap_or_default();
     let mut faults = fsec.resolve(src, net.topo.links.len(), reroute)?;
+    fabricsim_input::scenario::link_phy::apply(src, &fsec, &mut net.topo)?;
     faults
         .faults
         .extend(fabricsim_input::scenario::flowctl::node_faults(

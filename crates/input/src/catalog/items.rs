@@ -139,6 +139,31 @@ impl MediumClass {
     }
 }
 
+/// How a pluggable module drives its lanes: with a retiming DSP inside (`dsp`), linear on both
+/// directions with the host SerDes equalising (`lpo`, LPO MSA 100G-DR-LPO), or retimed on
+/// transmit only and linear on receive (`lro`). Co-packaged optics are not pluggable modules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Drive {
+    #[default]
+    Dsp,
+    Lpo,
+    Lro,
+}
+
+impl Drive {
+    pub const ALL: [Drive; 3] = [Drive::Dsp, Drive::Lpo, Drive::Lro];
+
+    /// The lowercase key the catalog and scenarios spell it with (serde's name).
+    pub fn key(self) -> &'static str {
+        match self {
+            Drive::Dsp => "dsp",
+            Drive::Lpo => "lpo",
+            Drive::Lro => "lro",
+        }
+    }
+}
+
 /// A transceiver carrying `ports` logical ports of `port_gbps` in one cage.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -166,6 +191,9 @@ pub struct Transceiver {
     /// The price under the other `[cost] optics` choice (set by `choose_optics`).
     #[serde(skip)]
     pub other_price_usd: Option<f64>,
+    /// `dsp` (the default: every module before linear drive), `lpo` or `lro`.
+    #[serde(default)]
+    pub drive: Drive,
     /// Catalog id of the fibre patch cord it takes.
     pub fiber: String,
     /// Fibre cords per module (2 for a twin-port OSFP with two MPO connectors).

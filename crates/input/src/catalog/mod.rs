@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use fabricsim_core::error::{InputError, Source};
 pub use items::{
-    Cable, CableMode, CableShape, Fiber, Gpu, LinkLayer, MediumClass, Nic, PortMode, Server,
+    Cable, CableMode, CableShape, Drive, Fiber, Gpu, LinkLayer, MediumClass, Nic, PortMode, Server,
     Switch, Transceiver, TransceiverMode,
 };
 pub use optics_prices::OpticsPrices;

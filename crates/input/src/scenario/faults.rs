@@ -16,6 +16,8 @@
 //! flap_period = "40us"      # or a flapping link: from down_at, down for flap_down every
 //! flap_down = "10us"        # flap_period, `flaps` times (no up_at)
 //! flaps = 5
+//! lane_ber = [1e-8, 1e-8, 2e-3, 1e-8]   # or a bad lane; rate_gbps = 200: a degraded link
+//!                           # (`scenario::link_phy`)
 //!
 //! [faults]
 //! link_loss = "medium"      # every planned link loses what its medium's pre-FEC BER costs
@@ -71,6 +73,10 @@ pub struct LinkFaultEntry {
     pub flap_period: Option<String>,
     pub flap_down: Option<String>,
     pub flaps: Option<u32>,
+    /// A pre-FEC BER per lane (`scenario::link_phy`).
+    pub lane_ber: Option<Vec<f64>>,
+    /// A degraded link's rate (`scenario::link_phy`).
+    pub rate_gbps: Option<u32>,
 }
 
 /// Most flaps of one link in a run.
@@ -253,6 +259,7 @@ impl FaultsSection {
                     loss: LinkLoss::Ber(b),
                 });
             }
+            out.faults.extend(super::link_phy::lane_loss(src, e, dir)?);
             if let Some(nth) = e.drop_nth {
                 if nth == 0 {
                     return Err(InputError::at_key(

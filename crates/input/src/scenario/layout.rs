@@ -28,6 +28,9 @@ pub struct LayoutSection {
     pub spine: String,
     /// Extra length per cable for routing and service loops (default 1.0 m).
     pub slack_m: f64,
+    /// Which pluggable modules the plan prefers where optics are needed: `dsp` (default),
+    /// `lpo` or `lro` (catalog `drive`); a link no module of that drive reaches takes a `dsp` one.
+    pub optics: String,
 }
 
 impl Default for LayoutSection {
@@ -43,6 +46,7 @@ impl Default for LayoutSection {
             leaf: "end-of-row".into(),
             spine: "network-row".into(),
             slack_m: 1.0,
+            optics: "dsp".into(),
         }
     }
 }

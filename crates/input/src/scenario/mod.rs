@@ -25,6 +25,7 @@ pub mod train;
 
 pub mod faults;
 pub mod flowctl;
+pub mod link_phy;
 pub mod sim;
 pub mod traffic;
 pub mod tune;

@@ -2,7 +2,9 @@
 //! items resolved, numbers in range, the topology spec filled in).
 
 use super::Scenario;
-use crate::catalog::{Catalog, Gpu, Item, Nic, OpticsPrices, Server, Switch, find, id_list};
+use crate::catalog::{
+    Catalog, Drive, Gpu, Item, Nic, OpticsPrices, Server, Switch, find, id_list,
+};
 use crate::profile::Profile;
 use fabricsim_core::error::InputError;
 use fabricsim_core::topology::{BuildError, Kind, Tiers, Topology, TopologySpec};
@@ -39,6 +41,8 @@ pub struct LayoutParams {
     pub leaf: Placement,
     pub spine: Placement,
     pub slack_m: f64,
+    /// The module drive the plan prefers (`[layout] optics`).
+    pub optics: Drive,
 }
 
 /// The validated operating-cost parameters.
@@ -303,6 +307,13 @@ impl Scenario {
                 &[Placement::EndOfRow, Placement::NetworkRow],
             )?,
             slack_m: self.real("layout.slack_m", l.slack_m, 0.0, 20.0)?,
+            optics: Drive::ALL
+                .into_iter()
+                .find(|d| d.key() == l.optics.trim())
+                .ok_or_else(|| {
+                    let names: Vec<&str> = Drive::ALL.iter().map(|d| d.key()).collect();
+                    self.error("layout.optics", &l.optics, "is not a module drive", names.join(", "))
+                })?,
         };
 
         // [cost]

@@ -153,6 +153,12 @@ pub(super) fn apply_faults(
                                 .filter(|_| ber > 0.0)
                                 .map(|(f, _, ln_ok)| (f, ln_ok));
                         }
+                        LinkLoss::FecLanes { fec, ber, lanes } => {
+                            ps.threshold = 0;
+                            ps.ber = 0.0;
+                            let ln_ok = fec.codeword_ln_ok_lanes(&ber[..lanes as usize]);
+                            ps.fec = (ln_ok < 0.0).then_some((fec, ln_ok));
+                        }
                     }
                 }
             }
