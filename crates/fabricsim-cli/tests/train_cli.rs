@@ -228,20 +228,28 @@ fn csv_splits_each_collective_and_kind_into_exposed_and_hidden() {
     let mut lines = out.lines();
     assert_eq!(
         lines.next(),
-        Some("scope,name,op,ranks,servers,bytes_per_call,calls_per_step,total_s,exposed_s,hidden_s")
+        Some(
+            "scope,name,op,ranks,servers,bytes_per_call,calls_per_step,total_s,exposed_s,hidden_s"
+        )
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let num = |r: &[&str], i: usize| r[i].parse::<f64>().unwrap();
     for r in &rows {
         assert_eq!(r.len(), 10, "{r:?}");
         let (total, exposed, hidden) = (num(r, 7), num(r, 8), num(r, 9));
-        assert!((total - exposed - hidden).abs() <= 1e-9 * total.max(1e-12), "{r:?}");
+        assert!(
+            (total - exposed - hidden).abs() <= 1e-9 * total.max(1e-12),
+            "{r:?}"
+        );
     }
     let kind = |k: &str| rows.iter().find(|r| r[0] == "kind" && r[1] == k).unwrap();
     // TP overlap on: most of the TP time hidden; 1F1B: the pipeline sends all exposed.
     assert!(num(kind("TP"), 9) > num(kind("TP"), 8));
     assert_eq!(num(kind("PP"), 9), 0.0);
-    assert!(rows.iter().any(|r| r[0] == "collective" && r[1] == "tp_all_reduce"));
+    assert!(
+        rows.iter()
+            .any(|r| r[0] == "collective" && r[1] == "tp_all_reduce")
+    );
 }
 
 #[test]

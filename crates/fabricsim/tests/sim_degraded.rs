@@ -13,8 +13,13 @@ use fabricsim_input::scenario::link_phy;
 fn all_reduce_s(fabric: &str, engine: &str, rate_gbps: Option<u32>) -> f64 {
     let cluster = |faults: &str| {
         let mut s = Scenario::parse("t.toml", &format!("[cluster]\ngpus = 64\n{faults}")).unwrap();
-        let flags = [("--topology", "rail-optimized"), ("--fabric", fabric), ("--engine", engine)];
-        s.apply_flags(&flags.map(|(f, v)| (f.to_string(), v.to_string()))).unwrap();
+        let flags = [
+            ("--topology", "rail-optimized"),
+            ("--fabric", fabric),
+            ("--engine", engine),
+        ];
+        s.apply_flags(&flags.map(|(f, v)| (f.to_string(), v.to_string())))
+            .unwrap();
         let mut c = Cluster::new(&s).unwrap();
         if let Some(f) = &s.file.faults {
             link_phy::apply(&s.source, f, &mut c.topology).unwrap();
@@ -22,10 +27,16 @@ fn all_reduce_s(fabric: &str, engine: &str, rate_gbps: Option<u32>) -> f64 {
         c
     };
     let c0 = cluster("");
-    let link = c0.topology.port(c0.topology.host_port(c0.place.host(0))).link.0;
+    let link = c0
+        .topology
+        .port(c0.topology.host_port(c0.place.host(0)))
+        .link
+        .0;
     let c = match rate_gbps {
         None => c0,
-        Some(g) => cluster(&format!("[[faults.link]]\nlink = {link}\nrate_gbps = {g}\n")),
+        Some(g) => cluster(&format!(
+            "[[faults.link]]\nlink = {link}\nrate_gbps = {g}\n"
+        )),
     };
     let g = c.place.gpus_per_node();
     let comm = Comm {
@@ -64,25 +75,46 @@ fn a_ring_through_a_quarter_rate_link_runs_at_that_links_pace_on_both_engines() 
 #[test]
 fn a_degraded_rate_must_be_below_the_links_and_lane_bers_match_its_lanes() {
     let s = |faults: &str| {
-        Scenario::parse("t.toml", &format!("[cluster]\ngpus = 64\n[fabric]\nprofile = \"roce-400g\"\n{faults}"))
-            .unwrap()
+        Scenario::parse(
+            "t.toml",
+            &format!("[cluster]\ngpus = 64\n[fabric]\nprofile = \"roce-400g\"\n{faults}"),
+        )
+        .unwrap()
     };
     let err = |faults: &str| {
         let sc = s(faults);
         let mut c = Cluster::new(&sc).unwrap();
-        link_phy::apply(&sc.source, sc.file.faults.as_ref().unwrap(), &mut c.topology)
-            .unwrap_err()
-            .to_string()
+        link_phy::apply(
+            &sc.source,
+            sc.file.faults.as_ref().unwrap(),
+            &mut c.topology,
+        )
+        .unwrap_err()
+        .to_string()
     };
     let e = err("[[faults.link]]\nlink = 0\nrate_gbps = 400\n");
-    assert!(e.contains("t.toml") && e.contains("rate_gbps") && e.contains("1 to 399"), "{e}");
+    assert!(
+        e.contains("t.toml") && e.contains("rate_gbps") && e.contains("1 to 399"),
+        "{e}"
+    );
     let e = err("[[faults.link]]\nlink = 0\nlane_ber = [1e-8, 1e-8, 1e-8]\n");
-    assert!(e.contains("t.toml") && e.contains("lane_ber") && e.contains("4 or 2 BERs"), "{e}");
+    assert!(
+        e.contains("t.toml") && e.contains("lane_ber") && e.contains("4 or 2 BERs"),
+        "{e}"
+    );
     // A lane BER out of range, through `sim`'s build: file, key, value and what is allowed.
-    let sc = s("[traffic]\nkind = \"permutation\"\nbytes = \"1MB\"\n[[faults.link]]\nlink = 0\nlane_ber = [1e-8, 0.7]\n");
+    let sc = s(
+        "[traffic]\nkind = \"permutation\"\nbytes = \"1MB\"\n[[faults.link]]\nlink = 0\nlane_ber = [1e-8, 0.7]\n",
+    );
     let e = match fabricsim::scenario::sim::build(&sc, std::path::Path::new("."), None) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("a lane BER of 0.7 was accepted"),
     };
-    assert!(e.contains("t.toml") && e.contains("lane_ber") && e.contains("0.7") && e.contains("0 <= BER < 0.5"), "{e}");
+    assert!(
+        e.contains("t.toml")
+            && e.contains("lane_ber")
+            && e.contains("0.7")
+            && e.contains("0 <= BER < 0.5"),
+        "{e}"
+    );
 }

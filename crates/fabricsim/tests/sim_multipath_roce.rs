@@ -58,14 +58,26 @@ fn spectrum_x_adaptive_routing_beats_ecmp_roce_on_a_colliding_permutation() {
                 "{fabric}: lossless, and reordering resends nothing"
             );
             if fabric == "roce-400g-ar" {
-                assert!(pm <= 1.35 * ideal_us, "AR mean {pm:.1} us vs ideal {ideal_us:.1}");
+                assert!(
+                    pm <= 1.35 * ideal_us,
+                    "AR mean {pm:.1} us vs ideal {ideal_us:.1}"
+                );
             }
             let (em, ep) = ((fm - pm) / pm, (fq - pp) / pp);
-            assert!(em.abs() <= 0.1 && ep.abs() <= 0.2, "{fabric}: flow vs packet {em:+.3} {ep:+.3}");
+            assert!(
+                em.abs() <= 0.1 && ep.abs() <= 0.2,
+                "{fabric}: flow vs packet {em:+.3} {ep:+.3}"
+            );
             last.push((last_us(&packet), last_us(&flow)));
         }
         let [(ecmp_p, ecmp_f), (ar_p, ar_f)] = [last[0], last[1]];
-        assert!(ecmp_p >= 3.0 * ar_p, "seed {seed} packet: ECMP {ecmp_p:.1} vs AR {ar_p:.1}");
-        assert!(ecmp_f >= 3.0 * ar_f, "seed {seed} flow: ECMP {ecmp_f:.1} vs AR {ar_f:.1}");
+        assert!(
+            ecmp_p >= 3.0 * ar_p,
+            "seed {seed} packet: ECMP {ecmp_p:.1} vs AR {ar_p:.1}"
+        );
+        assert!(
+            ecmp_f >= 3.0 * ar_f,
+            "seed {seed} flow: ECMP {ecmp_f:.1} vs AR {ar_f:.1}"
+        );
     }
 }

@@ -2,12 +2,12 @@
 //! NCCL_IB_QPS_PER_CONNECTION), D-mod-K static routing on shift permutations and adaptive
 //! routing on random permutations (InfiniBand; Zahavi 2010; NVIDIA AR).
 
+use fabricsim::message::MessageDag;
 use fabricsim::sim::cc::ArSelect;
+use fabricsim::sim::ecn::EcnMarking;
 use fabricsim::sim::{
     CreditParams, FlowControl, RoutePolicy, SimParams, Spray, SprayPick, Transport,
 };
-use fabricsim::message::MessageDag;
-use fabricsim::sim::ecn::EcnMarking;
 use fabricsim::topology::{HostId, Topology};
 use fabricsim::units::{BitRate, Time};
 use fabricsim_cases::cc_util::{
@@ -410,7 +410,10 @@ fn reps_recycles_entropies_away_from_a_failed_link() {
     }
     for pair in figures.chunks(2) {
         let [(lost_rand, t_rand), (lost_reps, t_reps)] = [pair[0], pair[1]];
-        assert!(lost_rand > 0.0, "oblivious spraying sends into the dead link");
+        assert!(
+            lost_rand > 0.0,
+            "oblivious spraying sends into the dead link"
+        );
         assert!(
             lost_reps < 0.7 * lost_rand,
             "REPS lost {lost_reps}, random {lost_rand}"

@@ -217,7 +217,11 @@ fn hidden_is_total_less_exposed(r: &StepReport) {
     let exposed: f64 = r.comm_by_kind.iter().map(|k| k.exposed_s).sum();
     let total: f64 = r.comm_by_kind.iter().map(|k| k.total_s).sum();
     assert!(close(exposed, r.exposed_comm_s, 1e-12));
-    assert!(close(total, r.collectives.iter().map(|c| c.total_s).sum(), 1e-12));
+    assert!(close(
+        total,
+        r.collectives.iter().map(|c| c.total_s).sum(),
+        1e-12
+    ));
 }
 
 #[test]
@@ -242,15 +246,25 @@ fn tensor_parallel_overlap_never_lengthens_the_step_and_follows_the_decompositio
         // From the row: 2 calls per layer beside the forward GEMMs, 2 beside the backward's
         // (2x, selective recompute), on the slowest stage's layers, in tp pieces.
         let l = (a_on.calls_per_step / on.micro_batches / 4) as f64;
-        let (t, g) = (a_on.time_per_call_s, on.per_micro_batch.layer_gemm_forward_s);
+        let (t, g) = (
+            a_on.time_per_call_s,
+            on.per_micro_batch.layer_gemm_forward_s,
+        );
         let want = on.micro_batches as f64
             * (tp_exposed(2.0 * l * t, g, tp as f64) + tp_exposed(2.0 * l * t, 2.0 * g, tp as f64));
-        assert!(close(a_on.exposed_s, want, 1e-9), "{model}: {} vs {want}", a_on.exposed_s);
+        assert!(
+            close(a_on.exposed_s, want, 1e-9),
+            "{model}: {} vs {want}",
+            a_on.exposed_s
+        );
         // The step shortens by exactly what the TP rows hide (slot by slot, bubble included).
         let saved = a_off.exposed_s - a_on.exposed_s;
-        let slots = (on.micro_batches as f64 + (on.pp - 1) as f64 / on.vp as f64)
-            / on.micro_batches as f64;
-        assert!(close(off.step_time_s - on.step_time_s, saved * slots, 1e-6), "{model}");
+        let slots =
+            (on.micro_batches as f64 + (on.pp - 1) as f64 / on.vp as f64) / on.micro_batches as f64;
+        assert!(
+            close(off.step_time_s - on.step_time_s, saved * slots, 1e-6),
+            "{model}"
+        );
         hidden_is_total_less_exposed(&on);
         hidden_is_total_less_exposed(&off);
     }

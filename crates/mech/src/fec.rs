@@ -155,7 +155,9 @@ impl RsFec {
 /// Binomial(k; trials, p) for k = 0..=trials into `out`, each term in log space.
 fn binomial_pmf(trials: usize, p: f64, out: &mut [f64]) {
     if p <= 0.0 {
-        out.iter_mut().enumerate().for_each(|(k, x)| *x = (k == 0) as u8 as f64);
+        out.iter_mut()
+            .enumerate()
+            .for_each(|(k, x)| *x = (k == 0) as u8 as f64);
         return;
     }
     let (lp, lq) = (p.ln(), (-p).ln_1p());

@@ -79,7 +79,8 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         let (a, b) = (t.ports[l.ends[0].idx()].node, t.ports[l.ends[1].idx()].node);
         t.links[li].length_m = floor.cable_m(&d.layout, a, b);
     }
-    let media = media::assign(t, &d.catalog, &d.switch.id, d.layout.optics).map_err(|e| no_medium(s, &e))?;
+    let media = media::assign(t, &d.catalog, &d.switch.id, d.layout.optics)
+        .map_err(|e| no_medium(s, &e))?;
     let bom = bom::count(t, &d.catalog, &media, &d.switch.id, &d.nic.id);
     let power = power::of(&bom, t, &d.catalog, &media);
     let cost = cost::of(d, &bom, &power, t.servers as u64);

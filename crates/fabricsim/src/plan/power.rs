@@ -68,7 +68,10 @@ pub fn of(bom: &Bom, t: &Topology, c: &Catalog, media: &Media) -> Power {
         let (lo, up) = end_watts(c, media, def as usize, gbps);
         for (e, watts) in [(0, lo), (1, up)] {
             all += watts;
-            if matches!(t.nodes[t.ports[l.ends[e].idx()].node.idx()].kind, NodeKind::Switch { .. }) {
+            if matches!(
+                t.nodes[t.ports[l.ends[e].idx()].node.idx()].kind,
+                NodeKind::Switch { .. }
+            ) {
                 at_switch += watts;
             }
         }
@@ -76,7 +79,11 @@ pub fn of(bom: &Bom, t: &Topology, c: &Catalog, media: &Media) -> Power {
     Power {
         switches_kw: w(Category::Switch),
         optics_kw,
-        switch_optics_kw: if all > 0.0 { optics_kw * at_switch / all } else { 0.0 },
+        switch_optics_kw: if all > 0.0 {
+            optics_kw * at_switch / all
+        } else {
+            0.0
+        },
         nics_kw: w(Category::Nic),
         switches: bom.total(Category::Switch).0,
     }

@@ -405,8 +405,14 @@ fn linear_drive_optics_cut_the_optics_share_of_network_power() {
         dsp.power.switch_with_optics_w().unwrap(),
     );
     assert!(full > bare && dsp.power.switch_optics_kw < dsp.power.optics_kw);
-    let e = Scenario::parse("t.toml", "[cluster]\ngpus = 64\n[layout]\noptics = \"cpo\"\n")
-        .unwrap();
+    let e = Scenario::parse(
+        "t.toml",
+        "[cluster]\ngpus = 64\n[layout]\noptics = \"cpo\"\n",
+    )
+    .unwrap();
     let e = run(&e).unwrap_err().to_string();
-    assert!(e.contains("layout.optics") && e.contains("dsp, lpo, lro"), "{e}");
+    assert!(
+        e.contains("layout.optics") && e.contains("dsp, lpo, lro"),
+        "{e}"
+    );
 }

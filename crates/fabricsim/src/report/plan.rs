@@ -204,7 +204,8 @@ fn link_errors_json(p: &Plan) -> Value {
                 });
                 if let Some(f) = &x.figures {
                     v["fec"] = f.errors.fec.clone().into();
-                    v["fec_latency_ns"] = (f.errors.code().latency(p.rate_gbps).ps() as f64 / 1000.0).into();
+                    v["fec_latency_ns"] =
+                        (f.errors.code().latency(p.rate_gbps).ps() as f64 / 1000.0).into();
                     v["pre_fec_ber_typical"] = f.errors.typical_ber.into();
                     v["pre_fec_ber_limit"] = f.errors.limit_ber.into();
                     v["codeword_failure"] = f.codeword_failure.into();

@@ -24,11 +24,7 @@ const LANE_GBPS: [u64; 2] = [100, 200];
 
 /// The loss fault of an entry's `lane_ber`, if it has one (checked here; the lane count against
 /// the link's rate in [`apply`]).
-pub fn lane_loss(
-    src: &Source,
-    e: &LinkFaultEntry,
-    dir: Dir,
-) -> Result<Option<Fault>, InputError> {
+pub fn lane_loss(src: &Source, e: &LinkFaultEntry, dir: Dir) -> Result<Option<Fault>, InputError> {
     let Some(bers) = &e.lane_ber else {
         return Ok(None);
     };
@@ -91,7 +87,10 @@ pub fn apply(src: &Source, f: &FaultsSection, t: &mut Topology) -> Result<(), In
                     src,
                     "faults.link.lane_ber",
                     format!("{lanes} BERs"),
-                    format!("link {} runs at {gbps}G: not {lanes} lanes of 100G or 200G", e.link),
+                    format!(
+                        "link {} runs at {gbps}G: not {lanes} lanes of 100G or 200G",
+                        e.link
+                    ),
                     format!("{} or {} BERs", gbps / 100, gbps / 200),
                 ));
             }
@@ -102,7 +101,10 @@ pub fn apply(src: &Source, f: &FaultsSection, t: &mut Topology) -> Result<(), In
                     src,
                     "faults.link.rate_gbps",
                     g,
-                    format!("link {} runs at {gbps}G: a degraded link runs slower", e.link),
+                    format!(
+                        "link {} runs at {gbps}G: a degraded link runs slower",
+                        e.link
+                    ),
                     format!("1 to {}", gbps - 1),
                 ));
             }

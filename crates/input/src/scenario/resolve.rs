@@ -2,9 +2,7 @@
 //! items resolved, numbers in range, the topology spec filled in).
 
 use super::Scenario;
-use crate::catalog::{
-    Catalog, Drive, Gpu, Item, Nic, OpticsPrices, Server, Switch, find, id_list,
-};
+use crate::catalog::{Catalog, Drive, Gpu, Item, Nic, OpticsPrices, Server, Switch, find, id_list};
 use crate::profile::Profile;
 use fabricsim_core::error::InputError;
 use fabricsim_core::topology::{BuildError, Kind, Tiers, Topology, TopologySpec};
@@ -312,7 +310,12 @@ impl Scenario {
                 .find(|d| d.key() == l.optics.trim())
                 .ok_or_else(|| {
                     let names: Vec<&str> = Drive::ALL.iter().map(|d| d.key()).collect();
-                    self.error("layout.optics", &l.optics, "is not a module drive", names.join(", "))
+                    self.error(
+                        "layout.optics",
+                        &l.optics,
+                        "is not a module drive",
+                        names.join(", "),
+                    )
                 })?,
         };
 

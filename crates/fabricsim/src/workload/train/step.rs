@@ -647,7 +647,12 @@ mod tests {
         let rest = 0.125 + SM * 0.875;
         assert!((tp_exposed(1.0, 1e6, 8.0) - rest).abs() < 1e-12);
         // Never more than the communication; one piece is no overlap at all.
-        for (c, g, n) in [(1.0, 0.0, 8.0), (3.0, 2.0, 2.0), (0.5, 9.0, 4.0), (7.0, 7.0, 8.0)] {
+        for (c, g, n) in [
+            (1.0, 0.0, 8.0),
+            (3.0, 2.0, 2.0),
+            (0.5, 9.0, 4.0),
+            (7.0, 7.0, 8.0),
+        ] {
             assert!(tp_exposed(c, g, n) <= c + 1e-12, "{c} {g} {n}");
             assert!((tp_exposed(c, g, 1.0) - c).abs() < 1e-12);
         }

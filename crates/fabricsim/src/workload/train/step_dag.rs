@@ -197,9 +197,7 @@ pub fn compile(
     let mut fwd_send = vec![u32::MAX; (virt * mbs) as usize];
     let mut bwd_send = vec![u32::MAX; (virt * mbs) as usize];
     let schedule: Vec<Vec<PipeOp>> = (0..pp as usize).map(|s| p.order(mbs, s)).collect();
-    let warm: Vec<u64> = (0..pp)
-        .map(|s| schedule::warmup(pp, vp, mbs, s))
-        .collect();
+    let warm: Vec<u64> = (0..pp).map(|s| schedule::warmup(pp, vp, mbs, s)).collect();
     let mut deps: Vec<u32> = Vec::with_capacity(2);
     for d in 0..dp {
         for rail in 0..tp {
