@@ -22,7 +22,6 @@ pub mod model;
 pub mod probe;
 pub mod progress;
 pub mod recommend;
-pub mod regimes;
 pub mod robust;
 pub mod seeds;
 pub mod serving;
@@ -31,7 +30,6 @@ pub mod stress;
 pub mod sweep;
 pub mod tenants;
 pub mod variant;
-pub mod whole_step;
 
 pub use model::{Comparison, run, run_with};
 
