@@ -94,8 +94,12 @@ fn small_or_lossy_runs_stay_per_flow() {
 
 /// 256 GPUs (32 servers) on `fabric`, run on the flow engine.
 fn cluster(fabric: &str) -> fabricsim::workload::run_engine::Cluster {
+    cluster_with(&[("--gpus", "256"), ("--fabric", fabric)])
+}
+
+/// The defaults with `flags`, run on the flow engine.
+fn cluster_with(flags: &[(&str, &str)]) -> fabricsim::workload::run_engine::Cluster {
     let mut s = fabricsim::scenario::Scenario::defaults();
-    let flags = [("--gpus", "256"), ("--fabric", fabric)];
     let pairs: Vec<_> = flags
         .iter()
         .map(|(f, v)| (f.to_string(), v.to_string()))
@@ -149,21 +153,12 @@ fn the_driver_s_dense_all_to_all_carries_the_compiled_dag() {
 #[test]
 fn a_fabric_of_planes_runs_the_dense_all_to_all_per_message() {
     use fabricsim::workload::collective::{CollectiveSpec, Comm, Op};
-    let mut s = fabricsim::scenario::Scenario::defaults();
-    let flags = [
+    let c = cluster_with(&[
         ("--gpus", "256"),
         ("--fabric", "ib-ndr"),
         ("--topology", "rail-only"),
-    ];
-    let pairs: Vec<_> = flags
-        .iter()
-        .map(|(f, v)| (f.to_string(), v.to_string()))
-        .collect();
-    s.apply_flags(&pairs).unwrap();
-    let (design, topo) = s.design_and_topology().unwrap();
-    assert!(topo.planes > 1);
-    let engine = fabricsim::engine_choice::EngineChoice::Flow;
-    let c = fabricsim::workload::run_engine::Cluster::of(design, topo, engine).unwrap();
+    ]);
+    assert!(c.topology.planes > 1);
     let comm = Comm::world(&c.place);
     let spec = CollectiveSpec::with_defaults(Op::AllToAll, 1 << 20, 2);
     assert!(c.dense_candidate(&spec, &comm));

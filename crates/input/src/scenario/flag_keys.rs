@@ -40,15 +40,10 @@ fn job(key: &str, section: &str) -> bool {
         || key == "seeds"
 }
 
-/// `collective` and `tenants`: the cluster, fabric, topology, NCCL and catalog.
+/// `collective` and `tenants`: the cluster, fabric, topology, NCCL and catalog (a job's keys
+/// without a section of its own: `nccl.` stands in for it).
 pub fn cluster(key: &str) -> bool {
-    ["cluster.", "fabric.", "topology.", "nccl."]
-        .iter()
-        .any(|p| key.starts_with(p))
-        || key == "catalog"
-        || key == "engine"
-        || key == "max_memory"
-        || key == "seeds"
+    job(key, "nccl.")
 }
 
 /// `sim` and `tune`: the network (cluster, fabric, topology, layout), NCCL's QPs, the catalog
