@@ -47,8 +47,13 @@ fn pretty(v: &serde_json::Value) -> Result<String, JobError> {
 pub fn plan(arg: &ScenarioArg, flags: &Flags) -> Result<String, JobError> {
     let (mut s, _) = arg.load(Scenario::defaults)?;
     s.apply_flags_for(flags, flag_keys::plan)?;
-    let (design, _, plan) = fabricsim::plan::run(&s)?;
-    pretty(&fabricsim::report::plan::json(&plan, &design))
+    let (design, topo, plan) = fabricsim::plan::run(&s)?;
+    let traffic = fabricsim::report::plan_traffic::of(&s, &design, &topo)?;
+    pretty(&fabricsim::report::plan::json(
+        &plan,
+        &design,
+        traffic.as_ref(),
+    ))
 }
 
 /// `fabricsim sim SCENARIO [--seed N] [--until T]`: the results JSON (without wall-clock
