@@ -229,7 +229,11 @@ fn plan_states_the_traffic_train_puts_on_the_fabric_for_an_nvl72_build_and_its_h
     };
     let (nvl, hgx) = (total("gb300-nvl72"), total("hgx-b200-8"));
     let ep = |t: &fabricsim::report::plan_traffic::Traffic| {
-        t.rows.iter().find(|r| r.name == "ep_all_to_all").unwrap().bytes_per_gpu
+        t.rows
+            .iter()
+            .find(|r| r.name == "ep_all_to_all")
+            .unwrap()
+            .bytes_per_gpu
     };
     assert_eq!(ep(&nvl), 0.0);
     assert!(ep(&hgx) > 0.0);
