@@ -304,3 +304,30 @@ fn engine_flow_runs_a_small_case_and_refuses_what_it_cannot_model() {
         &["--engine", "flow", "link 16 going down", "packet"],
     );
 }
+
+#[test]
+fn an_ibnetdiscover_dump_is_a_topology_file() {
+    // 4 hosts, each 1 MB to another at 4xNDR: every message completes, none faster than its
+    // bytes at 400 Gb/s.
+    let ex = examples().join("sim-ibnetdiscover.toml");
+    let out = tmp("ibnet.json");
+    let o = sim(&[ex.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&out);
+    assert_eq!(v["sim"]["status"], "complete");
+    assert_eq!(v["counters"]["bytes_delivered"], 4_000_000);
+    let p99 = v["summary"]["fct_p99_ps"].as_f64().unwrap();
+    assert!(p99 > 20e6 && p99 < 30e6, "{p99} ps");
+    // A dump whose link has no speed is refused naming its line.
+    let bad = support::write(
+        "ibnet-bad.toml",
+        &format!(
+            "[sim]\ntopology_file = \"{}\"\nfabric = \"ib\"\n[traffic]\nkind = \"permutation\"\nbytes = 1000\n",
+            support::write(
+                "bad.ibnet.txt",
+                "Switch 8 \"S-x\"\n[1] \"H-y\"[1] # lid 3\n\nCa 1 \"H-y\"\n[1] \"S-x\"[1] # lid 3\n"
+            )
+        ),
+    );
+    exits_2_saying(&["sim", &bad], &["bad.ibnet.txt:2", "speed", "4xNDR"]);
+}

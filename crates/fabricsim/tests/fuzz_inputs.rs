@@ -2,7 +2,8 @@
 //! and run through the library entry points the subcommands use: scenario parse and design,
 //! `plan::run`, `sim` set-up (`scenario::sim::build`, the packet engine's set-up and a run of
 //! 20 us on small networks), `train` set-up and step model, `compare` section checks and
-//! fabric variants; ns-3 topology and flow files through their readers and a bounded run.
+//! fabric variants; ns-3 topology and flow files through their readers and a bounded run;
+//! ibnetdiscover dumps through theirs.
 //! Asserts: no panic (`catch_unwind`), no case over its time bound, and every rejection an
 //! `InputError` naming its key, with the line when the key is written in the input, in the
 //! user's words (no Rust type names, no empty field).
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 use fabricsim::compare::variant;
 use fabricsim::engine_choice::EngineChoice;
 use fabricsim::error::{InputError, Source};
-use fabricsim::io::ns3;
+use fabricsim::io::{ibnetdiscover, ns3};
 use fabricsim::scenario::Scenario;
 use fabricsim::scenario::compare::CompareSection;
 use fabricsim::sim::{Engine, Faults, RunOptions, SimParams};
@@ -83,6 +84,10 @@ fn run_case(input: &Input, text: &str) -> Result<(), InputError> {
     let src = Source::new(name.clone(), text);
     if name.ends_with(".topo.txt") {
         ns3::read_topology(&src)?;
+        return Ok(());
+    }
+    if name.ends_with(".ibnet.txt") {
+        ibnetdiscover::read(&src)?;
         return Ok(());
     }
     if name.ends_with(".flow.txt") {

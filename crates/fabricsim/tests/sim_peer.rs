@@ -7,7 +7,12 @@ use fabricsim::sim::{Faults, SimParams, Status};
 use fabricsim::units::Time;
 use fabricsim_cases::sim_util::{peer_dir, run};
 
-fn load(stem: &str) -> (ns3::Ns3Topology, fabricsim::message::MessageDag) {
+fn load(
+    stem: &str,
+) -> (
+    fabricsim::io::imported::ImportedTopology,
+    fabricsim::message::MessageDag,
+) {
     let dir = peer_dir();
     let read = |f: String| {
         let path = dir.join(&f);

@@ -10,7 +10,8 @@ use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::{NodeId, NodeKind};
 use fabricsim_core::traffic;
 use fabricsim_core::units::Time;
-use fabricsim_input::io::ns3::{self, Ns3Topology};
+use fabricsim_input::io::imported::ImportedTopology;
+use fabricsim_input::io::{ibnetdiscover, ns3};
 use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::Scenario;
 use fabricsim_input::scenario::sim::SimSection;
@@ -24,7 +25,7 @@ use fabricsim_mech::reroute::RerouteDelays;
 /// Everything one packet-level run needs.
 #[derive(Clone, Debug)]
 pub struct SimSetup {
-    pub net: Ns3Topology,
+    pub net: ImportedTopology,
     pub params: SimParams,
     pub dag: MessageDag,
     pub faults: Faults,
@@ -114,7 +115,7 @@ fn network(
     section: &SimSection,
     base: &Path,
     profile: Option<&Profile>,
-) -> Result<(Ns3Topology, SimParams, Option<RerouteDelays>), InputError> {
+) -> Result<(ImportedTopology, SimParams, Option<RerouteDelays>), InputError> {
     let src = &sc.source;
     if let Some(topo_name) = &section.topology_file {
         // One description of the network: a topology file excludes the design sections.
@@ -162,7 +163,12 @@ fn network(
         if let Some(c) = &sc.file.classes {
             c.apply(src, family, &mut params)?;
         }
-        let net = ns3::read_topology(&read_rel(base, src, "sim.topology_file", topo_name)?)?;
+        let topo_src = read_rel(base, src, "sim.topology_file", topo_name)?;
+        // An ibnetdiscover dump or an ns-3 HPCC topology, told apart by the first token.
+        let net = match ibnetdiscover::detect(&topo_src.text) {
+            true => ibnetdiscover::read(&topo_src)?,
+            false => ns3::read_topology(&topo_src)?,
+        };
         let like = if section.fabric.as_deref() == Some("ib") {
             "ib-ndr"
         } else {
@@ -202,7 +208,7 @@ fn network(
         })
         .collect();
     let node_of = (0..topo.nodes.len() as u32).map(NodeId).collect();
-    let net = Ns3Topology {
+    let net = ImportedTopology {
         topo,
         host_of,
         node_of,

@@ -3,39 +3,21 @@
 //! a [`MessageDag`], and a topology written back out.
 //!
 //! Topology: `<nodes> <switches> <links>`, the switch ids, then `<a> <b> <rate> <delay>
-//! <error_rate>` per link. Hosts are the ids not listed as switches. Switch tiers are the BFS
-//! distance from the nearest host; each link is connected lower tier -> upper tier, so the
-//! up/down routing of the topology module applies.
+//! <error_rate>` per link. Hosts are the ids not listed as switches; tiers and link
+//! directions as every imported network's ([`imported::build`]).
 
 use fabricsim_core::error::{CoreError, InputError, Source};
 use fabricsim_core::message::MessageDag;
-use fabricsim_core::topology::{GraphBuilder, HostId, Medium, NodeId, NodeKind, Shape, Topology};
-use fabricsim_core::units::{BitRate, Time, bounded_bytes, bounded_secs, parse_rate, parse_time};
-use fabricsim_mech::faults::{Dir, Fault, LinkLoss};
+use fabricsim_core::topology::{HostId, NodeKind, Topology};
+use fabricsim_core::units::{Time, bounded_bytes, bounded_secs, parse_rate, parse_time};
 
+use super::imported::{self, ImportedTopology, Link, Unfit};
 use super::tokens::{Tokens, parse_u64};
-
-/// Propagation speed used to turn a link delay into a length (about 5 ns/m in fibre and
-/// copper: 1.98e8 m/s in sonic-swss `buffer_headroom_mellanox.lua`, 4.5 ns/m in NVIDIA
-/// MCP4Y10 DACs).
-const PS_PER_M: f64 = 5_000.0;
-
-/// A topology read from an ns-3 file, with the id mappings the flow file needs.
-#[derive(Clone, Debug)]
-pub struct Ns3Topology {
-    pub topo: Topology,
-    /// ns-3 node id -> host, for hosts.
-    pub host_of: Vec<Option<HostId>>,
-    /// ns-3 node id -> node of the topology.
-    pub node_of: Vec<NodeId>,
-    /// Links whose error-rate column is non-zero, as per-link loss faults.
-    pub link_loss: Vec<Fault>,
-}
 
 /// The most nodes a topology file may declare.
 const MAX_NODES: u64 = 1 << 22;
 
-pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
+pub fn read_topology(src: &Source) -> Result<ImportedTopology, InputError> {
     let mut t = Tokens::new(src);
     let (_, n) = t.parse("node_num", "a positive integer", parse_u64)?;
     let (_, ns) = t.parse("switch_num", "an integer below node_num", parse_u64)?;
@@ -72,17 +54,9 @@ pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
         }
         is_switch[id as usize] = true;
     }
-    struct L {
-        line: usize,
-        a: usize,
-        b: usize,
-        rate: BitRate,
-        delay: Time,
-        err: f64,
-    }
     // Room for what the file can hold (5 tokens a link), not for what its header claims.
     let mut links = Vec::with_capacity((nl as usize).min(t.left() / 5));
-    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut lines = Vec::with_capacity(links.capacity());
     for _ in 0..nl {
         let (line, a) = t.parse("link src", &id_allowed, parse_u64)?;
         let (_, b) = t.parse("link dst", &id_allowed, parse_u64)?;
@@ -118,17 +92,14 @@ pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
                 "a probability 0 <= p < 1",
             ));
         }
-        let (a, b) = (a as usize, b as usize);
-        adj[a].push(b);
-        adj[b].push(a);
-        links.push(L {
-            line,
-            a,
-            b,
+        links.push(Link {
+            a: a as usize,
+            b: b as usize,
             rate,
             delay,
-            err,
+            loss: err,
         });
+        lines.push(line);
     }
     if let Some((line, tok)) = t.rest() {
         return Err(at(
@@ -139,117 +110,36 @@ pub fn read_topology(src: &Source) -> Result<Ns3Topology, InputError> {
             "exactly link_num link lines",
         ));
     }
-    // Tier = BFS distance from the nearest host.
-    let mut level = vec![u32::MAX; n];
-    let mut frontier: Vec<usize> = (0..n).filter(|&i| !is_switch[i]).collect();
-    if frontier.is_empty() {
-        return Err(at(
+    imported::build(&is_switch, &links).map_err(|u| match u {
+        Unfit::NoHost => at(
             2,
             "switch id",
             &ns,
             "every node is a switch",
             "at least one host",
-        ));
-    }
-    for &h in &frontier {
-        level[h] = 0;
-    }
-    while !frontier.is_empty() {
-        let mut next = Vec::new();
-        for &u in &frontier {
-            for &v in &adj[u] {
-                if level[v] == u32::MAX && is_switch[v] {
-                    level[v] = level[u] + 1;
-                    next.push(v);
-                }
-            }
-        }
-        frontier = next;
-    }
-    for (i, &l) in level.iter().enumerate() {
-        if l == u32::MAX {
-            return Err(at(
-                2,
-                "switch id",
-                &i,
-                "this switch is not connected to any host",
-                "switches reachable from a host",
-            ));
-        }
-        if !is_switch[i] && adj[i].len() != 1 {
-            return Err(at(
-                1,
-                "node",
-                &i,
-                &format!("host with {} links", adj[i].len()),
-                "hosts (ids not listed as switches) with exactly one link",
-            ));
-        }
-    }
-    for l in &links {
-        if level[l.a] == level[l.b] {
-            return Err(at(
-                l.line,
-                "link",
-                &format!("{} {}", l.a, l.b),
-                "joins two nodes at the same tier (up/down routing needs each link to go between tiers)",
-                "links between adjacent tiers",
-            ));
-        }
-    }
-    let tiers = level.iter().copied().max().unwrap_or(0);
-    if tiers > u8::MAX as u32 {
-        return Err(at(1, "node_num", &n, "too many tiers", "up to 255 tiers"));
-    }
-    let mut b = GraphBuilder::new();
-    let mut node_of = vec![NodeId(0); n];
-    let mut host_of = vec![None; n];
-    let mut servers = 0u32;
-    for i in 0..n {
-        if !is_switch[i] {
-            node_of[i] = b.add_nic(servers, 0);
-            host_of[i] = Some(HostId(servers));
-            servers += 1;
-        }
-    }
-    let mut index_in_tier = vec![0u32; tiers as usize + 1];
-    for i in 0..n {
-        if is_switch[i] {
-            let tier = level[i] as usize;
-            node_of[i] = b.add_switch(tier as u8, 0, index_in_tier[tier], adj[i].len() as u32);
-            index_in_tier[tier] += 1;
-        }
-    }
-    let mut link_loss = Vec::new();
-    for l in &links {
-        let (lo, hi) = if level[l.a] < level[l.b] {
-            (l.a, l.b)
-        } else {
-            (l.b, l.a)
-        };
-        let length_m = l.delay.0 as f64 / PS_PER_M;
-        let id = b.connect(
-            node_of[lo],
-            node_of[hi],
-            l.rate,
-            length_m,
-            l.delay,
-            Medium::Unspecified,
-        );
-        if l.err > 0.0 {
-            link_loss.push(Fault::Loss {
-                link: id,
-                dir: Dir::Both,
-                loss: LinkLoss::Rate(l.err),
-            });
-        }
-    }
-    let topo = b.finish(Shape::Imported, tiers as u8, servers);
-    Ok(Ns3Topology {
-        topo,
-        host_of,
-        node_of,
-        link_loss,
+        ),
+        Unfit::Unreachable(i) => at(
+            2,
+            "switch id",
+            &i,
+            "this switch is not connected to any host",
+            "switches reachable from a host",
+        ),
+        Unfit::HostLinks(i, k) => at(
+            1,
+            "node",
+            &i,
+            &format!("host with {k} links"),
+            "hosts (ids not listed as switches) with exactly one link",
+        ),
+        Unfit::SameTier(i) => at(
+            lines[i],
+            "link",
+            &format!("{} {}", links[i].a, links[i].b),
+            "joins two nodes at the same tier (up/down routing needs each link to go between tiers)",
+            "links between adjacent tiers",
+        ),
+        Unfit::TooDeep => at(1, "node_num", &n, "too many tiers", "up to 255 tiers"),
     })
 }
 
@@ -298,7 +188,11 @@ pub const DATA_PG: u8 = 3;
 /// ns-3 where `pg` is the switch queue index, except `pg` 3 (`DATA_PG`, what traffic_gen.py
 /// writes: the RoCE lossless priority of the profiles) which is the fabric's data class; any
 /// other `pg` must be below `classes`. The destination port is read and checked but not used.
-pub fn read_flows(src: &Source, topo: &Ns3Topology, classes: u8) -> Result<MessageDag, InputError> {
+pub fn read_flows(
+    src: &Source,
+    topo: &ImportedTopology,
+    classes: u8,
+) -> Result<MessageDag, InputError> {
     let mut t = Tokens::new(src);
     let (_, count) = t.parse("flow_num", "a non-negative integer", parse_u64)?;
     let n = topo.host_of.len();

@@ -28,7 +28,7 @@
 use serde::Deserialize;
 
 use super::value::{SizeValue, time};
-use crate::io::ns3::Ns3Topology;
+use crate::io::imported::ImportedTopology;
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::units::Time;
 use fabricsim_mech::faults::Fault;
@@ -212,7 +212,7 @@ pub fn node_faults(
     src: &Source,
     nics: &[NicFaultEntry],
     routes: &[RouteFaultEntry],
-    net: &Ns3Topology,
+    net: &ImportedTopology,
 ) -> Result<Vec<Fault>, InputError> {
     let n = net.node_of.len();
     let node = |key: &str, id: u32| {

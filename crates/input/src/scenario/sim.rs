@@ -3,14 +3,15 @@
 //!
 //! The topology is either the scenario's `[cluster]`/`[fabric]`/`[topology]`/`[layout]` (built and
 //! cabled as `fabricsim plan` does, engine parameters from the profile by
-//! `sim::params_from_design`), or an ns-3 HPCC topology file with a RoCE-like or IB-like default.
+//! `sim::params_from_design`), or a topology file (an ns-3 HPCC topology, or an OFED
+//! `ibnetdiscover` dump: `io::ibnetdiscover`) with a RoCE-like or IB-like default.
 //! The two are exclusive: with `topology_file`, those sections are an error.
 //!
 //! ```toml
 //! [sim]
 //! tuned = true                     # without topology_file: the profile's tuned or untuned set
 //! # or:
-//! topology_file = "ft8.topo.txt"   # ns-3 HPCC format, relative to the scenario file
+//! topology_file = "ft8.topo.txt"   # ns-3 HPCC or ibnetdiscover, relative to the scenario file
 //! fabric = "roce"                  # with topology_file: roce | ib (SimParams::roce() / ib())
 //! seed = 1
 //! until = "10ms"                   # stop there (partial results)
