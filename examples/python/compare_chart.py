@@ -2,8 +2,8 @@
 
     python examples/python/compare_chart.py [OUT.png]
 
-Runs `fabricsim compare` in-process on the HPCC example (a 16-GPU Llama 3 70B step on InfiniBand
-NDR and tuned RoCE), over 3 seeds, and draws each fabric's step time with its 95% interval and
+Runs `fabricsim compare` in-process on the HPCC example (a 64-GPU Llama 3 70B step on RoCE 400G
+under DCQCN and under HPCC), over 3 seeds, and draws each fabric's step time with its 95% interval and
 its cost per million tokens into a PNG (matplotlib, headless).
 """
 

@@ -51,10 +51,10 @@ def test_compare_gives_the_cli_bytes(cli, tmp_path):
 
 def test_train_gives_the_cli_bytes(cli, tmp_path):
     example = EXAMPLES / "train-llama3-70b.toml"
-    want = cli("train", example, "--pp", 8, "--format", "json", out=tmp_path / "t.json")
-    got = fabricsim.train_json(example, pp=8)
+    want = cli("train", example, "--pp", 8, "--dp", 16, "--format", "json", out=tmp_path / "t.json")
+    got = fabricsim.train_json(example, pp=8, dp=16)
     assert got.encode() == want
-    r = fabricsim.train(example, pp=8)
+    r = fabricsim.train(example, pp=8, dp=16)
     assert (r["pp"], r["dp"]) == (8, 16)
     assert 0 < r["mfu"] < 1
 
