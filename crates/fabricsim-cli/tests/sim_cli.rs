@@ -331,3 +331,51 @@ fn an_ibnetdiscover_dump_is_a_topology_file() {
     );
     exits_2_saying(&["sim", &bad], &["bad.ibnet.txt:2", "speed", "4xNDR"]);
 }
+
+#[test]
+fn an_htsim_connection_matrix_is_traffic_with_its_triggers() {
+    // Three ring hops over 8 hosts, each hop started by the receipt of the one before it, and
+    // a 1000-byte connection behind a barrier on all eight third hops.
+    let ex = examples().join("sim-htsim-ring.toml");
+    let (out, fct) = (tmp("htsim.json"), tmp("htsim.fct.txt"));
+    let o = sim(&[
+        ex.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--fct",
+        fct.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&out);
+    assert_eq!(v["summary"]["messages_completed"], 25);
+    // fct.txt: sip dip sport dport size start_ns fct_ns standalone_fct_ns.
+    let rows: Vec<Vec<u64>> = std::fs::read_to_string(&fct)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .skip(4)
+                .map(|x| x.parse().unwrap())
+                .collect()
+        })
+        .collect();
+    let (barrier, hops): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r[0] == 1000);
+    let last_hop_end = hops.iter().map(|r| r[1] + r[2]).max().unwrap();
+    assert!(
+        barrier[0][1] >= last_hop_end,
+        "{} < {last_hop_end}",
+        barrier[0][1]
+    );
+    // The unit is the scenario's to say: without it the run is refused.
+    let topo = examples().join("sim-ft4.topo.txt");
+    let cm = examples().join("sim-htsim-ring.cm");
+    let bad = support::write(
+        "htsim-nounit.toml",
+        &format!(
+            "[sim]\ntopology_file = \"{}\"\n[traffic]\nkind = \"htsim\"\nflow_file = \"{}\"\n",
+            topo.display(),
+            cm.display()
+        ),
+    );
+    exits_2_saying(&["sim", &bad], &["start_unit", "uet-htsim"]);
+}

@@ -3,7 +3,7 @@
 //! `plan::run`, `sim` set-up (`scenario::sim::build`, the packet engine's set-up and a run of
 //! 20 us on small networks), `train` set-up and step model, `compare` section checks and
 //! fabric variants; ns-3 topology and flow files through their readers and a bounded run;
-//! ibnetdiscover dumps through theirs.
+//! ibnetdiscover dumps and htsim connection matrices through theirs.
 //! Asserts: no panic (`catch_unwind`), no case over its time bound, and every rejection an
 //! `InputError` naming its key, with the line when the key is written in the input, in the
 //! user's words (no Rust type names, no empty field).
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use fabricsim::compare::variant;
 use fabricsim::engine_choice::EngineChoice;
 use fabricsim::error::{InputError, Source};
-use fabricsim::io::{ibnetdiscover, ns3};
+use fabricsim::io::{htsim_cm, ibnetdiscover, ns3};
 use fabricsim::scenario::Scenario;
 use fabricsim::scenario::compare::CompareSection;
 use fabricsim::sim::{Engine, Faults, RunOptions, SimParams};
@@ -88,6 +88,10 @@ fn run_case(input: &Input, text: &str) -> Result<(), InputError> {
     }
     if name.ends_with(".ibnet.txt") {
         ibnetdiscover::read(&src)?;
+        return Ok(());
+    }
+    if name.ends_with(".cm") {
+        htsim_cm::read(&src, 16, 8, htsim_cm::StartUnit::Us)?;
         return Ok(());
     }
     if name.ends_with(".flow.txt") {

@@ -11,7 +11,7 @@ use fabricsim_core::topology::{NodeId, NodeKind};
 use fabricsim_core::traffic;
 use fabricsim_core::units::Time;
 use fabricsim_input::io::imported::ImportedTopology;
-use fabricsim_input::io::{ibnetdiscover, ns3};
+use fabricsim_input::io::{htsim_cm, ibnetdiscover, ns3};
 use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::Scenario;
 use fabricsim_input::scenario::sim::SimSection;
@@ -321,6 +321,11 @@ pub fn build_with(
             }
             let flows = read_rel(base, src, "traffic.flow_file", &name)?;
             ns3::read_flows(&flows, &net, params.traffic_classes)?
+        }
+        TrafficSource::HtsimFile(name, unit) => {
+            let conns = read_rel(base, src, "traffic.flow_file", &name)?;
+            let hosts = net.topo.num_hosts() as u32;
+            htsim_cm::read(&conns, hosts, params.traffic_classes, unit)?
         }
         TrafficSource::Generated(t, class) => {
             let hosts = net.topo.num_hosts() as u32;

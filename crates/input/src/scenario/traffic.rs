@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! [traffic]
-//! kind = "permutation"   # permutation | incast | all_to_all | uniform | list | ns3
+//! kind = "permutation"   # permutation | incast | all_to_all | uniform | list | ns3 | htsim
 //! bytes = "2MB"          # permutation, incast, all_to_all
 //! senders = 127          # incast
 //! dst = 0                # incast
@@ -10,7 +10,8 @@
 //! duration = "1ms"       # uniform
 //! sizes = "fixed"        # uniform: fixed (bytes) | uniform (size_min, size_max) | cdf (size_cdf)
 //! size_cdf = [[1000, 0.0], [2000, 0.5], [10000, 1.0]]
-//! flow_file = "x.flow.txt"                                   # ns3 (relative to the scenario)
+//! flow_file = "x.flow.txt"                                   # ns3, htsim (relative to the scenario)
+//! start_unit = "us"      # htsim: the connection matrix's start unit, us (uet-htsim) or ps (csg-htsim)
 //! flows = [{ src = 0, dst = 1, bytes = "1MB", start = "0us", class = 2 }]  # list
 //! class = 1              # traffic class of every message (a flow's own `class` wins);
 //!                        # 0 to the fabric's traffic classes - 1; default: its data class.
@@ -20,6 +21,7 @@
 use serde::Deserialize;
 
 use super::value::{SizeValue, in_range, time};
+use crate::io::htsim_cm::StartUnit;
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::traffic::{Flow, SizeDist, Traffic};
 use fabricsim_core::units::Time;
@@ -38,6 +40,7 @@ pub struct TrafficSection {
     pub size_max: Option<SizeValue>,
     pub size_cdf: Option<Vec<(u64, f64)>>,
     pub flow_file: Option<String>,
+    pub start_unit: Option<String>,
     pub flows: Option<Vec<FlowEntry>>,
     pub class: Option<u8>,
 }
@@ -60,9 +63,11 @@ pub enum TrafficSource {
     /// Generated traffic and the class of its messages that name none.
     Generated(Traffic, Option<u8>),
     Ns3File(String),
+    /// An htsim connection matrix (`io::htsim_cm`) and the unit of its start times.
+    HtsimFile(String, StartUnit),
 }
 
-const KINDS: &str = "permutation, incast, all_to_all, uniform, list, ns3";
+const KINDS: &str = "permutation, incast, all_to_all, uniform, list, ns3, htsim";
 
 /// Checks a traffic class against the fabric's `classes` classes.
 fn check_class(
@@ -140,6 +145,7 @@ impl TrafficSection {
             ],
             "list" => &["flows", "class"],
             "ns3" => &["flow_file"],
+            "htsim" => &["flow_file", "start_unit"],
             other => {
                 return Err(InputError::at_key(
                     src,
@@ -161,6 +167,7 @@ impl TrafficSection {
             ("size_max", self.size_max.is_some()),
             ("size_cdf", self.size_cdf.is_some()),
             ("flow_file", self.flow_file.is_some()),
+            ("start_unit", self.start_unit.is_some()),
             ("flows", self.flows.is_some()),
             ("class", self.class.is_some()),
         ];
@@ -312,6 +319,36 @@ impl TrafficSection {
                     });
                 }
                 Traffic::List(flows)
+            }
+            "htsim" => {
+                need(
+                    self.flow_file.is_some(),
+                    "flow_file",
+                    "flow_file = \"conns.cm\"",
+                )?;
+                // The trees differ (uet-htsim: µs; csg-htsim since 2023-11: ps), so no default.
+                need(
+                    self.start_unit.is_some(),
+                    "start_unit",
+                    "start_unit = \"us\" (uet-htsim) or \"ps\" (csg-htsim)",
+                )?;
+                let unit = match self.start_unit.as_deref() {
+                    Some("us") => StartUnit::Us,
+                    Some("ps") => StartUnit::Ps,
+                    other => {
+                        return Err(InputError::at_key(
+                            src,
+                            "traffic.start_unit",
+                            format!("\"{}\"", other.unwrap_or("")),
+                            "not a start unit",
+                            "\"us\" (uet-htsim) or \"ps\" (csg-htsim)",
+                        ));
+                    }
+                };
+                return Ok(TrafficSource::HtsimFile(
+                    self.flow_file.clone().expect("checked"),
+                    unit,
+                ));
             }
             // "ns3": the only kind left (kinds were checked above).
             _ => {
