@@ -165,6 +165,17 @@ impl Credits {
         }
     }
 
+    /// Closes the credit waits still open at the end of a run (a sender that never got its
+    /// credits back waited until `now`).
+    pub fn close(&mut self, now: u64) {
+        for (i, t) in self.tx.iter_mut().enumerate() {
+            if t.stall_since != u64::MAX {
+                self.stall_ps[i / self.ntc] += now - t.stall_since;
+                t.stall_since = now;
+            }
+        }
+    }
+
     /// Whether the sender on `p` waited for credits on `tc` at some time since `since` (or
     /// waits now): its queue is then held up from downstream, a victim of congestion in the
     /// sense of IBA annex A10.
