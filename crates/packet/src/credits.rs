@@ -237,6 +237,15 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_still_open_at_the_end_counts_up_to_it() {
+        let mut c = Credits::new(1, vec![1, 1], &[1, 0]);
+        c.sent(0, 0, 64);
+        assert!(!c.may_send(0, 0, 64, 10));
+        c.close(50);
+        assert_eq!(c.stall_ps[0], 40);
+    }
+
+    #[test]
     #[should_panic(expected = "credit overrun")]
     fn an_overrun_fails_loudly() {
         let mut c = Credits::new(1, vec![1, 1], &[1, 0]);
