@@ -165,6 +165,17 @@ impl Credits {
         }
     }
 
+    /// Closes the credit waits still open at the end of a run (a sender that never got its
+    /// credits back waited until `now`).
+    pub fn close(&mut self, now: u64) {
+        for (i, t) in self.tx.iter_mut().enumerate() {
+            if t.stall_since != u64::MAX {
+                self.stall_ps[i / self.ntc] += now - t.stall_since;
+                t.stall_since = now;
+            }
+        }
+    }
+
     /// Whether the sender on `p` waited for credits on `tc` at some time since `since` (or
     /// waits now): its queue is then held up from downstream, a victim of congestion in the
     /// sense of IBA annex A10.
@@ -223,6 +234,15 @@ mod tests {
             c.freed(1, 0, 256),
             (u32::MAX - 1).wrapping_add(4).wrapping_add(4)
         );
+    }
+
+    #[test]
+    fn a_wait_still_open_at_the_end_counts_up_to_it() {
+        let mut c = Credits::new(1, vec![1, 1], &[1, 0]);
+        c.sent(0, 0, 64);
+        assert!(!c.may_send(0, 0, 64, 10));
+        c.close(50);
+        assert_eq!(c.stall_ps[0], 40);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod link_errors;
 pub mod media;
 pub mod optics_choice;
 pub mod power;
+pub mod rack_power;
 pub mod reach;
 pub mod reliability;
 
@@ -51,6 +52,7 @@ pub struct Plan {
     pub link_errors: Vec<link_errors::ClassErrors>,
     pub reliability: reliability::Reliability,
     pub power: power::Power,
+    pub rack_power: rack_power::RackPower,
     pub cost: cost::Cost,
     /// `[cost] optics`: whose optics the plan buys.
     pub optics: fabricsim_input::catalog::OpticsPrices,
@@ -84,6 +86,15 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
     let cards = t.servers as u64 * d.nic_cards_per_node as u64;
     let bom = bom::count(t, &d.catalog, &media, &d.switch.id, (&d.nic.id, cards));
     let power = power::of(&bom, t, &d.catalog, &media);
+    let optics_at = power::optics_at_nodes(&bom, t, &d.catalog, &media);
+    let rack_power = rack_power::of(
+        &floor,
+        t,
+        d.layout.servers_per_rack,
+        d.server.power_w,
+        d.switch.power_w,
+        &optics_at,
+    );
     let cost = cost::of(d, &bom, &power, t.servers as u64);
     let optics_other = optics_choice::of(d, &bom, &power, t.servers as u64);
     let mtu = d.profile.wire_bytes(d.profile.packet.mtu_bytes);
@@ -114,6 +125,7 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         link_errors,
         reliability,
         power,
+        rack_power,
         cost,
         optics: d.cost.optics,
         optics_other,

@@ -55,11 +55,10 @@ fn end_watts(c: &Catalog, media: &Media, def: usize, gbps: u32) -> (f64, f64) {
     }
 }
 
-pub fn of(bom: &Bom, t: &Topology, c: &Catalog, media: &Media) -> Power {
-    let w = |cat| bom.total(cat).2 / 1000.0;
-    let optics_kw = w(Category::Transceiver) + w(Category::Cable);
-    // The BOM counts whole modules; the per-link split gives the switch cages' share of them.
-    let (mut at_switch, mut all) = (0.0, 0.0);
+/// The optics' kW at each node: each link end its module's watts per port it serves (an
+/// active cable's half), scaled so the nodes add up to the BOM's whole modules.
+pub fn optics_at_nodes(bom: &Bom, t: &Topology, c: &Catalog, media: &Media) -> Vec<f64> {
+    let mut at = vec![0.0; t.nodes.len()];
     for l in &t.links {
         let Medium::Catalog(def) = l.medium else {
             continue;
@@ -67,23 +66,35 @@ pub fn of(bom: &Bom, t: &Topology, c: &Catalog, media: &Media) -> Power {
         let gbps = (l.rate.bps() / 1_000_000_000) as u32;
         let (lo, up) = end_watts(c, media, def as usize, gbps);
         for (e, watts) in [(0, lo), (1, up)] {
-            all += watts;
-            if matches!(
-                t.nodes[t.ports[l.ends[e].idx()].node.idx()].kind,
-                NodeKind::Switch { .. }
-            ) {
-                at_switch += watts;
-            }
+            at[t.ports[l.ends[e].idx()].node.idx()] += watts;
         }
     }
+    let all: f64 = at.iter().sum();
+    let kw = optics_kw(bom);
+    for x in &mut at {
+        *x = if all > 0.0 { kw * *x / all } else { 0.0 };
+    }
+    at
+}
+
+fn optics_kw(bom: &Bom) -> f64 {
+    bom.total(Category::Transceiver).2 / 1000.0 + bom.total(Category::Cable).2 / 1000.0
+}
+
+pub fn of(bom: &Bom, t: &Topology, c: &Catalog, media: &Media) -> Power {
+    let w = |cat| bom.total(cat).2 / 1000.0;
+    let at = optics_at_nodes(bom, t, c, media);
+    let switch_optics_kw = t
+        .nodes
+        .iter()
+        .zip(&at)
+        .filter(|(n, _)| matches!(n.kind, NodeKind::Switch { .. }))
+        .map(|(_, kw)| kw)
+        .sum();
     Power {
         switches_kw: w(Category::Switch),
-        optics_kw,
-        switch_optics_kw: if all > 0.0 {
-            optics_kw * at_switch / all
-        } else {
-            0.0
-        },
+        optics_kw: optics_kw(bom),
+        switch_optics_kw,
         nics_kw: w(Category::Nic),
         switches: bom.total(Category::Switch).0,
     }

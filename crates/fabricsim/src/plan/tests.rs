@@ -416,3 +416,33 @@ fn linear_drive_optics_cut_the_optics_share_of_network_power() {
         "{e}"
     );
 }
+
+/// Power per rack against hand arithmetic, 64 H100 GPUs on roce-400g: 8 hgx-h100-8 servers
+/// (10,200 W), 4 to a rack, one SN5600 (1,500 W) for all 64 NICs.
+/// - Leaf at the end of the row: every link is SR optics, an sr4-400g (8 W) in each NIC and
+///   an sr8-2x400g (15 W, 2 ports) per two switch ports. A compute rack: 4 x 10.2 kW + 32 x 8 W
+///   = 41.056 kW; the end-of-row rack: 1.5 kW + 32 x 15 W = 1.98 kW.
+/// - Leaf on top of rack 1 (its median server, 4): no network rack; rack 1's 32 links are DAC
+///   splitters (0.1 W per 2 links, 0.025 W per end), rack 0's ACC splitters (2 W, 0.5 W per
+///   end). Rack 0: 40.8 kW + 32 x 0.5 W = 40.816 kW; rack 1: 40.8 + 1.5 kW + 32 x 0.5 W +
+///   32 x 0.025 W (switch ends) + 32 x 0.025 W (its NIC ends) = 42.3176 kW.
+#[test]
+fn power_per_rack_adds_up_what_the_layout_put_in_each_rack() {
+    let plan = |layout: &str| {
+        let s = scenario(&format!("[cluster]\ngpus = 64\n{layout}"));
+        run(&s).unwrap().2.rack_power
+    };
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let eor = plan("");
+    let c = eor.compute;
+    assert_eq!(c.racks, 2);
+    assert!(near(c.max_kw, 41.056) && near(c.mean_kw, 41.056), "{c:?}");
+    let n = eor.network.unwrap();
+    assert_eq!(n.racks, 1);
+    assert!(near(n.max_kw, 1.98) && near(n.mean_kw, 1.98), "{n:?}");
+    let tor = plan("[layout]\nleaf = \"top-of-rack\"\n");
+    let c = tor.compute;
+    assert!(tor.network.is_none());
+    assert!(near(c.max_kw, 42.3176), "{c:?}");
+    assert!(near(c.mean_kw, (40.816 + 42.3176) / 2.0), "{c:?}");
+}

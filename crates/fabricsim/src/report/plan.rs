@@ -149,6 +149,7 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Tr
             "switch_box_w_without_optics": p.power.switch_without_optics_w().map(r2),
             "switch_box_w_with_optics": p.power.switch_with_optics_w().map(r2),
         },
+        "power_per_rack_kW": rack_power_json(&p.rack_power),
         "cost": {
             "capex_usd": {
                 "switches": r2(c.switches_usd),
@@ -196,6 +197,15 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Tr
 }
 
 /// The link classes with their error figures (`plan::link_errors`).
+/// Compute and network racks: count, largest and mean draw (`plan::rack_power`).
+fn rack_power_json(r: &crate::plan::rack_power::RackPower) -> Value {
+    let racks = |x: &crate::plan::rack_power::Racks| json!({"racks": x.racks, "max": r2(x.max_kw), "mean": r2(x.mean_kw)});
+    json!({
+        "compute": racks(&r.compute),
+        "network": r.network.as_ref().map(racks),
+    })
+}
+
 fn link_errors_json(p: &Plan) -> Value {
     Value::Array(
         p.link_errors
@@ -449,6 +459,20 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Tr
         let _ = writeln!(
             w,
             "  per switch {bare:.0} W without optics, {full:.0} W with its cages' optics"
+        );
+    }
+
+    let _ = writeln!(
+        w,
+        "\nPower per rack (servers, switches and the optics in their cages)"
+    );
+    let mut racks = vec![("compute", p.rack_power.compute)];
+    racks.extend(p.rack_power.network.map(|n| ("network", n)));
+    for (kind, r) in racks {
+        let _ = writeln!(
+            w,
+            "  {kind:<8} {:>5} racks  max {:>8.2} kW  mean {:>8.2} kW",
+            r.racks, r.max_kw, r.mean_kw
         );
     }
 

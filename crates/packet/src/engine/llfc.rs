@@ -223,6 +223,9 @@ impl LinkFc {
         if let Some(p) = self.pfc.as_mut() {
             p.close(now);
         }
+        if let Some(c) = self.credits.as_mut() {
+            c.close(now);
+        }
         let mut ports = Vec::new();
         for (i, port) in topo.ports.iter().enumerate() {
             let (paused, rx, xoff) = self

@@ -18,7 +18,10 @@ impl Engine<'_> {
         let node = self.info[in_port].node;
         let out = match self.egress_of(node, pk) {
             Ok(out) => out,
-            Err(reason) => return self.drop_pkt(id, reason),
+            Err(reason) => {
+                A::discarded(self, in_port, pk);
+                return self.drop_pkt(id, reason);
+            }
         };
         self.bind(id, out);
         A::admit(self, id, node as usize, in_port, out, pk)

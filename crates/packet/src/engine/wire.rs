@@ -143,10 +143,12 @@ impl Engine<'_> {
         // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
         let pk = *unsafe { self.pkts.get_unchecked(id) };
         if pk.flags & F_CORRUPT != 0 {
+            A::discarded(self, in_port, &pk);
             return self.drop_pkt(id, DropReason::Corruption);
         }
         let flags = self.info[in_port].flags;
         if flags & P_LINK_UP == 0 {
+            A::discarded(self, in_port, &pk);
             return self.drop_pkt(id, DropReason::LinkDown);
         }
         if flags & P_NIC != 0 {

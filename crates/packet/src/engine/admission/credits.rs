@@ -48,13 +48,28 @@ impl Admission for Credit {
         e.fc_credit_update(in_port, tc, fccl);
     }
 
+    /// A discarded packet's blocks come back as credits: a switch frees what it cannot route,
+    /// and for a packet lost on the link the sender's FCTBS in its next flow-control packet
+    /// resets the receiver's ABR (IBA Vol. 1 7.9.4); modelled at once.
+    #[cold]
+    #[inline(never)]
+    fn discarded(e: &mut Engine<'_>, in_port: usize, pk: &Packet) {
+        pass_through(e, in_port, pk);
+    }
+
     /// The NIC's receive buffer drains at line rate: credits go back at once.
     #[inline(always)]
     fn nic_arrived(e: &mut Engine<'_>, _id: u32, in_port: usize, pk: &Packet) -> bool {
-        let c = state(&mut e.fc.credits);
-        c.received(in_port, pk.tc as usize, pk.frame as u32);
-        let fccl = c.freed(in_port, pk.tc as usize, pk.frame as u32);
-        e.fc_credit_update(in_port, pk.tc, fccl);
+        pass_through(e, in_port, pk);
         true
     }
+}
+
+/// Packet `pk` enters ingress `in_port`'s buffer and leaves it at once: its credits go back.
+#[inline(always)]
+fn pass_through(e: &mut Engine<'_>, in_port: usize, pk: &Packet) {
+    let c = state(&mut e.fc.credits);
+    c.received(in_port, pk.tc as usize, pk.frame as u32);
+    let fccl = c.freed(in_port, pk.tc as usize, pk.frame as u32);
+    e.fc_credit_update(in_port, pk.tc, fccl);
 }

@@ -69,6 +69,11 @@ pub(super) trait Admission {
         e.buf_used[node] -= frame as u64;
     }
 
+    /// Packet `pk`, arrived at ingress `in_port`, is discarded before admission (lost on the
+    /// link, its link down, no route on).
+    #[inline(always)]
+    fn discarded(_e: &mut Engine<'_>, _in_port: usize, _pk: &Packet) {}
+
     /// Packet `id` (`pk`) reached NIC port `in_port`; false when the NIC discards it.
     #[inline(always)]
     fn nic_arrived(_e: &mut Engine<'_>, _id: u32, _in_port: usize, _pk: &Packet) -> bool {
