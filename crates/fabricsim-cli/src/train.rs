@@ -77,7 +77,7 @@ pub fn run(args: TrainArgs) -> Outcome {
         )?;
     }
     let (tr, provenance) = if args.calibrate {
-        let (tr, p) = calibrate_on_engine(tr, engine)?;
+        let (tr, p) = calibrate_on_engine(tr, engine, None)?;
         (tr, Some(p))
     } else {
         (tr, None)

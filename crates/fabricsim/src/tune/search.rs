@@ -4,21 +4,25 @@
 //! with eta times the seeds, up to `seeds`, until one is left or a round has run at all the
 //! seeds (another would rank the same figures); the best one and the profile's
 //! default are then measured over all `seeds` (common random numbers: the same seeds for every
-//! candidate). `grid` is one round of every candidate over all seeds.
+//! candidate). `grid` is one round of every candidate over all seeds. With `screen = "flow"`
+//! the rounds start from the candidates the flow engine's screen passes on (`super::screen`).
 
 use serde::{Deserialize, Serialize};
 
 use super::candidate::Candidate;
 use super::eval::Sample;
+use super::screen::Screened;
 use fabricsim_core::estimate::Estimate;
 use fabricsim_input::scenario::tune::{Method, TuneSpec};
 
 /// One measurement to make: a candidate (`None`: the scenario's own profile) with seed number
-/// `seed_index` of the search's seeds.
+/// `seed_index` of the search's seeds, on the scenario's engine or (`screen`) the flow engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Job {
     pub candidate: Option<u64>,
     pub seed_index: u32,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub screen: bool,
 }
 
 /// A candidate's figures over the seeds it ran.
@@ -44,6 +48,8 @@ pub struct Round {
 /// or a missing Slurm result): the rounds are those that finished.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Found {
+    /// The flow engine's screen, when `[tune] screen` asks for one.
+    pub screen: Option<Screened>,
     pub rounds: Vec<Round>,
     pub best: Option<Scored>,
     pub default: Option<Scored>,
@@ -82,7 +88,7 @@ fn score(spec: &TuneSpec, candidate: Option<Candidate>, samples: Vec<Sample>) ->
 }
 
 /// Feasible first, then by mean objective, then by id.
-fn rank(v: &mut [Scored]) {
+pub(super) fn rank(v: &mut [Scored]) {
     let mean = |s: &Scored| s.objective.map_or(f64::INFINITY, |e| e.mean);
     let id = |s: &Scored| s.candidate.as_ref().map_or(u64::MAX, |c| c.id);
     v.sort_by(|a, b| {
@@ -93,11 +99,13 @@ fn rank(v: &mut [Scored]) {
     });
 }
 
-/// Runs `jobs` for `cands` over `seeds` seeds and scores each; `None` when one did not finish.
-fn measure(
+/// Runs `jobs` for `cands` over `seeds` seeds (on the flow engine: `screen`) and scores each;
+/// `None` when one did not finish.
+pub(super) fn measure(
     spec: &TuneSpec,
     cands: &[Option<Candidate>],
     seeds: u32,
+    screen: bool,
     eval: &mut Evaluate,
 ) -> Option<Vec<Scored>> {
     let jobs: Vec<Job> = cands
@@ -106,6 +114,7 @@ fn measure(
             (0..seeds).map(move |seed_index| Job {
                 candidate: c.as_ref().map(|c| c.id),
                 seed_index,
+                screen,
             })
         })
         .collect();
@@ -121,18 +130,28 @@ fn measure(
 /// The search over `first` (the first round's candidates).
 pub fn run(spec: &TuneSpec, first: Vec<Candidate>, eval: &mut Evaluate) -> Found {
     let mut found = Found {
+        screen: None,
         rounds: Vec::new(),
         best: None,
         default: None,
         complete: false,
     };
-    let mut alive: Vec<Option<Candidate>> = first.into_iter().map(Some).collect();
+    let mut alive: Vec<Option<Candidate>> = match spec.screen {
+        None => first.into_iter().map(Some).collect(),
+        Some(screen) => {
+            let Some((screened, passed)) = super::screen::run(spec, screen, first, eval) else {
+                return found;
+            };
+            found.screen = Some(screened);
+            passed
+        }
+    };
     let mut seeds = match spec.method {
         Method::Grid => spec.seeds,
         Method::SuccessiveHalving => spec.min_seeds,
     };
     loop {
-        let Some(mut ranked) = measure(spec, &alive, seeds, eval) else {
+        let Some(mut ranked) = measure(spec, &alive, seeds, false, eval) else {
             return found;
         };
         rank(&mut ranked);
@@ -151,7 +170,7 @@ pub fn run(spec: &TuneSpec, first: Vec<Candidate>, eval: &mut Evaluate) -> Found
         seeds = next;
     }
     let best = alive.into_iter().next().flatten();
-    let Some(mut last) = measure(spec, &[best, None], spec.seeds, eval) else {
+    let Some(mut last) = measure(spec, &[best, None], spec.seeds, false, eval) else {
         return found;
     };
     found.default = last.pop();
