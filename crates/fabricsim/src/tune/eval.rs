@@ -1,6 +1,7 @@
 //! One measurement of the search: a candidate's profile (or the scenario's own) on the
 //! scenario's `[traffic]` run with one seed, the run `fabricsim sim` makes (`setup::build`), on
-//! `[tune.collective]` (`super::collective`) or on the `[train]` step (`super::train`), reduced
+//! `[tune.collective]` (`super::collective`), on the `[train]` step (`super::train`) or on the
+//! `[serve]` deployment (`super::serve`), reduced
 //! to the objective and the figures the constraints bound; on the scenario's engine, or on the
 //! flow engine for the screen.
 
@@ -47,6 +48,17 @@ impl Sample {
             error: Some(e),
         }
     }
+
+    /// A sample of a run that keeps no packet counters (`Objective::counts_packets`).
+    fn timed(objective: f64) -> Sample {
+        Sample {
+            objective,
+            packets_dropped: 0,
+            pause_us: 0.0,
+            ecn_marks: 0,
+            error: None,
+        }
+    }
 }
 
 /// Runs `sc`'s work (`spec.collective`, the `[train]` step for `step_time`, else its
@@ -61,20 +73,23 @@ pub fn run(
     engine: Option<EngineChoice>,
 ) -> Sample {
     let run = || -> Result<Sample, String> {
-        let engine = match engine {
-            Some(e) => e,
-            None => EngineChoice::of(sc).map_err(|e| e.to_string())?,
+        let scenario_engine = || match engine {
+            Some(e) => Ok(e),
+            None => EngineChoice::of(sc).map_err(|e| e.to_string()),
         };
-        if spec.objective == Objective::StepTime {
-            // The step keeps no packet counters (`Objective::counts_packets`).
-            return Ok(Sample {
-                objective: super::train::step_ms(sc, profile, engine, seed)?,
-                packets_dropped: 0,
-                pause_us: 0.0,
-                ecn_marks: 0,
-                error: None,
-            });
+        match spec.objective {
+            Objective::StepTime => {
+                let ms = super::train::step_ms(sc, profile, scenario_engine()?, seed)?;
+                return Ok(Sample::timed(ms));
+            }
+            Objective::TtftP99 => {
+                return Ok(Sample::timed(super::serve::ttft_p99_ms(
+                    sc, profile, engine, seed,
+                )?));
+            }
+            _ => {}
         }
+        let engine = scenario_engine()?;
         let r = match &spec.collective {
             None => traffic(sc, dir, profile, seed, engine)?,
             Some(c) => collective(sc, profile, c, seed, engine)?,
@@ -98,7 +113,7 @@ pub fn run(
             Objective::MeanSlowdown => s.mean_slowdown,
             // Launch to the last message's completion, as `run_engine::run_collective` times it.
             Objective::CollectiveTime => us(r.messages.iter().filter_map(|m| m.finish_ps).max()),
-            Objective::StepTime => unreachable!("timed by super::train above"),
+            Objective::StepTime | Objective::TtftP99 => unreachable!("timed above"),
         };
         Ok(Sample {
             objective: value.ok_or("no message completed")?,

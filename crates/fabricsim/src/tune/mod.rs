@@ -1,6 +1,6 @@
 //! `fabricsim tune`: a search of a fabric profile's knobs (`[tune]`,
 //! `fabricsim_input::profile_knobs`) for the scenario's `[traffic]` run, `[tune.collective]`
-//! (`collective`) or `[train]` step (`train`), each candidate a profile file that extends the
+//! (`collective`), `[train]` step (`train`) or `[serve]` deployment (`serve`), each candidate a profile file that extends the
 //! scenario's (`candidate`), measured over seeds (`eval`), optionally screened on the flow
 //! engine (`screen`), by successive halving (`search`), reported with intervals against the
 //! profile's default (`report`).
@@ -11,6 +11,7 @@ pub mod eval;
 pub mod report;
 pub mod screen;
 pub mod search;
+pub mod serve;
 pub mod train;
 
 use std::path::{Path, PathBuf};
@@ -92,6 +93,11 @@ impl Tuning {
             // The `[train]` job checked as `train` checks it; its runs are `train --calibrate`'s,
             // each collective bounded there (`train_engine::MAX_PACKETS_PER_RUN`).
             crate::workload::train::run::run(&self.sc)?;
+            return Ok(());
+        }
+        if self.spec.objective == Objective::TtftP99 {
+            // The `[serve]` deployment checked as `serve` checks it.
+            crate::workload::serve::ServeJob::resolve(&self.sc, &self.sc.design()?)?;
             return Ok(());
         }
         if let Some(c) = &self.spec.collective {

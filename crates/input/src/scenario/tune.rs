@@ -5,7 +5,7 @@
 //!
 //! ```toml
 //! [tune]
-//! objective = "fct_p99"        # fct_p50 | fct_p99 | fct_p999 | fct_max | mean_slowdown | collective_time | step_time
+//! objective = "fct_p99"        # fct_p50 | fct_p99 | fct_p999 | fct_max | mean_slowdown | collective_time | step_time | ttft_p99
 //! method = "successive_halving" # successive_halving | grid
 //! screen = "flow"              # optional: the sampled candidates first on the flow engine
 //! screen_keep = 0.25           # the fraction of them the screen passes on
@@ -32,7 +32,8 @@
 //! ```
 //!
 //! `objective = "step_time"` scores the scenario's `[train]` step as `fabricsim train
-//! --calibrate` times it (its collectives fitted to engine runs).
+//! --calibrate` times it (its collectives fitted to engine runs); `objective = "ttft_p99"` the
+//! `[serve]` deployment's p99 time to first token as `fabricsim serve` runs one seed.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -94,10 +95,12 @@ pub enum Objective {
     CollectiveTime,
     /// The `[train]` step, its collectives fitted to engine runs (`train --calibrate`).
     StepTime,
+    /// The `[serve]` deployment's p99 time to first token (`fabricsim serve`, one seed).
+    TtftP99,
 }
 
 impl Objective {
-    pub const ALL: [Objective; 7] = [
+    pub const ALL: [Objective; 8] = [
         Objective::FctP50,
         Objective::FctP99,
         Objective::FctP999,
@@ -105,6 +108,7 @@ impl Objective {
         Objective::MeanSlowdown,
         Objective::CollectiveTime,
         Objective::StepTime,
+        Objective::TtftP99,
     ];
 
     pub fn name(self) -> &'static str {
@@ -116,6 +120,7 @@ impl Objective {
             Objective::MeanSlowdown => "mean_slowdown",
             Objective::CollectiveTime => "collective_time",
             Objective::StepTime => "step_time",
+            Objective::TtftP99 => "ttft_p99",
         }
     }
 
@@ -123,15 +128,16 @@ impl Objective {
     pub fn unit(self) -> &'static str {
         match self {
             Objective::MeanSlowdown => "x",
-            Objective::StepTime => "ms",
+            Objective::StepTime | Objective::TtftP99 => "ms",
             _ => "us",
         }
     }
 
     /// Whether its runs' packet counters (drops, PFC pause) are measured: a training step's
-    /// time comes from fits to its collectives' times, which keep no counters.
+    /// time comes from fits to its collectives' times, a serving run's from its transfers'
+    /// times, and neither keeps the counters.
     pub fn counts_packets(self) -> bool {
-        self != Objective::StepTime
+        !matches!(self, Objective::StepTime | Objective::TtftP99)
     }
 }
 
@@ -217,6 +223,10 @@ pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
             "times a training step, and there is no [train]",
             "a [train] section (as fabricsim train reads it), or an objective of the [traffic] run",
         )),
+        (Objective::TtftP99, _) if sc.file.serve.is_none() => Some((
+            "times a serving run's first tokens, and there is no [serve]",
+            "a [serve] section (as fabricsim serve reads it), or an objective of the [traffic] run",
+        )),
         _ => None,
     };
     if let Some((problem, allowed)) = work {
@@ -232,15 +242,14 @@ pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
                 key,
                 v,
                 format!(
-                    "bounds a packet counter that {} does not measure (its time is fitted to \
-                     its collectives' times)",
+                    "bounds a packet counter that {} does not measure (its runs keep none)",
                     objective.name()
                 ),
                 format!("no packet constraint with {}", objective.name()),
             ));
         }
     }
-    let screen = screen(sc, t)?;
+    let screen = screen(sc, t, objective)?;
     let method = match t.method.as_deref() {
         None | Some("successive_halving") => Method::SuccessiveHalving,
         Some("grid") => Method::Grid,
@@ -336,8 +345,9 @@ pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
 }
 
 /// `screen` and `screen_keep` checked: the flow engine, a fraction in (0, 1]; a screen on the
-/// flow engine when every run is on it already would screen nothing.
-fn screen(sc: &Scenario, t: &TuneSection) -> Result<Option<Screen>, InputError> {
+/// flow engine when every run is on it already (`engine = "flow"`, or a serving run without an
+/// `engine`, which `serve` runs there) would screen nothing.
+fn screen(sc: &Scenario, t: &TuneSection, o: Objective) -> Result<Option<Screen>, InputError> {
     let on = match t.screen.as_deref() {
         None | Some("none") => false,
         Some("flow") => true,
@@ -361,11 +371,13 @@ fn screen(sc: &Scenario, t: &TuneSection) -> Result<Option<Screen>, InputError> 
             ));
         }
     }
-    if on && sc.file.engine.as_deref() == Some("flow") {
+    let engine = sc.file.engine.as_deref();
+    if on && (engine == Some("flow") || (engine.is_none() && o == Objective::TtftP99)) {
         return Err(sc.error(
             "tune.screen",
             "flow",
-            "screens on the flow engine, and engine = \"flow\" runs every round there already",
+            "screens on the flow engine, and every round runs there already (engine = \"flow\", \
+             or a serving run without an engine)",
             "screen = \"flow\" with engine = \"packet\" or \"auto\", or no screen",
         ));
     }
@@ -532,6 +544,12 @@ mod tests {
                 5,
                 "tune.max_drops",
                 "0",
+            ),
+            (
+                "[tune]\nobjective = \"ttft_p99\"\n[tune.knobs]\necn_pmax = [1]\n",
+                2,
+                "tune.objective",
+                "ttft_p99",
             ),
             (
                 "[tune]\nscreen = \"packet\"\n[tune.knobs]\necn_pmax = [1]\n",

@@ -1,9 +1,10 @@
-//! `fabricsim tune` with `objective = "step_time"` (the `[train]` step as `train --calibrate`
-//! times it) and with `screen = "flow"`: the same seed gives the same bytes; the best and the
-//! default are re-measured over all the seeds on the packet engine (their first samples are
-//! what `train --calibrate` and `sim` give on it); a flow screen passes its stated fraction on
-//! to the packet engine, and is skipped, naming the knob, where the flow engine's figures do
-//! not move with a knob; bad keys exit 2 naming file, line and key.
+//! `fabricsim tune` on a job's objective, `step_time` (the `[train]` step as `train --calibrate`
+//! times it) and `ttft_p99` (the `[serve]` deployment as `serve` runs it), and with `screen =
+//! "flow"`: the same seed gives the same bytes; the best and the default are re-measured over
+//! all the seeds on the packet engine (their first samples are what `train --calibrate`,
+//! `serve` and `sim` give on it); a flow screen passes its stated fraction on to the packet
+//! engine, and is skipped, naming the knob, where the flow engine's figures do not move with a
+//! knob; bad keys exit 2 naming file, line and key.
 
 mod support;
 
@@ -77,6 +78,54 @@ fn a_training_step_is_tuned_to_the_same_bytes_and_its_best_remeasured_on_the_pac
     assert_eq!(first("default"), step_ms(&[&f]));
     let best = support::tmp("train-a.profile.toml").display().to_string();
     assert_eq!(first("best"), step_ms(&[&f, "--fabric", &best]));
+}
+
+/// A disaggregated llama3-8b deployment on 16 H100s (one prefill and one decode instance, TP 8)
+/// on the packet engine: its p99 TTFT is the one `fabricsim serve` gives on the same seed.
+#[test]
+fn a_serving_run_is_tuned_by_its_p99_ttft_as_serve_measures_it() {
+    let text = format!(
+        "engine = \"packet\"\n[cluster]\ngpus = 16\ngpu = \"h100\"\n[fabric]\nprofile = \"{}\"\n\
+         [topology]\nkind = \"fat-tree\"\ntiers = 2\noversubscription = \"2:1\"\n[serve]\n\
+         model = \"llama3-8b\"\nmode = \"disaggregated\"\nprefill_instances = 1\nprefill_tp = 8\n\
+         decode_instances = 1\ndecode_tp = 8\nrate = 20\nrequests = 20\nprompt_tokens = 2048\n\
+         output_tokens = 64\nnetwork = \"fabric\"\n[tune]\nobjective = \"ttft_p99\"\nseeds = 2\n\
+         [tune.knobs]\necn_kmin_bytes = [5000, 150000]\necn_kmax_bytes = [1500000]\n",
+        examples().join("tune-roce-poor-ecn.profile.toml").display()
+    );
+    let f = support::write("tune-serve.toml", &text);
+    let a = tune(&f, "serve-a", &["--threads", "1"]);
+    let b = tune(&f, "serve-b", &["--threads", "2"]);
+    assert!(a == b, "tune output differs between runs of the same seed");
+    let r: serde_json::Value = serde_json::from_slice(&a.1).unwrap();
+    assert_eq!(
+        (&r["objective"], &r["unit"]),
+        (&"ttft_p99".into(), &"ms".into())
+    );
+    assert_eq!(r["default"]["samples"].as_array().unwrap().len(), 2);
+    let s = json_ok(&["serve", &f, "--seeds", "1", "--format", "json"]);
+    let want = s["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "ttft_p99")
+        .unwrap()["mean"]
+        .as_f64()
+        .unwrap()
+        * 1e3;
+    let got = r["default"]["samples"][0]["objective"].as_f64().unwrap();
+    assert!(
+        (got - want).abs() < 1e-6 * want,
+        "tune {got} ms, serve {want} ms"
+    );
+    // A screen where every round runs on the flow engine already is refused at its key.
+    let flow = support::write(
+        "tune-serve-screen.toml",
+        &text
+            .replacen("engine = \"packet\"\n", "", 1)
+            .replace("seeds = 2\n", "seeds = 2\nscreen = \"flow\"\n"),
+    );
+    support::exits_2_saying(&["tune", &flow], &["tune.screen", "flow"]);
 }
 
 #[test]
