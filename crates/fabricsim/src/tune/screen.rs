@@ -61,8 +61,8 @@ pub fn run(
             let (probes, ignored) = check_knobs(spec, &b, &ranked, eval)?;
             let skip = (!ignored.is_empty()).then(|| {
                 format!(
-                    "the flow engine's {} does not move with {} (each value run at the screen's \
-                     best, the other knobs held): it does not model {} for this scenario",
+                    "the flow engine's {} does not move with {} (no two screened points that \
+                     differ in it alone differ in figures): it does not model {} for this scenario",
                     spec.objective.name(),
                     ignored.join(", "),
                     if ignored.len() == 1 { "it" } else { "them" }
