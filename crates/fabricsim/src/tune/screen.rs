@@ -62,7 +62,8 @@ pub fn run(
             let skip = (!ignored.is_empty()).then(|| {
                 format!(
                     "the flow engine's {} does not move with {} (no two screened points that \
-                     differ in it alone differ in figures): it does not model {} for this scenario",
+                     differ in that knob alone give different figures): it does not model {} \
+                     for this scenario",
                     spec.objective.name(),
                     ignored.join(", "),
                     if ignored.len() == 1 { "it" } else { "them" }
