@@ -158,30 +158,11 @@ fn check_knobs(
 
 #[cfg(test)]
 mod tests {
-    use crate::tune::candidate::{decode, first_round};
-    use crate::tune::eval::Sample;
+    use crate::tune::candidate::first_round;
+    use crate::tune::search::tests::fake;
     use crate::tune::search::{Job, run};
     use fabricsim_input::profile::Family;
     use fabricsim_input::scenario::Scenario;
-
-    /// A made-up objective (never a simulation's): |kmin - 3| + |pmax - 0.5| on the packet
-    /// engine; on the flow engine the same, or with pmax left out when `flow_ignores_pmax`.
-    fn fake(spec: &super::TuneSpec, j: &Job, flow_ignores_pmax: bool) -> Sample {
-        let v = j
-            .candidate
-            .map_or(vec![9.0, 0.0], |id| decode(spec, id).values);
-        let pmax = match j.screen && flow_ignores_pmax {
-            true => 0.0,
-            false => (v[1] - 0.5).abs(),
-        };
-        Sample {
-            objective: (v[0] - 3.0).abs() + pmax + 10.0 + j.seed_index as f64 * 0.1,
-            packets_dropped: 0,
-            pause_us: 0.0,
-            ecn_marks: 0,
-            error: None,
-        }
-    }
 
     fn search(flow_ignores_pmax: bool) -> (crate::tune::search::Found, Vec<Job>) {
         let sc = Scenario::parse(
@@ -194,8 +175,10 @@ mod tests {
         let mut jobs = Vec::new();
         let found = run(&spec, first_round(&spec, 1), &mut |js: &[Job]| {
             jobs.extend_from_slice(js);
+            // The optimum at Kmin 3, Pmax 0.5; the flow engine ignores Pmax (knob 1) or not.
+            let ignores = flow_ignores_pmax.then_some(1);
             js.iter()
-                .map(|j| Some(fake(&spec, j, flow_ignores_pmax)))
+                .map(|j| Some(fake(&spec, j, (&[3.0, 0.5], &[9.0, 0.0]), ignores)))
                 .collect()
         });
         (found, jobs)

@@ -254,18 +254,30 @@ pub fn sensitivity(spec: &TuneSpec, first: &Round) -> Vec<Sensitivity> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::tune::candidate::{decode, first_round};
     use fabricsim_input::profile::Family;
     use fabricsim_input::scenario::Scenario;
 
-    /// A made-up objective (never a simulation's): |kmin - 3| + seed noise, so the search's
-    /// bookkeeping can be checked against a known optimum.
-    fn fake(spec: &TuneSpec, j: &Job) -> Sample {
-        let x = j.candidate.map_or(9.0, |id| decode(spec, id).values[0]);
+    /// A made-up objective (never a simulation's), so the search's bookkeeping can be checked
+    /// against a known optimum: 10 + the sum over knobs of |value - `best`| + seed noise, the
+    /// default at `default`; on the flow engine (a screen's job) knob `flow_ignores` counts not.
+    pub fn fake(
+        spec: &TuneSpec,
+        j: &Job,
+        (best, default): (&[f64], &[f64]),
+        flow_ignores: Option<usize>,
+    ) -> Sample {
+        let v = j
+            .candidate
+            .map_or(default.to_vec(), |id| decode(spec, id).values);
+        let off: f64 = (0..v.len())
+            .filter(|&i| !(j.screen && flow_ignores == Some(i)))
+            .map(|i| (v[i] - best[i]).abs())
+            .sum();
         Sample {
-            objective: (x - 3.0).abs() + 10.0 + j.seed_index as f64 * 0.1,
+            objective: off + 10.0 + j.seed_index as f64 * 0.1,
             packets_dropped: 0,
             pause_us: 0.0,
             ecn_marks: 0,
@@ -284,7 +296,9 @@ mod tests {
         let mut log = Vec::new();
         let found = run(&spec, first_round(&spec, 1), &mut |jobs: &[Job]| {
             log.push(jobs.len());
-            jobs.iter().map(|j| Some(fake(&spec, j))).collect()
+            jobs.iter()
+                .map(|j| Some(fake(&spec, j, (&[3.0], &[9.0]), None)))
+                .collect()
         });
         // 8 x 1 seed, 4 x 2, 2 x 4; then the one left and the default x 4.
         assert_eq!(log, [8, 8, 8, 8]);
