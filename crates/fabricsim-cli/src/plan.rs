@@ -52,12 +52,14 @@ pub fn run(args: PlanArgs) -> Outcome {
     for w in &design.warnings {
         eprintln!("warning: {w}");
     }
+    let traffic = fabricsim::report::plan_traffic::of(&scenario, &design, &topo)?;
+    let traffic = traffic.as_ref();
     let report = match args.format {
-        Format::Text => fabricsim::report::plan::text(&plan, &design),
+        Format::Text => fabricsim::report::plan::text(&plan, &design, traffic),
         Format::Json => output::json(serde_json::to_string_pretty(
-            &fabricsim::report::plan::json(&plan, &design),
+            &fabricsim::report::plan::json(&plan, &design, traffic),
         ))?,
-        Format::Csv => fabricsim::report::plan::csv(&plan, &design),
+        Format::Csv => fabricsim::report::plan::csv(&plan, &design, traffic),
     };
     if let Some(path) = &args.export_dot {
         let mut buf = Vec::new();

@@ -97,11 +97,16 @@ fn out_of_memory_exits_2() {
 
 #[test]
 fn example_scenarios_run_and_flags_override_them() {
-    for f in [
-        "examples/train-llama3-70b.toml",
-        "examples/train-mixtral-8x7b.toml",
-        "examples/train-custom.toml",
-    ] {
+    // Every `examples/train-*.toml` (the published layouts among them) runs as shipped.
+    let mut examples: Vec<String> = std::fs::read_dir(support::examples())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("train-") && n.ends_with(".toml"))
+        .map(|n| format!("examples/{n}"))
+        .collect();
+    examples.sort();
+    assert!(examples.len() >= 8, "{examples:?}");
+    for f in &examples {
         let o = fabricsim(&["train", f]);
         assert!(o.status.success(), "{f}: {}", text(&o).1);
     }
@@ -265,4 +270,28 @@ fn overlap_keys_are_checked_against_the_file_line() {
     let mut args = LLAMA.to_vec();
     args.extend(["32", "--tp-overlap", "true", "--sequence-parallel", "false"]);
     exits_2_saying(&args, &["--tp-overlap", "sequence_parallel = true"]);
+}
+
+#[test]
+fn gpus_per_domain_outside_the_server_is_refused_naming_the_key() {
+    exits_2_saying(
+        &[
+            "train",
+            "--server",
+            "gb200-nvl72",
+            "--gpus",
+            "144",
+            "--fabric",
+            "ib-xdr",
+            "--model",
+            "llama3-70b",
+            "--tp",
+            "8",
+            "--pp",
+            "4",
+            "--gpus-per-domain",
+            "80",
+        ],
+        &["--gpus-per-domain", "80", "1 to 72"],
+    );
 }

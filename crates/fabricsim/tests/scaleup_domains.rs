@@ -117,3 +117,125 @@ fn an_moe_step_on_nvl72_sends_less_over_the_fabric_than_on_hgx() {
     // Less time waiting on the fabric for the same work.
     assert!(ep_nvl.total_s < ep_hgx.total_s);
 }
+
+#[test]
+fn leaving_gpus_of_each_rack_idle_keeps_an_ep_group_that_does_not_divide_it_inside() {
+    // EP 64 on 72-GPU racks: packed, stage 1's EP group (ranks 64-127) straddles racks 0 and
+    // 1; with 64 GPUs of each rack in use every EP group is one rack and its all-to-all stays
+    // off the fabric, at the price of 8 idle GPUs per rack.
+    let train = "tp = 1\npp = 16\nep = 64\nglobal_batch = 1024\n";
+    let aligned = deepseek(
+        "gb200-nvl72",
+        1152,
+        &format!("{train}gpus_per_domain = 64\n"),
+    );
+    assert_eq!(
+        (aligned.gpus, aligned.idle_gpus, aligned.dp),
+        (1024, 128, 64)
+    );
+    let ep = row(&aligned, "ep_all_to_all");
+    assert_eq!((ep.ranks, ep.servers), (64, 1));
+    assert_eq!(fabric_bytes::of_row(ep), 0.0);
+    // On 8-GPU servers the same group crosses 8 of them.
+    let hgx = deepseek("hgx-b200-8", 1024, train);
+    assert_eq!(row(&hgx, "ep_all_to_all").servers, 8);
+    assert!(fabric_bytes::per_gpu(&aligned) < fabric_bytes::per_gpu(&hgx));
+}
+
+/// The plan of `flags` on the default scenario.
+fn plan_of(flags: &[(&str, &str)]) -> (fabricsim::scenario::Design, plan::Plan) {
+    let mut s = Scenario::defaults();
+    let pairs: Vec<_> = flags
+        .iter()
+        .map(|(f, v)| (f.to_string(), v.to_string()))
+        .collect();
+    s.apply_flags(&pairs).unwrap();
+    let (d, mut t) = s.design_and_topology().unwrap();
+    let p = plan::make(&s, &d, &mut t).unwrap();
+    (d, p)
+}
+
+#[test]
+fn a_gb300_rack_counts_its_72_connectx8_whether_run_as_1_or_2_ports_of_400g() {
+    // GB300 NVL72 on 400G Ethernet: the rack's own ConnectX-8, one per GPU, either one 400G
+    // port each (72 ports) or split into 2 x 400G (144 ports, twice the fabric bandwidth).
+    for (ports, planes) in [("72", "2"), ("144", "4")] {
+        let (d, p) = plan_of(&[
+            ("--server", "gb300-nvl72"),
+            ("--gpus", "144"),
+            ("--nics-per-node", ports),
+            ("--fabric", "roce-400g"),
+            ("--planes", planes),
+        ]);
+        assert_eq!((d.nic.id.as_str(), d.nic_cards_per_node), ("cx8", 72));
+        assert_eq!(
+            (count(&p, "cx8"), count(&p, "cx7")),
+            (144, 0),
+            "{ports} ports"
+        );
+        // The cards' price is the network's, taken out of the racks' price once.
+        let cx8 = d
+            .catalog
+            .nics
+            .iter()
+            .find(|n| n.id == "cx8")
+            .unwrap()
+            .price_usd;
+        assert_eq!(p.cost.nics_usd, 144.0 * cx8);
+        assert_eq!(
+            p.cost.compute_capex_usd,
+            2.0 * (d.server.price_usd - 72.0 * cx8)
+        );
+    }
+    // A GB200 rack's own ConnectX-7 does not run XDR: the profile's NIC is counted, and said.
+    let (d, _) = plan_of(&[
+        ("--server", "gb200-nvl72"),
+        ("--gpus", "144"),
+        ("--fabric", "ib-xdr"),
+    ]);
+    assert_eq!(d.nic.id, "cx8");
+    assert!(
+        d.warnings.iter().any(|w| w.contains("own NIC cx7")),
+        "{:?}",
+        d.warnings
+    );
+}
+
+#[test]
+fn plan_states_the_traffic_train_puts_on_the_fabric_for_an_nvl72_build_and_its_hgx_twin() {
+    // The DeepSeek-V3 example on 32 GB300 NVL72 racks and on 288 HGX B200 servers: `plan`'s
+    // traffic section is train's fabric bytes, collective by collective, and the racks keep the
+    // EP all-to-all and 35/36 of the DP ring off the fabric.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/train-deepseek-v3-nvl72.toml"
+    );
+    let total = |server: &str| {
+        let mut s = Scenario::parse(path, &std::fs::read_to_string(path).unwrap()).unwrap();
+        s.apply_flags(&[("--server".to_string(), server.to_string())])
+            .unwrap();
+        let (d, t) = s.design_and_topology().unwrap();
+        let traffic = fabricsim::report::plan_traffic::of(&s, &d, &t)
+            .unwrap()
+            .unwrap();
+        let train = fabricsim::workload::train::run::run(&s).unwrap().report;
+        assert_eq!(traffic.rows.len(), train.collectives.len());
+        for (p, c) in traffic.rows.iter().zip(&train.collectives) {
+            assert_eq!((p.name, p.servers), (c.name, c.servers));
+            assert_eq!(p.bytes_per_gpu, fabric_bytes::of_row(c));
+        }
+        assert_eq!(traffic.total_bytes_per_gpu, fabric_bytes::per_gpu(&train));
+        traffic
+    };
+    let (nvl, hgx) = (total("gb300-nvl72"), total("hgx-b200-8"));
+    let ep = |t: &fabricsim::report::plan_traffic::Traffic| {
+        t.rows
+            .iter()
+            .find(|r| r.name == "ep_all_to_all")
+            .unwrap()
+            .bytes_per_gpu
+    };
+    assert_eq!(ep(&nvl), 0.0);
+    assert!(ep(&hgx) > 0.0);
+    assert!(nvl.total_bytes_per_gpu < 0.05 * hgx.total_bytes_per_gpu);
+}

@@ -140,3 +140,29 @@ fn nvlink_ring_all_reduce_shares_each_gpus_nvlink_between_channels() {
         );
     }
 }
+
+#[test]
+fn a_gpu_with_two_nic_ports_sends_its_channels_through_both() {
+    // GPU 0 of each of two GB300 NVL72 racks on 400G Ethernet: with one ConnectX-8 port per GPU
+    // (72 per rack) both channels share it; as 2 x 400G (144 per rack) each channel has its own,
+    // and a bandwidth-bound all-reduce takes half the time.
+    let at = |nics: &str| {
+        let c = cluster(&[
+            ("--gpus", "144"),
+            ("--server", "gb300-nvl72"),
+            ("--nics-per-node", nics),
+            ("--fabric", "roce-400g"),
+            ("--planes", "4"),
+        ]);
+        run(&c, Op::AllReduce, 64 << 20, (2, 1), 2)
+            .time
+            .as_secs_f64()
+    };
+    let (one, two) = (at("72"), at("144"));
+    eprintln!("one port {one:e} s, two ports {two:e} s");
+    assert!(
+        (one / two - 2.0).abs() < 0.05,
+        "{one:e} / {two:e} = {}",
+        one / two
+    );
+}

@@ -1,5 +1,5 @@
 //! The jobs a Python call runs, each the CLI subcommand's road (`fabricsim-cli/src/plan.rs`,
-//! `sim.rs`, `compare.rs`) down to the JSON text it writes with `--format json` / `--out`:
+//! `sim.rs`, `train.rs`, `compare.rs`) down to the JSON text it writes with `--format json` / `--out`:
 //! the same scenario, overrides and seed give the same bytes.
 
 use fabricsim::compare::model::default_scenario;
@@ -47,8 +47,13 @@ fn pretty(v: &serde_json::Value) -> Result<String, JobError> {
 pub fn plan(arg: &ScenarioArg, flags: &Flags) -> Result<String, JobError> {
     let (mut s, _) = arg.load(Scenario::defaults)?;
     s.apply_flags_for(flags, flag_keys::plan)?;
-    let (design, _, plan) = fabricsim::plan::run(&s)?;
-    pretty(&fabricsim::report::plan::json(&plan, &design))
+    let (design, topo, plan) = fabricsim::plan::run(&s)?;
+    let traffic = fabricsim::report::plan_traffic::of(&s, &design, &topo)?;
+    pretty(&fabricsim::report::plan::json(
+        &plan,
+        &design,
+        traffic.as_ref(),
+    ))
 }
 
 /// `fabricsim sim SCENARIO [--seed N] [--until T]`: the results JSON (without wall-clock
@@ -71,6 +76,17 @@ pub fn sim(
     r.check_conservation()
         .map_err(|e| JobError::Run(e.to_string()))?;
     Ok(r.to_json(false))
+}
+
+/// `fabricsim train [--calibrate] --format json` (a training step of the scenario's
+/// `[train]` job, or of the built-in defaults' job with overrides such as `model=`).
+pub fn train(arg: &ScenarioArg, flags: &Flags, calibrate: bool) -> Result<String, JobError> {
+    let (mut s, _) = arg.load(Scenario::defaults)?;
+    s.apply_flags_for(flags, flag_keys::train)?;
+    let o = fabricsim::workload::train::job::run(&s, calibrate, &mut |_| {})?;
+    fabricsim::workload::train::job::json_text(&o)
+        .map(|t| t + "\n")
+        .map_err(|e| JobError::Run(e.to_string()))
 }
 
 /// `fabricsim compare --format json` (the built-in comparison without a scenario).

@@ -140,6 +140,19 @@ fn sim(
 }
 
 #[pyfunction]
+#[pyo3(signature = (kind, text, flags, calibrate=false))]
+fn train(
+    py: Python<'_>,
+    kind: &str,
+    text: String,
+    flags: Vec<(String, String)>,
+    calibrate: bool,
+) -> PyResult<String> {
+    let a = arg(kind, text)?;
+    run(py, move || jobs::train(&a, &flags, calibrate))
+}
+
+#[pyfunction]
 fn compare(
     py: Python<'_>,
     kind: &str,
@@ -156,6 +169,7 @@ fn _fabricsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RunError", m.py().get_type::<RunError>())?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(sim, m)?)?;
+    m.add_function(wrap_pyfunction!(train, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     Ok(())
 }

@@ -119,7 +119,14 @@ impl Bom {
 }
 
 /// Counts everything in `t` (whose links carry lengths and media from `media`).
-pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: &str) -> Bom {
+/// `nic_cards`: the NIC cards of the cluster (a card may give several ports, `Nic::ports_at`).
+pub fn count(
+    t: &Topology,
+    c: &Catalog,
+    media: &Media,
+    switch_id: &str,
+    (nic_id, nic_cards): (&str, u64),
+) -> Bom {
     let mut tiers: Vec<TierCount> = Vec::new();
     for (_, n) in t.switches() {
         let tier = n.tier();
@@ -244,7 +251,7 @@ pub fn count(t: &Topology, c: &Catalog, media: &Media, switch_id: &str, nic_id: 
         ));
     }
     if let Some(nic) = c.nic(nic_id) {
-        let n = t.num_hosts() as u64;
+        let n = nic_cards;
         lines.push(line(
             Category::Nic,
             &nic.id,

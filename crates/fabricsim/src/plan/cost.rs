@@ -116,7 +116,7 @@ pub fn of(d: &Design, bom: &Bom, power: &Power, servers: u64) -> Cost {
     let years = k.years as f64;
     let network_tco = network_capex_usd + years * network_opex;
     let nic_in_server = if d.server.includes_nics {
-        d.spec.nics_per_node as f64 * d.nic.price_usd
+        d.nic_cards_per_node as f64 * d.nic.price_usd
     } else {
         0.0
     };

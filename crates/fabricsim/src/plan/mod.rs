@@ -81,7 +81,8 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
     }
     let media = media::assign(t, &d.catalog, &d.switch.id, d.layout.optics)
         .map_err(|e| no_medium(s, &e))?;
-    let bom = bom::count(t, &d.catalog, &media, &d.switch.id, &d.nic.id);
+    let cards = t.servers as u64 * d.nic_cards_per_node as u64;
+    let bom = bom::count(t, &d.catalog, &media, &d.switch.id, (&d.nic.id, cards));
     let power = power::of(&bom, t, &d.catalog, &media);
     let cost = cost::of(d, &bom, &power, t.servers as u64);
     let optics_other = optics_choice::of(d, &bom, &power, t.servers as u64);

@@ -69,7 +69,7 @@ fn twin_port_cages_are_counted_per_two_ports() {
     for (n, twin_modules) in [(1usize, 1u64), (2, 1), (3, 2), (4, 2)] {
         let mut t = star(&vec![20.0; n]);
         let m = media::assign(&mut t, &c, "qm9700", Drive::Dsp).unwrap();
-        let b = bom::count(&t, &c, &m, "qm9700", "cx7");
+        let b = bom::count(&t, &c, &m, "qm9700", ("cx7", t.num_hosts() as u64));
         let count = |id: &str| b.lines.iter().find(|l| l.id == id).map_or(0, |l| l.count);
         assert_eq!(count("sr8-2x400g"), twin_modules, "{n} links");
         assert_eq!(count("sr4-400g"), n as u64);
@@ -79,7 +79,7 @@ fn twin_port_cages_are_counted_per_two_ports() {
         let mut t = star(&vec![2.0; n]);
         let m = media::assign(&mut t, &c, "qm9700", Drive::Dsp).unwrap();
         assert!(matches!(m.defs[0], MediumDef::Cable { .. }));
-        let b = bom::count(&t, &c, &m, "qm9700", "cx7");
+        let b = bom::count(&t, &c, &m, "qm9700", ("cx7", t.num_hosts() as u64));
         assert_eq!(b.total(bom::Category::Cable).0, cables, "{n} links");
         assert_eq!(b.total(bom::Category::Transceiver).0, 0);
     }

@@ -634,7 +634,7 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
                 "loss_recovery": f.variant.recovery.name(),
                 "loss_rate": f.variant.loss_rate,
                 "means": f.variant.describe(),
-                "plan": super::plan::json(&f.plan, &f.design),
+                "plan": super::plan::json(&f.plan, &f.design, None),
                 "training_step": f.step,
                 "delivered": f.delivered,
                 "busbw_GBps": f.busbw.iter().map(|b| json!({

@@ -6,5 +6,6 @@ pub mod compare;
 pub mod html;
 pub mod optics_choice;
 pub mod plan;
+pub mod plan_traffic;
 pub mod reliability;
 pub mod trace;

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 use std::fmt::Write;
 
+use super::plan_traffic::{self, Traffic};
 use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
 
@@ -43,8 +44,8 @@ fn link_role(tier: u8) -> &'static str {
     }
 }
 
-/// The plan as a JSON value (keys carry units).
-pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
+/// The plan as a JSON value (keys carry units), with the `[train]` job's `traffic` if given.
+pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Traffic>) -> Value {
     let k = &d.cost;
     let c = &p.cost;
     let tiers: Vec<Value> = p
@@ -188,6 +189,9 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design) -> Value {
     if let Some(why) = &p.choice {
         v["topology"]["auto_choice"] = json!(why);
     }
+    if let Some(t) = traffic {
+        v["train_traffic"] = plan_traffic::json(t);
+    }
     v
 }
 
@@ -220,9 +224,9 @@ fn link_errors_json(p: &Plan) -> Value {
 }
 
 /// The plan as CSV: one `key,value` row per JSON leaf, arrays indexed by position.
-pub fn csv(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
+pub fn csv(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Traffic>) -> String {
     let mut out = String::from("key,value\n");
-    flatten("", &json(p, d), &mut out);
+    flatten("", &json(p, d, traffic), &mut out);
     out
 }
 
@@ -269,8 +273,8 @@ fn flatten_map(m: &Map<String, Value>, prefix: &str, out: &mut String) {
     }
 }
 
-/// The plan as a readable text report.
-pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
+/// The plan as a readable text report, with the `[train]` job's `traffic` if given.
+pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Traffic>) -> String {
     let c = &p.cost;
     let k = &d.cost;
     let mut o = String::new();
@@ -538,6 +542,9 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design) -> String {
         100.0 * c.network_share_of_capex,
         100.0 * c.network_share_of_tco
     );
+    if let Some(t) = traffic {
+        plan_traffic::text(t, w);
+    }
     let _ = writeln!(
         w,
         "\nMany prices and powers are estimates (tagged [E]/[U] in data/catalog); override them with\n[cost] prices_usd or a user catalog (--catalog FILE)."

@@ -39,7 +39,9 @@ impl FabricParams {
         let (profile, gpu) = (&d.profile, &d.gpu);
         let (p, alpha_us) = (&profile.packet, profile.comm.message_latency_us);
         let (nics, gpus) = (d.spec.nics_per_node, d.spec.gpus_per_node);
-        let nic_share = nics.min(gpus) as f64 / gpus as f64;
+        // A GPU's share of its server's NIC ports: below 1 when GPUs share NICs, 2 for a GB300
+        // whose ConnectX-8 runs as 2 x 400G (NCCL drives every port; `Placement::host_for`).
+        let nic_share = nics as f64 / gpus as f64;
         FabricParams {
             id: profile.id.clone(),
             net: LinkParams {
@@ -56,10 +58,11 @@ impl FabricParams {
                 profile.ports.rate_gbps,
                 p.mtu_bytes,
                 p.header_bytes + p.wire_overhead_bytes,
-                if nics < gpus {
-                    format!("; {nics} NICs shared by {gpus} GPUs per server")
-                } else {
-                    String::new()
+                match nics.cmp(&gpus) {
+                    std::cmp::Ordering::Less =>
+                        format!("; {nics} NICs shared by {gpus} GPUs per server"),
+                    std::cmp::Ordering::Equal => String::new(),
+                    std::cmp::Ordering::Greater => format!("; {} NIC ports per GPU", nics / gpus),
                 },
                 gpu.id,
                 gpu.nvlink_gbyteps
@@ -99,6 +102,15 @@ mod tests {
         let shared = params(&[("--nics-per-node", "4")]);
         assert_eq!(shared.net.bytes_per_s, one_each.net.bytes_per_s / 2.0);
         assert!(shared.source.contains("4 NICs shared by 8 GPUs"));
+        // A GB300 NVL72's ConnectX-8 as 2 x 400G: each GPU has two ports' bandwidth.
+        let nvl = params(&[("--server", "gb300-nvl72"), ("--gpus", "144")]);
+        let two = params(&[
+            ("--server", "gb300-nvl72"),
+            ("--gpus", "144"),
+            ("--nics-per-node", "144"),
+        ]);
+        assert_eq!(two.net.bytes_per_s, 2.0 * nvl.net.bytes_per_s);
+        assert!(two.source.contains("2 NIC ports per GPU"), "{}", two.source);
         // More NIC ports than the server model has slots is refused (`scenario::compat`).
         let more = scenario(&[("--nics-per-node", "16")]).design().unwrap_err();
         assert!(more.to_string().contains("NIC slots"), "{more}");

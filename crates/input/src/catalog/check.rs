@@ -333,6 +333,20 @@ pub(super) fn references(src: &Source, c: &Catalog) -> Result<(), InputError> {
                 &super::id_list(c.gpus.iter().map(|f| f.id.as_str())),
             ));
         };
+        if let Some(nic) = &x.nic
+            && !c.nics.iter().any(|n| n.id == *nic)
+        {
+            return Err(err(
+                src,
+                "server",
+                idx,
+                &x.id,
+                "nic",
+                nic,
+                "is not a nic id in the catalog",
+                &super::id_list(c.nics.iter().map(|f| f.id.as_str())),
+            ));
+        }
         if let Some(tbps) = x.nvlink_domain_tbps {
             let sum = x.gpus as f64 * gpu.nvlink_gbyteps / 1000.0;
             if (tbps - sum).abs() > DOMAIN_TOLERANCE * sum {

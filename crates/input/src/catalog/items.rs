@@ -80,11 +80,32 @@ pub struct Nic {
     pub name: String,
     pub families: Vec<LinkLayer>,
     pub port_gbps: u32,
+    /// Ports the card can run as, sharing `port_gbps` (ConnectX-8: one 800G port or two
+    /// 400G); default 1.
+    #[serde(default = "one_port")]
+    pub breakout: u32,
     pub latency_ns: f64,
     pub power_w: f64,
     pub price_usd: f64,
     #[serde(default)]
     pub source: String,
+}
+
+fn one_port() -> u32 {
+    1
+}
+
+impl Nic {
+    /// The ports one card gives at `rate_gbps`: 1 at its own rate, `port_gbps / rate_gbps`
+    /// when that splits it into at most `breakout` ports; `None` when it does not run there.
+    pub fn ports_at(&self, rate_gbps: u32) -> Option<u32> {
+        if self.port_gbps == rate_gbps {
+            return Some(1);
+        }
+        let k = self.port_gbps / rate_gbps.max(1);
+        (self.port_gbps.is_multiple_of(rate_gbps.max(1)) && (2..=self.breakout).contains(&k))
+            .then_some(k)
+    }
 }
 
 /// The optical or electrical technology of a link, cheapest-first is decided by price, not here.
@@ -361,6 +382,10 @@ pub struct Server {
     /// Scale-out NIC ports the server model takes.
     #[serde(default)]
     pub nic_slots: Option<u32>,
+    /// Catalog id of the NIC built into the server, one card per GPU (a GB300 NVL72's
+    /// ConnectX-8): the design's NIC when it runs the fabric's rate.
+    #[serde(default)]
+    pub nic: Option<String>,
     #[serde(default)]
     pub source: String,
 }

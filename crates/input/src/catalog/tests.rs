@@ -155,6 +155,21 @@ fn bad_catalog_entries_name_file_line_and_key() {
     let dangling = "[[server]]\nid = \"s\"\nname = \"s\"\ngpu = \"tpu\"\ngpus = 8\npower_w = 1\nprice_usd = 1\nincludes_nics = false\n";
     let e = c.merge(&Source::new("mine.toml", dangling)).unwrap_err();
     assert_eq!((e.line, e.key.as_str()), (Some(4), "server[id=s].gpu"));
+    let own = "[[server]]\nid = \"s\"\nname = \"s\"\ngpu = \"h100\"\ngpus = 8\npower_w = 1\nprice_usd = 1\nincludes_nics = true\nnic = \"cx9\"\n";
+    let e = c.merge(&Source::new("mine.toml", own)).unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(9), "server[id=s].nic"));
+}
+
+#[test]
+fn a_nic_splits_into_at_most_its_breakout_ports() {
+    let c = Catalog::builtin().unwrap();
+    let cx8 = c.nics.iter().find(|n| n.id == "cx8").unwrap();
+    assert_eq!(
+        [800, 400, 200].map(|r| cx8.ports_at(r)),
+        [Some(1), Some(2), None]
+    );
+    let cx7 = c.nics.iter().find(|n| n.id == "cx7").unwrap();
+    assert_eq!([400, 200].map(|r| cx7.ports_at(r)), [Some(1), None]);
 }
 
 #[test]

@@ -72,6 +72,9 @@ pub struct Design {
     pub gpu: Gpu,
     pub server: Server,
     pub nic: Nic,
+    /// NIC cards per server: its ports at the fabric's rate over the ports a card gives
+    /// ([`Nic::ports_at`]), or one per GPU for the server's built-in NIC.
+    pub nic_cards_per_node: u32,
     pub switch: Switch,
     pub spec: TopologySpec,
     pub layout: LayoutParams,
@@ -172,18 +175,31 @@ impl Scenario {
                 format!("a multiple of gpus_per_node ({gpus_per_node})"),
             ));
         }
-        let nic_id = c.nic.clone().unwrap_or_else(|| profile.ports.nic.clone());
-        let nic = self.item("cluster.nic", &nic_id, "a NIC", &catalog.nics)?;
-        let fitting_nics = || {
-            id_list(
-                catalog
-                    .nics
-                    .iter()
-                    .filter(|n| n.port_gbps == rate && n.families.contains(&layer))
-                    .map(Item::id),
-            )
+        // The NIC: `cluster.nic`, else the server's own where it runs the fabric's rate, else
+        // the fabric profile's.
+        let runs = |n: &Nic| n.families.contains(&layer) && n.ports_at(rate).is_some();
+        let mut own_nic_note = None;
+        let nic_id = match (&c.nic, &server.nic) {
+            (Some(id), _) => id.clone(),
+            (None, Some(own)) if catalog.nics.iter().any(|n| n.id == *own && runs(n)) => {
+                own.clone()
+            }
+            (None, own) => {
+                if let Some(own) = own {
+                    own_nic_note = Some(format!(
+                        "server {}'s own NIC {own} does not run {} at {rate}G; the fabric \
+                         profile's {} is counted instead",
+                        server.id,
+                        layer.name(),
+                        profile.ports.nic
+                    ));
+                }
+                profile.ports.nic.clone()
+            }
         };
-        if nic.port_gbps != rate || !nic.families.contains(&layer) {
+        let nic = self.item("cluster.nic", &nic_id, "a NIC", &catalog.nics)?;
+        let fitting_nics = || id_list(catalog.nics.iter().filter(|n| runs(n)).map(Item::id));
+        if !runs(&nic) {
             return Err(self.error(
                 "cluster.nic",
                 &nic.id,
@@ -196,8 +212,14 @@ impl Scenario {
             ));
         }
 
-        let warnings =
+        let mut warnings =
             super::compat::check(self, &server, &nic, rate, nics_per_node, gpus_per_node)?;
+        warnings.extend(own_nic_note);
+        let ports_per_card = nic.ports_at(rate).expect("checked above");
+        let nic_cards_per_node = match server.nic.as_deref() == Some(nic.id.as_str()) {
+            true => gpus_per_node.max(nics_per_node.div_ceil(ports_per_card)),
+            false => nics_per_node.div_ceil(ports_per_card),
+        };
 
         // [topology]
         let t = &f.topology;
@@ -256,7 +278,6 @@ impl Scenario {
                 ),
             ));
         };
-        let mut warnings = warnings;
         warnings.extend(super::compat::check_serdes(&switch, &catalog, rate));
         let spec = TopologySpec {
             gpus,
@@ -370,6 +391,7 @@ impl Scenario {
             gpu,
             server,
             nic,
+            nic_cards_per_node,
             switch,
             spec,
             layout,

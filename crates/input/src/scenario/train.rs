@@ -31,6 +31,9 @@ pub struct TrainSection {
     /// Layers of each pipeline stage, first to last (default: a balanced split).
     pub stage_layers: Option<Vec<u64>>,
     pub dp: Option<u64>,
+    /// GPUs of each server (NVLink domain) the job uses, the rest idle, so that its TP x CP x
+    /// EP blocks line up with the domains (EP 64 on 72-GPU racks); default all of them.
+    pub gpus_per_domain: Option<u64>,
     pub ep: Option<u64>,
     pub cp: Option<u64>,
     /// ZeRO stage 0-3 (3 = FSDP).

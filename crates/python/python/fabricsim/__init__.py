@@ -23,6 +23,8 @@ __all__ = [
     "plan_json",
     "sim",
     "sim_json",
+    "train",
+    "train_json",
 ]
 
 
@@ -74,6 +76,16 @@ def sim_json(scenario, *, seed=None, until=None, **overrides):
 def sim(scenario, *, seed=None, until=None, **overrides):
     """A packet- or flow-engine run of the scenario's traffic, as a dict."""
     return json.loads(sim_json(scenario, seed=seed, until=until, **overrides))
+
+
+def train_json(scenario=None, *, calibrate=False, **overrides):
+    """``fabricsim train --format json``'s text (``calibrate=True`` is ``--calibrate``)."""
+    return _fabricsim.train(*_scenario(scenario), _flags(overrides), calibrate)
+
+
+def train(scenario=None, *, calibrate=False, **overrides):
+    """A training step: its time, MFU and each collective's time, exposed and hidden, as a dict."""
+    return json.loads(train_json(scenario, calibrate=calibrate, **overrides))
 
 
 def compare_json(scenario=None, **overrides):

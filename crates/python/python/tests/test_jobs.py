@@ -47,3 +47,21 @@ def test_compare_gives_the_cli_bytes(cli, tmp_path):
     want = cli("compare", COMPARE, *args, "--format", "json", out=tmp_path / "c.json")
     got = fabricsim.compare_json(COMPARE, seeds=1, claims="off")
     assert got.encode() == want
+
+
+def test_train_gives_the_cli_bytes(cli, tmp_path):
+    example = EXAMPLES / "train-llama3-70b.toml"
+    want = cli("train", example, "--pp", 8, "--format", "json", out=tmp_path / "t.json")
+    got = fabricsim.train_json(example, pp=8)
+    assert got.encode() == want
+    r = fabricsim.train(example, pp=8)
+    assert (r["pp"], r["dp"]) == (8, 16)
+    assert 0 < r["mfu"] < 1
+
+
+def test_train_calibrated_on_the_engine_gives_the_cli_bytes(cli, tmp_path):
+    args = ["--gpus", 32, "--model", "llama3-8b", "--tp", 8, "--pp", 1, "--global-batch", 32]
+    want = cli("train", *args, "--calibrate", "--format", "json", out=tmp_path / "t.json")
+    got = fabricsim.train_json(gpus=32, model="llama3-8b", tp=8, pp=1, global_batch=32, calibrate=True)
+    assert got.encode() == want
+    assert fabricsim.train(gpus=32, model="llama3-8b", tp=8, pp=1, global_batch=32, calibrate=True)["calibration"]

@@ -339,9 +339,13 @@ impl<'a> Builder<'a> {
         let src = if self.place.same_server(from, to) {
             self.place.host(from)
         } else {
-            self.place.host(nic)
+            self.place.host_for(nic, qp)
         };
-        let dst = self.place.host(to);
+        let dst = if self.place.same_server(from, to) {
+            self.place.host(to)
+        } else {
+            self.place.host_for(to, qp)
+        };
         let id = self.dag.push(src, dst, bytes, Time::ZERO, deps);
         let m = &mut self.dag.messages[id as usize];
         m.qp = qp as u16;

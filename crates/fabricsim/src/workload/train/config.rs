@@ -283,6 +283,22 @@ impl TrainConfig {
         place: Placement,
     ) -> Result<TrainConfig, InputError> {
         let s = k.s;
+        let (gpus, place) = match t.gpus_per_domain {
+            None => (gpus, place),
+            Some(u) => {
+                let gpn = place.gpus_per_node() as u64;
+                if u == 0 || u > gpn {
+                    return Err(k.error(
+                        "gpus_per_domain",
+                        u,
+                        format!("a server ({}) holds {gpn} GPUs", design.server.id),
+                        format!("1 to {gpn}"),
+                    ));
+                }
+                let place = place.using(u as u32);
+                (place.gpus() as u64, place)
+            }
+        };
         let mut model = match &t.model {
             Some(id) => ModelSpec::preset("", id)
                 .map_err(|e| s.error(&k.key("model"), id, e.problem, e.allowed))?,

@@ -10,6 +10,7 @@ pub mod fabric_bytes;
 pub mod flops;
 pub mod flow_step;
 pub mod groups;
+pub mod job;
 pub mod loss_cost;
 pub mod memory;
 pub mod model;

@@ -26,8 +26,21 @@ pub fn to_text(r: &StepReport) -> String {
         r.global_batch
     ));
     s.push_str(&format!(
-        "cluster: {} x {}; tp {} pp {} dp {} ep {} cp {}; ZeRO {}; micro-batch {} x {} per step\n",
-        r.gpus, r.gpu, r.tp, r.pp, r.dp, r.ep, r.cp, r.zero, r.micro_batch, r.micro_batches
+        "cluster: {} x {}{}; tp {} pp {} dp {} ep {} cp {}; ZeRO {}; micro-batch {} x {} per step\n",
+        r.gpus,
+        r.gpu,
+        match r.idle_gpus {
+            0 => String::new(),
+            n => format!(" in use, {n} idle (gpus_per_domain)"),
+        },
+        r.tp,
+        r.pp,
+        r.dp,
+        r.ep,
+        r.cp,
+        r.zero,
+        r.micro_batch,
+        r.micro_batches
     ));
     s.push_str(&format!(
         "schedule: {}; recompute {}; sequence parallelism {}; {} GEMMs\n",

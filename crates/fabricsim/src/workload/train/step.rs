@@ -75,11 +75,19 @@ pub struct SkewRow {
     pub kept_share: f64,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepReport {
     pub model: String,
     pub params: u64,
     pub gpus: u64,
+    /// GPUs of the cluster left idle so that the job's blocks line up with the servers
+    /// (`gpus_per_domain`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub idle_gpus: u64,
     pub gpu: String,
     pub tp: u64,
     pub pp: u64,
@@ -568,6 +576,8 @@ pub fn step(cfg: &TrainConfig, eff: &Efficiency, comm: &dyn CommModel) -> StepRe
         model: m.id.clone(),
         params: m.params(),
         gpus: cfg.gpus,
+        idle_gpus: (cfg.place.servers() * (cfg.place.gpus_per_node() - cfg.place.used_per_node()))
+            as u64,
         gpu: cfg.gpu.id.clone(),
         tp: p.tp,
         pp: p.pp,

@@ -1,0 +1,96 @@
+//! One `train` job from a scenario, the road the CLI and the Python package share: the
+//! analytic step, calibrated on an engine when asked (`--calibrate`), and with
+//! `step_model = "flow_dag"` the whole step on the flow engine; its JSON is the text
+//! `fabricsim train --format json` writes.
+
+use serde_json::Value;
+
+use super::flow_step::{self, FlowStep, Pass, StepModel};
+use super::run;
+use super::step::StepReport;
+use super::step_dag;
+use crate::error::Error;
+use crate::setup::engine_choice::{EngineChoice, EngineKind};
+use crate::setup::memory::{self, Run};
+use crate::workload::train_engine::{Provenance, calibrate_on_engine};
+use fabricsim_input::scenario::Scenario;
+
+/// What a `train` job computed.
+pub struct Outcome {
+    pub report: StepReport,
+    /// Where each collective's time came from, when calibrated on an engine.
+    pub calibration: Option<Vec<Provenance>>,
+    /// The whole step on the flow engine (`step_model = "flow_dag"`).
+    pub flow: Option<FlowStep>,
+    /// A stop (`fabricsim::stop`) cut the whole-step simulation short; the analytic step
+    /// stands.
+    pub interrupted: bool,
+}
+
+/// Runs `s`'s `[train]` job; `on_pass` hears of each whole-step pass (progress).
+pub fn run(
+    s: &Scenario,
+    calibrate: bool,
+    on_pass: &mut dyn FnMut(&Pass),
+) -> Result<Outcome, Error> {
+    let engine = EngineChoice::of(s)?;
+    let model = StepModel::of(s)?;
+    let tr = run::run(s)?;
+    let flow_params = match model {
+        StepModel::FlowDag => Some(flow_step::scenario_params(s, &tr)?),
+        StepModel::Analytic => None,
+    };
+    // Refused before the step's DAG is built (or any engine runs) when its first pass would
+    // not fit in memory.
+    if let Some((_, fp)) = &flow_params {
+        let opts = flow_step::first_pass(&tr.config, fp.paths, flow_step::DEFAULT_FIRST_RING_STEPS);
+        let messages = step_dag::messages(&tr.config, &opts);
+        memory::admit(s, EngineKind::Flow, Run::TrainStep, messages, |_| {
+            "fewer data-parallel replicas or micro-batches (a smaller global batch), or a larger \
+             max_memory on a larger machine"
+                .into()
+        })?;
+    }
+    let (tr, calibration) = if calibrate {
+        let (tr, p) = calibrate_on_engine(tr, engine, None)?;
+        (tr, Some(p))
+    } else {
+        (tr, None)
+    };
+    let flow = match &flow_params {
+        Some((params, fp)) => {
+            let first = flow_step::DEFAULT_FIRST_RING_STEPS;
+            match flow_step::simulate_run(&tr, params, fp, first, on_pass) {
+                Err(_) if fabricsim_core::stop::requested() => None,
+                r => Some(r?),
+            }
+        }
+        None => None,
+    };
+    Ok(Outcome {
+        report: tr.report,
+        calibration,
+        interrupted: flow_params.is_some() && flow.is_none(),
+        flow,
+    })
+}
+
+/// The text of `fabricsim train --format json` (without its final newline): the step report
+/// in its fields' order, or, with `calibration`, `flow_step` or `"status": "interrupted"`
+/// added, the report as a JSON object with those keys.
+pub fn json_text(o: &Outcome) -> Result<String, serde_json::Error> {
+    if o.calibration.is_none() && o.flow.is_none() && !o.interrupted {
+        return serde_json::to_string_pretty(&o.report);
+    }
+    let mut v: Value = serde_json::to_value(&o.report)?;
+    if let Some(p) = &o.calibration {
+        v["calibration"] = serde_json::to_value(p)?;
+    }
+    if let Some(f) = &o.flow {
+        v["flow_step"] = serde_json::to_value(f)?;
+    }
+    if o.interrupted {
+        v["status"] = "interrupted".into();
+    }
+    serde_json::to_string_pretty(&v)
+}
