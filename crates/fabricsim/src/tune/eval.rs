@@ -61,8 +61,8 @@ impl Sample {
     }
 }
 
-/// Runs `sc`'s work (`spec.collective`, the `[train]` step for `step_time`, else its
-/// `[traffic]`) with `profile` (`None`: its own) and `seed`, on `engine` (`None`: the
+/// Runs `sc`'s work (`spec.collective`, the `[train]` step for `step_time`, the `[serve]`
+/// deployment for `ttft_p99`, else its `[traffic]`) with `profile` (`None`: its own) and `seed`, on `engine` (`None`: the
 /// scenario's); files are found relative to `dir`.
 pub fn run(
     sc: &Scenario,

@@ -118,6 +118,10 @@ pub(super) fn measure(
             })
         })
         .collect();
+    // Nothing to run is no batch (no Slurm round, no progress line).
+    if jobs.is_empty() {
+        return Some(Vec::new());
+    }
     let mut got = eval(&jobs).into_iter();
     let mut out = Vec::new();
     for c in cands {
