@@ -4,7 +4,6 @@
 use clap::Args;
 use std::path::PathBuf;
 
-use fabricsim::engine_choice::EngineChoice;
 use fabricsim::workload::run_engine::Cluster;
 use fabricsim::workload::seeds;
 use fabricsim::workload::serve::{self, ServeJob};
@@ -33,12 +32,7 @@ pub struct ServeArgs {
 pub fn run(args: ServeArgs) -> Outcome {
     outpath::check(&[("--out", args.out.as_deref())])?;
     let scenario = args.flags.load(args.scenario.as_deref())?;
-    // The flow engine unless the scenario or --engine says otherwise: a run's KV transfers are
-    // gigabytes of packets.
-    let engine = match scenario.sets("engine") {
-        true => EngineChoice::of(&scenario)?,
-        false => EngineChoice::Flow,
-    };
+    let engine = serve::engine_of(&scenario)?;
     let (design, topology) = scenario.design_and_topology()?;
     let cluster = Cluster::of(design, topology, engine)?;
     let job = ServeJob::resolve(&scenario, &cluster.design)?;

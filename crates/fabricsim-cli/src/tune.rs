@@ -154,11 +154,19 @@ pub fn run(a: TuneArgs) -> Outcome {
         return task(&t, d, jobs, Shard::parse(shard)?, threads);
     }
     let bar = Bar::new();
-    let mut round = 0;
+    // `round` numbers every batch of measurements (the Slurm rounds' files); the progress
+    // counts the screen's batches apart from the search's rounds.
+    let (mut round, mut searched) = (0, 0);
     let mut failed: Option<Failure> = None;
     let found = t.search(&mut |jobs: &[Job]| {
         round += 1;
-        let what = format!("round {round}");
+        let what = match jobs.first().is_some_and(|j| j.screen) {
+            true => "screen (flow engine)".to_string(),
+            false => {
+                searched += 1;
+                format!("round {searched}")
+            }
+        };
         match (slurm, &dir) {
             (true, Some(d)) => match on_slurm(&a, d, round, jobs, threads) {
                 Ok(v) => v,

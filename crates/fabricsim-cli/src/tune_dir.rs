@@ -28,9 +28,11 @@ impl TuneDir {
         let c = j
             .candidate
             .map_or("default".to_string(), |c| format!("{c:08}"));
-        self.root
-            .join("samples")
-            .join(format!("{c}-s{:02}.json", j.seed_index))
+        self.root.join("samples").join(format!(
+            "{c}-s{:02}{}.json",
+            j.seed_index,
+            if j.screen { "-flow" } else { "" }
+        ))
     }
 
     pub fn jobs_path(&self, round: usize) -> PathBuf {

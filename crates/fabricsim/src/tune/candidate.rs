@@ -99,6 +99,19 @@ pub fn decode(spec: &TuneSpec, id: u64) -> Candidate {
     Candidate { id, values }
 }
 
+/// The candidate with `values` (one per knob, each among the knob's values).
+pub fn encode(spec: &TuneSpec, values: Vec<f64>) -> Candidate {
+    let id = spec
+        .knobs
+        .iter()
+        .zip(&values)
+        .fold(0u64, |id, ((_, v), x)| {
+            let at = v.iter().position(|y| y == x).expect("a value of the knob");
+            id * v.len() as u64 + at as u64
+        });
+    Candidate { id, values }
+}
+
 /// The first round's candidates: the whole grid when it has at most `spec.candidates` points,
 /// else that many distinct points drawn with `seed` (Floyd's sampling, Bentley and Floyd,
 /// CACM 30(9) 1987), in id order.
@@ -173,6 +186,9 @@ mod tests {
     fn grid_ids_are_row_major_and_sampling_is_seeded_and_distinct() {
         let s = spec("ecn_kmin_bytes = [1, 2, 3]\necn_kmax_bytes = [10, 20]\n");
         assert_eq!(grid_size(&s), 6);
+        for id in 0..grid_size(&s) {
+            assert_eq!(encode(&s, decode(&s, id).values), decode(&s, id));
+        }
         assert_eq!(decode(&s, 0).values, [1.0, 10.0]);
         assert_eq!(decode(&s, 1).values, [1.0, 20.0]);
         assert_eq!(decode(&s, 5).values, [3.0, 20.0]);

@@ -1,7 +1,9 @@
 //! One measurement of the search: a candidate's profile (or the scenario's own) on the
-//! scenario's `[traffic]` run with one seed, the run `fabricsim sim` makes (`setup::build`), or
-//! on `[tune.collective]` (`super::collective`), reduced to the objective and the figures the
-//! constraints bound.
+//! scenario's `[traffic]` run with one seed, the run `fabricsim sim` makes (`setup::build`), on
+//! `[tune.collective]` (`super::collective`), on the `[train]` step (`super::train`) or on the
+//! `[serve]` deployment (`super::serve`), reduced
+//! to the objective and the figures the constraints bound; on the scenario's engine, or on the
+//! flow engine for the screen.
 
 use std::path::Path;
 
@@ -20,7 +22,7 @@ use fabricsim_packet::RunOptions;
 /// a run that did not complete).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
-    /// The objective (us, or x for the slowdown); NaN (JSON null) when the run failed.
+    /// The objective (`Objective::unit`); NaN (JSON null) when the run failed.
     #[serde(deserialize_with = "nan_if_null")]
     pub objective: f64,
     pub packets_dropped: u64,
@@ -46,21 +48,51 @@ impl Sample {
             error: Some(e),
         }
     }
+
+    /// A sample of a run that keeps no packet counters (`Objective::counts_packets`).
+    fn timed(objective: f64) -> Sample {
+        Sample {
+            objective,
+            packets_dropped: 0,
+            pause_us: 0.0,
+            ecn_marks: 0,
+            error: None,
+        }
+    }
 }
 
-/// Runs `sc`'s work (`spec.collective`, else its `[traffic]`) with `profile` (`None`: its own)
-/// and `seed`; files are found relative to `dir`.
+/// Runs `sc`'s work (`spec.collective`, the `[train]` step for `step_time`, the `[serve]`
+/// deployment for `ttft_p99`, else its `[traffic]`) with `profile` (`None`: its own) and `seed`, on `engine` (`None`: the
+/// scenario's); files are found relative to `dir`.
 pub fn run(
     sc: &Scenario,
     dir: &Path,
     profile: Option<&Profile>,
     seed: u64,
     spec: &TuneSpec,
+    engine: Option<EngineChoice>,
 ) -> Sample {
     let run = || -> Result<Sample, String> {
+        let scenario_engine = || match engine {
+            Some(e) => Ok(e),
+            None => EngineChoice::of(sc).map_err(|e| e.to_string()),
+        };
+        match spec.objective {
+            Objective::StepTime => {
+                let ms = super::train::step_ms(sc, profile, scenario_engine()?, seed)?;
+                return Ok(Sample::timed(ms));
+            }
+            Objective::TtftP99 => {
+                return Ok(Sample::timed(super::serve::ttft_p99_ms(
+                    sc, profile, engine, seed,
+                )?));
+            }
+            _ => {}
+        }
+        let engine = scenario_engine()?;
         let r = match &spec.collective {
-            None => traffic(sc, dir, profile, seed)?,
-            Some(c) => collective(sc, profile, c, seed)?,
+            None => traffic(sc, dir, profile, seed, engine)?,
+            Some(c) => collective(sc, profile, c, seed, engine)?,
         };
         r.check_conservation().map_err(|e| e.to_string())?;
         if r.sim.status != Status::Complete {
@@ -81,6 +113,7 @@ pub fn run(
             Objective::MeanSlowdown => s.mean_slowdown,
             // Launch to the last message's completion, as `run_engine::run_collective` times it.
             Objective::CollectiveTime => us(r.messages.iter().filter_map(|m| m.finish_ps).max()),
+            Objective::StepTime | Objective::TtftP99 => unreachable!("timed above"),
         };
         Ok(Sample {
             objective: value.ok_or("no message completed")?,
@@ -102,10 +135,10 @@ fn traffic(
     dir: &Path,
     profile: Option<&Profile>,
     seed: u64,
+    engine: EngineChoice,
 ) -> Result<RunResult, String> {
     let setup = build_with(sc, dir, Some(seed), profile).map_err(|e| e.to_string())?;
-    let choice = EngineChoice::of(sc).map_err(|e| e.to_string())?;
-    let kind = choice.resolve(fabric_packets(&setup.params, &setup.dag));
+    let kind = engine.resolve(fabric_packets(&setup.params, &setup.dag));
     let opts = RunOptions {
         until: setup.until,
         progress: None,
@@ -121,14 +154,13 @@ fn collective(
     profile: Option<&Profile>,
     c: &TuneCollective,
     seed: u64,
+    engine: EngineChoice,
 ) -> Result<RunResult, String> {
     let (mut cluster, spec) =
         super::collective::prepare(sc, profile, c).map_err(|e| e.to_string())?;
     cluster.params.seed = seed;
     let dag = super::collective::dag(&cluster, &spec).map_err(|e| e.to_string())?;
-    let kind = cluster
-        .engine
-        .resolve(fabric_packets(&cluster.params, &dag));
+    let kind = engine.resolve(fabric_packets(&cluster.params, &dag));
     let opts = RunOptions {
         until: None,
         progress: None,

@@ -1,22 +1,28 @@
 //! `fabricsim tune`: a search of a fabric profile's knobs (`[tune]`,
-//! `fabricsim_input::profile_knobs`) for the scenario's `[traffic]` run or `[tune.collective]`, each candidate a
-//! profile file that extends the scenario's (`candidate`), measured over seeds (`eval`) by
-//! successive halving (`search`), reported with intervals against the profile's default
-//! (`report`).
+//! `fabricsim_input::profile_knobs`) for the scenario's `[traffic]` run, `[tune.collective]`
+//! (`collective`), `[train]` step (`train`) or `[serve]` deployment (`serve`), each candidate a profile file that extends the
+//! scenario's (`candidate`), measured over seeds (`eval`), optionally screened on the flow
+//! engine (`screen`), by successive halving (`search`), reported with intervals against the
+//! profile's default (`report`).
 
 pub mod candidate;
 pub mod collective;
 pub mod eval;
 pub mod report;
+pub mod screen;
 pub mod search;
+pub mod serve;
+pub mod train;
 
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::setup::engine_choice::EngineChoice;
 use candidate::{Base, Candidate};
 use eval::Sample;
+use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::Scenario;
-use fabricsim_input::scenario::tune::TuneSpec;
+use fabricsim_input::scenario::tune::{Objective, TuneSpec};
 use search::Job;
 
 /// A search: the scenario, its `[tune]`, the profile it starts from and the seeds.
@@ -83,6 +89,17 @@ impl Tuning {
     /// Refuses, before any round, a run too large for the memory (`setup::memory`, as `sim`
     /// refuses it): every candidate runs the same DAG, so the scenario's own run stands for all.
     pub fn admit(&self) -> Result<(), Error> {
+        if self.spec.objective == Objective::StepTime {
+            // The `[train]` job checked as `train` checks it; its runs are `train --calibrate`'s,
+            // each collective bounded there (`train_engine::MAX_PACKETS_PER_RUN`).
+            crate::workload::train::run::run(&self.sc)?;
+            return Ok(());
+        }
+        if self.spec.objective == Objective::TtftP99 {
+            // The `[serve]` deployment checked as `serve` checks it.
+            crate::workload::serve::ServeJob::resolve(&self.sc, &self.sc.design()?)?;
+            return Ok(());
+        }
         if let Some(c) = &self.spec.collective {
             let (cluster, spec) = collective::prepare(&self.sc, None, c)?;
             let comm = crate::workload::collective::Comm::world(&cluster.place);
@@ -117,13 +134,15 @@ impl Tuning {
     /// One measurement (pure: the same job gives the same sample on any machine).
     pub fn measure(&self, job: &Job) -> Sample {
         let seed = self.seeds[job.seed_index as usize];
+        let engine = job.screen.then_some(EngineChoice::Flow);
+        let run = |p: Option<&Profile>| eval::run(&self.sc, &self.dir, p, seed, &self.spec, engine);
         match job.candidate {
-            None => eval::run(&self.sc, &self.dir, None, seed, &self.spec),
+            None => run(None),
             Some(id) => {
                 let c = candidate::decode(&self.spec, id);
                 let text = candidate::profile_text(&self.base, &self.spec, &c, &[]);
                 match candidate::profile(&text, &c) {
-                    Ok(p) => eval::run(&self.sc, &self.dir, Some(&p), seed, &self.spec),
+                    Ok(p) => run(Some(&p)),
                     Err(e) => Sample::failed(e.to_string()),
                 }
             }

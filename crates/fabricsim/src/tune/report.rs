@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::Tuning;
+use super::screen::Screened;
 use super::search::{self, Found, Improvement, Round, Scored, Sensitivity};
 use fabricsim_core::estimate::Estimate;
 
@@ -26,6 +27,9 @@ pub struct TuneReport {
     pub profile: String,
     pub objective: &'static str,
     pub unit: &'static str,
+    /// Whether the runs' packet counters are measured (`Objective::counts_packets`).
+    #[serde(skip)]
+    counts_packets: bool,
     pub method: &'static str,
     pub eta: usize,
     pub seed: u64,
@@ -34,6 +38,9 @@ pub struct TuneReport {
     pub knobs: Vec<&'static str>,
     /// complete | interrupted
     pub status: &'static str,
+    /// The flow engine's screen before the rounds, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<Screened>,
     pub rounds: Vec<Round>,
     pub best: Option<Scored>,
     pub default: Option<Scored>,
@@ -73,6 +80,7 @@ impl TuneReport {
             profile: t.base.id.clone(),
             objective: spec.objective.name(),
             unit: spec.objective.unit(),
+            counts_packets: spec.objective.counts_packets(),
             method: match spec.method {
                 fabricsim_input::scenario::tune::Method::Grid => "grid",
                 fabricsim_input::scenario::tune::Method::SuccessiveHalving => "successive_halving",
@@ -96,6 +104,7 @@ impl TuneReport {
             settings,
             best: found.best.clone(),
             default: found.default,
+            screen: found.screen,
             rounds: found.rounds,
             profile_toml: None,
         };
@@ -143,6 +152,24 @@ impl TuneReport {
             self.grid_points,
             self.seed
         );
+        if let Some(sc) = &self.screen {
+            let n = sc.round.ranked.len();
+            o += &format!(
+                "  screen: {n} candidates x {} seeds on the {} engine ({} more runs to check the knobs), best {}; ",
+                sc.round.seeds,
+                sc.engine,
+                sc.probes.len(),
+                sc.round
+                    .ranked
+                    .first()
+                    .and_then(|s| s.objective)
+                    .map_or("-".into(), |e| est(&e)),
+            );
+            o += &match &sc.skipped {
+                None => format!("{} passed on to round 1\n", sc.passed),
+                Some(why) => format!("skipped, all {n} go on: {why}\n"),
+            };
+        }
         for (i, r) in self.rounds.iter().enumerate() {
             let feasible = r.ranked.iter().filter(|s| s.feasible).count();
             o += &format!(
@@ -160,18 +187,25 @@ impl TuneReport {
         if self.status != "complete" {
             o += "status: interrupted (the rounds above finished; run again to finish)\n";
         }
+        let counted = self.counts_packets;
         let line = |what: &str, s: &Scored| {
+            let counters = match counted {
+                true => format!(
+                    ", drops max {}, PFC pause max {:.1} us",
+                    s.samples
+                        .iter()
+                        .map(|x| x.packets_dropped)
+                        .max()
+                        .unwrap_or(0),
+                    s.samples.iter().map(|x| x.pause_us).fold(0.0, f64::max)
+                ),
+                false => String::new(),
+            };
             format!(
-                "{what:<8} {} {} over {} seeds, drops max {}, PFC pause max {:.1} us{}\n",
+                "{what:<8} {} {} over {} seeds{counters}{}\n",
                 s.objective.map_or("-".into(), |e| est(&e)),
                 self.unit,
                 s.samples.len(),
-                s.samples
-                    .iter()
-                    .map(|x| x.packets_dropped)
-                    .max()
-                    .unwrap_or(0),
-                s.samples.iter().map(|x| x.pause_us).fold(0.0, f64::max),
                 s.why
                     .as_ref()
                     .map_or(String::new(), |w| format!(" (not feasible: {w})"))
@@ -270,6 +304,14 @@ impl TuneReport {
                 s.why.as_deref().unwrap_or("").replace([',', '\n'], ";")
             );
         };
+        if let Some(sc) = &self.screen {
+            for (j, s) in sc.round.ranked.iter().enumerate() {
+                row("screen", sc.round.seeds as usize, j + 1, s);
+            }
+            for s in &sc.probes {
+                row("screen_check", sc.round.seeds as usize, 0, s);
+            }
+        }
         for (i, r) in self.rounds.iter().enumerate() {
             for (j, s) in r.ranked.iter().enumerate() {
                 row(&(i + 1).to_string(), r.seeds as usize, j + 1, s);

@@ -4,21 +4,25 @@
 //! with eta times the seeds, up to `seeds`, until one is left or a round has run at all the
 //! seeds (another would rank the same figures); the best one and the profile's
 //! default are then measured over all `seeds` (common random numbers: the same seeds for every
-//! candidate). `grid` is one round of every candidate over all seeds.
+//! candidate). `grid` is one round of every candidate over all seeds. With `screen = "flow"`
+//! the rounds start from the candidates the flow engine's screen passes on (`super::screen`).
 
 use serde::{Deserialize, Serialize};
 
 use super::candidate::Candidate;
 use super::eval::Sample;
+use super::screen::Screened;
 use fabricsim_core::estimate::Estimate;
 use fabricsim_input::scenario::tune::{Method, TuneSpec};
 
 /// One measurement to make: a candidate (`None`: the scenario's own profile) with seed number
-/// `seed_index` of the search's seeds.
+/// `seed_index` of the search's seeds, on the scenario's engine or (`screen`) the flow engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Job {
     pub candidate: Option<u64>,
     pub seed_index: u32,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub screen: bool,
 }
 
 /// A candidate's figures over the seeds it ran.
@@ -44,6 +48,8 @@ pub struct Round {
 /// or a missing Slurm result): the rounds are those that finished.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Found {
+    /// The flow engine's screen, when `[tune] screen` asks for one.
+    pub screen: Option<Screened>,
     pub rounds: Vec<Round>,
     pub best: Option<Scored>,
     pub default: Option<Scored>,
@@ -82,7 +88,7 @@ fn score(spec: &TuneSpec, candidate: Option<Candidate>, samples: Vec<Sample>) ->
 }
 
 /// Feasible first, then by mean objective, then by id.
-fn rank(v: &mut [Scored]) {
+pub(super) fn rank(v: &mut [Scored]) {
     let mean = |s: &Scored| s.objective.map_or(f64::INFINITY, |e| e.mean);
     let id = |s: &Scored| s.candidate.as_ref().map_or(u64::MAX, |c| c.id);
     v.sort_by(|a, b| {
@@ -93,11 +99,13 @@ fn rank(v: &mut [Scored]) {
     });
 }
 
-/// Runs `jobs` for `cands` over `seeds` seeds and scores each; `None` when one did not finish.
-fn measure(
+/// Runs `jobs` for `cands` over `seeds` seeds (on the flow engine: `screen`) and scores each;
+/// `None` when one did not finish.
+pub(super) fn measure(
     spec: &TuneSpec,
     cands: &[Option<Candidate>],
     seeds: u32,
+    screen: bool,
     eval: &mut Evaluate,
 ) -> Option<Vec<Scored>> {
     let jobs: Vec<Job> = cands
@@ -106,9 +114,14 @@ fn measure(
             (0..seeds).map(move |seed_index| Job {
                 candidate: c.as_ref().map(|c| c.id),
                 seed_index,
+                screen,
             })
         })
         .collect();
+    // Nothing to run is no batch (no Slurm round, no progress line).
+    if jobs.is_empty() {
+        return Some(Vec::new());
+    }
     let mut got = eval(&jobs).into_iter();
     let mut out = Vec::new();
     for c in cands {
@@ -121,18 +134,28 @@ fn measure(
 /// The search over `first` (the first round's candidates).
 pub fn run(spec: &TuneSpec, first: Vec<Candidate>, eval: &mut Evaluate) -> Found {
     let mut found = Found {
+        screen: None,
         rounds: Vec::new(),
         best: None,
         default: None,
         complete: false,
     };
-    let mut alive: Vec<Option<Candidate>> = first.into_iter().map(Some).collect();
+    let mut alive: Vec<Option<Candidate>> = match spec.screen {
+        None => first.into_iter().map(Some).collect(),
+        Some(screen) => {
+            let Some((screened, passed)) = super::screen::run(spec, screen, first, eval) else {
+                return found;
+            };
+            found.screen = Some(screened);
+            passed
+        }
+    };
     let mut seeds = match spec.method {
         Method::Grid => spec.seeds,
         Method::SuccessiveHalving => spec.min_seeds,
     };
     loop {
-        let Some(mut ranked) = measure(spec, &alive, seeds, eval) else {
+        let Some(mut ranked) = measure(spec, &alive, seeds, false, eval) else {
             return found;
         };
         rank(&mut ranked);
@@ -151,7 +174,7 @@ pub fn run(spec: &TuneSpec, first: Vec<Candidate>, eval: &mut Evaluate) -> Found
         seeds = next;
     }
     let best = alive.into_iter().next().flatten();
-    let Some(mut last) = measure(spec, &[best, None], spec.seeds, eval) else {
+    let Some(mut last) = measure(spec, &[best, None], spec.seeds, false, eval) else {
         return found;
     };
     found.default = last.pop();
@@ -235,18 +258,30 @@ pub fn sensitivity(spec: &TuneSpec, first: &Round) -> Vec<Sensitivity> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::tune::candidate::{decode, first_round};
     use fabricsim_input::profile::Family;
     use fabricsim_input::scenario::Scenario;
 
-    /// A made-up objective (never a simulation's): |kmin - 3| + seed noise, so the search's
-    /// bookkeeping can be checked against a known optimum.
-    fn fake(spec: &TuneSpec, j: &Job) -> Sample {
-        let x = j.candidate.map_or(9.0, |id| decode(spec, id).values[0]);
+    /// A made-up objective (never a simulation's), so the search's bookkeeping can be checked
+    /// against a known optimum: 10 + the sum over knobs of |value - `best`| + seed noise, the
+    /// default at `default`; on the flow engine (a screen's job) knob `flow_ignores` counts not.
+    pub fn fake(
+        spec: &TuneSpec,
+        j: &Job,
+        (best, default): (&[f64], &[f64]),
+        flow_ignores: Option<usize>,
+    ) -> Sample {
+        let v = j
+            .candidate
+            .map_or(default.to_vec(), |id| decode(spec, id).values);
+        let off: f64 = (0..v.len())
+            .filter(|&i| !(j.screen && flow_ignores == Some(i)))
+            .map(|i| (v[i] - best[i]).abs())
+            .sum();
         Sample {
-            objective: (x - 3.0).abs() + 10.0 + j.seed_index as f64 * 0.1,
+            objective: off + 10.0 + j.seed_index as f64 * 0.1,
             packets_dropped: 0,
             pause_us: 0.0,
             ecn_marks: 0,
@@ -265,7 +300,9 @@ mod tests {
         let mut log = Vec::new();
         let found = run(&spec, first_round(&spec, 1), &mut |jobs: &[Job]| {
             log.push(jobs.len());
-            jobs.iter().map(|j| Some(fake(&spec, j))).collect()
+            jobs.iter()
+                .map(|j| Some(fake(&spec, j, (&[3.0], &[9.0]), None)))
+                .collect()
         });
         // 8 x 1 seed, 4 x 2, 2 x 4; then the one left and the default x 4.
         assert_eq!(log, [8, 8, 8, 8]);

@@ -79,10 +79,12 @@ fn engine_of_call(c: &Cluster, ranks: u32, bytes: u64, channels: u32) -> Result<
     }
 }
 
-/// Calibrates `tr`'s communication model on `engine` and recomputes its step.
+/// Calibrates `tr`'s communication model on `engine` and recomputes its step; `seed` (`None`:
+/// the design's) seeds the engine runs.
 pub fn calibrate_on_engine(
     tr: TrainRun,
     engine: EngineChoice,
+    seed: Option<u64>,
 ) -> Result<(TrainRun, Vec<Provenance>), Error> {
     let TrainRun {
         design,
@@ -91,7 +93,10 @@ pub fn calibrate_on_engine(
         mut comm,
         report,
     } = tr;
-    let cluster = Cluster::of(design, topology, engine)?;
+    let mut cluster = Cluster::of(design, topology, engine)?;
+    if let Some(s) = seed {
+        cluster.params.seed = s;
+    }
     let channels = cluster.design.spec.nics_per_node;
     let mut small = report.clone();
     small

@@ -5,8 +5,10 @@
 //!
 //! ```toml
 //! [tune]
-//! objective = "fct_p99"        # fct_p50 | fct_p99 | fct_p999 | fct_max | mean_slowdown | collective_time
+//! objective = "fct_p99"        # fct_p50 | fct_p99 | fct_p999 | fct_max | mean_slowdown | collective_time | step_time | ttft_p99
 //! method = "successive_halving" # successive_halving | grid
+//! screen = "flow"              # optional: the sampled candidates first on the flow engine
+//! screen_keep = 0.25           # the fraction of them the screen passes on
 //! candidates = 16              # grid points the first round samples (all when fewer)
 //! eta = 2                      # each round keeps 1/eta of the candidates, with eta x the seeds
 //! min_seeds = 1                # seeds of the first round
@@ -28,6 +30,10 @@
 //! algo = "ring"                # optional: the op's first algorithm
 //! channels = 4                 # optional: NCCL's default for the algorithm
 //! ```
+//!
+//! `objective = "step_time"` scores the scenario's `[train]` step as `fabricsim train
+//! --calibrate` times it (its collectives fitted to engine runs); `objective = "ttft_p99"` the
+//! `[serve]` deployment's p99 time to first token as `fabricsim serve` runs one seed.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -50,6 +56,8 @@ pub struct TuneSection {
     pub seeds: Option<u32>,
     pub max_drops: Option<u64>,
     pub max_pause_us: Option<f64>,
+    pub screen: Option<String>,
+    pub screen_keep: Option<f64>,
     #[serde(default)]
     pub knobs: BTreeMap<String, Vec<toml::Value>>,
     pub collective: Option<CollectiveSection>,
@@ -85,16 +93,22 @@ pub enum Objective {
     MeanSlowdown,
     /// `[tune.collective]`'s launch to its last message's completion (nccl-tests' time).
     CollectiveTime,
+    /// The `[train]` step, its collectives fitted to engine runs (`train --calibrate`).
+    StepTime,
+    /// The `[serve]` deployment's p99 time to first token (`fabricsim serve`, one seed).
+    TtftP99,
 }
 
 impl Objective {
-    pub const ALL: [Objective; 6] = [
+    pub const ALL: [Objective; 8] = [
         Objective::FctP50,
         Objective::FctP99,
         Objective::FctP999,
         Objective::FctMax,
         Objective::MeanSlowdown,
         Objective::CollectiveTime,
+        Objective::StepTime,
+        Objective::TtftP99,
     ];
 
     pub fn name(self) -> &'static str {
@@ -105,6 +119,8 @@ impl Objective {
             Objective::FctMax => "fct_max",
             Objective::MeanSlowdown => "mean_slowdown",
             Objective::CollectiveTime => "collective_time",
+            Objective::StepTime => "step_time",
+            Objective::TtftP99 => "ttft_p99",
         }
     }
 
@@ -112,9 +128,24 @@ impl Objective {
     pub fn unit(self) -> &'static str {
         match self {
             Objective::MeanSlowdown => "x",
+            Objective::StepTime | Objective::TtftP99 => "ms",
             _ => "us",
         }
     }
+
+    /// Whether its runs' packet counters (drops, PFC pause) are measured: a training step's
+    /// time comes from fits to its collectives' times, a serving run's from its transfers'
+    /// times, and neither keeps the counters.
+    pub fn counts_packets(self) -> bool {
+        !matches!(self, Objective::StepTime | Objective::TtftP99)
+    }
+}
+
+/// Where the sampled candidates are screened before the rounds of the search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Screen {
+    /// The fraction of the screened candidates the search goes on with (at least one).
+    pub keep: f64,
 }
 
 /// How the candidates are searched.
@@ -142,6 +173,8 @@ pub struct TuneSpec {
     pub knobs: Vec<(&'static Knob, Vec<f64>)>,
     /// The collective run in place of `[traffic]`.
     pub collective: Option<TuneCollective>,
+    /// A first round on the flow engine (`screen = "flow"`).
+    pub screen: Option<Screen>,
 }
 
 /// Most candidates a first round may sample.
@@ -175,26 +208,48 @@ pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
                 sc.error("tune.objective", o, "is not an objective", names.join(", "))
             })?,
     };
-    // The collective's time is the objective of a collective, and only of one.
-    match (objective, collective.is_some()) {
-        (Objective::CollectiveTime, false) => {
-            return Err(sc.error(
-                "tune.objective",
-                objective.name(),
-                "times a collective, and there is no [tune.collective]",
-                "a [tune.collective] section, or an objective of the [traffic] run",
-            ));
-        }
-        (o, true) if o != Objective::CollectiveTime => {
-            return Err(sc.error(
-                "tune.objective",
-                o.name(),
-                "scores a [traffic] run; [tune.collective] runs a collective in its place",
-                "collective_time (or no [tune.collective])",
-            ));
-        }
-        _ => {}
+    // The collective's time is the objective of a collective, and only of one; the step's
+    // that of a `[train]` job.
+    let work = match (objective, collective.is_some()) {
+        (Objective::CollectiveTime, false) => Some((
+            "times a collective, and there is no [tune.collective]",
+            "a [tune.collective] section, or an objective of the [traffic] run",
+        )),
+        (o, true) if o != Objective::CollectiveTime => Some((
+            "does not score a collective; [tune.collective] runs a collective in place of [traffic]",
+            "collective_time (or no [tune.collective])",
+        )),
+        (Objective::StepTime, _) if sc.file.train.is_none() => Some((
+            "times a training step, and there is no [train]",
+            "a [train] section (as fabricsim train reads it), or an objective of the [traffic] run",
+        )),
+        (Objective::TtftP99, _) if sc.file.serve.is_none() => Some((
+            "times a serving run's first tokens, and there is no [serve]",
+            "a [serve] section (as fabricsim serve reads it), or an objective of the [traffic] run",
+        )),
+        _ => None,
+    };
+    if let Some((problem, allowed)) = work {
+        return Err(sc.error("tune.objective", objective.name(), problem, allowed));
     }
+    if !objective.counts_packets() {
+        let set = [
+            ("tune.max_drops", t.max_drops.map(|v| v.to_string())),
+            ("tune.max_pause_us", t.max_pause_us.map(|v| v.to_string())),
+        ];
+        if let Some((key, Some(v))) = set.iter().find(|(_, v)| v.is_some()) {
+            return Err(sc.error(
+                key,
+                v,
+                format!(
+                    "bounds a packet counter that {} does not measure (its runs keep none)",
+                    objective.name()
+                ),
+                format!("no packet constraint with {}", objective.name()),
+            ));
+        }
+    }
+    let screen = screen(sc, t, objective)?;
     let method = match t.method.as_deref() {
         None | Some("successive_halving") => Method::SuccessiveHalving,
         Some("grid") => Method::Grid,
@@ -285,7 +340,50 @@ pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
         max_pause_us: t.max_pause_us,
         knobs,
         collective,
+        screen,
     })
+}
+
+/// `screen` and `screen_keep` checked: the flow engine, a fraction in (0, 1]; a screen on the
+/// flow engine when every run is on it already (`engine = "flow"`, or a serving run without an
+/// `engine`, which `serve` runs there) would screen nothing.
+fn screen(sc: &Scenario, t: &TuneSection, o: Objective) -> Result<Option<Screen>, InputError> {
+    let on = match t.screen.as_deref() {
+        None | Some("none") => false,
+        Some("flow") => true,
+        Some(s) => return Err(sc.error("tune.screen", s, "is not a screen", "flow, none")),
+    };
+    if let Some(k) = t.screen_keep {
+        if !(k > 0.0 && k <= 1.0) {
+            return Err(sc.error(
+                "tune.screen_keep",
+                k,
+                "is not a fraction to keep",
+                "above 0 and at most 1, such as 0.25",
+            ));
+        }
+        if !on {
+            return Err(sc.error(
+                "tune.screen_keep",
+                k,
+                "keeps a fraction of a screen, and there is none",
+                "screen = \"flow\" with it, or no screen_keep",
+            ));
+        }
+    }
+    let engine = sc.file.engine.as_deref();
+    if on && (engine == Some("flow") || (engine.is_none() && o == Objective::TtftP99)) {
+        return Err(sc.error(
+            "tune.screen",
+            "flow",
+            "screens on the flow engine, and every round runs there already (engine = \"flow\", \
+             or a serving run without an engine)",
+            "screen = \"flow\" with engine = \"packet\" or \"auto\", or no screen",
+        ));
+    }
+    Ok(on.then_some(Screen {
+        keep: t.screen_keep.unwrap_or(0.25),
+    }))
 }
 
 /// `[tune.collective]` checked: a size above 0, channels within NCCL's MAXCHANNELS.
@@ -335,7 +433,22 @@ mod tests {
         );
         let names: Vec<_> = s.knobs.iter().map(|(k, _)| k.name).collect();
         assert_eq!(names, ["ecn_kmin_bytes", "ecn_kmax_bytes"]);
-        assert_eq!(s.collective, None);
+        assert_eq!((s.collective, s.screen), (None, None));
+    }
+
+    #[test]
+    fn a_training_step_is_timed_in_ms_and_a_flow_screen_keeps_a_quarter_by_default() {
+        let s = spec(
+            "[train]\nmodel = \"llama3-8b\"\n[tune]\nobjective = \"step_time\"\n\
+             screen = \"flow\"\n[tune.knobs]\necn_pmax = [1]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.objective, s.objective.unit()),
+            (Objective::StepTime, "ms")
+        );
+        assert!(!s.objective.counts_packets());
+        assert_eq!(s.screen, Some(Screen { keep: 0.25 }));
     }
 
     #[test]
@@ -418,6 +531,49 @@ mod tests {
                 6,
                 "tune.collective.bytes",
                 "0",
+            ),
+            (
+                "[tune]\nobjective = \"step_time\"\n[tune.knobs]\necn_pmax = [1]\n",
+                2,
+                "tune.objective",
+                "step_time",
+            ),
+            (
+                "[train]\nmodel = \"llama3-8b\"\n[tune]\nobjective = \"step_time\"\nmax_drops = 0\n\
+                 [tune.knobs]\necn_pmax = [1]\n",
+                5,
+                "tune.max_drops",
+                "0",
+            ),
+            (
+                "[tune]\nobjective = \"ttft_p99\"\n[tune.knobs]\necn_pmax = [1]\n",
+                2,
+                "tune.objective",
+                "ttft_p99",
+            ),
+            (
+                "[tune]\nscreen = \"packet\"\n[tune.knobs]\necn_pmax = [1]\n",
+                2,
+                "tune.screen",
+                "packet",
+            ),
+            (
+                "[tune]\nscreen = \"flow\"\nscreen_keep = 1.5\n[tune.knobs]\necn_pmax = [1]\n",
+                3,
+                "tune.screen_keep",
+                "1.5",
+            ),
+            (
+                "[tune]\nscreen_keep = 0.5\n[tune.knobs]\necn_pmax = [1]\n",
+                2,
+                "tune.screen_keep",
+                "0.5",
+            ),
+            (
+                "engine = \"flow\"\n[tune]\nscreen = \"flow\"\n[tune.knobs]\necn_pmax = [1]\n",
+                3,
+                "tune.screen",
+                "flow",
             ),
         ];
         for (text, line, key, value) in cases {

@@ -17,6 +17,7 @@ pub mod report;
 pub mod sim;
 
 use crate::error::Error;
+use crate::setup::engine_choice::EngineChoice;
 use crate::workload::run_engine::Cluster;
 use crate::workload::train::efficiency::Efficiency;
 use crate::workload::train::model::ModelSpec;
@@ -181,6 +182,15 @@ fn expert_parallel_fits(
         }
     }
     Ok(())
+}
+
+/// The engine a serving run takes: the scenario's `engine` when it sets one, else the flow
+/// engine (a run's KV transfers are gigabytes of packets).
+pub fn engine_of(s: &Scenario) -> Result<EngineChoice, InputError> {
+    match s.sets("engine") {
+        true => EngineChoice::of(s),
+        false => Ok(EngineChoice::Flow),
+    }
 }
 
 /// Runs `job` on `cluster` for each of `seeds` in order; `on_seed(done)` sees each seed finish

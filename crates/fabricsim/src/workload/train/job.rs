@@ -52,7 +52,7 @@ pub fn run(
         })?;
     }
     let (tr, calibration) = if calibrate {
-        let (tr, p) = calibrate_on_engine(tr, engine)?;
+        let (tr, p) = calibrate_on_engine(tr, engine, None)?;
         (tr, Some(p))
     } else {
         (tr, None)

@@ -10,6 +10,7 @@ use crate::workload::link_params::FabricParams;
 use crate::workload::placement::Placement;
 use fabricsim_core::error::InputError;
 use fabricsim_core::topology::Topology;
+use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::{Design, Scenario};
 
 /// Everything a training run resolved and computed; the engines calibrate `comm` on
@@ -25,7 +26,16 @@ pub struct TrainRun {
 /// Validates the scenario, builds its topology, places the ranks and models one step with the
 /// closed-form communication model.
 pub fn run(s: &Scenario) -> Result<TrainRun, InputError> {
-    let (design, topology) = s.design_and_topology()?;
+    run_with(s, None)
+}
+
+/// [`run`] with `profile` in place of the scenario's fabric profile (`fabricsim tune`'s
+/// candidates; `None`: the scenario's own).
+pub fn run_with(s: &Scenario, profile: Option<&Profile>) -> Result<TrainRun, InputError> {
+    let (mut design, topology) = s.design_and_topology()?;
+    if let Some(p) = profile {
+        design.profile = p.clone();
+    }
     let place = Placement::on_topology(&topology, design.spec.gpus_per_node);
     let config = TrainConfig::resolve(s, &design, place)?;
     let comm = AlphaBetaModel::new(FabricParams::of(&design));
