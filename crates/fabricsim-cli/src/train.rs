@@ -73,6 +73,9 @@ pub fn run(args: TrainArgs) -> Outcome {
             if let Some(p) = &o.calibration {
                 t += &train_engine::to_text(p);
             }
+            if let Some(x) = &o.over_seeds {
+                t += &train_engine::over_seeds_text(x);
+            }
             if let Some(f) = &o.flow {
                 t += &flow_step::to_text(f);
             }

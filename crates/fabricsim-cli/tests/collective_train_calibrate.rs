@@ -101,3 +101,33 @@ fn collectives_too_large_to_simulate_keep_the_closed_form() {
     let tp = rows.iter().find(|r| r["name"] == "tp_all_reduce").unwrap();
     assert_eq!(tp["source"], "fit");
 }
+
+#[test]
+fn a_calibrated_step_is_measured_over_the_engine_seeds() {
+    // `--seeds 3`: each seed's runs fitted and the step recomputed, the spread as mean and 95%
+    // interval; the report itself is the first seed's, which `--seeds 1` gives alone.
+    let mut args = JOB.to_vec();
+    args.extend(["json", "--calibrate", "--seeds", "3"]);
+    let three = json(&args);
+    let o = &three["over_seeds"];
+    let seeds: Vec<u64> = o["seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    assert_eq!(seeds.len(), 3);
+    assert!(seeds[0] != seeds[1] && seeds[1] != seeds[2] && seeds[0] != seeds[2]);
+    for k in ["step_time_s", "mfu", "tokens_per_s"] {
+        let (lo, mean, hi) = (
+            o[k]["lo"].as_f64().unwrap(),
+            o[k]["mean"].as_f64().unwrap(),
+            o[k]["hi"].as_f64().unwrap(),
+        );
+        assert!(lo <= mean && mean <= hi && o[k]["n"] == 3, "{k}: {}", o[k]);
+    }
+    *args.last_mut().unwrap() = "1";
+    let one = json(&args);
+    assert!(one.get("over_seeds").is_none());
+    assert_eq!(one["step_time_s"], three["step_time_s"]);
+}

@@ -18,8 +18,8 @@ pub fn step_ms(
     seed: u64,
 ) -> Result<f64, String> {
     let tr = run_with(sc, profile).map_err(|e| e.to_string())?;
-    let (tr, provenance) =
-        calibrate_on_engine(tr, engine, Some(seed)).map_err(|e| e.to_string())?;
+    let (tr, provenance, _) =
+        calibrate_on_engine(tr, engine, Some(seed), 1).map_err(|e| e.to_string())?;
     // A step none of whose collectives was fitted is the closed form's, which no knob moves.
     if !provenance.iter().any(|p| p.source == "fit") {
         return Err("no collective of the step was fitted to an engine run".into());

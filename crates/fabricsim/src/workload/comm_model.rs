@@ -40,6 +40,7 @@ impl CommModel for FreeNetwork {
 
 /// Alpha-beta per (op, group) for one fabric: a fit from packet runs where one was inserted,
 /// else the closed form of the bandwidth-optimal algorithm on the fabric's link parameters.
+#[derive(Clone)]
 pub struct AlphaBetaModel {
     pub fabric: FabricParams,
     fitted: Vec<(Op, GroupShape, AlphaBeta)>,

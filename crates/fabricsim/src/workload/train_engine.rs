@@ -6,15 +6,18 @@
 
 use serde::Serialize;
 
-use super::comm_model::GroupShape;
-use super::run_engine::{Cluster, fabric_packets};
-use super::train::calibrate::calibrate;
+use super::comm_model::{AlphaBetaModel, GroupShape};
+use super::run_engine::{Cluster, fabric_packets, run_collective};
+use super::train::calibrate::{Calibrated, calibrate};
 use super::train::efficiency::Efficiency;
 use super::train::run::TrainRun;
 use super::train::step::step;
 use crate::error::Error;
 use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use crate::workload::measure::SweepError;
+use crate::workload::seeds;
+use fabricsim_core::estimate::Estimate;
+use fabricsim_mech::SimParams;
 
 /// Fabric packets one packet run may hold (about 5 s of engine time: the 64-GPU all_reduce
 /// sweep of `fabricsim collective`, ~4 M fabric packets, ran in 0.9 s on the dev profile;
@@ -79,13 +82,26 @@ fn engine_of_call(c: &Cluster, ranks: u32, bytes: u64, channels: u32) -> Result<
     }
 }
 
-/// Calibrates `tr`'s communication model on `engine` and recomputes its step; `seed` (`None`:
-/// the design's) seeds the engine runs.
+/// A calibrated step over the engine's seeds (`seeds`, `workload::seeds`): each seed's runs
+/// fitted and the step recomputed with that seed's fits; each figure's mean and 95% interval.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OverSeeds {
+    pub seeds: Vec<u64>,
+    pub step_time_s: Estimate,
+    pub mfu: Estimate,
+    pub tokens_per_s: Estimate,
+}
+
+/// Calibrates `tr`'s communication model on `engine` at each of `n_seeds` seeds (the first
+/// `seed`, `None`: the design's; the others `seeds::derive`d from it) and recomputes its step:
+/// the report and provenance are the first seed's, the spread over all of them (more than one)
+/// is [`OverSeeds`].
 pub fn calibrate_on_engine(
     tr: TrainRun,
     engine: EngineChoice,
     seed: Option<u64>,
-) -> Result<(TrainRun, Vec<Provenance>), Error> {
+    n_seeds: u32,
+) -> Result<(TrainRun, Vec<Provenance>, Option<OverSeeds>), Error> {
     let TrainRun {
         design,
         topology,
@@ -102,29 +118,60 @@ pub fn calibrate_on_engine(
     small
         .collectives
         .retain(|c| engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels).is_ok());
-    let fits = calibrate(
-        &mut comm,
-        &small,
-        &config.place,
-        cluster.nvlink(),
-        channels,
-        |dag| {
-            let packets = fabric_packets(&cluster.params, dag);
-            if cluster.engine.resolve(packets) == EngineKind::Packet
-                && packets > MAX_PACKETS_PER_RUN
-            {
-                return Err(Error::Unsupported(format!("{packets} packets")));
-            }
-            cluster.run(dag, None)
-        },
-    )
-    .map_err(|e| match e {
-        SweepError::Input(e) => Error::Input(e),
-        SweepError::Run { bytes, error } => Error::Run(format!(
-            "engine run of a {bytes}-byte collective failed: {error}"
-        )),
-    })?;
-    let report = step(&config, &Efficiency::h200(&cluster.design.catalog), &comm);
+    let seed_list = seeds::derive(cluster.params.seed, n_seeds.max(1));
+    let base = comm.clone();
+    // The step's collectives fitted to the engine's runs at `seed`: the model and its fits.
+    let fit_at = |seed: u64| -> Result<(AlphaBetaModel, Vec<Calibrated>), Error> {
+        let params = SimParams {
+            seed,
+            ..cluster.params.clone()
+        };
+        let mut model = base.clone();
+        let fits = calibrate(
+            &mut model,
+            &small,
+            &config.place,
+            cluster.nvlink(),
+            channels,
+            |dag| {
+                let packets = fabric_packets(&params, dag);
+                let kind = cluster.engine_for(dag);
+                if kind == EngineKind::Packet && packets > MAX_PACKETS_PER_RUN {
+                    return Err(Error::Unsupported(format!("{packets} packets")));
+                }
+                run_collective(kind, &cluster.topology, &params, dag, None)
+            },
+        )
+        .map_err(|e| match e {
+            SweepError::Input(e) => Error::Input(e),
+            SweepError::Run { bytes, error } => Error::Run(format!(
+                "engine run of a {bytes}-byte collective failed: {error}"
+            )),
+        })?;
+        Ok((model, fits))
+    };
+    let eff = Efficiency::h200(&cluster.design.catalog);
+    let (fitted, fits) = fit_at(seed_list[0])?;
+    comm = fitted;
+    let report = step(&config, &eff, &comm);
+    let over_seeds = if seed_list.len() > 1 {
+        let mut steps = vec![report.clone()];
+        for &s in &seed_list[1..] {
+            steps.push(step(&config, &eff, &fit_at(s)?.0));
+        }
+        let est = |what: &str, f: &dyn Fn(&super::train::step::StepReport) -> f64| {
+            let v: Vec<f64> = steps.iter().map(f).collect();
+            seeds::estimate(what, &v).map_err(Error::Run)
+        };
+        Some(OverSeeds {
+            seeds: seed_list.clone(),
+            step_time_s: est("the step time", &|r| r.step_time_s)?,
+            mfu: est("the MFU", &|r| r.mfu)?,
+            tokens_per_s: est("tokens/s", &|r| r.tokens_per_s)?,
+        })
+    } else {
+        None
+    };
     let mut out: Vec<Provenance> = Vec::new();
     for c in &report.collectives {
         let group = GroupShape {
@@ -181,7 +228,26 @@ pub fn calibrate_on_engine(
         comm,
         report,
     };
-    Ok((tr, out))
+    Ok((tr, out, over_seeds))
+}
+
+/// The text line of [`OverSeeds`].
+pub fn over_seeds_text(o: &OverSeeds) -> String {
+    let e = |x: &Estimate, scale: f64, unit: &str| {
+        format!(
+            "{:.3}{unit} [{:.3}, {:.3}]",
+            x.mean * scale,
+            x.lo * scale,
+            x.hi * scale
+        )
+    };
+    format!(
+        "over {} engine seeds (mean [95% interval]): step time {}, MFU {}, tokens/s {}\n",
+        o.seeds.len(),
+        e(&o.step_time_s, 1e3, " ms"),
+        e(&o.mfu, 100.0, "%"),
+        e(&o.tokens_per_s, 1.0, "")
+    )
 }
 
 /// The provenance lines of the text report.

@@ -12,7 +12,7 @@ use super::step_dag;
 use crate::error::Error;
 use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use crate::setup::memory::{self, Run};
-use crate::workload::train_engine::{Provenance, calibrate_on_engine};
+use crate::workload::train_engine::{OverSeeds, Provenance, calibrate_on_engine};
 use fabricsim_input::scenario::Scenario;
 
 /// What a `train` job computed.
@@ -20,6 +20,8 @@ pub struct Outcome {
     pub report: StepReport,
     /// Where each collective's time came from, when calibrated on an engine.
     pub calibration: Option<Vec<Provenance>>,
+    /// The calibrated step over the engine's seeds (`seeds` > 1).
+    pub over_seeds: Option<OverSeeds>,
     /// The whole step on the flow engine (`step_model = "flow_dag"`).
     pub flow: Option<FlowStep>,
     /// A stop (`fabricsim::stop`) cut the whole-step simulation short; the analytic step
@@ -51,11 +53,11 @@ pub fn run(
                 .into()
         })?;
     }
-    let (tr, calibration) = if calibrate {
-        let (tr, p) = calibrate_on_engine(tr, engine, None)?;
-        (tr, Some(p))
+    let (tr, calibration, over_seeds) = if calibrate {
+        let (tr, p, o) = calibrate_on_engine(tr, engine, None, s.engine_seeds()?)?;
+        (tr, Some(p), o)
     } else {
-        (tr, None)
+        (tr, None, None)
     };
     let flow = match &flow_params {
         Some((params, fp)) => {
@@ -70,6 +72,7 @@ pub fn run(
     Ok(Outcome {
         report: tr.report,
         calibration,
+        over_seeds,
         interrupted: flow_params.is_some() && flow.is_none(),
         flow,
     })
@@ -85,6 +88,9 @@ pub fn json_text(o: &Outcome) -> Result<String, serde_json::Error> {
     let mut v: Value = serde_json::to_value(&o.report)?;
     if let Some(p) = &o.calibration {
         v["calibration"] = serde_json::to_value(p)?;
+    }
+    if let Some(x) = &o.over_seeds {
+        v["over_seeds"] = serde_json::to_value(x)?;
     }
     if let Some(f) = &o.flow {
         v["flow_step"] = serde_json::to_value(f)?;
