@@ -201,41 +201,66 @@ fn a_gb300_rack_counts_its_72_connectx8_whether_run_as_1_or_2_ports_of_400g() {
     );
 }
 
+/// `plan`'s traffic section for `example` on `server`, checked row by row against what `train`
+/// counts for the same scenario.
+fn plan_traffic_as_train_counts(
+    example: &str,
+    server: &str,
+) -> fabricsim::report::plan_traffic::Traffic {
+    let path = format!("{}/../../examples/{example}", env!("CARGO_MANIFEST_DIR"));
+    let mut s = Scenario::parse(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
+    s.apply_flags(&[("--server".to_string(), server.to_string())])
+        .unwrap();
+    let (d, t) = s.design_and_topology().unwrap();
+    let traffic = fabricsim::report::plan_traffic::of(&s, &d, &t)
+        .unwrap()
+        .unwrap();
+    let train = fabricsim::workload::train::run::run(&s).unwrap().report;
+    assert_eq!(traffic.rows.len(), train.collectives.len());
+    for (p, c) in traffic.rows.iter().zip(&train.collectives) {
+        assert_eq!((p.name, p.servers), (c.name, c.servers));
+        assert_eq!(p.bytes_per_gpu, fabric_bytes::of_row(c));
+    }
+    assert_eq!(traffic.total_bytes_per_gpu, fabric_bytes::per_gpu(&train));
+    traffic
+}
+
+fn row_of<'a>(
+    t: &'a fabricsim::report::plan_traffic::Traffic,
+    name: &str,
+) -> &'a fabricsim::report::plan_traffic::Row {
+    t.rows.iter().find(|r| r.name == name).unwrap()
+}
+
 #[test]
 fn plan_states_the_traffic_train_puts_on_the_fabric_for_an_nvl72_build_and_its_hgx_twin() {
-    // The DeepSeek-V3 example on 32 GB300 NVL72 racks and on 288 HGX B200 servers: `plan`'s
-    // traffic section is train's fabric bytes, collective by collective, and the racks keep the
-    // EP all-to-all and 35/36 of the DP ring off the fabric.
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/train-deepseek-v3-nvl72.toml"
+    // 1,152 GPUs: 16 GB300 NVL72 racks against 144 HGX B200 servers, Llama 3 70B with TP 8 PP 4
+    // DP 36: the DP group of 36 (stride 8) spans 4 racks or 36 servers, so the racks' rings
+    // carry 1/9 of the buffer per GPU across racks (hierarchical, 9 GPUs a rack) against all
+    // of it on HGX; the pipeline sends cross either way.
+    let (nvl, hgx) = (
+        plan_traffic_as_train_counts("gb300-nvl72-1152.toml", "gb300-nvl72"),
+        plan_traffic_as_train_counts("gb300-nvl72-1152.toml", "hgx-b200-8"),
     );
-    let total = |server: &str| {
-        let mut s = Scenario::parse(path, &std::fs::read_to_string(path).unwrap()).unwrap();
-        s.apply_flags(&[("--server".to_string(), server.to_string())])
-            .unwrap();
-        let (d, t) = s.design_and_topology().unwrap();
-        let traffic = fabricsim::report::plan_traffic::of(&s, &d, &t)
-            .unwrap()
-            .unwrap();
-        let train = fabricsim::workload::train::run::run(&s).unwrap().report;
-        assert_eq!(traffic.rows.len(), train.collectives.len());
-        for (p, c) in traffic.rows.iter().zip(&train.collectives) {
-            assert_eq!((p.name, p.servers), (c.name, c.servers));
-            assert_eq!(p.bytes_per_gpu, fabric_bytes::of_row(c));
-        }
-        assert_eq!(traffic.total_bytes_per_gpu, fabric_bytes::per_gpu(&train));
-        traffic
-    };
-    let (nvl, hgx) = (total("gb300-nvl72"), total("hgx-b200-8"));
-    let ep = |t: &fabricsim::report::plan_traffic::Traffic| {
-        t.rows
-            .iter()
-            .find(|r| r.name == "ep_all_to_all")
-            .unwrap()
-            .bytes_per_gpu
-    };
-    assert_eq!(ep(&nvl), 0.0);
-    assert!(ep(&hgx) > 0.0);
+    let (dp_nvl, dp_hgx) = (
+        row_of(&nvl, "dp_grad_reduce_scatter"),
+        row_of(&hgx, "dp_grad_reduce_scatter"),
+    );
+    assert_eq!((dp_nvl.servers, dp_hgx.servers), (4, 36));
+    // (N-1)/N x B/k: 3/4 x B/9 against 35/36 x B.
+    let ratio = dp_nvl.bytes_per_gpu / dp_hgx.bytes_per_gpu;
+    assert!(
+        (ratio - (0.75 / 9.0) / (35.0 / 36.0)).abs() < 1e-9,
+        "{ratio}"
+    );
+    assert_eq!(row_of(&nvl, "pp_send_recv"), row_of(&hgx, "pp_send_recv"));
+    assert!(nvl.total_bytes_per_gpu < 0.5 * hgx.total_bytes_per_gpu);
+    // 2,304 GPUs, DeepSeek-V3 with EP 8: the racks keep the all-to-all off the fabric.
+    let (nvl, hgx) = (
+        plan_traffic_as_train_counts("train-deepseek-v3-nvl72.toml", "gb300-nvl72"),
+        plan_traffic_as_train_counts("train-deepseek-v3-nvl72.toml", "hgx-b200-8"),
+    );
+    assert_eq!(row_of(&nvl, "ep_all_to_all").bytes_per_gpu, 0.0);
+    assert!(row_of(&hgx, "ep_all_to_all").bytes_per_gpu > 0.0);
     assert!(nvl.total_bytes_per_gpu < 0.05 * hgx.total_bytes_per_gpu);
 }
