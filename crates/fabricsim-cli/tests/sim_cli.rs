@@ -305,15 +305,25 @@ fn engine_flow_runs_a_small_case_and_refuses_what_it_cannot_model() {
     );
 }
 
+/// Runs `examples/EXAMPLE` with `extra` flags, its results to the scratch file `NAME.json`;
+/// it must succeed; returns the results.
+fn run_example(example: &str, name: &str, extra: &[&str]) -> serde_json::Value {
+    let ex = examples().join(example);
+    let out = tmp(&format!("{name}.json"));
+    let o = sim(&[
+        &[ex.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        extra,
+    ]
+    .concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    json(&out)
+}
+
 #[test]
 fn an_ibnetdiscover_dump_is_a_topology_file() {
     // 4 hosts, each 1 MB to another at 4xNDR: every message completes, none faster than its
     // bytes at 400 Gb/s.
-    let ex = examples().join("sim-ibnetdiscover.toml");
-    let out = tmp("ibnet.json");
-    let o = sim(&[ex.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v = json(&out);
+    let v = run_example("sim-ibnetdiscover.toml", "ibnet", &[]);
     assert_eq!(v["sim"]["status"], "complete");
     assert_eq!(v["counters"]["bytes_delivered"], 4_000_000);
     let p99 = v["summary"]["fct_p99_ps"].as_f64().unwrap();
@@ -336,17 +346,12 @@ fn an_ibnetdiscover_dump_is_a_topology_file() {
 fn an_htsim_connection_matrix_is_traffic_with_its_triggers() {
     // Three ring hops over 8 hosts, each hop started by the receipt of the one before it, and
     // a 1000-byte connection behind a barrier on all eight third hops.
-    let ex = examples().join("sim-htsim-ring.toml");
-    let (out, fct) = (tmp("htsim.json"), tmp("htsim.fct.txt"));
-    let o = sim(&[
-        ex.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--fct",
-        fct.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v = json(&out);
+    let fct = tmp("htsim.fct.txt");
+    let v = run_example(
+        "sim-htsim-ring.toml",
+        "htsim",
+        &["--fct", fct.to_str().unwrap()],
+    );
     assert_eq!(v["summary"]["messages_completed"], 25);
     // fct.txt: sip dip sport dport size start_ns fct_ns standalone_fct_ns.
     let rows: Vec<Vec<u64>> = std::fs::read_to_string(&fct)

@@ -144,12 +144,7 @@ fn leaving_gpus_of_each_rack_idle_keeps_an_ep_group_that_does_not_divide_it_insi
 
 /// The plan of `flags` on the default scenario.
 fn plan_of(flags: &[(&str, &str)]) -> (fabricsim::scenario::Design, plan::Plan) {
-    let mut s = Scenario::defaults();
-    let pairs: Vec<_> = flags
-        .iter()
-        .map(|(f, v)| (f.to_string(), v.to_string()))
-        .collect();
-    s.apply_flags(&pairs).unwrap();
+    let s = fabricsim_input::test_util::scenario(flags);
     let (d, mut t) = s.design_and_topology().unwrap();
     let p = plan::make(&s, &d, &mut t).unwrap();
     (d, p)
