@@ -194,6 +194,18 @@ fn nccl_keys_set_channels_and_qps() {
         .design()
         .unwrap();
     assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring), 32);
+    // NCCL_NCHANNELS_PER_NET_PEER sets the direct algorithms' channels, not the ring's; the
+    // step's collectives (`Channels`, compare and train) take both from the scenario.
+    let d = scenario(&[("--nccl-nchannels-per-net-peer", "2")])
+        .design()
+        .unwrap();
+    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Direct), 2);
+    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring), 16);
+    let ch = fabricsim::workload::collective::Channels::of_design(&d);
+    assert_eq!(
+        (ch.of(Algo::Direct), ch.of(Algo::Hierarchical), ch.most()),
+        (2, 16, 16)
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::engine::{CHANNELS, makespan, params};
+use super::engine::{makespan, params};
 use super::seeds::single;
 use super::variant::Variant;
 use crate::error::Error;
@@ -53,11 +53,17 @@ pub const SIZES: [u64; 3] = [64 << 10, 1 << 20, 8 << 20];
 pub const PACKET_PAIRS: u64 = 256 * 255;
 pub const FLOW_PAIRS: u64 = 512 * 511;
 
+/// Most GPUs a whole-cluster curve runs on an engine under `auto`: a 16,384-GPU all-reduce's
+/// DAG at NCCL's 16 channels outgrew 8 GB (`compare --gpus 16384`), so past 4,096 GPUs the
+/// curves are the closed form, as their source says.
+pub const MAX_ENGINE_RANKS: u32 = 4096;
+
 /// The engine that runs `op` over `ranks` GPUs (`None`: the closed form): the scenario's choice,
 /// except that `auto` moves a large all-to-all to the flow engine, then to the closed form.
 pub fn engine_for(op: Op, ranks: u32, choice: EngineChoice) -> Option<EngineChoice> {
     let pairs = ranks as u64 * (ranks as u64).saturating_sub(1);
     match (op, choice) {
+        (_, EngineChoice::Auto) if ranks > MAX_ENGINE_RANKS => None,
         (Op::AllToAll, EngineChoice::Auto) if pairs > FLOW_PAIRS => None,
         (Op::AllToAll, EngineChoice::Auto) if pairs > PACKET_PAIRS => Some(EngineChoice::Flow),
         _ => Some(choice),
@@ -91,7 +97,7 @@ fn closed_form(
         timeouts: 0,
         engine: "closed form".into(),
         source: format!(
-            "closed form: alpha-beta of {} {} over {ranks} GPUs on {servers} servers on the profile's link parameters ({} sender-receiver pairs: more than a flow-engine run of the comparison holds)",
+            "closed form: alpha-beta of {} {} over {ranks} GPUs on {servers} servers on the profile's link parameters ({} sender-receiver pairs, {ranks} GPUs: past what an engine run of the comparison holds)",
             op.name(),
             algo.name(),
             ranks as u64 * (ranks as u64 - 1)
@@ -116,9 +122,10 @@ pub fn measured(
         .into_iter()
         .map(|op| {
             let algo = algo_for(op, GroupShape { ranks, servers });
+            let channels = crate::workload::collective::Channels::of_design(design).of(algo);
             let spec = CollectiveSpec {
                 algo,
-                ..CollectiveSpec::with_defaults(op, 0, CHANNELS)
+                ..CollectiveSpec::with_defaults(op, 0, channels)
             };
             let sizes: Vec<_> = SIZES.iter().map(|&b| round(op, ranks, b)).collect();
             let Some(engine) = engine_for(op, ranks, v.engine) else {
@@ -156,7 +163,7 @@ pub fn measured(
                 retransmitted_packets: retx,
                 timeouts,
                 source: format!(
-                    "simulation: {} engine, {} {} over {ranks} GPUs on {servers} servers, {CHANNELS} channels, one run per size and seed",
+                    "simulation: {} engine, {} {} over {ranks} GPUs on {servers} servers, {channels} channels ([nccl]), one run per size and seed",
                     kinds.join("+"),
                     op.name(),
                     algo.name()

@@ -22,6 +22,7 @@ pub mod model;
 pub mod probe;
 pub mod progress;
 pub mod recommend;
+pub mod regimes;
 pub mod robust;
 pub mod seeds;
 pub mod serving;
@@ -30,6 +31,7 @@ pub mod stress;
 pub mod sweep;
 pub mod tenants;
 pub mod variant;
+pub mod whole_step;
 
 pub use model::{Comparison, run, run_with};
 

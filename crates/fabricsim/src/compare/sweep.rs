@@ -49,10 +49,17 @@ pub enum Param {
     DcqcnRai,
     /// DCQCN rate-increase timer (a time; tuned RoCE).
     DcqcnTimer,
+    /// The training job's model preset ([train] model: a MoE one with `ep` gives expert
+    /// all-to-all).
+    Model,
+    /// Tensor-, pipeline- and expert-parallel degrees ([train] tp, pp, ep).
+    Tp,
+    Pp,
+    Ep,
 }
 
 impl Param {
-    pub const ALL: [Param; 9] = [
+    pub const ALL: [Param; 13] = [
         Param::LossRate,
         Param::Transport,
         Param::Gpus,
@@ -62,6 +69,10 @@ impl Param {
         Param::EcnKmax,
         Param::DcqcnRai,
         Param::DcqcnTimer,
+        Param::Model,
+        Param::Tp,
+        Param::Pp,
+        Param::Ep,
     ];
 
     pub fn name(self) -> &'static str {
@@ -75,17 +86,21 @@ impl Param {
             Param::EcnKmax => "ecn_kmax",
             Param::DcqcnRai => "dcqcn_rai",
             Param::DcqcnTimer => "dcqcn_timer",
+            Param::Model => "model",
+            Param::Tp => "tp",
+            Param::Pp => "pp",
+            Param::Ep => "ep",
         }
     }
 
     /// The value as a number for a chart's x axis (bytes, Mb/s, us), when the parameter has one.
     pub fn number(self, v: &str) -> Option<f64> {
         match self {
-            Param::LossRate | Param::Gpus => v.parse().ok(),
+            Param::LossRate | Param::Gpus | Param::Tp | Param::Pp | Param::Ep => v.parse().ok(),
             Param::EcnKmin | Param::EcnKmax => parse_bytes(v).ok().map(|b| b as f64),
             Param::DcqcnRai => parse_rate(v).ok().map(|r| r.bps() as f64 / 1e6),
             Param::DcqcnTimer => parse_time(v).ok().map(|t| t.as_us_f64()),
-            Param::Transport | Param::Oversubscription | Param::Profile => None,
+            Param::Transport | Param::Oversubscription | Param::Profile | Param::Model => None,
         }
     }
 
@@ -93,7 +108,7 @@ impl Param {
     pub fn numeric(self) -> bool {
         !matches!(
             self,
-            Param::Transport | Param::Oversubscription | Param::Profile
+            Param::Transport | Param::Oversubscription | Param::Profile | Param::Model
         )
     }
 }
@@ -128,6 +143,8 @@ impl SweepAxis {
                 Param::EcnKmin | Param::EcnKmax => parse_bytes(v).is_ok_and(|b| b > 0),
                 Param::DcqcnRai => parse_rate(v).is_ok(),
                 Param::DcqcnTimer => parse_time(v).is_ok_and(|t| t > Time::ZERO),
+                Param::Model => !v.is_empty(),
+                Param::Tp | Param::Pp | Param::Ep => v.parse::<u64>().is_ok_and(|g| g > 0),
             };
             if !ok {
                 let allowed = match param {
@@ -141,6 +158,8 @@ impl SweepAxis {
                     }
                     Param::DcqcnRai => "positive rates such as 5Mbps, 40Mbps".into(),
                     Param::DcqcnTimer => "positive times such as 55us, 300us".into(),
+                    Param::Model => "a model preset such as mixtral-8x7b, deepseek-v3".into(),
+                    Param::Tp | Param::Pp | Param::Ep => "whole numbers from 1".into(),
                 };
                 return Err(InputError::flag(
                     flag,
@@ -208,7 +227,11 @@ pub struct PointResult {
 pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Variant) {
     let mut s = base.clone();
     let mut v = fabric.clone();
+    if s.file.train.is_none() {
+        s.file.train = super::model::default_scenario().file.train;
+    }
     for (param, value) in &point.values {
+        let train = s.file.train.as_mut().expect("filled above");
         match param {
             Param::LossRate => v.loss_rate = value.parse().unwrap_or(v.loss_rate),
             Param::Transport => v.recovery = Transport::parse(value).unwrap_or(v.recovery),
@@ -219,6 +242,10 @@ pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Var
             Param::EcnKmax => v.tune.ecn_kmax_bytes = parse_bytes(value).ok(),
             Param::DcqcnRai => v.tune.dcqcn_rai = parse_rate(value).ok(),
             Param::DcqcnTimer => v.tune.dcqcn_rate_increase_timer = parse_time(value).ok(),
+            Param::Model => train.model = Some(value.clone()),
+            Param::Tp => train.tp = value.parse().ok().or(train.tp),
+            Param::Pp => train.pp = value.parse().ok().or(train.pp),
+            Param::Ep => train.ep = value.parse().ok().or(train.ep),
         }
     }
     s.file.fabric.profile = v.profile.clone();

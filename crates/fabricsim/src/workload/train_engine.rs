@@ -92,11 +92,11 @@ pub fn calibrate_on_engine(
         report,
     } = tr;
     let cluster = Cluster::of(design, topology, engine)?;
-    let channels = cluster.design.spec.nics_per_node;
+    let channels = crate::workload::collective::Channels::of_design(&cluster.design);
     let mut small = report.clone();
     small
         .collectives
-        .retain(|c| engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels).is_ok());
+        .retain(|c| engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most()).is_ok());
     let fits = calibrate(
         &mut comm,
         &small,
@@ -150,7 +150,7 @@ pub fn calibrate_on_engine(
         match fit.map(|f| &f.fit) {
             Some(Ok(f)) => {
                 p.source = "fit";
-                p.engine = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels)
+                p.engine = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most())
                     .ok()
                     .map(EngineKind::name);
                 p.alpha_us = Some(f.model.alpha_s * 1e6);
@@ -162,7 +162,7 @@ pub fn calibrate_on_engine(
             }
             Some(Err(e)) => p.reason = Some(format!("no fit: {e}")),
             None => {
-                p.reason = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels)
+                p.reason = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most())
                     .err()
                     .map(|e| e.to_string())
             }

@@ -408,12 +408,43 @@ impl CollectiveSpec<'static> {
 /// NCCL's default channel count for `algo` on servers with `nics` NICs under `nccl`'s
 /// NCCL_MIN/MAX_NCHANNELS: the ring and tree collectives' (`Nccl::coll_channels`, also used
 /// for the ring-like chain, halving-doubling and hierarchical passes); the direct algorithms
-/// (all-to-all, send/recv) keep one channel per NIC (NCCL's p2p channels per peer,
-/// paths.cc `ncclTopoComputeP2pChannels`, are not modelled).
+/// (all-to-all, send/recv) take NCCL_NCHANNELS_PER_NET_PEER when set (paths.cc
+/// `ncclTopoGetNchannels`), else one channel per NIC (an ESTIMATE: NCCL's derived default and
+/// its per-peer halving, `ncclTopoComputeP2pChannels`, are not modelled).
 pub fn nccl_channels(nccl: &Nccl, nics: u32, algo: Algo) -> u32 {
     match algo {
-        Algo::Direct => nics.clamp(1, MAXCHANNELS),
+        Algo::Direct => nccl
+            .nchannels_per_net_peer
+            .unwrap_or(nics)
+            .clamp(1, MAXCHANNELS),
         _ => nccl.coll_channels(nics),
+    }
+}
+
+/// NCCL's channels of each algorithm on servers of `nics` NICs under `nccl`
+/// ([`nccl_channels`]): what an engine-timed step compiles its collectives with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Channels {
+    pub nccl: Nccl,
+    pub nics: u32,
+}
+
+impl Channels {
+    /// The scenario's `[nccl]` on its servers' NICs (`[cluster] nics_per_node`).
+    pub fn of_design(d: &fabricsim_input::scenario::Design) -> Channels {
+        Channels {
+            nccl: d.nccl,
+            nics: d.spec.nics_per_node as u32,
+        }
+    }
+
+    pub fn of(&self, algo: Algo) -> u32 {
+        nccl_channels(&self.nccl, self.nics, algo)
+    }
+
+    /// The most channels of any algorithm (a bound on a DAG's messages).
+    pub fn most(&self) -> u32 {
+        Algo::ALL.iter().map(|&a| self.of(a)).max().unwrap_or(1)
     }
 }
 

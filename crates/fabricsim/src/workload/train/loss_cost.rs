@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use super::calibrate::algo_for;
 use super::step::{CommRow, StepReport};
-use crate::workload::collective::{CollectiveSpec, Comm, Op, compile, piece};
+use crate::workload::collective::{Channels, CollectiveSpec, Comm, Op, compile, piece};
 use crate::workload::comm_model::{CommModel, GroupShape};
 use crate::workload::placement::Placement;
 use crate::workload::sweep::round;
@@ -345,7 +345,7 @@ pub struct LossyComm<'a> {
     pub topo: &'a Topology,
     pub place: &'a Placement,
     pub nvlink: BitRate,
-    pub channels: u32,
+    pub channels: Channels,
     layout: Vec<(Op, GroupShape, u64)>,
     cache: RefCell<Vec<((Op, u64, GroupShape), CallLoss)>>,
 }
@@ -359,7 +359,7 @@ impl<'a> LossyComm<'a> {
         topo: &'a Topology,
         place: &'a Placement,
         nvlink: BitRate,
-        channels: u32,
+        channels: Channels,
         first: &StepReport,
     ) -> LossyComm<'a> {
         LossyComm {
@@ -390,9 +390,11 @@ impl<'a> LossyComm<'a> {
                 .map(|i| (i * stride) as u32)
                 .collect(),
         };
+        let algo = algo_for(op, group);
+        let rounded = round(op, group.ranks, bytes).bytes;
         let spec = CollectiveSpec {
-            algo: algo_for(op, group),
-            ..CollectiveSpec::with_defaults(op, round(op, group.ranks, bytes).bytes, self.channels)
+            algo,
+            ..CollectiveSpec::with_defaults(op, rounded, self.channels.of(algo))
         };
         let c = match compile(&spec, &comm, self.nvlink) {
             Ok(dag) => dag_loss(
