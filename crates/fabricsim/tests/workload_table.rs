@@ -208,9 +208,15 @@ fn calibrating_the_step_with_dag_replays_agrees_with_the_closed_forms() {
     let (net, nvl) = (r.comm.fabric.net, r.comm.fabric.nvlink);
     let (closed, before) = (&r.comm, &r.report);
     let mut fitted = AlphaBetaModel::new(closed.fabric.clone());
-    let cal = calibrate(&mut fitted, before, place, BitRate::gbps(3600), 4, |dag| {
-        Ok::<Time, ()>(ideal(dag, net, nvl))
-    })
+    let channels = fabricsim::workload::collective::Channels::of_design(&s.design().unwrap());
+    let cal = calibrate(
+        &mut fitted,
+        before,
+        place,
+        BitRate::gbps(3600),
+        channels,
+        |dag| Ok::<Time, ()>(ideal(dag, net, nvl)),
+    )
     .unwrap();
     let names: Vec<&str> = cal.iter().map(|c| c.name).collect();
     assert_eq!(
