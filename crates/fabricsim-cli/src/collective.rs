@@ -56,7 +56,8 @@ pub struct CollectiveArgs {
     #[arg(long)]
     pub algo: Option<String>,
     /// NCCL channels, each its own connection per peer (default NCCL's: 2 per NIC for ring and
-    /// tree under [nccl] min/max_nchannels, one per NIC for all-to-all and sendrecv).
+    /// tree under [nccl] min/max_nchannels; for all-to-all and sendrecv one per NIC halved with
+    /// the rank count as NCCL does, `collective::p2p_channels_per_peer`).
     #[arg(long)]
     pub channels: Option<u32>,
     /// Root rank of broadcast and reduce.
@@ -256,6 +257,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
             &cluster.design.nccl,
             cluster.design.spec.nics_per_node,
             algo,
+            comm.len() as u32,
         )
     });
     let route = moe_route(&a, op, &comm)?;

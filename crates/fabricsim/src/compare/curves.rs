@@ -122,7 +122,7 @@ pub fn measured(
         .into_iter()
         .map(|op| {
             let algo = algo_for(op, GroupShape { ranks, servers });
-            let channels = crate::workload::collective::Channels::of_design(design).of(algo);
+            let channels = crate::workload::collective::Channels::of_design(design).of(algo, ranks);
             let spec = CollectiveSpec {
                 algo,
                 ..CollectiveSpec::with_defaults(op, 0, channels)
@@ -224,15 +224,21 @@ mod tests {
     use super::*;
 
     /// `auto` keeps the built-in 256-GPU curves on the packet engine, moves a 512-GPU
-    /// all-to-all to the flow engine and a 1,024-GPU one to the closed form; all-reduce and an
-    /// engine the scenario names are left as chosen.
+    /// all-to-all to the flow engine and a 1,024-GPU one to the closed form, and every curve
+    /// past [`MAX_ENGINE_RANKS`] GPUs to the closed form; an engine the scenario names is left
+    /// as chosen.
     #[test]
     fn auto_moves_large_all_to_alls_off_the_packet_engine() {
         use EngineChoice::{Auto, Flow, Packet};
         assert_eq!(engine_for(Op::AllToAll, 256, Auto), Some(Auto));
         assert_eq!(engine_for(Op::AllToAll, 512, Auto), Some(Flow));
         assert_eq!(engine_for(Op::AllToAll, 1024, Auto), None);
-        assert_eq!(engine_for(Op::AllReduce, 16384, Auto), Some(Auto));
+        assert_eq!(
+            engine_for(Op::AllReduce, MAX_ENGINE_RANKS, Auto),
+            Some(Auto)
+        );
+        assert_eq!(engine_for(Op::AllReduce, MAX_ENGINE_RANKS + 1, Auto), None);
+        assert_eq!(engine_for(Op::AllReduce, 16384, Packet), Some(Packet));
         assert_eq!(engine_for(Op::AllToAll, 1024, Packet), Some(Packet));
     }
 }

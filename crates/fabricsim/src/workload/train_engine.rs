@@ -94,9 +94,9 @@ pub fn calibrate_on_engine(
     let cluster = Cluster::of(design, topology, engine)?;
     let channels = crate::workload::collective::Channels::of_design(&cluster.design);
     let mut small = report.clone();
-    small
-        .collectives
-        .retain(|c| engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most()).is_ok());
+    small.collectives.retain(|c| {
+        engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most(c.ranks)).is_ok()
+    });
     let fits = calibrate(
         &mut comm,
         &small,
@@ -150,9 +150,10 @@ pub fn calibrate_on_engine(
         match fit.map(|f| &f.fit) {
             Some(Ok(f)) => {
                 p.source = "fit";
-                p.engine = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most())
-                    .ok()
-                    .map(EngineKind::name);
+                p.engine =
+                    engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most(c.ranks))
+                        .ok()
+                        .map(EngineKind::name);
                 p.alpha_us = Some(f.model.alpha_s * 1e6);
                 p.bandwidth_gbps = Some(f.model.bytes_per_s / 1e9);
                 p.fit_max_rel_err = Some(f.max_rel_err);
@@ -162,9 +163,10 @@ pub fn calibrate_on_engine(
             }
             Some(Err(e)) => p.reason = Some(format!("no fit: {e}")),
             None => {
-                p.reason = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most())
-                    .err()
-                    .map(|e| e.to_string())
+                p.reason =
+                    engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most(c.ranks))
+                        .err()
+                        .map(|e| e.to_string())
             }
         }
         out.push(p);

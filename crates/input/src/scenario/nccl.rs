@@ -13,11 +13,11 @@
 //! ```
 //!
 //! Point-to-point channels per network peer (all-to-all, send/recv; NCCL src/graph/paths.cc
-//! `ncclTopoGetNchannels`): NCCL_NCHANNELS_PER_NET_PEER when set; unset, NCCL derives
-//! max(NICs local to the GPU, ceil(NIC GB/s / NCCL_P2P_PER_CHANNEL_NET_BW 14)), rounds it up
-//! to a power of 2 and halves it while it times ceil(peers / 8) exceeds the p2p channels
-//! (`ncclTopoComputeP2pChannels`). Unset, fabricsim keeps one channel per NIC, an ESTIMATE
-//! (the per-peer halving is not modelled).
+//! `ncclTopoGetNchannels`): NCCL_NCHANNELS_PER_NET_PEER when set; unset, NCCL starts from 2
+//! (raised to the NICs a GPU needs to match its bandwidth) and halves it while it times the
+//! ranks exceeds 4 x the p2p channels (`ncclTopoComputeP2pChannels`: the collective channels,
+//! to a power of 2). Unset, fabricsim runs that halving from one channel per NIC of the server
+//! (the start an ESTIMATE; `workload::collective::p2p_channels_per_peer`).
 //!
 //! Ring and tree channels (NCCL src/graph/connect.cc `ncclTopoPostset`): the graph search gives
 //! one ring per NIC (`Nccl::search_channels`), `ncclTopoPostset` doubles them

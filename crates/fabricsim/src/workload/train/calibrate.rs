@@ -90,7 +90,7 @@ pub fn calibrate_at<E, R: Into<Timed>>(
         let algo = algo_for(op, group);
         let spec = CollectiveSpec {
             algo,
-            ..CollectiveSpec::with_defaults(op, 0, channels.of(algo))
+            ..CollectiveSpec::with_defaults(op, 0, channels.of(algo, row.ranks))
         };
         let sizes: Vec<_> = sizes(row.bytes_per_call)
             .into_iter()

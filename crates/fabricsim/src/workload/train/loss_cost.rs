@@ -394,7 +394,7 @@ impl<'a> LossyComm<'a> {
         let rounded = round(op, group.ranks, bytes).bytes;
         let spec = CollectiveSpec {
             algo,
-            ..CollectiveSpec::with_defaults(op, rounded, self.channels.of(algo))
+            ..CollectiveSpec::with_defaults(op, rounded, self.channels.of(algo, group.ranks))
         };
         let c = match compile(&spec, &comm, self.nvlink) {
             Ok(dag) => dag_loss(
