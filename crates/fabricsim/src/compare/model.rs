@@ -308,16 +308,16 @@ struct Planned {
     plan: Plan,
     cfg: TrainConfig,
     /// The whole step on the flow engine, run by the first job that needs it: it draws
-    /// nothing from the seed (`super::whole_step`), so it stands for every seed.
+    /// nothing from a seed (`super::whole_step::run`), so it stands for every seed.
     whole: std::sync::OnceLock<Result<super::whole_step::Timing, String>>,
 }
 
 impl Planned {
     /// The fabric's whole step ([`Planned::whole`]) with `v`'s parameters.
-    fn whole_step(&self, v: &Variant, seed: u64) -> Result<super::whole_step::Timing, String> {
+    fn whole_step(&self, v: &Variant) -> Result<super::whole_step::Timing, String> {
         self.whole
             .get_or_init(|| {
-                super::whole_step::run(&self.cfg, &self.design, &self.topology, v, seed)
+                super::whole_step::run(&self.cfg, &self.design, &self.topology, v)
                     .map_err(|e| e.to_string())
             })
             .clone()
@@ -348,8 +348,6 @@ struct SeedRun {
     busbw: Vec<BusbwCurve>,
     stress: Option<StressResult>,
     probes: Option<Probes>,
-    /// Seconds loss adds in expectation.
-    loss_s: f64,
     /// The whole step on the flow engine (the same for every seed).
     timing: super::whole_step::Timing,
 }
@@ -374,26 +372,18 @@ fn one_seed(
     let name = v.name.as_str();
     let fail = |what: &str, e: &dyn std::fmt::Display| fabric_error(s, v, what, e);
     let (design, topology) = (&f.design, &f.topology);
-    // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
-    // compare on the same footing; loss acts only through these runs.
-    // The whole step where the step DAG runs (the fits then only split it), else every
-    // collective fitted from engine runs alone.
-    let (timing, es) = track.stage(name, "training step", || {
+    // The whole step where the step DAG runs (the seed's fits then only split it and cost its
+    // loss), else every collective fitted from the seed's engine runs, so fabrics compare on
+    // the same footing (`super::whole_step::seed_step`, as `sweep` and the claims time it).
+    let (timing, (step, lost, es)) = track.stage(name, "training step", || {
         let timing = f
-            .whole_step(v, seed)
+            .whole_step(v)
             .map_err(|e| fail("whole step on the flow engine", &e))?;
-        let fit = !matches!(timing, super::whole_step::Timing::Dag(_));
-        let es = super::step::engine_step_with(&f.cfg, design, topology, v, seed, fit)
+        let seed_step = super::whole_step::seed_step(&f.cfg, design, topology, v, seed, &timing)
             .map_err(|e| fail("training step", &e))?;
-        Ok::<_, InputError>((timing, es))
+        Ok::<_, InputError>((timing, seed_step))
     })?;
-    let super::step::EngineStep {
-        step,
-        totals,
-        ideal,
-        loss_s,
-    } = es;
-    let lost = super::ideal::lost(&step, &ideal);
+    let totals = es.totals;
     let (busbw, stress, probes) = if sec.fabric_runs {
         (
             track
@@ -426,7 +416,6 @@ fn one_seed(
         busbw,
         stress,
         probes,
-        loss_s,
         timing,
     })
 }
@@ -446,37 +435,31 @@ fn combine(
     for (r, &seed) in runs.iter().zip(seeds) {
         totals.add(&r.totals, seed);
     }
-    let (steps, lost, timed_by): (Vec<StepReport>, Vec<super::ideal::Lost>, String) =
-        match &runs[0].timing {
-            super::whole_step::Timing::Dag(d) => {
-                let steps: Vec<StepReport> = runs
-                    .iter()
-                    .map(|r| super::whole_step::apply(&r.step, d, r.loss_s))
-                    .collect();
-                let lost = steps
-                    .iter()
-                    .map(|r| super::whole_step::lost(d, r.step_time_s))
-                    .collect();
-                let by = format!(
-                    "{WHOLE_STEP} ({} messages, {} ring steps derived, {}): DP rings, pipeline \
-                     sends and TP across servers run at once",
-                    d.messages, d.ring_steps_derived, d.verdict
-                );
-                (steps, lost, by)
-            }
-            super::whole_step::Timing::Fallback(why) => (
-                runs.iter().map(|r| r.step.clone()).collect(),
-                runs.iter().map(|r| r.lost.clone()).collect(),
-                format!("alpha-beta fits per collective, each timed alone (fallback: {why})"),
-            ),
-        };
+    let steps: Vec<StepReport> = runs.iter().map(|r| r.step.clone()).collect();
+    let lost: Vec<super::ideal::Lost> = runs.iter().map(|r| r.lost.clone()).collect();
+    let source = engine_source(&steps[0], &totals, seeds.len());
+    let timed_by = match &runs[0].timing {
+        super::whole_step::Timing::Dag(d) => {
+            // The one whole-step run stands for every seed: its runs count once.
+            totals.runs += d.engine_runs;
+            totals.flow_runs += d.engine_runs;
+            format!(
+                "{WHOLE_STEP} ({} messages, {} ring steps derived, {}): DP rings, pipeline \
+                 sends and TP across servers run at once",
+                d.messages, d.ring_steps_derived, d.verdict
+            )
+        }
+        super::whole_step::Timing::Fallback(why) => {
+            format!("alpha-beta fits per collective, each timed alone (fallback: {why})")
+        }
+    };
     let delivered = deliver(
         &steps,
         &lost,
         &f.design,
         &f.plan,
         sec.utilization,
-        (engine_source(&steps[0], &totals, seeds.len()), timed_by),
+        (source, timed_by),
     )
     .map_err(|e| fail("training step", &e))?;
     let busbw: Vec<Vec<BusbwCurve>> = runs.iter().map(|r| r.busbw.clone()).collect();
@@ -640,17 +623,10 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
                 let f = &plans[*fabric];
                 let tps = track.stage(&at.name, "loss interval", || {
                     // The fabric's whole step (lossless), with this loss rate's cost.
-                    let timing = f.whole_step(&variants[*fabric], *seed)?;
-                    let dag = match &timing {
-                        super::whole_step::Timing::Dag(d) => Some(d),
-                        super::whole_step::Timing::Fallback(_) => None,
-                    };
+                    let timing = f.whole_step(&variants[*fabric])?;
                     let (cfg, design, topo) = (&f.cfg, &f.design, &f.topology);
-                    super::step::engine_step_with(cfg, design, topo, at, *seed, dag.is_none())
-                        .map(|r| match dag {
-                            Some(d) => super::whole_step::apply(&r.step, d, r.loss_s).tokens_per_s,
-                            None => r.step.tokens_per_s,
-                        })
+                    super::whole_step::seed_step(cfg, design, topo, at, *seed, &timing)
+                        .map(|(r, _, _)| r.tokens_per_s)
                         .map_err(|e| e.to_string())
                 });
                 Done::Loss(*factor, tps)
@@ -711,7 +687,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
     }
     let years = fabrics[0].design.cost.years;
     let mut notes = vec![
-        "Training step: where the step DAG models the job (dense, cp 1, ZeRO 0-2, no DP ranks sharing a server, within the flow engine's bounds) the step time is the whole step on the flow engine, its DP rings, pipeline sends and TP across servers running at once and contending, and the ideal-network baseline is the same DAG with every message across servers instant; otherwise (the fallback, named per fabric below) every collective of the step is run alone on the engine the scenario's engine key picks (auto: packet up to 20M packets) at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes. Channels: NCCL's defaults under [nccl] (ring and tree 2 per NIC, all-to-all and send/recv NCCL_NCHANNELS_PER_NET_PEER or one per NIC). The busbw curves are packet-engine runs of all-reduce and all-to-all over every GPU at 64 KiB, 1 MiB and 8 MiB.".to_string(),
+        "Training step: where the step DAG models the job (dense, cp 1, ZeRO 0-2, no DP ranks sharing a server, within the flow engine's bounds) the step time is the whole step on the flow engine, its DP rings, pipeline sends and TP across servers running at once and contending, and the ideal-network baseline is the same DAG with every message across servers instant; otherwise (the fallback, named per fabric below) every collective of the step is run alone on the engine the scenario's engine key picks (auto: packet up to 20M packets) at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes. Channels: NCCL's defaults under [nccl] (ring and tree 2 per NIC, all-to-all and send/recv NCCL_NCHANNELS_PER_NET_PEER, else NCCL's per-peer halving with the rank count: 1 per peer at 256 GPUs). The busbw curves are packet-engine runs of all-reduce and all-to-all over every GPU at 64 KiB, 1 MiB and 8 MiB.".to_string(),
         "Tuned and untuned are the profile's two parameter sets (data/profiles): RoCE tuned = PFC with the SONiC headroom, ECN below XOFF and DCQCN (ConnectX firmware set); untuned = DCQCN off, ECN thresholds above XOFF and a legacy fixed headroom; InfiniBand = credits per VL and adaptive routing.".to_string(),
     ];
     notes.push(format!(

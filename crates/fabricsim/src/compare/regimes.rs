@@ -11,16 +11,11 @@ use serde::Serialize;
 
 use super::model::FabricResult;
 use super::progress::Tracker;
-use super::step::{EngineTotals, engine_step};
-use super::sweep::{self, Param, Point, PointStep};
+use super::step::EngineTotals;
+use super::sweep::{self, Param, Point};
 use super::variant::Variant;
-use super::whole_step::{self, Timing};
-use crate::error::Error;
+use super::whole_step::Timing;
 use crate::setup::engine_choice::EngineChoice;
-use crate::workload::comm_model::AlphaBetaModel;
-use crate::workload::link_params::FabricParams;
-use crate::workload::train::efficiency::Efficiency;
-use crate::workload::train::step::step;
 use fabricsim_input::profile::Family;
 use fabricsim_input::scenario::Scenario;
 
@@ -100,47 +95,16 @@ fn ran_on(t: &Timing, totals: &EngineTotals) -> String {
     }
 }
 
-/// The step of one point: whole on the flow engine where it runs (the closed-form step gives
-/// its tokens per step; a lossless fabric only), else the per-collective fits.
-fn point_step(
-    cfg: &crate::workload::train::config::TrainConfig,
-    design: &fabricsim_input::scenario::Design,
-    topo: &fabricsim_core::topology::Topology,
-    v: &Variant,
-    seed: u64,
-    how: &mut String,
-) -> Result<PointStep, Error> {
-    let t = whole_step::run(cfg, design, topo, v, seed)?;
-    if let (Timing::Dag(d), 0.0) = (&t, v.loss_rate) {
-        let model = AlphaBetaModel::new(FabricParams::of(design));
-        let closed = step(cfg, &Efficiency::h200(&design.catalog), &model);
-        *how = ran_on(&t, &EngineTotals::default());
-        return Ok((
-            whole_step::apply(&closed, d, 0.0),
-            EngineTotals::default(),
-            None,
-        ));
-    }
-    let es = engine_step(cfg, design, topo, v, seed)?;
-    let r = match &t {
-        Timing::Dag(d) => whole_step::apply(&es.step, d, es.loss_s),
-        Timing::Fallback(_) => es.step,
-    };
-    *how = ran_on(&t, &es.totals);
-    Ok((r, es.totals, None))
-}
-
 fn fig(s: &Scenario, v: &Variant, seed: u64, point: &Point) -> Fig {
-    let mut how = String::new();
-    let r = sweep::timed_point(s, v, &[seed], point, |cfg, design, topo, v, seed| {
-        point_step(cfg, design, topo, v, seed, &mut how)
-    });
+    // Timed as the comparison times a step (`sweep::run_point`, `whole_step::seed_step`).
+    let (r, timing) = sweep::run_point_timed(s, v, &[seed], point, false);
+    let ran = r.engine.clone().unwrap_or_default();
     Fig {
         fabric: v.name.clone(),
         step_time_s: r.step_time_s.map(|e| e.mean),
         tokens_per_s: r.tokens_per_s.map(|e| e.mean),
         mfu: r.mfu.map(|e| e.mean),
-        ran_on: how,
+        ran_on: timing.map_or_else(String::new, |t| ran_on(&t, &ran)),
         error: r.error,
     }
 }

@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::engine::params;
 use super::model::train_config;
-use super::step::{EngineTotals, engine_step};
+use super::step::EngineTotals;
 use super::stress::{StressOverSeeds, StressResult};
 use super::variant::Variant;
+use super::whole_step::{self, Timing};
 use crate::error::Error;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
@@ -284,8 +285,9 @@ pub fn check(
 }
 
 /// Evaluates one point over `seeds`: `base` scenario and fabric with the point's values
-/// applied; with `stress`, also the comparison's stress run ([`super::stress`]) on the point's
-/// cluster.
+/// applied, each seed's step timed as `compare` times it (`whole_step::seed_step`: the whole
+/// step on the flow engine where its DAG runs, run once for all seeds, else the fits); with
+/// `stress`, also the comparison's stress run ([`super::stress`]) on the point's cluster.
 pub fn run_point(
     base: &Scenario,
     fabric: &Variant,
@@ -293,16 +295,39 @@ pub fn run_point(
     point: &Point,
     stress: bool,
 ) -> PointResult {
-    timed_point(base, fabric, seeds, point, |cfg, design, topo, v, seed| {
-        let super::step::EngineStep {
-            step: r, totals, ..
-        } = engine_step(cfg, design, topo, v, seed)?;
+    run_point_timed(base, fabric, seeds, point, stress).0
+}
+
+/// [`run_point`] and how its step was timed (`None`: the point failed before its step).
+pub fn run_point_timed(
+    base: &Scenario,
+    fabric: &Variant,
+    seeds: &[u64],
+    point: &Point,
+    stress: bool,
+) -> (PointResult, Option<Timing>) {
+    let mut whole: Option<Timing> = None;
+    let r = timed_point(base, fabric, seeds, point, |cfg, design, topo, v, seed| {
+        let mut ran = EngineTotals::default();
+        let t = match &mut whole {
+            Some(t) => t,
+            None => {
+                let t = whole_step::run(cfg, design, topo, v)?;
+                if let Timing::Dag(d) = &t {
+                    (ran.runs, ran.flow_runs) = (d.engine_runs, d.engine_runs);
+                }
+                whole.insert(t)
+            }
+        };
+        let (r, _, es) = whole_step::seed_step(cfg, design, topo, v, seed, t)?;
+        ran.add(&es.totals, seed);
         let st = match stress {
             true => Some(super::stress::run(design, topo, v, seed)?),
             false => None,
         };
-        Ok((r, totals, st))
-    })
+        Ok((r, ran, st))
+    });
+    (r, whole)
 }
 
 /// The step of a point and what it ran: the report, the engine runs, and the stress run.

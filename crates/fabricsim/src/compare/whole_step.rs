@@ -9,11 +9,13 @@
 //!
 //! The flow engine draws from the seed only for random loss (`flow/src/loss.rs`); the DAG runs
 //! lossless (loss is costed in expectation, `workload::train::loss_cost`), so one run stands
-//! for every seed of a fabric.
+//! for every seed of a fabric ([`run`] takes none), and [`seed_step`] is each seed's step as
+//! `compare`, `sweep` and the claims all time it.
 
 use serde::Serialize;
 
 use super::engine::params;
+use super::step::{EngineStep, engine_step_with};
 use super::variant::Variant;
 use crate::error::Error;
 use crate::setup::engine_choice::{self, EngineChoice};
@@ -49,6 +51,8 @@ pub struct DagStep {
     /// The class the pipeline's excess over the ideal goes to: `pp`, or `tp` without a
     /// pipeline (TP groups across servers).
     pub pipeline_class: &'static str,
+    /// Flow-engine runs behind it: the step's passes and its ideal.
+    pub engine_runs: u64,
 }
 
 /// How the step of one fabric was timed.
@@ -78,19 +82,18 @@ fn refused(cfg: &TrainConfig, v: &Variant, gpus_per_node: u64) -> Option<String>
     None
 }
 
-/// The whole step of `cfg` on `v`'s fabric (lossless engine parameters of `seed`), or the
-/// reason the fits stay.
+/// The whole step of `cfg` on `v`'s fabric (its engine parameters without loss: nothing is
+/// drawn from a seed), or the reason the fits stay.
 pub fn run(
     cfg: &TrainConfig,
     design: &Design,
     topo: &Topology,
     v: &Variant,
-    seed: u64,
 ) -> Result<Timing, Error> {
     if let Some(why) = refused(cfg, v, design.spec.gpus_per_node as u64) {
         return Ok(Timing::Fallback(why));
     }
-    let mut p = params(v, design, seed)?;
+    let mut p = params(v, design, 0)?;
     (p.loss_rate, p.ber) = (0.0, 0.0);
     let fp = engine_choice::flow_params(topo, &p);
     let eff = Efficiency::h200(&design.catalog);
@@ -123,7 +126,31 @@ pub fn run(
         messages: f.messages,
         ring_steps_derived: f.ring_steps_derived,
         pipeline_class: if cfg.par.pp > 1 { "pp" } else { "tp" },
+        engine_runs: f.passes.len() as u64 + 1,
     }))
+}
+
+/// One seed's step of `cfg` on `v` as the comparison times it: by `t` (the fabric's [`run`])
+/// where the step DAG ran, the seed's closed-form split and loss cost scaled to it ([`apply`]);
+/// else the per-collective fits of the seed's engine runs. The step, its MFU lost against the
+/// ideal network, and the engine step behind it.
+pub fn seed_step(
+    cfg: &TrainConfig,
+    design: &Design,
+    topo: &Topology,
+    v: &Variant,
+    seed: u64,
+    t: &Timing,
+) -> Result<(StepReport, super::ideal::Lost, EngineStep), Error> {
+    let es = engine_step_with(cfg, design, topo, v, seed, matches!(t, Timing::Fallback(_)))?;
+    Ok(match t {
+        Timing::Dag(d) => {
+            let r = apply(&es.step, d, es.loss_s);
+            let l = lost(d, r.step_time_s);
+            (r, l, es)
+        }
+        Timing::Fallback(_) => (es.step.clone(), super::ideal::lost(&es.step, &es.ideal), es),
+    })
 }
 
 /// The end of `cfg`'s pipeline with every message across servers empty and instant (its path
@@ -248,7 +275,7 @@ mod tests {
     #[test]
     fn the_whole_step_loses_mfu_to_dp_and_pp_against_its_own_ideal() {
         let (cfg, design, topo) = job(64, "model = \"llama3-8b\"\ntp = 8\npp = 2\n", "1:1");
-        let d = dag(run(&cfg, &design, &topo, &roce(), 1).unwrap());
+        let d = dag(run(&cfg, &design, &topo, &roce()).unwrap());
         assert!(
             d.ideal_step_s < d.pipeline_s && d.pipeline_s < d.step_time_s,
             "{d:?}"
@@ -268,9 +295,9 @@ mod tests {
     fn oversubscription_slows_the_whole_step_not_its_ideal() {
         let v = roce();
         let (cfg, design, topo) = job(256, "model = \"llama3-8b\"\ntp = 8\npp = 2\n", "1:1");
-        let a = dag(run(&cfg, &design, &topo, &v, 1).unwrap());
+        let a = dag(run(&cfg, &design, &topo, &v).unwrap());
         let (cfg, design, topo) = job(256, "model = \"llama3-8b\"\ntp = 8\npp = 2\n", "4:1");
-        let b = dag(run(&cfg, &design, &topo, &v, 1).unwrap());
+        let b = dag(run(&cfg, &design, &topo, &v).unwrap());
         assert!(b.step_time_s > a.step_time_s, "{a:?} {b:?}");
         assert_eq!(a.ideal_step_s, b.ideal_step_s);
     }
@@ -283,7 +310,7 @@ mod tests {
             "model = \"mixtral-8x7b\"\ntp = 4\npp = 1\nep = 8\n",
             "1:1",
         );
-        let Timing::Fallback(why) = run(&cfg, &design, &topo, &roce(), 1).unwrap() else {
+        let Timing::Fallback(why) = run(&cfg, &design, &topo, &roce()).unwrap() else {
             panic!("a MoE job ran as a step DAG");
         };
         assert!(why.contains("MoE"), "{why}");
@@ -292,7 +319,7 @@ mod tests {
             engine: EngineChoice::Packet,
             ..roce()
         };
-        let Timing::Fallback(why) = run(&cfg, &design, &topo, &packet, 1).unwrap() else {
+        let Timing::Fallback(why) = run(&cfg, &design, &topo, &packet).unwrap() else {
             panic!("ran on the packet engine");
         };
         assert!(why.contains("packet"), "{why}");
