@@ -4,8 +4,9 @@
 //! first tuned RoCE fabric, until their tokens/s differ by more than [`PART`]; each point names
 //! the engine that timed it. A dense job is timed whole on the flow engine
 //! ([`super::whole_step`]); a job the step DAG does not model (MoE) by its per-collective fits
-//! ([`super::step`]), as the point says. One seed: the whole step draws nothing at random
-//! (`super::whole_step`), and the fits of lossless fabrics are the same seed to seed.
+//! ([`super::step`]), as the point says. One seed, the comparison's first: the whole step
+//! draws nothing at random (`super::whole_step`), and the job itself is the comparison's own
+//! first-seed step, timed by the same path (`whole_step::seed_step`), not run again.
 
 use serde::Serialize;
 
@@ -110,14 +111,29 @@ fn fig(s: &Scenario, v: &Variant, seed: u64, point: &Point) -> Fig {
 }
 
 /// The first InfiniBand and the first tuned RoCE fabric of the comparison.
-fn pick(fabrics: &[FabricResult]) -> Option<(&Variant, &Variant)> {
+fn pick(fabrics: &[FabricResult]) -> Option<(&FabricResult, &FabricResult)> {
     let first = |fam: Family| {
         fabrics
             .iter()
             .find(|f| f.design.profile.family == fam && f.variant.tuned)
-            .map(|f| &f.variant)
     };
     Some((first(Family::Infiniband)?, first(Family::Roce)?))
+}
+
+/// The comparison's job itself: the fabric's first-seed step as the comparison ran it (the
+/// same path, `whole_step::seed_step`, and seed a point would run again).
+fn own(f: &FabricResult) -> Fig {
+    let step = f.step.as_ref();
+    Fig {
+        fabric: f.variant.name.clone(),
+        step_time_s: step.map(|r| r.step_time_s),
+        tokens_per_s: step.map(|r| r.tokens_per_s),
+        mfu: step.map(|r| r.mfu),
+        ran_on: f.delivered.as_ref().map_or_else(String::new, |d| {
+            format!("the comparison's step: {}", d.step_timed_by)
+        }),
+        error: f.missing.clone(),
+    }
 }
 
 /// The section for `s`'s comparison of `fabrics` with `seed`; `None` without an InfiniBand and
@@ -128,7 +144,8 @@ pub(super) fn run(
     seed: u64,
     track: &Tracker,
 ) -> Option<Regimes> {
-    let (ib, roce) = pick(fabrics)?;
+    let (ib_result, roce_result) = pick(fabrics)?;
+    let (ib, roce) = (&ib_result.variant, &roce_result.variant);
     let points: Vec<(&'static str, Point)> = REGIMES
         .iter()
         .enumerate()
@@ -145,7 +162,9 @@ pub(super) fn run(
         },
         false => v.clone(),
     };
+    // The job itself (no setting) is the comparison's own first-seed step: not run again.
     let jobs: Vec<(usize, &Variant)> = (0..points.len())
+        .filter(|&i| !points[i].1.values.is_empty())
         .flat_map(|i| [(i, ib), (i, roce)])
         .collect();
     track.add(jobs.len());
@@ -154,8 +173,13 @@ pub(super) fn run(
         track.stage(&v.name, "where fabrics part", || fig(s, &on(v, p), seed, p))
     });
     let mut out = Vec::new();
-    for (i, (regime, p)) in points.iter().enumerate() {
-        let (Some(a), Some(b)) = (figs[2 * i].clone(), figs[2 * i + 1].clone()) else {
+    let mut ran = figs.into_iter();
+    for (regime, p) in &points {
+        let (a, b) = match p.values.is_empty() {
+            true => (Some(own(ib_result)), Some(own(roce_result))),
+            false => (ran.next().flatten(), ran.next().flatten()),
+        };
+        let (Some(a), Some(b)) = (a, b) else {
             continue; // a stop request cut it short
         };
         let ratio = match (b.tokens_per_s, a.tokens_per_s) {
