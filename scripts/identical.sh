@@ -44,7 +44,7 @@ for s in "$@"; do
        && [ -s "$tmp/$name.base.j" ]; then
       echo "same  $name ($(wc -c < "$tmp/$name.base.json") B json, $(wc -l < "$tmp/$name.base.fct") fct lines)"
     else
-      bad=$((bad + 1)); echo "DIFF  $name"; tail -3 "$tmp/$name.base.log" "$tmp/$name.new.log"
+      bad=$((bad + 1)); echo "DIFF  $name"; tail -n 3 "$tmp/$name.base.log" "$tmp/$name.new.log"
     fi
   done
 done
