@@ -385,26 +385,36 @@ pub fn read(
             }
         }
     }
-    // Pushed in dependency order (Kahn); a cycle of triggers never starts.
+    // Pushed in dependency order (Kahn's algorithm, ready connections in file order); a cycle
+    // of triggers never starts.
+    let mut waiting: Vec<usize> = deps.iter().map(|d| d.len()).collect();
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); conns.len()];
+    for (k, d) in deps.iter().enumerate() {
+        for &a in d.iter() {
+            dependents[a].push(k);
+        }
+    }
+    let mut ready: std::collections::VecDeque<usize> =
+        (0..conns.len()).filter(|&k| waiting[k] == 0).collect();
     let mut pushed: Vec<Option<u32>> = vec![None; conns.len()];
     let mut dag = MessageDag::default();
     let mut ids: Vec<u32> = Vec::new();
-    loop {
-        let mut progressed = false;
-        for k in 0..conns.len() {
-            if pushed[k].is_some() || deps[k].iter().any(|&d| pushed[d].is_none()) {
-                continue;
+    while let Some(k) = ready.pop_front() {
+        ids.clear();
+        ids.extend(
+            deps[k]
+                .iter()
+                .map(|&d| pushed[d].expect("a dependency comes first")),
+        );
+        let c = &conns[k];
+        let id = dag.push(HostId(c.src), HostId(c.dst), c.bytes, c.start, &ids);
+        dag.messages[id as usize].class = c.class;
+        pushed[k] = Some(id);
+        for &n in &dependents[k] {
+            waiting[n] -= 1;
+            if waiting[n] == 0 {
+                ready.push_back(n);
             }
-            ids.clear();
-            ids.extend(deps[k].iter().map(|&d| pushed[d].expect("checked")));
-            let c = &conns[k];
-            let id = dag.push(HostId(c.src), HostId(c.dst), c.bytes, c.start, &ids);
-            dag.messages[id as usize].class = c.class;
-            pushed[k] = Some(id);
-            progressed = true;
-        }
-        if !progressed {
-            break;
         }
     }
     if let Some(k) = pushed.iter().position(Option::is_none) {
