@@ -239,6 +239,20 @@ pub fn read(
                                 w.next(),
                                 "a start time in the scenario's traffic.start_unit",
                             )?;
+                            // One day at most, as the ns-3 flow file's start (`bounded_secs`).
+                            let day = match unit {
+                                StartUnit::Us => 86_400_000_000,
+                                StartUnit::Ps => 86_400_000_000_000_000,
+                            };
+                            if v > day {
+                                return Err(at(
+                                    line,
+                                    "start",
+                                    &v,
+                                    "beyond one day",
+                                    "a start within 86,400 s",
+                                ));
+                            }
                             c.start = match unit {
                                 StartUnit::Us => Time::from_us(v),
                                 StartUnit::Ps => Time::from_ps(v),
@@ -251,6 +265,15 @@ pub fn read(
                         }
                         "size" => {
                             c.bytes = num(line, "size", w.next(), "bytes, positive")?;
+                            if let Err(e) = fabricsim_core::units::bounded_bytes(c.bytes) {
+                                return Err(at(
+                                    line,
+                                    "size",
+                                    &c.bytes,
+                                    &e.to_string(),
+                                    "a size up to 2^50 B",
+                                ));
+                            }
                             if c.bytes == 0 {
                                 return Err(at(
                                     line,
@@ -507,6 +530,12 @@ mod tests {
             ("Nodes 2\n0->2 start 0 size 5\n", 2, "beyond Nodes 2"),
             ("0->1 start 0 size 5\n", 1, "before the `Nodes` header"),
             ("Nodes 2\nFailures 1\n", 2, "faults.link"),
+            (
+                "Nodes 2\n0->1 start 99999999999999 size 5\n",
+                2,
+                "beyond one day",
+            ),
+            ("Nodes 2\n0->1 start 0 size 9999999999999999\n", 2, "2^50"),
         ] {
             let e = dag(text).unwrap_err();
             assert_eq!(e.line, Some(line), "{text}: {e}");
