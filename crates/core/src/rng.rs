@@ -76,6 +76,9 @@ streams! {
     /// Tenants: the free servers a `random` placement draws (`workload::tenants::placement`);
     /// id: the job's index.
     Placement = 0x91ace,
+    /// Loss in expectation: where a collective's stalls fall along its DAG
+    /// (`workload::train::stall_path`); id: fixed, so the expectation ignores the run's seed.
+    StallPlacement = 0x57a1_1a7,
 }
 
 /// xoshiro256++ generator.

@@ -70,6 +70,9 @@ pub fn run(args: TrainArgs) -> Outcome {
             if o.interrupted {
                 t += INTERRUPTED;
             }
+            if let Some(l) = &o.loss {
+                t += &format!("{}\n", l.summary());
+            }
             if let Some(p) = &o.calibration {
                 t += &train_engine::to_text(p);
             }

@@ -16,6 +16,7 @@ use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
 use crate::workload::placement::Placement;
 use crate::workload::train::config::TrainConfig;
+use crate::workload::train::random_loss;
 use crate::workload::train::step::StepReport;
 use fabricsim_core::error::InputError;
 use fabricsim_core::estimate::Estimate;
@@ -164,6 +165,14 @@ pub fn train_config(
     let mut s = s.clone();
     if s.file.train.is_none() {
         s.file.train = default_scenario().file.train;
+    }
+    if let Some(t) = &s.file.train {
+        random_loss::refuse(
+            &s,
+            "train",
+            t,
+            "each compared fabric's own loss_rate and recovery in [[compare.fabrics]]",
+        )?;
     }
     let place = Placement::on_topology(topo, design.spec.gpus_per_node);
     TrainConfig::resolve(&s, design, place)

@@ -17,7 +17,7 @@ use crate::workload::measure::{SweepError, Timed};
 use crate::workload::train::calibrate::{Calibrated, calibrate_at};
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::efficiency::Efficiency;
-use crate::workload::train::loss_cost::{LossSetup, LossyComm, StepLoss};
+use crate::workload::train::loss_cost::{LossSetup, StepLoss, step_with_loss};
 use crate::workload::train::step::{StepReport, step};
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::BitRate;
@@ -180,23 +180,9 @@ pub fn engine_step(
             })
         })
         .collect();
-    let r = step(cfg, &eff, &model);
     let ideal = step(cfg, &eff, &IdealFabric(&model));
-    let Some(loss) = loss else {
-        return Ok(EngineStep {
-            step: r,
-            totals,
-            ideal,
-        });
-    };
-    let lossy = LossyComm::new(&model, loss, topo, &cfg.place, nvlink, CHANNELS, &r);
-    let costed = step(cfg, &eff, &lossy);
-    totals.loss = Some(StepLoss::of(
-        &loss,
-        lossy.per_step(&costed, &r),
-        &costed,
-        &r,
-    ));
+    let (costed, loss) = step_with_loss(cfg, &eff, &model, loss, topo, CHANNELS);
+    totals.loss = loss;
     Ok(EngineStep {
         step: costed,
         totals,

@@ -10,8 +10,8 @@ use super::comm_model::{AlphaBetaModel, GroupShape};
 use super::run_engine::{Cluster, fabric_packets, run_collective};
 use super::train::calibrate::{Calibrated, calibrate};
 use super::train::efficiency::Efficiency;
+use super::train::loss_cost::step_with_loss;
 use super::train::run::TrainRun;
-use super::train::step::step;
 use crate::error::Error;
 use crate::setup::engine_choice::{EngineChoice, EngineKind};
 use crate::workload::measure::SweepError;
@@ -107,7 +107,9 @@ pub fn calibrate_on_engine(
         topology,
         config,
         mut comm,
+        loss,
         report,
+        ..
     } = tr;
     let mut cluster = Cluster::of(design, topology, engine)?;
     if let Some(s) = seed {
@@ -151,13 +153,17 @@ pub fn calibrate_on_engine(
         Ok((model, fits))
     };
     let eff = Efficiency::h200(&cluster.design.catalog);
+    let setup = loss.map(|l| l.setup(&cluster.design)).transpose()?;
+    // The step on a seed's fits, with the job's loss in expectation over them.
+    let step_on =
+        |m: &AlphaBetaModel| step_with_loss(&config, &eff, m, setup, &cluster.topology, channels);
     let (fitted, fits) = fit_at(seed_list[0])?;
     comm = fitted;
-    let report = step(&config, &eff, &comm);
+    let (report, step_loss) = step_on(&comm);
     let over_seeds = if seed_list.len() > 1 {
         let mut steps = vec![report.clone()];
         for &s in &seed_list[1..] {
-            steps.push(step(&config, &eff, &fit_at(s)?.0));
+            steps.push(step_on(&fit_at(s)?.0).0);
         }
         let est = |what: &str, f: &dyn Fn(&super::train::step::StepReport) -> f64| {
             let v: Vec<f64> = steps.iter().map(f).collect();
@@ -226,7 +232,9 @@ pub fn calibrate_on_engine(
         topology: cluster.topology,
         config,
         comm,
+        loss,
         report,
+        step_loss,
     };
     Ok((tr, out, over_seeds))
 }

@@ -2,9 +2,15 @@
 //! and the Python package's keyword overrides both ask here, so a flag means the same in both.
 
 /// `compare` (and `sweep`): every key but those it does not read (the step is timed by
-/// calibrated collectives; no engine run is bounded by memory; its seeds are `[compare] seeds`).
+/// calibrated collectives; no engine run is bounded by memory; its seeds are `[compare] seeds`;
+/// each compared fabric has its own loss, `[[compare.fabrics]] loss_rate` and `recovery`).
 pub fn compare(key: &str) -> bool {
-    key != "train.step_model" && key != "max_memory" && key != "seeds" && !key.starts_with("serve.")
+    key != "train.step_model"
+        && key != "train.loss_rate"
+        && key != "train.recovery"
+        && key != "max_memory"
+        && key != "seeds"
+        && !key.starts_with("serve.")
 }
 
 /// `plan`: the cluster, fabric, topology, layout, cost and catalog.

@@ -70,6 +70,8 @@ pub const FLAGS: &[Flag] = &[
     f("--vp", "train.vp", "Virtual pipeline stages per rank: 1 = 1F1B (default), more = interleaved 1F1B (micro-batches a multiple of pp)"),
     f("--dp", "train.dp", "Data-parallel degree (default: GPUs / (tp*pp*cp))"),
     f("--ep", "train.ep", "Expert-parallel degree, inside dp (Megatron)"),
+    f("--loss-rate", "train.loss_rate", "Random loss per link the job's fabric sees (0 <= p < 0.5), costed in expectation"),
+    f("--recovery", "train.recovery", "Recovery from that loss: go-back-n, go-back-0, selective-repeat, unordered, rud (default: the profile's)"),
     f("--gpus-per-domain", "train.gpus_per_domain", "GPUs of each server (NVLink domain) the job uses, the rest idle, so that TP x CP x EP blocks line up with the domains (default: all)"),
     f("--cp", "train.cp", "Context-parallel degree"),
     f("--zero", "train.zero", "ZeRO stage 0-3 (3 = FSDP; default 1)"),

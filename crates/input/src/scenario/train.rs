@@ -55,6 +55,11 @@ pub struct TrainSection {
     pub sequence_parallel: Option<bool>,
     /// GEMM precision: "bf16" or "fp8" (GPUs with an FP8 peak in the catalog).
     pub precision: Option<String>,
+    /// Random loss per link (0 <= p < 0.5) the job's fabric sees, costed in expectation on
+    /// the step's collectives at their real sizes (`workload::train::loss_cost`).
+    pub loss_rate: Option<f64>,
+    /// The recovery from that loss (`mech::recovery::TRANSPORTS`; default: the profile's).
+    pub recovery: Option<String>,
     /// How the step is timed: "analytic" (closed form) or "flow_dag" (the whole step on the
     /// flow engine, `workload::train::flow_step`).
     pub step_model: Option<String>,

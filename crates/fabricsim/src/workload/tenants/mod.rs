@@ -18,6 +18,7 @@ use super::serve::net::Net;
 use super::serve::sim::{self as serve_sim, Prefilled};
 use super::train::config::{Keys, TrainConfig};
 use super::train::efficiency::Efficiency;
+use super::train::random_loss;
 use super::train::step_dag::{self, DagOptions};
 use crate::error::Error;
 use crate::workload::placement::Placement;
@@ -153,6 +154,12 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
                     section: job.key("train"),
                     gpus: job.key("gpus"),
                 };
+                random_loss::refuse(
+                    s,
+                    &keys.section,
+                    t,
+                    "fabricsim train with the job alone in [train]",
+                )?;
                 let cfg = TrainConfig::resolve_section(&keys, t, job.gpus, &cluster.design, place)?;
                 step_dag::check(&cfg).map_err(|e| {
                     s.error(

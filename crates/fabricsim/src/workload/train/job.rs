@@ -1,11 +1,13 @@
 //! One `train` job from a scenario, the road the CLI and the Python package share: the
 //! analytic step, calibrated on an engine when asked (`--calibrate`), and with
-//! `step_model = "flow_dag"` the whole step on the flow engine; its JSON is the text
+//! `step_model = "flow_dag"` the whole step on the flow engine, with `[train] loss_rate` costed
+//! in expectation; its JSON is the text
 //! `fabricsim train --format json` writes.
 
 use serde_json::Value;
 
 use super::flow_step::{self, FlowStep, Pass, StepModel};
+use super::loss_cost::StepLoss;
 use super::run;
 use super::step::StepReport;
 use super::step_dag;
@@ -22,6 +24,8 @@ pub struct Outcome {
     pub calibration: Option<Vec<Provenance>>,
     /// The calibrated step over the engine's seeds (`seeds` > 1).
     pub over_seeds: Option<OverSeeds>,
+    /// What `[train] loss_rate` costs the step, in expectation.
+    pub loss: Option<StepLoss>,
     /// The whole step on the flow engine (`step_model = "flow_dag"`).
     pub flow: Option<FlowStep>,
     /// A stop (`fabricsim::stop`) cut the whole-step simulation short; the analytic step
@@ -38,6 +42,17 @@ pub fn run(
     let engine = EngineChoice::of(s)?;
     let model = StepModel::of(s)?;
     let tr = run::run(s)?;
+    if model == StepModel::FlowDag && tr.loss.is_some() {
+        return Err(s
+            .error(
+                "train.loss_rate",
+                tr.loss.map_or(0.0, |l| l.rate),
+                "random loss is costed in expectation on the analytic step; the whole-step flow \
+                 simulation runs lossless",
+                "step_model = \"analytic\" with loss_rate, or no loss_rate with flow_dag",
+            )
+            .into());
+    }
     let flow_params = match model {
         StepModel::FlowDag => Some(flow_step::scenario_params(s, &tr)?),
         StepModel::Analytic => None,
@@ -70,6 +85,7 @@ pub fn run(
         None => None,
     };
     Ok(Outcome {
+        loss: tr.step_loss,
         report: tr.report,
         calibration,
         over_seeds,
@@ -82,12 +98,15 @@ pub fn run(
 /// in its fields' order, or, with `calibration`, `flow_step` or `"status": "interrupted"`
 /// added, the report as a JSON object with those keys.
 pub fn json_text(o: &Outcome) -> Result<String, serde_json::Error> {
-    if o.calibration.is_none() && o.flow.is_none() && !o.interrupted {
+    if o.calibration.is_none() && o.loss.is_none() && o.flow.is_none() && !o.interrupted {
         return serde_json::to_string_pretty(&o.report);
     }
     let mut v: Value = serde_json::to_value(&o.report)?;
     if let Some(p) = &o.calibration {
         v["calibration"] = serde_json::to_value(p)?;
+    }
+    if let Some(l) = &o.loss {
+        v["loss"] = serde_json::to_value(l)?;
     }
     if let Some(x) = &o.over_seeds {
         v["over_seeds"] = serde_json::to_value(x)?;

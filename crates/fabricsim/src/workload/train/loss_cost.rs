@@ -2,11 +2,12 @@
 //! real sizes (not the capped calibration sizes), every fabric message's packets, path and QP
 //! costed by the recovery's expected resends, NAK round trips and timeouts
 //! (`fabricsim_mech::loss_expect`), and what each stalls. The collective DAG's dependency levels
-//! are its steps: a ring step waits for its slowest rank, so the expected delay of a level is the
-//! expected maximum over its messages, and the call's delay the sum over its levels (an
-//! all-to-all is one level: it waits for its slowest message). A rare event (a 4.3 s timeout
-//! once in a thousand calls) is paid for at its probability, where one packet run per size
-//! either misses it or meets it once.
+//! are its steps: a ring step waits for its slowest rank, so the expected delay of a level's
+//! revealed losses is the expected maximum over its messages, and the call's the sum over its
+//! levels (an all-to-all is one level: it waits for its slowest message); its timeouts delay it
+//! along its longest dependency path (`stall_path`: stalls that do not depend on each other
+//! overlap). A rare event (a 4.3 s timeout once in a thousand calls) is paid for at its
+//! probability, where one packet run per size either misses it or meets it once.
 //!
 //! Per message of `n` packets, path loss `p_h` and `w` packets in flight per round trip `rtt`:
 //! a revealed loss costs one packet slot (selective repeat's resend), `c_gbn` round trips and the
@@ -18,19 +19,21 @@
 //! first packet draws a NAK or SACK about one level later: the level's time plus a round trip).
 //! ESTIMATES, checked against seed-averaged packet runs in `docs/loss-expectation.md`: the round
 //! trip is the up/down path's propagation, switch and NIC latencies and one frame's
-//! serialization per link; a stall and the revealed losses of one level add (an upper bound of
-//! their maximum); a lost tail at a collective's last level waits for the timer (the next call
-//! on its QP may reveal it sooner); the levels' stalls add, exact while stalls are rare (at most
-//! one per call), an upper bound when several fall in one call (the pipelined ring overlaps
-//! them: 2.4x the packet engine's stall time at 0.26 timeouts per level); a go-back-N resend lost
-//! again is not counted (resends under by 16-40% from 1e-3 per link): `docs/loss-expectation.md`.
+//! serialization per link; the timeouts' path delay and the revealed losses of the levels add
+//! (an upper bound of their overlap: go-back-N at 1e-3 per link, 29% above the packet runs); a
+//! lost tail at a collective's last level waits for the timer (the next call on its QP may
+//! reveal it sooner); a go-back-N resend lost again is not counted (resends under by 16-40%
+//! from 1e-3 per link): `docs/loss-expectation.md`.
 
 use std::cell::RefCell;
 
 use serde::{Deserialize, Serialize};
 
 use super::calibrate::algo_for;
-use super::step::{CommRow, StepReport};
+use super::config::TrainConfig;
+use super::efficiency::Efficiency;
+use super::stall_path::{self, Stall};
+use super::step::{CommRow, StepReport, step};
 use crate::workload::collective::{CollectiveSpec, Comm, Op, compile, piece};
 use crate::workload::comm_model::{CommModel, GroupShape};
 use crate::workload::placement::Placement;
@@ -238,7 +241,7 @@ pub fn dag_loss(dag: &MessageDag, topo: &Topology, s: &LossSetup, base_s: f64) -
     // Per level: the revealed losses' kinds, and the stalls as (P(none), Σ q d, Σ q).
     let mut kinds: Vec<Vec<Losses>> = (0..depth).map(|_| Vec::new()).collect();
     let mut stalls = vec![(1.0f64, 0.0f64, 0.0f64); depth as usize];
-    let mut timeouts_s = 0.0;
+    let mut timeouts: Vec<Stall> = Vec::new();
     for &i in &nets {
         let m = &dag.messages[i];
         let Some((switches, prop)) = up_down(topo, m.src, m.dst) else {
@@ -282,14 +285,17 @@ pub fn dag_loss(dag: &MessageDag, topo: &Topology, s: &LossSetup, base_s: f64) -
                 count: 1,
             }),
         }
-        // Stalls: a timeout, or a lost tail revealed one level later.
+        // A lost tail revealed one level later holds its level; a timeout holds the chains
+        // through its message (`stall_path`).
         let st = &mut stalls[lv];
-        for (q, d) in [(rto_p, stall_d), (revealed_tail, level_s + rtt)] {
-            st.0 *= 1.0 - q.min(1.0);
-            st.1 += q * d;
-            st.2 += q;
-        }
-        timeouts_s += rto_p * repeats * rto;
+        st.0 *= 1.0 - revealed_tail.min(1.0);
+        st.1 += revealed_tail * (level_s + rtt);
+        st.2 += revealed_tail;
+        timeouts.push(Stall {
+            message: i as u32,
+            prob: rto_p,
+            duration_s: stall_d,
+        });
         out.messages += 1;
         out.packets += n as f64;
         out.retransmitted += e.resent + e.timeout * repeats * e.timeout_resends;
@@ -304,9 +310,9 @@ pub fn dag_loss(dag: &MessageDag, topo: &Topology, s: &LossSetup, base_s: f64) -
             stall += (1.0 - none) * qd / q;
         }
     }
-    out.stall_s = stall;
-    // The timeouts' share of the stall terms, at their probability.
-    out.timeout_stall_s = timeouts_s.min(stall);
+    let path = stall_path::expected_delay(dag, level_s, &timeouts, l.recovery != Transport::Rud);
+    out.timeout_stall_s = path.delay_s;
+    out.stall_s = stall + path.delay_s;
     out
 }
 
@@ -535,4 +541,25 @@ impl StepLoss {
         }
         s
     }
+}
+
+/// `cfg`'s step on `comm` with `loss` costed in expectation over its collectives (compiled with
+/// `channels` NCCL channels on `topo`), and that loss; without a loss, the step alone.
+pub fn step_with_loss(
+    cfg: &TrainConfig,
+    eff: &Efficiency,
+    comm: &dyn CommModel,
+    loss: Option<LossSetup>,
+    topo: &Topology,
+    channels: u32,
+) -> (StepReport, Option<StepLoss>) {
+    let clean = step(cfg, eff, comm);
+    let Some(loss) = loss else {
+        return (clean, None);
+    };
+    let nvlink = BitRate((cfg.gpu.nvlink_one_way_bytes_per_s() * 8.0) as u64);
+    let lossy = LossyComm::new(comm, loss, topo, &cfg.place, nvlink, channels, &clean);
+    let costed = step(cfg, eff, &lossy);
+    let per = StepLoss::of(&loss, lossy.per_step(&costed, &clean), &costed, &clean);
+    (costed, Some(per))
 }

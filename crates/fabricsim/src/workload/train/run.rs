@@ -1,10 +1,13 @@
 //! `fabricsim train` from a scenario: the cluster `plan` builds (design and topology from
 //! `[cluster]`, `[fabric]` and `[topology]`), the ranks placed on its hosts, the `[train]` job
-//! validated on it, and one step modelled on the profile's and GPU's link parameters.
+//! validated on it, and one step modelled on the profile's and GPU's link parameters, with the
+//! job's random loss (`[train] loss_rate`) costed in expectation.
 
 use super::config::TrainConfig;
 use super::efficiency::Efficiency;
-use super::step::{StepReport, step};
+use super::loss_cost::{StepLoss, step_with_loss};
+use super::random_loss::RandomLoss;
+use super::step::StepReport;
 use crate::workload::comm_model::AlphaBetaModel;
 use crate::workload::link_params::FabricParams;
 use crate::workload::placement::Placement;
@@ -20,7 +23,11 @@ pub struct TrainRun {
     pub topology: Topology,
     pub config: TrainConfig,
     pub comm: AlphaBetaModel,
+    /// `[train] loss_rate`: costed in expectation in `report`.
+    pub loss: Option<RandomLoss>,
     pub report: StepReport,
+    /// What that loss costs the step.
+    pub step_loss: Option<StepLoss>,
 }
 
 /// Validates the scenario, builds its topology, places the ranks and models one step with the
@@ -39,12 +46,22 @@ pub fn run_with(s: &Scenario, profile: Option<&Profile>) -> Result<TrainRun, Inp
     let place = Placement::on_topology(&topology, design.spec.gpus_per_node);
     let config = TrainConfig::resolve(s, &design, place)?;
     let comm = AlphaBetaModel::new(FabricParams::of(&design));
-    let report = step(&config, &Efficiency::h200(&design.catalog), &comm);
+    let loss = RandomLoss::of(s)?;
+    let (report, step_loss) = step_with_loss(
+        &config,
+        &Efficiency::h200(&design.catalog),
+        &comm,
+        loss.map(|l| l.setup(&design)).transpose()?,
+        &topology,
+        design.spec.nics_per_node,
+    );
     Ok(TrainRun {
         design,
         topology,
         config,
         comm,
+        loss,
         report,
+        step_loss,
     })
 }
