@@ -67,13 +67,9 @@ pub const FIGURES: [(&str, &str, &str); 18] = [
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metrics(pub [f64; 18]);
 
-/// Nearest-rank `p` percentile of sorted `v` (0 when empty).
+/// Nearest-rank `p` percentile of sorted `v` (0 when empty), as `sim` reports its FCTs.
 pub fn percentile(v: &[u64], p: f64) -> u64 {
-    if v.is_empty() {
-        return 0;
-    }
-    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
-    v[rank.min(v.len()) - 1]
+    fabricsim_mech::results::percentile(v, p / 100.0).unwrap_or(0)
 }
 
 fn secs(ps: u64) -> f64 {
