@@ -27,6 +27,9 @@ pub struct Variant {
     pub profile: String,
     pub recovery: Transport,
     pub loss_rate: f64,
+    /// Pre-FEC BER on every link, its RS(544,514) frame loss added to `loss_rate`
+    /// ([`super::engine::params`]).
+    pub ber: f64,
     /// The loss-rate interval the verdict is tested under (`loss_rate_interval`); `None`:
     /// `loss_rate` x0.1 and x10 ([`super::model::loss_ends`]).
     pub loss_interval: Option<[f64; 2]>,
@@ -58,6 +61,10 @@ impl Variant {
         }
     }
 }
+
+/// The largest pre-FEC BER a fabric entry or sweep point takes: past it, RS(544,514) loses
+/// nearly every frame (its limit is 2.4e-4, IEEE 802.3 Clause 91).
+pub const MAX_BER: f64 = 5e-3;
 
 fn entry(
     s: &Scenario,
@@ -102,6 +109,15 @@ fn entry(
             "a probability from 0 up to (not including) 0.5".into(),
         ));
     }
+    let ber = e.ber.unwrap_or(0.0);
+    if !(0.0..=MAX_BER).contains(&ber) {
+        return Err(err(
+            "ber",
+            &ber,
+            "is out of range",
+            format!("a pre-FEC bit error ratio from 0 to {MAX_BER}"),
+        ));
+    }
     if let Some([lo, hi]) = e.loss_rate_interval
         && !(0.0 <= lo && lo <= loss_rate && loss_rate <= hi && hi < 0.5)
     {
@@ -120,6 +136,7 @@ fn entry(
         profile: e.profile.trim().to_string(),
         recovery,
         loss_rate,
+        ber,
         loss_interval: e.loss_rate_interval,
         tuned: e.tuned.unwrap_or(true),
         tune: Tune::default(),
