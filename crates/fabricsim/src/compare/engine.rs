@@ -35,7 +35,7 @@ fn bdp_rtt(p: &SimParams) -> Time {
 pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, Error> {
     let mut p = params_from_design(design, v.tuned)?;
     let fec = fabricsim_mech::fec::KP4.frame_loss(v.ber, p.mtu_frame_wire_bytes());
-    p.loss_rate = 1.0 - (1.0 - v.loss_rate) * (1.0 - fec);
+    p.loss_rate = v.loss_rate + fec - v.loss_rate * fec;
     if p.loss_rate >= 0.5 {
         return Err(Error::Unsupported(format!(
             "pre-FEC BER {} loses {:.3} of the {}-byte frames after RS(544,514), with loss_rate {}: \
