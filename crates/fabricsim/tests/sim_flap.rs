@@ -228,6 +228,71 @@ fn the_victims_wait_for_no_timer_on_either_family() {
     }
 }
 
+/// UEC on the flapping link: no link-level flow control to carry it anywhere; a dead link drops
+/// what is sprayed onto it (trimming acts on a full queue, not a down link: nothing is trimmed,
+/// nothing dropped at a buffer), and RUD resends each loss at its own 65.5 us timer, so every
+/// message ends within one timer of the last outage (a resend sprayed into a later outage waits
+/// again, hence the bound from the last one). REPS stops recycling the entropies that lost
+/// packets and drifts off the link: fewer packets meet it than under oblivious spraying.
+#[test]
+fn uec_resends_what_a_flap_drops_within_one_short_timer_of_its_end() {
+    let last_up_ps = 10_000_000 + (FLAPS - 1) * PERIOD_PS + 20_000_000;
+    let mut dropped = Vec::new();
+    for label in ["uec-400g", "uec-400g REPS"] {
+        let r = calm_and_flapping(label);
+        let c = &r.flapped.counters;
+        assert!(c.drops.link_down > 0 && c.timeouts > 0, "{label}");
+        assert_eq!(
+            (c.trimmed, c.drops.buffer, c.qp_errors),
+            (0, 0, 0),
+            "{label}"
+        );
+        assert_eq!(r.flapped.summary.messages_completed, 256, "{label}");
+        let rto = r.flap.params.ack_timeout().ps();
+        let calm = r.calm.summary.max_fct_ps.unwrap();
+        let max = r.flapped.summary.max_fct_ps.unwrap();
+        assert!(max <= last_up_ps + rto + calm, "{label}: {max}");
+        // The victims meet no timer.
+        let cross = may_cross(&r.flap, r.link);
+        let victims = r.flapped.messages.iter().filter(|m| !cross[m.id as usize]);
+        assert!(
+            victims.map(|m| m.fct_ps.unwrap()).max().unwrap() < rto,
+            "{label}"
+        );
+        dropped.push(c.drops.link_down);
+    }
+    assert!(
+        dropped[1] < dropped[0],
+        "REPS {} vs random {}",
+        dropped[1],
+        dropped[0]
+    );
+}
+
+/// A gray link (silent drops at `GRAY` per packet) on every family pauses no port, stalls no
+/// credit and leaves the victims at their pace; no timer fires without a loss, no QP fails. A
+/// UEC receiver's SACKs of sprayed, reordered packets are no NAKs: its only NAKs are trims'.
+#[test]
+fn a_gray_link_costs_only_the_flows_on_it_on_every_family() {
+    for f in &FAMILIES {
+        let r = calm_and(f, gray);
+        let c = &r.flapped.counters;
+        let label = f.label;
+        assert!(c.drops.corruption > 0, "{label}");
+        assert_eq!(c.drops.link_down, 0, "{label}");
+        assert_eq!(spread(&r.flapped), (0, 0, 0), "{label}");
+        let (mut slow, _) = r.victims();
+        assert!(pct(&mut slow, 1.0) < 1.01, "{label}");
+        assert!(c.timeouts <= c.drops.corruption, "{label}");
+        assert_eq!(c.qp_errors, 0, "{label}");
+        assert_eq!(r.flapped.summary.messages_completed, 256, "{label}");
+        if f.profile == "uec-400g" {
+            assert_eq!(c.naks, c.trimmed, "{label}");
+            assert_eq!(r.calm.counters.naks, r.calm.counters.trimmed, "{label}");
+        }
+    }
+}
+
 #[test]
 fn a_flap_pauses_no_roce_port() {
     // A down link drops what is queued for it, it does not hold it: no PFC pause backs up
@@ -250,7 +315,7 @@ fn print_flap_effects() {
     ] {
         println!("\n{name} link");
         println!(
-            "| profile | ports paused / stalled | total, longest (us) | victims | victims' slowdown p50, p99 | may cross: median, max FCT (us) | link-down drops | lost on the link | trimmed | ACK timeouts | QP errors |"
+            "| profile | ports paused / stalled | total, longest (us) | victims | victims' slowdown p50, p99 | may cross: median, max FCT (us) | link-down drops | lost on the link | trimmed | resent | NAKs | ACK timeouts | QP errors |"
         );
         for f in &FAMILIES {
             let profile = f.label;
@@ -269,7 +334,7 @@ fn print_flap_effects() {
                 .collect();
             let c = &r.flapped.counters;
             println!(
-                "| {profile} | {ports} | {:.1}, {:.1} | {n} | {p50:.4}, {p99:.4} | {crossing}: {:.1}, {:.1} | {} | {} | {} | {} | {} |",
+                "| {profile} | {ports} | {:.1}, {:.1} | {n} | {p50:.4}, {p99:.4} | {crossing}: {:.1}, {:.1} | {} | {} | {} | {} | {} | {} | {} |",
                 us(total),
                 us(longest),
                 pct(&mut fct, 0.5) / 1e6,
@@ -277,6 +342,8 @@ fn print_flap_effects() {
                 c.drops.link_down,
                 c.drops.corruption,
                 c.trimmed,
+                c.retransmitted_packets,
+                c.naks,
                 c.timeouts,
                 c.qp_errors,
             );
