@@ -92,6 +92,22 @@ pub fn text(r: &Reliability, w: &mut String) {
     );
 }
 
+/// One compared fabric's delivered figures with its plan's interruptions (`compare --format
+/// json`): the interruptions per day, the ETTR at the checkpoint interval, MFU x ETTR and the
+/// cost per million tokens over ETTR; `null` without a delivered step.
+pub fn with_interruptions(f: &crate::compare::model::FabricResult) -> Value {
+    let r = &f.plan.reliability;
+    match &f.delivered {
+        None => Value::Null,
+        Some(d) => json!({
+            "interruptions_per_day": sig(r.interruptions_per_day),
+            "ettr": sig(r.ettr),
+            "mfu": d.mfu.scaled(r.ettr),
+            "usd_per_million_tokens": d.usd_per_million_tokens.scaled(1.0 / r.ettr),
+        }),
+    }
+}
+
 /// `compare`'s reliability rows, one cell per fabric: interruptions (the network's share),
 /// the job's MTBF, Daly's interval, ETTR, and MFU and cost per token with the interruptions.
 pub fn compare_rows(c: &crate::compare::model::Comparison) -> Vec<(String, Vec<String>)> {
