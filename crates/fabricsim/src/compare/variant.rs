@@ -43,6 +43,17 @@ pub struct Variant {
 impl Variant {
     /// One line saying what the variant's parameters mean.
     pub fn describe(&self) -> String {
+        if self.ber > 0.0 {
+            return format!(
+                "{} {} with pre-FEC BER {} on every link (RS(544,514) frame loss), random \
+                 per-packet loss {} and {} recovery",
+                self.profile,
+                if self.tuned { "tuned" } else { "untuned" },
+                self.ber,
+                self.loss_rate,
+                self.recovery.name()
+            );
+        }
         if self.loss_rate > 0.0 {
             format!(
                 "{} {} with random per-packet loss {} on every link and {} recovery",
