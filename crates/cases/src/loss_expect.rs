@@ -97,6 +97,7 @@ pub fn point(fabric: Fabric, loss: f64, seeds: u64, timeout_exp: Option<u8>) -> 
         profile: fabric.profile.into(),
         recovery: fabric.recovery,
         loss_rate: loss,
+        ber: 0.0,
         loss_interval: None,
         tuned: true,
         tune: Tune::default(),

@@ -41,8 +41,9 @@ pub struct SweepArgs {
     /// Scenario file ([cluster], [train], ...); without one, the built-in comparison's cluster.
     pub scenario: Option<PathBuf>,
     /// NAME=V1,V2,... for loss_rate, transport, gpus, oversubscription, profile (link speed),
-    /// ecn_kmin, ecn_kmax (bytes: 50K), dcqcn_rai (rate: 5Mbps) or dcqcn_timer (time: 55us);
-    /// once or twice (the first is the chart's x axis). Default: the loss sweep. Every point
+    /// ecn_kmin, ecn_kmax (bytes: 50K), dcqcn_rai (rate: 5Mbps), dcqcn_timer (time: 55us), ber
+    /// (pre-FEC, every link), mtbf_scale (x every MTBF), optics (dsp, lpo, lro) or
+    /// checkpoint_interval (time: 1800s); once or twice (the first is the chart's x axis). Default: the loss sweep. Every point
     /// also runs the comparison's stress pattern (incast over background load).
     #[arg(long = "param", value_name = "NAME=VALUES")]
     pub params: Vec<String>,
@@ -421,6 +422,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         profile: args.fabric.clone(),
         recovery: Transport::GoBackN,
         loss_rate: 0.0,
+        ber: 0.0,
         loss_interval: None,
         tuned: true,
         tune: Tune::default(),
@@ -543,8 +545,14 @@ pub fn run(args: SweepArgs) -> Outcome {
         table += &format!("{:>18}", a.param.name());
     }
     table += &format!(
-        "{:>20}{:>18}{:>12}{:>10}{:>20}\n",
-        "step_time_s", "MFU", "retransmits", "timeouts", "stress_bg_p99_us"
+        "{:>20}{:>18}{:>12}{:>10}{:>20}{:>8}{:>22}\n",
+        "step_time_s",
+        "MFU",
+        "retransmits",
+        "timeouts",
+        "stress_bg_p99_us",
+        "ETTR",
+        "USD/M tokens w/ ETTR"
     );
     for r in &results {
         for (_, v) in &r.point.values {
@@ -558,8 +566,12 @@ pub fn run(args: SweepArgs) -> Outcome {
                     .and_then(|s| s.get("bg_fct_p99_us"))
                     .map(|p| p.text(1))
                     .unwrap_or_else(|| "-".into());
+                let ettr = r.ettr.map_or("-".into(), |x| format!("{x:.3}"));
+                let usd = r
+                    .usd_per_million_good_tokens
+                    .map_or("-".into(), |u| u.text(3));
                 table += &format!(
-                    "{:>20}{:>18}{:>12}{:>10}{p99:>20}\n",
+                    "{:>20}{:>18}{:>12}{:>10}{p99:>20}{ettr:>8}{usd:>22}\n",
                     t.text(3),
                     fabricsim::report::compare::percent(&m, 2),
                     e.retransmitted_packets,
@@ -601,7 +613,7 @@ pub fn run(args: SweepArgs) -> Outcome {
                 "--svg",
                 p.display(),
                 "needs a numeric first parameter",
-                "loss_rate, gpus, ecn_kmin, ecn_kmax, dcqcn_rai or dcqcn_timer as the first --param",
+                "loss_rate, gpus, ecn_kmin, ecn_kmax, dcqcn_rai, dcqcn_timer, ber, mtbf_scale or checkpoint_interval as the first --param",
             ))
         })?;
         outpath::write(p, svg.as_bytes())?;

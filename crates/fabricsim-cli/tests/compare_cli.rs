@@ -77,6 +77,14 @@ fn json_and_file_outputs_are_identical_across_runs() {
             }
         }
         interval(&f["stress_over_seeds"]["figures"]["bg_fct_p99_us"]);
+        // With the plan's interruptions: less MFU, a dearer token, by the ETTR.
+        let w = &f["with_interruptions"];
+        let ettr = w["ettr"].as_f64().unwrap();
+        assert!(ettr > 0.0 && ettr < 1.0, "{w}");
+        assert_eq!(w["ettr"], f["plan"]["reliability"]["ettr"]);
+        interval(&w["usd_per_million_tokens"]);
+        let usd = |x: &serde_json::Value| x["usd_per_million_tokens"]["mean"].as_f64().unwrap();
+        assert!(usd(w) > usd(&f["delivered"]), "{w}");
         interval(&f["probes"]["ping_pong"][0]["latency_ns"]);
     }
     interval(&v["recommendation"]["scores"][0]["score"]);
@@ -114,6 +122,19 @@ fn bad_scenario_values_exit_2_with_the_key() {
     exits_2_saying(
         &["compare", &f],
         &["compare.fabrics[0].transport", "selective-repeat"],
+    );
+    let f = support::write(
+        "bad-compare-ber.toml",
+        "[compare]\nfabrics = [ { profile = \"roce-400g\", ber = 0.5 } ]\n",
+    );
+    exits_2_saying(
+        &["compare", &f],
+        &[
+            &format!("{f}:2:"),
+            "compare.fabrics[0].ber",
+            "0.5",
+            "from 0 to 0.005",
+        ],
     );
 }
 

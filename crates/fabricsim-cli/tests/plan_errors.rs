@@ -128,6 +128,37 @@ fn bad_flag_names_the_flag() {
 }
 
 #[test]
+fn reliability_keys_out_of_range() {
+    check(
+        "mtbf-scale",
+        "[cluster]\ngpus = 64\n[reliability]\nmtbf_scale = 0.0\n",
+        4,
+        "reliability.mtbf_scale",
+        "= 0",
+        "a number from 0.01 to 100",
+    );
+    check(
+        "checkpoint",
+        "[reliability]\ncheckpoint_interval_s = -5\n",
+        2,
+        "reliability.checkpoint_interval_s",
+        "= -5",
+        "a number from 1 to 2592000",
+    );
+    support::exits_2_saying(
+        &["plan", "--mtbf-scale", "500"],
+        &[
+            "command line: `--mtbf-scale` = 500",
+            "allowed: a number from 0.01 to 100",
+        ],
+    );
+    support::exits_2_saying(
+        &["plan", "--optics-drive", "cpo"],
+        &["`--optics-drive`", "cpo", "dsp, lpo, lro"],
+    );
+}
+
+#[test]
 fn missing_scenario_file() {
     support::exits_2_saying(
         &["plan", "/nonexistent/scenario.toml"],

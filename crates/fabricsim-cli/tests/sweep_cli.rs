@@ -63,6 +63,23 @@ fn bad_sweep_parameters_exit_2() {
     ] {
         support::exits_2_saying(args, &["--param"]);
     }
+    // The physical-layer and reliability axes name the value and what they take.
+    for (arg, allowed) in [
+        ("ber=0.1", "pre-FEC bit error ratios from 0 to 0.005"),
+        ("ber=-1e-5", "pre-FEC bit error ratios"),
+        ("mtbf_scale=0", "factors from 0.01 to 100"),
+        ("optics=cpo", "dsp, lpo, lro"),
+        ("checkpoint_interval=0s", "times from 1 s to 2592000 s"),
+        ("checkpoint_interval=30min", "such as 600s, 1800s"),
+    ] {
+        let value = arg.split_once('=').unwrap().1;
+        support::exits_2_saying(&["sweep", "--param", arg], &["--param", value, allowed]);
+    }
+    // A BER the FEC cannot hold loses half the frames: refused before running.
+    support::exits_2_saying(
+        &["sweep", "--param", "ber=4e-3"],
+        &["--param", "RS(544,514)"],
+    );
 }
 
 #[test]
@@ -160,4 +177,60 @@ fn three_seeds_give_the_same_csv_bytes_twice() {
     assert_eq!(ja["seeds"].as_array().unwrap().len(), 3);
     assert_eq!(ja["points"][1]["mfu"]["n"], 3);
     support::exits_2_saying(&["sweep", "--seeds", "0"], &["--seeds", "1 to 100"]);
+}
+
+/// An MTBF sweep's CSV keeps the columns before and appends the plan's power, interruptions,
+/// ETTR and the cost per token trained between interruptions; its chart is MFU x ETTR.
+#[test]
+fn an_mtbf_sweep_appends_ettr_and_the_cost_per_good_token() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let scenario = support::write(
+        "sweep-mtbf.toml",
+        "[cluster]\ngpus = 16\ngpus_per_node = 8\nnics_per_node = 8\ngpu = \"h100\"\n\
+         [train]\nmodel = \"llama3-8b\"\ntp = 8\npp = 1\n",
+    );
+    let (csv, svg) = (dir.join("mtbf.csv"), dir.join("mtbf.svg"));
+    let o = fabricsim(&[
+        "sweep",
+        &scenario,
+        "--param",
+        "mtbf_scale=2,0.5",
+        "--seeds",
+        "2",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = std::fs::read_to_string(&csv).unwrap();
+    let head: Vec<&str> = c.lines().next().unwrap().split(',').collect();
+    let at = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    assert!(at("error") < at("network_power_kw"), "{c}");
+    assert_eq!(
+        head[at("error") + 1..],
+        [
+            "network_power_kw",
+            "interruptions_per_day",
+            "ettr",
+            "usd_per_million_good_tokens",
+            "usd_per_million_good_tokens_lo",
+            "usd_per_million_good_tokens_hi"
+        ]
+    );
+    let rows: Vec<Vec<f64>> = c
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .map(|x| x.parse().unwrap_or(f64::NAN))
+                .collect()
+        })
+        .collect();
+    let col = |r: usize, name: &str| rows[r][at(name)];
+    assert!(col(1, "ettr") < col(0, "ettr"));
+    assert!(col(1, "usd_per_million_good_tokens") > col(0, "usd_per_million_good_tokens"));
+    assert_eq!(col(1, "step_time_s"), col(0, "step_time_s"));
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.contains("MFU x ETTR") && s.contains("MTBF scale"));
 }

@@ -1,15 +1,45 @@
-//! A flapping leaf-spine link (`[[faults.link]] flap_period`, `flap_down`, `flaps`) on a
-//! lossless fabric, RoCE (PFC) against IB (credits): what the flap drops, which ports it pauses
-//! or stalls and for how long, and how much the flows that never cross the link (victims) slow
-//! down. The claim it tests: "at 100G/200G per lane, link instability triggers PFC storms"
-//! (issue #29).
+//! An unstable leaf-spine link on every family, RoCE (PFC, ECMP), IB (credits, adaptive
+//! routing) and UEC (no flow control, spraying, trimming, RUD): a flapping link
+//! (`[[faults.link]] flap_period`, `flap_down`, `flaps`) and a gray one (silent random drops,
+//! `loss_rate`); what each drops, which ports it pauses or stalls and for how long, and how much
+//! the flows that never cross the link (victims) slow down. The claim it tests: "at 100G/200G per
+//! lane, link instability triggers PFC storms" (issue #29).
 
 use fabricsim::scenario::sim::SimSetup;
-use fabricsim::sim::RunResult;
+use fabricsim::sim::{RoutePolicy, RunResult, SprayPick};
 use fabricsim_cases::sim_util::{run_setup as run, setup};
 
 const FLAPS: u64 = 4;
 const PERIOD_PS: u64 = 60_000_000;
+/// The gray link's silent drop rate per packet, both ways.
+const GRAY: f64 = 1e-3;
+/// A fabric of the tables: its label, profile, and the spraying pick set over the profile's.
+struct Family {
+    label: &'static str,
+    profile: &'static str,
+    pick: Option<SprayPick>,
+}
+
+const fn family(label: &'static str, profile: &'static str, pick: Option<SprayPick>) -> Family {
+    Family {
+        label,
+        profile,
+        pick,
+    }
+}
+
+/// Every family, and UEC with REPS (path-aware spraying, `route::reps`) as well as the profile's
+/// oblivious random spraying.
+const FAMILIES: [Family; 4] = [
+    family("roce-400g", "roce-400g", None),
+    family("ib-ndr", "ib-ndr", None),
+    family("uec-400g", "uec-400g", None),
+    family("uec-400g REPS", "uec-400g", Some(SprayPick::Reps)),
+];
+
+fn of(label: &str) -> &'static Family {
+    FAMILIES.iter().find(|f| f.label == label).unwrap()
+}
 
 fn scenario(profile: &str, faults: &str) -> String {
     format!(
@@ -19,9 +49,11 @@ fn scenario(profile: &str, faults: &str) -> String {
 }
 
 /// Ports that were paused (PFC) or waited for credits (IB): how many, the total and the longest
-/// of that time, ps.
+/// of that time, ps (none on a fabric without link-level flow control, UEC).
 fn spread(r: &RunResult) -> (usize, u64, u64) {
-    let fc = r.flow_control.as_ref().unwrap();
+    let Some(fc) = r.flow_control.as_ref() else {
+        return (0, 0, 0);
+    };
     let t = |p: &fabricsim::sim::results::PortFc| p.paused_ps + p.credit_stall_ps;
     (
         fc.ports.iter().filter(|p| t(p) > 0).count(),
@@ -40,6 +72,11 @@ fn flapping(link: usize) -> String {
         "[faults]\n[[faults.link]]\nlink = {link}\ndown_at = \"10us\"\n\
          flap_period = \"60us\"\nflap_down = \"20us\"\nflaps = {FLAPS}\n"
     )
+}
+
+/// A gray link: up all the time, silently losing `GRAY` of the packets each way.
+fn gray(link: usize) -> String {
+    format!("[faults]\n[[faults.link]]\nlink = {link}\nloss_rate = {GRAY}\n")
 }
 
 /// Per message of `s`: whether any of its paths may cross leaf-spine `link` (IB's adaptive
@@ -71,7 +108,7 @@ fn pct(v: &mut [f64], q: f64) -> f64 {
     v[((q * v.len() as f64).ceil() as usize).max(1) - 1]
 }
 
-/// One flap run on `profile` and the same run without it.
+/// One run on `profile` with a fault on the link and the same run without it.
 struct Runs {
     flap: SimSetup,
     link: usize,
@@ -79,10 +116,25 @@ struct Runs {
     flapped: RunResult,
 }
 
-fn calm_and_flapping(profile: &str) -> Runs {
-    let calm = setup(&scenario(profile, ""));
+fn calm_and_flapping(label: &str) -> Runs {
+    calm_and(of(label), flapping)
+}
+
+/// `f`'s fabric built from its profile, with `f`'s spraying pick.
+fn built(f: &Family, faults: &str) -> SimSetup {
+    let mut s = setup(&scenario(f.profile, faults));
+    if let (Some(pick), RoutePolicy::Spray(spray)) = (f.pick, &mut s.params.routing) {
+        spray.pick = pick;
+    }
+    s
+}
+
+/// `f`'s run without faults and with `fault` (the `[faults]` text for a link) on its first
+/// leaf-spine link.
+fn calm_and(f: &Family, fault: fn(usize) -> String) -> Runs {
+    let calm = built(f, "");
     let link = fabric_link(&calm);
-    let flap = setup(&scenario(profile, &flapping(link)));
+    let flap = built(f, &fault(link));
     let (a, b) = (run(&calm), run(&flap));
     Runs {
         flap,
@@ -176,6 +228,71 @@ fn the_victims_wait_for_no_timer_on_either_family() {
     }
 }
 
+/// UEC on the flapping link: no link-level flow control to carry it anywhere; a dead link drops
+/// what is sprayed onto it (trimming acts on a full queue, not a down link: nothing is trimmed,
+/// nothing dropped at a buffer), and RUD resends each loss at its own 65.5 us timer, so every
+/// message ends within one timer of the last outage (a resend sprayed into a later outage waits
+/// again, hence the bound from the last one). REPS stops recycling the entropies that lost
+/// packets and drifts off the link: fewer packets meet it than under oblivious spraying.
+#[test]
+fn uec_resends_what_a_flap_drops_within_one_short_timer_of_its_end() {
+    let last_up_ps = 10_000_000 + (FLAPS - 1) * PERIOD_PS + 20_000_000;
+    let mut dropped = Vec::new();
+    for label in ["uec-400g", "uec-400g REPS"] {
+        let r = calm_and_flapping(label);
+        let c = &r.flapped.counters;
+        assert!(c.drops.link_down > 0 && c.timeouts > 0, "{label}");
+        assert_eq!(
+            (c.trimmed, c.drops.buffer, c.qp_errors),
+            (0, 0, 0),
+            "{label}"
+        );
+        assert_eq!(r.flapped.summary.messages_completed, 256, "{label}");
+        let rto = r.flap.params.ack_timeout().ps();
+        let calm = r.calm.summary.max_fct_ps.unwrap();
+        let max = r.flapped.summary.max_fct_ps.unwrap();
+        assert!(max <= last_up_ps + rto + calm, "{label}: {max}");
+        // The victims meet no timer.
+        let cross = may_cross(&r.flap, r.link);
+        let victims = r.flapped.messages.iter().filter(|m| !cross[m.id as usize]);
+        assert!(
+            victims.map(|m| m.fct_ps.unwrap()).max().unwrap() < rto,
+            "{label}"
+        );
+        dropped.push(c.drops.link_down);
+    }
+    assert!(
+        dropped[1] < dropped[0],
+        "REPS {} vs random {}",
+        dropped[1],
+        dropped[0]
+    );
+}
+
+/// A gray link (silent drops at `GRAY` per packet) on every family pauses no port, stalls no
+/// credit and leaves the victims at their pace; no timer fires without a loss, no QP fails. A
+/// UEC receiver's SACKs of sprayed, reordered packets are no NAKs: its only NAKs are trims'.
+#[test]
+fn a_gray_link_costs_only_the_flows_on_it_on_every_family() {
+    for f in &FAMILIES {
+        let r = calm_and(f, gray);
+        let c = &r.flapped.counters;
+        let label = f.label;
+        assert!(c.drops.corruption > 0, "{label}");
+        assert_eq!(c.drops.link_down, 0, "{label}");
+        assert_eq!(spread(&r.flapped), (0, 0, 0), "{label}");
+        let (mut slow, _) = r.victims();
+        assert!(pct(&mut slow, 1.0) < 1.01, "{label}");
+        assert!(c.timeouts <= c.drops.corruption, "{label}");
+        assert_eq!(c.qp_errors, 0, "{label}");
+        assert_eq!(r.flapped.summary.messages_completed, 256, "{label}");
+        if f.profile == "uec-400g" {
+            assert_eq!(c.naks, c.trimmed, "{label}");
+            assert_eq!(r.calm.counters.naks, r.calm.counters.trimmed, "{label}");
+        }
+    }
+}
+
 #[test]
 fn a_flap_pauses_no_roce_port() {
     // A down link drops what is queued for it, it does not hold it: no PFC pause backs up
@@ -186,39 +303,50 @@ fn a_flap_pauses_no_roce_port() {
     assert_eq!(r.flapped.counters.pause_frames, 0);
 }
 
-/// The table of docs/reliability.md: `cargo test -p fabricsim --test sim_flap -- --ignored
+/// The tables of docs/reliability.md: `cargo test -p fabricsim --test sim_flap -- --ignored
 /// --nocapture`.
 #[test]
 #[ignore]
 fn print_flap_effects() {
     let us = |ps: u64| ps as f64 / 1e6;
-    println!(
-        "| profile | ports paused / stalled | total, longest (us) | victims | victims' slowdown p50, p99 | may cross: median, max FCT (us) | link-down drops | ACK timeouts | QP errors |"
-    );
-    for profile in ["roce-400g", "ib-ndr"] {
-        let r = calm_and_flapping(profile);
-        let (ports, total, longest) = spread(&r.flapped);
-        let (mut slow, crossing) = r.victims();
-        let n = slow.len();
-        let (p50, p99) = (pct(&mut slow, 0.5), pct(&mut slow, 0.99));
-        let cross = may_cross(&r.flap, r.link);
-        let mut fct: Vec<f64> = r
-            .flapped
-            .messages
-            .iter()
-            .filter(|m| cross[m.id as usize])
-            .map(|m| m.fct_ps.unwrap() as f64)
-            .collect();
-        let c = &r.flapped.counters;
+    for (name, fault) in [
+        ("flapping", flapping as fn(usize) -> String),
+        ("gray", gray),
+    ] {
+        println!("\n{name} link");
         println!(
-            "| {profile} | {ports} | {:.1}, {:.1} | {n} | {p50:.4}, {p99:.4} | {crossing}: {:.1}, {:.1} | {} | {} | {} |",
-            us(total),
-            us(longest),
-            pct(&mut fct, 0.5) / 1e6,
-            pct(&mut fct, 1.0) / 1e6,
-            c.drops.link_down,
-            c.timeouts,
-            c.qp_errors,
+            "| profile | ports paused / stalled | total, longest (us) | victims | victims' slowdown p50, p99 | may cross: median, max FCT (us) | link-down drops | lost on the link | trimmed | resent | NAKs | ACK timeouts | QP errors |"
         );
+        for f in &FAMILIES {
+            let profile = f.label;
+            let r = calm_and(f, fault);
+            let (ports, total, longest) = spread(&r.flapped);
+            let (mut slow, crossing) = r.victims();
+            let n = slow.len();
+            let (p50, p99) = (pct(&mut slow, 0.5), pct(&mut slow, 0.99));
+            let cross = may_cross(&r.flap, r.link);
+            let mut fct: Vec<f64> = r
+                .flapped
+                .messages
+                .iter()
+                .filter(|m| cross[m.id as usize])
+                .map(|m| m.fct_ps.unwrap() as f64)
+                .collect();
+            let c = &r.flapped.counters;
+            println!(
+                "| {profile} | {ports} | {:.1}, {:.1} | {n} | {p50:.4}, {p99:.4} | {crossing}: {:.1}, {:.1} | {} | {} | {} | {} | {} | {} | {} |",
+                us(total),
+                us(longest),
+                pct(&mut fct, 0.5) / 1e6,
+                pct(&mut fct, 1.0) / 1e6,
+                c.drops.link_down,
+                c.drops.corruption,
+                c.trimmed,
+                c.retransmitted_packets,
+                c.naks,
+                c.timeouts,
+                c.qp_errors,
+            );
+        }
     }
 }

@@ -117,6 +117,8 @@ pub struct Counters {
     pub timeouts: u64,
     /// QPs that exhausted their retry count (IBA error state).
     pub qp_errors: u64,
+    /// NAKs (a trimmed packet's NACK among them) and selective repeat's SACKs of a hole; not
+    /// RUD's SACKs, which acknowledge reordered packets.
     pub naks: u64,
     pub ecn_marks: u64,
     pub pause_frames: u64,

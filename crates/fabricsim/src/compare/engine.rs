@@ -29,10 +29,23 @@ fn bdp_rtt(p: &SimParams) -> Time {
 }
 
 /// Engine parameters for `v` on `design`'s fabric (`sim::params_from_design`: the profile's
-/// packet format, the catalog's switch and NIC latencies and buffer) with the run's `seed`.
+/// packet format, the catalog's switch and NIC latencies and buffer) with the run's `seed`;
+/// `v`'s pre-FEC BER becomes the RS(544,514) loss of an MTU frame (`mech::fec`), independent
+/// of `v.loss_rate` (a frame survives both).
 pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, Error> {
     let mut p = params_from_design(design, v.tuned)?;
-    p.loss_rate = v.loss_rate;
+    let fec = fabricsim_mech::fec::KP4.frame_loss(v.ber, p.mtu_frame_wire_bytes());
+    p.loss_rate = v.loss_rate + fec - v.loss_rate * fec;
+    if p.loss_rate >= 0.5 {
+        return Err(Error::Unsupported(format!(
+            "pre-FEC BER {} loses {:.3} of the {}-byte frames after RS(544,514), with loss_rate {}: \
+             past the 0.5 the loss model takes",
+            v.ber,
+            fec,
+            p.mtu_frame_wire_bytes(),
+            v.loss_rate
+        )));
+    }
     p.seed = seed;
     p.transport = v.recovery;
     if p.transport.places_out_of_order() {

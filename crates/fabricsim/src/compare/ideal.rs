@@ -199,6 +199,7 @@ mod tests {
             profile: "roce-400g".into(),
             recovery: fabricsim_mech::Transport::GoBackN,
             loss_rate: 0.0,
+            ber: 0.0,
             loss_interval: None,
             tuned: true,
             tune: Tune::default(),

@@ -15,7 +15,7 @@ use super::engine::params;
 use super::model::train_config;
 use super::step::{EngineTotals, engine_step};
 use super::stress::{StressOverSeeds, StressResult};
-use super::variant::Variant;
+use super::variant::{MAX_BER, Variant};
 use crate::error::Error;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
@@ -23,7 +23,11 @@ use fabricsim_core::error::InputError;
 use fabricsim_core::estimate::Estimate;
 use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{Time, parse_bytes, parse_rate, parse_time};
+use fabricsim_input::catalog::Drive;
 use fabricsim_input::profile::Profile;
+use fabricsim_input::scenario::reliability::{
+    CHECKPOINT_INTERVAL_S, MTBF_SCALE, ReliabilitySection,
+};
 use fabricsim_input::scenario::{Design, Scenario};
 use fabricsim_mech::Transport;
 
@@ -49,10 +53,18 @@ pub enum Param {
     DcqcnRai,
     /// DCQCN rate-increase timer (a time; tuned RoCE).
     DcqcnTimer,
+    /// Pre-FEC BER on every link ([compare] fabrics' `ber`): the RS(544,514) loss of an MTU frame.
+    Ber,
+    /// Every MTBF of the failure-rate table times this ([reliability] mtbf_scale).
+    MtbfScale,
+    /// The module drive where optics are needed ([layout] optics: dsp, lpo, lro).
+    Optics,
+    /// Work between checkpoints (a time; [reliability] checkpoint_interval_s).
+    CheckpointInterval,
 }
 
 impl Param {
-    pub const ALL: [Param; 9] = [
+    pub const ALL: [Param; 13] = [
         Param::LossRate,
         Param::Transport,
         Param::Gpus,
@@ -62,6 +74,10 @@ impl Param {
         Param::EcnKmax,
         Param::DcqcnRai,
         Param::DcqcnTimer,
+        Param::Ber,
+        Param::MtbfScale,
+        Param::Optics,
+        Param::CheckpointInterval,
     ];
 
     pub fn name(self) -> &'static str {
@@ -75,17 +91,22 @@ impl Param {
             Param::EcnKmax => "ecn_kmax",
             Param::DcqcnRai => "dcqcn_rai",
             Param::DcqcnTimer => "dcqcn_timer",
+            Param::Ber => "ber",
+            Param::MtbfScale => "mtbf_scale",
+            Param::Optics => "optics",
+            Param::CheckpointInterval => "checkpoint_interval",
         }
     }
 
     /// The value as a number for a chart's x axis (bytes, Mb/s, us), when the parameter has one.
     pub fn number(self, v: &str) -> Option<f64> {
         match self {
-            Param::LossRate | Param::Gpus => v.parse().ok(),
+            Param::LossRate | Param::Gpus | Param::Ber | Param::MtbfScale => v.parse().ok(),
+            Param::CheckpointInterval => parse_time(v).ok().map(|t| t.as_secs_f64()),
             Param::EcnKmin | Param::EcnKmax => parse_bytes(v).ok().map(|b| b as f64),
             Param::DcqcnRai => parse_rate(v).ok().map(|r| r.bps() as f64 / 1e6),
             Param::DcqcnTimer => parse_time(v).ok().map(|t| t.as_us_f64()),
-            Param::Transport | Param::Oversubscription | Param::Profile => None,
+            Param::Transport | Param::Oversubscription | Param::Profile | Param::Optics => None,
         }
     }
 
@@ -93,7 +114,7 @@ impl Param {
     pub fn numeric(self) -> bool {
         !matches!(
             self,
-            Param::Transport | Param::Oversubscription | Param::Profile
+            Param::Transport | Param::Oversubscription | Param::Profile | Param::Optics
         )
     }
 }
@@ -128,6 +149,12 @@ impl SweepAxis {
                 Param::EcnKmin | Param::EcnKmax => parse_bytes(v).is_ok_and(|b| b > 0),
                 Param::DcqcnRai => parse_rate(v).is_ok(),
                 Param::DcqcnTimer => parse_time(v).is_ok_and(|t| t > Time::ZERO),
+                Param::Ber => v.parse::<f64>().is_ok_and(|b| (0.0..=MAX_BER).contains(&b)),
+                Param::MtbfScale => v.parse::<f64>().is_ok_and(|x| within(x, MTBF_SCALE)),
+                Param::Optics => Drive::ALL.iter().any(|d| d.key() == v),
+                Param::CheckpointInterval => {
+                    parse_time(v).is_ok_and(|t| within(t.as_secs_f64(), CHECKPOINT_INTERVAL_S))
+                }
             };
             if !ok {
                 let allowed = match param {
@@ -141,6 +168,16 @@ impl SweepAxis {
                     }
                     Param::DcqcnRai => "positive rates such as 5Mbps, 40Mbps".into(),
                     Param::DcqcnTimer => "positive times such as 55us, 300us".into(),
+                    Param::Ber => format!("pre-FEC bit error ratios from 0 to {MAX_BER}"),
+                    Param::MtbfScale => format!(
+                        "factors from {} to {} (0.5: parts fail twice as often)",
+                        MTBF_SCALE.0, MTBF_SCALE.1
+                    ),
+                    Param::Optics => Drive::ALL.map(|d| d.key()).join(", "),
+                    Param::CheckpointInterval => format!(
+                        "times from {} s to {} s, such as 600s, 1800s",
+                        CHECKPOINT_INTERVAL_S.0, CHECKPOINT_INTERVAL_S.1
+                    ),
                 };
                 return Err(InputError::flag(
                     flag,
@@ -201,6 +238,18 @@ pub struct PointResult {
     pub stress_over_seeds: Option<StressOverSeeds>,
     /// Why the point has no result (an invalid combination, an engine run that failed).
     pub error: Option<String>,
+    /// The plan's network power (switches, optics, NICs), kW.
+    #[serde(default)]
+    pub network_power_kw: Option<f64>,
+    /// The plan's job interruptions per day and the ETTR at its checkpoint interval
+    /// (`plan::reliability`).
+    #[serde(default)]
+    pub interruptions_per_day: Option<f64>,
+    #[serde(default)]
+    pub ettr: Option<f64>,
+    /// TCO over the tokens trained between interruptions: `usd_per_million_tokens` / ETTR.
+    #[serde(default)]
+    pub usd_per_million_good_tokens: Option<Estimate>,
 }
 
 /// The scenario and fabric of `point`: `base` and `fabric` with the point's values applied
@@ -219,10 +268,27 @@ pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Var
             Param::EcnKmax => v.tune.ecn_kmax_bytes = parse_bytes(value).ok(),
             Param::DcqcnRai => v.tune.dcqcn_rai = parse_rate(value).ok(),
             Param::DcqcnTimer => v.tune.dcqcn_rate_increase_timer = parse_time(value).ok(),
+            Param::Ber => v.ber = value.parse().unwrap_or(v.ber),
+            Param::MtbfScale => reliability(&mut s).mtbf_scale = value.parse().ok(),
+            Param::Optics => s.file.layout.optics = value.clone(),
+            Param::CheckpointInterval => {
+                reliability(&mut s).checkpoint_interval_s =
+                    parse_time(value).ok().map(|t| t.as_secs_f64())
+            }
         }
     }
     s.file.fabric.profile = v.profile.clone();
     (s, v)
+}
+
+/// The scenario's `[reliability]` section, created empty when it has none.
+fn reliability(s: &mut Scenario) -> &mut ReliabilitySection {
+    s.file.reliability.get_or_insert_with(Default::default)
+}
+
+/// Whether `x` lies in the closed interval `(lo, hi)`.
+fn within(x: f64, (lo, hi): (f64, f64)) -> bool {
+    x.is_finite() && (lo..=hi).contains(&x)
 }
 
 /// Checks that every point's combination builds and gives valid engine parameters (an ECN
@@ -307,19 +373,25 @@ pub fn timed_point(
             super::seeds::estimate(what, &steps.iter().map(g).collect::<Vec<_>>())
         };
         let tco = plan.cost.cluster_tco_usd;
+        let usd = over("USD per million tokens", &|r| {
+            super::model::usd_per_million_tokens(tco, r.tokens_per_s, secs)
+        })?;
+        let ettr = plan.reliability.ettr;
         Ok(PointResult {
             point: point.clone(),
             step_time_s: Some(over("step time", &|r| r.step_time_s)?),
             tokens_per_s: Some(over("tokens/s", &|r| r.tokens_per_s)?),
             mfu: Some(over("MFU", &|r| r.mfu)?),
             network_capex_usd: Some(plan.cost.network_capex_usd),
-            usd_per_million_tokens: Some(over("USD per million tokens", &|r| {
-                super::model::usd_per_million_tokens(tco, r.tokens_per_s, secs)
-            })?),
+            usd_per_million_tokens: Some(usd),
             engine: Some(totals),
             stress_over_seeds: stress.then(|| super::stress::over_seeds(&runs)),
             stress: runs.into_iter().next(),
             error: None,
+            network_power_kw: Some(plan.power.total_kw()),
+            interruptions_per_day: Some(plan.reliability.interruptions_per_day),
+            ettr: Some(ettr),
+            usd_per_million_good_tokens: Some(usd.scaled(1.0 / ettr)),
         })
     })();
     outcome.unwrap_or_else(|e| PointResult {
@@ -333,6 +405,10 @@ pub fn timed_point(
         stress: None,
         stress_over_seeds: None,
         error: Some(e),
+        network_power_kw: None,
+        interruptions_per_day: None,
+        ettr: None,
+        usd_per_million_good_tokens: None,
     })
 }
 
@@ -394,7 +470,9 @@ pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
     for f in &super::stress::FIGURES {
         out += &est(&format!("stress_{}", f.key));
     }
-    out += ",error\n";
+    out += ",error,network_power_kw,interruptions_per_day,ettr";
+    out += &est("usd_per_million_good_tokens");
+    out += "\n";
     let f = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_default();
     let e3 = |x: Option<Estimate>| {
         format!(
@@ -429,17 +507,23 @@ pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
             out += &e3(st.and_then(|s| s.get(fig.key)));
         }
         out += &format!(
-            ",{}\n",
-            r.error.as_deref().unwrap_or("").replace([',', '\n'], ";")
+            ",{},{},{},{}",
+            r.error.as_deref().unwrap_or("").replace([',', '\n'], ";"),
+            f(r.network_power_kw),
+            f(r.interruptions_per_day),
+            f(r.ettr)
         );
+        out += &e3(r.usd_per_million_good_tokens);
+        out += "\n";
     }
     out
 }
 
 /// The chart: against the first axis (which must be numeric), MFU for the loss, GPU-count and
 /// link parameters, the stress run's background p99 completion time for the congestion-control
-/// parameters (they act on congestion, which the step's collectives hardly meet); one series
-/// per value of the second axis (or one series).
+/// parameters (they act on congestion, which the step's collectives hardly meet), MFU x ETTR
+/// for the reliability ones (they leave the step alone); one series per value of the second
+/// axis (or one series).
 pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
     use crate::svg::line::{LineChart, Series};
     use crate::svg::{Scale, TickFormat};
@@ -451,13 +535,17 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
         x.param,
         Param::EcnKmin | Param::EcnKmax | Param::DcqcnRai | Param::DcqcnTimer
     );
+    let failures = matches!(x.param, Param::MtbfScale | Param::CheckpointInterval);
     let y = |r: &PointResult| -> Option<Estimate> {
         if cc {
             r.stress_over_seeds.as_ref()?.get("bg_fct_p99_us")
+        } else if failures {
+            Some(r.mfu?.scaled(r.ettr?))
         } else {
             r.mfu
         }
     };
+    let log = matches!(x.param, Param::LossRate | Param::Ber);
     let groups: Vec<String> = axes
         .get(1)
         .map(|a| a.values.clone())
@@ -476,7 +564,7 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
                     .filter(|r| g.is_empty() || r.point.values.get(1).map(|v| &v.1) == Some(g))
                     .filter_map(|r| Some((x.param.number(&r.point.values[0].1)?, y(r)?)))
                     // A log axis has no place for a lossless point (the tables give it).
-                    .filter(|p| x.param != Param::LossRate || p.0 > 0.0),
+                    .filter(|p| !log || p.0 > 0.0),
             )
         })
         .collect();
@@ -489,6 +577,9 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
         Param::EcnKmax => ("ECN Kmax (bytes)", TickFormat::Bytes),
         Param::DcqcnRai => ("DCQCN Rai (Mb/s)", TickFormat::Number),
         Param::DcqcnTimer => ("DCQCN rate-increase timer (us)", TickFormat::Number),
+        Param::Ber => ("pre-FEC bit error ratio", TickFormat::Number),
+        Param::MtbfScale => ("MTBF scale (x the failure-rate table)", TickFormat::Number),
+        Param::CheckpointInterval => ("checkpoint interval (s)", TickFormat::Number),
         _ => ("GPUs", TickFormat::Number),
     };
     let (y_title, y_fmt, what) = if cc {
@@ -496,6 +587,12 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
             "background FCT p99 under stress (us)",
             TickFormat::Number,
             "stress p99 FCT",
+        )
+    } else if failures {
+        (
+            "MFU x ETTR (time between interruptions counted)",
+            TickFormat::Percent,
+            "MFU x ETTR",
         )
     } else {
         ("MFU (model FLOPs / peak)", TickFormat::Percent, "MFU")
@@ -505,10 +602,10 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
             &format!("{what} against {}", x.param.name()),
             (
                 title,
-                match x.param {
-                    // Loss rates span decades: a log axis (issue 24).
-                    Param::LossRate => Scale::Log10,
-                    _ => Scale::Linear,
+                match log {
+                    // Loss rates and BERs span decades: a log axis (issue 24).
+                    true => Scale::Log10,
+                    false => Scale::Linear,
                 },
                 fmt,
             ),

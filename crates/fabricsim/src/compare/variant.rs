@@ -27,6 +27,9 @@ pub struct Variant {
     pub profile: String,
     pub recovery: Transport,
     pub loss_rate: f64,
+    /// Pre-FEC BER on every link, its RS(544,514) frame loss added to `loss_rate`
+    /// ([`super::engine::params`]).
+    pub ber: f64,
     /// The loss-rate interval the verdict is tested under (`loss_rate_interval`); `None`:
     /// `loss_rate` x0.1 and x10 ([`super::model::loss_ends`]).
     pub loss_interval: Option<[f64; 2]>,
@@ -40,6 +43,17 @@ pub struct Variant {
 impl Variant {
     /// One line saying what the variant's parameters mean.
     pub fn describe(&self) -> String {
+        if self.ber > 0.0 {
+            return format!(
+                "{} {} with pre-FEC BER {} on every link (RS(544,514) frame loss), random \
+                 per-packet loss {} and {} recovery",
+                self.profile,
+                if self.tuned { "tuned" } else { "untuned" },
+                self.ber,
+                self.loss_rate,
+                self.recovery.name()
+            );
+        }
         if self.loss_rate > 0.0 {
             format!(
                 "{} {} with random per-packet loss {} on every link and {} recovery",
@@ -58,6 +72,10 @@ impl Variant {
         }
     }
 }
+
+/// The largest pre-FEC BER a fabric entry or sweep point takes: past it, RS(544,514) loses
+/// nearly every frame (its limit is 2.4e-4, IEEE 802.3 Clause 91).
+pub const MAX_BER: f64 = 5e-3;
 
 fn entry(
     s: &Scenario,
@@ -102,6 +120,15 @@ fn entry(
             "a probability from 0 up to (not including) 0.5".into(),
         ));
     }
+    let ber = e.ber.unwrap_or(0.0);
+    if !(0.0..=MAX_BER).contains(&ber) {
+        return Err(err(
+            "ber",
+            &ber,
+            "is out of range",
+            format!("a pre-FEC bit error ratio from 0 to {MAX_BER}"),
+        ));
+    }
     if let Some([lo, hi]) = e.loss_rate_interval
         && !(0.0 <= lo && lo <= loss_rate && loss_rate <= hi && hi < 0.5)
     {
@@ -120,6 +147,7 @@ fn entry(
         profile: e.profile.trim().to_string(),
         recovery,
         loss_rate,
+        ber,
         loss_interval: e.loss_rate_interval,
         tuned: e.tuned.unwrap_or(true),
         tune: Tune::default(),

@@ -4,7 +4,7 @@
 //! link; one inside the fabric only when the fabric's local repair is slower than the transport
 //! gives up: IBA 9.7.6.1.3, a QP retries its timeout `retry_count` times), the job's mean time
 //! between interruptions, the checkpoint interval that maximises its effective training time
-//! ratio and that ratio (`ettr`).
+//! ratio and that ratio (`ettr`). `[reliability]` scales every MTBF and may set the interval.
 
 use fabricsim_core::topology::{Medium, Topology};
 use fabricsim_input::catalog::{CableShape, Catalog};
@@ -42,8 +42,11 @@ pub struct Reliability {
     pub job: JobCosts,
     /// Mean time between the job's interruptions, hours.
     pub job_mtbf_hours: f64,
-    /// Daly's optimum checkpoint interval and the ETTR at it.
+    /// The checkpoint interval in use (`[reliability] checkpoint_interval_s`, else Daly's
+    /// optimum) and the ETTR at it.
     pub checkpoint: Checkpointing,
+    /// Daly's optimum interval, s.
+    pub optimum_interval_s: f64,
     pub ettr: f64,
 }
 
@@ -70,10 +73,11 @@ pub fn of_with(
         .reroute
         .as_ref()
         .is_some_and(|x| fabricsim_core::units::Time::from_us(x.local_repair_us) < gives_up);
+    let scale = d.reliability.mtbf_scale;
     let per_day = |count: u64, mtbf: f64| count as f64 * 24.0 / mtbf;
     let mut parts = Vec::new();
     let device = |name: &str, network, count: u64, kind| {
-        let mtbf = r.device(kind);
+        let mtbf = r.device(kind) * scale;
         let f = per_day(count, mtbf);
         Part {
             name: name.into(),
@@ -146,7 +150,11 @@ pub fn of_with(
         .iter()
         .filter(|l| matches!(l.category, Category::Transceiver | Category::Cable))
     {
-        let Some(mtbf) = line.class.and_then(|class| r.medium(class)) else {
+        let Some(mtbf) = line
+            .class
+            .and_then(|class| r.medium(class))
+            .map(|m| m * scale)
+        else {
             continue;
         };
         let f = per_day(line.count, mtbf);
@@ -171,8 +179,12 @@ pub fn of_with(
         .sum();
     let job_mtbf_hours = 24.0 / interruptions_per_day;
     let mtbf_s = job_mtbf_hours * 3600.0;
+    let optimum_interval_s = ettr::daly_interval_s(r.job.checkpoint_s, mtbf_s);
     let checkpoint = Checkpointing {
-        interval_s: ettr::daly_interval_s(r.job.checkpoint_s, mtbf_s),
+        interval_s: d
+            .reliability
+            .checkpoint_interval_s
+            .unwrap_or(optimum_interval_s),
         write_s: r.job.checkpoint_s,
         recovery_s: r.job.recovery_s(),
     };
@@ -186,6 +198,7 @@ pub fn of_with(
         job_mtbf_hours,
         ettr: checkpoint.ettr(mtbf_s),
         checkpoint,
+        optimum_interval_s,
     }
 }
 

@@ -637,6 +637,7 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
                 "plan": super::plan::json(&f.plan, &f.design, None),
                 "training_step": f.step,
                 "delivered": f.delivered,
+                "with_interruptions": super::reliability::with_interruptions(f),
                 "busbw_GBps": f.busbw.iter().map(|b| json!({
                     "op": b.op,
                     "algorithm": b.algorithm,

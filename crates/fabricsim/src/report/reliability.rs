@@ -29,7 +29,7 @@ pub fn json(r: &Reliability) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut v = json!({
         "parts": parts,
         "interruptions_per_day": sig(r.interruptions_per_day),
         "network_share_pct": sig(100.0 * r.network_share),
@@ -40,7 +40,12 @@ pub fn json(r: &Reliability) -> Value {
         "checkpoint_write_s": r.checkpoint.write_s,
         "checkpoint_interval_s": sig(r.checkpoint.interval_s),
         "ettr": sig(r.ettr),
-    })
+    });
+    // Only a set interval has an optimum apart from it (the default output keeps its keys).
+    if r.checkpoint.interval_s != r.optimum_interval_s {
+        v["optimum_interval_s"] = sig(r.optimum_interval_s).into();
+    }
+    v
 }
 
 pub fn text(r: &Reliability, w: &mut String) {
@@ -73,11 +78,34 @@ pub fn text(r: &Reliability, w: &mut String) {
             "; every failed link stops the job (no local repair within the transport timeout)"
         }
     );
+    let set = match r.checkpoint.interval_s == r.optimum_interval_s {
+        true => "Daly 2006".to_string(),
+        false => format!(
+            "[reliability] checkpoint_interval_s; Daly's optimum {:.0} s",
+            r.optimum_interval_s
+        ),
+    };
     let _ = writeln!(
         w,
-        "  checkpoint every {:.0} s (Daly 2006; write {:.0} s, recovery {:.0} s): ETTR {:.3}",
+        "  checkpoint every {:.0} s ({set}; write {:.0} s, recovery {:.0} s): ETTR {:.3}",
         r.checkpoint.interval_s, r.checkpoint.write_s, r.checkpoint.recovery_s, r.ettr
     );
+}
+
+/// One compared fabric's delivered figures with its plan's interruptions (`compare --format
+/// json`): the interruptions per day, the ETTR at the checkpoint interval, MFU x ETTR and the
+/// cost per million tokens over ETTR; `null` without a delivered step.
+pub fn with_interruptions(f: &crate::compare::model::FabricResult) -> Value {
+    let r = &f.plan.reliability;
+    match &f.delivered {
+        None => Value::Null,
+        Some(d) => json!({
+            "interruptions_per_day": sig(r.interruptions_per_day),
+            "ettr": sig(r.ettr),
+            "mfu": d.mfu.scaled(r.ettr),
+            "usd_per_million_tokens": d.usd_per_million_tokens.scaled(1.0 / r.ettr),
+        }),
+    }
 }
 
 /// `compare`'s reliability rows, one cell per fabric: interruptions (the network's share),

@@ -16,6 +16,9 @@ pub struct FabricEntry {
     pub transport: Option<String>,
     /// Per-packet random loss rate on every link (default 0).
     pub loss_rate: Option<f64>,
+    /// Pre-FEC bit error ratio on every link (default 0): each frame of the profile's MTU lost
+    /// as RS(544,514) fails (`mech::fec`), on top of `loss_rate`.
+    pub ber: Option<f64>,
     /// The loss rates the verdict is re-derived under, `[low, high]` around `loss_rate`
     /// (0 <= low <= loss_rate <= high < 0.5; default `loss_rate` x0.1 and x10, none for a
     /// lossless fabric).

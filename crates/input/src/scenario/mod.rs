@@ -15,6 +15,7 @@ pub mod flags;
 pub mod jobs;
 pub mod layout;
 pub mod nccl;
+pub mod reliability;
 pub mod resolve;
 mod scaleup;
 pub mod serve;
@@ -67,6 +68,9 @@ pub struct ScenarioFile {
     pub layout: layout::LayoutSection,
     #[serde(default)]
     pub cost: cost::CostSection,
+    /// MTBF scale and checkpoint interval (`scenario::reliability`).
+    #[serde(default)]
+    pub reliability: Option<reliability::ReliabilitySection>,
     /// `fabricsim train`: the model, its parallelism and overlap (the cluster is above).
     #[serde(default)]
     pub train: Option<train::TrainSection>,

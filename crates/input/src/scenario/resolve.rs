@@ -82,6 +82,8 @@ pub struct Design {
     /// `[nccl]`: the collectives' channels and QPs (`setup::params_from_design` puts its QPs
     /// per connection over the profile's).
     pub nccl: super::nccl::Nccl,
+    /// `[reliability]`: the MTBF scale and checkpoint interval.
+    pub reliability: super::reliability::ReliabilityParams,
     /// What works but not as the parts promise (`compat`), for the commands to print.
     pub warnings: Vec<String>,
 }
@@ -397,6 +399,7 @@ impl Scenario {
             layout,
             cost,
             nccl,
+            reliability: self.reliability()?,
             warnings,
         })
     }

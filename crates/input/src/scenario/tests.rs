@@ -42,7 +42,12 @@ fn every_flag_sets_its_key() {
     for f in flags::FLAGS {
         let mut s = Scenario::defaults();
         let v = match f.key {
-            "cost.usd_per_kwh" | "cost.pue" | "train.dp_bucket_mb" | "serve.rate" => "1.5",
+            "cost.usd_per_kwh"
+            | "cost.pue"
+            | "train.dp_bucket_mb"
+            | "serve.rate"
+            | "reliability.mtbf_scale"
+            | "reliability.checkpoint_interval_s" => "1.5",
             "serve.prefill_instances"
             | "serve.prefill_tp"
             | "serve.decode_instances"

@@ -113,7 +113,10 @@ impl Engine<'_> {
     /// ACK class, ahead of its NIC's data, echoing `echo` to the congestion control.
     #[inline(always)]
     fn reply(&mut self, id: u32, qi: u32, (k, psn, aux): (Kind, u32, u32), echo: Echo) {
-        if k != Kind::Ack {
+        // A NAK, or a SACK that reveals a hole to selective repeat; RUD SACKs every reordered
+        // packet as its acknowledgement (UEC 1.0 3.5.7: reordering never triggers a resend), so
+        // a sprayed fabric's SACKs are no loss signal and are not counted.
+        if k == Kind::Nak || (k == Kind::Sack && self.recovery != Transport::Rud) {
             self.c.naks += 1;
         }
         let qp = &self.qps[qi as usize];
