@@ -1,11 +1,14 @@
 //! The jobs a Python call runs, each the CLI subcommand's road (`fabricsim-cli/src/plan.rs`,
-//! `sim.rs`, `train.rs`, `compare.rs`) down to the JSON text it writes with `--format json` / `--out`:
-//! the same scenario, overrides and seed give the same bytes.
+//! `sim.rs`, `train.rs`, `compare.rs`, `collective.rs`, `sweep.rs`) down to the JSON text it
+//! writes with `--format json` / `--out` / `--json`: the same scenario, overrides and seed give
+//! the same bytes.
 
 use fabricsim::compare::model::default_scenario;
 use fabricsim::compare::recommend::recommend;
+use fabricsim::compare::sweep_job;
 use fabricsim::scenario::{Scenario, flag_keys};
 use fabricsim::units::parse_time;
+use fabricsim::workload::collective::job as collective_job;
 use fabricsim::workload::sim_job::SimJob;
 use fabricsim::{Error, InputError};
 
@@ -95,4 +98,40 @@ pub fn compare(arg: &ScenarioArg, flags: &Flags) -> Result<String, JobError> {
     s.apply_compare_flags(flags, flag_keys::compare)?;
     let c = fabricsim::compare::run(&s)?;
     pretty(&fabricsim::report::compare::json(&c, &recommend(&c)))
+}
+
+/// The pairs `set` does not take (the scenario's flags), in call order.
+fn split(
+    flags: &Flags,
+    mut set: impl FnMut(&str, &str) -> Result<bool, InputError>,
+) -> Result<Vec<(String, String)>, InputError> {
+    let mut rest = Vec::new();
+    for (f, v) in flags {
+        if !set(f, v)? {
+            rest.push((f.clone(), v.clone()));
+        }
+    }
+    Ok(rest)
+}
+
+/// `fabricsim collective --format json`: the collective's own flags (`--op`, `--min-bytes`,
+/// ... `--fit`) and the cluster's.
+pub fn collective(arg: &ScenarioArg, flags: &Flags) -> Result<String, JobError> {
+    let mut r = collective_job::Request::default();
+    let rest = split(flags, |f, v| r.set(f, v))?;
+    let (mut s, _) = arg.load(Scenario::defaults)?;
+    s.apply_flags_for(&rest, flag_keys::cluster)?;
+    let o = collective_job::run(&s, &r, &|_| {})?;
+    Ok(o.json_text()?)
+}
+
+/// `fabricsim sweep --json FILE`'s record (a local sweep: `--param` once per axis, `--fabric`,
+/// `--seed`, `--threads`, `--engine`, `--seeds`).
+pub fn sweep(arg: &ScenarioArg, flags: &Flags) -> Result<String, JobError> {
+    let mut r = sweep_job::Request::default();
+    let rest = split(flags, |f, v| r.set(f, v))?;
+    let (mut s, _) = arg.load(default_scenario)?;
+    sweep_job::apply_flags(&mut s, &rest)?;
+    let (_, _, text) = sweep_job::run_to_record(&s, &r)?;
+    Ok(text)
 }

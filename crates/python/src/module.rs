@@ -163,6 +163,28 @@ fn compare(
     run(py, move || jobs::compare(&a, &flags))
 }
 
+#[pyfunction]
+fn collective(
+    py: Python<'_>,
+    kind: &str,
+    text: String,
+    flags: Vec<(String, String)>,
+) -> PyResult<String> {
+    let a = arg(kind, text)?;
+    run(py, move || jobs::collective(&a, &flags))
+}
+
+#[pyfunction]
+fn sweep(
+    py: Python<'_>,
+    kind: &str,
+    text: String,
+    flags: Vec<(String, String)>,
+) -> PyResult<String> {
+    let a = arg(kind, text)?;
+    run(py, move || jobs::sweep(&a, &flags))
+}
+
 #[pymodule]
 fn _fabricsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
@@ -171,5 +193,7 @@ fn _fabricsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim, m)?)?;
     m.add_function(wrap_pyfunction!(train, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(collective, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
     Ok(())
 }

@@ -17,12 +17,16 @@ from ._fabricsim import InputError, RunError
 __all__ = [
     "InputError",
     "RunError",
+    "collective",
+    "collective_json",
     "compare",
     "compare_json",
     "plan",
     "plan_json",
     "sim",
     "sim_json",
+    "sweep",
+    "sweep_json",
     "train",
     "train_json",
 ]
@@ -96,3 +100,33 @@ def compare_json(scenario=None, **overrides):
 def compare(scenario=None, **overrides):
     """The same cluster and step on each fabric with a recommendation, as a dict."""
     return json.loads(compare_json(scenario, **overrides))
+
+
+def collective_json(scenario=None, **overrides):
+    """``fabricsim collective --format json``'s text (``op``, ``min_bytes``, ``max_bytes``,
+    ``algo``, ``fit=True``, ... as the CLI's flags, beside the cluster's)."""
+    return _fabricsim.collective(*_scenario(scenario), _flags(overrides))
+
+
+def collective(scenario=None, **overrides):
+    """An NCCL collective over an nccl-tests size sweep: its table (time, algbw, busbw per
+    size, each over the seeds) and with ``fit=True`` the alpha-beta fit, as a dict."""
+    return json.loads(collective_json(scenario, **overrides))
+
+
+def _params(param):
+    """``param`` as ``--param`` pairs: one ``"NAME=V1,V2"`` string or a list of them."""
+    if isinstance(param, str):
+        param = [param]
+    return [("--param", p) for p in param]
+
+
+def sweep_json(scenario=None, *, param=(), **overrides):
+    """``fabricsim sweep --json FILE``'s text: ``param`` is ``--param`` (``"loss_rate=0,0.001"``
+    or a list of two), with ``fabric``, ``seed``, ``seeds``, ``engine`` and ``threads``."""
+    return _fabricsim.sweep(*_scenario(scenario), _params(param) + _flags(overrides))
+
+
+def sweep(scenario=None, *, param=(), **overrides):
+    """Each sweep point's training step (step time, MFU, stress figures over the seeds), as a dict."""
+    return json.loads(sweep_json(scenario, param=param, **overrides))
