@@ -14,6 +14,7 @@ use crate::progress::Bar;
 use crate::slurm::Jobs;
 use crate::sweep_dir::{Shard, WorkDir};
 use fabricsim::InputError;
+use fabricsim::columns;
 use fabricsim::compare::model::default_scenario;
 use fabricsim::compare::sweep::{self, Point, PointResult};
 use fabricsim::compare::sweep_job::{self, Job, Request};
@@ -59,6 +60,12 @@ pub struct SweepArgs {
     pub csv: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// The CSV's table as Parquet (cargo feature `columnar`).
+    #[arg(long, value_name = "FILE")]
+    pub parquet: Option<PathBuf>,
+    /// The CSV's table as an Arrow IPC file (cargo feature `columnar`).
+    #[arg(long, value_name = "FILE")]
+    pub arrow: Option<PathBuf>,
     /// SVG chart of MFU against the first parameter (a numeric one).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -117,7 +124,9 @@ impl SweepArgs {
         if let Some(j) = &self.json {
             return Some((j.clone(), false));
         }
-        let beside = self.csv.as_ref().or(self.svg.as_ref())?;
+        let beside = [&self.csv, &self.svg, &self.parquet, &self.arrow]
+            .into_iter()
+            .find_map(|p| p.as_ref())?;
         let name = beside.file_name()?.to_string_lossy();
         let dir = beside.parent().unwrap_or(Path::new(""));
         Some((dir.join(format!(".{name}.sweep-record.json")), true))
@@ -261,14 +270,20 @@ fn sweep_words(a: &SweepArgs) -> Vec<String> {
 
 /// The output flags, with absolute paths, as the merge job writes them.
 fn output_words(a: &SweepArgs) -> Vec<String> {
-    [("--csv", &a.csv), ("--json", &a.json), ("--svg", &a.svg)]
-        .into_iter()
-        .filter_map(|(f, p)| {
-            p.as_ref()
-                .map(|p| [f.to_string(), absolute(p).display().to_string()])
-        })
-        .flatten()
-        .collect()
+    [
+        ("--csv", &a.csv),
+        ("--json", &a.json),
+        ("--svg", &a.svg),
+        ("--parquet", &a.parquet),
+        ("--arrow", &a.arrow),
+    ]
+    .into_iter()
+    .filter_map(|(f, p)| {
+        p.as_ref()
+            .map(|p| [f.to_string(), absolute(p).display().to_string()])
+    })
+    .flatten()
+    .collect()
 }
 
 /// Runs the points of `shard` not yet in `dir`, writing each as it finishes.
@@ -329,7 +344,18 @@ pub fn run(args: SweepArgs) -> Outcome {
         ("--csv", args.csv.as_deref()),
         ("--json", args.json.as_deref()),
         ("--svg", args.svg.as_deref()),
+        ("--parquet", args.parquet.as_deref()),
+        ("--arrow", args.arrow.as_deref()),
     ])?;
+    let tables = [
+        ("--parquet", &args.parquet, columns::Format::Parquet),
+        ("--arrow", &args.arrow, columns::Format::ArrowFile),
+    ];
+    for (flag, path, f) in &tables {
+        if path.is_some() {
+            f.check(flag)?;
+        }
+    }
     let mut scenario = match &args.scenario {
         Some(p) => Scenario::load(&p.display().to_string())?,
         None => default_scenario(),
@@ -485,6 +511,11 @@ pub fn run(args: SweepArgs) -> Outcome {
             csv += &mark;
         }
         outpath::write(p, csv.as_bytes())?;
+    }
+    for (flag, path, f) in &tables {
+        if let Some(p) = path {
+            outpath::write(p, &sweep::table(axes, &results).write(*f, flag)?)?;
+        }
     }
     match &record_at {
         // A record beside the other outputs is kept only while points are left.

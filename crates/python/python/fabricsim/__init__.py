@@ -6,6 +6,11 @@ keyword overrides named as the CLI's flags (``gpus=256`` is ``--gpus 256``, ``fa
 and seed; the ``*_json`` forms return that text itself, byte for byte. Bad input raises
 ``InputError`` (a ``ValueError``) with ``file``, ``line``, ``key``, ``value``, ``problem`` and
 ``allowed``; a failed run raises ``RunError``. Runs release the GIL; Ctrl-C stops them.
+
+The ``*_frame`` forms return a result table as a pandas DataFrame (through Arrow: the native
+module writes an Arrow IPC stream, pyarrow reads it), with the CSV output's column names and
+units: ``sim_frame`` each message (or the port series), ``sweep_frame`` each point,
+``collective_frame`` each size. They need pyarrow and pandas.
 """
 
 import json
@@ -18,14 +23,17 @@ __all__ = [
     "InputError",
     "RunError",
     "collective",
+    "collective_frame",
     "collective_json",
     "compare",
     "compare_json",
     "plan",
     "plan_json",
     "sim",
+    "sim_frame",
     "sim_json",
     "sweep",
+    "sweep_frame",
     "sweep_json",
     "train",
     "train_json",
@@ -130,3 +138,30 @@ def sweep_json(scenario=None, *, param=(), **overrides):
 def sweep(scenario=None, *, param=(), **overrides):
     """Each sweep point's training step (step time, MFU, stress figures over the seeds), as a dict."""
     return json.loads(sweep_json(scenario, param=param, **overrides))
+
+
+def _frame(ipc_stream):
+    """A pandas DataFrame from Arrow IPC stream bytes."""
+    try:
+        import pyarrow
+    except ImportError as e:
+        raise ImportError("the *_frame calls need pyarrow and pandas: pip install pyarrow pandas") from e
+    return pyarrow.ipc.open_stream(ipc_stream).read_all().to_pandas()
+
+
+def sim_frame(scenario, *, table="messages", seed=None, until=None, **overrides):
+    """A sim run's table as a DataFrame: ``table="messages"`` (``sim --format csv``'s columns:
+    id, qp, class, src, dst, bytes, start_ps, recv_ps, finish_ps, fct_ps, ideal_fct_ps) or
+    ``"series"`` (``sim --series``'s: port, node, time_ps, queue_bytes, tx_bytes)."""
+    return _frame(_fabricsim.sim_table(*_scenario(scenario), _flags(overrides), seed, until, table))
+
+
+def collective_frame(scenario=None, **overrides):
+    """The collective's rows as a DataFrame (size_bytes, time_us, algbw_GBps, busbw_GBps, ...,
+    each estimate with its 95% interval as ``_lo``/``_hi``)."""
+    return _frame(_fabricsim.collective_table(*_scenario(scenario), _flags(overrides)))
+
+
+def sweep_frame(scenario=None, *, param=(), **overrides):
+    """The sweep's points as a DataFrame, with ``sweep --csv``'s columns."""
+    return _frame(_fabricsim.sweep_table(*_scenario(scenario), _params(param) + _flags(overrides)))
