@@ -423,17 +423,12 @@ pub fn table(axes: &[SweepAxis], results: &[PointResult]) -> columns::Table {
         "usd_per_million_tokens",
         results.iter().map(|r| r.usd_per_million_tokens),
     );
-    let totals: [(&str, fn(&EngineTotals) -> u64); 3] = [
-        ("packets_dropped", |e| e.packets_dropped),
-        ("retransmitted_packets", |e| e.retransmitted_packets),
-        ("timeouts", |e| e.timeouts),
-    ];
-    for (name, get) in totals {
-        t.push(
-            name,
-            Cells::U64(results.iter().map(|r| r.engine.as_ref().map(get)).collect()),
-        );
-    }
+    let totals = |get: fn(&EngineTotals) -> u64| {
+        Cells::U64(results.iter().map(|r| r.engine.as_ref().map(get)).collect())
+    };
+    t.push("packets_dropped", totals(|e| e.packets_dropped));
+    t.push("retransmitted_packets", totals(|e| e.retransmitted_packets));
+    t.push("timeouts", totals(|e| e.timeouts));
     for fig in &super::stress::FIGURES {
         t.push_estimate(
             &format!("stress_{}", fig.key),
