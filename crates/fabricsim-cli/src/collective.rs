@@ -128,7 +128,7 @@ pub fn run(a: CollectiveArgs) -> Outcome {
     }
     let text = match a.format {
         Format::Text => o.to_text(),
-        Format::Json => output::json(serde_json::to_string_pretty(&o.to_json()))?,
+        Format::Json => o.json_text()?,
     };
     output::emit(a.out.as_deref(), &text)?;
     let mark = o.interrupted_mark();

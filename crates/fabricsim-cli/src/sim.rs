@@ -8,7 +8,7 @@ use std::path::Path;
 use clap::{Args, ValueEnum};
 use fabricsim::InputError;
 use fabricsim::columns;
-use fabricsim::engine_choice::{AUTO_FLOW_ABOVE_PACKETS, EngineChoice};
+use fabricsim::engine_choice::{AUTO_FLOW_ABOVE_PACKETS, EngineChoice, EngineKind};
 use fabricsim::io::fct::write_fct;
 use fabricsim::sim::{Progress, Status};
 use fabricsim::units::parse_time;
@@ -102,14 +102,24 @@ pub fn run(a: SimArgs) -> Outcome {
         })
         .transpose()?;
     let job = SimJob::new(&sc, base, a.seed, until)?;
-    if a.series.is_some() && job.setup.params.sample_interval.is_none() {
-        return Err(InputError::flag(
-            "--series",
-            a.series.as_deref().unwrap_or_default(),
-            "the scenario samples no time series",
-            "a scenario with [sim] sample_interval, such as \"10us\"",
-        )
-        .into());
+    if let Some(path) = &a.series {
+        // Only the packet engine samples the ports (the flow engine's results have no series).
+        let missing = if job.setup.params.sample_interval.is_none() {
+            Some((
+                "the scenario samples no time series",
+                "a scenario with [sim] sample_interval, such as \"10us\"",
+            ))
+        } else if job.kind == EngineKind::Flow {
+            Some((
+                "the flow engine samples no port series",
+                "the packet engine (--engine packet)",
+            ))
+        } else {
+            None
+        };
+        if let Some((problem, allowed)) = missing {
+            return Err(InputError::flag("--series", path, problem, allowed).into());
+        }
     }
     if job.choice == EngineChoice::Auto {
         eprintln!(
@@ -145,7 +155,10 @@ pub fn run(a: SimArgs) -> Outcome {
             .write_all(&out)
             .map_err(|e| Failure::Run(format!("cannot write stdout: {e}")))?,
     }
-    if let (Some(path), Some(series)) = (&a.series, &r.series) {
+    if let Some(path) = &a.series {
+        let series = r.series.as_ref().ok_or_else(|| {
+            Failure::Run("the packet engine's results have no port series".into())
+        })?;
         let f = table.unwrap_or(columns::Format::Csv);
         outpath::write(
             Path::new(path),

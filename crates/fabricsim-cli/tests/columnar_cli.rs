@@ -158,3 +158,20 @@ fn sim_csv_is_the_per_message_table() {
             .all(|l| !l.split(',').nth(9).unwrap().is_empty())
     );
 }
+
+#[test]
+fn series_on_the_flow_engine_exits_2_naming_the_engine() {
+    let out = tmp("flow-series.csv");
+    exits_2_saying(
+        &[
+            "sim",
+            examples().join("sim-permutation.toml").to_str().unwrap(),
+            "--engine",
+            "flow",
+            "--series",
+            out.to_str().unwrap(),
+        ],
+        &["--series", "flow engine", "--engine packet"],
+    );
+    assert!(!out.exists());
+}

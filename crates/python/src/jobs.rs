@@ -113,7 +113,10 @@ pub fn sim_table(
         ("messages", _) => columns::messages(&r),
         (_, Some(series)) => columns::series(series),
         (_, None) => {
-            return Err(bad("the scenario samples no time series ([sim] sample_interval)").into());
+            return Err(bad(
+                "the run has no port series: they need [sim] sample_interval and the packet engine",
+            )
+            .into());
         }
     };
     Ok(t.write(columns::Format::ArrowStream, "table")?)
