@@ -119,7 +119,8 @@ impl SweepArgs {
     }
 
     /// Where the record of finished points is kept while the sweep runs: the --json file, else
-    /// a hidden file beside the --csv (or --svg) file, removed once every point is done.
+    /// a hidden file beside the --csv (or --svg, --parquet, --arrow) file, removed once every
+    /// point is done.
     fn record_path(&self) -> Option<(PathBuf, bool)> {
         if let Some(j) = &self.json {
             return Some((j.clone(), false));
