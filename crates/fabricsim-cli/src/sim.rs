@@ -1,12 +1,14 @@
 //! `fabricsim sim SCENARIO`: run the packet-level engine on a scenario's network, [sim],
-//! [traffic] and [faults], write the results as JSON (and optionally an ns-3 style fct.txt).
+//! [traffic] and [faults], write the results as JSON, or the per-message table as CSV, Arrow or
+//! Parquet (`fabricsim::columns`), and optionally an ns-3 style fct.txt and the port series.
 
 use std::io::Write;
 use std::path::Path;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use fabricsim::InputError;
-use fabricsim::engine_choice::{AUTO_FLOW_ABOVE_PACKETS, EngineChoice};
+use fabricsim::columns;
+use fabricsim::engine_choice::{AUTO_FLOW_ABOVE_PACKETS, EngineChoice, EngineKind};
 use fabricsim::io::fct::write_fct;
 use fabricsim::sim::{Progress, Status};
 use fabricsim::units::parse_time;
@@ -15,6 +17,31 @@ use fabricsim::workload::sim_job::SimJob;
 use crate::outcome::{Failure, Outcome};
 use crate::outpath;
 use crate::scenario_flags::{self, ScenarioFlags};
+
+/// What `--out` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The results: counters, summary, each message, the series.
+    Json,
+    /// The per-message table (`fabricsim::columns::messages`).
+    Csv,
+    /// The per-message table as Parquet (cargo feature `columnar`).
+    Parquet,
+    /// The per-message table as an Arrow IPC file (cargo feature `columnar`).
+    Arrow,
+}
+
+impl Format {
+    /// The table format, `None` for JSON.
+    fn table(self) -> Option<columns::Format> {
+        match self {
+            Format::Json => None,
+            Format::Csv => Some(columns::Format::Csv),
+            Format::Parquet => Some(columns::Format::Parquet),
+            Format::Arrow => Some(columns::Format::ArrowFile),
+        }
+    }
+}
 
 #[derive(Args)]
 pub struct SimArgs {
@@ -26,9 +53,18 @@ pub struct SimArgs {
     /// Random seed (overrides sim.seed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Write the JSON results here instead of stdout.
+    /// Write the results here instead of stdout.
     #[arg(long)]
     pub out: Option<String>,
+    /// What --out holds: json (the results), or the per-message table (id, qp, class, src,
+    /// dst, bytes, start_ps, recv_ps, finish_ps, fct_ps, ideal_fct_ps) as csv, parquet or
+    /// arrow (an Arrow IPC file); parquet and arrow need the cargo feature `columnar`.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+    /// Also write the per-port time series ([sim] sample_interval) as a table (port, node,
+    /// time_ps, queue_bytes, tx_bytes) in --format's table format (csv with json).
+    #[arg(long)]
+    pub series: Option<String>,
     /// Stop at this simulated time (e.g. 10ms); results are then partial, not a failure.
     #[arg(long)]
     pub until: Option<String>,
@@ -50,7 +86,12 @@ pub fn run(a: SimArgs) -> Outcome {
         ("--out", a.out.as_deref().map(Path::new)),
         ("--fct", a.fct.as_deref().map(Path::new)),
         ("--trace", a.trace.as_deref().map(Path::new)),
+        ("--series", a.series.as_deref().map(Path::new)),
     ])?;
+    let table = a.format.table();
+    if let Some(f) = table {
+        f.check("--format")?;
+    }
     let sc = a.flags.load(Some(Path::new(&a.scenario)))?;
     let base = Path::new(&a.scenario).parent().unwrap_or(Path::new("."));
     let until = a
@@ -61,6 +102,25 @@ pub fn run(a: SimArgs) -> Outcome {
         })
         .transpose()?;
     let job = SimJob::new(&sc, base, a.seed, until)?;
+    if let Some(path) = &a.series {
+        // Only the packet engine samples the ports (the flow engine's results have no series).
+        let missing = if job.setup.params.sample_interval.is_none() {
+            Some((
+                "the scenario samples no time series",
+                "a scenario with [sim] sample_interval, such as \"10us\"",
+            ))
+        } else if job.kind == EngineKind::Flow {
+            Some((
+                "the flow engine samples no port series",
+                "the packet engine (--engine packet)",
+            ))
+        } else {
+            None
+        };
+        if let Some((problem, allowed)) = missing {
+            return Err(InputError::flag("--series", path, problem, allowed).into());
+        }
+    }
     if job.choice == EngineChoice::Auto {
         eprintln!(
             "[sim] engine auto: {} ({} fabric packets, flow above {AUTO_FLOW_ABOVE_PACKETS})",
@@ -85,12 +145,25 @@ pub fn run(a: SimArgs) -> Outcome {
     if tty {
         eprintln!();
     }
-    let json = r.to_json(a.timing);
+    let out = match table {
+        None => r.to_json(a.timing).into_bytes(),
+        Some(f) => columns::messages(&r).write(f, "--format")?,
+    };
     match &a.out {
-        Some(path) => outpath::write(Path::new(path), json.as_bytes())?,
+        Some(path) => outpath::write(Path::new(path), &out)?,
         None => std::io::stdout()
-            .write_all(json.as_bytes())
+            .write_all(&out)
             .map_err(|e| Failure::Run(format!("cannot write stdout: {e}")))?,
+    }
+    if let Some(path) = &a.series {
+        let series = r.series.as_ref().ok_or_else(|| {
+            Failure::Run("the packet engine's results have no port series".into())
+        })?;
+        let f = table.unwrap_or(columns::Format::Csv);
+        outpath::write(
+            Path::new(path),
+            &columns::series(series).write(f, "--format")?,
+        )?;
     }
     if let Some(path) = &a.fct {
         outpath::write(

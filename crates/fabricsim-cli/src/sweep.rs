@@ -14,18 +14,12 @@ use crate::progress::Bar;
 use crate::slurm::Jobs;
 use crate::sweep_dir::{Shard, WorkDir};
 use fabricsim::InputError;
+use fabricsim::columns;
 use fabricsim::compare::model::default_scenario;
-use fabricsim::compare::sweep::{self, Point, PointResult, SweepAxis};
-use fabricsim::compare::variant::{Tune, Variant};
-use fabricsim::engine_choice::EngineChoice;
+use fabricsim::compare::sweep::{self, Point, PointResult};
+use fabricsim::compare::sweep_job::{self, Job, Request};
+pub use fabricsim::compare::sweep_job::{RECORD_HEAD, fnv1a64};
 use fabricsim::scenario::Scenario;
-use fabricsim::sim::Transport;
-
-/// The loss sweep's axes.
-const LOSS_SWEEP: [&str; 2] = [
-    "loss_rate=0,0.0001,0.0003,0.001,0.003,0.01",
-    "transport=go-back-n,selective-repeat",
-];
 
 /// Where the points run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -48,7 +42,7 @@ pub struct SweepArgs {
     #[arg(long = "param", value_name = "NAME=VALUES")]
     pub params: Vec<String>,
     /// Fabric profile the points start from.
-    #[arg(long, default_value = "roce-400g")]
+    #[arg(long, default_value = sweep_job::DEFAULT_FABRIC)]
     pub fabric: String,
     /// Engine for the DAG runs: packet, flow or auto (flow above 20M fabric packets) (engine).
     #[arg(long)]
@@ -67,6 +61,12 @@ pub struct SweepArgs {
     pub csv: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// The CSV's table as Parquet (cargo feature `columnar`).
+    #[arg(long, value_name = "FILE")]
+    pub parquet: Option<PathBuf>,
+    /// The CSV's table as an Arrow IPC file (cargo feature `columnar`).
+    #[arg(long, value_name = "FILE")]
+    pub arrow: Option<PathBuf>,
     /// SVG chart of MFU against the first parameter (a numeric one).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -108,63 +108,31 @@ pub struct SweepArgs {
     pub merge: Option<PathBuf>,
 }
 
-/// The keys of a sweep record that say which sweep it is (`--resume` and a work directory
-/// refuse a record that differs in one).
-pub const RECORD_HEAD: [&str; 6] = [
-    "fabric",
-    "engine",
-    "seed",
-    "seeds",
-    "axes",
-    "scenario_fnv1a64",
-];
-
 impl SweepArgs {
+    /// The job's request: these flags, field by field.
+    fn request(&self) -> Request {
+        Request {
+            params: self.params.clone(),
+            fabric: self.fabric.clone(),
+            seed: self.seed,
+            threads: self.threads,
+        }
+    }
+
     /// Where the record of finished points is kept while the sweep runs: the --json file, else
-    /// a hidden file beside the --csv (or --svg) file, removed once every point is done.
+    /// a hidden file beside the --csv (or --svg, --parquet, --arrow) file, removed once every
+    /// point is done.
     fn record_path(&self) -> Option<(PathBuf, bool)> {
         if let Some(j) = &self.json {
             return Some((j.clone(), false));
         }
-        let beside = self.csv.as_ref().or(self.svg.as_ref())?;
+        let beside = [&self.csv, &self.svg, &self.parquet, &self.arrow]
+            .into_iter()
+            .find_map(|p| p.as_ref())?;
         let name = beside.file_name()?.to_string_lossy();
         let dir = beside.parent().unwrap_or(Path::new(""));
         Some((dir.join(format!(".{name}.sweep-record.json")), true))
     }
-}
-
-/// FNV-1a, 64 bits (Fowler, Noll, Vo; IETF draft-eastlake-fnv): a stable digest of the
-/// scenario text, so `--resume` refuses a record made from another scenario.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// The sweep's JSON record: what it ran and the finished points; a `status` (`running` while
-/// it runs, `interrupted`) marks a partial record, which `--resume` finishes.
-fn record(
-    args: &SweepArgs,
-    scenario: &Scenario,
-    seeds: &[u64],
-    engine: EngineChoice,
-    axes: &[SweepAxis],
-    results: &[&PointResult],
-    status: Option<&str>,
-) -> serde_json::Value {
-    let mut v = serde_json::json!({
-        "fabric": args.fabric,
-        "scenario_fnv1a64": format!("{:016x}", fnv1a64(scenario.source.text.as_bytes())),
-        "engine": fabricsim::compare::engine::choice_name(engine),
-        "seed": args.seed,
-        "seeds": seeds,
-        "axes": axes,
-        "points": results,
-    });
-    if let Some(s) = status {
-        v["status"] = s.into();
-    }
-    v
 }
 
 /// The points of `points` already in the JSON record at `path` (none when it does not exist
@@ -304,14 +272,20 @@ fn sweep_words(a: &SweepArgs) -> Vec<String> {
 
 /// The output flags, with absolute paths, as the merge job writes them.
 fn output_words(a: &SweepArgs) -> Vec<String> {
-    [("--csv", &a.csv), ("--json", &a.json), ("--svg", &a.svg)]
-        .into_iter()
-        .filter_map(|(f, p)| {
-            p.as_ref()
-                .map(|p| [f.to_string(), absolute(p).display().to_string()])
-        })
-        .flatten()
-        .collect()
+    [
+        ("--csv", &a.csv),
+        ("--json", &a.json),
+        ("--svg", &a.svg),
+        ("--parquet", &a.parquet),
+        ("--arrow", &a.arrow),
+    ]
+    .into_iter()
+    .filter_map(|(f, p)| {
+        p.as_ref()
+            .map(|p| [f.to_string(), absolute(p).display().to_string()])
+    })
+    .flatten()
+    .collect()
 }
 
 /// Runs the points of `shard` not yet in `dir`, writing each as it finishes.
@@ -372,7 +346,18 @@ pub fn run(args: SweepArgs) -> Outcome {
         ("--csv", args.csv.as_deref()),
         ("--json", args.json.as_deref()),
         ("--svg", args.svg.as_deref()),
+        ("--parquet", args.parquet.as_deref()),
+        ("--arrow", args.arrow.as_deref()),
     ])?;
+    let tables = [
+        ("--parquet", &args.parquet, columns::Format::Parquet),
+        ("--arrow", &args.arrow, columns::Format::ArrowFile),
+    ];
+    for (flag, path, f) in &tables {
+        if path.is_some() {
+            f.check(flag)?;
+        }
+    }
     let mut scenario = match &args.scenario {
         Some(p) => Scenario::load(&p.display().to_string())?,
         None => default_scenario(),
@@ -381,70 +366,17 @@ pub fn run(args: SweepArgs) -> Outcome {
         .into_iter()
         .filter_map(|(f, v)| v.as_ref().map(|v| (f.to_string(), v.clone())))
         .collect();
-    scenario.apply_flags_for(&flags, fabricsim::scenario::flag_keys::compare)?;
-    let n = scenario
-        .file
-        .compare
-        .clone()
-        .unwrap_or_default()
-        .checked_seeds(&scenario)?;
-    let seeds = fabricsim::compare::seeds::derive(args.seed, n);
-    let engine = EngineChoice::of(&scenario)?;
-    let texts: Vec<String> = if args.params.is_empty() {
-        LOSS_SWEEP.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.params.clone()
-    };
-    if texts.len() > 2 {
-        return Err(InputError::flag(
-            "--param",
-            texts.len(),
-            "too many sweep parameters",
-            "one or two --param",
-        )
-        .into());
-    }
-    let axes = texts
-        .iter()
-        .map(|t| SweepAxis::parse("--param", t))
-        .collect::<Result<Vec<_>, _>>()?;
-    if fabricsim::profile::Profile::builtin(&args.fabric).is_err() {
-        return Err(InputError::flag(
-            "--fabric",
-            &args.fabric,
-            "is not a fabric profile",
-            fabricsim::profile::Profile::ids().join(", "),
-        )
-        .into());
-    }
-    let fabric = Variant {
-        name: args.fabric.clone(),
-        profile: args.fabric.clone(),
-        recovery: Transport::GoBackN,
-        loss_rate: 0.0,
-        ber: 0.0,
-        loss_interval: None,
-        tuned: true,
-        tune: Tune::default(),
-        engine,
-    };
-    let points = sweep::expand(&axes);
-    sweep::check(&scenario, &fabric, &points, "--param")?;
-    let threads = args
-        .threads
-        .unwrap_or_else(fabricsim::compare::seeds::threads);
-    if threads == 0 {
-        return Err(InputError::flag("--threads", 0, "no worker thread", "1 or more").into());
-    }
-    let rec = |results: &[&PointResult], status: Option<&str>| {
-        record(&args, &scenario, &seeds, engine, &axes, results, status)
-    };
+    sweep_job::apply_flags(&mut scenario, &flags)?;
+    let job = Job::new(&scenario, &args.request())?;
+    let (axes, points) = (&job.axes, &job.points);
+    let rec =
+        |results: &[&PointResult], status: Option<&str>| job.record(&scenario, results, status);
     let head = rec(&[], None);
     let run_points = |todo: &[Point], progress: &(dyn Fn(&[Option<PointResult>]) + Sync)| {
-        sweep::run(&scenario, &fabric, &seeds, todo, threads, true, progress)
+        job.run(&scenario, todo, progress)
     };
     let merged = match &mode {
-        Mode::Shard(shard, dir) => return run_shard(*shard, dir, &head, run_points, &points),
+        Mode::Shard(shard, dir) => return run_shard(*shard, dir, &head, run_points, points),
         Mode::Submit(dir) => {
             dir.create("--work-dir", &head)?;
             let bin = std::env::current_exe()
@@ -467,7 +399,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         }
         Mode::Merge(dir) => {
             dir.check("--merge", &head)?;
-            Some(dir.finished("--merge", &points)?)
+            Some(dir.finished("--merge", points)?)
         }
         Mode::Local => None,
     };
@@ -475,7 +407,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     let mut results = match (args.resume, &record_at, merged) {
         (_, _, Some(found)) => found,
         (false, _, None) => Vec::new(),
-        (true, Some((p, _)), None) => finished(p, &head, &points)?,
+        (true, Some((p, _)), None) => finished(p, &head, points)?,
         (true, None, None) => {
             return Err(InputError::flag(
                 "--resume",
@@ -541,7 +473,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     };
 
     let mut table = String::new();
-    for a in &axes {
+    for a in axes {
         table += &format!("{:>18}", a.param.name());
     }
     table += &format!(
@@ -586,11 +518,16 @@ pub fn run(args: SweepArgs) -> Outcome {
     }
     print!("{table}");
     if let Some(p) = &args.csv {
-        let mut csv = sweep::csv(&axes, &results);
+        let mut csv = sweep::csv(axes, &results);
         if interrupted {
             csv += &mark;
         }
         outpath::write(p, csv.as_bytes())?;
+    }
+    for (flag, path, f) in &tables {
+        if let Some(p) = path {
+            outpath::write(p, &sweep::table(axes, &results).write(*f, flag)?)?;
+        }
     }
     match &record_at {
         // A record beside the other outputs is kept only while points are left.
@@ -608,7 +545,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         None => {}
     }
     if let Some(p) = &args.svg {
-        let svg = sweep::chart(&axes, &results).ok_or_else(|| {
+        let svg = sweep::chart(axes, &results).ok_or_else(|| {
             Failure::Input(InputError::flag(
                 "--svg",
                 p.display(),

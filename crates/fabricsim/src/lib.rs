@@ -7,6 +7,7 @@
 //! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
 
 pub mod bench;
+pub mod columns;
 pub mod compare;
 pub mod error;
 pub mod plan;

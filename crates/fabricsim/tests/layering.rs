@@ -57,18 +57,24 @@ const CRATES: [(&str, &str, &[&str]); 10] = [
 /// itself); the layer crates below are open to all. The re-exported old paths in `lib.rs`
 /// (`sim`, `units`, `scenario`, ...) are for the CLI, tests and examples, not for these
 /// modules: a name not in the table fails.
-const DRIVER: [(&str, &[&str]); 9] = [
+const DRIVER: [(&str, &[&str]); 10] = [
     ("error", &[]),
+    ("columns", &["error"]),
     ("svg", &[]),
     ("plan", &[]),
     ("setup", &["error", "plan"]),
     ("bench", &[]),
-    ("workload", &["error", "setup", "plan"]),
-    ("compare", &["error", "setup", "plan", "workload", "svg"]),
+    ("workload", &["columns", "error", "setup", "plan"]),
+    (
+        "compare",
+        &["columns", "error", "setup", "plan", "workload", "svg"],
+    ),
     ("tune", &["error", "setup", "workload"]),
     (
         "report",
-        &["compare", "error", "setup", "plan", "workload", "svg"],
+        &[
+            "columns", "compare", "error", "setup", "plan", "workload", "svg",
+        ],
     ),
 ];
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::jobs::{self, JobError};
 use crate::scenario_arg::ScenarioArg;
@@ -54,9 +55,10 @@ fn to_py(py: Python<'_>, e: JobError) -> PyErr {
 }
 
 /// Runs `job` off the GIL; Ctrl-C stops it and raises `KeyboardInterrupt`.
-fn run<F>(py: Python<'_>, job: F) -> PyResult<String>
+fn run<T, F>(py: Python<'_>, job: F) -> PyResult<T>
 where
-    F: FnOnce() -> Result<String, JobError> + Send + 'static,
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, JobError> + Send + 'static,
 {
     fabricsim::stop::clear();
     let (tx, rx) = mpsc::channel();
@@ -163,6 +165,76 @@ fn compare(
     run(py, move || jobs::compare(&a, &flags))
 }
 
+#[pyfunction]
+fn collective(
+    py: Python<'_>,
+    kind: &str,
+    text: String,
+    flags: Vec<(String, String)>,
+) -> PyResult<String> {
+    let a = arg(kind, text)?;
+    run(py, move || jobs::collective(&a, &flags))
+}
+
+#[pyfunction]
+fn sweep(
+    py: Python<'_>,
+    kind: &str,
+    text: String,
+    flags: Vec<(String, String)>,
+) -> PyResult<String> {
+    let a = arg(kind, text)?;
+    run(py, move || jobs::sweep(&a, &flags))
+}
+
+/// Arrow IPC stream bytes as Python `bytes` (pyo3 would make a `Vec<u8>` a list).
+fn bytes<'py>(py: Python<'py>, b: PyResult<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
+    b.map(|b| PyBytes::new(py, &b))
+}
+
+#[pyfunction]
+#[pyo3(signature = (kind, text, flags, seed=None, until=None, table="messages"))]
+fn sim_table<'py>(
+    py: Python<'py>,
+    kind: &str,
+    text: String,
+    flags: Vec<(String, String)>,
+    seed: Option<u64>,
+    until: Option<String>,
+    table: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let a = arg(kind, text)?;
+    let table = table.to_string();
+    let b = run(py, move || {
+        jobs::sim_table(&a, &flags, seed, until.as_deref(), &table)
+    });
+    bytes(py, b)
+}
+
+#[pyfunction]
+fn collective_table<'py>(
+    py: Python<'py>,
+    kind: &str,
+    text: String,
+    flags: Vec<(String, String)>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let a = arg(kind, text)?;
+    let b = run(py, move || jobs::collective_table(&a, &flags));
+    bytes(py, b)
+}
+
+#[pyfunction]
+fn sweep_table<'py>(
+    py: Python<'py>,
+    kind: &str,
+    text: String,
+    flags: Vec<(String, String)>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let a = arg(kind, text)?;
+    let b = run(py, move || jobs::sweep_table(&a, &flags));
+    bytes(py, b)
+}
+
 #[pymodule]
 fn _fabricsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
@@ -171,5 +243,10 @@ fn _fabricsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim, m)?)?;
     m.add_function(wrap_pyfunction!(train, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(collective, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_table, m)?)?;
+    m.add_function(wrap_pyfunction!(collective_table, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_table, m)?)?;
     Ok(())
 }

@@ -28,6 +28,7 @@ pub mod serving;
 pub mod step;
 pub mod stress;
 pub mod sweep;
+pub mod sweep_job;
 pub mod tenants;
 pub mod variant;
 

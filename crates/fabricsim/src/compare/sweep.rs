@@ -16,6 +16,7 @@ use super::model::train_config;
 use super::step::{EngineTotals, engine_step};
 use super::stress::{StressOverSeeds, StressResult};
 use super::variant::{MAX_BER, Variant};
+use crate::columns::{self, Cells};
 use crate::error::Error;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
@@ -452,71 +453,85 @@ pub fn run(
         .collect()
 }
 
-/// The CSV of the results: one row per point, a column per axis, then the figures, each
-/// figure over the seeds as its mean and the ends of its 95% interval (`_lo`, `_hi`).
-pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
-    let mut out = String::from("point");
-    for a in axes {
-        out += &format!(",{}", a.param.name());
+/// The results in columns: one row per point, a column per axis (a numeric axis whose values
+/// are plain numbers as floats, else as text), then the figures, each figure over the seeds as
+/// its mean and the ends of its 95% interval (`_lo`, `_hi`); the CSV, Arrow and Parquet
+/// outputs of `sweep`.
+pub fn table(axes: &[SweepAxis], results: &[PointResult]) -> columns::Table {
+    let mut t = columns::Table::default();
+    let ids = results.iter().map(|r| Some(r.point.id as u64)).collect();
+    t.push("point", Cells::U64(ids));
+    for (k, a) in axes.iter().enumerate() {
+        let texts: Vec<&str> = results
+            .iter()
+            .map(|r| r.point.values[k].1.as_str())
+            .collect();
+        // A float column only when each value reads back as the same text (the CSV's bytes).
+        let floats: Option<Vec<Option<f64>>> = texts
+            .iter()
+            .map(|v| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| a.param.numeric() && format!("{x}") == *v)
+                    .map(Some)
+            })
+            .collect();
+        let cells = match floats {
+            Some(f) => Cells::F64(f),
+            None => Cells::Text(texts.iter().map(|v| Some(v.to_string())).collect()),
+        };
+        t.push(a.param.name(), cells);
     }
-    let est = |name: &str| format!(",{name},{name}_lo,{name}_hi");
-    out += ",seeds";
-    for name in ["step_time_s", "tokens_per_s", "mfu"] {
-        out += &est(name);
-    }
-    out += ",network_capex_usd";
-    out += &est("usd_per_million_tokens");
-    out += ",packets_dropped,retransmitted_packets,timeouts";
-    for f in &super::stress::FIGURES {
-        out += &est(&format!("stress_{}", f.key));
-    }
-    out += ",error,network_power_kw,interruptions_per_day,ettr";
-    out += &est("usd_per_million_good_tokens");
-    out += "\n";
-    let f = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_default();
-    let e3 = |x: Option<Estimate>| {
-        format!(
-            ",{},{},{}",
-            f(x.map(|e| e.mean)),
-            f(x.map(|e| e.lo)),
-            f(x.map(|e| e.hi))
-        )
+    let n = |r: &PointResult| {
+        [r.step_time_s, r.mfu]
+            .iter()
+            .flatten()
+            .map(|e| u64::from(e.n))
+            .next()
     };
-    for r in results {
-        out += &r.point.id.to_string();
-        for (_, v) in &r.point.values {
-            out += &format!(",{v}");
-        }
-        let n = [r.step_time_s, r.mfu].iter().flatten().map(|e| e.n).next();
-        out += &format!(",{}", n.map(|n| n.to_string()).unwrap_or_default());
-        for x in [r.step_time_s, r.tokens_per_s, r.mfu] {
-            out += &e3(x);
-        }
-        out += &format!(",{}", f(r.network_capex_usd));
-        out += &e3(r.usd_per_million_tokens);
-        let e = r.engine.as_ref();
-        let u = |g: fn(&EngineTotals) -> u64| e.map(|e| g(e).to_string()).unwrap_or_default();
-        out += &format!(
-            ",{},{},{}",
-            u(|e| e.packets_dropped),
-            u(|e| e.retransmitted_packets),
-            u(|e| e.timeouts)
+    t.push("seeds", Cells::U64(results.iter().map(n).collect()));
+    t.push_estimate("step_time_s", results.iter().map(|r| r.step_time_s));
+    t.push_estimate("tokens_per_s", results.iter().map(|r| r.tokens_per_s));
+    t.push_estimate("mfu", results.iter().map(|r| r.mfu));
+    let capex = results.iter().map(|r| r.network_capex_usd).collect();
+    t.push("network_capex_usd", Cells::F64(capex));
+    t.push_estimate(
+        "usd_per_million_tokens",
+        results.iter().map(|r| r.usd_per_million_tokens),
+    );
+    let totals = |get: fn(&EngineTotals) -> u64| {
+        Cells::U64(results.iter().map(|r| r.engine.as_ref().map(get)).collect())
+    };
+    t.push("packets_dropped", totals(|e| e.packets_dropped));
+    t.push("retransmitted_packets", totals(|e| e.retransmitted_packets));
+    t.push("timeouts", totals(|e| e.timeouts));
+    for fig in &super::stress::FIGURES {
+        t.push_estimate(
+            &format!("stress_{}", fig.key),
+            results
+                .iter()
+                .map(|r| r.stress_over_seeds.as_ref().and_then(|s| s.get(fig.key))),
         );
-        let st = r.stress_over_seeds.as_ref();
-        for fig in &super::stress::FIGURES {
-            out += &e3(st.and_then(|s| s.get(fig.key)));
-        }
-        out += &format!(
-            ",{},{},{},{}",
-            r.error.as_deref().unwrap_or("").replace([',', '\n'], ";"),
-            f(r.network_power_kw),
-            f(r.interruptions_per_day),
-            f(r.ettr)
-        );
-        out += &e3(r.usd_per_million_good_tokens);
-        out += "\n";
     }
-    out
+    t.push(
+        "error",
+        Cells::Text(results.iter().map(|r| r.error.clone()).collect()),
+    );
+    let floats =
+        |get: fn(&PointResult) -> Option<f64>| Cells::F64(results.iter().map(get).collect());
+    t.push("network_power_kw", floats(|r| r.network_power_kw));
+    t.push("interruptions_per_day", floats(|r| r.interruptions_per_day));
+    t.push("ettr", floats(|r| r.ettr));
+    t.push_estimate(
+        "usd_per_million_good_tokens",
+        results.iter().map(|r| r.usd_per_million_good_tokens),
+    );
+    t
+}
+
+/// The CSV of the results ([`table`]).
+pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
+    table(axes, results).to_csv()
 }
 
 /// The chart: against the first axis (which must be numeric), MFU for the loss, GPU-count and

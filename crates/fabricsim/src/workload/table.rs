@@ -5,6 +5,8 @@
 //! JSON `{mean, lo, hi, n}`; with one seed the text is nccl-tests' own.
 
 use fabricsim_core::estimate::Estimate;
+
+use crate::columns::{self, Cells};
 use serde::Serialize;
 
 use super::busbw;
@@ -247,5 +249,30 @@ mod tests {
         assert_eq!(format_g(0.5), "0.5");
         assert_eq!(format_g(999999.7), "1e+06");
         assert_eq!(format_g(100.0), "100");
+    }
+}
+
+impl Table {
+    /// The rows in columns, named as the JSON's (`size_bytes`, `time_us`, `busbw_GBps`, ...),
+    /// each estimate as its mean and the ends of its 95% interval (`_lo`, `_hi`).
+    pub fn columns(&self) -> columns::Table {
+        let r = &self.rows;
+        let mut t = columns::Table::default();
+        t.push(
+            "size_bytes",
+            Cells::U64(r.iter().map(|r| Some(r.size_bytes)).collect()),
+        );
+        t.push(
+            "count_elements",
+            Cells::U64(r.iter().map(|r| Some(r.count_elements)).collect()),
+        );
+        let text = |f: fn(&Row) -> String| Cells::Text(r.iter().map(|r| Some(f(r))).collect());
+        t.push("type", text(|r| r.dtype.to_string()));
+        t.push("redop", text(|r| r.redop.to_string()));
+        t.push("root", Cells::I64(r.iter().map(|r| Some(r.root)).collect()));
+        t.push_estimate("time_us", r.iter().map(|r| Some(r.time_us)));
+        t.push_estimate("algbw_GBps", r.iter().map(|r| Some(r.algbw_gbps)));
+        t.push_estimate("busbw_GBps", r.iter().map(|r| Some(r.busbw_gbps)));
+        t
     }
 }

@@ -6,6 +6,11 @@ keyword overrides named as the CLI's flags (``gpus=256`` is ``--gpus 256``, ``fa
 and seed; the ``*_json`` forms return that text itself, byte for byte. Bad input raises
 ``InputError`` (a ``ValueError``) with ``file``, ``line``, ``key``, ``value``, ``problem`` and
 ``allowed``; a failed run raises ``RunError``. Runs release the GIL; Ctrl-C stops them.
+
+The ``*_frame`` forms return a result table as a pandas DataFrame (through Arrow: the native
+module writes an Arrow IPC stream, pyarrow reads it), with the CSV output's column names and
+units: ``sim_frame`` each message (or the port series), ``sweep_frame`` each point,
+``collective_frame`` each size. They need pyarrow and pandas.
 """
 
 import json
@@ -17,12 +22,19 @@ from ._fabricsim import InputError, RunError
 __all__ = [
     "InputError",
     "RunError",
+    "collective",
+    "collective_frame",
+    "collective_json",
     "compare",
     "compare_json",
     "plan",
     "plan_json",
     "sim",
+    "sim_frame",
     "sim_json",
+    "sweep",
+    "sweep_frame",
+    "sweep_json",
     "train",
     "train_json",
 ]
@@ -96,3 +108,60 @@ def compare_json(scenario=None, **overrides):
 def compare(scenario=None, **overrides):
     """The same cluster and step on each fabric with a recommendation, as a dict."""
     return json.loads(compare_json(scenario, **overrides))
+
+
+def collective_json(scenario=None, **overrides):
+    """``fabricsim collective --format json``'s text (``op``, ``min_bytes``, ``max_bytes``,
+    ``algo``, ``fit=True``, ... as the CLI's flags, beside the cluster's)."""
+    return _fabricsim.collective(*_scenario(scenario), _flags(overrides))
+
+
+def collective(scenario=None, **overrides):
+    """An NCCL collective over an nccl-tests size sweep: its table (time, algbw, busbw per
+    size, each over the seeds) and with ``fit=True`` the alpha-beta fit, as a dict."""
+    return json.loads(collective_json(scenario, **overrides))
+
+
+def _params(param):
+    """``param`` as ``--param`` pairs: one ``"NAME=V1,V2"`` string or a list of them."""
+    if isinstance(param, str):
+        param = [param]
+    return [("--param", p) for p in param]
+
+
+def sweep_json(scenario=None, *, param=(), **overrides):
+    """``fabricsim sweep --json FILE``'s text: ``param`` is ``--param`` (``"loss_rate=0,0.001"``
+    or a list of two), with ``fabric``, ``seed``, ``seeds``, ``engine`` and ``threads``."""
+    return _fabricsim.sweep(*_scenario(scenario), _params(param) + _flags(overrides))
+
+
+def sweep(scenario=None, *, param=(), **overrides):
+    """Each sweep point's training step (step time, MFU, stress figures over the seeds), as a dict."""
+    return json.loads(sweep_json(scenario, param=param, **overrides))
+
+
+def _frame(ipc_stream):
+    """A pandas DataFrame from Arrow IPC stream bytes."""
+    try:
+        import pyarrow
+    except ImportError as e:
+        raise ImportError("the *_frame calls need pyarrow and pandas: pip install pyarrow pandas") from e
+    return pyarrow.ipc.open_stream(ipc_stream).read_all().to_pandas()
+
+
+def sim_frame(scenario, *, table="messages", seed=None, until=None, **overrides):
+    """A sim run's table as a DataFrame: ``table="messages"`` (``sim --format csv``'s columns:
+    id, qp, class, src, dst, bytes, start_ps, recv_ps, finish_ps, fct_ps, ideal_fct_ps) or
+    ``"series"`` (``sim --series``'s: port, node, time_ps, queue_bytes, tx_bytes)."""
+    return _frame(_fabricsim.sim_table(*_scenario(scenario), _flags(overrides), seed, until, table))
+
+
+def collective_frame(scenario=None, **overrides):
+    """The collective's rows as a DataFrame (size_bytes, time_us, algbw_GBps, busbw_GBps, ...,
+    each estimate with its 95% interval as ``_lo``/``_hi``)."""
+    return _frame(_fabricsim.collective_table(*_scenario(scenario), _flags(overrides)))
+
+
+def sweep_frame(scenario=None, *, param=(), **overrides):
+    """The sweep's points as a DataFrame, with ``sweep --csv``'s columns."""
+    return _frame(_fabricsim.sweep_table(*_scenario(scenario), _params(param) + _flags(overrides)))

@@ -39,3 +39,29 @@ def test_a_dict_toml_cannot_hold_is_refused():
     with pytest.raises(fabricsim.InputError) as e:
         fabricsim.plan({"cluster": {"gpus": None}})
     assert e.value.file == "(scenario dict)"
+
+
+def test_a_bad_collective_flag_names_it():
+    with pytest.raises(fabricsim.InputError) as e:
+        fabricsim.collective(gpus=16, op="all_sum")
+    assert (e.value.key, e.value.value) == ("--op", "all_sum")
+    assert "all_reduce" in e.value.allowed
+
+
+def test_a_scenario_flag_sweep_does_not_take_is_refused():
+    # `sweep` takes --engine and --seeds from the scenario flags, not --gpus (a --param axis).
+    with pytest.raises(fabricsim.InputError) as e:
+        fabricsim.sweep(gpus=64)
+    assert (e.value.key, e.value.problem) == ("--gpus", "is not a sweep flag")
+
+
+def test_a_bad_sweep_axis_names_the_param():
+    with pytest.raises(fabricsim.InputError) as e:
+        fabricsim.sweep(param="loss_rate=lots")
+    assert e.value.key == "--param"
+
+
+def test_an_unknown_sim_table_names_what_is_allowed():
+    with pytest.raises(fabricsim.InputError) as e:
+        fabricsim.sim_frame(EXAMPLES / "sim-permutation.toml", table="flows")
+    assert (e.value.key, e.value.value, e.value.allowed) == ("table", "flows", "messages or series")

@@ -65,3 +65,31 @@ def test_train_calibrated_on_the_engine_gives_the_cli_bytes(cli, tmp_path):
     got = fabricsim.train_json(gpus=32, model="llama3-8b", tp=8, pp=1, global_batch=32, calibrate=True)
     assert got.encode() == want
     assert fabricsim.train(gpus=32, model="llama3-8b", tp=8, pp=1, global_batch=32, calibrate=True)["calibration"]
+
+
+def test_collective_gives_the_cli_bytes(cli, tmp_path):
+    args = ["--gpus", 16, "--max-bytes", "4M"]
+    want = cli("collective", *args, "--format", "json", out=tmp_path / "c.json")
+    got = fabricsim.collective_json(gpus=16, max_bytes="4M")
+    assert got.encode() == want
+    r = fabricsim.collective(gpus=16, max_bytes="4M")
+    assert (r["op"], r["ranks"]) == ("all_reduce", 16)
+    assert [row["size_bytes"] for row in r["table"]["rows"]] == [1 << 20, 2 << 20, 4 << 20]
+
+
+def test_collective_with_its_own_flags_gives_the_cli_bytes(cli, tmp_path):
+    args = ["--gpus", 16, "--op", "all_gather", "--min-bytes", "64K", "--max-bytes", "1M", "--fit"]
+    want = cli("collective", *args, "--format", "json", out=tmp_path / "c.json")
+    got = fabricsim.collective_json(gpus=16, op="all_gather", min_bytes="64K", max_bytes="1M", fit=True)
+    assert got.encode() == want
+    assert fabricsim.collective(gpus=16, op="all_gather", min_bytes="64K", max_bytes="1M", fit=True)["fit"]
+
+
+def test_sweep_gives_the_cli_record_bytes(cli, tmp_path):
+    record = tmp_path / "s.json"
+    cli("sweep", "--param", "loss_rate=0,0.001", "--seeds", 1, "--json", record)
+    got = fabricsim.sweep_json(param="loss_rate=0,0.001", seeds=1)
+    assert got.encode() == record.read_bytes()
+    r = fabricsim.sweep(param=["loss_rate=0,0.001"], seeds=1)
+    assert [p["point"]["values"] for p in r["points"]] == [[["loss_rate", "0"]], [["loss_rate", "0.001"]]]
+    assert "status" not in r

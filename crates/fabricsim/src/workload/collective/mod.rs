@@ -12,6 +12,7 @@ pub mod chain;
 pub mod count;
 pub mod halving_doubling;
 pub mod hierarchical;
+pub mod job;
 pub mod moe;
 pub mod ring;
 pub mod send_recv;
