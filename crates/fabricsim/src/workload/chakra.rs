@@ -207,7 +207,7 @@ pub fn compile(
                 t0,
                 n0.id,
                 "comm",
-                format!("{:?}", n0.work),
+                &n0.work,
                 format!(
                     "rank {miss}'s trace ({}) has no {} {what} to match it",
                     traces[miss as usize].file,
@@ -240,9 +240,9 @@ pub fn compile(
                     &traces[r],
                     n.id,
                     "comm_type/comm_size",
-                    format!("{:?}", n.work),
+                    &n.work,
                     format!(
-                        "its match on rank {r0} (node {} of {}) is {:?}",
+                        "its match on rank {r0} (node {} of {}) is a {}",
                         n0.id, t0.file, n0.work
                     ),
                     "the same collective and comm_size on every rank of it",
@@ -354,7 +354,7 @@ pub fn compile(
                 t,
                 t.nodes[i].id,
                 "comm",
-                format!("{:?}", t.nodes[i].work),
+                &t.nodes[i].work,
                 format!(
                     "never starts: its match, node {} of rank {q} ({}), waits on dependencies that wait on this one",
                     traces[q].nodes[j].id, traces[q].file

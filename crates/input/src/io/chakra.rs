@@ -231,6 +231,56 @@ fn records<'a>(file: &str, bytes: &'a [u8]) -> Result<Vec<(usize, &'a [u8])>, In
     Ok(out)
 }
 
+/// An attribute's value as written (for errors).
+fn shown(v: &Option<Value>) -> String {
+    match v {
+        Some(Value::Double(x)) => x.to_string(),
+        Some(Value::Int32(x)) | Some(Value::Sint32(x)) | Some(Value::Sfixed32(x)) => x.to_string(),
+        Some(Value::Int64(x)) | Some(Value::Sint64(x)) | Some(Value::Sfixed64(x)) => x.to_string(),
+        Some(Value::Uint32(x)) | Some(Value::Fixed32(x)) => x.to_string(),
+        Some(Value::Uint64(x)) | Some(Value::Fixed64(x)) => x.to_string(),
+        Some(Value::Bool(x)) => x.to_string(),
+        Some(Value::BoolList(l)) => format!("{:?}", l.values),
+        Some(Value::Str(x)) => format!("\"{x}\""),
+        None => "(a value of a kind not read)".into(),
+    }
+}
+
+impl std::fmt::Display for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Work::Compute(t) => write!(f, "compute of {} us", t.ps() / 1_000_000),
+            Work::Coll { op, bytes, pg } => {
+                write!(f, "{} of {bytes} B", op.name())?;
+                match pg {
+                    Some(g) => write!(f, " in process group \"{g}\""),
+                    None => write!(f, " over every rank"),
+                }
+            }
+            Work::Send { peer, bytes, tag } => {
+                write!(f, "send of {bytes} B to rank {peer}, tag {tag}")
+            }
+            Work::Recv { peer, bytes, tag } => {
+                write!(f, "receive of {bytes} B from rank {peer}, tag {tag}")
+            }
+        }
+    }
+}
+
+impl Coll {
+    /// Its `CollectiveCommType` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Coll::AllReduce => "ALL_REDUCE",
+            Coll::Reduce => "REDUCE",
+            Coll::AllGather => "ALL_GATHER",
+            Coll::Broadcast => "BROADCAST",
+            Coll::AllToAll => "ALL_TO_ALL",
+            Coll::ReduceScatter => "REDUCE_SCATTER",
+        }
+    }
+}
+
 /// An attribute's value as a non-negative integer, or why not.
 fn int_of(v: &Option<Value>) -> Result<u64, &'static str> {
     let signed = |x: i64| u64::try_from(x).map_err(|_| "negative");
@@ -371,7 +421,7 @@ fn work(file: &str, n: &Node, rank: u32, ranks: u32) -> Result<Work, InputError>
         let Some(a) = attr(name) else { return Ok(None) };
         int_of(&a.value)
             .map(Some)
-            .map_err(|p| at(file, n.id, name, format!("{:?}", a.value), p, allowed))
+            .map_err(|p| at(file, n.id, name, shown(&a.value), p, allowed))
     };
     let need = |name: &str, allowed: &str| -> Result<u64, InputError> {
         int(name, allowed)?.ok_or_else(|| {
@@ -421,7 +471,7 @@ fn work(file: &str, n: &Node, rank: u32, ranks: u32) -> Result<Work, InputError>
                 file,
                 n.id,
                 "involved_dim",
-                format!("{:?}", a.value),
+                shown(&a.value),
                 "leaves a network dimension out (ASTRA-sim's dimensions have no counterpart here)",
                 "every entry true, or no involved_dim",
             ));
@@ -467,7 +517,7 @@ fn work(file: &str, n: &Node, rank: u32, ranks: u32) -> Result<Work, InputError>
                         file,
                         n.id,
                         "pg_name",
-                        format!("{:?}", a.value),
+                        shown(&a.value),
                         "not a string",
                         "a process group name",
                     ));
