@@ -39,9 +39,9 @@ impl Done {
     }
 
     fn after(mut self, d: Time) -> Done {
-        self.base = self.base + d;
+        self.base += d;
         for g in self.edges.values_mut() {
-            *g = *g + d;
+            *g += d;
         }
         self
     }
