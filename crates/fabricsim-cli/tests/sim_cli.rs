@@ -398,6 +398,11 @@ fn chakra_traces_run_on_both_engines_and_a_truncated_one_exits_2() {
         counts.push(v["summary"]["messages_completed"].as_u64().unwrap());
     }
     assert_eq!(counts[0], counts[1]);
+    // The same scenario and seed, the same bytes.
+    let twice: Vec<String> = (0..2)
+        .map(|_| support::stdout_ok(&["sim", ex.to_str().unwrap(), "--engine", "packet"]))
+        .collect();
+    assert_eq!(twice[0], twice[1]);
     let dir = support::tmp("chakra-bad");
     std::fs::create_dir_all(dir.join("chakra")).unwrap();
     std::fs::copy(&ex, dir.join("s.toml")).unwrap();

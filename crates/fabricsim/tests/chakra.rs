@@ -128,13 +128,10 @@ fn compute_then_all_reduce_takes_the_compute_plus_the_all_reduce_alone() {
             .min()
             .unwrap();
         assert_eq!(first, 25 * US, "{engine}");
-        // Shifted by the compute, the run is the collective's (to 0.1%: engine timers keep
-        // their own phase).
+        // Shifted by the compute, the run is the collective's, to the picosecond (measured:
+        // packet 48,564,150 ps, flow 48,177,150 ps).
         let (want, got) = (25 * US + end(&a), end(&r));
-        assert!(
-            got.abs_diff(want) * 1000 <= want,
-            "{engine}: {got} ps, want {want} ps"
-        );
+        assert_eq!(got, want, "{engine}");
     }
 }
 
