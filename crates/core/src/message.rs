@@ -44,6 +44,11 @@ pub struct Message {
 pub struct MessageDag {
     pub messages: Vec<Message>,
     pub deps: Vec<u32>,
+    /// Per dependency, a gap after its finish before it counts as met (the compute a Chakra
+    /// trace puts between two transfers, `io::chakra`): empty when every gap is zero, else
+    /// parallel to `deps`. A message then posts at `max(start, max over its dependencies of
+    /// finish + gap) + delay`.
+    pub dep_gaps: Vec<Time>,
     /// Rate of NVLink transfers (per GPU, one direction); `None` when there are none.
     pub nvlink_rate: Option<BitRate>,
 }
@@ -61,6 +66,12 @@ impl MessageDag {
                     "message {i}: {} B starting at {} ps after a delay of {} ps; at most 2^50 B \
                      and 24 hours ({} ps)",
                     m.bytes, m.start.0, m.delay.0, MAX_TIME.0
+                )));
+            }
+            if let Some(g) = self.gaps_of(i as u32).iter().find(|&&g| g > MAX_TIME) {
+                return Err(CoreError::Dag(format!(
+                    "message {i}: a dependency gap of {} ps; at most 24 hours ({} ps)",
+                    g.0, MAX_TIME.0
                 )));
             }
             if m.src.0 >= num_hosts || m.dst.0 >= num_hosts {
@@ -93,6 +104,9 @@ impl MessageDag {
         debug_assert!(deps.iter().all(|&d| d < id), "dependencies must come first");
         let deps_start = self.deps.len() as u32;
         self.deps.extend_from_slice(deps);
+        if !self.dep_gaps.is_empty() {
+            self.dep_gaps.resize(self.deps.len(), Time::ZERO);
+        }
         self.messages.push(Message {
             src,
             dst,
@@ -112,6 +126,23 @@ impl MessageDag {
     pub fn deps_of(&self, m: u32) -> &[u32] {
         let msg = &self.messages[m as usize];
         &self.deps[msg.deps_start as usize..(msg.deps_start + msg.deps_len) as usize]
+    }
+
+    /// The gaps of `m`'s dependencies, in the order of [`MessageDag::deps_of`] (empty: none).
+    pub fn gaps_of(&self, m: u32) -> &[Time] {
+        if self.dep_gaps.is_empty() {
+            return &[];
+        }
+        let msg = &self.messages[m as usize];
+        &self.dep_gaps[msg.deps_start as usize..(msg.deps_start + msg.deps_len) as usize]
+    }
+
+    /// Sets the gap of `m`'s `k`-th dependency (the gaps start all zero).
+    pub fn set_gap(&mut self, m: u32, k: u32, gap: Time) {
+        self.dep_gaps.resize(self.deps.len(), Time::ZERO);
+        let i = self.messages[m as usize].deps_start + k;
+        debug_assert!(k < self.messages[m as usize].deps_len);
+        self.dep_gaps[i as usize] = gap;
     }
 
     /// The dependants of every message in CSR form: message `m`'s children are

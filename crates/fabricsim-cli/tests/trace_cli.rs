@@ -1,26 +1,89 @@
 //! `fabricsim sim --trace FILE`: trace-event JSON (report/trace.rs) that parses, holds the
 //! run's message spans and port queue counters sorted by time, and is the same bytes twice;
-//! a path that cannot be written is refused before the run.
+//! the flow-control counters (PFC pause, ECN marks, CNPs on a RoCE incast; credit stalls on
+//! IB) are there and bounded by their interval; a path that cannot be written is refused
+//! before the run.
 
 mod support;
 
 use support::{examples, json_file, tmp};
 
 fn traced(name: &str) -> std::path::PathBuf {
-    let ex = examples().join("sim-permutation.toml");
+    traced_example("sim-permutation.toml", name, &[])
+}
+
+/// `sim --trace` of an example with `extra` flags; the trace's path.
+fn traced_example(example: &str, name: &str, extra: &[&str]) -> std::path::PathBuf {
+    let ex = examples().join(example);
     let out = tmp(name);
-    let o = support::fabricsim(&[
+    let results = tmp(&format!("{name}.results.json"));
+    let mut args = vec![
         "sim",
         ex.to_str().unwrap(),
         "--seed",
         "3",
         "--out",
-        tmp(&format!("{name}.results.json")).to_str().unwrap(),
+        results.to_str().unwrap(),
         "--trace",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = support::fabricsim(&args);
     assert!(o.status.success(), "{}", support::stderr(&o));
     out
+}
+
+/// The counter events of the trace at `path` whose track name starts with `track`, and the
+/// largest value of their argument `arg`.
+fn counters(path: &std::path::Path, track: &str, arg: &str) -> (usize, u64) {
+    let v = json_file(path);
+    let events = v["traceEvents"].as_array().expect("traceEvents array");
+    let mine: Vec<_> = events
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"].as_str().unwrap().starts_with(track))
+        .collect();
+    let max = mine
+        .iter()
+        .map(|e| e["args"][arg].as_u64().expect("an integer count"))
+        .max()
+        .unwrap_or(0);
+    (mine.len(), max)
+}
+
+#[test]
+fn a_pfc_incast_has_pause_ecn_and_cnp_tracks_and_ib_credit_stalls() {
+    // The RoCE 7-to-1 incast with PFC, ECN and DCQCN, sampled every 10 us.
+    let roce = traced_example("roce-incast-dcqcn.toml", "trace-roce.json", &[]);
+    let iv = 10_000_000;
+    let (n, paused) = counters(&roce, "pfc pause", "paused_ps");
+    assert!(
+        n > 0 && paused > 0,
+        "{n} pause counters, most paused {paused} ps"
+    );
+    // Paused time per interval: at most the interval on each of the 8 classes.
+    assert!(paused <= 8 * iv, "{paused}");
+    assert!(counters(&roce, "pfc pause", "pause_frames").1 > 0);
+    assert!(counters(&roce, "ecn marks", "marks").1 > 0);
+    assert!(counters(&roce, "cnps", "cnps").1 > 0);
+    assert_eq!(
+        counters(&roce, "credit stall", "stalled_ps").0,
+        0,
+        "no credits on RoCE"
+    );
+    // IB credits: the hotspot incast of the congestion-spreading example, 400 us of it,
+    // sampled every 100 us.
+    let ib = traced_example(
+        "ib-congestion-spreading.toml",
+        "trace-ib.json",
+        &["--until", "400us"],
+    );
+    let (n, stalled) = counters(&ib, "credit stall", "stalled_ps");
+    assert!(
+        n > 0 && stalled > 0,
+        "{n} stall counters, most stalled {stalled} ps"
+    );
+    assert!(stalled <= 8 * 100_000_000, "{stalled}");
+    assert_eq!(counters(&ib, "pfc pause", "paused_ps").0, 0, "no PFC on IB");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! `plan::run`, `sim` set-up (`scenario::sim::build`, the packet engine's set-up and a run of
 //! 20 us on small networks), `train` set-up and step model, `compare` section checks and
 //! fabric variants; ns-3 topology and flow files through their readers and a bounded run;
-//! ibnetdiscover dumps and htsim connection matrices through theirs.
+//! ibnetdiscover dumps and htsim connection matrices through theirs; the example's Chakra traces
+//! (binary) mutated byte by byte through their reader and the DAG compiler.
 //! Asserts: no panic (`catch_unwind`), no case over its time bound, and every rejection an
 //! `InputError` naming its key, with the line when the key is written in the input, in the
 //! user's words (no Rust type names, no empty field).
@@ -273,6 +274,78 @@ fn located(e: &InputError, text: &str) -> bool {
     }
     let src = Source::new(e.file.clone(), text);
     src.locate_key(&e.key).is_none()
+}
+
+/// A byte-level mutant of a binary input: one to three byte sets, truncations, duplicated or
+/// deleted ranges.
+fn mutate_bytes(b: &[u8], seed: u64) -> Vec<u8> {
+    let mut rng = fabricsim::rng::Rng::new(seed);
+    let mut v = b.to_vec();
+    for _ in 0..1 + rng.below(3) {
+        if v.is_empty() {
+            break;
+        }
+        let i = rng.below(v.len() as u64) as usize;
+        let j = (i + 1 + rng.below(16) as usize).min(v.len());
+        match rng.below(5) {
+            0 => v[i] = [0x00, 0xff, 0x80, 0x7f][rng.below(4) as usize],
+            1 => v[i] = rng.below(256) as u8,
+            2 => v.truncate(i),
+            3 => {
+                let dup = v[i..j].to_vec();
+                v.splice(j..j, dup);
+            }
+            _ => {
+                v.drain(i..j);
+            }
+        }
+    }
+    v
+}
+
+/// The example's 16 Chakra traces, one of them mutated per case, through `io::chakra::read`
+/// and `workload::chakra::compile`: no panic, every rejection names its file and node (or
+/// record) in the user's words.
+#[test]
+fn fuzz_chakra_traces() {
+    use fabricsim::io::chakra;
+    use fabricsim::workload::placement::Placement;
+    let dir = examples().join("chakra");
+    let files: Vec<Vec<u8>> = (0..16)
+        .map(|r| std::fs::read(dir.join(format!("step.{r}.et"))).unwrap())
+        .collect();
+    let place = Placement::dense(2, 8);
+    let (mut accepted, mut rejected) = (0, 0);
+    for seed in 0..3000u64 {
+        let rank = (seed % 16) as usize;
+        let mutant = mutate_bytes(&files[rank], seed);
+        let out = std::panic::catch_unwind(|| -> Result<usize, InputError> {
+            let mut traces = Vec::new();
+            for (r, f) in files.iter().enumerate() {
+                let b = if r == rank { &mutant } else { f };
+                traces.push(chakra::read(&format!("step.{r}.et"), b, r as u32, 16)?);
+            }
+            let dag = fabricsim::workload::chakra::compile(
+                &traces,
+                &place,
+                fabricsim::units::BitRate::gbps(3600),
+                |_| 2,
+            )?;
+            Ok(dag.messages.len())
+        });
+        match out {
+            Err(_) => panic!("seed {seed}: panic on a mutant of step.{rank}.et"),
+            Ok(Ok(_)) => accepted += 1,
+            Ok(Err(e)) => {
+                rejected += 1;
+                assert!(!e.key.is_empty() && plain(&e), "seed {seed}: {e}");
+            }
+        }
+    }
+    assert!(
+        accepted > 30 && rejected > 100,
+        "{accepted} accepted, {rejected} rejected"
+    );
 }
 
 #[test]

@@ -203,19 +203,34 @@ impl Summary {
     }
 }
 
-/// One port's samples: queued bytes at each sample and bytes sent during each interval.
+/// One port's samples: queued bytes at each sample and bytes sent during each interval; with
+/// PFC, the time its egress was paused and the PAUSE frames it received during each interval;
+/// with credits, the time its egress waited for credits. The flow-control samples are for the
+/// trace (`report::trace`), not written in the results JSON (whose bytes they would change).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct PortSeries {
     pub port: u32,
     pub node: u32,
     pub queue_bytes: Vec<u64>,
     pub tx_bytes: Vec<u64>,
+    #[serde(skip)]
+    pub paused_ps: Vec<u64>,
+    #[serde(skip)]
+    pub pause_frames: Vec<u64>,
+    #[serde(skip)]
+    pub credit_stall_ps: Vec<u64>,
 }
 
+/// The sampled series; run-wide, the ECN marks and CNPs of each interval (for the trace, as
+/// `PortSeries`' flow-control samples).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Series {
     pub interval_ps: u64,
     pub ports: Vec<PortSeries>,
+    #[serde(skip)]
+    pub ecn_marks: Vec<u64>,
+    #[serde(skip)]
+    pub cnps: Vec<u64>,
 }
 
 /// How the run ended.

@@ -165,6 +165,17 @@ impl Credits {
         }
     }
 
+    /// Time egress `p` has waited for credits up to `now`, the open waits counted to `now` (what
+    /// a sample of the series reads; nothing is closed).
+    pub fn stall_ps_at(&self, p: usize, now: u64) -> u64 {
+        let open = self.tx[p * self.ntc..(p + 1) * self.ntc]
+            .iter()
+            .filter(|t| t.stall_since != u64::MAX)
+            .map(|t| now.saturating_sub(t.stall_since))
+            .sum::<u64>();
+        self.stall_ps[p] + open
+    }
+
     /// Closes the credit waits still open at the end of a run (a sender that never got its
     /// credits back waited until `now`).
     pub fn close(&mut self, now: u64) {

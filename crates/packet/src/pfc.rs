@@ -274,6 +274,17 @@ impl Pfc {
         true
     }
 
+    /// Time egress `p` has spent paused (any class) up to `now`, the open pauses counted to
+    /// `now` (what a sample of the series reads; nothing is closed).
+    pub fn paused_ps_at(&self, p: usize, now: u64) -> u64 {
+        let open = self.paused_since[p * self.ntc..(p + 1) * self.ntc]
+            .iter()
+            .filter(|&&t| t != NOT)
+            .map(|&t| now.saturating_sub(t))
+            .sum::<u64>();
+        self.paused_ps[p] + open
+    }
+
     /// Closes the pause intervals still open at the end of a run.
     pub fn close(&mut self, now: u64) {
         for i in 0..self.paused_since.len() {

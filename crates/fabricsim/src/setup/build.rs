@@ -30,6 +30,9 @@ pub struct SimSetup {
     pub dag: MessageDag,
     pub faults: Faults,
     pub until: Option<Time>,
+    /// `[traffic] kind = "chakra"`: the ranks' traces, read and checked, which
+    /// `workload::chakra::complete` compiles into `dag` (empty until then).
+    pub chakra: Option<Vec<fabricsim_input::io::chakra::RankTrace>>,
 }
 
 /// The buffers the flow control needs, checked at the keys that set them (the engine refuses
@@ -308,7 +311,22 @@ pub fn build_with(
             "a [traffic] section with kind = ...",
         ));
     };
+    let mut chakra = None;
     let dag = match tr.resolve(src, params.traffic_classes)? {
+        TrafficSource::Chakra(pattern) => {
+            if section.topology_file.is_some() {
+                return Err(InputError::at_key(
+                    src,
+                    "traffic.kind",
+                    "\"chakra\"",
+                    "a Chakra trace's ranks are GPUs of the scenario's design",
+                    "chakra without sim.topology_file",
+                ));
+            }
+            let gpus = sc.design()?.spec.gpus;
+            chakra = Some(read_chakra(base, src, &pattern, gpus)?);
+            MessageDag::default()
+        }
         TrafficSource::Ns3File(name) => {
             if section.topology_file.is_none() {
                 return Err(InputError::at_key(
@@ -383,7 +401,53 @@ pub fn build_with(
         dag,
         faults,
         until,
+        chakra,
     })
+}
+
+/// The Chakra traces `pattern` names for ranks 0, 1, ... (up to the first rank without a
+/// file; at least two, at most the design's `gpus`).
+fn read_chakra(
+    base: &Path,
+    src: &Source,
+    pattern: &str,
+    gpus: u32,
+) -> Result<Vec<fabricsim_input::io::chakra::RankTrace>, InputError> {
+    let key = "traffic.trace_files";
+    let path = |r: u32| base.join(pattern.replace("{rank}", &r.to_string()));
+    let mut ranks = 0;
+    while ranks <= gpus && path(ranks).exists() {
+        ranks += 1;
+    }
+    if ranks < 2 || ranks > gpus {
+        return Err(InputError::at_key(
+            src,
+            key,
+            format!("\"{pattern}\""),
+            format!(
+                "{ranks} rank files from rank 0 ({} {})",
+                path(ranks.min(gpus)).display(),
+                if ranks > gpus { "exists" } else { "is missing" }
+            ),
+            format!("2 to {gpus} files (the design's GPUs), ranks 0, 1, ... in `{{rank}}`"),
+        ));
+    }
+    let mut traces = Vec::with_capacity(ranks as usize);
+    for r in 0..ranks {
+        let p = path(r);
+        let bytes = fabricsim_input::io::input::read_input_bytes(&p).map_err(|e| {
+            InputError::at_key(
+                src,
+                key,
+                format!("\"{pattern}\""),
+                e,
+                "readable regular files, relative to the scenario file",
+            )
+        })?;
+        let name = p.display().to_string();
+        traces.push(fabricsim_input::io::chakra::read(&name, &bytes, r, ranks)?);
+    }
+    Ok(traces)
 }
 
 /// The design's engine parameters for `sim`, before `[sim]`'s overrides.

@@ -137,7 +137,8 @@ fn traffic(
     seed: u64,
     engine: EngineChoice,
 ) -> Result<RunResult, String> {
-    let setup = build_with(sc, dir, Some(seed), profile).map_err(|e| e.to_string())?;
+    let mut setup = build_with(sc, dir, Some(seed), profile).map_err(|e| e.to_string())?;
+    crate::workload::chakra::complete(sc, &mut setup).map_err(|e| e.to_string())?;
     let kind = engine.resolve(fabric_packets(&setup.params, &setup.dag));
     let opts = RunOptions {
         until: setup.until,

@@ -112,7 +112,9 @@ impl Tuning {
             )?;
             return Ok(());
         }
-        let setup = crate::setup::build::build_with(&self.sc, &self.dir, Some(self.seed), None)?;
+        let mut setup =
+            crate::setup::build::build_with(&self.sc, &self.dir, Some(self.seed), None)?;
+        crate::workload::chakra::complete(&self.sc, &mut setup)?;
         let kind = crate::setup::engine_choice::EngineChoice::of(&self.sc)?.resolve(
             crate::workload::run_engine::fabric_packets(&setup.params, &setup.dag),
         );

@@ -14,6 +14,7 @@
 
 pub mod alpha_beta;
 pub mod busbw;
+pub mod chakra;
 pub mod collective;
 pub mod comm_model;
 pub mod holdout;

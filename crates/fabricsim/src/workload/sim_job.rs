@@ -35,7 +35,8 @@ impl SimJob {
         seed: Option<u64>,
         until: Option<Time>,
     ) -> Result<SimJob, Error> {
-        let setup = build(sc, base, seed)?;
+        let mut setup = build(sc, base, seed)?;
+        crate::workload::chakra::complete(sc, &mut setup)?;
         let choice = EngineChoice::of(sc)?;
         let packets = fabric_packets(&setup.params, &setup.dag);
         let kind = choice.resolve(packets);

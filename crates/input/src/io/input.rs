@@ -7,6 +7,24 @@ use std::path::Path;
 
 /// The text of the regular file at `path`, or why it is not read.
 pub fn read_input(path: &Path) -> Result<String, ReadError> {
+    regular(path)?;
+    std::fs::read_to_string(path).map_err(|error| ReadError::Io {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// The bytes of the regular file at `path` (a binary input: a Chakra trace), or why not.
+pub fn read_input_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
+    regular(path)?;
+    std::fs::read(path).map_err(|error| ReadError::Io {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// `Ok` when `path` is a regular file.
+fn regular(path: &Path) -> Result<(), ReadError> {
     use std::os::unix::fs::FileTypeExt;
     let io = |error| ReadError::Io {
         path: path.to_path_buf(),
@@ -32,7 +50,7 @@ pub fn read_input(path: &Path) -> Result<String, ReadError> {
             what,
         });
     }
-    std::fs::read_to_string(path).map_err(io)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! [traffic]
-//! kind = "permutation"   # permutation | incast | all_to_all | uniform | list | ns3 | htsim
+//! kind = "permutation"   # permutation | incast | all_to_all | uniform | list | ns3 | htsim | chakra
 //! bytes = "2MB"          # permutation, incast, all_to_all
 //! senders = 127          # incast
 //! dst = 0                # incast
@@ -12,6 +12,7 @@
 //! size_cdf = [[1000, 0.0], [2000, 0.5], [10000, 1.0]]
 //! flow_file = "x.flow.txt"                                   # ns3, htsim (relative to the scenario)
 //! start_unit = "us"      # htsim: the connection matrix's start unit, us (uet-htsim) or ps (csg-htsim)
+//! trace_files = "step.{rank}.et"  # chakra: one Chakra trace per GPU rank, `{rank}` its number
 //! flows = [{ src = 0, dst = 1, bytes = "1MB", start = "0us", class = 2 }]  # list
 //! class = 1              # traffic class of every message (a flow's own `class` wins);
 //!                        # 0 to the fabric's traffic classes - 1; default: its data class.
@@ -41,6 +42,7 @@ pub struct TrafficSection {
     pub size_cdf: Option<Vec<(u64, f64)>>,
     pub flow_file: Option<String>,
     pub start_unit: Option<String>,
+    pub trace_files: Option<String>,
     pub flows: Option<Vec<FlowEntry>>,
     pub class: Option<u8>,
 }
@@ -65,9 +67,11 @@ pub enum TrafficSource {
     Ns3File(String),
     /// An htsim connection matrix (`io::htsim_cm`) and the unit of its start times.
     HtsimFile(String, StartUnit),
+    /// Chakra execution traces (`io::chakra`): the path pattern, `{rank}` standing for the rank.
+    Chakra(String),
 }
 
-const KINDS: &str = "permutation, incast, all_to_all, uniform, list, ns3, htsim";
+const KINDS: &str = "permutation, incast, all_to_all, uniform, list, ns3, htsim, chakra";
 
 /// Checks a traffic class against the fabric's `classes` classes.
 fn check_class(
@@ -146,6 +150,7 @@ impl TrafficSection {
             "list" => &["flows", "class"],
             "ns3" => &["flow_file"],
             "htsim" => &["flow_file", "start_unit"],
+            "chakra" => &["trace_files"],
             other => {
                 return Err(InputError::at_key(
                     src,
@@ -168,6 +173,7 @@ impl TrafficSection {
             ("size_cdf", self.size_cdf.is_some()),
             ("flow_file", self.flow_file.is_some()),
             ("start_unit", self.start_unit.is_some()),
+            ("trace_files", self.trace_files.is_some()),
             ("flows", self.flows.is_some()),
             ("class", self.class.is_some()),
         ];
@@ -319,6 +325,24 @@ impl TrafficSection {
                     });
                 }
                 Traffic::List(flows)
+            }
+            "chakra" => {
+                need(
+                    self.trace_files.is_some(),
+                    "trace_files",
+                    "trace_files = \"step.{rank}.et\"",
+                )?;
+                let pattern = self.trace_files.clone().expect("checked");
+                if pattern.matches("{rank}").count() != 1 {
+                    return Err(InputError::at_key(
+                        src,
+                        "traffic.trace_files",
+                        format!("\"{pattern}\""),
+                        "names no rank",
+                        "a path with `{rank}` once, as Chakra names its files: \"prefix.{rank}.et\"",
+                    ));
+                }
+                return Ok(TrafficSource::Chakra(pattern));
             }
             "htsim" => {
                 need(

@@ -201,9 +201,12 @@ impl<'a> Engine<'a> {
                     node: topo.ports[i].node.0,
                     queue_bytes: Vec::new(),
                     tx_bytes: Vec::new(),
+                    paused_ps: Vec::new(),
+                    pause_frames: Vec::new(),
+                    credit_stall_ps: Vec::new(),
                 })
                 .collect();
-            (iv, ps, vec![0u64; nports])
+            super::finish::Sampler::new(iv, ps)
         });
         // A congestion control that cannot run on these routes (HPCC past its INT hops).
         let cc = CcState::new(p, topo, &qps, qp_line, slab_room)?;

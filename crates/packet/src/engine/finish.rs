@@ -7,28 +7,73 @@ use crate::transport::Qp;
 use fabricsim_core::topology::{NodeId, PortId};
 use fabricsim_core::units::Time;
 use fabricsim_mech::results::{
-    ClassSummary, MessageResult, RunResult, Series, SimInfo, Status, Summary,
+    ClassSummary, MessageResult, PortSeries, RunResult, Series, SimInfo, Status, Summary,
 };
 use fabricsim_mech::route;
 
+/// The series being sampled: the interval, each port's samples so far, and the cumulative
+/// counters at the last sample (a sample records their growth over the interval). Sampling
+/// reads counters the engine keeps anyway, once per interval: nothing per packet.
+pub(super) struct Sampler {
+    iv: Time,
+    ports: Vec<PortSeries>,
+    /// Per port at the last sample: bytes sent, PFC-paused ps, PAUSE frames received, ps
+    /// waited for credits.
+    last: Vec<[u64; 4]>,
+    last_marks: u64,
+    last_cnps: u64,
+    ecn_marks: Vec<u64>,
+    cnps: Vec<u64>,
+}
+
+impl Sampler {
+    pub(super) fn new(iv: Time, ports: Vec<PortSeries>) -> Sampler {
+        Sampler {
+            iv,
+            last: vec![[0; 4]; ports.len()],
+            ports,
+            last_marks: 0,
+            last_cnps: 0,
+            ecn_marks: Vec::new(),
+            cnps: Vec::new(),
+        }
+    }
+}
+
 impl Engine<'_> {
     pub(super) fn sample(&mut self) {
-        let Some((iv, series, last_tx)) = self.series.as_mut() else {
+        let Some(sm) = self.series.as_mut() else {
             return;
         };
-        for (i, s) in series.iter_mut().enumerate() {
+        let now = self.now.0;
+        for (i, s) in sm.ports.iter_mut().enumerate() {
             let port = &self.ports[i];
             let queued = if port.host != NIL {
                 self.nics[port.host as usize].ctrl.bytes
             } else {
                 port.queued
             };
+            let last = &mut sm.last[i];
             s.queue_bytes.push(queued);
-            s.tx_bytes.push(port.tx_bytes - last_tx[i]);
-            last_tx[i] = port.tx_bytes;
+            s.tx_bytes.push(port.tx_bytes - last[0]);
+            last[0] = port.tx_bytes;
+            if let Some(pfc) = &self.fc.pfc {
+                let (paused, rx) = (pfc.paused_ps_at(i, now), pfc.pauses_rx[i]);
+                s.paused_ps.push(paused - last[1]);
+                s.pause_frames.push(rx - last[2]);
+                (last[1], last[2]) = (paused, rx);
+            }
+            if let Some(cr) = &self.fc.credits {
+                let stalled = cr.stall_ps_at(i, now);
+                s.credit_stall_ps.push(stalled - last[3]);
+                last[3] = stalled;
+            }
         }
+        sm.ecn_marks.push(self.c.ecn_marks - sm.last_marks);
+        sm.cnps.push(self.c.cnps - sm.last_cnps);
+        (sm.last_marks, sm.last_cnps) = (self.c.ecn_marks, self.c.cnps);
         if self.remaining > 0 && !self.q.is_empty() {
-            self.q.push((self.now + *iv).0, Ev::Sample);
+            self.q.push((self.now + sm.iv).0, Ev::Sample);
         }
     }
 
@@ -176,9 +221,11 @@ impl Engine<'_> {
                 self.fc.pfc.is_some().then_some(&self.fc.pauses_by_tc[..]),
             ),
             messages,
-            series: self.series.take().map(|(iv, ports, _)| Series {
-                interval_ps: iv.0,
-                ports,
+            series: self.series.take().map(|sm| Series {
+                interval_ps: sm.iv.0,
+                ports: sm.ports,
+                ecn_marks: sm.ecn_marks,
+                cnps: sm.cnps,
             }),
         }
     }

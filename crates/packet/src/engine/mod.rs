@@ -54,7 +54,7 @@ use fabricsim_core::units::Time;
 
 use fabricsim_mech::params::SimParams;
 use fabricsim_mech::reroute::{Reach, RerouteDelays};
-use fabricsim_mech::results::{Counters, PortSeries};
+use fabricsim_mech::results::Counters;
 use llfc::{FcEv, LinkFc};
 use tab::Tab;
 
@@ -411,7 +411,7 @@ pub struct Engine<'a> {
     c: Counters,
     events: u64,
     data_sent: u64,
-    series: Option<(Time, Vec<PortSeries>, Vec<u64>)>,
+    series: Option<finish::Sampler>,
     /// Delays of local repair and global reroute after a link state change.
     reroute: RerouteDelays,
     /// Destinations each port no longer reaches, as of the last global reroute.

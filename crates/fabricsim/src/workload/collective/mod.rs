@@ -305,6 +305,8 @@ pub struct Builder<'a> {
     pub dag: MessageDag,
     place: &'a Placement,
     nvlink: BitRate,
+    /// Per message, the GPU that sent it, when asked for ([`Builder::recording_senders`]).
+    senders: Option<Vec<u32>>,
 }
 
 impl<'a> Builder<'a> {
@@ -314,7 +316,22 @@ impl<'a> Builder<'a> {
             dag: MessageDag::default(),
             place,
             nvlink,
+            senders: None,
         }
+    }
+
+    /// A builder that also records each message's sending GPU ([`Builder::sender`]), for a
+    /// caller that gates each rank's sends on its own dependencies (`workload::chakra`).
+    pub fn recording_senders(place: &'a Placement, nvlink: BitRate) -> Builder<'a> {
+        Builder {
+            senders: Some(Vec::new()),
+            ..Builder::new(place, nvlink)
+        }
+    }
+
+    /// The GPU that sent message `m` (a builder made by [`Builder::recording_senders`]).
+    pub fn sender(&self, m: u32) -> u32 {
+        self.senders.as_ref().expect("recording_senders")[m as usize]
     }
 
     /// A message of `bytes` from GPU `from` to GPU `to`, posted when `deps` have finished.
@@ -348,6 +365,9 @@ impl<'a> Builder<'a> {
             self.place.host_for(to, qp)
         };
         let id = self.dag.push(src, dst, bytes, Time::ZERO, deps);
+        if let Some(s) = &mut self.senders {
+            s.push(from);
+        }
         let m = &mut self.dag.messages[id as usize];
         m.qp = qp as u16;
         m.tag = tag;

@@ -23,6 +23,14 @@ pub fn merge<'a>(parts: impl IntoIterator<Item = (&'a MessageDag, usize, Option<
     for (part, n, class) in parts {
         let (first, deps) = (dag.messages.len() as u32, dag.deps.len() as u32);
         dag.deps.extend(part.deps.iter().map(|d| d + first));
+        if !part.dep_gaps.is_empty() {
+            dag.dep_gaps
+                .resize(deps as usize, fabricsim_core::units::Time::ZERO);
+            dag.dep_gaps.extend(&part.dep_gaps);
+        } else if !dag.dep_gaps.is_empty() {
+            dag.dep_gaps
+                .resize(dag.deps.len(), fabricsim_core::units::Time::ZERO);
+        }
         dag.messages.extend(part.messages[..n].iter().map(|m| {
             let mut m = m.clone();
             m.deps_start += deps;
