@@ -149,19 +149,12 @@ pub fn compile(
                     let k = next(Key::Coll(g.clone(), 0));
                     Some(Key::Coll(g, k))
                 }
-                &Work::Send { peer, tag, .. } => {
-                    let (src, dst) = (r as u32, peer);
-                    let k = next(Key::P2p {
-                        src,
-                        dst,
-                        tag,
-                        k: 0,
-                    });
-                    Some(Key::P2p { src, dst, tag, k })
-                }
-                &Work::Recv { peer, tag, .. } => {
+                &Work::Send { peer, tag, .. } | &Work::Recv { peer, tag, .. } => {
                     // A rank sends to others only, so its receives' keys never meet its sends'.
-                    let (src, dst) = (peer, r as u32);
+                    let (src, dst) = match n.work {
+                        Work::Send { .. } => (r as u32, peer),
+                        _ => (peer, r as u32),
+                    };
                     let k = next(Key::P2p {
                         src,
                         dst,
