@@ -377,3 +377,38 @@ fn compare_takes_the_scenario_flags_and_titles_what_ran() {
     );
     exits_2_saying(&["compare", "--fabric", "ib-ndr,"], &["--fabric"]);
 }
+
+#[test]
+fn the_reliability_heading_names_the_checkpoint_interval_the_scenario_sets() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--gpus",
+            "32",
+            "--fabric",
+            "ib-ndr",
+            "--model",
+            "llama3-8b",
+            "--seeds",
+            "1",
+            "--claims",
+            "off",
+        ];
+        args.extend(extra);
+        let o = fabricsim(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let heading = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("reliability (plan"))
+            .expect("a reliability section")
+            .to_string()
+    };
+    assert!(heading(&run(&[])).contains("Daly's checkpoint interval"));
+    let set = heading(&run(&["--checkpoint-interval-s", "600"]));
+    assert!(
+        set.contains("checkpoint every 600 s ([reliability] checkpoint_interval_s)"),
+        "{set}"
+    );
+}

@@ -473,9 +473,16 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
         grid(&mut out, &names, &serving_rows(c));
         out.push('\n');
     }
+    let interval = match c.fabrics.first().map(|f| &f.plan.reliability) {
+        Some(r) if r.checkpoint.interval_s != r.optimum_interval_s => format!(
+            "checkpoint every {:.0} s ([reliability] checkpoint_interval_s)",
+            r.checkpoint.interval_s
+        ),
+        _ => "Daly's checkpoint interval".to_string(),
+    };
     let _ = writeln!(
         out,
-        "reliability (plan: data/reliability/failure-rates.toml, Daly's checkpoint interval):"
+        "reliability (plan: data/reliability/failure-rates.toml, {interval}):"
     );
     grid(&mut out, &names, &super::reliability::compare_rows(c));
     out.push('\n');
