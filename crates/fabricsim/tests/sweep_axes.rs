@@ -4,22 +4,11 @@
 
 use fabricsim::compare::model::default_scenario;
 use fabricsim::compare::sweep::{Point, PointResult, SweepAxis, expand, run};
-use fabricsim::compare::variant::{Tune, Variant};
+use fabricsim::compare::variant::Variant;
 use fabricsim::engine_choice::EngineChoice;
-use fabricsim::sim::Transport;
 
 fn roce() -> Variant {
-    Variant {
-        name: "roce-400g".into(),
-        profile: "roce-400g".into(),
-        recovery: Transport::GoBackN,
-        loss_rate: 0.0,
-        ber: 0.0,
-        loss_interval: None,
-        tuned: true,
-        tune: Tune::default(),
-        engine: EngineChoice::Packet,
-    }
+    Variant::swept("roce-400g", EngineChoice::Packet)
 }
 
 /// The points of one axis `text` (`NAME=V1,V2`) and their results, in order.

@@ -3,10 +3,9 @@
 //! run, and the JSON record `fabricsim sweep --json FILE` writes.
 
 use fabricsim_input::scenario::{Scenario, flag_keys};
-use fabricsim_mech::Transport;
 
 use super::sweep::{self, Point, PointResult, SweepAxis};
-use super::variant::{Tune, Variant};
+use super::variant::Variant;
 use crate::error::{Error, InputError};
 use crate::setup::engine_choice::EngineChoice;
 
@@ -142,17 +141,7 @@ impl Job {
             )
             .into());
         }
-        let fabric = Variant {
-            name: r.fabric.clone(),
-            profile: r.fabric.clone(),
-            recovery: Transport::GoBackN,
-            loss_rate: 0.0,
-            ber: 0.0,
-            loss_interval: None,
-            tuned: true,
-            tune: Tune::default(),
-            engine,
-        };
+        let fabric = Variant::swept(&r.fabric, engine);
         let points = sweep::expand(&axes);
         sweep::check(scenario, &fabric, &points, "--param")?;
         let threads = r.threads.unwrap_or_else(super::seeds::threads);

@@ -370,22 +370,15 @@ fn untuned_roce_with_loss_is_not_scored_equal_to_tuned_roce() {
 
 mod sweeps {
     use super::super::sweep::{Param, SweepAxis, apply, check, expand, run};
-    use super::super::variant::{Tune, Variant};
+    use super::super::variant::Variant;
     use super::default_scenario;
     use crate::sim::Transport;
 
     fn roce() -> Variant {
-        Variant {
-            name: "roce-400g".into(),
-            profile: "roce-400g".into(),
-            recovery: Transport::GoBackN,
-            loss_rate: 0.0,
-            ber: 0.0,
-            loss_interval: None,
-            tuned: true,
-            tune: Tune::default(),
-            engine: crate::setup::engine_choice::EngineChoice::Packet,
-        }
+        Variant::swept(
+            "roce-400g",
+            crate::setup::engine_choice::EngineChoice::Packet,
+        )
     }
 
     fn axes(a: &str, b: &str) -> Vec<SweepAxis> {

@@ -41,6 +41,22 @@ pub struct Variant {
 }
 
 impl Variant {
+    /// `profile` tuned, lossless, with go-back-N and the profile's own congestion control:
+    /// the fabric a `fabricsim sweep` moves its axes from.
+    pub fn swept(profile: &str, engine: crate::setup::engine_choice::EngineChoice) -> Variant {
+        Variant {
+            name: profile.into(),
+            profile: profile.into(),
+            recovery: Transport::GoBackN,
+            loss_rate: 0.0,
+            ber: 0.0,
+            loss_interval: None,
+            tuned: true,
+            tune: Tune::default(),
+            engine,
+        }
+    }
+
     /// One line saying what the variant's parameters mean.
     pub fn describe(&self) -> String {
         if self.ber > 0.0 {
