@@ -311,8 +311,8 @@ pub fn dag_loss(dag: &MessageDag, topo: &Topology, s: &LossSetup, base_s: f64) -
         }
     }
     let path = stall_path::expected_delay(dag, level_s, &timeouts, l.recovery != Transport::Rud);
-    out.timeout_stall_s = path.delay_s;
-    out.stall_s = stall + path.delay_s;
+    out.timeout_stall_s = path;
+    out.stall_s = stall + path;
     out
 }
 

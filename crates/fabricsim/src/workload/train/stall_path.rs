@@ -41,14 +41,6 @@ pub struct Stall {
     pub duration_s: f64,
 }
 
-/// The expected delay of the stalls along the longest path, against their serial sum.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PathDelay {
-    pub delay_s: f64,
-    /// Σ prob x duration: what the stalls would cost one after another.
-    pub serial_s: f64,
-}
-
 /// Per message, the one before it on its queue pair (`NONE` for the first): an RC queue pair
 /// completes its messages in order (IBA Vol. 1 9.5), so a stalled one holds those behind it.
 fn queue_order(dag: &MessageDag) -> Vec<u32> {
@@ -151,16 +143,10 @@ fn grid(pmf: &[f64]) -> Vec<usize> {
 
 /// The expected growth of `dag`'s longest path (messages weighing `level_s`) from `stalls`;
 /// `in_order`: the fabric messages of a queue pair complete in order (RC; not UEC RUD).
-pub fn expected_delay(
-    dag: &MessageDag,
-    level_s: f64,
-    stalls: &[Stall],
-    in_order: bool,
-) -> PathDelay {
+pub fn expected_delay(dag: &MessageDag, level_s: f64, stalls: &[Stall], in_order: bool) -> f64 {
     let stalls: Vec<Stall> = stalls.iter().copied().filter(|s| s.prob > 0.0).collect();
-    let serial_s = stalls.iter().map(|s| s.prob.min(1.0) * s.duration_s).sum();
     if stalls.is_empty() {
-        return PathDelay::default();
+        return 0.0;
     }
     let probs: Vec<f64> = stalls.iter().map(|s| s.prob.min(1.0)).collect();
     let mean: f64 = probs.iter().sum();
@@ -220,8 +206,7 @@ pub fn expected_delay(
         }
         g0 + (g[j] - g0) * (k - k0) as f64 / (ks[j] - k0) as f64
     };
-    let delay_s = pmf.iter().enumerate().skip(1).map(|(k, p)| p * at(k)).sum();
-    PathDelay { delay_s, serial_s }
+    pmf.iter().enumerate().skip(1).map(|(k, p)| p * at(k)).sum()
 }
 
 #[cfg(test)]
@@ -261,6 +246,11 @@ mod tests {
         dag
     }
 
+    /// What the stalls would cost one after another: Σ prob x duration.
+    fn serial_s(stalls: &[Stall]) -> f64 {
+        stalls.iter().map(|s| s.prob * s.duration_s).sum()
+    }
+
     fn every(dag: &MessageDag, prob: f64) -> Vec<Stall> {
         (0..dag.messages.len() as u32)
             .map(|message| Stall {
@@ -275,8 +265,8 @@ mod tests {
     fn stalls_on_one_chain_add_up() {
         let dag = chains(1, 20);
         let d = expected_delay(&dag, 1e-6, &every(&dag, 0.3), true);
-        assert!((d.delay_s - 6.0).abs() < 1e-9, "{d:?}");
-        assert!((d.serial_s - 6.0).abs() < 1e-9);
+        assert!((d - 6.0).abs() < 1e-9, "{d:?}");
+        assert!((serial_s(&every(&dag, 0.3)) - 6.0).abs() < 1e-9);
     }
 
     #[test]
@@ -285,8 +275,8 @@ mod tests {
         let dag = chains(20, 1);
         let d = expected_delay(&dag, 1e-6, &every(&dag, 0.3), true);
         let exact = 1.0 - 0.7f64.powi(20);
-        assert!((d.delay_s - exact).abs() < 1e-9, "{d:?} vs {exact}");
-        assert!(d.serial_s > 5.9);
+        assert!((d - exact).abs() < 1e-9, "{d:?} vs {exact}");
+        assert!(serial_s(&every(&dag, 0.3)) > 5.9);
     }
 
     #[test]
@@ -294,7 +284,7 @@ mod tests {
         // 4 chains of 50: at q = 1e-6 per message almost surely at most one stall.
         let dag = chains(4, 50);
         let d = expected_delay(&dag, 1e-6, &every(&dag, 1e-6), true);
-        assert!((d.delay_s / 2e-4 - 1.0).abs() < 1e-3, "{d:?}");
+        assert!((d / 2e-4 - 1.0).abs() < 1e-3, "{d:?}");
     }
 
     #[test]
@@ -302,7 +292,7 @@ mod tests {
         let dag = chains(8, 30);
         let mut last = 0.0;
         for q in [1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5] {
-            let d = expected_delay(&dag, 1e-6, &every(&dag, q), true).delay_s;
+            let d = expected_delay(&dag, 1e-6, &every(&dag, q), true);
             assert!(d >= last, "{q}: {d} < {last}");
             last = d;
         }
