@@ -75,6 +75,11 @@ pub struct SimArgs {
     /// QP, queue counters of the ports sampled every [sim] sample_interval.
     #[arg(long)]
     pub trace: Option<String>,
+    /// The most events --trace writes (about 110 bytes each): past it the earliest are kept
+    /// and the trace and stderr say where it was cut.
+    #[arg(long, default_value_t = 1_000_000, requires = "trace",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub trace_max_events: u64,
     /// Also write the wall-clock figures (wall_s, events_per_s, packets_per_s) in the JSON; off
     /// by default so that the same scenario and seed give the same bytes (stderr has them).
     #[arg(long)]
@@ -172,10 +177,11 @@ pub fn run(a: SimArgs) -> Outcome {
         )?;
     }
     if let Some(path) = &a.trace {
-        outpath::write(
-            Path::new(path),
-            fabricsim::report::trace::chrome(&r).as_bytes(),
-        )?;
+        let t = fabricsim::report::trace::chrome(&r, a.trace_max_events as usize);
+        outpath::write(Path::new(path), t.text.as_bytes())?;
+        if let Some(cut) = t.cut {
+            eprintln!("[sim] note: {path}: {}", cut.note());
+        }
     }
     for w in &r.sim.warnings {
         eprintln!("[sim] warning: {w}");

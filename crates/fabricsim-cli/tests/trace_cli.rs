@@ -130,3 +130,54 @@ fn an_unwritable_trace_path_is_refused_before_the_run() {
         "ran before refusing: {err}"
     );
 }
+
+#[test]
+fn a_capped_trace_keeps_its_earliest_events_and_says_where_it_was_cut() {
+    let whole = json_file(&traced("trace-whole.json"));
+    let all: Vec<_> = whole["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] != "M")
+        .cloned()
+        .collect();
+    let max = (all.len() / 2).to_string();
+    let ex = examples().join("sim-permutation.toml");
+    let (out, results) = (tmp("trace-capped.json"), tmp("trace-capped.results.json"));
+    let o = support::fabricsim(&[
+        "sim",
+        ex.to_str().unwrap(),
+        "--seed",
+        "3",
+        "--out",
+        results.to_str().unwrap(),
+        "--trace",
+        out.to_str().unwrap(),
+        "--trace-max-events",
+        &max,
+    ]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let err = support::stderr(&o);
+    assert!(err.contains("trace capped at"), "{err}");
+    let v = json_file(&out);
+    let note = v["otherData"]["note"]
+        .as_str()
+        .expect("a note in otherData");
+    assert!(note.contains(&format!("of {} events", all.len())), "{note}");
+    let events = v["traceEvents"].as_array().unwrap();
+    let marker: Vec<_> = events.iter().filter(|e| e["ph"] == "i").collect();
+    assert_eq!(marker.len(), 1, "one instant at the cut");
+    let kept: Vec<_> = events
+        .iter()
+        .filter(|e| e["ph"] != "M" && e["ph"] != "i")
+        .collect();
+    // The kept events are the whole trace's first ones, none after the cut.
+    assert_eq!(kept.len(), all.len() / 2);
+    assert!(kept.iter().zip(&all).all(|(k, a)| *k == a));
+    let at = marker[0]["ts"].as_f64().unwrap();
+    assert!(kept.iter().all(|e| e["ts"].as_f64().unwrap() <= at));
+    assert_eq!(all[kept.len()]["ts"].as_f64().unwrap(), at);
+    // Without --trace the flag is refused.
+    let o = support::fabricsim(&["sim", ex.to_str().unwrap(), "--trace-max-events", "20"]);
+    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
+}

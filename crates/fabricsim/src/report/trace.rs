@@ -9,7 +9,8 @@
 //! ECN/CNP counter is written where its value changes (a counter holds until its next event)
 //! and not at all when it stays zero. Built from the results after the run (no engine hook);
 //! events are sorted by time, then process, thread and name, so a scenario and seed give the
-//! same bytes.
+//! same bytes. The file is bounded: past `max_events` the earliest ones are kept, and the
+//! trace says where it was cut (a global instant event at the cut and a note in `otherData`).
 
 use fabricsim_mech::RunResult;
 use serde_json::{Value, json};
@@ -60,8 +61,37 @@ fn us(ps: u64) -> f64 {
     ps as f64 / 1e6
 }
 
-/// The run as trace-event JSON text, one event per line.
-pub fn chrome(r: &RunResult) -> String {
+/// A trace's text and, when `max_events` cut it, what was left out.
+pub struct Trace {
+    pub text: String,
+    pub cut: Option<Cut>,
+}
+
+/// Where a capped trace stops: the events kept of all there were, and the time of the first
+/// one left out (the kept ones are the first in the events' order: time, process, thread,
+/// name).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cut {
+    pub kept: usize,
+    pub total: usize,
+    pub at_ps: u64,
+}
+
+impl Cut {
+    /// The note the trace and the command's stderr carry.
+    pub fn note(&self) -> String {
+        format!(
+            "trace capped at {} of {} events: the earliest are kept, up to {} us (raise --trace-max-events)",
+            self.kept,
+            self.total,
+            us(self.at_ps)
+        )
+    }
+}
+
+/// The run as trace-event JSON text, one event per line, with at most `max_events` events
+/// (the earliest; metadata events not counted).
+pub fn chrome(r: &RunResult, max_events: usize) -> Trace {
     // (ts_ps, pid, tid, name, event): the sort key, then what is written.
     let mut events: Vec<Event> = Vec::new();
     for m in &r.messages {
@@ -132,6 +162,7 @@ pub fn chrome(r: &RunResult) -> String {
         );
     }
     events.sort_by(|a, b| (a.0, a.1, a.2, &a.3).cmp(&(b.0, b.1, b.2, &b.3)));
+    let cut = cap(&mut events, max_events);
     let names = [
         (PORTS_PID, "ports (queued bytes)"),
         (FC_PID, "ports (flow control per interval)"),
@@ -141,11 +172,35 @@ pub fn chrome(r: &RunResult) -> String {
         json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": name}})
             .to_string()
     });
-    let lines: Vec<String> = meta.chain(events.iter().map(|e| e.4.to_string())).collect();
-    format!(
-        "{{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n{}\n]}}\n",
+    let mut lines: Vec<String> = meta.chain(events.iter().map(|e| e.4.to_string())).collect();
+    let other = match &cut {
+        Some(c) => {
+            lines.push(
+                json!({"name": c.note(), "cat": "cap", "ph": "i", "s": "g", "ts": us(c.at_ps),
+                    "pid": FABRIC_PID, "tid": 0})
+                .to_string(),
+            );
+            format!(", \"otherData\": {}", json!({"note": c.note()}))
+        }
+        None => String::new(),
+    };
+    let text = format!(
+        "{{\"displayTimeUnit\": \"ns\"{other}, \"traceEvents\": [\n{}\n]}}\n",
         lines.join(",\n")
-    )
+    );
+    Trace { text, cut }
+}
+
+/// Keeps the first `max` of the sorted `events`; where it cut, if it did.
+fn cap(events: &mut Vec<Event>, max: usize) -> Option<Cut> {
+    let total = events.len();
+    let at_ps = events.get(max)?.0;
+    events.truncate(max);
+    Some(Cut {
+        kept: max,
+        total,
+        at_ps,
+    })
 }
 
 #[cfg(test)]
@@ -173,5 +228,22 @@ mod tests {
         let ts: Vec<u64> = ev.iter().map(|e| e.0).collect();
         assert_eq!(ts, [0, 10, 30]);
         assert_eq!(ev[1].4["args"], json!({"a": 5, "b": 1}));
+    }
+
+    #[test]
+    fn a_cap_keeps_the_earliest_events() {
+        let ev = |t: u64| (t, 0, 0, String::new(), Value::Null);
+        let mut events: Vec<Event> = [0, 10, 20, 20, 30].map(ev).into();
+        assert_eq!(cap(&mut events, 5), None);
+        let cut = cap(&mut events, 3).expect("cut");
+        assert_eq!(
+            cut,
+            Cut {
+                kept: 3,
+                total: 5,
+                at_ps: 20
+            }
+        );
+        assert_eq!(events.iter().map(|e| e.0).collect::<Vec<_>>(), [0, 10, 20]);
     }
 }
