@@ -47,7 +47,7 @@ pub fn run(args: ServeArgs) -> Outcome {
     let text = match args.format {
         Format::Text => report.to_text(),
         Format::Json => output::json(serde_json::to_string_pretty(&report))?,
-        Format::Csv => report.to_csv(),
+        Format::Csv => report.table().to_csv(),
     };
     output::emit(args.out.as_deref(), &text)?;
     unless_interrupted(|| "the seeds that finished are written".into())

@@ -45,7 +45,7 @@ pub fn run(args: TenantsArgs) -> Outcome {
     };
     let text = match args.format {
         Format::Text => report::to_text(&r),
-        Format::Csv => report::to_csv(&r),
+        Format::Csv => report::table(&r).to_csv(),
         Format::Json => output::json(serde_json::to_string_pretty(&r))?,
     };
     output::emit(args.out.as_deref(), &text)

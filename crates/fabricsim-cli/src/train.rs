@@ -84,7 +84,7 @@ pub fn run(args: TrainArgs) -> Outcome {
             }
             t
         }
-        Format::Csv => report::to_csv(&o.report),
+        Format::Csv => report::table(&o.report).to_csv(),
         Format::Json => output::json(job::json_text(&o))?,
     };
     output::emit(args.out.as_deref(), &text)?;

@@ -188,7 +188,7 @@ pub fn run(a: TuneArgs) -> Outcome {
         outpath::write(p, output::json(report.json())?.as_bytes())?;
     }
     if let Some(p) = &a.csv {
-        outpath::write(p, report.csv().as_bytes())?;
+        outpath::write(p, report.table().to_csv().as_bytes())?;
     }
     if let (Some(p), Some(text)) = (&a.profile_out, &report.profile_toml) {
         outpath::write(p, text.as_bytes())?;

@@ -456,3 +456,25 @@ fn the_tenants_html_report_renders_in_headless_chromium() {
         );
     }
 }
+
+#[test]
+fn a_job_name_with_a_comma_is_quoted_in_the_csv() {
+    let s =
+        two_loops("1:1", 4, "packed", "1MB").replace("name = \"a\"", "name = \"a, \\\"big\\\"\"");
+    let f = support::write("tenants-comma.toml", &s);
+    let csv = support::stdout_ok(&["tenants", f.as_str(), "--engine", "flow", "--format", "csv"]);
+    // RFC 4180: the cell is quoted and its quotes doubled, wherever the name is a cell.
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2 + 2, "{csv}");
+    assert!(rows[0].starts_with("\"a, \"\"big\"\"\","), "{csv}");
+    assert!(
+        rows.iter().any(|r| r.ends_with(",\"a, \"\"big\"\"\"")),
+        "{csv}"
+    );
+    // Each row has the header's 16 fields once the quoted one is read as one.
+    let unquoted = csv.replace("\"a, \"\"big\"\"\"", "a");
+    assert!(
+        unquoted.lines().all(|l| l.split(',').count() == 16),
+        "{csv}"
+    );
+}

@@ -24,6 +24,21 @@ pub enum Cells {
 }
 
 impl Cells {
+    /// Text cells from values' `Display` (`None`: empty).
+    pub fn text<T: ToString>(v: impl IntoIterator<Item = Option<T>>) -> Cells {
+        Cells::Text(v.into_iter().map(|x| x.map(|x| x.to_string())).collect())
+    }
+
+    /// Integer cells from any unsigned integers.
+    pub fn u64<T: Into<u64>>(v: impl IntoIterator<Item = Option<T>>) -> Cells {
+        Cells::U64(v.into_iter().map(|x| x.map(Into::into)).collect())
+    }
+
+    /// Float cells.
+    pub fn f64(v: impl IntoIterator<Item = Option<f64>>) -> Cells {
+        Cells::F64(v.into_iter().collect())
+    }
+
     fn len(&self) -> usize {
         match self {
             Cells::U64(v) => v.len(),
@@ -34,16 +49,13 @@ impl Cells {
     }
 
     /// Row `i` as CSV text: `{}` of the number (Rust's shortest round-trip form for floats),
-    /// text with `,` and newlines as `;`, an empty cell for `None`.
+    /// the text as it is (the writer quotes it), an empty cell for `None`.
     fn csv(&self, i: usize) -> String {
         match self {
             Cells::U64(v) => v[i].map(|x| x.to_string()).unwrap_or_default(),
             Cells::I64(v) => v[i].map(|x| x.to_string()).unwrap_or_default(),
             Cells::F64(v) => v[i].map(|x| format!("{x}")).unwrap_or_default(),
-            Cells::Text(v) => v[i]
-                .as_deref()
-                .map(|s| s.replace([',', '\n'], ";"))
-                .unwrap_or_default(),
+            Cells::Text(v) => v[i].clone().unwrap_or_default(),
         }
     }
 }
@@ -102,17 +114,20 @@ impl Table {
         self.columns.first().map_or(0, |c| c.cells.len())
     }
 
-    /// The CSV text: a header of the column names, a line per row (RFC 4180 without quoting:
-    /// text cells hold no `,` or newline).
+    /// The CSV text: a header of the column names, a line per row, ended by `\n`; a cell is
+    /// quoted only when it holds a `,`, a `"` or a line break (RFC 4180 section 2).
     pub fn to_csv(&self) -> String {
-        let names: Vec<&str> = self.columns.iter().map(|c| c.name.as_str()).collect();
-        let mut out = names.join(",") + "\n";
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        let io = "writing CSV to memory cannot fail";
+        w.write_record(self.columns.iter().map(|c| c.name.as_str()))
+            .expect(io);
         for i in 0..self.rows() {
-            let cells: Vec<String> = self.columns.iter().map(|c| c.cells.csv(i)).collect();
-            out += &cells.join(",");
-            out.push('\n');
+            w.write_record(self.columns.iter().map(|c| c.cells.csv(i)))
+                .expect(io);
         }
-        out
+        String::from_utf8(w.into_inner().expect(io)).expect("the cells are UTF-8")
     }
 
     /// The table in `format`; without the cargo feature that writes it, an input error naming
@@ -254,12 +269,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_writes_empty_cells_and_keeps_commas_out_of_text() {
+    fn csv_writes_empty_cells_and_quotes_only_the_text_that_needs_it() {
         let mut t = Table::default();
-        t.push("n", Cells::U64(vec![Some(1), None]));
-        t.push("x_s", Cells::F64(vec![Some(0.5), Some(1e-4)]));
-        t.push("error", Cells::Text(vec![None, Some("a,b\nc".into())]));
-        assert_eq!(t.to_csv(), "n,x_s,error\n1,0.5,\n,0.0001,a;b;c\n");
+        t.push("n", Cells::U64(vec![Some(1), None, Some(3)]));
+        t.push("x_s", Cells::F64(vec![Some(0.5), Some(1e-4), None]));
+        t.push(
+            "error",
+            Cells::Text(vec![None, Some("a,b\nc".into()), Some("say \"x\"".into())]),
+        );
+        assert_eq!(
+            t.to_csv(),
+            "n,x_s,error\n1,0.5,\n,0.0001,\"a,b\nc\"\n3,,\"say \"\"x\"\"\"\n"
+        );
     }
 
     #[test]

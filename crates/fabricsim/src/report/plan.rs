@@ -1,10 +1,11 @@
 //! `fabricsim plan` output: a readable text report with units, JSON whose keys carry their
 //! units (`power_kW`, `capex_usd`), and CSV (`key,value` rows, the JSON flattened).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::fmt::Write;
 
 use super::plan_traffic::{self, Traffic};
+use crate::columns::{Cells, Table};
 use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
 
@@ -233,53 +234,35 @@ fn link_errors_json(p: &Plan) -> Value {
     )
 }
 
-/// The plan as CSV: one `key,value` row per JSON leaf, arrays indexed by position.
+/// The plan as CSV: one `key,value` row per JSON leaf, arrays indexed by position (a null
+/// an empty value).
 pub fn csv(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Traffic>) -> String {
-    let mut out = String::from("key,value\n");
-    flatten("", &json(p, d, traffic), &mut out);
-    out
+    let mut leaves = Vec::new();
+    flatten(String::new(), &json(p, d, traffic), &mut leaves);
+    let mut t = Table::default();
+    t.push("key", Cells::text(leaves.iter().map(|l| Some(&l.0))));
+    t.push(
+        "value",
+        Cells::Text(leaves.into_iter().map(|l| l.1).collect()),
+    );
+    t.to_csv()
 }
 
-fn flatten(prefix: &str, v: &Value, out: &mut String) {
-    let join = |k: &str| {
-        if prefix.is_empty() {
-            k.to_string()
-        } else {
-            format!("{prefix}.{k}")
-        }
+/// The leaves of `v` under `prefix` as (dotted key, value text).
+fn flatten(prefix: String, v: &Value, out: &mut Vec<(String, Option<String>)>) {
+    let join = |k: &str| match prefix.is_empty() {
+        true => k.to_string(),
+        false => format!("{prefix}.{k}"),
     };
     match v {
-        Value::Object(m) => flatten_map(m, prefix, out),
-        Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                flatten(&join(&i.to_string()), x, out);
-            }
-        }
-        Value::String(s) => {
-            let q = if s.contains([',', '"', '\n']) {
-                format!("\"{}\"", s.replace('"', "\"\""))
-            } else {
-                s.clone()
-            };
-            let _ = writeln!(out, "{prefix},{q}");
-        }
-        Value::Null => {
-            let _ = writeln!(out, "{prefix},");
-        }
-        other => {
-            let _ = writeln!(out, "{prefix},{other}");
-        }
-    }
-}
-
-fn flatten_map(m: &Map<String, Value>, prefix: &str, out: &mut String) {
-    for (k, v) in m {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        flatten(&key, v, out);
+        Value::Object(m) => m.iter().for_each(|(k, x)| flatten(join(k), x, out)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, x)| flatten(join(&i.to_string()), x, out)),
+        Value::String(s) => out.push((prefix, Some(s.clone()))),
+        Value::Null => out.push((prefix, None)),
+        other => out.push((prefix, Some(other.to_string()))),
     }
 }
 

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::Tuning;
 use super::screen::Screened;
 use super::search::{self, Found, Improvement, Round, Scored, Sensitivity};
+use crate::columns::{Cells, Table};
 use fabricsim_core::estimate::Estimate;
 
 /// One knob's setting: the profile's, the best's, and the best as the vendor writes it.
@@ -270,57 +271,76 @@ impl TuneReport {
         o
     }
 
-    pub fn csv(&self) -> String {
-        let mut o = String::from("round,seeds,rank,candidate");
-        for k in &self.knobs {
-            o += &format!(",{k}");
-        }
-        o +=
-            ",objective,objective_lo,objective_hi,feasible,packets_dropped_max,pause_us_max,note\n";
-        let f = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_default();
-        let mut row = |round: &str, seeds: usize, rank: usize, s: &Scored| {
-            o += &format!(
-                "{round},{seeds},{rank},{}",
-                s.candidate
-                    .as_ref()
-                    .map_or("default".into(), |c| c.id.to_string())
-            );
-            for (i, _) in self.knobs.iter().enumerate() {
-                o += &format!(",{}", f(s.candidate.as_ref().map(|c| c.values[i])));
-            }
-            let e = s.objective;
-            o += &format!(
-                ",{},{},{},{},{},{},{}\n",
-                f(e.map(|e| e.mean)),
-                f(e.map(|e| e.lo)),
-                f(e.map(|e| e.hi)),
-                s.feasible,
-                s.samples
-                    .iter()
-                    .map(|x| x.packets_dropped)
-                    .max()
-                    .unwrap_or(0),
-                s.samples.iter().map(|x| x.pause_us).fold(0.0, f64::max),
-                s.why.as_deref().unwrap_or("").replace([',', '\n'], ";")
-            );
-        };
+    /// One row per candidate's result: each round's (the screen's first, and its knob checks
+    /// as `screen_check`), then the best and the default over all seeds (`final`).
+    pub fn table(&self) -> Table {
+        let mut rows: Vec<(String, usize, usize, &Scored)> = Vec::new();
         if let Some(sc) = &self.screen {
-            for (j, s) in sc.round.ranked.iter().enumerate() {
-                row("screen", sc.round.seeds as usize, j + 1, s);
-            }
-            for s in &sc.probes {
-                row("screen_check", sc.round.seeds as usize, 0, s);
-            }
+            let seeds = sc.round.seeds as usize;
+            let ranked = sc.round.ranked.iter().enumerate();
+            rows.extend(ranked.map(|(j, s)| ("screen".into(), seeds, j + 1, s)));
+            rows.extend(
+                sc.probes
+                    .iter()
+                    .map(|s| ("screen_check".into(), seeds, 0, s)),
+            );
         }
         for (i, r) in self.rounds.iter().enumerate() {
-            for (j, s) in r.ranked.iter().enumerate() {
-                row(&(i + 1).to_string(), r.seeds as usize, j + 1, s);
-            }
+            let ranked = r.ranked.iter().enumerate();
+            rows.extend(ranked.map(|(j, s)| ((i + 1).to_string(), r.seeds as usize, j + 1, s)));
         }
         for s in self.best.iter().chain(&self.default) {
-            row("final", s.samples.len(), 0, s);
+            rows.push(("final".into(), s.samples.len(), 0, s));
         }
-        o
+        let mut t = Table::default();
+        t.push("round", Cells::text(rows.iter().map(|r| Some(&r.0))));
+        t.push("seeds", Cells::u64(rows.iter().map(|r| Some(r.1 as u64))));
+        t.push("rank", Cells::u64(rows.iter().map(|r| Some(r.2 as u64))));
+        let id = |s: &Scored| {
+            s.candidate
+                .as_ref()
+                .map_or("default".into(), |c| c.id.to_string())
+        };
+        t.push("candidate", Cells::text(rows.iter().map(|r| Some(id(r.3)))));
+        for (i, k) in self.knobs.iter().enumerate() {
+            let v = rows
+                .iter()
+                .map(|r| r.3.candidate.as_ref().map(|c| c.values[i]));
+            t.push(k.to_string(), Cells::f64(v));
+        }
+        let parts: [(&str, fn(Estimate) -> f64); 3] = [
+            ("objective", |e| e.mean),
+            ("objective_lo", |e| e.lo),
+            ("objective_hi", |e| e.hi),
+        ];
+        for (name, part) in parts {
+            t.push(
+                name,
+                Cells::f64(rows.iter().map(|r| r.3.objective.map(part))),
+            );
+        }
+        t.push(
+            "feasible",
+            Cells::text(rows.iter().map(|r| Some(r.3.feasible))),
+        );
+        let drops = |s: &Scored| {
+            s.samples
+                .iter()
+                .map(|x| x.packets_dropped)
+                .max()
+                .unwrap_or(0)
+        };
+        t.push(
+            "packets_dropped_max",
+            Cells::u64(rows.iter().map(|r| Some(drops(r.3)))),
+        );
+        let pause = |s: &Scored| s.samples.iter().map(|x| x.pause_us).fold(0.0, f64::max);
+        t.push(
+            "pause_us_max",
+            Cells::f64(rows.iter().map(|r| Some(pause(r.3)))),
+        );
+        t.push("note", Cells::text(rows.iter().map(|r| r.3.why.as_deref())));
+        t
     }
 }
 

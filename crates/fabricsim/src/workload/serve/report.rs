@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::ServeJob;
 use super::sim::Served;
+use crate::columns::{Cells, Table};
 use crate::error::Error;
 use crate::workload::seeds;
 use fabricsim_core::estimate::Estimate;
@@ -311,15 +312,16 @@ impl Report {
         t
     }
 
-    pub fn to_csv(&self) -> String {
-        let mut t = String::from("figure,unit,mean,lo,hi,seeds\n");
-        for f in &self.figures {
-            let e = f.estimate;
-            t += &format!(
-                "{},{},{},{},{},{}\n",
-                f.name, f.unit, e.mean, e.lo, e.hi, e.n
-            );
-        }
+    /// One row per figure: its name, unit, mean, 95% interval and seeds.
+    pub fn table(&self) -> Table {
+        let f = &self.figures;
+        let mut t = Table::default();
+        t.push("figure", Cells::text(f.iter().map(|f| Some(&f.name))));
+        t.push("unit", Cells::text(f.iter().map(|f| Some(&f.unit))));
+        t.push("mean", Cells::f64(f.iter().map(|f| Some(f.estimate.mean))));
+        t.push("lo", Cells::f64(f.iter().map(|f| Some(f.estimate.lo))));
+        t.push("hi", Cells::f64(f.iter().map(|f| Some(f.estimate.hi))));
+        t.push("seeds", Cells::u64(f.iter().map(|f| Some(f.estimate.n))));
         t
     }
 }

@@ -1,8 +1,9 @@
-//! `fabricsim tenants` as text and CSV (JSON is [`TenantsResult`]'s serde form): each job's
+//! `fabricsim tenants` as text and a table (CSV) (JSON is [`TenantsResult`]'s serde form): each job's
 //! time alone and together and its slowdown, then the slowdown matrix; the text adds a serving
 //! job's TTFT and TPOT percentiles (JSON `serving`).
 
-use super::run::TenantsResult;
+use super::run::{JobResult, TenantsResult};
+use crate::columns::{Cells, Table};
 use fabricsim_core::estimate::Estimate;
 
 /// Milliseconds of a figure in seconds.
@@ -112,44 +113,47 @@ pub fn to_text(r: &TenantsResult) -> String {
     s
 }
 
-/// One row per job, then one per (job, other job) pair of the matrix.
-pub fn to_csv(r: &TenantsResult) -> String {
-    let mut s = String::from(
-        "job,kind,gpus,placement,class,leaves,alone_s,alone_lo,alone_hi,together_s,together_lo,together_hi,slowdown,slowdown_lo,slowdown_hi,with\n",
+/// A CSV row: a job, its time together, its slowdown, and with whom (`all` or a job).
+type Row<'a> = (&'a JobResult, Option<Estimate>, Estimate, &'a str);
+
+/// One row per job (`with` = `all`), then one per (job, other job) pair of the matrix (its
+/// slowdown beside that job; no time together).
+pub fn table(r: &TenantsResult) -> Table {
+    let all = r
+        .jobs
+        .iter()
+        .map(|j| (j, Some(j.together_s), j.slowdown, "all"));
+    let pairs = r.matrix.iter().zip(&r.jobs).flat_map(|(row, j)| {
+        row.iter()
+            .zip(&r.jobs)
+            .filter_map(move |(c, k)| c.map(|c| (j, None, c, k.name.as_str())))
+    });
+    let rows: Vec<Row> = all.chain(pairs).collect();
+    let mut t = Table::default();
+    t.push("job", Cells::text(rows.iter().map(|r| Some(&r.0.name))));
+    t.push("kind", Cells::text(rows.iter().map(|r| Some(r.0.kind))));
+    t.push("gpus", Cells::u64(rows.iter().map(|r| Some(r.0.gpus))));
+    t.push(
+        "placement",
+        Cells::text(rows.iter().map(|r| Some(r.0.placement))),
     );
-    let e = |e: &Estimate| format!("{},{},{}", e.mean, e.lo, e.hi);
-    for j in &r.jobs {
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},all\n",
-            j.name,
-            j.kind,
-            j.gpus,
-            j.placement,
-            class(j.class),
-            j.leaves.len(),
-            e(&j.alone_s),
-            e(&j.together_s),
-            e(&j.slowdown)
-        ));
-    }
-    for (i, row) in r.matrix.iter().enumerate() {
-        let j = &r.jobs[i];
-        for (k, cell) in row.iter().enumerate() {
-            if let Some(c) = cell {
-                s.push_str(&format!(
-                    "{},{},{},{},{},{},{},,,,{},{}\n",
-                    j.name,
-                    j.kind,
-                    j.gpus,
-                    j.placement,
-                    class(j.class),
-                    j.leaves.len(),
-                    e(&j.alone_s),
-                    e(c),
-                    r.jobs[k].name
-                ));
-            }
+    t.push(
+        "class",
+        Cells::text(rows.iter().map(|r| Some(class(r.0.class)))),
+    );
+    t.push(
+        "leaves",
+        Cells::u64(rows.iter().map(|r| Some(r.0.leaves.len() as u64))),
+    );
+    let mut estimate = |names: [&str; 3], e: &dyn Fn(&Row) -> Option<Estimate>| {
+        let parts: [fn(Estimate) -> f64; 3] = [|e| e.mean, |e| e.lo, |e| e.hi];
+        for (name, part) in names.into_iter().zip(parts) {
+            t.push(name, Cells::f64(rows.iter().map(|r| e(r).map(part))));
         }
-    }
-    s
+    };
+    estimate(["alone_s", "alone_lo", "alone_hi"], &|r| Some(r.0.alone_s));
+    estimate(["together_s", "together_lo", "together_hi"], &|r| r.1);
+    estimate(["slowdown", "slowdown_lo", "slowdown_hi"], &|r| Some(r.2));
+    t.push("with", Cells::text(rows.iter().map(|r| Some(r.3))));
+    t
 }

@@ -1,7 +1,8 @@
 //! The training-step result as text and as a CSV table of its communication (the JSON form
 //! is the serde serialisation of [`StepReport`]).
 
-use super::step::StepReport;
+use super::step::{CommRow, KindSplit, StepReport};
+use crate::columns::{Cells, Table};
 
 fn ms(s: f64) -> String {
     format!("{:.3} ms", s * 1e3)
@@ -157,31 +158,44 @@ pub fn to_text(r: &StepReport) -> String {
     s
 }
 
-/// The step's communication as CSV: one row per collective, then one per kind (TP, CP, EP,
-/// PP, DP), each with its time per step, exposed and hidden (seconds).
-pub fn to_csv(r: &StepReport) -> String {
-    let mut s = String::from(
-        "scope,name,op,ranks,servers,bytes_per_call,calls_per_step,total_s,exposed_s,hidden_s\n",
+/// The step's communication as a table: one row per collective, then one per kind (TP, CP,
+/// EP, PP, DP), each with its time per step, exposed and hidden (seconds).
+pub fn table(r: &StepReport) -> Table {
+    let (cs, ks) = (&r.collectives, &r.comm_by_kind);
+    let per = |c: fn(&CommRow) -> u64| {
+        Cells::u64(cs.iter().map(|x| Some(c(x))).chain(ks.iter().map(|_| None)))
+    };
+    let secs = |c: fn(&CommRow) -> f64, k: fn(&KindSplit) -> f64| {
+        Cells::f64(
+            cs.iter()
+                .map(|x| Some(c(x)))
+                .chain(ks.iter().map(|x| Some(k(x)))),
+        )
+    };
+    let mut t = Table::default();
+    let scope = cs
+        .iter()
+        .map(|_| Some("collective"))
+        .chain(ks.iter().map(|_| Some("kind")));
+    t.push("scope", Cells::text(scope));
+    t.push(
+        "name",
+        Cells::text(
+            cs.iter()
+                .map(|c| Some(c.name))
+                .chain(ks.iter().map(|k| Some(k.kind))),
+        ),
     );
-    for c in &r.collectives {
-        s.push_str(&format!(
-            "collective,{},{},{},{},{},{},{},{},{}\n",
-            c.name,
-            c.op,
-            c.ranks,
-            c.servers,
-            c.bytes_per_call,
-            c.calls_per_step,
-            c.total_s,
-            c.exposed_s,
-            c.hidden_s
-        ));
-    }
-    for k in &r.comm_by_kind {
-        s.push_str(&format!(
-            "kind,{},,,,,,{},{},{}\n",
-            k.kind, k.total_s, k.exposed_s, k.hidden_s
-        ));
-    }
-    s
+    t.push(
+        "op",
+        Cells::text(cs.iter().map(|c| Some(c.op)).chain(ks.iter().map(|_| None))),
+    );
+    t.push("ranks", per(|c| c.ranks.into()));
+    t.push("servers", per(|c| c.servers.into()));
+    t.push("bytes_per_call", per(|c| c.bytes_per_call));
+    t.push("calls_per_step", per(|c| c.calls_per_step));
+    t.push("total_s", secs(|c| c.total_s, |k| k.total_s));
+    t.push("exposed_s", secs(|c| c.exposed_s, |k| k.exposed_s));
+    t.push("hidden_s", secs(|c| c.hidden_s, |k| k.hidden_s));
+    t
 }
