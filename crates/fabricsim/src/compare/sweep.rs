@@ -8,8 +8,6 @@
 //! seeds ([`super::seeds`]) and reported with its 95% interval.
 
 use serde::{Deserialize, Serialize};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::engine::params;
 use super::model::train_config;
@@ -413,10 +411,10 @@ pub fn timed_point(
     })
 }
 
-/// Runs every point on `threads` threads; after each point `progress(slots)` with every point's
-/// slot (`None`: not finished), one call at a time (a caller can checkpoint them). Results
-/// come back in point order; after a stop request (`fabricsim_core::stop`) only the points that finished
-/// before it (a point the stop cut short is no result).
+/// Runs every point on `threads` threads (`seeds::run_jobs_reporting`); after each point
+/// `progress(slots)` with every point's slot (`None`: not finished), one call at a time (a
+/// caller can checkpoint them). Results come back in point order; after a stop request
+/// (`fabricsim_core::stop`) only the points that finished before it.
 pub fn run(
     base: &Scenario,
     fabric: &Variant,
@@ -426,28 +424,8 @@ pub fn run(
     stress: bool,
     progress: &(dyn Fn(&[Option<PointResult>]) + Sync),
 ) -> Vec<PointResult> {
-    let next = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<PointResult>>> = Mutex::new(vec![None; points.len()]);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.max(1).min(points.len().max(1)) {
-            scope.spawn(|| {
-                while !fabricsim_core::stop::requested() {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = points.get(i) else { break };
-                    let r = run_point(base, fabric, seeds, p, stress);
-                    if fabricsim_core::stop::requested() {
-                        break;
-                    }
-                    let mut slots = slots.lock().expect("no panics while holding the lock");
-                    slots[i] = Some(r);
-                    progress(&slots);
-                }
-            });
-        }
-    });
-    slots
-        .into_inner()
-        .expect("threads joined")
+    let run = |p: &Point| run_point(base, fabric, seeds, p, stress);
+    crate::workload::seeds::run_jobs_reporting(points, threads, run, progress)
         .into_iter()
         .flatten()
         .collect()

@@ -41,11 +41,23 @@ pub fn single(x: f64) -> Estimate {
 }
 
 /// Runs `f` on every job on up to `threads` threads and returns the results in job order. After
-/// a stop request (`fabricsim_core::stop`) jobs not yet started are not run (`None`).
+/// a stop request (`fabricsim_core::stop`) jobs not yet started are not run and a job that
+/// ends after it is dropped (it may have stopped early): both `None`.
 pub fn run_jobs<J: Sync, R: Send>(
     jobs: &[J],
     threads: usize,
     f: impl Fn(&J) -> R + Sync,
+) -> Vec<Option<R>> {
+    run_jobs_reporting(jobs, threads, f, |_| ())
+}
+
+/// [`run_jobs`], calling `done` with the results so far (job order, `None` where not yet)
+/// after each job that finishes: a progress display's hook.
+pub fn run_jobs_reporting<J: Sync, R: Send>(
+    jobs: &[J],
+    threads: usize,
+    f: impl Fn(&J) -> R + Sync,
+    done: impl Fn(&[Option<R>]) + Sync,
 ) -> Vec<Option<R>> {
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<R>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
@@ -56,7 +68,12 @@ pub fn run_jobs<J: Sync, R: Send>(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(j) = jobs.get(i) else { break };
                     let r = f(j);
-                    slots.lock().expect("no panics while holding the lock")[i] = Some(r);
+                    if fabricsim_core::stop::requested() {
+                        break;
+                    }
+                    let mut slots = slots.lock().expect("no panics while holding the lock");
+                    slots[i] = Some(r);
+                    done(&slots);
                 }
             });
         }
