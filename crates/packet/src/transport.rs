@@ -324,7 +324,7 @@ impl Qp {
         }
         if kind.places_out_of_order()
             && (self.in_recovery || !self.nacked.is_empty())
-            && let Some(r) = self.next_resend()
+            && let Some(r) = self.next_resend(window)
         {
             return Some((r, true));
         }
@@ -339,11 +339,14 @@ impl Qp {
         None
     }
 
-    /// The next resend of a receiver that places out-of-order packets: a NACKed packet (RUD),
-    /// else in recovery the next hole. Out of line: the common path sends new data.
+    /// The next resend of a receiver that places out-of-order packets: a NACKed packet (RUD)
+    /// when the window has room for it, else in recovery the next hole. Out of line: the
+    /// common path sends new data.
     #[inline(never)]
-    fn next_resend(&mut self) -> Option<u32> {
-        if let Some(r) = self.next_nacked() {
+    fn next_resend(&mut self, window: u32) -> Option<u32> {
+        if self.resend_open(window)
+            && let Some(r) = self.next_nacked()
+        {
             return Some(r);
         }
         if self.in_recovery {
@@ -352,13 +355,29 @@ impl Qp {
         None
     }
 
+    /// Whether a NACKed packet may be resent under `window` (0: unlimited): the packets still in
+    /// the network (sent, not cumulatively acknowledged, not NACKed; the window counts the
+    /// SACKed ones, as NSCC hands them back) below the window. A trimmed packet has left the
+    /// network, so its resend takes the slot it freed, but no more: without this a NACK put its
+    /// packet straight back, and a window NSCC had cut on trims never drained to its new size
+    /// (a 127-to-1 incast stayed at its first windows and trimmed nearly every packet). The
+    /// UEC working group's htsim likewise sends a resend only if `cwnd >= in_flight + size`
+    /// (`UecSrc::can_send_NSCC` outside loss recovery; a NACK takes the packet out of
+    /// `_in_flight`).
+    #[inline]
+    fn resend_open(&self, window: u32) -> bool {
+        let pending = (self.nacked.len() as u32).min(self.nxt - self.una);
+        window == 0 || self.nxt - self.una - pending < window
+    }
+
     /// Whether `next_psn` would return something (without changing state).
     pub fn can_send(&self, kind: Transport, window: u32) -> bool {
         if self.failed {
             return false;
         }
         if kind.places_out_of_order()
-            && ((self.in_recovery && self.has_hole()) || !self.nacked.is_empty())
+            && ((self.in_recovery && self.has_hole())
+                || (!self.nacked.is_empty() && self.resend_open(window)))
         {
             return true;
         }

@@ -177,4 +177,30 @@ mod tests {
         assert_eq!(q.next_psn(k, 16), None);
         assert!(done.is_empty());
     }
+
+    /// A trimmed packet's resend waits for room in the window (htsim `can_send_NSCC`): with 8
+    /// packets out and the window cut to 2, a NACK frees one slot of 8 and resends nothing;
+    /// once SACKs leave one packet in the network (the window then 2 + 6 SACKed), it goes.
+    #[test]
+    fn a_nacked_resend_waits_for_the_window() {
+        let k = Transport::Rud;
+        let mut q = Qp::new(0, 1, 0, 0, k, 16);
+        q.post(0, 1000, 100);
+        for _ in 0..8 {
+            q.next_psn(k, 16).unwrap();
+        }
+        let mut done = Vec::new();
+        q.on_rud_nack(0);
+        assert!(!q.can_send(k, 2));
+        assert_eq!(q.next_psn(k, 2), None, "7 packets in the network, window 2");
+        for s in 1..7 {
+            q.on_rud_ack(0, Some(s), &mut done);
+        }
+        assert!(q.can_send(k, 2 + 6));
+        assert_eq!(q.next_psn(k, 2 + 6), Some((0, true)));
+        assert_eq!(q.next_psn(k, 2 + 6), None, "0 and 7 in the network");
+        // Unlimited (window 0) and a window with room resend at once, as before.
+        q.on_rud_nack(0);
+        assert_eq!(q.next_psn(k, 0), Some((0, true)));
+    }
 }
