@@ -132,13 +132,14 @@ fn a_serving_run_is_tuned_by_its_p99_ttft_as_serve_measures_it() {
 fn a_flow_screen_passes_its_fraction_of_the_candidates_to_the_packet_engine() {
     let poor = std::fs::read_to_string(examples().join("tune-roce-poor-ecn.toml")).unwrap();
     let profile = examples().join("tune-roce-poor-ecn.profile.toml");
-    let profiled = poor.replace(
+    let plain = poor.replace(
         "\"tune-roce-poor-ecn.profile.toml\"",
         &format!("\"{}\"", profile.display()),
     );
-    // The screen is on by default; `plain` turns it off.
-    let plain = profiled.replace("seeds = 3\n", "seeds = 3\nscreen = \"none\"\n");
-    let screened = profiled.replace("seeds = 3\n", "seeds = 3\nscreen_keep = 0.34\n");
+    let screened = plain.replace(
+        "seeds = 3\n",
+        "seeds = 3\nscreen = \"flow\"\nscreen_keep = 0.34\n",
+    );
     assert_ne!(screened, plain);
     let run = |name: &str, text: &str| {
         let f = support::write(&format!("{name}.toml"), text);

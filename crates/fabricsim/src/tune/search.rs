@@ -48,7 +48,7 @@ pub struct Round {
 /// or a missing Slurm result): the rounds are those that finished.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Found {
-    /// The flow engine's screen, when `[tune] screen` has one (the default).
+    /// The flow engine's screen, when `[tune] screen` asks for one.
     pub screen: Option<Screened>,
     pub rounds: Vec<Round>,
     pub best: Option<Scored>,
@@ -293,7 +293,7 @@ pub(super) mod tests {
     fn successive_halving_keeps_a_fraction_with_more_seeds_and_remeasures_the_best() {
         let sc = Scenario::parse(
             "t.toml",
-            "[tune]\nseeds = 4\nscreen = \"none\"\n[tune.knobs]\necn_kmin_bytes = [1, 2, 3, 4, 5, 6, 7, 8]\n",
+            "[tune]\nseeds = 4\n[tune.knobs]\necn_kmin_bytes = [1, 2, 3, 4, 5, 6, 7, 8]\n",
         )
         .unwrap();
         let spec = fabricsim_input::scenario::tune::resolve(&sc, Family::Roce).unwrap();
@@ -319,11 +319,8 @@ pub(super) mod tests {
 
     #[test]
     fn an_unfinished_round_ends_the_search_incomplete() {
-        let sc = Scenario::parse(
-            "t.toml",
-            "[tune]\nscreen = \"none\"\n[tune.knobs]\necn_kmin_bytes = [1, 2]\n",
-        )
-        .unwrap();
+        let sc =
+            Scenario::parse("t.toml", "[tune]\n[tune.knobs]\necn_kmin_bytes = [1, 2]\n").unwrap();
         let spec = fabricsim_input::scenario::tune::resolve(&sc, Family::Roce).unwrap();
         let found = run(&spec, first_round(&spec, 1), &mut |jobs: &[Job]| {
             jobs.iter().map(|_| None).collect()

@@ -7,7 +7,7 @@
 //! [tune]
 //! objective = "fct_p99"        # fct_p50 | fct_p99 | fct_p999 | fct_max | mean_slowdown | collective_time | step_time | ttft_p99
 //! method = "successive_halving" # successive_halving | grid
-//! screen = "flow"              # the default: the sampled candidates first on the flow engine
+//! screen = "flow"              # optional: the sampled candidates first on the flow engine
 //! screen_keep = 0.25           # the fraction of them the screen passes on
 //! candidates = 16              # grid points the first round samples (all when fewer)
 //! eta = 2                      # each round keeps 1/eta of the candidates, with eta x the seeds
@@ -344,25 +344,12 @@ pub fn resolve(sc: &Scenario, family: Family) -> Result<TuneSpec, InputError> {
     })
 }
 
-/// `screen` and `screen_keep` checked: the flow engine, a fraction in (0, 1]. The screen is
-/// on by default (the coarse flow-engine pass before successive halving) except where every
-/// run is on the flow engine already (`engine = "flow"`, or a serving run without an `engine`,
-/// which `serve` runs there): there it would screen nothing, and asking for it is refused.
+/// `screen` and `screen_keep` checked: the flow engine, a fraction in (0, 1]; a screen on the
+/// flow engine when every run is on it already (`engine = "flow"`, or a serving run without an
+/// `engine`, which `serve` runs there) would screen nothing.
 fn screen(sc: &Scenario, t: &TuneSection, o: Objective) -> Result<Option<Screen>, InputError> {
-    let engine = sc.file.engine.as_deref();
-    let all_on_flow = engine == Some("flow") || (engine.is_none() && o == Objective::TtftP99);
     let on = match t.screen.as_deref() {
-        None => !all_on_flow,
-        Some("none") => false,
-        Some("flow") if all_on_flow => {
-            return Err(sc.error(
-                "tune.screen",
-                "flow",
-                "screens on the flow engine, and every round runs there already (engine = \"flow\", \
-                 or a serving run without an engine)",
-                "screen = \"flow\" with engine = \"packet\" or \"auto\", or no screen",
-            ));
-        }
+        None | Some("none") => false,
         Some("flow") => true,
         Some(s) => return Err(sc.error("tune.screen", s, "is not a screen", "flow, none")),
     };
@@ -380,10 +367,19 @@ fn screen(sc: &Scenario, t: &TuneSection, o: Objective) -> Result<Option<Screen>
                 "tune.screen_keep",
                 k,
                 "keeps a fraction of a screen, and there is none",
-                "screen = \"flow\" (the default where the rounds are not on the flow engine) \
-                 with it, or no screen_keep",
+                "screen = \"flow\" with it, or no screen_keep",
             ));
         }
+    }
+    let engine = sc.file.engine.as_deref();
+    if on && (engine == Some("flow") || (engine.is_none() && o == Objective::TtftP99)) {
+        return Err(sc.error(
+            "tune.screen",
+            "flow",
+            "screens on the flow engine, and every round runs there already (engine = \"flow\", \
+             or a serving run without an engine)",
+            "screen = \"flow\" with engine = \"packet\" or \"auto\", or no screen",
+        ));
     }
     Ok(on.then_some(Screen {
         keep: t.screen_keep.unwrap_or(0.25),
@@ -437,19 +433,7 @@ mod tests {
         );
         let names: Vec<_> = s.knobs.iter().map(|(k, _)| k.name).collect();
         assert_eq!(names, ["ecn_kmin_bytes", "ecn_kmax_bytes"]);
-        assert_eq!(
-            (s.collective, s.screen),
-            (None, Some(Screen { keep: 0.25 })),
-            "a flow screen by default"
-        );
-        let off = spec("[tune]\nscreen = \"none\"\n[tune.knobs]\necn_kmin_bytes = [20000]\n");
-        assert_eq!(off.unwrap().screen, None);
-        let flow = spec("engine = \"flow\"\n[tune]\n[tune.knobs]\necn_kmin_bytes = [20000]\n");
-        assert_eq!(
-            flow.unwrap().screen,
-            None,
-            "no screen when the rounds are on it"
-        );
+        assert_eq!((s.collective, s.screen), (None, None));
     }
 
     #[test]
@@ -580,8 +564,8 @@ mod tests {
                 "1.5",
             ),
             (
-                "[tune]\nscreen = \"none\"\nscreen_keep = 0.5\n[tune.knobs]\necn_pmax = [1]\n",
-                3,
+                "[tune]\nscreen_keep = 0.5\n[tune.knobs]\necn_pmax = [1]\n",
+                2,
                 "tune.screen_keep",
                 "0.5",
             ),
