@@ -16,6 +16,8 @@
 //! [congestion.hpcc]           # HPCC instead (dcqcn = "off"): eta, max_stage, w_ai_bytes
 //! [congestion.nscc]           # UEC NSCC instead (dcqcn = "off"): gamma, max_md_jump,
 //!                             # delay_ewma, max_wnd_bdp, target_qdelay_rtt, quick_adapt, qa_gate
+//! [congestion.rccc]           # UEC RCCC (alone, or with [congestion.nscc]: both):
+//!                             # credit_bdp, unscheduled_packets
 //! qps_per_connection = 1
 //! hash_dest_qp = false
 //! [congestion_untuned]        # same keys: the documented untuned variant
@@ -51,6 +53,7 @@ use fabricsim_mech::error::ParamError;
 use fabricsim_mech::hpcc::HpccParams;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
 use fabricsim_mech::nscc::NsccParams;
+use fabricsim_mech::rccc::RcccParams;
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
 use fabricsim_mech::route::spray::{Spray, SprayPick};
 
@@ -138,6 +141,10 @@ pub struct Congestion {
     /// `[congestion.nscc]`: UEC NSCC at the NICs (`sim::congestion::nscc`), with `dcqcn = "off"`.
     #[serde(default)]
     pub nscc: Option<NsccParams>,
+    /// `[congestion.rccc]`: UEC RCCC at the receivers (`sim::congestion::rccc`), alone or with
+    /// `[congestion.nscc]` (both: the sender keeps the smaller window).
+    #[serde(default)]
+    pub rccc: Option<RcccParams>,
     pub qps_per_connection: u16,
     #[serde(default)]
     pub hash_dest_qp: bool,
@@ -412,10 +419,14 @@ pub fn apply_congestion(
         DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
         DcqcnChoice::Off => None,
     };
-    // The table owns DCQCN, HPCC and NSCC (IB CC is `[ib_cc]`'s).
+    // The table owns DCQCN, HPCC, NSCC and RCCC (IB CC is `[ib_cc]`'s).
     if matches!(
         cc.algo,
-        CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_) | CcAlgo::Nscc(_)
+        CcAlgo::Dcqcn(_)
+            | CcAlgo::Hpcc(_)
+            | CcAlgo::Nscc(_)
+            | CcAlgo::Rccc(_)
+            | CcAlgo::NsccRccc(..)
     ) {
         cc.algo = CcAlgo::None;
     }
@@ -439,7 +450,12 @@ pub fn apply_congestion(
     let algos = [
         dcqcn.map(|d| ("cc.dcqcn", CcAlgo::Dcqcn(d))),
         c.hpcc.map(|h| ("cc.hpcc", CcAlgo::Hpcc(h))),
-        c.nscc.map(|n| ("cc.nscc", CcAlgo::Nscc(n))),
+        match (c.nscc, c.rccc) {
+            (Some(n), Some(r)) => Some(("cc.rccc", CcAlgo::NsccRccc(n, r))),
+            (Some(n), None) => Some(("cc.nscc", CcAlgo::Nscc(n))),
+            (None, Some(r)) => Some(("cc.rccc", CcAlgo::Rccc(r))),
+            (None, None) => None,
+        },
     ];
     for (field, a) in algos.into_iter().flatten() {
         cc.algo

@@ -372,6 +372,19 @@ impl SimParams {
         if self.ack_every == 0 {
             return err("ack_every", "must be at least 1".into(), "1 or more");
         }
+        // RCCC's receiver learns of a sender's completion from the packet it ACKs.
+        if self.ack_every > 1
+            && matches!(
+                self.cc.algo,
+                super::cc_algo::CcAlgo::Rccc(_) | super::cc_algo::CcAlgo::NsccRccc(..)
+            )
+        {
+            return err(
+                "ack_every",
+                format!("{} with RCCC", self.ack_every),
+                "1 (RCCC grants credit on every packet's ACK)",
+            );
+        }
         if let RoutePolicy::Spray(s) = self.routing
             && s.pick == SprayPick::Reps
             && !(1..=super::route::reps::MAX_ENTROPIES).contains(&s.entropies)
