@@ -11,8 +11,8 @@
 //! packet received returned its credit and the pool were re-divided when a sender joins or
 //! leaves. A sender joins at its first new data packet and leaves when a message of it is
 //! complete at the receiver (its backlog, as the spec's `credit_target`, is then known to be
-//! spent; its next message joins it again). A share never falls below one packet, so a sender
-//! always has an ACK coming. Not modelled: credit control packets without data (grants ride
+//! spent; its next message joins it again). A share is rounded up to whole packets, so a sender
+//! always has an ACK coming and the senders together hold at most the window plus a frame each. Not modelled: credit control packets without data (grants ride
 //! on ACKs), the credit timer (3.6.14.5).
 
 use super::{Acked, CcOut, CcSetup, CongestionControl, Echo, hpcc};
@@ -63,10 +63,11 @@ impl Rccc {
         }
     }
 
-    /// The share of QP `qp`'s receiver in packets, at least one.
+    /// The share of QP `qp`'s receiver in packets, rounded up (the senders together hold at
+    /// most the window plus a frame each), at least one.
     fn share(&self, qp: usize) -> u32 {
         let d = &self.rx[self.dst[qp] as usize];
-        (d.window_bytes / (d.active.max(1) as u64 * self.frame)).max(1) as u32
+        d.window_bytes.div_ceil(d.active.max(1) as u64 * self.frame).max(1) as u32
     }
 
     /// The engine's window: the share plus the SACKed packets (they hold no credit), within
