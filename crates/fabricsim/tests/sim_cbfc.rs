@@ -53,7 +53,10 @@ fn cbfc_completes_a_lossy_incast_without_a_drop_and_stalls_the_senders() {
         c.retransmitted_packets,
         lossy.summary.max_fct_ps.unwrap_or(0) as f64 / 1e6
     );
-    assert!(c.drops.buffer > 0 && c.timeouts > 0, "the lossy incast drops");
+    assert!(
+        c.drops.buffer > 0 && c.timeouts > 0,
+        "the lossy incast drops"
+    );
 
     let cbfc = CreditParams::cbfc();
     assert_eq!(cbfc.update_bytes, 6400);
@@ -68,7 +71,10 @@ fn cbfc_completes_a_lossy_incast_without_a_drop_and_stalls_the_senders() {
     let nic_stall: Vec<u64> = (0..SENDERS)
         .map(|h| {
             let port = t.host_port(HostId(h)).0;
-            fc.ports.iter().find(|x| x.port == port).map_or(0, |x| x.credit_stall_ps)
+            fc.ports
+                .iter()
+                .find(|x| x.port == port)
+                .map_or(0, |x| x.credit_stall_ps)
         })
         .collect();
     println!(
@@ -83,8 +89,14 @@ fn cbfc_completes_a_lossy_incast_without_a_drop_and_stalls_the_senders() {
         last / 1e6
     );
     assert_eq!(r.summary.messages_completed, SENDERS as u64);
-    assert_eq!((c.bytes_dropped, c.timeouts, c.retransmitted_packets), (0, 0, 0));
-    assert!(nic_stall.iter().all(|&s| s > 0), "every sender waits for credits");
+    assert_eq!(
+        (c.bytes_dropped, c.timeouts, c.retransmitted_packets),
+        (0, 0, 0)
+    );
+    assert!(
+        nic_stall.iter().all(|&s| s > 0),
+        "every sender waits for credits"
+    );
     assert!(eff > 0.95, "{eff:.3} of line");
 }
 
@@ -102,6 +114,14 @@ fn a_spacing_beyond_the_buffer_is_refused() {
     d.push(HostId(0), HostId(1), 1 << 16, Time::ZERO, &[]);
     let p = uec400(FlowControl::Credits(wide));
     let e = fabricsim::sim::run(&t, &p, &d, &Default::default(), Default::default()).unwrap_err();
-    assert!(e.to_string().contains("credit update's spacing of 1048576 B"), "{e}");
-    run(&t, &uec400(FlowControl::Credits(CreditParams::default_ib())), &d);
+    assert!(
+        e.to_string()
+            .contains("credit update's spacing of 1048576 B"),
+        "{e}"
+    );
+    run(
+        &t,
+        &uec400(FlowControl::Credits(CreditParams::default_ib())),
+        &d,
+    );
 }

@@ -106,7 +106,9 @@ fn rccc_bounds_the_last_hop_queue_of_an_incast_by_its_credit_window() {
          {} unscheduled frames = {bound} B",
         r.unscheduled_packets
     );
-    println!("| CC | peak last-hop queue B | trimmed | drops | timeouts | goodput / line | last us |");
+    println!(
+        "| CC | peak last-hop queue B | trimmed | drops | timeouts | goodput / line | last us |"
+    );
     for (name, cc) in cases {
         let p = uec400(cc);
         let i = incast(&p);
@@ -114,24 +116,33 @@ fn rccc_bounds_the_last_hop_queue_of_an_incast_by_its_credit_window() {
         let last = i.r.summary.max_fct_ps.unwrap() as f64 / 1e6;
         println!(
             "| {name} | {} / {} | {} | {} | {} | {:.3} | {last:.1} |",
-            i.peak_q,
-            i.steady_q,
-            c.trimmed,
-            c.bytes_dropped,
-            c.timeouts,
-            i.efficiency
+            i.peak_q, i.steady_q, c.trimmed, c.bytes_dropped, c.timeouts, i.efficiency
         );
         let tail = c.drops.buffer + c.timeouts;
         if name.contains("RCCC") {
             assert!(i.peak_q <= bound, "{name}: peak {} over {bound}", i.peak_q);
             assert!(i.steady_q <= steady, "{name}: {} over {steady}", i.steady_q);
             // Only packets beyond credit can meet a full queue: the unscheduled ones.
-            assert!(c.trimmed <= (SENDERS * r.unscheduled_packets) as u64, "{name}");
+            assert!(
+                c.trimmed <= (SENDERS * r.unscheduled_packets) as u64,
+                "{name}"
+            );
             assert_eq!(tail, 0, "{name}: tail drops and timeouts");
-            assert!(i.efficiency > 0.95, "{name}: {:.3} of line rate", i.efficiency);
+            assert!(
+                i.efficiency > 0.95,
+                "{name}: {:.3} of line rate",
+                i.efficiency
+            );
         } else {
-            assert!(i.steady_q > steady, "{name}: {} within {steady}", i.steady_q);
-            assert!(c.trimmed > 10 * (SENDERS * r.unscheduled_packets) as u64, "{name}");
+            assert!(
+                i.steady_q > steady,
+                "{name}: {} within {steady}",
+                i.steady_q
+            );
+            assert!(
+                c.trimmed > 10 * (SENDERS * r.unscheduled_packets) as u64,
+                "{name}"
+            );
         }
     }
 }

@@ -53,8 +53,8 @@ use fabricsim_mech::error::ParamError;
 use fabricsim_mech::hpcc::HpccParams;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
 use fabricsim_mech::nscc::NsccParams;
-use fabricsim_mech::rccc::RcccParams;
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
+use fabricsim_mech::rccc::RcccParams;
 use fabricsim_mech::route::spray::{Spray, SprayPick};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]

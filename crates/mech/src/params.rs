@@ -121,7 +121,8 @@ impl CreditParams {
 
     /// UEC CBFC per virtual channel (UEC 1.0 5.2): IB's buffers (Tomahawk's per-channel split is
     /// not published: estimate) with credit-freed updates every 6,400 B, the default of the OCP
-    /// SAI proposal (`opencomputeproject/SAI` `doc/CBFC/SAI-Credit_Based_Flow_Control.md`).
+    /// SAI proposal,
+    /// https://github.com/opencomputeproject/SAI/blob/master/doc/CBFC/SAI-Credit_Based_Flow_Control.md.
     pub fn cbfc() -> CreditParams {
         CreditParams {
             update_bytes: CBFC_UPDATE_BYTES,

@@ -34,7 +34,10 @@ impl TryFrom<RcccTable> for RcccParams {
             unscheduled_packets: t.unscheduled_packets.unwrap_or(4),
         };
         if !(p.credit_bdp > 0.0 && p.credit_bdp <= 16.0) {
-            return Err(format!("rccc.credit_bdp = {}: allowed {ALLOWED}", p.credit_bdp));
+            return Err(format!(
+                "rccc.credit_bdp = {}: allowed {ALLOWED}",
+                p.credit_bdp
+            ));
         }
         if !(1..=1024).contains(&p.unscheduled_packets) {
             return Err(format!(
@@ -81,7 +84,10 @@ mod tests {
     #[test]
     fn the_window_is_credit_bdp_times_the_bdp_and_bad_values_are_refused() {
         // 400 Gb/s x 6 us = 300 KB.
-        assert_eq!(RcccParams::default().window_bytes(400_000_000_000, 6_000_000), 300_000);
+        assert_eq!(
+            RcccParams::default().window_bytes(400_000_000_000, 6_000_000),
+            300_000
+        );
         let p = RcccParams {
             credit_bdp: 0.0,
             ..RcccParams::default()
@@ -91,6 +97,11 @@ mod tests {
             unscheduled_packets: 0,
             ..RcccParams::default()
         };
-        assert!(p.validate().unwrap_err().0.contains("unscheduled_packets = 0"));
+        assert!(
+            p.validate()
+                .unwrap_err()
+                .0
+                .contains("unscheduled_packets = 0")
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! InfiniBand credit-based link-level flow control per VL (IBA Vol. 1 7.9), parameterised by
 //! the spacing of its credit updates so it also serves UEC CBFC per virtual channel (UEC 1.0
-//! 5.2, read through the OCP SAI proposal `opencomputeproject/SAI`
-//! `doc/CBFC/SAI-Credit_Based_Flow_Control.md`): CBFC's counters of credits consumed and freed
+//! 5.2, read through the OCP SAI proposal
+//! https://github.com/opencomputeproject/SAI/blob/master/doc/CBFC/SAI-Credit_Based_Flow_Control.md):
+//! CBFC's counters of credits consumed and freed
 //! carry what FCTBS and FCCL do (free = buffer - (consumed - freed)).
 //!
 //! The receiver of each link end keeps a buffer per data VL, counted in 64-byte blocks. It

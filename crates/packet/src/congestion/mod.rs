@@ -12,10 +12,10 @@
 //! Adding a congestion control: a file here implementing `CongestionControl` and reading its
 //! parameters, a variant in `AnyCc` and in `CcAlgo` (`fabricsim_mech::cc_algo`, with its parameters), and its profile key (`cc_profile`).
 
+mod both;
 mod dcqcn;
 mod hpcc;
 mod ibcc;
-mod both;
 mod none;
 mod nscc;
 mod rccc;
@@ -222,10 +222,9 @@ impl AnyCc {
             CcAlgo::Hpcc(h) => AnyCc::Hpcc(hpcc::Hpcc::new(*h, s)?),
             CcAlgo::Nscc(n) => AnyCc::Nscc(nscc::Nscc::new(*n, s)),
             CcAlgo::Rccc(r) => AnyCc::Rccc(rccc::Rccc::new(*r, s)),
-            CcAlgo::NsccRccc(n, r) => AnyCc::NsccRccc(both::Both(
-                nscc::Nscc::new(*n, s),
-                rccc::Rccc::new(*r, s),
-            )),
+            CcAlgo::NsccRccc(n, r) => {
+                AnyCc::NsccRccc(both::Both(nscc::Nscc::new(*n, s), rccc::Rccc::new(*r, s)))
+            }
         })
     }
 }

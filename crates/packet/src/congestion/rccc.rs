@@ -67,7 +67,9 @@ impl Rccc {
     /// most the window plus a frame each), at least one.
     fn share(&self, qp: usize) -> u32 {
         let d = &self.rx[self.dst[qp] as usize];
-        d.window_bytes.div_ceil(d.active.max(1) as u64 * self.frame).max(1) as u32
+        d.window_bytes
+            .div_ceil(d.active.max(1) as u64 * self.frame)
+            .max(1) as u32
     }
 
     /// The engine's window: the share plus the SACKed packets (they hold no credit), within
