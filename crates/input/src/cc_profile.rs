@@ -529,6 +529,35 @@ mod tests {
         p
     }
 
+    /// `[congestion.rccc]` selects RCCC: with `[congestion.nscc]` both (the smaller window),
+    /// alone RCCC only; a bad value names its key.
+    #[test]
+    fn an_rccc_table_selects_rccc_alone_or_with_nscc() {
+        let base = include_str!("../../../data/profiles/uec-400g.toml");
+        let parse = |text: &str| {
+            Profile::parse(&fabricsim_core::error::Source::new("uec-rccc.toml", text)).and_then(
+                |p| crate::profile_fc::from_profile(&p, true).map_err(|e| panic!("{e:?}")),
+            )
+        };
+        let rccc = "[congestion.rccc]\ncredit_bdp = 1.5\n";
+        // The table's header line (a comment above names it too).
+        let header = "\n[congestion.nscc]\n";
+        let with_both = base.replacen(header, &format!("\n{rccc}{}", &header[1..]), 1);
+        let r = RcccParams {
+            credit_bdp: 1.5,
+            ..RcccParams::default()
+        };
+        let p = parse(&with_both).unwrap();
+        assert_eq!(p.cc.algo, CcAlgo::NsccRccc(NsccParams::default(), r));
+        let nscc_at = base.find(header).unwrap() + 1;
+        let nscc_end = base[nscc_at..].find("\n\n").unwrap() + nscc_at;
+        let alone = format!("{}{rccc}{}", &base[..nscc_at], &base[nscc_end..]);
+        assert_eq!(parse(&alone).unwrap().cc.algo, CcAlgo::Rccc(r));
+        let bad = with_both.replacen("credit_bdp = 1.5", "credit_bdp = 0.0", 1);
+        let e = parse(&bad).unwrap_err();
+        assert!(e.to_string().contains("rccc.credit_bdp = 0"), "{e}");
+    }
+
     /// `[routing] policy = "spray"` maps to the engine's spraying with the unordered receiver;
     /// a policy that is not one gives the file, line, key and the allowed names.
     #[test]

@@ -304,3 +304,45 @@ pub fn node_faults(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credits(update: Option<u64>) -> CreditsSection {
+        CreditsSection {
+            credit_update: update.map(SizeValue::Int),
+            ..CreditsSection::default()
+        }
+    }
+
+    /// `cbfc` is the credits mode with 6,400 B updates (UEC 1.0 5.2); `credit_update` sets the
+    /// spacing within 800 B to 1 MB and only under CBFC, each refusal naming the key.
+    #[test]
+    fn cbfc_is_credits_with_spaced_updates() {
+        let src = Source::new("s.toml", "");
+        let mut p = SimParams::uec();
+        apply(&src, Some("cbfc"), None, None, &mut p).unwrap();
+        assert_eq!(p.flow_control, FlowControl::Credits(CreditParams::cbfc()));
+        apply(&src, Some("cbfc"), None, Some(&credits(Some(800))), &mut p).unwrap();
+        let FlowControl::Credits(c) = p.flow_control else {
+            panic!("credits")
+        };
+        assert_eq!(c.update_bytes, 800);
+        let e = apply(&src, Some("cbfc"), None, Some(&credits(Some(799))), &mut p).unwrap_err();
+        assert!(e.to_string().contains("sim.credits.credit_update"), "{e}");
+        let e = apply(
+            &src,
+            Some("credits"),
+            None,
+            Some(&credits(Some(6400))),
+            &mut p,
+        );
+        assert!(e.unwrap_err().to_string().contains("cbfc"));
+        apply(&src, Some("credits"), None, None, &mut p).unwrap();
+        assert_eq!(
+            p.flow_control,
+            FlowControl::Credits(CreditParams::default_ib())
+        );
+    }
+}
