@@ -57,6 +57,7 @@ pub mod sim {
         pub use fabricsim_mech::cc_algo::CcAlgo;
         pub use fabricsim_mech::hpcc::HpccParams;
         pub use fabricsim_mech::nscc::NsccParams;
+        pub use fabricsim_mech::rccc::RcccParams;
         pub use fabricsim_packet::congestion::*;
     }
     pub use fabricsim_packet::{

@@ -122,6 +122,7 @@ fn credits_limit_a_long_link_to_buffer_over_credit_round_trip() {
         switch_vl_buffer_bytes: buf,
         nic_vl_buffer_bytes: 1 << 20,
         deadlock_check: None,
+        update_bytes: 0,
     });
     let frame = p.data_frame_bytes(p.mtu_bytes) as u64;
     let per_pkt = frame.div_ceil(64);
@@ -136,6 +137,7 @@ fn credits_limit_a_long_link_to_buffer_over_credit_round_trip() {
         switch_vl_buffer_bytes: 2 << 20,
         nic_vl_buffer_bytes: 1 << 20,
         deadlock_check: None,
+        update_bytes: 0,
     });
     let full = one_flow_fraction(&p, d);
     eprintln!(

@@ -16,6 +16,8 @@
 //! [congestion.hpcc]           # HPCC instead (dcqcn = "off"): eta, max_stage, w_ai_bytes
 //! [congestion.nscc]           # UEC NSCC instead (dcqcn = "off"): gamma, max_md_jump,
 //!                             # delay_ewma, max_wnd_bdp, target_qdelay_rtt, quick_adapt, qa_gate
+//! [congestion.rccc]           # UEC RCCC (alone, or with [congestion.nscc]: both):
+//!                             # credit_bdp, unscheduled_packets
 //! qps_per_connection = 1
 //! hash_dest_qp = false
 //! [congestion_untuned]        # same keys: the documented untuned variant
@@ -52,6 +54,7 @@ use fabricsim_mech::hpcc::HpccParams;
 use fabricsim_mech::ibcc::{Cct, IbCcParams};
 use fabricsim_mech::nscc::NsccParams;
 use fabricsim_mech::params::{FlowControl, MAX_TC, RoutePolicy, Scheduling, SimParams, Transport};
+use fabricsim_mech::rccc::RcccParams;
 use fabricsim_mech::route::spray::{Spray, SprayPick};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -138,6 +141,10 @@ pub struct Congestion {
     /// `[congestion.nscc]`: UEC NSCC at the NICs (`sim::congestion::nscc`), with `dcqcn = "off"`.
     #[serde(default)]
     pub nscc: Option<NsccParams>,
+    /// `[congestion.rccc]`: UEC RCCC at the receivers (`sim::congestion::rccc`), alone or with
+    /// `[congestion.nscc]` (both: the sender keeps the smaller window).
+    #[serde(default)]
+    pub rccc: Option<RcccParams>,
     pub qps_per_connection: u16,
     #[serde(default)]
     pub hash_dest_qp: bool,
@@ -412,10 +419,14 @@ pub fn apply_congestion(
         DcqcnChoice::ConnectxFw => Some(DcqcnSet::ConnectxFw),
         DcqcnChoice::Off => None,
     };
-    // The table owns DCQCN, HPCC and NSCC (IB CC is `[ib_cc]`'s).
+    // The table owns DCQCN, HPCC, NSCC and RCCC (IB CC is `[ib_cc]`'s).
     if matches!(
         cc.algo,
-        CcAlgo::Dcqcn(_) | CcAlgo::Hpcc(_) | CcAlgo::Nscc(_)
+        CcAlgo::Dcqcn(_)
+            | CcAlgo::Hpcc(_)
+            | CcAlgo::Nscc(_)
+            | CcAlgo::Rccc(_)
+            | CcAlgo::NsccRccc(..)
     ) {
         cc.algo = CcAlgo::None;
     }
@@ -439,7 +450,12 @@ pub fn apply_congestion(
     let algos = [
         dcqcn.map(|d| ("cc.dcqcn", CcAlgo::Dcqcn(d))),
         c.hpcc.map(|h| ("cc.hpcc", CcAlgo::Hpcc(h))),
-        c.nscc.map(|n| ("cc.nscc", CcAlgo::Nscc(n))),
+        match (c.nscc, c.rccc) {
+            (Some(n), Some(r)) => Some(("cc.rccc", CcAlgo::NsccRccc(n, r))),
+            (Some(n), None) => Some(("cc.nscc", CcAlgo::Nscc(n))),
+            (None, Some(r)) => Some(("cc.rccc", CcAlgo::Rccc(r))),
+            (None, None) => None,
+        },
     ];
     for (field, a) in algos.into_iter().flatten() {
         cc.algo
@@ -511,6 +527,35 @@ mod tests {
         // Flow control differs between the variants; compare congestion settings only.
         p.flow_control = fabricsim_mech::params::FlowControl::None;
         p
+    }
+
+    /// `[congestion.rccc]` selects RCCC: with `[congestion.nscc]` both (the smaller window),
+    /// alone RCCC only; a bad value names its key.
+    #[test]
+    fn an_rccc_table_selects_rccc_alone_or_with_nscc() {
+        let base = include_str!("../../../data/profiles/uec-400g.toml");
+        let parse = |text: &str| {
+            Profile::parse(&fabricsim_core::error::Source::new("uec-rccc.toml", text)).and_then(
+                |p| crate::profile_fc::from_profile(&p, true).map_err(|e| panic!("{e:?}")),
+            )
+        };
+        let rccc = "[congestion.rccc]\ncredit_bdp = 1.5\n";
+        // The table's header line (a comment above names it too).
+        let header = "\n[congestion.nscc]\n";
+        let with_both = base.replacen(header, &format!("\n{rccc}{}", &header[1..]), 1);
+        let r = RcccParams {
+            credit_bdp: 1.5,
+            ..RcccParams::default()
+        };
+        let p = parse(&with_both).unwrap();
+        assert_eq!(p.cc.algo, CcAlgo::NsccRccc(NsccParams::default(), r));
+        let nscc_at = base.find(header).unwrap() + 1;
+        let nscc_end = base[nscc_at..].find("\n\n").unwrap() + nscc_at;
+        let alone = format!("{}{rccc}{}", &base[..nscc_at], &base[nscc_end..]);
+        assert_eq!(parse(&alone).unwrap().cc.algo, CcAlgo::Rccc(r));
+        let bad = with_both.replacen("credit_bdp = 1.5", "credit_bdp = 0.0", 1);
+        let e = parse(&bad).unwrap_err();
+        assert!(e.to_string().contains("rccc.credit_bdp = 0"), "{e}");
     }
 
     /// `[routing] policy = "spray"` maps to the engine's spraying with the unordered receiver;

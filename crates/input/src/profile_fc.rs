@@ -15,7 +15,7 @@ use fabricsim_mech::params::{
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowControlProfile {
-    /// credits | pfc | none
+    /// credits | cbfc (UEC 1.0 5.2: credits with spaced updates) | pfc | none
     pub kind: String,
     /// Credits: data VLs, receive buffer per VL of a switch port and of a NIC port.
     pub data_vls: Option<u8>,
@@ -105,14 +105,18 @@ impl FlowControlProfile {
     pub fn flow_control(&self, p: &SimParams, tuned: bool) -> Result<FlowControl, ProfileError> {
         match self.kind.as_str() {
             "none" => Ok(FlowControl::None),
-            "credits" => {
-                let d = CreditParams::default_ib();
+            "credits" | "cbfc" => {
+                let d = if self.kind == "cbfc" {
+                    CreditParams::cbfc()
+                } else {
+                    CreditParams::default_ib()
+                };
                 Ok(FlowControl::Credits(CreditParams {
                     switch_vl_buffer_bytes: self
                         .switch_vl_buffer_bytes
                         .unwrap_or(d.switch_vl_buffer_bytes),
                     nic_vl_buffer_bytes: self.nic_vl_buffer_bytes.unwrap_or(d.nic_vl_buffer_bytes),
-                    deadlock_check: d.deadlock_check,
+                    ..d
                 }))
             }
             "pfc" => {

@@ -6,6 +6,7 @@ use super::dcqcn::DcqcnParams;
 use super::hpcc::HpccParams;
 use super::ibcc::IbCcParams;
 use super::nscc::NsccParams;
+use super::rccc::RcccParams;
 
 /// The run's congestion control and its parameters (`CcParams::algo`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -20,6 +21,10 @@ pub enum CcAlgo {
     Hpcc(HpccParams),
     /// UEC NSCC: a sender window from ECN marks and measured delay (needs ECN marking).
     Nscc(NsccParams),
+    /// UEC RCCC: receiver-granted credit windows.
+    Rccc(RcccParams),
+    /// NSCC and RCCC together: the sender keeps the smaller window (UEC 1.0 3.6.12.3).
+    NsccRccc(NsccParams, RcccParams),
 }
 
 impl CcAlgo {
@@ -59,11 +64,20 @@ impl CcAlgo {
             CcAlgo::IbCc(_) => "IB CC",
             CcAlgo::Hpcc(_) => "HPCC",
             CcAlgo::Nscc(_) => "NSCC",
+            CcAlgo::Rccc(_) => "RCCC",
+            CcAlgo::NsccRccc(..) => "NSCC+RCCC",
         }
     }
 
     /// The algorithm in words for reports, over marking `ecn` (in words); `None`: none.
     pub fn describe(&self, ecn: &str) -> Option<String> {
+        let rccc = |r: &RcccParams| {
+            format!(
+                "UEC RCCC (receiver credit window {} x BDP shared by its senders, {} unscheduled \
+                 packets)",
+                r.credit_bdp, r.unscheduled_packets
+            )
+        };
         match self {
             CcAlgo::None => None,
             CcAlgo::Dcqcn(d) => Some(format!(
@@ -88,6 +102,12 @@ impl CcAlgo {
                 n.max_wnd_bdp,
                 n.gamma
             )),
+            CcAlgo::Rccc(r) => Some(rccc(r)),
+            CcAlgo::NsccRccc(n, r) => Some(format!(
+                "{} with {}",
+                CcAlgo::Nscc(*n).describe(ecn)?,
+                rccc(r)
+            )),
         }
     }
 
@@ -111,6 +131,8 @@ impl CcAlgo {
             CcAlgo::IbCc(_) => ("cc.ibcc", false),
             CcAlgo::Hpcc(_) => ("cc.hpcc", false),
             CcAlgo::Nscc(_) => ("cc.nscc", true),
+            CcAlgo::Rccc(_) => ("cc.rccc", false),
+            CcAlgo::NsccRccc(..) => ("cc.nscc", true),
         }
     }
 
@@ -133,6 +155,8 @@ impl CcAlgo {
             CcAlgo::IbCc(i) => i.validate(),
             CcAlgo::Hpcc(h) => h.validate(),
             CcAlgo::Nscc(n) => n.validate(),
+            CcAlgo::Rccc(r) => r.validate(),
+            CcAlgo::NsccRccc(n, r) => n.validate().and_then(|_| r.validate()),
         };
         r.map_err(|x| (field, x))
     }

@@ -32,6 +32,7 @@ pub mod lossless_scenarios;
 pub mod nscc;
 pub mod params;
 pub mod psn;
+pub mod rccc;
 pub mod recovery;
 pub mod reroute;
 pub mod results;

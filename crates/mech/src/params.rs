@@ -86,6 +86,11 @@ pub enum FlowControl {
     Pfc(PfcParams),
 }
 
+/// CBFC's default credit-freed update spacing and its allowed range, 800 B to 1 MB (UEC 1.0
+/// 5.2 via the OCP SAI CBFC proposal).
+pub const CBFC_UPDATE_BYTES: u32 = 6400;
+pub const CBFC_UPDATE_RANGE: std::ops::RangeInclusive<u32> = 800..=1 << 20;
+
 /// IB credits: a receive buffer per VL per input port; the traffic classes are the data VLs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CreditParams {
@@ -95,6 +100,9 @@ pub struct CreditParams {
     pub nic_vl_buffer_bytes: u64,
     /// How often to look for a cycle of credit-starved queues (deadlock); `None`: never.
     pub deadlock_check: Option<Time>,
+    /// Bytes a receiver frees between two credit updates: 0 for IB (one per frame freed), UEC
+    /// CBFC's credit-freed update spacing (UEC 1.0 5.2) otherwise.
+    pub update_bytes: u32,
 }
 
 impl CreditParams {
@@ -107,6 +115,18 @@ impl CreditParams {
             switch_vl_buffer_bytes: 256 * 1024,
             nic_vl_buffer_bytes: 256 * 1024,
             deadlock_check: Some(Time::from_us(100)),
+            update_bytes: 0,
+        }
+    }
+
+    /// UEC CBFC per virtual channel (UEC 1.0 5.2): IB's buffers (Tomahawk's per-channel split is
+    /// not published: estimate) with credit-freed updates every 6,400 B, the default of the OCP
+    /// SAI proposal,
+    /// https://github.com/opencomputeproject/SAI/blob/master/doc/CBFC/SAI-Credit_Based_Flow_Control.md.
+    pub fn cbfc() -> CreditParams {
+        CreditParams {
+            update_bytes: CBFC_UPDATE_BYTES,
+            ..CreditParams::default_ib()
         }
     }
 
@@ -371,6 +391,19 @@ impl SimParams {
         }
         if self.ack_every == 0 {
             return err("ack_every", "must be at least 1".into(), "1 or more");
+        }
+        // RCCC's receiver learns of a sender's completion from the packet it ACKs.
+        if self.ack_every > 1
+            && matches!(
+                self.cc.algo,
+                super::cc_algo::CcAlgo::Rccc(_) | super::cc_algo::CcAlgo::NsccRccc(..)
+            )
+        {
+            return err(
+                "ack_every",
+                format!("{} with RCCC", self.ack_every),
+                "1 (RCCC grants credit on every packet's ACK)",
+            );
         }
         if let RoutePolicy::Spray(s) = self.routing
             && s.pick == SprayPick::Reps

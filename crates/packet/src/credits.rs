@@ -1,4 +1,9 @@
-//! InfiniBand credit-based link-level flow control per VL (IBA Vol. 1 7.9).
+//! InfiniBand credit-based link-level flow control per VL (IBA Vol. 1 7.9), parameterised by
+//! the spacing of its credit updates so it also serves UEC CBFC per virtual channel (UEC 1.0
+//! 5.2, read through the OCP SAI proposal
+//! https://github.com/opencomputeproject/SAI/blob/master/doc/CBFC/SAI-Credit_Based_Flow_Control.md):
+//! CBFC's counters of credits consumed and freed
+//! carry what FCTBS and FCCL do (free = buffer - (consumed - freed)).
 //!
 //! The receiver of each link end keeps a buffer per data VL, counted in 64-byte blocks. It
 //! advertises FCCL = ABR + free blocks (ABR: adjusted blocks received); the sender counts FCTBS
@@ -9,7 +14,13 @@
 //!
 //! Update policy (on free): each time the receiver frees a packet's blocks it sends a
 //! flow-control packet carrying its new FCCL, which reaches the sender after the link's
-//! propagation delay; FC packets are 6 bytes and are not charged link time.
+//! propagation delay; FC packets are 6 bytes and are not charged link time. With a spacing
+//! (`CreditParams::update_bytes`, CBFC's credit-freed updates every 6,400 B) the receiver
+//! sends its count only once that much has been freed since the last one; what is freed since
+//! stays unreported until the next (CBFC's periodic credit sync, every 256 us, is not modelled:
+//! a buffer of at least the spacing plus one frame, checked at setup, never leaves a sender
+//! without credit for its next frame). Credits are 64 B blocks for both (CBFC's 128 B unit
+//! would round a frame up by at most 64 B more).
 //! Nothing is ever dropped for lack of buffer: `received` asserts it.
 
 use fabricsim_mech::params::blocks;
@@ -33,6 +44,8 @@ struct Rx {
     abr: u32,
     held: u32,
     cap: u32,
+    /// Blocks freed since the last update sent.
+    owed: u32,
 }
 
 pub struct Credits {
@@ -41,6 +54,8 @@ pub struct Credits {
     tx: Vec<Tx>,
     /// Per ingress port x VL.
     rx: Vec<Rx>,
+    /// Blocks to free between two updates (0: an update per frame freed).
+    update_blocks: u32,
     /// Per egress port: time spent waiting for credits with a packet ready, in ps.
     pub stall_ps: Vec<u64>,
     /// Times a sender found too few credits for its next packet.
@@ -58,8 +73,9 @@ fn at<T>(v: &mut [T], i: usize) -> &mut T {
 
 impl Credits {
     /// `cap[p]`: blocks per VL of port `p`'s receive buffer; `peer[p]`: the port at the other
-    /// end. Each sender starts with the FCCL of an empty peer buffer (the link-up exchange).
-    pub fn new(ntc: usize, cap: Vec<u32>, peer: &[u32]) -> Credits {
+    /// end; `update_blocks`: blocks freed between two updates (0: every frame). Each sender
+    /// starts with the FCCL of an empty peer buffer (the link-up exchange).
+    pub fn new(ntc: usize, cap: Vec<u32>, peer: &[u32], update_blocks: u32) -> Credits {
         let n = cap.len();
         Credits {
             ntc,
@@ -76,8 +92,10 @@ impl Credits {
                     abr: 0,
                     held: 0,
                     cap: cap[i / ntc],
+                    owed: 0,
                 })
                 .collect(),
+            update_blocks,
             stall_ps: vec![0; n],
             stalls: 0,
         }
@@ -143,12 +161,19 @@ impl Credits {
         }
     }
 
-    /// Ingress `ip` frees a frame on `tc`; returns the FCCL to send upstream.
+    /// Ingress `ip` frees a frame on `tc`; returns the FCCL to send upstream when an update
+    /// is due.
     #[inline(always)]
-    pub(crate) fn freed(&mut self, ip: usize, tc: usize, frame: u32) -> u32 {
+    pub(crate) fn freed(&mut self, ip: usize, tc: usize, frame: u32) -> Option<u32> {
         let r = at(&mut self.rx, ip * self.ntc + tc);
-        r.held -= blocks(frame);
-        r.abr.wrapping_add(r.cap - r.held)
+        let b = blocks(frame);
+        r.held -= b;
+        r.owed += b;
+        if r.owed < self.update_blocks {
+            return None;
+        }
+        r.owed = 0;
+        Some(r.abr.wrapping_add(r.cap - r.held))
     }
 
     /// A flow-control packet with `fccl` reaches the sender on `p`.
@@ -216,14 +241,14 @@ mod tests {
     #[test]
     fn a_sender_stops_at_the_advertised_limit_and_resumes_on_update() {
         // Two ports facing each other, 10 blocks per VL (IBA 7.9: FCCL - FCTBS >= blocks).
-        let mut c = Credits::new(1, vec![10, 10], &[1, 0]);
+        let mut c = Credits::new(1, vec![10, 10], &[1, 0], 0);
         assert_eq!(blocks(4096 + 26), 65);
         assert!(c.may_send(0, 0, 640, 0));
         c.sent(0, 0, 640);
         c.received(1, 0, 640);
         assert!(!c.may_send(0, 0, 1, 5));
         assert_eq!(c.stalls, 1);
-        let fccl = c.freed(1, 0, 640);
+        let fccl = c.freed(1, 0, 640).unwrap();
         assert_eq!(fccl, 20); // ABR 10 + 10 free
         c.update(0, 0, fccl, 25);
         assert_eq!(c.available(0, 0), 10);
@@ -233,7 +258,7 @@ mod tests {
 
     #[test]
     fn counters_wrap_like_the_spec_modular_counters() {
-        let mut c = Credits::new(1, vec![4, 4], &[1, 0]);
+        let mut c = Credits::new(1, vec![4, 4], &[1, 0], 0);
         c.tx[0].fccl = u32::MAX;
         c.tx[0].fctbs = u32::MAX - 4;
         c.rx[1].abr = u32::MAX - 1;
@@ -243,13 +268,31 @@ mod tests {
         c.received(1, 0, 256);
         assert_eq!(
             c.freed(1, 0, 256),
-            (u32::MAX - 1).wrapping_add(4).wrapping_add(4)
+            Some((u32::MAX - 1).wrapping_add(4).wrapping_add(4))
         );
+    }
+
+    /// CBFC's spacing: with updates every 100 blocks (6,400 B) the receiver stays silent until
+    /// that much is freed, then reports everything freed so far.
+    #[test]
+    fn a_spaced_update_waits_for_its_bytes() {
+        let mut c = Credits::new(1, vec![200, 200], &[1, 0], 100);
+        for _ in 0..3 {
+            c.sent(0, 0, 4096);
+            c.received(1, 0, 4096);
+        }
+        assert_eq!(c.available(0, 0), 8);
+        assert_eq!(c.freed(1, 0, 4096), None, "64 blocks freed");
+        // 128 blocks freed: ABR 192 + 200 - 64 held.
+        assert_eq!(c.freed(1, 0, 4096), Some(328));
+        assert_eq!(c.freed(1, 0, 4096), None, "64 owed");
+        c.update(0, 0, 328, 1);
+        assert_eq!(c.available(0, 0), 136);
     }
 
     #[test]
     fn a_wait_still_open_at_the_end_counts_up_to_it() {
-        let mut c = Credits::new(1, vec![1, 1], &[1, 0]);
+        let mut c = Credits::new(1, vec![1, 1], &[1, 0], 0);
         c.sent(0, 0, 64);
         assert!(!c.may_send(0, 0, 64, 10));
         c.close(50);
@@ -259,7 +302,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "credit overrun")]
     fn an_overrun_fails_loudly() {
-        let mut c = Credits::new(1, vec![1, 1], &[1, 0]);
+        let mut c = Credits::new(1, vec![1, 1], &[1, 0], 0);
         c.received(1, 0, 65);
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! ```toml
 //! [sim]
-//! flow_control = "pfc"        # none | credits | pfc (default: ib -> credits, roce -> none)
+//! flow_control = "pfc"        # none | credits | cbfc | pfc (default: ib -> credits, roce -> none)
+//!                             # cbfc: UEC credits per virtual channel, spaced updates (UEC 1.0 5.2)
 //! [sim.pfc]
 //! xoff_alpha = 0.125          # dynamic XOFF = alpha x free shared buffer; or xoff = "20KB"
 //! xon_offset = "8KB"          # XON this far below XOFF (default 2 x MTU frame)
@@ -15,6 +16,7 @@
 //! [sim.credits]
 //! switch_vl_buffer = "256KB"  # receive buffer per VL per switch port
 //! nic_vl_buffer = "256KB"
+//! credit_update = "6400B"     # cbfc: bytes freed between two credit updates (800 B to 1 MB)
 //! deadlock_check = "100us"
 //! [[faults.nic]]
 //! node = 3                    # the host's node id in the topology file
@@ -54,6 +56,7 @@ pub struct PfcSection {
 pub struct CreditsSection {
     pub switch_vl_buffer: Option<SizeValue>,
     pub nic_vl_buffer: Option<SizeValue>,
+    pub credit_update: Option<SizeValue>,
     pub deadlock_check: Option<String>,
 }
 
@@ -94,8 +97,13 @@ pub fn apply(
         None => {}
         Some("none") => p.flow_control = FlowControl::None,
         Some("credits") => {
-            if !matches!(p.flow_control, FlowControl::Credits(_)) {
+            if !matches!(p.flow_control, FlowControl::Credits(c) if c.update_bytes == 0) {
                 p.flow_control = FlowControl::Credits(CreditParams::default_ib());
+            }
+        }
+        Some("cbfc") => {
+            if !matches!(p.flow_control, FlowControl::Credits(c) if c.update_bytes > 0) {
+                p.flow_control = FlowControl::Credits(CreditParams::cbfc());
             }
         }
         Some("pfc") => {
@@ -109,7 +117,7 @@ pub fn apply(
                 "sim.flow_control",
                 format!("\"{other}\""),
                 "unknown flow control",
-                "none, credits, pfc",
+                "none, credits, cbfc, pfc",
             ));
         }
     }
@@ -203,6 +211,21 @@ pub fn apply(
         if let Some(t) = &s.deadlock_check {
             c.deadlock_check = opt_time(src, "sim.credits.deadlock_check", t)?;
         }
+        if let Some(b) = &s.credit_update {
+            let key = "sim.credits.credit_update";
+            let v = b.bytes(src, key)?;
+            let range = fabricsim_mech::params::CBFC_UPDATE_RANGE;
+            if c.update_bytes == 0 || !range.contains(&(v.min(u32::MAX as u64) as u32)) {
+                return Err(InputError::at_key(
+                    src,
+                    key,
+                    v,
+                    "not a CBFC credit-update spacing",
+                    "800 B to 1 MB, with flow_control = \"cbfc\" (UEC 1.0 5.2)",
+                ));
+            }
+            c.update_bytes = v as u32;
+        }
     }
     Ok(())
 }
@@ -280,4 +303,46 @@ pub fn node_faults(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credits(update: Option<u64>) -> CreditsSection {
+        CreditsSection {
+            credit_update: update.map(SizeValue::Int),
+            ..CreditsSection::default()
+        }
+    }
+
+    /// `cbfc` is the credits mode with 6,400 B updates (UEC 1.0 5.2); `credit_update` sets the
+    /// spacing within 800 B to 1 MB and only under CBFC, each refusal naming the key.
+    #[test]
+    fn cbfc_is_credits_with_spaced_updates() {
+        let src = Source::new("s.toml", "");
+        let mut p = SimParams::uec();
+        apply(&src, Some("cbfc"), None, None, &mut p).unwrap();
+        assert_eq!(p.flow_control, FlowControl::Credits(CreditParams::cbfc()));
+        apply(&src, Some("cbfc"), None, Some(&credits(Some(800))), &mut p).unwrap();
+        let FlowControl::Credits(c) = p.flow_control else {
+            panic!("credits")
+        };
+        assert_eq!(c.update_bytes, 800);
+        let e = apply(&src, Some("cbfc"), None, Some(&credits(Some(799))), &mut p).unwrap_err();
+        assert!(e.to_string().contains("sim.credits.credit_update"), "{e}");
+        let e = apply(
+            &src,
+            Some("credits"),
+            None,
+            Some(&credits(Some(6400))),
+            &mut p,
+        );
+        assert!(e.unwrap_err().to_string().contains("cbfc"));
+        apply(&src, Some("credits"), None, None, &mut p).unwrap();
+        assert_eq!(
+            p.flow_control,
+            FlowControl::Credits(CreditParams::default_ib())
+        );
+    }
 }

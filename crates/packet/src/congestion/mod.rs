@@ -12,11 +12,13 @@
 //! Adding a congestion control: a file here implementing `CongestionControl` and reading its
 //! parameters, a variant in `AnyCc` and in `CcAlgo` (`fabricsim_mech::cc_algo`, with its parameters), and its profile key (`cc_profile`).
 
+mod both;
 mod dcqcn;
 mod hpcc;
 mod ibcc;
 mod none;
 mod nscc;
+mod rccc;
 
 mod state;
 
@@ -106,6 +108,12 @@ pub struct Echo {
     pub trimmed: bool,
     /// Its entropy index mod 256 (REPS recycles it, `engine::spray`).
     pub ev: u8,
+    /// Its QP.
+    pub qp: u32,
+    /// It was new data, placed (not a duplicate, not trimmed).
+    pub accepted: bool,
+    /// It completed a message at the receiver.
+    pub completes: bool,
 }
 
 /// An ACK (or NAK/SACK) applied at the source of a QP.
@@ -198,6 +206,9 @@ pub enum AnyCc {
     IbCc(ibcc::IbCc),
     Hpcc(hpcc::Hpcc),
     Nscc(nscc::Nscc),
+    Rccc(rccc::Rccc),
+    /// NSCC's window and RCCC's credit together: the sender keeps the smaller.
+    NsccRccc(both::Both<nscc::Nscc, rccc::Rccc>),
 }
 
 impl AnyCc {
@@ -210,6 +221,10 @@ impl AnyCc {
             CcAlgo::IbCc(i) => AnyCc::IbCc(ibcc::IbCc::new(*i, s)),
             CcAlgo::Hpcc(h) => AnyCc::Hpcc(hpcc::Hpcc::new(*h, s)?),
             CcAlgo::Nscc(n) => AnyCc::Nscc(nscc::Nscc::new(*n, s)),
+            CcAlgo::Rccc(r) => AnyCc::Rccc(rccc::Rccc::new(*r, s)),
+            CcAlgo::NsccRccc(n, r) => {
+                AnyCc::NsccRccc(both::Both(nscc::Nscc::new(*n, s), rccc::Rccc::new(*r, s)))
+            }
         })
     }
 }
@@ -223,6 +238,8 @@ macro_rules! dispatch {
             AnyCc::IbCc($c) => $e,
             AnyCc::Hpcc($c) => $e,
             AnyCc::Nscc($c) => $e,
+            AnyCc::Rccc($c) => $e,
+            AnyCc::NsccRccc($c) => $e,
         }
     };
 }

@@ -138,16 +138,22 @@ impl LinkFc {
                 let cap = (0..n)
                     .map(|i| c.vl_buffer_blocks(is_switch(i)))
                     .collect::<Vec<u32>>();
-                let min_blocks = fabricsim_mech::params::blocks(p.data_frame_bytes(p.mtu_bytes));
+                // A spaced update leaves up to its bytes unreported: the buffer holds them and
+                // a frame more (`crate::credits`).
+                let update = fabricsim_mech::params::blocks(c.update_bytes);
+                let min_blocks =
+                    fabricsim_mech::params::blocks(p.data_frame_bytes(p.mtu_bytes)) + update;
                 if let Some(i) = cap.iter().position(|&b| b < min_blocks) {
                     return Err(SimError::Buffer(format!(
-                        "port {i}: a per-VL buffer of {} blocks cannot hold one {} B packet",
+                        "port {i}: a per-VL buffer of {} blocks cannot hold one {} B packet \
+                         and a credit update's spacing of {} B",
                         cap[i],
-                        p.data_frame_bytes(p.mtu_bytes)
+                        p.data_frame_bytes(p.mtu_bytes),
+                        c.update_bytes
                     )));
                 }
                 let peer: Vec<u32> = topo.ports.iter().map(|q| q.peer.0).collect();
-                fc.credits = Some(Credits::new(ntc, cap, &peer));
+                fc.credits = Some(Credits::new(ntc, cap, &peer, update));
                 fc.deadlock_every = c.deadlock_check;
                 fc.lossless = ((1u16 << ntc) - 1) as u8;
             }

@@ -25,6 +25,7 @@ impl Engine<'_> {
                     self.p.ack_every,
                     pk.flags & F_LAST != 0,
                 );
+                let mut completes = false;
                 match rx {
                     Rx::Accepted => {
                         self.c.bytes_delivered += pk.payload as u64;
@@ -33,11 +34,13 @@ impl Engine<'_> {
                             // RUD: a message is received when all its packets are.
                             if let Some(m) = qp.rud_received(pk.psn) {
                                 received(&mut self.msgs[m as usize], self.now.0);
+                                completes = true;
                             }
                         } else {
                             // Messages whose every PSN is now in order are received.
                             while let Some(m) = qp.next_received() {
                                 received(&mut self.msgs[m as usize], self.now.0);
+                                completes = true;
                             }
                         }
                     }
@@ -61,6 +64,9 @@ impl Engine<'_> {
                     marked: pk.flags & F_ECN != 0,
                     trimmed: false,
                     ev: pk.aux as u8,
+                    qp: qi,
+                    accepted: rx == Rx::Accepted,
+                    completes,
                 };
                 self.reply(id, qi, (k, psn, aux), echo);
             }
@@ -71,6 +77,9 @@ impl Engine<'_> {
                     marked: pk.flags & F_ECN != 0,
                     trimmed: true,
                     ev: pk.aux as u8,
+                    qp: qi,
+                    accepted: false,
+                    completes: false,
                 };
                 self.reply(id, qi, (Kind::Nak, pk.psn, 0), echo);
             }

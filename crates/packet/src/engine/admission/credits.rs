@@ -1,6 +1,7 @@
 //! Credit admission (IBA Vol. 1 7.9): an egress sends a packet only when the receiver's buffer
 //! for its VL has room for all its blocks (`crate::credits`), and returns credits upstream as it
-//! frees them, so a switch never drops for lack of buffer. Every class is lossless.
+//! frees them, so a switch never drops for lack of buffer. Every class is lossless. UEC CBFC
+//! (UEC 1.0 5.2) is this admission with spaced credit updates (`crate::credits`).
 
 use super::{Admission, state};
 use crate::engine::Engine;
@@ -44,8 +45,9 @@ impl Admission for Credit {
     #[inline(always)]
     fn release(e: &mut Engine<'_>, in_port: usize, tc: u8, frame: u32, node: usize) {
         e.buf_used[node] -= frame as u64;
-        let fccl = state(&mut e.fc.credits).freed(in_port, tc as usize, frame);
-        e.fc_credit_update(in_port, tc, fccl);
+        if let Some(fccl) = state(&mut e.fc.credits).freed(in_port, tc as usize, frame) {
+            e.fc_credit_update(in_port, tc, fccl);
+        }
     }
 
     /// A discarded packet's blocks come back as credits: a switch frees what it cannot route,
@@ -70,6 +72,7 @@ impl Admission for Credit {
 fn pass_through(e: &mut Engine<'_>, in_port: usize, pk: &Packet) {
     let c = state(&mut e.fc.credits);
     c.received(in_port, pk.tc as usize, pk.frame as u32);
-    let fccl = c.freed(in_port, pk.tc as usize, pk.frame as u32);
-    e.fc_credit_update(in_port, pk.tc, fccl);
+    if let Some(fccl) = c.freed(in_port, pk.tc as usize, pk.frame as u32) {
+        e.fc_credit_update(in_port, pk.tc, fccl);
+    }
 }
