@@ -14,6 +14,17 @@ fn traced(name: &str) -> std::path::PathBuf {
 
 /// `sim --trace` of an example with `extra` flags; the trace's path.
 fn traced_example(example: &str, name: &str, extra: &[&str]) -> std::path::PathBuf {
+    let (out, o) = trace_run(example, name, extra);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    out
+}
+
+/// The trace's path and the run's output (seed 3, results to a file beside the trace).
+fn trace_run(
+    example: &str,
+    name: &str,
+    extra: &[&str],
+) -> (std::path::PathBuf, std::process::Output) {
     let ex = examples().join(example);
     let out = tmp(name);
     let results = tmp(&format!("{name}.results.json"));
@@ -29,8 +40,7 @@ fn traced_example(example: &str, name: &str, extra: &[&str]) -> std::path::PathB
     ];
     args.extend_from_slice(extra);
     let o = support::fabricsim(&args);
-    assert!(o.status.success(), "{}", support::stderr(&o));
-    out
+    (out, o)
 }
 
 /// The counter events of the trace at `path` whose track name starts with `track`, and the
@@ -142,20 +152,8 @@ fn a_capped_trace_keeps_its_earliest_events_and_says_where_it_was_cut() {
         .cloned()
         .collect();
     let max = (all.len() / 2).to_string();
-    let ex = examples().join("sim-permutation.toml");
-    let (out, results) = (tmp("trace-capped.json"), tmp("trace-capped.results.json"));
-    let o = support::fabricsim(&[
-        "sim",
-        ex.to_str().unwrap(),
-        "--seed",
-        "3",
-        "--out",
-        results.to_str().unwrap(),
-        "--trace",
-        out.to_str().unwrap(),
-        "--trace-max-events",
-        &max,
-    ]);
+    let extra = ["--trace-max-events", max.as_str()];
+    let (out, o) = trace_run("sim-permutation.toml", "trace-capped.json", &extra);
     assert!(o.status.success(), "{}", support::stderr(&o));
     let err = support::stderr(&o);
     assert!(err.contains("trace capped at"), "{err}");
@@ -178,6 +176,7 @@ fn a_capped_trace_keeps_its_earliest_events_and_says_where_it_was_cut() {
     assert!(kept.iter().all(|e| e["ts"].as_f64().unwrap() <= at));
     assert_eq!(all[kept.len()]["ts"].as_f64().unwrap(), at);
     // Without --trace the flag is refused.
+    let ex = examples().join("sim-permutation.toml");
     let o = support::fabricsim(&["sim", ex.to_str().unwrap(), "--trace-max-events", "20"]);
     assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
 }
