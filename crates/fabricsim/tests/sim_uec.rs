@@ -3,6 +3,8 @@
 //! on a non-blocking 2-tier fat-tree against per-flow ECMP (spec 3.6.16).
 
 use fabricsim::message::MessageDag;
+use fabricsim::sim::congestion::{CcAlgo, NsccParams};
+use fabricsim::sim::ecn::EcnMarking;
 use fabricsim::sim::{RoutePolicy, SimParams, Spray, SprayPick, Transport};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
@@ -81,6 +83,58 @@ fn trimming_recovers_an_incast_by_nacks_and_resends_only_trimmed_packets() {
     let d = &b.counters;
     assert!(d.drops.buffer > 0 && d.timeouts > 0 && d.trimmed == 0);
     assert!(last(&a) < last(&b));
+}
+
+/// The retransmission timer is per packet (UEC 1.0 PDS `RTO_Init_Time`: a packet is resent when
+/// no ACK or NACK for it came within the timeout, `packet::transport::rud`): a 63->1 incast on
+/// uec-400g's settings (NSCC, ECN 0.2-0.8 x BDP, trimming at 1 x BDP, the 65.5 us timeout and 7
+/// RTO retries) keeps trimming all along, 63 windows at NSCC's floor of one packet being 2.5 x
+/// the trim point, and completes with no timeout, no connection exhausting its retries, and
+/// only trimmed packets resent. Under the old PDC-wide timer, restarted only when the cumulative
+/// ACK advanced, a packet trimmed again and again timed its QP out and the retry count ended
+/// it (the 127->1 incast: 116 of 127 connections failed).
+#[test]
+fn an_incast_with_trimming_completes_without_a_timeout_where_nacks_arrive() {
+    let t = fat_tree(8, 8, 8, RATE, Time::from_ns(100));
+    let mut dag = MessageDag::default();
+    for s in 1..64u32 {
+        dag.push(HostId(s), HostId(0), 256 * 1024, Time::ZERO, &[]);
+    }
+    let mut p = uec();
+    p.window_packets = 1024;
+    p.cc.algo = CcAlgo::Nscc(NsccParams::default());
+    // BDP: 100 Gb/s x a ~3.5 us unloaded round trip over 4 hops, about 44 KB.
+    let bdp = 44_000;
+    p.cc.ecn = Some(EcnMarking::Red {
+        kmin_bytes: bdp / 5,
+        kmax_bytes: bdp * 4 / 5,
+        pmax: 1.0,
+    });
+    p.cc.trim_bytes = bdp;
+    let r = run(&t, &p, &dag);
+    let c = &r.counters;
+    let last = r
+        .messages
+        .iter()
+        .filter_map(|m| m.fct_ps)
+        .max()
+        .unwrap_or(0);
+    eprintln!(
+        "63->1: {} of 63 complete, last {:.1} us, {} trimmed, {} resent, {} timeouts, {} QP errors",
+        r.summary.messages_completed,
+        last as f64 / 1e6,
+        c.trimmed,
+        c.retransmitted_packets,
+        c.timeouts,
+        c.qp_errors
+    );
+    assert!(c.trimmed > 63, "the incast trims past the first round");
+    assert_eq!(r.summary.messages_completed, 63);
+    assert_eq!((c.qp_errors, c.timeouts, c.drops.total()), (0, 0, 0));
+    assert_eq!(
+        c.retransmitted_packets, c.trimmed,
+        "only trimmed packets are resent"
+    );
 }
 
 /// Spraying (spec 3.6.16: oblivious, 256 entropy values, the switches hashing the entropy as
