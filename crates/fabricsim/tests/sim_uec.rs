@@ -149,13 +149,18 @@ fn an_incast_with_trimming_completes_without_a_timeout_where_nacks_arrive() {
 fn spraying_runs_a_permutation_near_line_rate_where_per_flow_ecmp_collides() {
     let t = fat_tree(8, 8, 8, RATE, Time::from_ns(100));
     let hosts = 64;
-    let sprayed = uec();
-    let mut round_robin = uec();
+    let mut sprayed = uec();
+    // The timer is per packet (UEC PDS `RTO_Init_Time`): with no congestion control the 256-packet
+    // window (1 MB, 85 us at 100G, 170 us at ECMP's half share) sits in the queues, so a
+    // packet's round trip nears the window's drain time; the timeout must exceed it or
+    // queueing, not reordering, resends: 524 us as in the incast test above.
+    sprayed.timeout_exp = 7;
+    let mut round_robin = sprayed.clone();
     round_robin.routing = RoutePolicy::Spray(Spray {
         entropies: 256,
         pick: SprayPick::RoundRobin,
     });
-    let mut ecmp = uec();
+    let mut ecmp = sprayed.clone();
     ecmp.routing = RoutePolicy::EcmpFlowHash;
     let mut figures = Vec::new();
     for (name, p) in [
