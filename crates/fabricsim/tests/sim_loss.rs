@@ -83,13 +83,15 @@ fn selective_repeat_goodput_is_near_one_minus_p() {
 
 /// RUD (UEC 1.0 3.5.7): the SACKs tell the sender what arrived, so the timeout resends only
 /// the lost packets (every resend is a drop's, never a packet that arrived) and goodput stays
-/// near 1-p, where go-back-N follows (1-p)/(1+pW) above. Its window covers the timeout plus a
-/// round trip (4 round trips: 65.5 us + 45 us), so the pipe stays full while a hole waits for
-/// the timer.
+/// near 1-p, where go-back-N follows (1-p)/(1+pW) above. Its window covers a hole whose resend
+/// is lost again: each packet's timer backs off (UEC PDS: `RTO_INIT_TIME x 2^retry_count`), so
+/// 65.5 us + 131 us + a 45 us round trip, 6 round trips; so the pipe stays full while a hole
+/// waits for its timers. (With 4 round trips, enough before the per-packet timers, p = 0.01
+/// measured 0.9687.)
 #[test]
 fn rud_goodput_is_near_one_minus_p_and_resends_only_the_lost() {
     for p in [1e-4, 1e-3, 1e-2] {
-        let (eff, w, (resent, dropped)) = efficiency_in(Transport::Rud, p, 4);
+        let (eff, w, (resent, dropped)) = efficiency_in(Transport::Rud, p, 6);
         let gbn = (1.0 - p) / (1.0 + p * w);
         eprintln!(
             "RUD p={p}: goodput {eff:.4}, 1-p = {:.4}, go-back-N's (1-p)/(1+pW) = {gbn:.4}; \

@@ -3,6 +3,8 @@
 //! on a non-blocking 2-tier fat-tree against per-flow ECMP (spec 3.6.16).
 
 use fabricsim::message::MessageDag;
+use fabricsim::sim::congestion::{CcAlgo, NsccParams};
+use fabricsim::sim::ecn::EcnMarking;
 use fabricsim::sim::{RoutePolicy, SimParams, Spray, SprayPick, Transport};
 use fabricsim::topology::HostId;
 use fabricsim::units::{BitRate, Time};
@@ -83,6 +85,58 @@ fn trimming_recovers_an_incast_by_nacks_and_resends_only_trimmed_packets() {
     assert!(last(&a) < last(&b));
 }
 
+/// The retransmission timer is per packet (UEC 1.0 PDS `RTO_Init_Time`: a packet is resent when
+/// no ACK or NACK for it came within the timeout, `packet::transport::rud`): a 63->1 incast on
+/// uec-400g's settings (NSCC, ECN 0.2-0.8 x BDP, trimming at 1 x BDP, the 65.5 us timeout and 7
+/// RTO retries) keeps trimming all along, 63 windows at NSCC's floor of one packet being 2.5 x
+/// the trim point, and completes with no timeout, no connection exhausting its retries, and
+/// only trimmed packets resent. Under the old PDC-wide timer, restarted only when the cumulative
+/// ACK advanced, a packet trimmed again and again timed its QP out and the retry count ended
+/// it (the 127->1 incast: 116 of 127 connections failed).
+#[test]
+fn an_incast_with_trimming_completes_without_a_timeout_where_nacks_arrive() {
+    let t = fat_tree(8, 8, 8, RATE, Time::from_ns(100));
+    let mut dag = MessageDag::default();
+    for s in 1..64u32 {
+        dag.push(HostId(s), HostId(0), 256 * 1024, Time::ZERO, &[]);
+    }
+    let mut p = uec();
+    p.window_packets = 1024;
+    p.cc.algo = CcAlgo::Nscc(NsccParams::default());
+    // BDP: 100 Gb/s x a ~3.5 us unloaded round trip over 4 hops, about 44 KB.
+    let bdp = 44_000;
+    p.cc.ecn = Some(EcnMarking::Red {
+        kmin_bytes: bdp / 5,
+        kmax_bytes: bdp * 4 / 5,
+        pmax: 1.0,
+    });
+    p.cc.trim_bytes = bdp;
+    let r = run(&t, &p, &dag);
+    let c = &r.counters;
+    let last = r
+        .messages
+        .iter()
+        .filter_map(|m| m.fct_ps)
+        .max()
+        .unwrap_or(0);
+    eprintln!(
+        "63->1: {} of 63 complete, last {:.1} us, {} trimmed, {} resent, {} timeouts, {} QP errors",
+        r.summary.messages_completed,
+        last as f64 / 1e6,
+        c.trimmed,
+        c.retransmitted_packets,
+        c.timeouts,
+        c.qp_errors
+    );
+    assert!(c.trimmed > 63, "the incast trims past the first round");
+    assert_eq!(r.summary.messages_completed, 63);
+    assert_eq!((c.qp_errors, c.timeouts, c.drops.total()), (0, 0, 0));
+    assert_eq!(
+        c.retransmitted_packets, c.trimmed,
+        "only trimmed packets are resent"
+    );
+}
+
 /// Spraying (spec 3.6.16: oblivious, 256 entropy values, the switches hashing the entropy as
 /// RoCE's UDP source port) under RUD on a non-blocking 2-tier fat-tree (8 leaves x 8 hosts, 8
 /// spines, 100G): a random permutation of 16 MB flows runs near line rate, where per-flow ECMP
@@ -95,13 +149,18 @@ fn trimming_recovers_an_incast_by_nacks_and_resends_only_trimmed_packets() {
 fn spraying_runs_a_permutation_near_line_rate_where_per_flow_ecmp_collides() {
     let t = fat_tree(8, 8, 8, RATE, Time::from_ns(100));
     let hosts = 64;
-    let sprayed = uec();
-    let mut round_robin = uec();
+    let mut sprayed = uec();
+    // The timer is per packet (UEC PDS `RTO_Init_Time`): with no congestion control the 256-packet
+    // window (1 MB, 85 us at 100G, 170 us at ECMP's half share) sits in the queues, so a
+    // packet's round trip nears the window's drain time; the timeout must exceed it or
+    // queueing, not reordering, resends: 524 us as in the incast test above.
+    sprayed.timeout_exp = 7;
+    let mut round_robin = sprayed.clone();
     round_robin.routing = RoutePolicy::Spray(Spray {
         entropies: 256,
         pick: SprayPick::RoundRobin,
     });
-    let mut ecmp = uec();
+    let mut ecmp = sprayed.clone();
     ecmp.routing = RoutePolicy::EcmpFlowHash;
     let mut figures = Vec::new();
     for (name, p) in [

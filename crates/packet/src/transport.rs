@@ -156,6 +156,8 @@ pub struct Qp {
     pub nacked: VecDeque<u32>,
     /// RUD: the packets the last ACK, SACK or NACK acknowledged for the first time.
     pub newly_acked: u32,
+    /// RUD: each packet's retransmission timer (UEC 1.0 PDS, `RTO_Init_Time`, `rud`).
+    pub rud_timers: rud::PacketTimers,
     // Receiver.
     pub expected: u32,
     pub nak_sent: bool,
@@ -218,6 +220,11 @@ impl Qp {
             high_sack: 0,
             nacked: VecDeque::new(),
             newly_acked: 0,
+            rud_timers: if kind == Transport::Rud {
+                rud::PacketTimers::new(window)
+            } else {
+                rud::PacketTimers::default()
+            },
             expected: 0,
             nak_sent: false,
             unacked: 0,

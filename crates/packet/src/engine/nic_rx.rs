@@ -176,6 +176,9 @@ impl Engine<'_> {
         if !qp.outstanding() || qp.failed {
             return;
         }
+        if self.recovery == Transport::Rud {
+            return self.timer_rud(qi);
+        }
         if now < qp.rto_deadline {
             qp.timer_pending = true;
             self.q.push(qp.rto_deadline.0, Ev::Timer { qp: qi });
@@ -184,13 +187,7 @@ impl Engine<'_> {
         qp.retries += 1;
         if qp.retries > self.p.retry_count {
             // IBA: retries exhausted, the QP enters the error state; its messages fail.
-            qp.failed = true;
-            self.c.qp_errors += 1;
-            let failed: Vec<u32> = qp.segs.iter().map(|s| s.msg).collect();
-            for m in failed {
-                self.msgs[m as usize].failed = true;
-            }
-            return;
+            return self.fail_qp(qi);
         }
         self.c.timeouts += 1;
         qp.on_timeout(self.recovery);
@@ -198,6 +195,40 @@ impl Engine<'_> {
         qp.timer_pending = true;
         self.q.push(qp.rto_deadline.0, Ev::Timer { qp: qi });
         self.activate(qi);
+    }
+}
+
+impl Engine<'_> {
+    /// QP `qi` exhausted its retries: the error state (IBA 9.7.6.1.3; UEC PDS: a failure
+    /// event); its messages fail.
+    fn fail_qp(&mut self, qi: u32) {
+        let qp = &mut self.qps[qi as usize];
+        qp.failed = true;
+        self.c.qp_errors += 1;
+        let failed: Vec<u32> = qp.segs.iter().map(|s| s.msg).collect();
+        for m in failed {
+            self.msgs[m as usize].failed = true;
+        }
+    }
+
+    /// RUD's timer event: the packets whose own timers expired are resent, each counted as a
+    /// timeout; the timer re-armed at the earliest deadline still running (UEC PDS
+    /// `RTO_Init_Time`, `transport::rud`).
+    fn timer_rud(&mut self, qi: u32) {
+        let qp = &mut self.qps[qi as usize];
+        let e = qp.rud_expire(self.now, self.rto, self.p.retry_count);
+        if e.exhausted {
+            return self.fail_qp(qi);
+        }
+        self.c.timeouts += e.expired as u64;
+        if let Some(t) = e.next {
+            qp.rto_deadline = t;
+            qp.timer_pending = true;
+            self.q.push(t.0, Ev::Timer { qp: qi });
+        }
+        if e.expired > 0 {
+            self.activate(qi);
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use super::admission::Admission;
 use super::{Engine, Ev};
 use crate::packet::{F_LAST, F_RETX, Kind, Packet};
 use fabricsim_core::units::Time;
+use fabricsim_mech::Transport;
 
 impl Engine<'_> {
     /// Puts `qp` in its NIC's ring if it has something to send, and wakes the NIC port.
@@ -80,7 +81,14 @@ impl Engine<'_> {
                 qp.next_send =
                     self.now + Time((frame + self.wire_extra) as u64 * qp.limit_ps_per_byte);
             }
-            if was_idle {
+            if kind == Transport::Rud {
+                // UEC PDS `RTO_Init_Time`: each packet's timer runs from its latest send; with no
+                // timer event pending no other packet is timed.
+                qp.rud_sent(psn, retx, self.now);
+                if !qp.timer_pending {
+                    qp.rto_deadline = self.now + self.rto;
+                }
+            } else if was_idle {
                 qp.rto_deadline = self.now + self.rto;
             }
             if !qp.timer_pending {

@@ -22,8 +22,7 @@ impl Engine<'_> {
         self.cc_acked(qi, id, newly);
         let qp = &mut self.qps[qi as usize];
         if advanced {
-            qp.retries = 0;
-            qp.rto_deadline = self.now + self.rto;
+            // The timers are per packet (`transport::rud`), not restarted here.
             // The fronts' completions are in `rud_done` already.
             while qp.pop_acked().is_some() {}
         }

@@ -18,15 +18,8 @@ impl Qp {
                 self.retx_ptr = self.una;
                 self.high_sack = self.nxt;
             }
-            // RUD's SACKs say what arrived: the holes below the highest SACKed PSN are lost (a
-            // timeout is many round trips), and the oldest outstanding PSN when none is
-            // SACKed past it; what is still in flight beyond is not resent.
-            Transport::Rud => {
-                self.in_recovery = true;
-                self.recovery_point = self.nxt.saturating_sub(1);
-                self.retx_ptr = self.una;
-                self.high_sack = self.high_sack.max(self.una + 1);
-            }
+            // RUD times each packet itself (UEC PDS `RTO_Init_Time`): `Qp::rud_expire`.
+            Transport::Rud => unreachable!("RUD's timers are per packet"),
         }
     }
 }
