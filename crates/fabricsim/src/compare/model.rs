@@ -270,18 +270,11 @@ fn deliver(
         compute_s: over("compute time", &|r| r.compute_s)?,
         exposed_comm_s: over("exposed communication", &|r| r.exposed_comm_s)?,
         exposed_nvlink_s: over("exposed NVLink communication", &|r| exposed(r, false))?,
-        exposed_fabric_s: super::seeds::estimate(
-            "exposed fabric communication",
-            &steps
-                .iter()
-                .zip(lost)
-                .map(|(r, l)| match timed_by.starts_with(WHOLE_STEP) {
-                    // The whole step: the seconds it takes over its ideal.
-                    true => r.step_time_s - l.ideal_step_s,
-                    false => exposed(r, true),
-                })
-                .collect::<Vec<_>>(),
-        )?,
+        // Fitted, the sum of the collectives across servers; whole, what the step takes over
+        // its ideal (`whole_step::apply`).
+        exposed_fabric_s: over("exposed fabric communication", &|r| {
+            r.exposed_comm_s - exposed(r, false)
+        })?,
         bubble_s: over("pipeline bubble", &|r| r.bubble_s)?,
         tokens_per_s: over("tokens/s", &|r| r.tokens_per_s)?,
         mfu: over("MFU", &|r| r.mfu)?,

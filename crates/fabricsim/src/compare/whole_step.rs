@@ -251,13 +251,14 @@ pub fn lost(d: &DagStep, step_s: f64) -> super::ideal::Lost {
 }
 
 /// `r` (a seed's fitted step) timed by `d`, plus `loss_s` (what loss adds in expectation):
-/// the step time, its throughput and FLOP figures, the difference in exposed communication.
+/// the step time, its throughput and FLOP figures; exposed communication is the closed form's
+/// inside servers (NVLink, in the ideal too) plus what the step takes over its ideal.
 pub fn apply(r: &StepReport, d: &DagStep, loss_s: f64) -> StepReport {
     let t = d.step_time_s + loss_s;
     let k = r.step_time_s / t;
     StepReport {
         step_time_s: t,
-        exposed_comm_s: r.exposed_comm_s + (t - r.step_time_s),
+        exposed_comm_s: super::model::exposed(r, false) + (t - d.ideal_step_s),
         tokens_per_s: r.tokens_per_s * k,
         tflops_per_gpu: r.tflops_per_gpu * k,
         mfu: r.mfu * k,
