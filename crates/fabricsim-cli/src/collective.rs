@@ -46,7 +46,8 @@ pub struct CollectiveArgs {
     #[arg(long)]
     pub algo: Option<String>,
     /// NCCL channels, each its own connection per peer (default NCCL's: 2 per NIC for ring and
-    /// tree under [nccl] min/max_nchannels, one per NIC for all-to-all and sendrecv).
+    /// tree under [nccl] min/max_nchannels; for all-to-all and sendrecv one per NIC halved with
+    /// the rank count as NCCL does, `collective::p2p_channels_per_peer`).
     #[arg(long)]
     pub channels: Option<u32>,
     /// Root rank of broadcast and reduce.

@@ -30,6 +30,8 @@ fn default_compare_prints_the_side_by_side_and_a_recommendation() {
         "robustness of the verdict",
         "switch prices +20%",
         "loss rate x10 (roce-400g untuned at 0.001)",
+        "Where fabrics part: roce-400g tuned against ib-ndr",
+        "step timed by flow engine: whole step DAG",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }
@@ -87,6 +89,18 @@ fn json_and_file_outputs_are_identical_across_runs() {
         assert!(usd(w) > usd(&f["delivered"]), "{w}");
         interval(&f["probes"]["ping_pong"][0]["latency_ns"]);
     }
+    // Where fabrics part: the job and one point per regime, each fabric naming what timed it,
+    // and per regime whether and where they part.
+    let points = v["regimes"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4, "{}", v["regimes"]);
+    for p in points {
+        for f in ["infiniband", "roce"] {
+            assert!(!p[f]["ran_on"].as_str().unwrap().is_empty(), "{p}");
+        }
+        let r = p["roce_vs_ib"].as_f64().unwrap();
+        assert_eq!(p["parted"], (r - 1.0).abs() > 0.01, "{p}");
+    }
+    assert_eq!(v["regimes"]["first_parted"].as_array().unwrap().len(), 3);
     interval(&v["recommendation"]["scores"][0]["score"]);
     assert!(v["recommendation"]["separation"]["advice"].is_string());
     assert_eq!(
@@ -161,6 +175,11 @@ fn html_report_renders_in_headless_chromium() {
     // Error bars over the seeds on the busbw and MFU charts; the verdict's robustness.
     assert!(dom.contains("class=\"error-bar\""), "no error bars");
     assert!(dom.contains("Robustness of the verdict"));
+    assert!(dom.contains("Where fabrics part"), "no regimes section");
+    assert!(
+        dom.contains("MFU lost to the network"),
+        "no ideal-network baseline"
+    );
 }
 
 /// `--engine flow` runs every DAG of the comparison on the flow engine and the JSON says so;

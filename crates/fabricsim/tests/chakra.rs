@@ -107,7 +107,7 @@ fn compute_then_all_reduce_takes_the_compute_plus_the_all_reduce_alone() {
         // The all-reduce alone on the same GPUs and engine, every rank starting at zero.
         let d = sc.design().unwrap();
         let place = Placement::on_topology(&job.setup.net.topo, 8);
-        let channels = collective::nccl_channels(&d.nccl, 8, Algo::Ring);
+        let channels = collective::nccl_channels(&d.nccl, 8, Algo::Ring, 16);
         let spec = CollectiveSpec::with_defaults(Op::AllReduce, bytes as u64, channels);
         let alone = collective::compile(&spec, &Comm::world(&place), d.gpu.nvlink_rate()).unwrap();
         assert_eq!(alone.messages.len(), job.setup.dag.messages.len());

@@ -3,7 +3,7 @@
 //! loss row per recovery, and it names the points it could not run and why.
 
 use fabricsim::compare::claims::{self, Claims, SeedRun};
-use fabricsim::compare::model::{DEFAULT_SCENARIO, run};
+use fabricsim::compare::model::{DEFAULT_SCENARIO, WHOLE_STEP, run};
 use fabricsim::compare::recommend::recommend;
 use fabricsim::compare::sweep::{Param, Point, run_point};
 use fabricsim::compare::variant::{Variant, resolve};
@@ -69,7 +69,17 @@ fn claims_are_in_every_report_and_are_the_runs_of_separate_comparisons() {
         assert_eq!(one.tokens_per_s, d.tokens_per_s.mean, "{}", fig.fabric);
         assert_eq!(one.mfu, d.mfu.mean);
         assert_eq!(fig.network_capex_usd, Some(f.plan.cost.network_capex_usd));
-        assert_eq!(fig.timed_on, "packet");
+        // Timed as the comparison times it: the whole step on the flow engine.
+        assert_eq!(fig.timed_on, "flow");
+        assert!(
+            f.delivered
+                .as_ref()
+                .unwrap()
+                .step_timed_by
+                .starts_with(WHOLE_STEP),
+            "{}",
+            fig.fabric
+        );
     }
     let saved = 1.0
         - alone.fabrics[1].plan.cost.network_capex_usd

@@ -329,7 +329,7 @@ fn fuzz_chakra_traces() {
                 &traces,
                 &place,
                 fabricsim::units::BitRate::gbps(3600),
-                |_| 2,
+                |_, _| 2,
             )?;
             Ok(dag.messages.len())
         });

@@ -164,16 +164,20 @@ fn more_channels_at_one_qp_spread_a_ring_over_more_paths() {
     assert!(l64 > l16, "8 QPs {l64} links vs 16 channels {l16}");
 }
 
-/// NCCL's default: ring channels 2 per NIC; NCCL_MAX/MIN_NCHANNELS bound it; the QPs per
-/// connection come from `[nccl]` over the profile's, into the one `cc` field both engines read.
+/// NCCL's default: ring channels 2 per NIC; NCCL_MAX/MIN_NCHANNELS bound it; all-to-all's
+/// channels per network peer halve while they times the ranks pass 4 x the p2p channels
+/// (paths.cc `ncclTopoGetNchannels`); the QPs per connection come from `[nccl]` over the
+/// profile's, into the one `cc` field both engines read.
 #[test]
 fn nccl_keys_set_channels_and_qps() {
     use fabricsim::setup::params_from_design::params_from_design;
     use fabricsim::workload::collective::nccl_channels;
     let d = scenario(&[("--fabric", "roce-400g")]).design().unwrap();
-    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring), 16);
-    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Tree), 16);
-    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Direct), 8);
+    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring, 256), 16);
+    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Tree, 256), 16);
+    // 16 p2p channels: 8 per peer up to 8 ranks (8 x 8 = 64 = 4 x 16), 4 at 16, 1 at 256.
+    let direct = [8, 16, 32, 256].map(|r| nccl_channels(&d.nccl, 8, Algo::Direct, r));
+    assert_eq!(direct, [8, 4, 2, 1]);
     let p = params_from_design(&d, true).unwrap();
     assert_eq!(
         (p.cc.qps_per_connection, p.cc.split_data_on_qps),
@@ -187,13 +191,29 @@ fn nccl_keys_set_channels_and_qps() {
     ])
     .design()
     .unwrap();
-    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring), 4);
+    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring, 256), 4);
     let p = params_from_design(&d, true).unwrap();
     assert_eq!((p.cc.qps_per_connection, p.cc.split_data_on_qps), (8, true));
     let d = scenario(&[("--nccl-min-nchannels", "32")])
         .design()
         .unwrap();
-    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring), 32);
+    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring, 256), 32);
+    // NCCL_NCHANNELS_PER_NET_PEER sets the direct algorithms' channels, not the ring's; the
+    // step's collectives (`Channels`, compare and train) take both from the scenario.
+    let d = scenario(&[("--nccl-nchannels-per-net-peer", "2")])
+        .design()
+        .unwrap();
+    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Direct, 256), 2);
+    assert_eq!(nccl_channels(&d.nccl, 8, Algo::Ring, 256), 16);
+    let ch = fabricsim::workload::collective::Channels::of_design(&d);
+    assert_eq!(
+        (
+            ch.of(Algo::Direct, 256),
+            ch.of(Algo::Hierarchical, 256),
+            ch.most(256)
+        ),
+        (2, 16, 16)
+    );
 }
 
 #[test]

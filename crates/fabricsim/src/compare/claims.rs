@@ -2,7 +2,7 @@
 //! training-step throughput as a share of InfiniBand's at 128, 512 and 1,024 GPUs with the
 //! network CAPEX it saves, what 0.1% random loss does to MFU under each loss recovery, and
 //! whether InfiniBand's advantage grows past 10,000 GPUs. Every figure is the comparison's own
-//! step (`sweep::run_point`: plan, job and engine-calibrated step) of the scenario's job on its
+//! step (`sweep::run_point`: plan, job and `whole_step::seed_step`) of the scenario's job on its
 //! fabrics with the cluster resized, run over seeds and given as a mean with its 95% interval
 //! (`estimate::Estimate`) and the engine that timed it. Nothing is written in: the claims'
 //! ranges below are the field's words, set against the runs.

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::engine::{CHANNELS, makespan, params};
+use super::engine::{makespan, params};
 use super::seeds::single;
 use super::variant::Variant;
 use crate::error::Error;
@@ -53,11 +53,22 @@ pub const SIZES: [u64; 3] = [64 << 10, 1 << 20, 8 << 20];
 pub const PACKET_PAIRS: u64 = 256 * 255;
 pub const FLOW_PAIRS: u64 = 512 * 511;
 
+/// NCCL channels of the curves' collectives: 2 connections per peer (an ESTIMATE), not NCCL's
+/// default 2 per NIC (16 on 8 NICs): a 256-GPU ring at 16 channels is 2 M messages a run, and
+/// the comparison's curves took 10x the packet-engine time (`docs/where-fabrics-part.md`).
+pub const CHANNELS: u32 = 2;
+
+/// Most GPUs a whole-cluster curve runs on an engine under `auto`: a 16,384-GPU all-reduce's
+/// DAG at NCCL's 16 channels outgrew 8 GB (`compare --gpus 16384`), so past 4,096 GPUs the
+/// curves are the closed form, as their source says.
+pub const MAX_ENGINE_RANKS: u32 = 4096;
+
 /// The engine that runs `op` over `ranks` GPUs (`None`: the closed form): the scenario's choice,
 /// except that `auto` moves a large all-to-all to the flow engine, then to the closed form.
 pub fn engine_for(op: Op, ranks: u32, choice: EngineChoice) -> Option<EngineChoice> {
     let pairs = ranks as u64 * (ranks as u64).saturating_sub(1);
     match (op, choice) {
+        (_, EngineChoice::Auto) if ranks > MAX_ENGINE_RANKS => None,
         (Op::AllToAll, EngineChoice::Auto) if pairs > FLOW_PAIRS => None,
         (Op::AllToAll, EngineChoice::Auto) if pairs > PACKET_PAIRS => Some(EngineChoice::Flow),
         _ => Some(choice),
@@ -91,7 +102,7 @@ fn closed_form(
         timeouts: 0,
         engine: "closed form".into(),
         source: format!(
-            "closed form: alpha-beta of {} {} over {ranks} GPUs on {servers} servers on the profile's link parameters ({} sender-receiver pairs: more than a flow-engine run of the comparison holds)",
+            "closed form: alpha-beta of {} {} over {ranks} GPUs on {servers} servers on the profile's link parameters ({} sender-receiver pairs, {ranks} GPUs: past what an engine run of the comparison holds)",
             op.name(),
             algo.name(),
             ranks as u64 * (ranks as u64 - 1)
@@ -217,15 +228,21 @@ mod tests {
     use super::*;
 
     /// `auto` keeps the built-in 256-GPU curves on the packet engine, moves a 512-GPU
-    /// all-to-all to the flow engine and a 1,024-GPU one to the closed form; all-reduce and an
-    /// engine the scenario names are left as chosen.
+    /// all-to-all to the flow engine and a 1,024-GPU one to the closed form, and every curve
+    /// past [`MAX_ENGINE_RANKS`] GPUs to the closed form; an engine the scenario names is left
+    /// as chosen.
     #[test]
     fn auto_moves_large_all_to_alls_off_the_packet_engine() {
         use EngineChoice::{Auto, Flow, Packet};
         assert_eq!(engine_for(Op::AllToAll, 256, Auto), Some(Auto));
         assert_eq!(engine_for(Op::AllToAll, 512, Auto), Some(Flow));
         assert_eq!(engine_for(Op::AllToAll, 1024, Auto), None);
-        assert_eq!(engine_for(Op::AllReduce, 16384, Auto), Some(Auto));
+        assert_eq!(
+            engine_for(Op::AllReduce, MAX_ENGINE_RANKS, Auto),
+            Some(Auto)
+        );
+        assert_eq!(engine_for(Op::AllReduce, MAX_ENGINE_RANKS + 1, Auto), None);
+        assert_eq!(engine_for(Op::AllReduce, 16384, Packet), Some(Packet));
         assert_eq!(engine_for(Op::AllToAll, 1024, Packet), Some(Packet));
     }
 }

@@ -17,10 +17,6 @@ use fabricsim_mech::results::Counters;
 use fabricsim_mech::{Faults, RunResult, SimParams, Status};
 use fabricsim_packet::RunOptions;
 
-/// NCCL channels of the measured collectives (NCCL's default for 8 NICs per node is one
-/// channel per NIC; 2 keeps two QPs per connection for ECMP entropy, an ESTIMATE).
-pub const CHANNELS: u32 = 2;
-
 /// Round trip used to size selective repeat's window (IRN caps outstanding packets at the
 /// BDP): 2 x (NIC + 3 switches + NIC) latencies of the profile's parameters plus 2 us of links
 /// and serialization, an ESTIMATE that covers a 2-tier fabric.

@@ -17,11 +17,13 @@ pub mod claims;
 pub mod curves;
 pub mod engine;
 pub mod ideal;
+pub mod memo;
 pub mod metrics;
 pub mod model;
 pub mod probe;
 pub mod progress;
 pub mod recommend;
+pub mod regimes;
 pub mod robust;
 pub mod seeds;
 pub mod serving;
@@ -31,6 +33,7 @@ pub mod sweep;
 pub mod sweep_job;
 pub mod tenants;
 pub mod variant;
+pub mod whole_step;
 
 pub use model::{Comparison, run, run_with};
 

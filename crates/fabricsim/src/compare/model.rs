@@ -59,6 +59,9 @@ pub struct Delivered {
     pub ideal_network: super::ideal::Baseline,
     /// Where the step's communication times come from.
     pub comm_source: String,
+    /// How the step time was timed: `flow engine: whole step DAG` (collectives concurrent) or
+    /// `alpha-beta fits per collective (fallback: why)`.
+    pub step_timed_by: String,
 }
 
 /// A lossy fabric's step at one end of its loss-rate interval ([`loss_ends`]), seed by seed:
@@ -134,6 +137,9 @@ pub struct Comparison {
     pub claims: Option<super::claims::Claims>,
     /// The scenario's `[[jobs]]` on each fabric ([`super::tenants`]; empty without jobs).
     pub tenants: Vec<super::tenants::FabricTenants>,
+    /// Where tuned RoCE and InfiniBand part ([`super::regimes`]; `None` without both, or under
+    /// `[compare] claims = "off"`).
+    pub regimes: Option<super::regimes::Regimes>,
     /// Statements about what the figures mean and what is not modelled.
     pub notes: Vec<String>,
     /// A stop request (`fabricsim_core::stop`) came during the run: fabrics or loss-sweep points it cut
@@ -179,10 +185,16 @@ pub fn train_config(
 }
 
 fn engine_source(r: &StepReport, t: &EngineTotals, seeds: usize) -> String {
-    let mut src = format!(
-        "{}; fitted from {} packet-engine runs over {seeds} seed(s) ({} drops, {} retransmitted packets, {} timeouts)",
-        r.comm_source, t.runs, t.packets_dropped, t.retransmitted_packets, t.timeouts
-    );
+    let mut src = match t.runs {
+        0 => format!(
+            "{}; the split of compute, bubble and NVLink in closed form",
+            r.comm_source
+        ),
+        _ => format!(
+            "{}; fitted from {} packet-engine runs over {seeds} seed(s) ({} drops, {} retransmitted packets, {} timeouts)",
+            r.comm_source, t.runs, t.packets_dropped, t.retransmitted_packets, t.timeouts
+        ),
+    };
     if !t.unfitted.is_empty() {
         src += &format!("; no fit, closed form kept for: {}", t.unfitted.join(", "));
     }
@@ -246,7 +258,7 @@ fn deliver(
     design: &Design,
     plan: &Plan,
     utilization: f64,
-    source: String,
+    (source, timed_by): (String, String),
 ) -> Result<Delivered, String> {
     let seconds = period_s(design, utilization);
     let tco = plan.cost.cluster_tco_usd;
@@ -258,7 +270,11 @@ fn deliver(
         compute_s: over("compute time", &|r| r.compute_s)?,
         exposed_comm_s: over("exposed communication", &|r| r.exposed_comm_s)?,
         exposed_nvlink_s: over("exposed NVLink communication", &|r| exposed(r, false))?,
-        exposed_fabric_s: over("exposed fabric communication", &|r| exposed(r, true))?,
+        // Fitted, the sum of the collectives across servers; whole, what the step takes over
+        // its ideal (`whole_step::apply`).
+        exposed_fabric_s: over("exposed fabric communication", &|r| {
+            r.exposed_comm_s - exposed(r, false)
+        })?,
         bubble_s: over("pipeline bubble", &|r| r.bubble_s)?,
         tokens_per_s: over("tokens/s", &|r| r.tokens_per_s)?,
         mfu: over("MFU", &|r| r.mfu)?,
@@ -272,8 +288,12 @@ fn deliver(
         tokens_per_s_by_seed: steps.iter().map(|r| r.tokens_per_s).collect(),
         ideal_network: super::ideal::over_seeds(lost)?,
         comm_source: source,
+        step_timed_by: timed_by,
     })
 }
+
+/// The start of [`Delivered::step_timed_by`] for a step timed whole on the flow engine.
+pub const WHOLE_STEP: &str = "flow engine: whole step DAG";
 
 /// Stages of each fabric and seed (`progress`): the training step, and with fabric runs the
 /// busbw curves, the stress run and the latency probes.
@@ -289,6 +309,21 @@ struct Planned {
     topology: Topology,
     plan: Plan,
     cfg: TrainConfig,
+    /// The whole step on the flow engine, run by the first job that needs it: it draws
+    /// nothing from a seed (`super::whole_step::run`), so it stands for every seed.
+    whole: std::sync::OnceLock<Result<super::whole_step::Timing, String>>,
+}
+
+impl Planned {
+    /// The fabric's whole step ([`Planned::whole`]) with `v`'s parameters.
+    fn whole_step(&self, v: &Variant) -> Result<super::whole_step::Timing, String> {
+        self.whole
+            .get_or_init(|| {
+                super::whole_step::run(&self.cfg, &self.design, &self.topology, v)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+    }
 }
 
 fn planned(s: &Scenario, v: &Variant) -> Result<Planned, InputError> {
@@ -302,6 +337,7 @@ fn planned(s: &Scenario, v: &Variant) -> Result<Planned, InputError> {
         topology,
         plan,
         cfg,
+        whole: std::sync::OnceLock::new(),
     })
 }
 
@@ -314,6 +350,8 @@ struct SeedRun {
     busbw: Vec<BusbwCurve>,
     stress: Option<StressResult>,
     probes: Option<Probes>,
+    /// The whole step on the flow engine (the same for every seed).
+    timing: super::whole_step::Timing,
 }
 
 fn fabric_error(s: &Scenario, v: &Variant, what: &str, e: &dyn std::fmt::Display) -> InputError {
@@ -336,18 +374,18 @@ fn one_seed(
     let name = v.name.as_str();
     let fail = |what: &str, e: &dyn std::fmt::Display| fabric_error(s, v, what, e);
     let (design, topology) = (&f.design, &f.topology);
-    // Every fabric's step is timed by packet-engine runs of its collectives, so fabrics
-    // compare on the same footing; loss acts only through these runs.
-    let super::step::EngineStep {
-        step,
-        totals,
-        ideal,
-    } = track
-        .stage(name, "training step", || {
-            super::step::engine_step(&f.cfg, design, topology, v, seed)
-        })
-        .map_err(|e| fail("training step", &e))?;
-    let lost = super::ideal::lost(&step, &ideal);
+    // The whole step where the step DAG runs (the seed's fits then only split it and cost its
+    // loss), else every collective fitted from the seed's engine runs, so fabrics compare on
+    // the same footing (`super::whole_step::seed_step`, as `sweep` and the claims time it).
+    let (timing, (step, lost, es)) = track.stage(name, "training step", || {
+        let timing = f
+            .whole_step(v)
+            .map_err(|e| fail("whole step on the flow engine", &e))?;
+        let seed_step = super::whole_step::seed_step(&f.cfg, design, topology, v, seed, &timing)
+            .map_err(|e| fail("training step", &e))?;
+        Ok::<_, InputError>((timing, seed_step))
+    })?;
+    let totals = es.totals;
     let (busbw, stress, probes) = if sec.fabric_runs {
         (
             track
@@ -380,6 +418,7 @@ fn one_seed(
         busbw,
         stress,
         probes,
+        timing,
     })
 }
 
@@ -400,13 +439,29 @@ fn combine(
     }
     let steps: Vec<StepReport> = runs.iter().map(|r| r.step.clone()).collect();
     let lost: Vec<super::ideal::Lost> = runs.iter().map(|r| r.lost.clone()).collect();
+    let source = engine_source(&steps[0], &totals, seeds.len());
+    let timed_by = match &runs[0].timing {
+        super::whole_step::Timing::Dag(d) => {
+            // The one whole-step run stands for every seed: its runs count once.
+            totals.runs += d.engine_runs;
+            totals.flow_runs += d.engine_runs;
+            format!(
+                "{WHOLE_STEP} ({} messages, {} ring steps derived, {}): DP rings, pipeline \
+                 sends and TP across servers run at once",
+                d.messages, d.ring_steps_derived, d.verdict
+            )
+        }
+        super::whole_step::Timing::Fallback(why) => {
+            format!("alpha-beta fits per collective, each timed alone (fallback: {why})")
+        }
+    };
     let delivered = deliver(
         &steps,
         &lost,
         &f.design,
         &f.plan,
         sec.utilization,
-        engine_source(&steps[0], &totals, seeds.len()),
+        (source, timed_by),
     )
     .map_err(|e| fail("training step", &e))?;
     let busbw: Vec<Vec<BusbwCurve>> = runs.iter().map(|r| r.busbw.clone()).collect();
@@ -569,8 +624,11 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
             } => {
                 let f = &plans[*fabric];
                 let tps = track.stage(&at.name, "loss interval", || {
-                    super::step::engine_step(&f.cfg, &f.design, &f.topology, at, *seed)
-                        .map(|r| r.step.tokens_per_s)
+                    // The fabric's whole step (lossless), with this loss rate's cost.
+                    let timing = f.whole_step(&variants[*fabric])?;
+                    let (cfg, design, topo) = (&f.cfg, &f.design, &f.topology);
+                    super::whole_step::seed_step(cfg, design, topo, at, *seed, &timing)
+                        .map(|(r, _, _)| r.tokens_per_s)
                         .map_err(|e| e.to_string())
                 });
                 Done::Loss(*factor, tps)
@@ -631,7 +689,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
     }
     let years = fabrics[0].design.cost.years;
     let mut notes = vec![
-        "Training-step communication: every collective of the step is run on the engine the scenario's engine key picks (auto: packet up to 20M packets) at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes. The busbw curves are packet-engine runs of all-reduce and all-to-all over every GPU at 64 KiB, 1 MiB and 8 MiB.".to_string(),
+        "Training step: where the step DAG models the job (dense, cp 1, ZeRO 0-2, no DP ranks sharing a server, within the flow engine's bounds) the step time is the whole step on the flow engine, its DP rings, pipeline sends and TP across servers running at once and contending, and the ideal-network baseline is the same DAG with every message across servers instant; otherwise (the fallback, named per fabric below) every collective of the step is run alone on the engine the scenario's engine key picks (auto: packet up to 20M packets) at up to 64 MiB, fitted to alpha-beta and extrapolated to the step's sizes. Channels: NCCL's defaults under [nccl] (ring and tree 2 per NIC, all-to-all and send/recv NCCL_NCHANNELS_PER_NET_PEER, else NCCL's per-peer halving with the rank count: 1 per peer at 256 GPUs). The busbw curves are packet-engine runs of all-reduce and all-to-all over every GPU at 64 KiB, 1 MiB and 8 MiB.".to_string(),
         "Tuned and untuned are the profile's two parameter sets (data/profiles): RoCE tuned = PFC with the SONiC headroom, ECN below XOFF and DCQCN (ConnectX firmware set); untuned = DCQCN off, ECN thresholds above XOFF and a legacy fixed headroom; InfiniBand = credits per VL and adaptive routing.".to_string(),
     ];
     notes.push(format!(
@@ -649,6 +707,13 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
     if s.file.train.is_none() {
         notes.push("No [train] section: the step is the built-in comparison's (examples/compare-default.toml: Llama 3 70B, TP 8, PP 4, ZeRO-1).".into());
     }
+    notes.extend(fabrics.iter().filter_map(|f| {
+        let d = f.delivered.as_ref()?;
+        Some(format!(
+            "{}: step timed by {}.",
+            f.variant.name, d.step_timed_by
+        ))
+    }));
     notes.extend(fabrics.iter().filter_map(|f| f.missing.clone()));
     notes.extend(fabrics.iter().filter_map(|f| {
         let l = f.engine.as_ref()?.loss.as_ref()?;
@@ -683,6 +748,11 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
         &track,
         track.done() + loss_sweep.as_ref().map_or(0, |l| l.1.len()),
     );
+    let regimes = match section.claims {
+        fabricsim_input::scenario::compare::ClaimsMode::Off => None,
+        _ if fabricsim_core::stop::requested() => None,
+        _ => super::regimes::run(s, &fabrics, seeds[0], &track),
+    };
     if !unfinished.is_empty()
         || loss_sweep
             .as_ref()
@@ -723,6 +793,7 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
     Ok(Comparison {
         serving,
         claims,
+        regimes,
         tenants,
         interrupted: fabricsim_core::stop::requested(),
         loss_sweep,

@@ -6,11 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::engine::{CHANNELS, makespan, params};
+use super::engine::{makespan, params};
 use super::ideal::IdealFabric;
 use super::variant::Variant;
 use crate::error::Error;
 use crate::setup::engine_choice::EngineKind;
+use crate::workload::collective::Channels;
 use crate::workload::comm_model::AlphaBetaModel;
 use crate::workload::link_params::FabricParams;
 use crate::workload::measure::{SweepError, Timed};
@@ -102,6 +103,8 @@ pub struct EngineStep {
     pub totals: EngineTotals,
     /// The step with no time across servers ([`super::ideal::IdealFabric`]), lossless.
     pub ideal: StepReport,
+    /// Seconds random loss adds to the step in expectation (0 without loss).
+    pub loss_s: f64,
 }
 
 /// The step of `cfg` on `topo` with `v`'s engine parameters and `seed`.
@@ -112,6 +115,20 @@ pub fn engine_step(
     v: &Variant,
     seed: u64,
 ) -> Result<EngineStep, Error> {
+    engine_step_with(cfg, design, topo, v, seed, true)
+}
+
+/// [`engine_step`], its collectives fitted from engine runs only with `fit` (without, the
+/// closed form times them: a step timed whole elsewhere, `super::whole_step`, needs only its
+/// split and its loss cost).
+pub fn engine_step_with(
+    cfg: &TrainConfig,
+    design: &Design,
+    topo: &Topology,
+    v: &Variant,
+    seed: u64,
+    fit: bool,
+) -> Result<EngineStep, Error> {
     let eff = Efficiency::h200(&design.catalog);
     let mut model = AlphaBetaModel::new(FabricParams::of(design));
     // The step's collectives and sizes come from the closed-form step; the fits replace times.
@@ -119,34 +136,41 @@ pub fn engine_step(
     let (loss, p) = split_loss(params(v, design, seed)?, design);
     let nvlink = BitRate((cfg.gpu.nvlink_one_way_bytes_per_s() * 8.0) as u64);
     let mut totals = EngineTotals::default();
-    let calibrated = calibrate_at(
-        &mut model,
-        &first,
-        &cfg.place,
-        nvlink,
-        CHANNELS,
-        &sizes,
-        |dag| -> Result<Timed, Error> {
-            let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
-            totals.runs += 1;
-            match kind {
-                EngineKind::Packet => totals.packet_runs += 1,
-                EngineKind::Flow => totals.flow_runs += 1,
+    let channels = Channels::of_design(design);
+    let calibrated = if !fit {
+        Vec::new()
+    } else {
+        calibrate_at(
+            &mut model,
+            &first,
+            &cfg.place,
+            nvlink,
+            channels,
+            &sizes,
+            |dag| -> Result<Timed, Error> {
+                let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
+                totals.runs += 1;
+                match kind {
+                    EngineKind::Packet => totals.packet_runs += 1,
+                    EngineKind::Flow => totals.flow_runs += 1,
+                }
+                totals.packets_dropped += c.drops.total();
+                totals.retransmitted_packets += c.retransmitted_packets;
+                totals.timeouts += c.timeouts;
+                totals.naks += c.naks;
+                Ok(Timed {
+                    time: t,
+                    timeouts: c.timeouts,
+                })
+            },
+        )
+        .map_err(|e| match e {
+            SweepError::Input(e) => Error::Input(e),
+            SweepError::Run { bytes, error } => {
+                Error::Run(format!("engine run of {bytes} B: {error}"))
             }
-            totals.packets_dropped += c.drops.total();
-            totals.retransmitted_packets += c.retransmitted_packets;
-            totals.timeouts += c.timeouts;
-            totals.naks += c.naks;
-            Ok(Timed {
-                time: t,
-                timeouts: c.timeouts,
-            })
-        },
-    )
-    .map_err(|e| match e {
-        SweepError::Input(e) => Error::Input(e),
-        SweepError::Run { bytes, error } => Error::Run(format!("engine run of {bytes} B: {error}")),
-    })?;
+        })?
+    };
     let what = |c: &Calibrated| {
         format!(
             "{} on {} GPUs / {} servers",
@@ -181,9 +205,10 @@ pub fn engine_step(
         })
         .collect();
     let ideal = step(cfg, &eff, &IdealFabric(&model));
-    let (costed, loss) = step_with_loss(cfg, &eff, &model, loss, topo, CHANNELS);
+    let (costed, loss) = step_with_loss(cfg, &eff, &model, loss, topo, channels);
     totals.loss = loss;
     Ok(EngineStep {
+        loss_s: totals.loss.as_ref().map_or(0.0, |l| l.step_s_added),
         step: costed,
         totals,
         ideal,

@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::params;
 use super::model::train_config;
-use super::step::{EngineTotals, engine_step};
+use super::step::EngineTotals;
 use super::stress::{StressOverSeeds, StressResult};
 use super::variant::{MAX_BER, Variant};
+use super::whole_step::{self, Timing};
 use crate::columns::{self, Cells};
 use crate::error::Error;
 use crate::workload::train::config::TrainConfig;
@@ -27,6 +28,7 @@ use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::reliability::{
     CHECKPOINT_INTERVAL_S, MTBF_SCALE, ReliabilitySection,
 };
+use fabricsim_input::scenario::train::TrainSection;
 use fabricsim_input::scenario::{Design, Scenario};
 use fabricsim_mech::Transport;
 
@@ -60,10 +62,17 @@ pub enum Param {
     Optics,
     /// Work between checkpoints (a time; [reliability] checkpoint_interval_s).
     CheckpointInterval,
+    /// The training job's model preset ([train] model: a MoE one with `ep` gives expert
+    /// all-to-all).
+    Model,
+    /// Tensor-, pipeline- and expert-parallel degrees ([train] tp, pp, ep).
+    Tp,
+    Pp,
+    Ep,
 }
 
 impl Param {
-    pub const ALL: [Param; 13] = [
+    pub const ALL: [Param; 17] = [
         Param::LossRate,
         Param::Transport,
         Param::Gpus,
@@ -77,6 +86,10 @@ impl Param {
         Param::MtbfScale,
         Param::Optics,
         Param::CheckpointInterval,
+        Param::Model,
+        Param::Tp,
+        Param::Pp,
+        Param::Ep,
     ];
 
     pub fn name(self) -> &'static str {
@@ -94,6 +107,10 @@ impl Param {
             Param::MtbfScale => "mtbf_scale",
             Param::Optics => "optics",
             Param::CheckpointInterval => "checkpoint_interval",
+            Param::Model => "model",
+            Param::Tp => "tp",
+            Param::Pp => "pp",
+            Param::Ep => "ep",
         }
     }
 
@@ -101,11 +118,16 @@ impl Param {
     pub fn number(self, v: &str) -> Option<f64> {
         match self {
             Param::LossRate | Param::Gpus | Param::Ber | Param::MtbfScale => v.parse().ok(),
+            Param::Tp | Param::Pp | Param::Ep => v.parse().ok(),
             Param::CheckpointInterval => parse_time(v).ok().map(|t| t.as_secs_f64()),
             Param::EcnKmin | Param::EcnKmax => parse_bytes(v).ok().map(|b| b as f64),
             Param::DcqcnRai => parse_rate(v).ok().map(|r| r.bps() as f64 / 1e6),
             Param::DcqcnTimer => parse_time(v).ok().map(|t| t.as_us_f64()),
-            Param::Transport | Param::Oversubscription | Param::Profile | Param::Optics => None,
+            Param::Transport
+            | Param::Oversubscription
+            | Param::Profile
+            | Param::Optics
+            | Param::Model => None,
         }
     }
 
@@ -113,7 +135,11 @@ impl Param {
     pub fn numeric(self) -> bool {
         !matches!(
             self,
-            Param::Transport | Param::Oversubscription | Param::Profile | Param::Optics
+            Param::Transport
+                | Param::Oversubscription
+                | Param::Profile
+                | Param::Optics
+                | Param::Model
         )
     }
 }
@@ -154,6 +180,8 @@ impl SweepAxis {
                 Param::CheckpointInterval => {
                     parse_time(v).is_ok_and(|t| within(t.as_secs_f64(), CHECKPOINT_INTERVAL_S))
                 }
+                Param::Model => !v.is_empty(),
+                Param::Tp | Param::Pp | Param::Ep => v.parse::<u64>().is_ok_and(|g| g > 0),
             };
             if !ok {
                 let allowed = match param {
@@ -177,6 +205,8 @@ impl SweepAxis {
                         "times from {} s to {} s, such as 600s, 1800s",
                         CHECKPOINT_INTERVAL_S.0, CHECKPOINT_INTERVAL_S.1
                     ),
+                    Param::Model => "a model preset such as mixtral-8x7b, deepseek-v3".into(),
+                    Param::Tp | Param::Pp | Param::Ep => "whole numbers from 1".into(),
                 };
                 return Err(InputError::flag(
                     flag,
@@ -256,6 +286,9 @@ pub struct PointResult {
 pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Variant) {
     let mut s = base.clone();
     let mut v = fabric.clone();
+    if s.file.train.is_none() {
+        s.file.train = super::model::default_scenario().file.train;
+    }
     for (param, value) in &point.values {
         match param {
             Param::LossRate => v.loss_rate = value.parse().unwrap_or(v.loss_rate),
@@ -274,10 +307,19 @@ pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Var
                 reliability(&mut s).checkpoint_interval_s =
                     parse_time(value).ok().map(|t| t.as_secs_f64())
             }
+            Param::Model => train(&mut s).model = Some(value.clone()),
+            Param::Tp => train(&mut s).tp = value.parse().ok().or(train(&mut s).tp),
+            Param::Pp => train(&mut s).pp = value.parse().ok().or(train(&mut s).pp),
+            Param::Ep => train(&mut s).ep = value.parse().ok().or(train(&mut s).ep),
         }
     }
     s.file.fabric.profile = v.profile.clone();
     (s, v)
+}
+
+/// The scenario's `[train]` section (filled with the built-in comparison's by [`apply`]).
+fn train(s: &mut Scenario) -> &mut TrainSection {
+    s.file.train.as_mut().expect("apply fills [train]")
 }
 
 /// The scenario's `[reliability]` section, created empty when it has none.
@@ -322,8 +364,9 @@ pub fn check(
 }
 
 /// Evaluates one point over `seeds`: `base` scenario and fabric with the point's values
-/// applied; with `stress`, also the comparison's stress run ([`super::stress`]) on the point's
-/// cluster.
+/// applied, each seed's step timed as `compare` times it (`whole_step::seed_step`: the whole
+/// step on the flow engine where its DAG runs, run once for all seeds, else the fits); with
+/// `stress`, also the comparison's stress run ([`super::stress`]) on the point's cluster.
 pub fn run_point(
     base: &Scenario,
     fabric: &Variant,
@@ -331,16 +374,39 @@ pub fn run_point(
     point: &Point,
     stress: bool,
 ) -> PointResult {
-    timed_point(base, fabric, seeds, point, |cfg, design, topo, v, seed| {
-        let super::step::EngineStep {
-            step: r, totals, ..
-        } = engine_step(cfg, design, topo, v, seed)?;
+    run_point_timed(base, fabric, seeds, point, stress).0
+}
+
+/// [`run_point`] and how its step was timed (`None`: the point failed before its step).
+pub fn run_point_timed(
+    base: &Scenario,
+    fabric: &Variant,
+    seeds: &[u64],
+    point: &Point,
+    stress: bool,
+) -> (PointResult, Option<Timing>) {
+    let mut whole: Option<Timing> = None;
+    let r = timed_point(base, fabric, seeds, point, |cfg, design, topo, v, seed| {
+        let mut ran = EngineTotals::default();
+        let t = match &mut whole {
+            Some(t) => t,
+            None => {
+                let t = whole_step::run(cfg, design, topo, v)?;
+                if let Timing::Dag(d) = &t {
+                    (ran.runs, ran.flow_runs) = (d.engine_runs, d.engine_runs);
+                }
+                whole.insert(t)
+            }
+        };
+        let (r, _, es) = whole_step::seed_step(cfg, design, topo, v, seed, t)?;
+        ran.add(&es.totals, seed);
         let st = match stress {
             true => Some(super::stress::run(design, topo, v, seed)?),
             false => None,
         };
-        Ok((r, totals, st))
-    })
+        Ok((r, ran, st))
+    });
+    (r, whole)
 }
 
 /// The step of a point and what it ran: the report, the engine runs, and the stress run.

@@ -20,7 +20,7 @@ fabrics = [
 ]"#;
 
 #[test]
-fn default_comparison_runs_every_fabric_on_the_packet_engine() {
+fn default_comparison_times_steps_whole_on_the_flow_engine_and_stresses_on_packets() {
     let c = run(&default_scenario()).unwrap();
     let names: Vec<&str> = c.fabrics.iter().map(|f| f.variant.name.as_str()).collect();
     assert_eq!(
@@ -31,9 +31,16 @@ fn default_comparison_runs_every_fabric_on_the_packet_engine() {
         assert_eq!(f.design.spec.gpus, 256);
         assert!(f.plan.cost.network_capex_usd > 0.0);
     }
+    // Every fabric's step DAG runs (dense, TP 8 on a server, no DP ranks sharing one): the step
+    // is timed whole on the flow engine, its passes and its ideal; no per-collective fit runs.
     for f in &c.fabrics {
-        let e = f.engine.as_ref().expect("engine-calibrated step");
-        assert!(e.runs > 0 && e.unfitted.is_empty(), "{e:?}");
+        let by = &f.delivered.as_ref().unwrap().step_timed_by;
+        assert!(by.starts_with(super::model::WHOLE_STEP), "{by}");
+        let e = f.engine.as_ref().expect("engine-timed step");
+        assert!(
+            e.runs >= 2 && e.flow_runs == e.runs && e.unfitted.is_empty(),
+            "{e:?}"
+        );
     }
     // Loss (1e-4 per packet per link) is costed in expectation at the step's real sizes: the
     // calibration runs are lossless, the step pays the expected retransmissions and timeouts.

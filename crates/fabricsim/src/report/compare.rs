@@ -134,6 +134,16 @@ pub fn summary_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
         ),
         ("step time (s)".into(), opt(&|d| d.step_time_s.text(3))),
         (
+            "step timed by".into(),
+            opt(&|d| match d
+                .step_timed_by
+                .starts_with(crate::compare::model::WHOLE_STEP)
+            {
+                true => "whole step, flow".into(),
+                false => "fits (fallback)".into(),
+            }),
+        ),
+        (
             "exposed fabric comm. (s)".into(),
             opt(&|d| d.exposed_fabric_s.text(3)),
         ),
@@ -520,6 +530,10 @@ pub fn text(c: &Comparison, r: &Recommendation) -> String {
         out.push_str(&super::claims::text(claims));
         out.push('\n');
     }
+    if let Some(r) = &c.regimes {
+        out.push_str(&crate::compare::regimes::text(r));
+        out.push('\n');
+    }
     if !c.tenants.is_empty() {
         out.push_str("Tenants ([[jobs]] on each fabric; times in ms):\n");
         for r in tenant_rows(c) {
@@ -677,6 +691,7 @@ pub fn json(c: &Comparison, r: &Recommendation) -> Value {
         "metrics": metrics::table(c),
         "loss_sweep": c.loss_sweep.as_ref().map(|(axes, points)| json!({"axes": axes, "points": points})),
         "claims": c.claims,
+        "regimes": c.regimes,
         "recommendation": r,
         "notes": c.notes,
     });

@@ -52,6 +52,7 @@ pub fn prepare(
             &cluster.design.nccl,
             cluster.design.spec.nics_per_node,
             algo,
+            Comm::world(&cluster.place).len() as u32,
         )
     });
     let spec = CollectiveSpec {

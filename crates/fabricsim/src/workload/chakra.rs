@@ -110,19 +110,19 @@ pub fn complete(sc: &Scenario, setup: &mut SimSetup) -> Result<(), InputError> {
     let d = sc.design()?;
     let place = Placement::on_topology(&setup.net.topo, d.spec.gpus_per_node);
     let nics = d.spec.nics_per_node;
-    setup.dag = compile(&traces, &place, d.gpu.nvlink_rate(), |a| {
-        collective::nccl_channels(&d.nccl, nics, a)
+    setup.dag = compile(&traces, &place, d.gpu.nvlink_rate(), |a, ranks| {
+        collective::nccl_channels(&d.nccl, nics, a, ranks)
     })?;
     Ok(())
 }
 
 /// The traces as one DAG on `place` (`traces[r]` on GPU r); `channels` gives a collective's
-/// NCCL channels by its algorithm.
+/// NCCL channels by its algorithm and its group's rank count.
 pub fn compile(
     traces: &[RankTrace],
     place: &Placement,
     nvlink: BitRate,
-    channels: impl Fn(Algo) -> u32,
+    channels: impl Fn(Algo, u32) -> u32,
 ) -> Result<MessageDag, InputError> {
     let ranks = traces.len();
     // Each communication node's key, and each key's nodes (rank, index) in rank order.
@@ -368,13 +368,14 @@ fn coll(
     op: Op,
     bytes: u64,
     readies: &[Done],
-    channels: &impl Fn(Algo) -> u32,
+    channels: &impl Fn(Algo, u32) -> u32,
 ) -> Result<Vec<Done>, InputError> {
     let comm = Comm {
         place,
         gpus: members.to_vec(),
     };
-    let spec = CollectiveSpec::with_defaults(op, bytes, channels(Algo::for_op(op)[0]));
+    let algo = Algo::for_op(op)[0];
+    let spec = CollectiveSpec::with_defaults(op, bytes, channels(algo, members.len() as u32));
     let frontier: Frontier = readies
         .iter()
         .map(|d| d.edges.keys().copied().collect())

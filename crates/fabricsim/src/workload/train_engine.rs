@@ -115,11 +115,11 @@ pub fn calibrate_on_engine(
     if let Some(s) = seed {
         cluster.params.seed = s;
     }
-    let channels = cluster.design.spec.nics_per_node;
+    let channels = crate::workload::collective::Channels::of_design(&cluster.design);
     let mut small = report.clone();
-    small
-        .collectives
-        .retain(|c| engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels).is_ok());
+    small.collectives.retain(|c| {
+        engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most(c.ranks)).is_ok()
+    });
     let seed_list = seeds::derive(cluster.params.seed, n_seeds.max(1));
     let base = comm.clone();
     // The step's collectives fitted to the engine's runs at `seed`: the model and its fits.
@@ -208,9 +208,10 @@ pub fn calibrate_on_engine(
         match fit.map(|f| &f.fit) {
             Some(Ok(f)) => {
                 p.source = "fit";
-                p.engine = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels)
-                    .ok()
-                    .map(EngineKind::name);
+                p.engine =
+                    engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most(c.ranks))
+                        .ok()
+                        .map(EngineKind::name);
                 p.alpha_us = Some(f.model.alpha_s * 1e6);
                 p.bandwidth_gbps = Some(f.model.bytes_per_s / 1e9);
                 p.fit_max_rel_err = Some(f.max_rel_err);
@@ -220,9 +221,10 @@ pub fn calibrate_on_engine(
             }
             Some(Err(e)) => p.reason = Some(format!("no fit: {e}")),
             None => {
-                p.reason = engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels)
-                    .err()
-                    .map(|e| e.to_string())
+                p.reason =
+                    engine_of_call(&cluster, c.ranks, c.bytes_per_call, channels.most(c.ranks))
+                        .err()
+                        .map(|e| e.to_string())
             }
         }
         out.push(p);

@@ -90,6 +90,7 @@ pub const FLAGS: &[Flag] = &[
     f("--nccl-max-nchannels", "nccl.max_nchannels", "NCCL_MAX_NCHANNELS: most channels of a collective (default 64)"),
     f("--nccl-ib-qps-per-connection", "nccl.ib_qps_per_connection", "NCCL_IB_QPS_PER_CONNECTION: QPs of each channel's connection, 1 to 64 (default: the profile's, 1)"),
     f("--nccl-ib-split-data-on-qps", "nccl.ib_split_data_on_qps", "NCCL_IB_SPLIT_DATA_ON_QPS: 1 splits each message across the QPs, 0 (default) sends it whole on the next QP"),
+    f("--nccl-nchannels-per-net-peer", "nccl.nchannels_per_net_peer", "NCCL_NCHANNELS_PER_NET_PEER: channels of all-to-all and send/recv per network peer, 1 to 64 (default: NCCL's halving with the rank count from one per NIC)"),
     f("--moe-skew", "train.moe_skew", "Routing skew of the MoE expert-parallel all-to-alls: uniform (default), zipf:S or histogram:FILE (one load per expert per line)"),
     f("--capacity-factor", "train.capacity_factor", "MoE expert capacity as a multiple of the even share, tokens over it dropped (default: none dropped)"),
     // `serve` (the same --model flag as train's; a command takes one of the two keys).

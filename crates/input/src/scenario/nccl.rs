@@ -9,7 +9,15 @@
 //! max_nchannels = 64             # NCCL_MAX_NCHANNELS (default MAXCHANNELS, 64)
 //! ib_qps_per_connection = 1      # NCCL_IB_QPS_PER_CONNECTION (default: the profile's, 1)
 //! ib_split_data_on_qps = 0       # NCCL_IB_SPLIT_DATA_ON_QPS (default 0 since NCCL 2.20.3)
+//! nchannels_per_net_peer = 4     # NCCL_NCHANNELS_PER_NET_PEER (default: derived, see below)
 //! ```
+//!
+//! Point-to-point channels per network peer (all-to-all, send/recv; NCCL src/graph/paths.cc
+//! `ncclTopoGetNchannels`): NCCL_NCHANNELS_PER_NET_PEER when set; unset, NCCL starts from 2
+//! (raised to the NICs a GPU needs to match its bandwidth) and halves it while it times the
+//! ranks exceeds 4 x the p2p channels (`ncclTopoComputeP2pChannels`: the collective channels,
+//! to a power of 2). Unset, fabricsim runs that halving from one channel per NIC of the server
+//! (the start an ESTIMATE; `workload::collective::p2p_channels_per_peer`).
 //!
 //! Ring and tree channels (NCCL src/graph/connect.cc `ncclTopoPostset`): the graph search gives
 //! one ring per NIC (`Nccl::search_channels`), `ncclTopoPostset` doubles them
@@ -36,6 +44,7 @@ pub struct NcclSection {
     pub max_nchannels: Option<i64>,
     pub ib_qps_per_connection: Option<i64>,
     pub ib_split_data_on_qps: Option<i64>,
+    pub nchannels_per_net_peer: Option<i64>,
 }
 
 /// `[nccl]` resolved: every value checked, NCCL's defaults filled in.
@@ -50,6 +59,9 @@ pub struct Nccl {
     pub ib_qps_per_connection: Option<u16>,
     /// NCCL_IB_SPLIT_DATA_ON_QPS when the scenario sets it (`Nccl::split_data_on_qps`).
     pub ib_split_data_on_qps: Option<bool>,
+    /// NCCL_NCHANNELS_PER_NET_PEER when the scenario sets it (the direct algorithms'
+    /// channels, `workload::collective::nccl_channels`).
+    pub nchannels_per_net_peer: Option<u32>,
 }
 
 impl Default for Nccl {
@@ -59,6 +71,7 @@ impl Default for Nccl {
             max_nchannels: MAXCHANNELS,
             ib_qps_per_connection: None,
             ib_split_data_on_qps: None,
+            nchannels_per_net_peer: None,
         }
     }
 }
@@ -130,11 +143,16 @@ impl Scenario {
             }
             None => d.ib_split_data_on_qps,
         };
+        let nchannels_per_net_peer = match s.nchannels_per_net_peer {
+            Some(v) => Some(self.count("nccl.nchannels_per_net_peer", v, 1, max_ch)?),
+            None => d.nchannels_per_net_peer,
+        };
         Ok(Nccl {
             min_nchannels,
             max_nchannels,
             ib_qps_per_connection,
             ib_split_data_on_qps,
+            nchannels_per_net_peer,
         })
     }
 }
@@ -162,5 +180,20 @@ mod tests {
             ..d
         };
         assert_eq!(both.coll_channels(8), 24);
+    }
+
+    /// NCCL_NCHANNELS_PER_NET_PEER: taken when in range, an error naming the key otherwise.
+    #[test]
+    fn nchannels_per_net_peer_is_checked() {
+        let s = Scenario::parse("n.toml", "[nccl]\nnchannels_per_net_peer = 4\n").unwrap();
+        assert_eq!(s.nccl().unwrap().nchannels_per_net_peer, Some(4));
+        let s = Scenario::parse("n.toml", "[nccl]\nnchannels_per_net_peer = 0\n").unwrap();
+        let e = s.nccl().unwrap_err().to_string();
+        assert!(
+            e.contains("n.toml") && e.contains("nccl.nchannels_per_net_peer"),
+            "{e}"
+        );
+        assert!(e.contains("1 to 64"), "{e}");
+        assert_eq!(Nccl::default().nchannels_per_net_peer, None);
     }
 }

@@ -250,6 +250,27 @@ pub fn report(c: &Comparison, r: &Recommendation) -> String {
             &super::claims::section(claims),
         );
     }
+    if let Some(r) = &c.regimes {
+        let (header, rows) = crate::compare::regimes::rows(r);
+        let mut content = format!(
+            "<p class=\"note\">{} against {}, seed {}; parted = tokens/s more than {:.0}% apart; each row names the engine that timed each fabric's step</p>",
+            esc(&r.roce),
+            esc(&r.infiniband),
+            r.seed,
+            100.0 * r.threshold
+        );
+        content += &table(&header, &plain_rows(rows));
+        let lines: Vec<String> = r
+            .first_parted
+            .iter()
+            .map(|(regime, at)| match at {
+                Some(x) => format!("{regime}: they stop being equal at {x}"),
+                None => format!("{regime}: equal at every setting run"),
+            })
+            .collect();
+        content += &super::list(&lines);
+        page.section("regimes", "Where fabrics part", &content);
+    }
     if !c.tenants.is_empty() {
         let header: Vec<String> = [
             "fabric",

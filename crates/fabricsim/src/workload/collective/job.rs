@@ -345,6 +345,7 @@ pub fn run(
             &cluster.design.nccl,
             cluster.design.spec.nics_per_node,
             algo,
+            comm.len() as u32,
         )
     });
     let routing = moe_route(r, op, &comm)?;

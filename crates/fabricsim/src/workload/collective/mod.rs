@@ -430,15 +430,68 @@ impl CollectiveSpec<'static> {
     }
 }
 
-/// NCCL's default channel count for `algo` on servers with `nics` NICs under `nccl`'s
-/// NCCL_MIN/MAX_NCHANNELS: the ring and tree collectives' (`Nccl::coll_channels`, also used
-/// for the ring-like chain, halving-doubling and hierarchical passes); the direct algorithms
-/// (all-to-all, send/recv) keep one channel per NIC (NCCL's p2p channels per peer,
-/// paths.cc `ncclTopoComputeP2pChannels`, are not modelled).
-pub fn nccl_channels(nccl: &Nccl, nics: u32, algo: Algo) -> u32 {
+/// NCCL's default channel count for `algo` over `ranks` ranks on servers with `nics` NICs
+/// under `nccl`'s NCCL_MIN/MAX_NCHANNELS: the ring and tree collectives' (`Nccl::coll_channels`,
+/// also used for the ring-like chain, halving-doubling and hierarchical passes); the direct
+/// algorithms (all-to-all, send/recv) take NCCL_NCHANNELS_PER_NET_PEER when set (paths.cc
+/// `ncclTopoGetNchannels`), else [`p2p_channels_per_peer`].
+pub fn nccl_channels(nccl: &Nccl, nics: u32, algo: Algo, ranks: u32) -> u32 {
     match algo {
-        Algo::Direct => nics.clamp(1, MAXCHANNELS),
+        Algo::Direct => nccl
+            .nchannels_per_net_peer
+            .unwrap_or_else(|| p2p_channels_per_peer(nccl, nics, ranks))
+            .clamp(1, MAXCHANNELS),
         _ => nccl.coll_channels(nics),
+    }
+}
+
+/// Channels per network peer NCCL derives without NCCL_NCHANNELS_PER_NET_PEER (NVIDIA/nccl
+/// src/graph/paths.cc `ncclTopoGetNchannels`, `ncclTopoComputeP2pChannels`): one per NIC of
+/// the server to start (an ESTIMATE: NCCL starts from 2, raised to the NICs one GPU needs to
+/// match its bandwidth), halved while it times the ranks exceeds 4 x the p2p channels (the
+/// collective channels, at most NCCL_MAX_P2P_NCHANNELS 64, to a power of 2: "avoid overloading
+/// channels with 8+ operations"), then raised to a power of 2 within the p2p channels.
+pub fn p2p_channels_per_peer(nccl: &Nccl, nics: u32, ranks: u32) -> u32 {
+    let p2p = nccl
+        .coll_channels(nics)
+        .clamp(1, MAXCHANNELS)
+        .next_power_of_two();
+    let mut ch = nics.max(1);
+    while ch as u64 * ranks as u64 > 4 * p2p as u64 && ch > 1 {
+        ch /= 2;
+    }
+    ch.next_power_of_two().min(p2p)
+}
+
+/// NCCL's channels of each algorithm on servers of `nics` NICs under `nccl`
+/// ([`nccl_channels`]): what an engine-timed step compiles its collectives with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Channels {
+    pub nccl: Nccl,
+    pub nics: u32,
+}
+
+impl Channels {
+    /// The scenario's `[nccl]` on its servers' NICs (`[cluster] nics_per_node`).
+    pub fn of_design(d: &fabricsim_input::scenario::Design) -> Channels {
+        Channels {
+            nccl: d.nccl,
+            nics: d.spec.nics_per_node as u32,
+        }
+    }
+
+    /// The channels of `algo` over `ranks` ranks ([`nccl_channels`]).
+    pub fn of(&self, algo: Algo, ranks: u32) -> u32 {
+        nccl_channels(&self.nccl, self.nics, algo, ranks)
+    }
+
+    /// The most channels of any algorithm over `ranks` ranks (a bound on a DAG's messages).
+    pub fn most(&self, ranks: u32) -> u32 {
+        Algo::ALL
+            .iter()
+            .map(|&a| self.of(a, ranks))
+            .max()
+            .unwrap_or(1)
     }
 }
 

@@ -127,7 +127,12 @@ impl<'a> Net<'a> {
         };
         let mut total = 0;
         for (op, bytes) in layer_collectives(model, rows, gpus.len() as u64, route.as_ref()) {
-            let channels = collective::nccl_channels(&c.design.nccl, rings, Algo::for_op(op)[0]);
+            let channels = collective::nccl_channels(
+                &c.design.nccl,
+                rings,
+                Algo::for_op(op)[0],
+                gpus.len() as u32,
+            );
             let spec = CollectiveSpec {
                 route: route.as_ref(),
                 ..CollectiveSpec::with_defaults(op, bytes, channels)

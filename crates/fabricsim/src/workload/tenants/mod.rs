@@ -201,8 +201,10 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
                     None => Algo::for_op(op)[0],
                 };
                 let nics = cluster.design.spec.nics_per_node;
-                let channels = channels
-                    .unwrap_or_else(|| collective::nccl_channels(&cluster.design.nccl, nics, algo));
+                let ranks = Comm::world(&place).len() as u32;
+                let channels = channels.unwrap_or_else(|| {
+                    collective::nccl_channels(&cluster.design.nccl, nics, algo, ranks)
+                });
                 let spec = CollectiveSpec {
                     algo,
                     ..CollectiveSpec::with_defaults(op, *bytes, channels)

@@ -7,7 +7,7 @@
 
 use super::step::StepReport;
 use crate::workload::alpha_beta::{Fit, FitError};
-use crate::workload::collective::{Algo, CollectiveSpec, Comm, Op};
+use crate::workload::collective::{Algo, Channels, CollectiveSpec, Comm, Op};
 use crate::workload::comm_model::{AlphaBetaModel, GroupShape};
 use crate::workload::measure::{SweepError, Timed, measure};
 use crate::workload::placement::Placement;
@@ -45,13 +45,13 @@ pub struct Calibrated {
 }
 
 /// Measures every collective of `report` on `place` with `run` and inserts the fits into
-/// `model`. `channels` is the NCCL channel count of the DAGs.
+/// `model`. `channels` gives the NCCL channel count of the DAGs per algorithm.
 pub fn calibrate<E, R: Into<Timed>>(
     model: &mut AlphaBetaModel,
     report: &StepReport,
     place: &Placement,
     nvlink: BitRate,
-    channels: u32,
+    channels: Channels,
     run: impl FnMut(&MessageDag) -> Result<R, E>,
 ) -> Result<Vec<Calibrated>, SweepError<E>> {
     calibrate_at(model, report, place, nvlink, channels, &sizes_around, run)
@@ -64,7 +64,7 @@ pub fn calibrate_at<E, R: Into<Timed>>(
     report: &StepReport,
     place: &Placement,
     nvlink: BitRate,
-    channels: u32,
+    channels: Channels,
     sizes: &dyn Fn(u64) -> Vec<u64>,
     mut run: impl FnMut(&MessageDag) -> Result<R, E>,
 ) -> Result<Vec<Calibrated>, SweepError<E>> {
@@ -87,9 +87,10 @@ pub fn calibrate_at<E, R: Into<Timed>>(
                 .map(|i| (i * row.gpu_stride) as u32)
                 .collect(),
         };
+        let algo = algo_for(op, group);
         let spec = CollectiveSpec {
-            algo: algo_for(op, group),
-            ..CollectiveSpec::with_defaults(op, 0, channels)
+            algo,
+            ..CollectiveSpec::with_defaults(op, 0, channels.of(algo, row.ranks))
         };
         let sizes: Vec<_> = sizes(row.bytes_per_call)
             .into_iter()

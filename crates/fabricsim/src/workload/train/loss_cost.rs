@@ -34,7 +34,7 @@ use super::config::TrainConfig;
 use super::efficiency::Efficiency;
 use super::stall_path::{self, Stall};
 use super::step::{CommRow, StepReport, step};
-use crate::workload::collective::{CollectiveSpec, Comm, Op, compile, piece};
+use crate::workload::collective::{Channels, CollectiveSpec, Comm, Op, compile, piece};
 use crate::workload::comm_model::{CommModel, GroupShape};
 use crate::workload::placement::Placement;
 use crate::workload::sweep::round;
@@ -351,7 +351,7 @@ pub struct LossyComm<'a> {
     pub topo: &'a Topology,
     pub place: &'a Placement,
     pub nvlink: BitRate,
-    pub channels: u32,
+    pub channels: Channels,
     layout: Vec<(Op, GroupShape, u64)>,
     cache: RefCell<Vec<((Op, u64, GroupShape), CallLoss)>>,
 }
@@ -365,7 +365,7 @@ impl<'a> LossyComm<'a> {
         topo: &'a Topology,
         place: &'a Placement,
         nvlink: BitRate,
-        channels: u32,
+        channels: Channels,
         first: &StepReport,
     ) -> LossyComm<'a> {
         LossyComm {
@@ -396,9 +396,11 @@ impl<'a> LossyComm<'a> {
                 .map(|i| (i * stride) as u32)
                 .collect(),
         };
+        let algo = algo_for(op, group);
+        let rounded = round(op, group.ranks, bytes).bytes;
         let spec = CollectiveSpec {
-            algo: algo_for(op, group),
-            ..CollectiveSpec::with_defaults(op, round(op, group.ranks, bytes).bytes, self.channels)
+            algo,
+            ..CollectiveSpec::with_defaults(op, rounded, self.channels.of(algo, group.ranks))
         };
         let c = match compile(&spec, &comm, self.nvlink) {
             Ok(dag) => dag_loss(
@@ -544,14 +546,14 @@ impl StepLoss {
 }
 
 /// `cfg`'s step on `comm` with `loss` costed in expectation over its collectives (compiled with
-/// `channels` NCCL channels on `topo`), and that loss; without a loss, the step alone.
+/// NCCL's `channels` on `topo`), and that loss; without a loss, the step alone.
 pub fn step_with_loss(
     cfg: &TrainConfig,
     eff: &Efficiency,
     comm: &dyn CommModel,
     loss: Option<LossSetup>,
     topo: &Topology,
-    channels: u32,
+    channels: Channels,
 ) -> (StepReport, Option<StepLoss>) {
     let clean = step(cfg, eff, comm);
     let Some(loss) = loss else {

@@ -53,7 +53,7 @@ pub fn run_with(s: &Scenario, profile: Option<&Profile>) -> Result<TrainRun, Inp
         &comm,
         loss.map(|l| l.setup(&design)).transpose()?,
         &topology,
-        design.spec.nics_per_node,
+        crate::workload::collective::Channels::of_design(&design),
     );
     Ok(TrainRun {
         design,
