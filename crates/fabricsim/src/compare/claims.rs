@@ -365,19 +365,19 @@ struct Batch {
 }
 
 /// Runs every batch in order, each over the machine's threads (`sweep::run`), telling `track`
-/// each point done after `before` stages.
-fn run_batches(s: &Scenario, batches: &mut [Batch], track: &Tracker, before: usize) {
+/// each point done.
+fn run_batches(s: &Scenario, batches: &mut [Batch], track: &Tracker) {
     let threads = super::seeds::threads();
     track.add(batches.iter().map(|b| b.points.len()).sum());
-    let mut done = before;
     for b in batches.iter_mut() {
+        let done = track.done();
         let tell = |slots: &[Option<PointResult>]| {
             let d = slots.iter().flatten().count();
             track.tell(&b.fabric.name, "claims", done + d)
         };
         let r = sweep::run(s, &b.fabric, &[b.seed], &b.points, threads, false, &tell);
         b.results.extend(r);
-        done += b.points.len();
+        track.advance(b.points.len());
     }
 }
 
@@ -437,14 +437,12 @@ fn shortfall(what: String, f: &Figures, seeds: usize) -> Option<NotRun> {
     })
 }
 
-/// The claims section of a comparison of `s` whose fabrics are `fabrics`. `before`: the stages
-/// already told to `track`.
+/// The claims section of a comparison of `s` whose fabrics are `fabrics`.
 pub(super) fn run(
     s: &Scenario,
     sec: &CompareSection,
     fabrics: &[FabricResult],
     track: &Tracker,
-    before: usize,
 ) -> Option<Claims> {
     if sec.claims == ClaimsMode::Off {
         return None;
@@ -535,7 +533,7 @@ pub(super) fn run(
             }
         }
     }
-    run_batches(s, &mut batches, track, before);
+    run_batches(s, &mut batches, track);
     let n = seeds.len();
     let mut not_run = Vec::new();
     for (p, &g) in sizes.iter().zip(&size_list) {

@@ -739,15 +739,10 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
                 track.tell(name, "loss sweep", before + d)
             };
             let r = super::sweep::run(s, base, &seeds, &loss_points, threads, false, &tell);
+            track.advance(loss_points.len());
             (loss_axes(), r)
         });
-    let claims = super::claims::run(
-        s,
-        &section,
-        &fabrics,
-        &track,
-        track.done() + loss_sweep.as_ref().map_or(0, |l| l.1.len()),
-    );
+    let claims = super::claims::run(s, &section, &fabrics, &track);
     let regimes = match section.claims {
         fabricsim_input::scenario::compare::ClaimsMode::Off => None,
         _ if fabricsim_core::stop::requested() => None,

@@ -49,6 +49,12 @@ impl<'a> Tracker<'a> {
         });
     }
 
+    /// `n` stages done that were told one by one ([`Tracker::tell`]: a sweep's points), so the
+    /// stages after them count on from there.
+    pub fn advance(&self, n: usize) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+
     /// `n` more stages to do (the loss sweep's points, known once it starts).
     pub fn add(&self, n: usize) {
         self.total.fetch_add(n, Ordering::Relaxed);
