@@ -151,7 +151,7 @@ fn the_same_seed_gives_the_same_report() {
     let (cluster, job) = setup(&text);
     let a = fabricsim::workload::serve::run(&job, &cluster, &[1, 2], &mut |_| {}).unwrap();
     let b = fabricsim::workload::serve::run(&job, &cluster, &[1, 2], &mut |_| {}).unwrap();
-    assert_eq!(a.to_csv(), b.to_csv());
+    assert_eq!(a.table().to_csv(), b.table().to_csv());
     assert_eq!(a.seeds, 2);
 }
 
