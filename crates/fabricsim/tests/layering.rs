@@ -69,7 +69,7 @@ const DRIVER: [(&str, &[&str]); 10] = [
         "compare",
         &["columns", "error", "setup", "plan", "workload", "svg"],
     ),
-    ("tune", &["error", "setup", "workload"]),
+    ("tune", &["columns", "error", "setup", "workload"]),
     (
         "report",
         &[
