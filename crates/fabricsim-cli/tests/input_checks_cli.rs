@@ -167,10 +167,11 @@ fn a_profile_with_an_infinite_alpha_exits_2_at_its_line() {
 #[test]
 fn a_run_too_large_for_the_memory_is_refused_before_it_starts() {
     // 4,096 GPUs all-to-all on the flow engine at a size that does not divide evenly over the
-    // channels and ranks (so it runs per message, not as flow classes: `flow::dense`): 134 M
-    // messages, about 52 GB estimated; it grew to 24 GB and was killed after 4 minutes before,
-    // and was refused only once its DAG was built (25 s, 8.5 GB). From the collective's shape
-    // it is refused before any DAG exists.
+    // channels and ranks (so it runs per message, not as flow classes: `flow::dense`): with
+    // NCCL's one channel per peer at this group size, 16.8 M messages, about 6.5 GB estimated,
+    // over a 4 GB bound. Such a run grew to 24 GB and was killed after 4 minutes before, and
+    // was refused only once its DAG was built (25 s, 8.5 GB). From the collective's shape it
+    // is refused before any DAG exists.
     let t0 = Instant::now();
     let e = exits_2_saying(
         &[
@@ -188,15 +189,14 @@ fn a_run_too_large_for_the_memory_is_refused_before_it_starts() {
             "--max-bytes",
             "1000000",
             "--max-memory",
-            "16GB",
+            "4GB",
         ],
         &[
             "--max-memory",
-            "134184960 messages at 390 B",
-            "estimated 52.34GB",
-            "at most 41004131 messages within 16.00GB",
-            "2264 GPUs (283 servers)",
-            "--channels 2",
+            "16773120 messages at 390 B",
+            "estimated 6.55GB",
+            "at most 10234901 messages within 4.00GB",
+            "3192 GPUs (399 servers)",
         ],
     );
     assert!(
