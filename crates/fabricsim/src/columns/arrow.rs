@@ -3,7 +3,6 @@
 //! Arrow IPC bytes: the streaming format and the file format (Apache Arrow columnar format,
 //! "Serialization and Interprocess Communication", https://arrow.apache.org/docs/format/Columnar.html#serialization-and-interprocess-communication-ipc).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array};
@@ -36,7 +35,7 @@ pub(super) fn batch(t: &Table) -> Result<RecordBatch, Error> {
         .status
         .iter()
         .map(|s| (super::STATUS_KEY.to_string(), s.clone()));
-    let schema = Schema::new(fields).with_metadata(meta.collect::<BTreeMap<_, _>>());
+    let schema = Schema::new(fields).with_metadata(meta.collect());
     RecordBatch::try_new(Arc::new(schema), arrays).map_err(failed)
 }
 
