@@ -517,15 +517,16 @@ pub fn run(args: SweepArgs) -> Outcome {
         table += &mark;
     }
     print!("{table}");
-    // Every table format carries the mark of a partial sweep (CSV: its last line).
-    let mut points_table = sweep::table(axes, &results);
-    points_table.status = interrupted.then(|| mark.trim_start_matches("# ").trim_end().into());
     if let Some(p) = &args.csv {
-        outpath::write(p, points_table.to_csv().as_bytes())?;
+        let mut csv = sweep::csv(axes, &results);
+        if interrupted {
+            csv += &mark;
+        }
+        outpath::write(p, csv.as_bytes())?;
     }
     for (flag, path, f) in &tables {
         if let Some(p) = path {
-            outpath::write(p, &points_table.write(*f, flag)?)?;
+            outpath::write(p, &sweep::table(axes, &results).write(*f, flag)?)?;
         }
     }
     match &record_at {

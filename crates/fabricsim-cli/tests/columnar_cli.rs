@@ -95,33 +95,6 @@ mod with_the_feature {
             .collect();
         assert_eq!(kinds, [true, false]);
     }
-
-    #[test]
-    fn a_partial_tables_status_travels_in_parquet_and_arrow_metadata() {
-        use fabricsim::columns::{Cells, Format, STATUS_KEY, Table};
-        let mut t = Table::default();
-        t.push("point", Cells::U64(vec![Some(0), Some(2)]));
-        t.status = Some("interrupted: 2 of 3 points finished".into());
-        let csv = t.to_csv();
-        assert!(
-            csv.ends_with("\n# interrupted: 2 of 3 points finished\n"),
-            "{csv}"
-        );
-        for (format, name) in [
-            (Format::Parquet, "st.parquet"),
-            (Format::ArrowFile, "st.arrow"),
-        ] {
-            let path = tmp(name);
-            std::fs::write(&path, t.write(format, "--x").unwrap()).unwrap();
-            let back = match format {
-                Format::Parquet => read::parquet_file(&path),
-                _ => read::arrow_file(&path),
-            }
-            .unwrap();
-            assert_eq!(back.status, t.status, "{STATUS_KEY} in {name}");
-            assert_eq!(back.to_csv(), csv);
-        }
-    }
 }
 
 #[cfg(not(feature = "columnar"))]

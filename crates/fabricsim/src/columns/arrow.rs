@@ -1,5 +1,4 @@
-//! A [`Table`] as an Arrow record batch (UInt64, Int64, Float64, Utf8 columns, all nullable;
-//! the status in the schema's metadata) and as
+//! A [`Table`] as an Arrow record batch (UInt64, Int64, Float64, Utf8 columns, all nullable) and as
 //! Arrow IPC bytes: the streaming format and the file format (Apache Arrow columnar format,
 //! "Serialization and Interprocess Communication", https://arrow.apache.org/docs/format/Columnar.html#serialization-and-interprocess-communication-ipc).
 
@@ -31,12 +30,7 @@ pub(super) fn batch(t: &Table) -> Result<RecordBatch, Error> {
             (Field::new(&c.name, ty, true), a)
         })
         .unzip();
-    let meta = t
-        .status
-        .iter()
-        .map(|s| (super::STATUS_KEY.to_string(), s.clone()));
-    let schema = Schema::new(fields).with_metadata(meta.collect());
-    RecordBatch::try_new(Arc::new(schema), arrays).map_err(failed)
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).map_err(failed)
 }
 
 /// Arrow IPC streaming format bytes.

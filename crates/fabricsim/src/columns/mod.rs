@@ -67,17 +67,11 @@ pub struct Column {
     pub cells: Cells,
 }
 
-/// Columns of equal length, and a note when the rows are not all there were to be (an
-/// interrupted or incomplete run): CSV ends with it as a `# ` line, Arrow and Parquet carry it
-/// in the schema's metadata under [`STATUS_KEY`].
+/// Columns of equal length.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
     pub columns: Vec<Column>,
-    pub status: Option<String>,
 }
-
-/// The schema metadata key of a table's status (Arrow IPC and Parquet files).
-pub const STATUS_KEY: &str = "fabricsim.status";
 
 impl Table {
     /// Adds a column; every column has the first one's length (a bug otherwise).
@@ -121,8 +115,7 @@ impl Table {
     }
 
     /// The CSV text: a header of the column names, a line per row, ended by `\n`; a cell is
-    /// quoted only when it holds a `,`, a `"` or a line break (RFC 4180 section 2); then the
-    /// status, if any, as `# STATUS`.
+    /// quoted only when it holds a `,`, a `"` or a line break (RFC 4180 section 2).
     pub fn to_csv(&self) -> String {
         let mut w = csv::WriterBuilder::new()
             .terminator(csv::Terminator::Any(b'\n'))
@@ -134,11 +127,7 @@ impl Table {
             w.write_record(self.columns.iter().map(|c| c.cells.csv(i)))
                 .expect(io);
         }
-        let mut out = String::from_utf8(w.into_inner().expect(io)).expect("the cells are UTF-8");
-        if let Some(st) = &self.status {
-            out += &format!("# {st}\n");
-        }
-        out
+        String::from_utf8(w.into_inner().expect(io)).expect("the cells are UTF-8")
     }
 
     /// The table in `format`; without the cargo feature that writes it, an input error naming

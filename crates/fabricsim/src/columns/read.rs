@@ -22,10 +22,7 @@ fn table(path: &Path, batches: Vec<RecordBatch>) -> Result<Table, Error> {
     let Some(first) = batches.first() else {
         return Ok(Table::default());
     };
-    let mut t = Table {
-        status: first.schema().metadata().get(super::STATUS_KEY).cloned(),
-        ..Table::default()
-    };
+    let mut t = Table::default();
     for (k, field) in first.schema().fields().iter().enumerate() {
         let cols = batches.iter().map(|b| b.column(k));
         let cells = match field.data_type() {

@@ -573,6 +573,11 @@ pub fn table(axes: &[SweepAxis], results: &[PointResult]) -> columns::Table {
     t
 }
 
+/// The CSV of the results ([`table`]).
+pub fn csv(axes: &[SweepAxis], results: &[PointResult]) -> String {
+    table(axes, results).to_csv()
+}
+
 /// The chart: against the first axis (which must be numeric), MFU for the loss, GPU-count and
 /// link parameters, the stress run's background p99 completion time for the congestion-control
 /// parameters (they act on congestion, which the step's collectives hardly meet), MFU x ETTR
