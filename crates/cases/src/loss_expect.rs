@@ -5,7 +5,7 @@
 //! interval, `fabricsim_core::estimate::Estimate`). `fabricsim-lab loss-expect` writes the table
 //! of `docs/loss-expectation.md`; `tests/loss_expectation.rs` checks two points of it.
 
-use fabricsim::compare::engine::{makespan, params};
+use fabricsim::compare::engine::{Span, makespan, params};
 use fabricsim::compare::variant::{Tune, Variant};
 use fabricsim::engine_choice::EngineChoice;
 use fabricsim::estimate::Estimate;
@@ -114,13 +114,15 @@ pub fn point(fabric: Fabric, loss: f64, seeds: u64, timeout_exp: Option<u8>) -> 
     clean.loss_rate = 0.0;
     let lossless_s = makespan(&topo, &clean, &dag, EngineChoice::Packet)
         .expect("the lossless run")
-        .0
+        .time
         .as_secs_f64();
     let expected = dag_loss(&dag, &topo, &setup, lossless_s);
     let (mut t, mut r, mut to) = (Vec::new(), Vec::new(), Vec::new());
     for seed in 1..=seeds {
         p.seed = seed;
-        let (time, c, _) = makespan(&topo, &p, &dag, EngineChoice::Packet).expect("a lossy run");
+        let Span {
+            time, counters: c, ..
+        } = makespan(&topo, &p, &dag, EngineChoice::Packet).expect("a lossy run");
         t.push(time.as_secs_f64());
         r.push(c.retransmitted_packets as f64);
         to.push(c.timeouts as f64);

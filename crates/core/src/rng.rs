@@ -82,7 +82,7 @@ streams! {
 }
 
 /// xoshiro256++ generator.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rng {
     s: [u64; 4],
 }
@@ -103,6 +103,15 @@ impl Rng {
     /// An independent stream for component `id` of kind `kind` under a run's `seed`.
     pub fn stream(seed: u64, kind: Stream, id: u64) -> Rng {
         Rng::new(mix(&[seed, kind.kind(), id]))
+    }
+
+    /// Whether any of `streams`, made as `Rng::stream(seed, kind, i)` for i = 0, 1, .., has
+    /// been drawn from (its state moved on from the stream's start).
+    pub fn any_drawn(streams: &[Rng], seed: u64, kind: Stream) -> bool {
+        streams
+            .iter()
+            .enumerate()
+            .any(|(i, r)| *r != Rng::stream(seed, kind, i as u64))
     }
 
     #[inline]

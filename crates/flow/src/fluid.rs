@@ -127,6 +127,7 @@ pub fn run_observed(
             subflows: fp.paths.subflows(),
             end_ps: now.max(last_finish),
             events,
+            drew_random: fp.loss.is_some(),
         },
         wall,
     );

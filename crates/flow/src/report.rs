@@ -19,6 +19,8 @@ pub(super) struct Timeline<'a> {
     pub subflows: u32,
     pub end_ps: u64,
     pub events: u64,
+    /// Whether loss draws were taken (`loss`: the one random stream of a flow run).
+    pub drew_random: bool,
 }
 
 /// Per-message records, counters and the summary.
@@ -86,6 +88,7 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
             events_per_s: tl.events as f64 / wall_s.max(1e-9),
             packets_per_s: 0.0,
             peak_packets: 0,
+            drew_random: tl.drew_random,
             warnings: Vec::new(),
         },
         counters: c,

@@ -268,6 +268,11 @@ pub struct SimInfo {
     pub packets_per_s: f64,
     /// Most packets alive at once (slab high-water mark).
     pub peak_packets: u64,
+    /// Whether the run drew from a random stream of its seed (link loss, RED marking between
+    /// its thresholds, random spraying, seeded initial PSNs; the flow engine's loss draws): a
+    /// run that drew nothing gives the same result under every seed. Not written.
+    #[serde(skip)]
+    pub drew_random: bool,
     /// What the run's engine says of a regime it does not model (written only when any).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::engine::{makespan, params};
+use super::engine::{Span, makespan, params};
 use super::seeds::single;
 use super::variant::Variant;
 use crate::error::Error;
@@ -110,20 +110,22 @@ fn closed_form(
     }
 }
 
-/// All-reduce and all-to-all over all GPUs of `topo` with `v`'s parameters.
+/// All-reduce and all-to-all over all GPUs of `topo` with `v`'s parameters under `seed`, and
+/// whether any of their runs drew from the seed's random streams.
 pub fn measured(
     design: &Design,
     topo: &Topology,
     v: &Variant,
     seed: u64,
-) -> Result<Vec<BusbwCurve>, Error> {
+) -> Result<(Vec<BusbwCurve>, bool), Error> {
     let p = params(v, design, seed)?;
     let place = Placement::on_topology(topo, design.spec.gpus_per_node);
     let comm = Comm::world(&place);
     let nvlink = BitRate((design.gpu.nvlink_one_way_bytes_per_s() * 8.0) as u64);
     let ranks = comm.len() as u32;
     let servers = topo.servers;
-    [Op::AllReduce, Op::AllToAll]
+    let mut drew = false;
+    let curves = [Op::AllReduce, Op::AllToAll]
         .into_iter()
         .map(|op| {
             let algo = algo_for(op, GroupShape { ranks, servers });
@@ -137,7 +139,13 @@ pub fn measured(
             };
             let (mut retx, mut timeouts, mut kinds) = (0, 0, Vec::new());
             let out = measure(&spec, &comm, nvlink, &sizes, |dag| {
-                let (t, c, kind) = makespan(topo, &p, dag, engine)?;
+                let Span {
+                    time: t,
+                    counters: c,
+                    kind,
+                    drew_random,
+                } = makespan(topo, &p, dag, engine)?;
+                drew |= drew_random;
                 if !kinds.contains(&kind.name()) {
                     kinds.push(kind.name());
                 }
@@ -175,7 +183,8 @@ pub fn measured(
                 engine: kinds.join("+"),
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok((curves, drew))
 }
 
 /// The curves of every seed (each from [`measured`] with that seed) as one set: each point's

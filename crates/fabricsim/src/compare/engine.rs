@@ -123,6 +123,16 @@ pub fn run_dag(
     Ok((r, kind))
 }
 
+/// What [`makespan`] measured of one run.
+pub struct Span {
+    /// The last message's sender completion.
+    pub time: Time,
+    pub counters: Counters,
+    pub kind: EngineKind,
+    /// The run drew from its seed's random streams (`SimInfo::drew_random`).
+    pub drew_random: bool,
+}
+
 /// Completion time of `dag` (the last message's sender completion), the run's counters and the
 /// engine that ran it; `Err` when the run does not complete (a QP out of retries, a parameter
 /// out of range).
@@ -131,7 +141,7 @@ pub fn makespan(
     p: &SimParams,
     dag: &MessageDag,
     choice: EngineChoice,
-) -> Result<(Time, Counters, EngineKind), Error> {
+) -> Result<Span, Error> {
     let (r, kind) = run_dag(t, p, dag, choice, None)?;
     if r.sim.status != Status::Complete {
         return Err(Error::Run(format!(
@@ -147,5 +157,10 @@ pub fn makespan(
         .filter_map(|m| m.finish_ps)
         .max()
         .unwrap_or(0);
-    Ok((Time(end), r.counters, kind))
+    Ok(Span {
+        time: Time(end),
+        drew_random: r.sim.drew_random,
+        counters: r.counters,
+        kind,
+    })
 }

@@ -15,6 +15,7 @@ use super::variant::{self, Variant};
 use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
 use crate::workload::placement::Placement;
+use crate::workload::seeds::FirstSeed;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::random_loss;
 use crate::workload::train::step::StepReport;
@@ -312,6 +313,8 @@ struct Planned {
     /// The whole step on the flow engine, run by the first job that needs it: it draws
     /// nothing from a seed (`super::whole_step::run`), so it stands for every seed.
     whole: std::sync::OnceLock<Result<super::whole_step::Timing, String>>,
+    /// The busbw curves under the first seed, for every seed when they drew nothing at random.
+    curves: FirstSeed<Vec<BusbwCurve>>,
 }
 
 impl Planned {
@@ -338,6 +341,7 @@ fn planned(s: &Scenario, v: &Variant) -> Result<Planned, InputError> {
         plan,
         cfg,
         whole: std::sync::OnceLock::new(),
+        curves: FirstSeed::new(),
     })
 }
 
@@ -390,7 +394,9 @@ fn one_seed(
         (
             track
                 .stage(name, "busbw curves", || {
-                    curves::measured(design, topology, v, seed)
+                    f.curves.get(sec.seed, seed, |seed| {
+                        curves::measured(design, topology, v, seed)
+                    })
                 })
                 .map_err(|e| fail("busbw", &e))?,
             Some(
@@ -580,9 +586,11 @@ pub fn run_with(s: &Scenario, progress: Report) -> Result<Comparison, InputError
         .iter()
         .map(|v| planned(s, v))
         .collect::<Result<Vec<_>, _>>()?;
+    // Seed by seed across the fabrics, so a fabric's first seed has run (and its seed-free
+    // figures are kept: `FirstSeed`) by the time its next seed starts.
     let mut jobs = Vec::new();
-    for fabric in 0..variants.len() {
-        jobs.extend(seeds.iter().map(|&seed| Job::Seed { fabric, seed }));
+    for &seed in &seeds {
+        jobs.extend((0..variants.len()).map(|fabric| Job::Seed { fabric, seed }));
     }
     for (fabric, v) in variants.iter().enumerate() {
         for (factor, &k) in loss_ends(v).iter().flatten().enumerate() {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::engine::{makespan, params};
+use super::engine::{Span, makespan, params};
 use super::ideal::IdealFabric;
 use super::variant::Variant;
 use crate::error::Error;
@@ -148,7 +148,12 @@ pub fn engine_step_with(
             channels,
             &sizes,
             |dag| -> Result<Timed, Error> {
-                let (t, c, kind) = makespan(topo, &p, dag, v.engine)?;
+                let Span {
+                    time: t,
+                    counters: c,
+                    kind,
+                    ..
+                } = makespan(topo, &p, dag, v.engine)?;
                 totals.runs += 1;
                 match kind {
                     EngineKind::Packet => totals.packet_runs += 1,

@@ -5,8 +5,8 @@
 //! independent jobs share the machine's cores and come back in job order, whatever the thread
 //! count.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use fabricsim_core::estimate::Estimate;
 use fabricsim_core::rng::mix;
@@ -19,6 +19,34 @@ pub fn derive(base: u64, n: u32) -> Vec<u64> {
     (0..n as u64)
         .map(|i| if i == 0 { base } else { mix(&[base, TAG, i]) })
         .collect()
+}
+
+/// A figure's run under the first seed, kept so that every later seed reuses it when that run
+/// drew nothing from its seed's random streams (`SimInfo::drew_random`: such a run gives the
+/// same result under every seed, so running it again would only repeat it), and runs its own
+/// otherwise. Threads asking at once wait for the first seed's run rather than repeat it.
+pub struct FirstSeed<T>(OnceLock<Result<(T, bool), String>>);
+
+impl<T: Clone> FirstSeed<T> {
+    pub const fn new() -> FirstSeed<T> {
+        FirstSeed(OnceLock::new())
+    }
+
+    /// The figure under `seed`: `run(first)` once (its result, and whether it drew), that
+    /// result again for a later seed when it drew nothing, else `run(seed)`.
+    pub fn get<E: ToString>(
+        &self,
+        first: u64,
+        seed: u64,
+        run: impl Fn(u64) -> Result<(T, bool), E>,
+    ) -> Result<T, String> {
+        let kept = self.0.get_or_init(|| run(first).map_err(|e| e.to_string()));
+        match kept {
+            Ok((t, drew)) if seed == first || !drew => Ok(t.clone()),
+            Err(e) if seed == first => Err(e.clone()),
+            _ => run(seed).map(|(t, _)| t).map_err(|e| e.to_string()),
+        }
+    }
 }
 
 /// The estimate of per-seed figures of a non-negative quantity (a time, a rate, a share, a
@@ -89,6 +117,37 @@ pub fn threads() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A first-seed run that drew nothing stands for every seed (run once, even from two
+    /// threads); one that drew runs again per seed; a failed first run fails only its seed.
+    #[test]
+    fn the_first_seed_stands_for_the_others_only_when_it_drew_nothing() {
+        let runs = AtomicUsize::new(0);
+        let free = FirstSeed::new();
+        let run = |seed: u64| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            Ok::<_, String>((seed * 10, false))
+        };
+        std::thread::scope(|s| {
+            for seed in [1, 2] {
+                let (free, run) = (&free, &run);
+                s.spawn(move || assert_eq!(free.get(1, seed, run), Ok(10)));
+            }
+        });
+        assert_eq!(free.get(1, 3, run), Ok(10));
+        assert_eq!(runs.load(Ordering::Relaxed), 1);
+        let drew = FirstSeed::new();
+        let run = |seed: u64| Ok::<_, String>((seed * 10, true));
+        assert_eq!(drew.get(1, 1, run), Ok(10));
+        assert_eq!(drew.get(1, 2, run), Ok(20));
+        let failed = FirstSeed::new();
+        let run = |seed: u64| match seed {
+            1 => Err("no".to_string()),
+            _ => Ok((seed, false)),
+        };
+        assert_eq!(failed.get(1, 1, run), Err("no".into()));
+        assert_eq!(failed.get(1, 2, run), Ok(2));
+    }
 
     #[test]
     fn seeds_start_at_the_base_and_are_distinct_and_stable() {

@@ -121,10 +121,27 @@ impl<'a> Engine<'a> {
         // QPs (QPs per connection) are consecutive, each message's first QP is `msg_qp`.
         let (msg_qp, qp_ends) = route::connection_qps(&dag.messages, &p.cc);
         let recovery = p.transport.under(p.routing);
+        // Per QP, the data packets its messages carry at most (a split message counted whole on
+        // each of its QPs): no more can be outstanding, so its PSN rings (selective repeat's
+        // bitmaps, RUD's timers) need no room past them, whatever the window.
+        let mut qp_packets = vec![0u64; qp_ends.len()];
+        for (i, m) in dag.messages.iter().enumerate() {
+            if m.path == Path::Net {
+                let first = msg_qp[i] as usize;
+                let n = m.bytes.div_ceil(p.mtu_bytes.max(1) as u64).max(1);
+                for q in &mut qp_packets[first..first + p.cc.qps_per_message().max(1) as usize] {
+                    *q += n;
+                }
+            }
+        }
         let mut qps = Vec::with_capacity(qp_ends.len());
         for (id, &(s, d)) in qp_ends.iter().enumerate() {
             let (fwd, rev) = entropy::flow_hashes(s, d, id as u32, p.udp_dport, p.cc.hash_dest_qp);
-            let mut qp = Qp::new(s, d, fwd, rev, recovery, p.window_packets);
+            let ring = match p.window_packets {
+                0 => 0,
+                w => w.min(qp_packets[id].clamp(1, u32::MAX as u64) as u32),
+            };
+            let mut qp = Qp::new(s, d, fwd, rev, recovery, ring);
             qp.limit_ps_per_byte = SimParams::limiter_ps_per_byte(p.qp_rate_limit);
             qp.ipsn = p.initial_psn.of(p.seed, id as u32);
             qps.push(qp);

@@ -4,6 +4,7 @@
 use super::{Engine, Ev, NO_TIME};
 use crate::packet::NIL;
 use crate::transport::Qp;
+use fabricsim_core::rng::{Rng, Stream};
 use fabricsim_core::topology::{NodeId, PortId};
 use fabricsim_core::units::Time;
 use fabricsim_mech::results::{
@@ -167,6 +168,16 @@ impl Engine<'_> {
         out
     }
 
+    /// Whether the run drew from a random stream of its seed: link loss, spraying, RED
+    /// marking, or seeded initial PSNs (the seed's only uses; `SimInfo::drew_random`).
+    fn drew_random(&self) -> bool {
+        let seed = self.p.seed;
+        self.p.initial_psn == fabricsim_mech::psn::InitialPsn::Seeded
+            || Rng::any_drawn(&self.rngs, seed, Stream::LinkLoss)
+            || Rng::any_drawn(&self.spray_rngs, seed, Stream::Spray)
+            || self.cc.marking.drew(seed)
+    }
+
     pub(super) fn finish(mut self, status: Status, wall_s: f64) -> RunResult {
         self.c.bytes_in_flight = self.payload_in_flight();
         let mut messages = Vec::with_capacity(self.msgs.len());
@@ -211,6 +222,7 @@ impl Engine<'_> {
                 events_per_s: self.events as f64 / sim_s,
                 packets_per_s: self.data_sent as f64 / sim_s,
                 peak_packets: self.pkts.capacity_used() as u64,
+                drew_random: self.drew_random(),
                 warnings: Vec::new(),
             },
             counters: self.c.clone(),

@@ -19,6 +19,11 @@ pub struct Fecn {
 }
 
 impl Fecn {
+    /// Whether the congested-queue rule drew from its streams under `seed`.
+    pub fn drew(&self, seed: u64) -> bool {
+        self.congested.drew(seed)
+    }
+
     /// IB CC `ib`'s marking on `ports` ports, over `congested` (see the field).
     pub fn new(ib: &IbCcParams, congested: Red, ports: usize) -> Fecn {
         Fecn {

@@ -84,4 +84,13 @@ impl Marking {
             Marking::Fecn(f) => f.mark(queue_bytes, node, out, victim),
         }
     }
+
+    /// Whether the rule drew from its random streams under `seed` (RED between Kmin and Kmax).
+    pub fn drew(&self, seed: u64) -> bool {
+        match self {
+            Marking::Off | Marking::Step(_) => false,
+            Marking::Red(r) => r.drew(seed),
+            Marking::Fecn(f) => f.drew(seed),
+        }
+    }
 }

@@ -30,6 +30,11 @@ impl Red {
         }
     }
 
+    /// Whether any node's stream was drawn from (a queue between the thresholds) under `seed`.
+    pub fn drew(&self, seed: u64) -> bool {
+        Rng::any_drawn(&self.rng, seed, Stream::EcnMarking)
+    }
+
     /// Whether a packet that leaves `queue_bytes` in its egress queue at switch `node` is
     /// marked; draws from the node's stream only between the thresholds.
     #[inline]
