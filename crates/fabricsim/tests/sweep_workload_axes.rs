@@ -168,6 +168,8 @@ fn workload_axes_refuse_what_does_not_apply() {
         (&jobs, "loss_rate=0,0.001", "does not act"),
         (&train, "rate=5", "does not act"),
         (&train, "placement=spread", "does not act"),
+        // The built-in comparison's model is dense: no experts to route to.
+        (&train, "moe_skew=zipf:1.2", "dense model"),
     ] {
         let r = Request {
             params: vec![text.into()],

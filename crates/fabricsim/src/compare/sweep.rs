@@ -430,9 +430,9 @@ pub fn check(
             .collect();
         let problem = crate::plan::run(&s)
             .map_err(Error::from)
-            .and_then(|(design, _, _)| {
+            .and_then(|(design, topo, _)| {
                 params(&v, &design, 1)?;
-                sweep_workload::check_point(&s, &design).map_err(Error::from)
+                sweep_workload::check_point(&s, &design, &topo, point)
             });
         if let Err(e) = problem {
             return Err(InputError::flag(

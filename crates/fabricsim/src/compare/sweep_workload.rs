@@ -10,15 +10,18 @@
 use serde::{Deserialize, Serialize};
 
 use super::model::{period_s, usd_per_million_tokens};
-use super::sweep::{Param, PointResult, SweepAxis};
+use super::sweep::{Param, Point, PointResult, SweepAxis};
 use super::variant::Variant;
 use crate::columns::Table;
+use crate::error::Error;
 use crate::workload::run_engine::Cluster;
 use crate::workload::serve::{self, ServeJob};
 use crate::workload::tenants;
 use fabricsim_core::error::InputError;
 use fabricsim_core::estimate::Estimate;
+use fabricsim_core::topology::Topology;
 use fabricsim_input::moe_skew::MAX_ZIPF;
+use fabricsim_input::scenario::Design;
 use fabricsim_input::scenario::Scenario;
 
 /// What the skew axis takes (a histogram file belongs in the scenario, not on a value list).
@@ -184,15 +187,22 @@ pub fn apply(s: &mut Scenario, param: Param, value: &str) {
 }
 
 /// Checks that the point's workload resolves on its plan (a rate out of range, a skew without
-/// expert parallelism, jobs that do not fit the cluster).
+/// expert parallelism or on a dense model, jobs that do not fit the cluster); a training
+/// point's step is resolved here only when it sets the skew (the other training axes leave an
+/// invalid combination to its point's error, as before).
 pub fn check_point(
     s: &Scenario,
-    design: &fabricsim_input::scenario::Design,
-) -> Result<(), InputError> {
+    design: &Design,
+    topo: &Topology,
+    point: &Point,
+) -> Result<(), Error> {
     match Workload::of(s) {
+        Workload::Train if point.values.iter().any(|(p, _)| *p == Param::MoeSkew) => {
+            Ok(super::model::train_config(s, design, topo).map(|_| ())?)
+        }
         Workload::Train => Ok(()),
-        Workload::Serve => ServeJob::resolve(s, design).map(|_| ()),
-        Workload::Tenants => tenants::resolve(s).map(|_| ()),
+        Workload::Serve => Ok(ServeJob::resolve(s, design).map(|_| ())?),
+        Workload::Tenants => Ok(tenants::resolve(s).map(|_| ())?),
     }
 }
 
