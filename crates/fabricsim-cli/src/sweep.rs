@@ -37,8 +37,12 @@ pub struct SweepArgs {
     /// NAME=V1,V2,... for loss_rate, transport, gpus, oversubscription, profile (link speed),
     /// ecn_kmin, ecn_kmax (bytes: 50K), dcqcn_rai (rate: 5Mbps), dcqcn_timer (time: 55us), ber
     /// (pre-FEC, every link), mtbf_scale (x every MTBF), optics (dsp, lpo, lro) or
-    /// checkpoint_interval (time: 1800s); once or twice (the first is the chart's x axis). Default: the loss sweep. Every point
-    /// also runs the comparison's stress pattern (incast over background load).
+    /// checkpoint_interval (time: 1800s); model, tp, pp, ep; rate (a [serve] deployment's
+    /// requests/s), tenants (the first N [[jobs]]), placement (packed, spread, random) or
+    /// moe_skew (uniform, zipf:S); once or twice (the first is the chart's x axis). Default:
+    /// the loss sweep. A training point also runs the comparison's stress pattern (incast over
+    /// background load); a scenario with [serve] sweeps its deployment (TTFT, TPOT, goodput,
+    /// cost per delivered token), one with [[jobs]] its jobs (each job's slowdown).
     #[arg(long = "param", value_name = "NAME=VALUES")]
     pub params: Vec<String>,
     /// Fabric profile the points start from.
@@ -476,41 +480,45 @@ pub fn run(args: SweepArgs) -> Outcome {
     for a in axes {
         table += &format!("{:>18}", a.param.name());
     }
-    table += &format!(
-        "{:>20}{:>18}{:>12}{:>10}{:>20}{:>8}{:>22}\n",
-        "step_time_s",
-        "MFU",
-        "retransmits",
-        "timeouts",
-        "stress_bg_p99_us",
-        "ETTR",
-        "USD/M tokens w/ ETTR"
-    );
-    for r in &results {
-        for (_, v) in &r.point.values {
-            table += &format!("{v:>18}");
-        }
-        match (&r.error, r.step_time_s, r.mfu, &r.engine) {
-            (None, Some(t), Some(m), Some(e)) => {
-                let p99 = r
-                    .stress_over_seeds
-                    .as_ref()
-                    .and_then(|s| s.get("bg_fct_p99_us"))
-                    .map(|p| p.text(1))
-                    .unwrap_or_else(|| "-".into());
-                let ettr = r.ettr.map_or("-".into(), |x| format!("{x:.3}"));
-                let usd = r
-                    .usd_per_million_good_tokens
-                    .map_or("-".into(), |u| u.text(3));
-                table += &format!(
-                    "{:>20}{:>18}{:>12}{:>10}{p99:>20}{ettr:>8}{usd:>22}\n",
-                    t.text(3),
-                    fabricsim::report::compare::percent(&m, 2),
-                    e.retransmitted_packets,
-                    e.timeouts
-                )
+    if let Some(rows) = workload_rows(&results) {
+        table += &rows;
+    } else {
+        table += &format!(
+            "{:>20}{:>18}{:>12}{:>10}{:>20}{:>8}{:>22}\n",
+            "step_time_s",
+            "MFU",
+            "retransmits",
+            "timeouts",
+            "stress_bg_p99_us",
+            "ETTR",
+            "USD/M tokens w/ ETTR"
+        );
+        for r in &results {
+            for (_, v) in &r.point.values {
+                table += &format!("{v:>18}");
             }
-            (e, ..) => table += &format!("  error: {}\n", e.as_deref().unwrap_or("no result")),
+            match (&r.error, r.step_time_s, r.mfu, &r.engine) {
+                (None, Some(t), Some(m), Some(e)) => {
+                    let p99 = r
+                        .stress_over_seeds
+                        .as_ref()
+                        .and_then(|s| s.get("bg_fct_p99_us"))
+                        .map(|p| p.text(1))
+                        .unwrap_or_else(|| "-".into());
+                    let ettr = r.ettr.map_or("-".into(), |x| format!("{x:.3}"));
+                    let usd = r
+                        .usd_per_million_good_tokens
+                        .map_or("-".into(), |u| u.text(3));
+                    table += &format!(
+                        "{:>20}{:>18}{:>12}{:>10}{p99:>20}{ettr:>8}{usd:>22}\n",
+                        t.text(3),
+                        fabricsim::report::compare::percent(&m, 2),
+                        e.retransmitted_packets,
+                        e.timeouts
+                    )
+                }
+                (e, ..) => table += &format!("  error: {}\n", e.as_deref().unwrap_or("no result")),
+            }
         }
     }
     if interrupted {
@@ -550,7 +558,7 @@ pub fn run(args: SweepArgs) -> Outcome {
                 "--svg",
                 p.display(),
                 "needs a numeric first parameter",
-                "loss_rate, gpus, ecn_kmin, ecn_kmax, dcqcn_rai, dcqcn_timer, ber, mtbf_scale or checkpoint_interval as the first --param",
+                "loss_rate, gpus, ecn_kmin, ecn_kmax, dcqcn_rai, dcqcn_timer, ber, mtbf_scale, checkpoint_interval, rate, tenants or moe_skew as the first --param",
             ))
         })?;
         outpath::write(p, svg.as_bytes())?;
@@ -561,4 +569,54 @@ pub fn run(args: SweepArgs) -> Outcome {
         ));
     }
     unless_interrupted(|| mark.trim_start_matches("# interrupted: ").trim_end().into())
+}
+
+/// The table's header and rows past the axes for a serving sweep (TTFT and TPOT p99, goodput,
+/// cost per delivered token) or a multi-tenant one (the most slowed job's slowdown and each
+/// job's); `None` for a training sweep.
+fn workload_rows(results: &[PointResult]) -> Option<String> {
+    let serving = results.iter().any(|r| r.serving.is_some());
+    let jobs = results.iter().any(|r| r.tenants.is_some());
+    if !serving && !jobs {
+        return None;
+    }
+    let mut t = match serving {
+        true => format!(
+            "{:>20}{:>20}{:>20}{:>24}\n",
+            "TTFT_p99_s", "TPOT_p99_s", "goodput", "USD/M good tokens"
+        ),
+        false => format!("{:>20}  {}\n", "slowdown_max", "each job's slowdown"),
+    };
+    for r in results {
+        for (_, v) in &r.point.values {
+            t += &format!("{v:>18}");
+        }
+        match (&r.error, &r.serving, &r.tenants) {
+            (None, Some(s), _) => {
+                let usd = s
+                    .usd_per_million_good_tokens
+                    .map_or("-".into(), |u| u.text(3));
+                t += &format!(
+                    "{:>20}{:>20}{:>20}{usd:>24}\n",
+                    s.ttft_p99_s.text(4),
+                    s.tpot_p99_s.text(5),
+                    s.goodput.text(3)
+                );
+            }
+            (None, _, Some(jobs)) => {
+                let max = jobs
+                    .iter()
+                    .map(|j| j.slowdown)
+                    .max_by(|a, b| a.mean.total_cmp(&b.mean));
+                let each: Vec<String> = jobs
+                    .iter()
+                    .map(|j| format!("{} {}", j.job, j.slowdown.text(3)))
+                    .collect();
+                let max = max.map_or("-".into(), |m| m.text(3));
+                t += &format!("{max:>20}  {}\n", each.join(", "));
+            }
+            (e, ..) => t += &format!("  error: {}\n", e.as_deref().unwrap_or("no result")),
+        }
+    }
+    Some(t)
 }

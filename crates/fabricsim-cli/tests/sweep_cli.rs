@@ -234,3 +234,68 @@ fn an_mtbf_sweep_appends_ettr_and_the_cost_per_good_token() {
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.contains("MFU x ETTR") && s.contains("MTBF scale"));
 }
+
+/// A request-rate sweep of the serving example writes the serving columns; the workload axes'
+/// bad values and axes that do not apply exit 2 naming the axis.
+#[test]
+fn a_rate_sweep_writes_the_serving_columns_and_bad_workload_axes_exit_2() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let csv = dir.join("rate.csv");
+    let o = fabricsim(&[
+        "sweep",
+        "examples/serve-llama3-70b-disagg.toml",
+        "--fabric",
+        "ib-ndr",
+        "--param",
+        "rate=5,30",
+        "--seeds",
+        "1",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("TTFT_p99_s") && out.lines().count() == 3,
+        "{out}"
+    );
+    let c = std::fs::read_to_string(&csv).unwrap();
+    let head: Vec<&str> = c.lines().next().unwrap().split(',').collect();
+    for col in [
+        "rate",
+        "serve_ttft_p99_s",
+        "serve_tpot_p99_s",
+        "serve_goodput",
+        "serve_usd_per_million_good_tokens",
+    ] {
+        assert!(head.contains(&col), "{col}: {head:?}");
+    }
+    let at = |row: usize, col: &str| -> f64 {
+        let k = head.iter().position(|h| *h == col).unwrap();
+        c.lines()
+            .nth(row)
+            .unwrap()
+            .split(',')
+            .nth(k)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(at(2, "serve_ttft_p99_s") > at(1, "serve_ttft_p99_s"), "{c}");
+    let serve = "examples/serve-llama3-70b-disagg.toml";
+    let jobs = "examples/tenants-two-trainings.toml";
+    for (args, says) in [
+        (&["sweep", serve, "--param", "rate=0"][..], "rate"),
+        (&["sweep", serve, "--param", "rate=fast"], "rate"),
+        (&["sweep", serve, "--param", "moe_skew=zipf:9"], "moe_skew"),
+        (&["sweep", serve, "--param", "tenants=1"], "tenants"),
+        (&["sweep", jobs, "--param", "tenants=3"], "tenants=3"),
+        (
+            &["sweep", jobs, "--param", "placement=diagonal"],
+            "placement",
+        ),
+        (&["sweep", "--param", "rate=5"], "rate=5"),
+    ] {
+        support::exits_2_saying(args, &["--param", says]);
+    }
+}

@@ -31,6 +31,7 @@ pub mod step;
 pub mod stress;
 pub mod sweep;
 pub mod sweep_job;
+pub mod sweep_workload;
 pub mod tenants;
 pub mod variant;
 pub mod whole_step;

@@ -13,7 +13,8 @@ use super::engine::params;
 use super::model::train_config;
 use super::step::EngineTotals;
 use super::stress::{StressOverSeeds, StressResult};
-use super::variant::{MAX_BER, Variant};
+use super::sweep_workload::{self, ServingPoint, TenantPoint, Workload};
+use super::variant::{MAX_BER, Variant, profile_recovery};
 use super::whole_step::{self, Timing};
 use crate::columns::{self, Cells};
 use crate::error::Error;
@@ -25,6 +26,7 @@ use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{Time, parse_bytes, parse_rate, parse_time};
 use fabricsim_input::catalog::Drive;
 use fabricsim_input::profile::Profile;
+use fabricsim_input::scenario::jobs::PlacementPolicy;
 use fabricsim_input::scenario::reliability::{
     CHECKPOINT_INTERVAL_S, MTBF_SCALE, ReliabilitySection,
 };
@@ -69,10 +71,19 @@ pub enum Param {
     Tp,
     Pp,
     Ep,
+    /// A `[serve]` deployment's Poisson request rate (requests/s), and every serving job's.
+    Rate,
+    /// The first N of the `[[jobs]]` share the fabric (`super::sweep_workload`).
+    Tenants,
+    /// Every job's placement policy ([[jobs]] placement: packed, spread, random).
+    Placement,
+    /// The MoE expert-parallel routing skew (uniform or zipf:S) of `[train]`, `[serve]` and
+    /// every job.
+    MoeSkew,
 }
 
 impl Param {
-    pub const ALL: [Param; 17] = [
+    pub const ALL: [Param; 21] = [
         Param::LossRate,
         Param::Transport,
         Param::Gpus,
@@ -90,6 +101,10 @@ impl Param {
         Param::Tp,
         Param::Pp,
         Param::Ep,
+        Param::Rate,
+        Param::Tenants,
+        Param::Placement,
+        Param::MoeSkew,
     ];
 
     pub fn name(self) -> &'static str {
@@ -111,6 +126,10 @@ impl Param {
             Param::Tp => "tp",
             Param::Pp => "pp",
             Param::Ep => "ep",
+            Param::Rate => "rate",
+            Param::Tenants => "tenants",
+            Param::Placement => "placement",
+            Param::MoeSkew => "moe_skew",
         }
     }
 
@@ -118,7 +137,8 @@ impl Param {
     pub fn number(self, v: &str) -> Option<f64> {
         match self {
             Param::LossRate | Param::Gpus | Param::Ber | Param::MtbfScale => v.parse().ok(),
-            Param::Tp | Param::Pp | Param::Ep => v.parse().ok(),
+            Param::Tp | Param::Pp | Param::Ep | Param::Rate | Param::Tenants => v.parse().ok(),
+            Param::MoeSkew => super::sweep_workload::zipf_exponent(v),
             Param::CheckpointInterval => parse_time(v).ok().map(|t| t.as_secs_f64()),
             Param::EcnKmin | Param::EcnKmax => parse_bytes(v).ok().map(|b| b as f64),
             Param::DcqcnRai => parse_rate(v).ok().map(|r| r.bps() as f64 / 1e6),
@@ -127,7 +147,8 @@ impl Param {
             | Param::Oversubscription
             | Param::Profile
             | Param::Optics
-            | Param::Model => None,
+            | Param::Model
+            | Param::Placement => None,
         }
     }
 
@@ -140,6 +161,7 @@ impl Param {
                 | Param::Profile
                 | Param::Optics
                 | Param::Model
+                | Param::Placement
         )
     }
 }
@@ -181,7 +203,12 @@ impl SweepAxis {
                     parse_time(v).is_ok_and(|t| within(t.as_secs_f64(), CHECKPOINT_INTERVAL_S))
                 }
                 Param::Model => !v.is_empty(),
-                Param::Tp | Param::Pp | Param::Ep => v.parse::<u64>().is_ok_and(|g| g > 0),
+                Param::Tp | Param::Pp | Param::Ep | Param::Tenants => {
+                    v.parse::<u64>().is_ok_and(|g| g > 0)
+                }
+                Param::Rate => v.parse::<f64>().is_ok_and(|r| r.is_finite() && r > 0.0),
+                Param::Placement => PlacementPolicy::parse(v).is_some(),
+                Param::MoeSkew => super::sweep_workload::skew_ok(v),
             };
             if !ok {
                 let allowed = match param {
@@ -207,6 +234,10 @@ impl SweepAxis {
                     ),
                     Param::Model => "a model preset such as mixtral-8x7b, deepseek-v3".into(),
                     Param::Tp | Param::Pp | Param::Ep => "whole numbers from 1".into(),
+                    Param::Rate => "positive request rates per second such as 5, 20".into(),
+                    Param::Tenants => "whole numbers of jobs from 1 (the first N [[jobs]])".into(),
+                    Param::Placement => PlacementPolicy::ALLOWED.into(),
+                    Param::MoeSkew => super::sweep_workload::SKEW_ALLOWED.into(),
                 };
                 return Err(InputError::flag(
                     flag,
@@ -279,6 +310,44 @@ pub struct PointResult {
     /// TCO over the tokens trained between interruptions: `usd_per_million_tokens` / ETTR.
     #[serde(default)]
     pub usd_per_million_good_tokens: Option<Estimate>,
+    /// A `[serve]` scenario's point: its deployment's figures (`super::sweep_workload`).
+    #[serde(default)]
+    pub serving: Option<ServingPoint>,
+    /// A `[[jobs]]` scenario's point: each job's slowdown.
+    #[serde(default)]
+    pub tenants: Option<Vec<TenantPoint>>,
+}
+
+impl PointResult {
+    /// A point with no figure yet.
+    fn empty(point: &Point) -> PointResult {
+        PointResult {
+            point: point.clone(),
+            step_time_s: None,
+            tokens_per_s: None,
+            mfu: None,
+            network_capex_usd: None,
+            usd_per_million_tokens: None,
+            engine: None,
+            stress: None,
+            stress_over_seeds: None,
+            error: None,
+            network_power_kw: None,
+            interruptions_per_day: None,
+            ettr: None,
+            usd_per_million_good_tokens: None,
+            serving: None,
+            tenants: None,
+        }
+    }
+
+    /// A point that has no result, and why.
+    fn failed(point: &Point, why: String) -> PointResult {
+        PointResult {
+            error: Some(why),
+            ..PointResult::empty(point)
+        }
+    }
 }
 
 /// The scenario and fabric of `point`: `base` and `fabric` with the point's values applied
@@ -286,16 +355,23 @@ pub struct PointResult {
 pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Variant) {
     let mut s = base.clone();
     let mut v = fabric.clone();
-    if s.file.train.is_none() {
+    if s.file.train.is_none() && Workload::of(base) == Workload::Train {
         s.file.train = super::model::default_scenario().file.train;
     }
+    let transport = point.values.iter().any(|(p, _)| *p == Param::Transport);
     for (param, value) in &point.values {
         match param {
             Param::LossRate => v.loss_rate = value.parse().unwrap_or(v.loss_rate),
             Param::Transport => v.recovery = Transport::parse(value).unwrap_or(v.recovery),
             Param::Gpus => s.file.cluster.gpus = value.parse().unwrap_or(s.file.cluster.gpus),
             Param::Oversubscription => s.file.topology.oversubscription = value.clone(),
-            Param::Profile => v.profile = value.clone(),
+            Param::Profile => {
+                v.profile = value.clone();
+                // The new profile's own loss recovery, unless a transport axis sets it.
+                if !transport {
+                    v.recovery = profile_recovery(value);
+                }
+            }
             Param::EcnKmin => v.tune.ecn_kmin_bytes = parse_bytes(value).ok(),
             Param::EcnKmax => v.tune.ecn_kmax_bytes = parse_bytes(value).ok(),
             Param::DcqcnRai => v.tune.dcqcn_rai = parse_rate(value).ok(),
@@ -311,15 +387,19 @@ pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Var
             Param::Tp => train(&mut s).tp = value.parse().ok().or(train(&mut s).tp),
             Param::Pp => train(&mut s).pp = value.parse().ok().or(train(&mut s).pp),
             Param::Ep => train(&mut s).ep = value.parse().ok().or(train(&mut s).ep),
+            Param::Rate | Param::Tenants | Param::Placement | Param::MoeSkew => {
+                sweep_workload::apply(&mut s, *param, value)
+            }
         }
     }
     s.file.fabric.profile = v.profile.clone();
     (s, v)
 }
 
-/// The scenario's `[train]` section (filled with the built-in comparison's by [`apply`]).
+/// The scenario's `[train]` section (filled with the built-in comparison's by [`apply`]; the
+/// training axes are refused on the other workloads, `sweep_workload::check_axes`).
 fn train(s: &mut Scenario) -> &mut TrainSection {
-    s.file.train.as_mut().expect("apply fills [train]")
+    s.file.train.get_or_insert_with(Default::default)
 }
 
 /// The scenario's `[reliability]` section, created empty when it has none.
@@ -350,7 +430,10 @@ pub fn check(
             .collect();
         let problem = crate::plan::run(&s)
             .map_err(Error::from)
-            .and_then(|(design, _, _)| params(&v, &design, 1).map(|_| ()));
+            .and_then(|(design, topo, _)| {
+                params(&v, &design, 1)?;
+                sweep_workload::check_point(&s, &design, &topo, point)
+            });
         if let Err(e) = problem {
             return Err(InputError::flag(
                 flag,
@@ -422,6 +505,24 @@ pub fn timed_point(
     mut time: impl FnMut(&TrainConfig, &Design, &Topology, &Variant, u64) -> Result<PointStep, Error>,
 ) -> PointResult {
     let (s, v) = apply(base, fabric, point);
+    let other = match Workload::of(&s) {
+        Workload::Train => None,
+        Workload::Serve => Some(sweep_workload::serve_point(&s, seeds).map(|r| PointResult {
+            serving: Some(r),
+            ..PointResult::empty(point)
+        })),
+        Workload::Tenants => {
+            Some(
+                sweep_workload::tenants_point(&s, &v, seeds).map(|r| PointResult {
+                    tenants: Some(r),
+                    ..PointResult::empty(point)
+                }),
+            )
+        }
+    };
+    if let Some(r) = other {
+        return r.unwrap_or_else(|e| PointResult::failed(point, e));
+    }
     let outcome = (|| -> Result<_, String> {
         let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
         let cfg = train_config(&s, &design, &topo).map_err(|e| e.to_string())?;
@@ -457,24 +558,11 @@ pub fn timed_point(
             interruptions_per_day: Some(plan.reliability.interruptions_per_day),
             ettr: Some(ettr),
             usd_per_million_good_tokens: Some(usd.scaled(1.0 / ettr)),
+            serving: None,
+            tenants: None,
         })
     })();
-    outcome.unwrap_or_else(|e| PointResult {
-        point: point.clone(),
-        step_time_s: None,
-        tokens_per_s: None,
-        mfu: None,
-        network_capex_usd: None,
-        usd_per_million_tokens: None,
-        engine: None,
-        stress: None,
-        stress_over_seeds: None,
-        error: Some(e),
-        network_power_kw: None,
-        interruptions_per_day: None,
-        ettr: None,
-        usd_per_million_good_tokens: None,
-    })
+    outcome.unwrap_or_else(|e| PointResult::failed(point, e))
 }
 
 /// Runs every point on `threads` threads (`seeds::run_jobs_reporting`); after each point
@@ -527,7 +615,13 @@ pub fn table(axes: &[SweepAxis], results: &[PointResult]) -> columns::Table {
         t.push(a.param.name(), cells);
     }
     let n = |r: &PointResult| {
-        [r.step_time_s, r.mfu]
+        let serve = r.serving.as_ref().map(|x| x.ttft_p99_s);
+        let jobs = r
+            .tenants
+            .as_ref()
+            .and_then(|t| t.first())
+            .map(|j| j.slowdown);
+        [r.step_time_s, r.mfu, serve, jobs]
             .iter()
             .flatten()
             .map(|e| u64::from(e.n))
@@ -570,6 +664,7 @@ pub fn table(axes: &[SweepAxis], results: &[PointResult]) -> columns::Table {
         "usd_per_million_good_tokens",
         results.iter().map(|r| r.usd_per_million_good_tokens),
     );
+    sweep_workload::push_columns(&mut t, results);
     t
 }
 
@@ -596,7 +691,9 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
     );
     let failures = matches!(x.param, Param::MtbfScale | Param::CheckpointInterval);
     let y = |r: &PointResult| -> Option<Estimate> {
-        if cc {
+        if let Some(v) = sweep_workload::chart_y(r) {
+            Some(v)
+        } else if cc {
             r.stress_over_seeds.as_ref()?.get("bg_fct_p99_us")
         } else if failures {
             Some(r.mfu?.scaled(r.ettr?))
@@ -639,9 +736,20 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
         Param::Ber => ("pre-FEC bit error ratio", TickFormat::Number),
         Param::MtbfScale => ("MTBF scale (x the failure-rate table)", TickFormat::Number),
         Param::CheckpointInterval => ("checkpoint interval (s)", TickFormat::Number),
+        Param::Rate => ("request rate (requests/s)", TickFormat::Number),
+        Param::Tenants => ("jobs sharing the fabric", TickFormat::Number),
+        Param::MoeSkew => ("MoE routing Zipf exponent (0: uniform)", TickFormat::Number),
         _ => ("GPUs", TickFormat::Number),
     };
-    let (y_title, y_fmt, what) = if cc {
+    let (y_title, y_fmt, what) = if results.iter().any(|r| r.serving.is_some()) {
+        ("TTFT p99 (s)", TickFormat::Number, "TTFT p99")
+    } else if results.iter().any(|r| r.tenants.is_some()) {
+        (
+            "most slowed job's slowdown (together / alone)",
+            TickFormat::Number,
+            "slowdown",
+        )
+    } else if cc {
         (
             "background FCT p99 under stress (us)",
             TickFormat::Number,

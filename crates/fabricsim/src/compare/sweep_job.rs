@@ -141,6 +141,7 @@ impl Job {
             )
             .into());
         }
+        super::sweep_workload::check_axes(scenario, &axes, "--param")?;
         let fabric = Variant::swept(&r.fabric, engine);
         let points = sweep::expand(&axes);
         sweep::check(scenario, &fabric, &points, "--param")?;

@@ -41,13 +41,13 @@ pub struct Variant {
 }
 
 impl Variant {
-    /// `profile` tuned, lossless, with go-back-N and the profile's own congestion control:
+    /// `profile` tuned, lossless, with the profile's own loss recovery and congestion control:
     /// the fabric a `fabricsim sweep` moves its axes from.
     pub fn swept(profile: &str, engine: crate::setup::engine_choice::EngineChoice) -> Variant {
         Variant {
             name: profile.into(),
             profile: profile.into(),
-            recovery: Transport::GoBackN,
+            recovery: profile_recovery(profile),
             loss_rate: 0.0,
             ber: 0.0,
             loss_interval: None,
@@ -172,7 +172,7 @@ fn entry(
 }
 
 /// The loss recovery a shipped profile runs with (`profile_fc::from_profile`, tuned).
-fn profile_recovery(id: &str) -> Transport {
+pub fn profile_recovery(id: &str) -> Transport {
     Profile::builtin(id)
         .ok()
         .and_then(|p| fabricsim_input::profile_fc::from_profile(&p, true).ok())
