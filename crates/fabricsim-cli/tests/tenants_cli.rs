@@ -213,6 +213,12 @@ fn bad_jobs_exit_2_naming_the_file_line_and_key() {
             "1 to 7",
         ),
         (cluster("1:1"), "jobs", "[[jobs]]"),
+        // roce-400g's two classes, no [classes] table: label 5 has no class.
+        (
+            base.replacen("[[jobs]]\n", "[[jobs]]\nclass = 5\n", 1),
+            "jobs[0].class",
+            "sl_to_vl or priority_to_tc",
+        ),
     ];
     for (i, (text, key, allowed)) in cases.iter().enumerate() {
         let f = support::write(&format!("bad{i}.toml"), text);

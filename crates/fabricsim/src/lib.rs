@@ -45,8 +45,8 @@ pub mod sim {
     pub use fabricsim_mech::{
         CreditParams, Dir, Fault, Faults, FlowControl, Headroom, LinkLoss, PfcParams, PfcThreshold,
         RoutePolicy, RunResult, Scheduling, SimParams, Spray, SprayPick, Status, Transport, cc,
-        cc_algo, dcqcn, ecn, entropy, faults, headroom, hpcc, ibcc, ibroute, lossless_scenarios,
-        params, psn, recovery, reroute, results, route,
+        cc_algo, class_map, dcqcn, ecn, entropy, faults, headroom, hpcc, ibcc, ibroute,
+        lossless_scenarios, params, psn, recovery, reroute, results, route,
     };
     #[cfg(feature = "trace")]
     pub use fabricsim_packet::trace;

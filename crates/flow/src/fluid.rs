@@ -674,21 +674,17 @@ fn flow_classes(
     nf: usize,
     per_msg: u32,
 ) -> Result<(Vec<u8>, classes::Share), FlowError> {
-    let class = |m: &fabricsim_core::message::Message| m.class.unwrap_or(p.data_tc);
+    let class = |m: &fabricsim_core::message::Message| {
+        p.engine_class(m.class)
+            .expect("every message's class is checked below first")
+    };
     let mut present = 0u16;
     for (i, m) in dag.messages.iter().enumerate() {
         if m.path != Path::Net {
             continue;
         }
         // As the packet engine refuses it (`engine/build.rs`).
-        if class(m) >= p.traffic_classes {
-            return Err(FlowError::Traffic(format!(
-                "message {i}: traffic class {} but the fabric has classes 0 to {}",
-                class(m),
-                p.traffic_classes - 1
-            )));
-        }
-        present |= 1 << class(m);
+        present |= 1 << p.message_class(i, m.class).map_err(FlowError::Traffic)?;
     }
     let classes: Vec<u8> = (0..16u8).filter(|c| present & (1 << c) != 0).collect();
     let rule = classes::share_rule(p.scheduling, &classes, p.mtu_frame_wire_bytes());

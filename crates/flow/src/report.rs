@@ -57,7 +57,9 @@ pub(super) fn results(p: &SimParams, dag: &MessageDag, tl: &Timeline, wall: Inst
         messages.push(MessageResult {
             id: i as u32,
             qp: (m.path == Path::Net).then_some(qp),
-            class: (m.path == Path::Net).then(|| m.class.unwrap_or(p.data_tc)),
+            class: (m.path == Path::Net)
+                .then(|| p.engine_class(m.class))
+                .flatten(),
             src: m.src.0,
             dst: m.dst.0,
             bytes: m.bytes,

@@ -13,10 +13,12 @@
 //!   congestion control, QPs per connection and the flow hash, D-mod-K and adaptive routing;
 //! - `loss_expect`: random loss in expectation per message (both engines' and the step's);
 //! - `fec`: RS(544,514) / RS(528,514) FEC, pre-FEC BER to codeword failure and frame loss;
+//! - `class_map`: a message's SL or 802.1Q priority to its engine class (SL2VL, priority to TC);
 //! - `headroom`: the PFC headroom formula; `lossless_scenarios`: small lossless test fabrics.
 
 pub mod cc;
 pub mod cc_algo;
+pub mod class_map;
 pub mod dcqcn;
 pub mod ecn;
 pub mod entropy;

@@ -2,6 +2,7 @@
 //! RoCEv2-like and an InfiniBand-like fabric. The fabric profiles (data/profiles) map onto it.
 
 use super::cc::CcParams;
+use super::class_map::ClassMap;
 use super::error::ParamError;
 use super::psn::InitialPsn;
 use fabricsim_core::units::{BitRate, Time};
@@ -232,6 +233,8 @@ pub struct SimParams {
     /// Class of data packets and of ACK/NAKs.
     pub data_tc: u8,
     pub ack_tc: u8,
+    /// A message's class label to its engine class (`None`: one to one; `class_map`).
+    pub class_map: Option<ClassMap>,
     pub scheduling: Scheduling,
     /// Link-level flow control: none (lossy), IB credits, or PFC.
     pub flow_control: FlowControl,
@@ -281,6 +284,7 @@ impl SimParams {
             traffic_classes: 2,
             data_tc: 1,
             ack_tc: 0,
+            class_map: None,
             scheduling: Scheduling::StrictPriority,
             flow_control: FlowControl::None,
             ack_every: 1, // ns-3 HPCC L2_ACK_INTERVAL 1 (mix/config.txt)
@@ -363,6 +367,42 @@ impl SimParams {
     }
 
     /// Checks ranges; the error names the offending field.
+    /// Class labels a message may carry: the class map's (16 SLs, 8 priorities), else the
+    /// engine classes themselves.
+    pub fn class_labels(&self) -> u8 {
+        self.class_map.map_or(self.traffic_classes, |m| m.labels())
+    }
+
+    /// The engine class of a message labelled `label` (`None`: the data class), through the
+    /// class map; `None` for a label past the map.
+    pub fn engine_class(&self, label: Option<u8>) -> Option<u8> {
+        match (label, self.class_map) {
+            (None, _) => Some(self.data_tc),
+            (Some(l), Some(m)) => m.class_of(l),
+            (Some(l), None) => Some(l),
+        }
+    }
+
+    /// [`SimParams::engine_class`] of message `i`, or why the fabric has no class for it (both
+    /// engines refuse such a message with this text).
+    pub fn message_class(&self, i: usize, label: Option<u8>) -> Result<u8, String> {
+        match self.engine_class(label) {
+            Some(tc) if tc < self.traffic_classes => Ok(tc),
+            _ => Err(match self.class_map {
+                Some(m) => format!(
+                    "message {i}: class label {} but the fabric's class map has labels 0 to {}",
+                    label.unwrap_or(self.data_tc),
+                    m.labels() - 1
+                ),
+                None => format!(
+                    "message {i}: traffic class {} but the fabric has classes 0 to {}",
+                    label.unwrap_or(self.data_tc),
+                    self.traffic_classes - 1
+                ),
+            }),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ParamError> {
         let err = |f: &'static str, p: String, a: &str| Err(ParamError::new(f, p, a));
         if self.mtu_bytes == 0 || self.mtu_bytes > 9000 || self.header_bytes > 512 {
@@ -386,6 +426,15 @@ impl SimParams {
             return err(
                 "data_tc",
                 "class index beyond traffic_classes".into(),
+                "0 to traffic_classes-1",
+            );
+        }
+        if let Some(m) = self.class_map
+            && let Some(&c) = m.entries().iter().find(|&&c| c >= self.traffic_classes)
+        {
+            return err(
+                "class_map",
+                format!("engine class {c} in {:?}", m.entries()),
                 "0 to traffic_classes-1",
             );
         }

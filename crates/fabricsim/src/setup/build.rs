@@ -312,7 +312,7 @@ pub fn build_with(
         ));
     };
     let mut chakra = None;
-    let dag = match tr.resolve(src, params.traffic_classes)? {
+    let dag = match tr.resolve(src, params.class_labels())? {
         TrafficSource::Chakra(pattern) => {
             if section.topology_file.is_some() {
                 return Err(InputError::at_key(
@@ -338,12 +338,12 @@ pub fn build_with(
                 ));
             }
             let flows = read_rel(base, src, "traffic.flow_file", &name)?;
-            ns3::read_flows(&flows, &net, params.traffic_classes)?
+            ns3::read_flows(&flows, &net, params.class_labels())?
         }
         TrafficSource::HtsimFile(name, unit) => {
             let conns = read_rel(base, src, "traffic.flow_file", &name)?;
             let hosts = net.topo.num_hosts() as u32;
-            htsim_cm::read(&conns, hosts, params.traffic_classes, unit)?
+            htsim_cm::read(&conns, hosts, params.class_labels(), unit)?
         }
         TrafficSource::Generated(t, class) => {
             let hosts = net.topo.num_hosts() as u32;

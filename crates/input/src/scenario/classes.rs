@@ -1,7 +1,8 @@
 //! `[classes]`: the fabric's traffic classes, how each port's egress serves them and which are
-//! lossless. A message's `class` (`[traffic] class`, a flow's own, a job's) is one of these
-//! engine classes: an InfiniBand virtual lane (SL to VL one to one), an Ethernet traffic class
-//! (RoCE, UEC: 802.1p priority to TC one to one). Class 0 carries the ACKs, NAKs and CNPs.
+//! lossless. A message's `class` (`[traffic] class`, a flow's own, a job's) is a label the fabric
+//! maps to an engine class: an InfiniBand service level to a virtual lane (`sl_to_vl`, IBA Vol.
+//! 1 7.6.6), an Ethernet 802.1Q priority to a traffic class (`priority_to_tc`, IEEE 802.1Q
+//! 8.6.6; RoCE, UEC); without a table, one to one. Class 0 carries the ACKs, NAKs and CNPs.
 //!
 //! ```toml
 //! [classes]
@@ -14,12 +15,15 @@
 //! high_weights_64b = [4, 4, 0]
 //! low_weights_64b = [0, 0, 4]
 //! high_limit_4kb = 255         # Limit_of_High_Priority, 4 KB units; 255: unlimited
+//! sl_to_vl = [1, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]  # InfiniBand: SL 0-15 to a data VL
+//! priority_to_tc = [1, 1, 1, 2, 1, 1, 1, 1]                    # Ethernet: priority 0-7 to a TC
 //! ```
 
 use serde::Deserialize;
 
 use crate::cc_profile::VlArbitration;
 use fabricsim_core::error::{InputError, Source};
+use fabricsim_mech::class_map::ClassMap;
 use fabricsim_mech::params::{FlowControl, MAX_TC, Scheduling, SimParams};
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -32,6 +36,8 @@ pub struct ClassesSection {
     pub high_weights_64b: Option<Vec<u32>>,
     pub low_weights_64b: Option<Vec<u32>>,
     pub high_limit_4kb: Option<u8>,
+    pub sl_to_vl: Option<Vec<u8>>,
+    pub priority_to_tc: Option<Vec<u8>>,
 }
 
 /// ETS's DWRR quantum per percent of bandwidth (the weights' ratio is what the standard sets;
@@ -160,6 +166,7 @@ impl ClassesSection {
             }
             pp.lossless = mask;
         }
+        self.class_map(&err, ib, family, n, p)?;
         if p.data_tc as usize >= n {
             return Err(err(
                 "count",
@@ -168,6 +175,61 @@ impl ClassesSection {
                 format!("{} or more", p.data_tc + 1),
             ));
         }
+        Ok(())
+    }
+
+    /// `sl_to_vl` (InfiniBand: 16 SLs, IBA Vol. 1 7.6.6) or `priority_to_tc` (Ethernet: 8
+    /// priorities, IEEE 802.1Q 8.6.6), each entry one of the `n` engine classes.
+    fn class_map(
+        &self,
+        err: &dyn Fn(&str, String, &str, String) -> InputError,
+        ib: bool,
+        family: &str,
+        n: usize,
+        p: &mut SimParams,
+    ) -> Result<(), InputError> {
+        let (key, table, labels, other) = match ib {
+            true => (
+                "sl_to_vl",
+                &self.sl_to_vl,
+                16,
+                ("priority_to_tc", &self.priority_to_tc),
+            ),
+            false => (
+                "priority_to_tc",
+                &self.priority_to_tc,
+                8,
+                ("sl_to_vl", &self.sl_to_vl),
+            ),
+        };
+        if other.1.is_some() {
+            return Err(err(
+                other.0,
+                "(set)".into(),
+                &format!("not a table of {family}"),
+                format!("{key} on {family}"),
+            ));
+        }
+        let Some(t) = table else {
+            return Ok(());
+        };
+        if t.len() != labels {
+            return Err(err(
+                key,
+                format!("{t:?}"),
+                &format!("{} entries", t.len()),
+                format!("{labels} entries, one engine class per label"),
+            ));
+        }
+        if let Some(&c) = t.iter().find(|&&c| c as usize >= n) {
+            return Err(err(
+                key,
+                c.to_string(),
+                "beyond the fabric's classes",
+                format!("0 to {} (classes.count)", n - 1),
+            ));
+        }
+        p.class_map = Some(ClassMap::new(t));
         Ok(())
     }
 

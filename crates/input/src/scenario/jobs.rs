@@ -8,8 +8,9 @@
 //! gpus = 32                  # whole servers: a multiple of [cluster] gpus_per_node
 //! placement = "packed"       # packed (fill leaves in order), spread (round-robin over
 //!                            # leaves) or random (seeded, fragmented); default packed
-//! class = 1                  # traffic class of its messages, 0-7 (default: the fabric's
-//!                            # data class)
+//! class = 1                  # class label of its messages: an SL (0-15) or a priority (0-7)
+//!                            # through [classes], else the engine class (default: the
+//!                            # fabric's data class)
 //! [jobs.train]               # a training job: [train]'s keys, resolved as [train] is
 //! model = "llama3-8b"
 //! tp = 8
@@ -54,7 +55,7 @@ use super::serve::ServeSection;
 use super::train::TrainSection;
 use super::value::SizeValue;
 use fabricsim_core::error::InputError;
-use fabricsim_mech::params::MAX_TC;
+use fabricsim_mech::class_map::MAX_LABELS;
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -294,13 +295,17 @@ pub fn checked(s: &Scenario) -> Result<Vec<Job>, InputError> {
         };
         let class = match j.class {
             None => None,
-            Some(c) if (0..MAX_TC as i64).contains(&c) => Some(c as u8),
+            Some(c) if (0..MAX_LABELS as i64).contains(&c) => Some(c as u8),
             Some(c) => {
                 return Err(err(
                     "class",
                     &c,
-                    "no such traffic class",
-                    &format!("0 to {} (802.1Q priorities, IB data VLs)", MAX_TC - 1),
+                    "no such class label",
+                    &format!(
+                        "0 to {} (InfiniBand SLs; 802.1Q priorities 0 to 7; the fabric's own \
+                         classes without a [classes] table)",
+                        MAX_LABELS - 1
+                    ),
                 ));
             }
         };
@@ -469,7 +474,7 @@ mod tests {
         let e = jobs(&TWO.replace("\"spread\"", "\"scattered\"")).unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("jobs[1].placement", Some(10)));
         assert!(e.allowed.contains("packed, spread, random"), "{e}");
-        let e = jobs(&TWO.replace("class = 2", "class = 8")).unwrap_err();
+        let e = jobs(&TWO.replace("class = 2", "class = 16")).unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("jobs[0].class", Some(4)));
         let e = jobs(&TWO.replace("gpus = 8", "gpus = -8")).unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("jobs[1].gpus", Some(9)));

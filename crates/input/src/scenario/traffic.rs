@@ -73,7 +73,7 @@ pub enum TrafficSource {
 
 const KINDS: &str = "permutation, incast, all_to_all, uniform, list, ns3, htsim, chakra";
 
-/// Checks a traffic class against the fabric's `classes` classes.
+/// Checks a message's class label against the fabric's `classes` labels (`SimParams::class_labels`).
 fn check_class(
     src: &Source,
     key: &str,
@@ -88,9 +88,10 @@ fn check_class(
         src,
         key,
         class,
-        format!("beyond the fabric's {classes} traffic classes"),
+        format!("beyond the fabric's {classes} class labels"),
         format!(
-            "0 to {} (the fabric profile's traffic classes)",
+            "0 to {} (the fabric's traffic classes, or the labels of [classes] sl_to_vl or \
+             priority_to_tc)",
             classes - 1
         ),
     );

@@ -152,13 +152,7 @@ impl<'a> Engine<'a> {
             if m.path != Path::Net {
                 continue;
             }
-            let tc = m.class.unwrap_or(p.data_tc);
-            if tc >= p.traffic_classes {
-                return Err(SimError::Traffic(format!(
-                    "message {i}: traffic class {tc} but the fabric has classes 0 to {}",
-                    p.traffic_classes - 1
-                )));
-            }
+            let tc = p.message_class(i, m.class).map_err(SimError::Traffic)?;
             data_tcs |= 1 << tc;
             let first = msg_qp[i] as usize;
             for qp in &mut qps[first..first + p.cc.qps_per_message().max(1) as usize] {

@@ -146,6 +146,20 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
                 ),
             ));
         };
+        if let Some(c) = job.class
+            && cluster.params.message_class(0, Some(c)).is_err()
+        {
+            return Err(s.error(
+                &job.key("class"),
+                c,
+                "the fabric has no class for this label",
+                format!(
+                    "0 to {} (the fabric's traffic classes, or the labels of [classes] \
+                     sl_to_vl or priority_to_tc)",
+                    cluster.params.class_labels() - 1
+                ),
+            ));
+        }
         let place = job_placement(&world, &servers);
         let work = match &job.work {
             JobWork::Train(t) => {
