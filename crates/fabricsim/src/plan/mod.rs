@@ -157,6 +157,11 @@ fn auto(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
     for kind in fabricsim_core::topology::Kind::ALL {
         let mut sk = s.clone();
         sk.file.topology.kind = kind.name().to_string();
+        // The pod keys shape the pods candidate only.
+        if kind.pod().is_none() {
+            sk.file.topology.pod_sus = None;
+            sk.file.topology.core_oversubscription = None;
+        }
         match sk.design_and_topology().and_then(|(d, mut t)| {
             let p = make(&sk, &d, &mut t)?;
             Ok((d, t, p))
