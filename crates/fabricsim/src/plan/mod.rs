@@ -209,6 +209,15 @@ fn auto(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
     if best.2.kind == fabricsim_core::topology::Kind::RailOnly.name() {
         why += "; rail-only joins no two rails: traffic between rails crosses NVLink first (PXN)";
     }
+    if let Some(pod) = best.0.spec.kind.pod()
+        && pod.core_oversubscription.0 > pod.core_oversubscription.1
+    {
+        let (d, u) = pod.core_oversubscription;
+        why += &format!(
+            "; pods reach each other through a core at {d}:{u}: traffic between pods has {u}/{d} \
+             of the bandwidth within one"
+        );
+    }
     let (d, t, mut p) = fits.swap_remove(0);
     p.choice = Some(why);
     Ok((d, t, p))
