@@ -214,8 +214,8 @@ fn auto(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
     {
         let (d, u) = pod.core_oversubscription;
         why += &format!(
-            "; pods reach each other through a core at {d}:{u}: traffic between pods has {u}/{d} \
-             of the bandwidth within one"
+            "; pods reach each other through a core at {d}:{u}: traffic between pods has at least \
+             {u}/{d} of the bandwidth within one"
         );
     }
     let (d, t, mut p) = fits.swap_remove(0);
