@@ -37,6 +37,8 @@ pub struct Plan {
     pub kind: &'static str,
     /// Parallel fabrics (`[topology] planes`).
     pub planes: u32,
+    /// A `pods` fabric's scalable units per pod and core down:up.
+    pub pods: Option<(u32, (u32, u32))>,
     /// Why `--topology auto` chose this kind (`None` when the scenario names one).
     pub choice: Option<String>,
     pub tiers: u8,
@@ -112,6 +114,13 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         switch_radix: d.spec.switch_radix,
         kind: d.spec.kind.name(),
         planes: d.spec.planes,
+        pods: d.spec.kind.pod().map(|pod| {
+            let rails = d.spec.nics_per_node / d.spec.planes;
+            (
+                pod.sus_per_pod(d.spec.switch_radix, rails),
+                pod.core_oversubscription,
+            )
+        }),
         choice: None,
         tiers: t.tiers,
         oversubscription: d.spec.oversubscription,
