@@ -245,3 +245,53 @@ fn figures_are_estimates_over_the_seeds() {
         &["collective-seeds-0.toml", ":2", "seeds", "1 to 100"],
     );
 }
+
+/// A pods fabric in both engines: 512 GPUs (64 servers of 8 NDR ports) in 2 pods of one SU on
+/// 64-port QM9700s. An all-to-all of 4 MiB per rank sends half of each rank's bytes to the other
+/// pod; over a 4:1 core a pod's 256 NIC ports reach the other pod through 32 spines × 2
+/// uplinks, so no engine can finish before 256 · 2 MiB / (64 × 50 GB/s) = 167.8 us (the cut
+/// bound). At 1:1 the core is no limit and both finish near the NICs' own bound, under it.
+#[test]
+fn all_to_all_between_two_pods_is_held_to_the_core_in_both_engines() {
+    let time_us = |core: &str, engine: &str| -> f64 {
+        let out = ok(&[
+            "--gpus",
+            "512",
+            "--fabric",
+            "ib-ndr",
+            "--topology",
+            "pods",
+            "--pod-sus",
+            "1",
+            "--core-oversubscription",
+            core,
+            "--engine",
+            engine,
+            "--seeds",
+            "1",
+            "--op",
+            "all_to_all",
+            "--min-bytes",
+            "4M",
+            "--max-bytes",
+            "4M",
+        ]);
+        let row = out
+            .lines()
+            .find(|l| l.trim_start().starts_with("4194304 "))
+            .unwrap_or_else(|| panic!("no 4 MiB row in {out}"));
+        row.split_whitespace().nth(5).unwrap().parse().unwrap()
+    };
+    let bound = 256.0 * (4_194_304.0 / 2.0) / (64.0 * 50e9) * 1e6;
+    let mut thin = Vec::new();
+    for engine in ["packet", "flow"] {
+        let (full, t) = (time_us("1:1", engine), time_us("4:1", engine));
+        assert!(
+            t >= bound,
+            "{engine}: {t} us under the cut bound {bound:.1}"
+        );
+        assert!(full < bound, "{engine}: {full} us at 1:1");
+        thin.push(t);
+    }
+    assert!((thin[0] / thin[1] - 1.0).abs() < 0.1, "{thin:?}");
+}

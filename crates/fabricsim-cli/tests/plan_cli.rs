@@ -284,6 +284,43 @@ fn max_table_and_rail_only_at_16k_gpus() {
     assert_eq!(count("rail-optimized"), (3, 1280));
 }
 
+/// With pod keys, `--topology auto` weighs that pod shape: at 32,768 GPUs no kind fits 2 tiers,
+/// and pods of 7 SUs over a 15:1 core (1,680 switches) undercut every 3-tier kind; the choice
+/// says what traffic between pods gets.
+#[test]
+fn topology_auto_weighs_the_scenarios_pods_and_names_the_core_ratio() {
+    let (code, out, err) = fabricsim(&[
+        "plan",
+        "--fabric",
+        "ib-ndr",
+        "--gpus",
+        "32768",
+        "--topology",
+        "auto",
+        "--pod-sus",
+        "7",
+        "--core-oversubscription",
+        "15:1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["topology"]["kind"], "pods");
+    let why = v["topology"]["auto_choice"].as_str().unwrap();
+    assert!(
+        why.contains("1680 switches") && why.contains("15:1"),
+        "{why}"
+    );
+    // The pod keys with another kind: exit 2, naming the flag.
+    let (code, _, err) = fabricsim(&["plan", "--topology", "fat-tree", "--pod-sus", "2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--pod-sus") && err.contains("kind pods"),
+        "{err}"
+    );
+}
+
 /// `--topology auto` plans every kind and keeps the lowest network CAPEX, saying why: at 16,384
 /// GPUs on 64-port QM9700s the 2-tier rail-only fabric undercuts the 3-tier ones.
 #[test]

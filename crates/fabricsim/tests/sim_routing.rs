@@ -274,6 +274,93 @@ fn rail_only_routes_cross_rail_traffic_through_the_destinations_rail_in_both_eng
     );
 }
 
+/// Pods (`topology::pods`): the engines route on the graph's up/down structure, so traffic
+/// within a pod turns at a pod spine and traffic between pods crosses the core. 2 rails on
+/// 8-port switches, pods of 3 SUs at core oversubscription 3:1: 2 pods of 12 servers (24
+/// hosts), each pod's 4 spines with 6 leaves below and 2 links up. A shift of half the hosts
+/// (every host to the same rail of the other pod) puts each pod's 24 MB on its 8 core uplinks,
+/// so no engine can finish it in less than 3 × one message at line rate (the cut bound); every
+/// message completes, none dropped, in both engines (ECMP collisions on the 8 uplinks make it
+/// about 7 × here).
+#[test]
+fn pods_route_cross_pod_traffic_through_the_core_in_both_engines() {
+    use fabricsim::engine_choice::{self, EngineKind};
+    use fabricsim::rng::{Rng, Stream};
+    use fabricsim::sim::Faults;
+    use fabricsim::topology::{Kind, Pod, Tiers, TopologySpec, build};
+    let t = build(&TopologySpec {
+        gpus: 48,
+        gpus_per_node: 2,
+        nics_per_node: 2,
+        kind: Kind::Pods(Pod {
+            sus: 0,
+            core_oversubscription: (3, 1),
+        }),
+        tiers: Tiers::Auto,
+        oversubscription: (1, 1),
+        switch_radix: 8,
+        port_rate: RATE,
+        planes: 1,
+    })
+    .unwrap();
+    let n = t.num_hosts() as u32;
+    assert_eq!(n, 48);
+    // Hosts are numbered SU by SU (rail by rail within one): hosts 0..24 are pod 0.
+    let pod = |h: u32| h / 24;
+    // Switch tiers along a walk of the routing's next hops, picking at random at each switch.
+    let mut rng = Rng::stream(1, Stream::Test(0x90d), 0);
+    let mut tiers_on = |a: u32, b: u32| {
+        let mut node = t.peer_node(t.host_port(HostId(a)));
+        let mut tiers = vec![t.node(node).tier()];
+        while node != t.host_node(HostId(b)) {
+            let hops = t.routing.next_hops(node, HostId(b));
+            node = t.peer_node(hops[rng.below(hops.len() as u64) as usize]);
+            if t.node(node).is_switch() {
+                tiers.push(t.node(node).tier());
+            }
+        }
+        tiers
+    };
+    let leaf = |h: u32| t.peer_node(t.host_port(HostId(h)));
+    for a in 0..n {
+        for b in (0..n).filter(|&b| leaf(b) != leaf(a)) {
+            let want: &[u8] = if pod(a) == pod(b) {
+                &[1, 2, 1]
+            } else {
+                &[1, 2, 3, 2, 1]
+            };
+            assert_eq!(tiers_on(a, b), want, "{a} -> {b}");
+        }
+    }
+    let shift: Vec<u32> = (0..n).map(|h| (h + 24) % n).collect();
+    let dag = permutation(&shift, BYTES);
+    let line_ps = BYTES as f64 * 8.0 / RATE.bps() as f64 * 1e12;
+    let mut finish = Vec::new();
+    for kind in [EngineKind::Packet, EngineKind::Flow] {
+        let r = engine_choice::run(
+            kind,
+            &t,
+            &roce(1),
+            &dag,
+            &Faults::default(),
+            Default::default(),
+        )
+        .unwrap();
+        assert_eq!(r.sim.status, fabricsim::sim::Status::Complete, "{kind:?}");
+        assert_eq!(r.summary.messages_completed, n as u64, "{kind:?}");
+        assert_eq!(r.counters.drops.total(), 0, "{kind:?}");
+        let last = r.summary.max_fct_ps.unwrap() as f64;
+        assert!(
+            last >= 3.0 * line_ps,
+            "{kind:?}: {last} ps under the cut bound"
+        );
+        finish.push(last);
+    }
+    // The flow engine hashes each QP onto the packet engine's path (`flow::paths`), so the
+    // same flows share the same core uplinks and both finish within 10% of each other.
+    assert!((finish[0] / finish[1] - 1.0).abs() < 0.1, "{finish:?}");
+}
+
 /// UEC RUD over 256 sprayed entropies picked by `pick`, trimming at 100 KB and ECN between 20
 /// and 80 KB, no congestion control (so the load balancer alone reacts), the 524 us timeout.
 fn sprayed_rud(pick: SprayPick) -> SimParams {

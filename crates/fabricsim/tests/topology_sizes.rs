@@ -466,3 +466,56 @@ fn dual_tor_splits_each_server_over_a_leaf_pair() {
     bad.planes = 2;
     assert_eq!(build(&bad).unwrap_err().field, "planes");
 }
+
+/// A `pods` fabric of `sus` scalable units per pod at core oversubscription `d:u`.
+fn pods(sus: u32, d: u32, u: u32) -> Kind {
+    Kind::Pods(fabricsim::topology::Pod {
+        sus,
+        core_oversubscription: (d, u),
+    })
+}
+
+/// Pods (`topology::pods`, `topology::sizing`): a full fabric has `k` pods of `Lp` leaves, `U`
+/// spines per pod and `U·⌈Lp·u/d⌉` cores; a partial one follows the 3-tier rules with the
+/// spine's uplinks at the core ratio. Paths: `U` within a pod (one per spine), `U·C` across.
+#[test]
+fn pods_counts_at_full_and_partial_sizes() {
+    // k = 16, 2 rails, leaves 8 down + 8 up: a pod at 3:1 holds 6 SUs (12 + ⌈12/3⌉ = 16
+    // ports); 16 pods × 6 SUs × 8 servers = 768 servers: 192 leaves, 128 spines, 8 × 4 cores.
+    let full = build(&spec(1536, 2, 2, pods(0, 3, 1), Tiers::Auto, 16)).unwrap();
+    assert_eq!((full.tiers, per_tier(&full)), (3, [192, 128, 32]));
+    assert_eq!(max_hosts(pods(0, 3, 1), 16, 3, (1, 1), 2), 1536);
+    assert_eq!(max_hosts(pods(0, 3, 1), 16, 2, (1, 1), 2), 0);
+    // At 1:1 a pod is the 3-tier fat-tree's k/2 leaves: 5k²/4 switches like rail-optimized.
+    let nb = build(&spec(1024, 2, 2, pods(0, 1, 1), Tiers::Auto, 16)).unwrap();
+    let ro = build(&spec(1024, 2, 2, Kind::RailOptimized, Tiers::Fixed(3), 16)).unwrap();
+    assert_eq!(per_tier(&nb), [128, 128, 64]);
+    assert_eq!(per_tier(&nb), per_tier(&ro));
+    let h = |t: &Topology, s, r| t.host_of(s, r).unwrap();
+    // Rail 1 of server 0 to rail 1 of server 40 (SU 5, same pod), then server 48 (pod 1).
+    assert_eq!(
+        full.routing
+            .path_count(&full, h(&full, 0, 1), h(&full, 40, 1)),
+        8
+    );
+    assert_eq!(
+        full.routing
+            .path_count(&full, h(&full, 0, 1), h(&full, 48, 1)),
+        8 * 4
+    );
+    // 16,384 GPUs of 8-NIC servers on 64 ports, 7 SUs per pod at 15:1: 64 SUs in 9 full pods
+    // (32 spines of 56 down + 4 up each) and a pod of 1 SU (8 leaves, 1 up per plane: the
+    // smallest divisor Sp of 32 with (32/Sp)·(8 + 1) ≤ 64 is 8); C = 1 core per plane (9·4 + 1
+    // ≤ 64): 512 + 296 + 32 = 840 switches, where rail-optimized needs 1,280, rail-only 768.
+    let part = build(&spec(16_384, 8, 8, pods(7, 15, 1), Tiers::Auto, 64)).unwrap();
+    assert_eq!((part.tiers, per_tier(&part)), (3, [512, 9 * 32 + 8, 32]));
+    // Partial at 1:1 with the largest pods is the 3-tier rail-optimized fabric, switch for switch.
+    let p1 = build(&spec(16_384, 8, 8, pods(0, 1, 1), Tiers::Auto, 64)).unwrap();
+    let r1 = build(&spec(16_384, 8, 8, Kind::RailOptimized, Tiers::Auto, 64)).unwrap();
+    assert_eq!(per_tier(&p1), per_tier(&r1));
+    // Errors: 2 tiers, a pod larger than a spine takes, a ratio below 1.
+    let bad = |k: Kind, t: Tiers| build(&spec(768, 2, 2, k, t, 16)).unwrap_err().field;
+    assert_eq!(bad(pods(0, 1, 1), Tiers::Fixed(2)), "tiers");
+    assert_eq!(bad(pods(5, 1, 1), Tiers::Auto), "pod_sus");
+    assert_eq!(bad(pods(0, 1, 2), Tiers::Auto), "core_oversubscription");
+}

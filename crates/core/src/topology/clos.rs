@@ -1,5 +1,6 @@
 //! Wires a folded Clos above placed leaves: 1 tier (one switch), 2 tiers (leaf-spine) or
-//! 3 tiers (leaf-spine-core in pods), with the spine and core counts of `sizing`.
+//! 3 tiers (leaf-spine-core in pods, the core possibly oversubscribed for a `pods` fabric),
+//! with the spine and core counts of `sizing`.
 //!
 //! Links get length 0, delay 0 and `Medium::Unspecified`: the planner assigns lengths and media.
 //! Parallel links between the same two switches sit on adjacent ports, so a twin-port OSFP cage
@@ -7,7 +8,7 @@
 //! transceiver.
 //!
 //! Switch labels (`NodeKind::Switch { group, index }`): a fat-tree leaf is (pod, position in the
-//! pod), pod 0 below 3 tiers; a rail leaf is (SU, rail); a spine is (pod, index), pod 0 in
+//! pod), pod 0 below 3 tiers; a rail leaf (rail-optimized, pods) is (SU, rail); a spine is (pod, index), pod 0 in
 //! 2 tiers; a core is (plane, index), plane `j` taking uplink `j` of every leaf. A dual-ToR
 //! leaf is (pair, side). In a fabric of several planes (multi-plane, rail-only), plane `p`
 //! adds `p·G` to every group label (`G` = the larger of the leaf groups and the uplinks per
@@ -15,6 +16,7 @@
 
 use super::graph::{GraphBuilder, Medium, NodeId, Shape, Topology};
 use super::placement::LeafHosts;
+use super::pods::spine_up;
 use super::sizing::{Sizing, cores_per_plane, pod_spines, spines_2tier};
 use super::spec::{Kind, TopologySpec};
 use crate::units::Time;
@@ -46,6 +48,7 @@ pub fn wire(spec: &TopologySpec, sizing: &Sizing, planes: &[Vec<LeafHosts>]) -> 
         Kind::RailOptimized => Shape::RailOptimized,
         Kind::RailOnly => Shape::RailOnly,
         Kind::DualTor => Shape::DualTor,
+        Kind::Pods(_) => Shape::Pods,
     };
     let mut t = w.b.finish(shape, sizing.tiers, sizing.servers);
     t.planes = sizing.plane.planes;
@@ -67,12 +70,8 @@ impl Wiring<'_> {
 
     /// One plane: its leaves above their `nics`, and the Clos above the leaves.
     fn plane(&mut self, sizing: &Sizing, leaves: &[LeafHosts], nics: &[Vec<NodeId>]) {
-        let spec = self.spec;
         let per_pod = match sizing.tiers {
-            3 => {
-                (sizing.leaf.groups_per_pod(spec.switch_radix) * sizing.leaf.leaves_per_group)
-                    as usize
-            }
+            3 => (sizing.leaf.groups_per_pod * sizing.leaf.leaves_per_group) as usize,
             _ => leaves.len(),
         };
         let leaf_ids: Vec<NodeId> = leaves
@@ -80,7 +79,7 @@ impl Wiring<'_> {
             .enumerate()
             .map(|(i, l)| {
                 let (group, index) = match sizing.plane.kind {
-                    Kind::RailOptimized | Kind::DualTor => (l.group, l.rail),
+                    Kind::RailOptimized | Kind::DualTor | Kind::Pods(_) => (l.group, l.rail),
                     Kind::FatTree | Kind::RailOnly => ((i / per_pod) as u32, (i % per_pod) as u32),
                 };
                 self.switch(1, group, index)
@@ -123,17 +122,24 @@ impl Wiring<'_> {
         }
     }
 
-    /// Pods of `per_pod` leaves, each with its own spines; planes of cores above them.
+    /// Pods of `per_pod` leaves, each with its own spines; planes of cores above them. A spine
+    /// sends `spine_up(Lp)` links up per plane it serves (`Lp` unless the core is
+    /// oversubscribed, module `pods`).
     fn three_tier(&mut self, leaves: &[NodeId], per_pod: usize, up: u32) {
         let k = self.spec.switch_radix;
+        let pod = self.spec.kind.pod();
         let pods: Vec<&[NodeId]> = leaves.chunks(per_pod).collect();
-        let pod_leaves: Vec<u32> = pods.iter().map(|p| p.len() as u32).collect();
-        let c = cores_per_plane(&pod_leaves, k).expect("sizing admits at most k pods");
+        let pod_up: Vec<u32> = pods
+            .iter()
+            .map(|p| spine_up(pod.as_ref(), p.len() as u32))
+            .collect();
+        let c = cores_per_plane(&pod_up, k).expect("sizing admits at most k pods");
         let spines: Vec<Vec<NodeId>> = pods
             .iter()
+            .zip(&pod_up)
             .enumerate()
-            .map(|(p, pod)| {
-                let sp = pod_spines(pod.len() as u32, up, c, k);
+            .map(|(p, (pod, &pu))| {
+                let sp = pod_spines(pod.len() as u32, pu, up, c, k);
                 (0..sp).map(|s| self.switch(2, p as u32, s)).collect()
             })
             .collect();
@@ -141,14 +147,14 @@ impl Wiring<'_> {
         // Per plane, the next core in round-robin order: every core's load is within one link
         // of the plane's average, and a spine's max(Lp, C) ≥ C links reach every core.
         let mut next = vec![0u32; up as usize];
-        for (pod, pod_spines) in pods.iter().zip(&spines) {
+        for ((pod, pod_spines), &pu) in pods.iter().zip(&spines).zip(&pod_up) {
             let planes = up / pod_spines.len() as u32;
             for &leaf in pod.iter() {
                 for j in 0..up {
                     self.link(leaf, pod_spines[(j / planes) as usize]);
                 }
             }
-            let m = (pod.len() as u32).max(c);
+            let m = pu.max(c);
             for (s, &spine) in pod_spines.iter().enumerate() {
                 let mut targets: Vec<NodeId> = Vec::new();
                 for j in s as u32 * planes..(s as u32 + 1) * planes {

@@ -16,7 +16,7 @@ pub fn node_name(t: &Topology, n: NodeId) -> String {
         NodeKind::Nic { server, rail, .. } => format!("nic_s{server}_r{rail}"),
         NodeKind::Switch { tier, group, index } => match (&t.shape, tier) {
             (Shape::Imported, _) => format!("sw_t{tier}_g{group}_i{index}_n{}", n.0),
-            (Shape::RailOptimized, 1) => format!("leaf_su{group}_r{index}"),
+            (Shape::RailOptimized | Shape::Pods, 1) => format!("leaf_su{group}_r{index}"),
             (_, 1) => format!("leaf_p{group}_{index}"),
             (_, 2) => format!("spine_p{group}_{index}"),
             (_, _) => format!("core_pl{group}_{index}"),

@@ -129,6 +129,7 @@ pub enum Shape {
     RailOptimized,
     RailOnly,
     DualTor,
+    Pods,
     /// Read from a file (ns-3 topology); structure derived from the graph.
     Imported,
 }

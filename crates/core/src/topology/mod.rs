@@ -4,6 +4,7 @@ pub mod clos;
 pub mod dot;
 pub mod graph;
 pub mod placement;
+pub mod pods;
 pub mod pxn;
 pub mod routing;
 pub mod sizing;
@@ -13,6 +14,7 @@ pub use graph::{
     GraphBuilder, HostId, Link, LinkId, Medium, Node, NodeId, NodeKind, Port, PortId, Shape,
     Topology,
 };
+pub use pods::Pod;
 pub use routing::Routing;
 pub use sizing::{Plane, max_gpus, max_hosts};
 pub use spec::{BuildError, Kind, Tiers, TopologySpec};

@@ -64,7 +64,7 @@ fn place_plane(kind: Kind, nics: u32, sizing: &Sizing) -> Vec<LeafHosts> {
                 rail: t,
                 hosts: ports(servers.clone(), t * nics / 2..(t + 1) * nics / 2),
             })),
-            Kind::RailOptimized => leaves.extend((0..nics).map(|r| LeafHosts {
+            Kind::RailOptimized | Kind::Pods(_) => leaves.extend((0..nics).map(|r| LeafHosts {
                 group: g,
                 rail: r,
                 hosts: ports(servers.clone(), r..r + 1),

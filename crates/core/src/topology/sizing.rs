@@ -33,6 +33,12 @@
 //! - **Dual-ToR** (a fat-tree whose leaves come in pairs): a server puts the first half of its
 //!   NIC ports on one leaf of its pair and the second half on the other, so a pair of leaves
 //!   takes `⌊host ports / (n/2)⌋` servers and counts as one leaf group of 2 leaves.
+//! - **Pods** (`pods`, module `pods`): rail-optimized scalable units grouped into pods of
+//!   `Ps` units (`Lp = Ps·n` leaves), each pod with its own spines, pods joined by cores as in
+//!   3 tiers above, except that a spine sends `⌈Lp·u/d⌉` links up per plane it serves at core
+//!   oversubscription `d:u` instead of `Lp`, and `C` ranges over `1 ..= ⌈Lp·u/d⌉` of the full
+//!   pod. Always 3 tiers. Full fabric: `k` pods, `Sp = U` spines per pod, `C = ⌈Lp·u/d⌉`, so
+//!   `k·Lp` leaves, `k·U` spines and `U·C` cores.
 //! - **Planes.** A fabric of `P` planes is `P` copies of the fabric of one plane, the plane
 //!   holding `n/P` NIC ports of every server (port `r` on plane `r mod P`); rail-only is `n`
 //!   planes of one port each, each a fat-tree of 1-port servers. So the closed forms are the
@@ -53,6 +59,11 @@ pub struct LeafShape {
     pub leaves_per_group: u32,
     /// Servers in a full leaf group (a fat-tree leaf, or a rail-optimized scalable unit).
     pub servers_per_group: u32,
+    /// Leaf groups in a full pod of a 3-tier fabric: as many as fill half a spine's ports, or
+    /// a `pods` fabric's pod.
+    pub groups_per_pod: u32,
+    /// A `pods` fabric: 3 tiers only.
+    pub pods: bool,
 }
 
 impl LeafShape {
@@ -69,7 +80,7 @@ impl LeafShape {
                 let s = host_ports / nics;
                 (s, s * nics, 1)
             }
-            Kind::RailOptimized => (host_ports, host_ports, nics),
+            Kind::RailOptimized | Kind::Pods(_) => (host_ports, host_ports, nics),
             // A pair of leaves, each taking half of every server's ports.
             Kind::DualTor => {
                 let s = if nics >= 2 {
@@ -87,28 +98,30 @@ impl LeafShape {
         } else {
             (hosts as u64 * u as u64).div_ceil(d as u64) as u32
         };
+        let groups_per_pod = match kind {
+            Kind::Pods(p) => p.sus_per_pod(radix, leaves_per_group),
+            _ => (radix / 2) / leaves_per_group,
+        };
         LeafShape {
             hosts,
             up,
             leaves_per_group,
             servers_per_group,
+            groups_per_pod,
+            pods: kind.pod().is_some(),
         }
-    }
-
-    /// Leaf groups in a full pod of a 3-tier fabric.
-    pub fn groups_per_pod(&self, radix: u32) -> u32 {
-        (radix / 2) / self.leaves_per_group
     }
 
     /// The most servers this shape reaches with `radix` in `tiers` tiers.
     pub fn max_servers(&self, radix: u32, tiers: u8) -> u64 {
         let spg = self.servers_per_group as u64;
         match tiers {
+            _ if self.pods && tiers != 3 => 0,
             // One switch: only a single leaf group of one leaf.
             1 if self.leaves_per_group == 1 => spg,
             1 => 0,
             2 => (radix / self.leaves_per_group) as u64 * spg,
-            _ => radix as u64 * self.groups_per_pod(radix) as u64 * spg,
+            _ => radix as u64 * self.groups_per_pod as u64 * spg,
         }
     }
 }
@@ -168,20 +181,22 @@ pub fn spines_2tier(leaves: u32, up: u32, radix: u32) -> u32 {
     smallest_divisor(up, |s| s as u64 * radix as u64 >= leaves as u64 * up as u64)
 }
 
-/// Cores per plane of a 3-tier fabric whose pods hold `pod_leaves` leaves (full pods first):
-/// the smallest `C` in `1..=full` with `Σ max(Lp, C) ≤ C·radix`.
-pub fn cores_per_plane(pod_leaves: &[u32], radix: u32) -> Option<u32> {
-    let full = pod_leaves.iter().copied().max()?;
+/// Cores per plane of a 3-tier fabric whose pods' spines send `pod_up` links up per plane
+/// (`Lp` for a fat-tree pod; full pods first): the smallest `C` in `1..=full` with
+/// `Σ max(pod_up, C) ≤ C·radix`.
+pub fn cores_per_plane(pod_up: &[u32], radix: u32) -> Option<u32> {
+    let full = pod_up.iter().copied().max()?;
     (1..=full).find(|&c| {
-        let links: u64 = pod_leaves.iter().map(|&l| l.max(c) as u64).sum();
+        let links: u64 = pod_up.iter().map(|&l| l.max(c) as u64).sum();
         links <= c as u64 * radix as u64
     })
 }
 
-/// Spines of a pod with `leaves` leaves of `up` uplinks, `cores` cores per plane: the smallest
-/// divisor `Sp` of `up` with `(up/Sp)·(leaves + max(leaves, cores)) ≤ radix`.
-pub fn pod_spines(leaves: u32, up: u32, cores: u32, radix: u32) -> u32 {
-    let ports_per_plane = (leaves + leaves.max(cores)) as u64;
+/// Spines of a pod with `leaves` leaves of `up` uplinks, each spine sending `spine_up` links
+/// up per plane, `cores` cores per plane: the smallest divisor `Sp` of `up` with
+/// `(up/Sp)·(leaves + max(spine_up, cores)) ≤ radix`.
+pub fn pod_spines(leaves: u32, spine_up: u32, up: u32, cores: u32, radix: u32) -> u32 {
+    let ports_per_plane = (leaves + spine_up.max(cores)) as u64;
     smallest_divisor(up, |s| (up / s) as u64 * ports_per_plane <= radix as u64)
 }
 
@@ -322,6 +337,9 @@ fn validate(spec: &TopologySpec) -> Result<(), BuildError> {
             "an even number of NIC ports per node in each plane for a dual-tor fabric",
         ));
     }
+    if let Kind::Pods(pod) = spec.kind {
+        validate_pod(spec, &pod, plane.nics)?;
+    }
     // A fat-tree leaf must take all NICs of a server; check it for a multi-tier leaf.
     let leaf = plane.leaf(spec.switch_radix, 2, spec.oversubscription);
     if leaf.hosts == 0 {
@@ -340,6 +358,48 @@ fn validate(spec: &TopologySpec) -> Result<(), BuildError> {
                 "at most {host_ports} NICs per node for a fat-tree, kind rail-optimized, or a \
                  switch with more ports"
             ),
+        ));
+    }
+    Ok(())
+}
+
+/// A `pods` fabric: 3 tiers, a core ratio `d:u` with `d ≥ u ≥ 1`, and pods whose spines fit.
+fn validate_pod(spec: &TopologySpec, pod: &super::pods::Pod, rails: u32) -> Result<(), BuildError> {
+    if let Tiers::Fixed(t) = spec.tiers
+        && t != 3
+    {
+        return Err(err(
+            "tiers",
+            format!("{t} tiers with kind pods"),
+            "3 or auto (a pod fabric is leaves, pod spines and a core; 2 tiers of shared \
+             spines is kind rail-optimized)",
+        ));
+    }
+    let (d, u) = pod.core_oversubscription;
+    if d == 0 || u == 0 || u > d {
+        return Err(err(
+            "core_oversubscription",
+            format!("pod spine oversubscription {d}:{u}"),
+            "down:up with down ≥ up ≥ 1, e.g. 1:1, 3:1, 15:1",
+        ));
+    }
+    let k = spec.switch_radix;
+    let most = pod.most_sus(k, rails);
+    if most == 0 || pod.sus > most {
+        return Err(err(
+            "pod_sus",
+            format!(
+                "{} of {rails} rail leaves per pod at core oversubscription {d}:{u}: a pod \
+                 spine of {k} ports takes one link from each leaf and ⌈leaves·{u}/{d}⌉ up",
+                match pod.sus {
+                    0 => "one scalable unit".to_string(),
+                    s => format!("{s} scalable units"),
+                }
+            ),
+            match most {
+                0 => "a switch with more ports, or fewer NIC ports per server".to_string(),
+                m => format!("1 to {m} scalable units per pod (or leave pod_sus out for {m})"),
+            },
         ));
     }
     Ok(())
@@ -426,7 +486,7 @@ mod tests {
         assert_eq!(cores_per_plane(&[32; 65], 64), None);
         // A full pod keeps one spine per plane; a 1-leaf pod with 2 cores per plane needs
         // (32/Sp)·(1 + 2) ≤ 64 → Sp = 2.
-        assert_eq!(pod_spines(32, 32, 32, 64), 32);
-        assert_eq!(pod_spines(1, 32, 2, 64), 2);
+        assert_eq!(pod_spines(32, 32, 32, 32, 64), 32);
+        assert_eq!(pod_spines(1, 1, 32, 2, 64), 2);
     }
 }

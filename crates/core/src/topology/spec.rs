@@ -1,5 +1,6 @@
 //! What the topology builders are asked to build (from the scenario's [cluster] and [topology]).
 
+use super::pods::Pod;
 use crate::units::BitRate;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +18,9 @@ pub enum Kind {
     /// second half on the other, both leaves above the same servers (Qian et al., "Alibaba HPN: A
     /// Data Center Network for Large Language Model Training", SIGCOMM 2024, "non-stacked dual-ToR").
     DualTor,
+    /// Pods of rail-optimized scalable units, each pod with its own spines, pods joined by a
+    /// core tier (`pods`: the DGX SuperPOD's scalable units, Meta's AI Zones, HPN's pods).
+    Pods(Pod),
 }
 
 impl Kind {
@@ -27,15 +31,25 @@ impl Kind {
             Kind::RailOptimized => "rail-optimized",
             Kind::RailOnly => "rail-only",
             Kind::DualTor => "dual-tor",
+            Kind::Pods(_) => "pods",
         }
     }
 
-    /// Every kind, in the order reports list them.
-    pub const ALL: [Kind; 4] = [
+    /// The pod shape of a `pods` fabric.
+    pub fn pod(self) -> Option<Pod> {
+        match self {
+            Kind::Pods(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Every kind, in the order reports list them (pods at their largest, non-blocking).
+    pub const ALL: [Kind; 5] = [
         Kind::FatTree,
         Kind::RailOptimized,
         Kind::RailOnly,
         Kind::DualTor,
+        Kind::Pods(Pod::LARGEST),
     ];
 }
 
@@ -67,7 +81,8 @@ pub struct TopologySpec {
 }
 
 /// Why a spec cannot be built; `field` names the spec field at fault so the scenario layer can
-/// point at the right key (`gpus`, `tiers`, `switch_radix`, `oversubscription`, `nics_per_node`, `planes`).
+/// point at the right key (`gpus`, `tiers`, `switch_radix`, `oversubscription`, `nics_per_node`, `planes`,
+/// `pod_sus`, `core_oversubscription`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuildError {
     pub field: &'static str,

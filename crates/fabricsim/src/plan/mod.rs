@@ -37,6 +37,8 @@ pub struct Plan {
     pub kind: &'static str,
     /// Parallel fabrics (`[topology] planes`).
     pub planes: u32,
+    /// A `pods` fabric's scalable units per pod and core down:up.
+    pub pods: Option<(u32, (u32, u32))>,
     /// Why `--topology auto` chose this kind (`None` when the scenario names one).
     pub choice: Option<String>,
     pub tiers: u8,
@@ -112,6 +114,13 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
         switch_radix: d.spec.switch_radix,
         kind: d.spec.kind.name(),
         planes: d.spec.planes,
+        pods: d.spec.kind.pod().map(|pod| {
+            let rails = d.spec.nics_per_node / d.spec.planes;
+            (
+                pod.sus_per_pod(d.spec.switch_radix, rails),
+                pod.core_oversubscription,
+            )
+        }),
         choice: None,
         tiers: t.tiers,
         oversubscription: d.spec.oversubscription,
@@ -157,6 +166,11 @@ fn auto(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
     for kind in fabricsim_core::topology::Kind::ALL {
         let mut sk = s.clone();
         sk.file.topology.kind = kind.name().to_string();
+        // The pod keys shape the pods candidate only.
+        if kind.pod().is_none() {
+            sk.file.topology.pod_sus = None;
+            sk.file.topology.core_oversubscription = None;
+        }
         match sk.design_and_topology().and_then(|(d, mut t)| {
             let p = make(&sk, &d, &mut t)?;
             Ok((d, t, p))
@@ -203,6 +217,15 @@ fn auto(s: &Scenario) -> Result<(Design, Topology, Plan), InputError> {
     );
     if best.2.kind == fabricsim_core::topology::Kind::RailOnly.name() {
         why += "; rail-only joins no two rails: traffic between rails crosses NVLink first (PXN)";
+    }
+    if let Some(pod) = best.0.spec.kind.pod()
+        && pod.core_oversubscription.0 > pod.core_oversubscription.1
+    {
+        let (d, u) = pod.core_oversubscription;
+        why += &format!(
+            "; pods reach each other through a core at {d}:{u}: traffic between pods has at least \
+             {u}/{d} of the bandwidth within one"
+        );
     }
     let (d, t, mut p) = fits.swap_remove(0);
     p.choice = Some(why);

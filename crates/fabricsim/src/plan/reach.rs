@@ -3,7 +3,7 @@
 //! closed forms of `fabricsim_core::topology::sizing`; and the multi-plane variant (the
 //! scenario's planes, or 2 planes as in Alibaba HPN's dual-plane when it has one).
 
-use fabricsim_core::topology::{Kind, TopologySpec, max_gpus, sizing::Sizing};
+use fabricsim_core::topology::{Kind, Pod, TopologySpec, max_gpus, sizing::Sizing};
 
 /// One design's reach: its label and the most GPUs in 1, 2 and 3 tiers, or why it cannot be
 /// built with this server.
@@ -15,11 +15,22 @@ pub struct Reach {
 }
 
 impl Reach {
-    /// "rail-only", or "fat-tree x 2 planes".
+    /// "rail-only", "fat-tree x 2 planes", or "pods (7 SUs, core 15:1)" (a pod shape other
+    /// than the largest non-blocking pods).
     pub fn label(&self) -> String {
+        let name = match self.kind {
+            Kind::Pods(p) if p != Pod::LARGEST => {
+                let (d, u) = p.core_oversubscription;
+                match p.sus {
+                    0 => format!("pods (core {d}:{u})"),
+                    s => format!("pods ({s} SUs, core {d}:{u})"),
+                }
+            }
+            k => k.name().to_string(),
+        };
         match self.planes {
-            1 => self.kind.name().to_string(),
-            p => format!("{} x {p} planes", self.kind.name()),
+            1 => name,
+            p => format!("{name} x {p} planes"),
         }
     }
 }
@@ -30,7 +41,14 @@ pub fn table(spec: &TopologySpec) -> Vec<Reach> {
         1 if spec.nics_per_node.is_multiple_of(2) => 2,
         p => p,
     };
-    let mut designs: Vec<(Kind, u32)> = Kind::ALL.iter().map(|&k| (k, 1)).collect();
+    // The pods row takes the scenario's pod shape when it is a pods fabric.
+    let mut designs: Vec<(Kind, u32)> = Kind::ALL
+        .iter()
+        .map(|&k| match (k, spec.kind) {
+            (Kind::Pods(_), Kind::Pods(p)) => (Kind::Pods(p), 1),
+            _ => (k, 1),
+        })
+        .collect();
     if planes > 1 {
         designs.extend([(Kind::FatTree, planes), (Kind::RailOptimized, planes)]);
     }
@@ -85,6 +103,20 @@ mod tests {
         assert_eq!(row("dual-tor"), Ok([0, 2048, 65_536]));
         // 2 planes of 4 ports: a fat-tree plane takes 8 servers per leaf.
         assert_eq!(row("fat-tree x 2 planes"), Ok([128, 4096, 131_072]));
+        // Pods: 3 tiers only; at 1:1 64 pods of 4 SUs (the rail-optimized reach); a pods
+        // scenario's own shape, 7 SUs over a 15:1 core, 64 pods of 7 SUs of 32 servers.
+        assert_eq!(row("pods"), Ok([0, 0, 65_536]));
+        let thin = TopologySpec {
+            kind: Kind::Pods(Pod {
+                sus: 7,
+                core_oversubscription: (15, 1),
+            }),
+            ..spec.clone()
+        };
+        let t = table(&thin);
+        let pods = t.iter().find(|r| r.kind.pod().is_some()).unwrap();
+        assert_eq!(pods.label(), "pods (7 SUs, core 15:1)");
+        assert_eq!(pods.gpus, Ok([0, 0, 114_688]));
         // An odd port count refuses dual-ToR, with the reason.
         let odd = TopologySpec {
             nics_per_node: 7,
@@ -92,6 +124,6 @@ mod tests {
         };
         let t = table(&odd);
         assert!(t.iter().any(|r| r.kind == Kind::DualTor && r.gpus.is_err()));
-        assert_eq!(t.len(), 4, "no even split, no multi-plane row");
+        assert_eq!(t.len(), 5, "no even split, no multi-plane row");
     }
 }

@@ -187,6 +187,10 @@ pub fn json(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Tr
             "network_share_of_tco_pct": r2(100.0 * c.network_share_of_tco),
         },
     });
+    if let Some((sus, (d, u))) = p.pods {
+        v["topology"]["pods"] =
+            json!({"sus_per_pod": sus, "core_oversubscription": format!("{d}:{u}")});
+    }
     // `--topology auto`: why this kind (absent when the scenario names one).
     if let Some(why) = &p.choice {
         v["topology"]["auto_choice"] = json!(why);
@@ -289,7 +293,7 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Tr
     );
     let _ = writeln!(
         w,
-        "  topology  {}{}, {} tier{}, leaf oversubscription {}:{}",
+        "  topology  {}{}, {} tier{}, leaf oversubscription {}:{}{}",
         p.kind,
         match p.planes {
             1 => String::new(),
@@ -298,7 +302,11 @@ pub fn text(p: &Plan, d: &fabricsim_input::scenario::Design, traffic: Option<&Tr
         p.tiers,
         if p.tiers == 1 { "" } else { "s" },
         p.oversubscription.0,
-        p.oversubscription.1
+        p.oversubscription.1,
+        match p.pods {
+            Some((sus, (d, u))) => format!("; pods of {sus} SUs, core {d}:{u}"),
+            None => String::new(),
+        }
     );
     if let Some(why) = &p.choice {
         let _ = writeln!(w, "  {why}");

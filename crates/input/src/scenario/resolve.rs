@@ -226,13 +226,13 @@ impl Scenario {
         // [topology]
         let t = &f.topology;
         let kind = match Kind::ALL.iter().find(|k| k.name() == t.kind.trim()) {
-            Some(&k) => k,
+            Some(&k) => self.pod_keys(k)?,
             None => {
                 return Err(self.error(
                     "topology.kind",
                     t.kind.trim(),
                     "is not a topology kind",
-                    "fat-tree, rail-optimized, rail-only, dual-tor (auto: plan only)",
+                    "fat-tree, rail-optimized, rail-only, dual-tor, pods (auto: plan only)",
                 ));
             }
         };
@@ -411,6 +411,44 @@ impl Scenario {
         Ok((d, t))
     }
 
+    /// `kind` with the `pods` keys (`topology.pod_sus`, `topology.core_oversubscription`)
+    /// applied; `Err` when they are set for another kind or are not a count and a ratio.
+    fn pod_keys(&self, kind: Kind) -> Result<Kind, InputError> {
+        let t = &self.file.topology;
+        let Kind::Pods(mut pod) = kind else {
+            let set = [
+                ("topology.pod_sus", t.pod_sus.map(|v| v.to_string())),
+                (
+                    "topology.core_oversubscription",
+                    t.core_oversubscription.clone(),
+                ),
+            ];
+            return match set.into_iter().find_map(|(k, v)| v.map(|v| (k, v))) {
+                Some((key, v)) => Err(self.error(
+                    key,
+                    v,
+                    format!("is a key of kind pods, not of {}", kind.name()),
+                    "kind = \"pods\", or leave the key out",
+                )),
+                None => Ok(kind),
+            };
+        };
+        if let Some(n) = t.pod_sus {
+            pod.sus = self.count("topology.pod_sus", n, 1, u16::MAX as i64)?;
+        }
+        if let Some(r) = &t.core_oversubscription {
+            pod.core_oversubscription = parse_ratio(r).ok_or_else(|| {
+                self.error(
+                    "topology.core_oversubscription",
+                    format!("\"{r}\""),
+                    "is not a pod spine down:up ratio",
+                    "\"D:U\" with whole numbers D >= U >= 1, e.g. \"1:1\", \"3:1\", \"15:1\"",
+                )
+            })?;
+        }
+        Ok(Kind::Pods(pod))
+    }
+
     /// The scenario key a topology build error is about.
     fn build_error(&self, e: &BuildError, design: &Design) -> InputError {
         let (key, value) = match e.field {
@@ -430,6 +468,18 @@ impl Scenario {
             ),
             "kind" => ("topology.kind", self.file.topology.kind.clone()),
             "planes" => ("topology.planes", self.file.topology.planes.to_string()),
+            "pod_sus" => (
+                "topology.pod_sus",
+                self.file.topology.pod_sus.unwrap_or(0).to_string(),
+            ),
+            "core_oversubscription" => (
+                "topology.core_oversubscription",
+                self.file
+                    .topology
+                    .core_oversubscription
+                    .clone()
+                    .unwrap_or_default(),
+            ),
             _ => (
                 "topology.switch",
                 format!("{} ({} ports)", design.switch.id, design.spec.switch_radix),

@@ -82,6 +82,7 @@ fn every_flag_sets_its_key() {
             | "compare.seeds"
             | "seeds"
             | "topology.planes"
+            | "topology.pod_sus"
             | "topology.tiers" => "2",
             _ => "x",
         };
@@ -336,4 +337,45 @@ fn cost_optics_names_the_allowed_sources() {
         .find(|x| x.id == "sr4-400g")
         .unwrap();
     assert_eq!(Some(t.price_usd), t.vendor_price_usd);
+}
+
+#[test]
+fn pod_keys_shape_a_pods_fabric_and_are_refused_elsewhere() {
+    use fabricsim_core::topology::{Kind, Pod, build};
+    let pods =
+        "[cluster]\ngpus = 16384\n[fabric]\nprofile = \"ib-ndr\"\n[topology]\nkind = \"pods\"\n";
+    let d = design(&format!(
+        "{pods}pod_sus = 7\ncore_oversubscription = \"15:1\"\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        d.spec.kind,
+        Kind::Pods(Pod {
+            sus: 7,
+            core_oversubscription: (15, 1)
+        })
+    );
+    assert_eq!(design(pods).unwrap().spec.kind, Kind::Pods(Pod::LARGEST));
+    // A key of another kind, a ratio that is not one, a count out of range: file, line, key.
+    let e = design("[topology]\nkind = \"fat-tree\"\npod_sus = 4\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(3), "topology.pod_sus"));
+    assert!(e.problem.contains("kind pods"), "{e}");
+    let e = design(&format!("{pods}core_oversubscription = \"1:2\"\n")).unwrap_err();
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (Some(7), "topology.core_oversubscription")
+    );
+    assert_eq!(e.value, "\"1:2\"");
+    let e = design(&format!("{pods}pod_sus = 0\n")).unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(7), "topology.pod_sus"));
+    // A pod larger than its spine takes is the builder's error, at the key: 64-port QM9700
+    // spines at 1:1 take 4 SUs of 8 rail leaves.
+    let s = Scenario::parse("s.toml", &format!("{pods}pod_sus = 5\n")).unwrap();
+    let e = s.design_and_topology().unwrap_err();
+    assert_eq!(
+        (e.line, e.key.as_str(), e.value.as_str()),
+        (Some(7), "topology.pod_sus", "5")
+    );
+    assert!(e.allowed.contains("1 to 4"), "{e}");
+    assert!(build(&s.design().unwrap().spec).is_err());
 }

@@ -5,8 +5,8 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TopologySection {
-    /// `fat-tree` (default), `rail-optimized`, `rail-only`, `dual-tor`, or `auto` (`plan`: the
-    /// cheapest kind that fits).
+    /// `fat-tree` (default), `rail-optimized`, `rail-only`, `dual-tor`, `pods`, or `auto`
+    /// (`plan`: the cheapest kind that fits).
     pub kind: String,
     /// Parallel fabrics (multi-plane): NIC port `r` of every server on plane `r mod planes`
     /// (default 1; a divisor of `cluster.nics_per_node`).
@@ -17,6 +17,10 @@ pub struct TopologySection {
     pub oversubscription: String,
     /// Switch catalog id (default: the fabric profile's switch).
     pub switch: Option<String>,
+    /// Kind `pods`: scalable units per pod (default: the most a pod spine takes).
+    pub pod_sus: Option<i64>,
+    /// Kind `pods`: a pod spine's down:up towards the core, `"1:1"` (default) or e.g. `"15:1"`.
+    pub core_oversubscription: Option<String>,
 }
 
 impl Default for TopologySection {
@@ -27,6 +31,8 @@ impl Default for TopologySection {
             tiers: toml::Value::String("auto".into()),
             oversubscription: "1:1".into(),
             switch: None,
+            pod_sus: None,
+            core_oversubscription: None,
         }
     }
 }
