@@ -11,6 +11,25 @@ use super::value::SizeValue;
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_mech::params::SimParams;
 
+/// LLR is refused with a link going down or up: the frames in a failed link's replay buffer
+/// are not followed.
+pub fn check_faults(
+    src: &Source,
+    faults: &super::faults::FaultsSection,
+    p: &SimParams,
+) -> Result<(), InputError> {
+    if p.llr.is_none() || !faults.changes_links() {
+        return Ok(());
+    }
+    Err(InputError::at_key(
+        src,
+        "sim.llr",
+        true,
+        "link-level retry across a link going down or up ([[faults.link]] down_at, up_at) is not modelled",
+        "llr = false, or no link going down or up",
+    ))
+}
+
 /// Applies `sim.llr` and `sim.llr_replay_buffer` to `p`.
 pub fn apply(
     src: &Source,
