@@ -43,14 +43,15 @@ pub fn replay_window(rate: BitRate, rtt: Time, frame_wire: u64) -> f64 {
     1.0 + rtt.0 as f64 / rate.serialize(frame_wire).0 as f64
 }
 
-/// A busy link's delivered share of its slots under LLR with per-frame loss `p`: each corrupted
-/// transmission wastes `w` slots (`replay_window`), so the go-back-N efficiency
-/// (1 - p) / (1 - p + p w).
-pub fn link_efficiency(p: f64, w: f64) -> f64 {
+/// A busy path's delivered share of its slots under LLR over `hops` alike links with per-frame
+/// loss `p`: each corrupted transmission wastes `w` slots (`replay_window`) and a link's replay
+/// delays the frames queued behind it on the next links, so the hops' losses add: the go-back-N
+/// efficiency (1 - p) / (1 - p + hops p w).
+pub fn link_efficiency(p: f64, w: f64, hops: usize) -> f64 {
     if p <= 0.0 {
         return 1.0;
     }
-    (1.0 - p) / (1.0 - p + p * w)
+    (1.0 - p) / (1.0 - p + hops as f64 * p * w)
 }
 
 #[cfg(test)]
@@ -70,9 +71,10 @@ mod tests {
 
     #[test]
     fn efficiency_is_go_back_n_over_the_link_window() {
-        assert_eq!(link_efficiency(0.0, 20.0), 1.0);
-        let e = link_efficiency(1e-3, 21.0);
+        assert_eq!(link_efficiency(0.0, 20.0, 2), 1.0);
+        let e = link_efficiency(1e-3, 21.0, 1);
         assert!((e - 0.999 / (0.999 + 0.021)).abs() < 1e-12);
-        assert!(link_efficiency(1e-2, 21.0) < e);
+        assert!(link_efficiency(1e-2, 21.0, 1) < e);
+        assert!((link_efficiency(1e-3, 21.0, 2) - 0.999 / (0.999 + 0.042)).abs() < 1e-12);
     }
 }
