@@ -52,6 +52,7 @@ pub mod fluid;
 pub mod groups;
 pub mod hol;
 pub mod hpcc;
+pub mod llr;
 pub mod loss;
 pub mod maxmin;
 pub mod mean_field;

@@ -214,6 +214,9 @@ pub struct LossModel {
     /// Timeouts in a row before the QP fails (the retry count, IBA 9.7.6.1.3).
     pub retries: u8,
     pub constants: LossConstants,
+    /// Link-level retry (UEC 1.0 5.1): the frames one link replays per corrupted frame
+    /// (`fabricsim_mech::llr::replay_window`, `llr::window`); the transport then sees no loss.
+    pub llr_window: Option<f64>,
 }
 
 pub use fabricsim_mech::loss_expect::path_loss;
@@ -233,12 +236,18 @@ impl LossModel {
             rto_ps: p.ack_timeout().ps(),
             retries: p.retry_count,
             constants: FITTED,
+            llr_window: None,
         })
     }
 
     /// Goodput fraction of a flow over `hops` links: the cap selective repeat puts on its rate
     /// (1 under go-back-N, whose losses are drawn per message: [`Self::draw_naks`]).
+    /// Under link-level retry the links' go-back-N efficiency instead
+    /// (`fabricsim_mech::llr::link_efficiency`, the hops' replays adding up).
     pub fn goodput(&self, hops: usize) -> f64 {
+        if let Some(w) = self.llr_window {
+            return fabricsim_mech::llr::link_efficiency(self.per_link, w, hops);
+        }
         let ph = path_loss(self.per_link, hops);
         match self.recovery {
             Transport::GoBackN | Transport::GoBack0 => 1.0,
@@ -255,7 +264,7 @@ impl LossModel {
     /// through (geometric, `loss_expect::restarts` on average). 0 under the other recoveries.
     pub fn draw_naks(&self, hops: usize, packets: u64, rng: &mut Rng) -> u32 {
         let ph = path_loss(self.per_link, hops);
-        if ph <= 0.0 {
+        if ph <= 0.0 || self.llr_window.is_some() {
             return 0;
         }
         match self.recovery {
@@ -316,7 +325,11 @@ impl LossModel {
     /// Probability that a message of `packets` packets over `hops` links (the ACKs back over
     /// as many) waits for the timeout; `queued` when another message follows it on its QP
     /// (its packets reveal a lost tail to a NAKing or SACKing receiver).
+    /// 0 under link-level retry, which the transport's timer never sees.
     pub fn timeout_prob(&self, hops: usize, packets: u64, queued: bool) -> f64 {
+        if self.llr_window.is_some() {
+            return 0.0;
+        }
         let ph = path_loss(self.per_link, hops);
         loss_expect::timeout_prob(self.recovery, ph, packets, queued)
     }
@@ -446,6 +459,7 @@ mod tests {
             rto_ps,
             retries: 7,
             constants: FITTED,
+            llr_window: None,
         }
     }
 
@@ -552,6 +566,7 @@ mod tests {
                 c_gbn: 1.0,
                 c_sr: 1.0,
             },
+            llr_window: None,
         };
         let runs = 400_000u64;
         let (mut sum, mut sq, mut none) = (0u64, 0u64, 0u64);

@@ -29,6 +29,7 @@ pub mod headroom;
 pub mod hpcc;
 pub mod ibcc;
 pub mod ibroute;
+pub mod llr;
 pub mod loss_expect;
 pub mod lossless_scenarios;
 pub mod nscc;

@@ -265,6 +265,8 @@ pub struct SimParams {
     pub seed: u64,
     /// Per-port time series interval; `None`: no series.
     pub sample_interval: Option<Time>,
+    /// Link-level retry on every link (UEC 1.0 5.1, `llr`); `None`: off.
+    pub llr: Option<super::llr::Llr>,
 }
 
 impl SimParams {
@@ -301,6 +303,7 @@ impl SimParams {
             udp_dport: 4791,
             seed: 1,
             sample_interval: None,
+            llr: None,
         }
     }
 
@@ -462,6 +465,15 @@ impl SimParams {
                 "spray_entropies",
                 format!("{} with spray_pick = \"reps\"", s.entropies),
                 "1 to 256 (an ACK echoes the entropy in a byte)",
+            );
+        }
+        // UEC 1.0 5.1 defines LLR for Ethernet links; a credit-based link (IB, CBFC) would
+        // replay past its credit check, which this model does not do.
+        if self.llr.is_some() && matches!(self.flow_control, FlowControl::Credits(_)) {
+            return err(
+                "llr",
+                "LLR with credit-based flow control (IB credits or CBFC)".into(),
+                "flow_control = \"none\" or \"pfc\" (Ethernet links)",
             );
         }
         if self.timeout_exp > 31 {

@@ -28,6 +28,7 @@ pub mod deadlock;
 pub mod engine;
 pub mod error;
 pub mod hugepages;
+pub mod llr;
 pub mod marking;
 pub mod packet;
 pub mod pfc;

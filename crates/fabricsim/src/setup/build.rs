@@ -381,6 +381,7 @@ pub fn build_with(
     };
     let fsec = sc.file.faults.clone().unwrap_or_default();
     let mut faults = fsec.resolve(src, net.topo.links.len(), reroute)?;
+    fabricsim_input::scenario::llr::check_faults(src, &fsec, &params)?;
     fabricsim_input::scenario::link_phy::apply(src, &fsec, &mut net.topo)?;
     faults
         .faults

@@ -204,7 +204,10 @@ pub fn flow_params(topo: &Topology, p: &SimParams) -> FlowParams {
             max_rate: p.qp_rate_limit,
             ..RateModel::default()
         },
-        loss: LossModel::of(p),
+        loss: LossModel::of(p).map(|l| LossModel {
+            llr_window: fabricsim_flow::llr::window(topo, p),
+            ..l
+        }),
         ..FlowParams::default()
     }
 }

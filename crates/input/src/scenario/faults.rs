@@ -149,6 +149,13 @@ impl FaultsSection {
         Ok(on.then_some(MediumLoss { class_ber }))
     }
 
+    /// Whether a link goes down or up (a flapping link starts with `down_at`).
+    pub fn changes_links(&self) -> bool {
+        self.link
+            .iter()
+            .any(|e| e.down_at.is_some() || e.up_at.is_some())
+    }
+
     /// The faults for a topology of `links` links; recovery delays not set here come from
     /// `profile` (the fabric profile's `[reroute]`, if it has one).
     pub fn resolve(
@@ -157,10 +164,7 @@ impl FaultsSection {
         links: usize,
         profile: Option<RerouteDelays>,
     ) -> Result<Faults, InputError> {
-        let changes_links = self
-            .link
-            .iter()
-            .any(|e| e.down_at.is_some() || e.up_at.is_some());
+        let changes_links = self.changes_links();
         let delay = |key: &str, set: &Option<String>, default: Option<Option<Time>>| {
             match (set.as_deref(), default) {
                 (Some("off"), _) => Ok(None),

@@ -27,6 +27,7 @@ pub mod train;
 pub mod faults;
 pub mod flowctl;
 pub mod link_phy;
+pub mod llr;
 pub mod sim;
 pub mod traffic;
 pub mod tune;

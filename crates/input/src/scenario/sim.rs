@@ -18,7 +18,8 @@
 //! sample_interval = "10us"         # per-port time series
 //! # overrides: mtu, transport (go_back_n | go_back_0 | selective_repeat | unordered | rud), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
-//! # loss_rate, ber, routing (see ROUTINGS), spray_entropies, spray_pick, qp_rate_limit
+//! # loss_rate, ber, routing (see ROUTINGS), spray_entropies, spray_pick, qp_rate_limit,
+//! # llr, llr_replay_buffer (link-level retry: see scenario::llr)
 //! initial_psn = "seeded"          # each QP's first PSN: "zero" (default), "seeded" or a number
 //!                                  # 0 to 16777215 (24-bit PSNs wrap: sim::psn)
 //! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
@@ -79,6 +80,9 @@ pub struct SimSection {
     pub flow_control: Option<String>,
     pub pfc: Option<super::flowctl::PfcSection>,
     pub credits: Option<super::flowctl::CreditsSection>,
+    /// Link-level retry (UEC 1.0 5.1) and its replay buffer (`scenario::llr`).
+    pub llr: Option<bool>,
+    pub llr_replay_buffer: Option<SizeValue>,
     /// ECN marking, DCQCN and ECMP entropy (`sim::cc_profile::Congestion`).
     pub congestion: Option<crate::cc_profile::Congestion>,
 }
@@ -286,6 +290,7 @@ impl SimSection {
             self.credits.as_ref(),
             &mut p,
         )?;
+        super::llr::apply(src, self.llr, self.llr_replay_buffer.as_ref(), &mut p)?;
         if let Some(id) = &self.ib_cc_profile {
             let ib_cc = crate::profile::Profile::builtin(id)
                 .ok()
@@ -324,6 +329,7 @@ impl SimSection {
                     "dt_alpha" => ("sim.dt_alpha", p.dt_alpha.to_string()),
                     "ack_every" => ("sim.ack_every", p.ack_every.to_string()),
                     "timeout_exp" => ("sim.timeout_exp", p.timeout_exp.to_string()),
+                    "llr" => ("sim.llr", "true".to_string()),
                     "routing" => (
                         "sim.routing",
                         format!("\"{}\"", self.routing.as_deref().unwrap_or("(default)")),

@@ -4,8 +4,8 @@
 use super::link::prob_threshold;
 use super::llfc::LinkFc;
 use super::{
-    Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_NIC, P_ROUTE_OK, PortInfo, PortLoss,
-    PortState,
+    Engine, Ev, Events, MsgState, NO_TIME, Nic, P_LINK_UP, P_LLR, P_NIC, P_ROUTE_OK, PortInfo,
+    PortLoss, PortState,
 };
 use crate::congestion::CcState;
 use crate::error::SimError;
@@ -34,6 +34,7 @@ impl<'a> Engine<'a> {
         faults: &Faults,
     ) -> Result<Engine<'a>, SimError> {
         p.validate()?;
+        super::llr::check_faults(p, faults)?;
         let ntc = p.traffic_classes as usize;
         let nports = topo.ports.len();
         // What makes every id the engine holds valid in its tables (`tab`).
@@ -94,10 +95,14 @@ impl<'a> Engine<'a> {
                 queued: 0,
                 tx_hook: false,
                 wd_off: 0,
+                llr_hold: false,
             });
             info.push(PortInfo {
                 node: port.node.0,
-                flags: P_LINK_UP | P_ROUTE_OK | if host != NIL { P_NIC } else { 0 },
+                flags: P_LINK_UP
+                    | P_ROUTE_OK
+                    | if host != NIL { P_NIC } else { 0 }
+                    | if p.llr.is_some() { P_LLR } else { 0 },
             });
         }
         let mut loss = vec![
@@ -114,7 +119,7 @@ impl<'a> Engine<'a> {
         let mut q = Events::new();
         let misroutes = super::link::apply_faults(topo, faults, &mut loss, &mut q)?;
         for (ps, l) in ports.iter_mut().zip(&loss) {
-            ps.tx_hook = l.any();
+            ps.tx_hook = l.any() || p.llr.is_some();
         }
         dag.check_hosts(topo.num_hosts() as u32)?;
         // Queue pairs as the flow engine numbers them (`route::number_qps`): a connection's
@@ -287,6 +292,7 @@ impl<'a> Engine<'a> {
             reach: fabricsim_mech::reroute::Reach::healthy(nports),
             cc,
             fc,
+            llr: super::llr::links(topo, p),
         })
     }
 }

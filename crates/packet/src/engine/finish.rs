@@ -180,6 +180,7 @@ impl Engine<'_> {
 
     pub(super) fn finish(mut self, status: Status, wall_s: f64) -> RunResult {
         self.c.bytes_in_flight = self.payload_in_flight();
+        self.llr_count();
         let mut messages = Vec::with_capacity(self.msgs.len());
         let mut failed = 0;
         for (i, st) in self.msgs.iter().enumerate() {

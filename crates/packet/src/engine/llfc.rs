@@ -58,6 +58,16 @@ pub(crate) enum FcEv {
         on: bool,
     },
     DeadlockCheck,
+    /// A link-level retry ACK (all below `seq` received) or NACK (replay from `seq`) reaches
+    /// sending `port` (`llr`).
+    LlrAck {
+        port: u32,
+        seq: u64,
+    },
+    LlrNack {
+        port: u32,
+        seq: u64,
+    },
 }
 
 pub(super) struct LinkFc {
@@ -84,6 +94,11 @@ pub(super) struct LinkFc {
 }
 
 impl LinkFc {
+    /// Port `ip`'s link's one-way propagation delay.
+    pub(super) fn link_delay(&self, ip: usize) -> Time {
+        self.link_delay[ip]
+    }
+
     /// The flow-control state for `topo` under `p`; `Err` when the headroom does not fit.
     pub(super) fn new(
         topo: &Topology,
@@ -327,6 +342,8 @@ impl Engine<'_> {
         let now = self.now.0;
         let ntc = self.ntc;
         match e {
+            FcEv::LlrAck { port, seq } => self.llr_reply(port as usize, seq, false),
+            FcEv::LlrNack { port, seq } => self.llr_reply(port as usize, seq, true),
             FcEv::Credit { port, tc, fccl } => {
                 if let Some(c) = self.fc.credits.as_mut() {
                     c.update(port as usize, tc as usize, fccl, now);

@@ -19,7 +19,7 @@
 //! - `link`: injected faults, link down/up and routing's reaction;
 //! - `finish`: time-series sampling and the results;
 //! - `llfc`: link-level flow control's state and control frames (credits, PFC, watchdog,
-//!   deadlock detection); `mark`: egress marking; `cc`: congestion control; `adaptive`: the
+//!   deadlock detection); `llr`: link-level retry (UEC 1.0 5.1); `mark`: egress marking; `cc`: congestion control; `adaptive`: the
 //!   adaptive route choice.
 
 mod adaptive;
@@ -29,6 +29,7 @@ mod cc;
 mod finish;
 mod link;
 pub mod llfc;
+mod llr;
 mod mark;
 mod messages;
 mod nic_rx;
@@ -239,6 +240,8 @@ const P_ROUTE_OK: u8 = 2;
 const P_NIC: u8 = 4;
 /// The last global reroute blocked some destinations through the port (`Engine::reach`).
 const P_REROUTED: u8 = 8;
+/// The port receives under link-level retry (`llr`).
+const P_LLR: u8 = 16;
 
 /// An egress port: what its transmissions read and write, in one cache line (the struct is
 /// aligned to one). What the packet path reads about the port on the other side of a hop is in
@@ -270,6 +273,8 @@ struct PortState {
     tx_hook: bool,
     /// Bit `tc`: the PFC watchdog turned PFC off on that class (`llfc::fc_watchdog`).
     wd_off: u8,
+    /// Link-level retry: new frames wait (a replay pending or the replay buffer full; `llr`).
+    llr_hold: bool,
 }
 
 const _: () = assert!(std::mem::size_of::<PortState>() == 64);
@@ -419,6 +424,8 @@ pub struct Engine<'a> {
     cc: CcState,
     /// Link-level flow control state (credits or PFC).
     fc: LinkFc,
+    /// Per port under link-level retry: its direction's state (`llr`); else empty.
+    llr: Vec<crate::llr::LlrLink>,
 }
 
 fn set_bit(flags: &mut u8, bit: u8, on: bool) {

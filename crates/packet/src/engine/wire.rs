@@ -3,7 +3,7 @@
 //! the NIC or the switch.
 
 use super::admission::Admission;
-use super::{Engine, Ev, P_LINK_UP, P_NIC};
+use super::{Engine, Ev, P_LINK_UP, P_LLR, P_NIC};
 use crate::packet::{F_CORRUPT, Kind, NIL};
 use fabricsim_core::units::Time;
 use fabricsim_mech::results::DropReason;
@@ -30,7 +30,11 @@ impl Engine<'_> {
     }
 
     /// `kick` on an idle port: sends the next packet, and wakes the port again when it has more.
+    /// Under link-level retry a pending replay goes first, and a full replay buffer waits.
     fn send_next<A: Admission>(&mut self, pi: usize) {
+        if self.ports[pi].llr_hold && self.llr_held::<A>(pi) {
+            return;
+        }
         let host = self.ports[pi].host;
         let next = if host != NIL {
             self.nic_next::<A>(host as usize)
@@ -72,31 +76,33 @@ impl Engine<'_> {
         };
         let at = now + head_start + port.hop_delay;
         if port.tx_hook {
-            self.tx_hooks(pi, id, wire);
+            self.tx_hooks(pi, id, tc, frame, wire);
         }
         self.q.push(at.0, Ev::Arrive { pkt: id });
         A::sent(self, pi, tc, frame as u32);
     }
 
-    /// A transmission's hooks on port `pi` (`PortState::tx_hook`): link loss, and the congestion
-    /// control's telemetry of a packet leaving a switch. Out of line: most ports have neither.
+    /// A transmission's hooks on port `pi` (`PortState::tx_hook`): link loss, link-level retry
+    /// (which takes the loss on the link instead of the packet), and the congestion control's
+    /// telemetry of a packet leaving a switch. Out of line: most ports have none.
     #[cold]
     #[inline(never)]
-    fn tx_hooks(&mut self, pi: usize, id: u32, wire: u32) {
-        if self.loss[pi].any() {
-            self.lose(pi, id, wire);
+    fn tx_hooks(&mut self, pi: usize, id: u32, tc: u8, frame: u16, wire: u32) {
+        let corrupt = self.loss[pi].any() && self.lose(pi, wire);
+        if !self.llr.is_empty() {
+            self.llr_on_wire(pi, id, tc, frame, corrupt);
+        } else if corrupt {
+            self.pkts.get_mut(id).flags |= F_CORRUPT;
         }
         if self.cc.telemetry {
             self.cc_egress(id, pi, wire);
         }
     }
 
-    /// Link loss on port `pi` (`PortLoss`): marks packet `id` (`wire` bytes on the wire)
-    /// corrupt by the port's loss rate, bit error rate (raw or under FEC), drop-nth or periodic
-    /// drop setting. Out of line: most ports are lossless and the transmit path stays short.
-    #[cold]
-    #[inline(never)]
-    fn lose(&mut self, pi: usize, id: u32, wire: u32) {
+    /// Link loss on port `pi` (`PortLoss`): whether a frame of `wire` bytes on the wire is
+    /// corrupted, by the port's loss rate, bit error rate (raw or under FEC), drop-nth or
+    /// periodic drop setting.
+    fn lose(&mut self, pi: usize, wire: u32) -> bool {
         let loss = &mut self.loss[pi];
         let mut corrupt = false;
         if loss.threshold != 0 && self.rngs[pi].next_u64() < loss.threshold {
@@ -117,9 +123,7 @@ impl Engine<'_> {
             corrupt |= loss.tx_packets == loss.drop_nth;
             corrupt |= loss.drop_every != 0 && loss.tx_packets % loss.drop_every == 0;
         }
-        if corrupt {
-            self.pkts.get_mut(id).flags |= F_CORRUPT;
-        }
+        corrupt
     }
 
     /// Drops packet `id` for `reason`, counting its payload.
@@ -142,11 +146,14 @@ impl Engine<'_> {
     pub(super) fn arrive<A: Admission>(&mut self, id: u32, in_port: usize) {
         // SAFETY: an `Arrive` event's packet id came from the slab's `alloc`.
         let pk = *unsafe { self.pkts.get_unchecked(id) };
+        let flags = self.info[in_port].flags;
+        if flags & P_LLR != 0 && !self.llr_arrive::<A>(in_port, &pk) {
+            return;
+        }
         if pk.flags & F_CORRUPT != 0 {
             A::discarded(self, in_port, &pk);
             return self.drop_pkt(id, DropReason::Corruption);
         }
-        let flags = self.info[in_port].flags;
         if flags & P_LINK_UP == 0 {
             A::discarded(self, in_port, &pk);
             return self.drop_pkt(id, DropReason::LinkDown);

@@ -32,7 +32,7 @@ impl Engine<'_> {
         let used = self.buf_used[node];
         let size = self.p.switch_buffer_bytes;
         let port = &self.ports[out];
-        let idle = port.queued == 0 && !port.wake && port.busy_until <= self.now;
+        let idle = port.queued == 0 && !port.wake && !port.llr_hold && port.busy_until <= self.now;
         if idle && port.blocked & (1 << pk.tc) == 0 {
             // An idle egress with empty queues: straight to the wire (the packet passes through
             // the buffer in no time, so admission sees an empty queue).

@@ -123,7 +123,7 @@ impl Engine<'_> {
         pk: &Packet,
     ) {
         let port = &self.ports[out];
-        let idle = port.queued == 0 && !port.wake && port.busy_until <= self.now;
+        let idle = port.queued == 0 && !port.wake && !port.llr_hold && port.busy_until <= self.now;
         if idle && A::may_send(self, out, pk.tc, pk.frame as u32) {
             self.buf_used[node] += pk.frame as u64;
             A::release(self, in_port, pk.tc, pk.frame as u32, node);

@@ -1,0 +1,83 @@
+//! `[sim] llr` (link-level retry, UEC 1.0 5.1) from a scenario: the lossy incast example with
+//! LLR resends nothing at the transport while its link replays, byte for byte the same on a
+//! second run; bad values and meaningless combinations exit 2 naming the file, line and key.
+
+mod support;
+
+use support::{examples, exits_2_saying, stdout_ok, write};
+
+/// The lossy incast example (`examples/sim-incast-lossy.toml`) with `extra` in its `[sim]`.
+fn lossy_incast(name: &str, extra: &str) -> String {
+    let src = std::fs::read_to_string(examples().join("sim-incast-lossy.toml")).unwrap();
+    let topo = examples().join("sim-ft4.topo.txt").display().to_string();
+    let text = src
+        .replace(
+            "topology_file = \"sim-ft4.topo.txt\"",
+            &format!("topology_file = \"{topo}\""),
+        )
+        .replace("seed = 7\n", &format!("seed = 7\n{extra}"));
+    write(&format!("{name}.toml"), &text)
+}
+
+#[test]
+fn llr_takes_the_corruption_off_the_transport_and_repeats_itself() {
+    let off: serde_json::Value =
+        serde_json::from_str(&stdout_ok(&["sim", &lossy_incast("off", "")])).unwrap();
+    let s = lossy_incast("on", "llr = true\n");
+    let a = stdout_ok(&["sim", &s]);
+    let on: serde_json::Value = serde_json::from_str(&a).unwrap();
+    let (c0, c1) = (&off["counters"], &on["counters"]);
+    println!("without LLR: {c0}\nwith LLR: {c1}");
+    assert!(c0["drops"]["corruption"].as_u64().unwrap() > 0);
+    assert_eq!(c1["drops"]["corruption"].as_u64().unwrap(), 0);
+    assert!(c1["llr_replays"].as_u64().unwrap() > 0);
+    assert!(c1["llr_nacks"].as_u64().unwrap() > 0);
+    assert!(c0.get("llr_replays").is_none(), "no LLR field without LLR");
+    // Buffer drops remain the transport's to recover.
+    assert!(c1["drops"]["buffer"].as_u64().unwrap() > 0);
+    let b = stdout_ok(&["sim", &s]);
+    let strip = |x: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(x).unwrap();
+        v["sim"]
+            .as_object_mut()
+            .unwrap()
+            .retain(|k, _| !k.contains("wall") && !k.contains("per_s"));
+        v
+    };
+    assert_eq!(strip(&a), strip(&b), "same scenario and seed, same results");
+}
+
+#[test]
+fn bad_llr_settings_exit_2() {
+    let s = lossy_incast("llr-str", "llr = \"yes\"\n");
+    exits_2_saying(&["sim", &s], &["llr-str.toml", "llr"]);
+    let s = lossy_incast("llr-small", "llr = true\nllr_replay_buffer = \"1KB\"\n");
+    exits_2_saying(
+        &["sim", &s],
+        &[
+            "llr-small.toml:12:",
+            "`sim.llr_replay_buffer`",
+            "1000",
+            "at least 4178 B",
+        ],
+    );
+    let s = lossy_incast("llr-off", "llr_replay_buffer = \"64KB\"\n");
+    exits_2_saying(&["sim", &s], &["`sim.llr_replay_buffer`", "llr = true"]);
+    let s = lossy_incast("llr-ib", "llr = true\n");
+    let text = std::fs::read_to_string(&s)
+        .unwrap()
+        .replace("fabric = \"roce\"", "fabric = \"ib\"");
+    std::fs::write(&s, text).unwrap();
+    exits_2_saying(&["sim", &s], &["`sim.llr`", "credit-based flow control"]);
+}
+
+#[test]
+fn llr_across_a_link_failure_is_refused() {
+    let s = lossy_incast("llr-down", "llr = true\n");
+    let text = std::fs::read_to_string(&s).unwrap() + "down_at = \"10us\"\n";
+    std::fs::write(&s, text).unwrap();
+    exits_2_saying(
+        &["sim", &s],
+        &["llr-down.toml:", "`sim.llr`", "link going down or up"],
+    );
+}
