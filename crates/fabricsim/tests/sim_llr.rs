@@ -124,17 +124,19 @@ fn a_small_replay_buffer_stalls_the_link() {
     assert_eq!(tight.summary.messages_completed, PAIRS as u64);
 }
 
-/// The flow engine's closed form (each link loss costs its link's replay window, the hops'
-/// replays adding up: `fabricsim_mech::llr::link_efficiency`) against the packet engine, on
-/// the 4 pairs at 0.1% loss per link with LLR: last completion within 5%. The packet engine
-/// also charges each link's ACK frames on the reverse direction (84 B per frame received,
-/// carried on the data direction for the transport's ACKs), which the closed form does not.
-/// RoCE only: on uec-400g the flow engine's sprayed routes do not take the loss effect's route
-/// factor (it reports the lossless time, -7.3%): not done.
+/// The flow engine's closed form (each link's capacity taxed by its replay window, and a
+/// route's cap by its hops' replays adding up: `fabricsim_mech::llr::link_efficiency`) against
+/// the packet engine, on the 4 pairs at 0.1% loss per link with LLR: last completion within
+/// 5% hashed (roce-400g: measured -3.6%); sprayed (uec-400g) within 6% (measured -5.5%): its 8
+/// subflows share their NIC's link, so the link's one-hop tax binds but not the route's
+/// hops-added cap, which a subflow at an eighth of the line never reaches (before the link tax
+/// the flow engine gave the lossless time there, -7.3%). The packet engine also charges each
+/// link's ACK frames on the reverse direction (84 B per frame received, carried on the data
+/// direction for the transport's ACKs), which the closed form does not.
 #[test]
 fn the_flow_engines_replay_tax_follows_the_packet_engine() {
     use fabricsim::engine_choice::flow_params;
-    for fabric in ["roce-400g"] {
+    for (fabric, within) in [("roce-400g", 0.05), ("uec-400g", 0.06)] {
         let p = params(fabric, LOSS, Some(Llr::default()));
         let (t, packet) = pairs(&p);
         let mut d = MessageDag::default();
@@ -150,7 +152,7 @@ fn the_flow_engines_replay_tax_follows_the_packet_engine() {
         );
         assert_eq!(flow.counters.retransmitted_packets, 0);
         assert!(
-            (b / a - 1.0).abs() < 0.05,
+            (b / a - 1.0).abs() < within,
             "{fabric}: flow {b} vs packet {a}"
         );
     }

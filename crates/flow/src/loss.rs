@@ -84,6 +84,7 @@ use super::event::Event;
 use super::groups::ResendWait;
 use super::state::NONE32;
 use fabricsim_core::rng::Rng;
+use fabricsim_core::topology::Topology;
 use fabricsim_mech::{SimParams, Transport};
 
 /// The effect: a route's goodput factor (selective repeat), and per message drained its NAKed
@@ -107,8 +108,30 @@ impl Loss {
 }
 
 impl Effect for Loss {
+    /// Under link-level retry a corrupted frame's replay is the link's own cost: each directed
+    /// link keeps its go-back-N efficiency of its capacity (`fabricsim_mech::llr::
+    /// link_efficiency` of one hop), however many flows share it.
+    fn link_caps(&self, _topo: &Topology, _p: &SimParams, caps: &mut Vec<u64>) {
+        if let Some(w) = self.model.llr_window {
+            let e = fabricsim_mech::llr::link_efficiency(self.model.per_link, w, 1);
+            for c in caps.iter_mut() {
+                *c = (*c as f64 * e) as u64;
+            }
+        }
+    }
+
+    /// The transport's goodput cap on a route. Under link-level retry, a flow alone on its
+    /// path: the hops' replays add up (no queue downstream fills an upstream replay's gap), so
+    /// its cap is the go-back-N efficiency over all its hops, over the one-hop tax its
+    /// bottleneck's capacity already carries ([`Effect::link_caps`]).
     fn route_factor(&self, hops: usize) -> Option<f64> {
-        Some(self.model.goodput(hops))
+        Some(match self.model.llr_window {
+            Some(w) => {
+                let e = |h| fabricsim_mech::llr::link_efficiency(self.model.per_link, w, h);
+                e(hops) / e(1)
+            }
+            None => self.model.goodput(hops),
+        })
     }
 
     /// A message starts on its QP: a lost tail of the one before it that still waits for the
@@ -242,12 +265,7 @@ impl LossModel {
 
     /// Goodput fraction of a flow over `hops` links: the cap selective repeat puts on its rate
     /// (1 under go-back-N, whose losses are drawn per message: [`Self::draw_naks`]).
-    /// Under link-level retry the links' go-back-N efficiency instead
-    /// (`fabricsim_mech::llr::link_efficiency`, the hops' replays adding up).
     pub fn goodput(&self, hops: usize) -> f64 {
-        if let Some(w) = self.llr_window {
-            return fabricsim_mech::llr::link_efficiency(self.per_link, w, hops);
-        }
         let ph = path_loss(self.per_link, hops);
         match self.recovery {
             Transport::GoBackN | Transport::GoBack0 => 1.0,
