@@ -2,6 +2,8 @@
 //! replay buffer's size from the link's round trip, and the closed form of a link replay's cost
 //! the flow engine uses (`fabricsim_flow::loss`).
 
+use crate::params::SimParams;
+use fabricsim_core::topology::{Port, Topology};
 use fabricsim_core::units::{BitRate, Time};
 
 /// An LLR ACK or NACK is a minimum Ethernet frame (IEEE 802.3: 64 B) [E]: the spec's control
@@ -28,6 +30,27 @@ pub fn round_trip(
 ) -> Time {
     let ser = rate.serialize(frame_wire);
     Time(2 * ser.0 + 2 * delay.0 + node_latency.0 + rate.serialize(ctrl_wire).0)
+}
+
+/// The round trip of the link leaving `port` (with its rate), as both engines take it: MTU
+/// frames under `p`, ACKs as control frames, the receiving node's pipeline latency (a switch's
+/// or a NIC's).
+pub fn port_round_trip(topo: &Topology, p: &SimParams, port: &Port) -> (BitRate, Time) {
+    let link = &topo.links[port.link.idx()];
+    let peer = topo.ports[port.peer.idx()].node;
+    let latency = match topo.nodes[peer.idx()].is_switch() {
+        true => p.switch_latency,
+        false => p.nic_latency,
+    };
+    let ctrl = (CTRL_FRAME_BYTES + p.wire_overhead_bytes) as u64;
+    let rtt = round_trip(
+        link.rate,
+        link.delay,
+        latency,
+        p.mtu_frame_wire_bytes(),
+        ctrl,
+    );
+    (link.rate, rtt)
 }
 
 /// The default replay buffer [E]: everything sent within one round trip at line rate plus one

@@ -14,7 +14,7 @@ use crate::llr::{Entry, Gate, LlrLink, Rx};
 use crate::packet::Packet;
 use fabricsim_core::topology::Topology;
 use fabricsim_mech::faults::{Fault, Faults};
-use fabricsim_mech::llr::{CTRL_FRAME_BYTES, replay_buffer_bytes, round_trip};
+use fabricsim_mech::llr::{CTRL_FRAME_BYTES, port_round_trip, replay_buffer_bytes};
 use fabricsim_mech::params::SimParams;
 
 /// LLR is refused with link failures: a link that goes down would lose its replay buffer's
@@ -43,18 +43,10 @@ pub(super) fn links(topo: &Topology, p: &SimParams) -> Vec<LlrLink> {
     topo.ports
         .iter()
         .map(|port| {
-            let link = &topo.links[port.link.idx()];
-            let peer = topo.ports[port.peer.idx()].node;
-            let latency = if topo.nodes[peer.idx()].is_switch() {
-                p.switch_latency
-            } else {
-                p.nic_latency
-            };
-            let ctrl = CTRL_FRAME_BYTES as u64 + extra;
-            let rtt = round_trip(link.rate, link.delay, latency, max_wire, ctrl);
+            let (rate, rtt) = port_round_trip(topo, p, port);
             let cap = llr
                 .replay_buffer
-                .unwrap_or_else(|| replay_buffer_bytes(link.rate, rtt, max_wire));
+                .unwrap_or_else(|| replay_buffer_bytes(rate, rtt, max_wire));
             LlrLink::new(cap, max_wire, min_wire, extra)
         })
         .collect()
