@@ -315,19 +315,26 @@ impl Engine<'_> {
         );
     }
 
-    /// Sends a PAUSE frame for `tc` with `quanta` (0 = XON) out of port `ip`, after the frame in
-    /// progress; it acts at the peer after the link delay and the peer's response time.
-    pub(super) fn fc_send_pause(&mut self, ip: usize, tc: u8, quanta: u16) {
-        let wire = PAUSE_FRAME_BYTES + self.wire_extra;
+    /// Puts a control frame of `bytes` (PAUSE, LLR ACK/NACK; the wire overhead added) on port
+    /// `ip` behind the frame in progress; the time its last bit leaves.
+    pub(super) fn send_ctrl_frame(&mut self, ip: usize, bytes: u32) -> Time {
+        let wire = bytes + self.wire_extra;
         let port = &mut self.ports[ip];
         let t0 = self.now.max(port.busy_until);
         let ser = port.ser(wire);
         port.busy_until = t0 + ser;
         port.tx_bytes += wire as u64;
-        let peer = port.peer;
+        t0 + ser
+    }
+
+    /// Sends a PAUSE frame for `tc` with `quanta` (0 = XON) out of port `ip`, after the frame in
+    /// progress; it acts at the peer after the link delay and the peer's response time.
+    pub(super) fn fc_send_pause(&mut self, ip: usize, tc: u8, quanta: u16) {
+        let sent = self.send_ctrl_frame(ip, PAUSE_FRAME_BYTES);
+        let peer = self.ports[ip].peer;
         self.c.pause_frames += 1;
         self.fc.pauses_by_tc[tc as usize] += 1;
-        let at = t0 + ser + self.fc.link_delay[ip] + self.fc.response[peer as usize];
+        let at = sent + self.fc.link_delay[ip] + self.fc.response[peer as usize];
         self.q.push_fc(
             at.0,
             FcEv::Pause {

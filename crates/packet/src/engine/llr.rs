@@ -111,13 +111,7 @@ impl Engine<'_> {
     /// Sends an LLR ACK or NACK out of `ip` (the receiving port), after the frame in progress;
     /// it reaches the sender after the link's propagation.
     fn llr_ctrl(&mut self, ip: usize, ev: FcEv) {
-        let wire = CTRL_FRAME_BYTES + self.wire_extra;
-        let port = &mut self.ports[ip];
-        let t0 = self.now.max(port.busy_until);
-        let ser = port.ser(wire);
-        port.busy_until = t0 + ser;
-        port.tx_bytes += wire as u64;
-        let at = t0 + ser + self.fc.link_delay(ip);
+        let at = self.send_ctrl_frame(ip, CTRL_FRAME_BYTES) + self.fc.link_delay(ip);
         self.q.push_fc(at.0, ev);
     }
 
