@@ -297,11 +297,12 @@ fn engine_flow_runs_a_small_case_and_refuses_what_it_cannot_model() {
         flow["summary"]["max_fct_ps"].as_u64().unwrap()
             <= auto["summary"]["max_fct_ps"].as_u64().unwrap()
     );
-    // A link failure is a packet-level mechanism: --engine flow is refused, exit 2.
+    // A link failing during the run is a packet-level transient: --engine flow is refused,
+    // exit 2 (a link down from the start is routed around: `tests/flow_failed_link.rs`).
     let lf = examples().join("sim-link-failure.toml");
     exits_2_saying(
         &["sim", lf.to_str().unwrap(), "--engine", "flow"],
-        &["--engine", "flow", "link 16 going down", "packet"],
+        &["--engine", "flow", "link 16 going down during the run", "packet"],
     );
 }
 

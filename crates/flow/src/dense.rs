@@ -88,6 +88,8 @@ pub enum PerFlow {
     /// relayed over NVLink to the port on the destination's plane (`topology::pxn::relay`),
     /// which the per-message run does and flow classes do not.
     Planes,
+    /// Links down since before the run: the per-flow engine routes each flow around them.
+    FailedLinks,
 }
 
 impl PerFlow {
@@ -105,6 +107,7 @@ impl PerFlow {
             PerFlow::Planes => {
                 Some("traffic between the fabric's planes is relayed over NVLink (PXN) per message")
             }
+            PerFlow::FailedLinks => Some("a failed link's reroute is taken per flow"),
         }
     }
 }
@@ -129,6 +132,9 @@ pub fn all_to_all(
     }
     if fp.loss.is_some() {
         return Ok(Err(PerFlow::Loss));
+    }
+    if !fp.failed_links.is_empty() {
+        return Ok(Err(PerFlow::FailedLinks));
     }
     let shape = Shape::of(topo, a);
     let per_pair = a.channels as u64 * parts as u64;

@@ -138,6 +138,30 @@ pub fn run_observed(
     Ok((result, stats))
 }
 
+/// `Err` when the route `links` from host `s` to `d` crosses a failed link: `d` cannot be
+/// reached from `s` with the run's failed links down.
+fn unreachable_past(
+    topo: &Topology,
+    router: &paths::Router,
+    links: &[u32],
+    s: u32,
+    d: u32,
+) -> Result<(), FlowError> {
+    match router.down_link(links) {
+        None => Ok(()),
+        Some(l) => Err(FlowError::Traffic(format!(
+            "host {d} cannot be reached from host {s} with link {} down (failed links: every \
+             route avoids them; this one has no other way{})",
+            l / 2,
+            if topo.links[(l / 2) as usize].tier == 1 {
+                ": it is a NIC's own link"
+            } else {
+                ""
+            }
+        ))),
+    }
+}
+
 impl<'a> Loop<'a> {
     fn new(
         topo: &'a Topology,
@@ -150,7 +174,7 @@ impl<'a> Loop<'a> {
         dag.check_hosts(topo.num_hosts() as u32)?;
         let k = fp.paths.subflows();
         let qpc = p.cc.qps_per_message().max(1) as u32;
-        let router = paths::Router::new(topo, p.routing);
+        let router = paths::Router::with_failed(topo, p.routing, &fp.failed_links);
         let (msg_qp, ends) = route::connection_qps(&dag.messages, &p.cc);
         let nq = ends.len();
         let mut msg_flow = vec![u32::MAX; dag.messages.len()];
@@ -179,8 +203,14 @@ impl<'a> Loop<'a> {
             let (from, to, hash) = if symmetric { (s, d, fwd) } else { (d, s, rev) };
             let h = PathModel::Hash;
             paths::subflow_links(topo, &router, h, from, to, hash, 0, |_| 0, &mut links);
+            unreachable_past(topo, &router, &links, from, to)?;
             qp_ack.push(paths::one_way_ps(topo, p, &links) as u32);
             if adaptive {
+                if !symmetric && router.converged.is_some() {
+                    links.clear();
+                    paths::subflow_links(topo, &router, h, s, d, fwd, 0, |_| 0, &mut links);
+                    unreachable_past(topo, &router, &links, s, d)?;
+                }
                 qp_hash.push(fwd);
                 continue; // placed when each subflow starts
             }
@@ -188,6 +218,7 @@ impl<'a> Loop<'a> {
                 if !(symmetric && fp.paths == PathModel::Hash) {
                     links.clear();
                     paths::subflow_links(topo, &router, fp.paths, s, d, fwd, j, |_| 0, &mut links);
+                    unreachable_past(topo, &router, &links, s, d)?;
                 }
                 routes.push(&links);
                 let slowest = links.iter().map(|&l| caps[l as usize]).min().unwrap_or(0);

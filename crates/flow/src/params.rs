@@ -6,6 +6,7 @@ use super::calibration::{
 use super::loss::LossModel;
 use super::paths::PathModel;
 use super::rate_model::RateModel;
+use fabricsim_core::topology::LinkId;
 
 /// What the flow engine is told beyond the packet engine's parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +31,9 @@ pub struct FlowParams {
     /// The most flows active at once before the lossless models end
     /// ([`LOSSLESS_MODELS_MAX_ACTIVE`]).
     pub lossless_max_active: u64,
+    /// Links down since before the run, the fabric converged around them
+    /// (`reroute::Converged`): no route takes them.
+    pub failed_links: Vec<LinkId>,
 }
 
 impl Default for FlowParams {
@@ -42,6 +46,7 @@ impl Default for FlowParams {
             batch_tol: 0.0,
             lossless_max_port_work: LOSSLESS_MODELS_MAX_PORT_WORK,
             lossless_max_active: LOSSLESS_MODELS_MAX_ACTIVE,
+            failed_links: Vec::new(),
         }
     }
 }

@@ -21,7 +21,8 @@
 
 use std::collections::BTreeMap;
 
-use fabricsim_core::topology::{NodeId, PortId, Topology};
+use fabricsim_core::topology::{LinkId, NodeId, PortId, Topology};
+use fabricsim_mech::reroute::Converged;
 use fabricsim_mech::{RoutePolicy, SimParams, entropy, route};
 
 /// How messages are placed on paths.
@@ -75,18 +76,40 @@ pub fn qp_hashes(p: &SimParams, qp: u32, src: u32, dst: u32) -> (u32, u32) {
 }
 
 /// The fabric's static next-hop rule: the routing policy and what `route::choose` reads per
-/// node (ECMP salt or D-mod-K divisor, `route::salts`).
+/// node (ECMP salt or D-mod-K divisor, `route::salts`), and the links down since before the
+/// run that routing has converged around (`None`: every link up).
 pub struct Router {
     pub policy: RoutePolicy,
     pub salt: Vec<u32>,
+    pub converged: Option<Converged>,
 }
 
 impl Router {
     pub fn new(topo: &Topology, policy: RoutePolicy) -> Router {
+        Router::with_failed(topo, policy, &[])
+    }
+
+    /// The router of a fabric converged around the links `failed`.
+    pub fn with_failed(topo: &Topology, policy: RoutePolicy, failed: &[LinkId]) -> Router {
         Router {
             policy,
             salt: route::salts(topo, policy),
+            converged: (!failed.is_empty()).then(|| Converged::new(topo, failed)),
         }
+    }
+
+    /// Whether routing sends traffic for `dst` out of `port`.
+    #[inline]
+    fn usable(&self, topo: &Topology, port: PortId, dst: u32) -> bool {
+        self.converged
+            .as_ref()
+            .is_none_or(|c| c.usable(topo, port, dst))
+    }
+
+    /// The first directed link of `links` that is down, if any (a route that cannot avoid it).
+    pub fn down_link(&self, links: &[u32]) -> Option<u32> {
+        let c = self.converged.as_ref()?;
+        links.iter().copied().find(|&l| !c.link_up(LinkId(l / 2)))
     }
 }
 
@@ -117,18 +140,30 @@ pub fn subflow_links(
         let (c, _) = topo
             .routing
             .next_hops_up(next, fabricsim_core::topology::HostId(dst));
-        let on = c.iter().map(|&q| load(directed_link(topo, q))).min();
+        let on = c
+            .iter()
+            .filter(|&&q| router.usable(topo, q, dst))
+            .map(|&q| load(directed_link(topo, q)))
+            .min();
         own.max(on.unwrap_or(0))
     };
+    // A port a failed link's reroute removed is passed over as the packet engine passes it
+    // (`route::first_usable`); with none usable the route keeps the dead one (`down_link`).
+    let usable = |c: &[PortId], i: usize| router.usable(topo, c[i], dst);
     let pick = |node: NodeId, c: &[PortId], up: bool| -> usize {
         let h = hashed(node, c, up);
+        let n = c.len();
         match model {
-            PathModel::Hash => h,
-            PathModel::Spray { .. } => (h + j as usize) % c.len(),
-            PathModel::Adaptive { .. } => (0..c.len())
-                .map(|i| (h + i) % c.len())
+            PathModel::Hash => route::first_usable(h, n, |i| usable(c, i)).unwrap_or(h),
+            PathModel::Spray { .. } => {
+                let k = (h + j as usize) % n;
+                route::first_usable(k, n, |i| usable(c, i)).unwrap_or(k)
+            }
+            PathModel::Adaptive { .. } => (0..n)
+                .map(|i| (h + i) % n)
+                .filter(|&k| usable(c, k))
                 .min_by_key(|&k| (ahead(c[k]), load(directed_link(topo, c[k]))))
-                .expect("next_hops is never empty on a built fabric"),
+                .unwrap_or(h),
         }
     };
     route::walk(topo, src, dst, pick, |p| out.push(directed_link(topo, p)));

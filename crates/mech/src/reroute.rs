@@ -21,7 +21,7 @@
 
 use serde::Deserialize;
 
-use fabricsim_core::topology::{NodeKind, PortId, Topology};
+use fabricsim_core::topology::{LinkId, NodeKind, PortId, Topology};
 use fabricsim_core::units::Time;
 
 /// When the two recovery steps act after a link goes down or comes back; `None`: never.
@@ -187,6 +187,39 @@ impl Reach {
         let r = &self.blocked[self.start[port] as usize..self.start[port + 1] as usize];
         let i = r.partition_point(|&(_, hi)| hi <= dst);
         !(i < r.len() && r[i].0 <= dst)
+    }
+}
+
+/// A fabric whose links `down` failed before the run and that has converged around them (local
+/// repair and the global reroute both done): a port is usable towards a destination when its
+/// link is up and the reroute still reaches the destination through it. The flow engine's view
+/// of a failed link (it has no transient; the packet engine runs the delays).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Converged {
+    link_up: Vec<bool>,
+    reach: Reach,
+}
+
+impl Converged {
+    pub fn new(topo: &Topology, down: &[LinkId]) -> Converged {
+        let mut link_up = vec![true; topo.links.len()];
+        for l in down {
+            link_up[l.idx()] = false;
+        }
+        let reach = Reach::compute(topo, &link_up);
+        Converged { link_up, reach }
+    }
+
+    /// Whether routing sends traffic for host `dst` out of `port`.
+    #[inline]
+    pub fn usable(&self, topo: &Topology, port: PortId, dst: u32) -> bool {
+        self.link_up[topo.ports[port.idx()].link.idx()] && self.reach.reaches(port.idx(), dst)
+    }
+
+    /// Whether topology link `link` is up.
+    #[inline]
+    pub fn link_up(&self, link: LinkId) -> bool {
+        self.link_up[link.idx()]
     }
 }
 

@@ -35,6 +35,13 @@ pub fn choose(policy: RoutePolicy, n: usize, hash: u32, dst: u32, salt: u32, up:
     }
 }
 
+/// The first of candidates `k, k + 1, ...` (mod `n`) that `usable` accepts: the step past a
+/// port that local repair or the global reroute has removed (`reroute`), as both engines take it.
+#[inline]
+pub fn first_usable(k: usize, n: usize, usable: impl Fn(usize) -> bool) -> Option<usize> {
+    (0..n).map(|j| (k + j) % n).find(|&j| usable(j))
+}
+
 /// Queue pairs of the `Net` messages: `qps_per_connection` per (src, dst, qp index, class), numbered
 /// in order of first use, a connection's QPs consecutive (message part j on its first QP + j,
 /// `entropy::parts`). Returns each message's first QP (`u32::MAX` for NVLink messages) and

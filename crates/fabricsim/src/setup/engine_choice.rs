@@ -9,7 +9,8 @@
 
 use crate::error::{Error, InputError};
 use fabricsim_core::message::MessageDag;
-use fabricsim_core::topology::Topology;
+use fabricsim_core::topology::{LinkId, Topology};
+use fabricsim_core::units::Time;
 use fabricsim_flow::{self as flow, FlowParams, LossModel, PathModel, RateModel};
 use fabricsim_input::scenario::Scenario;
 use fabricsim_mech::{Fault, Faults, RoutePolicy, RunResult, SimParams};
@@ -118,8 +119,11 @@ pub fn run(
     let mut r = match kind {
         EngineKind::Packet => sim::run(topo, params, dag, faults, opts)?,
         EngineKind::Flow => {
-            flow_supports(faults, &opts)?;
-            let fp = flow_params(topo, params);
+            let failed_links = flow_supports(faults, &opts)?;
+            let fp = FlowParams {
+                failed_links,
+                ..flow_params(topo, params)
+            };
             let mut cb = opts.progress;
             let mut observe = |f: &flow::Progress| match cb.as_mut() {
                 Some(cb) => cb(&sim::Progress {
@@ -134,6 +138,15 @@ pub fn run(
             r.sim
                 .warnings
                 .extend(fp.loss.and_then(|l| l.rto_warning(stats.max_wait_ps)));
+            if !fp.failed_links.is_empty() {
+                let ids: Vec<String> = fp.failed_links.iter().map(|l| l.0.to_string()).collect();
+                r.sim.warnings.push(format!(
+                    "link(s) {} down from the start: the flow engine routes around them from \
+                     time 0, as the fabric does after its local repair and global reroute (the \
+                     packet engine also runs the loss before them)",
+                    ids.join(", ")
+                ));
+            }
             r
         }
     };
@@ -141,14 +154,27 @@ pub fn run(
     Ok(r)
 }
 
-/// `Err` naming the first thing of the run the flow engine does not model.
-fn flow_supports(faults: &Faults, opts: &RunOptions) -> Result<(), Error> {
+/// The links down from the start of the run and never back, which the flow engine routes
+/// around as the fabric does once it has converged (`reroute::Converged`: local repair and the
+/// global reroute done; the packet engine runs the transient before them), or `Err` naming the
+/// first thing of the run the flow engine does not model.
+fn flow_supports(faults: &Faults, opts: &RunOptions) -> Result<Vec<LinkId>, Error> {
     let unsupported = |what: String| {
         Err(Error::Unsupported(format!(
             "the flow engine does not model {what}; run it with --engine packet"
         )))
     };
-    if let Some(f) = faults.faults.first() {
+    let comes_back = |l: LinkId| {
+        faults
+            .faults
+            .iter()
+            .any(|f| matches!(f, Fault::Up { link, .. } if *link == l))
+    };
+    let converges = faults.reroute.global.is_some();
+    let (failed, others): (Vec<&Fault>, Vec<&Fault>) = faults.faults.iter().partition(|f| {
+        matches!(f, Fault::Down { link, at } if *at == Time::ZERO && !comes_back(*link) && converges)
+    });
+    if let Some(f) = others.first() {
         let what = match f {
             Fault::Loss { link, .. } => format!("the loss fault on link {}", link.0),
             Fault::DropNth { link, nth, .. } => {
@@ -157,7 +183,17 @@ fn flow_supports(faults: &Faults, opts: &RunOptions) -> Result<(), Error> {
             Fault::DropEvery { link, every, .. } => {
                 format!("every {every}-th packet dropped on link {}", link.0)
             }
-            Fault::Down { link, .. } => format!("link {} going down", link.0),
+            Fault::Down { link, at } if *at == Time::ZERO && !comes_back(*link) => format!(
+                "link {} down from the start without a global reroute (it routes around a \
+                 failed link as the converged fabric does: set the profile's or [faults] \
+                 global_reroute_delay)",
+                link.0
+            ),
+            Fault::Down { link, .. } => format!(
+                "link {} going down during the run (it takes a link down from the start, \
+                 down_at = \"0\", never back up)",
+                link.0
+            ),
             Fault::Up { link, .. } => format!("link {} coming up", link.0),
             Fault::RxStall { host, .. } => format!("the receive stall of host {}", host.0),
             Fault::Misroute { node, .. } => format!("the misroute at switch {}", node.0),
@@ -167,7 +203,13 @@ fn flow_supports(faults: &Faults, opts: &RunOptions) -> Result<(), Error> {
     if let Some(t) = opts.until {
         return unsupported(format!("a stop time ({} ps)", t.ps()));
     }
-    Ok(())
+    Ok(failed
+        .iter()
+        .filter_map(|f| match f {
+            Fault::Down { link, .. } => Some(*link),
+            _ => None,
+        })
+        .collect())
 }
 
 /// Most subflows an adaptively routed message is split into (memory grows with it): the

@@ -73,15 +73,8 @@ impl Engine<'_> {
             RoutePolicy::Spray(_) => self.spray_pick(pk, k, n),
             RoutePolicy::EcmpFlowHash | RoutePolicy::DModK => k,
         };
-        if !self.routable(cands[k].idx(), pk.dst) {
-            match (1..n)
-                .map(|j| (k + j) % n)
-                .find(|&j| self.routable(cands[j].idx(), pk.dst))
-            {
-                Some(j) => k = j,
-                None => return Err(DropReason::NoRoute),
-            }
-        }
+        k = route::first_usable(k, n, |j| self.routable(cands[j].idx(), pk.dst))
+            .ok_or(DropReason::NoRoute)?;
         let out = cands[k].idx();
         #[cfg(feature = "trace")]
         self.trace_route(node, pk, cands, out, salt, up);

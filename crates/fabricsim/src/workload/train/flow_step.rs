@@ -29,7 +29,7 @@ use crate::workload::comm_model::CommModel;
 use crate::workload::train_engine::MAX_FLOW_MESSAGES_PER_RUN;
 use fabricsim_core::error::InputError;
 use fabricsim_core::message::Path;
-use fabricsim_core::topology::Topology;
+use fabricsim_core::topology::{LinkId, Topology};
 use fabricsim_core::units::BitRate;
 use fabricsim_flow::{self as flow, FlowParams, FlowStats, PathModel, paths};
 use fabricsim_input::scenario::Scenario;
@@ -324,7 +324,13 @@ pub fn simulate(
             ));
         }
         let d = match derive {
-            true => derive_rings(fabric.topology, fabric.params, &sd, &r),
+            true => derive_rings(
+                fabric.topology,
+                fabric.params,
+                &fabric.flow.failed_links,
+                &sd,
+                &r,
+            ),
             false => simulated_rings(&sd, &r),
         };
         let met = d.last_met.iter().filter(|m| m.is_some()).count() as u64;
@@ -524,7 +530,13 @@ fn nvlink_ps(sd: &StepDag, bytes: u64) -> u64 {
 /// on its links: checked by the rule reproducing the simulated steps, no directed link
 /// carrying two ring flows, and no pipeline flow on a ring edge's links (from its post to its
 /// completion) while one of that edge's derived steps runs (bytes start to receipt).
-fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> Derived {
+fn derive_rings(
+    topo: &Topology,
+    p: &SimParams,
+    failed: &[LinkId],
+    sd: &StepDag,
+    r: &RunResult,
+) -> Derived {
     let rings = sd.rings.len();
     let n = sd.rings.first().map_or(0, |r| r.ranks as usize);
     let mut out = simulated_rings(sd, r);
@@ -532,7 +544,7 @@ fn derive_rings(topo: &Topology, p: &SimParams, sd: &StepDag, r: &RunResult) -> 
         return out;
     }
     (out.end_ps, out.last_ring) = (0, 0);
-    let router = paths::Router::new(topo, p.routing);
+    let router = paths::Router::with_failed(topo, p.routing, failed);
     let caps = paths::capacities(topo);
     let nic = p.nic_latency.ps();
     let mut links = Vec::new();
