@@ -39,7 +39,8 @@ pub struct SweepArgs {
     /// (pre-FEC, every link), mtbf_scale (x every MTBF), optics (dsp, lpo, lro) or
     /// checkpoint_interval (time: 1800s); model, tp, pp, ep; rate (a [serve] deployment's
     /// requests/s), tenants (the first N [[jobs]]), placement (packed, spread, random) or
-    /// moe_skew (uniform, zipf:S); once or twice (the first is the chart's x axis). Default:
+    /// moe_skew (uniform, zipf:S), failed_uplinks (leaves with one up-link down before the
+    /// step, routed around; the whole step DAG only); once or twice (the first is the chart's x axis). Default:
     /// the loss sweep. A training point also runs the comparison's stress pattern (incast over
     /// background load); a scenario with [serve] sweeps its deployment (TTFT, TPOT, goodput,
     /// cost per delivered token), one with [[jobs]] its jobs (each job's slowdown).

@@ -92,7 +92,7 @@ fn json_and_file_outputs_are_identical_across_runs() {
     // Where fabrics part: the job and one point per regime, each fabric naming what timed it,
     // and per regime whether and where they part.
     let points = v["regimes"]["points"].as_array().unwrap();
-    assert_eq!(points.len(), 4, "{}", v["regimes"]);
+    assert_eq!(points.len(), 5, "{}", v["regimes"]);
     for p in points {
         for f in ["infiniband", "roce"] {
             assert!(!p[f]["ran_on"].as_str().unwrap().is_empty(), "{p}");
@@ -100,7 +100,17 @@ fn json_and_file_outputs_are_identical_across_runs() {
         let r = p["roce_vs_ib"].as_f64().unwrap();
         assert_eq!(p["parted"], (r - 1.0).abs() > 0.01, "{p}");
     }
-    assert_eq!(v["regimes"]["first_parted"].as_array().unwrap().len(), 3);
+    assert_eq!(v["regimes"]["first_parted"].as_array().unwrap().len(), 4);
+    // The failed link ran on the whole step DAG, which routes around it.
+    let failed = points
+        .iter()
+        .find(|p| p["regime"] == "failed link")
+        .unwrap();
+    for f in ["infiniband", "roce"] {
+        assert!(failed[f]["error"].is_null(), "{failed}");
+        let on = failed[f]["ran_on"].as_str().unwrap();
+        assert!(on.contains("whole step DAG"), "{on}");
+    }
     interval(&v["recommendation"]["scores"][0]["score"]);
     assert!(v["recommendation"]["separation"]["advice"].is_string());
     assert_eq!(

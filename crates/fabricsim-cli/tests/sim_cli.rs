@@ -302,7 +302,12 @@ fn engine_flow_runs_a_small_case_and_refuses_what_it_cannot_model() {
     let lf = examples().join("sim-link-failure.toml");
     exits_2_saying(
         &["sim", lf.to_str().unwrap(), "--engine", "flow"],
-        &["--engine", "flow", "link 16 going down during the run", "packet"],
+        &[
+            "--engine",
+            "flow",
+            "link 16 going down during the run",
+            "packet",
+        ],
     );
 }
 

@@ -202,6 +202,19 @@ impl Topology {
             .filter(|(_, n)| n.is_switch())
             .map(|(i, n)| (NodeId(i as u32), n))
     }
+    /// The first up-link of each of the first `leaves` leaf switches (tier 1, in node order):
+    /// a failure spread over leaves, one each; `None` when the fabric has fewer leaves with
+    /// up-links (a single-switch fabric has none).
+    pub fn first_uplinks(&self, leaves: u32) -> Option<Vec<LinkId>> {
+        let ups: Vec<LinkId> = self
+            .switches()
+            .filter(|(_, n)| n.tier() == 1)
+            .filter_map(|(_, n)| n.up_ports().next())
+            .map(|p| self.ports[p as usize].link)
+            .take(leaves as usize)
+            .collect();
+        (ups.len() == leaves as usize).then_some(ups)
+    }
     /// The node at the other end of port `p`.
     #[inline]
     pub fn peer_node(&self, p: PortId) -> NodeId {

@@ -32,6 +32,9 @@ pub const REGIMES: &[(&str, &[(Param, &str)])] = &[
     ("the comparison's job", &[]),
     ("GPUs", &[(Param::Gpus, "1024")]),
     ("oversubscription", &[(Param::Oversubscription, "4:1")]),
+    // One leaf up-link down before the step, the fabric converged around it (the whole step
+    // DAG on the flow engine: `flow::paths::Router::with_failed`).
+    ("failed link", &[(Param::FailedUplinks, "1")]),
     (
         "MoE expert all-to-all",
         &[

@@ -80,10 +80,15 @@ pub enum Param {
     /// The MoE expert-parallel routing skew (uniform or zipf:S) of `[train]`, `[serve]` and
     /// every job.
     MoeSkew,
+    /// Leaves with one up-link down before the step, routed around (`Variant::failed_uplinks`).
+    FailedUplinks,
 }
 
+/// Most leaves a `failed_uplinks` point may fail one up-link of.
+pub const MAX_FAILED_UPLINKS: u32 = 4096;
+
 impl Param {
-    pub const ALL: [Param; 21] = [
+    pub const ALL: [Param; 22] = [
         Param::LossRate,
         Param::Transport,
         Param::Gpus,
@@ -105,6 +110,7 @@ impl Param {
         Param::Tenants,
         Param::Placement,
         Param::MoeSkew,
+        Param::FailedUplinks,
     ];
 
     pub fn name(self) -> &'static str {
@@ -130,6 +136,7 @@ impl Param {
             Param::Tenants => "tenants",
             Param::Placement => "placement",
             Param::MoeSkew => "moe_skew",
+            Param::FailedUplinks => "failed_uplinks",
         }
     }
 
@@ -138,6 +145,7 @@ impl Param {
         match self {
             Param::LossRate | Param::Gpus | Param::Ber | Param::MtbfScale => v.parse().ok(),
             Param::Tp | Param::Pp | Param::Ep | Param::Rate | Param::Tenants => v.parse().ok(),
+            Param::FailedUplinks => v.parse().ok(),
             Param::MoeSkew => super::sweep_workload::zipf_exponent(v),
             Param::CheckpointInterval => parse_time(v).ok().map(|t| t.as_secs_f64()),
             Param::EcnKmin | Param::EcnKmax => parse_bytes(v).ok().map(|b| b as f64),
@@ -209,6 +217,7 @@ impl SweepAxis {
                 Param::Rate => v.parse::<f64>().is_ok_and(|r| r.is_finite() && r > 0.0),
                 Param::Placement => PlacementPolicy::parse(v).is_some(),
                 Param::MoeSkew => super::sweep_workload::skew_ok(v),
+                Param::FailedUplinks => v.parse::<u32>().is_ok_and(|n| n <= MAX_FAILED_UPLINKS),
             };
             if !ok {
                 let allowed = match param {
@@ -238,6 +247,10 @@ impl SweepAxis {
                     Param::Tenants => "whole numbers of jobs from 1 (the first N [[jobs]])".into(),
                     Param::Placement => PlacementPolicy::ALLOWED.into(),
                     Param::MoeSkew => super::sweep_workload::SKEW_ALLOWED.into(),
+                    Param::FailedUplinks => format!(
+                        "whole numbers of leaves from 0 to {MAX_FAILED_UPLINKS} (one up-link \
+                         down on each)"
+                    ),
                 };
                 return Err(InputError::flag(
                     flag,
@@ -390,6 +403,7 @@ pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Var
             Param::Rate | Param::Tenants | Param::Placement | Param::MoeSkew => {
                 sweep_workload::apply(&mut s, *param, value)
             }
+            Param::FailedUplinks => v.failed_uplinks = value.parse().unwrap_or(0),
         }
     }
     s.file.fabric.profile = v.profile.clone();
@@ -739,6 +753,7 @@ pub fn chart(axes: &[SweepAxis], results: &[PointResult]) -> Option<String> {
         Param::Rate => ("request rate (requests/s)", TickFormat::Number),
         Param::Tenants => ("jobs sharing the fabric", TickFormat::Number),
         Param::MoeSkew => ("MoE routing Zipf exponent (0: uniform)", TickFormat::Number),
+        Param::FailedUplinks => ("leaves with a failed up-link", TickFormat::Number),
         _ => ("GPUs", TickFormat::Number),
     };
     let (y_title, y_fmt, what) = if results.iter().any(|r| r.serving.is_some()) {

@@ -419,6 +419,11 @@ mod sweeps {
         assert!(e.allowed.contains("loss_rate"), "{e}");
         let e = SweepAxis::parse("--param", "transport=gbn").unwrap_err();
         assert!(e.allowed.contains("selective-repeat"), "{e}");
+        let e = SweepAxis::parse("--param", "failed_uplinks=1,-1").unwrap_err();
+        assert!(
+            e.to_string().contains("-1") && e.allowed.contains("leaves"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -873,6 +878,7 @@ fn mfu_against_loss_never_rises_and_orders_the_recoveries() {
                         tuned: true,
                         tune: Tune::default(),
                         engine: crate::setup::engine_choice::EngineChoice::Packet,
+                        failed_uplinks: 0,
                     };
                     engine_step(&cfg, &design, &topo, &v, 1).unwrap().step.mfu
                 })

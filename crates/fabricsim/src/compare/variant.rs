@@ -38,6 +38,9 @@ pub struct Variant {
     pub tune: Tune,
     /// Which engine runs its DAGs (the scenario's `engine` key).
     pub engine: crate::setup::engine_choice::EngineChoice,
+    /// Leaves with one up-link failed before the step, the fabric converged around it
+    /// (`sweep --param failed_uplinks=N`; the whole step DAG only, `whole_step::run`).
+    pub failed_uplinks: u32,
 }
 
 impl Variant {
@@ -54,6 +57,7 @@ impl Variant {
             tuned: true,
             tune: Tune::default(),
             engine,
+            failed_uplinks: 0,
         }
     }
 
@@ -168,6 +172,7 @@ fn entry(
         tuned: e.tuned.unwrap_or(true),
         tune: Tune::default(),
         engine,
+        failed_uplinks: 0,
     })
 }
 

@@ -94,11 +94,29 @@ pub fn run(
     v: &Variant,
 ) -> Result<Timing, Error> {
     if let Some(why) = refused(cfg, v, design.spec.gpus_per_node as u64) {
+        if v.failed_uplinks > 0 {
+            return Err(Error::Workload(format!(
+                "failed_uplinks = {}: a failed link is routed around in the whole step DAG on \
+                 the flow engine only, and this job keeps the per-collective fits ({why})",
+                v.failed_uplinks
+            )));
+        }
         return Ok(Timing::Fallback(why));
     }
     let mut p = params(v, design, 0)?;
     (p.loss_rate, p.ber) = (0.0, 0.0);
-    let fp = engine_choice::flow_params(topo, &p);
+    let failed_links = match v.failed_uplinks {
+        0 => Vec::new(),
+        n => topo.first_uplinks(n).ok_or_else(|| {
+            Error::Workload(format!(
+                "failed_uplinks = {n}: the fabric has fewer leaves with an up-link"
+            ))
+        })?,
+    };
+    let fp = fabricsim_flow::FlowParams {
+        failed_links,
+        ..engine_choice::flow_params(topo, &p)
+    };
     let eff = Efficiency::h200(&design.catalog);
     let nvlink = BitRate((cfg.gpu.nvlink_one_way_bytes_per_s() * 8.0).round() as u64);
     // Everything the run reads: the job, the design (catalog, profile, cluster), the engine
@@ -300,6 +318,36 @@ mod tests {
             Timing::Dag(d) => d,
             Timing::Fallback(why) => panic!("fell back: {why}"),
         }
+    }
+
+    /// A failed up-link is routed around in the whole step; more leaves than the fabric has, or a job on the per-collective
+    /// fits, is an error naming `failed_uplinks`.
+    #[test]
+    fn failed_uplinks_run_in_the_whole_step_or_are_refused() {
+        let (cfg, design, topo) = job(256, "model = \"llama3-8b\"\ntp = 8\npp = 2\n", "1:1");
+        let failing = |n| Variant {
+            failed_uplinks: n,
+            ..roce()
+        };
+        // Each leaf has 64 up-links: the flows hashed onto a failed one move to the next
+        // (`route::first_usable`), here to a free one, so the step may not move;
+        // `tests/flow_failed_link.rs` checks the reroute itself on both engines.
+        let failed = dag(run(&cfg, &design, &topo, &failing(4)).unwrap());
+        assert!(failed.step_time_s >= failed.ideal_step_s, "{failed:?}");
+        let leaves = topo.switches().filter(|(_, n)| n.tier() == 1).count() as u32;
+        let e = run(&cfg, &design, &topo, &failing(leaves + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("failed_uplinks") && e.contains("fewer leaves"),
+            "{e}"
+        );
+        let packet = Variant {
+            engine: EngineChoice::Packet,
+            ..failing(1)
+        };
+        let e = run(&cfg, &design, &topo, &packet).unwrap_err().to_string();
+        assert!(e.contains("flow engine only"), "{e}");
     }
 
     /// The whole step is at least its ideal (same DAG, fabric messages instant); the MFU lost
