@@ -524,8 +524,10 @@ fn front_end_prompts_slow_a_training_job_only_on_the_shared_fabric() {
     assert_eq!(jobs[1]["servers"], serde_json::json!([1]));
     let train = jobs[0]["slowdown"]["mean"].as_f64().unwrap();
     let (alone, together) = frontend_p99(&shared);
+    // Measured: 69.627 -> 70.975 ms (1.019) and 1.353 -> 2.704 ms: the prompts in flight during
+    // the ring's transfers get half of the link.
     assert!(
-        train > 1.001 || together > 1.05 * alone,
+        train > 1.005 && together > 1.5 * alone,
         "the prompts and the ring meet on the spine's link to leaf 0: slowdown {train}, \
          front-end p99 {alone} -> {together}"
     );

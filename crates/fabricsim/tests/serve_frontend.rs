@@ -24,13 +24,15 @@ fn serve(text: &str) -> (Cluster, ServeJob, Vec<Served>) {
 /// Five requests one second apart (no queueing: a 4,096-token prefill takes well under a
 /// second), 4,096 prompt tokens of 16 KiB each: a 64 MiB prompt, 1.34 ms at 400 Gb/s.
 fn scenario(frontend: &str) -> String {
-    let t = std::env::temp_dir().join(format!("fabricsim-fe-{}.csv", std::process::id()));
-    let lines: String = (0..5).map(|i| format!("{i},4096,2\n")).collect();
-    std::fs::write(
-        &t,
-        format!("arrival_s,prompt_tokens,output_tokens\n{lines}"),
-    )
-    .unwrap();
+    // Written once: the tests run in parallel and read it.
+    static TRACE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let t = TRACE.get_or_init(|| {
+        let t = std::env::temp_dir().join(format!("fabricsim-fe-{}.csv", std::process::id()));
+        let lines: String = (0..5).map(|i| format!("{i},4096,2\n")).collect();
+        let text = format!("arrival_s,prompt_tokens,output_tokens\n{lines}");
+        std::fs::write(&t, text).unwrap();
+        t
+    });
     format!(
         "[cluster]\ngpus = 24\ngpus_per_node = 8\n[serve]\ntrace = \"{}\"\n{frontend}",
         t.display()
