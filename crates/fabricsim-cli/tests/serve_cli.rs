@@ -188,6 +188,22 @@ fn bad_front_end_input_exits_2_naming_the_key() {
         ),
         ("[frontend]\nservers = 1\nhosts = 2\n", "hosts", "servers"),
     ];
+    // Too many requests per prefill instance for a shared front-end's DAG: refused (exit 1)
+    // before the engine runs, naming the way out.
+    let o = support::fabricsim(&[
+        "serve",
+        "examples/serve-frontend.toml",
+        "--requests",
+        "10000",
+        "--seeds",
+        "1",
+    ]);
+    let err = support::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("at most 67108864") && err.contains("\"separate\""),
+        "{err}"
+    );
     for (i, (fe, key, allowed)) in cases.iter().enumerate() {
         let s = write(&format!("serve-fe-bad{i}.toml"), &format!("{base}{fe}"));
         exits_2_saying(

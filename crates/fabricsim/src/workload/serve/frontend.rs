@@ -25,6 +25,13 @@ use fabricsim_input::scenario::{Design, Scenario, frontend};
 /// Queue pair of the prompts (apart from the KV transfers': ECMP entropy).
 pub const QP_PROMPT: u16 = 66;
 
+/// Most dependencies the prompts may add to a seed's DAG ([`prefill_deps`] grows as the
+/// square of the requests per prefill instance): an ESTIMATE of what fits a workstation, about
+/// 26 bytes each in the DAG and the engine's release tables (measured: 21.3 million took 545 MB
+/// more than the run without a front-end, `examples/serve-frontend.toml --requests 4000`), so
+/// about 1.7 GB at the bound.
+pub const MAX_PROMPT_EDGES: usize = 1 << 26;
+
 /// The front-end hosts of a deployment.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frontend {

@@ -167,7 +167,25 @@ pub fn prefill(job: &ServeJob, net: &Net, seed: u64) -> Result<Prefilled, Error>
                 .iter()
                 .map(|s| s.prefill_compute_ps + s.prefill_comm_ps)
                 .collect();
-            let deps = frontend::prefill_deps(&p.instance, &dur);
+            // Colocated: no KV transfer waits on the prompts (the instance admits each at
+            // its arrival), so no dependencies.
+            let deps = match job.spec.mode {
+                Mode::Colocated => vec![Vec::new(); p.requests.len()],
+                Mode::Disaggregated => frontend::prefill_deps(&p.instance, &dur),
+            };
+            let edges: usize = deps
+                .iter()
+                .zip(&p.transfers)
+                .map(|(d, t)| d.len() * t.shards.len())
+                .sum();
+            if edges > frontend::MAX_PROMPT_EDGES {
+                return Err(Error::Unsupported(format!(
+                    "a shared front-end's prompts need {edges} dependencies in the DAG (per \
+                     prefill instance, about requests^2 / 2 x KV shards per request); at most \
+                     {}: fewer requests per prefill instance, or [frontend] fabric = \"separate\"",
+                    frontend::MAX_PROMPT_EDGES
+                )));
+            }
             p.prompts = p
                 .requests
                 .iter()
