@@ -128,3 +128,87 @@ fn compare_reports_the_serving_section_per_fabric_in_text_and_html() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("id=\"serving\"") && page.contains("USD per M good tokens"));
 }
+
+/// `examples/serve-frontend.toml`: the prompts come from the front-end server over the fabric,
+/// and the report gives their share of TTFT in every format.
+#[test]
+fn the_front_end_example_reports_the_prompts_share_of_ttft() {
+    let args = [
+        "serve",
+        "examples/serve-frontend.toml",
+        "--requests",
+        "40",
+        "--seeds",
+        "1",
+    ];
+    let out = stdout_ok(&args);
+    for want in [
+        "front-end: 1 server(s) x 1 NIC(s), shared fabric, 4 B per prompt token",
+        "frontend_p99",
+        "ttft_frontend_share",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    let j = json_ok(&[&args[..], &["--format", "json"]].concat());
+    let figures = j["figures"].as_array().unwrap();
+    let get = |n: &str| {
+        figures.iter().find(|f| f["name"] == n).unwrap()["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    // An 8 KB prompt on a 400G port: microseconds against a TTFT of tens of milliseconds.
+    assert!(get("frontend_p99") > 1e-6 && get("frontend_p99") < 1e-4);
+    assert!(get("ttft_frontend_share") > 0.0 && get("ttft_frontend_share") < 1e-3);
+    let csv = stdout_ok(&[&args[..], &["--format", "csv"]].concat());
+    assert!(csv.contains("\nttft_frontend_share,share,"), "{csv}");
+}
+
+#[test]
+fn bad_front_end_input_exits_2_naming_the_key() {
+    let base = "[cluster]\ngpus = 24\n[serve]\nrequests = 4\n";
+    let cases = [
+        ("[frontend]\nnics = 1\n", "frontend.servers", "1 or more"),
+        ("[frontend]\nservers = 0\n", "frontend.servers", "1 or more"),
+        // 3 servers, 2 taken by the pools: one is left for the front-end.
+        ("[frontend]\nservers = 2\n", "frontend.servers", "1 to 1"),
+        (
+            "[frontend]\nservers = 1\nnics = 9\n",
+            "frontend.nics",
+            "1 to 8",
+        ),
+        (
+            "[frontend]\nservers = 1\nfabric = \"own\"\n",
+            "frontend.fabric",
+            "separate",
+        ),
+        (
+            "[frontend]\nservers = 1\nprompt_bytes_per_token = 0\n",
+            "frontend.prompt_bytes_per_token",
+            "1 to 16384",
+        ),
+        ("[frontend]\nservers = 1\nhosts = 2\n", "hosts", "servers"),
+    ];
+    // Too many requests per prefill instance for a shared front-end's DAG: refused (exit 1)
+    // before the engine runs, naming the way out.
+    let o = support::fabricsim(&[
+        "serve",
+        "examples/serve-frontend.toml",
+        "--requests",
+        "10000",
+        "--seeds",
+        "1",
+    ]);
+    let err = support::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("at most 67108864") && err.contains("\"separate\""),
+        "{err}"
+    );
+    for (i, (fe, key, allowed)) in cases.iter().enumerate() {
+        let s = write(&format!("serve-fe-bad{i}.toml"), &format!("{base}{fe}"));
+        exits_2_saying(
+            &["serve", &s],
+            &[&format!("serve-fe-bad{i}.toml"), key, allowed],
+        );
+    }
+}

@@ -353,6 +353,14 @@ pub fn serving_rows(c: &Comparison) -> Vec<(String, Vec<String>)> {
         fig("network share of TTFT (%)", "ttft_network_share", 100.0, 1),
         fig("comm share of TPOT (%)", "tpot_comm_share", 100.0, 2),
     ];
+    if c.serving[0].report.frontend.is_some() {
+        rows.push(fig(
+            "front-end share of TTFT (%)",
+            "ttft_frontend_share",
+            100.0,
+            3,
+        ));
+    }
     rows.push((
         "USD per M good tokens".into(),
         c.serving

@@ -29,5 +29,6 @@ pub mod sim_job;
 pub mod sweep;
 pub mod table;
 pub mod tenants;
+pub mod tier;
 pub mod train;
 pub mod train_engine;

@@ -88,10 +88,10 @@ pub struct StorageSection {
     pub fabric: Option<String>,
 }
 
-/// The storage servers, checked against nothing but themselves (the driver checks them
-/// against the cluster).
+/// A tier of hosts beside the jobs (the storage servers, the front-end hosts), checked against
+/// nothing but itself (the driver checks it against the cluster).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StorageTier {
+pub struct HostTier {
     pub servers: u32,
     /// Ports each serves on; `None`: every NIC of the server.
     pub nics: Option<u32>,
@@ -214,10 +214,23 @@ pub fn key(index: usize, field: &str) -> String {
 pub const MAX_ITERATIONS: i64 = 10_000;
 
 /// The scenario's `[storage]`, checked; `None` when it has none.
-pub fn storage(s: &Scenario) -> Result<Option<StorageTier>, InputError> {
+pub fn storage(s: &Scenario) -> Result<Option<HostTier>, InputError> {
     let Some(st) = &s.file.storage else {
         return Ok(None);
     };
+    tier(s, "storage", st.servers, st.nics, st.fabric.as_deref()).map(Some)
+}
+
+/// A tier of hosts of section `table` (`storage`, `frontend`): its `servers`, `nics` and
+/// `fabric` keys checked.
+pub fn tier(
+    s: &Scenario,
+    table: &str,
+    servers: Option<i64>,
+    nics: Option<i64>,
+    fabric: Option<&str>,
+) -> Result<HostTier, InputError> {
+    let k = |field: &str| format!("{table}.{field}");
     let positive = |k: &str, v: i64| {
         if v >= 1 && v <= u32::MAX as i64 {
             Ok(v as u32)
@@ -225,35 +238,35 @@ pub fn storage(s: &Scenario) -> Result<Option<StorageTier>, InputError> {
             Err(s.error(k, v, "must be positive", "an integer of 1 or more"))
         }
     };
-    let servers = match st.servers {
-        Some(n) => positive("storage.servers", n)?,
+    let servers = match servers {
+        Some(n) => positive(&k("servers"), n)?,
         None => {
             return Err(s.error(
-                "storage.servers",
+                &k("servers"),
                 "(missing)",
-                "a storage tier needs its servers",
+                format!("a {table} tier needs its servers"),
                 "an integer of 1 or more",
             ));
         }
     };
-    let nics = st.nics.map(|n| positive("storage.nics", n)).transpose()?;
-    let separate = match st.fabric.as_deref() {
+    let nics = nics.map(|n| positive(&k("nics"), n)).transpose()?;
+    let separate = match fabric {
         None | Some("shared") => false,
         Some("separate") => true,
         Some(f) => {
             return Err(s.error(
-                "storage.fabric",
+                &k("fabric"),
                 format!("\"{f}\""),
-                "unknown storage fabric",
+                format!("unknown {table} fabric"),
                 "shared (the jobs' fabric), separate (a network of its own)",
             ));
         }
     };
-    Ok(Some(StorageTier {
+    Ok(HostTier {
         servers,
         nics,
         separate,
-    }))
+    })
 }
 
 /// The scenario's `[[jobs]]`, checked; empty when it has none.

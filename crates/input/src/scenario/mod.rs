@@ -26,6 +26,7 @@ pub mod train;
 
 pub mod faults;
 pub mod flowctl;
+pub mod frontend;
 pub mod link_phy;
 pub mod llr;
 pub mod sim;
@@ -104,6 +105,9 @@ pub struct ScenarioFile {
     /// Storage servers for the jobs' data loading and checkpoints (`scenario::jobs`).
     #[serde(default)]
     pub storage: Option<jobs::StorageSection>,
+    /// Front-end hosts sending a serving deployment's prompts (`scenario::frontend`).
+    #[serde(default)]
+    pub frontend: Option<frontend::FrontendSection>,
 }
 
 /// A parsed scenario together with where it came from (for error messages).

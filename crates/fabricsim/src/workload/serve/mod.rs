@@ -11,6 +11,7 @@
 pub mod arrivals;
 pub mod batching;
 pub mod compute;
+pub mod frontend;
 pub mod kv;
 pub mod net;
 pub mod report;
@@ -35,6 +36,8 @@ pub struct ServeJob {
     pub prefill: Vec<Vec<u32>>,
     /// The decode pool's instances (the one pool when colocated).
     pub decode: Vec<Vec<u32>>,
+    /// Where the requests come from (`[frontend]`); `None`: from no host.
+    pub frontend: Option<frontend::Frontend>,
 }
 
 impl ServeJob {
@@ -46,7 +49,11 @@ impl ServeJob {
         let (spec, compute) = ServeJob::resolve_section(s, &d, "serve", have, design)?;
         let need = spec.prefill.map_or(0, |p| p.gpus()) + spec.decode.gpus();
         let gpus: Vec<u32> = (0..need as u32).collect();
-        Ok(ServeJob::on_gpus(spec, compute, &gpus))
+        let frontend = frontend::Frontend::beside(s, design, need)?;
+        Ok(ServeJob {
+            frontend,
+            ..ServeJob::on_gpus(spec, compute, &gpus)
+        })
     }
 
     /// Section `d` (keys `{table}.KEY`: `serve`, or a job's `jobs[1].serve`) checked, with its
@@ -131,6 +138,7 @@ impl ServeJob {
             compute,
             prefill,
             decode,
+            frontend: None,
         }
     }
 

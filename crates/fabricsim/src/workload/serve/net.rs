@@ -6,12 +6,15 @@
 //! 1909.08053 §3), run once per distinct row count on the instance's own GPUs: NVLink inside a
 //! server, the fabric when the instance spans servers; with `expert_parallel` the MoE layers'
 //! dispatch and combine all-to-alls at the routing skew instead of the MLP's all-reduce.
-//! `network = "ideal"` makes both zero.
+//! With a front-end on the fabric the prompts join the KV transfers' DAG (`frontend`).
+//! `network = "ideal"` makes all of it zero.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use super::ServeJob;
+use super::frontend::QP_PROMPT;
+use super::sim::Prefilled;
 use crate::error::Error;
 use crate::setup::engine_choice;
 use crate::workload::collective::{self, Algo, Builder, CollectiveSpec, Comm, Op};
@@ -147,33 +150,53 @@ impl<'a> Net<'a> {
         Ok(total)
     }
 
-    /// The transfers as one DAG, each shard a message posted at its transfer's start, and
-    /// each message's transfer.
-    pub fn kv_dag(&self, transfers: &[Transfer]) -> (MessageDag, Vec<usize>) {
+    /// The seed's network traffic as one DAG: the prompts from the front-end first (one
+    /// message each, posted at its request's arrival), then the KV transfers, each shard a
+    /// message posted at its transfer's start or, after prompts, when its prefill ends (its
+    /// dependencies on the prompts with their gaps, `sim::Prompt`); and each KV message's
+    /// transfer.
+    pub fn kv_dag(&self, p: &Prefilled) -> (MessageDag, Vec<usize>) {
         let mut b = Builder::new(&self.place, self.cluster.nvlink());
+        for (r, q) in p.requests.iter().zip(&p.prompts) {
+            let id = b.dag.push(
+                q.src,
+                self.place.host(q.gpu),
+                q.bytes,
+                Time::from_ps(r.arrival_ps),
+                &[],
+            );
+            b.dag.messages[id as usize].qp = QP_PROMPT;
+        }
         let mut owner = Vec::new();
-        for (i, t) in transfers.iter().enumerate() {
+        for (i, t) in p.transfers.iter().enumerate() {
+            let deps: Vec<u32> = match p.prompts.get(i) {
+                Some(q) => q.deps.iter().map(|&(k, _)| k as u32).collect(),
+                None => Vec::new(),
+            };
             for &(src, dst, bytes) in &t.shards {
-                let id = b.send(src, dst, bytes, &[], 0, i as u32);
-                b.dag.messages[id as usize].start = Time::from_ps(t.start_ps);
+                let id = b.send(src, dst, bytes, &deps, 0, i as u32);
+                match p.prompts.get(i) {
+                    Some(q) => {
+                        for (k, &(_, gap)) in q.deps.iter().enumerate() {
+                            b.dag.set_gap(id, k as u32, Time::from_ps(gap));
+                        }
+                    }
+                    None => b.dag.messages[id as usize].start = Time::from_ps(t.start_ps),
+                }
                 owner.push(i);
             }
         }
         (b.finish(), owner)
     }
 
-    /// When each transfer has landed (ps): the last of its shards' receive times from one
-    /// engine run of all of them (its start under an ideal network).
-    pub fn arrivals(&self, transfers: &[Transfer]) -> Result<Vec<u64>, Error> {
-        if self.ideal {
-            return Ok(transfers.iter().map(|t| t.start_ps).collect());
-        }
-        let c = self.cluster;
-        let (dag, owner) = self.kv_dag(transfers);
-        if dag.messages.is_empty() {
+    /// Each message's result from one engine run of `dag` (none under an ideal network or for
+    /// an empty DAG).
+    pub fn run(&self, dag: &MessageDag) -> Result<Vec<MessageResult>, Error> {
+        if self.ideal || dag.messages.is_empty() {
             return Ok(Vec::new());
         }
-        let kind = c.engine_for(&dag);
+        let c = self.cluster;
+        let kind = c.engine_for(dag);
         let opts = RunOptions {
             until: None,
             progress: None,
@@ -182,17 +205,17 @@ impl<'a> Net<'a> {
             kind,
             &c.topology,
             &self.params,
-            &dag,
+            dag,
             &Faults::default(),
             opts,
         )?;
         if r.sim.status != Status::Complete {
             return Err(Error::Run(format!(
-                "the KV-cache transfers did not complete ({:?}: {} of {} messages done)",
+                "the serving transfers did not complete ({:?}: {} of {} messages done)",
                 r.sim.status, r.summary.messages_completed, r.summary.messages_total
             )));
         }
-        Ok(landed(transfers, &owner, &r.messages))
+        Ok(r.messages)
     }
 }
 

@@ -64,9 +64,35 @@ pub const FIGURES: [(&str, &str, &str); 18] = [
     ),
 ];
 
-/// One seed's figures, in [`FIGURES`] order.
+/// The figures a deployment with a front-end adds after [`FIGURES`].
+pub const FRONTEND_FIGURES: [(&str, &str, &str); 2] = [
+    (
+        "frontend_p99",
+        "s",
+        "front-end prompt, arrival to at its instance, p99",
+    ),
+    (
+        "ttft_frontend_share",
+        "share",
+        "of all TTFT, the front-end prompts",
+    ),
+];
+
+/// The figures of `job`: [`FIGURES`], then [`FRONTEND_FIGURES`] with a front-end.
+fn figures_of(
+    job: &ServeJob,
+) -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
+    let fe: &[_] = if job.frontend.is_some() {
+        &FRONTEND_FIGURES
+    } else {
+        &[]
+    };
+    FIGURES.iter().chain(fe)
+}
+
+/// One seed's figures, in [`FIGURES`] order, then [`FRONTEND_FIGURES`] with a front-end.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Metrics(pub [f64; 18]);
+pub struct Metrics(pub Vec<f64>);
 
 /// Nearest-rank `p` percentile of sorted `v` (0 when empty), as `sim` reports its FCTs.
 pub fn percentile(v: &[u64], p: f64) -> u64 {
@@ -121,10 +147,12 @@ impl Metrics {
         let decode_all = sum(|s| s.finish_ps - s.first_token_ps);
         let queue: Vec<u64> = served
             .iter()
-            .map(|s| s.ttft_ps() - s.prefill_compute_ps - s.prefill_comm_ps - s.kv_ps)
+            .map(|s| {
+                s.ttft_ps() - s.frontend_ps - s.prefill_compute_ps - s.prefill_comm_ps - s.kv_ps
+            })
             .collect();
         let prefill: Vec<u64> = served.iter().map(|s| s.prefill_compute_ps).collect();
-        Metrics([
+        let mut m = vec![
             mean(&ttft),
             secs(percentile(&ttft, 50.0)),
             secs(percentile(&ttft, 90.0)),
@@ -143,7 +171,14 @@ impl Metrics {
             share(sum(|s| s.kv_ps), ttft_all),
             share(sum(|s| s.kv_ps + s.prefill_comm_ps), ttft_all),
             share(sum(|s| s.decode_comm_ps), decode_all),
-        ])
+        ];
+        if job.frontend.is_some() {
+            let mut fe: Vec<u64> = served.iter().map(|s| s.frontend_ps).collect();
+            fe.sort_unstable();
+            m.push(secs(percentile(&fe, 99.0)));
+            m.push(share(sum(|s| s.frontend_ps), ttft_all));
+        }
+        Metrics(m)
     }
 
     pub fn get(&self, name: &str) -> f64 {
@@ -154,8 +189,9 @@ impl Metrics {
 fn index(name: &str) -> usize {
     FIGURES
         .iter()
+        .chain(&FRONTEND_FIGURES)
         .position(|f| f.0 == name)
-        .expect("a figure of FIGURES")
+        .expect("a figure of FIGURES or FRONTEND_FIGURES")
 }
 
 /// One figure over the seeds.
@@ -182,6 +218,9 @@ pub struct Report {
     pub ttft_slo_s: f64,
     pub tpot_slo_s: f64,
     pub network: &'static str,
+    /// The front-end hosts and the prompt bytes per token (none without `[frontend]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontend: Option<String>,
     pub seeds: u32,
     pub figures: Vec<Figure>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -199,8 +238,8 @@ impl Report {
                 "interrupted before the first seed finished".into(),
             ));
         }
-        let mut figures = Vec::with_capacity(FIGURES.len());
-        for (i, (name, unit, _)) in FIGURES.iter().enumerate() {
+        let mut figures = Vec::with_capacity(per_seed[0].0.len());
+        for (i, (name, unit, _)) in figures_of(job).enumerate() {
             let v: Vec<f64> = per_seed.iter().map(|m| m.0[i]).collect();
             let estimate = if v.len() == 1 {
                 seeds::single(v[0])
@@ -263,6 +302,15 @@ impl Report {
             ttft_slo_s: s.ttft_slo.as_secs_f64(),
             tpot_slo_s: s.tpot_slo.as_secs_f64(),
             network: if s.ideal_network { "ideal" } else { "fabric" },
+            frontend: job.frontend.as_ref().map(|f| {
+                format!(
+                    "{} server(s) x {} NIC(s), {} fabric, {} B per prompt token",
+                    f.servers.len(),
+                    f.nics,
+                    if f.separate { "separate" } else { "shared" },
+                    f.prompt_bytes_per_token
+                )
+            }),
             seeds: per_seed.len() as u32,
             figures,
             status: interrupted.then_some("interrupted"),
@@ -293,7 +341,14 @@ impl Report {
             self.seeds,
             self.kv_bytes_per_request_mean / 1e6,
         );
-        for (f, (_, _, what)) in self.figures.iter().zip(FIGURES) {
+        if let Some(f) = &self.frontend {
+            t.insert_str(t.len() - 1, &format!("front-end: {f}\n"));
+        }
+        for (f, (_, _, what)) in self
+            .figures
+            .iter()
+            .zip(FIGURES.iter().chain(&FRONTEND_FIGURES))
+        {
             let (k, unit) = match f.unit {
                 "s" => (1e3, "ms"),
                 "share" => (100.0, "%"),

@@ -6,16 +6,20 @@
 //! seed's transfers in one engine run (`net::Net::arrivals`); the decode instance admits it when
 //! the cache has landed, which is when its first token goes out (so TTFT counts the transfer).
 //! Colocated: requests go round-robin to the instances, each prefilling and decoding
-//! (`batching`).
+//! (`batching`). With `[frontend]` each prompt first travels from a front-end host to its
+//! instance (`frontend`): on a shared fabric in the same engine run as the KV transfers.
 
 use super::ServeJob;
 use super::arrivals::{Request, requests};
 use super::batching::{Done, Pending, Steps, run_instance};
+use super::frontend;
 use super::kv;
-use super::net::{Net, Transfer};
+use super::net::{self, Net, Transfer};
 use crate::error::Error;
+use fabricsim_core::topology::HostId;
 use fabricsim_core::units::Time;
 use fabricsim_input::scenario::serve::Mode;
+use fabricsim_mech::results::MessageResult;
 
 /// One request served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +33,8 @@ pub struct Served {
     /// Prefill end to the KV cache landing on the decode instance (0 colocated).
     pub kv_ps: u64,
     pub kv_bytes: u64,
+    /// Arrival to the prompt's arrival at its instance from the front-end (0 without one).
+    pub frontend_ps: u64,
     /// Network time of the decode steps it was in.
     pub decode_comm_ps: u64,
 }
@@ -74,21 +80,42 @@ impl Steps for InstanceSteps<'_> {
 
 /// Serves `job`'s requests of `seed` over `net`.
 pub fn run_seed(job: &ServeJob, net: &Net, seed: u64) -> Result<Vec<Served>, Error> {
-    let p = prefill(job, net, seed)?;
-    let landed = net.arrivals(&p.transfers)?;
+    let mut p = prefill(job, net, seed)?;
+    let (dag, owner) = net.kv_dag(&p);
+    let messages = net.run(&dag)?;
+    let landed = settle(&mut p, &owner, &messages);
     decode(job, net, p, &landed)
 }
 
 /// A seed's requests up to their prefills' ends, and the KV transfers they then post (none
-/// colocated): what a seed does before the network's answer on the transfers.
+/// colocated): what a seed does before the network's answer on the transfers (and on the
+/// prompts, when they cross the fabric).
 #[derive(Clone, Debug)]
 pub struct Prefilled {
     pub requests: Vec<Request>,
     pub served: Vec<Served>,
     pub transfers: Vec<Transfer>,
+    /// Each request's instance: of the prefill pool (disaggregated) or the decode pool.
+    pub instance: Vec<usize>,
+    /// When each request may start at its instance (its arrival, after the front-end).
+    pub ready: Vec<u64>,
+    /// The prompts on the fabric (none without a shared front-end), request by request.
+    pub prompts: Vec<Prompt>,
 }
 
-/// The prefill pool's queue for `seed`'s requests (disaggregated), or nothing (colocated).
+/// A prompt's message: from a front-end port to the first GPU of its instance at its
+/// arrival; the prefill depends on `deps` (`frontend::prefill_deps`: earlier prompts of the
+/// instance, each with its gap).
+#[derive(Clone, Debug)]
+pub struct Prompt {
+    pub src: HostId,
+    pub gpu: u32,
+    pub bytes: u64,
+    pub deps: Vec<(usize, u64)>,
+}
+
+/// The prefill pool's queue for `seed`'s requests (disaggregated), or nothing (colocated),
+/// and the prompts' way from the front-end.
 pub fn prefill(job: &ServeJob, net: &Net, seed: u64) -> Result<Prefilled, Error> {
     let reqs = requests(&job.spec.arrivals, seed);
     let mut served: Vec<Served> = reqs
@@ -101,18 +128,114 @@ pub fn prefill(job: &ServeJob, net: &Net, seed: u64) -> Result<Prefilled, Error>
             prefill_comm_ps: 0,
             kv_ps: 0,
             kv_bytes: 0,
+            frontend_ps: 0,
             decode_comm_ps: 0,
         })
         .collect();
-    let transfers = match job.spec.mode {
-        Mode::Colocated => Vec::new(),
+    let d = job.decode.len();
+    let (transfers, instance) = match job.spec.mode {
+        Mode::Colocated => (Vec::new(), (0..reqs.len()).map(|i| i % d).collect()),
         Mode::Disaggregated => prefill_transfers(job, net, &reqs, &mut served)?,
     };
-    Ok(Prefilled {
+    let mut p = Prefilled {
+        ready: reqs.iter().map(|r| r.arrival_ps).collect(),
         requests: reqs,
         served,
         transfers,
-    })
+        instance,
+        prompts: Vec::new(),
+    };
+    match job.frontend.as_ref().filter(|_| !net.ideal) {
+        None => {}
+        Some(f) if f.separate => {
+            let at: Vec<(u64, u64)> = p
+                .requests
+                .iter()
+                .map(|r| (r.arrival_ps, r.prompt))
+                .collect();
+            let ready = frontend::separate_ready(job, &net.cluster.topology, &at);
+            arrive(&mut p, ready);
+        }
+        Some(f) => {
+            let tier = f.tier(&net.cluster.topology);
+            let pool = match job.spec.mode {
+                Mode::Colocated => &job.decode,
+                Mode::Disaggregated => &job.prefill,
+            };
+            let dur: Vec<u64> = p
+                .served
+                .iter()
+                .map(|s| s.prefill_compute_ps + s.prefill_comm_ps)
+                .collect();
+            // Colocated: no KV transfer waits on the prompts (the instance admits each at
+            // its arrival), so no dependencies.
+            let deps = match job.spec.mode {
+                Mode::Colocated => vec![Vec::new(); p.requests.len()],
+                Mode::Disaggregated => frontend::prefill_deps(&p.instance, &dur),
+            };
+            let edges: usize = deps
+                .iter()
+                .zip(&p.transfers)
+                .map(|(d, t)| d.len() * t.shards.len())
+                .sum();
+            if edges > frontend::MAX_PROMPT_EDGES {
+                return Err(Error::Unsupported(format!(
+                    "a shared front-end's prompts need {edges} dependencies in the DAG (per \
+                     prefill instance, about requests^2 / 2 x KV shards per request); at most \
+                     {}: fewer requests per prefill instance, or [frontend] fabric = \"separate\"",
+                    frontend::MAX_PROMPT_EDGES
+                )));
+            }
+            p.prompts = p
+                .requests
+                .iter()
+                .zip(deps)
+                .enumerate()
+                .map(|(i, (r, deps))| Prompt {
+                    src: tier.hosts[i % tier.hosts.len()],
+                    gpu: pool[p.instance[i]][0],
+                    bytes: f.prompt_bytes(r.prompt),
+                    deps,
+                })
+                .collect();
+        }
+    }
+    Ok(p)
+}
+
+/// The requests of `p` may start at `ready` (after the front-end): the prefill ends (each
+/// instance's queue in dispatch order) and the KV transfers' starts follow.
+fn arrive(p: &mut Prefilled, ready: Vec<u64>) {
+    for (s, &at) in p.served.iter_mut().zip(&ready) {
+        s.frontend_ps = at - s.request.arrival_ps;
+    }
+    if !p.transfers.is_empty() {
+        let dur: Vec<u64> = p
+            .served
+            .iter()
+            .map(|s| s.prefill_compute_ps + s.prefill_comm_ps)
+            .collect();
+        let ends = frontend::prefill_ends(&p.instance, &dur, &ready);
+        for (t, end) in p.transfers.iter_mut().zip(ends) {
+            t.start_ps = end;
+        }
+    }
+    p.ready = ready;
+}
+
+/// What the engine's run of [`Net::kv_dag`]`(p)` (`messages`; `owner`: each KV message's
+/// transfer) says: the prompts' arrivals (the sender's completion, when the DAG releases the
+/// prefill: `core::release`) and when each KV transfer landed.
+pub fn settle(p: &mut Prefilled, owner: &[usize], messages: &[MessageResult]) -> Vec<u64> {
+    let n = p.prompts.len();
+    if n > 0 {
+        let ready = messages[..n]
+            .iter()
+            .map(|m| m.finish_ps.expect("a completed run"))
+            .collect();
+        arrive(p, ready);
+    }
+    net::landed(&p.transfers, owner, &messages[n.min(messages.len())..])
 }
 
 /// The decode pool after the transfers of `p` landed at `landed` (ps, one per transfer).
@@ -126,13 +249,15 @@ pub fn decode(
         requests: reqs,
         mut served,
         transfers,
+        ready,
+        ..
     } = p;
     let d = job.decode.len();
     let mut pending: Vec<Vec<Pending>> = vec![Vec::new(); d];
     let prefill_here = job.spec.mode == Mode::Colocated;
     for (i, r) in reqs.iter().enumerate() {
         let ready_ps = if prefill_here {
-            r.arrival_ps
+            ready[i]
         } else {
             served[i].kv_ps = landed[i] - transfers[i].start_ps;
             landed[i]
@@ -187,16 +312,17 @@ pub fn decode(
 }
 
 /// The prefill pool's queue: each request's KV transfer to its decode instance (round-robin by
-/// arrival), posted when its prefill ends.
+/// arrival), posted when its prefill ends, and its prefill instance.
 fn prefill_transfers(
     job: &ServeJob,
     net: &Net,
     reqs: &[Request],
     served: &mut [Served],
-) -> Result<Vec<Transfer>, Error> {
+) -> Result<(Vec<Transfer>, Vec<usize>), Error> {
     let c = &job.compute;
     let mut free = vec![0u64; job.prefill.len()];
     let mut transfers = Vec::with_capacity(reqs.len());
+    let mut instance = Vec::with_capacity(reqs.len());
     for (i, r) in reqs.iter().enumerate() {
         // The first free instance, the lowest index among equals.
         let (inst, &at) = free
@@ -209,6 +335,7 @@ fn prefill_transfers(
         let (compute, comm) = steps.prefill(r.prompt)?;
         let end = at.max(r.arrival_ps) + compute + comm;
         free[inst] = end;
+        instance.push(inst);
         let dst = &job.decode[i % job.decode.len()];
         let shards = kv::shards(
             &c.model,
@@ -228,5 +355,5 @@ fn prefill_transfers(
             shards,
         });
     }
-    Ok(transfers)
+    Ok((transfers, instance))
 }

@@ -14,8 +14,10 @@ pub mod storage;
 use super::collective::{self, Algo, CollectiveSpec, Comm, Op, start_frontier};
 use super::run_engine::Cluster;
 use super::serve::ServeJob;
+use super::serve::frontend::Frontend;
 use super::serve::net::Net;
 use super::serve::sim::{self as serve_sim, Prefilled};
+use super::tier::{self, Room};
 use super::train::config::{Keys, TrainConfig};
 use super::train::efficiency::Efficiency;
 use super::train::random_loss;
@@ -56,7 +58,10 @@ pub struct Tenants {
     /// The servers below each leaf (`placement::leaves`).
     pub leaves: Vec<Vec<u32>>,
     /// The storage servers (`[storage]`), which no job takes.
-    pub tier: Option<storage::Tier>,
+    pub tier: Option<tier::Tier>,
+    /// The front-end hosts of the serving jobs (`[frontend]`, before the storage servers),
+    /// which no job takes either.
+    pub frontend: Option<Frontend>,
     pub eff: Efficiency,
     pub seeds: Vec<u64>,
     /// The cluster's ranks on its topology (`Placement::on_topology`).
@@ -93,10 +98,10 @@ impl ServeStage {
         seed: u64,
         messages: &[fabricsim_mech::results::MessageResult],
     ) -> Result<Vec<serve_sim::Served>, Error> {
-        let p = &self.prefilled;
-        let landed = super::serve::net::landed(&p.transfers, &self.owner, messages);
+        let mut p = self.prefilled.clone();
+        let landed = serve_sim::settle(&mut p, &self.owner, messages);
         let net = Net::on(cluster, self.place.clone(), seed, job.spec.ideal_network);
-        serve_sim::decode(job, &net, p.clone(), &landed)
+        serve_sim::decode(job, &net, p, &landed)
     }
 }
 
@@ -118,7 +123,16 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
     let eff = Efficiency::h200(&cluster.design.catalog);
     let seeds = super::seeds::derive(cluster.params.seed, s.engine_seeds()?);
     let tier = storage::tier(s, &cluster)?;
-    let mut free = Free::new(free_leaves(&leaves, tier.as_ref()));
+    let room = Room {
+        end: tier
+            .as_ref()
+            .map_or(cluster.topology.servers, |t| t.servers[0]),
+        keep: 1,
+        who: "the jobs",
+    };
+    let frontend = Frontend::resolve(s, cluster.topology.rails_per_server(), room)?;
+    let taken = taken_servers(tier.as_ref(), frontend.as_ref());
+    let mut free = Free::new(free_leaves(&leaves, &taken));
     let mut tenants = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.into_iter().enumerate() {
         if !job.gpus.is_multiple_of(gpn) {
@@ -196,7 +210,10 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
                 )?;
                 let need = spec.prefill.map_or(0, |p| p.gpus()) + spec.decode.gpus();
                 let gpus: Vec<u32> = (0..need as u32).collect();
-                Work::Serve(Box::new(ServeJob::on_gpus(spec, compute, &gpus)))
+                Work::Serve(Box::new(ServeJob {
+                    frontend: frontend.clone(),
+                    ..ServeJob::on_gpus(spec, compute, &gpus)
+                }))
             }
             JobWork::Collective {
                 op,
@@ -246,15 +263,22 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
         tenants,
         leaves,
         tier,
+        frontend,
         eff,
         seeds,
         world,
     })
 }
 
-/// `leaves` without the storage servers.
-fn free_leaves(leaves: &[Vec<u32>], tier: Option<&storage::Tier>) -> Vec<Vec<u32>> {
-    let taken = tier.map_or(&[][..], |t| &t.servers[..]);
+/// The servers of the storage and front-end tiers.
+fn taken_servers(storage: Option<&tier::Tier>, frontend: Option<&Frontend>) -> Vec<u32> {
+    let st = storage.map_or(&[][..], |t| &t.servers[..]);
+    let fe = frontend.map_or(&[][..], |f| &f.servers[..]);
+    [st, fe].concat()
+}
+
+/// `leaves` without the servers `taken`.
+fn free_leaves(leaves: &[Vec<u32>], taken: &[u32]) -> Vec<Vec<u32>> {
     leaves
         .iter()
         .map(|l| l.iter().copied().filter(|s| !taken.contains(s)).collect())
@@ -266,7 +290,8 @@ impl Tenants {
     /// shared topology's hosts.
     pub fn place(&self, seed: u64) -> Result<Placed, Error> {
         let gpn = self.cluster.design.spec.gpus_per_node as u64;
-        let mut free = Free::new(free_leaves(&self.leaves, self.tier.as_ref()));
+        let taken = taken_servers(self.tier.as_ref(), self.frontend.as_ref());
+        let mut free = Free::new(free_leaves(&self.leaves, &taken));
         let mut placed = Placed {
             servers: Vec::new(),
             dags: Vec::new(),
@@ -284,7 +309,7 @@ impl Tenants {
                     let prefilled = serve_sim::prefill(job, &net, seed)?;
                     let (dag, owner) = match job.spec.ideal_network {
                         true => (MessageDag::default(), Vec::new()),
-                        false => net.kv_dag(&prefilled.transfers),
+                        false => net.kv_dag(&prefilled),
                     };
                     let stage = ServeStage {
                         place: place.clone(),

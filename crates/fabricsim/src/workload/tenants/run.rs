@@ -387,7 +387,12 @@ pub fn run(
                 amortized_slowdown: est("a storage slowdown", &amortized)?,
             });
         }
-        if matches!(tn.work, Work::Serve(_)) {
+        if let Work::Serve(job) = &tn.work {
+            // With a front-end, its prompts' p99 too (`serve::report::FRONTEND_FIGURES`).
+            let fe: &[&'static str] = match job.frontend {
+                Some(_) => &["frontend_p99"],
+                None => &[],
+            };
             let figure = |jobs: &[usize], name: &str| -> Vec<f64> {
                 ends_in(i, jobs, Part::Full)
                     .iter()
@@ -395,8 +400,9 @@ pub fn run(
                     .collect()
             };
             let figures = SERVING_FIGURES
-                .into_iter()
-                .map(|name| {
+                .iter()
+                .chain(fe)
+                .map(|&name| {
                     Ok(ServingFigure {
                         name,
                         alone_s: est(name, &figure(&[i], name))?,

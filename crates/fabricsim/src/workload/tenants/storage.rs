@@ -3,9 +3,8 @@
 //! links) or on a network of their own (no message on the fabric: no interference, and the
 //! transfer times are the tier's bytes over its ports' rate, closed form).
 //!
-//! The storage servers are the cluster's last servers, each serving on its first `nics`
-//! NIC ports (storage targets on the compute fabric's leaves, as a converged fabric attaches
-//! them); job GPU `g` reads from and writes to storage port `g mod ports`.
+//! The storage servers are a `workload::tier`: the cluster's last servers, each serving on its
+//! first `nics` NIC ports; job GPU `g` reads from and writes to storage port `g mod ports`.
 //!
 //! - Data loading: `data_per_gpu` bytes from storage to every GPU, posted at the step's start
 //!   and needed by no operation of it (the loader prefetches the next step's batch: PyTorch
@@ -22,6 +21,7 @@ use serde::Serialize;
 use super::super::train::config::TrainConfig;
 use super::super::train::memory::stage_params_per_gpu;
 use crate::workload::run_engine::Cluster;
+use crate::workload::tier::{self, Room, Tier};
 use fabricsim_core::error::InputError;
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::HostId;
@@ -37,60 +37,20 @@ pub const STATE_BYTES_PER_PARAM: f64 = 14.0;
 const QP_DATA: u16 = 64;
 const QP_CHECKPOINT: u16 = 65;
 
-/// The storage servers on the cluster.
-#[derive(Clone, Debug)]
-pub struct Tier {
-    pub servers: Vec<u32>,
-    /// The ports they serve on.
-    pub hosts: Vec<HostId>,
-    /// On a network of its own.
-    pub separate: bool,
-    /// The ports' rate in all, bytes per second.
-    pub bytes_per_s: f64,
-}
-
-/// The scenario's `[storage]` on `cluster`; `None` when it has none.
+/// The scenario's `[storage]` on `cluster` (the cluster's last servers); `None` when it has
+/// none.
 pub fn tier(s: &Scenario, cluster: &Cluster) -> Result<Option<Tier>, InputError> {
     let Some(st) = jobs::storage(s)? else {
         return Ok(None);
     };
     let topo = &cluster.topology;
-    if st.servers >= topo.servers {
-        return Err(s.error(
-            "storage.servers",
-            st.servers,
-            format!(
-                "the cluster has {} servers and the jobs need some",
-                topo.servers
-            ),
-            format!("1 to {}", topo.servers.saturating_sub(1).max(1)),
-        ));
-    }
-    let rails = topo.rails_per_server();
-    let nics = st.nics.unwrap_or(rails);
-    if nics > rails {
-        return Err(s.error(
-            "storage.nics",
-            nics,
-            format!("a server has {rails} NIC ports"),
-            format!("1 to {rails}"),
-        ));
-    }
-    let servers: Vec<u32> = (topo.servers - st.servers..topo.servers).collect();
-    let hosts: Vec<HostId> = servers
-        .iter()
-        .flat_map(|&sv| (0..nics as u16).filter_map(move |r| topo.host_of(sv, r)))
-        .collect();
-    let bytes_per_s = hosts
-        .iter()
-        .map(|&h| topo.link(topo.port(topo.host_port(h)).link).rate.0 as f64 / 8.0)
-        .sum();
-    Ok(Some(Tier {
-        servers,
-        hosts,
-        separate: st.separate,
-        bytes_per_s,
-    }))
+    let room = Room {
+        end: topo.servers,
+        keep: 1,
+        who: "the jobs",
+    };
+    let (servers, nics) = tier::check(s, "storage", st, topo.rails_per_server(), room)?;
+    Ok(Some(tier::place(topo, servers, nics, st.separate)))
 }
 
 /// Checkpoint bytes job GPU `g` writes: its stage's state per GPU over the data-parallel ranks
