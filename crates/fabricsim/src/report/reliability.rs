@@ -14,6 +14,14 @@ fn sig(x: f64) -> f64 {
     (x * scale).round() / scale
 }
 
+/// `s` seconds in ms below a second, else in s, three significant digits.
+fn seconds(s: f64) -> String {
+    match s < 1.0 {
+        true => format!("{} ms", sig(s * 1e3)),
+        false => format!("{} s", sig(s)),
+    }
+}
+
 pub fn json(r: &Reliability) -> Value {
     let parts: Vec<Value> = r
         .parts
@@ -34,6 +42,8 @@ pub fn json(r: &Reliability) -> Value {
         "interruptions_per_day": sig(r.interruptions_per_day),
         "network_share_pct": sig(100.0 * r.network_share),
         "fabric_links_rerouted": r.fabric_links_rerouted,
+        "transport_gives_up_s": sig(r.transport_gives_up_s),
+        "local_repair_s": r.local_repair_s,
         "link_flaps_per_day": sig(r.flaps_per_day),
         "job_mtbf_hours": sig(r.job_mtbf_hours),
         "recovery_s": r.checkpoint.recovery_s,
@@ -67,17 +77,29 @@ pub fn text(r: &Reliability, w: &mut String) {
     }
     let _ = writeln!(
         w,
-        "  job interruptions {:.2}/day (network {:.1}%), one every {:.2} h; link flaps {:.3}/day{}",
+        "  job interruptions {:.2}/day (network {:.1}%), one every {:.2} h; link flaps {:.3}/day",
         r.interruptions_per_day,
         100.0 * r.network_share,
         r.job_mtbf_hours,
         r.flaps_per_day,
-        if r.fabric_links_rerouted {
-            "; fabric links rerouted by local repair, NIC links stop the job"
-        } else {
-            "; every failed link stops the job (no local repair within the transport timeout)"
-        }
     );
+    let gives_up = seconds(r.transport_gives_up_s);
+    let _ = match (r.fabric_links_rerouted, r.local_repair_s) {
+        (true, Some(repair)) => writeln!(
+            w,
+            "  fabric links rerouted by local repair ({}, before the transport gives up at {gives_up}), NIC links stop the job",
+            seconds(repair)
+        ),
+        (_, Some(repair)) => writeln!(
+            w,
+            "  every failed link stops the job (local repair {} is slower than the transport gives up, {gives_up})",
+            seconds(repair)
+        ),
+        (_, None) => writeln!(
+            w,
+            "  every failed link stops the job (the profile has no local repair; the transport gives up at {gives_up})"
+        ),
+    };
     let set = match r.checkpoint.interval_s == r.optimum_interval_s {
         true => "Daly 2006".to_string(),
         false => format!(
