@@ -18,6 +18,7 @@ use super::variant::{MAX_BER, Variant, profile_recovery};
 use super::whole_step::{self, Timing};
 use crate::columns::{self, Cells};
 use crate::error::Error;
+use crate::workload::tenants::storage::checkpoint_write;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
 use fabricsim_core::error::InputError;
@@ -526,6 +527,8 @@ pub fn timed_point(
     let outcome = (|| -> Result<_, String> {
         let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
         let cfg = train_config(&s, &design, &topo).map_err(|e| e.to_string())?;
+        let write = checkpoint_write(&s, &cfg, &design, &topo).map_err(|e| e.to_string())?;
+        let reliability = plan.reliability.clone().with_checkpoint(&design, write);
         let secs = super::model::period_s(&design, 1.0);
         let (mut steps, mut totals, mut runs) = (Vec::new(), EngineTotals::default(), Vec::new());
         for &seed in seeds {
@@ -542,7 +545,7 @@ pub fn timed_point(
         let usd = over("USD per million tokens", &|r| {
             super::model::usd_per_million_tokens(tco, r.tokens_per_s, secs)
         })?;
-        let ettr = plan.reliability.ettr;
+        let ettr = reliability.ettr;
         Ok(PointResult {
             point: point.clone(),
             step_time_s: Some(over("step time", &|r| r.step_time_s)?),
@@ -555,7 +558,7 @@ pub fn timed_point(
             stress: runs.into_iter().next(),
             error: None,
             network_power_kw: Some(plan.power.total_kw()),
-            interruptions_per_day: Some(plan.reliability.interruptions_per_day),
+            interruptions_per_day: Some(reliability.interruptions_per_day),
             ettr: Some(ettr),
             usd_per_million_good_tokens: Some(usd.scaled(1.0 / ettr)),
             serving: None,

@@ -55,6 +55,9 @@ pub struct Reliability {
     /// Daly's optimum interval, s.
     pub optimum_interval_s: f64,
     pub ettr: f64,
+    /// The job's checkpoint when its model is known (`with_checkpoint`); `None`: the table's
+    /// write time.
+    pub checkpoint_write: Option<CheckpointWrite>,
 }
 
 /// The reliability of the plan `(t, media, bom)` of design `d`.
@@ -192,15 +195,8 @@ pub fn of_with(
         .sum();
     let job_mtbf_hours = 24.0 / interruptions_per_day;
     let mtbf_s = job_mtbf_hours * 3600.0;
-    let optimum_interval_s = ettr::daly_interval_s(r.job.checkpoint_s, mtbf_s);
-    let checkpoint = Checkpointing {
-        interval_s: d
-            .reliability
-            .checkpoint_interval_s
-            .unwrap_or(optimum_interval_s),
-        write_s: r.job.checkpoint_s,
-        recovery_s: r.job.recovery_s(),
-    };
+    let (checkpoint, optimum_interval_s) =
+        checkpointing(d, r.job.checkpoint_s, r.job.recovery_s(), mtbf_s);
     Ok(Reliability {
         parts,
         interruptions_per_day,
@@ -214,7 +210,52 @@ pub fn of_with(
         ettr: checkpoint.ettr(mtbf_s),
         checkpoint,
         optimum_interval_s,
+        checkpoint_write: None,
     })
+}
+
+/// A checkpoint of a known model: its state's bytes written at the storage bandwidth, the
+/// whole write stalling the job (a synchronous save; an asynchronous one stalls only for its
+/// device-to-host copy, so this is the stall's upper bound).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointWrite {
+    pub bytes: f64,
+    pub bytes_per_s: f64,
+    /// The bandwidth is the scenario's `[storage]` ports' (else the table's per-GPU figure).
+    pub storage_tier: bool,
+}
+
+impl CheckpointWrite {
+    pub fn write_s(&self) -> f64 {
+        self.bytes / self.bytes_per_s
+    }
+}
+
+impl Reliability {
+    /// The same plan with the job's checkpoint `w` in place of the table's write time: Daly's
+    /// interval and the ETTR at its write time.
+    pub fn with_checkpoint(mut self, d: &Design, w: CheckpointWrite) -> Reliability {
+        let mtbf_s = self.job_mtbf_hours * 3600.0;
+        let (checkpoint, optimum) =
+            checkpointing(d, w.write_s(), self.checkpoint.recovery_s, mtbf_s);
+        self.ettr = checkpoint.ettr(mtbf_s);
+        self.checkpoint = checkpoint;
+        self.optimum_interval_s = optimum;
+        self.checkpoint_write = Some(w);
+        self
+    }
+}
+
+/// Checkpointing with writes of `write_s` at `d`'s `[reliability] checkpoint_interval_s`, else
+/// at Daly's optimum for `mtbf_s` (returned too).
+fn checkpointing(d: &Design, write_s: f64, recovery_s: f64, mtbf_s: f64) -> (Checkpointing, f64) {
+    let optimum = ettr::daly_interval_s(write_s, mtbf_s);
+    let c = Checkpointing {
+        interval_s: d.reliability.checkpoint_interval_s.unwrap_or(optimum),
+        write_s,
+        recovery_s,
+    };
+    (c, optimum)
 }
 
 /// Adds `k` of a unit of item `id` to its links, and to those that stop the job if `stops`.

@@ -51,6 +51,16 @@ pub fn json(r: &Reliability) -> Value {
         "checkpoint_interval_s": sig(r.checkpoint.interval_s),
         "ettr": sig(r.ettr),
     });
+    if let Some(c) = &r.checkpoint_write {
+        v["checkpoint_write_s"] = sig(c.write_s()).into();
+        v["checkpoint_bytes"] = c.bytes.into();
+        v["storage_bytes_per_s"] = c.bytes_per_s.into();
+        v["storage_bandwidth_from"] = match c.storage_tier {
+            true => "storage",
+            false => "failure-rates.toml job.storage_GBps_per_gpu",
+        }
+        .into();
+    }
     // Only a set interval has an optimum apart from it (the default output keeps its keys).
     if r.checkpoint.interval_s != r.optimum_interval_s {
         v["optimum_interval_s"] = sig(r.optimum_interval_s).into();
@@ -107,10 +117,23 @@ pub fn text(r: &Reliability, w: &mut String) {
             r.optimum_interval_s
         ),
     };
+    let write = match &r.checkpoint_write {
+        None => format!("write {:.0} s", r.checkpoint.write_s),
+        Some(c) => format!(
+            "write {} s: the job's {} GB of state at {} GB/s, {}",
+            sig(c.write_s()),
+            sig(c.bytes / 1e9),
+            sig(c.bytes_per_s / 1e9),
+            match c.storage_tier {
+                true => "its [storage] ports",
+                false => "the table's storage bandwidth per GPU",
+            }
+        ),
+    };
     let _ = writeln!(
         w,
-        "  checkpoint every {:.0} s ({set}; write {:.0} s, recovery {:.0} s): ETTR {:.3}",
-        r.checkpoint.interval_s, r.checkpoint.write_s, r.checkpoint.recovery_s, r.ettr
+        "  checkpoint every {:.0} s ({set}; {write}, recovery {:.0} s): ETTR {:.3}",
+        r.checkpoint.interval_s, r.checkpoint.recovery_s, r.ettr
     );
 }
 

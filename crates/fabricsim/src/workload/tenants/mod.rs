@@ -117,7 +117,7 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
     let leaves = placement::leaves(&cluster.topology);
     let eff = Efficiency::h200(&cluster.design.catalog);
     let seeds = super::seeds::derive(cluster.params.seed, s.engine_seeds()?);
-    let tier = storage::tier(s, &cluster)?;
+    let tier = storage::tier(s, &cluster.topology)?;
     let mut free = Free::new(free_leaves(&leaves, tier.as_ref()));
     let mut tenants = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.into_iter().enumerate() {
