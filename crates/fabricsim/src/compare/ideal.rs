@@ -204,6 +204,7 @@ mod tests {
             tuned: true,
             tune: Tune::default(),
             engine: crate::setup::engine_choice::EngineChoice::Packet,
+            phy: Default::default(),
         };
         let r = engine_step(&cfg, &design, &topo, &v, 1).unwrap();
         let l = lost(&r.step, &r.ideal);

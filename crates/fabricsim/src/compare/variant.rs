@@ -38,6 +38,19 @@ pub struct Variant {
     pub tune: Tune,
     /// Which engine runs its DAGs (the scenario's `engine` key).
     pub engine: crate::setup::engine_choice::EngineChoice,
+    /// Lanes and rates apart from the profile's (`sweep`'s `lane_ber` and `rate_gbps`).
+    pub phy: LinkPhy,
+}
+
+/// A variant's links away from their profile: a pre-FEC BER per lane on every link (one
+/// codeword's symbols spread round-robin over the lanes, IEEE 802.3 Clause 119.2.4.5:
+/// `mech::fec::RsFec::codeword_ln_ok_lanes`), and GPU 0's NIC link trained down to a lower
+/// rate (a degraded link, IBA 5.6.3 link width down-grade), whose rank paces the synchronous step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkPhy {
+    /// Empty: `ber` on every lane.
+    pub lane_ber: Vec<f64>,
+    pub degraded_gbps: Option<u32>,
 }
 
 impl Variant {
@@ -54,6 +67,7 @@ impl Variant {
             tuned: true,
             tune: Tune::default(),
             engine,
+            phy: Default::default(),
         }
     }
 
@@ -168,6 +182,7 @@ fn entry(
         tuned: e.tuned.unwrap_or(true),
         tune: Tune::default(),
         engine,
+        phy: Default::default(),
     })
 }
 
