@@ -138,14 +138,19 @@ pub fn text(r: &Reliability, w: &mut String) {
 }
 
 /// One compared fabric's delivered figures with its plan's interruptions (`compare --format
-/// json`): the interruptions per day, the ETTR at the checkpoint interval, MFU x ETTR and the
-/// cost per million tokens over ETTR; `null` without a delivered step.
+/// json`), a field per row of [`compare_rows`]: the interruptions per day and the network's
+/// share, the job's MTBF, the checkpoint interval, the ETTR at it, MFU x ETTR and the cost per
+/// million tokens over ETTR; `null` without a delivered step.
 pub fn with_interruptions(f: &crate::compare::model::FabricResult) -> Value {
     let r = &f.plan.reliability;
     match &f.delivered {
         None => Value::Null,
         Some(d) => json!({
-            "interruptions_per_day": sig(r.interruptions_per_day),
+            // Unrounded: the text rows round them to their own decimals.
+            "interruptions_per_day": r.interruptions_per_day,
+            "network_share_pct": 100.0 * r.network_share,
+            "job_mtbf_hours": r.job_mtbf_hours,
+            "checkpoint_interval_s": r.checkpoint.interval_s,
             "ettr": sig(r.ettr),
             "mfu": d.mfu.scaled(r.ettr),
             "usd_per_million_tokens": d.usd_per_million_tokens.scaled(1.0 / r.ettr),
@@ -199,4 +204,59 @@ pub fn compare_rows(c: &crate::compare::model::Comparison) -> Vec<(String, Vec<S
             delivered(&|d, e| d.usd_per_million_tokens.scaled(1.0 / e).text(3)),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabricsim_core::estimate::Estimate;
+
+    /// Every reliability row of `compare`'s text is its fabric's JSON field, formatted: on
+    /// two fabrics of different transport patience (ib-ndr, uec-400g), 16 GPUs.
+    #[test]
+    fn the_json_fields_per_fabric_are_the_text_rows() {
+        let s = fabricsim_input::scenario::Scenario::parse(
+            "small.toml",
+            "[cluster]\ngpus = 16\ngpus_per_node = 8\nnics_per_node = 8\ngpu = \"h100\"\n\
+             [train]\nmodel = \"llama3-8b\"\ntp = 8\npp = 1\n[compare]\nfabric_runs = false\n\
+             seeds = 2\nclaims = \"off\"\nfabrics = [ { name = \"ib\", profile = \"ib-ndr\" }, \
+             { name = \"uec\", profile = \"uec-400g\" } ]\n",
+        )
+        .unwrap();
+        let c = crate::compare::model::run(&s).unwrap();
+        let rows = compare_rows(&c);
+        let row = |name: &str| &rows.iter().find(|r| r.0 == name).unwrap().1;
+        for (i, f) in c.fabrics.iter().enumerate() {
+            let w = with_interruptions(f);
+            let num = |k: &str| w[k].as_f64().unwrap();
+            let est = |k: &str| serde_json::from_value::<Estimate>(w[k].clone()).unwrap();
+            assert_eq!(
+                row("interruptions per day (network)")[i],
+                format!(
+                    "{:.2} ({:.1}%)",
+                    num("interruptions_per_day"),
+                    num("network_share_pct")
+                )
+            );
+            assert_eq!(
+                row("job MTBF (h)")[i],
+                format!("{:.1}", num("job_mtbf_hours"))
+            );
+            assert_eq!(
+                row("checkpoint interval (s)")[i],
+                format!("{:.0}", num("checkpoint_interval_s"))
+            );
+            assert_eq!(row("ETTR")[i], format!("{:.3}", num("ettr")));
+            assert_eq!(
+                row("MFU x ETTR")[i],
+                super::super::compare::percent(&est("mfu"), 1)
+            );
+            assert_eq!(
+                row("USD per million tokens, with interruptions")[i],
+                est("usd_per_million_tokens").text(3)
+            );
+            // The model's checkpoint: the ETTR is the plan's with its write time.
+            assert!(f.plan.reliability.checkpoint_write.is_some());
+        }
+    }
 }
