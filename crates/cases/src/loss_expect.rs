@@ -103,6 +103,7 @@ pub fn point(fabric: Fabric, loss: f64, seeds: u64, timeout_exp: Option<u8>) -> 
         tune: Tune::default(),
         engine: EngineChoice::Packet,
         failed_uplinks: 0,
+        phy: Default::default(),
     };
     let dag = all_reduce(&topo);
     let mut p = params(&v, &design, 1).expect("the profile's parameters");

@@ -49,6 +49,9 @@ pub fn run(args: PlanArgs) -> Outcome {
         return output::emit(args.out.as_deref(), &table);
     }
     let (design, topo, plan) = fabricsim::plan::run(&scenario)?;
+    let plan = fabricsim::workload::tenants::storage::with_job_checkpoint(
+        &scenario, &design, &topo, plan,
+    )?;
     for w in &design.warnings {
         eprintln!("warning: {w}");
     }

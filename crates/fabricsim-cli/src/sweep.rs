@@ -36,8 +36,9 @@ pub struct SweepArgs {
     pub scenario: Option<PathBuf>,
     /// NAME=V1,V2,... for loss_rate, transport, gpus, oversubscription, profile (link speed),
     /// ecn_kmin, ecn_kmax (bytes: 50K), dcqcn_rai (rate: 5Mbps), dcqcn_timer (time: 55us), ber
-    /// (pre-FEC, every link), mtbf_scale (x every MTBF), optics (dsp, lpo, lro) or
-    /// checkpoint_interval (time: 1800s); model, tp, pp, ep; rate (a [serve] deployment's
+    /// (pre-FEC, every link), mtbf_scale (x every MTBF), optics (dsp, lpo, lro),
+    /// checkpoint_interval (time: 1800s), rate_gbps (GPU 0's NIC link trained down: 200) or
+    /// lane_ber (a BER per lane, every link: 1e-8/1e-8/4e-3/1e-8); model, tp, pp, ep; rate (a [serve] deployment's
     /// requests/s), tenants (the first N [[jobs]]), placement (packed, spread, random) or
     /// moe_skew (uniform, zipf:S), failed_uplinks (leaves with one up-link down before the
     /// step, routed around; the whole step DAG only); once or twice (the first is the chart's x axis). Default:
@@ -559,7 +560,7 @@ pub fn run(args: SweepArgs) -> Outcome {
                 "--svg",
                 p.display(),
                 "needs a numeric first parameter",
-                "loss_rate, gpus, ecn_kmin, ecn_kmax, dcqcn_rai, dcqcn_timer, ber, mtbf_scale, checkpoint_interval, rate, tenants or moe_skew as the first --param",
+                "loss_rate, gpus, ecn_kmin, ecn_kmax, dcqcn_rai, dcqcn_timer, ber, mtbf_scale, checkpoint_interval, rate_gbps, rate, tenants or moe_skew as the first --param",
             ))
         })?;
         outpath::write(p, svg.as_bytes())?;

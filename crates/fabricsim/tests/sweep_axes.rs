@@ -1,5 +1,5 @@
 //! The physical-layer and reliability sweep axes (`compare::sweep::Param`: ber, mtbf_scale,
-//! optics, checkpoint_interval): each moves the figures it acts on and leaves the others alone,
+//! optics, checkpoint_interval, rate_gbps, lane_ber): each moves the figures it acts on and leaves the others alone,
 //! on the built-in comparison's 256-GPU cluster, one seed.
 
 use fabricsim::compare::model::default_scenario;
@@ -126,4 +126,78 @@ fn a_checkpoint_interval_away_from_the_optimum_lowers_ettr() {
         assert_eq!(x.interruptions_per_day, b.interruptions_per_day);
         assert_eq!(x.step_time_s, b.step_time_s);
     }
+}
+
+/// A degraded NIC link paces the synchronous step: GPU 0's 400G link trained down to 200G and
+/// then 100G lengthens the step each time; the plan (capex, power, interruptions, ETTR) does
+/// not move. A rate at or above the link's is refused before anything runs.
+#[test]
+fn a_degraded_nic_link_slows_the_step_and_nothing_else() {
+    let b = base();
+    let r = sweep("rate_gbps=200,100");
+    assert!(
+        step(&r[0]) > step(&b) * 1.001,
+        "{} {}",
+        step(&r[0]),
+        step(&b)
+    );
+    assert!(
+        step(&r[1]) > step(&r[0]) * 1.001,
+        "{} {}",
+        step(&r[1]),
+        step(&r[0])
+    );
+    for x in &r {
+        assert_eq!(x.network_capex_usd, b.network_capex_usd);
+        assert_eq!(x.network_power_kw, b.network_power_kw);
+        assert_eq!(x.interruptions_per_day, b.interruptions_per_day);
+        assert_eq!(x.ettr, b.ettr);
+    }
+    let axis = SweepAxis::parse("--param", "rate_gbps=400").unwrap();
+    let e =
+        fabricsim::compare::sweep::check(&default_scenario(), &roce(), &expand(&[axis]), "--param")
+            .unwrap_err()
+            .to_string();
+    assert!(
+        e.contains("--param") && e.contains("rate_gbps=400") && e.contains("1 to 399"),
+        "{e}"
+    );
+}
+
+/// Four lanes at one BER are that BER on every link (the step within 1e-6); one bad lane of
+/// four loses frames (the step slows, a loss is costed) and the plan does not move. A lane
+/// count the 400G link does not have is refused before anything runs.
+#[test]
+fn lane_bers_cost_their_codeword_loss_like_ber_and_nothing_else() {
+    let even = sweep("lane_ber=1e-3/1e-3/1e-3/1e-3");
+    let one = sweep("ber=1e-3");
+    assert!(
+        (step(&even[0]) / step(&one[0]) - 1.0).abs() < 1e-6,
+        "{} {}",
+        step(&even[0]),
+        step(&one[0])
+    );
+    let b = base();
+    let bad = sweep("lane_ber=1e-8/1e-8/4e-3/1e-8");
+    assert!(
+        step(&bad[0]) > step(&b) * 1.001,
+        "{} {}",
+        step(&bad[0]),
+        step(&b)
+    );
+    assert!(bad[0].engine.as_ref().unwrap().loss.is_some());
+    assert_eq!(bad[0].ettr, b.ettr);
+    assert_eq!(bad[0].network_capex_usd, b.network_capex_usd);
+    for text in ["lane_ber=1e-8/1e-8/1e-8", "lane_ber=1e-8/0.6"] {
+        assert!(SweepAxis::parse("--param", text).is_err(), "{text}");
+    }
+    let axis = SweepAxis::parse("--param", "lane_ber=1e-8").unwrap();
+    let e =
+        fabricsim::compare::sweep::check(&default_scenario(), &roce(), &expand(&[axis]), "--param")
+            .unwrap_err()
+            .to_string();
+    assert!(
+        e.contains("lane_ber=1e-8") && e.contains("4 or 2 BERs"),
+        "{e}"
+    );
 }

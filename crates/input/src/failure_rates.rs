@@ -51,7 +51,11 @@ pub struct JobCosts {
     pub detect_s: f64,
     pub restart_s: f64,
     pub restore_s: f64,
+    /// The checkpoint stall when the job's model is not known.
     pub checkpoint_s: f64,
+    /// Storage write bandwidth per GPU of the cluster, when the scenario has no `[storage]`.
+    #[serde(rename = "storage_GBps_per_gpu")]
+    pub storage_gbps_per_gpu: f64,
 }
 
 impl JobCosts {
@@ -124,6 +128,15 @@ pub fn parse(src: &Source) -> Result<FailureRates, InputError> {
         ("job.checkpoint_s", j.checkpoint_s),
         ("flaps.per_link_day", f.flaps.per_link_day),
     ];
+    if !(j.storage_gbps_per_gpu.is_finite() && j.storage_gbps_per_gpu > 0.0) {
+        return Err(InputError::at_key(
+            src,
+            "job.storage_GBps_per_gpu",
+            j.storage_gbps_per_gpu,
+            "not a bandwidth",
+            "a positive number of GB/s",
+        ));
+    }
     for (key, v) in costs {
         if !(v.is_finite() && v >= 0.0) {
             return Err(InputError::at_key(

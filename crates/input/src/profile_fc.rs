@@ -191,6 +191,18 @@ pub fn from_profile(pr: &Profile, tuned: bool) -> Result<SimParams, ProfileError
     Ok(p)
 }
 
+/// [`from_profile`] with its error placed as the profile's (`profile ID`, key `flow_control`).
+pub fn sim_params(pr: &Profile, tuned: bool) -> Result<SimParams, InputError> {
+    from_profile(pr, tuned).map_err(|problem| InputError {
+        file: format!("profile {}", pr.id),
+        line: None,
+        key: "flow_control".into(),
+        value: String::new(),
+        problem: problem.to_string(),
+        allowed: String::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -342,6 +342,19 @@ impl SimParams {
         Time(4_096_000u64 << self.timeout_exp)
     }
 
+    /// How long a QP keeps resending into a dead path before it gives up (its error state):
+    /// an RC QP after `retry_count` retries of one fixed ACK timeout, the (retry_count + 1)-th
+    /// expiry (IBA Vol. 1 9.7.6.1.3); UEC's RUD backs each packet's timer off as
+    /// `RTO_Init_Time x 2^n` and gives up at expiry `Max_RTO_Retx_Cnt` + 1, after
+    /// RTO x (2^(retry_count + 1) - 1) (UEC 1.0 PDS, as `packet::transport::rud` runs it).
+    pub fn gives_up(&self) -> Time {
+        let expiries = match self.transport {
+            Transport::Rud => (2u64 << self.retry_count) - 1,
+            _ => self.retry_count as u64 + 1,
+        };
+        self.ack_timeout() * expiries
+    }
+
     /// Frame bytes (in buffers) of a packet carrying `payload` bytes.
     pub fn data_frame_bytes(&self, payload: u32) -> u32 {
         (payload + self.header_bytes).max(self.min_frame_bytes)

@@ -54,6 +54,8 @@ pub fn plan(arg: &ScenarioArg, flags: &Flags) -> Result<String, JobError> {
     let (mut s, _) = arg.load(Scenario::defaults)?;
     s.apply_flags_for(flags, flag_keys::plan)?;
     let (design, topo, plan) = fabricsim::plan::run(&s)?;
+    let plan =
+        fabricsim::workload::tenants::storage::with_job_checkpoint(&s, &design, &topo, plan)?;
     let traffic = fabricsim::report::plan_traffic::of(&s, &design, &topo)?;
     pretty(&fabricsim::report::plan::json(
         &plan,

@@ -12,6 +12,7 @@ use fabricsim_core::topology::Topology;
 use fabricsim_core::units::{BitRate, Time};
 use fabricsim_input::error::ProfileError;
 use fabricsim_input::scenario::Design;
+use fabricsim_input::scenario::link_phy;
 use fabricsim_mech::ecn::EcnMarking;
 use fabricsim_mech::results::Counters;
 use fabricsim_mech::{Faults, RunResult, SimParams, Status};
@@ -30,7 +31,23 @@ fn bdp_rtt(p: &SimParams) -> Time {
 /// of `v.loss_rate` (a frame survives both).
 pub fn params(v: &Variant, design: &Design, seed: u64) -> Result<SimParams, Error> {
     let mut p = params_from_design(design, v.tuned)?;
-    let fec = fabricsim_mech::fec::KP4.frame_loss(v.ber, p.mtu_frame_wire_bytes());
+    let kp4 = fabricsim_mech::fec::KP4;
+    let lanes = &v.phy.lane_ber;
+    let ln_ok = if lanes.is_empty() {
+        kp4.codeword_ln_ok(v.ber)
+    } else {
+        let gbps = design.profile.ports.rate_gbps as u64;
+        if !link_phy::lanes_fit(gbps, lanes.len() as u64) || v.ber > 0.0 {
+            return Err(Error::Unsupported(format!(
+                "lane_ber gives {} lanes (with ber {}): a {gbps}G link takes {}, and no ber",
+                lanes.len(),
+                v.ber,
+                link_phy::lanes_allowed(gbps)
+            )));
+        }
+        kp4.codeword_ln_ok_lanes(lanes)
+    };
+    let fec = kp4.frame_loss_given(ln_ok, p.mtu_frame_wire_bytes());
     p.loss_rate = v.loss_rate + fec - v.loss_rate * fec;
     if p.loss_rate >= 0.5 {
         return Err(Error::Unsupported(format!(

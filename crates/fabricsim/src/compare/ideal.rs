@@ -205,6 +205,7 @@ mod tests {
             tune: Tune::default(),
             engine: crate::setup::engine_choice::EngineChoice::Packet,
             failed_uplinks: 0,
+            phy: Default::default(),
         };
         let r = engine_step(&cfg, &design, &topo, &v, 1).unwrap();
         let l = lost(&r.step, &r.ideal);

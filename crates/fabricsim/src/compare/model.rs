@@ -16,6 +16,7 @@ use crate::plan::Plan;
 use crate::plan::cost::HOURS_PER_YEAR;
 use crate::workload::placement::Placement;
 use crate::workload::seeds::FirstSeed;
+use crate::workload::tenants::storage::checkpoint_write;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::random_loss;
 use crate::workload::train::step::StepReport;
@@ -332,8 +333,10 @@ impl Planned {
 fn planned(s: &Scenario, v: &Variant) -> Result<Planned, InputError> {
     let mut sv = s.clone();
     sv.file.fabric.profile = v.profile.clone();
-    let (design, topology, plan) = crate::plan::run(&sv)?;
+    let (design, topology, mut plan) = crate::plan::run(&sv)?;
     let cfg = train_config(&sv, &design, &topology)?;
+    let write = checkpoint_write(&sv, &cfg, &design, &topology)?;
+    plan.reliability = plan.reliability.with_checkpoint(&design, write);
     Ok(Planned {
         sv,
         design,

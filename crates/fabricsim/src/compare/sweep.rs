@@ -18,6 +18,8 @@ use super::variant::{MAX_BER, Variant, profile_recovery};
 use super::whole_step::{self, Timing};
 use crate::columns::{self, Cells};
 use crate::error::Error;
+use crate::workload::placement::Placement;
+use crate::workload::tenants::storage::checkpoint_write;
 use crate::workload::train::config::TrainConfig;
 use crate::workload::train::step::StepReport;
 use fabricsim_core::error::InputError;
@@ -27,12 +29,14 @@ use fabricsim_core::units::{Time, parse_bytes, parse_rate, parse_time};
 use fabricsim_input::catalog::Drive;
 use fabricsim_input::profile::Profile;
 use fabricsim_input::scenario::jobs::PlacementPolicy;
+use fabricsim_input::scenario::link_phy;
 use fabricsim_input::scenario::reliability::{
     CHECKPOINT_INTERVAL_S, MTBF_SCALE, ReliabilitySection,
 };
 use fabricsim_input::scenario::train::TrainSection;
 use fabricsim_input::scenario::{Design, Scenario};
 use fabricsim_mech::Transport;
+use fabricsim_mech::fec::MAX_LANES;
 
 /// A parameter a sweep can vary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +68,12 @@ pub enum Param {
     Optics,
     /// Work between checkpoints (a time; [reliability] checkpoint_interval_s).
     CheckpointInterval,
+    /// GPU 0's NIC link trained down to this rate, Gb/s (a degraded link, as `[[faults.link]]
+    /// rate_gbps`): its rank paces the synchronous step.
+    RateGbps,
+    /// A pre-FEC BER per lane on every link, lanes separated by `/` (as `[[faults.link]]
+    /// lane_ber`): `1e-8/1e-8/4e-3/1e-8` is one bad lane of four.
+    LaneBer,
     /// The training job's model preset ([train] model: a MoE one with `ep` gives expert
     /// all-to-all).
     Model,
@@ -88,7 +98,7 @@ pub enum Param {
 pub const MAX_FAILED_UPLINKS: u32 = 4096;
 
 impl Param {
-    pub const ALL: [Param; 22] = [
+    pub const ALL: [Param; 24] = [
         Param::LossRate,
         Param::Transport,
         Param::Gpus,
@@ -102,6 +112,8 @@ impl Param {
         Param::MtbfScale,
         Param::Optics,
         Param::CheckpointInterval,
+        Param::RateGbps,
+        Param::LaneBer,
         Param::Model,
         Param::Tp,
         Param::Pp,
@@ -128,6 +140,8 @@ impl Param {
             Param::MtbfScale => "mtbf_scale",
             Param::Optics => "optics",
             Param::CheckpointInterval => "checkpoint_interval",
+            Param::RateGbps => "rate_gbps",
+            Param::LaneBer => "lane_ber",
             Param::Model => "model",
             Param::Tp => "tp",
             Param::Pp => "pp",
@@ -146,6 +160,7 @@ impl Param {
             Param::LossRate | Param::Gpus | Param::Ber | Param::MtbfScale => v.parse().ok(),
             Param::Tp | Param::Pp | Param::Ep | Param::Rate | Param::Tenants => v.parse().ok(),
             Param::FailedUplinks => v.parse().ok(),
+            Param::RateGbps => v.parse().ok(),
             Param::MoeSkew => super::sweep_workload::zipf_exponent(v),
             Param::CheckpointInterval => parse_time(v).ok().map(|t| t.as_secs_f64()),
             Param::EcnKmin | Param::EcnKmax => parse_bytes(v).ok().map(|b| b as f64),
@@ -156,6 +171,7 @@ impl Param {
             | Param::Profile
             | Param::Optics
             | Param::Model
+            | Param::LaneBer
             | Param::Placement => None,
         }
     }
@@ -169,6 +185,7 @@ impl Param {
                 | Param::Profile
                 | Param::Optics
                 | Param::Model
+                | Param::LaneBer
                 | Param::Placement
         )
     }
@@ -210,6 +227,8 @@ impl SweepAxis {
                 Param::CheckpointInterval => {
                     parse_time(v).is_ok_and(|t| within(t.as_secs_f64(), CHECKPOINT_INTERVAL_S))
                 }
+                Param::RateGbps => v.parse::<u32>().is_ok_and(|g| g > 0),
+                Param::LaneBer => lane_bers(v).is_some(),
                 Param::Model => !v.is_empty(),
                 Param::Tp | Param::Pp | Param::Ep | Param::Tenants => {
                     v.parse::<u64>().is_ok_and(|g| g > 0)
@@ -240,6 +259,11 @@ impl SweepAxis {
                     Param::CheckpointInterval => format!(
                         "times from {} s to {} s, such as 600s, 1800s",
                         CHECKPOINT_INTERVAL_S.0, CHECKPOINT_INTERVAL_S.1
+                    ),
+                    Param::RateGbps => "whole Gb/s below the link's rate, such as 200, 100".into(),
+                    Param::LaneBer => format!(
+                        "1, 2, 4 or {MAX_LANES} pre-FEC BERs from 0 to 0.5, one per lane, \
+                         separated by /, such as 1e-8/1e-8/4e-3/1e-8"
                     ),
                     Param::Model => "a model preset such as mixtral-8x7b, deepseek-v3".into(),
                     Param::Tp | Param::Pp | Param::Ep => "whole numbers from 1".into(),
@@ -396,6 +420,8 @@ pub fn apply(base: &Scenario, fabric: &Variant, point: &Point) -> (Scenario, Var
                 reliability(&mut s).checkpoint_interval_s =
                     parse_time(value).ok().map(|t| t.as_secs_f64())
             }
+            Param::RateGbps => v.phy.degraded_gbps = value.parse().ok(),
+            Param::LaneBer => v.phy.lane_ber = lane_bers(value).unwrap_or_default(),
             Param::Model => train(&mut s).model = Some(value.clone()),
             Param::Tp => train(&mut s).tp = value.parse().ok().or(train(&mut s).tp),
             Param::Pp => train(&mut s).pp = value.parse().ok().or(train(&mut s).pp),
@@ -421,6 +447,33 @@ fn reliability(s: &mut Scenario) -> &mut ReliabilitySection {
     s.file.reliability.get_or_insert_with(Default::default)
 }
 
+/// `v`'s BERs, one per lane separated by `/`, when they are 1, 2, 4 or 8 of them, each in [0, 0.5).
+fn lane_bers(v: &str) -> Option<Vec<f64>> {
+    let b: Vec<f64> = v
+        .split('/')
+        .map(|x| x.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    let ok = [1, 2, 4, MAX_LANES].contains(&b.len()) && b.iter().all(|x| (0.0..0.5).contains(x));
+    ok.then_some(b)
+}
+
+/// `topo` with GPU 0's NIC link at `v`'s degraded rate, if it has one.
+fn degrade(design: &Design, topo: &mut Topology, v: &Variant) -> Result<(), Error> {
+    let Some(g) = v.phy.degraded_gbps else {
+        return Ok(());
+    };
+    let place = Placement::on_topology(topo, design.spec.gpus_per_node);
+    let link = topo.port(topo.host_port(place.host(0))).link;
+    let gbps = topo.link(link).rate.bps() / 1_000_000_000;
+    let rate = link_phy::degraded(gbps, g).map_err(|allowed| {
+        Error::Unsupported(format!(
+            "rate_gbps {g}: GPU 0's NIC link runs at {gbps}G, a degraded link runs slower ({allowed})"
+        ))
+    })?;
+    topo.links[link.0 as usize].rate = rate;
+    Ok(())
+}
+
 /// Whether `x` lies in the closed interval `(lo, hi)`.
 fn within(x: f64, (lo, hi): (f64, f64)) -> bool {
     x.is_finite() && (lo..=hi).contains(&x)
@@ -442,12 +495,14 @@ pub fn check(
             .iter()
             .map(|(p, x)| format!("{}={x}", p.name()))
             .collect();
-        let problem = crate::plan::run(&s)
-            .map_err(Error::from)
-            .and_then(|(design, topo, _)| {
-                params(&v, &design, 1)?;
-                sweep_workload::check_point(&s, &design, &topo, point)
-            });
+        let problem =
+            crate::plan::run(&s)
+                .map_err(Error::from)
+                .and_then(|(design, mut topo, _)| {
+                    params(&v, &design, 1)?;
+                    degrade(&design, &mut topo, &v)?;
+                    sweep_workload::check_point(&s, &design, &topo, point)
+                });
         if let Err(e) = problem {
             return Err(InputError::flag(
                 flag,
@@ -538,8 +593,11 @@ pub fn timed_point(
         return r.unwrap_or_else(|e| PointResult::failed(point, e));
     }
     let outcome = (|| -> Result<_, String> {
-        let (design, topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
+        let (design, mut topo, plan) = crate::plan::run(&s).map_err(|e| e.to_string())?;
+        degrade(&design, &mut topo, &v).map_err(|e| e.to_string())?;
         let cfg = train_config(&s, &design, &topo).map_err(|e| e.to_string())?;
+        let write = checkpoint_write(&s, &cfg, &design, &topo).map_err(|e| e.to_string())?;
+        let reliability = plan.reliability.clone().with_checkpoint(&design, write);
         let secs = super::model::period_s(&design, 1.0);
         let (mut steps, mut totals, mut runs) = (Vec::new(), EngineTotals::default(), Vec::new());
         for &seed in seeds {
@@ -556,7 +614,7 @@ pub fn timed_point(
         let usd = over("USD per million tokens", &|r| {
             super::model::usd_per_million_tokens(tco, r.tokens_per_s, secs)
         })?;
-        let ettr = plan.reliability.ettr;
+        let ettr = reliability.ettr;
         Ok(PointResult {
             point: point.clone(),
             step_time_s: Some(over("step time", &|r| r.step_time_s)?),
@@ -569,7 +627,7 @@ pub fn timed_point(
             stress: runs.into_iter().next(),
             error: None,
             network_power_kw: Some(plan.power.total_kw()),
-            interruptions_per_day: Some(plan.reliability.interruptions_per_day),
+            interruptions_per_day: Some(reliability.interruptions_per_day),
             ettr: Some(ettr),
             usd_per_million_good_tokens: Some(usd.scaled(1.0 / ettr)),
             serving: None,

@@ -41,6 +41,19 @@ pub struct Variant {
     /// Leaves with one up-link failed before the step, the fabric converged around it
     /// (`sweep --param failed_uplinks=N`; the whole step DAG only, `whole_step::run`).
     pub failed_uplinks: u32,
+    /// Lanes and rates apart from the profile's (`sweep`'s `lane_ber` and `rate_gbps`).
+    pub phy: LinkPhy,
+}
+
+/// A variant's links away from their profile: a pre-FEC BER per lane on every link (one
+/// codeword's symbols spread round-robin over the lanes, IEEE 802.3 Clause 119.2.4.5:
+/// `mech::fec::RsFec::codeword_ln_ok_lanes`), and GPU 0's NIC link trained down to a lower
+/// rate (a degraded link, IBA 5.6.3 link width down-grade), whose rank paces the synchronous step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkPhy {
+    /// Empty: `ber` on every lane.
+    pub lane_ber: Vec<f64>,
+    pub degraded_gbps: Option<u32>,
 }
 
 impl Variant {
@@ -58,6 +71,7 @@ impl Variant {
             tune: Tune::default(),
             engine,
             failed_uplinks: 0,
+            phy: Default::default(),
         }
     }
 
@@ -173,6 +187,7 @@ fn entry(
         tune: Tune::default(),
         engine,
         failed_uplinks: 0,
+        phy: Default::default(),
     })
 }
 

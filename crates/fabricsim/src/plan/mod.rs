@@ -101,7 +101,7 @@ pub fn make(s: &Scenario, d: &Design, t: &mut Topology) -> Result<Plan, InputErr
     let optics_other = optics_choice::of(d, &bom, &power, t.servers as u64);
     let mtu = d.profile.wire_bytes(d.profile.packet.mtu_bytes);
     let link_errors = link_errors::of(t, &d.catalog, &media, mtu, d.profile.ports.rate_gbps);
-    let reliability = reliability::of(d, t, &d.catalog, &media, &bom);
+    let reliability = reliability::of(d, t, &d.catalog, &media, &bom)?;
     Ok(Plan {
         name: d.name.clone(),
         profile: d.profile.id.clone(),

@@ -1,12 +1,14 @@
 //! What fails in a planned cluster and what it costs a training job: each counted part's
 //! failures per day from its MTBF (`data/reliability/failure-rates.toml`), which of them stop
 //! the job (every GPU, server, NIC and switch failure; a failed cable or module on a NIC's
-//! link; one inside the fabric only when the fabric's local repair is slower than the transport
-//! gives up: IBA 9.7.6.1.3, a QP retries its timeout `retry_count` times), the job's mean time
+//! link; one inside the fabric only when the fabric's local repair is slower than its own
+//! transport gives up: the profile's timeout and retries, `SimParams::gives_up`), the job's mean time
 //! between interruptions, the checkpoint interval that maximises its effective training time
 //! ratio and that ratio (`ettr`). `[reliability]` scales every MTBF and may set the interval.
 
+use fabricsim_core::error::InputError;
 use fabricsim_core::topology::{Medium, Topology};
+use fabricsim_core::units::Time;
 use fabricsim_input::catalog::{CableShape, Catalog};
 use fabricsim_input::failure_rates::{self, DeviceKind, FailureRates, JobCosts};
 use fabricsim_input::scenario::Design;
@@ -39,6 +41,11 @@ pub struct Reliability {
     pub flaps_per_day: f64,
     /// Whether a failed link inside the fabric is routed around before the transport gives up.
     pub fabric_links_rerouted: bool,
+    /// How long the fabric's transport resends into a dead path before its QP gives up
+    /// (`SimParams::gives_up`), s.
+    pub transport_gives_up_s: f64,
+    /// The profile's local repair delay (`[reroute] local_repair_us`), s; `None`: none.
+    pub local_repair_s: Option<f64>,
     pub job: JobCosts,
     /// Mean time between the job's interruptions, hours.
     pub job_mtbf_hours: f64,
@@ -48,12 +55,20 @@ pub struct Reliability {
     /// Daly's optimum interval, s.
     pub optimum_interval_s: f64,
     pub ettr: f64,
+    /// The job's checkpoint when its model is known (`with_checkpoint`); `None`: the table's
+    /// write time.
+    pub checkpoint_write: Option<CheckpointWrite>,
 }
 
 /// The reliability of the plan `(t, media, bom)` of design `d`.
-pub fn of(d: &Design, t: &Topology, c: &Catalog, media: &Media, bom: &Bom) -> Reliability {
-    let rates = failure_rates::table().expect("the shipped failure-rate table parses (its tests)");
-    of_with(&rates, d, t, c, media, bom)
+pub fn of(
+    d: &Design,
+    t: &Topology,
+    c: &Catalog,
+    media: &Media,
+    bom: &Bom,
+) -> Result<Reliability, InputError> {
+    of_with(&failure_rates::table()?, d, t, c, media, bom)
 }
 
 /// As [`of`] with the failure rates `r`.
@@ -64,15 +79,16 @@ pub fn of_with(
     c: &Catalog,
     media: &Media,
     bom: &Bom,
-) -> Reliability {
-    // The transport's patience: the ACK timeout and its retries (`SimParams`' NCCL defaults, one for every family).
-    let p = fabricsim_mech::params::SimParams::roce();
-    let gives_up = p.ack_timeout() * (p.retry_count as u64 + 1);
-    let fabric_links_rerouted = d
+) -> Result<Reliability, InputError> {
+    // The fabric's own transport patience (its profile's engine parameters, as every engine
+    // run takes them) against its own local repair.
+    let gives_up = fabricsim_input::profile_fc::sim_params(&d.profile, true)?.gives_up();
+    let local_repair = d
         .profile
         .reroute
         .as_ref()
-        .is_some_and(|x| fabricsim_core::units::Time::from_us(x.local_repair_us) < gives_up);
+        .map(|x| Time::from_us(x.local_repair_us));
+    let fabric_links_rerouted = local_repair.is_some_and(|x| x < gives_up);
     let scale = d.reliability.mtbf_scale;
     let per_day = |count: u64, mtbf: f64| count as f64 * 24.0 / mtbf;
     let mut parts = Vec::new();
@@ -179,27 +195,67 @@ pub fn of_with(
         .sum();
     let job_mtbf_hours = 24.0 / interruptions_per_day;
     let mtbf_s = job_mtbf_hours * 3600.0;
-    let optimum_interval_s = ettr::daly_interval_s(r.job.checkpoint_s, mtbf_s);
-    let checkpoint = Checkpointing {
-        interval_s: d
-            .reliability
-            .checkpoint_interval_s
-            .unwrap_or(optimum_interval_s),
-        write_s: r.job.checkpoint_s,
-        recovery_s: r.job.recovery_s(),
-    };
-    Reliability {
+    let (checkpoint, optimum_interval_s) =
+        checkpointing(d, r.job.checkpoint_s, r.job.recovery_s(), mtbf_s);
+    Ok(Reliability {
         parts,
         interruptions_per_day,
         network_share: network / interruptions_per_day,
         flaps_per_day: linked as f64 * r.flaps.per_link_day,
         fabric_links_rerouted,
+        transport_gives_up_s: gives_up.as_secs_f64(),
+        local_repair_s: local_repair.map(Time::as_secs_f64),
         job: r.job.clone(),
         job_mtbf_hours,
         ettr: checkpoint.ettr(mtbf_s),
         checkpoint,
         optimum_interval_s,
+        checkpoint_write: None,
+    })
+}
+
+/// A checkpoint of a known model: its state's bytes written at the storage bandwidth, the
+/// whole write stalling the job (a synchronous save; an asynchronous one stalls only for its
+/// device-to-host copy, so this is the stall's upper bound).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointWrite {
+    pub bytes: f64,
+    pub bytes_per_s: f64,
+    /// The bandwidth is the scenario's `[storage]` ports' (else the table's per-GPU figure).
+    pub storage_tier: bool,
+}
+
+impl CheckpointWrite {
+    pub fn write_s(&self) -> f64 {
+        self.bytes / self.bytes_per_s
     }
+}
+
+impl Reliability {
+    /// The same plan with the job's checkpoint `w` in place of the table's write time: Daly's
+    /// interval and the ETTR at its write time.
+    pub fn with_checkpoint(mut self, d: &Design, w: CheckpointWrite) -> Reliability {
+        let mtbf_s = self.job_mtbf_hours * 3600.0;
+        let (checkpoint, optimum) =
+            checkpointing(d, w.write_s(), self.checkpoint.recovery_s, mtbf_s);
+        self.ettr = checkpoint.ettr(mtbf_s);
+        self.checkpoint = checkpoint;
+        self.optimum_interval_s = optimum;
+        self.checkpoint_write = Some(w);
+        self
+    }
+}
+
+/// Checkpointing with writes of `write_s` at `d`'s `[reliability] checkpoint_interval_s`, else
+/// at Daly's optimum for `mtbf_s` (returned too).
+fn checkpointing(d: &Design, write_s: f64, recovery_s: f64, mtbf_s: f64) -> (Checkpointing, f64) {
+    let optimum = ettr::daly_interval_s(write_s, mtbf_s);
+    let c = Checkpointing {
+        interval_s: d.reliability.checkpoint_interval_s.unwrap_or(optimum),
+        write_s,
+        recovery_s,
+    };
+    (c, optimum)
 }
 
 /// Adds `k` of a unit of item `id` to its links, and to those that stop the job if `stops`.

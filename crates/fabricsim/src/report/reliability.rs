@@ -14,6 +14,14 @@ fn sig(x: f64) -> f64 {
     (x * scale).round() / scale
 }
 
+/// `s` seconds in ms below a second, else in s, three significant digits.
+fn seconds(s: f64) -> String {
+    match s < 1.0 {
+        true => format!("{} ms", sig(s * 1e3)),
+        false => format!("{} s", sig(s)),
+    }
+}
+
 pub fn json(r: &Reliability) -> Value {
     let parts: Vec<Value> = r
         .parts
@@ -34,6 +42,8 @@ pub fn json(r: &Reliability) -> Value {
         "interruptions_per_day": sig(r.interruptions_per_day),
         "network_share_pct": sig(100.0 * r.network_share),
         "fabric_links_rerouted": r.fabric_links_rerouted,
+        "transport_gives_up_s": sig(r.transport_gives_up_s),
+        "local_repair_s": r.local_repair_s,
         "link_flaps_per_day": sig(r.flaps_per_day),
         "job_mtbf_hours": sig(r.job_mtbf_hours),
         "recovery_s": r.checkpoint.recovery_s,
@@ -41,6 +51,16 @@ pub fn json(r: &Reliability) -> Value {
         "checkpoint_interval_s": sig(r.checkpoint.interval_s),
         "ettr": sig(r.ettr),
     });
+    if let Some(c) = &r.checkpoint_write {
+        v["checkpoint_write_s"] = sig(c.write_s()).into();
+        v["checkpoint_bytes"] = c.bytes.into();
+        v["storage_bytes_per_s"] = c.bytes_per_s.into();
+        v["storage_bandwidth_from"] = match c.storage_tier {
+            true => "storage",
+            false => "failure-rates.toml job.storage_GBps_per_gpu",
+        }
+        .into();
+    }
     // Only a set interval has an optimum apart from it (the default output keeps its keys).
     if r.checkpoint.interval_s != r.optimum_interval_s {
         v["optimum_interval_s"] = sig(r.optimum_interval_s).into();
@@ -67,17 +87,29 @@ pub fn text(r: &Reliability, w: &mut String) {
     }
     let _ = writeln!(
         w,
-        "  job interruptions {:.2}/day (network {:.1}%), one every {:.2} h; link flaps {:.3}/day{}",
+        "  job interruptions {:.2}/day (network {:.1}%), one every {:.2} h; link flaps {:.3}/day",
         r.interruptions_per_day,
         100.0 * r.network_share,
         r.job_mtbf_hours,
         r.flaps_per_day,
-        if r.fabric_links_rerouted {
-            "; fabric links rerouted by local repair, NIC links stop the job"
-        } else {
-            "; every failed link stops the job (no local repair within the transport timeout)"
-        }
     );
+    let gives_up = seconds(r.transport_gives_up_s);
+    let _ = match (r.fabric_links_rerouted, r.local_repair_s) {
+        (true, Some(repair)) => writeln!(
+            w,
+            "  fabric links rerouted by local repair ({}, before the transport gives up at {gives_up}), NIC links stop the job",
+            seconds(repair)
+        ),
+        (_, Some(repair)) => writeln!(
+            w,
+            "  every failed link stops the job (local repair {} is slower than the transport gives up, {gives_up})",
+            seconds(repair)
+        ),
+        (_, None) => writeln!(
+            w,
+            "  every failed link stops the job (the profile has no local repair; the transport gives up at {gives_up})"
+        ),
+    };
     let set = match r.checkpoint.interval_s == r.optimum_interval_s {
         true => "Daly 2006".to_string(),
         false => format!(
@@ -85,22 +117,40 @@ pub fn text(r: &Reliability, w: &mut String) {
             r.optimum_interval_s
         ),
     };
+    let write = match &r.checkpoint_write {
+        None => format!("write {:.0} s", r.checkpoint.write_s),
+        Some(c) => format!(
+            "write {} s: the job's {} GB of state at {} GB/s, {}",
+            sig(c.write_s()),
+            sig(c.bytes / 1e9),
+            sig(c.bytes_per_s / 1e9),
+            match c.storage_tier {
+                true => "its [storage] ports",
+                false => "the table's storage bandwidth per GPU",
+            }
+        ),
+    };
     let _ = writeln!(
         w,
-        "  checkpoint every {:.0} s ({set}; write {:.0} s, recovery {:.0} s): ETTR {:.3}",
-        r.checkpoint.interval_s, r.checkpoint.write_s, r.checkpoint.recovery_s, r.ettr
+        "  checkpoint every {:.0} s ({set}; {write}, recovery {:.0} s): ETTR {:.3}",
+        r.checkpoint.interval_s, r.checkpoint.recovery_s, r.ettr
     );
 }
 
 /// One compared fabric's delivered figures with its plan's interruptions (`compare --format
-/// json`): the interruptions per day, the ETTR at the checkpoint interval, MFU x ETTR and the
-/// cost per million tokens over ETTR; `null` without a delivered step.
+/// json`), a field per row of [`compare_rows`]: the interruptions per day and the network's
+/// share, the job's MTBF, the checkpoint interval, the ETTR at it, MFU x ETTR and the cost per
+/// million tokens over ETTR; `null` without a delivered step.
 pub fn with_interruptions(f: &crate::compare::model::FabricResult) -> Value {
     let r = &f.plan.reliability;
     match &f.delivered {
         None => Value::Null,
         Some(d) => json!({
-            "interruptions_per_day": sig(r.interruptions_per_day),
+            // Unrounded: the text rows round them to their own decimals.
+            "interruptions_per_day": r.interruptions_per_day,
+            "network_share_pct": 100.0 * r.network_share,
+            "job_mtbf_hours": r.job_mtbf_hours,
+            "checkpoint_interval_s": r.checkpoint.interval_s,
             "ettr": sig(r.ettr),
             "mfu": d.mfu.scaled(r.ettr),
             "usd_per_million_tokens": d.usd_per_million_tokens.scaled(1.0 / r.ettr),
@@ -154,4 +204,59 @@ pub fn compare_rows(c: &crate::compare::model::Comparison) -> Vec<(String, Vec<S
             delivered(&|d, e| d.usd_per_million_tokens.scaled(1.0 / e).text(3)),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabricsim_core::estimate::Estimate;
+
+    /// Every reliability row of `compare`'s text is its fabric's JSON field, formatted: on
+    /// two fabrics of different transport patience (ib-ndr, uec-400g), 16 GPUs.
+    #[test]
+    fn the_json_fields_per_fabric_are_the_text_rows() {
+        let s = fabricsim_input::scenario::Scenario::parse(
+            "small.toml",
+            "[cluster]\ngpus = 16\ngpus_per_node = 8\nnics_per_node = 8\ngpu = \"h100\"\n\
+             [train]\nmodel = \"llama3-8b\"\ntp = 8\npp = 1\n[compare]\nfabric_runs = false\n\
+             seeds = 2\nclaims = \"off\"\nfabrics = [ { name = \"ib\", profile = \"ib-ndr\" }, \
+             { name = \"uec\", profile = \"uec-400g\" } ]\n",
+        )
+        .unwrap();
+        let c = crate::compare::model::run(&s).unwrap();
+        let rows = compare_rows(&c);
+        let row = |name: &str| &rows.iter().find(|r| r.0 == name).unwrap().1;
+        for (i, f) in c.fabrics.iter().enumerate() {
+            let w = with_interruptions(f);
+            let num = |k: &str| w[k].as_f64().unwrap();
+            let est = |k: &str| serde_json::from_value::<Estimate>(w[k].clone()).unwrap();
+            assert_eq!(
+                row("interruptions per day (network)")[i],
+                format!(
+                    "{:.2} ({:.1}%)",
+                    num("interruptions_per_day"),
+                    num("network_share_pct")
+                )
+            );
+            assert_eq!(
+                row("job MTBF (h)")[i],
+                format!("{:.1}", num("job_mtbf_hours"))
+            );
+            assert_eq!(
+                row("checkpoint interval (s)")[i],
+                format!("{:.0}", num("checkpoint_interval_s"))
+            );
+            assert_eq!(row("ETTR")[i], format!("{:.3}", num("ettr")));
+            assert_eq!(
+                row("MFU x ETTR")[i],
+                super::super::compare::percent(&est("mfu"), 1)
+            );
+            assert_eq!(
+                row("USD per million tokens, with interruptions")[i],
+                est("usd_per_million_tokens").text(3)
+            );
+            // The model's checkpoint: the ETTR is the plan's with its write time.
+            assert!(f.plan.reliability.checkpoint_write.is_some());
+        }
+    }
 }

@@ -22,16 +22,7 @@ fn ns(latency_ns: f64) -> Time {
 /// [`SimParams`] for `d`: its profile's MTU, header and wire bytes, its switch's latency and
 /// buffer (the family default when the catalog publishes no buffer), its NIC's latency.
 pub fn params_from_design(d: &Design, tuned: bool) -> Result<SimParams, InputError> {
-    let base = fabricsim_input::profile_fc::from_profile(&d.profile, tuned).map_err(|problem| {
-        InputError {
-            file: format!("profile {}", d.profile.id),
-            line: None,
-            key: "flow_control".into(),
-            value: String::new(),
-            problem: problem.to_string(),
-            allowed: String::new(),
-        }
-    })?;
+    let base = fabricsim_input::profile_fc::sim_params(&d.profile, tuned)?;
     let buffer = if d.switch.buffer_mb > 0.0 {
         (d.switch.buffer_mb * 1024.0 * 1024.0).round() as u64
     } else {

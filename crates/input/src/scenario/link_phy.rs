@@ -71,6 +71,24 @@ pub fn lane_loss(src: &Source, e: &LinkFaultEntry, dir: Dir) -> Result<Option<Fa
     }))
 }
 
+/// Whether a `gbps` link has `lanes` lanes of 100G or 200G.
+pub fn lanes_fit(gbps: u64, lanes: u64) -> bool {
+    lanes > 0 && gbps % lanes == 0 && LANE_GBPS.contains(&(gbps / lanes))
+}
+
+/// The lane counts a `gbps` link has, in words.
+pub fn lanes_allowed(gbps: u64) -> String {
+    format!("{} or {} BERs", gbps / 100, gbps / 200)
+}
+
+/// The rate of a `gbps` link trained down to `g` Gb/s; `Err`: the rates allowed.
+pub fn degraded(gbps: u64, g: u32) -> Result<BitRate, String> {
+    match g > 0 && (g as u64) < gbps {
+        true => Ok(BitRate::gbps(g as u64)),
+        false => Err(format!("1 to {}", gbps.saturating_sub(1))),
+    }
+}
+
 /// Checks each entry's `lane_ber` count and `rate_gbps` against its link in `t` (entries'
 /// link indices already checked by `FaultsSection::resolve`) and runs each degraded link at
 /// its lower rate, both ways.
@@ -82,7 +100,7 @@ pub fn apply(src: &Source, f: &FaultsSection, t: &mut Topology) -> Result<(), In
         let gbps = link.rate.bps() / 1_000_000_000;
         if let Some(bers) = &e.lane_ber {
             let lanes = bers.len() as u64;
-            if !LANE_GBPS.contains(&(gbps / lanes)) || gbps % lanes != 0 {
+            if !lanes_fit(gbps, lanes) {
                 return Err(InputError::at_key(
                     src,
                     "faults.link.lane_ber",
@@ -91,13 +109,13 @@ pub fn apply(src: &Source, f: &FaultsSection, t: &mut Topology) -> Result<(), In
                         "link {} runs at {gbps}G: not {lanes} lanes of 100G or 200G",
                         e.link
                     ),
-                    format!("{} or {} BERs", gbps / 100, gbps / 200),
+                    lanes_allowed(gbps),
                 ));
             }
         }
         if let Some(g) = e.rate_gbps {
-            if g == 0 || g as u64 >= gbps {
-                return Err(InputError::at_key(
+            link.rate = degraded(gbps, g).map_err(|allowed| {
+                InputError::at_key(
                     src,
                     "faults.link.rate_gbps",
                     g,
@@ -105,10 +123,9 @@ pub fn apply(src: &Source, f: &FaultsSection, t: &mut Topology) -> Result<(), In
                         "link {} runs at {gbps}G: a degraded link runs slower",
                         e.link
                     ),
-                    format!("1 to {}", gbps - 1),
-                ));
-            }
-            link.rate = BitRate::gbps(g as u64);
+                    allowed,
+                )
+            })?;
         }
     }
     Ok(())

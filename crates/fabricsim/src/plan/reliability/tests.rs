@@ -40,15 +40,48 @@ fn each_part_fails_at_its_count_over_its_mtbf_and_the_job_at_their_sum() {
 #[test]
 fn without_local_repair_every_failed_link_stops_the_job() {
     let (mut d, t, p) = plan("[cluster]\ngpus = 1024\n");
-    let with = of(&d, &t, &d.catalog, &p.media, &p.bom);
+    let with = of(&d, &t, &d.catalog, &p.media, &p.bom).unwrap();
     d.profile.reroute = None;
-    let without = of(&d, &t, &d.catalog, &p.media, &p.bom);
+    let without = of(&d, &t, &d.catalog, &p.media, &p.bom).unwrap();
     assert!(!without.fabric_links_rerouted);
     assert!(without.interruptions_per_day > with.interruptions_per_day);
     assert!(without.network_share > with.network_share);
     assert!(without.ettr < with.ettr);
     // Devices stop it either way.
     assert_eq!(without.parts[..4], with.parts[..4]);
+}
+
+/// Each fabric's own transport patience against its own local repair: an RC QP gives up at
+/// its 8th fixed ACK timeout (IB: 4.096 us x 2^20 x 8 = 34.4 s), UEC's RUD at the 8th expiry
+/// of a doubling 65.5 us timer (65.536 us x 255 = 16.7 ms). The profiles' local repairs (IB 2
+/// ms, UEC 1 ms) beat both; a 20 ms one beats IB's patience, not UEC's.
+#[test]
+fn each_fabric_reroutes_by_its_own_patience_and_repair() {
+    let at = |fabric: &str| {
+        plan(&format!(
+            "[cluster]\ngpus = 1024\n[fabric]\nprofile = \"{fabric}\"\n"
+        ))
+    };
+    let (mut ib, ti, pi) = at("ib-ndr");
+    let (mut uec, tu, pu) = at("uec-400g");
+    let (ri, ru) = (&pi.reliability, &pu.reliability);
+    assert!((ri.transport_gives_up_s - 4.096e-6 * (1u64 << 20) as f64 * 8.0).abs() < 1e-9);
+    assert!((ru.transport_gives_up_s - 65.536e-6 * 255.0).abs() < 1e-12);
+    assert_eq!(
+        (ri.local_repair_s, ru.local_repair_s),
+        (Some(2e-3), Some(1e-3))
+    );
+    assert!(ri.fabric_links_rerouted && ru.fabric_links_rerouted);
+    for d in [&mut ib, &mut uec] {
+        d.profile.reroute.as_mut().unwrap().local_repair_us = 20_000;
+    }
+    let slow_ib = of(&ib, &ti, &ib.catalog, &pi.media, &pi.bom).unwrap();
+    let slow_uec = of(&uec, &tu, &uec.catalog, &pu.media, &pu.bom).unwrap();
+    assert!(slow_ib.fabric_links_rerouted, "20 ms < 34.4 s");
+    assert!(!slow_uec.fabric_links_rerouted, "20 ms > 16.7 ms");
+    assert_eq!(slow_ib.interruptions_per_day, ri.interruptions_per_day);
+    assert!(slow_uec.interruptions_per_day > ru.interruptions_per_day);
+    assert!(slow_uec.ettr < ru.ettr);
 }
 
 /// A month of training under exponential failures: work in intervals, each followed by a

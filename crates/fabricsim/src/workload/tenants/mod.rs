@@ -122,7 +122,7 @@ pub fn resolve(s: &Scenario) -> Result<Tenants, InputError> {
     let leaves = placement::leaves(&cluster.topology);
     let eff = Efficiency::h200(&cluster.design.catalog);
     let seeds = super::seeds::derive(cluster.params.seed, s.engine_seeds()?);
-    let tier = storage::tier(s, &cluster)?;
+    let tier = storage::tier(s, &cluster.topology)?;
     let room = Room {
         end: tier
             .as_ref()
