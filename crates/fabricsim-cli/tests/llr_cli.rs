@@ -32,6 +32,7 @@ fn llr_takes_the_corruption_off_the_transport_and_repeats_itself() {
     assert_eq!(c1["drops"]["corruption"].as_u64().unwrap(), 0);
     assert!(c1["llr_replays"].as_u64().unwrap() > 0);
     assert!(c1["llr_nacks"].as_u64().unwrap() > 0);
+    assert!(c1["llr_acks"].as_u64().unwrap() > 0);
     assert!(c0.get("llr_replays").is_none(), "no LLR field without LLR");
     // Buffer drops remain the transport's to recover.
     assert!(c1["drops"]["buffer"].as_u64().unwrap() > 0);
@@ -63,6 +64,23 @@ fn bad_llr_settings_exit_2() {
     );
     let s = lossy_incast("llr-off", "llr_replay_buffer = \"64KB\"\n");
     exits_2_saying(&["sim", &s], &["`sim.llr_replay_buffer`", "llr = true"]);
+    let s = lossy_incast("llr-timer", "llr = true\nllr_ack_timer = \"0ns\"\n");
+    exits_2_saying(
+        &["sim", &s],
+        &[
+            "llr-timer.toml:12:",
+            "`sim.llr_ack_timer`",
+            "\"0ns\"",
+            "must be positive",
+        ],
+    );
+    let s = lossy_incast("llr-spacing", "llr = true\nllr_ack_spacing = \"lots\"\n");
+    exits_2_saying(&["sim", &s], &["`sim.llr_ack_spacing`", "\"lots\"", "64KB"]);
+    let s = lossy_incast("llr-spacing-off", "llr_ack_spacing = 4096\n");
+    exits_2_saying(
+        &["sim", &s],
+        &["`sim.llr_ack_spacing`", "4096", "llr = true"],
+    );
     let s = lossy_incast("llr-ib", "llr = true\n");
     let text = std::fs::read_to_string(&s)
         .unwrap()
