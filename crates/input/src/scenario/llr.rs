@@ -16,6 +16,7 @@ use super::sim::SimSection;
 use super::value::{SizeValue, time};
 use fabricsim_core::error::{InputError, Source};
 use fabricsim_core::units::Time;
+use fabricsim_mech::llr::Llr;
 use fabricsim_mech::params::SimParams;
 
 /// LLR is refused with a link going down or up: the frames in a failed link's replay buffer
@@ -99,6 +100,34 @@ pub fn apply(src: &Source, s: &SimSection, p: &mut SimParams) -> Result<(), Inpu
         llr.ack_timer = v;
     }
     Ok(())
+}
+
+/// `[sim]`'s link-level retry on a design's fabric (`profile`, tuned), for every command that
+/// takes its engine parameters from the design (`sim`, `collective`, `train`, `compare`): `None`
+/// when off; refused on a credit-based fabric, as `sim` refuses it.
+pub fn of_design(
+    src: &Source,
+    s: Option<&SimSection>,
+    profile: &crate::profile::Profile,
+) -> Result<Option<Llr>, InputError> {
+    let Some(s) = s else {
+        return Ok(None);
+    };
+    // A profile that gives no parameters is refused where they are built (`params_from_design`).
+    let Ok(mut p) = crate::profile_fc::from_profile(profile, true) else {
+        return Ok(None);
+    };
+    apply(src, s, &mut p)?;
+    p.check_llr().map_err(|e| {
+        InputError::at_key(
+            src,
+            "sim.llr",
+            true,
+            format!("{} on profile {}", e.problem, profile.id),
+            "llr = false, or fabrics whose flow_control is \"none\" or \"pfc\" (Ethernet links)",
+        )
+    })?;
+    Ok(p.llr)
 }
 
 /// A size as written in the scenario.
