@@ -111,7 +111,7 @@ pub fn point(fabric: Fabric, loss: f64, seeds: u64, timeout_exp: Option<u8>) -> 
         p.timeout_exp = e;
     }
     let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
-    let setup = LossSetup::of(&p, rate).expect("a lossy point");
+    let setup = LossSetup::of(&p, &topo, rate).expect("a lossy point");
     let mut clean = p.clone();
     clean.loss_rate = 0.0;
     let lossless_s = makespan(&topo, &clean, &dag, EngineChoice::Packet)

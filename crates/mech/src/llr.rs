@@ -10,12 +10,46 @@ use fabricsim_core::units::{BitRate, Time};
 /// ordered set is not public, so it is charged as the smallest frame, as a PAUSE frame is.
 pub const CTRL_FRAME_BYTES: u32 = 64;
 
+/// The receiver's ACK spacing by default: the OCP SAI LLR proposal's `CTLOS_TARGET_SPACING`
+/// default, 2,048 B
+/// (https://github.com/opencomputeproject/SAI/blob/master/doc/LLR/SAI-Link_Layer_Retry.md),
+/// read here as the bytes received between two cumulative ACKs.
+pub const ACK_SPACING_BYTES: u64 = 2048;
+
+/// The longest an accepted frame waits for its coalesced ACK by default [E]: the spec and the
+/// SAI proposal leave the ACK timing to the implementation; 1 us is a little over the round
+/// trip of a short 400G link, so a lone frame is freed from the replay buffer in about two.
+pub const ACK_TIMER: Time = Time::from_ns(1000);
+
 /// LLR on every Ethernet link.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Llr {
     /// Replay buffer per link direction, bytes on the wire; `None`: the link's round trip at its
-    /// rate plus one frame (`replay_buffer_bytes`).
+    /// rate, with the ACK's coalescing delay, plus one frame (`replay_buffer_bytes`).
     pub replay_buffer: Option<u64>,
+    /// The receiver ACKs once the frames it accepted since its last ACK reach `ack_spacing`
+    /// wire bytes, or `ack_timer` after the first of them, whichever comes first (a NACK goes
+    /// at once). 0: an ACK per frame.
+    pub ack_spacing: u64,
+    pub ack_timer: Time,
+}
+
+impl Default for Llr {
+    fn default() -> Llr {
+        Llr {
+            replay_buffer: None,
+            ack_spacing: ACK_SPACING_BYTES,
+            ack_timer: ACK_TIMER,
+        }
+    }
+}
+
+impl Llr {
+    /// The longest a frame's ACK waits at a receiver fed at `rate`: the frames of `ack_spacing`
+    /// bytes arriving behind it, or the timer.
+    pub fn ack_delay(&self, rate: BitRate) -> Time {
+        rate.serialize(self.ack_spacing).min(self.ack_timer)
+    }
 }
 
 /// A link's LLR round trip: a frame's first bit leaves the sender until its ACK is back, behind
@@ -53,11 +87,12 @@ pub fn port_round_trip(topo: &Topology, p: &SimParams, port: &Port) -> (BitRate,
     (link.rate, rtt)
 }
 
-/// The default replay buffer [E]: everything sent within one round trip at line rate plus one
-/// frame, so a loss-free link never waits for an ACK (the spec sizes the buffer to the link's
-/// round trip; its exact figure is not public).
-pub fn replay_buffer_bytes(rate: BitRate, rtt: Time, frame_wire: u64) -> u64 {
-    rate.bytes_in(rtt) + frame_wire
+/// The default replay buffer [E]: everything sent within one round trip (`port_round_trip`)
+/// and the ACK's coalescing delay (`Llr::ack_delay`) at line rate, plus one frame, so a
+/// loss-free link never waits for an ACK (the spec sizes the buffer to the link's round trip;
+/// its exact figure is not public).
+pub fn replay_buffer_bytes(llr: &Llr, rate: BitRate, rtt: Time, frame_wire: u64) -> u64 {
+    rate.bytes_in(rtt + llr.ack_delay(rate)) + frame_wire
 }
 
 /// Frames a replay resends after one corrupted frame on a busy link: the frame itself and those
@@ -87,9 +122,23 @@ mod tests {
         let r = BitRate::gbps(400);
         let rtt = round_trip(r, Time::from_ns(500), Time::from_ns(600), 4178, 84);
         assert_eq!(rtt.0, 2 * 83_560 + 1_000_000 + 600_000 + 1_680);
-        let b = replay_buffer_bytes(r, rtt, 4178);
+        let per_frame = Llr {
+            ack_spacing: 0,
+            ..Llr::default()
+        };
+        let b = replay_buffer_bytes(&per_frame, r, rtt, 4178);
         assert_eq!(b, r.bytes_in(rtt) + 4178);
         assert_eq!(b, 88_440 + 4178);
+        // Coalesced by 2,048 B (40.96 ns at 400G, under the 1 us timer): 2,048 B more.
+        let c = replay_buffer_bytes(&Llr::default(), r, rtt, 4178);
+        assert_eq!(c, b + 2048);
+        // A timer shorter than the spacing's arrival time bounds the wait.
+        let t = Llr {
+            ack_spacing: 1 << 20,
+            ack_timer: Time::from_ns(100),
+            ..Llr::default()
+        };
+        assert_eq!(replay_buffer_bytes(&t, r, rtt, 4178), b + 5000);
     }
 
     #[test]

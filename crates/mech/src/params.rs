@@ -419,6 +419,19 @@ impl SimParams {
         }
     }
 
+    /// UEC 1.0 5.1 defines LLR for Ethernet links; a credit-based link (IB, CBFC) would replay
+    /// past its credit check, which this model does not do.
+    pub fn check_llr(&self) -> Result<(), ParamError> {
+        if self.llr.is_some() && matches!(self.flow_control, FlowControl::Credits(_)) {
+            return Err(ParamError::new(
+                "llr",
+                "LLR with credit-based flow control (IB credits or CBFC)",
+                "flow_control = \"none\" or \"pfc\" (Ethernet links)",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> Result<(), ParamError> {
         let err = |f: &'static str, p: String, a: &str| Err(ParamError::new(f, p, a));
         if self.mtu_bytes == 0 || self.mtu_bytes > 9000 || self.header_bytes > 512 {
@@ -480,15 +493,7 @@ impl SimParams {
                 "1 to 256 (an ACK echoes the entropy in a byte)",
             );
         }
-        // UEC 1.0 5.1 defines LLR for Ethernet links; a credit-based link (IB, CBFC) would
-        // replay past its credit check, which this model does not do.
-        if self.llr.is_some() && matches!(self.flow_control, FlowControl::Credits(_)) {
-            return err(
-                "llr",
-                "LLR with credit-based flow control (IB credits or CBFC)".into(),
-                "flow_control = \"none\" or \"pfc\" (Ethernet links)",
-            );
-        }
+        self.check_llr()?;
         if self.timeout_exp > 31 {
             return err(
                 "timeout_exp",

@@ -126,12 +126,14 @@ pub struct Counters {
     /// Data packets cut to their header by switch trimming (their payload counts as dropped).
     #[serde(skip_serializing_if = "is_zero")]
     pub trimmed: u64,
-    /// Link-level retry (UEC 1.0 5.1): frames replayed on their link, NACKs sent, and times a
-    /// link's transmit stalled on a full replay buffer.
+    /// Link-level retry (UEC 1.0 5.1): frames replayed on their link, NACKs and (coalesced)
+    /// ACKs sent, and times a link's transmit stalled on a full replay buffer.
     #[serde(skip_serializing_if = "is_zero")]
     pub llr_replays: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub llr_nacks: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub llr_acks: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub llr_stalls: u64,
 }

@@ -63,10 +63,15 @@ pub struct EngineTotals {
     pub loss: Option<StepLoss>,
 }
 
-/// The loss of `p` to cost in expectation, and `p` without it for the calibration runs.
-fn split_loss(mut p: SimParams, design: &Design) -> (Option<LossSetup>, SimParams) {
+/// The loss of `p` on `topo` to cost in expectation, and `p` without it for the calibration
+/// runs.
+fn split_loss(
+    mut p: SimParams,
+    design: &Design,
+    topo: &Topology,
+) -> (Option<LossSetup>, SimParams) {
     let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
-    let loss = LossSetup::of(&p, rate);
+    let loss = LossSetup::of(&p, topo, rate);
     p.loss_rate = 0.0;
     p.ber = 0.0;
     (loss, p)
@@ -133,7 +138,7 @@ pub fn engine_step_with(
     let mut model = AlphaBetaModel::new(FabricParams::of(design));
     // The step's collectives and sizes come from the closed-form step; the fits replace times.
     let first = step(cfg, &eff, &model);
-    let (loss, p) = split_loss(params(v, design, seed)?, design);
+    let (loss, p) = split_loss(params(v, design, seed)?, design, topo);
     let nvlink = BitRate((cfg.gpu.nvlink_one_way_bytes_per_s() * 8.0) as u64);
     let mut totals = EngineTotals::default();
     let channels = Channels::of_design(design);

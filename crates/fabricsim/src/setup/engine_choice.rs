@@ -11,7 +11,7 @@ use crate::error::{Error, InputError};
 use fabricsim_core::message::MessageDag;
 use fabricsim_core::topology::{LinkId, Topology};
 use fabricsim_core::units::Time;
-use fabricsim_flow::{self as flow, FlowParams, LossModel, PathModel, RateModel};
+use fabricsim_flow::{self as flow, FlowParams, PathModel, RateModel};
 use fabricsim_input::scenario::Scenario;
 use fabricsim_mech::{Fault, Faults, RoutePolicy, RunResult, SimParams};
 use fabricsim_packet::{self as sim, RunOptions};
@@ -246,10 +246,7 @@ pub fn flow_params(topo: &Topology, p: &SimParams) -> FlowParams {
             max_rate: p.qp_rate_limit,
             ..RateModel::default()
         },
-        loss: LossModel::of(p).map(|l| LossModel {
-            llr_window: fabricsim_flow::llr::window(topo, p),
-            ..l
-        }),
+        loss: fabricsim_flow::llr::loss_model(topo, p),
         ..FlowParams::default()
     }
 }

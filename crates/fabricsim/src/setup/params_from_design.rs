@@ -20,7 +20,8 @@ fn ns(latency_ns: f64) -> Time {
 }
 
 /// [`SimParams`] for `d`: its profile's MTU, header and wire bytes, its switch's latency and
-/// buffer (the family default when the catalog publishes no buffer), its NIC's latency.
+/// buffer (the family default when the catalog publishes no buffer), its NIC's latency, and
+/// `[sim]`'s link-level retry (`Design::llr`).
 pub fn params_from_design(d: &Design, tuned: bool) -> Result<SimParams, InputError> {
     let base = fabricsim_input::profile_fc::sim_params(&d.profile, tuned)?;
     let buffer = if d.switch.buffer_mb > 0.0 {
@@ -41,6 +42,7 @@ pub fn params_from_design(d: &Design, tuned: bool) -> Result<SimParams, InputErr
         switch_latency: ns(d.switch.latency_ns),
         nic_latency: ns(d.nic.latency_ns),
         switch_buffer_bytes: buffer,
+        llr: d.llr,
         ..base
     })
 }

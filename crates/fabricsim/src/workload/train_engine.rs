@@ -153,7 +153,9 @@ pub fn calibrate_on_engine(
         Ok((model, fits))
     };
     let eff = Efficiency::h200(&cluster.design.catalog);
-    let setup = loss.map(|l| l.setup(&cluster.design)).transpose()?;
+    let setup = loss
+        .map(|l| l.setup(&cluster.design, &cluster.topology))
+        .transpose()?;
     // The step on a seed's fits, with the job's loss in expectation over them.
     let step_on =
         |m: &AlphaBetaModel| step_with_loss(&config, &eff, m, setup, &cluster.topology, channels);

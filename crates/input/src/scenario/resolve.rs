@@ -84,6 +84,8 @@ pub struct Design {
     pub nccl: super::nccl::Nccl,
     /// `[reliability]`: the MTBF scale and checkpoint interval.
     pub reliability: super::reliability::ReliabilityParams,
+    /// `[sim]`'s link-level retry on this fabric (`scenario::llr::of_design`); `None`: off.
+    pub llr: Option<fabricsim_mech::llr::Llr>,
     /// What works but not as the parts promise (`compat`), for the commands to print.
     pub warnings: Vec<String>,
 }
@@ -383,6 +385,7 @@ impl Scenario {
             optics,
         };
 
+        let llr = super::llr::of_design(&self.source, f.sim.as_ref(), &profile)?;
         Ok(Design {
             name: f
                 .name
@@ -400,6 +403,7 @@ impl Scenario {
             cost,
             nccl,
             reliability: self.reliability()?,
+            llr,
             warnings,
         })
     }

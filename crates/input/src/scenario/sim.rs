@@ -19,7 +19,7 @@
 //! # overrides: mtu, transport (go_back_n | go_back_0 | selective_repeat | unordered | rud), window_packets, timeout_exp,
 //! # retry_count, ack_every, switch_buffer, dt_alpha, cut_through, switch_latency, nic_latency,
 //! # loss_rate, ber, routing (see ROUTINGS), spray_entropies, spray_pick, qp_rate_limit,
-//! # llr, llr_replay_buffer (link-level retry: see scenario::llr)
+//! # llr, llr_replay_buffer, llr_ack_spacing, llr_ack_timer (link-level retry: see scenario::llr)
 //! initial_psn = "seeded"          # each QP's first PSN: "zero" (default), "seeded" or a number
 //!                                  # 0 to 16777215 (24-bit PSNs wrap: sim::psn)
 //! ib_cc_profile = "ib-ndr"         # fabric ib: IB CC with that profile's [ib_cc] settings, on
@@ -80,9 +80,11 @@ pub struct SimSection {
     pub flow_control: Option<String>,
     pub pfc: Option<super::flowctl::PfcSection>,
     pub credits: Option<super::flowctl::CreditsSection>,
-    /// Link-level retry (UEC 1.0 5.1) and its replay buffer (`scenario::llr`).
+    /// Link-level retry (UEC 1.0 5.1), its replay buffer and ACK coalescing (`scenario::llr`).
     pub llr: Option<bool>,
     pub llr_replay_buffer: Option<SizeValue>,
+    pub llr_ack_spacing: Option<SizeValue>,
+    pub llr_ack_timer: Option<String>,
     /// ECN marking, DCQCN and ECMP entropy (`sim::cc_profile::Congestion`).
     pub congestion: Option<crate::cc_profile::Congestion>,
 }
@@ -290,7 +292,7 @@ impl SimSection {
             self.credits.as_ref(),
             &mut p,
         )?;
-        super::llr::apply(src, self.llr, self.llr_replay_buffer.as_ref(), &mut p)?;
+        super::llr::apply(src, self, &mut p)?;
         if let Some(id) = &self.ib_cc_profile {
             let ib_cc = crate::profile::Profile::builtin(id)
                 .ok()

@@ -68,6 +68,11 @@ pub(crate) enum FcEv {
         port: u32,
         seq: u64,
     },
+    /// The coalesced-ACK timer of epoch `epoch` runs out at the receiver of sending `port`.
+    LlrAckTimer {
+        port: u32,
+        epoch: u32,
+    },
 }
 
 pub(super) struct LinkFc {
@@ -351,6 +356,7 @@ impl Engine<'_> {
         match e {
             FcEv::LlrAck { port, seq } => self.llr_reply(port as usize, seq, false),
             FcEv::LlrNack { port, seq } => self.llr_reply(port as usize, seq, true),
+            FcEv::LlrAckTimer { port, epoch } => self.llr_ack_timer(port, epoch),
             FcEv::Credit { port, tc, fccl } => {
                 if let Some(c) = self.fc.credits.as_mut() {
                     c.update(port as usize, tc as usize, fccl, now);

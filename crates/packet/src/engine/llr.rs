@@ -1,16 +1,17 @@
 //! The engine side of link-level retry (UEC 1.0 specification 5.1; the state machine is
 //! `crate::llr`): every port's direction of its link runs one `LlrLink`, indexed by the sending
 //! port. A transmission numbers and buffers the frame (`Engine::tx_hooks`), an arrival at the
-//! other end is accepted or discarded in sequence (`Engine::arrive`), the ACK or NACK goes back
-//! as a 64 B frame behind the frame in progress plus the link's propagation (as a PAUSE frame,
-//! `llfc`), and the sender replays go-back-N before any new frame, or stalls on a full buffer.
+//! other end is accepted or discarded in sequence (`Engine::arrive`), the coalesced ACK (by the
+//! spacing, or by its timer, an `FcEv::LlrAckTimer`) or the NACK goes back as a 64 B frame
+//! behind the frame in progress plus the link's propagation (as a PAUSE frame, `llfc`), and the
+//! sender replays go-back-N before any new frame, or stalls on a full buffer.
 //! A discarded frame's packet is kept, not freed: its replay sends the same packet again.
 
 use super::admission::Admission;
 use super::llfc::FcEv;
 use super::{Engine, Ev};
 use crate::error::SimError;
-use crate::llr::{Entry, Gate, LlrLink, Rx};
+use crate::llr::{Ack, Entry, Gate, LlrLink, Rx};
 use crate::packet::Packet;
 use fabricsim_core::topology::Topology;
 use fabricsim_mech::faults::{Fault, Faults};
@@ -46,8 +47,8 @@ pub(super) fn links(topo: &Topology, p: &SimParams) -> Vec<LlrLink> {
             let (rate, rtt) = port_round_trip(topo, p, port);
             let cap = llr
                 .replay_buffer
-                .unwrap_or_else(|| replay_buffer_bytes(rate, rtt, max_wire));
-            LlrLink::new(cap, max_wire, min_wire, extra)
+                .unwrap_or_else(|| replay_buffer_bytes(&llr, rate, rtt, max_wire));
+            LlrLink::new(cap, max_wire, min_wire, extra, &llr)
         })
         .collect()
 }
@@ -91,11 +92,18 @@ impl Engine<'_> {
     #[inline(never)]
     pub(super) fn llr_arrive<A: Admission>(&mut self, in_port: usize, pk: &Packet) -> bool {
         let tx = self.ports[in_port].peer;
-        match self.llr[tx as usize].arrive() {
-            Rx::Accept(seq) => {
+        let l = &mut self.llr[tx as usize];
+        match l.arrive() {
+            Rx::Accept(Ack::Now(seq)) => {
                 self.llr_ctrl(in_port, FcEv::LlrAck { port: tx, seq });
                 true
             }
+            Rx::Accept(Ack::Arm(epoch)) => {
+                let at = self.now + l.ack_timer;
+                self.q.push_fc(at.0, FcEv::LlrAckTimer { port: tx, epoch });
+                true
+            }
+            Rx::Accept(Ack::Later) => true,
             Rx::Discard => {
                 A::discarded(self, in_port, pk);
                 false
@@ -113,6 +121,15 @@ impl Engine<'_> {
     fn llr_ctrl(&mut self, ip: usize, ev: FcEv) {
         let at = self.send_ctrl_frame(ip, CTRL_FRAME_BYTES) + self.fc.link_delay(ip);
         self.q.push_fc(at.0, ev);
+    }
+
+    /// The ACK timer of epoch `epoch` runs out at the receiver of sending port `tx`: its
+    /// cumulative ACK goes, unless one has gone since the timer was armed.
+    pub(super) fn llr_ack_timer(&mut self, tx: u32, epoch: u32) {
+        if let Some(seq) = self.llr[tx as usize].ack_timer_out(epoch) {
+            let ip = self.ports[tx as usize].peer as usize;
+            self.llr_ctrl(ip, FcEv::LlrAck { port: tx, seq });
+        }
     }
 
     /// An ACK (`nack` false) or NACK for `seq` reaches sending port `pi`.
@@ -141,6 +158,7 @@ impl Engine<'_> {
         for l in &self.llr {
             self.c.llr_replays += l.replays;
             self.c.llr_nacks += l.nacks;
+            self.c.llr_acks += l.acks;
             self.c.llr_stalls += l.stalls;
         }
     }

@@ -24,6 +24,11 @@
 //! lost tail at a collective's last level waits for the timer (the next call on its QP may
 //! reveal it sooner); a go-back-N resend lost again is not counted (resends under by 16-40%
 //! from 1e-3 per link): `docs/loss-expectation.md`.
+//!
+//! With `[sim] llr` (link-level retry, UEC 1.0 5.1) the links replay the corrupted frames: the
+//! transport resends nothing and meets no timeout, and each corrupted frame costs its message
+//! the link's go-back-N replay window in frame slots (`fabricsim_mech::llr::replay_window`, the
+//! flow engine's replay tax), the level's delay the expected maximum over its messages.
 
 use std::cell::RefCell;
 
@@ -59,16 +64,26 @@ pub struct LossSetup {
 }
 
 impl LossSetup {
-    /// The loss of `p` at line rate `rate`; `None` without loss.
-    pub fn of(p: &SimParams, rate: BitRate) -> Option<LossSetup> {
+    /// The loss of `p` on `topo` at line rate `rate` (with LLR, its links' replay window:
+    /// `flow::llr::loss_model`); `None` without loss.
+    pub fn of(p: &SimParams, topo: &Topology, rate: BitRate) -> Option<LossSetup> {
         Some(LossSetup {
-            model: LossModel::of(p)?,
+            model: fabricsim_flow::llr::loss_model(topo, p)?,
             mtu: p.mtu_bytes,
             frame_bytes: p.mtu_frame_wire_bytes(),
             rate,
             switch_latency_s: p.switch_latency.as_secs_f64(),
             nic_latency_s: p.nic_latency.as_secs_f64(),
         })
+    }
+
+    /// What recovers the loss: the transport's recovery, or the links' replay in front of it.
+    pub fn recovery(&self) -> String {
+        let name = self.model.recovery.name();
+        match self.model.llr_window {
+            Some(_) => format!("link-level retry (transport {name})"),
+            None => name.to_string(),
+        }
     }
 
     /// One frame's serialization at line rate.
@@ -198,6 +213,20 @@ fn expected_max(kinds: &[Losses]) -> f64 {
     sum
 }
 
+/// One more message whose revealed losses are `mean` on average at `cost_s` each, into its
+/// level's kinds.
+fn add_kind(k: &mut Vec<Losses>, geometric: bool, mean: f64, cost_s: f64) {
+    match k.iter_mut().find(|x| x.mean == mean && x.cost_s == cost_s) {
+        Some(x) => x.count += 1,
+        None => k.push(Losses {
+            geometric,
+            mean,
+            cost_s,
+            count: 1,
+        }),
+    }
+}
+
 /// Messages of `dag` that cross the fabric, with their dependency level.
 fn levels(dag: &MessageDag) -> Vec<u32> {
     let mut level = vec![0u32; dag.messages.len()];
@@ -253,6 +282,17 @@ pub fn dag_loss(dag: &MessageDag, topo: &Topology, s: &LossSetup, base_s: f64) -
             + hops as f64 * slot;
         let n = m.bytes.div_ceil(s.mtu as u64).max(1);
         let ph = path_loss(l.per_link, hops);
+        let lv = level[i] as usize;
+        out.messages += 1;
+        out.packets += n as f64;
+        if let Some(replay) = l.llr_window {
+            // Link-level retry (UEC 1.0 5.1): the transport sees no loss; each of the message's
+            // corrupted frames (Poisson, n p_h over its hops) costs its link a go-back-N replay
+            // of `replay` frame slots (`fabricsim_mech::llr::replay_window`), which the
+            // message waits for.
+            add_kind(&mut kinds[lv], false, n as f64 * ph, replay * slot);
+            continue;
+        }
         let w = rtt / slot;
         let e = loss_expect::message(l.recovery, ph, n, w, false);
         // A later message on the QP reveals a lost tail (cumulative-only ACKs never do, nor
@@ -271,20 +311,12 @@ pub fn dag_loss(dag: &MessageDag, topo: &Topology, s: &LossSetup, base_s: f64) -
             Transport::GoBackN => l.constants.c_gbn * rtt + slot,
             Transport::GoBack0 => rtt + e.per_event_packets * slot,
         };
-        let lv = level[i] as usize;
-        let k = &mut kinds[lv];
-        match k
-            .iter_mut()
-            .find(|x| x.mean == e.revealed && x.cost_s == cost)
-        {
-            Some(x) => x.count += 1,
-            None => k.push(Losses {
-                geometric: l.recovery == Transport::GoBack0,
-                mean: e.revealed,
-                cost_s: cost,
-                count: 1,
-            }),
-        }
+        add_kind(
+            &mut kinds[lv],
+            l.recovery == Transport::GoBack0,
+            e.revealed,
+            cost,
+        );
         // A lost tail revealed one level later holds its level; a timeout holds the chains
         // through its message (`stall_path`).
         let st = &mut stalls[lv];
@@ -296,8 +328,6 @@ pub fn dag_loss(dag: &MessageDag, topo: &Topology, s: &LossSetup, base_s: f64) -
             prob: rto_p,
             duration_s: stall_d,
         });
-        out.messages += 1;
-        out.packets += n as f64;
         out.retransmitted += e.resent + e.timeout * repeats * e.timeout_resends;
         out.naks += e.revealed + revealed_tail;
         out.timeouts += rto_p * repeats;
@@ -448,7 +478,7 @@ impl CommModel for LossyComm<'_> {
             "{}; random loss {:.3e} per link ({}) costed in expectation at the step's real sizes",
             self.inner.describe(),
             self.setup.model.per_link,
-            self.setup.model.recovery.name()
+            self.setup.recovery()
         )
     }
 }
@@ -514,7 +544,7 @@ impl StepLoss {
         });
         StepLoss {
             per_link: s.model.per_link,
-            recovery: s.model.recovery.name().to_string(),
+            recovery: s.recovery(),
             rto_s,
             retransmitted_per_step: retx,
             naks_per_step: naks,

@@ -5,6 +5,7 @@
 use super::loss_cost::LossSetup;
 use crate::setup::params_from_design::params_from_design;
 use fabricsim_core::error::InputError;
+use fabricsim_core::topology::Topology;
 use fabricsim_core::units::BitRate;
 use fabricsim_input::scenario::train::TrainSection;
 use fabricsim_input::scenario::{Design, Scenario};
@@ -54,16 +55,16 @@ impl RandomLoss {
         }
     }
 
-    /// What the expectation needs on `design`'s fabric: the profile's parameters (tuned) with
-    /// this loss and recovery.
-    pub fn setup(&self, design: &Design) -> Result<LossSetup, InputError> {
+    /// What the expectation needs on `design`'s fabric (`topo`): the profile's parameters
+    /// (tuned, with `[sim] llr`) with this loss and recovery.
+    pub fn setup(&self, design: &Design, topo: &Topology) -> Result<LossSetup, InputError> {
         let mut p = params_from_design(design, true)?;
         p.loss_rate = self.rate;
         if let Some(r) = self.recovery {
             p.transport = r;
         }
         let rate = BitRate::gbps(design.profile.ports.rate_gbps as u64);
-        Ok(LossSetup::of(&p, rate).expect("a loss rate above 0 is a loss"))
+        Ok(LossSetup::of(&p, topo, rate).expect("a loss rate above 0 is a loss"))
     }
 }
 

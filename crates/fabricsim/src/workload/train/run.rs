@@ -51,7 +51,7 @@ pub fn run_with(s: &Scenario, profile: Option<&Profile>) -> Result<TrainRun, Inp
         &config,
         &Efficiency::h200(&design.catalog),
         &comm,
-        loss.map(|l| l.setup(&design)).transpose()?,
+        loss.map(|l| l.setup(&design, &topology)).transpose()?,
         &topology,
         crate::workload::collective::Channels::of_design(&design),
     );
