@@ -146,6 +146,8 @@ fn the_front_end_example_reports_the_prompts_share_of_ttft() {
         "front-end: 1 server(s) x 1 NIC(s), shared fabric, 4 B per prompt token",
         "frontend_p99",
         "ttft_frontend_share",
+        "4 B per response token",
+        "e2e_p99",
     ] {
         assert!(out.contains(want), "{want}: {out}");
     }
@@ -159,6 +161,8 @@ fn the_front_end_example_reports_the_prompts_share_of_ttft() {
     // An 8 KB prompt on a 400G port: microseconds against a TTFT of tens of milliseconds.
     assert!(get("frontend_p99") > 1e-6 && get("frontend_p99") < 1e-4);
     assert!(get("ttft_frontend_share") > 0.0 && get("ttft_frontend_share") < 1e-3);
+    // End to end: TTFT and 255 decode steps of a few ms, the last token's microseconds after.
+    assert!(get("e2e_p50") > get("ttft_p50") + 255.0 * get("tpot_p50") * 0.9);
     let csv = stdout_ok(&[&args[..], &["--format", "csv"]].concat());
     assert!(csv.contains("\nttft_frontend_share,share,"), "{csv}");
 }
@@ -184,6 +188,11 @@ fn bad_front_end_input_exits_2_naming_the_key() {
         (
             "[frontend]\nservers = 1\nprompt_bytes_per_token = 0\n",
             "frontend.prompt_bytes_per_token",
+            "1 to 16384",
+        ),
+        (
+            "[frontend]\nservers = 1\nresponse_bytes_per_token = 16385\n",
+            "frontend.response_bytes_per_token",
             "1 to 16384",
         ),
         ("[frontend]\nservers = 1\nhosts = 2\n", "hosts", "servers"),

@@ -2,10 +2,14 @@
 //! otherwise idle fabric each request's TTFT rises by exactly its prompt's way from the
 //! front-end, and that is the closed form (bytes over the port rate, plus the path's latency);
 //! a separate front-end network takes the bytes over the port rate; without `[frontend]`
-//! nothing changes.
+//! nothing changes. The responses: end to end is TTFT, the decode and the last token's way
+//! back, which the engine's own run of that one message on the idle fabric confirms; the
+//! decode does not wait on them.
 
 use fabricsim::engine_choice::EngineChoice;
+use fabricsim::message::MessageDag;
 use fabricsim::scenario::Scenario;
+use fabricsim::units::Time;
 use fabricsim::workload::run_engine::Cluster;
 use fabricsim::workload::serve::net::Net;
 use fabricsim::workload::serve::sim::{Served, run_seed};
@@ -104,7 +108,7 @@ fn a_separate_front_end_network_takes_the_bytes_over_the_port_rate() {
     let topo = &cluster.topology;
     let host = topo.host_of(2, 0).unwrap();
     let bps = topo.link(topo.port(topo.host_port(host)).link).rate.0 as f64 / 8.0;
-    let t = fabricsim::units::Time::from_secs_f64(PROMPT_BYTES as f64 / bps).ps();
+    let t = Time::from_secs_f64(PROMPT_BYTES as f64 / bps).ps();
     for (a, b) in none.iter().zip(&with) {
         assert_eq!(b.frontend_ps, t);
         let rise = b.ttft_ps() as i64 - a.ttft_ps() as i64;
@@ -127,5 +131,71 @@ fn a_colocated_deployment_waits_for_its_prompts_too() {
             "rise {rise} vs {}",
             b.frontend_ps
         );
+    }
+}
+
+/// Low load, idle fabric: each request's end to end is its TTFT, its decode time and its last
+/// token's transfer from the decode GPU to the front-end, the transfer as long as the engine
+/// takes for that one 16 KiB message alone on the fabric (to 2%: the closed form is the flow
+/// engine's unloaded latency, the engine adds its own rounding); TPOT does not move.
+#[test]
+fn at_low_load_end_to_end_is_ttft_decode_and_the_last_tokens_transfer() {
+    let (_, _, none) = serve(&scenario(""));
+    let fe = "[frontend]\nservers = 1\nnics = 1\nresponse_bytes_per_token = 16384\n";
+    let (cluster, job, with) = serve(&scenario(fe));
+    let net = Net::new(&cluster, 3, false);
+    let front = cluster.topology.host_of(2, 0).unwrap();
+    let d = job.decode.len();
+    let mut e2e = Vec::new();
+    for (i, (a, b)) in none.iter().zip(&with).enumerate() {
+        assert_eq!(
+            a.finish_ps - a.first_token_ps,
+            b.finish_ps - b.first_token_ps
+        );
+        assert_eq!(a.response_ps, 0);
+        let mut dag = MessageDag::default();
+        dag.push(
+            net.host(job.decode[i % d][0]),
+            front,
+            16384,
+            Time::ZERO,
+            &[],
+        );
+        let engine = net.run(&dag).unwrap()[0].recv_ps.unwrap();
+        assert!(
+            b.response_ps.abs_diff(engine) * 50 <= engine,
+            "closed form {} ps vs engine {engine} ps",
+            b.response_ps
+        );
+        let want = b.ttft_ps() + (b.finish_ps - b.first_token_ps) + engine;
+        assert!(
+            b.e2e_ps().abs_diff(want) * 50 <= b.response_ps,
+            "{} {want}",
+            b.e2e_ps()
+        );
+        e2e.push(b.e2e_ps());
+    }
+    e2e.sort_unstable();
+    let m = report::Metrics::of(&job, &with);
+    assert_eq!(
+        m.get("e2e_p50"),
+        report::percentile(&e2e, 50.0) as f64 / 1e12
+    );
+    assert!(m.get("e2e_network_share") > 0.0 && m.get("e2e_network_share") < 1.0);
+}
+
+/// On a separate front-end network the last token takes its bytes over the front-end port.
+#[test]
+fn a_separate_network_takes_the_last_tokens_bytes_over_the_port_rate() {
+    let fe = "[frontend]\nservers = 1\nnics = 1\nfabric = \"separate\"\n";
+    let (cluster, _, with) = serve(&scenario(fe));
+    let topo = &cluster.topology;
+    let host = topo.host_of(2, 0).unwrap();
+    let bps = topo.link(topo.port(topo.host_port(host)).link).rate.0 as f64 / 8.0;
+    // The default: 4 B per token.
+    let t = Time::from_secs_f64(4.0 / bps).ps();
+    for s in &with {
+        assert_eq!(s.response_ps, t);
+        assert_eq!(s.e2e_ps(), s.finish_ps + t - s.request.arrival_ps);
     }
 }

@@ -14,13 +14,27 @@
 //! instance's requests up to it (gaps: the prefills between), so the engine's one run times
 //! prompts, prefill queue and KV transfers together; on a separate network a prompt takes its
 //! bytes over the front-end port's rate (closed form, no contention).
+//!
+//! The responses: each decode step's new token of a request streamed back from the first GPU
+//! of its decode instance to the front-end port its prompt left by, one message per request
+//! per decode step (`response_bytes_per_token` bytes), as a streaming server flushes each
+//! token as its own event (vLLM's OpenAI-compatible server yields one server-sent event per
+//! step's output, `vllm/entrypoints/openai/serving_completion.py`). They are a closed form,
+//! not engine messages, on either fabric: the decode does not wait on them (TPOT as without a
+//! front-end), and a message's unloaded one-way time ([`response_ps`]: its wire bytes over the
+//! slower of its two ports plus the path's NIC and switch pipelines and propagation delay;
+//! the bytes over the front-end port alone on a separate network) is when it reaches the
+//! front-end, so the last token's is the request's end (`Served::e2e_ps`), without contention
+//! from the fabric's other traffic (an approximation: the responses are not engine messages).
 
 use super::ServeJob;
 use crate::workload::tier::{self, Room, Tier};
 use fabricsim_core::error::InputError;
-use fabricsim_core::topology::Topology;
+use fabricsim_core::topology::{self as topology, HostId, Topology};
 use fabricsim_core::units::Time;
+use fabricsim_flow::paths;
 use fabricsim_input::scenario::{Design, Scenario, frontend};
+use fabricsim_mech::SimParams;
 
 /// Queue pair of the prompts (apart from the KV transfers': ECMP entropy).
 pub const QP_PROMPT: u16 = 66;
@@ -40,6 +54,7 @@ pub struct Frontend {
     pub nics: u32,
     pub separate: bool,
     pub prompt_bytes_per_token: u64,
+    pub response_bytes_per_token: u64,
 }
 
 impl Frontend {
@@ -55,6 +70,7 @@ impl Frontend {
             nics,
             separate: f.tier.separate,
             prompt_bytes_per_token: f.prompt_bytes_per_token,
+            response_bytes_per_token: f.response_bytes_per_token,
         }))
     }
 
@@ -101,6 +117,28 @@ pub fn separate_ready(job: &ServeJob, topo: &Topology, arrivals: &[(u64, u64)]) 
             at + Time::from_secs_f64(secs).ps()
         })
         .collect()
+}
+
+/// Picoseconds of one response message (one token) from the decode GPU's port `gpu` to the
+/// front-end port `fe` on `topo` under `p`. Shared fabric: the unloaded latency the flow
+/// engine gives a lone message with cut-through (`flow::paths::one_way_ps`): both NICs'
+/// pipelines, the path's switches and propagation delay (`core::topology::up_down`), and its
+/// wire bytes (`flow::paths::wire_bytes`) over the slower port. Separate network: the bytes
+/// over the front-end port's rate, as its prompts.
+pub fn response_ps(f: &Frontend, topo: &Topology, p: &SimParams, gpu: HostId, fe: HostId) -> u64 {
+    let bytes = f.response_bytes_per_token;
+    let rate = tier::port_bytes_per_s(topo, fe);
+    if f.separate {
+        return Time::from_secs_f64(bytes as f64 / rate).ps();
+    }
+    let (switches, delay) =
+        topology::up_down(topo, gpu, fe).expect("a shared tier reaches the GPUs");
+    let rate = rate.min(tier::port_bytes_per_s(topo, gpu));
+    let wire = paths::wire_bytes(p, bytes) as f64 / rate;
+    Time::from_secs_f64(wire).ps()
+        + delay.ps()
+        + switches as u64 * p.switch_latency.ps()
+        + 2 * p.nic_latency.ps()
 }
 
 /// Prefill ends when each instance prefills its requests in dispatch order: request `i` on

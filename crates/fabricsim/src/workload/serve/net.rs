@@ -23,6 +23,7 @@ use crate::workload::placement::Placement;
 use crate::workload::run_engine::{Cluster, run_collective};
 use crate::workload::train::model::ModelSpec;
 use fabricsim_core::message::MessageDag;
+use fabricsim_core::topology::HostId;
 use fabricsim_core::units::Time;
 use fabricsim_mech::results::MessageResult;
 use fabricsim_mech::{Faults, SimParams, Status};
@@ -94,6 +95,11 @@ impl<'a> Net<'a> {
             ideal,
             memo: RefCell::new(BTreeMap::new()),
         }
+    }
+
+    /// The port of the deployment's GPU `gpu`.
+    pub fn host(&self, gpu: u32) -> HostId {
+        self.place.host(gpu)
     }
 
     /// Picoseconds of one layer's collectives ([`layer_collectives`]) for `rows` tokens on the

@@ -65,7 +65,7 @@ pub const FIGURES: [(&str, &str, &str); 18] = [
 ];
 
 /// The figures a deployment with a front-end adds after [`FIGURES`].
-pub const FRONTEND_FIGURES: [(&str, &str, &str); 2] = [
+pub const FRONTEND_FIGURES: [(&str, &str, &str); 6] = [
     (
         "frontend_p99",
         "s",
@@ -75,6 +75,18 @@ pub const FRONTEND_FIGURES: [(&str, &str, &str); 2] = [
         "ttft_frontend_share",
         "share",
         "of all TTFT, the front-end prompts",
+    ),
+    (
+        "e2e_p50",
+        "s",
+        "end to end, arrival to last token at the front-end (closed-form response), p50",
+    ),
+    ("e2e_p90", "s", "end to end, p90"),
+    ("e2e_p99", "s", "end to end, p99"),
+    (
+        "e2e_network_share",
+        "share",
+        "of all end to end, the network (prompts, KV, TP collectives, last response)",
     ),
 ];
 
@@ -177,6 +189,15 @@ impl Metrics {
             fe.sort_unstable();
             m.push(secs(percentile(&fe, 99.0)));
             m.push(share(sum(|s| s.frontend_ps), ttft_all));
+            let mut e2e: Vec<u64> = served.iter().map(Served::e2e_ps).collect();
+            e2e.sort_unstable();
+            for p in [50.0, 90.0, 99.0] {
+                m.push(secs(percentile(&e2e, p)));
+            }
+            let network = sum(|s| {
+                s.frontend_ps + s.prefill_comm_ps + s.kv_ps + s.decode_comm_ps + s.response_ps
+            });
+            m.push(share(network, sum(Served::e2e_ps)));
         }
         Metrics(m)
     }
@@ -218,7 +239,8 @@ pub struct Report {
     pub ttft_slo_s: f64,
     pub tpot_slo_s: f64,
     pub network: &'static str,
-    /// The front-end hosts and the prompt bytes per token (none without `[frontend]`).
+    /// The front-end hosts and the prompt and response bytes per token (none without
+    /// `[frontend]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frontend: Option<String>,
     pub seeds: u32,
@@ -304,11 +326,13 @@ impl Report {
             network: if s.ideal_network { "ideal" } else { "fabric" },
             frontend: job.frontend.as_ref().map(|f| {
                 format!(
-                    "{} server(s) x {} NIC(s), {} fabric, {} B per prompt token",
+                    "{} server(s) x {} NIC(s), {} fabric, {} B per prompt token, {} B per \
+                     response token",
                     f.servers.len(),
                     f.nics,
                     if f.separate { "separate" } else { "shared" },
-                    f.prompt_bytes_per_token
+                    f.prompt_bytes_per_token,
+                    f.response_bytes_per_token
                 )
             }),
             seeds: per_seed.len() as u32,

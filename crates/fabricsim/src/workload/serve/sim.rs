@@ -7,7 +7,9 @@
 //! the cache has landed, which is when its first token goes out (so TTFT counts the transfer).
 //! Colocated: requests go round-robin to the instances, each prefilling and decoding
 //! (`batching`). With `[frontend]` each prompt first travels from a front-end host to its
-//! instance (`frontend`): on a shared fabric in the same engine run as the KV transfers.
+//! instance (`frontend`): on a shared fabric in the same engine run as the KV transfers; its
+//! last output token streams back to the front-end after the decode (`frontend::response_ps`,
+//! a closed form).
 
 use super::ServeJob;
 use super::arrivals::{Request, requests};
@@ -37,6 +39,8 @@ pub struct Served {
     pub frontend_ps: u64,
     /// Network time of the decode steps it was in.
     pub decode_comm_ps: u64,
+    /// The last output token's way from the decode GPU to the front-end (0 without one).
+    pub response_ps: u64,
 }
 
 impl Served {
@@ -48,6 +52,11 @@ impl Served {
     pub fn tpot_ps(&self) -> Option<u64> {
         (self.request.output > 1)
             .then(|| (self.finish_ps - self.first_token_ps) / (self.request.output - 1))
+    }
+
+    /// End to end: arrival to the last token at the front-end (at the decode GPU without one).
+    pub fn e2e_ps(&self) -> u64 {
+        self.finish_ps + self.response_ps - self.request.arrival_ps
     }
 }
 
@@ -130,6 +139,7 @@ pub fn prefill(job: &ServeJob, net: &Net, seed: u64) -> Result<Prefilled, Error>
             kv_bytes: 0,
             frontend_ps: 0,
             decode_comm_ps: 0,
+            response_ps: 0,
         })
         .collect();
     let d = job.decode.len();
@@ -308,7 +318,25 @@ pub fn decode(
             }
         }
     }
+    respond(job, net, &mut served);
     Ok(served)
+}
+
+/// Each request's last token streamed to the front-end port its prompt left by (request `i`
+/// from port `i mod ports`, as `prefill` sends the prompts), from the first GPU of its decode
+/// instance (`frontend::response_ps`); nothing without a front-end or on an ideal network.
+fn respond(job: &ServeJob, net: &Net, served: &mut [Served]) {
+    let Some(f) = job.frontend.as_ref().filter(|_| !net.ideal) else {
+        return;
+    };
+    let topo = &net.cluster.topology;
+    let tier = f.tier(topo);
+    let d = job.decode.len();
+    for (i, s) in served.iter_mut().enumerate() {
+        let gpu = net.host(job.decode[i % d][0]);
+        let fe = tier.hosts[i % tier.hosts.len()];
+        s.response_ps = frontend::response_ps(f, topo, &net.cluster.params, gpu, fe);
+    }
 }
 
 /// The prefill pool's queue: each request's KV transfer to its decode instance (round-robin by
