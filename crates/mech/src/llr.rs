@@ -6,9 +6,12 @@ use crate::params::SimParams;
 use fabricsim_core::topology::{Port, Topology};
 use fabricsim_core::units::{BitRate, Time};
 
-/// An LLR ACK or NACK is a minimum Ethernet frame (IEEE 802.3: 64 B) [E]: the spec's control
-/// ordered set is not public, so it is charged as the smallest frame, as a PAUSE frame is.
-pub const CTRL_FRAME_BYTES: u32 = 64;
+/// An LLR ACK or NACK is a control ordered set (CtlOS) the PCS inserts between frames, not a
+/// frame: 8 B on the xMII (lanes D0-D7: the 0x5C control character, the message type, its
+/// data; the UEC CtlOS layout as documented in
+/// https://docs.xenanetworks.com/projects/tdl-xoa-cli/en/latest/cli_ref/uec/ctlos/index.html),
+/// with no preamble or inter-frame gap of its own.
+pub const CTLOS_BYTES: u32 = 8;
 
 /// The receiver's ACK spacing by default: the OCP SAI LLR proposal's `CTLOS_TARGET_SPACING`
 /// default, 2,048 B
@@ -67,8 +70,8 @@ pub fn round_trip(
 }
 
 /// The round trip of the link leaving `port` (with its rate), as both engines take it: MTU
-/// frames under `p`, ACKs as control frames, the receiving node's pipeline latency (a switch's
-/// or a NIC's).
+/// frames under `p`, ACKs as control ordered sets, the receiving node's pipeline latency (a
+/// switch's or a NIC's).
 pub fn port_round_trip(topo: &Topology, p: &SimParams, port: &Port) -> (BitRate, Time) {
     let link = &topo.links[port.link.idx()];
     let peer = topo.ports[port.peer.idx()].node;
@@ -76,13 +79,12 @@ pub fn port_round_trip(topo: &Topology, p: &SimParams, port: &Port) -> (BitRate,
         true => p.switch_latency,
         false => p.nic_latency,
     };
-    let ctrl = (CTRL_FRAME_BYTES + p.wire_overhead_bytes) as u64;
     let rtt = round_trip(
         link.rate,
         link.delay,
         latency,
         p.mtu_frame_wire_bytes(),
-        ctrl,
+        CTLOS_BYTES as u64,
     );
     (link.rate, rtt)
 }
@@ -118,17 +120,18 @@ mod tests {
 
     #[test]
     fn the_buffer_covers_the_round_trip() {
-        // 400G, 0.5 us, 600 ns pipeline, 4,178 B frames: 2 x 83.56 ns + 1,000 + 600 + 1.28 ns.
+        // 400G, 0.5 us, 600 ns pipeline, 4,178 B frames, an 8 B CtlOS: 2 x 83.56 ns + 1,000 +
+        // 600 + 0.16 ns.
         let r = BitRate::gbps(400);
-        let rtt = round_trip(r, Time::from_ns(500), Time::from_ns(600), 4178, 84);
-        assert_eq!(rtt.0, 2 * 83_560 + 1_000_000 + 600_000 + 1_680);
+        let rtt = round_trip(r, Time::from_ns(500), Time::from_ns(600), 4178, 8);
+        assert_eq!(rtt.0, 2 * 83_560 + 1_000_000 + 600_000 + 160);
         let per_frame = Llr {
             ack_spacing: 0,
             ..Llr::default()
         };
         let b = replay_buffer_bytes(&per_frame, r, rtt, 4178);
         assert_eq!(b, r.bytes_in(rtt) + 4178);
-        assert_eq!(b, 88_440 + 4178);
+        assert_eq!(b, 88_364 + 4178);
         // Coalesced by 2,048 B (40.96 ns at 400G, under the 1 us timer): 2,048 B more.
         let c = replay_buffer_bytes(&Llr::default(), r, rtt, 4178);
         assert_eq!(c, b + 2048);

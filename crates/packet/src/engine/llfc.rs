@@ -320,10 +320,10 @@ impl Engine<'_> {
         );
     }
 
-    /// Puts a control frame of `bytes` (PAUSE, LLR ACK/NACK; the wire overhead added) on port
-    /// `ip` behind the frame in progress; the time its last bit leaves.
-    pub(super) fn send_ctrl_frame(&mut self, ip: usize, bytes: u32) -> Time {
-        let wire = bytes + self.wire_extra;
+    /// Puts `wire` bytes of link control (a PAUSE frame with its preamble and gap, an LLR
+    /// control ordered set) on port `ip` between frames, behind the frame in progress; the time
+    /// its last bit leaves.
+    pub(super) fn send_ctrl(&mut self, ip: usize, wire: u32) -> Time {
         let port = &mut self.ports[ip];
         let t0 = self.now.max(port.busy_until);
         let ser = port.ser(wire);
@@ -335,7 +335,7 @@ impl Engine<'_> {
     /// Sends a PAUSE frame for `tc` with `quanta` (0 = XON) out of port `ip`, after the frame in
     /// progress; it acts at the peer after the link delay and the peer's response time.
     pub(super) fn fc_send_pause(&mut self, ip: usize, tc: u8, quanta: u16) {
-        let sent = self.send_ctrl_frame(ip, PAUSE_FRAME_BYTES);
+        let sent = self.send_ctrl(ip, PAUSE_FRAME_BYTES + self.wire_extra);
         let peer = self.ports[ip].peer;
         self.c.pause_frames += 1;
         self.fc.pauses_by_tc[tc as usize] += 1;

@@ -2,9 +2,10 @@
 //! `crate::llr`): every port's direction of its link runs one `LlrLink`, indexed by the sending
 //! port. A transmission numbers and buffers the frame (`Engine::tx_hooks`), an arrival at the
 //! other end is accepted or discarded in sequence (`Engine::arrive`), the coalesced ACK (by the
-//! spacing, or by its timer, an `FcEv::LlrAckTimer`) or the NACK goes back as a 64 B frame
-//! behind the frame in progress plus the link's propagation (as a PAUSE frame, `llfc`), and the
-//! sender replays go-back-N before any new frame, or stalls on a full buffer.
+//! spacing, or by its timer, an `FcEv::LlrAckTimer`) or the NACK goes back as an 8 B control
+//! ordered set (`CTLOS_BYTES`) behind the frame in progress plus the link's propagation (as a
+//! PAUSE frame goes, `llfc`), and the sender replays go-back-N before any new frame, or stalls
+//! on a full buffer.
 //! A discarded frame's packet is kept, not freed: its replay sends the same packet again.
 
 use super::admission::Admission;
@@ -15,7 +16,7 @@ use crate::llr::{Ack, Entry, Gate, LlrLink, Rx};
 use crate::packet::Packet;
 use fabricsim_core::topology::Topology;
 use fabricsim_mech::faults::{Fault, Faults};
-use fabricsim_mech::llr::{CTRL_FRAME_BYTES, port_round_trip, replay_buffer_bytes};
+use fabricsim_mech::llr::{CTLOS_BYTES, port_round_trip, replay_buffer_bytes};
 use fabricsim_mech::params::SimParams;
 
 /// LLR is refused with link failures: a link that goes down would lose its replay buffer's
@@ -116,10 +117,11 @@ impl Engine<'_> {
         }
     }
 
-    /// Sends an LLR ACK or NACK out of `ip` (the receiving port), after the frame in progress;
-    /// it reaches the sender after the link's propagation.
+    /// Sends an LLR ACK or NACK out of `ip` (the receiving port) as a control ordered set
+    /// between frames, after the frame in progress (UEC 1.0 5.1: the PCS inserts it in the
+    /// stream); it reaches the sender after the link's propagation.
     fn llr_ctrl(&mut self, ip: usize, ev: FcEv) {
-        let at = self.send_ctrl_frame(ip, CTRL_FRAME_BYTES) + self.fc.link_delay(ip);
+        let at = self.send_ctrl(ip, CTLOS_BYTES) + self.fc.link_delay(ip);
         self.q.push_fc(at.0, ev);
     }
 
